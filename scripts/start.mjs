@@ -1,0 +1,53 @@
+#!/usr/bin/env node
+// `npm start`: applies the D1 migrations to the embedded local store, then serves the API with
+// `wrangler dev` on http://127.0.0.1:$PORT (default 8787). ADMIN_TOKEN and EDITION come from the
+// environment, else from the git-ignored .dev.vars (a token is generated there on first start).
+import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const varsFile = join(root, ".dev.vars");
+const wrangler = join(root, "node_modules", ".bin", "wrangler");
+
+function readVars() {
+  const vars = {};
+  if (!existsSync(varsFile)) return vars;
+  for (const line of readFileSync(varsFile, "utf8").split("\n")) {
+    const m = /^\s*([A-Z0-9_]+)\s*=\s*"?(.*?)"?\s*$/.exec(line);
+    if (m) vars[m[1]] = m[2];
+  }
+  return vars;
+}
+
+const vars = readVars();
+const generated = !process.env.ADMIN_TOKEN && !vars.ADMIN_TOKEN;
+vars.ADMIN_TOKEN = process.env.ADMIN_TOKEN || vars.ADMIN_TOKEN || `${randomBytes(10).toString("hex")}.atlasv1.${randomBytes(32).toString("hex")}`;
+vars.EDITION = process.env.EDITION || vars.EDITION || "self-hosted";
+vars.BLOB_SIGNING_KEY = process.env.BLOB_SIGNING_KEY || vars.BLOB_SIGNING_KEY || randomBytes(32).toString("hex");
+if (process.env.RATE_LIMIT) vars.RATE_LIMIT = process.env.RATE_LIMIT;
+writeFileSync(varsFile, Object.entries(vars).map(([k, v]) => `${k}="${v}"`).join("\n") + "\n", { mode: 0o600 });
+
+const port = process.env.PORT || "8787";
+const persist = process.env.PERSIST_DIR ? ["--persist-to", process.env.PERSIST_DIR] : [];
+
+const migrate = spawnSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", ...persist], {
+  cwd: root,
+  stdio: ["ignore", "inherit", "inherit"],
+  env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
+});
+if (migrate.status !== 0) process.exit(migrate.status ?? 1);
+
+console.log(`\nWorkspace service: http://127.0.0.1:${port}/api/v2  (edition: ${vars.EDITION})`);
+console.log(`Site-admin token${generated ? " (generated, kept in .dev.vars)" : ""}: ${vars.ADMIN_TOKEN}\n`);
+
+const child = spawn(
+  wrangler,
+  ["dev", "--ip", "127.0.0.1", "--port", port, "--local", "--show-interactive-dev-session=false", ...persist,
+   "--var", `EDITION:${vars.EDITION}`],
+  { cwd: root, stdio: "inherit", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
+);
+for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => child.kill(sig));
+child.on("exit", (code) => process.exit(code ?? 0));

@@ -1,0 +1,271 @@
+import { ApiError } from "../errors";
+import { toOrganization, type Organization, type OrganizationRow } from "../organizations/organizations.index";
+import {
+  FULL_ACCESS,
+  NO_ACCESS,
+  permissionFlags,
+  projectAccessCapabilities,
+  projectAllowsCreate,
+  union,
+  workspaceAccessCapabilities,
+  type Capabilities,
+  type PermissionFlags,
+} from "./permissions";
+import type { Principal } from "./principal";
+
+/** Organisation-level permissions a team grants (`organization-access`). */
+export interface OrgPermissions {
+  "manage-workspaces": boolean;
+  "manage-projects": boolean;
+  "read-workspaces": boolean;
+  "read-projects": boolean;
+  "manage-membership": boolean;
+  "manage-teams": boolean;
+  "manage-organization-access": boolean;
+  "manage-vcs-settings": boolean;
+  "manage-agent-pools": boolean;
+  [key: string]: boolean;
+}
+
+/** What a caller may do in one organisation, before looking at a particular workspace. */
+export interface OrgAccess {
+  organization: Organization;
+  principal: Principal;
+  isSiteAdmin: boolean;
+  /** Member of (or token of) the owners team. */
+  isOwner: boolean;
+  isOrgToken: boolean;
+  teamIds: string[];
+  orgPermissions: OrgPermissions;
+  /** Capabilities on every workspace of the organisation (owners, manage-workspaces, read-workspaces). */
+  base: Capabilities;
+}
+
+interface TeamRow {
+  id: string;
+  is_owners: number;
+  organization_access: string;
+}
+
+const ALL_ORG_PERMISSIONS: OrgPermissions = {
+  "manage-workspaces": true,
+  "manage-projects": true,
+  "read-workspaces": true,
+  "read-projects": true,
+  "manage-membership": true,
+  "manage-teams": true,
+  "manage-organization-access": true,
+  "manage-vcs-settings": true,
+  "manage-agent-pools": true,
+};
+
+const NO_ORG_PERMISSIONS: OrgPermissions = Object.fromEntries(
+  Object.keys(ALL_ORG_PERMISSIONS).map((k) => [k, false]),
+) as OrgPermissions;
+
+/**
+ * Loads the caller's access to an organisation in one D1 round trip.
+ * Returns null when the organisation does not exist or the caller has no standing in it (→ 404).
+ */
+export async function loadOrgAccess(
+  db: D1Database | D1DatabaseSession,
+  principal: Principal,
+  organizationName: string,
+): Promise<OrgAccess | null> {
+  const teamsQuery =
+    principal.kind === "user"
+      ? db
+          .prepare(
+            `SELECT t.id, t.is_owners, t.organization_access FROM team_members m
+             JOIN teams t ON t.id = m.team_id WHERE m.user_id = ? AND t.organization_name = ?`,
+          )
+          .bind(principal.userId, organizationName)
+      : principal.kind === "team"
+        ? db
+            .prepare("SELECT id, is_owners, organization_access FROM teams WHERE id = ? AND organization_name = ?")
+            .bind(principal.teamId, organizationName)
+        : db.prepare("SELECT id, is_owners, organization_access FROM teams WHERE 0");
+  const [orgRes, teamsRes] = await db.batch([
+    db.prepare("SELECT * FROM organizations WHERE name = ?").bind(organizationName),
+    teamsQuery,
+  ]);
+  const orgRow = (orgRes?.results?.[0] ?? null) as OrganizationRow | null;
+  if (!orgRow) return null;
+  const organization = toOrganization(orgRow);
+  const teams = (teamsRes?.results ?? []) as TeamRow[];
+  return buildOrgAccess(principal, organization, teams);
+}
+
+export function buildOrgAccess(principal: Principal, organization: Organization, teams: TeamRow[]): OrgAccess | null {
+  const isSiteAdmin = principal.kind === "user" && principal.isSiteAdmin;
+  const isOrgToken = principal.kind === "organization" && principal.organization.toLowerCase() === organization.name.toLowerCase();
+  const isOwner = teams.some((t) => t.is_owners === 1);
+  if (!isSiteAdmin && !isOrgToken && teams.length === 0) return null;
+
+  let orgPermissions: OrgPermissions = { ...NO_ORG_PERMISSIONS };
+  if (isSiteAdmin || isOwner || isOrgToken) orgPermissions = { ...ALL_ORG_PERMISSIONS };
+  else {
+    for (const t of teams) {
+      const granted = JSON.parse(t.organization_access) as Record<string, unknown>;
+      for (const [k, v] of Object.entries(granted)) if (v === true) orgPermissions[k] = true;
+    }
+  }
+  let base = NO_ACCESS;
+  if (isSiteAdmin || isOwner || isOrgToken) base = FULL_ACCESS;
+  else if (orgPermissions["manage-workspaces"]) base = { ...FULL_ACCESS, move: orgPermissions["manage-projects"] };
+  else if (orgPermissions["read-workspaces"]) base = workspaceAccessCapabilities("read");
+  return {
+    organization,
+    principal,
+    isSiteAdmin,
+    isOwner: isOwner || isSiteAdmin,
+    isOrgToken,
+    teamIds: teams.map((t) => t.id),
+    orgPermissions,
+    base,
+  };
+}
+
+export async function requireOrgAccess(
+  db: D1Database | D1DatabaseSession,
+  principal: Principal,
+  organizationName: string,
+): Promise<OrgAccess> {
+  const access = await loadOrgAccess(db, principal, organizationName);
+  if (!access) throw ApiError.of("not_found");
+  return access;
+}
+
+export interface Grant {
+  team_id: string;
+  target_id: string;
+  access: string;
+  perms: string;
+}
+
+/** Team grants on the given workspaces and projects, in one batch. */
+export async function loadGrants(
+  db: D1Database | D1DatabaseSession,
+  access: OrgAccess,
+  workspaceIds: string[],
+  projectIds: string[],
+): Promise<{ workspaces: Grant[]; projects: Grant[] }> {
+  if (access.teamIds.length === 0 || access.base === FULL_ACCESS) return { workspaces: [], projects: [] };
+  const teams = JSON.stringify(access.teamIds);
+  const [ws, prj] = await db.batch([
+    db
+      .prepare(
+        `SELECT team_id, workspace_id AS target_id, access, perms FROM team_workspaces
+         WHERE team_id IN (SELECT value FROM json_each(?)) AND workspace_id IN (SELECT value FROM json_each(?))`,
+      )
+      .bind(teams, JSON.stringify(workspaceIds)),
+    db
+      .prepare(
+        `SELECT team_id, project_id AS target_id, access, perms FROM team_projects
+         WHERE team_id IN (SELECT value FROM json_each(?)) AND project_id IN (SELECT value FROM json_each(?))`,
+      )
+      .bind(teams, JSON.stringify(projectIds)),
+  ]);
+  return { workspaces: (ws?.results ?? []) as Grant[], projects: (prj?.results ?? []) as Grant[] };
+}
+
+/** Capabilities of the caller on one workspace. */
+export function workspaceCapabilities(
+  access: OrgAccess,
+  workspace: { id: string; projectId: string },
+  grants: { workspaces: Grant[]; projects: Grant[] },
+): Capabilities {
+  let caps = access.base;
+  for (const g of grants.workspaces) {
+    if (g.target_id === workspace.id) caps = union(caps, workspaceAccessCapabilities(g.access, JSON.parse(g.perms)));
+  }
+  for (const g of grants.projects) {
+    if (g.target_id === workspace.projectId) caps = union(caps, projectAccessCapabilities(g.access, JSON.parse(g.perms)));
+  }
+  return caps;
+}
+
+/** Whether the caller may create workspaces in a project. */
+export function canCreateWorkspaceIn(access: OrgAccess, projectId: string, projectGrants: Grant[]): boolean {
+  if (access.isOwner || access.isOrgToken || access.orgPermissions["manage-workspaces"]) return true;
+  return projectGrants.some((g) => g.target_id === projectId && projectAllowsCreate(g.access, JSON.parse(g.perms)));
+}
+
+/** Force delete: owners always; workspace admins when the organisation allows it (spec §4.8). */
+export function canForceDelete(access: OrgAccess, caps: Capabilities): boolean {
+  if (access.isOwner || access.isOrgToken) return true;
+  return caps.delete && caps.admin && access.organization.allowForceDeleteWorkspaces;
+}
+
+export function flagsFor(access: OrgAccess, caps: Capabilities): PermissionFlags {
+  return permissionFlags(caps, { canForceDelete: canForceDelete(access, caps), isOrgToken: access.isOrgToken });
+}
+
+/** The caller's teams in an organisation, as a SQL subquery with its bindings. */
+function teamSubquery(principal: Principal, organizationName: string): { sql: string; binds: unknown[] } {
+  if (principal.kind === "user") {
+    return {
+      sql: "SELECT m.team_id FROM team_members m JOIN teams t ON t.id = m.team_id WHERE m.user_id = ? AND t.organization_name = ?",
+      binds: [principal.userId, organizationName],
+    };
+  }
+  if (principal.kind === "team") {
+    return { sql: "SELECT id FROM teams WHERE id = ? AND organization_name = ?", binds: [principal.teamId, organizationName] };
+  }
+  return { sql: "SELECT id FROM teams WHERE 0", binds: [] };
+}
+
+export interface ProjectDefaultsRow {
+  id: string;
+  organization_name: string;
+  default_execution_mode: string | null;
+  default_agent_pool_id: string | null;
+}
+
+/**
+ * Everything needed to authorise and serialise workspaces of one organisation, in one D1 batch:
+ * the organisation, the caller's teams, their grants on the given workspaces and projects, and the
+ * projects' execution defaults.
+ */
+export async function loadAccessBatch(
+  db: D1Database | D1DatabaseSession,
+  principal: Principal,
+  organizationName: string,
+  workspaceIds: string[],
+  projectIds: string[],
+): Promise<{ access: OrgAccess; grants: { workspaces: Grant[]; projects: Grant[] }; projects: Map<string, ProjectDefaultsRow> } | null> {
+  const teams = teamSubquery(principal, organizationName);
+  const results = await db.batch([
+    db.prepare("SELECT * FROM organizations WHERE name = ?").bind(organizationName),
+    db.prepare(`SELECT id, is_owners, organization_access FROM teams WHERE id IN (${teams.sql})`).bind(...teams.binds),
+    db
+      .prepare(
+        `SELECT team_id, workspace_id AS target_id, access, perms FROM team_workspaces
+         WHERE workspace_id IN (SELECT value FROM json_each(?)) AND team_id IN (${teams.sql})`,
+      )
+      .bind(JSON.stringify(workspaceIds), ...teams.binds),
+    db
+      .prepare(
+        `SELECT team_id, project_id AS target_id, access, perms FROM team_projects
+         WHERE project_id IN (SELECT value FROM json_each(?)) AND team_id IN (${teams.sql})`,
+      )
+      .bind(JSON.stringify(projectIds), ...teams.binds),
+    db
+      .prepare(
+        `SELECT id, organization_name, default_execution_mode, default_agent_pool_id FROM projects
+         WHERE id IN (SELECT value FROM json_each(?))`,
+      )
+      .bind(JSON.stringify(projectIds)),
+  ]);
+  const orgRow = (results[0]?.results?.[0] ?? null) as OrganizationRow | null;
+  if (!orgRow) return null;
+  const access = buildOrgAccess(principal, toOrganization(orgRow), (results[1]?.results ?? []) as TeamRow[]);
+  if (!access) return null;
+  const projects = new Map<string, ProjectDefaultsRow>();
+  for (const p of (results[4]?.results ?? []) as ProjectDefaultsRow[]) projects.set(p.id, p);
+  return {
+    access,
+    grants: { workspaces: (results[2]?.results ?? []) as Grant[], projects: (results[3]?.results ?? []) as Grant[] },
+    projects,
+  };
+}

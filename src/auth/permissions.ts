@@ -1,0 +1,151 @@
+/**
+ * Effective permissions of a caller on a workspace: one pure function over every grant the
+ * caller holds (site admin, owners, organisation token, team organisation-access, team project
+ * access, team workspace access). Grants are cumulative: the most permissive wins per capability.
+ */
+
+export type RunsLevel = 0 | 1 | 2 | 3; // none, read, plan, apply
+export type VariablesLevel = 0 | 1 | 2; // none, read, write
+export type StateLevel = 0 | 1 | 2 | 3; // none, read-outputs, read, write
+
+/** Capabilities on one workspace. */
+export interface Capabilities {
+  runs: RunsLevel;
+  variables: VariablesLevel;
+  stateVersions: StateLevel;
+  sentinelMocks: boolean;
+  locking: boolean;
+  runTasks: boolean;
+  /** read/write settings, manage tags, force-unlock, team access. */
+  admin: boolean;
+  /** delete the workspace (safe delete; force delete also needs ownership or the org setting). */
+  delete: boolean;
+  /** move the workspace to another project (needs it on both projects). */
+  move: boolean;
+}
+
+export const NO_ACCESS: Capabilities = {
+  runs: 0, variables: 0, stateVersions: 0, sentinelMocks: false, locking: false,
+  runTasks: false, admin: false, delete: false, move: false,
+};
+
+export const FULL_ACCESS: Capabilities = {
+  runs: 3, variables: 2, stateVersions: 3, sentinelMocks: true, locking: true,
+  runTasks: true, admin: true, delete: true, move: true,
+};
+
+const RUNS: Record<string, RunsLevel> = { none: 0, read: 1, plan: 2, apply: 3 };
+const VARIABLES: Record<string, VariablesLevel> = { none: 0, read: 1, write: 2 };
+const STATE: Record<string, StateLevel> = { none: 0, "read-outputs": 1, read: 2, write: 3 };
+
+/** Workspace access levels (team-workspaces), per the real role table. */
+export function workspaceAccessCapabilities(access: string, custom: Record<string, unknown> = {}): Capabilities {
+  switch (access) {
+    case "read":
+      return { ...NO_ACCESS, runs: 1, variables: 1, stateVersions: 2 };
+    case "plan":
+      return { ...NO_ACCESS, runs: 2, variables: 1, stateVersions: 2 };
+    case "write":
+      return { ...NO_ACCESS, runs: 3, variables: 2, stateVersions: 3, sentinelMocks: true, locking: true };
+    case "admin":
+      return { ...FULL_ACCESS, move: false };
+    case "custom":
+      return {
+        ...NO_ACCESS,
+        runs: RUNS[String(custom["runs"] ?? "read")] ?? 1,
+        variables: VARIABLES[String(custom["variables"] ?? "none")] ?? 0,
+        stateVersions: STATE[String(custom["state-versions"] ?? "none")] ?? 0,
+        sentinelMocks: custom["sentinel-mocks"] === "read",
+        locking: custom["workspace-locking"] === true,
+        runTasks: custom["run-tasks"] === true,
+      };
+    default:
+      return NO_ACCESS;
+  }
+}
+
+/** Project access levels (team-projects) as they apply to the project's workspaces. */
+export function projectAccessCapabilities(access: string, custom: Record<string, unknown> = {}): Capabilities {
+  switch (access) {
+    case "read":
+      return { ...NO_ACCESS, runs: 1, variables: 1, stateVersions: 2 };
+    case "write":
+      return { ...NO_ACCESS, runs: 3, variables: 2, stateVersions: 3, sentinelMocks: true, locking: true };
+    case "maintain":
+      return { ...FULL_ACCESS, move: false };
+    case "admin":
+      return FULL_ACCESS;
+    case "custom": {
+      const w = (custom["workspace-access"] ?? {}) as Record<string, unknown>;
+      return {
+        ...NO_ACCESS,
+        runs: RUNS[String(w["runs"] ?? "read")] ?? 1,
+        variables: VARIABLES[String(w["variables"] ?? "none")] ?? 0,
+        stateVersions: STATE[String(w["state-versions"] ?? "none")] ?? 0,
+        sentinelMocks: w["sentinel-mocks"] === "read",
+        locking: w["locking"] === true,
+        runTasks: w["run-tasks"] === true,
+        delete: w["delete"] === true,
+        move: w["move"] === true,
+      };
+    }
+    default:
+      return NO_ACCESS;
+  }
+}
+
+/** Whether a custom project grant lets its holder create workspaces in the project. */
+export function projectAllowsCreate(access: string, custom: Record<string, unknown> = {}): boolean {
+  if (access === "maintain" || access === "admin") return true;
+  if (access === "custom") return ((custom["workspace-access"] ?? {}) as Record<string, unknown>)["create"] === true;
+  return false;
+}
+
+export function union(a: Capabilities, b: Capabilities): Capabilities {
+  return {
+    runs: Math.max(a.runs, b.runs) as RunsLevel,
+    variables: Math.max(a.variables, b.variables) as VariablesLevel,
+    stateVersions: Math.max(a.stateVersions, b.stateVersions) as StateLevel,
+    sentinelMocks: a.sentinelMocks || b.sentinelMocks,
+    locking: a.locking || b.locking,
+    runTasks: a.runTasks || b.runTasks,
+    admin: a.admin || b.admin,
+    delete: a.delete || b.delete,
+    move: a.move || b.move,
+  };
+}
+
+export function canRead(c: Capabilities): boolean {
+  return c.runs >= 1;
+}
+
+/** The spec's 21 permission flags (plus the ones go-tfe also decodes), from capabilities. */
+export interface PermissionFlags {
+  [flag: string]: boolean;
+}
+
+export function permissionFlags(c: Capabilities, opts: { canForceDelete: boolean; isOrgToken?: boolean }): PermissionFlags {
+  return {
+    "can-update": c.admin,
+    "can-destroy": c.delete,
+    "can-queue-run": c.runs >= 2,
+    "can-read-run": c.runs >= 1,
+    "can-read-variable": c.variables >= 1,
+    "can-update-variable": c.variables >= 2,
+    "can-read-state-versions": c.stateVersions >= 2,
+    "can-read-state-outputs": c.stateVersions >= 1,
+    "can-create-state-versions": c.stateVersions >= 3 && !opts.isOrgToken,
+    "can-queue-apply": c.runs >= 3,
+    "can-lock": c.locking,
+    "can-unlock": c.locking,
+    "can-force-unlock": c.admin,
+    "can-read-settings": c.runs >= 1,
+    "can-manage-tags": c.admin,
+    "can-manage-run-tasks": c.runTasks,
+    "can-force-delete": opts.canForceDelete,
+    "can-manage-assessments": c.admin,
+    "can-manage-ephemeral-workspaces": c.admin,
+    "can-read-assessment-results": c.runs >= 1,
+    "can-queue-destroy": c.runs >= 3 && c.admin,
+  };
+}

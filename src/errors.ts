@@ -1,0 +1,143 @@
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+
+/** A JSON:API error object (https://jsonapi.org/format/#error-objects). */
+export interface ErrorObject {
+  status: string;
+  title: string;
+  detail?: string;
+  source?: { pointer: string } | { parameter: string } | { header: string };
+}
+
+/**
+ * The one table of expected failures. Titles and details that clients match are API:
+ * go-tfe classifies 409s by substrings such as "is locked by Team" and 400s by "include parameter".
+ */
+export const ERRORS = {
+  unauthorized: { status: 401, title: "unauthorized" },
+  not_found: { status: 404, title: "not found" },
+  forbidden: { status: 403, title: "forbidden" },
+  invalid_attribute: { status: 422, title: "invalid attribute" },
+  invalid_attributes: { status: 422, title: "invalid attributes" },
+  malformed_body: { status: 400, title: "bad request", detail: "Malformed JSON in request body" },
+  bad_request: { status: 400, title: "bad request" },
+  invalid_include: { status: 400, title: "Invalid include parameter" },
+  unsupported_media_type: {
+    status: 415,
+    title: "invalid content type",
+    detail: "content-type must be application/vnd.api+json",
+  },
+  payload_too_large: { status: 413, title: "payload too large" },
+  conflict: { status: 409, title: "conflict" },
+  already_locked: { status: 409, title: "conflict", detail: "Unable to lock workspace. The workspace is already locked." },
+  not_locked: { status: 409, title: "conflict", detail: "Unable to unlock workspace. The workspace is not locked." },
+  state_pending: {
+    status: 503,
+    title: "service unavailable",
+    detail: "Unable to unlock workspace: the latest state version is still pending. Try again shortly.",
+  },
+  force_delete_forbidden: {
+    status: 403,
+    title: "forbidden",
+    detail: "Not authorized to perform a force delete on the workspace",
+  },
+  safe_delete_locked: {
+    status: 409,
+    title: "conflict",
+    detail: "Workspace is currently locked. Workspace must be unlocked before it can be safely deleted",
+  },
+  safe_delete_managing: {
+    status: 409,
+    title: "conflict",
+    detail: "workspace cannot be safely deleted because it is still managing resources",
+  },
+  safe_delete_processing: {
+    status: 409,
+    title: "conflict",
+    detail: "Latest workspace state is being processed to discover resources, please try again later",
+  },
+  rate_limited: { status: 429, title: "Too many requests", detail: "You have exceeded the API's rate limit." },
+  method_not_allowed: { status: 405, title: "method not allowed" },
+  internal: { status: 500, title: "internal server error" },
+} as const satisfies Record<string, { status: number; title: string; detail?: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** The one error class; `app.onError` turns it into a JSON:API error document. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly errors: ErrorObject[];
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, errors: ErrorObject[], headers: Record<string, string> = {}) {
+    super(errors.map((e) => `${e.title}${e.detail ? `: ${e.detail}` : ""}`).join("; "));
+    this.status = status;
+    this.errors = errors;
+    this.headers = headers;
+  }
+
+  static of(
+    code: ErrorCode,
+    opts: { detail?: string; pointer?: string; parameter?: string; headers?: Record<string, string> } = {},
+  ): ApiError {
+    const def: { status: number; title: string; detail?: string } = ERRORS[code];
+    const obj: ErrorObject = { status: String(def.status), title: def.title };
+    const detail = opts.detail ?? def.detail;
+    if (detail !== undefined) obj.detail = detail;
+    if (opts.pointer !== undefined) obj.source = { pointer: opts.pointer };
+    else if (opts.parameter !== undefined) obj.source = { parameter: opts.parameter };
+    return new ApiError(def.status, [obj], opts.headers);
+  }
+}
+
+/** 422 "invalid attribute" blamed on one member of the body. */
+export function invalidAttribute(pointer: string, detail: string): ApiError {
+  return ApiError.of("invalid_attribute", { pointer, detail });
+}
+
+export function notFound(): ApiError {
+  return ApiError.of("not_found");
+}
+
+/** Expected failure values that cross the Durable Object RPC boundary (never thrown). */
+export interface Failure {
+  ok: false;
+  code: ErrorCode;
+  detail?: string;
+  pointer?: string;
+}
+
+export type Result<T> = ({ ok: true } & T) | Failure;
+
+export function fail(code: ErrorCode, detail?: string, pointer?: string): Failure {
+  const f: Failure = { ok: false, code };
+  if (detail !== undefined) f.detail = detail;
+  if (pointer !== undefined) f.pointer = pointer;
+  return f;
+}
+
+/** Unwraps a DO result, turning a Failure into the ApiError the table names. */
+export function unwrap<T extends { ok: true }>(r: T | Failure): T {
+  if (!r.ok) throw ApiError.of(r.code, { detail: r.detail, pointer: r.pointer });
+  return r;
+}
+
+export const JSONAPI = "application/vnd.api+json";
+
+export function errorResponse(c: Context, err: ApiError): Response {
+  return c.body(JSON.stringify({ errors: err.errors }), err.status as 400, {
+    "Content-Type": JSONAPI,
+    ...err.headers,
+  });
+}
+
+/** Maps anything thrown in a handler to a JSON:API error response. */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof HTTPException) {
+    if (err.status === 400) return ApiError.of("malformed_body");
+    if (err.status === 413) return ApiError.of("payload_too_large");
+    return new ApiError(err.status, [{ status: String(err.status), title: err.message || "error" }]);
+  }
+  return ApiError.of("internal");
+}

@@ -1,0 +1,33 @@
+const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/** A random base62 string (rejection sampling keeps it uniform). */
+export function randomBase62(length: number): string {
+  let out = "";
+  while (out.length < length) {
+    const bytes = crypto.getRandomValues(new Uint8Array(length * 2));
+    for (const b of bytes) {
+      if (b < 248 && out.length < length) out += ALPHABET[b % 62];
+    }
+  }
+  return out;
+}
+
+/** Opaque, prefixed, random identifiers as the real service uses (`ws-`, `prj-`, ...). */
+export function newId(prefix: string): string {
+  return `${prefix}-${randomBase62(16)}`;
+}
+
+/** An API token in the real service's shape: `<14>.atlasv1.<67>`. */
+export function newTokenSecret(): string {
+  return `${randomBase62(14)}.atlasv1.${randomBase62(67)}`;
+}
+
+export async function sha256Hex(value: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(value));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** ISO 8601 with milliseconds and a literal `Z` (go-tfe's iso8601 decoder needs the Z). */
+export function nowIso(): string {
+  return new Date().toISOString();
+}

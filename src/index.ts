@@ -1,0 +1,85 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { bodyLimit } from "hono/body-limit";
+import { requestId } from "hono/request-id";
+import { requireAuth } from "./auth/auth.middleware";
+import { principalKey } from "./auth/principal";
+import type { AppEnv } from "./env";
+import { ApiError, errorResponse, JSONAPI, toApiError } from "./errors";
+import { defaultHook } from "./jsonapi/validation";
+import { LIMITS } from "./limits";
+import { apiMetaHeaders, meta, mountDiscovery } from "./meta/meta.routes";
+import { organizations } from "./organizations/organizations.routes";
+import { workspaces } from "./workspaces/workspaces.routes";
+
+export { WorkspaceObject } from "./workspaces/workspace.object";
+
+/** Routers mounted under /api/v2 behind authentication. Each resource adds itself here. */
+const API_ROUTERS = [meta, organizations, workspaces];
+
+export const app = new OpenAPIHono<AppEnv>({ defaultHook });
+
+app.use("*", requestId({ headerName: "X-Request-Id" }));
+
+// One structured log line per request: never the token.
+app.use("*", async (c, next) => {
+  const started = Date.now();
+  await next();
+  const principal = c.get("principal");
+  console.log(
+    JSON.stringify({
+      level: c.res.status >= 500 ? "error" : "info",
+      requestId: c.get("requestId"),
+      method: c.req.method,
+      route: c.req.routePath,
+      path: new URL(c.req.url).pathname,
+      status: c.res.status,
+      durationMs: Date.now() - started,
+      principal: principal ? principalKey(principal) : null,
+    }),
+  );
+});
+
+app.use("*", async (c, next) => {
+  await next();
+  for (const [k, v] of Object.entries(apiMetaHeaders(c.env))) c.res.headers.set(k, v);
+});
+
+mountDiscovery(app);
+
+const api = new OpenAPIHono<AppEnv>({ defaultHook });
+
+// Bodies: 413 before parsing when too large; 415 unless JSON:API.
+api.use(
+  "*",
+  bodyLimit({
+    maxSize: LIMITS.apiBodyBytes,
+    onError: () => {
+      throw ApiError.of("payload_too_large", { detail: `Request bodies are limited to ${LIMITS.apiBodyBytes} bytes` });
+    },
+  }),
+);
+api.use("*", async (c, next) => {
+  const method = c.req.method;
+  if (method === "POST" || method === "PATCH" || method === "PUT" || method === "DELETE") {
+    const length = c.req.header("Content-Length");
+    const hasBody = (length !== undefined && length !== "0") || c.req.header("Transfer-Encoding") !== undefined;
+    const type = (c.req.header("Content-Type") ?? "").split(";")[0].trim().toLowerCase();
+    if (hasBody && type !== JSONAPI) throw ApiError.of("unsupported_media_type");
+  }
+  await next();
+});
+api.use("*", requireAuth);
+for (const r of API_ROUTERS) api.route("/", r);
+
+app.route("/api/v2", api);
+
+app.notFound((c) => errorResponse(c, ApiError.of("not_found")));
+app.onError((err, c) => {
+  const apiErr = toApiError(err);
+  if (apiErr.status >= 500) {
+    console.log(JSON.stringify({ level: "error", requestId: c.get("requestId"), error: String(err), stack: err instanceof Error ? err.stack : undefined }));
+  }
+  return errorResponse(c, apiErr);
+});
+
+export default app;

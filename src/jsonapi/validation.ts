@@ -1,0 +1,59 @@
+import { OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Hook } from "@hono/zod-openapi";
+import type { ZodError } from "zod";
+import { ApiError, type ErrorObject } from "../errors";
+import type { AppEnv } from "../env";
+
+/** RFC 6901 escaping for JSON pointers. */
+function pointerOf(path: ReadonlyArray<PropertyKey>): string {
+  return "/" + path.map((p) => String(p).replace(/~/g, "~0").replace(/\//g, "~1")).join("/");
+}
+
+/** Turns a zod failure into a JSON:API error document: pointers for bodies, parameters for queries. */
+export function validationError(error: ZodError, target: string): ApiError {
+  if (target === "param") return ApiError.of("not_found");
+  const issues = error.issues.slice(0, 20);
+  const errors: ErrorObject[] = issues.map((issue) => {
+    if (target === "query") {
+      const parameter = String(issue.path[0] ?? "");
+      return { status: "400", title: "invalid query parameter", detail: `${parameter}: ${issue.message}`, source: { parameter } };
+    }
+    const pointer = pointerOf(issue.path);
+    return { status: "422", title: "invalid attribute", detail: describe(issue, pointer), source: { pointer } };
+  });
+  const status = target === "query" ? 400 : 422;
+  return new ApiError(status, errors.length ? errors : [{ status: String(status), title: "invalid attribute" }]);
+}
+
+function describe(issue: ZodError["issues"][number], pointer: string): string {
+  const member = pointer === "/" ? "document" : pointer.split("/").pop();
+  return `${member}: ${issue.message}`;
+}
+
+export const defaultHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
+  if (!result.success) throw validationError(result.error as ZodError, result.target);
+};
+
+/** A router whose validation failures become JSON:API errors. */
+export function router(): OpenAPIHono<AppEnv> {
+  return new OpenAPIHono<AppEnv>({ defaultHook });
+}
+
+/** Request body content for JSON:API documents. */
+export function jsonBody<T extends z.ZodType>(schema: T, required = true) {
+  return { content: { "application/vnd.api+json": { schema } }, required };
+}
+
+/** Response declaration shared by routes (the document shapes live in the serialisers). */
+export const anyDocument = z.object({}).passthrough().openapi("Document");
+export function ok(description: string, status: 200 | 201 = 200) {
+  return { [status]: { description, content: { "application/vnd.api+json": { schema: anyDocument } } } } as const;
+}
+export const errorResponses = {
+  400: { description: "Malformed request or bad include parameter" },
+  401: { description: "Missing or invalid token" },
+  404: { description: "Not found, or the caller may not access it" },
+  415: { description: "Wrong Content-Type" },
+  422: { description: "Validation error" },
+} as const;
+export const noContentResponse = { 204: { description: "Done; no body" } } as const;

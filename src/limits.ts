@@ -1,0 +1,24 @@
+/** The one table of limits. Every check in the service reads it; the README mirrors it. */
+export const LIMITS = {
+  /** API request bodies (JSON:API documents). Larger bodies get 413 before parsing. */
+  apiBodyBytes: 1024 * 1024,
+  /** Raw state uploads through the signed URLs. */
+  stateBodyBytes: 64 * 1024 * 1024,
+  pageSizeDefault: 20,
+  pageSizeMax: 100,
+  workspaceNameMax: 90,
+  descriptionMax: 10_000,
+  organizationNameMax: 40,
+  projectNameMin: 3,
+  projectNameMax: 40,
+  projectDescriptionMax: 256,
+  teamNameMax: 255,
+  flatTagNameMax: 255,
+  tagBindingsPerResource: 10,
+  tagKeyMax: 128,
+  tagValueMax: 256,
+  genericStringMax: 1_000,
+  triggerListMax: 100,
+  consumersPerRequest: 100,
+  includeValuesMax: 20,
+} as const;

@@ -1,0 +1,95 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { edition, type AppEnv } from "../env";
+import { ApiError } from "../errors";
+import { jsonapi } from "../jsonapi/document";
+import { errorResponses, ok, router } from "../jsonapi/validation";
+import { primary } from "../db";
+import type { Hono } from "hono";
+
+/** Headers go-tfe and Terraform read from every response (notably the ping). */
+export function apiMetaHeaders(env: AppEnv["Bindings"]): Record<string, string> {
+  const hosted = edition(env) === "hosted";
+  return {
+    "TFP-API-Version": "2.6",
+    "TFP-AppName": hosted ? "HCP Terraform" : "Terraform Enterprise",
+    "X-TFE-Version": "v202611-1",
+    "X-TFE-Current-Version": "202611",
+  };
+}
+
+/** Service discovery: public, application/json (Terraform checks the media type exactly). */
+export function mountDiscovery(app: Hono<AppEnv>): void {
+  app.get("/.well-known/terraform.json", (c) =>
+    c.json({ "tfe.v2": "/api/v2/", "tfe.v2.1": "/api/v2/", "tfe.v2.2": "/api/v2/", "state.v2": "/api/v2/" }),
+  );
+}
+
+export const meta = router();
+
+meta.openapi(
+  createRoute({
+    method: "get",
+    path: "/ping",
+    tags: ["Meta"],
+    summary: "No-op; clients read the API version and rate-limit headers",
+    responses: { 204: { description: "Pong (headers only)" }, ...errorResponses },
+  }),
+  (c) => c.body(null, 204),
+);
+
+meta.openapi(
+  createRoute({
+    method: "get",
+    path: "/account/details",
+    tags: ["Meta"],
+    summary: "Who the token belongs to",
+    responses: { ...ok("The calling user (service users for team and organisation tokens)"), ...errorResponses },
+  }),
+  async (c) => {
+    const p = c.get("principal");
+    const db = primary(c);
+    if (p.kind === "user") {
+      const u = await db.prepare("SELECT * FROM users WHERE id = ?").bind(p.userId).first<{ id: string; username: string; email: string | null; is_site_admin: number }>();
+      if (!u) throw ApiError.of("unauthorized");
+      return jsonapi(c, { data: userResource(u.id, u.username, u.email, u.is_site_admin === 1, false, { id: u.id, type: "users" }) });
+    }
+    const id = p.serviceUserId;
+    const target = p.kind === "team" ? { id: p.teamId, type: "teams" } : { id: p.organization, type: "organizations" };
+    const username = p.kind === "team" ? `api-${p.teamId}` : `api-org-${p.organization}`;
+    return jsonapi(c, { data: userResource(id, username, null, false, true, target) });
+  },
+);
+
+export function userResource(
+  id: string,
+  username: string,
+  email: string | null,
+  isSiteAdmin: boolean,
+  isService: boolean,
+  authenticated: { id: string; type: string },
+) {
+  const related = authenticated.type === "organizations" ? `/api/v2/organizations/${authenticated.id}` : `/api/v2/${authenticated.type}/${authenticated.id}`;
+  return {
+    id,
+    type: "users",
+    attributes: {
+      username,
+      "is-service-account": isService,
+      "auth-method": "tfc",
+      "avatar-url": null,
+      "v2-only": false,
+      "is-site-admin": isSiteAdmin,
+      "is-sso-login": false,
+      email,
+      "unconfirmed-email": null,
+      permissions: { "can-create-organizations": !isService, "can-change-email": !isService, "can-change-username": !isService },
+    },
+    relationships: {
+      "authentication-tokens": { links: { related: `/api/v2/users/${id}/authentication-tokens` } },
+      "authenticated-resource": { data: authenticated, links: { related } },
+    },
+    links: { self: `/api/v2/users/${id}` },
+  };
+}
+
+export const metaSchemas = { z };

@@ -1,0 +1,81 @@
+import type { Resource } from "../jsonapi/document";
+import type { Organization } from "./organizations.index";
+
+const API = "/api/v2";
+
+export function serializeOrganization(o: Organization, permissions?: Record<string, boolean>): Resource {
+  const a = o.attrs;
+  const attributes: Record<string, unknown> = {
+    name: o.name,
+    "external-id": o.externalId,
+    "created-at": o.createdAt,
+    email: o.email,
+    "session-timeout": a["session-timeout"] ?? null,
+    "session-remember": a["session-remember"] ?? null,
+    "collaborator-auth-policy": a["collaborator-auth-policy"] ?? "password",
+    "plan-expired": false,
+    "plan-expires-at": null,
+    "plan-is-trial": false,
+    "plan-is-enterprise": false,
+    "cost-estimation-enabled": a["cost-estimation-enabled"] ?? false,
+    "send-passing-statuses-for-untriggered-speculative-plans": a["send-passing-statuses-for-untriggered-speculative-plans"] ?? false,
+    "aggregated-commit-status-enabled": a["aggregated-commit-status-enabled"] ?? true,
+    "speculative-plan-management-enabled": a["speculative-plan-management-enabled"] ?? true,
+    "allow-force-delete-workspaces": o.allowForceDeleteWorkspaces,
+    "assessments-enforced": a["assessments-enforced"] ?? false,
+    "default-execution-mode": o.defaultExecutionMode,
+    "user-tokens-enabled": a["user-tokens-enabled"] ?? true,
+    "owners-team-saml-role-id": a["owners-team-saml-role-id"] ?? null,
+    "fair-run-queuing-enabled": true,
+    "saml-enabled": false,
+    "two-factor-conformant": false,
+    "stacks-enabled": a["stacks-enabled"] ?? false,
+  };
+  if (permissions) attributes.permissions = permissions;
+  return {
+    id: o.name,
+    type: "organizations",
+    attributes,
+    relationships: {
+      "default-agent-pool": { data: o.defaultAgentPoolId ? { id: o.defaultAgentPoolId, type: "agent-pools" } : null },
+      "default-project": { data: { id: o.defaultProjectId, type: "projects" }, links: { related: `${API}/projects/${o.defaultProjectId}` } },
+      "oauth-tokens": { links: { related: `${API}/organizations/${o.name}/oauth-tokens` } },
+      "authentication-token": { links: { related: `${API}/organizations/${o.name}/authentication-token` } },
+      "entitlement-set": {
+        data: { id: o.externalId, type: "entitlement-sets" },
+        links: { related: `${API}/organizations/${o.name}/entitlement-set` },
+      },
+      subscription: { links: { related: `${API}/organizations/${o.name}/subscription` } },
+    },
+    links: { self: `${API}/organizations/${o.name}` },
+  };
+}
+
+/** Entitlements: this service stores state and runs nothing, so clients run operations locally. */
+export function serializeEntitlements(o: Organization): Resource {
+  return {
+    id: o.externalId,
+    type: "entitlement-sets",
+    attributes: {
+      operations: false,
+      "private-module-registry": false,
+      sentinel: false,
+      "run-tasks": false,
+      "state-storage": true,
+      teams: true,
+      "vcs-integrations": false,
+      agents: true,
+      "audit-logging": false,
+      "cost-estimation": false,
+      "global-run-tasks": false,
+      "module-tests-generation": false,
+      "private-run-tasks": false,
+      "configuration-designer": false,
+      sso: false,
+      "usage-reporting": false,
+      "user-limit": null,
+      "self-serve-billing": false,
+    },
+    links: { self: `/api/v2/entitlement-sets/${o.externalId}` },
+  };
+}

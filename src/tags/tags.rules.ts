@@ -1,0 +1,51 @@
+import { fail, type Failure } from "../errors";
+import { newId } from "../ids";
+import { LIMITS } from "../limits";
+import type { TagEntry } from "../workspaces/workspace.types";
+
+/** Tag binding keys and values: alphanumerics and `_ . = + - @ :` (spec §2.4). */
+export const TAG_BINDING_CHARS = /^[A-Za-z0-9_.=+\-@:]+$/;
+/** Flat tag names: letters, numbers, `:`, `-`, `_`, 1-255 characters. */
+export const FLAT_TAG_NAME = /^[A-Za-z0-9:_-]+$/;
+
+export interface BindingInput {
+  key: string;
+  value?: string | null;
+}
+
+/** Validates key-value bindings as sent; `pointerBase` locates entry i as `${pointerBase}/${i}`. */
+export function checkBindings(bindings: BindingInput[], pointerBase: string): Failure | null {
+  for (const [i, b] of bindings.entries()) {
+    const at = `${pointerBase}/${i}/attributes`;
+    if (b.key.length === 0) return fail("invalid_attribute", "Key can't be blank", `${at}/key`);
+    if (b.key.length > LIMITS.tagKeyMax) return fail("invalid_attribute", `Key is too long (maximum is ${LIMITS.tagKeyMax} characters)`, `${at}/key`);
+    if (!TAG_BINDING_CHARS.test(b.key)) return fail("invalid_attribute", "Key may only contain letters, numbers, and _ . = + - @ :", `${at}/key`);
+    if (/^(hc|hcp):/i.test(b.key)) return fail("invalid_attribute", "Key may not start with the reserved prefixes hc: or hcp:", `${at}/key`);
+    const v = b.value ?? "";
+    if (v.length > LIMITS.tagValueMax) return fail("invalid_attribute", `Value is too long (maximum is ${LIMITS.tagValueMax} characters)`, `${at}/value`);
+    if (v.length > 0 && !TAG_BINDING_CHARS.test(v)) return fail("invalid_attribute", "Value may only contain letters, numbers, and _ . = + - @ :", `${at}/value`);
+  }
+  return null;
+}
+
+export function checkFlatTagName(name: string, pointer: string): Failure | null {
+  if (name.length === 0 || name.length > LIMITS.flatTagNameMax || !FLAT_TAG_NAME.test(name)) {
+    return fail("invalid_attribute", "Tag name must be 1-255 characters: letters, numbers, colons, hyphens and underscores", pointer);
+  }
+  return null;
+}
+
+/** Direct bindings that count toward the 10-per-workspace limit: those with a value (flat tags do not count). */
+export function countedBindings(tags: TagEntry[]): number {
+  return tags.filter((t) => t.value !== null).length;
+}
+
+export function bindingEntries(bindings: BindingInput[], now: string): TagEntry[] {
+  // Later duplicates of a key win, keeping the first position.
+  const byKey = new Map<string, TagEntry>();
+  for (const b of bindings) {
+    const existing = byKey.get(b.key);
+    byKey.set(b.key, { key: b.key, value: b.value ?? "", id: existing?.id ?? newId("tb"), tagId: null, createdAt: now });
+  }
+  return [...byKey.values()];
+}

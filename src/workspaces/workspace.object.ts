@@ -1,0 +1,248 @@
+import { DurableObject } from "cloudflare:workers";
+import type { Bindings } from "../env";
+import { fail, type Failure } from "../errors";
+import { applySettings, checkName, isFailure } from "./workspace.rules";
+import { indexDeleteStatements, indexUpsertStatements } from "./workspaces.index";
+import type { CreateInput, Faults, UpdateInput, WorkspaceRecord } from "./workspace.types";
+
+type Stored =
+  | { kind: "absent" }
+  | { kind: "live"; record: WorkspaceRecord }
+  | { kind: "deleted"; record: WorkspaceRecord }
+  /** A name lease was reclaimed before this workspace was ever created: it never will be. */
+  | { kind: "abandoned" };
+
+export type WorkspaceResult = { ok: true; workspace: WorkspaceRecord } | Failure;
+
+const SCHEMA_VERSION = 1;
+const RETRY_BASE_MS = 1_000;
+const RETRY_MAX_MS = 60_000;
+
+/**
+ * One SQLite-backed Durable Object per workspace (named by its id): the single writer of that
+ * workspace. Every mutation is read-check-write with no await in between, commits together with
+ * an outbox row, then upserts the D1 index; the alarm retries the outbox until D1 has it.
+ */
+export class WorkspaceObject extends DurableObject<Bindings> {
+  private flushChain: Promise<void> = Promise.resolve();
+  private faultBudget = 0;
+
+  constructor(ctx: DurableObjectState, env: Bindings) {
+    super(ctx, env);
+    void ctx.blockConcurrencyWhile(async () => {
+      this.migrate();
+    });
+  }
+
+  private migrate(): void {
+    const sql = this.ctx.storage.sql;
+    sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+    const row = sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'schema_version'").toArray()[0];
+    const current = row ? Number(row.value) : 0;
+    if (current < 1) {
+      sql.exec(`CREATE TABLE IF NOT EXISTS workspace (
+        singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+        kind TEXT NOT NULL,
+        record TEXT,
+        disowned TEXT NOT NULL DEFAULT '{}')`);
+      sql.exec(`CREATE TABLE IF NOT EXISTS outbox (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        version INTEGER NOT NULL,
+        op TEXT NOT NULL,
+        record TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0)`);
+    }
+    sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", String(SCHEMA_VERSION));
+  }
+
+  // ---- storage helpers (synchronous) ----
+
+  private load(): Stored {
+    const row = this.ctx.storage.sql
+      .exec<{ kind: string; record: string | null }>("SELECT kind, record FROM workspace WHERE singleton = 1")
+      .toArray()[0];
+    if (!row) return { kind: "absent" };
+    if (row.kind === "abandoned") return { kind: "abandoned" };
+    const record = JSON.parse(row.record ?? "null") as WorkspaceRecord;
+    return row.kind === "deleted" ? { kind: "deleted", record } : { kind: "live", record };
+  }
+
+  private disowned(): Record<string, number> {
+    const row = this.ctx.storage.sql.exec<{ disowned: string }>("SELECT disowned FROM workspace WHERE singleton = 1").toArray()[0];
+    return row ? (JSON.parse(row.disowned) as Record<string, number>) : {};
+  }
+
+  /** Writes the record and its outbox entry in one implicit transaction (no await in between). */
+  private commit(kind: "live" | "deleted", record: WorkspaceRecord): void {
+    const sql = this.ctx.storage.sql;
+    sql.exec(
+      `INSERT INTO workspace (singleton, kind, record) VALUES (1, ?, ?)
+       ON CONFLICT(singleton) DO UPDATE SET kind = excluded.kind, record = excluded.record`,
+      kind,
+      JSON.stringify(record),
+    );
+    sql.exec("INSERT INTO outbox (version, op, record) VALUES (?, ?, ?)", record.version, kind === "live" ? "upsert" : "delete", JSON.stringify(record));
+  }
+
+  private live(): WorkspaceRecord | Failure {
+    const s = this.load();
+    return s.kind === "live" ? s.record : fail("not_found");
+  }
+
+  /** Runs a synchronous mutation of a live workspace, commits it, then flushes the index. */
+  protected async mutate(
+    faults: Faults | undefined,
+    change: (current: WorkspaceRecord) => WorkspaceRecord | Failure,
+  ): Promise<WorkspaceResult> {
+    const current = this.live();
+    if (isFailure(current)) return current;
+    const next = change(structuredClone(current));
+    if (isFailure(next)) return next;
+    next.version = current.version + 1;
+    this.commit("live", next);
+    await this.flush(faults);
+    return { ok: true, workspace: next };
+  }
+
+  // ---- RPC methods ----
+
+  async create(input: CreateInput): Promise<WorkspaceResult> {
+    const s = this.load();
+    if (s.kind !== "absent") return fail("conflict", "Workspace id is already in use; retry the request");
+    const nameFailure = checkName(input.name);
+    if (nameFailure) return nameFailure;
+    const record: WorkspaceRecord = {
+      id: input.id,
+      organization: input.organization,
+      organizationId: input.organizationId,
+      projectId: input.projectId,
+      name: input.name,
+      createdAt: input.now,
+      updatedAt: input.now,
+      latestChangeAt: input.now,
+      version: 1,
+      settings: input.settings,
+      lock: { locked: false, reason: null, holder: null, lockedAt: null },
+      sshKeyId: null,
+      tags: input.tags,
+      remoteStateConsumers: [],
+      dataRetentionPolicy: null,
+      resourceCount: 0,
+      currentStateVersionId: null,
+      currentRun: null,
+      source: "tfe-api",
+    };
+    this.commit("live", record);
+    await this.flush(input.faults);
+    return { ok: true, workspace: record };
+  }
+
+  async get(): Promise<WorkspaceResult> {
+    const r = this.live();
+    return isFailure(r) ? r : { ok: true, workspace: r };
+  }
+
+  async update(input: UpdateInput): Promise<WorkspaceResult> {
+    return this.mutate(input.faults, (w) => {
+      if (input.name !== undefined && input.name !== w.name) {
+        const disownedAt = this.disowned()[input.name.toLowerCase()];
+        if (disownedAt !== undefined && input.nameClaimedAt !== undefined && disownedAt >= input.nameClaimedAt) {
+          return fail("conflict", "The name lease for this rename expired; retry the request");
+        }
+        w.name = input.name;
+      }
+      const settings = applySettings(w.settings, input.attributes);
+      if (isFailure(settings)) return settings;
+      w.settings = settings;
+      if (input.projectId !== undefined) w.projectId = input.projectId;
+      if (input.tagBindings !== undefined) {
+        w.tags = [...w.tags.filter((t) => t.value === null), ...input.tagBindings];
+      }
+      w.updatedAt = input.now;
+      return w;
+    });
+  }
+
+  /** Force delete: a permanent tombstone; the data is dropped once D1 has the delete. */
+  async remove(opts: { faults?: Faults } = {}): Promise<{ ok: true } | Failure> {
+    const current = this.live();
+    if (isFailure(current)) return current;
+    const tomb = { ...current, version: current.version + 1 };
+    this.commit("deleted", tomb);
+    await this.flush(opts.faults);
+    return { ok: true };
+  }
+
+  /**
+   * Asked by a request that found this workspace's name claim stale. Decides, serialised with
+   * every create and rename of this workspace, whether the claim may be taken over.
+   */
+  async releaseName(name: string, now: number): Promise<{ released: boolean }> {
+    const s = this.load();
+    if (s.kind === "absent") {
+      this.ctx.storage.sql.exec("INSERT INTO workspace (singleton, kind, record) VALUES (1, 'abandoned', NULL)");
+      return { released: true };
+    }
+    if (s.kind === "live" && s.record.name.toLowerCase() === name.toLowerCase()) {
+      await this.flush(undefined); // the index write must have failed: repair it now
+      return { released: false };
+    }
+    if (s.kind === "live") {
+      const disowned = this.disowned();
+      disowned[name.toLowerCase()] = now;
+      this.ctx.storage.sql.exec("UPDATE workspace SET disowned = ? WHERE singleton = 1", JSON.stringify(disowned));
+    }
+    return { released: true };
+  }
+
+  /** The record as the index should hold it (for the consistency checker). */
+  async indexState(): Promise<{ kind: Stored["kind"]; record: WorkspaceRecord | null; pending: number }> {
+    const s = this.load();
+    const pending = this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n;
+    return { kind: s.kind, record: "record" in s ? s.record : null, pending };
+  }
+
+  // ---- outbox ----
+
+  /** Serialised flush: always writes the newest outbox entry, so an older one can never land last. */
+  protected flush(faults: Faults | undefined): Promise<void> {
+    if (faults?.failIndexWrites && this.env.FAULT_INJECTION === "1") this.faultBudget += faults.failIndexWrites;
+    const run = this.flushChain.then(() => this.flushOnce());
+    this.flushChain = run.catch(() => undefined);
+    return this.flushChain;
+  }
+
+  private async flushOnce(): Promise<void> {
+    const sql = this.ctx.storage.sql;
+    const latest = sql
+      .exec<{ seq: number; op: string; record: string; attempts: number }>("SELECT seq, op, record, attempts FROM outbox ORDER BY seq DESC LIMIT 1")
+      .toArray()[0];
+    if (!latest) return;
+    const record = JSON.parse(latest.record) as WorkspaceRecord;
+    const statements = latest.op === "delete" ? indexDeleteStatements(this.env.DB, record) : indexUpsertStatements(this.env.DB, record);
+    try {
+      if (this.faultBudget > 0) {
+        this.faultBudget--;
+        throw new Error("injected index write failure");
+      }
+      await this.env.DB.batch(statements);
+    } catch (err) {
+      sql.exec("UPDATE outbox SET attempts = attempts + 1 WHERE seq = ?", latest.seq);
+      const delay = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** Math.min(latest.attempts, 6));
+      await this.ctx.storage.setAlarm(Date.now() + delay);
+      console.log(JSON.stringify({ level: "warn", msg: "index write failed; alarm will retry", workspace: record.id, error: String(err) }));
+      return;
+    }
+    sql.exec("DELETE FROM outbox WHERE seq <= ?", latest.seq);
+    if (latest.op === "delete") {
+      // D1 has the delete: keep only the tombstone so the id can never be recreated.
+      sql.exec("UPDATE workspace SET record = ? WHERE singleton = 1 AND kind = 'deleted'", JSON.stringify({ ...record, tags: [], remoteStateConsumers: [], settings: record.settings }));
+    }
+  }
+
+  async alarm(): Promise<void> {
+    await this.flush(undefined);
+    const left = this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n;
+    if (left > 0 && (await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + RETRY_BASE_MS);
+  }
+}

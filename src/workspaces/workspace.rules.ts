@@ -1,0 +1,256 @@
+/**
+ * Pure workspace rules shared by the Worker (create) and the Durable Object (update, where the
+ * rules need the current state). Failures are returned as values so they can cross RPC.
+ */
+import { fail, type Failure } from "../errors";
+import { LIMITS } from "../limits";
+import type { WorkspaceAttributesInput } from "./workspaces.schemas";
+import { AUTO_DESTROY_DURATION, ENGINE_VERSION, WORKSPACE_NAME } from "./workspaces.schemas";
+import type { ExecutionMode, VcsRepo, WorkspaceSettings } from "./workspace.types";
+
+const A = "/data/attributes";
+
+export interface NormalisedAttributes {
+  name?: string;
+  settings: Partial<WorkspaceSettings>;
+  overwrites?: { "execution-mode"?: boolean; "agent-pool"?: boolean };
+  vcsRepo?: Partial<VcsRepo> | null;
+  /** `operations` as sent (deprecated; maps to execution-mode). */
+  operations?: boolean;
+}
+
+export function checkName(name: string): Failure | null {
+  if (name.length === 0 || name.length > LIMITS.workspaceNameMax || !WORKSPACE_NAME.test(name)) {
+    return fail(
+      "invalid_attribute",
+      `Name is invalid: it may contain only letters, numbers, dashes (-) and underscores (_), at most ${LIMITS.workspaceNameMax} characters`,
+      `${A}/name`,
+    );
+  }
+  return null;
+}
+
+/** Picks one value from alias pairs (spec name and the real clients' name); different values → 422. */
+function alias<T>(values: Array<[string, T | undefined]>): { value?: T; failure?: Failure } {
+  const given = values.filter(([, v]) => v !== undefined) as Array<[string, T]>;
+  if (given.length === 0) return {};
+  const [first, ...rest] = given;
+  for (const [member, v] of rest) {
+    if (JSON.stringify(v) !== JSON.stringify(first[1])) {
+      return { failure: fail("invalid_attribute", `${first[0]} and ${member} were both given with different values`, `${A}/${member}`) };
+    }
+  }
+  return { value: first[1] };
+}
+
+/** Maps request attributes to settings, checking every rule that needs only the request. */
+export function normaliseAttributes(attrs: WorkspaceAttributesInput, editionHosted: boolean): NormalisedAttributes | Failure {
+  const out: NormalisedAttributes = { settings: {} };
+  const s = out.settings;
+  if (attrs.name !== undefined) {
+    const f = checkName(attrs.name);
+    if (f) return f;
+    out.name = attrs.name;
+  }
+  const version = alias<string>([
+    ["engine-version", attrs["engine-version"]],
+    ["engine_version", attrs.engine_version],
+    ["terraform-version", attrs["terraform-version"]],
+    ["terraform_version", attrs.terraform_version],
+  ]);
+  if (version.failure) return version.failure;
+  if (version.value !== undefined) {
+    if (!ENGINE_VERSION.test(version.value)) {
+      return fail("invalid_attribute", `Engine version "${version.value}" is not a valid version or version constraint`, `${A}/engine-version`);
+    }
+    s["engine-version"] = version.value.trim();
+  }
+  if (attrs["execution-mode"] !== undefined && attrs.operations !== undefined) {
+    return fail("invalid_attribute", "operations is deprecated and cannot be specified when execution mode is used", `${A}/operations`);
+  }
+  const booleans = [
+    "allow-destroy-plan", "auto-apply", "auto-apply-run-trigger", "inherits-project-auto-destroy",
+    "file-triggers-enabled", "global-remote-state", "project-remote-state", "queue-all-runs",
+    "speculative-enabled", "structured-run-output-enabled",
+  ] as const;
+  for (const k of booleans) if (attrs[k] !== undefined) s[k] = attrs[k];
+  // The self-hosted edition ignores assessments-enabled (go-tfe always sends false).
+  if (editionHosted && attrs["assessments-enabled"] !== undefined) s["assessments-enabled"] = attrs["assessments-enabled"];
+  if (attrs["global-remote-state"] === true && attrs["project-remote-state"] === true) {
+    return fail("invalid_attribute", "Project remote state cannot be enabled when global remote state sharing is enabled", `${A}/project-remote-state`);
+  }
+  for (const k of ["description", "source-name", "source-url", "working-directory"] as const) {
+    if (attrs[k] !== undefined) s[k] = attrs[k];
+  }
+  if (attrs["auto-destroy-at"] !== undefined) {
+    s["auto-destroy-at"] = attrs["auto-destroy-at"] === null ? null : new Date(attrs["auto-destroy-at"]).toISOString();
+  }
+  const duration = attrs["auto-destroy-activity-duration"];
+  if (duration !== undefined) {
+    if (duration !== null && (!AUTO_DESTROY_DURATION.test(duration) || parseInt(duration, 10) <= 0)) {
+      return fail(
+        "invalid_attribute",
+        "Auto destroy activity duration has an incorrect format, we expect up to 4 numeric digits and 1 unit ('d' or 'h')",
+        `${A}/auto-destroy-activity-duration`,
+      );
+    }
+    s["auto-destroy-activity-duration"] = duration;
+  }
+  for (const k of ["trigger-patterns", "trigger-prefixes"] as const) if (attrs[k] !== undefined) s[k] = attrs[k];
+  if (attrs["execution-mode"] !== undefined) s["execution-mode"] = attrs["execution-mode"];
+  if (attrs.operations !== undefined) {
+    out.operations = attrs.operations;
+    s["execution-mode"] = attrs.operations ? "remote" : "local";
+  }
+  if (attrs["agent-pool-id"] !== undefined) {
+    if (attrs.operations === true && attrs["agent-pool-id"] !== null) {
+      return fail("invalid_attribute", "Agent pool must not be specified unless using 'agent' execution mode", `${A}/agent-pool-id`);
+    }
+    s["agent-pool-id"] = attrs["agent-pool-id"];
+  }
+  if (attrs["setting-overwrites"] !== undefined) {
+    out.overwrites = attrs["setting-overwrites"];
+    if (attrs["setting-overwrites"]["execution-mode"] === true && s["execution-mode"] === undefined) {
+      return fail("invalid_attribute", "execution-mode must be sent when setting-overwrites execution-mode is true", `${A}/execution-mode`);
+    }
+  }
+  if (attrs["vcs-repo"] !== undefined) {
+    if (attrs["vcs-repo"] === null) out.vcsRepo = null;
+    else {
+      const v = attrs["vcs-repo"];
+      const app = alias<string>([
+        ["vcs-app-installation-id", v["vcs-app-installation-id"]],
+        ["github-app-installation-id", v["github-app-installation-id"]],
+      ]);
+      if (app.failure) return { ...app.failure, pointer: `${A}/vcs-repo/github-app-installation-id` };
+      const repo: Partial<VcsRepo> = {};
+      if (v.identifier !== undefined) repo.identifier = v.identifier;
+      if (v["oauth-token-id"] !== undefined) repo["oauth-token-id"] = v["oauth-token-id"];
+      if (app.value !== undefined) repo["vcs-app-installation-id"] = app.value;
+      if (v.branch !== undefined) repo.branch = v.branch;
+      if (v["ingress-submodules"] !== undefined) repo["ingress-submodules"] = v["ingress-submodules"];
+      if (v["tags-regex"] !== undefined) repo["tags-regex"] = v["tags-regex"];
+      if (repo["oauth-token-id"] && repo["vcs-app-installation-id"]) {
+        return fail("invalid_attribute", "oauth-token-id and vcs-app-installation-id cannot both be given", `${A}/vcs-repo/oauth-token-id`);
+      }
+      if (repo["tags-regex"]) {
+        try {
+          new RegExp(repo["tags-regex"]);
+        } catch {
+          return fail("invalid_attribute", "tags-regex is not a valid regular expression", `${A}/vcs-repo/tags-regex`);
+        }
+      }
+      out.vcsRepo = repo;
+    }
+  }
+  return out;
+}
+
+/** Applies a vcs-repo patch: null removes, an object modifies only its keys (spec §2.1). */
+export function mergeVcsRepo(current: VcsRepo | null, patch: Partial<VcsRepo> | null | undefined): VcsRepo | null | Failure {
+  if (patch === undefined) return current;
+  if (patch === null) return null;
+  const merged: VcsRepo = {
+    identifier: "",
+    "oauth-token-id": null,
+    "vcs-app-installation-id": null,
+    branch: "",
+    "ingress-submodules": false,
+    "tags-regex": null,
+    ...(current ?? {}),
+    ...patch,
+  };
+  // Switching credentials: giving one of the two ids replaces the other.
+  if (patch["oauth-token-id"]) merged["vcs-app-installation-id"] = null;
+  if (patch["vcs-app-installation-id"]) merged["oauth-token-id"] = null;
+  if (!merged.identifier) {
+    return fail("invalid_attribute", "vcs-repo identifier is required when adding a VCS repository", `${A}/vcs-repo/identifier`);
+  }
+  if (!merged["oauth-token-id"] && !merged["vcs-app-installation-id"]) {
+    return fail("invalid_attribute", "vcs-repo oauth-token-id is required when adding a VCS repository", `${A}/vcs-repo/oauth-token-id`);
+  }
+  return merged;
+}
+
+export interface Defaults {
+  executionMode: ExecutionMode;
+  agentPoolId: string | null;
+}
+
+/** Effective execution mode and agent pool: the workspace's own, else the project's or organisation's. */
+export function effectiveExecution(s: WorkspaceSettings, d: Defaults): { mode: ExecutionMode; agentPoolId: string | null } {
+  if (s["execution-mode"] === null) return { mode: d.executionMode, agentPoolId: d.executionMode === "agent" ? d.agentPoolId : null };
+  return { mode: s["execution-mode"], agentPoolId: s["execution-mode"] === "agent" ? s["agent-pool-id"] : null };
+}
+
+/** Cross-field rules on the merged settings. */
+export function checkSettings(s: WorkspaceSettings): Failure | null {
+  const mode = s["execution-mode"];
+  if (mode === "agent" && !s["agent-pool-id"]) {
+    return fail("invalid_attribute", "Agent pool must be specified when using 'agent' execution mode", `${A}/agent-pool-id`);
+  }
+  if (mode !== "agent" && mode !== null && s["agent-pool-id"]) {
+    return fail("invalid_attribute", "Agent pool must not be specified unless using 'agent' execution mode", `${A}/agent-pool-id`);
+  }
+  if (s["global-remote-state"] && s["project-remote-state"]) {
+    return fail("invalid_attribute", "Project remote state cannot be enabled when global remote state sharing is enabled", `${A}/project-remote-state`);
+  }
+  return null;
+}
+
+/** Applies normalised attributes to settings (create: onto defaults; update: onto current). */
+export function applySettings(current: WorkspaceSettings, n: NormalisedAttributes): WorkspaceSettings | Failure {
+  const next: WorkspaceSettings = { ...current, ...n.settings };
+  // Literal execution-mode / agent-pool-id set the overwrite; overwrites false clear back to inherit.
+  if (n.overwrites?.["execution-mode"] === false && n.settings["execution-mode"] === undefined) {
+    next["execution-mode"] = null;
+    next["agent-pool-id"] = null;
+  }
+  if (n.overwrites?.["agent-pool"] === false && n.settings["agent-pool-id"] === undefined && next["execution-mode"] === null) {
+    next["agent-pool-id"] = null;
+  }
+  if (n.settings["execution-mode"] !== undefined && n.settings["execution-mode"] !== "agent" && n.settings["agent-pool-id"] === undefined) {
+    next["agent-pool-id"] = null; // leaving agent mode drops the pool
+  }
+  // Enabling one remote-state sharing mode on update turns the other off only if it was not sent.
+  if (n.settings["global-remote-state"] === true && n.settings["project-remote-state"] === undefined) next["project-remote-state"] = false;
+  if (n.settings["project-remote-state"] === true && n.settings["global-remote-state"] === undefined && current["global-remote-state"]) {
+    return fail("invalid_attribute", "Project remote state cannot be enabled when global remote state sharing is enabled", `${A}/project-remote-state`);
+  }
+  const vcs = mergeVcsRepo(current["vcs-repo"], n.vcsRepo);
+  if (vcs && "ok" in vcs) return vcs;
+  next["vcs-repo"] = vcs as VcsRepo | null;
+  return checkSettings(next) ?? next;
+}
+
+export function defaultSettings(latestEngineVersion: string): WorkspaceSettings {
+  return {
+    "allow-destroy-plan": true,
+    "assessments-enabled": false,
+    "auto-apply": false,
+    "auto-apply-run-trigger": false,
+    "auto-destroy-at": null,
+    "auto-destroy-activity-duration": null,
+    "inherits-project-auto-destroy": true,
+    description: null,
+    "execution-mode": null,
+    "agent-pool-id": null,
+    "file-triggers-enabled": true,
+    "global-remote-state": false,
+    "project-remote-state": false,
+    "queue-all-runs": false,
+    "source-name": null,
+    "source-url": null,
+    "speculative-enabled": true,
+    "structured-run-output-enabled": true,
+    "engine-version": latestEngineVersion,
+    "trigger-patterns": [],
+    "trigger-prefixes": [],
+    "working-directory": null,
+    "vcs-repo": null,
+  };
+}
+
+export function isFailure(x: unknown): x is Failure {
+  return typeof x === "object" && x !== null && (x as { ok?: unknown }).ok === false;
+}

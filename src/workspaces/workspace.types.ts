@@ -1,0 +1,128 @@
+import type { NormalisedAttributes } from "./workspace.rules";
+
+/**
+ * Types shared across the Durable Object boundary (both sides import them with `import type`).
+ * A workspace record is the DO's truth and, as `doc`, the D1 index row's copy.
+ */
+
+export type ExecutionMode = "remote" | "local" | "agent";
+
+export interface VcsRepo {
+  identifier: string;
+  "oauth-token-id": string | null;
+  "vcs-app-installation-id": string | null;
+  branch: string;
+  "ingress-submodules": boolean;
+  "tags-regex": string | null;
+}
+
+/** Writable settings, keyed by their (spec) wire names. */
+export interface WorkspaceSettings {
+  "allow-destroy-plan": boolean;
+  "assessments-enabled": boolean;
+  "auto-apply": boolean;
+  "auto-apply-run-trigger": boolean;
+  "auto-destroy-at": string | null;
+  "auto-destroy-activity-duration": string | null;
+  "inherits-project-auto-destroy": boolean;
+  description: string | null;
+  /** null while inheriting the project's / organisation's default (setting-overwrites false). */
+  "execution-mode": ExecutionMode | null;
+  /** null while inheriting, or when the mode is not `agent`. */
+  "agent-pool-id": string | null;
+  "file-triggers-enabled": boolean;
+  "global-remote-state": boolean;
+  "project-remote-state": boolean;
+  "queue-all-runs": boolean;
+  "source-name": string | null;
+  "source-url": string | null;
+  "speculative-enabled": boolean;
+  "structured-run-output-enabled": boolean;
+  "engine-version": string;
+  "trigger-patterns": string[];
+  "trigger-prefixes": string[];
+  "working-directory": string | null;
+  "vcs-repo": VcsRepo | null;
+}
+
+export interface LockHolder {
+  type: "users" | "teams" | "runs";
+  id: string;
+}
+
+export interface LockState {
+  locked: boolean;
+  reason: string | null;
+  holder: LockHolder | null;
+  lockedAt: string | null;
+}
+
+/** One tag: a flat tag is a key with a null value; a tag binding has a value (possibly ""). */
+export interface TagEntry {
+  key: string;
+  value: string | null;
+  /** `tb-…` id of the binding view of this tag. */
+  id: string;
+  /** Organisation tag id (`tag-…`) for flat tags. */
+  tagId: string | null;
+  createdAt: string;
+}
+
+export interface DataRetentionPolicy {
+  id: string;
+  type: "data-retention-policy-delete-olders" | "data-retention-policy-dont-deletes";
+  deleteOlderThanNDays: number | null;
+}
+
+export interface WorkspaceRecord {
+  id: string;
+  organization: string;
+  /** external id of the organisation the workspace was created in (a re-created org differs). */
+  organizationId: string;
+  projectId: string;
+  name: string;
+  createdAt: string;
+  updatedAt: string;
+  latestChangeAt: string;
+  version: number;
+  settings: WorkspaceSettings;
+  lock: LockState;
+  sshKeyId: string | null;
+  tags: TagEntry[];
+  remoteStateConsumers: string[];
+  dataRetentionPolicy: DataRetentionPolicy | null;
+  resourceCount: number;
+  currentStateVersionId: string | null;
+  currentRun: { id: string; status: string; createdAt: string } | null;
+  source: string;
+}
+
+export interface CreateInput {
+  id: string;
+  organization: string;
+  organizationId: string;
+  projectId: string;
+  name: string;
+  settings: WorkspaceSettings;
+  tags: TagEntry[];
+  now: string;
+  faults?: Faults;
+}
+
+/** A patch already validated against the request; the DO checks rules that need current state. */
+export interface UpdateInput {
+  name?: string;
+  /** When the Worker claimed the new name (epoch ms), for lease checks. */
+  nameClaimedAt?: number;
+  projectId?: string;
+  attributes: NormalisedAttributes;
+  /** Replaces every key-value tag binding (flat tags stay). */
+  tagBindings?: TagEntry[];
+  now: string;
+  faults?: Faults;
+}
+
+/** Test-only fault injection (honoured only when FAULT_INJECTION=1). */
+export interface Faults {
+  failIndexWrites?: number;
+}

@@ -1,0 +1,124 @@
+/** D1 statements for the workspace index. The DO writes through `indexWrite`; the Worker reads. */
+import type { WorkspaceRecord } from "./workspace.types";
+
+/** Statements that make D1's index row equal to this record (version-guarded, idempotent). */
+export function indexUpsertStatements(db: D1Database, r: WorkspaceRecord): D1PreparedStatement[] {
+  const doc = JSON.stringify(r);
+  const tags = JSON.stringify(r.tags.map((t) => ({ key: t.key, value: t.value })));
+  // The row is written only while the organisation it was created in still exists.
+  const sameVersion = "(SELECT version FROM workspaces WHERE id = ?) = ?";
+  return [
+    db
+      .prepare(
+        `INSERT INTO workspaces (id, organization_name, name, project_id, version, created_at, updated_at,
+           latest_change_at, current_run_status, current_run_created_at, ssh_key_id, agent_pool_id, locked, doc)
+         SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+         WHERE EXISTS (SELECT 1 FROM organizations WHERE name = ? AND external_id = ?)
+         ON CONFLICT(id) DO UPDATE SET organization_name = excluded.organization_name, name = excluded.name,
+           project_id = excluded.project_id, version = excluded.version, updated_at = excluded.updated_at,
+           latest_change_at = excluded.latest_change_at, current_run_status = excluded.current_run_status,
+           current_run_created_at = excluded.current_run_created_at, ssh_key_id = excluded.ssh_key_id,
+           agent_pool_id = excluded.agent_pool_id, locked = excluded.locked, doc = excluded.doc
+         WHERE excluded.version > workspaces.version`,
+      )
+      .bind(
+        r.id, r.organization, r.name, r.projectId, r.version, r.createdAt, r.updatedAt, r.latestChangeAt,
+        r.currentRun?.status ?? null, r.currentRun?.createdAt ?? null, r.sshKeyId, r.settings["agent-pool-id"],
+        r.lock.locked ? 1 : 0, doc, r.organization, r.organizationId,
+      ),
+    db.prepare(`DELETE FROM workspace_tags WHERE workspace_id = ? AND ${sameVersion}`).bind(r.id, r.id, r.version),
+    db
+      .prepare(
+        `INSERT INTO workspace_tags (workspace_id, organization_name, key, value, position)
+         SELECT ?, ?, json_extract(j.value, '$.key'), json_extract(j.value, '$.value'), j.key
+         FROM json_each(?) j WHERE ${sameVersion}`,
+      )
+      .bind(r.id, r.organization, tags, r.id, r.version),
+    // The name lease becomes permanent; names the workspace no longer has are released.
+    db
+      .prepare(
+        `UPDATE workspace_names SET committed = 1 WHERE organization_name = ? AND name = ? AND workspace_id = ? AND ${sameVersion}`,
+      )
+      .bind(r.organization, r.name, r.id, r.id, r.version),
+    db
+      .prepare(`DELETE FROM workspace_names WHERE workspace_id = ? AND name <> ? AND ${sameVersion}`)
+      .bind(r.id, r.name, r.id, r.version),
+    // Organisation tags that no workspace carries any more disappear (derived, so retries are harmless).
+    db
+      .prepare(
+        `DELETE FROM tags WHERE organization_name = ? AND NOT EXISTS (
+           SELECT 1 FROM workspace_tags wt WHERE wt.organization_name = tags.organization_name AND wt.key = tags.name)
+           AND created_at < ?`,
+      )
+      .bind(r.organization, new Date(Date.now() - 60_000).toISOString()),
+  ];
+}
+
+/** Statements that remove a deleted workspace from the index and free its name. */
+export function indexDeleteStatements(db: D1Database, r: WorkspaceRecord): D1PreparedStatement[] {
+  return [
+    db.prepare("DELETE FROM workspaces WHERE id = ?").bind(r.id),
+    db.prepare("DELETE FROM workspace_tags WHERE workspace_id = ?").bind(r.id),
+    db.prepare("DELETE FROM workspace_names WHERE workspace_id = ?").bind(r.id),
+    db.prepare("DELETE FROM team_workspaces WHERE workspace_id = ?").bind(r.id),
+    db
+      .prepare(
+        `DELETE FROM tags WHERE organization_name = ? AND NOT EXISTS (
+           SELECT 1 FROM workspace_tags wt WHERE wt.organization_name = tags.organization_name AND wt.key = tags.name)
+           AND created_at < ?`,
+      )
+      .bind(r.organization, new Date(Date.now() - 60_000).toISOString()),
+  ];
+}
+
+export interface IndexRow {
+  id: string;
+  organization_name: string;
+  name: string;
+  project_id: string;
+  version: number;
+  doc: string;
+}
+
+export function parseDoc(row: { doc: string }): WorkspaceRecord {
+  return JSON.parse(row.doc) as WorkspaceRecord;
+}
+
+/** Name lookup (case-insensitive, as uniqueness is). */
+export function selectByName(db: D1Database | D1DatabaseSession, organization: string, name: string): D1PreparedStatement {
+  return db.prepare("SELECT id, version, doc FROM workspaces WHERE organization_name = ? AND name = ?").bind(organization, name);
+}
+
+/** How long a name claim may stay uncommitted before another request may reclaim it. */
+export const NAME_LEASE_MS = 30_000;
+
+export type ClaimOutcome =
+  | { claimed: true }
+  | { claimed: false; holder: string; committed: boolean; claimedAt: number };
+
+/** Claims (org, name) for a workspace id. Case-insensitive, decided by D1's primary key. */
+export async function claimName(db: D1Database, organization: string, name: string, workspaceId: string, now: number): Promise<ClaimOutcome> {
+  const res = await db
+    .prepare(
+      `INSERT INTO workspace_names (organization_name, name, workspace_id, claimed_at, committed) VALUES (?, ?, ?, ?, 0)
+       ON CONFLICT(organization_name, name) DO NOTHING`,
+    )
+    .bind(organization, name, workspaceId, now)
+    .run();
+  if (res.meta.changes === 1) return { claimed: true };
+  const row = await db
+    .prepare("SELECT workspace_id, committed, claimed_at FROM workspace_names WHERE organization_name = ? AND name = ?")
+    .bind(organization, name)
+    .first<{ workspace_id: string; committed: number; claimed_at: number }>();
+  if (!row) return claimName(db, organization, name, workspaceId, now); // released meanwhile
+  if (row.workspace_id === workspaceId) return { claimed: true };
+  return { claimed: false, holder: row.workspace_id, committed: row.committed === 1, claimedAt: row.claimed_at };
+}
+
+/** Drops an uncommitted claim (the DO refused the create or rename, or its holder released it). */
+export async function releaseClaim(db: D1Database, organization: string, name: string, workspaceId: string): Promise<void> {
+  await db
+    .prepare("DELETE FROM workspace_names WHERE organization_name = ? AND name = ? AND workspace_id = ? AND committed = 0")
+    .bind(organization, name, workspaceId)
+    .run();
+}

@@ -1,0 +1,137 @@
+import type { Edition } from "../env";
+import type { PermissionFlags } from "../auth/permissions";
+import type { Resource } from "../jsonapi/document";
+import { effectiveExecution, type Defaults } from "./workspace.rules";
+import type { WorkspaceRecord } from "./workspace.types";
+
+export interface SerializeContext {
+  flags: PermissionFlags;
+  /** Execution defaults of the workspace's project, else its organisation. */
+  defaults: Defaults;
+  edition: Edition;
+  /** Whether the SSH key the record points at still exists (deleted keys are unassigned at read time). */
+  sshKeyExists?: boolean;
+}
+
+const API = "/api/v2";
+
+function vcsRepoView(r: WorkspaceRecord) {
+  const v = r.settings["vcs-repo"];
+  if (!v) return null;
+  return {
+    branch: v.branch,
+    "display-identifier": v.identifier,
+    identifier: v.identifier,
+    "ingress-submodules": v["ingress-submodules"],
+    "oauth-token-id": v["oauth-token-id"],
+    "vcs-app-installation-id": v["vcs-app-installation-id"],
+    "github-app-installation-id": v["vcs-app-installation-id"],
+    "repository-http-url": `https://github.com/${v.identifier}`,
+    "service-provider": "github",
+    "tags-regex": v["tags-regex"],
+    "webhook-url": null,
+  };
+}
+
+/** The complete workspace resource (spec §2.1): every attribute and relationship, every time. */
+export function serializeWorkspace(r: WorkspaceRecord, ctx: SerializeContext): Resource {
+  const s = r.settings;
+  const exec = effectiveExecution(s, ctx.defaults);
+  const self = `${API}/workspaces/${r.id}`;
+  const sshKeyId = r.sshKeyId && ctx.sshKeyExists !== false ? r.sshKeyId : null;
+  const attributes: Record<string, unknown> = {
+    actions: { "is-destroyable": true },
+    "allow-destroy-plan": s["allow-destroy-plan"],
+    "auto-apply": s["auto-apply"],
+    "auto-apply-run-trigger": s["auto-apply-run-trigger"],
+    "auto-destroy-at": s["auto-destroy-at"],
+    "auto-destroy-status": null,
+    "auto-destroy-activity-duration": s["auto-destroy-activity-duration"],
+    "inherits-project-auto-destroy": s["inherits-project-auto-destroy"],
+    "can-queue-destroy-plan": s["allow-destroy-plan"],
+    "created-at": r.createdAt,
+    description: s.description,
+    environment: "default",
+    "execution-mode": exec.mode,
+    "file-triggers-enabled": s["file-triggers-enabled"],
+    "global-remote-state": s["global-remote-state"],
+    "latest-change-at": r.latestChangeAt,
+    "last-assessment-result-at": null,
+    locked: r.lock.locked,
+    "locked-reason": r.lock.locked ? (r.lock.reason ?? "") : null,
+    name: r.name,
+    "oauth-client-name": s["vcs-repo"] ? "GitHub" : null,
+    operations: exec.mode !== "local",
+    permissions: ctx.flags,
+    "apply-duration-average": null,
+    "plan-duration-average": null,
+    "policy-check-failures": null,
+    "queue-all-runs": s["queue-all-runs"],
+    "resource-count": r.resourceCount,
+    "run-failures": null,
+    source: r.source,
+    "source-name": s["source-name"],
+    "source-url": s["source-url"],
+    "speculative-enabled": s["speculative-enabled"],
+    "structured-run-output-enabled": s["structured-run-output-enabled"],
+    // One tag set: flat tags are keys without a value; tag-names lists every key, in insertion order.
+    "tag-names": r.tags.map((t) => t.key),
+    "engine-version": s["engine-version"],
+    "terraform-version": s["engine-version"],
+    "trigger-prefixes": s["trigger-prefixes"],
+    "trigger-patterns": s["trigger-patterns"],
+    "updated-at": r.updatedAt,
+    "vcs-repo": vcsRepoView(r),
+    "vcs-repo-identifier": s["vcs-repo"]?.identifier ?? null,
+    "working-directory": s["working-directory"],
+    "workspace-kpis-runs-count": null,
+    "setting-overwrites": {
+      "execution-mode": s["execution-mode"] !== null,
+      "agent-pool": s["execution-mode"] !== null,
+    },
+  };
+  if (ctx.edition === "hosted") attributes["assessments-enabled"] = s["assessments-enabled"];
+  else attributes["project-remote-state"] = s["project-remote-state"];
+
+  const relationships: Record<string, unknown> = {
+    "agent-pool": { data: exec.agentPoolId ? { id: exec.agentPoolId, type: "agent-pools" } : null },
+    "current-configuration-version": { data: null },
+    "current-run": { data: r.currentRun ? { id: r.currentRun.id, type: "runs" } : null },
+    "latest-run": { data: r.currentRun ? { id: r.currentRun.id, type: "runs" } : null },
+    "current-state-version": {
+      data: r.currentStateVersionId ? { id: r.currentStateVersionId, type: "state-versions" } : null,
+      links: { related: `${self}/current-state-version` },
+    },
+    "current-assessment-result": { data: null },
+    "effective-tag-bindings": { links: { related: `${self}/effective-tag-bindings` } },
+    "tag-bindings": { links: { related: `${self}/tag-bindings` } },
+    organization: { data: { id: r.organization, type: "organizations" } },
+    outputs: { data: [], links: { related: `${self}/current-state-version-outputs` } },
+    project: { data: { id: r.projectId, type: "projects" } },
+    readme: { data: null },
+    "remote-state-consumers": { links: { related: `${self}/relationships/remote-state-consumers` } },
+    "ssh-key": sshKeyId
+      ? { data: { id: sshKeyId, type: "ssh-keys" }, links: { related: `${API}/ssh-keys/${sshKeyId}` } }
+      : { data: null },
+    "locked-by":
+      r.lock.locked && r.lock.holder
+        ? { data: { id: r.lock.holder.id, type: r.lock.holder.type }, links: { related: `${API}/${r.lock.holder.type}/${r.lock.holder.id}` } }
+        : { data: null },
+    vars: { data: [] },
+  };
+  if (ctx.edition === "self-hosted") {
+    relationships["data-retention-policy"] = {
+      data: r.dataRetentionPolicy ? { id: r.dataRetentionPolicy.id, type: r.dataRetentionPolicy.type } : null,
+    };
+  }
+  return {
+    id: r.id,
+    type: "workspaces",
+    attributes,
+    relationships,
+    links: {
+      self: `${API}/organizations/${r.organization}/workspaces/${r.name}`,
+      "self-html": `/app/${r.organization}/workspaces/${r.name}`,
+    },
+  };
+}

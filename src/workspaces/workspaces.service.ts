@@ -1,0 +1,107 @@
+/** Worker-side workspace operations shared by the routes: resolve, authorise, serialise. */
+import type { Context } from "hono";
+import { loadAccessBatch, flagsFor, workspaceCapabilities, type OrgAccess, type Grant, type ProjectDefaultsRow } from "../auth/access";
+import { canRead } from "../auth/permissions";
+import type { Capabilities } from "../auth/permissions";
+import { primary } from "../db";
+import { edition, type AppEnv, type Bindings } from "../env";
+import { ApiError, unwrap } from "../errors";
+import type { Resource } from "../jsonapi/document";
+import type { Defaults } from "./workspace.rules";
+import type { WorkspaceRecord, Faults } from "./workspace.types";
+import { parseDoc, selectByName } from "./workspaces.index";
+import { serializeWorkspace } from "./workspaces.serialize";
+
+export function workspaceStub(env: Bindings, id: string) {
+  return env.WORKSPACES.getByName(id);
+}
+
+/** Test-only fault injection, honoured only when FAULT_INJECTION=1. */
+export function faultsOf(c: Context<AppEnv>): Faults | undefined {
+  if (c.env.FAULT_INJECTION !== "1") return undefined;
+  const n = Number(c.req.header("X-Fault-Fail-Index-Writes") ?? "0");
+  return n > 0 ? { failIndexWrites: Math.min(n, 100) } : undefined;
+}
+
+/** Authorisation and serialisation context for workspaces of one organisation. */
+export interface WorkspaceScope {
+  access: OrgAccess;
+  grants: { workspaces: Grant[]; projects: Grant[] };
+  projects: Map<string, ProjectDefaultsRow>;
+  capsOf(r: WorkspaceRecord): Capabilities;
+  serialize(r: WorkspaceRecord): Resource;
+}
+
+export function defaultsFor(access: OrgAccess, project: ProjectDefaultsRow | undefined): Defaults {
+  if (project?.default_execution_mode) {
+    return {
+      executionMode: project.default_execution_mode as Defaults["executionMode"],
+      agentPoolId: project.default_agent_pool_id,
+    };
+  }
+  return { executionMode: access.organization.defaultExecutionMode, agentPoolId: access.organization.defaultAgentPoolId };
+}
+
+/** Loads the caller's access for these workspaces (one D1 batch); null when the org is not visible. */
+export async function loadScope(
+  c: Context<AppEnv>,
+  organization: string,
+  records: WorkspaceRecord[],
+  extraProjectIds: string[] = [],
+): Promise<WorkspaceScope | null> {
+  const db = primary(c);
+  const projectIds = [...new Set([...records.map((r) => r.projectId), ...extraProjectIds])];
+  const loaded = await loadAccessBatch(db, c.get("principal"), organization, records.map((r) => r.id), projectIds);
+  if (!loaded) return null;
+  const { access, grants, projects } = loaded;
+  const ed = edition(c.env);
+  const capsOf = (r: WorkspaceRecord) => workspaceCapabilities(access, r, grants);
+  return {
+    access,
+    grants,
+    projects,
+    capsOf,
+    serialize: (r) =>
+      serializeWorkspace(r, { flags: flagsFor(access, capsOf(r)), defaults: defaultsFor(access, projects.get(r.projectId)), edition: ed }),
+  };
+}
+
+/** A workspace the caller can read, from its Durable Object (show by ID reads the DO). */
+export async function readById(c: Context<AppEnv>, id: string): Promise<{ record: WorkspaceRecord; scope: WorkspaceScope; caps: Capabilities }> {
+  const res = await workspaceStub(c.env, id).get();
+  if (!res.ok) throw ApiError.of("not_found");
+  return authorise(c, res.workspace);
+}
+
+export async function authorise(
+  c: Context<AppEnv>,
+  record: WorkspaceRecord,
+): Promise<{ record: WorkspaceRecord; scope: WorkspaceScope; caps: Capabilities }> {
+  const scope = await loadScope(c, record.organization, [record]);
+  // A workspace of a deleted (or re-created) organisation no longer exists.
+  if (!scope || scope.access.organization.externalId !== record.organizationId) throw ApiError.of("not_found");
+  const caps = scope.capsOf(record);
+  if (!canRead(caps)) throw ApiError.of("not_found");
+  return { record, scope, caps };
+}
+
+/** Name → id through the D1 index (case-insensitive). */
+export async function idByName(c: Context<AppEnv>, organization: string, name: string): Promise<string> {
+  const row = await selectByName(primary(c), organization, name).first<{ id: string }>();
+  if (!row) throw ApiError.of("not_found");
+  return row.id;
+}
+
+/** A workspace the caller can read, by organisation and name (from the D1 index copy). */
+export async function readByName(c: Context<AppEnv>, organization: string, name: string) {
+  const row = await selectByName(primary(c), organization, name).first<{ id: string; doc: string }>();
+  if (!row) throw ApiError.of("not_found");
+  return authorise(c, parseDoc(row));
+}
+
+/** Requires a capability; a reader without it gets 404 as from the real service. */
+export function requireCap(ok: boolean): void {
+  if (!ok) throw ApiError.of("not_found");
+}
+
+export { unwrap };
