@@ -1,0 +1,102 @@
+// The consistency rule: the DO commits with an outbox entry; the D1 index follows (alarm retries);
+// name leases decided by D1 never leak and never let two workspaces share a name.
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { api, createOrg, createWorkspace, uniqueName } from "./helpers";
+
+const indexRow = (id: string) => env.DB.prepare("SELECT name, version, doc FROM workspaces WHERE id = ?").bind(id).first<{ name: string; version: number; doc: string }>();
+
+describe("index consistency", () => {
+  it("a rename whose index write fails is acknowledged and repaired by the alarm", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const next = uniqueName("renamed");
+    const res = await api("PATCH", `/workspaces/${ws.id}`, {
+      body: { data: { type: "workspaces", attributes: { name: next } } },
+      headers: { "X-Fault-Fail-Index-Writes": "1" },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.data.attributes.name).toBe(next);
+    // The DO is the truth: show by id already has it; the index lags until the retry.
+    expect((await api("GET", `/workspaces/${ws.id}`)).body.data.attributes.name).toBe(next);
+    expect((await indexRow(ws.id))?.name).toBe(ws.attributes.name);
+    // The new name is leased to this workspace meanwhile: nobody else can take it.
+    const clash = await api("POST", `/organizations/${org}/workspaces`, { body: { data: { type: "workspaces", attributes: { name: next } } } });
+    expect(clash.status).toBe(422);
+    expect(await runDurableObjectAlarm(env.WORKSPACES.getByName(ws.id))).toBe(true);
+    const row = await indexRow(ws.id);
+    expect(row?.name).toBe(next);
+    expect(JSON.parse(row!.doc)).toEqual(JSON.parse(JSON.stringify((await env.WORKSPACES.getByName(ws.id).get() as { workspace: unknown }).workspace)));
+    expect((await api("GET", `/organizations/${org}/workspaces/${next}`)).body.data).toEqual(res.body.data);
+    // The old name was released by the repaired write.
+    expect((await api("POST", `/organizations/${org}/workspaces`, { body: { data: { type: "workspaces", attributes: { name: ws.attributes.name } } } })).status).toBe(201);
+  });
+
+  it("a delete whose index write fails disappears from the index after the alarm, and the id stays gone", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const del = await api("DELETE", `/workspaces/${ws.id}`, { headers: { "X-Fault-Fail-Index-Writes": "1" } });
+    expect(del.status).toBe(204);
+    expect((await api("GET", `/workspaces/${ws.id}`)).status).toBe(404);
+    expect(await indexRow(ws.id)).not.toBeNull();
+    expect(await runDurableObjectAlarm(env.WORKSPACES.getByName(ws.id))).toBe(true);
+    expect(await indexRow(ws.id)).toBeNull();
+    expect((await api("GET", `/organizations/${org}/workspaces/${ws.attributes.name}`)).status).toBe(404);
+    expect((await api("PATCH", `/workspaces/${ws.id}`, { body: { data: { type: "workspaces", attributes: { description: "x" } } } })).status).toBe(404);
+  });
+
+  it("a name claim whose workspace never committed is reclaimed after its lease, and the dead create can never land", async () => {
+    const org = await createOrg();
+    const name = uniqueName("leased");
+    const ghost = "ws-GhostGhostGhost01";
+    await env.DB.prepare("INSERT INTO workspace_names (organization_name, name, workspace_id, claimed_at, committed) VALUES (?, ?, ?, ?, 0)")
+      .bind(org, name, ghost, Date.now() - 5 * 60_000)
+      .run();
+    const res = await api("POST", `/organizations/${org}/workspaces`, { body: { data: { type: "workspaces", attributes: { name } } } });
+    expect(res.status).toBe(201);
+    // The Worker that died between claim and commit could still call the DO: it must refuse.
+    const late = await env.WORKSPACES.getByName(ghost).create({
+      id: ghost, organization: org, organizationId: "x", projectId: "prj-x", name, settings: res.body.data.attributes, tags: [], now: new Date().toISOString(),
+    } as never);
+    expect(late.ok).toBe(false);
+  });
+
+  it("a fresh claim (lease not expired) is respected", async () => {
+    const org = await createOrg();
+    const name = uniqueName("fresh");
+    await env.DB.prepare("INSERT INTO workspace_names (organization_name, name, workspace_id, claimed_at, committed) VALUES (?, ?, ?, ?, 0)")
+      .bind(org, name, "ws-InFlightInFlight1", Date.now())
+      .run();
+    const res = await api("POST", `/organizations/${org}/workspaces`, { body: { data: { type: "workspaces", attributes: { name } } } });
+    expect(res.status).toBe(422);
+  });
+
+  it("a stale rename claim held by a live workspace under another name is released to the next claimant", async () => {
+    const org = await createOrg();
+    const holder = await createWorkspace(org);
+    const name = uniqueName("stale-rename");
+    await env.DB.prepare("INSERT INTO workspace_names (organization_name, name, workspace_id, claimed_at, committed) VALUES (?, ?, ?, ?, 0)")
+      .bind(org, name, holder.id, Date.now() - 5 * 60_000)
+      .run();
+    const res = await api("POST", `/organizations/${org}/workspaces`, { body: { data: { type: "workspaces", attributes: { name } } } });
+    expect(res.status).toBe(201);
+    // The holder's stale rename (claimed before the release) can no longer take the name.
+    const stale = await env.WORKSPACES.getByName(holder.id).update({ name, nameClaimedAt: Date.now() - 5 * 60_000, attributes: { settings: {} }, now: new Date().toISOString() });
+    expect(stale.ok).toBe(false);
+    expect((await api("GET", `/workspaces/${holder.id}`)).body.data.attributes.name).toBe(holder.attributes.name);
+  });
+
+  it("20 concurrent renames of different workspaces to one name: exactly one wins", async () => {
+    const org = await createOrg();
+    const wss = await Promise.all(Array.from({ length: 20 }, () => createWorkspace(org)));
+    const name = uniqueName("target");
+    const results = await Promise.all(
+      wss.map((w) => api("PATCH", `/workspaces/${w.id}`, { body: { data: { type: "workspaces", attributes: { name } } } })),
+    );
+    expect(results.filter((r) => r.status === 200)).toHaveLength(1);
+    expect(results.filter((r) => r.status === 422)).toHaveLength(19);
+    const rows = await env.DB.prepare("SELECT id FROM workspaces WHERE organization_name = ? AND name = ?").bind(org, name).all();
+    expect(rows.results).toHaveLength(1);
+  });
+});
