@@ -38,7 +38,10 @@ export async function api(
       parsed = null;
     }
   }
-  return { status: res.status, headers: res.headers, body: parsed, text };
+  const out = { status: res.status, headers: res.headers, body: parsed, text };
+  // Every JSON:API response of every test is checked against the relaxed 1.0 schema.
+  if ((res.headers.get("Content-Type") ?? "").startsWith("application/vnd.api+json")) assertJsonApi(out);
+  return out;
 }
 
 /** Every API response with a body must be a valid JSON:API document (relaxed 1.0 schema). */
