@@ -2,27 +2,40 @@ import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig(async () => ({
-  plugins: [
-    cloudflareTest({
-      wrangler: { configPath: "./wrangler.toml" },
-      remoteBindings: false,
-      miniflare: {
-        bindings: {
-          TEST_MIGRATIONS: await readD1Migrations("./migrations"),
-          ADMIN_TOKEN: "test-admin-token",
-          BLOB_SIGNING_KEY: "test-blob-signing-key",
-          RATE_LIMIT: "0",
-          FAULT_INJECTION: "1",
+  test: {
+    projects: [
+      {
+        // Behaviour tests: inside workerd, against the real Worker, DOs and D1.
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            remoteBindings: false,
+            miniflare: {
+              bindings: {
+                TEST_MIGRATIONS: await readD1Migrations("./migrations"),
+                ADMIN_TOKEN: "test-admin-token",
+                BLOB_SIGNING_KEY: "test-blob-signing-key",
+                RATE_LIMIT: "0",
+                FAULT_INJECTION: "1",
+              },
+            },
+          }),
+        ],
+        test: {
+          name: "workers",
+          include: ["test/**/*.test.ts"],
+          exclude: ["test/node/**"],
+          setupFiles: ["./test/apply-migrations.ts"],
+          silent: "passed-only",
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          teardownTimeout: 60_000,
         },
       },
-    }),
-  ],
-  test: {
-    include: ["test/**/*.test.ts"],
-    silent: "passed-only",
-    setupFiles: ["./test/apply-migrations.ts"],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
-    teardownTimeout: 60_000,
+      {
+        // Tooling checks that need Node (e.g. validating the OpenAPI document with a standard validator).
+        test: { name: "node", include: ["test/node/**/*.test.ts"], environment: "node" },
+      },
+    ],
   },
 }));

@@ -9,6 +9,7 @@ import { defaultHook } from "./jsonapi/validation";
 import { LIMITS } from "./limits";
 import { apiMetaHeaders, meta, mountDiscovery } from "./meta/meta.routes";
 import { organizations } from "./organizations/organizations.routes";
+import { openApiDocument } from "./openapi";
 import { workspaces } from "./workspaces/workspaces.routes";
 
 export { WorkspaceObject } from "./workspaces/workspace.object";
@@ -71,6 +72,8 @@ api.use("*", async (c, next) => {
 api.use("*", requireAuth);
 for (const r of API_ROUTERS) api.route("/", r);
 
+// The OpenAPI document is public like discovery; registered before the authenticated API.
+app.get("/api/v2/openapi.json", (c) => c.json(openApiDocument(app)));
 app.route("/api/v2", api);
 
 app.notFound((c) => errorResponse(c, ApiError.of("not_found")));
