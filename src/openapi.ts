@@ -1,8 +1,10 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
+
+type DocConfig = Parameters<OpenAPIHono<AppEnv>["getOpenAPI31Document"]>[0];
 import type { AppEnv } from "./env";
 
 /** Document metadata; the paths come from the routes' zod schemas (`createRoute`). */
-export const OPENAPI_CONFIG = {
+export const OPENAPI_CONFIG: DocConfig = {
   openapi: "3.1.0",
   info: {
     title: "Workspace service (HCP Terraform / Terraform Enterprise workspaces API)",
@@ -12,7 +14,7 @@ export const OPENAPI_CONFIG = {
   },
   servers: [{ url: "/" }],
   security: [{ bearer: [] }],
-} as const;
+};
 
 const registered = new WeakSet<object>();
 
@@ -21,5 +23,5 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>) {
     registered.add(app);
     app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
   }
-  return app.getOpenAPI31Document(OPENAPI_CONFIG as Parameters<typeof app.getOpenAPI31Document>[0]);
+  return app.getOpenAPI31Document(OPENAPI_CONFIG);
 }

@@ -12,7 +12,8 @@ type Stored =
   /** A name lease was reclaimed before this workspace was ever created: it never will be. */
   | { kind: "abandoned" };
 
-export type WorkspaceResult = { ok: true; workspace: WorkspaceRecord } | Failure;
+/** `bookmark`: the D1 session bookmark of the index write, for read-your-writes list reads. */
+export type WorkspaceResult = { ok: true; workspace: WorkspaceRecord; bookmark?: string | null } | Failure;
 
 const SCHEMA_VERSION = 1;
 const RETRY_BASE_MS = 1_000;
@@ -25,6 +26,7 @@ const RETRY_MAX_MS = 60_000;
  */
 export class WorkspaceObject extends DurableObject<Bindings> {
   private flushChain: Promise<void> = Promise.resolve();
+  private bookmark: string | null = null;
   private faultBudget = 0;
 
   constructor(ctx: DurableObjectState, env: Bindings) {
@@ -101,7 +103,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     next.version = current.version + 1;
     this.commit("live", next);
     await this.flush(faults);
-    return { ok: true, workspace: next };
+    return { ok: true, workspace: next, bookmark: this.bookmark };
   }
 
   // ---- RPC methods ----
@@ -134,7 +136,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     };
     this.commit("live", record);
     await this.flush(input.faults);
-    return { ok: true, workspace: record };
+    return { ok: true, workspace: record, bookmark: this.bookmark };
   }
 
   async get(): Promise<WorkspaceResult> {
@@ -219,13 +221,15 @@ export class WorkspaceObject extends DurableObject<Bindings> {
       .toArray()[0];
     if (!latest) return;
     const record = JSON.parse(latest.record) as WorkspaceRecord;
-    const statements = latest.op === "delete" ? indexDeleteStatements(this.env.DB, record) : indexUpsertStatements(this.env.DB, record);
+    const session = this.env.DB.withSession("first-primary");
+    const statements = latest.op === "delete" ? indexDeleteStatements(session, record) : indexUpsertStatements(session, record);
     try {
       if (this.faultBudget > 0) {
         this.faultBudget--;
         throw new Error("injected index write failure");
       }
-      await this.env.DB.batch(statements);
+      await session.batch(statements);
+      this.bookmark = session.getBookmark();
     } catch (err) {
       sql.exec("UPDATE outbox SET attempts = attempts + 1 WHERE seq = ?", latest.seq);
       const delay = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** Math.min(latest.attempts, 6));

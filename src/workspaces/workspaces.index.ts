@@ -2,7 +2,7 @@
 import type { WorkspaceRecord } from "./workspace.types";
 
 /** Statements that make D1's index row equal to this record (version-guarded, idempotent). */
-export function indexUpsertStatements(db: D1Database, r: WorkspaceRecord): D1PreparedStatement[] {
+export function indexUpsertStatements(db: D1Database | D1DatabaseSession, r: WorkspaceRecord): D1PreparedStatement[] {
   const doc = JSON.stringify(r);
   const tags = JSON.stringify(r.tags.map((t) => ({ key: t.key, value: t.value })));
   // The row is written only while the organisation it was created in still exists.
@@ -55,7 +55,7 @@ export function indexUpsertStatements(db: D1Database, r: WorkspaceRecord): D1Pre
 }
 
 /** Statements that remove a deleted workspace from the index and free its name. */
-export function indexDeleteStatements(db: D1Database, r: WorkspaceRecord): D1PreparedStatement[] {
+export function indexDeleteStatements(db: D1Database | D1DatabaseSession, r: WorkspaceRecord): D1PreparedStatement[] {
   return [
     db.prepare("DELETE FROM workspaces WHERE id = ?").bind(r.id),
     db.prepare("DELETE FROM workspace_tags WHERE workspace_id = ?").bind(r.id),
