@@ -100,3 +100,15 @@ describe("index consistency", () => {
     expect(rows.results).toHaveLength(1);
   });
 });
+
+describe("read-your-writes", () => {
+  it("returns the index write's D1 bookmark, which list reads accept", async () => {
+    const org = await createOrg();
+    const res = await api("POST", `/organizations/${org}/workspaces`, { body: { data: { type: "workspaces", attributes: { name: uniqueName() } } } });
+    const bookmark = res.headers.get("X-D1-Bookmark");
+    expect(bookmark).toBeTruthy();
+    const list = await api("GET", `/organizations/${org}/workspaces`, { headers: { "X-D1-Bookmark": bookmark! } });
+    expect(list.status).toBe(200);
+    expect(list.body.data.map((w: { id: string }) => w.id)).toContain(res.body.data.id);
+  });
+});

@@ -21,7 +21,7 @@ import {
   workspaceIdParam,
   workspaceUpdateBody,
 } from "./workspaces.schemas";
-import { authorise, defaultsFor, faultsOf, idByName, loadScope, readById, readByName, requireCap, workspaceStub } from "./workspaces.service";
+import { acknowledge, authorise, defaultsFor, faultsOf, idByName, loadScope, readById, readByName, requireCap, workspaceStub } from "./workspaces.service";
 import { canForceDelete } from "../auth/access";
 import { canRead } from "../auth/permissions";
 import { listWorkspaces, listQuery } from "./workspaces.list";
@@ -118,7 +118,9 @@ workspaces.openapi(
       unwrap(result);
       throw ApiError.of("internal");
     }
-    const { scope } = await authorise(c, result.workspace).catch(async () => ({ scope: await loadScope(c, organization.name, [result.workspace]) }));
+    acknowledge(c, result);
+    // A creator through project access may lack read on other projects: serialise with its own scope.
+    const scope = await loadScope(c, organization.name, [result.workspace]);
     if (!scope) throw ApiError.of("not_found");
     return jsonapi(c, { data: scope.serialize(result.workspace) }, 201);
   },
@@ -253,6 +255,7 @@ async function update(c: Context<AppEnv>, id: string, body: (typeof workspaceUpd
     unwrap(result);
   }
   const updated = (result as { workspace: WorkspaceRecord }).workspace;
+  acknowledge(c, result as { bookmark?: string | null });
   const fresh = projectId ? await loadScope(c, organization, [updated]) : scope;
   if (!fresh) throw ApiError.of("not_found");
   return jsonapi(c, { data: fresh.serialize(updated) });

@@ -104,4 +104,9 @@ export function requireCap(ok: boolean): void {
   if (!ok) throw ApiError.of("not_found");
 }
 
+/** Passes the index write's D1 bookmark to the client (read-your-writes on its next list read). */
+export function acknowledge(c: Context<AppEnv>, result: { bookmark?: string | null }): void {
+  if (result.bookmark) c.header("X-D1-Bookmark", result.bookmark);
+}
+
 export { unwrap };
