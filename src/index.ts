@@ -1,6 +1,8 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
+import { cors } from "hono/cors";
 import { requestId } from "hono/request-id";
+import { secureHeaders } from "hono/secure-headers";
 import { requireAuth } from "./auth/auth.middleware";
 import { principalKey } from "./auth/principal";
 import type { AppEnv } from "./env";
@@ -20,6 +22,18 @@ const API_ROUTERS = [meta, organizations, workspaces];
 export const app = new OpenAPIHono<AppEnv>({ defaultHook });
 
 app.use("*", requestId({ headerName: "X-Request-Id" }));
+// Browser portals call the API cross-origin with bearer tokens (no cookies), so any origin may.
+app.use(
+  "*",
+  cors({
+    origin: "*",
+    allowHeaders: ["Authorization", "Content-Type", "Accept", "X-D1-Bookmark"],
+    allowMethods: ["GET", "POST", "PATCH", "PUT", "DELETE", "OPTIONS"],
+    exposeHeaders: ["X-Request-Id", "X-D1-Bookmark", "X-RateLimit-Limit", "X-RateLimit-Reset", "Retry-After", "TFP-API-Version"],
+    maxAge: 600,
+  }),
+);
+app.use("*", secureHeaders({ crossOriginResourcePolicy: "cross-origin" }));
 
 // One structured log line per request: never the token.
 app.use("*", async (c, next) => {

@@ -85,3 +85,20 @@ describe("organisations", () => {
     expect(noEmail.body.errors[0].source.pointer).toBe("/data/attributes/email");
   });
 });
+
+describe("browser clients", () => {
+  it("answers CORS preflights without a token and exposes the request id", async () => {
+    const res = await exports.default.fetch(
+      new Request("http://localhost/api/v2/workspaces/ws-x", {
+        method: "OPTIONS",
+        headers: { Origin: "https://portal.example", "Access-Control-Request-Method": "PATCH", "Access-Control-Request-Headers": "authorization,content-type" },
+      }),
+    );
+    expect(res.status).toBe(204);
+    expect(res.headers.get("Access-Control-Allow-Origin")).toBe("*");
+    expect(res.headers.get("Access-Control-Allow-Methods")).toContain("PATCH");
+    const get = await exports.default.fetch(new Request("http://localhost/api/v2/ping", { headers: { Origin: "https://portal.example", Authorization: "Bearer test-admin-token" } }));
+    expect(get.headers.get("Access-Control-Expose-Headers")).toContain("X-Request-Id");
+    expect(get.headers.get("X-Content-Type-Options")).toBe("nosniff");
+  });
+});
