@@ -13,11 +13,14 @@ import { apiMetaHeaders, meta, mountDiscovery } from "./meta/meta.routes";
 import { organizations } from "./organizations/organizations.routes";
 import { openApiDocument } from "./openapi";
 import { workspaces } from "./workspaces/workspaces.routes";
+import { organizationTags } from "./tags/organization-tags.routes";
+import { tagBindings } from "./tags/tag-bindings.routes";
+import { workspaceTags } from "./tags/workspace-tags.routes";
 
 export { WorkspaceObject } from "./workspaces/workspace.object";
 
 /** Routers mounted under /api/v2 behind authentication. Each resource adds itself here. */
-const API_ROUTERS = [meta, organizations, workspaces];
+const API_ROUTERS = [meta, organizations, workspaces, workspaceTags, tagBindings, organizationTags];
 
 export const app = new OpenAPIHono<AppEnv>({ defaultHook });
 

@@ -17,6 +17,10 @@ export const LIMITS = {
   tagBindingsPerResource: 10,
   tagKeyMax: 128,
   tagValueMax: 256,
+  /** Entries in one flat-tag or tag-binding request body. */
+  tagRefsPerRequest: 1000,
+  /** Workspaces in one POST /tags/:id/relationships/workspaces (one DO call each). */
+  tagWorkspacesPerRequest: 100,
   genericStringMax: 1_000,
   triggerListMax: 100,
   consumersPerRequest: 100,

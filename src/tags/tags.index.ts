@@ -1,63 +1,184 @@
-/** D1 statements for organisation (flat) tags. */
-import type { Context } from "hono";
-import { primary } from "../db";
-import type { AppEnv } from "../env";
+/**
+ * D1 statements for organisation (flat) tags.
+ *
+ * Race-free design (issue 6): the `tags` table is a registry of (organisation, name) → id. Whether
+ * an organisation tag *exists*, and its `instance-count`, are derived at read time from
+ * `workspace_tags` (the rows each workspace's Durable Object writes, idempotently, through its
+ * outbox; a key-only row carries its `tag_id`): a tag exists while at least one workspace carries
+ * it. So two concurrent creators of one name get the one id D1's unique index decides; counts are
+ * never incremented, only counted; and the tag leaves the organisation's list exactly when the
+ * last carrier's index write lands. Nothing deletes registry rows except an explicit organisation
+ * tag delete (DELETE /organizations/:org/tags), and that is one batch with no fan-out: it moves the
+ * ids to `deleted_tags`, a key-only entry carrying such an id is *dead* — every read ignores it
+ * (`deadTagIds`, `LIVE_ROW`) and its workspace purges it on its next tag change. An add racing a
+ * delete therefore ends as "add, then delete", never as an attachment to a deleted tag; a name
+ * added again later gets a new id.
+ */
 import { ApiError } from "../errors";
 import { newId } from "../ids";
-import type { TagEntry } from "../workspaces/workspace.types";
-import { checkFlatTagName } from "./tags.rules";
 
-export interface FlatTagRef {
-  id?: string;
-  attributes?: { name?: string };
+type Db = D1Database | D1DatabaseSession;
+
+export interface TagRow {
+  id: string;
+  name: string;
+  created_at: string;
+  instance_count: number;
+}
+
+/** Carriers of a tag: workspaces holding it as a key-only entry. */
+const CARRIERS = "SELECT count(*) FROM workspace_tags wt WHERE wt.tag_id = t.id AND wt.value IS NULL";
+
+/** A workspace_tags row (alias `wt`) that counts: not a key-only entry of a deleted organisation tag. */
+export const LIVE_ROW = "(wt.value IS NOT NULL OR NOT EXISTS (SELECT 1 FROM deleted_tags d WHERE d.id = wt.tag_id))";
+
+/** Registry ids for these names, creating the missing ones (one id per name, decided by D1). */
+export async function ensureTagIds(db: Db, organization: string, names: string[], now: string): Promise<Map<string, string>> {
+  const unique = [...new Set(names)];
+  if (unique.length === 0) return new Map();
+  const fresh = JSON.stringify(unique.map((name) => ({ id: newId("tag"), name })));
+  const [, sel] = await db.batch([
+    db
+      .prepare(
+        `INSERT INTO tags (id, organization_name, name, created_at)
+         SELECT json_extract(j.value, '$.id'), ?, json_extract(j.value, '$.name'), ? FROM json_each(?) j WHERE true
+         ON CONFLICT DO NOTHING`,
+      )
+      .bind(organization, now, fresh),
+    db
+      .prepare("SELECT id, name FROM tags WHERE organization_name = ? AND name IN (SELECT value FROM json_each(?))")
+      .bind(organization, JSON.stringify(unique)),
+  ]);
+  const rows = (sel?.results ?? []) as Array<{ id: string; name: string }>;
+  const out = new Map(rows.map((r) => [r.name, r.id]));
+  if (out.size !== unique.length) throw new Error("tag registry: missing rows after insert");
+  return out;
 }
 
 /**
- * Resolves flat tags given by name (creating missing organisation tags; concurrent creators of
- * one name end with one id, decided by D1's unique index) or by id (must exist in the organisation).
+ * Organisation tags by id. `visible`: only tags that currently exist (carried by a workspace) —
+ * what adding by id needs; otherwise any id the organisation ever had (removal is idempotent).
  */
-export async function ensureFlatTags(
-  c: Context<AppEnv>,
-  organization: string,
-  refs: FlatTagRef[],
-  pointerBase: string,
-  now: string,
-): Promise<TagEntry[]> {
-  const db = primary(c);
-  const names: string[] = [];
-  const ids: string[] = [];
-  for (const [i, ref] of refs.entries()) {
-    if (ref.id) ids.push(ref.id);
-    else if (ref.attributes?.name !== undefined) {
-      const f = checkFlatTagName(ref.attributes.name, `${pointerBase}/${i}/attributes/name`);
-      if (f) throw ApiError.of(f.code, { detail: f.detail, pointer: f.pointer });
-      names.push(ref.attributes.name);
-    } else {
-      throw ApiError.of("invalid_attribute", { detail: "Each tag needs an id or attributes.name", pointer: `${pointerBase}/${i}` });
-    }
-  }
-  const stmts: D1PreparedStatement[] = names.map((name) =>
-    db.prepare("INSERT INTO tags (id, organization_name, name, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING").bind(newId("tag"), organization, name, now),
-  );
-  stmts.push(
+export async function tagsById(db: Db, organization: string, ids: string[], visible: boolean): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .prepare(
+      `SELECT t.id, t.name FROM tags t WHERE t.organization_name = ? AND t.id IN (SELECT value FROM json_each(?))
+       ${visible ? `AND (${CARRIERS}) > 0` : ""}`,
+    )
+    .bind(organization, JSON.stringify(ids))
+    .all<{ id: string; name: string }>();
+  return new Map(rows.results.map((r) => [r.id, r.name]));
+}
+
+/** One tag by id, in any organisation, with its instance count. */
+export async function tagById(db: Db, id: string): Promise<(TagRow & { organization_name: string }) | null> {
+  return db
+    .prepare(`SELECT t.id, t.name, t.created_at, t.organization_name, (${CARRIERS}) AS instance_count FROM tags t WHERE t.id = ?`)
+    .bind(id)
+    .first<TagRow & { organization_name: string }>();
+}
+
+/** Registry rows (with counts) for these tag ids; ids missing from the result are dead. */
+export async function tagRowsById(db: Db, ids: string[]): Promise<Map<string, TagRow>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .prepare(`SELECT t.id, t.name, t.created_at, (${CARRIERS}) AS instance_count FROM tags t WHERE t.id IN (SELECT value FROM json_each(?))`)
+    .bind(JSON.stringify(ids))
+    .all<TagRow>();
+  return new Map(rows.results.map((r) => [r.id, r]));
+}
+
+/** Ids of the organisation's deleted tags (tombstones: usually none, one small indexed read). */
+export async function deadTagIds(db: Db, organization: string): Promise<Set<string>> {
+  const rows = await db.prepare("SELECT id FROM deleted_tags WHERE organization_name = ?").bind(organization).all<{ id: string }>();
+  return new Set(rows.results.map((r) => r.id));
+}
+
+/** Deletes organisation tags in one batch: every workspace entry carrying them is dead at once. */
+export async function deleteTags(db: Db, organization: string, ids: string[], now: string): Promise<void> {
+  const list = JSON.stringify(ids);
+  await db.batch([
     db
       .prepare(
-        `SELECT id, name FROM tags WHERE organization_name = ? AND (name IN (SELECT value FROM json_each(?)) OR id IN (SELECT value FROM json_each(?)))`,
+        `INSERT INTO deleted_tags (id, organization_name, name, deleted_at)
+         SELECT id, organization_name, name, ? FROM tags WHERE organization_name = ? AND id IN (SELECT value FROM json_each(?))
+         ON CONFLICT DO NOTHING`,
       )
-      .bind(organization, JSON.stringify(names), JSON.stringify(ids)),
-  );
-  const results = await db.batch(stmts);
-  const rows = (results[results.length - 1]?.results ?? []) as Array<{ id: string; name: string }>;
-  const byName = new Map(rows.map((r) => [r.name, r]));
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  const out: TagEntry[] = [];
-  const seen = new Set<string>();
-  for (const [i, ref] of refs.entries()) {
-    const row = ref.id ? byId.get(ref.id) : byName.get(ref.attributes!.name!);
-    if (!row) throw ApiError.of("not_found", { detail: `Tag not found: ${ref.id}`, pointer: `${pointerBase}/${i}/id` });
-    if (seen.has(row.name)) continue;
-    seen.add(row.name);
-    out.push({ key: row.name, value: null, id: newId("tb"), tagId: row.id, createdAt: now });
+      .bind(now, organization, list),
+    db.prepare("DELETE FROM tags WHERE organization_name = ? AND id IN (SELECT value FROM json_each(?))").bind(organization, list),
+  ]);
+}
+
+/** LIKE pattern for a case-insensitive substring search (wildcards in the input are literal). */
+export function containsPattern(q: string): string {
+  return `%${q.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
+}
+
+/** The organisation's tags (those carried by at least one workspace), by name, one page. */
+export async function listOrganizationTags(
+  db: Db,
+  organization: string,
+  opts: { q?: string; excludeWorkspaceId?: string; limit: number; offset: number },
+): Promise<{ rows: TagRow[]; total: number }> {
+  const pattern = opts.q ? containsPattern(opts.q) : null;
+  const ex = opts.excludeWorkspaceId ?? null;
+  const grouped = `SELECT t.id, t.name, t.created_at, count(*) AS instance_count
+    FROM tags t JOIN workspace_tags wt ON wt.tag_id = t.id AND wt.value IS NULL
+    WHERE t.organization_name = ?
+      AND (? IS NULL OR t.name LIKE ? ESCAPE '\\')
+      AND (? IS NULL OR t.id NOT IN (SELECT tag_id FROM workspace_tags WHERE workspace_id = ? AND tag_id IS NOT NULL))
+    GROUP BY t.id`;
+  const binds = [organization, pattern, pattern, ex, ex];
+  const [page, count] = await db.batch([
+    db.prepare(`${grouped} ORDER BY t.name LIMIT ? OFFSET ?`).bind(...binds, opts.limit, opts.offset),
+    db.prepare(`SELECT count(*) AS n FROM (${grouped})`).bind(...binds),
+  ]);
+  return { rows: (page?.results ?? []) as TagRow[], total: ((count?.results?.[0] ?? { n: 0 }) as { n: number }).n };
+}
+
+export function tagNotFound(pointer: string, id: string): ApiError {
+  return ApiError.of("not_found", { detail: `Tag not found: ${id}`, pointer });
+}
+
+// ---- list filters over the one tag set plus project inheritance (used by the workspace listing) ----
+
+/** SQL for "the workspace (alias `w`, columns id/project_id) has key K effectively" — direct or inherited. */
+function hasKey(alias: string): string {
+  return `(EXISTS (SELECT 1 FROM workspace_tags wt WHERE wt.workspace_id = ${alias}.id AND wt.key = ? AND ${LIVE_ROW})
+    OR EXISTS (SELECT 1 FROM project_tag_bindings pb WHERE pb.project_id = ${alias}.project_id AND pb.key = ?))`;
+}
+
+/**
+ * `filter[tagged][i][key|value]`: AND across filters. Matches the workspace's effective bindings:
+ * its direct entries, plus its project's bindings whose key it does not set itself (a direct
+ * binding wins). An empty value means any value (go-tfe always sends the parameter); a non-empty
+ * value never matches a key-only entry.
+ */
+export function taggedFilterSql(filters: Array<{ key: string; value?: string }>, alias = "w"): { sql: string; binds: string[] } {
+  const parts: string[] = [];
+  const binds: string[] = [];
+  for (const f of filters) {
+    const v = f.value ?? "";
+    const valueDirect = v ? " AND wt.value = ?" : "";
+    const valueInherited = v ? " AND pb.value = ?" : "";
+    parts.push(`(EXISTS (SELECT 1 FROM workspace_tags wt WHERE wt.workspace_id = ${alias}.id AND wt.key = ?${valueDirect} AND ${LIVE_ROW})
+      OR (NOT EXISTS (SELECT 1 FROM workspace_tags wt WHERE wt.workspace_id = ${alias}.id AND wt.key = ? AND ${LIVE_ROW})
+          AND EXISTS (SELECT 1 FROM project_tag_bindings pb WHERE pb.project_id = ${alias}.project_id AND pb.key = ?${valueInherited})))`);
+    binds.push(f.key, ...(v ? [v] : []), f.key, f.key, ...(v ? [v] : []));
   }
-  return out;
+  return { sql: parts.length ? parts.join(" AND ") : "1", binds };
+}
+
+/**
+ * `search[tags]` (all keys) and `search[exclude-tags]` (none of them) over the same effective keys,
+ * so Terraform's key-value strategy (which sends both `filter[tagged]` and `search[tags]`) gets
+ * one result set.
+ */
+export function searchTagsSql(keys: string[], alias = "w"): { sql: string; binds: string[] } {
+  return { sql: keys.length ? keys.map(() => hasKey(alias)).join(" AND ") : "1", binds: keys.flatMap((k) => [k, k]) };
+}
+
+export function excludeTagsSql(keys: string[], alias = "w"): { sql: string; binds: string[] } {
+  return { sql: keys.length ? keys.map(() => `NOT ${hasKey(alias)}`).join(" AND ") : "1", binds: keys.flatMap((k) => [k, k]) };
 }

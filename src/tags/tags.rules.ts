@@ -1,7 +1,5 @@
 import { fail, type Failure } from "../errors";
-import { newId } from "../ids";
 import { LIMITS } from "../limits";
-import type { TagEntry } from "../workspaces/workspace.types";
 
 /** Tag binding keys and values: alphanumerics and `_ . = + - @ :` (spec §2.4). */
 export const TAG_BINDING_CHARS = /^[A-Za-z0-9_.=+\-@:]+$/;
@@ -35,17 +33,7 @@ export function checkFlatTagName(name: string, pointer: string): Failure | null 
   return null;
 }
 
-/** Direct bindings that count toward the 10-per-workspace limit: those with a value (flat tags do not count). */
-export function countedBindings(tags: TagEntry[]): number {
-  return tags.filter((t) => t.value !== null).length;
-}
-
-export function bindingEntries(bindings: BindingInput[], now: string): TagEntry[] {
-  // Later duplicates of a key win, keeping the first position.
-  const byKey = new Map<string, TagEntry>();
-  for (const b of bindings) {
-    const existing = byKey.get(b.key);
-    byKey.set(b.key, { key: b.key, value: b.value ?? "", id: existing?.id ?? newId("tb"), tagId: null, createdAt: now });
-  }
-  return [...byKey.values()];
+/** A binding without a value (missing, null or "") is a key-only tag: the same thing as a flat tag. */
+export function bindingValue(value: string | null | undefined): string | null {
+  return value === undefined || value === null || value === "" ? null : value;
 }

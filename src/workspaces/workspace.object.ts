@@ -4,6 +4,7 @@ import { fail, type Failure } from "../errors";
 import { applySettings, checkName, isFailure } from "./workspace.rules";
 import { indexDeleteStatements, indexUpsertStatements } from "./workspaces.index";
 import type { CreateInput, Faults, UpdateInput, WorkspaceRecord } from "./workspace.types";
+import { applyTagChange, sameTags, type TagChange } from "../tags/workspace-tags.logic";
 
 type Stored =
   | { kind: "absent" }
@@ -158,8 +159,25 @@ export class WorkspaceObject extends DurableObject<Bindings> {
       w.settings = settings;
       if (input.projectId !== undefined) w.projectId = input.projectId;
       if (input.tagBindings !== undefined) {
-        w.tags = [...w.tags.filter((t) => t.value === null), ...input.tagBindings];
+        // Issue 6: the update replaces the workspace's one tag set (flat tags included; [] clears it).
+        const tags = applyTagChange(w.tags, { op: "replace", tags: input.tagBindings, pointerBase: "/data/relationships/tag-bindings/data" }, input.now);
+        if (isFailure(tags)) return tags;
+        w.tags = tags;
       }
+      w.updatedAt = input.now;
+      return w;
+    });
+  }
+
+  /** Flat tags and tag bindings (issue 6): one serialised change of the tag set; a no-op commits nothing. */
+  async changeTags(input: { change: TagChange; purge?: string[]; now: string; faults?: Faults }): Promise<WorkspaceResult> {
+    const current = this.live();
+    if (isFailure(current)) return current;
+    const tags = applyTagChange(current.tags, input.change, input.now, input.purge);
+    if (isFailure(tags)) return tags;
+    if (sameTags(tags, current.tags)) return { ok: true, workspace: current, bookmark: this.bookmark };
+    return this.mutate(input.faults, (w) => {
+      w.tags = tags;
       w.updatedAt = input.now;
       return w;
     });

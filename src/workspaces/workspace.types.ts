@@ -1,3 +1,4 @@
+import type { TagInput } from "../tags/workspace-tags.logic";
 import type { NormalisedAttributes } from "./workspace.rules";
 
 /**
@@ -57,13 +58,13 @@ export interface LockState {
   lockedAt: string | null;
 }
 
-/** One tag: a flat tag is a key with a null value; a tag binding has a value (possibly ""). */
+/** One tag of the workspace's one tag set: a key-only (flat) tag has a null value (a binding sent with "" is key-only too). */
 export interface TagEntry {
   key: string;
   value: string | null;
   /** `tb-…` id of the binding view of this tag. */
   id: string;
-  /** Organisation tag id (`tag-…`) for flat tags. */
+  /** Organisation tag id (`tag-…`) of a key-only tag; dead once that tag is deleted (src/tags/tags.index.ts). */
   tagId: string | null;
   createdAt: string;
 }
@@ -116,8 +117,8 @@ export interface UpdateInput {
   nameClaimedAt?: number;
   projectId?: string;
   attributes: NormalisedAttributes;
-  /** Replaces every key-value tag binding (flat tags stay). */
-  tagBindings?: TagEntry[];
+  /** Replaces the whole tag set, flat tags included (issue 6; `[]` clears it). */
+  tagBindings?: TagInput[];
   now: string;
   faults?: Faults;
 }

@@ -4,7 +4,7 @@ import type { WorkspaceRecord } from "./workspace.types";
 /** Statements that make D1's index row equal to this record (version-guarded, idempotent). */
 export function indexUpsertStatements(db: D1Database | D1DatabaseSession, r: WorkspaceRecord): D1PreparedStatement[] {
   const doc = JSON.stringify(r);
-  const tags = JSON.stringify(r.tags.map((t) => ({ key: t.key, value: t.value })));
+  const tags = JSON.stringify(r.tags.map((t) => ({ key: t.key, value: t.value, tagId: t.value === null ? t.tagId : null })));
   // The row is written only while the organisation it was created in still exists.
   const sameVersion = "(SELECT version FROM workspaces WHERE id = ?) = ?";
   return [
@@ -29,8 +29,8 @@ export function indexUpsertStatements(db: D1Database | D1DatabaseSession, r: Wor
     db.prepare(`DELETE FROM workspace_tags WHERE workspace_id = ? AND ${sameVersion}`).bind(r.id, r.id, r.version),
     db
       .prepare(
-        `INSERT INTO workspace_tags (workspace_id, organization_name, key, value, position)
-         SELECT ?, ?, json_extract(j.value, '$.key'), json_extract(j.value, '$.value'), j.key
+        `INSERT INTO workspace_tags (workspace_id, organization_name, key, value, position, tag_id)
+         SELECT ?, ?, json_extract(j.value, '$.key'), json_extract(j.value, '$.value'), j.key, json_extract(j.value, '$.tagId')
          FROM json_each(?) j WHERE ${sameVersion}`,
       )
       .bind(r.id, r.organization, tags, r.id, r.version),
@@ -43,14 +43,8 @@ export function indexUpsertStatements(db: D1Database | D1DatabaseSession, r: Wor
     db
       .prepare(`DELETE FROM workspace_names WHERE workspace_id = ? AND name <> ? AND ${sameVersion}`)
       .bind(r.id, r.name, r.id, r.version),
-    // Organisation tags that no workspace carries any more disappear (derived, so retries are harmless).
-    db
-      .prepare(
-        `DELETE FROM tags WHERE organization_name = ? AND NOT EXISTS (
-           SELECT 1 FROM workspace_tags wt WHERE wt.organization_name = tags.organization_name AND wt.key = tags.name)
-           AND created_at < ?`,
-      )
-      .bind(r.organization, new Date(Date.now() - 60_000).toISOString()),
+    // Organisation tags are not deleted here: their existence and instance-count are derived from
+    // workspace_tags (key-only rows carry their tag_id) at read time (src/tags/tags.index.ts).
   ];
 }
 
@@ -61,13 +55,6 @@ export function indexDeleteStatements(db: D1Database | D1DatabaseSession, r: Wor
     db.prepare("DELETE FROM workspace_tags WHERE workspace_id = ?").bind(r.id),
     db.prepare("DELETE FROM workspace_names WHERE workspace_id = ?").bind(r.id),
     db.prepare("DELETE FROM team_workspaces WHERE workspace_id = ?").bind(r.id),
-    db
-      .prepare(
-        `DELETE FROM tags WHERE organization_name = ? AND NOT EXISTS (
-           SELECT 1 FROM workspace_tags wt WHERE wt.organization_name = tags.organization_name AND wt.key = tags.name)
-           AND created_at < ?`,
-      )
-      .bind(r.organization, new Date(Date.now() - 60_000).toISOString()),
   ];
 }
 

@@ -7,8 +7,8 @@ import { ApiError, unwrap } from "../errors";
 import { newId, nowIso } from "../ids";
 import { jsonapi, noContent } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
-import { bindingEntries, checkBindings } from "../tags/tags.rules";
-import { ensureFlatTags } from "../tags/tags.index";
+import type { TagInput } from "../tags/workspace-tags.logic";
+import { createTagEntries, resolveBindings } from "../tags/workspace-tags.service";
 import { applySettings, defaultSettings, isFailure, normaliseAttributes, type NormalisedAttributes } from "./workspace.rules";
 import type { TagEntry, WorkspaceRecord } from "./workspace.types";
 import { claimName, NAME_LEASE_MS, releaseClaim } from "./workspaces.index";
@@ -126,31 +126,14 @@ workspaces.openapi(
   },
 );
 
-/** Tags given on create: key-value bindings and flat tags (go-tfe sends flat tags as `relationships.tags`). */
+/** Tags given on create: flat tags (`relationships.tags`, as go-tfe sends them) and key-value bindings. */
 async function createTags(
   c: Context<AppEnv>,
   access: OrgAccess,
-  rel: { "tag-bindings"?: { data: Array<{ attributes: { key: string; value?: string | null } }> }; tags?: { data: Array<{ id?: string; attributes?: { name?: string } }> } } | undefined,
+  rel: Parameters<typeof createTagEntries>[2],
   now: string,
 ): Promise<TagEntry[]> {
-  const entries: TagEntry[] = [];
-  if (rel?.tags?.data.length) entries.push(...(await ensureFlatTags(c, access.organization.name, rel.tags.data, "/data/relationships/tags/data", now)));
-  if (rel?.["tag-bindings"]) {
-    const inputs = rel["tag-bindings"].data.map((d) => d.attributes);
-    const f = checkBindings(inputs, "/data/relationships/tag-bindings/data");
-    if (f) throw ApiError.of(f.code, { detail: f.detail, pointer: f.pointer });
-    const bindings = bindingEntries(inputs, now);
-    for (const b of bindings) {
-      const i = entries.findIndex((e) => e.key === b.key);
-      if (i >= 0) entries[i] = b;
-      else entries.push(b);
-    }
-  }
-  const valued = entries.filter((e) => e.value !== null && e.value !== "").length;
-  if (valued > 10) {
-    throw ApiError.of("invalid_attribute", { detail: "A workspace can have at most 10 tag bindings", pointer: "/data/relationships/tag-bindings/data" });
-  }
-  return entries;
+  return createTagEntries(c, access.organization.name, rel, now);
 }
 
 // ---- show ----
@@ -227,15 +210,11 @@ async function update(c: Context<AppEnv>, id: string, body: (typeof workspaceUpd
     projectId = requestedProject;
   }
 
-  let tagBindings: TagEntry[] | undefined;
+  // Replaces the whole tag set (issue 6); the limit is checked in the DO against the current set.
+  let tagBindings: TagInput[] | undefined;
   if (body.relationships?.["tag-bindings"]) {
     const inputs = body.relationships["tag-bindings"].data.map((d) => d.attributes);
-    const f = checkBindings(inputs, "/data/relationships/tag-bindings/data");
-    if (f) throw ApiError.of(f.code, { detail: f.detail, pointer: f.pointer });
-    tagBindings = bindingEntries(inputs, now);
-    if (tagBindings.filter((t) => t.value !== "").length > 10) {
-      throw ApiError.of("invalid_attribute", { detail: "A workspace can have at most 10 tag bindings", pointer: "/data/relationships/tag-bindings/data" });
-    }
+    tagBindings = await resolveBindings(c, organization, inputs, "/data/relationships/tag-bindings/data", now);
   }
 
   let nameClaimedAt: number | undefined;

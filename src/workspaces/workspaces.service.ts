@@ -11,6 +11,8 @@ import type { Defaults } from "./workspace.rules";
 import type { WorkspaceRecord, Faults } from "./workspace.types";
 import { parseDoc, selectByName } from "./workspaces.index";
 import { serializeWorkspace } from "./workspaces.serialize";
+import { deadTagIds } from "../tags/tags.index";
+import { keyOnlyTagIds, withoutDeadTags } from "../tags/workspace-tags.logic";
 
 export function workspaceStub(env: Bindings, id: string) {
   return env.WORKSPACES.getByName(id);
@@ -51,7 +53,11 @@ export async function loadScope(
 ): Promise<WorkspaceScope | null> {
   const db = primary(c);
   const projectIds = [...new Set([...records.map((r) => r.projectId), ...extraProjectIds])];
-  const loaded = await loadAccessBatch(db, c.get("principal"), organization, records.map((r) => r.id), projectIds);
+  // Key-only tags of deleted organisation tags are dead (issue 6): asked of D1 alongside the access batch.
+  const [loaded, deadTags] = await Promise.all([
+    loadAccessBatch(db, c.get("principal"), organization, records.map((r) => r.id), projectIds),
+    records.some((r) => keyOnlyTagIds(r.tags).length > 0) ? deadTagIds(db, organization) : null,
+  ]);
   if (!loaded) return null;
   const { access, grants, projects } = loaded;
   const ed = edition(c.env);
@@ -62,7 +68,7 @@ export async function loadScope(
     projects,
     capsOf,
     serialize: (r) =>
-      serializeWorkspace(r, { flags: flagsFor(access, capsOf(r)), defaults: defaultsFor(access, projects.get(r.projectId)), edition: ed }),
+      serializeWorkspace(deadTags ? { ...r, tags: withoutDeadTags(r.tags, deadTags) } : r, { flags: flagsFor(access, capsOf(r)), defaults: defaultsFor(access, projects.get(r.projectId)), edition: ed }),
   };
 }
 

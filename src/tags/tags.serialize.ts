@@ -1,0 +1,55 @@
+/** JSON:API views of tags: organisation tags, tag bindings and effective tag bindings. */
+import type { Resource } from "../jsonapi/document";
+import type { TagEntry } from "../workspaces/workspace.types";
+import type { ProjectBindingRow } from "./project-tags.index";
+import type { TagRow } from "./tags.index";
+
+const API = "/api/v2";
+
+export function serializeTag(row: TagRow, organization: string): Resource {
+  return {
+    id: row.id,
+    type: "tags",
+    attributes: { name: row.name, "created-at": row.created_at, "instance-count": row.instance_count },
+    relationships: { organization: { data: { id: organization, type: "organizations" } } },
+  };
+}
+
+/** A direct binding; a key-only tag shows value "". */
+export function serializeBinding(t: TagEntry): Resource {
+  return { id: t.id, type: "tag-bindings", attributes: { key: t.key, value: t.value ?? "", "created-at": t.createdAt } };
+}
+
+export function serializeProjectBinding(b: ProjectBindingRow): Resource {
+  return { id: b.id, type: "tag-bindings", attributes: { key: b.key, value: b.value, "created-at": b.created_at } };
+}
+
+/**
+ * Effective bindings: direct entries, then the project's bindings whose key the workspace does not
+ * set itself (a direct binding wins over an inherited one with the same key). Inherited ones carry
+ * `links.inherited-from` (go-tfe decodes it there) and the same URL as
+ * `relationships.inherited-from.links.related` (the spec's shape); direct ones carry no `links`
+ * member at all, because go-tfe's tests require their decoded `Links` to be nil.
+ */
+export function effectiveBindings(direct: TagEntry[], projectId: string | null, inherited: ProjectBindingRow[]): Resource[] {
+  const own = new Set(direct.map((t) => t.key));
+  const out: Resource[] = direct.map((t) => ({ id: t.id, type: "effective-tag-bindings", attributes: { key: t.key, value: t.value ?? "" } }));
+  if (projectId === null) return out;
+  const url = `${API}/projects/${projectId}`;
+  for (const b of inherited) {
+    if (own.has(b.key)) continue;
+    out.push({
+      id: b.id,
+      type: "effective-tag-bindings",
+      attributes: { key: b.key, value: b.value },
+      relationships: { "inherited-from": { data: { id: projectId, type: "projects" }, links: { related: url } } },
+      links: { "inherited-from": url },
+    });
+  }
+  return out;
+}
+
+/** A project's effective bindings: its own (projects inherit nothing), without links. */
+export function projectEffectiveBindings(rows: ProjectBindingRow[]): Resource[] {
+  return rows.map((b) => ({ id: b.id, type: "effective-tag-bindings", attributes: { key: b.key, value: b.value } }));
+}
