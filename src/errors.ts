@@ -117,9 +117,12 @@ export function fail(code: ErrorCode, detail?: string, pointer?: string): Failur
 }
 
 /** Unwraps a DO result, turning a Failure into the ApiError the table names. */
-export function unwrap<T extends { ok: true }>(r: T | Failure): T {
-  if (!r.ok) throw ApiError.of(r.code, { detail: r.detail, pointer: r.pointer });
-  return r;
+export function unwrap<R extends { ok: boolean }>(r: R): Extract<R, { ok: true }> {
+  if (!r.ok) {
+    const f = r as unknown as Failure;
+    throw ApiError.of(f.code, { detail: f.detail, pointer: f.pointer });
+  }
+  return r as Extract<R, { ok: true }>;
 }
 
 export const JSONAPI = "application/vnd.api+json";

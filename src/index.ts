@@ -13,6 +13,7 @@ import { apiMetaHeaders, meta, mountDiscovery } from "./meta/meta.routes";
 import { organizations } from "./organizations/organizations.routes";
 import { openApiDocument } from "./openapi";
 import { workspaces } from "./workspaces/workspaces.routes";
+import { workspaceActions } from "./workspaces/workspace-actions.routes";
 import { organizationTags } from "./tags/organization-tags.routes";
 import { tagBindings } from "./tags/tag-bindings.routes";
 import { workspaceTags } from "./tags/workspace-tags.routes";
@@ -20,7 +21,7 @@ import { workspaceTags } from "./tags/workspace-tags.routes";
 export { WorkspaceObject } from "./workspaces/workspace.object";
 
 /** Routers mounted under /api/v2 behind authentication. Each resource adds itself here. */
-const API_ROUTERS = [meta, organizations, workspaces, workspaceTags, tagBindings, organizationTags];
+const API_ROUTERS = [meta, organizations, workspaces, workspaceTags, tagBindings, organizationTags, workspaceActions];
 
 export const app = new OpenAPIHono<AppEnv>({ defaultHook });
 

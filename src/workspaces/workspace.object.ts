@@ -3,7 +3,8 @@ import type { Bindings } from "../env";
 import { fail, type Failure } from "../errors";
 import { applySettings, checkName, isFailure } from "./workspace.rules";
 import { indexDeleteStatements, indexUpsertStatements } from "./workspaces.index";
-import type { CreateInput, Faults, UpdateInput, WorkspaceRecord } from "./workspace.types";
+import type { CreateInput, Faults, LockHolder, UpdateInput, WorkspaceRecord } from "./workspace.types";
+import { checkSafeDelete, forceUnlock, lock, unlock } from "./lock.rules";
 import { applyTagChange, sameTags, type TagChange } from "../tags/workspace-tags.logic";
 
 type Stored =
@@ -183,10 +184,31 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     });
   }
 
-  /** Force delete: a permanent tombstone; the data is dropped once D1 has the delete. */
-  async remove(opts: { faults?: Faults } = {}): Promise<{ ok: true } | Failure> {
+  // ---- locking (spec §3); serialised here so N racing lockers end as a serial order would ----
+
+  async lock(input: { holder: LockHolder; reason: string; now: string; faults?: Faults }): Promise<WorkspaceResult> {
+    return this.mutate(input.faults, (w) => lock(w, input.holder, input.reason, input.now));
+  }
+
+  async unlock(input: { holder: LockHolder; faults?: Faults }): Promise<WorkspaceResult> {
+    return this.mutate(input.faults, (w) => unlock(w, input.holder));
+  }
+
+  async forceUnlock(input: { faults?: Faults } = {}): Promise<WorkspaceResult> {
+    return this.mutate(input.faults, (w) => forceUnlock(w));
+  }
+
+  /**
+   * Delete: a permanent tombstone; the data is dropped once D1 has the delete. With `safe`, the
+   * safe-delete conditions are checked in the same synchronous section as the delete.
+   */
+  async remove(opts: { faults?: Faults; safe?: boolean } = {}): Promise<{ ok: true } | Failure> {
     const current = this.live();
     if (isFailure(current)) return current;
+    if (opts.safe) {
+      const refused = checkSafeDelete(current, false);
+      if (refused) return refused;
+    }
     const tomb = { ...current, version: current.version + 1 };
     this.commit("deleted", tomb);
     await this.flush(opts.faults);

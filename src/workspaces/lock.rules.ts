@@ -1,0 +1,39 @@
+/** Lock transitions of spec §3, as pure functions over a workspace record. */
+import { fail, type Failure } from "../errors";
+import type { LockHolder, WorkspaceRecord } from "./workspace.types";
+
+const HOLDER_WORD: Record<LockHolder["type"], string> = { users: "User", teams: "Team", runs: "Run" };
+
+export function lock(w: WorkspaceRecord, holder: LockHolder, reason: string, now: string): WorkspaceRecord | Failure {
+  if (w.lock.locked) return fail("already_locked"); // spec §3: lock of a locked workspace is 409
+  w.lock = { locked: true, reason, holder, lockedAt: now };
+  return w;
+}
+
+/** Only the holder may unlock; the detail names the holder the way go-tfe classifies it. */
+export function unlock(w: WorkspaceRecord, caller: LockHolder): WorkspaceRecord | Failure {
+  if (!w.lock.locked) return fail("not_locked");
+  const h = w.lock.holder;
+  if (h && (h.type !== caller.type || h.id !== caller.id)) {
+    return fail(
+      "conflict",
+      `Unable to unlock workspace. The workspace is locked by ${HOLDER_WORD[h.type]} ${h.id} and may not be unlocked except by them.`,
+    );
+  }
+  w.lock = { locked: false, reason: null, holder: null, lockedAt: null };
+  return w;
+}
+
+export function forceUnlock(w: WorkspaceRecord): WorkspaceRecord | Failure {
+  if (!w.lock.locked) return fail("not_locked");
+  w.lock = { locked: false, reason: null, holder: null, lockedAt: null };
+  return w;
+}
+
+/** Safe delete (spec §4.7): only an unlocked workspace that manages no resources. */
+export function checkSafeDelete(w: WorkspaceRecord, processing: boolean): Failure | null {
+  if (w.lock.locked) return fail("safe_delete_locked");
+  if (processing) return fail("safe_delete_processing");
+  if (w.resourceCount > 0) return fail("safe_delete_managing");
+  return null;
+}

@@ -1,0 +1,137 @@
+/** Lock, unlock, force-unlock and safe delete (spec §3, §4.7, §4.9). */
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { lockHolderOf } from "../auth/principal";
+import type { AppEnv } from "../env";
+import { ApiError, unwrap } from "../errors";
+import { nowIso } from "../ids";
+import { LIMITS } from "../limits";
+import { jsonapi, noContent } from "../jsonapi/document";
+import { errorResponses, noContentResponse, ok, router } from "../jsonapi/validation";
+import { validationError } from "../jsonapi/validation";
+import { orgWorkspaceParam, workspaceIdParam } from "./workspaces.schemas";
+import { acknowledge, faultsOf, idByName, readById, requireCap, workspaceStub } from "./workspaces.service";
+
+const tags = ["Workspace actions"];
+export const workspaceActions = router();
+
+const reason = z.string().max(LIMITS.descriptionMax).nullable().optional();
+/** go-tfe and Terraform wrap the reason in a JSON:API document with an empty type; plain `{reason}` and no body work too. */
+export const lockBody = z
+  .union([
+    z.object({ data: z.object({ type: z.string().max(64).optional(), attributes: z.object({ reason }).optional() }) }),
+    z.object({ reason }).strict(),
+  ])
+  .openapi("LockRequest");
+
+async function readLockReason(c: Context<AppEnv>): Promise<string> {
+  const text = await c.req.text();
+  if (text.trim() === "") return "";
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw ApiError.of("malformed_body");
+  }
+  const parsed = lockBody.safeParse(json);
+  if (!parsed.success) throw validationError(parsed.error, "json");
+  const v = parsed.data;
+  return ("data" in v ? v.data.attributes?.reason : v.reason) ?? "";
+}
+
+const lockDoc = { content: { "application/vnd.api+json": { schema: lockBody } }, required: false };
+
+workspaceActions.openapi(
+  createRoute({
+    method: "post",
+    path: "/workspaces/{workspace_id}/actions/lock",
+    tags,
+    summary: "Lock a workspace",
+    request: { params: workspaceIdParam, body: lockDoc },
+    responses: { ...ok("The locked workspace"), 409: { description: "Already locked" }, ...errorResponses },
+  }),
+  async (c) => {
+    const { workspace_id } = c.req.valid("param");
+    const reasonText = await readLockReason(c);
+    const { scope, caps } = await readById(c, workspace_id);
+    requireCap(caps.locking);
+    const result = unwrap(
+      await workspaceStub(c.env, workspace_id).lock({ holder: lockHolderOf(c.get("principal")), reason: reasonText, now: nowIso(), faults: faultsOf(c) }),
+    );
+    acknowledge(c, result);
+    return jsonapi(c, { data: scope.serialize(result.workspace) });
+  },
+);
+
+workspaceActions.openapi(
+  createRoute({
+    method: "post",
+    path: "/workspaces/{workspace_id}/actions/unlock",
+    tags,
+    summary: "Unlock a workspace (only its locker may)",
+    request: { params: workspaceIdParam },
+    responses: { ...ok("The unlocked workspace"), 409: { description: "Not locked, or locked by someone else" }, 503: { description: "Latest state version still pending; retry" }, ...errorResponses },
+  }),
+  async (c) => {
+    const { workspace_id } = c.req.valid("param");
+    const { scope, caps } = await readById(c, workspace_id);
+    requireCap(caps.locking);
+    const result = unwrap(await workspaceStub(c.env, workspace_id).unlock({ holder: lockHolderOf(c.get("principal")), faults: faultsOf(c) }));
+    acknowledge(c, result);
+    return jsonapi(c, { data: scope.serialize(result.workspace) });
+  },
+);
+
+workspaceActions.openapi(
+  createRoute({
+    method: "post",
+    path: "/workspaces/{workspace_id}/actions/force-unlock",
+    tags,
+    summary: "Force-unlock a workspace (workspace admins)",
+    request: { params: workspaceIdParam },
+    responses: { ...ok("The unlocked workspace"), 409: { description: "Not locked" }, ...errorResponses },
+  }),
+  async (c) => {
+    const { workspace_id } = c.req.valid("param");
+    const { scope, caps } = await readById(c, workspace_id);
+    requireCap(caps.admin);
+    const result = unwrap(await workspaceStub(c.env, workspace_id).forceUnlock({ faults: faultsOf(c) }));
+    acknowledge(c, result);
+    return jsonapi(c, { data: scope.serialize(result.workspace) });
+  },
+);
+
+async function safeDelete(c: Context<AppEnv>, id: string): Promise<Response> {
+  const { caps } = await readById(c, id);
+  // Spec §7: a caller who may not delete gets 404, as for a missing workspace.
+  requireCap(caps.delete);
+  unwrap(await workspaceStub(c.env, id).remove({ safe: true, faults: faultsOf(c) }));
+  return noContent(c);
+}
+
+workspaceActions.openapi(
+  createRoute({
+    method: "post",
+    path: "/workspaces/{workspace_id}/actions/safe-delete",
+    tags,
+    summary: "Delete a workspace only if it is unlocked and manages no resources",
+    request: { params: workspaceIdParam },
+    responses: { ...noContentResponse, 409: { description: "Locked, managing resources, or still processing state" }, ...errorResponses },
+  }),
+  async (c) => safeDelete(c, c.req.valid("param").workspace_id),
+);
+
+workspaceActions.openapi(
+  createRoute({
+    method: "post",
+    path: "/organizations/{organization_name}/workspaces/{name}/actions/safe-delete",
+    tags,
+    summary: "Safe delete by organisation and name",
+    request: { params: orgWorkspaceParam },
+    responses: { ...noContentResponse, 409: { description: "Locked, managing resources, or still processing state" }, ...errorResponses },
+  }),
+  async (c) => {
+    const { organization_name, name } = c.req.valid("param");
+    return safeDelete(c, await idByName(c, organization_name, name));
+  },
+);
