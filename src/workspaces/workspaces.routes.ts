@@ -151,7 +151,8 @@ workspaces.openapi(
     const { workspace_id } = c.req.valid("param");
     const include = c.req.valid("query").include;
     const { record, scope } = await readById(c, workspace_id);
-    return jsonapi(c, { data: scope.serialize(record), ...(await includeFor(c, [record], scope, include)) });
+    const data = scope.serialize(record);
+    return jsonapi(c, { data, ...(await includeFor(c, [record], scope, include, [data])) });
   },
 );
 
@@ -168,7 +169,8 @@ workspaces.openapi(
     const { organization_name, name } = c.req.valid("param");
     const include = c.req.valid("query").include;
     const { record, scope } = await readByName(c, organization_name, name);
-    return jsonapi(c, { data: scope.serialize(record), ...(await includeFor(c, [record], scope, include)) });
+    const data = scope.serialize(record);
+    return jsonapi(c, { data, ...(await includeFor(c, [record], scope, include, [data])) });
   },
 );
 
