@@ -153,8 +153,11 @@ const firstFailure = (t) => {
   const lines = t.output.map((l) => l.trim()).filter(Boolean);
   const i = lines.findIndex((l) => /^Error:|Error Trace:|panic:|_test\.go:\d+:/.test(l));
   if (i < 0) return lines.find((l) => !/^(=== |--- )/.test(l)) ?? "";
-  const err = lines.slice(i, i + 6).find((l) => l.startsWith("Error:"));
-  return (err ?? lines[i]).slice(0, 300);
+  const j = lines.findIndex((l, k) => k >= i && l.startsWith("Error:"));
+  if (j < 0) return lines[i].slice(0, 300);
+  // testify prints the message over several lines: keep the next ones up to the next field.
+  const rest = lines.slice(j + 1, j + 4).filter((l) => !/^(Test:|Messages:|Error Trace:)/.test(l));
+  return [lines[j], ...rest].join(" ").replace(/\s+/g, " ").slice(0, 300);
 };
 const skipReason = (t) => (t.output.map((l) => l.trim()).find((l) => /_test\.go:\d+:/.test(l)) ?? "").slice(0, 200);
 const rows = [...tests.values()].sort((a, b) => a.name.localeCompare(b.name));

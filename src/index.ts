@@ -14,6 +14,10 @@ import { organizations } from "./organizations/organizations.routes";
 import { openApiDocument } from "./openapi";
 import { workspaces } from "./workspaces/workspaces.routes";
 import { workspaceActions } from "./workspaces/workspace-actions.routes";
+import { teams } from "./teams/teams.routes";
+import { tokens } from "./tokens/tokens.routes";
+import { teamAccess } from "./team-access/team-access.routes";
+import { users } from "./users/users.routes";
 import { organizationTags } from "./tags/organization-tags.routes";
 import { tagBindings } from "./tags/tag-bindings.routes";
 import { workspaceTags } from "./tags/workspace-tags.routes";
@@ -21,7 +25,7 @@ import { workspaceTags } from "./tags/workspace-tags.routes";
 export { WorkspaceObject } from "./workspaces/workspace.object";
 
 /** Routers mounted under /api/v2 behind authentication. Each resource adds itself here. */
-const API_ROUTERS = [meta, organizations, workspaces, workspaceTags, tagBindings, organizationTags, workspaceActions];
+const API_ROUTERS = [meta, organizations, workspaces, workspaceTags, tagBindings, organizationTags, workspaceActions, teams, tokens, teamAccess, users];
 
 export const app = new OpenAPIHono<AppEnv>({ defaultHook });
 

@@ -97,6 +97,8 @@ export async function loadOrgAccess(
 }
 
 export function buildOrgAccess(principal: Principal, organization: Organization, teams: TeamRow[]): OrgAccess | null {
+  // An organisation may refuse user tokens (`user-tokens-enabled: false`): 401 as for an unknown token.
+  if (principal.kind === "user" && organization.attrs["user-tokens-enabled"] === false) throw ApiError.of("unauthorized");
   const isSiteAdmin = principal.kind === "user" && principal.isSiteAdmin;
   const isOrgToken = principal.kind === "organization" && principal.organization.toLowerCase() === organization.name.toLowerCase();
   const isOwner = teams.some((t) => t.is_owners === 1);

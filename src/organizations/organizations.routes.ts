@@ -151,10 +151,17 @@ organizations.openapi(
     const principal = c.get("principal");
     const page = readPage(c);
     const q = c.req.query("q") ?? c.req.query("q[name]") ?? "";
+    const userId = principal.kind === "user" ? principal.userId : "";
     const db = primary(c);
     const like = `%${q.replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
-    let where = "WHERE o.name LIKE ? ESCAPE '\\'";
-    const binds: unknown[] = [like];
+    // `q` matches the name or the email (go-tfe queries by either); q[email] / q[name] narrow it.
+    let where = "WHERE (o.name LIKE ? ESCAPE '\\' OR o.email LIKE ? ESCAPE '\\')";
+    const binds: unknown[] = [like, like];
+    const email = c.req.query("q[email]");
+    if (email) {
+      where += " AND o.email = ?";
+      binds.push(email);
+    }
     if (principal.kind === "user" && !principal.isSiteAdmin) {
       where += " AND o.name IN (SELECT t.organization_name FROM team_members m JOIN teams t ON t.id = m.team_id WHERE m.user_id = ?)";
       binds.push(principal.userId);
@@ -164,10 +171,18 @@ organizations.openapi(
     }
     const [countRes, rowsRes] = await db.batch([
       db.prepare(`SELECT count(*) AS n FROM organizations o ${where}`).bind(...binds),
-      db.prepare(`SELECT o.* FROM organizations o ${where} ORDER BY o.name LIMIT ? OFFSET ?`).bind(...binds, page.size, (page.number - 1) * page.size),
+      db
+        .prepare(
+          `SELECT o.*, EXISTS (SELECT 1 FROM team_members m JOIN teams t ON t.id = m.team_id
+             WHERE t.organization_name = o.name AND t.is_owners = 1 AND m.user_id = ?) AS is_owner
+           FROM organizations o ${where} ORDER BY o.name LIMIT ? OFFSET ?`,
+        )
+        .bind(userId, ...binds, page.size, (page.number - 1) * page.size),
     ]);
     const total = (countRes?.results?.[0] as { n: number } | undefined)?.n ?? 0;
-    const data = ((rowsRes?.results ?? []) as OrganizationRow[]).map((r) => serializeOrganization(toOrganization(r)));
+    // Same permissions as show, so a listed organisation equals the one returned by create and read.
+    const owner = (r: { is_owner: number }) => r.is_owner === 1 || (principal.kind === "user" && principal.isSiteAdmin) || principal.kind === "organization";
+    const data = ((rowsRes?.results ?? []) as Array<OrganizationRow & { is_owner: number }>).map((r) => serializeOrganization(toOrganization(r), orgPermissions(owner(r))));
     return jsonapi(c, paginated(c, data, page, total));
   },
 );

@@ -30,6 +30,7 @@ export function serializeOrganization(o: Organization, permissions?: Record<stri
     "saml-enabled": false,
     "two-factor-conformant": false,
     "stacks-enabled": a["stacks-enabled"] ?? false,
+    "remaining-testable-count": 5,
   };
   if (permissions) attributes.permissions = permissions;
   return {

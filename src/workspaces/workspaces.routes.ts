@@ -1,6 +1,6 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { canCreateWorkspaceIn, loadAccessBatch, type OrgAccess } from "../auth/access";
+import { canCreateWorkspaceIn, loadAccessBatch, loadGrants, type OrgAccess } from "../auth/access";
 import { primary } from "../db";
 import { edition, type AppEnv } from "../env";
 import { ApiError, unwrap } from "../errors";
@@ -88,9 +88,11 @@ workspaces.openapi(
     const requestedProject = body.relationships?.project?.data?.id || undefined;
     const loaded = await loadAccessBatch(primary(c), c.get("principal"), organization_name, [], requestedProject ? [requestedProject] : []);
     if (!loaded) throw ApiError.of("not_found");
-    const { access, grants } = loaded;
+    const { access } = loaded;
     const organization = access.organization;
     const projectId = requestedProject ?? organization.defaultProjectId;
+    // The default project is known only once the organisation is loaded: fetch its grants then.
+    const grants = requestedProject ? loaded.grants : await loadGrants(primary(c), access, [], [projectId]);
     if (requestedProject) await requireProject(c, organization.name, requestedProject);
     if (!canCreateWorkspaceIn(access, projectId, grants.projects)) throw ApiError.of("not_found");
     await checkReferences(c, organization.name, n);

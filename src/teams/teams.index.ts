@@ -1,0 +1,30 @@
+/** D1 queries for teams and memberships. */
+export interface TeamRow {
+  id: string;
+  organization_name: string;
+  name: string;
+  is_owners: number;
+  visibility: string;
+  sso_team_id: string | null;
+  organization_access: string;
+  allow_member_token_management: number;
+  service_user_id: string | null;
+  created_at: string;
+}
+
+type Db = D1Database | D1DatabaseSession;
+
+export async function findTeam(db: Db, id: string): Promise<TeamRow | null> {
+  return db.prepare("SELECT * FROM teams WHERE id = ?").bind(id).first<TeamRow>();
+}
+
+export async function teamMembers(db: Db, teamIds: string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  if (teamIds.length === 0) return out;
+  const rows = await db
+    .prepare("SELECT team_id, user_id FROM team_members WHERE team_id IN (SELECT value FROM json_each(?)) ORDER BY user_id")
+    .bind(JSON.stringify(teamIds))
+    .all<{ team_id: string; user_id: string }>();
+  for (const r of rows.results) out.set(r.team_id, [...(out.get(r.team_id) ?? []), r.user_id]);
+  return out;
+}

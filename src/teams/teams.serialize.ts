@@ -1,0 +1,45 @@
+import type { Resource } from "../jsonapi/document";
+import type { TeamRow } from "./teams.index";
+
+/** Every organisation-access key a team carries (the owners team has all of them). */
+export const ORG_ACCESS_KEYS = [
+  "manage-policies", "manage-policy-overrides", "delegate-policy-overrides", "manage-workspaces", "manage-vcs-settings",
+  "manage-providers", "manage-modules", "manage-run-tasks", "manage-projects", "read-workspaces", "read-projects",
+  "manage-membership", "manage-teams", "manage-organization-access", "access-secret-teams", "manage-agent-pools",
+] as const;
+
+export function organizationAccess(row: TeamRow): Record<string, boolean> {
+  const stored = JSON.parse(row.organization_access) as Record<string, boolean>;
+  return Object.fromEntries(ORG_ACCESS_KEYS.map((k) => [k, row.is_owners === 1 ? true : stored[k] === true]));
+}
+
+export function serializeTeam(row: TeamRow, members: string[], canManage: boolean): Resource {
+  return {
+    id: row.id,
+    type: "teams",
+    attributes: {
+      name: row.name,
+      "is-unified": false,
+      "organization-access": organizationAccess(row),
+      visibility: row.visibility,
+      "sso-team-id": row.sso_team_id,
+      "users-count": members.length,
+      "allow-member-token-management": row.allow_member_token_management === 1,
+      permissions: {
+        "can-update-membership": canManage,
+        "can-destroy": canManage && row.is_owners !== 1,
+        "can-update-organization-access": canManage && row.is_owners !== 1,
+        "can-update-api-token": canManage,
+        "can-update-visibility": canManage,
+        "can-update-name": canManage && row.is_owners !== 1,
+      },
+    },
+    relationships: {
+      organization: { data: { id: row.organization_name, type: "organizations" } },
+      users: { data: members.map((id) => ({ id, type: "users" })) },
+      "organization-memberships": { data: [] },
+      "authentication-token": { meta: {} },
+    },
+    links: { self: `/api/v2/teams/${row.id}` },
+  };
+}

@@ -1,0 +1,281 @@
+/**
+ * API tokens: team tokens (legacy single and described multiples), the organisation token, user
+ * tokens. Secrets exist in clear only in the create response; D1 keeps their SHA-256.
+ */
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { requireOrgAccess } from "../auth/access";
+import { primary } from "../db";
+import type { AppEnv } from "../env";
+import { ApiError } from "../errors";
+import { newId, newTokenSecret, nowIso, sha256Hex } from "../ids";
+import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
+import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { loadTeam, canManageTeams } from "../teams/teams.routes";
+
+const tags = ["Tokens"];
+export const tokens = router();
+
+interface TokenRow {
+  id: string;
+  kind: string;
+  user_id: string | null;
+  team_id: string | null;
+  organization_name: string | null;
+  description: string | null;
+  legacy: number;
+  created_by: string | null;
+  created_at: string;
+  last_used_at: string | null;
+  expired_at: string | null;
+}
+
+const tokenAttributes = z.object({
+  description: z.string().max(255).nullable().optional(),
+  "expired-at": z.string().max(64).nullable().optional(),
+});
+const tokenBody = z
+  .object({ data: z.object({ type: z.string().max(64).optional(), attributes: tokenAttributes.optional() }).optional() })
+  .openapi("TokenCreate");
+const optionalTokenBody = { content: { "application/vnd.api+json": { schema: tokenBody } }, required: false };
+
+function serializeToken(row: TokenRow, secret?: string): Resource {
+  const relationships: Record<string, unknown> = {
+    "created-by": { data: row.created_by ? { id: row.created_by, type: "users" } : null },
+  };
+  if (row.team_id) relationships.team = { data: { id: row.team_id, type: "teams" } };
+  return {
+    id: row.id,
+    type: "authentication-tokens",
+    attributes: {
+      "created-at": row.created_at,
+      "last-used-at": row.last_used_at,
+      description: row.description,
+      "expired-at": row.expired_at,
+      token: secret ?? null,
+    },
+    relationships,
+    links: { self: `/api/v2/authentication-tokens/${row.id}` },
+  };
+}
+
+/** Parses an optional create body (go-tfe sends none, or `expired-at` / `description`). */
+async function readTokenAttributes(c: Context<AppEnv>): Promise<{ description: string | null; expiredAt: string | null }> {
+  const text = await c.req.text();
+  if (text.trim() === "") return { description: null, expiredAt: null };
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw ApiError.of("malformed_body");
+  }
+  const parsed = tokenBody.safeParse(json);
+  if (!parsed.success) throw ApiError.of("invalid_attribute", { detail: parsed.error.issues[0]?.message, pointer: "/data/attributes" });
+  const a = parsed.data.data?.attributes ?? {};
+  let expiredAt: string | null = null;
+  if (a["expired-at"]) {
+    const t = Date.parse(a["expired-at"]);
+    if (Number.isNaN(t)) throw ApiError.of("invalid_attribute", { detail: "expired-at must be an ISO 8601 timestamp", pointer: "/data/attributes/expired-at" });
+    if (t <= Date.now()) throw ApiError.of("invalid_attribute", { detail: "expired-at must be in the future", pointer: "/data/attributes/expired-at" });
+    expiredAt = new Date(t).toISOString();
+  }
+  return { description: a.description ?? null, expiredAt };
+}
+
+function creatorId(c: Context<AppEnv>): string {
+  const p = c.get("principal");
+  return p.kind === "user" ? p.userId : p.serviceUserId;
+}
+
+async function insertToken(c: Context<AppEnv>, row: Omit<TokenRow, "id" | "created_at" | "last_used_at" | "created_by">, replace?: D1PreparedStatement): Promise<Response> {
+  const db = primary(c);
+  const secret = newTokenSecret();
+  const full: TokenRow = { ...row, id: newId("at"), created_at: nowIso(), last_used_at: null, created_by: creatorId(c) };
+  const insert = db
+    .prepare(
+      `INSERT INTO tokens (id, token_hash, kind, user_id, team_id, organization_name, description, legacy, created_by, created_at, expired_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .bind(full.id, await sha256Hex(secret), full.kind, full.user_id, full.team_id, full.organization_name, full.description, full.legacy, full.created_by, full.created_at, full.expired_at);
+  await db.batch(replace ? [replace, insert] : [insert]);
+  return jsonapi(c, { data: serializeToken(full, secret) }, 201);
+}
+
+// ---- team tokens ----
+
+const teamParam = z.object({ team_id: z.string().regex(/^team-[A-Za-z0-9]{1,64}$/) });
+
+/** Team managers, and members of a team that allows member token management. */
+async function teamForTokens(c: Context<AppEnv>, teamId: string) {
+  const { team, access } = await loadTeam(c, teamId);
+  const member = access.teamIds.includes(team.id) && team.allow_member_token_management === 1;
+  if (!canManageTeams(access) && !member) throw ApiError.of("not_found");
+  return team;
+}
+
+tokens.openapi(
+  createRoute({ method: "post", path: "/teams/{team_id}/authentication-token", tags, summary: "Create (replace) the team's legacy token", request: { params: teamParam, body: optionalTokenBody }, responses: { ...ok("The token, with its secret", 201), ...errorResponses } }),
+  async (c) => {
+    const team = await teamForTokens(c, c.req.valid("param").team_id);
+    const a = await readTokenAttributes(c);
+    const db = primary(c);
+    return insertToken(
+      c,
+      { kind: "team", user_id: null, team_id: team.id, organization_name: team.organization_name, description: null, legacy: 1, expired_at: a.expiredAt },
+      db.prepare("DELETE FROM tokens WHERE team_id = ? AND legacy = 1").bind(team.id),
+    );
+  },
+);
+
+tokens.openapi(
+  createRoute({ method: "get", path: "/teams/{team_id}/authentication-token", tags, summary: "Show the team's legacy token", request: { params: teamParam }, responses: { ...ok("The token (no secret)"), ...errorResponses } }),
+  async (c) => {
+    const team = await teamForTokens(c, c.req.valid("param").team_id);
+    const row = await primary(c).prepare("SELECT * FROM tokens WHERE team_id = ? AND legacy = 1").bind(team.id).first<TokenRow>();
+    if (!row) throw ApiError.of("not_found");
+    return jsonapi(c, { data: serializeToken(row) });
+  },
+);
+
+tokens.openapi(
+  createRoute({ method: "delete", path: "/teams/{team_id}/authentication-token", tags, summary: "Delete the team's legacy token", request: { params: teamParam }, responses: { ...noContentResponse, ...errorResponses } }),
+  async (c) => {
+    const team = await teamForTokens(c, c.req.valid("param").team_id);
+    const res = await primary(c).prepare("DELETE FROM tokens WHERE team_id = ? AND legacy = 1").bind(team.id).run();
+    if (res.meta.changes === 0) throw ApiError.of("not_found");
+    return noContent(c);
+  },
+);
+
+tokens.openapi(
+  createRoute({ method: "post", path: "/teams/{team_id}/authentication-tokens", tags, summary: "Create a described team token", request: { params: teamParam, body: optionalTokenBody }, responses: { ...ok("The token, with its secret", 201), ...errorResponses } }),
+  async (c) => {
+    const team = await teamForTokens(c, c.req.valid("param").team_id);
+    const a = await readTokenAttributes(c);
+    if (a.description !== null) {
+      const dup = await primary(c).prepare("SELECT 1 FROM tokens WHERE team_id = ? AND description = ?").bind(team.id, a.description).first();
+      if (dup) throw ApiError.of("invalid_attributes", { detail: "Validation failed: Description has already been taken", pointer: "/data/attributes/description" });
+    }
+    return insertToken(c, { kind: "team", user_id: null, team_id: team.id, organization_name: team.organization_name, description: a.description, legacy: 0, expired_at: a.expiredAt });
+  },
+);
+
+tokens.openapi(
+  createRoute({ method: "get", path: "/teams/{team_id}/authentication-tokens", tags, summary: "List a team's tokens", request: { params: teamParam }, responses: { ...ok("A page of tokens"), ...errorResponses } }),
+  async (c) => {
+    const team = await teamForTokens(c, c.req.valid("param").team_id);
+    const page = readPage(c);
+    const rows = await primary(c).prepare("SELECT * FROM tokens WHERE team_id = ? ORDER BY created_at, id").bind(team.id).all<TokenRow>();
+    return jsonapi(c, paginated(c, rows.results.slice((page.number - 1) * page.size, page.number * page.size).map((r) => serializeToken(r)), page, rows.results.length));
+  },
+);
+
+// ---- organisation token ----
+
+const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
+
+async function orgForToken(c: Context<AppEnv>, org: string) {
+  const access = await requireOrgAccess(primary(c), c.get("principal"), org);
+  if (!access.isOwner && !access.isOrgToken) throw ApiError.of("not_found");
+  return access.organization;
+}
+
+tokens.openapi(
+  createRoute({ method: "post", path: "/organizations/{organization_name}/authentication-token", tags, summary: "Create (replace) the organisation token", request: { params: orgParam, body: optionalTokenBody }, responses: { ...ok("The token, with its secret", 201), ...errorResponses } }),
+  async (c) => {
+    const org = await orgForToken(c, c.req.valid("param").organization_name);
+    const a = await readTokenAttributes(c);
+    const db = primary(c);
+    // The organisation token acts as one service user of the organisation, kept across replacements.
+    const prev = await db.prepare("SELECT user_id FROM tokens WHERE organization_name = ? AND kind = 'organization'").bind(org.name).first<{ user_id: string | null }>();
+    return insertToken(
+      c,
+      { kind: "organization", user_id: prev?.user_id ?? newId("user"), team_id: null, organization_name: org.name, description: null, legacy: 1, expired_at: a.expiredAt },
+      db.prepare("DELETE FROM tokens WHERE organization_name = ? AND kind = 'organization'").bind(org.name),
+    );
+  },
+);
+
+tokens.openapi(
+  createRoute({ method: "get", path: "/organizations/{organization_name}/authentication-token", tags, summary: "Show the organisation token", request: { params: orgParam }, responses: { ...ok("The token (no secret)"), ...errorResponses } }),
+  async (c) => {
+    const org = await orgForToken(c, c.req.valid("param").organization_name);
+    const row = await primary(c).prepare("SELECT * FROM tokens WHERE organization_name = ? AND kind = 'organization'").bind(org.name).first<TokenRow>();
+    if (!row) throw ApiError.of("not_found");
+    return jsonapi(c, { data: serializeToken(row) });
+  },
+);
+
+tokens.openapi(
+  createRoute({ method: "delete", path: "/organizations/{organization_name}/authentication-token", tags, summary: "Delete the organisation token", request: { params: orgParam }, responses: { ...noContentResponse, ...errorResponses } }),
+  async (c) => {
+    const org = await orgForToken(c, c.req.valid("param").organization_name);
+    const res = await primary(c).prepare("DELETE FROM tokens WHERE organization_name = ? AND kind = 'organization'").bind(org.name).run();
+    if (res.meta.changes === 0) throw ApiError.of("not_found");
+    return noContent(c);
+  },
+);
+
+// ---- user tokens ----
+
+const userParam = z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) });
+
+function requireSelf(c: Context<AppEnv>, userId: string): void {
+  const p = c.get("principal");
+  // Only a user token acts for its user; the real service refuses team and organisation tokens here.
+  if (p.kind !== "user" || p.userId !== userId) throw ApiError.of("not_found");
+}
+
+tokens.openapi(
+  createRoute({ method: "post", path: "/users/{user_id}/authentication-tokens", tags, summary: "Create a user token (for yourself)", request: { params: userParam, body: optionalTokenBody }, responses: { ...ok("The token, with its secret", 201), ...errorResponses } }),
+  async (c) => {
+    const { user_id } = c.req.valid("param");
+    requireSelf(c, user_id);
+    const a = await readTokenAttributes(c);
+    return insertToken(c, { kind: "user", user_id, team_id: null, organization_name: null, description: a.description, legacy: 0, expired_at: a.expiredAt });
+  },
+);
+
+tokens.openapi(
+  createRoute({ method: "get", path: "/users/{user_id}/authentication-tokens", tags, summary: "List your user tokens", request: { params: userParam }, responses: { ...ok("A page of tokens"), ...errorResponses } }),
+  async (c) => {
+    const { user_id } = c.req.valid("param");
+    requireSelf(c, user_id);
+    const page = readPage(c);
+    const rows = await primary(c).prepare("SELECT * FROM tokens WHERE user_id = ? AND kind = 'user' ORDER BY created_at, id").bind(user_id).all<TokenRow>();
+    return jsonapi(c, paginated(c, rows.results.slice((page.number - 1) * page.size, page.number * page.size).map((r) => serializeToken(r)), page, rows.results.length));
+  },
+);
+
+const tokenParam = z.object({ token_id: z.string().regex(/^at-[A-Za-z0-9]{1,64}$/) });
+
+/** A token is visible to its user, or (team tokens) to those who manage the team's tokens. */
+async function visibleToken(c: Context<AppEnv>, id: string): Promise<TokenRow> {
+  const row = await primary(c).prepare("SELECT * FROM tokens WHERE id = ?").bind(id).first<TokenRow>();
+  if (!row) throw ApiError.of("not_found");
+  const p = c.get("principal");
+  if (row.kind === "user" && p.kind === "user" && p.userId === row.user_id) return row;
+  if (row.kind === "team" && row.team_id) {
+    await teamForTokens(c, row.team_id);
+    return row;
+  }
+  if (row.kind === "organization" && row.organization_name) {
+    await orgForToken(c, row.organization_name);
+    return row;
+  }
+  throw ApiError.of("not_found");
+}
+
+tokens.openapi(
+  createRoute({ method: "get", path: "/authentication-tokens/{token_id}", tags, summary: "Show a token", request: { params: tokenParam }, responses: { ...ok("The token (no secret)"), ...errorResponses } }),
+  async (c) => jsonapi(c, { data: serializeToken(await visibleToken(c, c.req.valid("param").token_id)) }),
+);
+
+tokens.openapi(
+  createRoute({ method: "delete", path: "/authentication-tokens/{token_id}", tags, summary: "Delete a token (it stops working at once)", request: { params: tokenParam }, responses: { ...noContentResponse, ...errorResponses } }),
+  async (c) => {
+    const row = await visibleToken(c, c.req.valid("param").token_id);
+    await primary(c).prepare("DELETE FROM tokens WHERE id = ?").bind(row.id).run();
+    return noContent(c);
+  },
+);
