@@ -18,6 +18,12 @@ import { teams } from "./teams/teams.routes";
 import { tokens } from "./tokens/tokens.routes";
 import { teamAccess } from "./team-access/team-access.routes";
 import { users } from "./users/users.routes";
+import { projects } from "./projects/projects.routes";
+import { sshKeys } from "./registries/ssh-keys.routes";
+import { agentPools } from "./registries/agent-pools.routes";
+import { oauth } from "./registries/oauth.routes";
+import { consumers } from "./workspaces/consumers.routes";
+import { retention } from "./retention/retention.routes";
 import { organizationTags } from "./tags/organization-tags.routes";
 import { tagBindings } from "./tags/tag-bindings.routes";
 import { workspaceTags } from "./tags/workspace-tags.routes";
@@ -25,7 +31,7 @@ import { workspaceTags } from "./tags/workspace-tags.routes";
 export { WorkspaceObject } from "./workspaces/workspace.object";
 
 /** Routers mounted under /api/v2 behind authentication. Each resource adds itself here. */
-const API_ROUTERS = [meta, organizations, workspaces, workspaceTags, tagBindings, organizationTags, workspaceActions, teams, tokens, teamAccess, users];
+const API_ROUTERS = [meta, organizations, workspaces, workspaceTags, tagBindings, organizationTags, workspaceActions, teams, tokens, teamAccess, users, projects, sshKeys, agentPools, oauth, consumers, retention];
 
 export const app = new OpenAPIHono<AppEnv>({ defaultHook });
 

@@ -241,6 +241,9 @@ organizations.openapi(
     await checkDefaultPool(c, org.name, poolId);
     const mode = a["default-execution-mode"] ?? org.defaultExecutionMode;
     const nextPool = poolId !== undefined ? poolId : org.defaultAgentPoolId;
+    if (mode !== "agent" && poolId) {
+      throw ApiError.of("invalid_attribute", { detail: "Default agent pool must not be specified unless using 'agent' execution mode", pointer: "/data/relationships/default-agent-pool" });
+    }
     if (mode === "agent" && !nextPool) {
       throw ApiError.of("invalid_attribute", { detail: "Default agent pool must be specified when using 'agent' execution mode", pointer: "/data/relationships/default-agent-pool" });
     }
@@ -308,6 +311,7 @@ export async function deleteOrganization(db: D1DatabaseSession | D1Database, nam
     db.prepare("DELETE FROM workspace_tags WHERE organization_name = ?").bind(name),
     db.prepare("DELETE FROM workspace_names WHERE organization_name = ?").bind(name),
     db.prepare("DELETE FROM workspaces WHERE organization_name = ?").bind(name),
+    db.prepare("DELETE FROM organization_retention_policies WHERE organization_name = ?").bind(name),
     db.prepare("DELETE FROM organizations WHERE name = ?").bind(name),
   ]);
 }

@@ -185,6 +185,7 @@ const workspaceAccessInput = z.object({
   delete: z.boolean().optional(),
   move: z.boolean().optional(),
   "run-tasks": z.boolean().optional(),
+  "policy-overrides": z.boolean().optional(),
 });
 type PrjAccess = { "project-access": Record<string, unknown>; "workspace-access": Record<string, unknown> };
 const ws = (runs: string, mocks: string, state: string, vars: string, create: boolean, locking: boolean, del: boolean, move: boolean, tasks: boolean) => ({

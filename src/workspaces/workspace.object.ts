@@ -5,6 +5,8 @@ import { applySettings, checkName, isFailure } from "./workspace.rules";
 import { indexDeleteStatements, indexUpsertStatements } from "./workspaces.index";
 import type { CreateInput, Faults, LockHolder, UpdateInput, WorkspaceRecord } from "./workspace.types";
 import { checkSafeDelete, forceUnlock, lock, unlock } from "./lock.rules";
+import { changeConsumers, setRetention, setSshKey, type ConsumerChange } from "./consumers.logic";
+import type { DataRetentionPolicy } from "./workspace.types";
 import { applyTagChange, sameTags, type TagChange } from "../tags/workspace-tags.logic";
 
 type Stored =
@@ -182,6 +184,23 @@ export class WorkspaceObject extends DurableObject<Bindings> {
       w.updatedAt = input.now;
       return w;
     });
+  }
+
+  // ---- remote-state consumers, SSH key, retention policy (spec §4.10, §4.11, §4.14) ----
+
+  async changeConsumers(input: { change: ConsumerChange; now: string; faults?: Faults }): Promise<WorkspaceResult> {
+    return this.mutate(input.faults, (w) => changeConsumers(w, input.change));
+  }
+
+  async setSshKey(input: { keyId: string | null; now: string; faults?: Faults }): Promise<WorkspaceResult> {
+    return this.mutate(input.faults, (w) => {
+      w.updatedAt = input.now;
+      return setSshKey(w, input.keyId);
+    });
+  }
+
+  async setRetention(input: { policy: DataRetentionPolicy | null; faults?: Faults }): Promise<WorkspaceResult> {
+    return this.mutate(input.faults, (w) => setRetention(w, input.policy));
   }
 
   // ---- locking (spec §3); serialised here so N racing lockers end as a serial order would ----

@@ -54,9 +54,14 @@ export async function loadScope(
   const db = primary(c);
   const projectIds = [...new Set([...records.map((r) => r.projectId), ...extraProjectIds])];
   // Key-only tags of deleted organisation tags are dead (issue 6): asked of D1 alongside the access batch.
-  const [loaded, deadTags] = await Promise.all([
+  // Deleted SSH keys are unassigned at read time (no fan-out to the workspaces that used them).
+  const sshKeyIds = [...new Set(records.map((r) => r.sshKeyId).filter((k): k is string => !!k))];
+  const [loaded, deadTags, liveKeys] = await Promise.all([
     loadAccessBatch(db, c.get("principal"), organization, records.map((r) => r.id), projectIds),
     records.some((r) => keyOnlyTagIds(r.tags).length > 0) ? deadTagIds(db, organization) : null,
+    sshKeyIds.length
+      ? db.prepare("SELECT id FROM ssh_keys WHERE id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(sshKeyIds)).all<{ id: string }>().then((r) => new Set(r.results.map((k) => k.id)))
+      : null,
   ]);
   if (!loaded) return null;
   const { access, grants, projects } = loaded;
@@ -68,7 +73,12 @@ export async function loadScope(
     projects,
     capsOf,
     serialize: (r) =>
-      serializeWorkspace(deadTags ? { ...r, tags: withoutDeadTags(r.tags, deadTags) } : r, { flags: flagsFor(access, capsOf(r)), defaults: defaultsFor(access, projects.get(r.projectId)), edition: ed }),
+      serializeWorkspace(deadTags ? { ...r, tags: withoutDeadTags(r.tags, deadTags) } : r, {
+        flags: flagsFor(access, capsOf(r)),
+        defaults: defaultsFor(access, projects.get(r.projectId)),
+        edition: ed,
+        sshKeyExists: r.sshKeyId ? (liveKeys?.has(r.sshKeyId) ?? false) : undefined,
+      }),
   };
 }
 

@@ -1,0 +1,173 @@
+/**
+ * OAuth clients and their OAuth tokens (tfe-api-notes §2.8): what a workspace's `vcs-repo.oauth-token-id`
+ * names. Secrets (`oauth-token-string`, `secret`, `private-key`) are write-only and never stored.
+ */
+import { createRoute, z } from "@hono/zod-openapi";
+import { requireOrgAccess } from "../auth/access";
+import { primary } from "../db";
+import { newId, nowIso } from "../ids";
+import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
+import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { loadOwned, requireManage } from "./registry.common";
+
+const tags = ["OAuth"];
+export const oauth = router();
+
+interface ClientRow {
+  id: string;
+  organization_name: string;
+  attrs: string;
+  created_at: string;
+}
+interface TokenRow {
+  id: string;
+  oauth_client_id: string;
+  organization_name: string;
+  service_provider_user: string | null;
+  created_at: string;
+}
+
+const PROVIDERS = ["github", "github_enterprise", "gitlab_hosted", "gitlab_community_edition", "gitlab_enterprise_edition", "ado_server", "ado_services", "bitbucket_hosted", "bitbucket_server", "bitbucket_data_center"] as const;
+const PUBLIC_ATTRS = ["name", "service-provider", "http-url", "api-url", "key", "rsa-public-key", "organization-scoped"] as const;
+const attributes = z.object({
+  name: z.string().max(255).nullable().optional(),
+  "service-provider": z.enum(PROVIDERS).optional(),
+  "http-url": z.string().max(1000).optional(),
+  "api-url": z.string().max(1000).optional(),
+  "oauth-token-string": z.string().max(10_000).optional(),
+  key: z.string().max(1000).optional(),
+  secret: z.string().max(10_000).optional(),
+  "private-key": z.string().max(20_000).optional(),
+  "rsa-public-key": z.string().max(20_000).optional(),
+  "organization-scoped": z.boolean().optional(),
+});
+const createBody = z.object({ data: z.object({ type: z.literal("oauth-clients"), attributes: attributes.extend({ "service-provider": z.enum(PROVIDERS) }) }) }).openapi("OAuthClientCreate");
+const updateBody = z.object({ data: z.object({ type: z.literal("oauth-clients"), attributes: attributes.optional() }) }).openapi("OAuthClientUpdate");
+const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
+const clientParam = z.object({ oauth_client_id: z.string().regex(/^oc-[A-Za-z0-9]{1,64}$/) });
+const tokenParam = z.object({ oauth_token_id: z.string().regex(/^ot-[A-Za-z0-9]{1,64}$/) });
+
+function serializeClient(c: ClientRow, tokens: string[]): Resource {
+  const a = JSON.parse(c.attrs) as Record<string, unknown>;
+  return {
+    id: c.id,
+    type: "oauth-clients",
+    attributes: {
+      "created-at": c.created_at,
+      "callback-url": `/auth/${c.id}/callback`,
+      "connect-path": `/auth/${c.id}?organization_id=${c.organization_name}`,
+      "service-provider-display-name": a["service-provider"],
+      ...Object.fromEntries(PUBLIC_ATTRS.map((k) => [k, a[k] ?? null])),
+    },
+    relationships: {
+      organization: { data: { id: c.organization_name, type: "organizations" } },
+      "oauth-tokens": { data: tokens.map((id) => ({ id, type: "oauth-tokens" })), links: { related: `/api/v2/oauth-clients/${c.id}/oauth-tokens` } },
+      projects: { data: [] },
+      "agent-pool": { data: null },
+    },
+    links: { self: `/api/v2/oauth-clients/${c.id}` },
+  };
+}
+
+const serializeToken = (t: TokenRow): Resource => ({
+  id: t.id,
+  type: "oauth-tokens",
+  attributes: { "created-at": t.created_at, "service-provider-user": t.service_provider_user, "has-ssh-key": false },
+  relationships: { "oauth-client": { data: { id: t.oauth_client_id, type: "oauth-clients" }, links: { related: `/api/v2/oauth-clients/${t.oauth_client_id}` } } },
+  links: { self: `/api/v2/oauth-tokens/${t.id}` },
+});
+
+function publicAttrs(a: z.infer<typeof attributes>): Record<string, unknown> {
+  return Object.fromEntries(PUBLIC_ATTRS.filter((k) => a[k] !== undefined).map((k) => [k, a[k]]));
+}
+
+async function tokensOf(db: D1DatabaseSession, clientId: string): Promise<TokenRow[]> {
+  return (await db.prepare("SELECT * FROM oauth_tokens WHERE oauth_client_id = ? ORDER BY created_at").bind(clientId).all<TokenRow>()).results;
+}
+
+oauth.openapi(
+  createRoute({ method: "post", path: "/organizations/{organization_name}/oauth-clients", tags, summary: "Create an OAuth client (and its OAuth token)", request: { params: orgParam, body: jsonBody(createBody) }, responses: { ...ok("The client", 201), ...errorResponses } }),
+  async (c) => {
+    const db = primary(c);
+    const access = await requireOrgAccess(db, c.get("principal"), c.req.valid("param").organization_name);
+    requireManage(access, "manage-vcs-settings");
+    const a = c.req.valid("json").data.attributes;
+    const client: ClientRow = { id: newId("oc"), organization_name: access.organization.name, attrs: JSON.stringify(publicAttrs(a)), created_at: nowIso() };
+    const token: TokenRow = { id: newId("ot"), oauth_client_id: client.id, organization_name: client.organization_name, service_provider_user: null, created_at: client.created_at };
+    await db.batch([
+      db.prepare("INSERT INTO oauth_clients (id, organization_name, attrs, created_at) VALUES (?, ?, ?, ?)").bind(client.id, client.organization_name, client.attrs, client.created_at),
+      db.prepare("INSERT INTO oauth_tokens (id, oauth_client_id, organization_name, service_provider_user, created_at) VALUES (?, ?, ?, ?, ?)").bind(token.id, token.oauth_client_id, token.organization_name, null, token.created_at),
+    ]);
+    return jsonapi(c, { data: serializeClient(client, [token.id]) }, 201);
+  },
+);
+
+oauth.openapi(
+  createRoute({ method: "get", path: "/organizations/{organization_name}/oauth-clients", tags, summary: "List OAuth clients", request: { params: orgParam }, responses: { ...ok("A page of clients"), ...errorResponses } }),
+  async (c) => {
+    const db = primary(c);
+    const access = await requireOrgAccess(db, c.get("principal"), c.req.valid("param").organization_name);
+    const page = readPage(c);
+    const rows = (await db.prepare("SELECT * FROM oauth_clients WHERE organization_name = ? ORDER BY created_at, id").bind(access.organization.name).all<ClientRow>()).results;
+    const slice = rows.slice((page.number - 1) * page.size, page.number * page.size);
+    const data = await Promise.all(slice.map(async (r) => serializeClient(r, (await tokensOf(db, r.id)).map((t) => t.id))));
+    return jsonapi(c, paginated(c, data, page, rows.length));
+  },
+);
+
+oauth.openapi(
+  createRoute({ method: "get", path: "/oauth-clients/{oauth_client_id}", tags, summary: "Show an OAuth client", request: { params: clientParam }, responses: { ...ok("The client"), ...errorResponses } }),
+  async (c) => {
+    const { row } = await loadOwned<ClientRow>(c, "oauth_clients", c.req.valid("param").oauth_client_id);
+    return jsonapi(c, { data: serializeClient(row, (await tokensOf(primary(c), row.id)).map((t) => t.id)) });
+  },
+);
+
+oauth.openapi(
+  createRoute({ method: "patch", path: "/oauth-clients/{oauth_client_id}", tags, summary: "Update an OAuth client", request: { params: clientParam, body: jsonBody(updateBody) }, responses: { ...ok("The client"), ...errorResponses } }),
+  async (c) => {
+    const { row, access } = await loadOwned<ClientRow>(c, "oauth_clients", c.req.valid("param").oauth_client_id);
+    requireManage(access, "manage-vcs-settings");
+    const attrs = JSON.stringify({ ...(JSON.parse(row.attrs) as Record<string, unknown>), ...publicAttrs(c.req.valid("json").data.attributes ?? {}) });
+    const db = primary(c);
+    await db.prepare("UPDATE oauth_clients SET attrs = ? WHERE id = ?").bind(attrs, row.id).run();
+    return jsonapi(c, { data: serializeClient({ ...row, attrs }, (await tokensOf(db, row.id)).map((t) => t.id)) });
+  },
+);
+
+oauth.openapi(
+  createRoute({ method: "delete", path: "/oauth-clients/{oauth_client_id}", tags, summary: "Delete an OAuth client and its tokens", request: { params: clientParam }, responses: { ...noContentResponse, ...errorResponses } }),
+  async (c) => {
+    const { row, access } = await loadOwned<ClientRow>(c, "oauth_clients", c.req.valid("param").oauth_client_id);
+    requireManage(access, "manage-vcs-settings");
+    const db = primary(c);
+    await db.batch([db.prepare("DELETE FROM oauth_tokens WHERE oauth_client_id = ?").bind(row.id), db.prepare("DELETE FROM oauth_clients WHERE id = ?").bind(row.id)]);
+    return noContent(c);
+  },
+);
+
+oauth.openapi(
+  createRoute({ method: "get", path: "/oauth-clients/{oauth_client_id}/oauth-tokens", tags, summary: "List a client's OAuth tokens", request: { params: clientParam }, responses: { ...ok("A page of tokens"), ...errorResponses } }),
+  async (c) => {
+    const { row } = await loadOwned<ClientRow>(c, "oauth_clients", c.req.valid("param").oauth_client_id);
+    const page = readPage(c);
+    const rows = await tokensOf(primary(c), row.id);
+    return jsonapi(c, paginated(c, rows.slice((page.number - 1) * page.size, page.number * page.size).map(serializeToken), page, rows.length));
+  },
+);
+
+oauth.openapi(
+  createRoute({ method: "get", path: "/organizations/{organization_name}/oauth-tokens", tags, summary: "List the organisation's OAuth tokens", request: { params: orgParam }, responses: { ...ok("A page of tokens"), ...errorResponses } }),
+  async (c) => {
+    const db = primary(c);
+    const access = await requireOrgAccess(db, c.get("principal"), c.req.valid("param").organization_name);
+    const page = readPage(c);
+    const rows = (await db.prepare("SELECT * FROM oauth_tokens WHERE organization_name = ? ORDER BY created_at, id").bind(access.organization.name).all<TokenRow>()).results;
+    return jsonapi(c, paginated(c, rows.slice((page.number - 1) * page.size, page.number * page.size).map(serializeToken), page, rows.length));
+  },
+);
+
+oauth.openapi(
+  createRoute({ method: "get", path: "/oauth-tokens/{oauth_token_id}", tags, summary: "Show an OAuth token", request: { params: tokenParam }, responses: { ...ok("The token"), ...errorResponses } }),
+  async (c) => jsonapi(c, { data: serializeToken((await loadOwned<TokenRow>(c, "oauth_tokens", c.req.valid("param").oauth_token_id)).row) }),
+);
