@@ -136,6 +136,7 @@ await new Promise((resolve) => {
 stop();
 
 // ---- summarise ----
+writeFileSync(join(work, "go-test.log"), events.filter((e) => e.Action === "output").map((e) => e.Output).join(""));
 const tests = new Map();
 for (const e of events) {
   if (!e.Test) continue;

@@ -35,6 +35,7 @@ export const ERRORS = {
     status: 503,
     title: "service unavailable",
     detail: "Unable to unlock workspace: the latest state version is still pending. Try again shortly.",
+    headers: { "Retry-After": "1" },
   },
   force_delete_forbidden: {
     status: 403,
@@ -59,7 +60,7 @@ export const ERRORS = {
   rate_limited: { status: 429, title: "Too many requests", detail: "You have exceeded the API's rate limit." },
   method_not_allowed: { status: 405, title: "method not allowed" },
   internal: { status: 500, title: "internal server error" },
-} as const satisfies Record<string, { status: number; title: string; detail?: string }>;
+} as const satisfies Record<string, { status: number; title: string; detail?: string; headers?: Record<string, string> }>;
 
 export type ErrorCode = keyof typeof ERRORS;
 
@@ -80,13 +81,13 @@ export class ApiError extends Error {
     code: ErrorCode,
     opts: { detail?: string; pointer?: string; parameter?: string; headers?: Record<string, string> } = {},
   ): ApiError {
-    const def: { status: number; title: string; detail?: string } = ERRORS[code];
+    const def: { status: number; title: string; detail?: string; headers?: Record<string, string> } = ERRORS[code];
     const obj: ErrorObject = { status: String(def.status), title: def.title };
     const detail = opts.detail ?? def.detail;
     if (detail !== undefined) obj.detail = detail;
     if (opts.pointer !== undefined) obj.source = { pointer: opts.pointer };
     else if (opts.parameter !== undefined) obj.source = { parameter: opts.parameter };
-    return new ApiError(def.status, [obj], opts.headers);
+    return new ApiError(def.status, [obj], { ...def.headers, ...opts.headers });
   }
 }
 

@@ -24,6 +24,8 @@ import { agentPools } from "./registries/agent-pools.routes";
 import { oauth } from "./registries/oauth.routes";
 import { consumers } from "./workspaces/consumers.routes";
 import { retention } from "./retention/retention.routes";
+import { stateVersions } from "./state-versions/state-versions.routes";
+import { blobs } from "./blobs/blobs.routes";
 import { organizationTags } from "./tags/organization-tags.routes";
 import { tagBindings } from "./tags/tag-bindings.routes";
 import { workspaceTags } from "./tags/workspace-tags.routes";
@@ -31,7 +33,7 @@ import { workspaceTags } from "./tags/workspace-tags.routes";
 export { WorkspaceObject } from "./workspaces/workspace.object";
 
 /** Routers mounted under /api/v2 behind authentication. Each resource adds itself here. */
-const API_ROUTERS = [meta, organizations, workspaces, workspaceTags, tagBindings, organizationTags, workspaceActions, teams, tokens, teamAccess, users, projects, sshKeys, agentPools, oauth, consumers, retention];
+const API_ROUTERS = [meta, organizations, workspaces, workspaceTags, tagBindings, organizationTags, workspaceActions, teams, tokens, teamAccess, users, projects, sshKeys, agentPools, oauth, consumers, retention, stateVersions];
 
 export const app = new OpenAPIHono<AppEnv>({ defaultHook });
 
@@ -100,6 +102,8 @@ api.use("*", async (c, next) => {
 api.use("*", requireAuth);
 for (const r of API_ROUTERS) api.route("/", r);
 
+// Signed state-blob URLs: no token (Terraform sends none), raw bodies, their own size limit.
+app.route("/", blobs);
 // The OpenAPI document is public like discovery; registered before the authenticated API.
 app.get("/api/v2/openapi.json", (c) => c.json(openApiDocument(app)));
 app.route("/api/v2", api);
@@ -107,7 +111,8 @@ app.route("/api/v2", api);
 app.notFound((c) => errorResponse(c, ApiError.of("not_found")));
 app.onError((err, c) => {
   const apiErr = toApiError(err);
-  if (apiErr.status >= 500) {
+  // Expected failures (ApiError, including the spec's 503 on unlock) are not logged as errors.
+  if (!(err instanceof ApiError)) {
     console.log(JSON.stringify({ level: "error", requestId: c.get("requestId"), error: String(err), stack: err instanceof Error ? err.stack : undefined }));
   }
   return errorResponse(c, apiErr);

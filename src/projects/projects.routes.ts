@@ -9,7 +9,8 @@ import { newId, nowIso } from "../ids";
 import { LIMITS } from "../limits";
 import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
-import { isProjectLimitError, replaceProjectBindingsStatements } from "../tags/project-tags.index";
+import { isProjectLimitError, projectBindingsOf, replaceProjectBindingsStatements } from "../tags/project-tags.index";
+import { projectEffectiveBindings } from "../tags/tags.serialize";
 import { checkBindings } from "../tags/tags.rules";
 import { AUTO_DESTROY_DURATION } from "../workspaces/workspaces.schemas";
 
@@ -42,7 +43,10 @@ const attributes = z.object({
   "default-execution-mode": z.enum(["remote", "local", "agent"]).nullable().optional(),
   "default-agent-pool-id": z.string().max(64).nullable().optional(),
   "auto-destroy-activity-duration": z.string().max(16).nullable().optional(),
-  "setting-overwrites": z.object({ "execution-mode": z.boolean().optional(), "agent-pool": z.boolean().optional() }).optional(),
+  // The docs name these keys execution-mode / agent-pool; go-tfe sends default-execution-mode / default-agent-pool.
+  "setting-overwrites": z
+    .object({ "execution-mode": z.boolean().optional(), "agent-pool": z.boolean().optional(), "default-execution-mode": z.boolean().optional(), "default-agent-pool": z.boolean().optional() })
+    .optional(),
 });
 const relationships = z
   .object({
@@ -71,7 +75,12 @@ function serializeProject(p: ProjectRow, access: OrgAccess): Resource {
       "team-count": p.team_count ?? 0,
       "default-execution-mode": p.default_execution_mode ?? access.organization.defaultExecutionMode,
       "auto-destroy-activity-duration": attrs["auto-destroy-activity-duration"] ?? null,
-      "setting-overwrites": { "execution-mode": p.default_execution_mode !== null, "agent-pool": p.default_execution_mode !== null },
+      "setting-overwrites": {
+        "execution-mode": p.default_execution_mode !== null,
+        "agent-pool": p.default_execution_mode !== null,
+        "default-execution-mode": p.default_execution_mode !== null,
+        "default-agent-pool": p.default_execution_mode !== null,
+      },
       permissions: { "can-read": true, "can-update": manage, "can-destroy": manage && p.is_default !== 1, "can-create-workspace": manage, "can-move-workspace": manage, "can-manage-tags": manage, "can-manage-teams": manage },
     },
     relationships: {
@@ -96,6 +105,21 @@ async function canReadProject(c: Context<AppEnv>, access: OrgAccess, projectId: 
     .bind(projectId, JSON.stringify(access.teamIds), projectId, JSON.stringify(access.teamIds))
     .first();
   return row !== null;
+}
+
+/** `include=effective_tag_bindings`: relationship data on each project plus the bindings in `included`. */
+async function withBindings(c: Context<AppEnv>, data: Resource[]): Promise<{ included?: Resource[] }> {
+  const values = (c.req.query("include") ?? "").split(",").map((v) => v.trim()).filter(Boolean);
+  for (const v of values) if (v !== "effective_tag_bindings") throw ApiError.of("invalid_include", { detail: `Invalid include parameter: ${v}`, parameter: "include" });
+  if (!values.length || !data.length) return {};
+  const bindings = await projectBindingsOf(primary(c), data.map((p) => p.id));
+  const included: Resource[] = [];
+  for (const p of data) {
+    const eff = projectEffectiveBindings(bindings.get(p.id) ?? []);
+    p.relationships!["effective-tag-bindings"] = { data: eff.map((b) => ({ id: b.id, type: b.type })), links: { related: `/api/v2/projects/${p.id}/effective-tag-bindings` } };
+    included.push(...eff);
+  }
+  return included.length ? { included } : {};
 }
 
 async function loadProject(c: Context<AppEnv>, id: string, manage: boolean): Promise<{ project: ProjectRow; access: OrgAccess }> {
@@ -137,7 +161,8 @@ async function settingsOf(c: Context<AppEnv>, org: string, a: z.infer<typeof att
   }
   const poolGiven = rel?.["default-agent-pool"] !== undefined ? (rel["default-agent-pool"].data?.id ?? null) : a["default-agent-pool-id"];
   let mode = a["default-execution-mode"] !== undefined ? a["default-execution-mode"] : current?.default_execution_mode ?? null;
-  if (a["setting-overwrites"]?.["execution-mode"] === false && a["default-execution-mode"] === undefined) mode = null;
+  const so = a["setting-overwrites"];
+  if ((so?.["execution-mode"] === false || so?.["default-execution-mode"] === false) && a["default-execution-mode"] === undefined) mode = null;
   const pool = poolGiven !== undefined ? poolGiven : mode === "agent" ? (current?.default_agent_pool_id ?? null) : null;
   if (mode === "agent" && !pool) throw ApiError.of("invalid_attribute", { detail: "Agent pool must be specified when using 'agent' execution mode", pointer: "/data/attributes/default-agent-pool-id" });
   if (mode !== "agent" && pool) throw ApiError.of("invalid_attribute", { detail: "Agent pool must not be specified unless using 'agent' execution mode", pointer: "/data/attributes/default-agent-pool-id" });
@@ -200,7 +225,7 @@ projects.openapi(
     path: "/organizations/{organization_name}/projects",
     tags,
     summary: "List projects",
-    request: { params: orgParam, query: z.object({ q: z.string().max(255).optional(), "filter[names]": z.string().max(4000).optional(), sort: z.enum(["name", "-name"]).optional(), "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional() }).passthrough() },
+    request: { params: orgParam, query: z.object({ q: z.string().max(255).optional(), "filter[names]": z.string().max(4000).optional(), sort: z.enum(["name", "-name"]).optional(), include: z.string().max(200).optional(), "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional() }).passthrough() },
     responses: { ...ok("A page of projects"), ...errorResponses },
   }),
   async (c) => {
@@ -218,19 +243,34 @@ projects.openapi(
       where.push("p.name IN (SELECT value FROM json_each(?))");
       binds.push(JSON.stringify(names.split(",").map((n) => n.trim())));
     }
+    // filter[tagged][i][key|value]: AND across i over the project's bindings; an empty value means any.
+    const params = new URL(c.req.url).searchParams;
+    const tagged = new Map<string, { key?: string; value?: string }>();
+    for (const [k, v] of params) {
+      const m = /^filter\[tagged\]\[(\d{1,3})\]\[(key|value)\]$/.exec(k);
+      if (m) tagged.set(m[1], { ...tagged.get(m[1]), [m[2]]: v });
+    }
+    for (const f of tagged.values()) {
+      if (!f.key) continue;
+      where.push(`EXISTS (SELECT 1 FROM project_tag_bindings b WHERE b.project_id = p.id AND b.key = ?${f.value ? " AND b.value = ?" : ""})`);
+      binds.push(f.key, ...(f.value ? [f.value] : []));
+    }
     const rows = await db.prepare(`${SELECT} WHERE ${where.join(" AND ")} ORDER BY p.name COLLATE NOCASE ${sort === "-name" ? "DESC" : "ASC"}, p.id`).bind(...binds).all<ProjectRow>();
     const visible: ProjectRow[] = [];
     for (const p of rows.results) if (await canReadProject(c, access, p.id)) visible.push(p);
     const slice = visible.slice((page.number - 1) * page.size, page.number * page.size);
-    return jsonapi(c, paginated(c, slice.map((p) => serializeProject(p, access)), page, visible.length, { meta: { "status-counts": { total: rows.results.length, matching: visible.length } } }));
+    const data = slice.map((p) => serializeProject(p, access));
+    const inc = await withBindings(c, data);
+    return jsonapi(c, paginated(c, data, page, visible.length, { ...inc, meta: { "status-counts": { total: rows.results.length, matching: visible.length } } }));
   },
 );
 
 projects.openapi(
-  createRoute({ method: "get", path: "/projects/{project_id}", tags, summary: "Show a project", request: { params: projectParam }, responses: { ...ok("The project"), ...errorResponses } }),
+  createRoute({ method: "get", path: "/projects/{project_id}", tags, summary: "Show a project", request: { params: projectParam, query: z.object({ include: z.string().max(200).optional() }).passthrough() }, responses: { ...ok("The project"), ...errorResponses } }),
   async (c) => {
     const { project, access } = await loadProject(c, c.req.valid("param").project_id, false);
-    return jsonapi(c, { data: serializeProject(project, access) });
+    const data = serializeProject(project, access);
+    return jsonapi(c, { data, ...(await withBindings(c, [data])) });
   },
 );
 

@@ -84,14 +84,38 @@ agentPools.openapi(
 );
 
 agentPools.openapi(
-  createRoute({ method: "get", path: "/organizations/{organization_name}/agent-pools", tags, summary: "List agent pools", request: { params: orgParam, query: z.object({ q: z.string().max(255).optional() }).passthrough() }, responses: { ...ok("A page of pools"), ...errorResponses } }),
+  createRoute({ method: "get", path: "/organizations/{organization_name}/agent-pools", tags, summary: "List agent pools", request: {
+      params: orgParam,
+      query: z
+        .object({
+          q: z.string().max(255).optional(),
+          sort: z.string().max(32).optional(),
+          "filter[allowed_workspaces][name]": z.string().max(255).optional(),
+          "filter[allowed_projects][name]": z.string().max(255).optional(),
+        })
+        .passthrough(),
+    }, responses: { ...ok("A page of pools"), ...errorResponses } }),
   async (c) => {
     const db = primary(c);
     const access = await requireOrgAccess(db, c.get("principal"), c.req.valid("param").organization_name);
     const page = readPage(c);
-    const q = (c.req.valid("query").q ?? "").toLowerCase();
-    const rows = await db.prepare("SELECT * FROM agent_pools WHERE organization_name = ? ORDER BY name COLLATE NOCASE, id").bind(access.organization.name).all<PoolRow>();
-    const matching = rows.results.filter((p) => !q || p.name.toLowerCase().includes(q));
+    const query = c.req.valid("query");
+    const q = (query.q ?? "").toLowerCase();
+    const order = { name: "name COLLATE NOCASE ASC", "-name": "name COLLATE NOCASE DESC", "created-at": "created_at ASC", "-created-at": "created_at DESC" }[query.sort ?? "name"];
+    if (!order) throw ApiError.of("bad_request", { detail: "sort must be name, -name, created-at or -created-at", parameter: "sort" });
+    const rows = await db.prepare(`SELECT * FROM agent_pools WHERE organization_name = ? ORDER BY ${order}, id`).bind(access.organization.name).all<PoolRow>();
+    // Pools a named workspace / project may use: organisation-scoped ones, and those that allow it.
+    const usable = async (name: string | undefined, table: "workspaces" | "projects") => {
+      if (!name) return null;
+      const row = await db.prepare(`SELECT id FROM ${table} WHERE organization_name = ? AND name = ?`).bind(access.organization.name, name).first<{ id: string }>();
+      return row?.id ?? "";
+    };
+    const wsId = await usable(query["filter[allowed_workspaces][name]"], "workspaces");
+    const prjId = await usable(query["filter[allowed_projects][name]"], "projects");
+    const allows = (p: PoolRow, id: string | null, list: string) => id === null || p.organization_scoped === 1 || (JSON.parse(list) as string[]).includes(id);
+    const matching = rows.results.filter(
+      (p) => (!q || p.name.toLowerCase().includes(q)) && allows(p, wsId, p.allowed_workspaces) && allows(p, prjId, p.allowed_projects),
+    );
     const slice = matching.slice((page.number - 1) * page.size, page.number * page.size);
     return jsonapi(c, paginated(c, await Promise.all(slice.map((p) => serialize(db, p))), page, matching.length));
   },

@@ -7,6 +7,12 @@ import type { CreateInput, Faults, LockHolder, UpdateInput, WorkspaceRecord } fr
 import { checkSafeDelete, forceUnlock, lock, unlock } from "./lock.rules";
 import { changeConsumers, setRetention, setSshKey, type ConsumerChange } from "./consumers.logic";
 import type { DataRetentionPolicy } from "./workspace.types";
+import { parseState } from "../state-versions/state.parse";
+import { outputId } from "../state-versions/state-versions.serialize";
+import {
+  clearBlob, getRow, latestRow, md5Hex, migrateStateVersions, nextSeq, readBlob, view, writeChunks,
+  type StateVersionRow, type StateVersionView,
+} from "../state-versions/state-versions.store";
 import { applyTagChange, sameTags, type TagChange } from "../tags/workspace-tags.logic";
 
 type Stored =
@@ -19,7 +25,7 @@ type Stored =
 /** `bookmark`: the D1 session bookmark of the index write, for read-your-writes list reads. */
 export type WorkspaceResult = { ok: true; workspace: WorkspaceRecord; bookmark?: string | null } | Failure;
 
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 const RETRY_BASE_MS = 1_000;
 const RETRY_MAX_MS = 60_000;
 
@@ -58,6 +64,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
         record TEXT NOT NULL,
         attempts INTEGER NOT NULL DEFAULT 0)`);
     }
+    if (current < 2) migrateStateVersions(sql);
     sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", String(SCHEMA_VERSION));
   }
 
@@ -209,8 +216,137 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     return this.mutate(input.faults, (w) => lock(w, input.holder, input.reason, input.now));
   }
 
-  async unlock(input: { holder: LockHolder; faults?: Faults }): Promise<WorkspaceResult> {
-    return this.mutate(input.faults, (w) => unlock(w, input.holder));
+  /**
+   * Unlock (spec §3): only the holder; refused with 503 while the latest state version is still
+   * pending; promotes the latest finalized intermediate state version to current.
+   */
+  async unlock(input: { holder: LockHolder; now?: string; faults?: Faults }): Promise<WorkspaceResult> {
+    return this.mutate(input.faults, (w) => {
+      const next = unlock(w, input.holder);
+      if (isFailure(next)) return next;
+      const latest = latestRow(this.ctx.storage.sql);
+      if (latest?.status === "pending") return fail("state_pending");
+      if (latest && latest.intermediate === 1 && latest.status === "finalized" && latest.id !== next.currentStateVersionId) {
+        this.promote(next, latest, input.now ?? new Date().toISOString());
+      }
+      return next;
+    });
+  }
+
+  // ---- state versions (issue 5) ----
+
+  /** Makes a finalized state version current: resource count, latest-change-at and the relationship follow. */
+  private promote(w: WorkspaceRecord, sv: StateVersionRow, now: string): void {
+    const parsed = sv.parsed ? parseStateView(sv) : null;
+    w.currentStateVersionId = sv.id;
+    w.outputIds = (sv.parsed ? (JSON.parse(sv.parsed) as { outputs: unknown[] }).outputs : []).map((_, i) => outputId(sv.id, i));
+    w.resourceCount = parsed?.resourceCount ?? 0;
+    w.latestChangeAt = sv.created_at;
+    w.updatedAt = now;
+    if (sv.intermediate === 1) this.ctx.storage.sql.exec("UPDATE state_versions SET intermediate = 0 WHERE id = ?", sv.id);
+  }
+
+  /** Creates a state version; the caller must hold the lock. With inline state it is finalized at once. */
+  async createStateVersion(input: {
+    id: string; holder: LockHolder; serial: number; md5: string; lineage: string | null; intermediate: boolean;
+    state: Uint8Array | null; jsonState: Uint8Array | null; now: string; createdBy: string; faults?: Faults;
+  }): Promise<{ ok: true; stateVersion: StateVersionView } | Failure> {
+    const sql = this.ctx.storage.sql;
+    const current = this.live();
+    if (isFailure(current)) return current;
+    const h = current.lock.holder;
+    if (!current.lock.locked || !h || h.type !== input.holder.type || h.id !== input.holder.id) {
+      return fail("conflict", "The workspace must be locked by the caller to create a state version");
+    }
+    if (input.state && md5Hex(input.state) !== input.md5.toLowerCase()) {
+      return fail("invalid_attribute", "md5 does not match the state", "/data/attributes/md5");
+    }
+    const parsed = input.state ? parseState(new TextDecoder().decode(input.state)) : null;
+    sql.exec(
+      `INSERT INTO state_versions (id, seq, serial, md5, lineage, status, intermediate, created_at, size, parsed, json_present, created_by)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      input.id, nextSeq(sql), input.serial, input.md5.toLowerCase(), input.lineage, input.state ? "finalized" : "pending",
+      input.intermediate ? 1 : 0, input.now, input.state?.byteLength ?? 0, parsed ? JSON.stringify(parsed) : null, input.jsonState ? 1 : 0, input.createdBy,
+    );
+    if (input.state) writeChunks(sql, input.id, "state", input.state);
+    if (input.jsonState) writeChunks(sql, input.id, "json", input.jsonState);
+    const row = getRow(sql, input.id)!;
+    if (input.state && !input.intermediate) {
+      const result = await this.mutate(input.faults, (w) => {
+        this.promote(w, row, input.now);
+        return w;
+      });
+      if (!result.ok) return result;
+    }
+    return { ok: true, stateVersion: view(getRow(sql, input.id)!) };
+  }
+
+  /** Stores one piece of an upload through a signed URL (pieces arrive in order, from seq 0). */
+  async appendBlob(input: { id: string; kind: "state" | "json"; seq: number; bytes: Uint8Array }): Promise<{ ok: true } | Failure> {
+    const sql = this.ctx.storage.sql;
+    const row = getRow(sql, input.id);
+    if (!row || this.load().kind !== "live") return fail("not_found");
+    if (input.kind === "state" && row.status !== "pending") return fail("conflict", "The state of this state version was already uploaded");
+    if (input.seq === 0) clearBlob(sql, input.id, input.kind);
+    writeChunks(sql, input.id, input.kind, input.bytes, input.seq);
+    return { ok: true };
+  }
+
+  /** Completes an upload: verifies the state's md5, parses it, finalizes and (unless intermediate) makes it current. */
+  async completeBlob(input: { id: string; kind: "state" | "json"; now: string; faults?: Faults }): Promise<{ ok: true } | Failure> {
+    const sql = this.ctx.storage.sql;
+    const row = getRow(sql, input.id);
+    if (!row || this.load().kind !== "live") return fail("not_found");
+    const bytes = readBlob(sql, input.id, input.kind) ?? new Uint8Array();
+    if (input.kind === "json") {
+      sql.exec("UPDATE state_versions SET json_present = 1 WHERE id = ?", input.id);
+      return { ok: true };
+    }
+    if (row.status !== "pending") return fail("conflict", "The state of this state version was already uploaded");
+    if (md5Hex(bytes) !== row.md5) {
+      clearBlob(sql, input.id, "state");
+      return fail("invalid_attribute", "md5 does not match the uploaded state", "/md5");
+    }
+    const parsed = parseState(new TextDecoder().decode(bytes));
+    sql.exec("UPDATE state_versions SET status = 'finalized', size = ?, parsed = ? WHERE id = ?", bytes.byteLength, JSON.stringify(parsed), input.id);
+    const finalized = getRow(sql, input.id)!;
+    if (finalized.intermediate === 0) {
+      const result = await this.mutate(input.faults, (w) => {
+        this.promote(w, finalized, input.now);
+        return w;
+      });
+      if (!result.ok) return result;
+    }
+    return { ok: true };
+  }
+
+  async getStateVersion(id: string): Promise<{ ok: true; stateVersion: StateVersionView; workspace: WorkspaceRecord } | Failure> {
+    const w = this.live();
+    if (isFailure(w)) return w;
+    const row = getRow(this.ctx.storage.sql, id);
+    return row ? { ok: true, stateVersion: view(row), workspace: w } : fail("not_found");
+  }
+
+  async listStateVersions(input: { offset: number; limit: number; status?: string }): Promise<{ ok: true; items: StateVersionView[]; total: number } | Failure> {
+    const w = this.live();
+    if (isFailure(w)) return w;
+    const sql = this.ctx.storage.sql;
+    const where = input.status ? "WHERE status = ?" : "";
+    const binds = input.status ? [input.status] : [];
+    const total = sql.exec<{ n: number }>(`SELECT count(*) AS n FROM state_versions ${where}`, ...binds).one().n;
+    const items = sql.exec<StateVersionRow>(`SELECT * FROM state_versions ${where} ORDER BY seq DESC LIMIT ? OFFSET ?`, ...binds, input.limit, input.offset).toArray().map(view);
+    return { ok: true, items, total };
+  }
+
+  async readStateBlob(input: { id: string; kind: "state" | "json" }): Promise<{ ok: true; bytes: Uint8Array } | Failure> {
+    if (this.load().kind !== "live") return fail("not_found");
+    const bytes = readBlob(this.ctx.storage.sql, input.id, input.kind);
+    return bytes ? { ok: true, bytes } : fail("not_found");
+  }
+
+  /** The latest state version is pending (safe delete then reports "being processed"). */
+  private latestPending(): boolean {
+    return latestRow(this.ctx.storage.sql)?.status === "pending";
   }
 
   async forceUnlock(input: { faults?: Faults } = {}): Promise<WorkspaceResult> {
@@ -225,7 +361,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     const current = this.live();
     if (isFailure(current)) return current;
     if (opts.safe) {
-      const refused = checkSafeDelete(current, false);
+      const refused = checkSafeDelete(current, this.latestPending());
       if (refused) return refused;
     }
     const tomb = { ...current, version: current.version + 1 };
@@ -300,6 +436,8 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     if (latest.op === "delete") {
       // D1 has the delete: keep only the tombstone so the id can never be recreated.
       sql.exec("UPDATE workspace SET record = ? WHERE singleton = 1 AND kind = 'deleted'", JSON.stringify({ ...record, tags: [], remoteStateConsumers: [], settings: record.settings }));
+      sql.exec("DELETE FROM state_chunks");
+      sql.exec("DELETE FROM state_versions");
     }
   }
 
@@ -308,4 +446,8 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     const left = this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n;
     if (left > 0 && (await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + RETRY_BASE_MS);
   }
+}
+
+function parseStateView(row: StateVersionRow): { resourceCount: number } | null {
+  return row.parsed ? (JSON.parse(row.parsed) as { resourceCount: number }) : null;
 }

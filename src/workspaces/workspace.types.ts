@@ -94,6 +94,8 @@ export interface WorkspaceRecord {
   dataRetentionPolicy: DataRetentionPolicy | null;
   resourceCount: number;
   currentStateVersionId: string | null;
+  /** Output ids of the current state version (the `outputs` relationship). */
+  outputIds?: string[];
   currentRun: { id: string; status: string; createdAt: string } | null;
   source: string;
 }

@@ -9,6 +9,8 @@ import { projectBindingsOf } from "../tags/project-tags.index";
 import { effectiveBindings } from "../tags/tags.serialize";
 import type { WorkspaceRecord } from "./workspace.types";
 import type { WorkspaceScope } from "./workspaces.service";
+import { serializeOutputs, serializeStateVersion } from "../state-versions/state-versions.serialize";
+import { stateStub } from "../state-versions/state-versions.stub";
 
 /** Every value the docs, go-tfe and the real API's OpenAPI document send. */
 export const INCLUDE_VALUES = new Set([
@@ -94,6 +96,18 @@ export async function includeFor(
         .all<{ id: string; name: string; organization_scoped: number; created_at: string }>();
       for (const p of rows.results) {
         included.add({ id: p.id, type: "agent-pools", attributes: { name: p.name, "organization-scoped": p.organization_scoped === 1, "created-at": p.created_at, "agent-count": 0 }, links: { self: `/api/v2/agent-pools/${p.id}` } });
+      }
+    }
+  }
+  if (values.has("outputs") || values.has("current_state_version") || values.has("current-state-version")) {
+    for (const r of records) {
+      if (!r.currentStateVersionId || scope.capsOf(r).stateVersions < 1) continue;
+      const res = await stateStub(c.env, r.id).getStateVersion(r.currentStateVersionId);
+      if (!res.ok) continue;
+      const canReadState = scope.capsOf(r).stateVersions >= 2;
+      if (values.has("outputs")) for (const o of serializeOutputs(res.stateVersion, "workspace-outputs", canReadState)) included.add(o);
+      if (values.has("current_state_version") || values.has("current-state-version")) {
+        included.add(await serializeStateVersion(c.env, new URL(c.req.url).origin, r.id, res.stateVersion));
       }
     }
   }

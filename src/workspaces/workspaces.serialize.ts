@@ -106,7 +106,7 @@ export function serializeWorkspace(r: WorkspaceRecord, ctx: SerializeContext): R
     "effective-tag-bindings": { links: { related: `${self}/effective-tag-bindings` } },
     "tag-bindings": { links: { related: `${self}/tag-bindings` } },
     organization: { data: { id: r.organization, type: "organizations" } },
-    outputs: { data: [], links: { related: `${self}/current-state-version-outputs` } },
+    outputs: { data: (r.outputIds ?? []).map((id) => ({ id, type: "workspace-outputs" })), links: { related: `${self}/current-state-version-outputs` } },
     project: { data: { id: r.projectId, type: "projects" } },
     readme: { data: null },
     "remote-state-consumers": { links: { related: `${self}/relationships/remote-state-consumers` } },

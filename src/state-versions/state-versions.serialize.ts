@@ -1,0 +1,63 @@
+import { signedBlobUrl } from "../blobs/blob-urls";
+import type { Bindings } from "../env";
+import type { Resource } from "../jsonapi/document";
+import type { StateVersionView } from "./state-versions.store";
+
+/** Stable output ids derived from the state version (outputs are not stored separately). */
+export const outputId = (svId: string, i: number) => `wsout-${svId.slice(3)}${i.toString(36).padStart(2, "0")}`;
+
+export async function serializeStateVersion(env: Bindings, origin: string, workspaceId: string, sv: StateVersionView): Promise<Resource> {
+  const finalized = sv.status === "finalized";
+  const url = (method: "GET" | "PUT", kind: "state" | "json") => signedBlobUrl(env, origin, method, workspaceId, sv.id, kind);
+  const outputs = sv.parsed?.outputs ?? [];
+  return {
+    id: sv.id,
+    type: "state-versions",
+    attributes: {
+      "created-at": sv.created_at,
+      size: sv.size,
+      serial: sv.serial,
+      lineage: sv.lineage,
+      status: sv.status,
+      intermediate: sv.intermediate === 1,
+      "state-version": 4,
+      "terraform-version": sv.parsed?.terraformVersion ?? null,
+      "resources-processed": finalized,
+      resources: sv.parsed?.resources ?? [],
+      providers: sv.parsed?.providers ?? {},
+      modules: sv.parsed?.modules ?? {},
+      "hosted-state-download-url": finalized ? await url("GET", "state") : null,
+      "hosted-state-upload-url": sv.status === "pending" ? await url("PUT", "state") : null,
+      "hosted-json-state-download-url": sv.json_present === 1 ? await url("GET", "json") : null,
+      "hosted-json-state-upload-url": sv.json_present === 1 ? null : await url("PUT", "json"),
+      "vcs-commit-sha": null,
+      "vcs-commit-url": null,
+    },
+    relationships: {
+      run: { data: null },
+      "created-by": { data: sv.created_by ? { id: sv.created_by, type: "users" } : null },
+      workspace: { data: { id: workspaceId, type: "workspaces" } },
+      outputs: { data: outputs.map((_, i) => ({ id: outputId(sv.id, i), type: "state-version-outputs" })) },
+    },
+    links: { self: `/api/v2/state-versions/${sv.id}` },
+  };
+}
+
+/**
+ * Outputs; a sensitive value is shown only to callers who may read state versions. The real service
+ * also sends an attribute named `type`, which JSON:API forbids: the type is in `output-type`.
+ */
+export function serializeOutputs(sv: StateVersionView, type: "state-version-outputs" | "workspace-outputs", canReadSensitive: boolean): Resource[] {
+  return (sv.parsed?.outputs ?? []).map((o, i) => ({
+    id: outputId(sv.id, i),
+    type,
+    attributes: {
+      name: o.name,
+      sensitive: o.sensitive,
+      "output-type": typeof o.type === "string" ? o.type : JSON.stringify(o.type),
+      "detailed-type": o.type,
+      value: o.sensitive && !canReadSensitive ? null : o.value,
+    },
+    links: { self: `/api/v2/${type}/${outputId(sv.id, i)}` },
+  }));
+}
