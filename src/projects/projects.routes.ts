@@ -97,7 +97,7 @@ const SELECT = `SELECT p.*, (SELECT count(*) FROM workspaces w WHERE w.project_i
   (SELECT count(*) FROM team_projects tp WHERE tp.project_id = p.id) AS team_count FROM projects p`;
 
 /** Readers: organisation-wide readers and managers, and teams with access to this project. */
-async function canReadProject(c: Context<AppEnv>, access: OrgAccess, projectId: string): Promise<boolean> {
+export async function canReadProject(c: Context<AppEnv>, access: OrgAccess, projectId: string): Promise<boolean> {
   if (canManageProjects(access) || access.orgPermissions["read-projects"] || access.orgPermissions["read-workspaces"]) return true;
   if (access.teamIds.length === 0) return false;
   const row = await primary(c)

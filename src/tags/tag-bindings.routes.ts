@@ -15,6 +15,7 @@ import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
 import { LIMITS } from "../limits";
 import { tagBindingInput, workspaceIdParam } from "../workspaces/workspaces.schemas";
 import { readById, requireCap } from "../workspaces/workspaces.service";
+import { canReadProject } from "../projects/projects.routes";
 import {
   isProjectLimitError,
   projectBindings,
@@ -110,7 +111,8 @@ async function projectAccess(c: Context<AppEnv>, projectId: string): Promise<Pro
     access.orgPermissions["manage-projects"] === true ||
     here.some((g) => g.access === "admin" || (g.access === "custom" && ["update", "delete"].includes(String(settingsAccess(g.perms)))));
   const p = access.orgPermissions;
-  const canRead = canAdmin || p["read-projects"] === true || p["read-workspaces"] === true || p["manage-workspaces"] === true || here.length > 0;
+  // Project readers are the same as for the project itself (incl. teams with access to its workspaces).
+  const canRead = canAdmin || p["manage-workspaces"] === true || here.length > 0 || (await canReadProject(c, access, projectId));
   if (!canRead) throw ApiError.of("not_found");
   return { projectId, canRead, canAdmin };
 }

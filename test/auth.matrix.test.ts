@@ -1,0 +1,411 @@
+// The authorisation matrix (issue 3): every API route × every kind of caller, expected statuses
+// derived from one table of what each route needs. A route without a row fails the completeness test.
+import { env } from "cloudflare:workers";
+import SparkMD5 from "spark-md5";
+import { beforeAll, describe, expect, it } from "vitest";
+import { app } from "../src/index";
+import { api, createOrg, createWorkspace, uniqueName } from "./helpers";
+import { grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser } from "./principals";
+
+const PRINCIPALS = ["none", "invalid", "expired", "read", "plan", "write", "admin", "customLock", "projectMaintain", "owners", "orgToken", "siteAdmin", "otherOrg"] as const;
+type P = (typeof PRINCIPALS)[number];
+
+const WS_TEAMS: P[] = ["read", "plan", "write", "admin", "customLock"];
+const ORG_WIDE: P[] = ["owners", "orgToken", "siteAdmin"];
+/** Who passes each requirement (everyone else authenticated gets `denied`, default 404). */
+const NEEDS = {
+  any: ["read", "plan", "write", "admin", "customLock", "projectMaintain", "owners", "orgToken", "siteAdmin", "otherOrg"],
+  user: ["owners", "siteAdmin", "otherOrg"],
+  self: ["owners"],
+  siteAdmin: ["siteAdmin"],
+  orgMember: [...WS_TEAMS, "projectMaintain", ...ORG_WIDE],
+  orgOwner: ORG_WIDE,
+  orgOwnerNoToken: ["owners", "siteAdmin"],
+  createWorkspace: ["projectMaintain", ...ORG_WIDE],
+  wsRead: [...WS_TEAMS, "projectMaintain", ...ORG_WIDE],
+  wsLock: ["write", "admin", "customLock", "projectMaintain", ...ORG_WIDE],
+  wsAdmin: ["admin", "projectMaintain", ...ORG_WIDE],
+  stateRead: ["read", "plan", "write", "admin", "projectMaintain", ...ORG_WIDE],
+  stateWrite: ["write", "admin", "projectMaintain", "owners", "siteAdmin"],
+  forceDelete: ORG_WIDE,
+  projectRead: [...WS_TEAMS, "projectMaintain", ...ORG_WIDE],
+  projectManage: ORG_WIDE,
+  /** Team access of a project: callers holding a grant on the project itself (not just on its workspaces). */
+  projectGrant: ["projectMaintain", ...ORG_WIDE],
+} satisfies Record<string, P[]>;
+
+interface Fixture {
+  org: string;
+  tokens: Record<P, string | null>;
+  ids: { ownerUser: string; teams: Record<string, string>; defaultProject: string };
+}
+
+interface Target {
+  path: string;
+  body?: unknown;
+}
+
+interface Row {
+  method: string;
+  route: string;
+  needs: keyof typeof NEEDS;
+  ok: number;
+  /** Status for authenticated callers who are refused (404 unless the spec names 403). */
+  denied?: number;
+  /** Builds a fresh target for one call (so destructive calls never interfere). */
+  make: (fx: Fixture, who: P) => Promise<Target>;
+}
+
+let fx: Fixture;
+
+/** A fresh workspace every team principal has its workspace-level grant on. */
+async function workspace(attrs: Record<string, unknown> = {}): Promise<{ id: string; name: string }> {
+  const ws = await createWorkspace(fx.org, attrs);
+  await grantWorkspace(fx.ids.teams.read, ws.id, "read");
+  await grantWorkspace(fx.ids.teams.plan, ws.id, "plan");
+  await grantWorkspace(fx.ids.teams.write, ws.id, "write");
+  await grantWorkspace(fx.ids.teams.admin, ws.id, "admin");
+  await grantWorkspace(fx.ids.teams.customLock, ws.id, "custom", { runs: "read", "workspace-locking": true });
+  return { id: ws.id, name: ws.attributes.name };
+}
+
+const STATE = JSON.stringify({ version: 4, serial: 1, lineage: "l", resources: [], outputs: { o: { value: "v", type: "string" } } });
+async function stateVersion(): Promise<{ ws: string; sv: string; name: string }> {
+  const ws = await workspace();
+  await api("POST", `/workspaces/${ws.id}/actions/lock`);
+  const sv = await api("POST", `/workspaces/${ws.id}/state-versions`, { body: { data: { type: "state-versions", attributes: { serial: 1, md5: SparkMD5.hash(STATE), state: btoa(STATE) } } } });
+  await api("POST", `/workspaces/${ws.id}/actions/unlock`);
+  return { ws: ws.id, sv: sv.body.data.id, name: ws.name };
+}
+const adminPost = async (path: string, body: unknown) => (await api("POST", path, { body })).body.data;
+const wsBody = (attributes: Record<string, unknown> = {}) => ({ data: { type: "workspaces", attributes } });
+const team = async (attrs: Record<string, unknown> = {}) => adminPost(`/organizations/${fx.org}/teams`, { data: { type: "teams", attributes: { name: uniqueName("t"), visibility: "organization", ...attrs } } });
+const project = async () => adminPost(`/organizations/${fx.org}/projects`, { data: { type: "projects", attributes: { name: uniqueName("p") } } });
+const sshKey = async () => adminPost(`/organizations/${fx.org}/ssh-keys`, { data: { type: "ssh-keys", attributes: { name: "k", value: "v" } } });
+const pool = async () => adminPost(`/organizations/${fx.org}/agent-pools`, { data: { type: "agent-pools", attributes: { name: uniqueName("pool") } } });
+const oauthClient = async () => adminPost(`/organizations/${fx.org}/oauth-clients`, { data: { type: "oauth-clients", attributes: { "service-provider": "github" } } });
+const tb = { data: [{ type: "tag-bindings", attributes: { key: "k", value: "v" } }] };
+const flat = { data: [{ type: "tags", attributes: { name: "flat" } }] };
+const drp = { data: { type: "data-retention-policy-delete-olders", attributes: { "delete-older-than-n-days": 3 } } };
+const org = () => fx.org;
+
+const ROWS: Row[] = [
+  { method: "GET", route: "/api/v2/ping", needs: "any", ok: 204, make: async () => ({ path: "/ping" }) },
+  { method: "GET", route: "/api/v2/account/details", needs: "any", ok: 200, make: async () => ({ path: "/account/details" }) },
+  { method: "POST", route: "/api/v2/organizations", needs: "user", ok: 201, make: async () => ({ path: "/organizations", body: { data: { type: "organizations", attributes: { name: uniqueName("o"), email: "a@b.c" } } } }) },
+  { method: "GET", route: "/api/v2/organizations", needs: "any", ok: 200, make: async () => ({ path: "/organizations" }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name", needs: "orgMember", ok: 200, make: async () => ({ path: `/organizations/${org()}` }) },
+  { method: "PATCH", route: "/api/v2/organizations/:organization_name", needs: "orgOwner", ok: 200, make: async () => ({ path: `/organizations/${org()}`, body: { data: { type: "organizations", attributes: { email: "x@y.z" } } } }) },
+  {
+    method: "DELETE", route: "/api/v2/organizations/:organization_name", needs: "orgOwnerNoToken", ok: 204,
+    make: async (_fx, who) => {
+      // A throwaway organisation the caller is owner of only when the row says so.
+      const name = await createOrg();
+      if (who === "owners") await env.DB.prepare("INSERT INTO team_members (team_id, user_id) SELECT id, ? FROM teams WHERE organization_name = ? AND is_owners = 1").bind(fx.ids.ownerUser, name).run();
+      return { path: `/organizations/${name}` };
+    },
+  },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/entitlement-set", needs: "orgMember", ok: 200, make: async () => ({ path: `/organizations/${org()}/entitlement-set` }) },
+  { method: "POST", route: "/api/v2/organizations/:organization_name/workspaces", needs: "createWorkspace", ok: 201, make: async () => ({ path: `/organizations/${org()}/workspaces`, body: wsBody({ name: uniqueName("w") }) }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/workspaces", needs: "orgMember", ok: 200, make: async () => ({ path: `/organizations/${org()}/workspaces` }) },
+  { method: "GET", route: "/api/v2/workspaces/:workspace_id", needs: "wsRead", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}` }) },
+  { method: "PATCH", route: "/api/v2/workspaces/:workspace_id", needs: "wsAdmin", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}`, body: wsBody({ description: "d" }) }) },
+  { method: "DELETE", route: "/api/v2/workspaces/:workspace_id", needs: "forceDelete", ok: 204, denied: 403, make: async () => ({ path: `/workspaces/${(await workspace()).id}` }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/workspaces/:name", needs: "wsRead", ok: 200, make: async () => ({ path: `/organizations/${org()}/workspaces/${(await workspace()).name}` }) },
+  { method: "PATCH", route: "/api/v2/organizations/:organization_name/workspaces/:name", needs: "wsAdmin", ok: 200, make: async () => ({ path: `/organizations/${org()}/workspaces/${(await workspace()).name}`, body: wsBody({ description: "d" }) }) },
+  { method: "DELETE", route: "/api/v2/organizations/:organization_name/workspaces/:name", needs: "forceDelete", ok: 204, denied: 403, make: async () => ({ path: `/organizations/${org()}/workspaces/${(await workspace()).name}` }) },
+  { method: "GET", route: "/api/v2/workspaces/:workspace_id/relationships/tags", needs: "wsRead", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/tags` }) },
+  { method: "POST", route: "/api/v2/workspaces/:workspace_id/relationships/tags", needs: "wsAdmin", ok: 204, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/tags`, body: flat }) },
+  { method: "DELETE", route: "/api/v2/workspaces/:workspace_id/relationships/tags", needs: "wsAdmin", ok: 204, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/tags`, body: flat }) },
+  { method: "GET", route: "/api/v2/workspaces/:workspace_id/tag-bindings", needs: "wsRead", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/tag-bindings` }) },
+  { method: "PATCH", route: "/api/v2/workspaces/:workspace_id/tag-bindings", needs: "wsAdmin", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/tag-bindings`, body: tb }) },
+  { method: "GET", route: "/api/v2/workspaces/:workspace_id/effective-tag-bindings", needs: "wsRead", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/effective-tag-bindings` }) },
+  { method: "GET", route: "/api/v2/projects/:project_id/tag-bindings", needs: "projectRead", ok: 200, make: async () => ({ path: `/projects/${fx.ids.defaultProject}/tag-bindings` }) },
+  { method: "PATCH", route: "/api/v2/projects/:project_id/tag-bindings", needs: "projectManage", ok: 200, make: async () => ({ path: `/projects/${(await project()).id}/tag-bindings`, body: tb }) },
+  { method: "GET", route: "/api/v2/projects/:project_id/effective-tag-bindings", needs: "projectRead", ok: 200, make: async () => ({ path: `/projects/${fx.ids.defaultProject}/effective-tag-bindings` }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/tags", needs: "orgMember", ok: 200, make: async () => ({ path: `/organizations/${org()}/tags` }) },
+  {
+    method: "DELETE", route: "/api/v2/organizations/:organization_name/tags", needs: "orgOwner", ok: 204,
+    make: async () => {
+      const ws = await workspace();
+      await api("POST", `/workspaces/${ws.id}/relationships/tags`, { body: { data: [{ type: "tags", attributes: { name: uniqueName("tag") } }] } });
+      const tags = await api("GET", `/workspaces/${ws.id}/relationships/tags`);
+      return { path: `/organizations/${org()}/tags`, body: { data: [{ type: "tags", id: tags.body.data[0].id }] } };
+    },
+  },
+  {
+    method: "POST", route: "/api/v2/tags/:tag_id/relationships/workspaces", needs: "wsAdmin", ok: 204,
+    make: async () => {
+      const ws = await workspace();
+      await api("POST", `/workspaces/${ws.id}/relationships/tags`, { body: { data: [{ type: "tags", attributes: { name: uniqueName("tag") } }] } });
+      const tags = await api("GET", `/workspaces/${ws.id}/relationships/tags`);
+      return { path: `/tags/${tags.body.data[0].id}/relationships/workspaces`, body: { data: [{ type: "workspaces", id: (await workspace()).id }] } };
+    },
+  },
+  { method: "POST", route: "/api/v2/workspaces/:workspace_id/actions/lock", needs: "wsLock", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/actions/lock` }) },
+  {
+    method: "POST", route: "/api/v2/workspaces/:workspace_id/actions/unlock", needs: "wsLock", ok: 200,
+    make: async (_fx, who) => {
+      const ws = await workspace();
+      const token = fx.tokens[who];
+      // Locked by the caller itself where it may lock, so that a successful unlock is possible.
+      await api("POST", `/workspaces/${ws.id}/actions/lock`, { token: token && NEEDS.wsLock.includes(who as never) ? token : undefined });
+      return { path: `/workspaces/${ws.id}/actions/unlock` };
+    },
+  },
+  {
+    method: "POST", route: "/api/v2/workspaces/:workspace_id/actions/force-unlock", needs: "wsAdmin", ok: 200,
+    make: async () => {
+      const ws = await workspace();
+      await api("POST", `/workspaces/${ws.id}/actions/lock`);
+      return { path: `/workspaces/${ws.id}/actions/force-unlock` };
+    },
+  },
+  { method: "POST", route: "/api/v2/workspaces/:workspace_id/actions/safe-delete", needs: "wsAdmin", ok: 204, make: async () => ({ path: `/workspaces/${(await workspace()).id}/actions/safe-delete` }) },
+  { method: "POST", route: "/api/v2/organizations/:organization_name/workspaces/:name/actions/safe-delete", needs: "wsAdmin", ok: 204, make: async () => ({ path: `/organizations/${org()}/workspaces/${(await workspace()).name}/actions/safe-delete` }) },
+  { method: "POST", route: "/api/v2/organizations/:organization_name/teams", needs: "orgOwner", ok: 201, make: async () => ({ path: `/organizations/${org()}/teams`, body: { data: { type: "teams", attributes: { name: uniqueName("t") } } } }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/teams", needs: "orgMember", ok: 200, make: async () => ({ path: `/organizations/${org()}/teams` }) },
+  { method: "GET", route: "/api/v2/teams/:team_id", needs: "orgMember", ok: 200, make: async () => ({ path: `/teams/${(await team()).id}` }) },
+  { method: "PATCH", route: "/api/v2/teams/:team_id", needs: "orgOwner", ok: 200, make: async () => ({ path: `/teams/${(await team()).id}`, body: { data: { type: "teams", attributes: { visibility: "organization" } } } }) },
+  { method: "DELETE", route: "/api/v2/teams/:team_id", needs: "orgOwner", ok: 204, make: async () => ({ path: `/teams/${(await team()).id}` }) },
+  { method: "POST", route: "/api/v2/teams/:team_id/relationships/users", needs: "orgOwner", ok: 204, make: async () => ({ path: `/teams/${(await team()).id}/relationships/users`, body: { data: [{ type: "users", id: fx.ids.ownerUser }] } }) },
+  { method: "DELETE", route: "/api/v2/teams/:team_id/relationships/users", needs: "orgOwner", ok: 204, make: async () => ({ path: `/teams/${(await team()).id}/relationships/users`, body: { data: [{ type: "users", id: fx.ids.ownerUser }] } }) },
+  { method: "POST", route: "/api/v2/teams/:team_id/authentication-token", needs: "orgOwner", ok: 201, make: async () => ({ path: `/teams/${(await team()).id}/authentication-token` }) },
+  {
+    method: "GET", route: "/api/v2/teams/:team_id/authentication-token", needs: "orgOwner", ok: 200,
+    make: async () => {
+      const t = await team();
+      await api("POST", `/teams/${t.id}/authentication-token`);
+      return { path: `/teams/${t.id}/authentication-token` };
+    },
+  },
+  {
+    method: "DELETE", route: "/api/v2/teams/:team_id/authentication-token", needs: "orgOwner", ok: 204,
+    make: async () => {
+      const t = await team();
+      await api("POST", `/teams/${t.id}/authentication-token`);
+      return { path: `/teams/${t.id}/authentication-token` };
+    },
+  },
+  { method: "POST", route: "/api/v2/teams/:team_id/authentication-tokens", needs: "orgOwner", ok: 201, make: async () => ({ path: `/teams/${(await team()).id}/authentication-tokens` }) },
+  { method: "GET", route: "/api/v2/teams/:team_id/authentication-tokens", needs: "orgOwner", ok: 200, make: async () => ({ path: `/teams/${(await team()).id}/authentication-tokens` }) },
+  { method: "POST", route: "/api/v2/organizations/:organization_name/authentication-token", needs: "orgOwner", ok: 201, make: async () => ({ path: `/organizations/${await createOrgFor("owners")}/authentication-token` }) },
+  {
+    method: "GET", route: "/api/v2/organizations/:organization_name/authentication-token", needs: "orgOwnerNoToken", ok: 200,
+    make: async () => {
+      const name = await createOrgFor("owners");
+      await api("POST", `/organizations/${name}/authentication-token`);
+      return { path: `/organizations/${name}/authentication-token` };
+    },
+  },
+  {
+    method: "DELETE", route: "/api/v2/organizations/:organization_name/authentication-token", needs: "orgOwnerNoToken", ok: 204,
+    make: async () => {
+      const name = await createOrgFor("owners");
+      await api("POST", `/organizations/${name}/authentication-token`);
+      return { path: `/organizations/${name}/authentication-token` };
+    },
+  },
+  { method: "POST", route: "/api/v2/users/:user_id/authentication-tokens", needs: "self", ok: 201, make: async () => ({ path: `/users/${fx.ids.ownerUser}/authentication-tokens` }) },
+  { method: "GET", route: "/api/v2/users/:user_id/authentication-tokens", needs: "self", ok: 200, make: async () => ({ path: `/users/${fx.ids.ownerUser}/authentication-tokens` }) },
+  {
+    method: "GET", route: "/api/v2/authentication-tokens/:token_id", needs: "self", ok: 200,
+    make: async () => ({ path: `/authentication-tokens/${(await api("POST", `/users/${fx.ids.ownerUser}/authentication-tokens`, { token: fx.tokens.owners })).body.data.id}` }),
+  },
+  {
+    method: "DELETE", route: "/api/v2/authentication-tokens/:token_id", needs: "self", ok: 204,
+    make: async () => ({ path: `/authentication-tokens/${(await api("POST", `/users/${fx.ids.ownerUser}/authentication-tokens`, { token: fx.tokens.owners })).body.data.id}` }),
+  },
+  {
+    method: "POST", route: "/api/v2/team-workspaces", needs: "wsAdmin", ok: 201,
+    make: async () => ({ path: "/team-workspaces", body: { data: { type: "team-workspaces", attributes: { access: "read" }, relationships: { team: { data: { type: "teams", id: (await team()).id } }, workspace: { data: { type: "workspaces", id: (await workspace()).id } } } } } }),
+  },
+  { method: "GET", route: "/api/v2/team-workspaces", needs: "wsRead", ok: 200, make: async () => ({ path: `/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=${(await workspace()).id}` }) },
+  ...(["GET", "PATCH", "DELETE"] as const).map(
+    (method): Row => ({
+      method, route: "/api/v2/team-workspaces/:id", needs: method === "GET" ? "wsRead" : "wsAdmin", ok: method === "DELETE" ? 204 : 200,
+      make: async () => {
+        const created = await adminPost("/team-workspaces", { data: { type: "team-workspaces", attributes: { access: "read" }, relationships: { team: { data: { type: "teams", id: (await team()).id } }, workspace: { data: { type: "workspaces", id: (await workspace()).id } } } } });
+        return { path: `/team-workspaces/${created.id}`, body: method === "PATCH" ? { data: { type: "team-workspaces", attributes: { access: "write" } } } : undefined };
+      },
+    }),
+  ),
+  {
+    method: "POST", route: "/api/v2/team-projects", needs: "projectManage", ok: 201,
+    make: async () => ({ path: "/team-projects", body: { data: { type: "team-projects", attributes: { access: "read" }, relationships: { team: { data: { type: "teams", id: (await team()).id } }, project: { data: { type: "projects", id: (await project()).id } } } } } }),
+  },
+  { method: "GET", route: "/api/v2/team-projects", needs: "projectGrant", ok: 200, make: async () => ({ path: `/team-projects?filter%5Bproject%5D%5Bid%5D=${fx.ids.defaultProject}` }) },
+  ...(["GET", "PATCH", "DELETE"] as const).map(
+    (method): Row => ({
+      method, route: "/api/v2/team-projects/:id", needs: method === "GET" ? "projectGrant" : "projectManage", ok: method === "DELETE" ? 204 : 200,
+      make: async () => {
+        const created = await adminPost("/team-projects", { data: { type: "team-projects", attributes: { access: "read" }, relationships: { team: { data: { type: "teams", id: (await team()).id } }, project: { data: { type: "projects", id: fx.ids.defaultProject } } } } });
+        return { path: `/team-projects/${created.id}`, body: method === "PATCH" ? { data: { type: "team-projects", attributes: { access: "write" } } } : undefined };
+      },
+    }),
+  ),
+  { method: "POST", route: "/api/v2/admin/users", needs: "siteAdmin", ok: 201, make: async () => { const n = uniqueName("u"); return { path: "/admin/users", body: { data: { type: "users", attributes: { username: n, email: `${n}@x.test` } } } }; } },
+  { method: "GET", route: "/api/v2/users/:user_id", needs: "any", ok: 200, make: async () => ({ path: `/users/${fx.ids.ownerUser}` }) },
+  { method: "POST", route: "/api/v2/organizations/:organization_name/organization-memberships", needs: "orgOwner", ok: 201, make: async () => ({ path: `/organizations/${org()}/organization-memberships`, body: { data: { type: "organization-memberships", attributes: { email: `${uniqueName("m")}@x.test` } } } }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/organization-memberships", needs: "orgMember", ok: 200, make: async () => ({ path: `/organizations/${org()}/organization-memberships` }) },
+  ...(["GET", "DELETE"] as const).map(
+    (method): Row => ({
+      method, route: "/api/v2/organization-memberships/:id", needs: method === "GET" ? "orgMember" : "orgOwner", ok: method === "DELETE" ? 204 : 200,
+      make: async () => ({ path: `/organization-memberships/${(await adminPost(`/organizations/${org()}/organization-memberships`, { data: { type: "organization-memberships", attributes: { email: `${uniqueName("m")}@x.test` } } })).id}` }),
+    }),
+  ),
+  { method: "POST", route: "/api/v2/organizations/:organization_name/projects", needs: "projectManage", ok: 201, make: async () => ({ path: `/organizations/${org()}/projects`, body: { data: { type: "projects", attributes: { name: uniqueName("p") } } } }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/projects", needs: "orgMember", ok: 200, make: async () => ({ path: `/organizations/${org()}/projects` }) },
+  { method: "GET", route: "/api/v2/projects/:project_id", needs: "projectRead", ok: 200, make: async () => ({ path: `/projects/${fx.ids.defaultProject}` }) },
+  { method: "PATCH", route: "/api/v2/projects/:project_id", needs: "projectManage", ok: 200, make: async () => ({ path: `/projects/${(await project()).id}`, body: { data: { type: "projects", attributes: { description: "d" } } } }) },
+  { method: "DELETE", route: "/api/v2/projects/:project_id", needs: "projectManage", ok: 204, make: async () => ({ path: `/projects/${(await project()).id}` }) },
+  { method: "POST", route: "/api/v2/organizations/:organization_name/ssh-keys", needs: "orgOwnerNoToken", ok: 201, make: async () => ({ path: `/organizations/${org()}/ssh-keys`, body: { data: { type: "ssh-keys", attributes: { name: "k", value: "v" } } } }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/ssh-keys", needs: "orgMember", ok: 200, make: async () => ({ path: `/organizations/${org()}/ssh-keys` }) },
+  { method: "GET", route: "/api/v2/ssh-keys/:ssh_key_id", needs: "orgMember", ok: 200, make: async () => ({ path: `/ssh-keys/${(await sshKey()).id}` }) },
+  { method: "PATCH", route: "/api/v2/ssh-keys/:ssh_key_id", needs: "orgOwner", ok: 200, make: async () => ({ path: `/ssh-keys/${(await sshKey()).id}`, body: { data: { type: "ssh-keys", attributes: { name: "n" } } } }) },
+  { method: "DELETE", route: "/api/v2/ssh-keys/:ssh_key_id", needs: "orgOwner", ok: 204, make: async () => ({ path: `/ssh-keys/${(await sshKey()).id}` }) },
+  { method: "POST", route: "/api/v2/organizations/:organization_name/agent-pools", needs: "orgOwner", ok: 201, make: async () => ({ path: `/organizations/${org()}/agent-pools`, body: { data: { type: "agent-pools", attributes: { name: uniqueName("pool") } } } }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/agent-pools", needs: "orgMember", ok: 200, make: async () => ({ path: `/organizations/${org()}/agent-pools` }) },
+  { method: "GET", route: "/api/v2/agent-pools/:pool_id", needs: "orgMember", ok: 200, make: async () => ({ path: `/agent-pools/${(await pool()).id}` }) },
+  { method: "PATCH", route: "/api/v2/agent-pools/:pool_id", needs: "orgOwner", ok: 200, make: async () => ({ path: `/agent-pools/${(await pool()).id}`, body: { data: { type: "agent-pools", attributes: { "organization-scoped": false } } } }) },
+  { method: "DELETE", route: "/api/v2/agent-pools/:pool_id", needs: "orgOwner", ok: 204, make: async () => ({ path: `/agent-pools/${(await pool()).id}` }) },
+  { method: "POST", route: "/api/v2/organizations/:organization_name/oauth-clients", needs: "orgOwner", ok: 201, make: async () => ({ path: `/organizations/${org()}/oauth-clients`, body: { data: { type: "oauth-clients", attributes: { "service-provider": "github" } } } }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/oauth-clients", needs: "orgMember", ok: 200, make: async () => ({ path: `/organizations/${org()}/oauth-clients` }) },
+  { method: "GET", route: "/api/v2/oauth-clients/:oauth_client_id", needs: "orgMember", ok: 200, make: async () => ({ path: `/oauth-clients/${(await oauthClient()).id}` }) },
+  { method: "PATCH", route: "/api/v2/oauth-clients/:oauth_client_id", needs: "orgOwner", ok: 200, make: async () => ({ path: `/oauth-clients/${(await oauthClient()).id}`, body: { data: { type: "oauth-clients", attributes: { name: "n" } } } }) },
+  { method: "DELETE", route: "/api/v2/oauth-clients/:oauth_client_id", needs: "orgOwner", ok: 204, make: async () => ({ path: `/oauth-clients/${(await oauthClient()).id}` }) },
+  { method: "GET", route: "/api/v2/oauth-clients/:oauth_client_id/oauth-tokens", needs: "orgMember", ok: 200, make: async () => ({ path: `/oauth-clients/${(await oauthClient()).id}/oauth-tokens` }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/oauth-tokens", needs: "orgMember", ok: 200, make: async () => ({ path: `/organizations/${org()}/oauth-tokens` }) },
+  { method: "GET", route: "/api/v2/oauth-tokens/:oauth_token_id", needs: "orgMember", ok: 200, make: async () => ({ path: `/oauth-tokens/${(await oauthClient()).relationships["oauth-tokens"].data[0].id}` }) },
+  { method: "GET", route: "/api/v2/workspaces/:workspace_id/relationships/remote-state-consumers", needs: "wsRead", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/remote-state-consumers` }) },
+  ...(["POST", "DELETE"] as const).map(
+    (method): Row => ({
+      method, route: "/api/v2/workspaces/:workspace_id/relationships/remote-state-consumers", needs: "wsAdmin", ok: 204,
+      make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/remote-state-consumers`, body: { data: [{ type: "workspaces", id: (await workspace()).id }] } }),
+    }),
+  ),
+  {
+    method: "PATCH", route: "/api/v2/workspaces/:workspace_id/relationships/remote-state-consumers", needs: "orgOwner", ok: 204,
+    make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/remote-state-consumers`, body: { data: [{ type: "workspaces", id: (await workspace()).id }] } }),
+  },
+  { method: "PATCH", route: "/api/v2/workspaces/:workspace_id/relationships/ssh-key", needs: "wsAdmin", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/ssh-key`, body: { data: { type: "workspaces", attributes: { id: null } } } }) },
+  { method: "GET", route: "/api/v2/workspaces/:workspace_id/relationships/data-retention-policy", needs: "wsRead", ok: 200, make: async () => { const ws = await workspace(); await api("POST", `/workspaces/${ws.id}/relationships/data-retention-policy`, { body: drp }); return { path: `/workspaces/${ws.id}/relationships/data-retention-policy` }; } },
+  { method: "POST", route: "/api/v2/workspaces/:workspace_id/relationships/data-retention-policy", needs: "wsAdmin", ok: 201, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/data-retention-policy`, body: drp }) },
+  { method: "PATCH", route: "/api/v2/workspaces/:workspace_id/relationships/data-retention-policy", needs: "wsAdmin", ok: 201, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/data-retention-policy`, body: drp }) },
+  { method: "DELETE", route: "/api/v2/workspaces/:workspace_id/relationships/data-retention-policy", needs: "wsAdmin", ok: 204, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/data-retention-policy` }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/relationships/data-retention-policy", needs: "orgMember", ok: 200, make: async () => { const name = await createOrgFor("all"); await api("POST", `/organizations/${name}/relationships/data-retention-policy`, { body: drp }); return { path: `/organizations/${name}/relationships/data-retention-policy` }; } },
+  { method: "POST", route: "/api/v2/organizations/:organization_name/relationships/data-retention-policy", needs: "orgOwner", ok: 201, make: async () => ({ path: `/organizations/${await createOrgFor("all")}/relationships/data-retention-policy`, body: drp }) },
+  { method: "DELETE", route: "/api/v2/organizations/:organization_name/relationships/data-retention-policy", needs: "orgOwner", ok: 204, make: async () => { const name = await createOrgFor("all"); await api("POST", `/organizations/${name}/relationships/data-retention-policy`, { body: drp }); return { path: `/organizations/${name}/relationships/data-retention-policy` }; } },
+  {
+    method: "POST", route: "/api/v2/workspaces/:workspace_id/state-versions", needs: "stateWrite", ok: 201,
+    make: async (_fx, who) => {
+      const ws = await workspace();
+      const token = fx.tokens[who];
+      await api("POST", `/workspaces/${ws.id}/actions/lock`, { token: token && NEEDS.wsLock.includes(who as never) ? token : undefined });
+      return { path: `/workspaces/${ws.id}/state-versions`, body: { data: { type: "state-versions", attributes: { serial: 1, md5: SparkMD5.hash(STATE), state: btoa(STATE) } } } };
+    },
+  },
+  { method: "GET", route: "/api/v2/state-versions/:state_version_id", needs: "stateRead", ok: 200, make: async () => ({ path: `/state-versions/${(await stateVersion()).sv}` }) },
+  { method: "GET", route: "/api/v2/state-versions/:state_version_id/outputs", needs: "stateRead", ok: 200, make: async () => ({ path: `/state-versions/${(await stateVersion()).sv}/outputs` }) },
+  { method: "GET", route: "/api/v2/workspaces/:workspace_id/current-state-version", needs: "stateRead", ok: 200, make: async () => ({ path: `/workspaces/${(await stateVersion()).ws}/current-state-version` }) },
+  { method: "GET", route: "/api/v2/workspaces/:workspace_id/current-state-version-outputs", needs: "stateRead", ok: 200, make: async () => ({ path: `/workspaces/${(await stateVersion()).ws}/current-state-version-outputs` }) },
+  { method: "GET", route: "/api/v2/state-versions", needs: "stateRead", ok: 200, make: async () => ({ path: `/state-versions?filter%5Bworkspace%5D%5Bname%5D=${(await stateVersion()).name}&filter%5Borganization%5D%5Bname%5D=${org()}` }) },
+  {
+    method: "GET", route: "/api/v2/state-version-outputs/:output_id", needs: "stateRead", ok: 200,
+    make: async () => ({ path: `/state-version-outputs/${(await api("GET", `/state-versions/${(await stateVersion()).sv}`)).body.data.relationships.outputs.data[0].id}` }),
+  },
+];
+
+/** A throwaway organisation where the fixture's owners user (and, with "all", its teams' kinds) are owners. */
+async function createOrgFor(_who: "owners" | "all"): Promise<string> {
+  const name = await createOrg();
+  await env.DB.prepare("INSERT INTO team_members (team_id, user_id) SELECT id, ? FROM teams WHERE organization_name = ? AND is_owners = 1").bind(fx.ids.ownerUser, name).run();
+  // The fixture's organisation token and teams belong to the fixture's organisation: here they are outsiders.
+  return name;
+}
+
+function expected(row: Row, who: P, path: string): number {
+  if (who === "none" || who === "invalid" || who === "expired") return 401;
+  // Rows that make a throwaway organisation: only the owners user and the site admin have standing there.
+  const throwaway = !path.includes(fx.org) && /^\/organizations\/(?!.*\/workspaces)/.test(path) && row.route.includes(":organization_name") && !row.route.includes("/workspaces");
+  const allowed: readonly P[] = throwaway ? (NEEDS[row.needs] as readonly P[]).filter((p) => p === "owners" || p === "siteAdmin") : NEEDS[row.needs];
+  if (allowed.includes(who)) return row.ok;
+  const denied = row.denied ?? 404;
+  // Force delete: callers who cannot even read the workspace get 404, readers 403.
+  if (denied === 403 && !NEEDS.wsRead.includes(who as never)) return 404;
+  return denied;
+}
+
+beforeAll(async () => {
+  const name = await createOrg();
+  const owner = await (await import("./principals")).makeUser({ ownerOf: name });
+  const teams: Record<string, { id: string; token: string }> = {};
+  for (const t of ["read", "plan", "write", "admin", "customLock", "projectMaintain"]) teams[t] = await makeTeam(name);
+  const orgDoc = await api("GET", `/organizations/${name}`);
+  const defaultProject = orgDoc.body.data.relationships["default-project"].data.id;
+  await grantProject(teams.projectMaintain.id, defaultProject, "maintain");
+  const orgToken = await makeOrgToken(name);
+  const other = await createOrg();
+  const otherOwner = await makeUser({ ownerOf: other });
+  const expiredUser = await makeUser({ ownerOf: name, expiredAt: new Date(Date.now() - 1000).toISOString() });
+  fx = {
+    org: name,
+    tokens: {
+      none: null, invalid: "nope.atlasv1.invalid", expired: expiredUser.token,
+      read: teams.read.token, plan: teams.plan.token, write: teams.write.token, admin: teams.admin.token, customLock: teams.customLock.token,
+      projectMaintain: teams.projectMaintain.token, owners: owner.token, orgToken: orgToken.token, siteAdmin: "test-admin-token", otherOrg: otherOwner.token,
+    },
+    ids: { ownerUser: owner.id, teams: Object.fromEntries(Object.entries(teams).map(([k, v]) => [k, v.id])), defaultProject },
+  };
+  // Every team has standing on the base workspace, which also makes the default project readable to them.
+  await workspace();
+});
+
+describe("authorisation matrix", () => {
+  it("has a row for every API route", () => {
+    const served = app.routes
+      .filter((r) => r.path.startsWith("/api/v2/") && !r.path.endsWith("*") && r.method !== "ALL" && r.path !== "/api/v2/openapi.json")
+      .map((r) => `${r.method} ${r.path}`);
+    const rows = new Set(ROWS.map((r) => `${r.method} ${r.route}`));
+    expect([...new Set(served)].filter((r) => !rows.has(r)).sort()).toEqual([]);
+    expect(ROWS.length * PRINCIPALS.length).toBeGreaterThan(1000);
+  });
+
+  for (const row of ROWS) {
+    it(`${row.method} ${row.route}`, async () => {
+      const cells = await Promise.all(
+        PRINCIPALS.map(async (who) => {
+          const target = await row.make(fx, who);
+          const res = await api(row.method, target.path, { token: fx.tokens[who], body: target.body });
+          return { who, got: res.status, want: expected(row, who, target.path) };
+        }),
+      );
+      expect(cells.filter((c) => c.got !== c.want)).toEqual([]);
+    });
+  }
+});
+
+describe("permission flags match what the endpoints allow", () => {
+  const FLAG_ROUTES: Array<{ flag: string; row: string }> = [
+    { flag: "can-update", row: "PATCH /api/v2/workspaces/:workspace_id" },
+    { flag: "can-lock", row: "POST /api/v2/workspaces/:workspace_id/actions/lock" },
+    { flag: "can-force-unlock", row: "POST /api/v2/workspaces/:workspace_id/actions/force-unlock" },
+    { flag: "can-force-delete", row: "DELETE /api/v2/workspaces/:workspace_id" },
+    { flag: "can-destroy", row: "POST /api/v2/workspaces/:workspace_id/actions/safe-delete" },
+    { flag: "can-manage-tags", row: "PATCH /api/v2/workspaces/:workspace_id/tag-bindings" },
+    { flag: "can-create-state-versions", row: "POST /api/v2/workspaces/:workspace_id/state-versions" },
+    { flag: "can-read-state-versions", row: "GET /api/v2/state-versions/:state_version_id" },
+  ];
+  for (const { flag, row: key } of FLAG_ROUTES) {
+    it(`${flag} ⇔ ${key} succeeds`, async () => {
+      const row = ROWS.find((r) => `${r.method} ${r.route}` === key)!;
+      for (const who of PRINCIPALS.filter((p) => NEEDS.wsRead.includes(p as never))) {
+        const target = await row.make(fx, who);
+        const wsId = /workspaces\/(ws-[A-Za-z0-9]+)/.exec(target.path)?.[1] ?? (await api("GET", target.path)).body?.data?.relationships?.workspace?.data?.id;
+        const shown = await api("GET", `/workspaces/${wsId}`, { token: fx.tokens[who] });
+        const res = await api(row.method, target.path, { token: fx.tokens[who], body: target.body });
+        expect({ who, flag: shown.body.data.attributes.permissions[flag], succeeded: res.status === row.ok }).toEqual({ who, flag: res.status === row.ok, succeeded: res.status === row.ok });
+      }
+    });
+  }
+});
