@@ -26,6 +26,7 @@ import { consumers } from "./workspaces/consumers.routes";
 import { retention } from "./retention/retention.routes";
 import { stateVersions } from "./state-versions/state-versions.routes";
 import { blobs } from "./blobs/blobs.routes";
+import { admin } from "./admin/consistency";
 import { organizationTags } from "./tags/organization-tags.routes";
 import { tagBindings } from "./tags/tag-bindings.routes";
 import { workspaceTags } from "./tags/workspace-tags.routes";
@@ -33,7 +34,7 @@ import { workspaceTags } from "./tags/workspace-tags.routes";
 export { WorkspaceObject } from "./workspaces/workspace.object";
 
 /** Routers mounted under /api/v2 behind authentication. Each resource adds itself here. */
-const API_ROUTERS = [meta, organizations, workspaces, workspaceTags, tagBindings, organizationTags, workspaceActions, teams, tokens, teamAccess, users, projects, sshKeys, agentPools, oauth, consumers, retention, stateVersions];
+const API_ROUTERS = [meta, organizations, workspaces, workspaceTags, tagBindings, organizationTags, workspaceActions, teams, tokens, teamAccess, users, projects, sshKeys, agentPools, oauth, consumers, retention, stateVersions, admin];
 
 export const app = new OpenAPIHono<AppEnv>({ defaultHook });
 

@@ -244,6 +244,7 @@ const ROWS: Row[] = [
       },
     }),
   ),
+  { method: "GET", route: "/api/v2/admin/consistency", needs: "siteAdmin", ok: 200, make: async () => ({ path: "/admin/consistency?page%5Bsize%5D=5" }) },
   { method: "POST", route: "/api/v2/admin/users", needs: "siteAdmin", ok: 201, make: async () => { const n = uniqueName("u"); return { path: "/admin/users", body: { data: { type: "users", attributes: { username: n, email: `${n}@x.test` } } } }; } },
   { method: "GET", route: "/api/v2/users/:user_id", needs: "any", ok: 200, make: async () => ({ path: `/users/${fx.ids.ownerUser}` }) },
   { method: "POST", route: "/api/v2/organizations/:organization_name/organization-memberships", needs: "orgOwner", ok: 201, make: async () => ({ path: `/organizations/${org()}/organization-memberships`, body: { data: { type: "organization-memberships", attributes: { email: `${uniqueName("m")}@x.test` } } } }) },

@@ -2,7 +2,8 @@ import { createMiddleware } from "hono/factory";
 import { ApiError } from "../errors";
 import type { AppEnv, Bindings } from "../env";
 import { newId, nowIso, sha256Hex } from "../ids";
-import type { Principal } from "./principal";
+import { principalKey, type Principal } from "./principal";
+import { configuredLimit, rateHeaders, RateLimiter } from "../ratelimit/ratelimit";
 
 interface TokenRow {
   id: string;
@@ -89,12 +90,26 @@ export async function authenticate(env: Bindings, token: string): Promise<Princi
   return null;
 }
 
+const limiter = new RateLimiter();
+
+/** Counts a request against its key; over the limit answers 429 with the headers go-tfe backs off by. */
+function limit(c: Parameters<Parameters<typeof createMiddleware<AppEnv>>[0]>[0], key: string): void {
+  const max = configuredLimit(c.env.RATE_LIMIT);
+  if (max === 0) return;
+  const d = limiter.take(key, max);
+  for (const [k, v] of Object.entries(rateHeaders(d))) c.header(k, v);
+  if (!d.allowed) {
+    throw ApiError.of("rate_limited", { headers: { ...rateHeaders(d), "Retry-After": String(Math.ceil(d.resetSeconds)) } });
+  }
+}
+
 /** Every API request but discovery and the signed blob URLs needs `Authorization: Bearer <token>`. */
 export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
   const header = c.req.header("Authorization") ?? "";
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!match || match[1].length > 512) throw ApiError.of("unauthorized");
-  const principal = await authenticate(c.env, match[1]);
+  const principal = match && match[1].length <= 512 ? await authenticate(c.env, match[1]) : null;
+  // Unauthenticated requests are counted per client IP, authenticated ones per user.
+  limit(c, principal ? principalKey(principal) : `ip:${c.req.header("CF-Connecting-IP") ?? "local"}`);
   if (!principal) throw ApiError.of("unauthorized");
   c.set("principal", principal);
   await next();
