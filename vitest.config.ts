@@ -21,6 +21,8 @@ export default defineConfig(async () => ({
             },
           }),
         ],
+        // `npm run fuzz` raises the number of generated inputs per endpoint.
+        define: { __FUZZ_RUNS__: JSON.stringify(process.env.FUZZ_RUNS ?? "100") },
         test: {
           name: "workers",
           include: ["test/**/*.test.ts"],

@@ -113,7 +113,7 @@ app.notFound((c) => errorResponse(c, ApiError.of("not_found")));
 app.onError((err, c) => {
   const apiErr = toApiError(err);
   // Expected failures (ApiError, including the spec's 503 on unlock) are not logged as errors.
-  if (!(err instanceof ApiError)) {
+  if (apiErr.status >= 500 && !(err instanceof ApiError)) {
     console.log(JSON.stringify({ level: "error", requestId: c.get("requestId"), error: String(err), stack: err instanceof Error ? err.stack : undefined }));
   }
   return errorResponse(c, apiErr);

@@ -168,7 +168,8 @@ tagBindings.openapi(
     const now = nowIso();
     try {
       // One batch, one transaction; the trigger of migration 0005 makes the limit hold under races.
-      await db.batch(upsertProjectBindingsStatements(db, projectId, inputs.map((t) => ({ key: t.key, value: t.value ?? "" })), now));
+      const stmts = upsertProjectBindingsStatements(db, projectId, inputs.map((t) => ({ key: t.key, value: t.value ?? "" })), now);
+      if (stmts.length) await db.batch(stmts); // an empty list changes nothing (D1 refuses an empty batch)
     } catch (err) {
       if (isProjectLimitError(err)) throw await overLimit();
       throw err;

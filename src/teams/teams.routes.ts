@@ -229,6 +229,7 @@ async function changeMembers(c: Context<AppEnv>, add: boolean): Promise<Response
     if ((left?.n ?? 0) === 0) throw ApiError.of("invalid_attribute", { detail: "The owners team must keep at least one member", pointer: "/data" });
   }
   const now = nowIso();
+  if (ids.length === 0) return noContent(c); // nothing to change (D1 refuses an empty batch)
   await db.batch(
     ids.flatMap((id) =>
       add

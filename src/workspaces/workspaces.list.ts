@@ -55,6 +55,8 @@ interface Where {
 /** Builds the WHERE clause from the query; brackets arrive percent-encoded or not (URLSearchParams decodes both). */
 export function listFilters(params: URLSearchParams): Where {
   const where: Where = { sql: [], binds: [] };
+  // No name or tag contains NUL, and SQLite would cut the pattern there: such a search matches nothing.
+  for (const [k, v] of params) if (/^(search|filter)\[/.test(k) && v.includes("\u0000")) where.sql.push("0");
   const add = (sql: string, ...binds: unknown[]) => {
     where.sql.push(sql);
     where.binds.push(...binds);
