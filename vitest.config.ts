@@ -22,7 +22,7 @@ export default defineConfig(async () => ({
           }),
         ],
         // `npm run fuzz` raises the number of generated inputs per endpoint.
-        define: { __FUZZ_RUNS__: JSON.stringify(process.env.FUZZ_RUNS ?? "100") },
+        define: { __FUZZ_RUNS__: JSON.stringify(process.env.FUZZ_RUNS ?? "100"), __FUZZ_SEED__: JSON.stringify(process.env.FUZZ_SEED ?? "") },
         test: {
           name: "workers",
           include: ["test/**/*.test.ts"],

@@ -25,4 +25,6 @@ export const LIMITS = {
   triggerListMax: 100,
   consumersPerRequest: 100,
   includeValuesMax: 20,
+  /** API tokens created without `expired-at` expire after this many years (as the real service; go-tfe checks it). */
+  tokenDefaultLifetimeYears: 2,
 } as const;

@@ -2,14 +2,15 @@ import { ApiError } from "../errors";
 import { toOrganization, type Organization, type OrganizationRow } from "../organizations/organizations.index";
 import {
   FULL_ACCESS,
-  NO_ACCESS,
+  createAllowed,
+  effectiveCapabilities,
+  forceDeleteAllowed,
+  orgWideCapabilities,
   permissionFlags,
-  projectAccessCapabilities,
-  projectAllowsCreate,
-  union,
-  workspaceAccessCapabilities,
   type Capabilities,
+  type GrantLevel,
   type PermissionFlags,
+  type Standing,
 } from "./permissions";
 import type { Principal } from "./principal";
 
@@ -112,10 +113,7 @@ export function buildOrgAccess(principal: Principal, organization: Organization,
       for (const [k, v] of Object.entries(granted)) if (v === true) orgPermissions[k] = true;
     }
   }
-  let base = NO_ACCESS;
-  if (isSiteAdmin || isOwner || isOrgToken) base = FULL_ACCESS;
-  else if (orgPermissions["manage-workspaces"]) base = { ...FULL_ACCESS, move: orgPermissions["manage-projects"] };
-  else if (orgPermissions["read-workspaces"]) base = workspaceAccessCapabilities("read");
+  const base = orgWideCapabilities({ siteAdmin: isSiteAdmin, owner: isOwner, orgToken: isOrgToken, orgPermissions });
   return {
     organization,
     principal,
@@ -171,32 +169,31 @@ export async function loadGrants(
   return { workspaces: (ws?.results ?? []) as Grant[], projects: (prj?.results ?? []) as Grant[] };
 }
 
-/** Capabilities of the caller on one workspace. */
+/** The pure model's view of an OrgAccess. */
+export function standingOf(access: OrgAccess): Standing {
+  return { siteAdmin: access.isSiteAdmin, owner: access.isOwner, orgToken: access.isOrgToken, orgPermissions: access.orgPermissions };
+}
+
+const levels = (grants: Grant[], targetId: string): GrantLevel[] =>
+  grants.filter((g) => g.target_id === targetId).map((g) => ({ access: g.access, perms: JSON.parse(g.perms) as Record<string, unknown> }));
+
+/** Capabilities of the caller on one workspace (see `effectiveCapabilities`). */
 export function workspaceCapabilities(
   access: OrgAccess,
   workspace: { id: string; projectId: string },
   grants: { workspaces: Grant[]; projects: Grant[] },
 ): Capabilities {
-  let caps = access.base;
-  for (const g of grants.workspaces) {
-    if (g.target_id === workspace.id) caps = union(caps, workspaceAccessCapabilities(g.access, JSON.parse(g.perms)));
-  }
-  for (const g of grants.projects) {
-    if (g.target_id === workspace.projectId) caps = union(caps, projectAccessCapabilities(g.access, JSON.parse(g.perms)));
-  }
-  return caps;
+  return effectiveCapabilities(standingOf(access), levels(grants.workspaces, workspace.id), levels(grants.projects, workspace.projectId));
 }
 
 /** Whether the caller may create workspaces in a project. */
 export function canCreateWorkspaceIn(access: OrgAccess, projectId: string, projectGrants: Grant[]): boolean {
-  if (access.isOwner || access.isOrgToken || access.orgPermissions["manage-workspaces"]) return true;
-  return projectGrants.some((g) => g.target_id === projectId && projectAllowsCreate(g.access, JSON.parse(g.perms)));
+  return createAllowed(standingOf(access), levels(projectGrants, projectId));
 }
 
 /** Force delete: owners always; workspace admins when the organisation allows it (spec §4.8). */
 export function canForceDelete(access: OrgAccess, caps: Capabilities): boolean {
-  if (access.isOwner || access.isOrgToken) return true;
-  return caps.delete && caps.admin && access.organization.allowForceDeleteWorkspaces;
+  return forceDeleteAllowed(standingOf(access), caps, access.organization.allowForceDeleteWorkspaces);
 }
 
 export function flagsFor(access: OrgAccess, caps: Capabilities): PermissionFlags {

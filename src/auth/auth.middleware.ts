@@ -7,6 +7,7 @@ import { configuredLimit, rateHeaders, RateLimiter } from "../ratelimit/ratelimi
 
 interface TokenRow {
   id: string;
+  last_used_at: string | null;
   kind: "user" | "team" | "organization";
   user_id: string | null;
   team_id: string | null;
@@ -21,18 +22,28 @@ interface TokenRow {
 /** Per-isolate memo of the site admin's user id (the row is created once, idempotently). */
 let siteAdmin: { hash: string; userId: string } | null = null;
 
-/** Ensures the site-admin user exists and returns its id. */
+/**
+ * Ensures the bootstrap site-admin user exists and returns its id. It is found by its marker
+ * (migration 0003), not by username, because the admin may rename itself (PATCH /account/update).
+ */
 export async function ensureSiteAdmin(env: Bindings, tokenHash: string): Promise<string> {
   if (siteAdmin && siteAdmin.hash === tokenHash) return siteAdmin.userId;
   const db = env.DB.withSession("first-primary");
-  await db
-    .prepare(
-      `INSERT INTO users (id, username, email, is_site_admin, created_at) VALUES (?, 'admin', 'admin@localhost', 1, ?)
-       ON CONFLICT(username) DO NOTHING`,
-    )
-    .bind(newId("user"), nowIso())
-    .run();
-  const row = await db.prepare("SELECT id FROM users WHERE username = 'admin'").first<{ id: string }>();
+  const find = () => db.prepare("SELECT id, username FROM users WHERE is_bootstrap = 1").first<{ id: string; username: string }>();
+  let row = await find();
+  // "admin" may already name another user: then the bootstrap admin takes a suffixed name.
+  for (const username of ["admin", `admin-${newId("u").slice(2, 10).toLowerCase()}`]) {
+    if (row) break;
+    await db
+      .prepare(
+        `INSERT INTO users (id, username, email, is_site_admin, is_bootstrap, created_at)
+         SELECT ?, ?, 'admin@localhost', 1, 1, ? WHERE NOT EXISTS (SELECT 1 FROM users WHERE is_bootstrap = 1)
+         ON CONFLICT DO NOTHING`,
+      )
+      .bind(newId("user"), username, nowIso())
+      .run();
+    row = await find();
+  }
   if (!row) throw new Error("site admin user missing");
   siteAdmin = { hash: tokenHash, userId: row.id };
   return row.id;
@@ -45,8 +56,14 @@ function timingSafeEqual(a: string, b: string): boolean {
   return diff === 0;
 }
 
-/** Resolves a bearer token to a principal, or null when it is unknown, deleted or expired. */
-export async function authenticate(env: Bindings, token: string): Promise<Principal | null> {
+/** `last-used-at` is refreshed at most this often per token (one D1 write, off the request path). */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+/**
+ * Resolves a bearer token to a principal, or null when it is unknown, deleted or expired (an expired
+ * or deleted token fails on its very next request: nothing is cached across requests).
+ */
+export async function authenticate(env: Bindings, token: string, defer?: (p: Promise<unknown>) => void): Promise<Principal | null> {
   const hash = await sha256Hex(token);
   if (env.ADMIN_TOKEN && timingSafeEqual(hash, await sha256Hex(env.ADMIN_TOKEN))) {
     const userId = await ensureSiteAdmin(env, hash);
@@ -54,7 +71,7 @@ export async function authenticate(env: Bindings, token: string): Promise<Princi
   }
   const row = await env.DB.withSession("first-primary")
     .prepare(
-      `SELECT k.id, k.kind, k.user_id, k.team_id, k.organization_name, k.expired_at,
+      `SELECT k.id, k.last_used_at, k.kind, k.user_id, k.team_id, k.organization_name, k.expired_at,
               u.username, u.is_site_admin, t.organization_name AS team_org, t.service_user_id AS team_service_user
        FROM tokens k
        LEFT JOIN users u ON u.id = k.user_id
@@ -65,6 +82,9 @@ export async function authenticate(env: Bindings, token: string): Promise<Princi
     .first<TokenRow>();
   if (!row) return null;
   if (row.expired_at && Date.parse(row.expired_at) <= Date.now()) return null;
+  if (defer && (!row.last_used_at || Date.now() - Date.parse(row.last_used_at) > LAST_USED_RESOLUTION_MS)) {
+    defer(env.DB.prepare("UPDATE tokens SET last_used_at = ? WHERE id = ?").bind(nowIso(), row.id).run().catch(() => undefined));
+  }
   switch (row.kind) {
     case "user":
       if (!row.user_id || row.username === null) return null;
@@ -92,6 +112,15 @@ export async function authenticate(env: Bindings, token: string): Promise<Princi
 
 const limiter = new RateLimiter();
 
+/** Runs `p` past the response where the runtime offers it (Hono throws when there is no execution context). */
+function waitUntil(c: { executionCtx: { waitUntil(p: Promise<unknown>): void } }, p: Promise<unknown>): void {
+  try {
+    c.executionCtx.waitUntil(p);
+  } catch {
+    void p;
+  }
+}
+
 /** Counts a request against its key; over the limit answers 429 with the headers go-tfe backs off by. */
 function limit(c: Parameters<Parameters<typeof createMiddleware<AppEnv>>[0]>[0], key: string): void {
   const max = configuredLimit(c.env.RATE_LIMIT);
@@ -107,7 +136,7 @@ function limit(c: Parameters<Parameters<typeof createMiddleware<AppEnv>>[0]>[0],
 export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
   const header = c.req.header("Authorization") ?? "";
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  const principal = match && match[1].length <= 512 ? await authenticate(c.env, match[1]) : null;
+  const principal = match && match[1].length <= 512 ? await authenticate(c.env, match[1], (p) => waitUntil(c, p)) : null;
   // Unauthenticated requests are counted per client IP, authenticated ones per user.
   limit(c, principal ? principalKey(principal) : `ip:${c.req.header("CF-Connecting-IP") ?? "local"}`);
   if (!principal) throw ApiError.of("unauthorized");

@@ -119,6 +119,60 @@ export function canRead(c: Capabilities): boolean {
   return c.runs >= 1;
 }
 
+/** One team grant (team-workspaces or team-projects row): its level and custom keys. */
+export interface GrantLevel {
+  access: string;
+  perms: Record<string, unknown>;
+}
+
+/** The caller's standing in the workspace's organisation, before any per-workspace grant. */
+export interface Standing {
+  siteAdmin: boolean;
+  /** Member of the owners team (or holder of one of its tokens). */
+  owner: boolean;
+  /** The organisation's own token. */
+  orgToken: boolean;
+  /** Union of the caller's teams' organisation-access keys. */
+  orgPermissions: Record<string, boolean>;
+}
+
+/**
+ * Capabilities on every workspace of the organisation from the standing alone: site admins, owners
+ * and the organisation token hold everything; `manage-workspaces` is admin of every workspace (moving
+ * also needs `manage-projects`); `read-workspaces` reads every workspace.
+ */
+export function orgWideCapabilities(s: Standing): Capabilities {
+  if (s.siteAdmin || s.owner || s.orgToken) return FULL_ACCESS;
+  if (s.orgPermissions["manage-workspaces"]) return { ...FULL_ACCESS, move: s.orgPermissions["manage-projects"] === true };
+  if (s.orgPermissions["read-workspaces"]) return workspaceAccessCapabilities("read");
+  return NO_ACCESS;
+}
+
+/**
+ * THE effective permission of a caller on one workspace: the standing's organisation-wide
+ * capabilities, united with every grant the caller's teams hold on the workspace and on its project.
+ * Grants are cumulative; none ever takes a capability away. Every grant level (even `custom` with
+ * nothing set) includes reading runs, so "has any grant" ⇔ "can read" (the list query relies on it).
+ */
+export function effectiveCapabilities(s: Standing, workspaceGrants: GrantLevel[], projectGrants: GrantLevel[]): Capabilities {
+  let caps = orgWideCapabilities(s);
+  for (const g of workspaceGrants) caps = union(caps, workspaceAccessCapabilities(g.access, g.perms));
+  for (const g of projectGrants) caps = union(caps, projectAccessCapabilities(g.access, g.perms));
+  return caps;
+}
+
+/** Force delete (spec §4.8): owners (and the organisation token) always; workspace admins when the organisation allows it. */
+export function forceDeleteAllowed(s: Standing, caps: Capabilities, allowForceDeleteWorkspaces: boolean): boolean {
+  if (s.siteAdmin || s.owner || s.orgToken) return true;
+  return caps.admin && caps.delete && allowForceDeleteWorkspaces;
+}
+
+/** Creating a workspace in a project: owners, the organisation token, `manage-workspaces`, or a project grant allowing it. */
+export function createAllowed(s: Standing, projectGrants: GrantLevel[]): boolean {
+  if (s.siteAdmin || s.owner || s.orgToken || s.orgPermissions["manage-workspaces"]) return true;
+  return projectGrants.some((g) => projectAllowsCreate(g.access, g.perms));
+}
+
 /** The spec's 21 permission flags (plus the ones go-tfe also decodes), from capabilities. */
 export interface PermissionFlags {
   [flag: string]: boolean;

@@ -1,5 +1,5 @@
 /** Projects (tfe-api-notes §2.2): every workspace belongs to one; every organisation has a "Default Project". */
-import { createRoute, z } from "@hono/zod-openapi";
+import { createRoute } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { requireOrgAccess, type OrgAccess } from "../auth/access";
 import { primary } from "../db";
@@ -13,98 +13,37 @@ import { isProjectLimitError, projectBindingsOf, replaceProjectBindingsStatement
 import { projectEffectiveBindings } from "../tags/tags.serialize";
 import { checkBindings } from "../tags/tags.rules";
 import { AUTO_DESTROY_DURATION } from "../workspaces/workspaces.schemas";
+import {
+  agentPoolInOrganization,
+  deleteEmptyProject,
+  getProject,
+  insertProjectStatement,
+  isUniqueViolation,
+  listProjects,
+  teamReadableProjectIds,
+  updateProjectStatement,
+  type ProjectRow,
+} from "./projects.index";
+import {
+  createProjectBody,
+  listProjectsQuery,
+  orgParam,
+  PROJECT_NAME,
+  projectParam,
+  showProjectQuery,
+  updateProjectBody,
+  type ProjectAttributes,
+  type ProjectRelationships,
+} from "./projects.schemas";
+import { canManageProjects, readsAllProjects, serializeProject } from "./projects.serialize";
 
 const tags = ["Projects"];
 export const projects = router();
 
-/** Letters, numbers, spaces, - and _; no leading or trailing space; 3-40 characters. */
-const PROJECT_NAME = /^[A-Za-z0-9_-]([A-Za-z0-9 _-]*[A-Za-z0-9_-])?$/;
-
-interface ProjectRow {
-  id: string;
-  organization_name: string;
-  name: string;
-  description: string | null;
-  is_default: number;
-  created_at: string;
-  attrs: string;
-  default_execution_mode: string | null;
-  default_agent_pool_id: string | null;
-  workspace_count?: number;
-  team_count?: number;
-}
-
-const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
-const projectParam = z.object({ project_id: z.string().regex(/^prj-[A-Za-z0-9]{1,64}$/) });
-const bindingInput = z.object({ type: z.literal("tag-bindings"), attributes: z.object({ key: z.string(), value: z.string().nullable().optional() }) });
-const attributes = z.object({
-  name: z.string().max(LIMITS.projectNameMax + 10).optional(),
-  description: z.string().max(LIMITS.projectDescriptionMax).nullable().optional(),
-  "default-execution-mode": z.enum(["remote", "local", "agent"]).nullable().optional(),
-  "default-agent-pool-id": z.string().max(64).nullable().optional(),
-  "auto-destroy-activity-duration": z.string().max(16).nullable().optional(),
-  // The docs name these keys execution-mode / agent-pool; go-tfe sends default-execution-mode / default-agent-pool.
-  "setting-overwrites": z
-    .object({ "execution-mode": z.boolean().optional(), "agent-pool": z.boolean().optional(), "default-execution-mode": z.boolean().optional(), "default-agent-pool": z.boolean().optional() })
-    .optional(),
-});
-const relationships = z
-  .object({
-    "default-agent-pool": z.object({ data: z.object({ type: z.literal("agent-pools"), id: z.string().max(64) }).nullable() }).optional(),
-    "tag-bindings": z.object({ data: z.array(bindingInput).max(LIMITS.tagBindingsPerResource * 10) }).optional(),
-  })
-  .optional();
-const createBody = z.object({ data: z.object({ type: z.literal("projects"), attributes: attributes.extend({ name: z.string().max(LIMITS.projectNameMax + 10) }), relationships }) }).openapi("ProjectCreate");
-const updateBody = z.object({ data: z.object({ type: z.literal("projects"), attributes: attributes.optional(), relationships }) }).openapi("ProjectUpdate");
-
-function canManageProjects(access: OrgAccess): boolean {
-  return access.isOwner || access.isOrgToken || access.orgPermissions["manage-projects"] === true;
-}
-
-function serializeProject(p: ProjectRow, access: OrgAccess): Resource {
-  const manage = canManageProjects(access);
-  const attrs = JSON.parse(p.attrs) as Record<string, unknown>;
-  return {
-    id: p.id,
-    type: "projects",
-    attributes: {
-      name: p.name,
-      description: p.description,
-      "created-at": p.created_at,
-      "workspace-count": p.workspace_count ?? 0,
-      "team-count": p.team_count ?? 0,
-      "default-execution-mode": p.default_execution_mode ?? access.organization.defaultExecutionMode,
-      "auto-destroy-activity-duration": attrs["auto-destroy-activity-duration"] ?? null,
-      "setting-overwrites": {
-        "execution-mode": p.default_execution_mode !== null,
-        "agent-pool": p.default_execution_mode !== null,
-        "default-execution-mode": p.default_execution_mode !== null,
-        "default-agent-pool": p.default_execution_mode !== null,
-      },
-      permissions: { "can-read": true, "can-update": manage, "can-destroy": manage && p.is_default !== 1, "can-create-workspace": manage, "can-move-workspace": manage, "can-manage-tags": manage, "can-manage-teams": manage },
-    },
-    relationships: {
-      organization: { data: { id: p.organization_name, type: "organizations" }, links: { related: `/api/v2/organizations/${p.organization_name}` } },
-      "default-agent-pool": { data: p.default_agent_pool_id ? { id: p.default_agent_pool_id, type: "agent-pools" } : null },
-      "tag-bindings": { links: { related: `/api/v2/projects/${p.id}/tag-bindings` } },
-      "effective-tag-bindings": { links: { related: `/api/v2/projects/${p.id}/effective-tag-bindings` } },
-    },
-    links: { self: `/api/v2/projects/${p.id}` },
-  };
-}
-
-const SELECT = `SELECT p.*, (SELECT count(*) FROM workspaces w WHERE w.project_id = p.id) AS workspace_count,
-  (SELECT count(*) FROM team_projects tp WHERE tp.project_id = p.id) AS team_count FROM projects p`;
-
-/** Readers: organisation-wide readers and managers, and teams with access to this project. */
+/** Readers: organisation-wide readers and managers, and teams with access to this project or a workspace in it. */
 export async function canReadProject(c: Context<AppEnv>, access: OrgAccess, projectId: string): Promise<boolean> {
-  if (canManageProjects(access) || access.orgPermissions["read-projects"] || access.orgPermissions["read-workspaces"]) return true;
-  if (access.teamIds.length === 0) return false;
-  const row = await primary(c)
-    .prepare("SELECT 1 FROM team_projects WHERE project_id = ? AND team_id IN (SELECT value FROM json_each(?)) UNION SELECT 1 FROM team_workspaces tw JOIN workspaces w ON w.id = tw.workspace_id WHERE w.project_id = ? AND tw.team_id IN (SELECT value FROM json_each(?))")
-    .bind(projectId, JSON.stringify(access.teamIds), projectId, JSON.stringify(access.teamIds))
-    .first();
-  return row !== null;
+  if (readsAllProjects(access)) return true;
+  return (await teamReadableProjectIds(primary(c), access.organization.name, access.teamIds)).has(projectId);
 }
 
 /** `include=effective_tag_bindings`: relationship data on each project plus the bindings in `included`. */
@@ -122,60 +61,77 @@ async function withBindings(c: Context<AppEnv>, data: Resource[]): Promise<{ inc
   return included.length ? { included } : {};
 }
 
+/** The project and the caller's access to its organisation; 404 unless the caller may read (or manage) it. */
 async function loadProject(c: Context<AppEnv>, id: string, manage: boolean): Promise<{ project: ProjectRow; access: OrgAccess }> {
   const db = primary(c);
-  const project = await db.prepare(`${SELECT} WHERE p.id = ?`).bind(id).first<ProjectRow>();
+  const project = await getProject(db, id);
   if (!project) throw ApiError.of("not_found");
   const access = await requireOrgAccess(db, c.get("principal"), project.organization_name);
   if (manage ? !canManageProjects(access) : !(await canReadProject(c, access, id))) throw ApiError.of("not_found");
   return { project, access };
 }
 
-interface Settings {
-  name?: string;
-  description?: string | null;
-  mode?: string | null;
-  pool?: string | null;
-  duration?: string | null;
+const invalid = (detail: string, attribute: string) => ApiError.of("invalid_attribute", { detail, pointer: `/data/attributes/${attribute}` });
+
+function checkName(name: string): void {
+  if (name.length < LIMITS.projectNameMin || name.length > LIMITS.projectNameMax) {
+    throw invalid(`Name must be between ${LIMITS.projectNameMin} and ${LIMITS.projectNameMax} characters`, "name");
+  }
+  // go-tfe's tests match the "Name may only contain" prefix.
+  if (!PROJECT_NAME.test(name)) throw invalid("Name may only contain letters, numbers, spaces, hyphens and underscores, and cannot start or end with a space", "name");
 }
 
-/** Validates attributes and the default agent pool (which must belong to the organisation). */
-async function settingsOf(c: Context<AppEnv>, org: string, a: z.infer<typeof attributes>, rel: z.infer<typeof relationships>, current?: ProjectRow): Promise<Settings> {
-  const s: Settings = {};
-  if (a.name !== undefined) {
-    if (a.name.length < LIMITS.projectNameMin || a.name.length > LIMITS.projectNameMax) {
-      throw ApiError.of("invalid_attribute", { detail: `Name must be ${LIMITS.projectNameMin} to ${LIMITS.projectNameMax} characters`, pointer: "/data/attributes/name" });
-    }
-    if (!PROJECT_NAME.test(a.name)) {
-      throw ApiError.of("invalid_attribute", { detail: "Name may only contain letters, numbers, spaces, hyphens and underscores, and may not start or end with a space", pointer: "/data/attributes/name" });
-    }
-    s.name = a.name;
-  }
-  if (a.description !== undefined) s.description = a.description;
-  if (a["auto-destroy-activity-duration"] !== undefined) {
-    const d = a["auto-destroy-activity-duration"];
-    if (d !== null && (!AUTO_DESTROY_DURATION.test(d) || parseInt(d, 10) <= 0)) {
-      throw ApiError.of("invalid_attribute", { detail: "Auto destroy activity duration has an incorrect format, we expect up to 4 numeric digits and 1 unit ('d' or 'h')", pointer: "/data/attributes/auto-destroy-activity-duration" });
-    }
-    s.duration = d;
-  }
-  const poolGiven = rel?.["default-agent-pool"] !== undefined ? (rel["default-agent-pool"].data?.id ?? null) : a["default-agent-pool-id"];
-  let mode = a["default-execution-mode"] !== undefined ? a["default-execution-mode"] : current?.default_execution_mode ?? null;
-  const so = a["setting-overwrites"];
-  if ((so?.["execution-mode"] === false || so?.["default-execution-mode"] === false) && a["default-execution-mode"] === undefined) mode = null;
-  const pool = poolGiven !== undefined ? poolGiven : mode === "agent" ? (current?.default_agent_pool_id ?? null) : null;
-  if (mode === "agent" && !pool) throw ApiError.of("invalid_attribute", { detail: "Agent pool must be specified when using 'agent' execution mode", pointer: "/data/attributes/default-agent-pool-id" });
-  if (mode !== "agent" && pool) throw ApiError.of("invalid_attribute", { detail: "Agent pool must not be specified unless using 'agent' execution mode", pointer: "/data/attributes/default-agent-pool-id" });
-  if (pool) {
-    const row = await primary(c).prepare("SELECT id FROM agent_pools WHERE id = ? AND organization_name = ?").bind(pool, org).first();
-    if (!row) throw ApiError.of("invalid_attribute", { detail: "Agent pool not found", pointer: "/data/attributes/default-agent-pool-id" });
-  }
-  s.mode = mode;
-  s.pool = pool;
-  return s;
+interface Defaults {
+  mode: string | null;
+  pool: string | null;
 }
 
-function bindingsOf(rel: z.infer<typeof relationships>) {
+/**
+ * The project's own execution defaults after a create or update. `default-execution-mode: null`, or an
+ * execution-mode overwrite of false, means inherit the organisation's (stored as null); the pool may come as
+ * the `default-agent-pool-id` attribute or the `default-agent-pool` relationship and must be in the organisation.
+ */
+async function executionDefaults(c: Context<AppEnv>, access: OrgAccess, a: ProjectAttributes, rel: ProjectRelationships, current?: ProjectRow): Promise<Defaults> {
+  const so = a["setting-overwrites"] ?? {};
+  const modeOverwrite = so["execution-mode"] ?? so["default-execution-mode"];
+  const poolOverwrite = so["agent-pool"] ?? so["default-agent-pool"];
+  if (modeOverwrite !== undefined && poolOverwrite !== undefined && modeOverwrite !== poolOverwrite) {
+    throw invalid("If agent-pool and execution-mode are both included in setting-overwrites, their values must be the same.", "setting-overwrites");
+  }
+  const overwrite = modeOverwrite ?? poolOverwrite;
+  const relPool = rel?.["default-agent-pool"];
+  const poolGiven = relPool !== undefined ? (relPool.data?.id ?? null) : a["default-agent-pool-id"];
+  const poolPointer = relPool !== undefined ? "/data/relationships/default-agent-pool" : "/data/attributes/default-agent-pool-id";
+
+  let mode: string | null;
+  let pool: string | null;
+  if (a["default-execution-mode"] !== undefined) mode = a["default-execution-mode"];
+  else if (overwrite === false) mode = null;
+  else if (overwrite === true && !current?.default_execution_mode) mode = access.organization.defaultExecutionMode; // pin what it inherits now
+  else mode = current?.default_execution_mode ?? null;
+
+  if (poolGiven !== undefined) pool = poolGiven;
+  else if (mode === "agent") {
+    const inheritedPool = overwrite === true && !current?.default_execution_mode ? access.organization.defaultAgentPoolId : null;
+    pool = current?.default_agent_pool_id ?? inheritedPool;
+  } else pool = null;
+
+  if (mode === "agent" && !pool) throw ApiError.of("invalid_attribute", { detail: "Agent pool must be specified when using 'agent' execution mode", pointer: poolPointer });
+  if (mode !== "agent" && pool) throw ApiError.of("invalid_attribute", { detail: "Agent pool must not be specified unless using 'agent' execution mode", pointer: poolPointer });
+  if (pool && !(await agentPoolInOrganization(primary(c), pool, access.organization.name))) {
+    throw ApiError.of("invalid_attribute", { detail: "Agent pool not found", pointer: poolPointer });
+  }
+  return { mode, pool };
+}
+
+function checkDuration(a: ProjectAttributes): void {
+  const d = a["auto-destroy-activity-duration"];
+  if (d !== undefined && d !== null && (!AUTO_DESTROY_DURATION.test(d) || parseInt(d, 10) <= 0)) {
+    throw invalid("Auto destroy activity duration has an incorrect format, we expect up to 4 numeric digits and 1 unit ('d' or 'h')", "auto-destroy-activity-duration");
+  }
+}
+
+function bindingsOf(rel: ProjectRelationships) {
   const data = rel?.["tag-bindings"]?.data;
   if (!data) return undefined;
   const inputs = data.map((d) => ({ key: d.attributes.key, value: d.attributes.value ?? "" }));
@@ -187,86 +143,79 @@ function bindingsOf(rel: z.infer<typeof relationships>) {
   return inputs;
 }
 
+/** One D1 batch (one transaction): the project row and its bindings land together or not at all. */
 async function write(c: Context<AppEnv>, stmts: D1PreparedStatement[]): Promise<void> {
   try {
     await primary(c).batch(stmts);
   } catch (err) {
-    if (String(err).includes("UNIQUE")) throw ApiError.of("invalid_attribute", { detail: "Name has already been taken", pointer: "/data/attributes/name" });
+    if (isUniqueViolation(err)) throw invalid("Name has already been taken", "name");
     if (isProjectLimitError(err)) throw ApiError.of("invalid_attribute", { detail: `Tag bindings cannot exceed ${LIMITS.tagBindingsPerResource} per resource`, pointer: "/data/relationships/tag-bindings/data" });
     throw err;
   }
 }
 
 projects.openapi(
-  createRoute({ method: "post", path: "/organizations/{organization_name}/projects", tags, summary: "Create a project", request: { params: orgParam, body: jsonBody(createBody) }, responses: { ...ok("The project", 201), ...errorResponses } }),
+  createRoute({ method: "post", path: "/organizations/{organization_name}/projects", tags, summary: "Create a project", request: { params: orgParam, body: jsonBody(createProjectBody) }, responses: { ...ok("The project", 201), ...errorResponses } }),
   async (c) => {
     const db = primary(c);
     const access = await requireOrgAccess(db, c.get("principal"), c.req.valid("param").organization_name);
     if (!canManageProjects(access)) throw ApiError.of("not_found");
-    const d = c.req.valid("json").data;
-    const s = await settingsOf(c, access.organization.name, d.attributes, d.relationships);
-    const bindings = bindingsOf(d.relationships);
+    const { attributes: a, relationships: rel } = c.req.valid("json").data;
+    checkName(a.name);
+    checkDuration(a);
+    const d = await executionDefaults(c, access, a, rel);
+    const bindings = bindingsOf(rel);
     const id = newId("prj");
     const now = nowIso();
     await write(c, [
-      db
-        .prepare("INSERT INTO projects (id, organization_name, name, description, created_at, attrs, default_execution_mode, default_agent_pool_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-        .bind(id, access.organization.name, s.name!, s.description ?? null, now, JSON.stringify({ "auto-destroy-activity-duration": s.duration ?? null }), s.mode ?? null, s.pool ?? null),
+      insertProjectStatement(db, {
+        id,
+        organization: access.organization.name,
+        name: a.name,
+        description: a.description ?? null,
+        attrs: { "auto-destroy-activity-duration": a["auto-destroy-activity-duration"] ?? null },
+        mode: d.mode,
+        pool: d.pool,
+        createdAt: now,
+      }),
       ...(bindings ? replaceProjectBindingsStatements(db, id, bindings, now) : []),
     ]);
-    const project = await db.prepare(`${SELECT} WHERE p.id = ?`).bind(id).first<ProjectRow>();
-    return jsonapi(c, { data: serializeProject(project!, access) }, 201);
+    return jsonapi(c, { data: serializeProject((await getProject(db, id))!, access) }, 201);
   },
 );
 
 projects.openapi(
-  createRoute({
-    method: "get",
-    path: "/organizations/{organization_name}/projects",
-    tags,
-    summary: "List projects",
-    request: { params: orgParam, query: z.object({ q: z.string().max(255).optional(), "filter[names]": z.string().max(4000).optional(), sort: z.enum(["name", "-name"]).optional(), include: z.string().max(200).optional(), "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional() }).passthrough() },
-    responses: { ...ok("A page of projects"), ...errorResponses },
-  }),
+  createRoute({ method: "get", path: "/organizations/{organization_name}/projects", tags, summary: "List projects", request: { params: orgParam, query: listProjectsQuery }, responses: { ...ok("A page of projects"), ...errorResponses } }),
   async (c) => {
     const db = primary(c);
     const access = await requireOrgAccess(db, c.get("principal"), c.req.valid("param").organization_name);
     const page = readPage(c);
     const { q, "filter[names]": names, sort } = c.req.valid("query");
-    const where = ["p.organization_name = ?"];
-    const binds: unknown[] = [access.organization.name];
-    if (q) {
-      where.push("p.name LIKE ? ESCAPE '\\'");
-      binds.push(`%${q.replace(/[\\%_]/g, (m) => `\\${m}`)}%`);
-    }
-    if (names) {
-      where.push("p.name IN (SELECT value FROM json_each(?))");
-      binds.push(JSON.stringify(names.split(",").map((n) => n.trim())));
-    }
     // filter[tagged][i][key|value]: AND across i over the project's bindings; an empty value means any.
-    const params = new URL(c.req.url).searchParams;
     const tagged = new Map<string, { key?: string; value?: string }>();
-    for (const [k, v] of params) {
+    for (const [k, v] of new URL(c.req.url).searchParams) {
       const m = /^filter\[tagged\]\[(\d{1,3})\]\[(key|value)\]$/.exec(k);
       if (m) tagged.set(m[1], { ...tagged.get(m[1]), [m[2]]: v });
     }
-    for (const f of tagged.values()) {
-      if (!f.key) continue;
-      where.push(`EXISTS (SELECT 1 FROM project_tag_bindings b WHERE b.project_id = p.id AND b.key = ?${f.value ? " AND b.value = ?" : ""})`);
-      binds.push(f.key, ...(f.value ? [f.value] : []));
-    }
-    const rows = await db.prepare(`${SELECT} WHERE ${where.join(" AND ")} ORDER BY p.name COLLATE NOCASE ${sort === "-name" ? "DESC" : "ASC"}, p.id`).bind(...binds).all<ProjectRow>();
-    const visible: ProjectRow[] = [];
-    for (const p of rows.results) if (await canReadProject(c, access, p.id)) visible.push(p);
-    const slice = visible.slice((page.number - 1) * page.size, page.number * page.size);
-    const data = slice.map((p) => serializeProject(p, access));
+    const readable = readsAllProjects(access) ? null : [...(await teamReadableProjectIds(db, access.organization.name, access.teamIds))];
+    const result = await listProjects(db, {
+      organization: access.organization.name,
+      readable,
+      q: q || undefined,
+      names: names !== undefined ? names.split(",").map((n) => n.trim()).filter(Boolean) : undefined,
+      tagged: [...tagged.values()].filter((t): t is { key: string; value?: string } => !!t.key),
+      descending: sort === "-name",
+      limit: page.size,
+      offset: (page.number - 1) * page.size,
+    });
+    const data = result.rows.map((p) => serializeProject(p, access));
     const inc = await withBindings(c, data);
-    return jsonapi(c, paginated(c, data, page, visible.length, { ...inc, meta: { "status-counts": { total: rows.results.length, matching: visible.length } } }));
+    return jsonapi(c, paginated(c, data, page, result.matching, { ...inc, meta: { "status-counts": { total: result.total, matching: result.matching } } }));
   },
 );
 
 projects.openapi(
-  createRoute({ method: "get", path: "/projects/{project_id}", tags, summary: "Show a project", request: { params: projectParam, query: z.object({ include: z.string().max(200).optional() }).passthrough() }, responses: { ...ok("The project"), ...errorResponses } }),
+  createRoute({ method: "get", path: "/projects/{project_id}", tags, summary: "Show a project", request: { params: projectParam, query: showProjectQuery }, responses: { ...ok("The project"), ...errorResponses } }),
   async (c) => {
     const { project, access } = await loadProject(c, c.req.valid("param").project_id, false);
     const data = serializeProject(project, access);
@@ -275,23 +224,29 @@ projects.openapi(
 );
 
 projects.openapi(
-  createRoute({ method: "patch", path: "/projects/{project_id}", tags, summary: "Update a project", request: { params: projectParam, body: jsonBody(updateBody) }, responses: { ...ok("The project"), ...errorResponses } }),
+  createRoute({ method: "patch", path: "/projects/{project_id}", tags, summary: "Update a project", request: { params: projectParam, body: jsonBody(updateProjectBody) }, responses: { ...ok("The project"), ...errorResponses } }),
   async (c) => {
     const { project, access } = await loadProject(c, c.req.valid("param").project_id, true);
-    const d = c.req.valid("json").data;
-    const s = await settingsOf(c, project.organization_name, d.attributes ?? {}, d.relationships, project);
-    const bindings = bindingsOf(d.relationships);
+    const { attributes: a = {}, relationships: rel } = c.req.valid("json").data;
+    if (a.name !== undefined) checkName(a.name);
+    checkDuration(a);
+    const d = await executionDefaults(c, access, a, rel, project);
+    const bindings = bindingsOf(rel);
     const db = primary(c);
-    const attrs = { ...(JSON.parse(project.attrs) as Record<string, unknown>) };
-    if (s.duration !== undefined) attrs["auto-destroy-activity-duration"] = s.duration;
+    const attrs = JSON.parse(project.attrs) as Record<string, unknown>;
+    if (a["auto-destroy-activity-duration"] !== undefined) attrs["auto-destroy-activity-duration"] = a["auto-destroy-activity-duration"];
     await write(c, [
-      db
-        .prepare("UPDATE projects SET name = ?, description = ?, attrs = ?, default_execution_mode = ?, default_agent_pool_id = ? WHERE id = ?")
-        .bind(s.name ?? project.name, s.description !== undefined ? s.description : project.description, JSON.stringify(attrs), s.mode ?? null, s.pool ?? null, project.id),
+      updateProjectStatement(db, {
+        id: project.id,
+        name: a.name ?? project.name,
+        description: a.description !== undefined ? a.description : project.description,
+        attrs,
+        mode: d.mode,
+        pool: d.pool,
+      }),
       ...(bindings ? replaceProjectBindingsStatements(db, project.id, bindings, nowIso()) : []),
     ]);
-    const updated = await db.prepare(`${SELECT} WHERE p.id = ?`).bind(project.id).first<ProjectRow>();
-    return jsonapi(c, { data: serializeProject(updated!, access) });
+    return jsonapi(c, { data: serializeProject((await getProject(db, project.id))!, access) });
   },
 );
 
@@ -301,22 +256,16 @@ projects.openapi(
     path: "/projects/{project_id}",
     tags,
     summary: "Delete an empty project (never the Default Project)",
+    description: "A project that still contains workspaces is refused with 409; the Default Project with 422. Team access and tag bindings of the project are deleted with it.",
     request: { params: projectParam },
     responses: { ...noContentResponse, 409: { description: "The project still contains workspaces" }, ...errorResponses },
   }),
   async (c) => {
     const { project } = await loadProject(c, c.req.valid("param").project_id, true);
-    if (project.is_default === 1) throw ApiError.of("invalid_attribute", { detail: "The organization's default project cannot be deleted", pointer: "/data" });
-    const db = primary(c);
-    // Deleting only while empty is decided by the same statement as the delete, so a racing create cannot be orphaned.
-    const [del] = await db.batch([
-      db.prepare("DELETE FROM projects WHERE id = ? AND NOT EXISTS (SELECT 1 FROM workspaces WHERE project_id = ?) AND NOT EXISTS (SELECT 1 FROM workspace_names n JOIN workspaces w ON w.id = n.workspace_id WHERE w.project_id = ?)").bind(project.id, project.id, project.id),
-    ]);
-    if ((del?.meta.changes ?? 0) === 0) throw ApiError.of("conflict", { detail: "Project still contains workspaces; move or delete them first" });
-    await db.batch([
-      db.prepare("DELETE FROM team_projects WHERE project_id = ?").bind(project.id),
-      db.prepare("DELETE FROM project_tag_bindings WHERE project_id = ?").bind(project.id),
-    ]);
+    if (project.is_default === 1) throw ApiError.of("invalid_attribute", { detail: "The Default Project cannot be deleted" });
+    if (!(await deleteEmptyProject(primary(c), project.id))) {
+      throw ApiError.of("conflict", { detail: "Project still contains workspaces; move or delete them first" });
+    }
     return noContent(c);
   },
 );

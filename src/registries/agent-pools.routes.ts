@@ -52,6 +52,28 @@ async function serialize(db: D1DatabaseSession, p: PoolRow): Promise<Resource> {
   };
 }
 
+type Refs = z.infer<typeof relationships>;
+
+/** Allowed / excluded workspaces and projects must be in the pool's organisation (422 naming the first stranger). */
+async function checkRefs(db: D1DatabaseSession, org: string, r: Refs): Promise<void> {
+  const lists = [
+    ["allowed-workspaces", "workspaces"],
+    ["excluded-workspaces", "workspaces"],
+    ["allowed-projects", "projects"],
+  ] as const;
+  for (const [rel, table] of lists) {
+    const wanted = r?.[rel]?.data.map((d) => d.id) ?? [];
+    if (wanted.length === 0) continue;
+    const found = await db
+      .prepare(`SELECT id FROM ${table} WHERE organization_name = ? AND id IN (SELECT value FROM json_each(?))`)
+      .bind(org, JSON.stringify(wanted))
+      .all<{ id: string }>();
+    const known = new Set(found.results.map((f) => f.id));
+    const i = wanted.findIndex((id) => !known.has(id));
+    if (i >= 0) throw ApiError.of("invalid_attribute", { detail: `${table === "workspaces" ? "Workspace" : "Project"} ${wanted[i]} not found in this organization`, pointer: `/data/relationships/${rel}/data/${i}` });
+  }
+}
+
 function checkName(name: string | undefined): void {
   if (name !== undefined && !NAME.test(name)) throw ApiError.of("invalid_attribute", { detail: "Name may only contain letters, numbers, - and _", pointer: "/data/attributes/name" });
 }
@@ -64,6 +86,7 @@ agentPools.openapi(
     requireManage(access, "manage-agent-pools");
     const { attributes: a, relationships: r } = c.req.valid("json").data;
     checkName(a.name);
+    await checkRefs(db, access.organization.name, r);
     const row: PoolRow = {
       id: newId("apool"),
       organization_name: access.organization.name,
@@ -133,6 +156,7 @@ agentPools.openapi(
     requireManage(access, "manage-agent-pools");
     const { attributes: a = {}, relationships: r } = c.req.valid("json").data;
     checkName(a.name);
+    await checkRefs(primary(c), row.organization_name, r);
     const next: PoolRow = {
       ...row,
       name: a.name ?? row.name,
@@ -167,7 +191,9 @@ agentPools.openapi(
       )
       .bind(row.id, row.id, row.id, row.id)
       .run();
-    if (res.meta.changes === 0) throw ApiError.of("invalid_attribute", { detail: "Agent pool is in use by workspaces, projects or the organization default and cannot be deleted", pointer: "/data" });
+    if (res.meta.changes === 0) {
+      throw ApiError.of("invalid_attribute", { detail: "Agent pool is in use (by workspaces, by a project default or as the organization's default agent pool) and cannot be deleted" });
+    }
     return noContent(c);
   },
 );

@@ -11,6 +11,7 @@ import { ApiError } from "../errors";
 import { newId, newTokenSecret, nowIso, sha256Hex } from "../ids";
 import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { LIMITS } from "../limits";
 import { loadTeam, canManageTeams } from "../teams/teams.routes";
 
 const tags = ["Tokens"];
@@ -37,7 +38,8 @@ const tokenAttributes = z.object({
 const tokenBody = z
   .object({ data: z.object({ type: z.string().max(64).optional(), attributes: tokenAttributes.optional() }).optional() })
   .openapi("TokenCreate");
-const optionalTokenBody = { content: { "application/vnd.api+json": { schema: tokenBody } }, required: false };
+/** Token bodies are optional and may be empty even with a JSON:API Content-Type: parsed by the handler. */
+const TOKEN_BODY_DOC = "Body (optional): `{\"data\":{\"type\":\"authentication-tokens\",\"attributes\":{\"description\":\"...\",\"expired-at\":\"...\"}}}`.";
 
 function serializeToken(row: TokenRow, secret?: string): Resource {
   const relationships: Record<string, unknown> = {
@@ -59,27 +61,44 @@ function serializeToken(row: TokenRow, secret?: string): Resource {
   };
 }
 
-/** Parses an optional create body (go-tfe sends none, or `expired-at` / `description`). */
-async function readTokenAttributes(c: Context<AppEnv>): Promise<{ description: string | null; expiredAt: string | null }> {
+/** The default expiry: `tokenDefaultLifetimeYears` calendar years after `now`. */
+export function defaultExpiry(now: Date): string {
+  const d = new Date(now.getTime());
+  d.setUTCFullYear(d.getUTCFullYear() + LIMITS.tokenDefaultLifetimeYears);
+  return d.toISOString();
+}
+
+/**
+ * Parses an optional create body (go-tfe sends none, or `expired-at` / `description`).
+ * `expired-at` omitted → the default lifetime; explicitly null → never expires; in the past → 422.
+ */
+async function readTokenAttributes(c: Context<AppEnv>, now: Date): Promise<{ description: string | null; expiredAt: string | null }> {
   const text = await c.req.text();
-  if (text.trim() === "") return { description: null, expiredAt: null };
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw ApiError.of("malformed_body");
+  let a: z.infer<typeof tokenAttributes> = {};
+  if (text.trim() !== "") {
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw ApiError.of("malformed_body");
+    }
+    const parsed = tokenBody.safeParse(json);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw ApiError.of("invalid_attribute", { detail: issue?.message, pointer: `/${(issue?.path ?? ["data", "attributes"]).join("/")}` });
+    }
+    a = parsed.data.data?.attributes ?? {};
   }
-  const parsed = tokenBody.safeParse(json);
-  if (!parsed.success) throw ApiError.of("invalid_attribute", { detail: parsed.error.issues[0]?.message, pointer: "/data/attributes" });
-  const a = parsed.data.data?.attributes ?? {};
-  let expiredAt: string | null = null;
-  if (a["expired-at"]) {
+  let expiredAt: string | null = defaultExpiry(now);
+  if (a["expired-at"] === null) expiredAt = null;
+  else if (a["expired-at"] !== undefined) {
     const t = Date.parse(a["expired-at"]);
-    if (Number.isNaN(t)) throw ApiError.of("invalid_attribute", { detail: "expired-at must be an ISO 8601 timestamp", pointer: "/data/attributes/expired-at" });
-    if (t <= Date.now()) throw ApiError.of("invalid_attribute", { detail: "expired-at must be in the future", pointer: "/data/attributes/expired-at" });
+    if (Number.isNaN(t)) throw ApiError.of("invalid_attribute", { detail: "Expired at must be an ISO 8601 timestamp", pointer: "/data/attributes/expired-at" });
+    if (t <= now.getTime()) throw ApiError.of("invalid_attribute", { detail: "Expired at must be a date in the future", pointer: "/data/attributes/expired-at" });
     expiredAt = new Date(t).toISOString();
   }
-  return { description: a.description ?? null, expiredAt };
+  const description = a.description?.trim() ? a.description : null;
+  return { description, expiredAt };
 }
 
 function creatorId(c: Context<AppEnv>): string {
@@ -87,17 +106,24 @@ function creatorId(c: Context<AppEnv>): string {
   return p.kind === "user" ? p.userId : p.serviceUserId;
 }
 
-async function insertToken(c: Context<AppEnv>, row: Omit<TokenRow, "id" | "created_at" | "last_used_at" | "created_by">, replace?: D1PreparedStatement): Promise<Response> {
+async function insertToken(c: Context<AppEnv>, now: Date, row: Omit<TokenRow, "id" | "created_at" | "last_used_at" | "created_by">, replace?: D1PreparedStatement): Promise<Response> {
   const db = primary(c);
   const secret = newTokenSecret();
-  const full: TokenRow = { ...row, id: newId("at"), created_at: nowIso(), last_used_at: null, created_by: creatorId(c) };
+  const full: TokenRow = { ...row, id: newId("at"), created_at: now.toISOString(), last_used_at: null, created_by: creatorId(c) };
   const insert = db
     .prepare(
       `INSERT INTO tokens (id, token_hash, kind, user_id, team_id, organization_name, description, legacy, created_by, created_at, expired_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(full.id, await sha256Hex(secret), full.kind, full.user_id, full.team_id, full.organization_name, full.description, full.legacy, full.created_by, full.created_at, full.expired_at);
-  await db.batch(replace ? [replace, insert] : [insert]);
+  try {
+    await db.batch(replace ? [replace, insert] : [insert]);
+  } catch (err) {
+    if (String(err).includes("UNIQUE") && full.description !== null) {
+      throw ApiError.of("invalid_attributes", { detail: "Validation failed: Description has already been taken", pointer: "/data/attributes/description" });
+    }
+    throw err;
+  }
   return jsonapi(c, { data: serializeToken(full, secret) }, 201);
 }
 
@@ -114,13 +140,15 @@ async function teamForTokens(c: Context<AppEnv>, teamId: string) {
 }
 
 tokens.openapi(
-  createRoute({ method: "post", path: "/teams/{team_id}/authentication-token", tags, summary: "Create (replace) the team's legacy token", request: { params: teamParam, body: optionalTokenBody }, responses: { ...ok("The token, with its secret", 201), ...errorResponses } }),
+  createRoute({ method: "post", path: "/teams/{team_id}/authentication-token", tags, summary: "Create (replace) the team's legacy token", request: { params: teamParam }, description: TOKEN_BODY_DOC, responses: { ...ok("The token, with its secret", 201), ...errorResponses } }),
   async (c) => {
     const team = await teamForTokens(c, c.req.valid("param").team_id);
-    const a = await readTokenAttributes(c);
+    const now = new Date();
+    const a = await readTokenAttributes(c, now);
     const db = primary(c);
     return insertToken(
       c,
+      now,
       { kind: "team", user_id: null, team_id: team.id, organization_name: team.organization_name, description: null, legacy: 1, expired_at: a.expiredAt },
       db.prepare("DELETE FROM tokens WHERE team_id = ? AND legacy = 1").bind(team.id),
     );
@@ -148,15 +176,13 @@ tokens.openapi(
 );
 
 tokens.openapi(
-  createRoute({ method: "post", path: "/teams/{team_id}/authentication-tokens", tags, summary: "Create a described team token", request: { params: teamParam, body: optionalTokenBody }, responses: { ...ok("The token, with its secret", 201), ...errorResponses } }),
+  createRoute({ method: "post", path: "/teams/{team_id}/authentication-tokens", tags, summary: "Create a described team token", request: { params: teamParam }, description: TOKEN_BODY_DOC, responses: { ...ok("The token, with its secret", 201), ...errorResponses } }),
   async (c) => {
     const team = await teamForTokens(c, c.req.valid("param").team_id);
-    const a = await readTokenAttributes(c);
-    if (a.description !== null) {
-      const dup = await primary(c).prepare("SELECT 1 FROM tokens WHERE team_id = ? AND description = ?").bind(team.id, a.description).first();
-      if (dup) throw ApiError.of("invalid_attributes", { detail: "Validation failed: Description has already been taken", pointer: "/data/attributes/description" });
-    }
-    return insertToken(c, { kind: "team", user_id: null, team_id: team.id, organization_name: team.organization_name, description: a.description, legacy: 0, expired_at: a.expiredAt });
+    const now = new Date();
+    const a = await readTokenAttributes(c, now);
+    // Uniqueness is the index's (migration 0003), so concurrent creates with one description give one token.
+    return insertToken(c, now, { kind: "team", user_id: null, team_id: team.id, organization_name: team.organization_name, description: a.description, legacy: 0, expired_at: a.expiredAt });
   },
 );
 
@@ -167,6 +193,48 @@ tokens.openapi(
     const page = readPage(c);
     const rows = await primary(c).prepare("SELECT * FROM tokens WHERE team_id = ? ORDER BY created_at, id").bind(team.id).all<TokenRow>();
     return jsonapi(c, paginated(c, rows.results.slice((page.number - 1) * page.size, page.number * page.size).map((r) => serializeToken(r)), page, rows.results.length));
+  },
+);
+
+const TEAM_TOKEN_SORTS: Record<string, string> = {
+  "team-name": "t.name COLLATE NOCASE",
+  "created-by": "k.created_by",
+  "created-at": "k.created_at",
+  "expired-at": "k.expired_at",
+  "last-used-at": "k.last_used_at",
+};
+
+tokens.openapi(
+  createRoute({
+    method: "get",
+    path: "/organizations/{organization_name}/team-tokens",
+    tags,
+    summary: "List the organisation's team tokens (q: team name; sort: team-name, created-by, created-at, expired-at, last-used-at)",
+    request: {
+      params: z.object({ organization_name: z.string().min(1).max(255) }),
+      query: z.object({ q: z.string().max(255).optional(), sort: z.string().max(64).optional(), "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional() }).passthrough(),
+    },
+    responses: { ...ok("A page of team tokens"), ...errorResponses },
+  }),
+  async (c) => {
+    const db = primary(c);
+    const access = await requireOrgAccess(db, c.get("principal"), c.req.valid("param").organization_name);
+    if (!canManageTeams(access)) throw ApiError.of("not_found");
+    const { q, sort } = c.req.valid("query");
+    const key = sort?.replace(/^-/, "");
+    if (key !== undefined && !(key in TEAM_TOKEN_SORTS)) throw ApiError.of("bad_request", { detail: `Invalid sort parameter: ${sort}`, parameter: "sort" });
+    const dir = sort?.startsWith("-") ? "DESC" : "ASC";
+    // Tokens without the sorted value (never used, never expiring) come last either way.
+    const order = key ? `${TEAM_TOKEN_SORTS[key]} IS NULL, ${TEAM_TOKEN_SORTS[key]} ${dir}, k.id` : "k.created_at, k.id";
+    const where = "FROM tokens k JOIN teams t ON t.id = k.team_id WHERE k.kind = 'team' AND t.organization_name = ? AND (? IS NULL OR instr(lower(t.name), lower(?)) > 0)";
+    const page = readPage(c);
+    const binds = [access.organization.name, q ?? null, q ?? null];
+    const [total, rows] = await db.batch([
+      db.prepare(`SELECT count(*) AS n ${where}`).bind(...binds),
+      db.prepare(`SELECT k.* ${where} ORDER BY ${order} LIMIT ? OFFSET ?`).bind(...binds, page.size, (page.number - 1) * page.size),
+    ]);
+    const n = ((total?.results?.[0] ?? { n: 0 }) as { n: number }).n;
+    return jsonapi(c, paginated(c, ((rows?.results ?? []) as TokenRow[]).map((r) => serializeToken(r)), page, n));
   },
 );
 
@@ -181,15 +249,17 @@ async function orgForToken(c: Context<AppEnv>, org: string) {
 }
 
 tokens.openapi(
-  createRoute({ method: "post", path: "/organizations/{organization_name}/authentication-token", tags, summary: "Create (replace) the organisation token", request: { params: orgParam, body: optionalTokenBody }, responses: { ...ok("The token, with its secret", 201), ...errorResponses } }),
+  createRoute({ method: "post", path: "/organizations/{organization_name}/authentication-token", tags, summary: "Create (replace) the organisation token", request: { params: orgParam }, description: TOKEN_BODY_DOC, responses: { ...ok("The token, with its secret", 201), ...errorResponses } }),
   async (c) => {
     const org = await orgForToken(c, c.req.valid("param").organization_name);
-    const a = await readTokenAttributes(c);
+    const now = new Date();
+    const a = await readTokenAttributes(c, now);
     const db = primary(c);
     // The organisation token acts as one service user of the organisation, kept across replacements.
     const prev = await db.prepare("SELECT user_id FROM tokens WHERE organization_name = ? AND kind = 'organization'").bind(org.name).first<{ user_id: string | null }>();
     return insertToken(
       c,
+      now,
       { kind: "organization", user_id: prev?.user_id ?? newId("user"), team_id: null, organization_name: org.name, description: null, legacy: 1, expired_at: a.expiredAt },
       db.prepare("DELETE FROM tokens WHERE organization_name = ? AND kind = 'organization'").bind(org.name),
     );
@@ -227,12 +297,13 @@ function requireSelf(c: Context<AppEnv>, userId: string): void {
 }
 
 tokens.openapi(
-  createRoute({ method: "post", path: "/users/{user_id}/authentication-tokens", tags, summary: "Create a user token (for yourself)", request: { params: userParam, body: optionalTokenBody }, responses: { ...ok("The token, with its secret", 201), ...errorResponses } }),
+  createRoute({ method: "post", path: "/users/{user_id}/authentication-tokens", tags, summary: "Create a user token (for yourself)", request: { params: userParam }, description: TOKEN_BODY_DOC, responses: { ...ok("The token, with its secret", 201), ...errorResponses } }),
   async (c) => {
     const { user_id } = c.req.valid("param");
     requireSelf(c, user_id);
-    const a = await readTokenAttributes(c);
-    return insertToken(c, { kind: "user", user_id, team_id: null, organization_name: null, description: a.description, legacy: 0, expired_at: a.expiredAt });
+    const now = new Date();
+    const a = await readTokenAttributes(c, now);
+    return insertToken(c, now, { kind: "user", user_id, team_id: null, organization_name: null, description: a.description, legacy: 0, expired_at: a.expiredAt });
   },
 );
 

@@ -39,7 +39,6 @@ async function readLockReason(c: Context<AppEnv>): Promise<string> {
   return ("data" in v ? v.data.attributes?.reason : v.reason) ?? "";
 }
 
-const lockDoc = { content: { "application/vnd.api+json": { schema: lockBody } }, required: false };
 
 workspaceActions.openapi(
   createRoute({
@@ -47,7 +46,10 @@ workspaceActions.openapi(
     path: "/workspaces/{workspace_id}/actions/lock",
     tags,
     summary: "Lock a workspace",
-    request: { params: workspaceIdParam, body: lockDoc },
+    // The body is optional and may be empty even with a JSON:API Content-Type, so it is parsed by the
+    // handler (lockBody) rather than by the validator, which would reject an empty JSON body.
+    description: "Body (optional): `{\"data\":{\"type\":\"\",\"attributes\":{\"reason\":\"...\"}}}` or `{\"reason\":\"...\"}`.",
+    request: { params: workspaceIdParam },
     responses: { ...ok("The locked workspace"), 409: { description: "Already locked" }, ...errorResponses },
   }),
   async (c) => {

@@ -5,6 +5,7 @@ import { applySettings, checkName, isFailure } from "./workspace.rules";
 import { indexDeleteStatements, indexUpsertStatements } from "./workspaces.index";
 import type { CreateInput, Faults, LockHolder, UpdateInput, WorkspaceRecord } from "./workspace.types";
 import { checkSafeDelete, forceUnlock, lock, unlock } from "./lock.rules";
+import { initialRecord } from "./workspace.record";
 import { changeConsumers, setRetention, setSshKey, type ConsumerChange } from "./consumers.logic";
 import type { DataRetentionPolicy } from "./workspace.types";
 import { parseState } from "../state-versions/state.parse";
@@ -124,27 +125,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     if (s.kind !== "absent") return fail("conflict", "Workspace id is already in use; retry the request");
     const nameFailure = checkName(input.name);
     if (nameFailure) return nameFailure;
-    const record: WorkspaceRecord = {
-      id: input.id,
-      organization: input.organization,
-      organizationId: input.organizationId,
-      projectId: input.projectId,
-      name: input.name,
-      createdAt: input.now,
-      updatedAt: input.now,
-      latestChangeAt: input.now,
-      version: 1,
-      settings: input.settings,
-      lock: { locked: false, reason: null, holder: null, lockedAt: null },
-      sshKeyId: null,
-      tags: input.tags,
-      remoteStateConsumers: [],
-      dataRetentionPolicy: null,
-      resourceCount: 0,
-      currentStateVersionId: null,
-      currentRun: null,
-      source: "tfe-api",
-    };
+    const record = initialRecord(input);
     this.commit("live", record);
     await this.flush(input.faults);
     return { ok: true, workspace: record, bookmark: this.bookmark };

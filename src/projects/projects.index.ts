@@ -1,0 +1,143 @@
+/** D1 access for projects: rows, listing, reader sets and the guarded delete. */
+type Db = D1Database | D1DatabaseSession;
+
+export interface ProjectRow {
+  id: string;
+  organization_name: string;
+  name: string;
+  description: string | null;
+  is_default: number;
+  created_at: string;
+  /** JSON object: auto-destroy-activity-duration. */
+  attrs: string;
+  /** null: inherit the organisation's default (workspaces read it through `defaultsFor`). */
+  default_execution_mode: string | null;
+  default_agent_pool_id: string | null;
+  workspace_count: number;
+  team_count: number;
+}
+
+const SELECT = `SELECT p.*,
+  (SELECT count(*) FROM workspaces w WHERE w.project_id = p.id) AS workspace_count,
+  (SELECT count(*) FROM team_projects tp WHERE tp.project_id = p.id) AS team_count
+  FROM projects p`;
+
+export async function getProject(db: Db, id: string): Promise<ProjectRow | null> {
+  return db.prepare(`${SELECT} WHERE p.id = ?`).bind(id).first<ProjectRow>();
+}
+
+/**
+ * Projects a caller's teams reach without an organisation-wide permission: a team_projects grant,
+ * or access to a workspace inside the project (the project is then visible as its container).
+ */
+export async function teamReadableProjectIds(db: Db, organization: string, teamIds: string[]): Promise<Set<string>> {
+  if (teamIds.length === 0) return new Set();
+  const teams = JSON.stringify(teamIds);
+  const rows = await db
+    .prepare(
+      `SELECT tp.project_id AS id FROM team_projects tp JOIN projects p ON p.id = tp.project_id
+         WHERE p.organization_name = ? AND tp.team_id IN (SELECT value FROM json_each(?))
+       UNION
+       SELECT w.project_id AS id FROM team_workspaces tw JOIN workspaces w ON w.id = tw.workspace_id
+         WHERE w.organization_name = ? AND tw.team_id IN (SELECT value FROM json_each(?))`,
+    )
+    .bind(organization, teams, organization, teams)
+    .all<{ id: string }>();
+  return new Set(rows.results.map((r) => r.id));
+}
+
+export interface ProjectFilter {
+  organization: string;
+  /** null: every project of the organisation is readable. */
+  readable: string[] | null;
+  q?: string;
+  names?: string[];
+  tagged?: { key: string; value?: string }[];
+  descending?: boolean;
+  limit: number;
+  offset: number;
+}
+
+const escapeLike = (s: string) => s.replace(/[\\%_]/g, (m) => `\\${m}`);
+
+/** One page of matching, readable projects plus the counts the list meta reports. */
+export async function listProjects(db: Db, f: ProjectFilter): Promise<{ rows: ProjectRow[]; matching: number; total: number }> {
+  const base = ["p.organization_name = ?"];
+  const baseBinds: unknown[] = [f.organization];
+  if (f.readable !== null) {
+    base.push("p.id IN (SELECT value FROM json_each(?))");
+    baseBinds.push(JSON.stringify(f.readable));
+  }
+  const where = [...base];
+  const binds = [...baseBinds];
+  if (f.q) {
+    // LIKE is case-insensitive for ASCII in SQLite, as the real `q` is.
+    where.push("p.name LIKE ? ESCAPE '\\'");
+    binds.push(`%${escapeLike(f.q)}%`);
+  }
+  if (f.names) {
+    where.push("p.name IN (SELECT value FROM json_each(?))");
+    binds.push(JSON.stringify(f.names));
+  }
+  for (const t of f.tagged ?? []) {
+    where.push(`EXISTS (SELECT 1 FROM project_tag_bindings b WHERE b.project_id = p.id AND b.key = ?${t.value ? " AND b.value = ?" : ""})`);
+    binds.push(t.key, ...(t.value ? [t.value] : []));
+  }
+  const order = `p.name COLLATE NOCASE ${f.descending ? "DESC" : "ASC"}, p.id`;
+  const [page, matching, total] = await db.batch([
+    db.prepare(`${SELECT} WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT ? OFFSET ?`).bind(...binds, f.limit, f.offset),
+    db.prepare(`SELECT count(*) AS n FROM projects p WHERE ${where.join(" AND ")}`).bind(...binds),
+    db.prepare(`SELECT count(*) AS n FROM projects p WHERE ${base.join(" AND ")}`).bind(...baseBinds),
+  ]);
+  const count = (r: D1Result | undefined) => ((r?.results?.[0] as { n: number } | undefined)?.n ?? 0);
+  return { rows: (page?.results ?? []) as ProjectRow[], matching: count(matching), total: count(total) };
+}
+
+export async function agentPoolInOrganization(db: Db, poolId: string, organization: string): Promise<boolean> {
+  return (await db.prepare("SELECT 1 FROM agent_pools WHERE id = ? AND organization_name = ?").bind(poolId, organization).first()) !== null;
+}
+
+export interface ProjectWrite {
+  id: string;
+  organization: string;
+  name: string;
+  description: string | null;
+  attrs: Record<string, unknown>;
+  mode: string | null;
+  pool: string | null;
+  createdAt: string;
+}
+
+export function insertProjectStatement(db: Db, p: ProjectWrite): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO projects (id, organization_name, name, description, created_at, attrs, default_execution_mode, default_agent_pool_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .bind(p.id, p.organization, p.name, p.description, p.createdAt, JSON.stringify(p.attrs), p.mode, p.pool);
+}
+
+export function updateProjectStatement(db: Db, p: Omit<ProjectWrite, "organization" | "createdAt">): D1PreparedStatement {
+  return db
+    .prepare("UPDATE projects SET name = ?, description = ?, attrs = ?, default_execution_mode = ?, default_agent_pool_id = ? WHERE id = ?")
+    .bind(p.name, p.description, JSON.stringify(p.attrs), p.mode, p.pool, p.id);
+}
+
+/**
+ * Deletes the project only while no workspace is in it, and its team access and tag bindings with it, in one
+ * transaction: the emptiness check and the delete are one statement, so a workspace indexed concurrently
+ * either blocks the delete or is not there. Returns false when workspaces remain.
+ */
+export async function deleteEmptyProject(db: Db, id: string): Promise<boolean> {
+  const gone = "NOT EXISTS (SELECT 1 FROM projects WHERE id = ?)";
+  const [del] = await db.batch([
+    db.prepare("DELETE FROM projects WHERE id = ? AND is_default = 0 AND NOT EXISTS (SELECT 1 FROM workspaces WHERE project_id = ?)").bind(id, id),
+    db.prepare(`DELETE FROM team_projects WHERE project_id = ? AND ${gone}`).bind(id, id),
+    db.prepare(`DELETE FROM project_tag_bindings WHERE project_id = ? AND ${gone}`).bind(id, id),
+  ]);
+  return (del?.meta.changes ?? 0) > 0;
+}
+
+export function isUniqueViolation(err: unknown): boolean {
+  return String(err).includes("UNIQUE");
+}

@@ -1,0 +1,83 @@
+/** Request schemas for projects (tfe-api-notes §2.2). Name rules are checked in the handler for the real texts. */
+import { z } from "@hono/zod-openapi";
+import { LIMITS } from "../limits";
+
+/** Letters, numbers, spaces, - and _; no leading or trailing space (length is checked separately). */
+export const PROJECT_NAME = /^[A-Za-z0-9_-]([A-Za-z0-9 _-]*[A-Za-z0-9_-])?$/;
+
+export const EXECUTION_MODES = ["remote", "local", "agent"] as const;
+export type ExecutionMode = (typeof EXECUTION_MODES)[number];
+
+export const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
+export const projectParam = z.object({ project_id: z.string().regex(/^prj-[A-Za-z0-9]{1,64}$/) });
+
+const bindingInput = z.object({
+  type: z.literal("tag-bindings"),
+  attributes: z.object({ key: z.string(), value: z.string().nullable().optional() }),
+});
+
+// The docs name the overwrite keys execution-mode / agent-pool; go-tfe sends default-execution-mode / default-agent-pool.
+const settingOverwrites = z
+  .object({
+    "execution-mode": z.boolean().optional(),
+    "agent-pool": z.boolean().optional(),
+    "default-execution-mode": z.boolean().optional(),
+    "default-agent-pool": z.boolean().optional(),
+  })
+  .nullable()
+  .optional();
+
+export const projectAttributes = z.object({
+  // Length and charset are checked by the handler so the detail text matches the real service.
+  name: z.string().max(LIMITS.projectNameMax + 10).optional(),
+  description: z.string().max(LIMITS.projectDescriptionMax).nullable().optional(),
+  "default-execution-mode": z.enum(EXECUTION_MODES).nullable().optional(),
+  "default-agent-pool-id": z.string().max(64).nullable().optional(),
+  "auto-destroy-activity-duration": z.string().max(16).nullable().optional(),
+  "setting-overwrites": settingOverwrites,
+});
+
+export const projectRelationships = z
+  .object({
+    "default-agent-pool": z
+      .object({ data: z.object({ type: z.literal("agent-pools"), id: z.string().max(64) }).nullable() })
+      .optional(),
+    "tag-bindings": z.object({ data: z.array(bindingInput).max(LIMITS.tagBindingsPerResource * 10) }).optional(),
+  })
+  .optional();
+
+export const createProjectBody = z
+  .object({
+    data: z.object({
+      type: z.literal("projects"),
+      attributes: projectAttributes.extend({ name: z.string().max(LIMITS.projectNameMax + 10) }),
+      relationships: projectRelationships,
+    }),
+  })
+  .openapi("ProjectCreate");
+
+export const updateProjectBody = z
+  .object({
+    data: z.object({
+      type: z.literal("projects"),
+      attributes: projectAttributes.optional(),
+      relationships: projectRelationships,
+    }),
+  })
+  .openapi("ProjectUpdate");
+
+export const listProjectsQuery = z
+  .object({
+    q: z.string().max(255).optional(),
+    "filter[names]": z.string().max(4000).optional(),
+    sort: z.enum(["name", "-name"]).optional(),
+    include: z.string().max(200).optional(),
+    "page[number]": z.string().max(20).optional(),
+    "page[size]": z.string().max(20).optional(),
+  })
+  .passthrough();
+
+export const showProjectQuery = z.object({ include: z.string().max(200).optional() }).passthrough();
+
+export type ProjectAttributes = z.infer<typeof projectAttributes>;
+export type ProjectRelationships = z.infer<typeof projectRelationships>;
