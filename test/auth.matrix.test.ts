@@ -8,7 +8,12 @@ import { api, createOrg, createWorkspace, uniqueName } from "./helpers";
 import { grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser } from "./principals";
 
 const PRINCIPALS = ["none", "invalid", "expired", "read", "plan", "write", "admin", "customLock", "projectMaintain", "owners", "orgToken", "siteAdmin", "otherOrg"] as const;
-type P = (typeof PRINCIPALS)[number];
+/**
+ * More callers for the flag checks only (not matrix columns): an organisation-wide workspace manager,
+ * a custom grant that reads state outputs only, and a custom project grant that may delete but not administer.
+ */
+const FLAG_EXTRAS = ["manageWorkspaces", "readOutputs", "projectDelete"] as const;
+type P = (typeof PRINCIPALS)[number] | (typeof FLAG_EXTRAS)[number];
 
 const WS_TEAMS: P[] = ["read", "plan", "write", "admin", "customLock"];
 const ORG_WIDE: P[] = ["owners", "orgToken", "siteAdmin"];
@@ -22,8 +27,8 @@ const NEEDS = {
   orgOwner: ORG_WIDE,
   orgOwnerNoToken: ["owners", "siteAdmin"],
   createWorkspace: ["projectMaintain", ...ORG_WIDE],
-  wsRead: [...WS_TEAMS, "projectMaintain", ...ORG_WIDE],
-  wsLock: ["write", "admin", "customLock", "projectMaintain", ...ORG_WIDE],
+  wsRead: [...WS_TEAMS, "projectMaintain", ...ORG_WIDE, ...FLAG_EXTRAS],
+  wsLock: ["write", "admin", "customLock", "projectMaintain", ...ORG_WIDE, "manageWorkspaces"],
   wsAdmin: ["admin", "projectMaintain", ...ORG_WIDE],
   stateRead: ["read", "plan", "write", "admin", "projectMaintain", ...ORG_WIDE],
   stateWrite: ["write", "admin", "projectMaintain", "owners", "siteAdmin"],
@@ -66,6 +71,7 @@ async function workspace(attrs: Record<string, unknown> = {}): Promise<{ id: str
   await grantWorkspace(fx.ids.teams.write, ws.id, "write");
   await grantWorkspace(fx.ids.teams.admin, ws.id, "admin");
   await grantWorkspace(fx.ids.teams.customLock, ws.id, "custom", { runs: "read", "workspace-locking": true });
+  await grantWorkspace(fx.ids.teams.readOutputs, ws.id, "custom", { runs: "read", "state-versions": "read-outputs" });
   return { id: ws.id, name: ws.attributes.name };
 }
 
@@ -163,13 +169,24 @@ const ROWS: Row[] = [
   },
   { method: "POST", route: "/api/v2/workspaces/:workspace_id/actions/safe-delete", needs: "wsAdmin", ok: 204, make: async () => ({ path: `/workspaces/${(await workspace()).id}/actions/safe-delete` }) },
   { method: "POST", route: "/api/v2/organizations/:organization_name/workspaces/:name/actions/safe-delete", needs: "wsAdmin", ok: 204, make: async () => ({ path: `/organizations/${org()}/workspaces/${(await workspace()).name}/actions/safe-delete` }) },
-  { method: "POST", route: "/api/v2/organizations/:organization_name/teams", needs: "orgOwner", ok: 201, make: async () => ({ path: `/organizations/${org()}/teams`, body: { data: { type: "teams", attributes: { name: uniqueName("t") } } } }) },
+  { method: "POST", route: "/api/v2/organizations/:organization_name/teams", needs: "orgOwner", ok: 200, make: async () => ({ path: `/organizations/${org()}/teams`, body: { data: { type: "teams", attributes: { name: uniqueName("t") } } } }) },
   { method: "GET", route: "/api/v2/organizations/:organization_name/teams", needs: "orgMember", ok: 200, make: async () => ({ path: `/organizations/${org()}/teams` }) },
   { method: "GET", route: "/api/v2/teams/:team_id", needs: "orgMember", ok: 200, make: async () => ({ path: `/teams/${(await team()).id}` }) },
   { method: "PATCH", route: "/api/v2/teams/:team_id", needs: "orgOwner", ok: 200, make: async () => ({ path: `/teams/${(await team()).id}`, body: { data: { type: "teams", attributes: { visibility: "organization" } } } }) },
   { method: "DELETE", route: "/api/v2/teams/:team_id", needs: "orgOwner", ok: 204, make: async () => ({ path: `/teams/${(await team()).id}` }) },
   { method: "POST", route: "/api/v2/teams/:team_id/relationships/users", needs: "orgOwner", ok: 204, make: async () => ({ path: `/teams/${(await team()).id}/relationships/users`, body: { data: [{ type: "users", id: fx.ids.ownerUser }] } }) },
   { method: "DELETE", route: "/api/v2/teams/:team_id/relationships/users", needs: "orgOwner", ok: 204, make: async () => ({ path: `/teams/${(await team()).id}/relationships/users`, body: { data: [{ type: "users", id: fx.ids.ownerUser }] } }) },
+  ...(["POST", "DELETE"] as const).map(
+    (method): Row => ({
+      method, route: "/api/v2/teams/:team_id/relationships/organization-memberships", needs: "orgOwner", ok: 204,
+      make: async () => {
+        const m = await adminPost(`/organizations/${org()}/organization-memberships`, { data: { type: "organization-memberships", attributes: { email: `${uniqueName("m")}@x.test` } } });
+        return { path: `/teams/${(await team()).id}/relationships/organization-memberships`, body: { data: [{ type: "organization-memberships", id: m.id }] } };
+      },
+    }),
+  ),
+  { method: "GET", route: "/api/v2/organizations/:organization_name/team-tokens", needs: "orgOwner", ok: 200, make: async () => ({ path: `/organizations/${org()}/team-tokens` }) },
+  { method: "PATCH", route: "/api/v2/account/update", needs: "user", ok: 200, make: async () => ({ path: "/account/update", body: { data: { type: "users", attributes: {} } } }) },
   { method: "POST", route: "/api/v2/teams/:team_id/authentication-token", needs: "orgOwner", ok: 201, make: async () => ({ path: `/teams/${(await team()).id}/authentication-token` }) },
   {
     method: "GET", route: "/api/v2/teams/:team_id/authentication-token", needs: "orgOwner", ok: 200,
@@ -341,10 +358,12 @@ beforeAll(async () => {
   const name = await createOrg();
   const owner = await (await import("./principals")).makeUser({ ownerOf: name });
   const teams: Record<string, { id: string; token: string }> = {};
-  for (const t of ["read", "plan", "write", "admin", "customLock", "projectMaintain"]) teams[t] = await makeTeam(name);
+  for (const t of ["read", "plan", "write", "admin", "customLock", "projectMaintain", "readOutputs", "projectDelete"]) teams[t] = await makeTeam(name);
+  teams.manageWorkspaces = await makeTeam(name, { "manage-workspaces": true, "read-workspaces": true });
   const orgDoc = await api("GET", `/organizations/${name}`);
   const defaultProject = orgDoc.body.data.relationships["default-project"].data.id;
   await grantProject(teams.projectMaintain.id, defaultProject, "maintain");
+  await grantProject(teams.projectDelete.id, defaultProject, "custom", { "workspace-access": { runs: "read", delete: true } });
   const orgToken = await makeOrgToken(name);
   const other = await createOrg();
   const otherOwner = await makeUser({ ownerOf: other });
@@ -355,6 +374,7 @@ beforeAll(async () => {
       none: null, invalid: "nope.atlasv1.invalid", expired: expiredUser.token,
       read: teams.read.token, plan: teams.plan.token, write: teams.write.token, admin: teams.admin.token, customLock: teams.customLock.token,
       projectMaintain: teams.projectMaintain.token, owners: owner.token, orgToken: orgToken.token, siteAdmin: "test-admin-token", otherOrg: otherOwner.token,
+      manageWorkspaces: teams.manageWorkspaces.token, readOutputs: teams.readOutputs.token, projectDelete: teams.projectDelete.token,
     },
     ids: { ownerUser: owner.id, teams: Object.fromEntries(Object.entries(teams).map(([k, v]) => [k, v.id])), defaultProject },
   };
@@ -386,6 +406,18 @@ describe("authorisation matrix", () => {
   }
 });
 
+/** The workspace a target path acts on (by id, by organisation and name, or through a state version). */
+async function workspaceOf(path: string): Promise<string> {
+  // By name first: generated workspace names also start with "ws-".
+  const byName = /^\/organizations\/([^/]+)\/workspaces\/([^/?]+)/.exec(path);
+  if (byName) return (await api("GET", `/organizations/${byName[1]}/workspaces/${byName[2]}`)).body.data.id;
+  const byId = /\/workspaces\/(ws-[A-Za-z0-9]+)/.exec(path)?.[1];
+  if (byId) return byId;
+  const sv = /state-versions\/(sv-[A-Za-z0-9]+)/.exec(path)?.[1];
+  if (sv) return (await api("GET", `/state-versions/${sv}`)).body.data.relationships.workspace.data.id;
+  throw new Error(`no workspace in ${path}`);
+}
+
 describe("permission flags match what the endpoints allow", () => {
   const FLAG_ROUTES: Array<{ flag: string; row: string }> = [
     { flag: "can-update", row: "PATCH /api/v2/workspaces/:workspace_id" },
@@ -396,13 +428,23 @@ describe("permission flags match what the endpoints allow", () => {
     { flag: "can-manage-tags", row: "PATCH /api/v2/workspaces/:workspace_id/tag-bindings" },
     { flag: "can-create-state-versions", row: "POST /api/v2/workspaces/:workspace_id/state-versions" },
     { flag: "can-read-state-versions", row: "GET /api/v2/state-versions/:state_version_id" },
+    { flag: "can-read-state-versions", row: "GET /api/v2/workspaces/:workspace_id/current-state-version" },
+    { flag: "can-read-state-outputs", row: "GET /api/v2/workspaces/:workspace_id/current-state-version-outputs" },
+    { flag: "can-read-state-outputs", row: "GET /api/v2/state-versions/:state_version_id/outputs" },
+    { flag: "can-unlock", row: "POST /api/v2/workspaces/:workspace_id/actions/unlock" },
+    { flag: "can-update", row: "PATCH /api/v2/workspaces/:workspace_id/relationships/ssh-key" },
+    { flag: "can-update", row: "PATCH /api/v2/organizations/:organization_name/workspaces/:name" },
+    { flag: "can-manage-tags", row: "POST /api/v2/workspaces/:workspace_id/relationships/tags" },
+    { flag: "can-read-settings", row: "GET /api/v2/workspaces/:workspace_id" },
+    { flag: "can-force-delete", row: "DELETE /api/v2/organizations/:organization_name/workspaces/:name" },
+    { flag: "can-destroy", row: "POST /api/v2/organizations/:organization_name/workspaces/:name/actions/safe-delete" },
   ];
   for (const { flag, row: key } of FLAG_ROUTES) {
     it(`${flag} ⇔ ${key} succeeds`, async () => {
       const row = ROWS.find((r) => `${r.method} ${r.route}` === key)!;
-      for (const who of PRINCIPALS.filter((p) => NEEDS.wsRead.includes(p as never))) {
+      for (const who of [...PRINCIPALS, ...FLAG_EXTRAS].filter((p) => NEEDS.wsRead.includes(p as never))) {
         const target = await row.make(fx, who);
-        const wsId = /workspaces\/(ws-[A-Za-z0-9]+)/.exec(target.path)?.[1] ?? (await api("GET", target.path)).body?.data?.relationships?.workspace?.data?.id;
+        const wsId = await workspaceOf(target.path);
         const shown = await api("GET", `/workspaces/${wsId}`, { token: fx.tokens[who] });
         const res = await api(row.method, target.path, { token: fx.tokens[who], body: target.body });
         expect({ who, flag: shown.body.data.attributes.permissions[flag], succeeded: res.status === row.ok }).toEqual({ who, flag: res.status === row.ok, succeeded: res.status === row.ok });

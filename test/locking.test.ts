@@ -1,7 +1,19 @@
 // Spec §3: every transition of the lock table, with the texts go-tfe classifies.
 import { describe, expect, it } from "vitest";
 import { api, createOrg, createWorkspace } from "./helpers";
+import { env } from "cloudflare:workers";
 import { grantWorkspace, makeOrgToken, makeTeam, makeUser } from "./principals";
+
+/** A second token of an existing team (descriptive team tokens: a team may have several). */
+async function addTeamToken(teamId: string, org: string): Promise<string> {
+  const token = `${crypto.randomUUID().replace(/-/g, "").slice(0, 14)}.atlasv1.${crypto.randomUUID().replace(/-/g, "")}`;
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token));
+  const hash = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  await env.DB.prepare("INSERT INTO tokens (id, token_hash, kind, team_id, organization_name, created_at) VALUES (?, ?, 'team', ?, ?, ?)")
+    .bind(`at-${crypto.randomUUID().slice(0, 8)}`, hash, teamId, org, new Date().toISOString())
+    .run();
+  return token;
+}
 
 const lock = (id: string, token?: string, body?: unknown) => api("POST", `/workspaces/${id}/actions/lock`, { token, body });
 const unlock = (id: string, token?: string) => api("POST", `/workspaces/${id}/actions/unlock`, { token });
@@ -29,6 +41,32 @@ describe("lock", () => {
     const empty = await api("POST", `/workspaces/${b.id}/actions/lock`, { raw: "" });
     expect(empty.status).toBe(200);
     expect(empty.body.data.attributes["locked-reason"]).toBe("");
+  });
+
+  it("accepts go-tfe's body without a reason, and refuses JSON that does not parse", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const garbage = await api("POST", `/workspaces/${ws.id}/actions/lock`, { raw: "{not json" });
+    expect(garbage.status).toBe(400);
+    expect((await api("GET", `/workspaces/${ws.id}`)).body.data.attributes.locked).toBe(false);
+    const res = await lock(ws.id, undefined, { data: { type: "" } });
+    expect(res.status).toBe(200);
+    expect(res.body.data.attributes["locked-reason"]).toBe("");
+  });
+
+  it("include=locked_by embeds the holder: a user, or a team for a team token", async () => {
+    const org = await createOrg();
+    const a = await createWorkspace(org);
+    const b = await createWorkspace(org);
+    const user = await makeUser({ ownerOf: org });
+    const team = await makeTeam(org);
+    await grantWorkspace(team.id, b.id, "write");
+    await lock(a.id, user.token);
+    await lock(b.id, team.token);
+    const byUser = await api("GET", `/workspaces/${a.id}?include=locked_by`);
+    expect(byUser.body.included).toEqual([expect.objectContaining({ id: user.id, type: "users" })]);
+    const byTeam = await api("GET", `/workspaces/${b.id}?include=locked_by`);
+    expect(byTeam.body.included).toEqual([expect.objectContaining({ id: team.id, type: "teams" })]);
   });
 
   it("answers 409 conflict when already locked", async () => {
@@ -92,14 +130,30 @@ describe("unlock", () => {
     expect((await unlock(ws.id, team.token)).status).toBe(200);
   });
 
-  it("refuses to unlock a workspace locked by another user", async () => {
+  it("refuses to unlock a workspace locked by another user, even for the site admin (who may force-unlock)", async () => {
     const org = await createOrg();
     const ws = await createWorkspace(org);
     const other = await makeUser({ ownerOf: org });
     await lock(ws.id, other.token);
-    const res = await unlock(ws.id);
+    const res = await unlock(ws.id); // the default test token is the site admin
     expect(res.status).toBe(409);
-    expect(res.body.errors[0].detail).toContain(`is locked by User ${other.id}`);
+    expect(res.body.errors[0].detail).toBe(
+      `Unable to unlock workspace. The workspace is locked by User ${other.id} and may not be unlocked except by them.`,
+    );
+    const owner = await makeUser({ ownerOf: org });
+    expect((await unlock(ws.id, owner.token)).body.errors[0].detail).toContain(`is locked by User ${other.id}`);
+    expect((await api("GET", `/workspaces/${ws.id}`)).body.data.attributes.locked).toBe(true);
+    expect((await forceUnlock(ws.id)).status).toBe(200);
+  });
+
+  it("another token of the same holder may unlock (the lock belongs to the user or team, not the token)", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const team = await makeTeam(org);
+    await grantWorkspace(team.id, ws.id, "write");
+    const secondToken = await addTeamToken(team.id, org);
+    expect((await lock(ws.id, team.token)).status).toBe(200);
+    expect((await unlock(ws.id, secondToken)).status).toBe(200);
   });
 
   it("an organisation token's lock is held by its service user (type users)", async () => {
@@ -145,17 +199,30 @@ describe("locking and updates", () => {
   it("interleaved lock/unlock and attribute updates lose no update", async () => {
     const org = await createOrg();
     const ws = await createWorkspace(org);
-    const ops: Promise<unknown>[] = [];
-    for (let i = 0; i < 20; i++) {
-      ops.push(api("PATCH", `/workspaces/${ws.id}`, { body: { data: { type: "workspaces", attributes: { description: `d${i}`, "auto-apply": i % 2 === 0 } } } }));
-      ops.push(i % 2 === 0 ? lock(ws.id) : unlock(ws.id));
-      ops.push(api("PATCH", `/workspaces/${ws.id}/tag-bindings`, { body: { data: [{ type: "tag-bindings", attributes: { key: `k${i % 5}`, value: `v${i}` } }] } }));
+    const locks: Promise<{ status: number }>[] = [];
+    const unlocks: Promise<{ status: number }>[] = [];
+    const writes: Promise<{ status: number }>[] = [];
+    for (let i = 0; i < 10; i++) {
+      // Each write touches something no other write touches, so every one must survive.
+      writes.push(api("PATCH", `/workspaces/${ws.id}/tag-bindings`, { body: { data: [{ type: "tag-bindings", attributes: { key: `k${i}`, value: `v${i}` } }] } }));
+      writes.push(api("POST", `/workspaces/${ws.id}/relationships/tags`, { body: { data: [{ type: "tags", attributes: { name: `flat-${i}` } }] } }));
+      locks.push(lock(ws.id));
+      unlocks.push(unlock(ws.id));
     }
-    await Promise.all(ops);
+    writes.push(api("PATCH", `/workspaces/${ws.id}`, { body: { data: { type: "workspaces", attributes: { description: "kept" } } } }));
+    const [l, u, w] = await Promise.all([Promise.all(locks), Promise.all(unlocks), Promise.all(writes)]);
+    expect(w.every((r) => r.status < 300)).toBe(true);
     const final = await api("GET", `/workspaces/${ws.id}`);
     const tb = await api("GET", `/workspaces/${ws.id}/tag-bindings`);
-    expect(tb.body.data.map((b: { attributes: { key: string } }) => b.attributes.key).sort()).toEqual(["k0", "k1", "k2", "k3", "k4"]);
-    expect(final.body.data.attributes.description).toMatch(/^d\d+$/);
+    expect(tb.body.data.map((b: { attributes: { key: string } }) => b.attributes.key).sort()).toEqual(
+      Array.from({ length: 10 }, (_, i) => `k${i}`).concat(Array.from({ length: 10 }, (_, i) => `flat-${i}`)).sort(),
+    );
+    expect(final.body.data.attributes.description).toBe("kept");
+    // The lock state is what the successful transitions add up to in a serial order.
+    const locked = l.filter((r) => r.status === 200).length - u.filter((r) => r.status === 200).length;
+    expect([0, 1]).toContain(locked);
+    expect(final.body.data.attributes.locked).toBe(locked === 1);
+    expect([...l, ...u].every((r) => r.status === 200 || r.status === 409)).toBe(true);
     // The index copy agrees with the DO after the burst.
     const byName = await api("GET", `/organizations/${org}/workspaces/${ws.attributes.name}`);
     expect(byName.body.data).toEqual(final.body.data);

@@ -1,6 +1,7 @@
 /**
  * The signed state-blob URLs (outside /api/v2: no bearer token, no JSON:API media type, their own
- * size limit). Uploads stream into the workspace's Durable Object in 1 MiB pieces.
+ * size limit). Uploads stream into the workspace's Durable Object in 1 MiB pieces, staged per
+ * upload; downloads stream back out in pieces, so no single RPC carries a whole large state.
  */
 import { Hono, type Context } from "hono";
 import type { AppEnv } from "../env";
@@ -28,46 +29,77 @@ async function authorise(c: Context<AppEnv>, method: "GET" | "PUT") {
   return t;
 }
 
-blobs.put("/_blobs/:ws/:sv/:kind", async (c) => {
-  const t = await authorise(c, "PUT");
-  const length = Number(c.req.header("Content-Length") ?? "0");
-  if (length > LIMITS.stateBodyBytes) throw ApiError.of("payload_too_large", { detail: `State uploads are limited to ${LIMITS.stateBodyBytes} bytes` });
-  const stub = stateStub(c.env, t.ws);
-  let seq = 0;
+const tooLarge = () => ApiError.of("payload_too_large", { detail: `State uploads are limited to ${LIMITS.stateBodyBytes} bytes` });
+
+/** Re-cuts a byte stream into pieces of exactly CHUNK_BYTES (the last one shorter). */
+async function* pieces(body: ReadableStream<Uint8Array> | null): AsyncGenerator<Uint8Array> {
+  if (!body) return;
+  let buf = new Uint8Array(CHUNK_BYTES);
+  let fill = 0;
   let total = 0;
-  let pending: Uint8Array[] = [];
-  let pendingBytes = 0;
-  const flushPiece = async () => {
-    const piece = new Uint8Array(pendingBytes);
-    let off = 0;
-    for (const p of pending) {
-      piece.set(p, off);
-      off += p.byteLength;
+  const reader = body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > LIMITS.stateBodyBytes) {
+      await reader.cancel();
+      throw tooLarge();
     }
-    unwrap(await stub.appendBlob({ id: t.sv, kind: t.kind, seq, bytes: piece }));
-    seq++;
-    pending = [];
-    pendingBytes = 0;
-  };
-  if (c.req.raw.body) {
-    const reader = c.req.raw.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > LIMITS.stateBodyBytes) throw ApiError.of("payload_too_large", { detail: `State uploads are limited to ${LIMITS.stateBodyBytes} bytes` });
-      pending.push(value);
-      pendingBytes += value.byteLength;
-      if (pendingBytes >= CHUNK_BYTES) await flushPiece();
+    let off = 0;
+    while (off < value.byteLength) {
+      const n = Math.min(CHUNK_BYTES - fill, value.byteLength - off);
+      buf.set(value.subarray(off, off + n), fill);
+      fill += n;
+      off += n;
+      if (fill === CHUNK_BYTES) {
+        yield buf;
+        buf = new Uint8Array(CHUNK_BYTES);
+        fill = 0;
+      }
     }
   }
-  if (pendingBytes > 0 || seq === 0) await flushPiece();
-  unwrap(await stub.completeBlob({ id: t.sv, kind: t.kind, now: nowIso() }));
+  if (fill > 0) yield buf.subarray(0, fill);
+}
+
+blobs.put("/_blobs/:ws/:sv/:kind", async (c) => {
+  const t = await authorise(c, "PUT");
+  if (Number(c.req.header("Content-Length") ?? "0") > LIMITS.stateBodyBytes) throw tooLarge();
+  const stub = stateStub(c.env, t.ws);
+  // A fresh staging area per request: two uploads to the same URL never interleave their pieces.
+  const upload = crypto.randomUUID();
+  // Each piece is sent once the next one exists, so the last one travels with the completion.
+  let held: Uint8Array | null = null;
+  for await (const piece of pieces(c.req.raw.body)) {
+    if (held) unwrap(await stub.appendBlob({ id: t.sv, kind: t.kind, upload, bytes: held }));
+    held = piece;
+  }
+  unwrap(await stub.completeBlob({ id: t.sv, kind: t.kind, upload, bytes: held ?? new Uint8Array(), now: nowIso() }));
   return c.body(null, 200);
 });
 
 blobs.get("/_blobs/:ws/:sv/:kind", async (c) => {
   const t = await authorise(c, "GET");
-  const res = unwrap(await stateStub(c.env, t.ws).readStateBlob({ id: t.sv, kind: t.kind }));
-  return c.body(res.bytes as Uint8Array<ArrayBuffer>, 200, { "Content-Type": "application/json" });
+  const stub = stateStub(c.env, t.ws);
+  // The first part is read before answering, so a missing blob is a 404 rather than a broken stream.
+  const first = unwrap(await stub.readBlobPart({ id: t.sv, kind: t.kind, fromSeq: 0 }));
+  let next = first.next;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(first.bytes);
+      if (next === null) controller.close();
+    },
+    async pull(controller) {
+      if (next === null) return;
+      const part = await stub.readBlobPart({ id: t.sv, kind: t.kind, fromSeq: next });
+      if (!part.ok) {
+        controller.error(new Error("state blob vanished while streaming"));
+        return;
+      }
+      controller.enqueue(part.bytes);
+      next = part.next;
+      if (next === null) controller.close();
+    },
+  });
+  return new Response(body, { status: 200, headers: { "Content-Type": "application/json" } });
 });

@@ -76,7 +76,9 @@ export function userResource(
       username,
       "is-service-account": isService,
       "auth-method": "tfc",
-      "avatar-url": null,
+      // A neutral placeholder image (no email hash is published); go-tfe expects a non-empty URL.
+      "avatar-url": `https://www.gravatar.com/avatar/${id.replace(/[^A-Za-z0-9]/g, "")}?s=100&d=mm`,
+      "two-factor": { enabled: false, verified: false },
       "v2-only": false,
       "is-site-admin": isSiteAdmin,
       "is-sso-login": false,

@@ -77,12 +77,16 @@ stateVersions.openapi(
   },
 );
 
-/** Finds the workspace of a state version and checks the caller may read its state. */
-async function stateVersionOf(c: Context<AppEnv>, id: string) {
+/**
+ * Finds the workspace of a state version and checks the caller may read it: the state version itself
+ * (with its download URLs) needs state `read` (can-read-state-versions); its outputs need only
+ * `read-outputs` (can-read-state-outputs), sensitive values then being hidden.
+ */
+async function stateVersionOf(c: Context<AppEnv>, id: string, need: 1 | 2 = 2) {
   const row = await primary(c).prepare("SELECT workspace_id FROM state_version_index WHERE id = ?").bind(id).first<{ workspace_id: string }>();
   if (!row) throw ApiError.of("not_found");
   const { caps } = await readById(c, row.workspace_id);
-  requireCap(caps.stateVersions >= 1);
+  requireCap(caps.stateVersions >= need);
   const res = unwrap(await stateStub(c.env, row.workspace_id).getStateVersion(id));
   return { workspaceId: row.workspace_id, sv: res.stateVersion, canReadState: caps.stateVersions >= 2 };
 }
@@ -108,16 +112,16 @@ stateVersions.openapi(
 stateVersions.openapi(
   createRoute({ method: "get", path: "/state-versions/{state_version_id}/outputs", tags, summary: "A state version's outputs", request: { params: svParam }, responses: { ...ok("The outputs"), ...errorResponses } }),
   async (c) => {
-    const { sv, canReadState } = await stateVersionOf(c, c.req.valid("param").state_version_id);
+    const { sv, canReadState } = await stateVersionOf(c, c.req.valid("param").state_version_id, 1);
     const page = readPage(c);
     const all = serializeOutputs(sv, "state-version-outputs", canReadState);
     return jsonapi(c, paginated(c, all.slice((page.number - 1) * page.size, page.number * page.size), page, all.length));
   },
 );
 
-async function current(c: Context<AppEnv>, wsId: string) {
+async function current(c: Context<AppEnv>, wsId: string, need: 1 | 2 = 2) {
   const { record, caps } = await readById(c, wsId);
-  requireCap(caps.stateVersions >= 1);
+  requireCap(caps.stateVersions >= need);
   if (!record.currentStateVersionId) throw ApiError.of("not_found");
   const res = unwrap(await stateStub(c.env, wsId).getStateVersion(record.currentStateVersionId));
   return { sv: res.stateVersion, canReadState: caps.stateVersions >= 2 };
@@ -135,7 +139,7 @@ stateVersions.openapi(
 stateVersions.openapi(
   createRoute({ method: "get", path: "/workspaces/{workspace_id}/current-state-version-outputs", tags, summary: "Outputs of the current state version", request: { params: workspaceIdParam }, responses: { ...ok("The outputs"), ...errorResponses } }),
   async (c) => {
-    const { sv } = await current(c, c.req.valid("param").workspace_id);
+    const { sv } = await current(c, c.req.valid("param").workspace_id, 1);
     const page = readPage(c);
     // As the real service does, this endpoint never shows sensitive values (go-tfe's tests rely on it).
     const all = serializeOutputs(sv, "state-version-outputs", false);
@@ -166,7 +170,7 @@ stateVersions.openapi(
     const q = c.req.valid("query");
     const wsId = await idByName(c, q["filter[organization][name]"], q["filter[workspace][name]"]);
     const { caps } = await readById(c, wsId);
-    requireCap(caps.stateVersions >= 1);
+    requireCap(caps.stateVersions >= 2);
     const page = readPage(c);
     const res = unwrap(await stateStub(c.env, wsId).listStateVersions({ offset: (page.number - 1) * page.size, limit: page.size, status: q["filter[status]"] }));
     const data = await Promise.all(res.items.map((sv) => serializeStateVersion(c.env, origin(c), wsId, sv)));
@@ -181,7 +185,7 @@ stateVersions.openapi(
   async (c) => {
     // Output ids are the state version's id followed by the output's index (see outputId).
     const raw = c.req.valid("param").output_id.slice("wsout-".length);
-    const { sv, canReadState } = await stateVersionOf(c, `sv-${raw.slice(0, -2)}`);
+    const { sv, canReadState } = await stateVersionOf(c, `sv-${raw.slice(0, -2)}`, 1);
     const out = serializeOutputs(sv, "state-version-outputs", canReadState).find((o) => o.id === c.req.valid("param").output_id);
     if (!out) throw ApiError.of("not_found");
     return jsonapi(c, { data: out });

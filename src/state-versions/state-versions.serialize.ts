@@ -1,10 +1,9 @@
 import { signedBlobUrl } from "../blobs/blob-urls";
 import type { Bindings } from "../env";
 import type { Resource } from "../jsonapi/document";
-import type { StateVersionView } from "./state-versions.store";
+import { outputId, type StateVersionView } from "./state-versions.store";
 
-/** Stable output ids derived from the state version (outputs are not stored separately). */
-export const outputId = (svId: string, i: number) => `wsout-${svId.slice(3)}${i.toString(36).padStart(2, "0")}`;
+export { outputId };
 
 export async function serializeStateVersion(env: Bindings, origin: string, workspaceId: string, sv: StateVersionView): Promise<Resource> {
   const finalized = sv.status === "finalized";

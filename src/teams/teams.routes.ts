@@ -7,10 +7,12 @@ import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
 import { LIMITS } from "../limits";
-import { jsonapi, noContent, paginated, readPage } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { findTeam, teamMembers, type TeamRow } from "./teams.index";
 import { ORG_ACCESS_KEYS, serializeTeam } from "./teams.serialize";
+import { resolveOrgAccess, teamRights, type OrgAccessInput } from "./teams.rules";
+import { membershipsById, serializeMembership, teamMemberships } from "../users/memberships";
 
 const tags = ["Teams"];
 export const teams = router();
@@ -31,41 +33,16 @@ const teamAttributes = z.object({
 const teamCreateBody = z.object({ data: z.object({ type: z.literal("teams"), attributes: teamAttributes.extend({ name: z.string().max(LIMITS.teamNameMax) }) }) }).openapi("TeamCreate");
 const teamUpdateBody = z.object({ data: z.object({ type: z.literal("teams"), attributes: teamAttributes.optional() }) }).openapi("TeamUpdate");
 const usersBody = z.object({ data: z.array(z.object({ type: z.literal("users"), id: z.string().max(64) })).max(100) }).openapi("TeamUsers");
+const membershipsBody = z.object({ data: z.array(z.object({ type: z.literal("organization-memberships"), id: z.string().max(64) })).max(100) }).openapi("TeamOrganizationMemberships");
 
-/** Who may create, change and delete teams and their members. */
+/** Who may create, rename and delete teams and manage their tokens (owners, organisation token, manage-teams). */
 export function canManageTeams(access: OrgAccess): boolean {
-  return access.isOwner || access.isOrgToken || access.orgPermissions["manage-teams"] === true || access.orgPermissions["manage-membership"] === true;
+  return teamRights(access).manageTeams;
 }
 
-/** Secret teams are visible to their members and to team managers; organisation-visible ones to every member. */
+/** Secret teams are visible to their members and to those who may see secret teams; organisation-visible ones to every member. */
 function canSee(access: OrgAccess, team: TeamRow): boolean {
-  return canManageTeams(access) || team.visibility === "organization" || access.teamIds.includes(team.id);
-}
-
-/** Dependency rules of organisation access: managing implies reading; projects imply workspaces. */
-function checkOrgAccess(a: Record<string, boolean | undefined>): void {
-  const rules: Array<[string, string]> = [
-    ["manage-projects", "manage-workspaces"],
-    ["read-projects", "read-workspaces"],
-    ["manage-workspaces", "read-workspaces"],
-    ["manage-projects", "read-projects"],
-  ];
-  for (const [k, needs] of rules) {
-    if (a[k] === true && a[needs] === false) {
-      throw ApiError.of("invalid_attribute", { detail: `${k} requires ${needs}`, pointer: `/data/attributes/organization-access/${needs}` });
-    }
-  }
-}
-
-function normaliseOrgAccess(a: Record<string, boolean | undefined>): Record<string, boolean> {
-  const out: Record<string, boolean> = {};
-  for (const k of ORG_ACCESS_KEYS) if (a[k] !== undefined) out[k] = a[k]!;
-  // Implied grants are stored explicitly so reads show what a team can do.
-  if (out["manage-projects"]) out["manage-workspaces"] = true;
-  if (out["manage-workspaces"]) out["read-workspaces"] = true;
-  if (out["manage-projects"]) out["read-projects"] = true;
-  if (out["read-projects"]) out["read-workspaces"] = true;
-  return out;
+  return teamRights(access).seeSecretTeams || team.visibility === "organization" || access.teamIds.includes(team.id);
 }
 
 export async function loadTeam(c: Context<AppEnv>, teamId: string): Promise<{ team: TeamRow; access: OrgAccess }> {
@@ -77,32 +54,46 @@ export async function loadTeam(c: Context<AppEnv>, teamId: string): Promise<{ te
   return { team, access };
 }
 
-async function render(c: Context<AppEnv>, team: TeamRow, access: OrgAccess) {
-  const members = await teamMembers(primary(c), [team.id]);
-  return serializeTeam(team, members.get(team.id) ?? [], canManageTeams(access));
+async function renderAll(c: Context<AppEnv>, rows: TeamRow[], access: OrgAccess) {
+  const db = primary(c);
+  const ids = rows.map((t) => t.id);
+  const [members, memberships] = await Promise.all([teamMembers(db, ids), teamMemberships(db, ids)]);
+  return rows.map((t) => serializeTeam(t, members.get(t.id) ?? [], teamRights(access), memberships.get(t.id) ?? []));
+}
+
+const render = async (c: Context<AppEnv>, team: TeamRow, access: OrgAccess) => (await renderAll(c, [team], access))[0];
+
+function orgAccessOrFail(stored: Record<string, boolean>, given: OrgAccessInput): Record<string, boolean> {
+  const r = resolveOrgAccess(stored, given);
+  if (!r.ok) throw ApiError.of(r.code, { detail: r.detail, pointer: r.pointer });
+  return r.value;
 }
 
 teams.openapi(
-  createRoute({ method: "post", path: "/organizations/{organization_name}/teams", tags, summary: "Create a team", request: { params: orgParam, body: jsonBody(teamCreateBody) }, responses: { ...ok("The team", 201), ...errorResponses } }),
+  createRoute({ method: "post", path: "/organizations/{organization_name}/teams", tags, summary: "Create a team (200, as the real service documents)", request: { params: orgParam, body: jsonBody(teamCreateBody) }, responses: { ...ok("The team"), ...errorResponses } }),
   async (c) => {
     const db = primary(c);
     const access = await requireOrgAccess(db, c.get("principal"), c.req.valid("param").organization_name);
-    if (!canManageTeams(access)) throw ApiError.of("not_found");
+    const rights = teamRights(access);
+    if (!rights.manageTeams) throw ApiError.of("not_found");
     const a = c.req.valid("json").data.attributes;
     if (!TEAM_NAME.test(a.name)) throw ApiError.of("invalid_attribute", { detail: "Name may only contain letters, numbers, spaces, - and _", pointer: "/data/attributes/name" });
     if (a.name.toLowerCase() === "owners") throw ApiError.of("invalid_attribute", { detail: "Name has already been taken", pointer: "/data/attributes/name" });
-    checkOrgAccess(a["organization-access"] ?? {});
+    const given = a["organization-access"] ?? {};
+    // Granting organisation permissions is itself a permission.
+    if (Object.values(given).some((v) => v === true) && !rights.manageOrganizationAccess) throw ApiError.of("not_found");
+    const orgAccess = orgAccessOrFail({}, given);
     const id = newId("team");
     const res = await db
       .prepare(
         `INSERT INTO teams (id, organization_name, name, visibility, sso_team_id, organization_access, allow_member_token_management, service_user_id, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
       )
-      .bind(id, access.organization.name, a.name, a.visibility ?? "secret", a["sso-team-id"] ?? null, JSON.stringify(normaliseOrgAccess(a["organization-access"] ?? {})), a["allow-member-token-management"] === false ? 0 : 1, newId("user"), nowIso())
+      .bind(id, access.organization.name, a.name, a.visibility ?? "secret", a["sso-team-id"] ?? null, JSON.stringify(orgAccess), a["allow-member-token-management"] === false ? 0 : 1, newId("user"), nowIso())
       .run();
     if (res.meta.changes !== 1) throw ApiError.of("invalid_attribute", { detail: "Name has already been taken", pointer: "/data/attributes/name" });
     const team = (await findTeam(db, id))!;
-    return jsonapi(c, { data: await render(c, team, access) }, 201);
+    return jsonapi(c, { data: await render(c, team, access) });
   },
 );
 
@@ -126,17 +117,18 @@ teams.openapi(
       (t) => canSee(access, t) && (!q || t.name.toLowerCase().includes(q.toLowerCase())) && (!names || names.has(t.name.toLowerCase())),
     );
     const slice = visible.slice((page.number - 1) * page.size, page.number * page.size);
-    const members = await teamMembers(db, slice.map((t) => t.id));
-    return jsonapi(c, paginated(c, slice.map((t) => serializeTeam(t, members.get(t.id) ?? [], canManageTeams(access))), page, visible.length));
+    return jsonapi(c, paginated(c, await renderAll(c, slice, access), page, visible.length));
   },
 );
+
+const TEAM_INCLUDES = ["users", "organization-memberships"] as const;
 
 teams.openapi(
   createRoute({
     method: "get",
     path: "/teams/{team_id}",
     tags,
-    summary: "Show a team (include=users embeds its members)",
+    summary: "Show a team (include: users, organization-memberships)",
     request: { params: teamParam, query: z.object({ include: z.string().max(200).optional() }).passthrough() },
     responses: { ...ok("The team"), ...errorResponses },
   }),
@@ -144,13 +136,19 @@ teams.openapi(
     const { team, access } = await loadTeam(c, c.req.valid("param").team_id);
     const include = (c.req.valid("query").include ?? "").split(",").map((s) => s.trim()).filter(Boolean);
     for (const v of include) {
-      if (v !== "users" && v !== "organization-memberships") throw ApiError.of("invalid_include", { detail: `Invalid include parameter: ${v}`, parameter: "include" });
+      if (!(TEAM_INCLUDES as readonly string[]).includes(v)) throw ApiError.of("invalid_include", { detail: `Invalid include parameter: ${v}`, parameter: "include" });
     }
     const data = await render(c, team, access);
-    if (!include.includes("users")) return jsonapi(c, { data });
-    const ids = ((data.relationships?.users as { data: Array<{ id: string }> }).data ?? []).map((u) => u.id);
-    const rows = await primary(c).prepare("SELECT id, username FROM users WHERE id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(ids)).all<{ id: string; username: string }>();
-    const included = rows.results.map((u) => ({ id: u.id, type: "users", attributes: { username: u.username }, links: { self: `/api/v2/users/${u.id}` } }));
+    const ids = (rel: string) => ((data.relationships?.[rel] as { data: Array<{ id: string }> }).data ?? []).map((r) => r.id);
+    const included: Resource[] = [];
+    const db = primary(c);
+    if (include.includes("users")) {
+      const rows = await db.prepare("SELECT id, username FROM users WHERE id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(ids("users"))).all<{ id: string; username: string }>();
+      for (const u of rows.results) included.push({ id: u.id, type: "users", attributes: { username: u.username }, links: { self: `/api/v2/users/${u.id}` } });
+    }
+    if (include.includes("organization-memberships")) {
+      for (const m of await membershipsById(db, ids("organization-memberships"))) included.push(serializeMembership(m, []));
+    }
     return jsonapi(c, included.length ? { data, included } : { data });
   },
 );
@@ -159,14 +157,22 @@ teams.openapi(
   createRoute({ method: "patch", path: "/teams/{team_id}", tags, summary: "Update a team", request: { params: teamParam, body: jsonBody(teamUpdateBody) }, responses: { ...ok("The team"), ...errorResponses } }),
   async (c) => {
     const { team, access } = await loadTeam(c, c.req.valid("param").team_id);
-    if (!canManageTeams(access)) throw ApiError.of("not_found");
+    const rights = teamRights(access);
     const a = c.req.valid("json").data.attributes ?? {};
-    if (team.is_owners === 1 && ((a.name !== undefined && a.name !== team.name) || a["organization-access"] !== undefined)) {
-      throw ApiError.of("invalid_attribute", { detail: "The owners team's name and organization access cannot be changed", pointer: "/data/attributes" });
+    const { "organization-access": givenAccess, ...rest } = a;
+    const changesTeam = Object.values(rest).some((v) => v !== undefined);
+    // Team managers change names and settings; organisation-access managers change permissions.
+    if ((changesTeam && !rights.manageTeams) || (givenAccess !== undefined && !rights.manageOrganizationAccess) || (!changesTeam && givenAccess === undefined && !rights.manageTeams)) {
+      throw ApiError.of("not_found");
+    }
+    if (team.is_owners === 1) {
+      if (a.name !== undefined && a.name !== team.name) throw ApiError.of("invalid_attribute", { detail: "The owners team cannot be renamed", pointer: "/data/attributes/name" });
+      const off = Object.entries(givenAccess ?? {}).find(([, v]) => v === false);
+      if (off) throw ApiError.of("invalid_attribute", { detail: "The owners team always has every organization permission", pointer: `/data/attributes/organization-access/${off[0]}` });
     }
     if (a.name !== undefined && !TEAM_NAME.test(a.name)) throw ApiError.of("invalid_attribute", { detail: "Name may only contain letters, numbers, spaces, - and _", pointer: "/data/attributes/name" });
-    const merged = { ...(JSON.parse(team.organization_access) as Record<string, boolean>), ...(a["organization-access"] ?? {}) };
-    checkOrgAccess(merged);
+    if (a.name !== undefined && a.name.toLowerCase() === "owners" && team.is_owners !== 1) throw ApiError.of("invalid_attribute", { detail: "Name has already been taken", pointer: "/data/attributes/name" });
+    const orgAccess = team.is_owners === 1 ? JSON.parse(team.organization_access) : orgAccessOrFail(JSON.parse(team.organization_access) as Record<string, boolean>, givenAccess ?? {});
     const db = primary(c);
     try {
       await db
@@ -175,7 +181,7 @@ teams.openapi(
           a.name ?? team.name,
           a.visibility ?? team.visibility,
           a["sso-team-id"] !== undefined ? a["sso-team-id"] : team.sso_team_id,
-          JSON.stringify(normaliseOrgAccess(merged)),
+          JSON.stringify(orgAccess),
           a["allow-member-token-management"] !== undefined ? (a["allow-member-token-management"] ? 1 : 0) : team.allow_member_token_management,
           team.id,
         )
@@ -195,6 +201,7 @@ teams.openapi(
     if (!canManageTeams(access)) throw ApiError.of("not_found");
     if (team.is_owners === 1) throw ApiError.of("invalid_attribute", { detail: "The owners team cannot be deleted", pointer: "/data" });
     const db = primary(c);
+    // Its tokens go with it: they fail with 401 from the next request on.
     await db.batch([
       db.prepare("DELETE FROM team_members WHERE team_id = ?").bind(team.id),
       db.prepare("DELETE FROM team_workspaces WHERE team_id = ?").bind(team.id),
@@ -206,42 +213,33 @@ teams.openapi(
   },
 );
 
-async function changeMembers(c: Context<AppEnv>, add: boolean): Promise<Response> {
-  const { team, access } = await loadTeam(c, c.req.param("team_id")!);
-  if (!canManageTeams(access)) throw ApiError.of("not_found");
-  const ids = (c.req.valid as (t: "json") => { data: Array<{ id: string }> })("json").data.map((d) => d.id);
+/** Adds or removes members (by user id); the owners team keeps at least one member. */
+async function changeMembers(c: Context<AppEnv>, team: TeamRow, userIds: string[], add: boolean): Promise<Response> {
   const db = primary(c);
-  // go-tfe names users by id or, with `Usernames`, by username in the same member.
-  const found = await db
-    .prepare("SELECT id, username FROM users WHERE id IN (SELECT value FROM json_each(?)) OR username IN (SELECT value FROM json_each(?))")
-    .bind(JSON.stringify(ids), JSON.stringify(ids))
-    .all<{ id: string; username: string }>();
-  const byRef = new Map<string, string>();
-  for (const r of found.results) {
-    byRef.set(r.id, r.id);
-    byRef.set(r.username.toLowerCase(), r.id);
-  }
-  const missing = ids.findIndex((ref) => !byRef.has(ref) && !byRef.has(ref.toLowerCase()));
-  if (missing >= 0) throw ApiError.of("not_found", { detail: `User not found: ${ids[missing]}`, pointer: `/data/${missing}/id` });
-  ids.splice(0, ids.length, ...ids.map((ref) => byRef.get(ref) ?? byRef.get(ref.toLowerCase())!));
   if (!add && team.is_owners === 1) {
-    const left = await db.prepare("SELECT count(*) AS n FROM team_members WHERE team_id = ? AND user_id NOT IN (SELECT value FROM json_each(?))").bind(team.id, JSON.stringify(ids)).first<{ n: number }>();
+    const left = await db.prepare("SELECT count(*) AS n FROM team_members WHERE team_id = ? AND user_id NOT IN (SELECT value FROM json_each(?))").bind(team.id, JSON.stringify(userIds)).first<{ n: number }>();
     if ((left?.n ?? 0) === 0) throw ApiError.of("invalid_attribute", { detail: "The owners team must keep at least one member", pointer: "/data" });
   }
   const now = nowIso();
-  if (ids.length === 0) return noContent(c); // nothing to change (D1 refuses an empty batch)
-  await db.batch(
-    ids.flatMap((id) =>
-      add
-        ? [
-            db.prepare("INSERT INTO team_members (team_id, user_id) VALUES (?, ?) ON CONFLICT DO NOTHING").bind(team.id, id),
-            db.prepare("INSERT INTO organization_memberships (id, organization_name, user_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING").bind(newId("ou"), team.organization_name, id, now),
-          ]
-        : [db.prepare("DELETE FROM team_members WHERE team_id = ? AND user_id = ?").bind(team.id, id)],
-    ),
-  );
-  void access;
+  if (userIds.length) {
+    await db.batch(
+      userIds.flatMap((id) =>
+        add
+          ? [
+              db.prepare("INSERT INTO team_members (team_id, user_id) VALUES (?, ?) ON CONFLICT DO NOTHING").bind(team.id, id),
+              db.prepare("INSERT INTO organization_memberships (id, organization_name, user_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING").bind(newId("ou"), team.organization_name, id, now),
+            ]
+          : [db.prepare("DELETE FROM team_members WHERE team_id = ? AND user_id = ?").bind(team.id, id)],
+      ),
+    );
+  }
   return noContent(c);
+}
+
+async function teamForMembership(c: Context<AppEnv>): Promise<TeamRow> {
+  const { team, access } = await loadTeam(c, c.req.param("team_id")!);
+  if (!teamRights(access).manageMembership) throw ApiError.of("not_found");
+  return team;
 }
 
 for (const [method, add] of [["post", true], ["delete", false]] as const) {
@@ -250,10 +248,45 @@ for (const [method, add] of [["post", true], ["delete", false]] as const) {
       method,
       path: "/teams/{team_id}/relationships/users",
       tags,
-      summary: add ? "Add users to a team" : "Remove users from a team",
+      summary: add ? "Add users to a team (by id or username)" : "Remove users from a team (by id or username)",
       request: { params: teamParam, body: jsonBody(usersBody) },
       responses: { ...noContentResponse, ...errorResponses },
     }),
-    async (c) => changeMembers(c, add),
+    async (c) => {
+      const team = await teamForMembership(c);
+      const refs = c.req.valid("json").data.map((d) => d.id);
+      // go-tfe names users by id or, with `Usernames`, by username in the same member.
+      const found = await primary(c)
+        .prepare("SELECT id, username FROM users WHERE id IN (SELECT value FROM json_each(?)) OR username IN (SELECT value FROM json_each(?))")
+        .bind(JSON.stringify(refs), JSON.stringify(refs))
+        .all<{ id: string; username: string }>();
+      const byRef = new Map<string, string>();
+      for (const r of found.results) {
+        byRef.set(r.id, r.id);
+        byRef.set(r.username.toLowerCase(), r.id);
+      }
+      const missing = refs.findIndex((ref) => !byRef.has(ref) && !byRef.has(ref.toLowerCase()));
+      if (missing >= 0) throw ApiError.of("not_found", { detail: `User not found: ${refs[missing]}`, pointer: `/data/${missing}/id` });
+      return changeMembers(c, team, [...new Set(refs.map((ref) => byRef.get(ref) ?? byRef.get(ref.toLowerCase())!))], add);
+    },
+  );
+  teams.openapi(
+    createRoute({
+      method,
+      path: "/teams/{team_id}/relationships/organization-memberships",
+      tags,
+      summary: add ? "Add organisation members to a team (by membership id)" : "Remove organisation members from a team (by membership id)",
+      request: { params: teamParam, body: jsonBody(membershipsBody) },
+      responses: { ...noContentResponse, ...errorResponses },
+    }),
+    async (c) => {
+      const team = await teamForMembership(c);
+      const ids = c.req.valid("json").data.map((d) => d.id);
+      const rows = await membershipsById(primary(c), ids);
+      const byId = new Map(rows.filter((m) => m.organization_name.toLowerCase() === team.organization_name.toLowerCase()).map((m) => [m.id, m.user_id]));
+      const missing = ids.findIndex((id) => !byId.has(id));
+      if (missing >= 0) throw ApiError.of("not_found", { detail: `Organization membership not found: ${ids[missing]}`, pointer: `/data/${missing}/id` });
+      return changeMembers(c, team, [...new Set(ids.map((id) => byId.get(id)!))], add);
+    },
   );
 }

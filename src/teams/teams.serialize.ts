@@ -13,7 +13,15 @@ export function organizationAccess(row: TeamRow): Record<string, boolean> {
   return Object.fromEntries(ORG_ACCESS_KEYS.map((k) => [k, row.is_owners === 1 ? true : stored[k] === true]));
 }
 
-export function serializeTeam(row: TeamRow, members: string[], canManage: boolean): Resource {
+/** What the caller may do with a team (the `permissions` object). */
+export interface TeamCallerRights {
+  manageTeams: boolean;
+  manageMembership: boolean;
+  manageOrganizationAccess: boolean;
+}
+
+export function serializeTeam(row: TeamRow, members: string[], rights: TeamCallerRights, memberships: string[] = []): Resource {
+  const owners = row.is_owners === 1;
   return {
     id: row.id,
     type: "teams",
@@ -26,18 +34,18 @@ export function serializeTeam(row: TeamRow, members: string[], canManage: boolea
       "users-count": members.length,
       "allow-member-token-management": row.allow_member_token_management === 1,
       permissions: {
-        "can-update-membership": canManage,
-        "can-destroy": canManage && row.is_owners !== 1,
-        "can-update-organization-access": canManage && row.is_owners !== 1,
-        "can-update-api-token": canManage,
-        "can-update-visibility": canManage,
-        "can-update-name": canManage && row.is_owners !== 1,
+        "can-update-membership": rights.manageMembership,
+        "can-destroy": rights.manageTeams && !owners,
+        "can-update-organization-access": rights.manageOrganizationAccess && !owners,
+        "can-update-api-token": rights.manageTeams,
+        "can-update-visibility": rights.manageTeams,
+        "can-update-name": rights.manageTeams && !owners,
       },
     },
     relationships: {
       organization: { data: { id: row.organization_name, type: "organizations" } },
       users: { data: members.map((id) => ({ id, type: "users" })) },
-      "organization-memberships": { data: [] },
+      "organization-memberships": { data: memberships.map((id) => ({ id, type: "organization-memberships" })) },
       "authentication-token": { meta: {} },
     },
     links: { self: `/api/v2/teams/${row.id}` },

@@ -97,8 +97,8 @@ async function readTokenAttributes(c: Context<AppEnv>, now: Date): Promise<{ des
     if (t <= now.getTime()) throw ApiError.of("invalid_attribute", { detail: "Expired at must be a date in the future", pointer: "/data/attributes/expired-at" });
     expiredAt = new Date(t).toISOString();
   }
-  const description = a.description?.trim() ? a.description : null;
-  return { description, expiredAt };
+  // An empty description is kept as given (go-tfe reads back "").
+  return { description: a.description ?? null, expiredAt };
 }
 
 function creatorId(c: Context<AppEnv>): string {

@@ -8,11 +8,9 @@ import { checkSafeDelete, forceUnlock, lock, unlock } from "./lock.rules";
 import { initialRecord } from "./workspace.record";
 import { changeConsumers, setRetention, setSshKey, type ConsumerChange } from "./consumers.logic";
 import type { DataRetentionPolicy } from "./workspace.types";
-import { parseState } from "../state-versions/state.parse";
-import { outputId } from "../state-versions/state-versions.serialize";
 import {
-  clearBlob, getRow, latestRow, md5Hex, migrateStateVersions, nextSeq, readBlob, view, writeChunks,
-  type StateVersionRow, type StateVersionView,
+  appendUpload, completeUpload, createVersion, eraseAll, getRow, latestPending, makeCurrent, migrateStateVersions, onUnlock, readParts, view,
+  type BlobKind, type CreateVersionInput, type StateVersionRow, type StateVersionView,
 } from "../state-versions/state-versions.store";
 import { applyTagChange, sameTags, type TagChange } from "../tags/workspace-tags.logic";
 
@@ -202,100 +200,47 @@ export class WorkspaceObject extends DurableObject<Bindings> {
    * pending; promotes the latest finalized intermediate state version to current.
    */
   async unlock(input: { holder: LockHolder; now?: string; faults?: Faults }): Promise<WorkspaceResult> {
+    const now = input.now ?? new Date().toISOString();
     return this.mutate(input.faults, (w) => {
       const next = unlock(w, input.holder);
-      if (isFailure(next)) return next;
-      const latest = latestRow(this.ctx.storage.sql);
-      if (latest?.status === "pending") return fail("state_pending");
-      if (latest && latest.intermediate === 1 && latest.status === "finalized" && latest.id !== next.currentStateVersionId) {
-        this.promote(next, latest, input.now ?? new Date().toISOString());
-      }
-      return next;
+      return isFailure(next) ? next : onUnlock(this.ctx.storage.sql, next, now, { force: false });
     });
   }
 
-  // ---- state versions (issue 5) ----
-
-  /** Makes a finalized state version current: resource count, latest-change-at and the relationship follow. */
-  private promote(w: WorkspaceRecord, sv: StateVersionRow, now: string): void {
-    const parsed = sv.parsed ? parseStateView(sv) : null;
-    w.currentStateVersionId = sv.id;
-    w.outputIds = (sv.parsed ? (JSON.parse(sv.parsed) as { outputs: unknown[] }).outputs : []).map((_, i) => outputId(sv.id, i));
-    w.resourceCount = parsed?.resourceCount ?? 0;
-    w.latestChangeAt = sv.created_at;
-    w.updatedAt = now;
-    if (sv.intermediate === 1) this.ctx.storage.sql.exec("UPDATE state_versions SET intermediate = 0 WHERE id = ?", sv.id);
+  /** Force-unlock works while a state version is pending; a finalized intermediate one still becomes current. */
+  async forceUnlock(input: { now?: string; faults?: Faults } = {}): Promise<WorkspaceResult> {
+    const now = input.now ?? new Date().toISOString();
+    return this.mutate(input.faults, (w) => {
+      const next = forceUnlock(w);
+      return isFailure(next) ? next : onUnlock(this.ctx.storage.sql, next, now, { force: true });
+    });
   }
 
+  // ---- state versions (issue 5; logic in src/state-versions/state-versions.store.ts) ----
+
   /** Creates a state version; the caller must hold the lock. With inline state it is finalized at once. */
-  async createStateVersion(input: {
-    id: string; holder: LockHolder; serial: number; md5: string; lineage: string | null; intermediate: boolean;
-    state: Uint8Array | null; jsonState: Uint8Array | null; now: string; createdBy: string; faults?: Faults;
-  }): Promise<{ ok: true; stateVersion: StateVersionView } | Failure> {
+  async createStateVersion(input: CreateVersionInput & { faults?: Faults }): Promise<{ ok: true; stateVersion: StateVersionView } | Failure> {
     const sql = this.ctx.storage.sql;
-    const current = this.live();
-    if (isFailure(current)) return current;
-    const h = current.lock.holder;
-    if (!current.lock.locked || !h || h.type !== input.holder.type || h.id !== input.holder.id) {
-      return fail("conflict", "The workspace must be locked by the caller to create a state version");
-    }
-    if (input.state && md5Hex(input.state) !== input.md5.toLowerCase()) {
-      return fail("invalid_attribute", "md5 does not match the state", "/data/attributes/md5");
-    }
-    const parsed = input.state ? parseState(new TextDecoder().decode(input.state)) : null;
-    sql.exec(
-      `INSERT INTO state_versions (id, seq, serial, md5, lineage, status, intermediate, created_at, size, parsed, json_present, created_by)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      input.id, nextSeq(sql), input.serial, input.md5.toLowerCase(), input.lineage, input.state ? "finalized" : "pending",
-      input.intermediate ? 1 : 0, input.now, input.state?.byteLength ?? 0, parsed ? JSON.stringify(parsed) : null, input.jsonState ? 1 : 0, input.createdBy,
-    );
-    if (input.state) writeChunks(sql, input.id, "state", input.state);
-    if (input.jsonState) writeChunks(sql, input.id, "json", input.jsonState);
-    const row = getRow(sql, input.id)!;
-    if (input.state && !input.intermediate) {
-      const result = await this.mutate(input.faults, (w) => {
-        this.promote(w, row, input.now);
-        return w;
-      });
-      if (!result.ok) return result;
-    }
+    const result = await this.mutate(input.faults, (w) => createVersion(sql, w, input));
+    if (!result.ok) return result;
     return { ok: true, stateVersion: view(getRow(sql, input.id)!) };
   }
 
-  /** Stores one piece of an upload through a signed URL (pieces arrive in order, from seq 0). */
-  async appendBlob(input: { id: string; kind: "state" | "json"; seq: number; bytes: Uint8Array }): Promise<{ ok: true } | Failure> {
-    const sql = this.ctx.storage.sql;
-    const row = getRow(sql, input.id);
-    if (!row || this.load().kind !== "live") return fail("not_found");
-    if (input.kind === "state" && row.status !== "pending") return fail("conflict", "The state of this state version was already uploaded");
-    if (input.seq === 0) clearBlob(sql, input.id, input.kind);
-    writeChunks(sql, input.id, input.kind, input.bytes, input.seq);
-    return { ok: true };
+  /** Stores one piece of an upload through a signed URL (pieces of one upload arrive in order). */
+  async appendBlob(input: { id: string; kind: BlobKind; upload: string; bytes: Uint8Array }): Promise<{ ok: true } | Failure> {
+    if (this.load().kind !== "live") return fail("not_found");
+    return appendUpload(this.ctx.storage.sql, input.id, input.kind, input.upload, input.bytes) ?? { ok: true };
   }
 
-  /** Completes an upload: verifies the state's md5, parses it, finalizes and (unless intermediate) makes it current. */
-  async completeBlob(input: { id: string; kind: "state" | "json"; now: string; faults?: Faults }): Promise<{ ok: true } | Failure> {
+  /** Completes an upload with its last piece: md5 verified, parsed, finalized and (unless intermediate) made current. */
+  async completeBlob(input: { id: string; kind: BlobKind; upload: string; bytes: Uint8Array; now: string; faults?: Faults }): Promise<{ ok: true } | Failure> {
     const sql = this.ctx.storage.sql;
-    const row = getRow(sql, input.id);
-    if (!row || this.load().kind !== "live") return fail("not_found");
-    const bytes = readBlob(sql, input.id, input.kind) ?? new Uint8Array();
-    if (input.kind === "json") {
-      sql.exec("UPDATE state_versions SET json_present = 1 WHERE id = ?", input.id);
-      return { ok: true };
-    }
-    if (row.status !== "pending") return fail("conflict", "The state of this state version was already uploaded");
-    if (md5Hex(bytes) !== row.md5) {
-      clearBlob(sql, input.id, "state");
-      return fail("invalid_attribute", "md5 does not match the uploaded state", "/md5");
-    }
-    const parsed = parseState(new TextDecoder().decode(bytes));
-    sql.exec("UPDATE state_versions SET status = 'finalized', size = ?, parsed = ? WHERE id = ?", bytes.byteLength, JSON.stringify(parsed), input.id);
-    const finalized = getRow(sql, input.id)!;
-    if (finalized.intermediate === 0) {
-      const result = await this.mutate(input.faults, (w) => {
-        this.promote(w, finalized, input.now);
-        return w;
-      });
+    if (this.load().kind !== "live") return fail("not_found");
+    const done = completeUpload(sql, input.id, input.kind, input.upload, input.bytes);
+    if (isFailure(done)) return done;
+    const row = done.promote;
+    if (row) {
+      const result = await this.mutate(input.faults, (w) => makeCurrent(sql, w, row, input.now));
       if (!result.ok) return result;
     }
     return { ok: true };
@@ -319,19 +264,11 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     return { ok: true, items, total };
   }
 
-  async readStateBlob(input: { id: string; kind: "state" | "json" }): Promise<{ ok: true; bytes: Uint8Array } | Failure> {
+  /** A blob in pieces of a few MiB (an RPC result is limited to 32 MiB; states may be larger). */
+  async readBlobPart(input: { id: string; kind: BlobKind; fromSeq: number }): Promise<{ ok: true; bytes: Uint8Array; next: number | null } | Failure> {
     if (this.load().kind !== "live") return fail("not_found");
-    const bytes = readBlob(this.ctx.storage.sql, input.id, input.kind);
-    return bytes ? { ok: true, bytes } : fail("not_found");
-  }
-
-  /** The latest state version is pending (safe delete then reports "being processed"). */
-  private latestPending(): boolean {
-    return latestRow(this.ctx.storage.sql)?.status === "pending";
-  }
-
-  async forceUnlock(input: { faults?: Faults } = {}): Promise<WorkspaceResult> {
-    return this.mutate(input.faults, (w) => forceUnlock(w));
+    const part = readParts(this.ctx.storage.sql, input.id, input.kind, input.fromSeq);
+    return part ? { ok: true, ...part } : fail("not_found");
   }
 
   /**
@@ -342,7 +279,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     const current = this.live();
     if (isFailure(current)) return current;
     if (opts.safe) {
-      const refused = checkSafeDelete(current, this.latestPending());
+      const refused = checkSafeDelete(current, latestPending(this.ctx.storage.sql));
       if (refused) return refused;
     }
     const tomb = { ...current, version: current.version + 1 };
@@ -417,8 +354,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     if (latest.op === "delete") {
       // D1 has the delete: keep only the tombstone so the id can never be recreated.
       sql.exec("UPDATE workspace SET record = ? WHERE singleton = 1 AND kind = 'deleted'", JSON.stringify({ ...record, tags: [], remoteStateConsumers: [], settings: record.settings }));
-      sql.exec("DELETE FROM state_chunks");
-      sql.exec("DELETE FROM state_versions");
+      eraseAll(sql);
     }
   }
 
@@ -427,8 +363,4 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     const left = this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n;
     if (left > 0 && (await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + RETRY_BASE_MS);
   }
-}
-
-function parseStateView(row: StateVersionRow): { resourceCount: number } | null {
-  return row.parsed ? (JSON.parse(row.parsed) as { resourceCount: number }) : null;
 }

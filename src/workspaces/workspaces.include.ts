@@ -9,8 +9,7 @@ import { projectBindingsOf } from "../tags/project-tags.index";
 import { effectiveBindings } from "../tags/tags.serialize";
 import type { WorkspaceRecord } from "./workspace.types";
 import type { WorkspaceScope } from "./workspaces.service";
-import { serializeOutputs, serializeStateVersion } from "../state-versions/state-versions.serialize";
-import { stateStub } from "../state-versions/state-versions.stub";
+import { includeStateVersions } from "../state-versions/state-versions.include";
 
 /** Every value the docs, go-tfe and the real API's OpenAPI document send. */
 export const INCLUDE_VALUES = new Set([
@@ -99,18 +98,7 @@ export async function includeFor(
       }
     }
   }
-  if (values.has("outputs") || values.has("current_state_version") || values.has("current-state-version")) {
-    for (const r of records) {
-      if (!r.currentStateVersionId || scope.capsOf(r).stateVersions < 1) continue;
-      const res = await stateStub(c.env, r.id).getStateVersion(r.currentStateVersionId);
-      if (!res.ok) continue;
-      const canReadState = scope.capsOf(r).stateVersions >= 2;
-      if (values.has("outputs")) for (const o of serializeOutputs(res.stateVersion, "workspace-outputs", canReadState)) included.add(o);
-      if (values.has("current_state_version") || values.has("current-state-version")) {
-        included.add(await serializeStateVersion(c.env, new URL(c.req.url).origin, r.id, res.stateVersion));
-      }
-    }
-  }
+  await includeStateVersions(c, records, scope, values, included);
   if (values.has("effective_tag_bindings")) {
     const inherited = await projectBindingsOf(db, records.map((r) => r.projectId));
     records.forEach((r, i) => {

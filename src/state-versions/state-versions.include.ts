@@ -1,0 +1,33 @@
+/** `include=outputs` and `include=current_state_version` on workspace reads (spec §4.6). */
+import type { Context } from "hono";
+import type { AppEnv } from "../env";
+import type { Included } from "../jsonapi/document";
+import type { WorkspaceRecord } from "../workspaces/workspace.types";
+import type { WorkspaceScope } from "../workspaces/workspaces.service";
+import { serializeOutputs, serializeStateVersion } from "./state-versions.serialize";
+import { stateStub } from "./state-versions.stub";
+
+/**
+ * Adds the current state version and/or its outputs of each readable workspace. One DO call per
+ * workspace that has a current state version, all in parallel (a page holds at most 100).
+ */
+export async function includeStateVersions(
+  c: Context<AppEnv>,
+  records: WorkspaceRecord[],
+  scope: WorkspaceScope,
+  values: Set<string>,
+  included: Included,
+): Promise<void> {
+  const outputs = values.has("outputs");
+  const current = values.has("current_state_version") || values.has("current-state-version");
+  if (!outputs && !current) return;
+  const origin = new URL(c.req.url).origin;
+  const wanted = records.filter((r) => r.currentStateVersionId && scope.capsOf(r).stateVersions >= 1);
+  const found = await Promise.all(wanted.map(async (r) => ({ r, res: await stateStub(c.env, r.id).getStateVersion(r.currentStateVersionId!) })));
+  for (const { r, res } of found) {
+    if (!res.ok) continue; // deleted since it was listed
+    // Sensitive values only for callers who may read the state itself.
+    if (outputs) for (const o of serializeOutputs(res.stateVersion, "workspace-outputs", scope.capsOf(r).stateVersions >= 2)) included.add(o);
+    if (current) included.add(await serializeStateVersion(c.env, origin, r.id, res.stateVersion));
+  }
+}
