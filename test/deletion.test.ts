@@ -1,5 +1,6 @@
 // Spec §4.7, §4.8: safe delete and force delete, with the texts go-tfe keys on.
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import SparkMD5 from "spark-md5";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { api, createOrg, createWorkspace } from "./helpers";
@@ -40,6 +41,9 @@ describe("safe delete", () => {
       title: "conflict",
       detail: "Workspace is currently locked. Workspace must be unlocked before it can be safely deleted",
     });
+    const byName = await api("POST", `/organizations/${org}/workspaces/${ws.attributes.name}/actions/safe-delete`);
+    expect(byName.status).toBe(409);
+    expect(byName.body.errors[0].detail).toBe(res.body.errors[0].detail);
     expect((await api("GET", `/workspaces/${ws.id}`)).status).toBe(200);
   });
 
@@ -103,6 +107,7 @@ describe("force delete", () => {
     const res = await api("DELETE", `/workspaces/${ws.id}`, { token: admin.token });
     expect(res.status).toBe(403);
     expect(res.body.errors[0].detail).toBe("Not authorized to perform a force delete on the workspace");
+    expect((await api("DELETE", `/organizations/${org}/workspaces/${ws.attributes.name}`, { token: admin.token })).status).toBe(403);
     const shown = await api("GET", `/workspaces/${ws.id}`, { token: admin.token });
     expect(shown.body.data.attributes.permissions["can-force-delete"]).toBe(false);
     await api("PATCH", `/organizations/${org}`, { body: { data: { type: "organizations", attributes: { "allow-force-delete-workspaces": true } } } });
@@ -135,5 +140,66 @@ describe("force delete", () => {
       env.DB.prepare("SELECT count(*) AS n FROM workspace_names WHERE workspace_id = ?").bind(ws.id),
     ]);
     expect(rows.map((r) => (r.results[0] as { n: number }).n)).toEqual([0, 0, 0]);
+  });
+
+  it("by name frees the name at once; the old id stays 404 for good", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const name = ws.attributes.name;
+    expect((await api("DELETE", `/organizations/${org}/workspaces/${name}`)).status).toBe(204);
+    const again = await api("POST", `/organizations/${org}/workspaces`, { body: { data: { type: "workspaces", attributes: { name } } } });
+    expect(again.status).toBe(201);
+    expect(again.body.data.id).not.toBe(ws.id);
+    expect((await api("GET", `/organizations/${org}/workspaces/${name}`)).body.data.id).toBe(again.body.data.id);
+    for (const [method, path] of [
+      ["GET", `/workspaces/${ws.id}`],
+      ["DELETE", `/workspaces/${ws.id}`],
+      ["POST", `/workspaces/${ws.id}/actions/lock`],
+      ["POST", `/workspaces/${ws.id}/actions/safe-delete`],
+    ] as const) {
+      expect((await api(method, path)).status).toBe(404);
+    }
+  });
+
+  it("keeps the data until D1 has the delete, then erases it and keeps only a tombstone", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const state = JSON.stringify({ version: 4, serial: 1, lineage: "l", outputs: {}, resources: [] });
+    await api("POST", `/workspaces/${ws.id}/actions/lock`);
+    const sv = await api("POST", `/workspaces/${ws.id}/state-versions`, {
+      body: { data: { type: "state-versions", attributes: { serial: 1, md5: SparkMD5.hash(state), state: btoa(state) } } },
+    });
+    expect(sv.status).toBe(201);
+    const del = await api("DELETE", `/workspaces/${ws.id}`, { headers: { "X-Fault-Fail-Index-Writes": "1" } });
+    expect(del.status).toBe(204);
+    // Gone for clients at once, although the index write failed.
+    expect((await api("GET", `/workspaces/${ws.id}`)).status).toBe(404);
+    expect((await api("GET", `/state-versions/${sv.body.data.id}`)).status).toBe(404);
+    const stub = env.WORKSPACES.getByName(ws.id);
+    const inside = () =>
+      runInDurableObject(stub, async (_i, st) => ({
+        kind: st.storage.sql.exec<{ kind: string }>("SELECT kind FROM workspace").one().kind,
+        versions: st.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM state_versions").one().n,
+        outbox: st.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n,
+      }));
+    expect(await inside()).toEqual({ kind: "deleted", versions: 1, outbox: 1 });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await inside()).toEqual({ kind: "deleted", versions: 0, outbox: 0 });
+    const row = await env.DB.prepare("SELECT count(*) AS n FROM workspaces WHERE id = ?").bind(ws.id).first<{ n: number }>();
+    expect(row?.n).toBe(0);
+    // A later request to the id cannot bring the workspace back.
+    expect((await api("POST", `/workspaces/${ws.id}/actions/lock`)).status).toBe(404);
+    expect((await inside()).kind).toBe("deleted");
+  });
+
+  it("racing locks, unlocks and a force delete: deleted, with no write landing after it", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const ops = Array.from({ length: 12 }, (_, i) => api("POST", `/workspaces/${ws.id}/actions/${i % 2 === 0 ? "lock" : "unlock"}`));
+    const [del, ...rest] = await Promise.all([api("DELETE", `/workspaces/${ws.id}`), ...ops]);
+    expect(del.status).toBe(204);
+    expect(rest.every((r) => [200, 404, 409].includes(r.status))).toBe(true);
+    expect((await api("GET", `/workspaces/${ws.id}`)).status).toBe(404);
+    expect((await env.DB.prepare("SELECT count(*) AS n FROM workspaces WHERE id = ?").bind(ws.id).first<{ n: number }>())?.n).toBe(0);
   });
 });

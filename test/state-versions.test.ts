@@ -157,3 +157,184 @@ describe("state versions", () => {
     expect(res.body.errors[0].detail).toBe("Latest workspace state is being processed to discover resources, please try again later");
   });
 });
+
+describe("state version lifecycle", () => {
+  const lockWs = (id: string) => api("POST", `/workspaces/${id}/actions/lock`);
+  const createSv = (id: string, attrs: Record<string, unknown>) => api("POST", `/workspaces/${id}/state-versions`, { body: svBody(attrs) });
+  const put = (url: string, body: BodyInit) => raw(url, { method: "PUT", body, headers: { "Content-Type": "application/octet-stream" } });
+
+  it("a large state sent in odd-sized pieces round-trips byte for byte", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const resources = Array.from({ length: 9000 }, (_, i) => ({ mode: "managed", type: "t", name: `r${i}`, provider: "p", instances: [{ attributes: { id: "x".repeat(250) } }] }));
+    const big = JSON.stringify({ version: 4, serial: 1, lineage: "abc", outputs: {}, resources });
+    expect(big.length).toBeGreaterThan(2.5 * 1024 * 1024);
+    await lockWs(ws.id);
+    const sv = (await createSv(ws.id, { md5: md5(big) })).body.data;
+    const bytes = new TextEncoder().encode(big);
+    // 100,000-byte pieces never line up with the 1 MiB storage chunks.
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let off = 0; off < bytes.length; off += 100_000) controller.enqueue(bytes.slice(off, off + 100_000));
+        controller.close();
+      },
+    });
+    expect((await put(sv.attributes["hosted-state-upload-url"], stream)).status).toBe(200);
+    const after = (await api("GET", `/state-versions/${sv.id}`)).body.data.attributes;
+    expect(after).toMatchObject({ status: "finalized", size: bytes.length });
+    const download = await raw(after["hosted-state-download-url"]);
+    const text = await download.text();
+    expect(text.length).toBe(big.length);
+    expect(md5(text)).toBe(md5(big));
+    expect((await api("POST", `/workspaces/${ws.id}/actions/unlock`)).status).toBe(200);
+    expect((await api("GET", `/workspaces/${ws.id}`)).body.data.attributes["resource-count"]).toBe(9000);
+  });
+
+  it("a newer version supersedes a pending one: the late upload is refused and cannot replace newer state", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    await lockWs(ws.id);
+    const stale = (await createSv(ws.id, { md5: md5(STATE) })).body.data;
+    const empty = JSON.stringify({ version: 4, serial: 2, lineage: "abc", resources: [], outputs: {} });
+    const fresh = (await createSv(ws.id, { serial: 2, md5: md5(empty), state: b64(empty) })).body.data;
+    const late = await put(stale.attributes["hosted-state-upload-url"], STATE);
+    expect(late.status).toBe(409);
+    expect((await api("GET", `/state-versions/${stale.id}`)).body.data.attributes).toMatchObject({ status: "discarded", "hosted-state-upload-url": null });
+    // Nothing is pending any more, so the holder may unlock; the newer state stays current.
+    expect((await api("POST", `/workspaces/${ws.id}/actions/unlock`)).status).toBe(200);
+    expect((await api("GET", `/workspaces/${ws.id}/current-state-version`)).body.data.id).toBe(fresh.id);
+    expect((await api("GET", `/workspaces/${ws.id}`)).body.data.attributes["resource-count"]).toBe(0);
+  });
+
+  it("latest-change-at is the creation time of the newest state version, even while it is pending", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    expect(ws.attributes["latest-change-at"]).toBe(ws.attributes["created-at"]);
+    await lockWs(ws.id);
+    const sv = (await createSv(ws.id, { md5: md5(STATE) })).body.data;
+    const shown = (await api("GET", `/workspaces/${ws.id}`)).body.data;
+    expect(shown.attributes["latest-change-at"]).toBe(sv.attributes["created-at"]);
+    expect(shown.relationships["current-state-version"].data).toBeNull();
+    expect((await api("GET", `/workspaces/${ws.id}/current-state-version`)).status).toBe(404);
+  });
+
+  it("an intermediate pending version also blocks unlock (503) until its upload lands; then unlock promotes it", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    await lockWs(ws.id);
+    const sv = (await createSv(ws.id, { md5: md5(STATE), intermediate: true })).body.data;
+    const blocked = await api("POST", `/workspaces/${ws.id}/actions/unlock`);
+    expect(blocked.status).toBe(503);
+    expect(blocked.body.errors[0].detail).toContain("latest state version is still pending");
+    expect((await put(sv.attributes["hosted-state-upload-url"], STATE)).status).toBe(200);
+    // Finalized but intermediate: not current until the unlock.
+    expect((await api("GET", `/workspaces/${ws.id}/current-state-version`)).status).toBe(404);
+    expect((await api("POST", `/workspaces/${ws.id}/actions/unlock`)).status).toBe(200);
+    const current = await api("GET", `/workspaces/${ws.id}/current-state-version`);
+    expect(current.body.data).toMatchObject({ id: sv.id, attributes: { intermediate: false } });
+  });
+
+  it("force-unlock also makes the latest finalized intermediate version current", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const other = await makeTeam(org);
+    await grantWorkspace(other.id, ws.id, "write");
+    await api("POST", `/workspaces/${ws.id}/actions/lock`, { token: other.token });
+    const sv = await api("POST", `/workspaces/${ws.id}/state-versions`, { token: other.token, body: svBody({ md5: md5(STATE), state: b64(STATE), intermediate: true }) });
+    expect(sv.status).toBe(201);
+    expect((await api("POST", `/workspaces/${ws.id}/actions/force-unlock`)).status).toBe(200);
+    expect((await api("GET", `/workspaces/${ws.id}/current-state-version`)).body.data.id).toBe(sv.body.data.id);
+    expect((await api("GET", `/workspaces/${ws.id}`)).body.data.attributes["resource-count"]).toBe(2);
+  });
+
+  it("lists a workspace's versions newest first, paginated and filtered by status", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    await lockWs(ws.id);
+    const ids: string[] = [];
+    for (let serial = 1; serial <= 3; serial++) ids.push((await createSv(ws.id, { serial, md5: md5(STATE), state: b64(STATE) })).body.data.id);
+    ids.push((await createSv(ws.id, { serial: 4, md5: md5(STATE) })).body.data.id);
+    const q = (extra: string) => api("GET", `/state-versions?filter%5Bworkspace%5D%5Bname%5D=${ws.attributes.name}&filter%5Borganization%5D%5Bname%5D=${org}${extra}`);
+    const page1 = await q("&page%5Bsize%5D=2");
+    expect(page1.body.data.map((s: { id: string }) => s.id)).toEqual([ids[3], ids[2]]);
+    expect(page1.body.meta.pagination).toMatchObject({ "total-count": 4, "total-pages": 2, "next-page": 2 });
+    const page2 = await q("&page%5Bsize%5D=2&page%5Bnumber%5D=2");
+    expect(page2.body.data.map((s: { id: string }) => s.id)).toEqual([ids[1], ids[0]]);
+    const finalized = await q("&filter%5Bstatus%5D=finalized");
+    expect(finalized.body.data.map((s: { id: string }) => s.id)).toEqual([ids[2], ids[1], ids[0]]);
+    expect((await api("GET", `/state-versions?filter%5Borganization%5D%5Bname%5D=${org}`)).status).toBe(400);
+  });
+
+  it("state versions are 404 to callers who cannot read the workspace's state", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    await lockWs(ws.id);
+    const sv = (await createSv(ws.id, { md5: md5(STATE), state: b64(STATE) })).body.data;
+    const outsider = await makeTeam(org);
+    expect((await api("GET", `/state-versions/${sv.id}`, { token: outsider.token })).status).toBe(404);
+    expect((await api("GET", `/workspaces/${ws.id}/current-state-version`, { token: outsider.token })).status).toBe(404);
+    const reader = await makeTeam(org);
+    await grantWorkspace(reader.id, ws.id, "read");
+    expect((await api("GET", `/state-versions/${sv.id}`, { token: reader.token })).status).toBe(200);
+  });
+});
+
+describe("signed blob URLs", () => {
+  async function pendingVersion() {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    await api("POST", `/workspaces/${ws.id}/actions/lock`);
+    return { ws, sv: (await api("POST", `/workspaces/${ws.id}/state-versions`, { body: svBody({ md5: md5(STATE) }) })).body.data };
+  }
+  const put = (url: string, body: string = STATE) => raw(url, { method: "PUT", body, headers: { "Content-Type": "application/octet-stream" } });
+
+  it("refuses unsigned, re-targeted and wrong-method URLs with a JSON:API 403, and accepts the genuine one", async () => {
+    const { sv } = await pendingVersion();
+    const url = new URL(sv.attributes["hosted-state-upload-url"]);
+    expect(url.searchParams.get("exp")).toMatch(/^\d+$/);
+    // Valid for 25 hours, as the real service's.
+    expect(Number(url.searchParams.get("exp")) - Date.now() / 1000).toBeGreaterThan(25 * 3600 - 120);
+    const unsigned = new URL(url);
+    unsigned.search = "";
+    const res = await put(unsigned.toString());
+    expect(res.status).toBe(403);
+    expect(res.headers.get("Content-Type")).toMatch(/^application\/vnd\.api\+json/);
+    expect((await res.json<{ errors: { status: string }[] }>()).errors[0].status).toBe("403");
+    const other = await pendingVersion();
+    const retargeted = new URL(url);
+    retargeted.pathname = new URL(other.sv.attributes["hosted-state-upload-url"]).pathname;
+    expect((await put(retargeted.toString())).status).toBe(403);
+    const asGet = new URL(url);
+    asGet.searchParams.set("method", "GET");
+    expect((await raw(asGet.toString())).status).toBe(403);
+    expect((await raw(url.toString())).status).toBe(403); // a PUT URL is not a download URL
+    expect((await put(url.toString())).status).toBe(200);
+    expect((await put(url.toString())).status).toBe(409); // already uploaded
+  });
+
+  it("downloads work with or without a bearer token (go-tfe sends one, Terraform none); JSON state too", async () => {
+    const { ws, sv } = await pendingVersion();
+    const json = JSON.stringify({ format_version: "1.0", values: {} });
+    expect((await put(sv.attributes["hosted-json-state-upload-url"], json)).status).toBe(200);
+    expect((await put(sv.attributes["hosted-state-upload-url"])).status).toBe(200);
+    const after = (await api("GET", `/state-versions/${sv.id}`)).body.data.attributes;
+    expect(after["hosted-json-state-upload-url"]).toBeNull();
+    const withToken = await raw(after["hosted-state-download-url"], { headers: { Authorization: "Bearer whatever", Accept: "application/json" } });
+    expect(await withToken.text()).toBe(STATE);
+    expect(await (await raw(after["hosted-json-state-download-url"])).text()).toBe(json);
+    // After the workspace is deleted its blobs are gone, even through a still-valid URL.
+    expect((await api("DELETE", `/workspaces/${ws.id}`)).status).toBe(204);
+    expect((await raw(after["hosted-state-download-url"])).status).toBe(404);
+    expect((await api("GET", `/state-versions/${sv.id}`)).status).toBe(404);
+  });
+
+  it("refuses an upload that declares more than the state size limit (413)", async () => {
+    const { sv } = await pendingVersion();
+    const res = await raw(sv.attributes["hosted-state-upload-url"], {
+      method: "PUT",
+      body: STATE,
+      headers: { "Content-Type": "application/octet-stream", "Content-Length": String(64 * 1024 * 1024 + 1) },
+    });
+    expect(res.status).toBe(413);
+  });
+});
