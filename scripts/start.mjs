@@ -22,13 +22,20 @@ function readVars() {
   return vars;
 }
 
+// .dev.vars keeps only generated values (a stable local token and signing key). Values given in the
+// environment are passed to this run alone (--var), so concurrent runs cannot overwrite each other's.
 const vars = readVars();
 const generated = !process.env.ADMIN_TOKEN && !vars.ADMIN_TOKEN;
-vars.ADMIN_TOKEN = process.env.ADMIN_TOKEN || vars.ADMIN_TOKEN || `${randomBytes(10).toString("hex")}.atlasv1.${randomBytes(32).toString("hex")}`;
-vars.EDITION = process.env.EDITION || vars.EDITION || "self-hosted";
-vars.BLOB_SIGNING_KEY = process.env.BLOB_SIGNING_KEY || vars.BLOB_SIGNING_KEY || randomBytes(32).toString("hex");
-if (process.env.RATE_LIMIT) vars.RATE_LIMIT = process.env.RATE_LIMIT;
+if (!vars.ADMIN_TOKEN) vars.ADMIN_TOKEN = `${randomBytes(10).toString("hex")}.atlasv1.${randomBytes(32).toString("hex")}`;
+if (!vars.BLOB_SIGNING_KEY) vars.BLOB_SIGNING_KEY = randomBytes(32).toString("hex");
+if (!vars.EDITION) vars.EDITION = "self-hosted";
 writeFileSync(varsFile, Object.entries(vars).map(([k, v]) => `${k}="${v}"`).join("\n") + "\n", { mode: 0o600 });
+const run = {
+  ADMIN_TOKEN: process.env.ADMIN_TOKEN || vars.ADMIN_TOKEN,
+  EDITION: process.env.EDITION || vars.EDITION,
+  BLOB_SIGNING_KEY: process.env.BLOB_SIGNING_KEY || vars.BLOB_SIGNING_KEY,
+  ...(process.env.RATE_LIMIT || vars.RATE_LIMIT ? { RATE_LIMIT: process.env.RATE_LIMIT || vars.RATE_LIMIT } : {}),
+};
 
 const port = process.env.PORT || "8787";
 const persist = process.env.PERSIST_DIR ? ["--persist-to", process.env.PERSIST_DIR] : [];
@@ -40,13 +47,13 @@ const migrate = spawnSync(wrangler, ["d1", "migrations", "apply", "DB", "--local
 });
 if (migrate.status !== 0) process.exit(migrate.status ?? 1);
 
-console.log(`\nWorkspace service: http://127.0.0.1:${port}/api/v2  (edition: ${vars.EDITION})`);
-console.log(`Site-admin token${generated ? " (generated, kept in .dev.vars)" : ""}: ${vars.ADMIN_TOKEN}\n`);
+console.log(`\nWorkspace service: http://127.0.0.1:${port}/api/v2  (edition: ${run.EDITION})`);
+console.log(`Site-admin token${generated ? " (generated, kept in .dev.vars)" : ""}: ${run.ADMIN_TOKEN}\n`);
 
 const child = spawn(
   wrangler,
   ["dev", "--ip", "127.0.0.1", "--port", port, "--local", "--show-interactive-dev-session=false", ...persist,
-   "--var", `EDITION:${vars.EDITION}`],
+   ...Object.entries(run).flatMap(([k, v]) => ["--var", `${k}:${v}`])],
   { cwd: root, stdio: "inherit", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
 );
 for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => child.kill(sig));

@@ -2,7 +2,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { api, createOrg, createWorkspace, uniqueName } from "./helpers";
-import { grantProject, makeOrgToken, makeTeam, makeUser } from "./principals";
+import { grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser } from "./principals";
 
 type Attrs = Record<string, unknown>;
 const create = (org: string, attributes: Attrs, relationships?: unknown, token?: string) =>
@@ -359,5 +359,92 @@ describe("project delete", () => {
     expect(left.map((r) => (r.results[0] as { n: number }).n)).toEqual([0, 0]);
     // The name is free again.
     expect((await create(org, { name: "Doomed" })).status).toBe(201);
+  });
+});
+
+describe("project writes: limits, both pool forms, concurrency", () => {
+  const tb = (n: number) => ({ "tag-bindings": { data: Array.from({ length: n }, (_, i) => ({ type: "tag-bindings", attributes: { key: `k${i}`, value: `v${i}` } })) } });
+
+  it("accepts at most 10 tag bindings on create and update; [] clears them", async () => {
+    const org = await createOrg();
+    const tooMany = await create(org, { name: "Eleven" }, tb(11));
+    expect422(tooMany, "/data/relationships/tag-bindings/data", "Tag bindings cannot exceed 10 per resource");
+    expect((await api("GET", `/organizations/${org}/projects?filter%5Bnames%5D=Eleven`)).body.data).toEqual([]);
+    const p = await made(org, { name: "Ten" }, tb(10));
+    const bindings = async () => (await api("GET", `/projects/${p.id}/tag-bindings`)).body.data as unknown[];
+    expect(await bindings()).toHaveLength(10);
+    expect422(await update(p.id, {}, tb(11)), "/data/relationships/tag-bindings/data");
+    expect(await bindings()).toHaveLength(10);
+    expect((await update(p.id, {}, { "tag-bindings": { data: [] } })).status).toBe(200);
+    expect(await bindings()).toEqual([]);
+  });
+
+  it("takes the pool as attribute or relationship; both naming different pools is a 422", async () => {
+    const org = await createOrg();
+    const [p1, p2] = [await pool(org), await pool(org)];
+    const rel = (id: string | null) => ({ "default-agent-pool": { data: id ? { type: "agent-pools", id } : null } });
+    expect422(
+      await create(org, { name: "Two pools", "default-execution-mode": "agent", "default-agent-pool-id": p1 }, rel(p2)),
+      "/data/relationships/default-agent-pool",
+    );
+    const same = await made(org, { name: "Same pool", "default-execution-mode": "agent", "default-agent-pool-id": p1 }, rel(p1));
+    expect(same.relationships["default-agent-pool"].data.id).toBe(p1);
+    // The relationship alone switches the pool, keeping agent mode.
+    expect((await update(same.id, {}, rel(p2))).body.data.relationships["default-agent-pool"].data.id).toBe(p2);
+    // go-tfe's overwrite keys (default-execution-mode / default-agent-pool) are understood too.
+    const back = await update(same.id, { "setting-overwrites": { "default-execution-mode": false, "default-agent-pool": false } });
+    expect(back.status).toBe(200);
+    expect(back.body.data.attributes["setting-overwrites"]["execution-mode"]).toBe(false);
+    expect(back.body.data.attributes["default-execution-mode"]).toBe("remote");
+    expect(back.body.data.relationships["default-agent-pool"].data).toBeNull();
+  });
+
+  it("concurrent PATCHes of different attributes all land", async () => {
+    const org = await createOrg();
+    const p = await made(org, { name: "Concurrent", description: "old" });
+    const apool = await pool(org);
+    const results = await Promise.all([
+      update(p.id, { name: "Renamed concurrently" }),
+      update(p.id, { description: "new" }),
+      update(p.id, { "auto-destroy-activity-duration": "3d" }),
+      update(p.id, { "default-execution-mode": "agent", "default-agent-pool-id": apool }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    const shown = (await api("GET", `/projects/${p.id}`)).body.data;
+    expect(shown.attributes).toMatchObject({ name: "Renamed concurrently", description: "new", "auto-destroy-activity-duration": "3d", "default-execution-mode": "agent" });
+    expect(shown.relationships["default-agent-pool"].data).toEqual({ id: apool, type: "agent-pools" });
+  });
+
+  it("a project naming a pool and the pool's delete never both succeed", async () => {
+    const org = await createOrg();
+    for (let i = 0; i < 6; i++) {
+      const apool = await pool(org);
+      const [made_, deleted] = await Promise.all([
+        create(org, { name: `Racer ${i}`, "default-execution-mode": "agent", "default-agent-pool-id": apool }),
+        api("DELETE", `/agent-pools/${apool}`),
+      ]);
+      expect([made_.status, deleted.status].sort()).toSatisfy((s: number[]) => (s[0] === 201 && s[1] === 422) || (s[0] === 204 && s[1] === 422));
+      const poolLeft = (await api("GET", `/agent-pools/${apool}`)).status;
+      expect(poolLeft).toBe(made_.status === 201 ? 200 : 404);
+    }
+    // The database itself refuses a project row naming a missing pool (migration 0002), whatever the writer.
+    await expect(
+      env.DB.prepare("INSERT INTO projects (id, organization_name, name, created_at, default_execution_mode, default_agent_pool_id) VALUES (?, ?, ?, ?, 'agent', ?)")
+        .bind("prj-direct0000000000", org, "Direct", new Date().toISOString(), "apool-missing000000000")
+        .run(),
+    ).rejects.toThrow(/project_default_agent_pool_missing/);
+  });
+
+  it("teams with access to a workspace in a project can read that project", async () => {
+    const org = await createOrg();
+    const p = await made(org, { name: "Via workspace" });
+    const ws = await createWorkspace(org, {}, undefined, { project: { data: { type: "projects", id: p.id } } });
+    const team = await makeTeam(org);
+    expect((await api("GET", `/projects/${p.id}`, { token: team.token })).status).toBe(404);
+    await grantWorkspace(team.id, ws.id, "read");
+    const shown = await api("GET", `/projects/${p.id}`, { token: team.token });
+    expect(shown.status).toBe(200);
+    expect(shown.body.data.attributes.permissions).toMatchObject({ "can-update": false, "can-destroy": false });
+    expect(names(await api("GET", `/organizations/${org}/projects`, { token: team.token }))).toEqual(["Via workspace"]);
   });
 });

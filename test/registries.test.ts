@@ -308,3 +308,84 @@ describe("SSH keys", () => {
     expect((await api("GET", `/ssh-keys/${id}`)).body.data.attributes.name).toBe("by-vcs");
   });
 });
+
+describe("agent pools and workspaces; concurrent registry updates", () => {
+  it("a workspace in agent mode takes a pool of its organisation; another organisation's pool is a 422", async () => {
+    const org = await createOrg();
+    const own = (await createPool(org, { name: "own" })).body.data.id;
+    const foreign = (await createPool(await createOrg(), { name: "foreign" })).body.data.id;
+    const ws = await createWorkspace(org, { "execution-mode": "agent", "agent-pool-id": own });
+    expect(ws.attributes["execution-mode"]).toBe("agent");
+    expect(ws.relationships["agent-pool"].data).toEqual({ id: own, type: "agent-pools" });
+    const refused = await api("POST", `/organizations/${org}/workspaces`, {
+      body: { data: { type: "workspaces", attributes: { name: uniqueName("ws"), "execution-mode": "agent", "agent-pool-id": foreign } } },
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.body.errors[0]).toMatchObject({ title: "invalid attribute", source: { pointer: "/data/attributes/agent-pool-id" } });
+    const moved = await api("PATCH", `/workspaces/${ws.id}`, { body: { data: { type: "workspaces", attributes: { "agent-pool-id": foreign } } } });
+    expect(moved.status).toBe(422);
+    expect((await api("GET", `/workspaces/${ws.id}`)).body.data.relationships["agent-pool"].data.id).toBe(own);
+  });
+
+  it("lists each pool with the workspaces using it", async () => {
+    const org = await createOrg();
+    const a = (await createPool(org, { name: "a-pool" })).body.data.id;
+    const b = (await createPool(org, { name: "b-pool" })).body.data.id;
+    await createPool(org, { name: "c-pool" });
+    const w1 = await createWorkspace(org, { "execution-mode": "agent", "agent-pool-id": a });
+    const w2 = await createWorkspace(org, { "execution-mode": "agent", "agent-pool-id": b });
+    const w3 = await createWorkspace(org, { "execution-mode": "agent", "agent-pool-id": a });
+    const list = await api("GET", `/organizations/${org}/agent-pools`);
+    const using = Object.fromEntries(list.body.data.map((p: any) => [p.attributes.name, p.relationships.workspaces.data.map((w: any) => w.id)]));
+    expect(using).toEqual({ "a-pool": [w1.id, w3.id], "b-pool": [w2.id], "c-pool": [] });
+    // LIKE wildcards in q are literal.
+    expect((await api("GET", `/organizations/${org}/agent-pools?q=%25`)).body.data).toEqual([]);
+  });
+
+  it("says why a pool cannot be deleted", async () => {
+    const org = await createOrg();
+    const id = (await createPool(org, { name: "everywhere" })).body.data.id;
+    await createWorkspace(org, { "execution-mode": "agent", "agent-pool-id": id });
+    await api("POST", `/organizations/${org}/projects`, { body: { data: { type: "projects", attributes: { name: "Agents", "default-execution-mode": "agent", "default-agent-pool-id": id } } } });
+    await api("PATCH", `/organizations/${org}`, {
+      body: { data: { type: "organizations", attributes: { "default-execution-mode": "agent" }, relationships: { "default-agent-pool": { data: { type: "agent-pools", id } } } } },
+    });
+    const refused = await api("DELETE", `/agent-pools/${id}`);
+    expect(refused.status).toBe(422);
+    expect(refused.body.errors[0].title).toBe("invalid attribute");
+    expect(refused.body.errors[0].detail).toBe(
+      "Agent pool cannot be deleted while in use: it is the organization's default agent pool; it is the default agent pool of 1 project(s); 1 workspace(s) use it",
+    );
+  });
+
+  it("concurrent PATCHes of different fields all land (agent pools, OAuth clients)", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const id = (await createPool(org, { name: "before" })).body.data.id;
+    const pools = await Promise.all([
+      patchPool(id, { name: "after" }),
+      patchPool(id, { "organization-scoped": false }),
+      patchPool(id, {}, { "allowed-workspaces": ref("workspaces", [ws.id]) }),
+    ]);
+    expect(pools.map((r) => r.status)).toEqual([200, 200, 200]);
+    const pool = (await api("GET", `/agent-pools/${id}`)).body.data;
+    expect(pool.attributes).toMatchObject({ name: "after", "organization-scoped": false });
+    expect(pool.relationships["allowed-workspaces"].data).toEqual([{ id: ws.id, type: "workspaces" }]);
+
+    const oc = (await createClient(org, GITHUB)).body.data.id;
+    const patch = (attributes: Record<string, unknown>) => api("PATCH", `/oauth-clients/${oc}`, { body: { data: { type: "oauth-clients", attributes } } });
+    const clients = await Promise.all([patch({ name: "named" }), patch({ key: "client-key" }), patch({ "organization-scoped": false })]);
+    expect(clients.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect((await api("GET", `/oauth-clients/${oc}`)).body.data.attributes).toMatchObject({ name: "named", key: "client-key", "organization-scoped": false, "service-provider": "github" });
+    // A null clears an attribute.
+    expect((await patch({ name: null })).body.data.attributes.name).toBeNull();
+  });
+
+  it("OAuth clients show the provider's display name", async () => {
+    const org = await createOrg();
+    for (const [provider, display] of [["github", "GitHub"], ["gitlab_hosted", "GitLab.com"], ["ado_services", "Azure DevOps Services"]]) {
+      const oc = await createClient(org, { ...GITHUB, "service-provider": provider });
+      expect(oc.body.data.attributes).toMatchObject({ "service-provider": provider, "service-provider-display-name": display });
+    }
+  });
+});

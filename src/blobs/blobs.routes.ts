@@ -70,9 +70,14 @@ blobs.put("/_blobs/:ws/:sv/:kind", async (c) => {
   const upload = crypto.randomUUID();
   // Each piece is sent once the next one exists, so the last one travels with the completion.
   let held: Uint8Array | null = null;
-  for await (const piece of pieces(c.req.raw.body)) {
-    if (held) unwrap(await stub.appendBlob({ id: t.sv, kind: t.kind, upload, bytes: held }));
-    held = piece;
+  try {
+    for await (const piece of pieces(c.req.raw.body)) {
+      if (held) unwrap(await stub.appendBlob({ id: t.sv, kind: t.kind, upload, bytes: held }));
+      held = piece;
+    }
+  } catch (err) {
+    if (held) await stub.abortBlob({ id: t.sv, kind: t.kind, upload }).catch(() => undefined);
+    throw err;
   }
   unwrap(await stub.completeBlob({ id: t.sv, kind: t.kind, upload, bytes: held ?? new Uint8Array(), now: nowIso() }));
   return c.body(null, 200);

@@ -17,8 +17,9 @@ export interface ProjectRow {
   team_count: number;
 }
 
+// The organisation predicate lets the count use the (organization_name, project_id) index.
 const SELECT = `SELECT p.*,
-  (SELECT count(*) FROM workspaces w WHERE w.project_id = p.id) AS workspace_count,
+  (SELECT count(*) FROM workspaces w WHERE w.organization_name = p.organization_name AND w.project_id = p.id) AS workspace_count,
   (SELECT count(*) FROM team_projects tp WHERE tp.project_id = p.id) AS team_count
   FROM projects p`;
 
@@ -117,10 +118,27 @@ export function insertProjectStatement(db: Db, p: ProjectWrite): D1PreparedState
     .bind(p.id, p.organization, p.name, p.description, p.createdAt, JSON.stringify(p.attrs), p.mode, p.pool);
 }
 
-export function updateProjectStatement(db: Db, p: Omit<ProjectWrite, "organization" | "createdAt">): D1PreparedStatement {
+/** The columns a PATCH sets; absent ones are left as stored, so concurrent PATCHes of different fields both land. */
+export interface ProjectChanges {
+  name?: string;
+  description?: string | null;
+  autoDestroyActivityDuration?: string | null;
+  /** Written together so the pair stays consistent (agent mode has a pool, other modes none). */
+  defaults?: { mode: string | null; pool: string | null };
+}
+
+export function updateProjectStatement(db: Db, id: string, ch: ProjectChanges): D1PreparedStatement | null {
+  const sets: [string, unknown][] = [];
+  if (ch.name !== undefined) sets.push(["name = ?", ch.name]);
+  if (ch.description !== undefined) sets.push(["description = ?", ch.description]);
+  if (ch.autoDestroyActivityDuration !== undefined) {
+    sets.push([`attrs = json_set(attrs, '$."auto-destroy-activity-duration"', ?)`, ch.autoDestroyActivityDuration]);
+  }
+  if (ch.defaults) sets.push(["default_execution_mode = ?", ch.defaults.mode], ["default_agent_pool_id = ?", ch.defaults.pool]);
+  if (sets.length === 0) return null;
   return db
-    .prepare("UPDATE projects SET name = ?, description = ?, attrs = ?, default_execution_mode = ?, default_agent_pool_id = ? WHERE id = ?")
-    .bind(p.name, p.description, JSON.stringify(p.attrs), p.mode, p.pool, p.id);
+    .prepare(`UPDATE projects SET ${sets.map(([s]) => s).join(", ")} WHERE id = ?`)
+    .bind(...sets.map(([, v]) => v), id);
 }
 
 /**
@@ -131,7 +149,12 @@ export function updateProjectStatement(db: Db, p: Omit<ProjectWrite, "organizati
 export async function deleteEmptyProject(db: Db, id: string): Promise<boolean> {
   const gone = "NOT EXISTS (SELECT 1 FROM projects WHERE id = ?)";
   const [del] = await db.batch([
-    db.prepare("DELETE FROM projects WHERE id = ? AND is_default = 0 AND NOT EXISTS (SELECT 1 FROM workspaces WHERE project_id = ?)").bind(id, id),
+    db
+      .prepare(
+        `DELETE FROM projects WHERE id = ? AND is_default = 0
+           AND NOT EXISTS (SELECT 1 FROM workspaces w WHERE w.organization_name = projects.organization_name AND w.project_id = ?)`,
+      )
+      .bind(id, id),
     db.prepare(`DELETE FROM team_projects WHERE project_id = ? AND ${gone}`).bind(id, id),
     db.prepare(`DELETE FROM project_tag_bindings WHERE project_id = ? AND ${gone}`).bind(id, id),
   ]);
@@ -140,4 +163,17 @@ export async function deleteEmptyProject(db: Db, id: string): Promise<boolean> {
 
 export function isUniqueViolation(err: unknown): boolean {
   return String(err).includes("UNIQUE");
+}
+
+/** The migration 0002 trigger: the default agent pool was deleted between the check and the write. */
+export function isMissingPoolError(err: unknown): boolean {
+  return String(err).includes("project_default_agent_pool_missing");
+}
+
+/**
+ * Appended to a batch that writes a project's bindings: if the project was deleted concurrently (the
+ * delete committed between our read and this batch), the bindings just written are dropped again.
+ */
+export function orphanBindingsCleanup(db: Db, projectId: string): D1PreparedStatement {
+  return db.prepare("DELETE FROM project_tag_bindings WHERE project_id = ? AND NOT EXISTS (SELECT 1 FROM projects WHERE id = ?)").bind(projectId, projectId);
 }

@@ -33,8 +33,22 @@ const updateBody = z.object({ data: z.object({ type: z.literal("agent-pools"), a
 
 const ids = (json: string, type: string) => (JSON.parse(json) as string[]).map((id) => ({ id, type }));
 
-async function serialize(db: D1DatabaseSession, p: PoolRow): Promise<Resource> {
-  const using = await db.prepare("SELECT id FROM workspaces WHERE agent_pool_id = ? ORDER BY created_at").bind(p.id).all<{ id: string }>();
+/** Workspaces naming each pool (the index's `agent_pool_id`), in one query for a whole page. */
+async function workspacesUsing(db: D1DatabaseSession, organization: string, poolIds: string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>(poolIds.map((id) => [id, []]));
+  if (poolIds.length === 0) return out;
+  const rows = await db
+    .prepare(
+      `SELECT id, agent_pool_id FROM workspaces
+         WHERE organization_name = ? AND agent_pool_id IN (SELECT value FROM json_each(?)) ORDER BY created_at, id`,
+    )
+    .bind(organization, JSON.stringify(poolIds))
+    .all<{ id: string; agent_pool_id: string }>();
+  for (const r of rows.results) out.get(r.agent_pool_id)?.push(r.id);
+  return out;
+}
+
+function serialize(p: PoolRow, using: string[]): Resource {
   return {
     id: p.id,
     type: "agent-pools",
@@ -43,13 +57,17 @@ async function serialize(db: D1DatabaseSession, p: PoolRow): Promise<Resource> {
       organization: { data: { id: p.organization_name, type: "organizations" } },
       agents: { links: { related: `/api/v2/agent-pools/${p.id}/agents` } },
       "authentication-tokens": { links: { related: `/api/v2/agent-pools/${p.id}/authentication-tokens` } },
-      workspaces: { data: using.results.map((w) => ({ id: w.id, type: "workspaces" })) },
+      workspaces: { data: using.map((id) => ({ id, type: "workspaces" })) },
       "allowed-workspaces": { data: ids(p.allowed_workspaces, "workspaces") },
       "allowed-projects": { data: ids(p.allowed_projects, "projects") },
       "excluded-workspaces": { data: ids(p.excluded_workspaces, "workspaces") },
     },
     links: { self: `/api/v2/agent-pools/${p.id}` },
   };
+}
+
+async function serializeOne(db: D1DatabaseSession, p: PoolRow): Promise<Resource> {
+  return serialize(p, (await workspacesUsing(db, p.organization_name, [p.id])).get(p.id) ?? []);
 }
 
 type Refs = z.infer<typeof relationships>;
@@ -102,7 +120,7 @@ agentPools.openapi(
       .bind(row.id, row.organization_name, row.name, row.organization_scoped, row.allowed_workspaces, row.allowed_projects, row.excluded_workspaces, row.created_at)
       .run()
       .catch((err) => uniqueViolation(err));
-    return jsonapi(c, { data: await serialize(db, row) }, 201);
+    return jsonapi(c, { data: await serializeOne(db, row) }, 201);
   },
 );
 
@@ -140,13 +158,14 @@ agentPools.openapi(
       (p) => (!q || p.name.toLowerCase().includes(q)) && allows(p, wsId, p.allowed_workspaces) && allows(p, prjId, p.allowed_projects),
     );
     const slice = matching.slice((page.number - 1) * page.size, page.number * page.size);
-    return jsonapi(c, paginated(c, await Promise.all(slice.map((p) => serialize(db, p))), page, matching.length));
+    const using = await workspacesUsing(db, access.organization.name, slice.map((p) => p.id));
+    return jsonapi(c, paginated(c, slice.map((p) => serialize(p, using.get(p.id) ?? [])), page, matching.length));
   },
 );
 
 agentPools.openapi(
   createRoute({ method: "get", path: "/agent-pools/{pool_id}", tags, summary: "Show an agent pool", request: { params: poolParam }, responses: { ...ok("The pool"), ...errorResponses } }),
-  async (c) => jsonapi(c, { data: await serialize(primary(c), (await loadOwned<PoolRow>(c, "agent_pools", c.req.valid("param").pool_id)).row) }),
+  async (c) => jsonapi(c, { data: await serializeOne(primary(c), (await loadOwned<PoolRow>(c, "agent_pools", c.req.valid("param").pool_id)).row) }),
 );
 
 agentPools.openapi(
@@ -157,23 +176,47 @@ agentPools.openapi(
     const { attributes: a = {}, relationships: r } = c.req.valid("json").data;
     checkName(a.name);
     await checkRefs(primary(c), row.organization_name, r);
-    const next: PoolRow = {
-      ...row,
-      name: a.name ?? row.name,
-      organization_scoped: a["organization-scoped"] === undefined ? row.organization_scoped : a["organization-scoped"] ? 1 : 0,
-      allowed_workspaces: r?.["allowed-workspaces"] ? JSON.stringify(r["allowed-workspaces"].data.map((d) => d.id)) : row.allowed_workspaces,
-      allowed_projects: r?.["allowed-projects"] ? JSON.stringify(r["allowed-projects"].data.map((d) => d.id)) : row.allowed_projects,
-      excluded_workspaces: r?.["excluded-workspaces"] ? JSON.stringify(r["excluded-workspaces"].data.map((d) => d.id)) : row.excluded_workspaces,
-    };
+    // Only what the request names is written, so concurrent PATCHes of different fields both land.
+    const sets: [string, unknown][] = [];
+    if (a.name !== undefined) sets.push(["name = ?", a.name]);
+    if (a["organization-scoped"] !== undefined) sets.push(["organization_scoped = ?", a["organization-scoped"] ? 1 : 0]);
+    for (const [rel, column] of [["allowed-workspaces", "allowed_workspaces"], ["allowed-projects", "allowed_projects"], ["excluded-workspaces", "excluded_workspaces"]] as const) {
+      const given = r?.[rel];
+      if (given) sets.push([`${column} = ?`, JSON.stringify(given.data.map((d) => d.id))]);
+    }
     const db = primary(c);
-    await db
-      .prepare("UPDATE agent_pools SET name = ?, organization_scoped = ?, allowed_workspaces = ?, allowed_projects = ?, excluded_workspaces = ? WHERE id = ?")
-      .bind(next.name, next.organization_scoped, next.allowed_workspaces, next.allowed_projects, next.excluded_workspaces, row.id)
-      .run()
-      .catch((err) => uniqueViolation(err));
-    return jsonapi(c, { data: await serialize(db, next) });
+    if (sets.length > 0) {
+      await db
+        .prepare(`UPDATE agent_pools SET ${sets.map(([s]) => s).join(", ")} WHERE id = ?`)
+        .bind(...sets.map(([, v]) => v), row.id)
+        .run()
+        .catch((err) => uniqueViolation(err));
+    }
+    const updated = await db.prepare("SELECT * FROM agent_pools WHERE id = ?").bind(row.id).first<PoolRow>();
+    if (!updated) throw ApiError.of("not_found"); // deleted concurrently
+    return jsonapi(c, { data: await serializeOne(db, updated) });
   },
 );
+
+/**
+ * Why a delete was refused, for the detail (issue 2 leaves the status to us: 422, as for any request that
+ * the pool's current references make invalid; no workspace is touched, the check reads D1 only).
+ */
+async function inUse(db: D1DatabaseSession, row: PoolRow): Promise<ApiError> {
+  const [ws, org, prj] = await db.batch<{ n: number }>([
+    db.prepare("SELECT count(*) AS n FROM workspaces WHERE organization_name = ? AND agent_pool_id = ?").bind(row.organization_name, row.id),
+    db.prepare("SELECT count(*) AS n FROM organizations WHERE name = ? AND default_agent_pool_id = ?").bind(row.organization_name, row.id),
+    db.prepare("SELECT count(*) AS n FROM projects WHERE organization_name = ? AND default_agent_pool_id = ?").bind(row.organization_name, row.id),
+  ]);
+  const n = (r: D1Result<{ n: number }> | undefined) => r?.results[0]?.n ?? 0;
+  if (n(ws) + n(org) + n(prj) === 0) return ApiError.of("not_found"); // deleted concurrently
+  const uses = [
+    n(org) > 0 ? "it is the organization's default agent pool" : null,
+    n(prj) > 0 ? `it is the default agent pool of ${n(prj)} project(s)` : null,
+    n(ws) > 0 ? `${n(ws)} workspace(s) use it` : null,
+  ].filter(Boolean);
+  return ApiError.of("invalid_attribute", { detail: `Agent pool cannot be deleted while in use: ${uses.join("; ")}` });
+}
 
 agentPools.openapi(
   createRoute({ method: "delete", path: "/agent-pools/{pool_id}", tags, summary: "Delete an unused agent pool", request: { params: poolParam }, responses: { ...noContentResponse, ...errorResponses } }),
@@ -185,15 +228,13 @@ agentPools.openapi(
     const res = await db
       .prepare(
         `DELETE FROM agent_pools WHERE id = ?
-           AND NOT EXISTS (SELECT 1 FROM workspaces WHERE agent_pool_id = ?)
-           AND NOT EXISTS (SELECT 1 FROM organizations WHERE default_agent_pool_id = ?)
-           AND NOT EXISTS (SELECT 1 FROM projects WHERE default_agent_pool_id = ?)`,
+           AND NOT EXISTS (SELECT 1 FROM workspaces WHERE organization_name = ? AND agent_pool_id = ?)
+           AND NOT EXISTS (SELECT 1 FROM organizations WHERE name = ? AND default_agent_pool_id = ?)
+           AND NOT EXISTS (SELECT 1 FROM projects WHERE organization_name = ? AND default_agent_pool_id = ?)`,
       )
-      .bind(row.id, row.id, row.id, row.id)
+      .bind(row.id, row.organization_name, row.id, row.organization_name, row.id, row.organization_name, row.id)
       .run();
-    if (res.meta.changes === 0) {
-      throw ApiError.of("invalid_attribute", { detail: "Agent pool is in use (by workspaces, by a project default or as the organization's default agent pool) and cannot be deleted" });
-    }
+    if (res.meta.changes === 0) throw await inUse(db, row);
     return noContent(c);
   },
 );

@@ -5,6 +5,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { requireOrgAccess } from "../auth/access";
 import { primary } from "../db";
+import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
 import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
@@ -28,6 +29,19 @@ interface TokenRow {
 }
 
 const PROVIDERS = ["github", "github_enterprise", "gitlab_hosted", "gitlab_community_edition", "gitlab_enterprise_edition", "ado_server", "ado_services", "bitbucket_hosted", "bitbucket_server", "bitbucket_data_center"] as const;
+/** `service-provider-display-name`: the providers' product names (the reference notes give no list; these follow the VCS docs). */
+const DISPLAY_NAMES: Record<(typeof PROVIDERS)[number], string> = {
+  github: "GitHub",
+  github_enterprise: "GitHub Enterprise",
+  gitlab_hosted: "GitLab.com",
+  gitlab_community_edition: "GitLab Community Edition",
+  gitlab_enterprise_edition: "GitLab Enterprise Edition",
+  ado_server: "Azure DevOps Server",
+  ado_services: "Azure DevOps Services",
+  bitbucket_hosted: "Bitbucket Cloud",
+  bitbucket_server: "Bitbucket Server",
+  bitbucket_data_center: "Bitbucket Data Center",
+};
 const PUBLIC_ATTRS = ["name", "service-provider", "http-url", "api-url", "key", "rsa-public-key", "organization-scoped"] as const;
 const attributes = z.object({
   name: z.string().max(255).nullable().optional(),
@@ -56,7 +70,7 @@ function serializeClient(c: ClientRow, tokens: string[]): Resource {
       "created-at": c.created_at,
       "callback-url": `/auth/${c.id}/callback`,
       "connect-path": `/auth/${c.id}?organization_id=${c.organization_name}`,
-      "service-provider-display-name": a["service-provider"],
+      "service-provider-display-name": DISPLAY_NAMES[a["service-provider"] as keyof typeof DISPLAY_NAMES] ?? null,
       ...Object.fromEntries(PUBLIC_ATTRS.map((k) => [k, a[k] ?? null])),
     },
     relationships: {
@@ -128,10 +142,14 @@ oauth.openapi(
   async (c) => {
     const { row, access } = await loadOwned<ClientRow>(c, "oauth_clients", c.req.valid("param").oauth_client_id);
     requireManage(access, "manage-vcs-settings");
-    const attrs = JSON.stringify({ ...(JSON.parse(row.attrs) as Record<string, unknown>), ...publicAttrs(c.req.valid("json").data.attributes ?? {}) });
     const db = primary(c);
-    await db.prepare("UPDATE oauth_clients SET attrs = ? WHERE id = ?").bind(attrs, row.id).run();
-    return jsonapi(c, { data: serializeClient({ ...row, attrs }, (await tokensOf(db, row.id)).map((t) => t.id)) });
+    // Merged in SQL (a null removes the key, which reads back as null) so concurrent PATCHes both land.
+    const updated = await db
+      .prepare("UPDATE oauth_clients SET attrs = json_patch(attrs, ?) WHERE id = ? RETURNING *")
+      .bind(JSON.stringify(publicAttrs(c.req.valid("json").data.attributes ?? {})), row.id)
+      .first<ClientRow>();
+    if (!updated) throw ApiError.of("not_found"); // deleted concurrently
+    return jsonapi(c, { data: serializeClient(updated, (await tokensOf(db, row.id)).map((t) => t.id)) });
   },
 );
 

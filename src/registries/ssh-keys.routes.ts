@@ -1,8 +1,7 @@
-/** SSH keys (tfe-api-notes §2.6). The key value is write-only: only its SHA-256 fingerprint is kept. */
+/** SSH keys (tfe-api-notes §2.6). The key value is write-only: nothing of it is stored or returned. */
 import { createRoute, z } from "@hono/zod-openapi";
 import { requireOrgAccess } from "../auth/access";
 import { primary } from "../db";
-import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
 import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
@@ -11,7 +10,6 @@ import { loadOwned, requireManage } from "./registry.common";
 
 const tags = ["SSH keys"];
 export const sshKeys = router();
-void ({} as AppEnv);
 
 interface SshKeyRow {
   id: string;

@@ -57,6 +57,6 @@ export function serializeOutputs(sv: StateVersionView, type: "state-version-outp
       "detailed-type": o.type,
       value: o.sensitive && !canReadSensitive ? null : o.value,
     },
-    links: { self: `/api/v2/${type}/${outputId(sv.id, i)}` },
+    links: { self: `/api/v2/state-version-outputs/${outputId(sv.id, i)}` },
   }));
 }

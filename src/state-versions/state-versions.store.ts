@@ -204,6 +204,11 @@ export function appendUpload(sql: SqlStorage, svId: string, kind: BlobKind, uplo
   return null;
 }
 
+/** Drops the staged pieces of an upload that failed midway (too large, client gone). */
+export function abortUpload(sql: SqlStorage, svId: string, kind: BlobKind, upload: string): void {
+  clearChunks(sql, svId, staging(kind, upload));
+}
+
 /**
  * Completes an upload: the staged bytes replace the blob. For the raw state the md5 must match;
  * the version is then parsed and finalized. Returns the finalized row when it should become

@@ -9,7 +9,7 @@ import { initialRecord } from "./workspace.record";
 import { changeConsumers, setRetention, setSshKey, type ConsumerChange } from "./consumers.logic";
 import type { DataRetentionPolicy } from "./workspace.types";
 import {
-  appendUpload, completeUpload, createVersion, eraseAll, getRow, latestPending, makeCurrent, migrateStateVersions, onUnlock, readParts, view,
+  abortUpload, appendUpload, completeUpload, createVersion, eraseAll, getRow, latestPending, makeCurrent, migrateStateVersions, onUnlock, readParts, view,
   type BlobKind, type CreateVersionInput, type StateVersionRow, type StateVersionView,
 } from "../state-versions/state-versions.store";
 import { applyTagChange, sameTags, type TagChange } from "../tags/workspace-tags.logic";
@@ -230,6 +230,11 @@ export class WorkspaceObject extends DurableObject<Bindings> {
   async appendBlob(input: { id: string; kind: BlobKind; upload: string; bytes: Uint8Array }): Promise<{ ok: true } | Failure> {
     if (this.load().kind !== "live") return fail("not_found");
     return appendUpload(this.ctx.storage.sql, input.id, input.kind, input.upload, input.bytes) ?? { ok: true };
+  }
+
+  async abortBlob(input: { id: string; kind: BlobKind; upload: string }): Promise<{ ok: true }> {
+    abortUpload(this.ctx.storage.sql, input.id, input.kind, input.upload);
+    return { ok: true };
   }
 
   /** Completes an upload with its last piece: md5 verified, parsed, finalized and (unless intermediate) made current. */

@@ -1,15 +1,27 @@
-/** `include` on workspace reads (spec §4.6): related resources in a top-level `included`. */
+/** `include` on workspace reads (spec §4.6): related resources in a top-level `included`, each once. */
 import type { Context } from "hono";
 import { primary } from "../db";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { Included, type Resource } from "../jsonapi/document";
+import { userResource } from "../meta/meta.routes";
 import { serializeOrganization } from "../organizations/organizations.serialize";
-import { projectBindingsOf } from "../tags/project-tags.index";
-import { effectiveBindings } from "../tags/tags.serialize";
-import type { WorkspaceRecord } from "./workspace.types";
-import type { WorkspaceScope } from "./workspaces.service";
+import type { ProjectRow } from "../projects/projects.index";
+import { serializeProject } from "../projects/projects.serialize";
 import { includeStateVersions } from "../state-versions/state-versions.include";
+import type { ProjectBindingRow } from "../tags/project-tags.index";
+import { effectiveBindings } from "../tags/tags.serialize";
+import { withoutDeadTags } from "../tags/workspace-tags.logic";
+import type { WorkspaceRecord } from "./workspace.types";
+import {
+  deletedTagsStatement,
+  includeAgentPoolsStatement,
+  includeProjectBindingsStatement,
+  includeProjectsStatement,
+  includeTeamsStatement,
+  includeUsersStatement,
+} from "./workspaces.list.index";
+import type { WorkspaceScope } from "./workspaces.service";
 
 /** Every value the docs, go-tfe and the real API's OpenAPI document send. */
 export const INCLUDE_VALUES = new Set([
@@ -43,7 +55,7 @@ export const INCLUDE_VALUES = new Set([
 
 export function parseInclude(raw: string | undefined): string[] {
   if (!raw) return [];
-  const values = raw.split(",").map((v) => v.trim()).filter((v) => v.length > 0);
+  const values = [...new Set(raw.split(",").map((v) => v.trim()).filter((v) => v.length > 0))];
   for (const v of values) {
     if (!INCLUDE_VALUES.has(v)) {
       throw ApiError.of("invalid_include", { detail: `Invalid include parameter: ${v}`, parameter: "include" });
@@ -52,10 +64,28 @@ export function parseInclude(raw: string | undefined): string[] {
   return values;
 }
 
+interface UserRow {
+  id: string;
+  username: string;
+  email: string | null;
+  is_site_admin: number;
+  is_service_account: number;
+}
+
+interface AgentPoolRow {
+  id: string;
+  name: string;
+  organization_scoped: number;
+  created_at: string;
+}
+
+const unique = <T>(xs: T[]) => [...new Set(xs)];
+
 /**
- * Resolves includes for a set of workspaces (and their serialised resources, whose relationship data
- * is filled where an include needs it). Resources this service does not hold (runs, configuration
- * versions, readme, assessments, no-code modules) resolve to nothing.
+ * Resolves includes for a set of workspaces and their serialised resources (relationship data is
+ * filled where an include needs it). The D1 lookups of every requested include go in one batch.
+ * Resources this service does not hold (runs, configuration versions, readme, assessments, variables,
+ * no-code modules) resolve to nothing.
  */
 export async function includeFor(
   c: Context<AppEnv>,
@@ -66,43 +96,69 @@ export async function includeFor(
 ): Promise<{ included?: Resource[] }> {
   const values = new Set(parseInclude(raw));
   if (values.size === 0 || records.length === 0) return {};
-  const included = new Included();
   const db = primary(c);
-  if (values.has("organization")) included.add(serializeOrganization(scope.access.organization));
-  if (values.has("project")) {
-    const ids = [...new Set(records.map((r) => r.projectId))];
-    const rows = await db
-      .prepare("SELECT id, name, description, created_at FROM projects WHERE id IN (SELECT value FROM json_each(?))")
-      .bind(JSON.stringify(ids))
-      .all<{ id: string; name: string; description: string | null; created_at: string }>();
-    for (const p of rows.results) {
+  const organization = scope.access.organization;
+  const holders = records.filter((r) => r.lock.locked && r.lock.holder).map((r) => r.lock.holder!);
+  const userIds = unique(holders.filter((h) => h.type === "users").map((h) => h.id));
+  const teamIds = unique(holders.filter((h) => h.type === "teams").map((h) => h.id));
+  const poolIds = unique(
+    resources.map((r) => (r.relationships?.["agent-pool"] as { data: { id: string } | null } | undefined)?.data?.id).filter((x): x is string => !!x),
+  );
+  const projectIds = unique(records.map((r) => r.projectId));
+
+  // One statement list, one round trip; each reader takes its results by position.
+  const statements: D1PreparedStatement[] = [];
+  const at = (s: D1PreparedStatement) => statements.push(s) - 1;
+  const slot = {
+    projects: values.has("project") ? at(includeProjectsStatement(db, projectIds)) : -1,
+    users: values.has("locked_by") && userIds.length ? at(includeUsersStatement(db, userIds)) : -1,
+    teams: values.has("locked_by") && teamIds.length ? at(includeTeamsStatement(db, teamIds)) : -1,
+    pools: values.has("agent_pool") && poolIds.length ? at(includeAgentPoolsStatement(db, poolIds)) : -1,
+    bindings: values.has("effective_tag_bindings") ? at(includeProjectBindingsStatement(db, projectIds)) : -1,
+    dead: values.has("effective_tag_bindings") ? at(deletedTagsStatement(db, organization.name)) : -1,
+  };
+  const results = statements.length ? await db.batch(statements) : [];
+  const rows = <T>(i: number) => (i < 0 ? [] : ((results[i]?.results ?? []) as T[]));
+
+  const included = new Included();
+  if (values.has("organization")) included.add(serializeOrganization(organization));
+  for (const p of rows<ProjectRow>(slot.projects)) included.add(serializeProject(p, scope.access));
+  if (values.has("locked_by")) {
+    const users = new Map(rows<UserRow>(slot.users).map((u) => [u.id, u]));
+    for (const id of userIds) {
+      const u = users.get(id);
+      // Not a stored user: the service user of the organisation's token (lockHolderOf).
+      included.add(
+        u
+          ? userResource(u.id, u.username, u.email, u.is_site_admin === 1, u.is_service_account === 1, { id: u.id, type: "users" })
+          : userResource(id, `api-org-${organization.name}`, null, false, true, { id: organization.name, type: "organizations" }),
+      );
+    }
+    for (const t of rows<{ id: string; name: string; organization_name: string }>(slot.teams)) {
       included.add({
-        id: p.id,
-        type: "projects",
-        attributes: { name: p.name, description: p.description, "created-at": p.created_at },
-        relationships: { organization: { data: { id: scope.access.organization.name, type: "organizations" } } },
-        links: { self: `/api/v2/projects/${p.id}` },
+        id: t.id,
+        type: "teams",
+        attributes: { name: t.name },
+        relationships: { organization: { data: { id: t.organization_name, type: "organizations" } } },
+        links: { self: `/api/v2/teams/${t.id}` },
       });
     }
   }
-  if (values.has("locked_by")) await includeLockHolders(db, records, included);
-  if (values.has("agent_pool")) {
-    const ids = resources.map((r) => (r.relationships?.["agent-pool"] as { data: { id: string } | null } | undefined)?.data?.id).filter((x): x is string => !!x);
-    if (ids.length) {
-      const rows = await db
-        .prepare("SELECT id, name, organization_scoped, created_at FROM agent_pools WHERE id IN (SELECT value FROM json_each(?))")
-        .bind(JSON.stringify([...new Set(ids)]))
-        .all<{ id: string; name: string; organization_scoped: number; created_at: string }>();
-      for (const p of rows.results) {
-        included.add({ id: p.id, type: "agent-pools", attributes: { name: p.name, "organization-scoped": p.organization_scoped === 1, "created-at": p.created_at, "agent-count": 0 }, links: { self: `/api/v2/agent-pools/${p.id}` } });
-      }
-    }
+  for (const p of rows<AgentPoolRow>(slot.pools)) {
+    included.add({
+      id: p.id,
+      type: "agent-pools",
+      attributes: { name: p.name, "organization-scoped": p.organization_scoped === 1, "created-at": p.created_at, "agent-count": 0 },
+      relationships: { organization: { data: { id: organization.name, type: "organizations" } } },
+      links: { self: `/api/v2/agent-pools/${p.id}` },
+    });
   }
-  await includeStateVersions(c, records, scope, values, included);
   if (values.has("effective_tag_bindings")) {
-    const inherited = await projectBindingsOf(db, records.map((r) => r.projectId));
+    const inherited = new Map<string, ProjectBindingRow[]>();
+    for (const b of rows<ProjectBindingRow>(slot.bindings)) inherited.set(b.project_id, [...(inherited.get(b.project_id) ?? []), b]);
+    const dead = new Set(rows<{ id: string }>(slot.dead).map((d) => d.id));
     records.forEach((r, i) => {
-      const bindings = effectiveBindings(r.tags, r.projectId, inherited.get(r.projectId) ?? []);
+      const bindings = effectiveBindings(withoutDeadTags(r.tags, dead), r.projectId, inherited.get(r.projectId) ?? []);
       const res = resources[i];
       if (res?.relationships) {
         res.relationships["effective-tag-bindings"] = {
@@ -113,23 +169,7 @@ export async function includeFor(
       for (const b of bindings) included.add(b);
     });
   }
+  // Outputs and the current state version live in each workspace's Durable Object (state-version issue).
+  await includeStateVersions(c, records, scope, values, included);
   return included.items.length ? { included: included.items } : {};
-}
-
-/** The lock holders: users (including the service users of team and organisation tokens) and teams. */
-async function includeLockHolders(db: D1DatabaseSession, records: WorkspaceRecord[], included: Included): Promise<void> {
-  const holders = records.filter((r) => r.lock.locked).map((r) => r.lock.holder).filter((h): h is NonNullable<typeof h> => !!h);
-  const users = holders.filter((h) => h.type === "users").map((h) => h.id);
-  const teams = holders.filter((h) => h.type === "teams").map((h) => h.id);
-  const [u, t] = await db.batch([
-    db.prepare("SELECT id, username FROM users WHERE id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(users)),
-    db.prepare("SELECT id, name FROM teams WHERE id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(teams)),
-  ]);
-  const names = new Map(((u?.results ?? []) as Array<{ id: string; username: string }>).map((r) => [r.id, r.username]));
-  for (const id of users) {
-    included.add({ id, type: "users", attributes: { username: names.get(id) ?? `api-${id}`, "is-service-account": !names.has(id) }, links: { self: `/api/v2/users/${id}` } });
-  }
-  for (const row of (t?.results ?? []) as Array<{ id: string; name: string }>) {
-    included.add({ id: row.id, type: "teams", attributes: { name: row.name }, links: { self: `/api/v2/teams/${row.id}` } });
-  }
 }

@@ -1,100 +1,64 @@
 /** GET /organizations/:org/workspaces — listing, search, filters and sort over the D1 index (spec §4.4). */
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { loadAccessBatch } from "../auth/access";
+import { buildOrgAccess, type Grant, type OrgAccess, type ProjectDefaultsRow } from "../auth/access";
 import { canRead } from "../auth/permissions";
-import { exposeBookmark, listSession, primary } from "../db";
+import type { Principal } from "../auth/principal";
+import { exposeBookmark, primary } from "../db";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
-import { jsonapi, paginated, readPage } from "../jsonapi/document";
-import { excludeTagsSql, searchTagsSql, taggedFilterSql } from "../tags/tags.index";
+import { jsonapi, paginated, readPage, type Page } from "../jsonapi/document";
+import { LIMITS } from "../limits";
+import { toOrganization, type OrganizationRow } from "../organizations/organizations.index";
 import { includeFor, parseInclude } from "./workspaces.include";
 import { parseDoc } from "./workspaces.index";
-import { loadScope } from "./workspaces.service";
+import {
+  likeLiteral,
+  listBatch,
+  pageOf,
+  SORTS,
+  type ListFilters,
+  type ListSpec,
+  type NameMatch,
+  type PageRow,
+  type SortParam,
+  type Strategy,
+  type TagFilter,
+} from "./workspaces.list.index";
+import { scopeFrom } from "./workspaces.service";
 
-const param = z.string().max(1000).optional();
+const text = z.string().max(LIMITS.genericStringMax).optional();
 /** The documented parameters; anything else (go-tfe sends junk such as `TagBindings=...`) is ignored. */
 export const listQuery = z
   .object({
-    "page[number]": z.string().max(20).optional(),
-    "page[size]": z.string().max(20).optional(),
-    "search[name]": param,
-    "search[wildcard-name]": param,
-    "search[tags]": param,
-    "search[exclude-tags]": param,
-    "filter[project][id]": z.string().max(64).optional(),
-    "filter[current-run][status]": param,
-    sort: z.string().max(64).optional(),
-    include: z.string().max(2000).optional(),
+    "page[number]": text,
+    "page[size]": text,
+    "search[name]": text,
+    "search[wildcard-name]": text,
+    "search[tags]": text,
+    "search[exclude-tags]": text,
+    "filter[project][id]": text,
+    "filter[current-run][status]": text,
+    sort: text,
+    include: text,
   })
   .passthrough();
 
-const SORTS: Record<string, string> = {
-  name: "w.name ASC, w.id ASC",
-  "-name": "w.name DESC, w.id DESC",
-  "current-run.created-at": "w.current_run_created_at IS NULL, w.current_run_created_at ASC, w.created_at ASC, w.id ASC",
-  "-current-run.created-at": "w.current_run_created_at IS NULL, w.current_run_created_at DESC, w.created_at DESC, w.id DESC",
-  "latest-change-at": "w.latest_change_at ASC, w.id ASC",
-  "-latest-change-at": "w.latest_change_at DESC, w.id DESC",
-};
-/** Without `sort`, creation order: stable across pages and calls. */
-const DEFAULT_ORDER = "w.created_at ASC, w.id ASC";
+const csv = (raw: string | null) => [...new Set((raw ?? "").split(",").map((s) => s.trim()).filter((s) => s.length > 0))];
 
-/** LIKE-escapes a literal (every character but our own `%` is matched as itself). */
-function likeLiteral(s: string): string {
-  return s.replace(/[\\%_]/g, (m) => `\\${m}`);
+const badRequest = (parameter: string, detail: string) => ApiError.of("bad_request", { detail, parameter });
+
+/** `search[wildcard-name]`: `*` only as prefix and/or suffix; every other character (a middle `*` too) is literal. */
+function wildcardMatch(raw: string): NameMatch | null {
+  const lead = raw.startsWith("*");
+  const trail = raw.length > 1 && raw.endsWith("*");
+  const core = raw.slice(lead ? 1 : 0, trail ? -1 : undefined);
+  if (core === "" && (lead || trail)) return null; // `*` or `**`: every name
+  return { literal: core, like: `${lead ? "%" : ""}${likeLiteral(core)}${trail ? "%" : ""}` };
 }
 
-const csv = (raw: string | undefined) => (raw ?? "").split(",").map((s) => s.trim()).filter((s) => s.length > 0);
-
-interface Where {
-  sql: string[];
-  binds: unknown[];
-}
-
-/** Builds the WHERE clause from the query; brackets arrive percent-encoded or not (URLSearchParams decodes both). */
-export function listFilters(params: URLSearchParams): Where {
-  const where: Where = { sql: [], binds: [] };
-  // No name or tag contains NUL, and SQLite would cut the pattern there: such a search matches nothing.
-  for (const [k, v] of params) if (/^(search|filter)\[/.test(k) && v.includes("\u0000")) where.sql.push("0");
-  const add = (sql: string, ...binds: unknown[]) => {
-    where.sql.push(sql);
-    where.binds.push(...binds);
-  };
-  const name = params.get("search[name]");
-  if (name) add("w.name LIKE ? ESCAPE '\\'", `%${likeLiteral(name)}%`);
-  const wildcard = params.get("search[wildcard-name]");
-  if (wildcard) {
-    // `*` only as prefix and/or suffix; every other character (including `*` inside) is literal.
-    const lead = wildcard.startsWith("*");
-    const trail = wildcard.length > 1 && wildcard.endsWith("*");
-    const core = wildcard.slice(lead ? 1 : 0, trail ? -1 : undefined);
-    add("w.name LIKE ? ESCAPE '\\'", `${lead ? "%" : ""}${likeLiteral(core)}${trail ? "%" : ""}`);
-  }
-  const tags = csv(params.get("search[tags]") ?? undefined);
-  if (tags.length) {
-    const t = searchTagsSql(tags);
-    add(t.sql, ...t.binds);
-  }
-  const exclude = csv(params.get("search[exclude-tags]") ?? undefined);
-  if (exclude.length) {
-    const t = excludeTagsSql(exclude);
-    add(t.sql, ...t.binds);
-  }
-  const project = params.get("filter[project][id]");
-  if (project) add("w.project_id = ?", project);
-  const statuses = csv(params.get("filter[current-run][status]") ?? undefined);
-  if (statuses.length) add("w.current_run_status IN (SELECT value FROM json_each(?))", JSON.stringify(statuses));
-  const tagged = taggedFilters(params);
-  if (tagged.length) {
-    const t = taggedFilterSql(tagged);
-    add(t.sql, ...t.binds);
-  }
-  return where;
-}
-
-/** `filter[tagged][i][key]` / `[value]`: a value pairs with the key of the same index; empty value = any. */
-function taggedFilters(params: URLSearchParams): Array<{ key: string; value?: string }> {
+/** `filter[tagged][i][key]` / `[value]`: a value pairs with the key of the same index; an empty value means any. */
+function taggedFilters(params: URLSearchParams): TagFilter[] {
   const byIndex = new Map<number, { key?: string; value?: string }>();
   for (const [k, v] of params) {
     const m = /^filter\[tagged\]\[(\d{1,3})\]\[(key|value)\]$/.exec(k);
@@ -103,10 +67,10 @@ function taggedFilters(params: URLSearchParams): Array<{ key: string; value?: st
     entry[m[2] as "key" | "value"] = v;
     byIndex.set(Number(m[1]), entry);
   }
-  const out: Array<{ key: string; value?: string }> = [];
+  const out: TagFilter[] = [];
   for (const [i, f] of [...byIndex].sort((a, b) => a[0] - b[0])) {
     if (!f.key) {
-      if (f.value) throw ApiError.of("bad_request", { detail: `filter[tagged][${i}][value] needs filter[tagged][${i}][key]`, parameter: `filter[tagged][${i}][key]` });
+      if (f.value) throw badRequest(`filter[tagged][${i}][key]`, `filter[tagged][${i}][value] needs filter[tagged][${i}][key]`);
       continue;
     }
     out.push({ key: f.key, value: f.value || undefined });
@@ -114,41 +78,100 @@ function taggedFilters(params: URLSearchParams): Array<{ key: string; value?: st
   return out;
 }
 
+/**
+ * The list parameters of spec §4.4 (URLSearchParams decodes brackets sent percent-encoded or not).
+ * Bad values are a 400 naming the parameter.
+ */
+export function parseListQuery(params: URLSearchParams, page: Page): ListSpec {
+  const sort = params.get("sort") || null;
+  if (sort !== null && !(SORTS as readonly string[]).includes(sort)) throw badRequest("sort", `sort must be one of ${SORTS.join(", ")}`);
+  const filters: ListFilters = {
+    names: [],
+    tags: csv(params.get("search[tags]")),
+    excludeTags: csv(params.get("search[exclude-tags]")),
+    projectId: params.get("filter[project][id]") || null,
+    runStatuses: csv(params.get("filter[current-run][status]")),
+    tagged: taggedFilters(params),
+    // No name or tag contains NUL (SQLite would cut a pattern there): such a search matches nothing.
+    nothing: [...params].some(([k, v]) => /^(search|filter)\[/.test(k) && v.includes("\u0000")),
+  };
+  const name = params.get("search[name]");
+  if (name) filters.names.push({ literal: name, like: `%${likeLiteral(name)}%` });
+  const wildcard = params.get("search[wildcard-name]");
+  const w = wildcard ? wildcardMatch(wildcard) : null;
+  if (w) filters.names.push(w);
+  // Each tag condition is one or two bound values; D1 binds at most 100 per statement.
+  if (filters.tags.length + filters.excludeTags.length + filters.tagged.length > LIMITS.listTagFiltersMax) {
+    throw badRequest("search[tags]", `at most ${LIMITS.listTagFiltersMax} tag conditions (search[tags], search[exclude-tags] and filter[tagged] together)`);
+  }
+  return { filters, sort: sort as SortParam | null, limit: page.size, offset: (page.number - 1) * page.size };
+}
+
+interface Loaded {
+  access: OrgAccess;
+  total: number;
+  rows: PageRow[];
+  deadTags: Set<string>;
+}
+
+/**
+ * Runs the list's one batch (see workspaces.list.index.ts) and checks the SQL's view of "reads every
+ * workspace" against the permission model; if they disagree it asks again with the model's answer.
+ * Exported for the benchmark's same-statements floor.
+ */
+export async function loadListPage(
+  db: D1DatabaseSession,
+  principal: Principal,
+  organization: string,
+  spec: ListSpec,
+  strategy: Strategy = "auto",
+): Promise<Loaded | null> {
+  const batch = listBatch(db, principal, organization, spec, { strategy });
+  const results = await db.batch(batch.statements);
+  const orgRow = (results[0]?.results?.[0] ?? null) as OrganizationRow | null;
+  if (!orgRow) return null;
+  const access = buildOrgAccess(principal, toOrganization(orgRow), (results[1]?.results ?? []) as Parameters<typeof buildOrgAccess>[2]);
+  if (!access) return null;
+  const deadTags = new Set(((results[2]?.results ?? []) as Array<{ id: string }>).map((r) => r.id));
+  const wide = canRead(access.base);
+  let page = pageOf(results, batch);
+  if (page?.variant !== (wide ? "org-wide" : "grants")) {
+    const again = listBatch(db, principal, organization, spec, { orgWideRead: wide, strategy });
+    page = pageOf(await db.batch(again.statements), again);
+  }
+  return { access, total: page?.total ?? 0, rows: page?.rows ?? [], deadTags };
+}
+
 export async function listWorkspaces(c: Context<AppEnv>, organization: string): Promise<Response> {
-  const page = readPage(c);
   const params = new URL(c.req.url).searchParams;
+  const page = readPage(c);
   const include = params.get("include") ?? undefined;
   parseInclude(include);
-  const sortParam = params.get("sort");
-  const order = sortParam ? SORTS[sortParam] : DEFAULT_ORDER;
-  if (!order) throw ApiError.of("bad_request", { detail: `sort must be one of ${Object.keys(SORTS).join(", ")}`, parameter: "sort" });
-  const where = listFilters(params);
+  const spec = parseListQuery(params, page);
 
-  const loaded = await loadAccessBatch(primary(c), c.get("principal"), organization, [], []);
-  if (!loaded) throw ApiError.of("not_found");
-  const { access } = loaded;
-  // Callers without organisation-wide read see only workspaces their teams hold grants on (total-count too).
-  if (!canRead(access.base)) {
-    const teams = JSON.stringify(access.teamIds);
-    where.sql.push(
-      `(w.id IN (SELECT workspace_id FROM team_workspaces WHERE team_id IN (SELECT value FROM json_each(?)))
-        OR w.project_id IN (SELECT project_id FROM team_projects WHERE team_id IN (SELECT value FROM json_each(?))))`,
-    );
-    where.binds.push(teams, teams);
-  }
-  const clause = ["w.organization_name = ?", ...where.sql].join(" AND ");
-  const binds = [access.organization.name, ...where.binds];
-  const db = listSession(c);
-  const [countRes, rowsRes] = await db.batch([
-    db.prepare(`SELECT count(*) AS n FROM workspaces w WHERE ${clause}`).bind(...binds),
-    db.prepare(`SELECT w.doc FROM workspaces w WHERE ${clause} ORDER BY ${order} LIMIT ? OFFSET ?`).bind(...binds, page.size, (page.number - 1) * page.size),
-  ]);
+  // Authorisation data travels in the same batch, so the whole list reads the primary (brief: auth on the primary).
+  const db = primary(c);
+  const loaded = await loadListPage(db, c.get("principal"), organization, spec);
   exposeBookmark(c, db);
-  const total = (countRes?.results?.[0] as { n: number } | undefined)?.n ?? 0;
-  const records = ((rowsRes?.results ?? []) as Array<{ doc: string }>).map(parseDoc);
-  const scope = await loadScope(c, organization, records);
-  if (!scope) throw ApiError.of("not_found");
+  if (!loaded) throw ApiError.of("not_found");
+
+  const records = loaded.rows.map((r) => parseDoc({ doc: r.doc ?? "{}" }));
+  const grants = { workspaces: [] as Grant[], projects: [] as Grant[] };
+  const projects = new Map<string, ProjectDefaultsRow>();
+  const liveKeys = new Set<string>();
+  loaded.rows.forEach((row, i) => {
+    grants.workspaces.push(...(JSON.parse(row.ws_grants ?? "[]") as Grant[]));
+    grants.projects.push(...(JSON.parse(row.prj_grants ?? "[]") as Grant[]));
+    if (row.project) {
+      const p = JSON.parse(row.project) as ProjectDefaultsRow;
+      projects.set(p.id, p);
+    }
+    const key = records[i].sshKeyId;
+    if (key && row.ssh_live === 1) liveKeys.add(key);
+  });
+  // A project's grants arrive once per row of the page; the permission model unites them, so duplicates are harmless.
+  const scope = scopeFrom(c, { access: loaded.access, grants, projects }, loaded.deadTags.size ? loaded.deadTags : null, liveKeys);
   const data = records.map(scope.serialize);
   const inc = await includeFor(c, records, scope, include, data);
-  return jsonapi(c, paginated(c, data, page, total, inc));
+  return jsonapi(c, paginated(c, data, page, loaded.total, inc));
 }

@@ -64,6 +64,19 @@ export async function loadScope(
       : null,
   ]);
   if (!loaded) return null;
+  return scopeFrom(c, loaded, deadTags, liveKeys);
+}
+
+/**
+ * A scope from access data already loaded (the list loads it in its own batch). `deadTags`: ids of
+ * deleted organisation tags; `liveKeys`: the records' SSH key ids that still exist.
+ */
+export function scopeFrom(
+  c: Context<AppEnv>,
+  loaded: { access: OrgAccess; grants: { workspaces: Grant[]; projects: Grant[] }; projects: Map<string, ProjectDefaultsRow> },
+  deadTags: Set<string> | null,
+  liveKeys: Set<string> | null,
+): WorkspaceScope {
   const { access, grants, projects } = loaded;
   const ed = edition(c.env);
   const capsOf = (r: WorkspaceRecord) => workspaceCapabilities(access, r, grants);

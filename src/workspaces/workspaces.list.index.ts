@@ -1,0 +1,408 @@
+/**
+ * D1 statements for the workspace list (spec §4.4) and its includes (§4.6).
+ *
+ * One request is one `batch()`: the organisation row, the caller's teams, the organisation's deleted
+ * tags, and a page statement that returns the total count, the page's rows and, per row, what
+ * authorisation and serialisation need (the caller's grants, the project's execution defaults, whether
+ * the SSH key still exists). Whether the caller reads every workspace of the organisation (owners,
+ * site admin, organisation token, `manage-workspaces`, `read-workspaces`) is only known from the team
+ * rows in that same batch, so the page statement comes twice: once for an organisation-wide reader
+ * and once filtered to the caller's grants, each guarded in SQL by that condition. The guard sits in
+ * the organisation key every index seek starts from, so the variant that does not apply seeks NULL
+ * and costs a few index probes. The handler re-checks the condition with the pure permission model
+ * (`canRead(access.base)`) and re-runs the page with an explicit flag if the two ever disagree.
+ *
+ * Every filter has two equivalent forms: a set of workspace ids built from covering indexes (for
+ * the count, and for sorting a small result), and a predicate on one row (for walking the sort's
+ * index until a page is full). The page picks the cheaper of the two from the count: a small result
+ * is sorted directly; a large one is found by walking the index in order, which stops after the page.
+ * `total-count` without a filter (or with the project filter alone) comes from `workspace_counts`
+ * (migration 0007), maintained by triggers; with filters it counts the matching set, which costs
+ * time proportional to the matches (not to the organisation).
+ */
+import type { Principal } from "../auth/principal";
+import { LIVE_ROW } from "../tags/tags.index";
+
+export const SORTS = [
+  "name",
+  "-name",
+  "current-run.created-at",
+  "-current-run.created-at",
+  "latest-change-at",
+  "-latest-change-at",
+] as const;
+export type SortParam = (typeof SORTS)[number];
+
+/** A name condition: every match contains `literal`; `like` is the exact (case-insensitive) LIKE pattern. */
+export interface NameMatch {
+  literal: string;
+  like: string;
+}
+
+export interface TagFilter {
+  key: string;
+  /** Empty or absent: any value. */
+  value?: string;
+}
+
+export interface ListFilters {
+  names: NameMatch[];
+  /** search[tags]: every key, direct or inherited from the project. */
+  tags: string[];
+  /** search[exclude-tags]: none of the keys. */
+  excludeTags: string[];
+  projectId: string | null;
+  runStatuses: string[];
+  tagged: TagFilter[];
+  /** A condition nothing can satisfy (e.g. a NUL byte in a search). */
+  nothing: boolean;
+}
+
+export interface ListSpec {
+  filters: ListFilters;
+  sort: SortParam | null;
+  limit: number;
+  offset: number;
+}
+
+/** `scan`/`sort` force one of the two page plans (tests compare them); `auto` picks from the count. */
+export type Strategy = "auto" | "scan" | "sort";
+
+/** Numbered parameters (`?N`), so one value can appear in several places of a statement. */
+class Params {
+  readonly values: unknown[] = [];
+  add(v: unknown): string {
+    this.values.push(v);
+    return `?${this.values.length}`;
+  }
+}
+
+/** One filter in its two forms: ids in the organisation `org` (an SQL expression), and a predicate on `w`. */
+interface Term {
+  set(org: string): string;
+  pred: string;
+  /** An exact count without counting rows, when the term is the only filter. */
+  counter?(org: string): string;
+}
+
+const LIKE_ESCAPE = "ESCAPE '\\'";
+
+/** LIKE-escapes a literal: every character matches itself, including `%` and `_`. */
+export function likeLiteral(s: string): string {
+  return s.replace(/[\\%_]/g, (m) => `\\${m}`);
+}
+
+/** An FTS5 phrase: the literal as one quoted string (trigrams match it as a substring). */
+function ftsPhrase(s: string): string {
+  return `"${s.replace(/"/g, '""')}"`;
+}
+
+function projectTerm(P: Params, projectId: string): Term {
+  const p = P.add(projectId);
+  return {
+    set: (org) => `SELECT w2.id AS id FROM workspaces w2 WHERE w2.organization_name = ${org} AND w2.project_id = ${p}`,
+    pred: `w.project_id = ${p}`,
+    counter: (org) => `(SELECT coalesce(sum(c.n), 0) FROM workspace_counts c WHERE c.organization_name = ${org} AND c.project_id = ${p})`,
+  };
+}
+
+function runStatusTerm(P: Params, statuses: string[]): Term {
+  const p = P.add(JSON.stringify(statuses));
+  const cond = `IN (SELECT value FROM json_each(${p}))`;
+  return {
+    set: (org) => `SELECT w2.id AS id FROM workspaces w2 WHERE w2.organization_name = ${org} AND w2.current_run_status ${cond}`,
+    pred: `w.current_run_status ${cond}`,
+  };
+}
+
+/** Names through the trigram index when the literal has 3+ characters, else a scan of the organisation's names. */
+function nameTerm(P: Params, m: NameMatch): Term {
+  const like = P.add(m.like);
+  const recheck = `s.name LIKE ${like} ${LIKE_ESCAPE}`;
+  if ([...m.literal].length >= 3) {
+    const q = P.add(ftsPhrase(m.literal));
+    return {
+      // An inactive variant (org NULL) matches the empty phrase, which finds nothing without reading the index.
+      set: (org) => `SELECT s.workspace_id AS id FROM workspace_search_fts CROSS JOIN workspace_search s ON s.rid = workspace_search_fts.rowid
+        WHERE workspace_search_fts MATCH (CASE WHEN ${org} IS NULL THEN '""' ELSE ${q} END) AND s.organization_name = ${org} AND ${recheck}`,
+      pred: `w.name LIKE ${like} ${LIKE_ESCAPE}`,
+    };
+  }
+  return {
+    set: (org) => `SELECT s.workspace_id AS id FROM workspace_search s WHERE s.organization_name = ${org} AND ${recheck}`,
+    pred: `w.name LIKE ${like} ${LIKE_ESCAPE}`,
+  };
+}
+
+/** The workspace carries key K, directly (a live entry) or inherited from its project's bindings. */
+function keyTerm(P: Params, key: string): Term {
+  const k = P.add(key);
+  const inherited = `SELECT pb.project_id FROM project_tag_bindings pb WHERE pb.key = ${k}`;
+  return {
+    set: (org) => `SELECT wt.workspace_id AS id FROM workspace_tags wt WHERE wt.organization_name = ${org} AND wt.key = ${k} AND ${LIVE_ROW}
+      UNION SELECT w2.id FROM workspaces w2 WHERE w2.organization_name = ${org} AND w2.project_id IN (${inherited})`,
+    pred: `(EXISTS (SELECT 1 FROM workspace_tags wt WHERE wt.workspace_id = w.id AND wt.key = ${k} AND ${LIVE_ROW}) OR w.project_id IN (${inherited}))`,
+  };
+}
+
+/**
+ * `filter[tagged]` with a value: the workspace's effective binding for K has value V — its own entry,
+ * or the project's binding when it has no entry for K itself (its own wins, as in effective bindings).
+ */
+function keyValueTerm(P: Params, key: string, value: string): Term {
+  const k = P.add(key);
+  const v = P.add(value);
+  const inherited = `SELECT pb.project_id FROM project_tag_bindings pb WHERE pb.key = ${k} AND pb.value = ${v}`;
+  return {
+    set: (org) => `SELECT wt.workspace_id AS id FROM workspace_tags wt WHERE wt.organization_name = ${org} AND wt.key = ${k} AND wt.value = ${v}
+      UNION SELECT id FROM (SELECT w2.id AS id FROM workspaces w2 WHERE w2.organization_name = ${org} AND w2.project_id IN (${inherited})
+        EXCEPT SELECT wt.workspace_id FROM workspace_tags wt WHERE wt.organization_name = ${org} AND wt.key = ${k} AND ${LIVE_ROW})`,
+    pred: `(EXISTS (SELECT 1 FROM workspace_tags wt WHERE wt.workspace_id = w.id AND wt.key = ${k} AND wt.value = ${v})
+      OR (w.project_id IN (${inherited}) AND NOT EXISTS (SELECT 1 FROM workspace_tags wt WHERE wt.workspace_id = w.id AND wt.key = ${k} AND ${LIVE_ROW})))`,
+  };
+}
+
+/**
+ * What a caller without organisation-wide read sees: workspaces its teams hold a grant on, and the
+ * workspaces of projects its teams hold a grant on (every grant level includes read, permissions.ts).
+ */
+function readableTerm(): Term {
+  const direct = "SELECT tw.workspace_id FROM team_workspaces tw WHERE tw.team_id IN (SELECT id FROM caller_teams)";
+  const projects = "SELECT tp.project_id FROM team_projects tp WHERE tp.team_id IN (SELECT id FROM caller_teams)";
+  return {
+    set: (org) => `SELECT tw.workspace_id AS id FROM team_workspaces tw JOIN workspaces w3 ON w3.id = tw.workspace_id
+        WHERE tw.team_id IN (SELECT id FROM caller_teams WHERE ${org} IS NOT NULL)
+      UNION SELECT w2.id FROM workspaces w2 WHERE w2.organization_name = ${org} AND w2.project_id IN (${projects})`,
+    pred: `(w.id IN (${direct}) OR w.project_id IN (${projects}))`,
+  };
+}
+
+const NOTHING: Term = { set: () => "SELECT NULL AS id WHERE 0", pred: "0" };
+
+/** The sort's keys, in the order of an index that serves them (migration 0007). */
+function sortKeys(sort: SortParam | null): { keys: string[]; desc: boolean; collate: boolean } {
+  const desc = sort?.startsWith("-") ?? false;
+  switch (sort?.replace(/^-/, "")) {
+    case "name":
+      return { keys: ["w.name", "w.id"], desc, collate: true };
+    case "latest-change-at":
+      return { keys: ["w.latest_change_at", "w.id"], desc, collate: false };
+    case "current-run.created-at":
+      // Without a run last; `-` reverses the whole order (as a database sorting NULLs last does ascending).
+      return { keys: ["w.current_run_created_at IS NULL", "w.current_run_created_at", "w.created_at", "w.id"], desc, collate: false };
+    default:
+      // No sort: creation order, stable across pages and calls.
+      return { keys: ["w.created_at", "w.id"], desc: false, collate: false };
+  }
+}
+
+const KEY_SLOTS = 4;
+
+/** The caller's teams in the organisation, as SQL for a `caller_teams(id)` CTE. */
+function callerTeamsSql(P: Params, principal: Principal, org: string): string {
+  switch (principal.kind) {
+    case "user":
+      return `SELECT m.team_id AS id FROM team_members m JOIN teams t ON t.id = m.team_id WHERE m.user_id = ${P.add(principal.userId)} AND t.organization_name = ${org}`;
+    case "team":
+      return `SELECT t.id AS id FROM teams t WHERE t.id = ${P.add(principal.teamId)} AND t.organization_name = ${org}`;
+    case "organization":
+      return "SELECT NULL AS id WHERE 0";
+  }
+}
+
+/**
+ * Mirrors `canRead(orgWideCapabilities(standing))` (src/auth/permissions.ts): site admin, the
+ * organisation's token, an owners team, or a team with manage-workspaces or read-workspaces.
+ */
+function orgWideReadSql(principal: Principal, organization: string): string {
+  const siteAdmin = principal.kind === "user" && principal.isSiteAdmin;
+  const orgToken = principal.kind === "organization" && principal.organization.toLowerCase() === organization.toLowerCase();
+  if (siteAdmin || orgToken) return "1";
+  return `EXISTS (SELECT 1 FROM teams t WHERE t.id IN (SELECT id FROM caller_teams) AND (t.is_owners = 1
+    OR json_extract(t.organization_access, '$."manage-workspaces"') IS 1 OR json_extract(t.organization_access, '$."read-workspaces"') IS 1))`;
+}
+
+type Variant = "org-wide" | "grants";
+
+/** The filters of the spec as terms (positive ones intersect; excluded ones are subtracted). */
+function termsOf(P: Params, f: ListFilters, variant: Variant): { positive: Term[]; negative: Term[] } {
+  const positive: Term[] = [];
+  if (f.nothing) positive.push(NOTHING);
+  if (variant === "grants") positive.push(readableTerm());
+  if (f.projectId) positive.push(projectTerm(P, f.projectId));
+  if (f.runStatuses.length) positive.push(runStatusTerm(P, f.runStatuses));
+  for (const m of f.names) positive.push(nameTerm(P, m));
+  for (const key of f.tags) positive.push(keyTerm(P, key));
+  for (const t of f.tagged) positive.push(t.value ? keyValueTerm(P, t.key, t.value) : keyTerm(P, t.key));
+  const negative = f.excludeTags.map((key) => keyTerm(P, key));
+  return { positive, negative };
+}
+
+function compound(positive: Term[], negative: Term[], org: string): string {
+  const arm = (t: Term) => `SELECT id FROM (${t.set(org)})`;
+  return [positive.map(arm).join(" INTERSECT "), ...negative.map((t) => `EXCEPT ${arm(t)}`)].join(" ");
+}
+
+export interface PageRow {
+  kind: 0 | 1;
+  total: number | null;
+  doc: string | null;
+  ws_grants: string | null;
+  prj_grants: string | null;
+  project: string | null;
+  ssh_live: number | null;
+}
+
+/** The page statement of one variant; unguarded when the variant is known to apply. */
+function pageStatement(
+  db: D1Database | D1DatabaseSession,
+  principal: Principal,
+  organization: string,
+  spec: ListSpec,
+  variant: Variant,
+  guarded: boolean,
+  strategy: Strategy,
+): D1PreparedStatement {
+  const P = new Params();
+  const orgParam = P.add(organization);
+  const L = P.add(spec.limit);
+  const O = P.add(spec.offset);
+  const teams = callerTeamsSql(P, principal, orgParam);
+  const wide = orgWideReadSql(principal, organization);
+  const guard = !guarded ? "" : variant === "org-wide" ? ` AND ${wide}` : ` AND NOT ${wide}`;
+  const { positive, negative } = termsOf(P, spec.filters, variant);
+
+  const ORG = "(SELECT name FROM org)";
+  const orgTotal = `(SELECT coalesce(sum(c.n), 0) FROM workspace_counts c WHERE c.organization_name = ${ORG})`;
+  let count: string;
+  if (positive.length === 0) {
+    const excluded = negative.map((t) => `SELECT id FROM (${t.set(ORG)})`).join(" UNION ");
+    count = excluded ? `${orgTotal} - (SELECT count(*) FROM (${excluded}))` : orgTotal;
+  } else if (positive.length === 1 && negative.length === 0 && positive[0].counter) {
+    count = positive[0].counter(ORG);
+  } else {
+    count = `(SELECT count(*) FROM (${compound(positive, negative, ORG)}))`;
+  }
+
+  const { keys, desc, collate } = sortKeys(spec.sort);
+  const dir = desc ? " DESC" : "";
+  const order = keys.map((k) => `${k}${dir}`).join(", ");
+  const slots = Array.from({ length: KEY_SLOTS }, (_, i) => `${keys[i] ?? "NULL"} AS s${i + 1}`).join(", ");
+  const outerOrder = Array.from({ length: KEY_SLOTS }, (_, i) => `s${i + 1}${i === 0 && collate ? " COLLATE NOCASE" : ""}${dir}`).join(", ");
+
+  // Small results are sorted from their id set; large ones are found walking the sort's index.
+  const small =
+    positive.length === 0 || strategy === "scan" ? "0" : strategy === "sort" ? "1" : `(k.n * k.n * 5 <= 2 * (${O} + ${L}) * k.total)`;
+  const scanOrg = `(SELECT org.name FROM org, k WHERE NOT ${small} AND ${O} < k.n)`;
+  const sortOrg = `(SELECT org.name FROM org, k WHERE ${small} AND ${O} < k.n)`;
+  const preds = [...positive.map((t) => t.pred), ...negative.map((t) => `NOT ${t.pred}`)];
+  const scanArm = `SELECT w.id AS id, ${slots} FROM workspaces w WHERE w.organization_name = ${scanOrg}${preds.map((p) => ` AND ${p}`).join("")}
+    ORDER BY ${order} LIMIT ${L} OFFSET ${O}`;
+  const arms = [`SELECT * FROM (${scanArm})`];
+  if (positive.length > 0 && strategy !== "scan") {
+    arms.push(`SELECT * FROM (SELECT w.id AS id, ${slots} FROM (${compound(positive, negative, sortOrg)}) c CROSS JOIN workspaces w ON w.id = c.id
+      ORDER BY ${order} LIMIT ${L} OFFSET ${O})`);
+  }
+
+  const sql = `WITH caller_teams(id) AS (${teams}),
+  org(name) AS (SELECT o.name FROM organizations o WHERE o.name = ${orgParam}${guard}),
+  k(n, total) AS MATERIALIZED (SELECT ${count}, ${orgTotal}),
+  page(id, s1, s2, s3, s4) AS (${arms.join(" UNION ALL ")})
+SELECT 0 AS kind, k.n AS total, NULL AS doc, NULL AS ws_grants, NULL AS prj_grants, NULL AS project, NULL AS ssh_live,
+  NULL AS s1, NULL AS s2, NULL AS s3, NULL AS s4 FROM org, k
+UNION ALL
+SELECT 1, NULL, w.doc,
+  (SELECT json_group_array(json_object('team_id', tw.team_id, 'target_id', tw.workspace_id, 'access', tw.access, 'perms', tw.perms))
+     FROM team_workspaces tw WHERE tw.workspace_id = w.id AND tw.team_id IN (SELECT id FROM caller_teams)),
+  (SELECT json_group_array(json_object('team_id', tp.team_id, 'target_id', tp.project_id, 'access', tp.access, 'perms', tp.perms))
+     FROM team_projects tp WHERE tp.project_id = w.project_id AND tp.team_id IN (SELECT id FROM caller_teams)),
+  (SELECT json_object('id', p.id, 'organization_name', p.organization_name, 'default_execution_mode', p.default_execution_mode,
+     'default_agent_pool_id', p.default_agent_pool_id) FROM projects p WHERE p.id = w.project_id),
+  (SELECT 1 FROM ssh_keys sk WHERE sk.id = w.ssh_key_id),
+  page.s1, page.s2, page.s3, page.s4
+FROM page CROSS JOIN workspaces w ON w.id = page.id
+ORDER BY kind, ${outerOrder}`;
+  return db.prepare(sql).bind(...P.values);
+}
+
+export interface ListBatch {
+  statements: D1PreparedStatement[];
+  /** Which variant each page statement is (in order after the first three statements). */
+  variants: Variant[];
+}
+
+/**
+ * The list's one batch: [organisation, caller's teams, deleted tags, page(org-wide), page(grants)].
+ * With `orgWideRead` known, only that variant's page, unguarded.
+ */
+export function listBatch(
+  db: D1Database | D1DatabaseSession,
+  principal: Principal,
+  organization: string,
+  spec: ListSpec,
+  opts: { orgWideRead?: boolean; strategy?: Strategy } = {},
+): ListBatch {
+  const P = new Params();
+  const teams = callerTeamsSql(P, principal, P.add(organization));
+  const strategy = opts.strategy ?? "auto";
+  const variants: Variant[] = opts.orgWideRead === undefined ? ["org-wide", "grants"] : [opts.orgWideRead ? "org-wide" : "grants"];
+  const guarded = opts.orgWideRead === undefined;
+  return {
+    statements: [
+      db.prepare("SELECT * FROM organizations WHERE name = ?").bind(organization),
+      db.prepare(`SELECT id, is_owners, organization_access FROM teams WHERE id IN (${teams})`).bind(...P.values),
+      deletedTagsStatement(db, organization),
+      ...variants.map((v) => pageStatement(db, principal, organization, spec, v, guarded, strategy)),
+    ],
+    variants,
+  };
+}
+
+/** The active variant's total and rows, or null when no page statement of the batch applied. */
+export function pageOf(results: D1Result[], batch: ListBatch): { variant: Variant; total: number; rows: PageRow[] } | null {
+  for (let i = 0; i < batch.variants.length; i++) {
+    const rows = (results[3 + i]?.results ?? []) as PageRow[];
+    const head = rows.find((r) => r.kind === 0);
+    if (head) return { variant: batch.variants[i], total: head.total ?? 0, rows: rows.filter((r) => r.kind === 1) };
+  }
+  return null;
+}
+
+// ---- include (spec §4.6): the related rows of a page, in one batch ----
+
+export function includeProjectsStatement(db: D1Database | D1DatabaseSession, ids: string[]): D1PreparedStatement {
+  return db
+    .prepare(
+      `SELECT p.*,
+         coalesce((SELECT c.n FROM workspace_counts c WHERE c.organization_name = p.organization_name AND c.project_id = p.id), 0) AS workspace_count,
+         (SELECT count(*) FROM team_projects tp WHERE tp.project_id = p.id) AS team_count
+       FROM projects p WHERE p.id IN (SELECT value FROM json_each(?))`,
+    )
+    .bind(JSON.stringify(ids));
+}
+
+export function includeUsersStatement(db: D1Database | D1DatabaseSession, ids: string[]): D1PreparedStatement {
+  return db
+    .prepare("SELECT id, username, email, is_site_admin, is_service_account FROM users WHERE id IN (SELECT value FROM json_each(?))")
+    .bind(JSON.stringify(ids));
+}
+
+export function includeTeamsStatement(db: D1Database | D1DatabaseSession, ids: string[]): D1PreparedStatement {
+  return db.prepare("SELECT id, name, organization_name FROM teams WHERE id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(ids));
+}
+
+export function includeAgentPoolsStatement(db: D1Database | D1DatabaseSession, ids: string[]): D1PreparedStatement {
+  return db
+    .prepare("SELECT id, name, organization_scoped, created_at FROM agent_pools WHERE id IN (SELECT value FROM json_each(?))")
+    .bind(JSON.stringify(ids));
+}
+
+export function includeProjectBindingsStatement(db: D1Database | D1DatabaseSession, projectIds: string[]): D1PreparedStatement {
+  return db
+    .prepare("SELECT * FROM project_tag_bindings WHERE project_id IN (SELECT value FROM json_each(?)) ORDER BY position, key")
+    .bind(JSON.stringify(projectIds));
+}
+
+export function deletedTagsStatement(db: D1Database | D1DatabaseSession, organization: string): D1PreparedStatement {
+  return db.prepare("SELECT id FROM deleted_tags WHERE organization_name = ?").bind(organization);
+}
