@@ -75,6 +75,11 @@ class Params {
     this.values.push(v);
     return `?${this.values.length}`;
   }
+  /** The values up to the highest number `sql` uses (D1 refuses values the statement does not take). */
+  for(sql: string): unknown[] {
+    const used = Math.max(0, ...[...sql.matchAll(/\?(\d+)/g)].map((m) => Number(m[1])));
+    return this.values.slice(0, used);
+  }
 }
 
 /** One filter in its two forms: ids in the organisation `org` (an SQL expression), and a predicate on `w`. */
@@ -206,7 +211,8 @@ function callerTeamsSql(P: Params, principal: Principal, org: string): string {
     case "team":
       return `SELECT t.id AS id FROM teams t WHERE t.id = ${P.add(principal.teamId)} AND t.organization_name = ${org}`;
     case "organization":
-      return "SELECT NULL AS id WHERE 0";
+      // An organisation token belongs to no team (the organisation parameter is still referenced: D1 counts them).
+      return `SELECT t.id AS id FROM teams t WHERE 0 AND t.organization_name = ${org}`;
   }
 }
 
@@ -222,8 +228,6 @@ function orgWideReadSql(principal: Principal, organization: string): string {
     OR json_extract(t.organization_access, '$."manage-workspaces"') IS 1 OR json_extract(t.organization_access, '$."read-workspaces"') IS 1))`;
 }
 
-type Variant = "org-wide" | "grants";
-
 /** The filters of the spec as terms (positive ones intersect; excluded ones are subtracted). */
 function termsOf(P: Params, f: ListFilters, variant: Variant): { positive: Term[]; negative: Term[] } {
   const positive: Term[] = [];
@@ -238,9 +242,21 @@ function termsOf(P: Params, f: ListFilters, variant: Variant): { positive: Term[
   return { positive, negative };
 }
 
-function compound(positive: Term[], negative: Term[], org: string): string {
-  const arm = (t: Term) => `SELECT id FROM (${t.set(org)})`;
-  return [positive.map(arm).join(" INTERSECT "), ...negative.map((t) => `EXCEPT ${arm(t)}`)].join(" ");
+/** D1 allows at most 5 terms in one compound SELECT: larger unions nest. */
+const COMPOUND_MAX = 5;
+
+function union(sets: string[]): string {
+  if (sets.length <= COMPOUND_MAX) return sets.map((s) => `SELECT id FROM (${s})`).join(" UNION ");
+  const size = Math.ceil(sets.length / COMPOUND_MAX);
+  const groups = Array.from({ length: Math.ceil(sets.length / size) }, (_, i) => union(sets.slice(i * size, (i + 1) * size)));
+  return union(groups);
+}
+
+/** Ids matching every positive term and no negative one: the first set, probed against the others. */
+function matching(positive: Term[], negative: Term[], org: string): string {
+  const [first, ...rest] = positive;
+  const conds = [...rest.map((t) => `m.id IN (${t.set(org)})`), ...negative.map((t) => `m.id NOT IN (${t.set(org)})`)];
+  return `SELECT m.id AS id FROM (${first.set(org)}) m${conds.length ? ` WHERE ${conds.join(" AND ")}` : ""}`;
 }
 
 export interface PageRow {
@@ -253,54 +269,60 @@ export interface PageRow {
   ssh_live: number | null;
 }
 
-/** The page statement of one variant; unguarded when the variant is known to apply. */
-function pageStatement(
-  db: D1Database | D1DatabaseSession,
-  principal: Principal,
-  organization: string,
-  spec: ListSpec,
-  variant: Variant,
-  guarded: boolean,
-  strategy: Strategy,
-): D1PreparedStatement {
+export type Variant = "org-wide" | "grants";
+
+export interface Sql {
+  sql: string;
+  params: unknown[];
+}
+
+/** What every form of the page query shares: parameters, the caller's teams, the terms and the sort. */
+function pageParts(principal: Principal, organization: string, spec: ListSpec, variant: Variant) {
   const P = new Params();
   const orgParam = P.add(organization);
   const L = P.add(spec.limit);
   const O = P.add(spec.offset);
   const teams = callerTeamsSql(P, principal, orgParam);
+  const { positive, negative } = termsOf(P, spec.filters, variant);
+  const { keys, desc, collate } = sortKeys(spec.sort);
+  const dir = desc ? " DESC" : "";
+  const order = keys.map((k) => `${k}${dir}`).join(", ");
+  const preds = [...positive.map((t) => t.pred), ...negative.map((t) => `NOT ${t.pred}`)];
+  return { P, orgParam, L, O, teams, positive, negative, keys, dir, collate, order, preds };
+}
+
+/** The page statement of one variant; unguarded when the variant is known to apply. */
+export function pageSql(principal: Principal, organization: string, spec: ListSpec, variant: Variant, guarded: boolean, strategy: Strategy): Sql {
+  const { P, orgParam, L, O, teams, positive, negative, keys, dir, collate, order, preds } = pageParts(principal, organization, spec, variant);
   const wide = orgWideReadSql(principal, organization);
   const guard = !guarded ? "" : variant === "org-wide" ? ` AND ${wide}` : ` AND NOT ${wide}`;
-  const { positive, negative } = termsOf(P, spec.filters, variant);
 
   const ORG = "(SELECT name FROM org)";
   const orgTotal = `(SELECT coalesce(sum(c.n), 0) FROM workspace_counts c WHERE c.organization_name = ${ORG})`;
   let count: string;
   if (positive.length === 0) {
-    const excluded = negative.map((t) => `SELECT id FROM (${t.set(ORG)})`).join(" UNION ");
-    count = excluded ? `${orgTotal} - (SELECT count(*) FROM (${excluded}))` : orgTotal;
+    count = negative.length ? `${orgTotal} - (SELECT count(*) FROM (${union(negative.map((t) => t.set(ORG)))}))` : orgTotal;
   } else if (positive.length === 1 && negative.length === 0 && positive[0].counter) {
     count = positive[0].counter(ORG);
   } else {
-    count = `(SELECT count(*) FROM (${compound(positive, negative, ORG)}))`;
+    count = `(SELECT count(*) FROM (${matching(positive, negative, ORG)}))`;
   }
 
-  const { keys, desc, collate } = sortKeys(spec.sort);
-  const dir = desc ? " DESC" : "";
-  const order = keys.map((k) => `${k}${dir}`).join(", ");
   const slots = Array.from({ length: KEY_SLOTS }, (_, i) => `${keys[i] ?? "NULL"} AS s${i + 1}`).join(", ");
   const outerOrder = Array.from({ length: KEY_SLOTS }, (_, i) => `s${i + 1}${i === 0 && collate ? " COLLATE NOCASE" : ""}${dir}`).join(", ");
 
-  // Small results are sorted from their id set; large ones are found walking the sort's index.
+  // Small results are sorted from their id set; large ones are found walking the sort's index (which
+  // stops once the page is full). Walking costs about (offset + limit) * total / n index entries,
+  // sorting about n row reads, each a few index entries' worth; a page beyond the end costs neither.
   const small =
     positive.length === 0 || strategy === "scan" ? "0" : strategy === "sort" ? "1" : `(k.n * k.n * 5 <= 2 * (${O} + ${L}) * k.total)`;
   const scanOrg = `(SELECT org.name FROM org, k WHERE NOT ${small} AND ${O} < k.n)`;
   const sortOrg = `(SELECT org.name FROM org, k WHERE ${small} AND ${O} < k.n)`;
-  const preds = [...positive.map((t) => t.pred), ...negative.map((t) => `NOT ${t.pred}`)];
   const scanArm = `SELECT w.id AS id, ${slots} FROM workspaces w WHERE w.organization_name = ${scanOrg}${preds.map((p) => ` AND ${p}`).join("")}
     ORDER BY ${order} LIMIT ${L} OFFSET ${O}`;
   const arms = [`SELECT * FROM (${scanArm})`];
   if (positive.length > 0 && strategy !== "scan") {
-    arms.push(`SELECT * FROM (SELECT w.id AS id, ${slots} FROM (${compound(positive, negative, sortOrg)}) c CROSS JOIN workspaces w ON w.id = c.id
+    arms.push(`SELECT * FROM (SELECT w.id AS id, ${slots} FROM (${matching(positive, negative, sortOrg)}) c CROSS JOIN workspaces w ON w.id = c.id
       ORDER BY ${order} LIMIT ${L} OFFSET ${O})`);
   }
 
@@ -322,7 +344,22 @@ SELECT 1, NULL, w.doc,
   page.s1, page.s2, page.s3, page.s4
 FROM page CROSS JOIN workspaces w ON w.id = page.id
 ORDER BY kind, ${outerOrder}`;
-  return db.prepare(sql).bind(...P.values);
+  return { sql, params: P.for(sql) };
+}
+
+/**
+ * The benchmark's one-query floor (bench/): a single statement returning just the page's documents by
+ * one of the two plans, without count, authorisation data or guards. Null when the plan needs a filter.
+ */
+export function floorPageSql(principal: Principal, organization: string, spec: ListSpec, variant: Variant, plan: "scan" | "sort"): Sql | null {
+  const { P, orgParam, L, O, teams, positive, negative, order, preds } = pageParts(principal, organization, spec, variant);
+  if (plan === "sort" && positive.length === 0) return null;
+  const from =
+    plan === "scan"
+      ? `workspaces w WHERE w.organization_name = ${orgParam}${preds.map((p) => ` AND ${p}`).join("")}`
+      : `(${matching(positive, negative, orgParam)}) c CROSS JOIN workspaces w ON w.id = c.id`;
+  const sql = `WITH caller_teams(id) AS (${teams}) SELECT w.doc FROM ${from} ORDER BY ${order} LIMIT ${L} OFFSET ${O}`;
+  return { sql, params: P.for(sql) };
 }
 
 export interface ListBatch {
@@ -352,7 +389,10 @@ export function listBatch(
       db.prepare("SELECT * FROM organizations WHERE name = ?").bind(organization),
       db.prepare(`SELECT id, is_owners, organization_access FROM teams WHERE id IN (${teams})`).bind(...P.values),
       deletedTagsStatement(db, organization),
-      ...variants.map((v) => pageStatement(db, principal, organization, spec, v, guarded, strategy)),
+      ...variants.map((v) => {
+        const q = pageSql(principal, organization, spec, v, guarded, strategy);
+        return db.prepare(q.sql).bind(...q.params);
+      }),
     ],
     variants,
   };
