@@ -92,7 +92,11 @@ try {
   await waitUp();
   await new Promise((r) => setTimeout(r, 3000)); // outbox alarms retry within seconds
   let present = 0;
-  const missing = [];
+  let missing = [];
+  // Alarms retry pending index writes with backoff: re-check for up to 30 s before calling a write lost.
+  for (let attempt = 0; attempt < 10; attempt++) {
+  present = 0;
+  missing = [];
   for (const [id, want] of acked) {
     const res = await req("GET", `/workspaces/${id}`);
     const ok = want.deleted ? res.status === 404 : res.status === 200 && (await res.json()).data.attributes.name === want.name;
@@ -108,6 +112,9 @@ try {
       }
     }
     present++;
+  }
+  if (missing.length === 0) break;
+  await new Promise((r) => setTimeout(r, 3000));
   }
   let differences = 0;
   for (let cursor = "", n = 0; n < 100; n++) {
