@@ -1,6 +1,6 @@
 import { exports } from "cloudflare:workers";
 import { Validator } from "@cfworker/json-schema";
-import schema from "../../shared/jsonapi/schema-1.0-relaxed.json";
+import schema from "./jsonapi/schema-1.0-relaxed.json";
 
 export const ADMIN = "test-admin-token";
 const BASE = "http://localhost/api/v2";
