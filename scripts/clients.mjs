@@ -1,0 +1,801 @@
+#!/usr/bin/env node
+// `npm run test:clients`: drives the REAL clients against the service on a fresh local store: Terraform's `cloud`
+// block and the `tfe` provider (terraform-provider-tfe, built from the Go module proxy and cached outside the
+// repository; see scripts/lib/binaries.mjs). Fixtures: test/clients/**.
+//
+// How the clients reach a local plain-http service: the CLI configuration (TF_CLI_CONFIG_FILE) maps the host
+// "localhost:<port>" to the service with a `host` block (tfe.v2, tfe.v2.1, tfe.v2.2 services as absolute http
+// URLs), so neither Terraform nor the provider runs https service discovery; the provider is loaded through
+// `dev_overrides`. The clients talk to a recording proxy (scripts/lib/proxy.mjs) in front of the service, so a
+// failing step names the HTTP exchange that failed (method, path, status, body).
+//
+// Each step prints one line (PASS/FAIL, seconds, name); a table and "N passed, M failed" close the run; the exit
+// status is non-zero when any step failed.
+//   --only <regex>   run only the steps whose name matches (steps depend on earlier ones: use with care)
+//   --keep           leave the service running and the work directory in place afterwards
+// CLIENTS_CACHE_DIR: where the built binaries are cached (default ~/.cache/workspace-service-clients);
+// CLIENTS_SERVICE_ROOT: run `npm start` from another checkout (default: this one).
+// Node built-ins only. Needs `go` (to build the provider once) and terraform >= 1.10 on PATH (else built too).
+import { spawn } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ensureProvider, ensureTerraform } from "./lib/binaries.mjs";
+import { startRecordingProxy } from "./lib/proxy.mjs";
+import { groups, killAllGroups, killGroup, sleep, startService, stopGroup } from "./lib/service.mjs";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const fixtures = join(root, "test", "clients");
+const ORG = "clients";
+const OTHER_ORG = "clients-other";
+const OVERALL_TIMEOUT_MS = 12 * 60_000; // service start and every scenario
+const TF_TIMEOUT_MS = 180_000; // one terraform command
+
+const argv = process.argv.slice(2);
+const opts = { only: null, keep: false };
+for (let i = 0; i < argv.length; i++) {
+  const a = argv[i];
+  if (a === "--only") opts.only = new RegExp(argv[++i]);
+  else if (a.startsWith("--only=")) opts.only = new RegExp(a.slice(7));
+  else if (a === "--keep") opts.keep = true;
+  else if (a === "-h" || a === "--help") {
+    console.log("usage: npm run test:clients -- [--only <regex>] [--keep]");
+    process.exit(0);
+  } else {
+    console.error(`clients: unknown option ${a}`);
+    process.exit(2);
+  }
+}
+
+const t0 = Date.now();
+const results = []; // { name, ok, seconds, detail }
+const log = (msg) => console.log(`clients: ${msg}`);
+let work = null;
+let service = null;
+let proxy = null;
+process.on("exit", () => {
+  if (!opts.keep) killAllGroups();
+});
+for (const [sig, code] of [["SIGINT", 130], ["SIGTERM", 143], ["SIGHUP", 129]]) {
+  process.on(sig, () => {
+    console.error(`clients: ${sig}: stopping`);
+    killAllGroups();
+    if (service) rmSync(service.storeDir, { recursive: true, force: true });
+    process.exit(code);
+  });
+}
+
+function fatal(msg) {
+  console.error(`clients: ERROR: ${msg}`);
+  killAllGroups();
+  console.log("0 passed, 1 failed");
+  process.exit(1);
+}
+
+// ---------------------------------------------------------------- binaries
+let terraform;
+let provider;
+try {
+  terraform = ensureTerraform(log);
+  provider = ensureProvider(log);
+} catch (e) {
+  fatal(e.message);
+}
+log(`terraform ${terraform.version} (${terraform.path}, ${terraform.source}); terraform-provider-tfe ${provider.version} (${provider.path}${provider.built ? ", just built" : ", cached"})`);
+
+// The time limit covers the scenarios (the binaries above are built once and cached).
+setTimeout(() => {
+  console.error(`clients: ERROR: time limit (${OVERALL_TIMEOUT_MS / 60000} min) reached; stopping everything`);
+  killAllGroups();
+  console.log(`${results.filter((r) => r.ok).length} passed, ${results.filter((r) => !r.ok).length + 1} failed`);
+  process.exit(1);
+}, OVERALL_TIMEOUT_MS).unref();
+
+// ---------------------------------------------------------------- service, proxy, CLI configuration
+work = mkdtempSync(join(tmpdir(), "clients-work-"));
+mkdirSync(join(work, "logs"));
+try {
+  service = await startService({ root: process.env.CLIENTS_SERVICE_ROOT || root, logFile: join(work, "logs", "service.log") });
+} catch (e) {
+  fatal(e.message);
+}
+proxy = await startRecordingProxy({ target: service.base });
+const HOST = `localhost:${proxy.port}`; // the name the clients use (cloud block hostname, provider hostname)
+const apiURL = `${proxy.base}/api/v2/`;
+log(`service ${service.base} up after ${service.startSeconds.toFixed(1)} s (store ${service.storeDir}); clients use ${HOST} -> proxy ${proxy.base}`);
+log(`work directory ${work}`);
+
+const cliConfig = join(work, "terraform.rc");
+writeFileSync(
+  cliConfig,
+  `provider_installation {
+  dev_overrides {
+    "hashicorp/tfe" = ${JSON.stringify(provider.dir)}
+  }
+  direct {}
+}
+
+host ${JSON.stringify(HOST)} {
+  services = {
+    "tfe.v2"   = ${JSON.stringify(apiURL)}
+    "tfe.v2.1" = ${JSON.stringify(apiURL)}
+    "tfe.v2.2" = ${JSON.stringify(apiURL)}
+  }
+}
+
+credentials ${JSON.stringify(HOST)} {
+  token = ${JSON.stringify(service.token)}
+}
+`,
+);
+
+// Only our settings reach terraform: any TF_*/TFE_* of the caller's environment is dropped.
+const tfEnv = {
+  ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(TF_|TFE_|TFC_)/.test(k))),
+  TF_CLI_CONFIG_FILE: cliConfig,
+  TF_IN_AUTOMATION: "1",
+  CHECKPOINT_DISABLE: "1",
+  TF_CLOUD_HOSTNAME: HOST,
+  TF_CLOUD_ORGANIZATION: ORG,
+  TF_VAR_tfe_hostname: HOST,
+  TF_VAR_tfe_token: service.token,
+  TF_VAR_organization: ORG,
+  TF_VAR_outputs_workspace: "cb-migrated",
+};
+
+// ---------------------------------------------------------------- helpers
+let cmdSeq = 0;
+// Runs terraform in `dir`. Resolves { code, signal, out, cmd, logFile }. With `background`, returns
+// { child, pgid, done, output() } at once (the command runs in its own process group).
+function tf(dir, args, { input = null, env = {}, timeoutMs = TF_TIMEOUT_MS, background = false } = {}) {
+  const cmd = `terraform ${args.join(" ")}`;
+  const logFile = join(work, "logs", `${String(++cmdSeq).padStart(3, "0")}-${args[0]}.log`);
+  const child = spawn(terraform.path, [...args], {
+    cwd: dir,
+    env: { ...tfEnv, ...env },
+    detached: true,
+    stdio: [input === null ? "ignore" : "pipe", "pipe", "pipe"],
+  });
+  if (child.pid) groups.add(child.pid);
+  let out = "";
+  child.stdout.on("data", (d) => (out += d));
+  child.stderr.on("data", (d) => (out += d));
+  if (input !== null) child.stdin.end(input);
+  const timer = setTimeout(() => killGroup(child.pid, "SIGKILL"), timeoutMs);
+  const done = new Promise((resolve) => {
+    child.on("error", (e) => (out += `\n(spawn error: ${e.message})`));
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      groups.delete(child.pid);
+      writeFileSync(logFile, `$ (cd ${dir} && ${cmd})\n${out}\n(exit ${code ?? signal})\n`);
+      resolve({ code, signal, out, cmd, logFile });
+    });
+  });
+  if (background) return { child, pgid: child.pid, done, output: () => out };
+  return done;
+}
+
+class StepError extends Error {
+  constructor(message, result, related) {
+    super(message);
+    this.result = result;
+    this.related = related;
+  }
+}
+// `related`: [{ label, match(record) => bool, pick?: [attribute names] }]: for a failure no HTTP error explains (a
+// drift, a wrong value), the client exchanges to show (the last one matching each entry, with its status and body).
+function check(cond, message, result, related) {
+  if (!cond) throw new StepError(message, result, related);
+}
+async function tfOk(dir, args, options) {
+  const r = await tf(dir, args, options);
+  check(r.code === 0, `\`${r.cmd}\` exited with ${r.code ?? r.signal}`, r);
+  return r;
+}
+
+async function api(method, path, body) {
+  const res = await fetch(`${service.base}/api/v2${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${service.token}`, "Content-Type": "application/vnd.api+json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await res.text();
+  let json = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {}
+  return { status: res.status, json, text };
+}
+async function apiOk(method, path, body, want = [200, 201, 204]) {
+  const r = await api(method, path, body);
+  check(want.includes(r.status), `harness API call ${method} /api/v2${path} answered ${r.status}: ${r.text.slice(0, 400)}`);
+  return r;
+}
+const workspaceByName = async (name, org = ORG) => (await apiOk("GET", `/organizations/${org}/workspaces/${name}`)).json.data;
+async function createWorkspace(org, name, { tags = [], bindings = {} } = {}) {
+  const data = { type: "workspaces", attributes: { name } };
+  const rel = {};
+  if (tags.length) rel.tags = { data: tags.map((t) => ({ type: "tags", attributes: { name: t } })) };
+  if (Object.keys(bindings).length) {
+    rel["tag-bindings"] = { data: Object.entries(bindings).map(([key, value]) => ({ type: "tag-bindings", attributes: { key, value } })) };
+  }
+  if (Object.keys(rel).length) data.relationships = rel;
+  return (await apiOk("POST", `/organizations/${org}/workspaces`, { data })).json.data;
+}
+async function waitFor(what, fn, timeoutMs = 60_000) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    check(Date.now() < until, `timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    await sleep(250);
+  }
+}
+// JSON with object keys sorted, for order-insensitive comparison of maps.
+const canon = (v) =>
+  JSON.stringify(v, (_, x) => (x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([p], [q]) => (p < q ? -1 : 1))) : x));
+const md5 = (buf) => createHash("md5").update(buf).digest("hex");
+const sameSet = (a, b) => a.length === b.length && [...a].sort().join("\n") === [...b].sort().join("\n");
+const workspaceList = (out) =>
+  out
+    .split("\n")
+    .map((l) => l.replace(/^\*/, "").trim())
+    .filter(Boolean);
+
+// The state version behind a workspace's current-state-version, and its state downloaded through the signed URL
+// without a token. Resolves { sv, bytes, state }.
+async function currentState(wsId) {
+  const sv = (await apiOk("GET", `/workspaces/${wsId}/current-state-version`)).json.data;
+  const url = sv.attributes["hosted-state-download-url"];
+  check(typeof url === "string" && url.startsWith("http"), `current state version ${sv.id} has no hosted-state-download-url (${url})`);
+  const res = await fetch(url, { signal: AbortSignal.timeout(60_000) }); // signed: no Authorization header
+  const bytes = Buffer.from(await res.arrayBuffer());
+  check(res.status === 200, `GET ${url} (signed download URL, no token) answered ${res.status}: ${bytes.toString("utf8", 0, 300)}`);
+  let state;
+  try {
+    state = JSON.parse(bytes.toString("utf8"));
+  } catch (e) {
+    check(false, `the state downloaded from ${url} is not JSON: ${e.message}`);
+  }
+  return { sv, bytes, state };
+}
+
+// Copies a fixture directory to a fresh directory under the work directory.
+function fixture(name, into = name.replace(/\//g, "-")) {
+  const dir = join(work, into);
+  mkdirSync(dir, { recursive: true });
+  cpSync(join(fixtures, name), dir, { recursive: true });
+  return dir;
+}
+
+// Plans with -out and explains every change: resource changes (with the attributes that differ), drift, outputs.
+async function planChanges(dir, args = []) {
+  const planFile = join(dir, `plan-${cmdSeq + 1}.bin`);
+  const r = await tf(dir, ["plan", "-input=false", "-no-color", "-detailed-exitcode", `-out=${planFile}`, ...args]);
+  check(r.code === 0 || r.code === 2, `\`${r.cmd}\` exited with ${r.code ?? r.signal}`, r);
+  const show = await tfOk(dir, ["show", "-json", planFile]);
+  const plan = JSON.parse(show.out.slice(show.out.indexOf("{")));
+  const changes = [];
+  const diffKeys = (before, after, unknown) => {
+    const keys = new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {}), ...Object.keys(unknown ?? {})]);
+    return [...keys]
+      .filter((k) => JSON.stringify(before?.[k]) !== JSON.stringify(after?.[k]) || unknown?.[k])
+      .map((k) => `${k}: ${JSON.stringify(before?.[k])} -> ${unknown?.[k] ? "(known after apply)" : JSON.stringify(after?.[k])}`);
+  };
+  for (const rc of plan.resource_changes ?? []) {
+    const actions = rc.change.actions;
+    if (actions.length === 1 && (actions[0] === "no-op" || actions[0] === "read")) continue;
+    changes.push(`${rc.address} ${actions.join("+")}: ${diffKeys(rc.change.before, rc.change.after, rc.change.after_unknown).join("; ")}`);
+  }
+  const drift = [];
+  for (const rd of plan.resource_drift ?? []) {
+    drift.push(`drift (changed outside Terraform) ${rd.address}: ${diffKeys(rd.change.before, rd.change.after, {}).join("; ")}`);
+  }
+  for (const [name, oc] of Object.entries(plan.output_changes ?? {})) {
+    if (oc.actions.length === 1 && oc.actions[0] === "no-op") continue;
+    changes.push(`output ${name} ${oc.actions.join("+")}: ${oc.after_sensitive || oc.before_sensitive ? "(sensitive)" : `${JSON.stringify(oc.before)} -> ${JSON.stringify(oc.after)}`}`);
+  }
+  return { code: r.code, changes, drift, result: r };
+}
+// The failure text for a plan that should be empty: the changes, then any refresh-detected drift (which names
+// the attributes the service returned differently from what the client stored).
+const planProblem = (p) => `${p.changes.join(" | ") || `exit ${p.code}`}${p.drift.length ? ` || ${p.drift.join(" | ")}` : ""}`;
+function showJson(out) {
+  return JSON.parse(out.slice(out.indexOf("{")));
+}
+async function stateResources(dir) {
+  const r = await tfOk(dir, ["show", "-json"]);
+  const s = showJson(r.out);
+  const map = {};
+  const walk = (m) => {
+    for (const res of m?.resources ?? []) map[res.address] = res.values;
+    for (const c of m?.child_modules ?? []) walk(c);
+  };
+  walk(s.values?.root_module);
+  return map;
+}
+
+// ---------------------------------------------------------------- steps
+function describeFailure(e, mark) {
+  const lines = [e.message];
+  const r = e.result;
+  if (r?.out) {
+    const errs = r.out
+      .split("\n")
+      .map((l) => l.replace(/^[│╷╵ ]+/, "").trimEnd())
+      .filter(Boolean);
+    const i = errs.findIndex((l) => /^Error:/.test(l));
+    const excerpt = (i >= 0 ? errs.slice(i, i + 8) : errs.slice(-8)).join(" / ");
+    lines.push(`terraform said: ${excerpt.slice(0, 800)}`);
+    lines.push(`full output: ${r.logFile}`);
+  }
+  for (const rel of e.related ?? []) {
+    const matching = proxy.records.filter((x) => x.seq > (rel.since ?? mark) && rel.match(x));
+    if (!matching.length) {
+      lines.push(`${rel.label}: no such client request`);
+      continue;
+    }
+    if (rel.all) {
+      lines.push(`${rel.label}:`);
+      for (const rec of matching.slice(-8)) {
+        lines.push(`  ${rec.method} ${rec.path} -> ${rec.status}${rec.reqBody ? `  body: ${rec.reqBody.replace(/\s+/g, " ").slice(0, 500)}` : ""}`);
+      }
+      continue;
+    }
+    const rec = matching.at(-1);
+    lines.push(`${rel.label}: ${rec.method} ${rec.path} -> ${rec.status}`);
+    if (rec.reqBody && rec.method !== "GET") lines.push(`  request body: ${rec.reqBody.replace(/\s+/g, " ").slice(0, 800)}`);
+    let body = rec.resBody.replace(/\s+/g, " ").slice(0, 800);
+    if (rel.pick) {
+      try {
+        const j = JSON.parse(rec.resBody);
+        const items = Array.isArray(j.data) ? j.data : [j.data];
+        body = canon(items.map((d) => (rel.pick.length ? Object.fromEntries(rel.pick.map((k) => [k, d?.attributes?.[k]])) : d?.attributes)));
+      } catch {
+        body = `(not complete JSON) ${body}`;
+      }
+    }
+    lines.push(`  response${rel.pick?.length ? ` (${rel.pick.join(", ")})` : ""}: ${body}`);
+  }
+  const failed = proxy.records.filter((x) => x.seq > mark && (x.status >= 400 || x.status === 0));
+  if (failed.length) {
+    const last = failed.at(-1);
+    // After a terraform command failed, its last failed exchange is the likely cause; after a failed check of the
+    // harness's own, it may be an expected miss (a lookup before a create).
+    const label = r?.out && r.code !== 0 ? "last failed client request" : "last non-2xx client request in this step (may be an expected lookup)";
+    lines.push(`${label}: ${last.method} ${last.path} -> ${last.status || "(no response)"}`);
+    if (last.reqBody && last.method !== "GET") lines.push(`  request body: ${last.reqBody.replace(/\s+/g, " ").slice(0, 600)}`);
+    lines.push(`  response body: ${last.resBody.replace(/\s+/g, " ").slice(0, 800) || "(empty)"}`);
+    if (failed.length > 1) {
+      lines.push(`  (${failed.length - 1} earlier non-2xx in this step: ${failed.slice(-6, -1).map((x) => `${x.method} ${x.path.split("?")[0]} ${x.status}`).join(", ")})`);
+    }
+  } else {
+    lines.push("no client request failed during this step (every exchange answered < 400)");
+  }
+  return lines;
+}
+async function step(name, fn) {
+  if (opts.only && !opts.only.test(name)) return;
+  const mark = proxy.mark();
+  const started = Date.now();
+  let ok = true;
+  let detail = [];
+  try {
+    await fn();
+  } catch (e) {
+    ok = false;
+    detail = e instanceof StepError ? describeFailure(e, mark) : [`harness error: ${e.stack ?? e}`, ...describeFailure({ message: "" }, mark).slice(1)];
+  }
+  const seconds = (Date.now() - started) / 1000;
+  results.push({ name, ok, seconds, detail });
+  console.log(`${ok ? "PASS" : "FAIL"}  ${seconds.toFixed(1).padStart(6)} s  ${name}`);
+  for (const l of detail) console.log(`        ${l}`);
+}
+
+// ---------------------------------------------------------------- setup through the API
+await step("setup: organisations and decoy workspaces (through the API)", async () => {
+  // The CLI configuration's host block stands in for discovery; the document itself must map the same services.
+  const disco = await fetch(`${service.base}/.well-known/terraform.json`).then((r) => r.json());
+  for (const id of ["tfe.v2", "tfe.v2.1", "tfe.v2.2"]) check(disco[id] === "/api/v2/", `/.well-known/terraform.json maps ${id} to ${JSON.stringify(disco[id])}`);
+  for (const name of [ORG, OTHER_ORG]) {
+    await apiOk("POST", "/organizations", { data: { type: "organizations", attributes: { name, email: `${name}@clients.test` } } });
+  }
+  // Decoys: none of these may be listed by the tag-set or tag-map configurations.
+  await createWorkspace(ORG, "decoy-one-tag", { tags: ["clients-app"] });
+  await createWorkspace(OTHER_ORG, "decoy-other-org", { tags: ["clients-app", "clients-cli"], bindings: { env: "dev", team: "clients" } });
+  await createWorkspace(ORG, "decoy-env-prod", { bindings: { env: "prod", team: "clients" } });
+  await createWorkspace(ORG, "decoy-half", { bindings: { env: "dev" } });
+  await createWorkspace(ORG, "decoy-flat", { tags: ["env", "team", "dev", "clients"] });
+});
+
+// ---------------------------------------------------------------- cloud block
+const mainDir = fixture("cloud/main");
+let mainWs = null;
+const gen = (g, sleepSeconds = 0) => ["-var", `generation=${g}`, "-var", `sleep_seconds=${sleepSeconds}`];
+
+await step("cloud: init creates the workspace", async () => {
+  await tfOk(mainDir, ["init", "-input=false", "-no-color"]);
+  const r = await api("GET", `/organizations/${ORG}/workspaces/cb-main`);
+  check(r.status === 200, `after init, GET /organizations/${ORG}/workspaces/cb-main answered ${r.status} (expected the workspace): ${r.text.slice(0, 300)}`);
+  mainWs = r.json.data;
+});
+
+await step("cloud: apply; state version, outputs and signed download URL through the API", async () => {
+  await tfOk(mainDir, ["apply", "-auto-approve", "-input=false", "-no-color", ...gen(1)]);
+  mainWs ??= await workspaceByName("cb-main");
+  const { sv, bytes, state } = await currentState(mainWs.id);
+  check(sv.attributes.status === "finalized", `current state version ${sv.id} status is ${sv.attributes.status}, expected finalized`);
+  check(sv.attributes.serial === state.serial, `state version serial ${sv.attributes.serial} != downloaded state's serial ${state.serial}`);
+  if (sv.attributes.lineage !== undefined) check(sv.attributes.lineage === state.lineage, `state version lineage ${sv.attributes.lineage} != state's ${state.lineage}`);
+  const addrs = state.resources.map((r) => `${r.type}.${r.name}`).sort();
+  check(sameSet(addrs, ["terraform_data.base", "terraform_data.slow"]), `downloaded state has resources ${addrs.join(", ")}`);
+  check(state.outputs?.greeting?.value === "hello", `downloaded state's outputs: ${JSON.stringify(state.outputs)}`);
+  const pulled = await tfOk(mainDir, ["state", "pull"]);
+  check(md5(Buffer.from(pulled.out)) === md5(bytes) || JSON.stringify(JSON.parse(pulled.out)) === JSON.stringify(state), "`terraform state pull` differs from the state downloaded through the signed URL");
+  // Outputs through the API: the current state version's outputs.
+  const outs = (await apiOk("GET", `/workspaces/${mainWs.id}/current-state-version-outputs`)).json.data;
+  const byName = Object.fromEntries(outs.map((o) => [o.attributes.name, o.attributes]));
+  check(sameSet(Object.keys(byName), ["greeting", "numbers", "object", "secret"]), `current-state-version-outputs lists ${Object.keys(byName).join(", ")}`);
+  check(byName.greeting.value === "hello" && byName.greeting.sensitive === false, `output greeting: ${JSON.stringify(byName.greeting)}`);
+  check(JSON.stringify(byName.numbers.value) === "[1,2,3]", `output numbers: ${JSON.stringify(byName.numbers)}`);
+  check(byName.object.value?.slow === "generation-1", `output object: ${JSON.stringify(byName.object)}`);
+  check(byName.secret.sensitive === true && byName.secret.value !== "s3cr3t", `output secret must be sensitive and its value not listed: ${JSON.stringify(byName.secret)}`);
+  const svOuts = (await apiOk("GET", `/state-versions/${sv.id}/outputs`)).json.data;
+  check(svOuts.length === 4, `GET /state-versions/${sv.id}/outputs lists ${svOuts.length} outputs, expected 4`);
+  const secretOut = svOuts.find((o) => o.attributes.name === "secret");
+  const shown = (await apiOk("GET", `/state-version-outputs/${secretOut.id}`)).json.data.attributes;
+  check(shown.value === "s3cr3t", `GET /state-version-outputs/${secretOut.id} (the sensitive output, read by id) value: ${JSON.stringify(shown.value)}`);
+  const ws = (await apiOk("GET", `/workspaces/${mainWs.id}`)).json.data.attributes;
+  check(ws.locked === false, "workspace still locked after apply");
+});
+
+await step("cloud: state list, output -json and a second plan with no changes", async () => {
+  const list = await tfOk(mainDir, ["state", "list"]);
+  check(sameSet(workspaceList(list.out), ["terraform_data.base", "terraform_data.slow"]), `terraform state list: ${list.out.trim()}`, list);
+  const out = await tfOk(mainDir, ["output", "-json"]);
+  const o = JSON.parse(out.out);
+  check(o.greeting?.value === "hello" && JSON.stringify(o.numbers?.value) === "[1,2,3]" && o.object?.value?.slow === "generation-1", `terraform output -json: ${out.out.slice(0, 400)}`, out);
+  check(o.secret?.sensitive === true && o.secret?.value === "s3cr3t", `terraform output -json secret: ${JSON.stringify(o.secret)}`, out);
+  const p = await planChanges(mainDir, gen(1));
+  check(p.code === 0 && p.changes.length === 0, `second plan is not empty: ${planProblem(p)}`, p.result);
+});
+
+await step("cloud: lock contention (plan -lock-timeout=0 during a long apply fails; the lock is released)", async () => {
+  const bg = tf(mainDir, ["apply", "-auto-approve", "-input=false", "-no-color", ...gen(2, 12)], { background: true });
+  try {
+    await waitFor("the long apply to lock the workspace", async () => (await api("GET", `/workspaces/${mainWs.id}`)).json?.data?.attributes?.locked === true);
+    const p = await tf(mainDir, ["plan", "-lock-timeout=0", "-input=false", "-no-color", ...gen(2)]);
+    check(p.code !== 0, "plan -lock-timeout=0 succeeded while another apply held the lock", p);
+    check(/state lock|locked/i.test(p.out), "plan -lock-timeout=0 failed, but not on the lock", p);
+  } finally {
+    const r = await bg.done;
+    check(r.code === 0, `the long apply exited with ${r.code ?? r.signal}`, r);
+  }
+  const ws = (await apiOk("GET", `/workspaces/${mainWs.id}`)).json.data.attributes;
+  check(ws.locked === false, `after the long apply the workspace is still locked (${JSON.stringify(ws["locked-by"] ?? null)})`);
+  const p2 = await planChanges(mainDir, ["-lock-timeout=0", ...gen(2)]);
+  check(p2.code === 0 && p2.changes.length === 0, `plan after the apply: ${planProblem(p2)}`, p2.result);
+});
+
+await step("cloud: kill -9 mid-apply leaves the lock; force-unlock clears it", async () => {
+  const bg = tf(mainDir, ["apply", "-auto-approve", "-input=false", "-no-color", ...gen(3, 120)], { background: true, timeoutMs: 150_000 });
+  try {
+    await waitFor("the apply to lock the workspace", async () => (await api("GET", `/workspaces/${mainWs.id}`)).json?.data?.attributes?.locked === true);
+    await waitFor("the apply to reach the provisioner", async () => /Provisioning with 'local-exec'|Still creating/.test(bg.output()));
+  } finally {
+    killGroup(bg.pgid, "SIGKILL");
+  }
+  const killed = await bg.done;
+  check(killed.signal === "SIGKILL", `terraform apply was not killed (exit ${killed.code})`, killed);
+  const locked = (await apiOk("GET", `/workspaces/${mainWs.id}`)).json.data.attributes;
+  check(locked.locked === true, "after kill -9 the workspace is not locked any more (the lock must stay until force-unlock)");
+  const blocked = await tf(mainDir, ["plan", "-lock-timeout=0", "-input=false", "-no-color", ...gen(3)]);
+  check(blocked.code !== 0 && /state lock|locked/i.test(blocked.out), "plan after kill -9 did not fail on the lock", blocked);
+  await tfOk(mainDir, ["force-unlock", "-force", `${ORG}/cb-main`]);
+  const unlocked = (await apiOk("GET", `/workspaces/${mainWs.id}`)).json.data.attributes;
+  check(unlocked.locked === false, "after force-unlock the workspace is still locked");
+  await tfOk(mainDir, ["apply", "-auto-approve", "-input=false", "-no-color", ...gen(3)]);
+  const p = await planChanges(mainDir, gen(3));
+  check(p.code === 0 && p.changes.length === 0, `plan after recovery: ${planProblem(p)}`, p.result);
+});
+
+await step("cloud: migration of an existing local state into the cloud block", async () => {
+  const dir = fixture("cloud/migrate-local", "migrate");
+  await tfOk(dir, ["init", "-input=false", "-no-color"]);
+  await tfOk(dir, ["apply", "-auto-approve", "-input=false", "-no-color"]);
+  const local = JSON.parse(readFileSync(join(dir, "terraform.tfstate"), "utf8"));
+  cpSync(join(fixtures, "cloud", "migrate-cloud", "main.tf"), join(dir, "main.tf"));
+  // -force-copy is refused for HCP Terraform migrations: answer the interactive prompt ("copy existing state?");
+  // -migrate-state is refused too: a plain init finds the local state and asks.
+  const mig = await tf(dir, ["init", "-no-color"], { input: "yes\nyes\n" });
+  check(mig.code === 0, `\`${mig.cmd}\` (answering "yes" to the migration prompt) exited with ${mig.code ?? mig.signal}`, mig);
+  const ws = await workspaceByName("cb-migrated");
+  const { state } = await currentState(ws.id);
+  const upload = proxy.records.filter((x) => x.method === "POST" && x.path.startsWith(`/api/v2/workspaces/${ws.id}/state-versions`)).at(-1);
+  const sentLineage = (/"lineage":"([^"]+)"/.exec(upload?.reqBody ?? "") ?? [])[1];
+  check(state.lineage === sentLineage, `stored state lineage ${state.lineage} != the lineage terraform uploaded (${sentLineage})`);
+  // (Terraform 1.11 gives the migrated state a new lineage itself, so the local lineage is not compared.)
+  check(JSON.stringify(state.resources) === JSON.stringify(local.resources), "migrated state's resources differ from the local state's");
+  check(state.outputs?.answer?.value === 42, `migrated outputs: ${JSON.stringify(state.outputs)}`);
+  const p = await planChanges(dir);
+  check(p.code === 0 && p.changes.length === 0, `plan after migration: ${planProblem(p)}`, p.result);
+});
+
+// Tag strategies: init creates the first workspace (its name given at the prompt), `workspace new` a second;
+// `workspace list` must show exactly those (decoys left out); select; delete.
+async function tagScenario({ fixtureName, first, second, checkTags }) {
+  const dir = fixture(fixtureName);
+  const init = await tf(dir, ["init", "-no-color"], { input: `${first}\n` });
+  check(init.code === 0, `\`${init.cmd}\` (answering "${first}" at the workspace-name prompt) exited with ${init.code ?? init.signal}`, init);
+  await checkTags(await workspaceByName(first));
+  const nw = await tfOk(dir, ["workspace", "new", "-no-color", second]);
+  await checkTags(await workspaceByName(second));
+  let list = await tfOk(dir, ["workspace", "list", "-no-color"]);
+  check(sameSet(workspaceList(list.out), [first, second]), `terraform workspace list shows [${workspaceList(list.out).join(", ")}], expected exactly [${first}, ${second}]`, list);
+  await tfOk(dir, ["workspace", "select", "-no-color", first]);
+  const shown = await tfOk(dir, ["workspace", "show", "-no-color"]);
+  check(shown.out.trim() === first, `terraform workspace show: ${shown.out.trim()}`, shown);
+  await tfOk(dir, ["apply", "-auto-approve", "-input=false", "-no-color"]);
+  await tfOk(dir, ["workspace", "delete", "-no-color", second], { env: {} });
+  const gone = await api("GET", `/organizations/${ORG}/workspaces/${second}`);
+  check(gone.status === 404, `after workspace delete, GET /organizations/${ORG}/workspaces/${second} answered ${gone.status}`);
+  list = await tfOk(dir, ["workspace", "list", "-no-color"]);
+  check(sameSet(workspaceList(list.out), [first]), `terraform workspace list after delete shows [${workspaceList(list.out).join(", ")}]`, list);
+  void nw;
+}
+
+await step("cloud: tag set with workspace new/list/select/delete (decoys not listed)", async () => {
+  await tagScenario({
+    fixtureName: "cloud/tag-set",
+    first: "ts-one",
+    second: "ts-two",
+    checkTags: async (ws) => {
+      const names = ws.attributes["tag-names"] ?? [];
+      check(["clients-app", "clients-cli"].every((t) => names.includes(t)), `workspace ${ws.attributes.name} tag-names ${JSON.stringify(names)}, expected clients-app and clients-cli`);
+    },
+  });
+});
+
+await step("cloud: key-value tag map with workspace new/list/select/delete (decoys not listed)", async () => {
+  await tagScenario({
+    fixtureName: "cloud/tag-map",
+    first: "kv-one",
+    second: "kv-two",
+    checkTags: async (ws) => {
+      const b = (await apiOk("GET", `/workspaces/${ws.id}/tag-bindings`)).json.data.map((x) => x.attributes);
+      const got = Object.fromEntries(b.map((x) => [x.key, x.value]));
+      check(got.env === "dev" && got.team === "clients", `workspace ${ws.attributes.name} tag bindings ${JSON.stringify(got)}, expected env=dev, team=clients`);
+    },
+  });
+});
+
+await step("cloud: a state of several MB round-tripped with its md5 checked", async () => {
+  const dir = fixture("cloud/big");
+  const blob = randomBytes(1536 * 1024).toString("hex"); // 3 MiB of text; the state holds it twice
+  writeFileSync(join(dir, "big.txt"), blob);
+  await tfOk(dir, ["init", "-input=false", "-no-color"]);
+  const mark = proxy.mark();
+  await tfOk(dir, ["apply", "-auto-approve", "-input=false", "-no-color"]);
+  const ws = await workspaceByName("cb-big");
+  const create = proxy.records.filter((x) => x.seq > mark && x.method === "POST" && x.path.startsWith(`/api/v2/workspaces/${ws.id}/state-versions`)).at(-1);
+  check(create && create.status === 201, `no successful POST /api/v2/workspaces/${ws.id}/state-versions from terraform (got ${create?.status})`);
+  const sentMd5 = (/"md5":"([0-9a-f]{32})"/.exec(create.reqBody) ?? [])[1];
+  check(sentMd5, `could not read the md5 terraform sent in POST .../state-versions: ${create.reqBody.slice(0, 300)}`);
+  const { bytes, state } = await currentState(ws.id);
+  check(bytes.length > 5 * 1024 * 1024, `downloaded state is ${bytes.length} bytes, expected more than 5 MiB`);
+  check(md5(bytes) === sentMd5, `md5 of the state downloaded through the signed URL ${md5(bytes)} != md5 terraform uploaded ${sentMd5} (${bytes.length} bytes)`);
+  const attr = state.resources?.[0]?.instances?.[0]?.attributes?.input; // terraform_data: { value, type }
+  const input = typeof attr === "object" && attr !== null ? attr.value : attr;
+  check(input === blob, `the big attribute came back different (md5 ${md5(String(input))} vs ${md5(blob)})`);
+  // `state pull` prints the state and one more newline: compare without trailing newlines.
+  const pulled = await tfOk(dir, ["state", "pull"]);
+  const trimmed = (b) => md5(b.toString("utf8").replace(/\n+$/, ""));
+  check(trimmed(Buffer.from(pulled.out)) === trimmed(bytes), `\`terraform state pull\` (md5 ${md5(Buffer.from(pulled.out))}) differs from the state downloaded through the signed URL (md5 ${md5(bytes)})`, pulled);
+  const p = await planChanges(dir);
+  check(p.code === 0 && p.changes.length === 0, `plan after the big apply: ${planProblem(p)}`, p.result);
+});
+
+// ---------------------------------------------------------------- tfe provider
+const provDir = fixture("provider/v1", "provider");
+let ids = {};
+const getWs = async (id) => (await apiOk("GET", `/workspaces/${id}`)).json.data;
+
+// The provider's own exchanges about its workspace: shown when a provider step fails without an HTTP error.
+let provApplyMark = 0; // proxy mark before the last provider apply
+const wsRelated = () => [
+  {
+    label: "the provider's writes of its workspace during the last apply",
+    since: provApplyMark,
+    all: true,
+    match: (x) =>
+      x.method !== "GET" &&
+      (x.path.split("?")[0] === `/api/v2/organizations/${ORG}/workspaces` || (ids.workspace && x.path.startsWith(`/api/v2/workspaces/${ids.workspace}`))),
+  },
+  {
+    label: "the provider's last read of the workspace",
+    since: 0,
+    match: (x) => x.method === "GET" && ids.workspace && x.path.split("?")[0] === `/api/v2/workspaces/${ids.workspace}`,
+    pick: ["tag-names", "execution-mode", "terraform-version"],
+  },
+];
+
+// Checks the API against the configuration `v` (the attributes v1 / v2 set).
+async function checkProviderObjects(v) {
+  const res = await stateResources(provDir);
+  ids = {
+    project: res["tfe_project.main"]?.id,
+    workspace: res["tfe_workspace.main"]?.id,
+    writers: res["tfe_team.writers"]?.id,
+    custom: res["tfe_team.custom"]?.id,
+    accessWriters: res["tfe_team_access.writers"]?.id,
+    accessCustom: res["tfe_team_access.custom"]?.id,
+    projectAccess: res["tfe_team_project_access.writers"]?.id,
+  };
+  for (const [k, id] of Object.entries(ids)) check(id, `no ${k} id in the provider's state`);
+  const problems = [];
+  const expect = (what, got, want) => {
+    if (canon(got) !== canon(want)) problems.push(`${what}: API has ${JSON.stringify(got)}, configuration says ${JSON.stringify(want)}`);
+  };
+  const project = (await apiOk("GET", `/projects/${ids.project}`)).json.data;
+  expect("project name", project.attributes.name, v.projectName);
+  expect("project description", project.attributes.description, v.projectDescription);
+  const ws = await getWs(ids.workspace);
+  const a = ws.attributes;
+  expect("workspace description", a.description, v.description);
+  expect("workspace auto-apply", a["auto-apply"], v.autoApply);
+  expect("workspace working-directory", a["working-directory"], v.workingDirectory);
+  expect("workspace terraform-version", a["terraform-version"], v.terraformVersion);
+  expect("workspace project", ws.relationships?.project?.data?.id, ids.project);
+  expect("workspace execution-mode", a["execution-mode"], v.executionMode);
+  expect("workspace tag-names (sorted)", [...(a["tag-names"] ?? [])].sort(), [...v.tagNames].sort());
+  const bindings = (await apiOk("GET", `/workspaces/${ids.workspace}/tag-bindings`)).json.data.map((x) => x.attributes);
+  const kv = Object.fromEntries(bindings.filter((b) => b.value !== undefined && b.value !== null && b.value !== "").map((b) => [b.key, b.value]));
+  expect("workspace tag bindings with a value", kv, v.tags);
+  const ta = (await apiOk("GET", `/team-workspaces/${ids.accessWriters}`)).json.data.attributes;
+  expect("team access (writers) access", ta.access, v.writersAccess);
+  const tc = (await apiOk("GET", `/team-workspaces/${ids.accessCustom}`)).json.data.attributes;
+  expect("team access (custom) access", tc.access, "custom");
+  for (const [k, want] of Object.entries(v.custom)) expect(`team access (custom) ${k}`, tc[k], want);
+  const tp = (await apiOk("GET", `/team-projects/${ids.projectAccess}`)).json.data.attributes;
+  expect("team project access", tp.access, v.projectAccess);
+  check(problems.length === 0, `the API disagrees with the applied configuration: ${problems.join("; ")}`, undefined, wsRelated());
+}
+const V1 = {
+  projectName: "clients-provider",
+  projectDescription: "Project managed by terraform-provider-tfe",
+  description: "Workspace managed by terraform-provider-tfe",
+  autoApply: true,
+  workingDirectory: "infra/app",
+  terraformVersion: "1.11.4",
+  executionMode: "local",
+  tagNames: ["clients-prov", "blue"],
+  tags: { stage: "prov-dev", owner: "clients" },
+  writersAccess: "write",
+  custom: { runs: "plan", variables: "read", "state-versions": "read-outputs", "sentinel-mocks": "none", "workspace-locking": false, "run-tasks": false },
+  projectAccess: "maintain",
+};
+const V2 = {
+  ...V1,
+  projectName: "clients-provider-2",
+  projectDescription: "Project managed by terraform-provider-tfe, changed",
+  description: "Workspace managed by terraform-provider-tfe, changed",
+  autoApply: false,
+  workingDirectory: "infra/app2",
+  terraformVersion: "~> 1.10.0",
+  executionMode: "remote",
+  tagNames: ["clients-prov", "green"],
+  tags: { stage: "prov-dev", owner: "platform" },
+  writersAccess: "read",
+  custom: { runs: "apply", variables: "write", "state-versions": "read", "sentinel-mocks": "read", "workspace-locking": true, "run-tasks": false },
+  projectAccess: "write",
+};
+
+await step("provider: apply (project, workspace, settings, teams, team access, project access, data sources)", async () => {
+  // With dev_overrides there is nothing for `terraform init` to install: plan and apply run without it.
+  provApplyMark = proxy.mark();
+  await tfOk(provDir, ["apply", "-auto-approve", "-input=false", "-no-color"]);
+});
+
+await step("provider: every resource matches the API", async () => {
+  await checkProviderObjects(V1);
+});
+
+await step("provider: data sources (tfe_workspace, tfe_workspace_ids, tfe_project, tfe_outputs)", async () => {
+  const r = await tfOk(provDir, ["output", "-json"]);
+  const o = JSON.parse(r.out);
+  const problems = [];
+  const d = o.data_workspace?.value ?? {};
+  if (d.id !== ids.workspace) problems.push(`data.tfe_workspace id ${d.id} != ${ids.workspace}`);
+  if (d.description !== V1.description) problems.push(`data.tfe_workspace description ${JSON.stringify(d.description)}`);
+  if (d.project_id !== ids.project) problems.push(`data.tfe_workspace project_id ${d.project_id}`);
+  if (d.working_directory !== V1.workingDirectory) problems.push(`data.tfe_workspace working_directory ${d.working_directory}`);
+  if (!sameSet(d.tag_names ?? [], V1.tagNames)) problems.push(`data.tfe_workspace tag_names ${JSON.stringify(d.tag_names)}`);
+  const all = (await apiOk("GET", `/organizations/${ORG}/workspaces?page%5Bsize%5D=100`)).json.data;
+  const wantAll = Object.fromEntries(all.map((w) => [w.attributes.name, w.id]));
+  if (JSON.stringify(Object.entries(o.all_ids?.value ?? {}).sort()) !== JSON.stringify(Object.entries(wantAll).sort())) {
+    problems.push(`tfe_workspace_ids names=["*"]: ${JSON.stringify(o.all_ids?.value)}, the API lists ${JSON.stringify(wantAll)}`);
+  }
+  if (JSON.stringify(o.by_tag_ids?.value) !== JSON.stringify({ "prov-main": ids.workspace })) problems.push(`tfe_workspace_ids tag_names=["clients-prov"]: ${JSON.stringify(o.by_tag_ids?.value)}`);
+  if (JSON.stringify(o.by_binding_ids?.value) !== JSON.stringify({ "prov-main": ids.workspace })) problems.push(`tfe_workspace_ids tag_filters stage=prov-dev: ${JSON.stringify(o.by_binding_ids?.value)}`);
+  const p = o.data_project?.value ?? {};
+  if (p.id !== ids.project) problems.push(`data.tfe_project id ${p.id} != ${ids.project}`);
+  if (!sameSet(p.workspace_ids ?? [], [ids.workspace])) problems.push(`data.tfe_project workspace_ids ${JSON.stringify(p.workspace_ids)}`);
+  const other = o.other_outputs?.value ?? {};
+  if (other.answer !== 42 || other.migrated !== "local-first") problems.push(`data.tfe_outputs (cb-migrated) values ${JSON.stringify(other)}`);
+  check(problems.length === 0, problems.join("; "), r, wsRelated());
+});
+
+await step("provider: a second plan shows no changes", async () => {
+  const p = await planChanges(provDir);
+  check(p.code === 0 && p.changes.length === 0, `the second plan is not empty: ${planProblem(p)}`, p.result, wsRelated());
+});
+
+await step("provider: a changed configuration applied and checked against the API", async () => {
+  cpSync(join(fixtures, "provider", "v2", "main.tf"), join(provDir, "main.tf"));
+  provApplyMark = proxy.mark();
+  await tfOk(provDir, ["apply", "-auto-approve", "-input=false", "-no-color"]);
+  await checkProviderObjects(V2);
+  const p = await planChanges(provDir);
+  check(p.code === 0 && p.changes.length === 0, `the plan after the change is not empty: ${planProblem(p)}`, p.result, wsRelated());
+});
+
+await step("provider: destroy, with every resource gone afterwards", async () => {
+  await tfOk(provDir, ["destroy", "-auto-approve", "-input=false", "-no-color"]);
+  const paths = {
+    project: `/projects/${ids.project}`,
+    workspace: `/workspaces/${ids.workspace}`,
+    "team writers": `/teams/${ids.writers}`,
+    "team custom": `/teams/${ids.custom}`,
+    "team access writers": `/team-workspaces/${ids.accessWriters}`,
+    "team access custom": `/team-workspaces/${ids.accessCustom}`,
+    "team project access": `/team-projects/${ids.projectAccess}`,
+  };
+  const missing = Object.entries(ids).filter(([, id]) => !id).map(([k]) => k);
+  check(missing.length === 0, `the provider's state never held ids for: ${missing.join(", ")} (an earlier provider step failed)`);
+  const left = [];
+  for (const [what, path] of Object.entries(paths)) {
+    const r = await api("GET", path);
+    if (r.status !== 404) left.push(`${what} (GET /api/v2${path} -> ${r.status})`);
+  }
+  check(left.length === 0, `still there after destroy: ${left.join(", ")}`);
+});
+
+// ---------------------------------------------------------------- cloud block: destroy (last: tfe_outputs read cb-migrated, not cb-main)
+await step("cloud: destroy", async () => {
+  await tfOk(mainDir, ["destroy", "-auto-approve", "-input=false", "-no-color", ...gen(3)]);
+  const list = await tfOk(mainDir, ["state", "list"]);
+  check(list.out.trim() === "", `terraform state list after destroy: ${list.out.trim()}`, list);
+  const { state } = await currentState(mainWs.id);
+  check((state.resources ?? []).length === 0, `the current state still has resources: ${state.resources.map((r) => `${r.type}.${r.name}`).join(", ")}`);
+  const outs = (await apiOk("GET", `/workspaces/${mainWs.id}/current-state-version-outputs`)).json.data;
+  check(outs.length === 0, `current-state-version-outputs after destroy lists ${outs.map((o) => o.attributes.name).join(", ")}`);
+  const ws = (await apiOk("GET", `/workspaces/${mainWs.id}`)).json.data.attributes;
+  check(ws.locked === false, "workspace locked after destroy");
+});
+
+// ---------------------------------------------------------------- summary
+const seconds = (Date.now() - t0) / 1000;
+const passed = results.filter((r) => r.ok).length;
+const failed = results.length - passed;
+await proxy.close();
+if (opts.keep) {
+  log(`--keep: service left running on ${service.base} (process group ${service.pid}; stop it with: kill -- -${service.pid}); clients host ${HOST} via the proxy is gone`);
+  log(`        token ${service.token}; store ${service.storeDir}; work directory ${work}`);
+  groups.delete(service.pid);
+} else {
+  await service.stop();
+  if (failed === 0) rmSync(work, { recursive: true, force: true });
+  else log(`work directory kept for inspection: ${work} (terraform output per command in logs/, service log in logs/service.log)`);
+}
+const width = Math.max(...results.map((r) => r.name.length), 4);
+console.log("");
+console.log(`| ${"step".padEnd(width)} | result | seconds |`);
+console.log(`|${"-".repeat(width + 2)}|--------|--------:|`);
+for (const r of results) console.log(`| ${r.name.padEnd(width)} | ${r.ok ? "PASS  " : "FAIL  "} | ${r.seconds.toFixed(1).padStart(7)} |`);
+console.log("");
+log(`terraform ${terraform.version}, terraform-provider-tfe ${provider.version}; total ${seconds.toFixed(0)} s`);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed || results.length === 0 ? 1 : 0);

@@ -1,0 +1,167 @@
+// The real client binaries for scripts/clients.mjs, built with the machine's Go through the Go module proxy and
+// cached OUTSIDE the repository ($CLIENTS_CACHE_DIR, default ~/.cache/workspace-service-clients).
+//   terraform: the one on PATH when it is >= 1.10, else TERRAFORM_VERSION built from source inside the downloaded
+//              module directory (`go install` refuses terraform because of the replace directives in its go.mod).
+//   terraform-provider-tfe: PROVIDER_VERSION, `go build` inside the downloaded module directory.
+// Node built-ins only.
+import { spawnSync } from "node:child_process";
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const TERRAFORM_MIN = [1, 10, 0];
+export const TERRAFORM_VERSION = "v1.11.4"; // built from source only when PATH has none >= TERRAFORM_MIN
+export const PROVIDER_MODULE = "github.com/hashicorp/terraform-provider-tfe";
+export const PROVIDER_VERSION = "v0.79.0";
+
+export const cacheDir = () => process.env.CLIENTS_CACHE_DIR || join(homedir(), ".cache", "workspace-service-clients");
+
+function run(cmd, args, opts = {}) {
+  return spawnSync(cmd, args, { encoding: "utf8", maxBuffer: 64 << 20, ...opts });
+}
+
+function goAvailable() {
+  const v = run("go", ["version"]);
+  if (v.error || v.status !== 0) throw new Error("the Go toolchain (`go`) is required to build the clients but was not found on PATH");
+  return v.stdout.trim();
+}
+
+// `go mod download -json module@version` outside any module: fetches into the module cache, returns { Dir, Sum }.
+function download(module, version) {
+  const tmp = mkdtempSync(join(tmpdir(), "clients-dl-"));
+  const dl = run("go", ["mod", "download", "-json", `${module}@${version}`], { cwd: tmp, env: { ...process.env, GOFLAGS: "-mod=mod" } });
+  rmSync(tmp, { recursive: true, force: true });
+  let info = null;
+  try {
+    info = JSON.parse(dl.stdout);
+  } catch {}
+  if (dl.status !== 0 || !info?.Dir || info.Error) {
+    throw new Error(`go mod download ${module}@${version} failed: ${info?.Error ?? (dl.stderr || dl.stdout || dl.error?.message)}`);
+  }
+  return info;
+}
+
+// `go build -o out .` inside the module's directory; the module cache is read-only, so the build must not
+// need to write there (-mod=mod lets go resolve missing go.sum lines without editing the module's files).
+function build(dir, out, log, extraArgs = []) {
+  mkdirSync(join(out, ".."), { recursive: true });
+  const tmpOut = `${out}.tmp-${process.pid}`;
+  const b = run("go", ["build", "-trimpath", ...extraArgs, "-o", tmpOut, "."], {
+    cwd: dir,
+    env: { ...process.env, GOFLAGS: `${process.env.GOFLAGS ?? ""} -mod=mod`.trim(), CGO_ENABLED: "0" },
+  });
+  if (b.status !== 0) {
+    rmSync(tmpOut, { force: true });
+    throw new Error(`go build in ${dir} failed:\n${(b.stderr || b.stdout || b.error?.message || "").slice(-4000)}`);
+  }
+  renameSync(tmpOut, out);
+  log?.(`built ${out}`);
+}
+
+// terraform's go.mod replaces its nested modules (remote-state backends, internal/legacy) with ./directories, but a
+// module zip leaves nested modules out, so those directories are missing. Each nested module is fetched through the
+// module proxy at the release's commit and copied in. The commit: the proxy names it in a nested module's `latest`
+// pseudo-version, accepted only when that pseudo-version's time is the release's own time (the tag's commit).
+function addNestedModules(src, info, log) {
+  const gomod = readFileSync(join(src, "go.mod"), "utf8");
+  const missing = [...gomod.matchAll(/^replace\s+(\S+)\s+=>\s+(\.\/\S+)\s*$/gm)]
+    .map((m) => ({ module: m[1], dir: join(src, m[2]) }))
+    .filter((r) => !existsSync(r.dir));
+  if (!missing.length) return;
+  const releaseTime = JSON.parse(readFileSync(info.Info, "utf8")).Time; // e.g. 2025-04-09T13:10:05Z
+  const stamp = releaseTime.replace(/[-:TZ]/g, "").slice(0, 14);
+  let commit = null;
+  for (const r of missing) {
+    try {
+      const v = download(r.module, "latest").Version; // v0.0.0-<yyyymmddhhmmss>-<commit12>
+      const m = /-(\d{14})-([0-9a-f]{12})$/.exec(v);
+      if (m && m[1] === stamp) {
+        commit = m[2];
+        break;
+      }
+    } catch {}
+  }
+  if (!commit) throw new Error(`cannot find the commit of terraform ${TERRAFORM_VERSION} (released ${releaseTime}) for its nested modules through the module proxy`);
+  log?.(`terraform ${TERRAFORM_VERSION}: fetching ${missing.length} nested modules at commit ${commit}`);
+  for (const r of missing) {
+    const nested = download(r.module, `v0.0.0-${stamp}-${commit}`); // the pseudo-version of that commit
+    cpSync(nested.Dir, r.dir, { recursive: true });
+    makeWritable(r.dir);
+  }
+}
+
+function makeWritable(dir) {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    chmodSync(p, e.isDirectory() ? 0o755 : statSync(p).mode | 0o200);
+    if (e.isDirectory()) makeWritable(p);
+  }
+}
+
+const parseVersion = (s) => (/(\d+)\.(\d+)\.(\d+)/.exec(s) ?? []).slice(1, 4).map(Number);
+const atLeast = (v, min) => {
+  for (let i = 0; i < 3; i++) if (v[i] !== min[i]) return v[i] > min[i];
+  return true;
+};
+
+// Resolves { path, version, source }.
+export function ensureTerraform(log) {
+  const onPath = run("terraform", ["version", "-json"]);
+  if (!onPath.error && onPath.status === 0) {
+    let version = "";
+    try {
+      version = JSON.parse(onPath.stdout).terraform_version;
+    } catch {
+      version = (/Terraform v(\S+)/.exec(onPath.stdout) ?? [])[1] ?? "";
+    }
+    const v = parseVersion(version);
+    if (v.length === 3 && atLeast(v, TERRAFORM_MIN)) {
+      const which = run("sh", ["-c", "command -v terraform"]).stdout.trim() || "terraform";
+      return { path: which, version, source: "PATH" };
+    }
+    log?.(`terraform ${version || "(unknown version)"} on PATH is older than ${TERRAFORM_MIN.join(".")}; building ${TERRAFORM_VERSION}`);
+  }
+  const out = join(cacheDir(), `terraform_${TERRAFORM_VERSION}`, "terraform");
+  if (!existsSync(out)) {
+    log?.(`building terraform ${TERRAFORM_VERSION} from source (${goAvailable()}); cached in ${out}`);
+    const info = download("github.com/hashicorp/terraform", TERRAFORM_VERSION);
+    // A writable copy of the module: its go.mod may name `godebug` settings a newer Go no longer knows
+    // (v1.11.4: "tlskyber", removed in Go 1.24+), which stops the build; those lines are dropped.
+    const src = join(cacheDir(), `terraform_${TERRAFORM_VERSION}-src`);
+    rmSync(src, { recursive: true, force: true });
+    cpSync(info.Dir, src, { recursive: true });
+    makeWritable(src);
+    addNestedModules(src, info, log);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        // As release builds do: without version.dev=no the binary calls itself "1.11.4-dev".
+        build(src, out, log, ["-ldflags", "-X github.com/hashicorp/terraform/version.dev=no"]);
+        break;
+      } catch (e) {
+        const m = /go\.mod:(\d+): unknown godebug "([^"]+)"/.exec(e.message);
+        if (!m || attempt >= 5) throw e;
+        log?.(`dropping godebug ${m[2]} (go.mod line ${m[1]}), unknown to this Go`);
+        const lines = readFileSync(join(src, "go.mod"), "utf8").split("\n");
+        lines.splice(Number(m[1]) - 1, 1);
+        writeFileSync(join(src, "go.mod"), lines.join("\n"));
+      }
+    }
+    rmSync(src, { recursive: true, force: true });
+  }
+  const v = run(out, ["version", "-json"]);
+  if (v.status !== 0) throw new Error(`${out} does not run: ${v.stderr || v.error?.message}`);
+  return { path: out, version: JSON.parse(v.stdout).terraform_version, source: "built" };
+}
+
+// Resolves { dir, path, version, built } where dir holds terraform-provider-tfe (the dev_overrides directory).
+export function ensureProvider(log) {
+  const dir = join(cacheDir(), `terraform-provider-tfe_${PROVIDER_VERSION}`);
+  const path = join(dir, "terraform-provider-tfe");
+  const stamp = join(dir, ".module-sum");
+  if (existsSync(path) && existsSync(stamp)) return { dir, path, version: PROVIDER_VERSION, built: false, sum: readFileSync(stamp, "utf8").trim() };
+  log?.(`building ${PROVIDER_MODULE}@${PROVIDER_VERSION} (${goAvailable()}); cached in ${dir}`);
+  const info = download(PROVIDER_MODULE, PROVIDER_VERSION);
+  build(info.Dir, path, log);
+  writeFileSync(stamp, `${info.Sum}\n`);
+  return { dir, path, version: PROVIDER_VERSION, built: true, sum: info.Sum };
+}

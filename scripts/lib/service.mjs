@@ -1,0 +1,125 @@
+// Shared by the client harnesses: start the service (`npm start`) on a fresh local store with a random port and
+// a site-admin token, wait for GET /api/v2/ping, and stop whole process groups afterwards. The same approach as
+// scripts/go-tfe.mjs (which keeps its own copy). Node built-ins only.
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------- process groups
+// Every child that may spawn children runs detached (its own process group), so the whole tree can be stopped.
+export const groups = new Set(); // pids of process-group leaders still to stop
+
+export function groupAlive(pgid) {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+export function killGroup(pgid, sig) {
+  try {
+    process.kill(-pgid, sig);
+  } catch {}
+}
+// Graceful: SIGTERM, up to `graceMs` for the group to go, then SIGKILL.
+export async function stopGroup(pgid, graceMs = 5000) {
+  if (!groupAlive(pgid)) return groups.delete(pgid);
+  killGroup(pgid, "SIGTERM");
+  const until = Date.now() + graceMs;
+  while (groupAlive(pgid) && Date.now() < until) await sleep(100);
+  if (groupAlive(pgid)) killGroup(pgid, "SIGKILL");
+  while (groupAlive(pgid) && Date.now() < until + 2000) await sleep(100);
+  groups.delete(pgid);
+}
+// Synchronous last resort (exit handlers): SIGKILL every group still registered.
+export function killAllGroups() {
+  for (const pgid of groups) killGroup(pgid, "SIGKILL");
+  groups.clear();
+}
+
+export function freePort(avoid = [8787]) {
+  const one = () =>
+    new Promise((resolve, reject) => {
+      const srv = createServer();
+      srv.on("error", reject);
+      srv.listen(0, "127.0.0.1", () => {
+        const { port } = srv.address();
+        srv.close(() => resolve(port));
+      });
+    });
+  return (async () => {
+    let port;
+    do port = await one();
+    while (avoid.includes(port));
+    return port;
+  })();
+}
+
+export function tail(file, n = 30) {
+  try {
+    return readFileSync(file, "utf8").split("\n").slice(-n).join("\n");
+  } catch {
+    return "(no log)";
+  }
+}
+
+export const newAdminToken = () => `${randomBytes(7).toString("hex")}.atlasv1.${randomBytes(32).toString("hex")}`;
+
+// Start `npm start` on a fresh store. Resolves { base, port, token, storeDir, pid, stop() } once /api/v2/ping answers
+// and the site-admin token is accepted; rejects with a message (and the log's tail) otherwise.
+export async function startService({ root, logFile, timeoutMs = 120_000, env = {} }) {
+  const port = await freePort();
+  const token = newAdminToken();
+  const storeDir = mkdtempSync(join(tmpdir(), "clients-store-"));
+  const base = `http://127.0.0.1:${port}`;
+  const logFd = openSync(logFile, "w");
+  const child = spawn("npm", ["start"], {
+    cwd: root,
+    detached: true,
+    stdio: ["ignore", logFd, logFd],
+    env: { ...process.env, PORT: String(port), ADMIN_TOKEN: token, PERSIST_DIR: storeDir, EDITION: "self-hosted", RATE_LIMIT: "0", ...env },
+  });
+  let exited = null;
+  child.on("error", (e) => (exited = `could not run npm start: ${e.message}`));
+  child.on("exit", (code, sig) => (exited = `npm start exited (${sig ?? `code ${code}`})`));
+  if (child.pid) groups.add(child.pid);
+  const stop = async () => {
+    if (child.pid) await stopGroup(child.pid);
+    rmSync(storeDir, { recursive: true, force: true });
+  };
+  const started = Date.now();
+  for (;;) {
+    if (exited) {
+      await stop();
+      throw new Error(`the service did not start: ${exited}; last lines of ${logFile}:\n${tail(logFile)}`);
+    }
+    try {
+      const r = await fetch(`${base}/api/v2/ping`, { signal: AbortSignal.timeout(5000) });
+      if (r.status < 500) break;
+    } catch {}
+    if (Date.now() - started > timeoutMs) {
+      await stop();
+      throw new Error(`the service did not answer GET /api/v2/ping within ${timeoutMs / 1000} s; last lines of ${logFile}:\n${tail(logFile)}`);
+    }
+    await sleep(500);
+  }
+  let status = 0;
+  try {
+    status = (await fetch(`${base}/api/v2/organizations`, { headers: { Authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(10_000) })).status;
+  } catch (e) {
+    status = e.message;
+  }
+  if (status === 401 || status === 403) {
+    await stop();
+    throw new Error(
+      `the service answers ${status} to the site-admin token given in ADMIN_TOKEN (another npm start from this checkout may have rewritten .dev.vars); run again`,
+    );
+  }
+  return { base, port, token, storeDir, pid: child.pid, startSeconds: (Date.now() - started) / 1000, stop, exited: () => exited };
+}
