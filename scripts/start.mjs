@@ -35,6 +35,8 @@ const run = {
   EDITION: process.env.EDITION || vars.EDITION,
   BLOB_SIGNING_KEY: process.env.BLOB_SIGNING_KEY || vars.BLOB_SIGNING_KEY,
   ...(process.env.RATE_LIMIT || vars.RATE_LIMIT ? { RATE_LIMIT: process.env.RATE_LIMIT || vars.RATE_LIMIT } : {}),
+  // Test harnesses only (the crash test delays index writes to kill the process inside the window).
+  ...(process.env.FAULT_INJECTION ? { FAULT_INJECTION: process.env.FAULT_INJECTION } : {}),
 };
 
 const port = process.env.PORT || "8787";

@@ -3,7 +3,7 @@ import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { requestId } from "hono/request-id";
 import { secureHeaders } from "hono/secure-headers";
-import { requireAuth } from "./auth/auth.middleware";
+import { limitByClient, requireAuth } from "./auth/auth.middleware";
 import { principalKey } from "./auth/principal";
 import type { AppEnv } from "./env";
 import { ApiError, errorResponse, JSONAPI, toApiError } from "./errors";
@@ -103,7 +103,10 @@ api.use("*", async (c, next) => {
 api.use("*", requireAuth);
 for (const r of API_ROUTERS) api.route("/", r);
 
-// Signed state-blob URLs: no token (Terraform sends none), raw bodies, their own size limit.
+// Signed state-blob URLs: no token (Terraform sends none), raw bodies, their own size limit; rate
+// limited per client address like every unauthenticated request.
+app.use("/_blobs/*", limitByClient);
+app.use("/api/v2/openapi.json", limitByClient);
 app.route("/", blobs);
 // The OpenAPI document is public like discovery; registered before the authenticated API.
 app.get("/api/v2/openapi.json", (c) => c.json(openApiDocument(app)));

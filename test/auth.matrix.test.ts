@@ -22,6 +22,8 @@ const NEEDS = {
   any: ["read", "plan", "write", "admin", "customLock", "projectMaintain", "owners", "orgToken", "siteAdmin", "otherOrg"],
   user: ["owners", "siteAdmin", "otherOrg"],
   self: ["owners"],
+  /** A user's own, or the site admin issuing a user's first token. */
+  selfOrSiteAdmin: ["owners", "siteAdmin"],
   siteAdmin: ["siteAdmin"],
   orgMember: [...WS_TEAMS, "projectMaintain", ...ORG_WIDE],
   orgOwner: ORG_WIDE,
@@ -206,6 +208,14 @@ const ROWS: Row[] = [
   },
   { method: "POST", route: "/api/v2/teams/:team_id/authentication-tokens", needs: "orgOwner", ok: 201, make: async () => ({ path: `/teams/${(await team()).id}/authentication-tokens` }) },
   { method: "GET", route: "/api/v2/teams/:team_id/authentication-tokens", needs: "orgOwner", ok: 200, make: async () => ({ path: `/teams/${(await team()).id}/authentication-tokens` }) },
+  {
+    method: "DELETE", route: "/api/v2/teams/:team_id/authentication-tokens", needs: "orgOwner", ok: 204,
+    make: async () => {
+      const t = await team();
+      await api("POST", `/teams/${t.id}/authentication-tokens`);
+      return { path: `/teams/${t.id}/authentication-tokens` };
+    },
+  },
   { method: "POST", route: "/api/v2/organizations/:organization_name/authentication-token", needs: "orgOwner", ok: 201, make: async () => ({ path: `/organizations/${await createOrgFor("owners")}/authentication-token` }) },
   {
     method: "GET", route: "/api/v2/organizations/:organization_name/authentication-token", needs: "orgOwnerNoToken", ok: 200,
@@ -223,7 +233,7 @@ const ROWS: Row[] = [
       return { path: `/organizations/${name}/authentication-token` };
     },
   },
-  { method: "POST", route: "/api/v2/users/:user_id/authentication-tokens", needs: "self", ok: 201, make: async () => ({ path: `/users/${fx.ids.ownerUser}/authentication-tokens` }) },
+  { method: "POST", route: "/api/v2/users/:user_id/authentication-tokens", needs: "selfOrSiteAdmin", ok: 201, make: async () => ({ path: `/users/${fx.ids.ownerUser}/authentication-tokens` }) },
   { method: "GET", route: "/api/v2/users/:user_id/authentication-tokens", needs: "self", ok: 200, make: async () => ({ path: `/users/${fx.ids.ownerUser}/authentication-tokens` }) },
   {
     method: "GET", route: "/api/v2/authentication-tokens/:token_id", needs: "self", ok: 200,
@@ -262,6 +272,23 @@ const ROWS: Row[] = [
     }),
   ),
   { method: "GET", route: "/api/v2/admin/consistency", needs: "siteAdmin", ok: 200, make: async () => ({ path: "/admin/consistency?page%5Bsize%5D=5" }) },
+  {
+    method: "POST", route: "/api/v2/admin/users/:user_id/actions/confirm-email", needs: "siteAdmin", ok: 200,
+    make: async () => {
+      const u = await makeUser();
+      await api("PATCH", "/account/update", { token: u.token, body: { data: { type: "users", attributes: { email: `${uniqueName("e")}@x.test` } } } });
+      return { path: `/admin/users/${u.id}/actions/confirm-email` };
+    },
+  },
+  {
+    // Only the invited user (here the owners user, invited to a fresh organisation by its address) accepts.
+    method: "POST", route: "/api/v2/organization-memberships/:id/actions/accept", needs: "self", ok: 200,
+    make: async () => {
+      const name = await createOrg();
+      const inv = await adminPost(`/organizations/${name}/organization-memberships`, { data: { type: "organization-memberships", attributes: { email: `${fx.ids.ownerUser}@example.com` } } });
+      return { path: `/organization-memberships/${inv.id}/actions/accept` };
+    },
+  },
   { method: "POST", route: "/api/v2/admin/users", needs: "siteAdmin", ok: 201, make: async () => { const n = uniqueName("u"); return { path: "/admin/users", body: { data: { type: "users", attributes: { username: n, email: `${n}@x.test` } } } }; } },
   { method: "GET", route: "/api/v2/users/:user_id", needs: "any", ok: 200, make: async () => ({ path: `/users/${fx.ids.ownerUser}` }) },
   { method: "POST", route: "/api/v2/organizations/:organization_name/organization-memberships", needs: "orgOwner", ok: 201, make: async () => ({ path: `/organizations/${org()}/organization-memberships`, body: { data: { type: "organization-memberships", attributes: { email: `${uniqueName("m")}@x.test` } } } }) },
@@ -449,6 +476,71 @@ describe("permission flags match what the endpoints allow", () => {
         const res = await api(row.method, target.path, { token: fx.tokens[who], body: target.body });
         expect({ who, flag: shown.body.data.attributes.permissions[flag], succeeded: res.status === row.ok }).toEqual({ who, flag: res.status === row.ok, succeeded: res.status === row.ok });
       }
+    });
+  }
+});
+
+/**
+ * Delegated roles against the owners team (issue 13, items 1, 2 and 11): callers holding only
+ * manage-membership, only manage-teams (or both), custom state access on a workspace, and the
+ * organisation token may not change the owners team, invite into it, or hold its tokens; an owner may.
+ */
+describe("delegated roles against owners-team targets", () => {
+  const CALLERS = ["owners", "orgToken", "manageMembership", "manageTeamsOnly", "manageTeams", "stateReadOutputs", "stateRead", "stateWrite"] as const;
+  type Caller = (typeof CALLERS)[number];
+  const tokens = {} as Record<Caller, string>;
+  let owners = "";
+
+  /** A second owner (so the last-owner rule never decides) and its membership. */
+  async function secondOwner(): Promise<{ userId: string; membership: string }> {
+    const u = await makeUser();
+    await api("POST", `/teams/${owners}/relationships/users`, { body: { data: [{ type: "users", id: u.id }] } });
+    const list = await api("GET", `/organizations/${fx.org}/organization-memberships?q=${u.id}`);
+    return { userId: u.id, membership: list.body.data[0].id };
+  }
+  const invitation = async () => (await adminPost(`/organizations/${fx.org}/organization-memberships`, { data: { type: "organization-memberships", attributes: { email: `${uniqueName("m")}@x.test` } } })).id as string;
+
+  const TARGETS: Array<{ name: string; method: string; ok: number; make: () => Promise<Target> }> = [
+    { name: "add a user to the owners team", method: "POST", ok: 204, make: async () => ({ path: `/teams/${owners}/relationships/users`, body: { data: [{ type: "users", id: (await makeUser()).id }] } }) },
+    { name: "remove an owner from the owners team", method: "DELETE", ok: 204, make: async () => ({ path: `/teams/${owners}/relationships/users`, body: { data: [{ type: "users", id: (await secondOwner()).userId }] } }) },
+    { name: "add a membership to the owners team", method: "POST", ok: 204, make: async () => ({ path: `/teams/${owners}/relationships/organization-memberships`, body: { data: [{ type: "organization-memberships", id: await invitation() }] } }) },
+    { name: "remove an owner's membership from the owners team", method: "DELETE", ok: 204, make: async () => ({ path: `/teams/${owners}/relationships/organization-memberships`, body: { data: [{ type: "organization-memberships", id: (await secondOwner()).membership }] } }) },
+    {
+      name: "invite into the owners team", method: "POST", ok: 201,
+      make: async () => ({ path: `/organizations/${fx.org}/organization-memberships`, body: { data: { type: "organization-memberships", attributes: { email: `${uniqueName("m")}@x.test` }, relationships: { teams: { data: [{ type: "teams", id: owners }] } } } } }),
+    },
+    { name: "remove an owner from the organisation", method: "DELETE", ok: 204, make: async () => ({ path: `/organization-memberships/${(await secondOwner()).membership}` }) },
+    { name: "replace the owners team's legacy token", method: "POST", ok: 201, make: async () => ({ path: `/teams/${owners}/authentication-token` }) },
+    { name: "create a never-expiring owners-team token", method: "POST", ok: 201, make: async () => ({ path: `/teams/${owners}/authentication-tokens`, body: { data: { type: "authentication-tokens", attributes: { "expired-at": null } } } }) },
+    { name: "list the owners team's tokens", method: "GET", ok: 200, make: async () => ({ path: `/teams/${owners}/authentication-tokens` }) },
+    { name: "revoke the owners team's tokens", method: "DELETE", ok: 204, make: async () => ({ path: `/teams/${owners}/authentication-tokens` }) },
+  ];
+
+  beforeAll(async () => {
+    owners = (await api("GET", `/organizations/${fx.org}/teams?filter%5Bnames%5D=owners`)).body.data[0].id;
+    tokens.owners = fx.tokens.owners!;
+    tokens.orgToken = fx.tokens.orgToken!;
+    tokens.manageMembership = (await makeTeam(fx.org, { "manage-membership": true })).token;
+    tokens.manageTeamsOnly = (await makeTeam(fx.org, { "manage-teams": true })).token;
+    tokens.manageTeams = (await makeTeam(fx.org, { "manage-membership": true, "manage-teams": true })).token;
+    const ws = await createWorkspace(fx.org);
+    for (const [who, level] of [["stateReadOutputs", "read-outputs"], ["stateRead", "read"], ["stateWrite", "write"]] as const) {
+      const t = await makeTeam(fx.org);
+      await grantWorkspace(t.id, ws.id, "custom", { runs: "read", "state-versions": level });
+      tokens[who] = t.token;
+    }
+  });
+
+  for (const target of TARGETS) {
+    it(target.name, async () => {
+      const cells = [];
+      // One caller at a time: several targets act on the same owners team.
+      for (const who of CALLERS) {
+        const t = await target.make();
+        const res = await api(target.method, t.path, { token: tokens[who], body: t.body });
+        cells.push({ who, got: res.status, want: who === "owners" ? target.ok : 404 });
+      }
+      expect(cells.filter((c) => c.got !== c.want)).toEqual([]);
     });
   }
 });

@@ -232,6 +232,12 @@ describe("tags: search[tags], search[exclude-tags], filter[tagged]", () => {
     await expectMatches(org, "search[tags]=red&search[name]=b", ["b"]);
     await expectMatches(org, "search[tags]=green", []);
     await expectMatches(org, "search[exclude-tags]=green", ["a", "b", "c", "d"]);
+    // No tag contains NUL: such an exclusion excludes nothing (it used to exclude everything).
+    await expectMatches(org, "search[exclude-tags]=%00", ["a", "b", "c", "d"]);
+    await expectMatches(org, "search[exclude-tags]=red%00", ["a", "b", "c", "d"]);
+    await expectMatches(org, "search[exclude-tags]=red,x%00y", ["c", "d"]);
+    // A NUL in search[tags] still matches nothing.
+    await expectMatches(org, "search[tags]=red%00", []);
   });
 
   it("filter[tagged] matches direct and project-inherited bindings (the workspace's own wins); AND across indices", async () => {
@@ -248,8 +254,10 @@ describe("tags: search[tags], search[exclude-tags], filter[tagged]", () => {
     await expectMatches(org, "filter[tagged][0][key]=key2", ["w1", "w2"]);
     await expectMatches(org, "filter[tagged][0][key]=key2&filter[tagged][0][value]=value2b", ["w2"]);
     await expectMatches(org, "filter[tagged][0][key]=key2&filter[tagged][0][value]=&filter[tagged][1][key]=key3&filter[tagged][1][value]=value3", ["w2"]);
-    await expectMatches(org, "filter[tagged][0][key]=flat&filter[tagged][0][value]=", ["w3"]);
+    // A flat tag is not a binding: filter[tagged] never matches it, search[tags] does (issue 14).
+    await expectMatches(org, "filter[tagged][0][key]=flat&filter[tagged][0][value]=", []);
     await expectMatches(org, "filter[tagged][0][key]=flat&filter[tagged][0][value]=x", []);
+    await expectMatches(org, "search[tags]=flat", ["w3"]);
     await expectMatches(org, "filter[tagged][0][key]=key2&filter[tagged][0][value]=nope", []);
 
     // The project's binding env=prod reaches w3; w4's own env=dev wins over it.

@@ -1,5 +1,5 @@
-// Key-value tag bindings (spec §2.4, §2.5, §4.13, §8): one tag set per workspace shared with flat
-// tags, the 10-binding limit, project bindings and their inheritance into effective bindings.
+// Key-value tag bindings (spec §2.4, §2.5, §4.13, §8): a set of their own, apart from flat tags
+// (issue 14), the 10-binding limit, project bindings and their inheritance into effective bindings.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { taggedFilterSql, searchTagsSql, excludeTagsSql } from "../src/tags/tags.index";
@@ -69,55 +69,57 @@ describe("workspace tag bindings", () => {
     // A key sent twice is set once, the later value winning.
     const dup = await patch(ws.id, kv([["d", "1"], ["d", "2"]]));
     expect(pairsOf(dup.body.data)).toEqual([["d", "2"]]);
-    expect(await tagNames(ws.id)).toEqual(["foo", "baz", "d"]);
+    // Bindings are not flat tags (issue 14).
+    expect(await tagNames(ws.id)).toEqual([]);
   });
 
-  it("is one tag set with flat tags: key-only bindings are flat tags and flat tags show as bindings", async () => {
+  it("keeps flat tags and bindings apart: a key-only binding is no flat tag, a flat tag no binding", async () => {
     const org = await createOrg();
     const ws = await createWorkspace(org);
     await api("POST", `/workspaces/${ws.id}/relationships/tags`, { body: { data: [{ type: "tags", attributes: { name: "flat" } }] } });
     await patch(ws.id, kv([["env", "prod"], ["keyonly"], ["empty", ""]]));
-    expect(await tagNames(ws.id)).toEqual(["flat", "env", "keyonly", "empty"]);
-    expect(pairsOf(await bindings(ws.id))).toEqual([["flat", ""], ["env", "prod"], ["keyonly", ""], ["empty", ""]]);
+    expect(await tagNames(ws.id)).toEqual(["flat"]);
+    expect(pairsOf(await bindings(ws.id))).toEqual([["env", "prod"], ["keyonly", ""], ["empty", ""]]);
     const flat = (await api("GET", `/workspaces/${ws.id}/relationships/tags`)).body.data.map((t: { attributes: { name: string } }) => t.attributes.name);
-    expect(flat).toEqual(["flat", "keyonly", "empty"]);
+    expect(flat).toEqual(["flat"]);
     const orgTags = (await api("GET", `/organizations/${org}/tags`)).body.data.map((t: { attributes: { name: string } }) => t.attributes.name);
-    expect(orgTags.sort()).toEqual(["empty", "flat", "keyonly"]);
-    // A flat add of a key with a value makes it key-only; a PATCH gives a flat tag a value.
+    expect(orgTags).toEqual(["flat"]);
+    // One key in both sets: each write changes its own set only.
     await api("POST", `/workspaces/${ws.id}/relationships/tags`, { body: { data: [{ type: "tags", attributes: { name: "env" } }] } });
     await patch(ws.id, kv([["flat", "v"]]));
-    expect(pairsOf(await bindings(ws.id))).toEqual([["flat", "v"], ["env", ""], ["keyonly", ""], ["empty", ""]]);
-    // Removing a flat tag by name removes the key, whatever its value.
-    await api("DELETE", `/workspaces/${ws.id}/relationships/tags`, { body: { data: [{ type: "tags", attributes: { name: "flat" } }] } });
-    expect(await tagNames(ws.id)).toEqual(["env", "keyonly", "empty"]);
+    expect(await tagNames(ws.id)).toEqual(["flat", "env"]);
+    expect(pairsOf(await bindings(ws.id))).toEqual([["env", "prod"], ["keyonly", ""], ["empty", ""], ["flat", "v"]]);
+    await api("DELETE", `/workspaces/${ws.id}/relationships/tags`, { body: { data: [{ type: "tags", attributes: { name: "flat" } }, { type: "tags", attributes: { name: "keyonly" } }] } });
+    expect(await tagNames(ws.id)).toEqual(["env"]);
+    expect(pairsOf(await bindings(ws.id))).toEqual([["env", "prod"], ["keyonly", ""], ["empty", ""], ["flat", "v"]]);
   });
 
-  it("create accepts tag-bindings (and flat tags); update replaces the whole set and [] clears it", async () => {
+  it("create accepts tag-bindings and flat tags; update replaces the bindings only and [] clears them", async () => {
     const org = await createOrg();
     const ws = await createWorkspace(org, {}, undefined, {
       tags: { data: [{ type: "tags", attributes: { name: "f1" } }, { type: "tags", attributes: { name: "shared" } }] },
       "tag-bindings": { data: kv([["k1", "v1"], ["shared", "x"]]) },
     });
-    expect(ws.attributes["tag-names"]).toEqual(["f1", "shared", "k1"]);
-    expect(pairsOf(await bindings(ws.id))).toEqual([["f1", ""], ["shared", "x"], ["k1", "v1"]]);
-    const k1Id = (await bindings(ws.id))[2]!.id;
+    expect(ws.attributes["tag-names"]).toEqual(["f1", "shared"]);
+    expect(pairsOf(await bindings(ws.id))).toEqual([["k1", "v1"], ["shared", "x"]]);
+    const k1Id = (await bindings(ws.id))[0]!.id;
 
     const upd = await updateBindings(ws.id, kv([["k1", "v2"], ["foo", "bar"]]));
     expect(upd.status).toBe(200);
-    expect(upd.body.data.attributes["tag-names"]).toEqual(["k1", "foo"]);
+    expect(upd.body.data.attributes["tag-names"]).toEqual(["f1", "shared"]);
     const after = await bindings(ws.id);
     expect(pairsOf(after)).toEqual([["k1", "v2"], ["foo", "bar"]]);
     expect(after[0]!.id).toBe(k1Id);
     expect(pairsOf(await effective(ws.id))).toEqual([["k1", "v2"], ["foo", "bar"]]);
-    // The flat tag it dropped left the organisation.
-    expect((await api("GET", `/organizations/${org}/tags?q=f1`)).body.data).toEqual([]);
+    // Flat tags are untouched by a binding replace.
+    expect((await api("GET", `/organizations/${org}/tags?q=f1`)).body.data).toHaveLength(1);
     // An update without tag-bindings leaves them alone.
     await api("PATCH", `/workspaces/${ws.id}`, { body: { data: { type: "workspaces", attributes: { description: "d" } } } });
     expect(pairsOf(await bindings(ws.id))).toEqual([["k1", "v2"], ["foo", "bar"]]);
     // go-tfe's DeleteAllTagBindings.
     expect((await updateBindings(ws.id, [])).status).toBe(200);
     expect(await bindings(ws.id)).toEqual([]);
-    expect(await tagNames(ws.id)).toEqual([]);
+    expect(await tagNames(ws.id)).toEqual(["f1", "shared"]);
   });
 
   it("validates every entry with 422 and a pointer to it", async () => {
@@ -158,7 +160,7 @@ describe("workspace tag bindings", () => {
     expect(await bindings(ws.id)).toHaveLength(3);
   });
 
-  it("enforces at most 10 direct bindings, counting key-only tags only when a binding write adds them", async () => {
+  it("enforces at most 10 direct bindings, key-only ones included; flat tags never count", async () => {
     const org = await createOrg();
     const ws = await createWorkspace(org);
     const ten = Array.from({ length: 10 }, (_, i) => [`k${i}`, `v${i}`] as [string, string]);
@@ -173,13 +175,14 @@ describe("workspace tag bindings", () => {
     expect(over.body.errors[0].source.pointer).toBe("/data/3");
     expect((await patch(ws.id, kv([["k0", "changed"], ["n1", "1"], ["n2", "2"]]))).status).toBe(200);
     expect(await bindings(ws.id)).toHaveLength(10);
-    // Full: even a new key-only tag is refused through the bindings endpoint...
+    // Full: a new key-only binding is refused too...
     const keyOnly = await patch(ws.id, kv([["extra"]]));
     expect(keyOnly.status).toBe(422);
     expect(keyOnly.body.errors[0].source.pointer).toBe("/data/0");
     // ...but flat tags are not bindings: the tags endpoint still adds them.
     expect((await api("POST", `/workspaces/${ws.id}/relationships/tags`, { body: { data: [{ type: "tags", attributes: { name: "extra" } }] } })).status).toBe(204);
-    expect(await bindings(ws.id)).toHaveLength(11);
+    expect(await bindings(ws.id)).toHaveLength(10);
+    expect(await tagNames(ws.id)).toEqual(["extra"]);
     // go-tfe's "adding 26 tags": 26 new key-only bindings in one PATCH are refused.
     const fresh = await createWorkspace(org);
     const nato = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango", "uniform", "victor", "whiskey", "xray", "yankee", "zulu"];
@@ -198,26 +201,31 @@ describe("workspace tag bindings", () => {
     expect((await updateBindings(fresh.id, kv(ten))).status).toBe(200);
   });
 
-  it("keeps Terraform's set-of-tags strategy working with more than ten tags", async () => {
+  it("keeps Terraform's set-of-tags strategy working with ten tags (key-only bindings count)", async () => {
     const org = await createOrg();
-    const names = Array.from({ length: 12 }, (_, i) => `app-${i}`);
+    const names = Array.from({ length: 10 }, (_, i) => `app-${i}`);
     // terraform init: create with flat tags (relationships.tags)...
     const ws = await createWorkspace(org, {}, undefined, { tags: { data: names.map((name) => ({ type: "tags", attributes: { name } })) } });
-    // ...then check every tag is in tag-names and among the bindings' keys: nothing to update.
     expect(ws.attributes["tag-names"]).toEqual(names);
-    expect((await bindings(ws.id)).map((b) => b.attributes.key)).toEqual(names);
-    // A 13th tag in the configuration: Terraform PATCHes every tag key-only; only the new one counts.
-    const res = await patch(ws.id, kv([...names, "app-12"].map((k) => [k])));
+    // ...the tag check finds no binding keys, so it PATCHes every tag as a key-only binding.
+    expect(await bindings(ws.id)).toEqual([]);
+    const res = await patch(ws.id, kv(names.map((k) => [k])));
     expect(res.status).toBe(200);
-    expect(res.body.data).toHaveLength(13);
-    expect(await tagNames(ws.id)).toEqual([...names, "app-12"]);
+    expect(res.body.data).toHaveLength(10);
+    expect(await tagNames(ws.id)).toEqual(names);
+    expect(pairsOf(await bindings(ws.id))).toEqual(names.map((k) => [k, ""]));
+    // An eleventh tag would need an eleventh binding: the documented limit (README).
+    const over = await patch(ws.id, kv([...names, "app-10"].map((k) => [k])));
+    expect(over.status).toBe(422);
+    expect(over.body.errors[0].detail).toBe("Tag bindings cannot exceed 10 per resource");
   });
 
   it("serialises concurrent PATCHes in the workspace's Durable Object", async () => {
     const org = await createOrg();
     const ws = await createWorkspace(org);
-    const keyOnly = await Promise.all(Array.from({ length: 20 }, (_, i) => patch(ws.id, kv([[`key${i}`]]))));
-    expect(keyOnly.map((r) => r.status)).toEqual(Array(20).fill(200));
+    // 20 racing flat-tag adds all land (flat tags have no limit).
+    const flat = await Promise.all(Array.from({ length: 20 }, (_, i) => api("POST", `/workspaces/${ws.id}/relationships/tags`, { body: { data: [{ type: "tags", attributes: { name: `key${i}` } }] } })));
+    expect(flat.map((r) => r.status)).toEqual(Array(20).fill(204));
     expect((await tagNames(ws.id)).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `key${i}`).sort());
     expect((await api("GET", `/organizations/${org}/tags?page[size]=100`)).body.meta.pagination["total-count"]).toBe(20);
 
@@ -346,7 +354,7 @@ describe("project tag bindings and inheritance", () => {
   });
 });
 
-describe("list filters over the one tag set and project inheritance (the listing's SQL)", () => {
+describe("list filter SQL over both tag sets and project inheritance", () => {
   async function matching(org: string, where: { sql: string; binds: string[] }): Promise<string[]> {
     const rows = await env.DB.prepare(`SELECT name FROM workspaces w WHERE organization_name = ? AND ${where.sql} ORDER BY name`).bind(org, ...where.binds).all<{ name: string }>();
     return rows.results.map((r) => r.name);
@@ -364,7 +372,8 @@ describe("list filters over the one tag set and project inheritance (the listing
     expect(await matching(org, taggedFilterSql([{ key: "key2", value: "" }]))).toEqual(["w1", "w2"]);
     expect(await matching(org, taggedFilterSql([{ key: "key2", value: "value2b" }]))).toEqual(["w2"]);
     expect(await matching(org, taggedFilterSql([{ key: "key2" }, { key: "key3", value: "value3" }]))).toEqual(["w2"]);
-    expect(await matching(org, taggedFilterSql([{ key: "flat", value: "" }]))).toEqual(["w3"]);
+    // A flat tag is not a binding: filter[tagged] never matches it (search[tags] does).
+    expect(await matching(org, taggedFilterSql([{ key: "flat", value: "" }]))).toEqual([]);
     expect(await matching(org, taggedFilterSql([{ key: "flat", value: "x" }]))).toEqual([]);
     expect(await matching(org, taggedFilterSql([{ key: "env", value: "" }]))).toEqual(["w4"]);
 
@@ -384,7 +393,6 @@ describe("list filters over the one tag set and project inheritance (the listing
     // A deleted organisation tag matches nothing, at once (no workspace was visited).
     const flatId = (await api("GET", `/organizations/${org}/tags?q=flat`)).body.data[0].id;
     expect((await api("DELETE", `/organizations/${org}/tags`, { body: { data: [{ type: "tags", id: flatId }] } })).status).toBe(204);
-    expect(await matching(org, taggedFilterSql([{ key: "flat", value: "" }]))).toEqual([]);
     expect(await matching(org, searchTagsSql(["flat"]))).toEqual([]);
     expect(await matching(org, excludeTagsSql(["flat", "key1"]))).toEqual(["w2", "w3", "w4"]);
   });

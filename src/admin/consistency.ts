@@ -7,11 +7,20 @@ import type { Bindings } from "../env";
 import { ApiError } from "../errors";
 import { jsonapi } from "../jsonapi/document";
 import { errorResponses, ok, router } from "../jsonapi/validation";
-import { NAME_LEASE_MS } from "../workspaces/workspaces.index";
+import { NAME_LEASE_MS, releaseClaim, tagRowsDifference } from "../workspaces/workspaces.index";
 
 export interface Difference {
   workspaceId: string;
-  kind: "missing-index-row" | "stale-index-row" | "index-row-of-deleted-workspace" | "orphan-index-row" | "different-doc" | "stale-name-lease" | "write-pending";
+  kind:
+    | "missing-index-row"
+    | "stale-index-row"
+    | "index-row-of-deleted-workspace"
+    | "orphan-index-row"
+    | "different-doc"
+    | "different-tags"
+    | "stale-name-lease"
+    | "write-pending"
+    | "orphan-project-reference";
   detail: string;
 }
 
@@ -27,23 +36,48 @@ export async function checkConsistency(env: Bindings, cursor: string, limit: num
     .all<{ id: string }>();
   const differences: Difference[] = [];
   for (const { id } of ids.results) {
-    const [row, leases] = await db.batch([
+    const stub = env.WORKSPACES.getByName(id);
+    const state = await stub.indexState();
+    const projectId = state.kind === "live" ? (state.record?.projectId ?? "") : "";
+    const [row, leases, project] = await db.batch([
       db.prepare("SELECT version, doc FROM workspaces WHERE id = ?").bind(id),
-      db.prepare("SELECT name, committed, claimed_at FROM workspace_names WHERE workspace_id = ?").bind(id),
+      db.prepare("SELECT organization_name, name, committed, claimed_at FROM workspace_names WHERE workspace_id = ?").bind(id),
+      db.prepare("SELECT 1 AS ok FROM projects WHERE id = ?").bind(projectId),
     ]);
     const indexRow = (row?.results?.[0] ?? null) as { version: number; doc: string } | null;
-    const state = await env.WORKSPACES.getByName(id).indexState();
-    if (state.pending > 0) differences.push({ workspaceId: id, kind: "write-pending", detail: `${state.pending} index write(s) waiting for the alarm` });
+    if (state.pending > 0) {
+      const detail = state.armed ? `${state.pending} index write(s) had no alarm to drain them; one was set now` : `${state.pending} index write(s) waiting for the alarm`;
+      differences.push({ workspaceId: id, kind: "write-pending", detail });
+    }
+    // Issue 13 item 7: a live workspace must belong to a project that exists.
+    if (state.kind === "live" && (project?.results?.length ?? 0) === 0) {
+      differences.push({ workspaceId: id, kind: "orphan-project-reference", detail: `project ${projectId} does not exist` });
+    }
     if (state.kind === "live" && state.record) {
       if (!indexRow) differences.push({ workspaceId: id, kind: "missing-index-row", detail: "the DO holds a workspace the index lacks" });
       else if (indexRow.version !== state.record.version) differences.push({ workspaceId: id, kind: "stale-index-row", detail: `index version ${indexRow.version}, DO version ${state.record.version}` });
       else if (indexRow.doc !== JSON.stringify(state.record)) differences.push({ workspaceId: id, kind: "different-doc", detail: "same version, different document" });
+      else {
+        // The list filters read workspace_tags, not the doc: its rows must match both tag sets (issue 14).
+        const tags = await tagRowsDifference(db, state.record);
+        if (tags) differences.push({ workspaceId: id, kind: "different-tags", detail: tags });
+      }
     } else if (indexRow) {
       differences.push({ workspaceId: id, kind: state.kind === "deleted" ? "index-row-of-deleted-workspace" : "orphan-index-row", detail: `DO state: ${state.kind}` });
     }
-    for (const l of (leases?.results ?? []) as Array<{ name: string; committed: number; claimed_at: number }>) {
+    for (const l of (leases?.results ?? []) as Array<{ organization_name: string; name: string; committed: number; claimed_at: number }>) {
       const owned = state.kind === "live" && state.record?.name.toLowerCase() === l.name.toLowerCase();
-      if (!owned && Date.now() - l.claimed_at > NAME_LEASE_MS) differences.push({ workspaceId: id, kind: "stale-name-lease", detail: `name "${l.name}" is leased but not held` });
+      if (owned || Date.now() - l.claimed_at <= NAME_LEASE_MS) continue;
+      // Issue 13 item 10: an uncommitted claim left by a create or rename that died is released here,
+      // as a create wanting the name would (the DO decides, serialised with its own writes), so the
+      // checker converges instead of reporting it forever. It is reported once, on release.
+      if (l.committed === 0) {
+        const { released } = await stub.releaseName(l.name, Date.now());
+        if (released) await releaseClaim(env.DB, l.organization_name, l.name, id);
+        differences.push({ workspaceId: id, kind: "stale-name-lease", detail: `name "${l.name}" was leased but never held; ${released ? "released" : "its index write was retried"}` });
+      } else {
+        differences.push({ workspaceId: id, kind: "stale-name-lease", detail: `name "${l.name}" is leased but not held` });
+      }
     }
   }
   const next = ids.results.length === limit ? ids.results[ids.results.length - 1].id : null;

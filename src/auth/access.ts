@@ -72,6 +72,7 @@ export async function loadOrgAccess(
   db: D1Database | D1DatabaseSession,
   principal: Principal,
   organizationName: string,
+  opts: OrgAccessOptions = {},
 ): Promise<OrgAccess | null> {
   const teamsQuery =
     principal.kind === "user"
@@ -94,15 +95,29 @@ export async function loadOrgAccess(
   if (!orgRow) return null;
   const organization = toOrganization(orgRow);
   const teams = (teamsRes?.results ?? []) as TeamRow[];
-  return buildOrgAccess(principal, organization, teams);
+  return buildOrgAccess(principal, organization, teams, opts);
 }
 
-export function buildOrgAccess(principal: Principal, organization: Organization, teams: TeamRow[]): OrgAccess | null {
-  // An organisation may refuse user tokens (`user-tokens-enabled: false`): 401 as for an unknown token.
-  if (principal.kind === "user" && organization.attrs["user-tokens-enabled"] === false) throw ApiError.of("unauthorized");
+export interface OrgAccessOptions {
+  /**
+   * The organisation's own settings (update, delete, its token): owners and the site admin reach them
+   * with user tokens even when the organisation refuses user tokens, as owners do through the real
+   * service's UI, so that the setting can always be switched back.
+   */
+  ownerSettings?: boolean;
+}
+
+export function buildOrgAccess(principal: Principal, organization: Organization, teams: TeamRow[], opts: OrgAccessOptions = {}): OrgAccess | null {
   const isSiteAdmin = principal.kind === "user" && principal.isSiteAdmin;
   const isOrgToken = principal.kind === "organization" && principal.organization.toLowerCase() === organization.name.toLowerCase();
   const isOwner = teams.some((t) => t.is_owners === 1);
+  // An organisation may refuse user tokens (`user-tokens-enabled: false`): 401 as for an unknown token,
+  // the site admin's included (go-tfe checks that its user-token client can no longer read the
+  // organisation). Owners and the site admin keep their way back: the organisation's update and
+  // delete and its organisation token (`ownerSettings`), as the real service's UI keeps them.
+  if (principal.kind === "user" && organization.attrs["user-tokens-enabled"] === false && !((isOwner || isSiteAdmin) && opts.ownerSettings)) {
+    throw ApiError.of("unauthorized");
+  }
   if (!isSiteAdmin && !isOrgToken && teams.length === 0) return null;
 
   let orgPermissions: OrgPermissions = { ...NO_ORG_PERMISSIONS };
@@ -130,8 +145,9 @@ export async function requireOrgAccess(
   db: D1Database | D1DatabaseSession,
   principal: Principal,
   organizationName: string,
+  opts: OrgAccessOptions = {},
 ): Promise<OrgAccess> {
-  const access = await loadOrgAccess(db, principal, organizationName);
+  const access = await loadOrgAccess(db, principal, organizationName, opts);
   if (!access) throw ApiError.of("not_found");
   return access;
 }

@@ -121,8 +121,30 @@ function waitUntil(c: { executionCtx: { waitUntil(p: Promise<unknown>): void } }
   }
 }
 
+type Ctx = Parameters<Parameters<typeof createMiddleware<AppEnv>>[0]>[0];
+
+/** Host names of a local run (`npm start` binds wrangler dev to 127.0.0.1). */
+const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/**
+ * The budget key of an unauthenticated caller. On the platform the edge sets `CF-Connecting-IP` to
+ * the connection's address (overwriting any client value). Locally the header is whatever the client
+ * sent (miniflare only fills it in when absent), and the connection is always loopback: one budget.
+ */
+export function clientKey(c: Ctx): string {
+  const host = new URL(c.req.url).hostname.toLowerCase();
+  if (LOCAL_HOSTS.has(host) || host.endsWith(".localhost")) return "ip:local";
+  return `ip:${c.req.header("CF-Connecting-IP") ?? "unknown"}`;
+}
+
+/** Routes without a token (signed blob URLs, openapi.json) are counted per client address. */
+export const limitByClient = createMiddleware<AppEnv>(async (c, next) => {
+  limit(c, clientKey(c));
+  await next();
+});
+
 /** Counts a request against its key; over the limit answers 429 with the headers go-tfe backs off by. */
-function limit(c: Parameters<Parameters<typeof createMiddleware<AppEnv>>[0]>[0], key: string): void {
+function limit(c: Ctx, key: string): void {
   const max = configuredLimit(c.env.RATE_LIMIT);
   if (max === 0) return;
   const d = limiter.take(key, max);
@@ -138,7 +160,7 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   const principal = match && match[1].length <= 512 ? await authenticate(c.env, match[1], (p) => waitUntil(c, p)) : null;
   // Unauthenticated requests are counted per client IP, authenticated ones per user.
-  limit(c, principal ? principalKey(principal) : `ip:${c.req.header("CF-Connecting-IP") ?? "local"}`);
+  limit(c, principal ? principalKey(principal) : clientKey(c));
   if (!principal) throw ApiError.of("unauthorized");
   c.set("principal", principal);
   await next();

@@ -49,9 +49,9 @@ meta.openapi(
     const p = c.get("principal");
     const db = primary(c);
     if (p.kind === "user") {
-      const u = await db.prepare("SELECT * FROM users WHERE id = ?").bind(p.userId).first<{ id: string; username: string; email: string | null; is_site_admin: number }>();
+      const u = await db.prepare("SELECT * FROM users WHERE id = ?").bind(p.userId).first<{ id: string; username: string; email: string | null; is_site_admin: number; unconfirmed_email: string | null }>();
       if (!u) throw ApiError.of("unauthorized");
-      return jsonapi(c, { data: userResource(u.id, u.username, u.email, u.is_site_admin === 1, false, { id: u.id, type: "users" }) });
+      return jsonapi(c, { data: userResource(u.id, u.username, u.email, u.is_site_admin === 1, false, { id: u.id, type: "users" }, u.unconfirmed_email ?? null) });
     }
     const id = p.serviceUserId;
     const target = p.kind === "team" ? { id: p.teamId, type: "teams" } : { id: p.organization, type: "organizations" };
@@ -67,6 +67,8 @@ export function userResource(
   isSiteAdmin: boolean,
   isService: boolean,
   authenticated: { id: string; type: string },
+  /** An email change waiting for confirmation (see PATCH /account/update). */
+  unconfirmedEmail: string | null = null,
 ) {
   const related = authenticated.type === "organizations" ? `/api/v2/organizations/${authenticated.id}` : `/api/v2/${authenticated.type}/${authenticated.id}`;
   return {
@@ -83,7 +85,7 @@ export function userResource(
       "is-site-admin": isSiteAdmin,
       "is-sso-login": false,
       email,
-      "unconfirmed-email": null,
+      "unconfirmed-email": unconfirmedEmail,
       permissions: { "can-create-organizations": !isService, "can-change-email": !isService, "can-change-username": !isService },
     },
     relationships: {

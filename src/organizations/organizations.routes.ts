@@ -228,7 +228,7 @@ organizations.openapi(
   }),
   async (c) => {
     const db = primary(c);
-    const access = await requireOrgAccess(db, c.get("principal"), c.req.valid("param").organization_name);
+    const access = await requireOrgAccess(db, c.get("principal"), c.req.valid("param").organization_name, { ownerSettings: true });
     if (!access.isOwner && !access.isOrgToken) throw ApiError.of("not_found");
     const org = access.organization;
     const { attributes: a = {}, relationships } = c.req.valid("json").data;
@@ -280,7 +280,7 @@ organizations.openapi(
   }),
   async (c) => {
     const db = primary(c);
-    const access = await requireOrgAccess(db, c.get("principal"), c.req.valid("param").organization_name);
+    const access = await requireOrgAccess(db, c.get("principal"), c.req.valid("param").organization_name, { ownerSettings: true });
     if (!access.isOwner) throw ApiError.of("not_found");
     await deleteOrganization(db, access.organization.name);
     return noContent(c);
@@ -296,6 +296,7 @@ export async function deleteOrganization(db: D1DatabaseSession | D1Database, nam
   const teamIds = "(SELECT id FROM teams WHERE organization_name = ?)";
   await db.batch([
     db.prepare(`DELETE FROM team_members WHERE team_id IN ${teamIds}`).bind(name),
+    db.prepare("DELETE FROM invitation_teams WHERE membership_id IN (SELECT id FROM organization_memberships WHERE organization_name = ?)").bind(name),
     db.prepare(`DELETE FROM team_workspaces WHERE team_id IN ${teamIds}`).bind(name),
     db.prepare(`DELETE FROM team_projects WHERE team_id IN ${teamIds}`).bind(name),
     db.prepare(`DELETE FROM tokens WHERE team_id IN ${teamIds} OR organization_name = ?`).bind(name, name),

@@ -152,9 +152,10 @@ export async function deleteEmptyProject(db: Db, id: string): Promise<boolean> {
     db
       .prepare(
         `DELETE FROM projects WHERE id = ? AND is_default = 0
-           AND NOT EXISTS (SELECT 1 FROM workspaces w WHERE w.organization_name = projects.organization_name AND w.project_id = ?)`,
+           AND NOT EXISTS (SELECT 1 FROM workspaces w WHERE w.organization_name = projects.organization_name AND w.project_id = ?)
+           AND NOT EXISTS (SELECT 1 FROM project_refs r WHERE r.project_id = ?)`,
       )
-      .bind(id, id),
+      .bind(id, id, id),
     db.prepare(`DELETE FROM team_projects WHERE project_id = ? AND ${gone}`).bind(id, id),
     db.prepare(`DELETE FROM project_tag_bindings WHERE project_id = ? AND ${gone}`).bind(id, id),
   ]);
@@ -176,4 +177,43 @@ export function isMissingPoolError(err: unknown): boolean {
  */
 export function orphanBindingsCleanup(db: Db, projectId: string): D1PreparedStatement {
   return db.prepare("DELETE FROM project_tag_bindings WHERE project_id = ? AND NOT EXISTS (SELECT 1 FROM projects WHERE id = ?)").bind(projectId, projectId);
+}
+
+// ---- project references of workspace creates and moves in flight (issue 13 item 7) ----
+
+/** How long a reference may stay without its index row before the project delete asks the workspace's DO. */
+export const PROJECT_REF_MS = 30_000;
+
+/**
+ * Holds the project for a workspace about to be created in it or moved into it: taken only while the
+ * project exists (one statement), so it either blocks a concurrent delete or fails because the delete
+ * came first. The workspace's index write drops it once the index row carries the reference.
+ */
+export async function holdProject(db: Db, projectId: string, organization: string, workspaceId: string, now: number): Promise<boolean> {
+  const res = await db
+    .prepare(
+      `INSERT INTO project_refs (project_id, workspace_id, claimed_at)
+       SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM projects WHERE id = ? AND organization_name = ?)
+       ON CONFLICT (project_id, workspace_id) DO UPDATE SET claimed_at = excluded.claimed_at`,
+    )
+    .bind(projectId, workspaceId, now, projectId, organization)
+    .run();
+  return res.meta.changes > 0;
+}
+
+/** Drops a reference whose create or move the DO refused. */
+export async function releaseProject(db: Db, projectId: string, workspaceId: string): Promise<void> {
+  await db.prepare("DELETE FROM project_refs WHERE project_id = ? AND workspace_id = ?").bind(projectId, workspaceId).run();
+}
+
+/** Statement for the workspace's index batch: a reference its index row now carries (or a deleted workspace's) is redundant. */
+export function settledRefsStatement(db: Db, workspaceId: string, deleted: boolean): D1PreparedStatement {
+  return deleted
+    ? db.prepare("DELETE FROM project_refs WHERE workspace_id = ?").bind(workspaceId)
+    : db.prepare("DELETE FROM project_refs WHERE workspace_id = ? AND project_id = (SELECT project_id FROM workspaces WHERE id = ?)").bind(workspaceId, workspaceId);
+}
+
+export async function projectRefs(db: Db, projectId: string): Promise<Array<{ workspace_id: string; claimed_at: number }>> {
+  const rows = await db.prepare("SELECT workspace_id, claimed_at FROM project_refs WHERE project_id = ?").bind(projectId).all<{ workspace_id: string; claimed_at: number }>();
+  return rows.results;
 }

@@ -22,6 +22,9 @@ import {
   isUniqueViolation,
   listProjects,
   orphanBindingsCleanup,
+  PROJECT_REF_MS,
+  projectRefs,
+  releaseProject,
   teamReadableProjectIds,
   updateProjectStatement,
   type ProjectRow,
@@ -269,6 +272,21 @@ projects.openapi(
   },
 );
 
+/**
+ * References older than their lease whose workspace (asked of its DO, the truth) is not in the
+ * project are left by creates or moves that failed or died midway: they no longer hold the project.
+ * A workspace that is in it keeps blocking the delete until its index write lands.
+ */
+async function dropStaleRefs(c: Context<AppEnv>, projectId: string): Promise<void> {
+  const now = Date.now();
+  for (const ref of await projectRefs(primary(c), projectId)) {
+    if (now - ref.claimed_at <= PROJECT_REF_MS) continue;
+    const res = await c.env.WORKSPACES.getByName(ref.workspace_id).get();
+    if (res.ok && res.workspace.projectId === projectId) continue;
+    await releaseProject(primary(c), projectId, ref.workspace_id);
+  }
+}
+
 projects.openapi(
   createRoute({
     method: "delete",
@@ -285,6 +303,7 @@ projects.openapi(
     // property of the organisation, so deleting it is an invalid request (422); a project that still holds
     // workspaces is a conflict with the current state that moving or deleting them resolves (409).
     if (project.is_default === 1) throw ApiError.of("invalid_attribute", { detail: "The Default Project cannot be deleted" });
+    await dropStaleRefs(c, project.id);
     if (!(await deleteEmptyProject(primary(c), project.id))) {
       throw ApiError.of("conflict", { detail: "Project still contains workspaces; move or delete them first" });
     }

@@ -4,7 +4,7 @@ import type { AppEnv } from "../env";
 import type { Included } from "../jsonapi/document";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
 import type { WorkspaceScope } from "../workspaces/workspaces.service";
-import { serializeOutputs, serializeStateVersion } from "./state-versions.serialize";
+import { canUpload, serializeOutputs, serializeStateVersion } from "./state-versions.serialize";
 import { stateStub } from "./state-versions.stub";
 
 /**
@@ -22,12 +22,16 @@ export async function includeStateVersions(
   const current = values.has("current_state_version") || values.has("current-state-version");
   if (!outputs && !current) return;
   const origin = new URL(c.req.url).origin;
-  const wanted = records.filter((r) => r.currentStateVersionId && scope.capsOf(r).stateVersions >= 1);
+  // Outputs need read-outputs; the state version itself needs state read (checked below).
+  const wanted = records.filter((r) => r.currentStateVersionId && scope.capsOf(r).stateVersions >= (outputs ? 1 : 2));
   const found = await Promise.all(wanted.map(async (r) => ({ r, res: await stateStub(c.env, r.id).getStateVersion(r.currentStateVersionId!) })));
   for (const { r, res } of found) {
     if (!res.ok) continue; // deleted since it was listed
     // Sensitive values only for callers who may read the state itself.
     if (outputs) for (const o of serializeOutputs(res.stateVersion, "workspace-outputs", scope.capsOf(r).stateVersions >= 2)) included.add(o);
-    if (current) included.add(await serializeStateVersion(c.env, origin, r.id, res.stateVersion));
+    // The state version carries download URLs of the raw state: only for state readers, as its own endpoint.
+    if (current && scope.capsOf(r).stateVersions >= 2) {
+      included.add(await serializeStateVersion(c.env, origin, r.id, res.stateVersion, { canUpload: canUpload(scope, scope.capsOf(r)) }));
+    }
   }
 }

@@ -11,7 +11,7 @@ import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
 import { idByName, readById, requireCap, faultsOf } from "../workspaces/workspaces.service";
 import { stateStub } from "./state-versions.stub";
-import { serializeOutputs, serializeStateVersion } from "./state-versions.serialize";
+import { canUpload, serializeOutputs, serializeStateVersion } from "./state-versions.serialize";
 
 const tags = ["State versions"];
 export const stateVersions = router();
@@ -56,7 +56,7 @@ stateVersions.openapi(
     const wsId = c.req.valid("param").workspace_id;
     const { scope, caps } = await readById(c, wsId);
     // Organisation tokens cannot upload state (real service rule).
-    requireCap(caps.stateVersions >= 3 && !scope.access.isOrgToken);
+    requireCap(canUpload(scope, caps));
     const a = c.req.valid("json").data.attributes;
     const state = decodeBase64(a.state, "/data/attributes/state");
     const jsonState = decodeBase64(a["json-state"], "/data/attributes/json-state");
@@ -73,7 +73,7 @@ stateVersions.openapi(
       unwrap(result);
     }
     const sv = unwrap(result).stateVersion;
-    return jsonapi(c, { data: await serializeStateVersion(c.env, origin(c), wsId, sv) }, 201);
+    return jsonapi(c, { data: await serializeStateVersion(c.env, origin(c), wsId, sv, { canUpload: true }) }, 201);
   },
 );
 
@@ -85,10 +85,10 @@ stateVersions.openapi(
 async function stateVersionOf(c: Context<AppEnv>, id: string, need: 1 | 2 = 2) {
   const row = await primary(c).prepare("SELECT workspace_id FROM state_version_index WHERE id = ?").bind(id).first<{ workspace_id: string }>();
   if (!row) throw ApiError.of("not_found");
-  const { caps } = await readById(c, row.workspace_id);
+  const { caps, scope } = await readById(c, row.workspace_id);
   requireCap(caps.stateVersions >= need);
   const res = unwrap(await stateStub(c.env, row.workspace_id).getStateVersion(id));
-  return { workspaceId: row.workspace_id, sv: res.stateVersion, canReadState: caps.stateVersions >= 2 };
+  return { workspaceId: row.workspace_id, sv: res.stateVersion, canReadState: caps.stateVersions >= 2, uploads: canUpload(scope, caps) };
 }
 
 const svParam = z.object({ state_version_id: z.string().regex(/^sv-[A-Za-z0-9]{1,64}$/) });
@@ -104,8 +104,8 @@ function withOutputs(c: Context<AppEnv>, sv: Parameters<typeof serializeOutputs>
 stateVersions.openapi(
   createRoute({ method: "get", path: "/state-versions/{state_version_id}", tags, summary: "Show a state version", request: { params: svParam, query: includeQuery }, responses: { ...ok("The state version"), ...errorResponses } }),
   async (c) => {
-    const { workspaceId, sv, canReadState } = await stateVersionOf(c, c.req.valid("param").state_version_id);
-    return jsonapi(c, { data: await serializeStateVersion(c.env, origin(c), workspaceId, sv), ...withOutputs(c, sv, canReadState) });
+    const { workspaceId, sv, canReadState, uploads } = await stateVersionOf(c, c.req.valid("param").state_version_id);
+    return jsonapi(c, { data: await serializeStateVersion(c.env, origin(c), workspaceId, sv, { canUpload: uploads }), ...withOutputs(c, sv, canReadState) });
   },
 );
 
@@ -120,19 +120,19 @@ stateVersions.openapi(
 );
 
 async function current(c: Context<AppEnv>, wsId: string, need: 1 | 2 = 2) {
-  const { record, caps } = await readById(c, wsId);
+  const { record, caps, scope } = await readById(c, wsId);
   requireCap(caps.stateVersions >= need);
   if (!record.currentStateVersionId) throw ApiError.of("not_found");
   const res = unwrap(await stateStub(c.env, wsId).getStateVersion(record.currentStateVersionId));
-  return { sv: res.stateVersion, canReadState: caps.stateVersions >= 2 };
+  return { sv: res.stateVersion, canReadState: caps.stateVersions >= 2, uploads: canUpload(scope, caps) };
 }
 
 stateVersions.openapi(
   createRoute({ method: "get", path: "/workspaces/{workspace_id}/current-state-version", tags, summary: "The workspace's current state version (404 when none)", request: { params: workspaceIdParam, query: includeQuery }, responses: { ...ok("The state version"), ...errorResponses } }),
   async (c) => {
     const wsId = c.req.valid("param").workspace_id;
-    const { sv, canReadState } = await current(c, wsId);
-    return jsonapi(c, { data: await serializeStateVersion(c.env, origin(c), wsId, sv), ...withOutputs(c, sv, canReadState) });
+    const { sv, canReadState, uploads } = await current(c, wsId);
+    return jsonapi(c, { data: await serializeStateVersion(c.env, origin(c), wsId, sv, { canUpload: uploads }), ...withOutputs(c, sv, canReadState) });
   },
 );
 
@@ -169,11 +169,11 @@ stateVersions.openapi(
   async (c) => {
     const q = c.req.valid("query");
     const wsId = await idByName(c, q["filter[organization][name]"], q["filter[workspace][name]"]);
-    const { caps } = await readById(c, wsId);
+    const { caps, scope } = await readById(c, wsId);
     requireCap(caps.stateVersions >= 2);
     const page = readPage(c);
     const res = unwrap(await stateStub(c.env, wsId).listStateVersions({ offset: (page.number - 1) * page.size, limit: page.size, status: q["filter[status]"] }));
-    const data = await Promise.all(res.items.map((sv) => serializeStateVersion(c.env, origin(c), wsId, sv)));
+    const data = await Promise.all(res.items.map((sv) => serializeStateVersion(c.env, origin(c), wsId, sv, { canUpload: canUpload(scope, caps) })));
     return jsonapi(c, paginated(c, data, page, res.total));
   },
 );

@@ -5,8 +5,18 @@ import { outputId, type StateVersionView } from "./state-versions.store";
 
 export { outputId };
 
-export async function serializeStateVersion(env: Bindings, origin: string, workspaceId: string, sv: StateVersionView): Promise<Resource> {
+/** Who may create state versions, and so receive upload URLs (organisation tokens cannot, as in the real service). */
+export function canUpload(scope: { access: { isOrgToken: boolean } }, caps: { stateVersions: number }): boolean {
+  return caps.stateVersions >= 3 && !scope.access.isOrgToken;
+}
+
+/**
+ * `canUpload`: the caller may create state versions (issue 13 item 5). Upload URLs go only to such
+ * callers and only while the version is pending; the DO accepts each blob once.
+ */
+export async function serializeStateVersion(env: Bindings, origin: string, workspaceId: string, sv: StateVersionView, opts: { canUpload: boolean }): Promise<Resource> {
   const finalized = sv.status === "finalized";
+  const uploadable = opts.canUpload && sv.status === "pending";
   const url = (method: "GET" | "PUT", kind: "state" | "json") => signedBlobUrl(env, origin, method, workspaceId, sv.id, kind);
   const outputs = sv.parsed?.outputs ?? [];
   return {
@@ -26,9 +36,9 @@ export async function serializeStateVersion(env: Bindings, origin: string, works
       providers: sv.parsed?.providers ?? {},
       modules: sv.parsed?.modules ?? {},
       "hosted-state-download-url": finalized ? await url("GET", "state") : null,
-      "hosted-state-upload-url": sv.status === "pending" ? await url("PUT", "state") : null,
+      "hosted-state-upload-url": uploadable ? await url("PUT", "state") : null,
       "hosted-json-state-download-url": sv.json_present === 1 ? await url("GET", "json") : null,
-      "hosted-json-state-upload-url": sv.json_present === 1 ? null : await url("PUT", "json"),
+      "hosted-json-state-upload-url": uploadable && sv.json_present !== 1 ? await url("PUT", "json") : null,
       "vcs-commit-sha": null,
       "vcs-commit-url": null,
     },

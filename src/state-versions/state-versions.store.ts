@@ -193,6 +193,8 @@ export function checkUploadable(row: StateVersionRow | null, kind: BlobKind): Fa
   if (!row) return fail("not_found");
   if (row.status === "discarded") return fail("conflict", "This state version was superseded by a newer one before its state was uploaded");
   if (kind === "state" && row.status !== "pending") return fail("conflict", "The state of this state version was already uploaded");
+  // Each upload URL works once (issue 13 item 5): stored JSON state is never rewritten.
+  if (kind === "json" && row.json_present === 1) return fail("conflict", "The JSON state of this state version was already uploaded");
   return null;
 }
 

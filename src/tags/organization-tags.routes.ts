@@ -118,7 +118,7 @@ organizationTags.openapi(
     const records = await resolveWorkspaces(c, tag.organization_name, c.req.valid("json").data.map((d) => d.id));
     const now = nowIso();
     await forEachLimited(records, async (r) => {
-      await changeTags(c, r, { op: "upsert", tags: [{ key: tag.name, value: null, tagId: tag.id, index: 0 }] }, now);
+      await changeTags(c, r, { op: "add-flat", tags: [{ key: tag.name, tagId: tag.id, index: 0 }] }, now);
     });
     return noContent(c);
   },

@@ -25,7 +25,7 @@ import {
 import { bindingValue, checkBindings } from "./tags.rules";
 import { effectiveBindings, projectEffectiveBindings, serializeBinding, serializeProjectBinding } from "./tags.serialize";
 import { dedupe, echoed, LIMIT_DETAIL } from "./workspace-tags.logic";
-import { changeTags, liveTags, resolveBindings } from "./workspace-tags.service";
+import { changeTags, resolveBindings } from "./workspace-tags.service";
 
 const tags = ["Tag bindings"];
 export const tagBindings = router();
@@ -41,14 +41,13 @@ tagBindings.openapi(
     method: "get",
     path: "/workspaces/{workspace_id}/tag-bindings",
     tags,
-    summary: "List a workspace's direct tag bindings (every entry of its tag set; not paginated)",
+    summary: "List a workspace's direct tag bindings (never its flat tags; not paginated)",
     request: { params: workspaceIdParam },
     responses: { ...ok("The direct tag bindings"), ...errorResponses },
   }),
   async (c) => {
     const { record } = await readById(c, c.req.valid("param").workspace_id);
-    const tags = await liveTags(c, record);
-    return jsonapi(c, { data: tags.map(serializeBinding), links: { target: `${API}/workspaces/${record.id}` } });
+    return jsonapi(c, { data: record.tagBindings.map(serializeBinding), links: { target: `${API}/workspaces/${record.id}` } });
   },
 );
 
@@ -65,9 +64,9 @@ tagBindings.openapi(
     const { record, caps } = await readById(c, c.req.valid("param").workspace_id);
     requireCap(caps.admin); // can-manage-tags
     const now = nowIso();
-    const inputs = await resolveBindings(c, record.organization, c.req.valid("json").data.map((d) => d.attributes), "/data", now);
-    const updated = inputs.length > 0 ? await changeTags(c, record, { op: "upsert", tags: inputs, limit: { pointerBase: "/data" } }, now) : record;
-    return jsonapi(c, { data: echoed(updated.tags, inputs).map(serializeBinding) });
+    const inputs = resolveBindings(c.req.valid("json").data.map((d) => d.attributes), "/data");
+    const updated = inputs.length > 0 ? await changeTags(c, record, { op: "upsert-bindings", bindings: inputs, pointerBase: "/data" }, now) : record;
+    return jsonapi(c, { data: echoed(updated.tagBindings, inputs).map(serializeBinding) });
   },
 );
 
@@ -82,8 +81,8 @@ tagBindings.openapi(
   }),
   async (c) => {
     const { record } = await readById(c, c.req.valid("param").workspace_id);
-    const [direct, inherited] = await Promise.all([liveTags(c, record), projectBindings(primary(c), record.projectId)]);
-    return jsonapi(c, { data: effectiveBindings(direct, record.projectId, inherited) });
+    const inherited = await projectBindings(primary(c), record.projectId);
+    return jsonapi(c, { data: effectiveBindings(record.tagBindings, record.projectId, inherited) });
   },
 );
 

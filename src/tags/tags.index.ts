@@ -4,12 +4,12 @@
  * Race-free design (issue 6): the `tags` table is a registry of (organisation, name) → id. Whether
  * an organisation tag *exists*, and its `instance-count`, are derived at read time from
  * `workspace_tags` (the rows each workspace's Durable Object writes, idempotently, through its
- * outbox; a key-only row carries its `tag_id`): a tag exists while at least one workspace carries
- * it. So two concurrent creators of one name get the one id D1's unique index decides; counts are
+ * outbox; a flat-tag row carries its `tag_id`; binding rows are never organisation tags, issue 14):
+ * a tag exists while at least one workspace carries it as a flat tag. So two concurrent creators of one name get the one id D1's unique index decides; counts are
  * never incremented, only counted; and the tag leaves the organisation's list exactly when the
  * last carrier's index write lands. Nothing deletes registry rows except an explicit organisation
  * tag delete (DELETE /organizations/:org/tags), and that is one batch with no fan-out: it moves the
- * ids to `deleted_tags`, a key-only entry carrying such an id is *dead* — every read ignores it
+ * ids to `deleted_tags`, a flat tag carrying such an id is *dead* — every read ignores it
  * (`deadTagIds`, `LIVE_ROW`) and its workspace purges it on its next tag change. An add racing a
  * delete therefore ends as "add, then delete", never as an attachment to a deleted tag; a name
  * added again later gets a new id.
@@ -26,11 +26,11 @@ export interface TagRow {
   instance_count: number;
 }
 
-/** Carriers of a tag: workspaces holding it as a key-only entry. */
-const CARRIERS = "SELECT count(*) FROM workspace_tags wt WHERE wt.tag_id = t.id AND wt.value IS NULL";
+/** Carriers of a tag: workspaces holding it as a flat tag. */
+const CARRIERS = "SELECT count(*) FROM workspace_tags wt WHERE wt.tag_id = t.id AND wt.kind = 'flat'";
 
-/** A workspace_tags row (alias `wt`) that counts: not a key-only entry of a deleted organisation tag. */
-export const LIVE_ROW = "(wt.value IS NOT NULL OR NOT EXISTS (SELECT 1 FROM deleted_tags d WHERE d.id = wt.tag_id))";
+/** A workspace_tags row (alias `wt`) that counts: a binding, or a flat tag whose organisation tag was not deleted. */
+export const LIVE_ROW = "(wt.kind = 'binding' OR NOT EXISTS (SELECT 1 FROM deleted_tags d WHERE d.id = wt.tag_id))";
 
 /** Registry ids for these names, creating the missing ones (one id per name, decided by D1). */
 export async function ensureTagIds(db: Db, organization: string, names: string[], now: string): Promise<Map<string, string>> {
@@ -124,7 +124,7 @@ export async function listOrganizationTags(
   const pattern = opts.q ? containsPattern(opts.q) : null;
   const ex = opts.excludeWorkspaceId ?? null;
   const grouped = `SELECT t.id, t.name, t.created_at, count(*) AS instance_count
-    FROM tags t JOIN workspace_tags wt ON wt.tag_id = t.id AND wt.value IS NULL
+    FROM tags t JOIN workspace_tags wt ON wt.tag_id = t.id AND wt.kind = 'flat'
     WHERE t.organization_name = ?
       AND (? IS NULL OR t.name LIKE ? ESCAPE '\\')
       AND (? IS NULL OR t.id NOT IN (SELECT tag_id FROM workspace_tags WHERE workspace_id = ? AND tag_id IS NOT NULL))
@@ -141,19 +141,20 @@ export function tagNotFound(pointer: string, id: string): ApiError {
   return ApiError.of("not_found", { detail: `Tag not found: ${id}`, pointer });
 }
 
-// ---- list filters over the one tag set plus project inheritance (used by the workspace listing) ----
+// ---- list filters over both tag sets plus project inheritance (SQL fragments; the listing's own
+// planner in src/workspaces/workspaces.list.index.ts applies the same rules) ----
 
-/** SQL for "the workspace (alias `w`, columns id/project_id) has key K effectively" — direct or inherited. */
+/** SQL for "the workspace (alias `w`, columns id/project_id) has key K": a flat tag or a binding key, direct or inherited. */
 function hasKey(alias: string): string {
   return `(EXISTS (SELECT 1 FROM workspace_tags wt WHERE wt.workspace_id = ${alias}.id AND wt.key = ? AND ${LIVE_ROW})
     OR EXISTS (SELECT 1 FROM project_tag_bindings pb WHERE pb.project_id = ${alias}.project_id AND pb.key = ?))`;
 }
 
 /**
- * `filter[tagged][i][key|value]`: AND across filters. Matches the workspace's effective bindings:
- * its direct entries, plus its project's bindings whose key it does not set itself (a direct
- * binding wins). An empty value means any value (go-tfe always sends the parameter); a non-empty
- * value never matches a key-only entry.
+ * `filter[tagged][i][key|value]`: AND across filters. Matches the workspace's effective bindings
+ * (never its flat tags): its direct bindings, plus its project's bindings whose key it does not
+ * bind itself (a direct binding wins). An empty value means any value (go-tfe always sends the
+ * parameter).
  */
 export function taggedFilterSql(filters: Array<{ key: string; value?: string }>, alias = "w"): { sql: string; binds: string[] } {
   const parts: string[] = [];
@@ -162,8 +163,8 @@ export function taggedFilterSql(filters: Array<{ key: string; value?: string }>,
     const v = f.value ?? "";
     const valueDirect = v ? " AND wt.value = ?" : "";
     const valueInherited = v ? " AND pb.value = ?" : "";
-    parts.push(`(EXISTS (SELECT 1 FROM workspace_tags wt WHERE wt.workspace_id = ${alias}.id AND wt.key = ?${valueDirect} AND ${LIVE_ROW})
-      OR (NOT EXISTS (SELECT 1 FROM workspace_tags wt WHERE wt.workspace_id = ${alias}.id AND wt.key = ? AND ${LIVE_ROW})
+    parts.push(`(EXISTS (SELECT 1 FROM workspace_tags wt WHERE wt.workspace_id = ${alias}.id AND wt.kind = 'binding' AND wt.key = ?${valueDirect})
+      OR (NOT EXISTS (SELECT 1 FROM workspace_tags wt WHERE wt.workspace_id = ${alias}.id AND wt.kind = 'binding' AND wt.key = ?)
           AND EXISTS (SELECT 1 FROM project_tag_bindings pb WHERE pb.project_id = ${alias}.project_id AND pb.key = ?${valueInherited})))`);
     binds.push(f.key, ...(v ? [v] : []), f.key, f.key, ...(v ? [v] : []));
   }
@@ -171,9 +172,9 @@ export function taggedFilterSql(filters: Array<{ key: string; value?: string }>,
 }
 
 /**
- * `search[tags]` (all keys) and `search[exclude-tags]` (none of them) over the same effective keys,
- * so Terraform's key-value strategy (which sends both `filter[tagged]` and `search[tags]`) gets
- * one result set.
+ * `search[tags]` (all keys) and `search[exclude-tags]` (none of them): a key matches as a flat tag
+ * or as a binding key (direct or inherited), so Terraform's key-value strategy (which sends both
+ * `filter[tagged]` and `search[tags]`) gets one result set.
  */
 export function searchTagsSql(keys: string[], alias = "w"): { sql: string; binds: string[] } {
   return { sql: keys.length ? keys.map(() => hasKey(alias)).join(" AND ") : "1", binds: keys.flatMap((k) => [k, k]) };

@@ -5,6 +5,8 @@ import { LIMITS } from "../limits";
 export const TAG_BINDING_CHARS = /^[A-Za-z0-9_.=+\-@:]+$/;
 /** Flat tag names: letters, numbers, `:`, `-`, `_`, 1-255 characters. */
 export const FLAT_TAG_NAME = /^[A-Za-z0-9:_-]+$/;
+/** Prefixes reserved for the platform, in binding keys and flat tag names alike (case-insensitive). */
+export const RESERVED_PREFIX = /^(hc|hcp):/i;
 
 export interface BindingInput {
   key: string;
@@ -18,7 +20,7 @@ export function checkBindings(bindings: BindingInput[], pointerBase: string): Fa
     if (b.key.length === 0) return fail("invalid_attribute", "Key can't be blank", `${at}/key`);
     if (b.key.length > LIMITS.tagKeyMax) return fail("invalid_attribute", `Key is too long (maximum is ${LIMITS.tagKeyMax} characters)`, `${at}/key`);
     if (!TAG_BINDING_CHARS.test(b.key)) return fail("invalid_attribute", "Key may only contain letters, numbers, and _ . = + - @ :", `${at}/key`);
-    if (/^(hc|hcp):/i.test(b.key)) return fail("invalid_attribute", "Key may not start with the reserved prefixes hc: or hcp:", `${at}/key`);
+    if (RESERVED_PREFIX.test(b.key)) return fail("invalid_attribute", "Key may not start with the reserved prefixes hc: or hcp:", `${at}/key`);
     const v = b.value ?? "";
     if (v.length > LIMITS.tagValueMax) return fail("invalid_attribute", `Value is too long (maximum is ${LIMITS.tagValueMax} characters)`, `${at}/value`);
     if (v.length > 0 && !TAG_BINDING_CHARS.test(v)) return fail("invalid_attribute", "Value may only contain letters, numbers, and _ . = + - @ :", `${at}/value`);
@@ -30,10 +32,11 @@ export function checkFlatTagName(name: string, pointer: string): Failure | null 
   if (name.length === 0 || name.length > LIMITS.flatTagNameMax || !FLAT_TAG_NAME.test(name)) {
     return fail("invalid_attribute", "Tag name must be 1-255 characters: letters, numbers, colons, hyphens and underscores", pointer);
   }
+  if (RESERVED_PREFIX.test(name)) return fail("invalid_attribute", "Tag name may not start with the reserved prefixes hc: or hcp:", pointer);
   return null;
 }
 
-/** A binding without a value (missing, null or "") is a key-only tag: the same thing as a flat tag. */
-export function bindingValue(value: string | null | undefined): string | null {
-  return value === undefined || value === null || value === "" ? null : value;
+/** A binding's value as stored: missing or null is the empty value of a key-only binding. */
+export function bindingValue(value: string | null | undefined): string {
+  return value ?? "";
 }

@@ -1,6 +1,6 @@
 /** JSON:API views of tags: organisation tags, tag bindings and effective tag bindings. */
 import type { Resource } from "../jsonapi/document";
-import type { TagEntry } from "../workspaces/workspace.types";
+import type { BindingEntry } from "../workspaces/workspace.types";
 import type { ProjectBindingRow } from "./project-tags.index";
 import type { TagRow } from "./tags.index";
 
@@ -15,9 +15,9 @@ export function serializeTag(row: TagRow, organization: string): Resource {
   };
 }
 
-/** A direct binding; a key-only tag shows value "". */
-export function serializeBinding(t: TagEntry): Resource {
-  return { id: t.id, type: "tag-bindings", attributes: { key: t.key, value: t.value ?? "", "created-at": t.createdAt } };
+/** A direct binding (value "" when key-only). */
+export function serializeBinding(t: BindingEntry): Resource {
+  return { id: t.id, type: "tag-bindings", attributes: { key: t.key, value: t.value, "created-at": t.createdAt } };
 }
 
 export function serializeProjectBinding(b: ProjectBindingRow): Resource {
@@ -25,15 +25,15 @@ export function serializeProjectBinding(b: ProjectBindingRow): Resource {
 }
 
 /**
- * Effective bindings: direct entries, then the project's bindings whose key the workspace does not
+ * Effective bindings: direct bindings (flat tags are not bindings), then the project's bindings whose key the workspace does not
  * set itself (a direct binding wins over an inherited one with the same key). Inherited ones carry
  * `links.inherited-from` (go-tfe decodes it there) and the same URL as
  * `relationships.inherited-from.links.related` (the spec's shape); direct ones carry no `links`
  * member at all, because go-tfe's tests require their decoded `Links` to be nil.
  */
-export function effectiveBindings(direct: TagEntry[], projectId: string | null, inherited: ProjectBindingRow[]): Resource[] {
+export function effectiveBindings(direct: BindingEntry[], projectId: string | null, inherited: ProjectBindingRow[]): Resource[] {
   const own = new Set(direct.map((t) => t.key));
-  const out: Resource[] = direct.map((t) => ({ id: t.id, type: "effective-tag-bindings", attributes: { key: t.key, value: t.value ?? "" } }));
+  const out: Resource[] = direct.map((t) => ({ id: t.id, type: "effective-tag-bindings", attributes: { key: t.key, value: t.value } }));
   if (projectId === null) return out;
   const url = `${API}/projects/${projectId}`;
   for (const b of inherited) {

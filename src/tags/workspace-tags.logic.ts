@@ -1,133 +1,172 @@
 /**
- * Pure tag-set logic of a workspace (runs inside its Durable Object, and on create in the Worker).
+ * Pure tag logic of a workspace (runs inside its Durable Object, and on create in the Worker).
  *
- * One tag set per workspace (issue 6): every entry is a key with an optional value. A key without
- * a value is a flat tag (an organisation tag, so it carries the org tag's id); `tag-names` lists
- * every key; the tag-binding views show every entry (a key-only one with value ""). The flat-tag
- * endpoints and key-only tag bindings are two ways to write the same thing.
+ * Two sets per workspace (issue 14), as the real service keeps them: flat tags (names, each an
+ * organisation tag carrying its id) and tag bindings (key → value, "" for a key-only binding). A
+ * write to one set never touches the other: the `tfe` provider manages `tag_names` through the
+ * flat-tag endpoints and `tags` through tag bindings, and reads each back separately.
  *
- * The 10-binding limit (spec §2.4, §8) is checked on tag-binding writes only (PATCH tag-bindings,
- * `relationships.tag-bindings` on create/update): the bindings with a value after the write plus
- * the key-only tags the write newly adds must not exceed 10. Key-only tags already on the
- * workspace, and flat tags added through the tags endpoints, do not count. So Terraform's set
- * strategy keeps working with more than ten tags (it creates them as flat tags and later PATCHes
- * only what is missing), while a PATCH of 26 new keys (go-tfe's test) is refused.
+ * The 10-binding limit (spec §2.4, §8) counts every direct binding, key-only ones included (go-tfe
+ * expects a PATCH of 26 key-only bindings to be refused); flat tags never count. Terraform's
+ * `cloud` block with a set of tags adds one key-only binding per tag, so sets of up to ten tags
+ * work (README, limits).
  */
 import { fail, type Failure } from "../errors";
 import { newId } from "../ids";
 import { LIMITS } from "../limits";
-import type { TagEntry } from "../workspaces/workspace.types";
+import type { BindingEntry, TagEntry } from "../workspaces/workspace.types";
 
-/** One tag to set, resolved by the Worker. `value` null: key-only (flat), with its org tag id. */
-export interface TagInput {
+/** A flat tag to add, resolved by the Worker to its organisation tag id. */
+export interface FlatInput {
   key: string;
-  value: string | null;
   tagId: string | null;
   /** Index of the entry in the request body (for `source.pointer`). */
   index: number;
 }
 
-/** A change to a workspace's tag set, applied serially by its Durable Object. */
+/** A binding to set, validated by the Worker; `value` "" is a key-only binding. */
+export interface BindingInput {
+  key: string;
+  value: string;
+  index: number;
+}
+
+/** Both sets of a workspace. */
+export interface TagSets {
+  tags: TagEntry[];
+  tagBindings: BindingEntry[];
+}
+
+/** A change to one of a workspace's tag sets, applied serially by its Durable Object. */
 export type TagChange =
-  /** Adds or updates by key; `limit` marks a tag-binding write (flat-tag adds have no limit). */
-  | { op: "upsert"; tags: TagInput[]; limit?: { pointerBase: string } }
-  /** Replaces the whole set (workspace update's `relationships.tag-bindings`; [] clears it). */
-  | { op: "replace"; tags: TagInput[]; pointerBase: string }
-  /** Removes keys; `valuelessOnly` removes only key-only entries (deleting an organisation tag). */
-  | { op: "remove"; keys: string[]; valuelessOnly?: boolean };
+  /** Flat tags: add by name (no limit). */
+  | { op: "add-flat"; tags: FlatInput[] }
+  /** Flat tags: remove names (unknown ones have no effect). */
+  | { op: "remove-flat"; keys: string[] }
+  /** Flat tags: replace the whole set (workspace update's `relationships.tags`). */
+  | { op: "replace-flat"; tags: FlatInput[] }
+  /** Bindings: add or update by key (PATCH tag-bindings); never removes. */
+  | { op: "upsert-bindings"; bindings: BindingInput[]; pointerBase: string }
+  /** Bindings: replace the whole set (`relationships.tag-bindings`; [] clears it). */
+  | { op: "replace-bindings"; bindings: BindingInput[]; pointerBase: string };
 
 export const LIMIT_DETAIL = `Tag bindings cannot exceed ${LIMITS.tagBindingsPerResource} per resource`;
 
-/** Later duplicates of a key win (a request naming a key twice sets it once). */
-export function dedupe(tags: TagInput[]): TagInput[] {
-  const byKey = new Map<string, TagInput>();
-  for (const t of tags) {
+/** Later duplicates of a key win (a request naming a key twice sets it once), in request order. */
+export function dedupe<T extends { key: string; index: number }>(items: T[]): T[] {
+  const byKey = new Map<string, T>();
+  for (const t of items) {
     byKey.delete(t.key);
     byKey.set(t.key, t);
   }
   return [...byKey.values()].sort((a, b) => a.index - b.index);
 }
 
-function entryOf(t: TagInput, existing: TagEntry | undefined, now: string): TagEntry {
-  return {
-    key: t.key,
-    value: t.value,
-    id: existing?.id ?? newId("tb"),
-    tagId: t.value === null ? t.tagId : null,
-    createdAt: existing?.createdAt ?? now,
-  };
+function bindingOf(b: BindingInput, existing: BindingEntry | undefined, now: string): BindingEntry {
+  return { key: b.key, value: b.value, id: existing?.id ?? newId("tb"), createdAt: existing?.createdAt ?? now };
 }
 
-/** The limit check of a tag-binding write; points at the entry that goes over. */
-export function checkLimit(before: TagEntry[], after: TagEntry[], sent: TagInput[], pointerBase: string): Failure | null {
-  const had = new Set(before.map((t) => t.key));
-  const sentKeys = new Set(sent.map((t) => t.key));
-  let count = after.filter((t) => t.value !== null && !sentKeys.has(t.key)).length;
-  for (const t of sent) {
-    if (t.value !== null || !had.has(t.key)) count++;
-    if (count > LIMITS.tagBindingsPerResource) return fail("invalid_attribute", LIMIT_DETAIL, `${pointerBase}/${t.index}`);
+function flatOf(t: FlatInput, existing: TagEntry | undefined, now: string): TagEntry {
+  // The same organisation tag keeps its entry; another id for the name means the old tag was deleted
+  // (ids are never reused), so the entry is new.
+  return existing && existing.tagId === t.tagId ? existing : { key: t.key, tagId: t.tagId, createdAt: now };
+}
+
+/** The limit check of a binding write: points at the sent entry that takes the set over the limit. */
+export function checkLimit(after: BindingEntry[], sent: BindingInput[], pointerBase: string): Failure | null {
+  if (after.length <= LIMITS.tagBindingsPerResource) return null;
+  const sentKeys = new Set(sent.map((s) => s.key));
+  let count = after.filter((b) => !sentKeys.has(b.key)).length;
+  for (const s of sent) {
+    count++;
+    if (count > LIMITS.tagBindingsPerResource) return fail("invalid_attribute", LIMIT_DETAIL, `${pointerBase}/${s.index}`);
   }
-  return null;
+  return fail("invalid_attribute", LIMIT_DETAIL, pointerBase);
 }
 
-/** Organisation tag ids of the key-only entries. */
+/** Organisation tag ids of the flat tags. */
 export function keyOnlyTagIds(tags: TagEntry[]): string[] {
-  return tags.flatMap((t) => (t.value === null && t.tagId ? [t.tagId] : []));
+  return tags.flatMap((t) => (t.tagId ? [t.tagId] : []));
 }
 
-/** The entries that count: key-only entries of deleted organisation tags are dead (src/tags/tags.index.ts). */
+/** The flat tags that count: those of deleted organisation tags are dead (src/tags/tags.index.ts). */
 export function withoutDeadTags(tags: TagEntry[], dead: Set<string>): TagEntry[] {
-  return dead.size === 0 ? tags : tags.filter((t) => t.value !== null || t.tagId === null || !dead.has(t.tagId));
+  return dead.size === 0 ? tags : tags.filter((t) => t.tagId === null || !dead.has(t.tagId));
 }
 
 /**
- * Applies a change; returns the new tag list (insertion order kept) or a failure. `purge` lists
- * deleted organisation tag ids: their entries are dropped first (ids are never reused, so this can
- * never drop an entry added meanwhile).
+ * Applies a change to one set; returns both sets (insertion order kept) or a failure. `purge`
+ * lists deleted organisation tag ids: their flat tags are dropped first (ids are never reused, so
+ * this can never drop an entry added meanwhile).
  */
-export function applyTagChange(current: TagEntry[], change: TagChange, now: string, purge: string[] = []): TagEntry[] | Failure {
-  if (purge.length > 0) {
-    const dead = new Set(purge);
-    current = current.filter((t) => t.value !== null || t.tagId === null || !dead.has(t.tagId));
-  }
+export function applyTagChange(current: TagSets, change: TagChange, now: string, purge: string[] = []): TagSets | Failure {
+  const tags = purge.length > 0 ? withoutDeadTags(current.tags, new Set(purge)) : current.tags;
+  const bindings = current.tagBindings;
   switch (change.op) {
-    case "upsert": {
-      const sent = dedupe(change.tags);
-      const next = current.map((t) => ({ ...t }));
-      for (const t of sent) {
+    case "add-flat": {
+      const next = [...tags];
+      for (const t of dedupe(change.tags)) {
         const i = next.findIndex((e) => e.key === t.key);
-        if (i >= 0) next[i] = entryOf(t, next[i], now);
-        else next.push(entryOf(t, undefined, now));
+        if (i >= 0) next[i] = flatOf(t, next[i], now);
+        else next.push(flatOf(t, undefined, now));
       }
-      if (change.limit) {
-        const f = checkLimit(current, next, sent, change.limit.pointerBase);
-        if (f) return f;
-      }
-      return next;
+      return { tags: next, tagBindings: bindings };
     }
-    case "replace": {
-      const sent = dedupe(change.tags);
-      const next = sent.map((t) => entryOf(t, current.find((e) => e.key === t.key), now));
-      const f = checkLimit(current, next, sent, change.pointerBase);
-      return f ?? next;
-    }
-    case "remove": {
+    case "remove-flat": {
       const keys = new Set(change.keys);
-      return current.filter((t) => !keys.has(t.key) || (change.valuelessOnly === true && t.value !== null));
+      return { tags: tags.filter((t) => !keys.has(t.key)), tagBindings: bindings };
+    }
+    case "replace-flat":
+      return { tags: dedupe(change.tags).map((t) => flatOf(t, tags.find((e) => e.key === t.key), now)), tagBindings: bindings };
+    case "upsert-bindings": {
+      const sent = dedupe(change.bindings);
+      const next = [...bindings];
+      for (const b of sent) {
+        const i = next.findIndex((e) => e.key === b.key);
+        if (i >= 0) next[i] = bindingOf(b, next[i], now);
+        else next.push(bindingOf(b, undefined, now));
+      }
+      const f = checkLimit(next, sent, change.pointerBase);
+      return f ?? { tags, tagBindings: next };
+    }
+    case "replace-bindings": {
+      const sent = dedupe(change.bindings);
+      const next = sent.map((b) => bindingOf(b, bindings.find((e) => e.key === b.key), now));
+      const f = checkLimit(next, sent, change.pointerBase);
+      return f ?? { tags, tagBindings: next };
     }
   }
 }
 
-/** Whether two tag lists are the same set in the same order (a no-op change commits nothing). */
-export function sameTags(a: TagEntry[], b: TagEntry[]): boolean {
-  return a.length === b.length && a.every((t, i) => t.key === b[i]!.key && t.value === b[i]!.value && t.tagId === b[i]!.tagId);
+/** Whether two states of both sets are the same (a no-op change commits nothing). */
+export function sameTags(a: TagSets, b: TagSets): boolean {
+  return (
+    a.tags.length === b.tags.length &&
+    a.tags.every((t, i) => t.key === b.tags[i]!.key && t.tagId === b.tags[i]!.tagId) &&
+    a.tagBindings.length === b.tagBindings.length &&
+    a.tagBindings.every((t, i) => t.key === b.tagBindings[i]!.key && t.value === b.tagBindings[i]!.value)
+  );
 }
 
-/** The entries a binding write echoes: the keys sent, in the order sent. */
-export function echoed(tags: TagEntry[], sent: TagInput[]): TagEntry[] {
-  const byKey = new Map(tags.map((t) => [t.key, t]));
+/** The bindings a binding write echoes: the keys sent, in the order sent. */
+export function echoed(bindings: BindingEntry[], sent: BindingInput[]): BindingEntry[] {
+  const byKey = new Map(bindings.map((t) => [t.key, t]));
   return dedupe(sent).flatMap((t) => {
     const e = byKey.get(t.key);
     return e ? [e] : [];
   });
+}
+
+/**
+ * Splits a tag list written before issue 14 (one set: `{key, value, id, tagId, createdAt}` with
+ * value null for a key-only entry): valued entries become bindings, key-only entries flat tags.
+ */
+export function splitLegacyTags(entries: Array<{ key: string; value?: string | null; id?: string; tagId?: string | null; createdAt: string }>): TagSets {
+  const tags: TagEntry[] = [];
+  const tagBindings: BindingEntry[] = [];
+  for (const e of entries) {
+    if (e.value === undefined || e.value === null) tags.push({ key: e.key, tagId: e.tagId ?? null, createdAt: e.createdAt });
+    else tagBindings.push({ key: e.key, value: e.value, id: e.id ?? newId("tb"), createdAt: e.createdAt });
+  }
+  return { tags, tagBindings };
 }

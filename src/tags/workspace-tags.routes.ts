@@ -47,9 +47,9 @@ workspaceTags.openapi(
   async (c) => {
     const { record } = await readById(c, c.req.valid("param").workspace_id);
     const q = c.req.valid("query").name?.toLowerCase();
-    // Flat tags are the key-only entries of the workspace's one tag set, in the order they were added;
-    // an entry whose organisation tag was deleted is not listed (dead).
-    const candidates = record.tags.filter((t) => t.value === null && (!q || t.key.toLowerCase().includes(q)));
+    // The workspace's flat tags (never its bindings), in the order they were added; a tag whose
+    // organisation tag was deleted is not listed (dead).
+    const candidates = record.tags.filter((t) => !q || t.key.toLowerCase().includes(q));
     const rows = await tagRowsById(primary(c), keyOnlyTagIds(candidates));
     const flat = candidates.flatMap((t) => {
       const row = t.tagId ? rows.get(t.tagId) : undefined;
@@ -75,7 +75,7 @@ workspaceTags.openapi(
     requireCap(caps.admin); // can-manage-tags
     const now = nowIso();
     const inputs = await resolveFlatAdds(c, record.organization, c.req.valid("json").data, "/data", now);
-    if (inputs.length > 0) await changeTags(c, record, { op: "upsert", tags: inputs }, now);
+    if (inputs.length > 0) await changeTags(c, record, { op: "add-flat", tags: inputs }, now);
     return noContent(c);
   },
 );
@@ -93,7 +93,7 @@ workspaceTags.openapi(
     const { record, caps } = await readById(c, c.req.valid("param").workspace_id);
     requireCap(caps.admin);
     const keys = await resolveFlatRemovals(c, record.organization, c.req.valid("json").data, "/data");
-    if (keys.length > 0) await changeTags(c, record, { op: "remove", keys }, nowIso());
+    if (keys.length > 0) await changeTags(c, record, { op: "remove-flat", keys }, nowIso());
     return noContent(c);
   },
 );

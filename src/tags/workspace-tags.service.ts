@@ -4,11 +4,11 @@ import { primary } from "../db";
 import type { AppEnv } from "../env";
 import { ApiError, unwrap } from "../errors";
 import { isFailure } from "../workspaces/workspace.rules";
-import type { TagEntry, WorkspaceRecord } from "../workspaces/workspace.types";
+import type { WorkspaceRecord } from "../workspaces/workspace.types";
 import { acknowledge, faultsOf, workspaceStub } from "../workspaces/workspaces.service";
-import { bindingValue, checkBindings, checkFlatTagName, type BindingInput } from "./tags.rules";
+import { bindingValue, checkBindings, checkFlatTagName, type BindingInput as SentBinding } from "./tags.rules";
 import { deadTagIds, ensureTagIds, tagNotFound, tagsById } from "./tags.index";
-import { applyTagChange, keyOnlyTagIds, withoutDeadTags, type TagChange, type TagInput } from "./workspace-tags.logic";
+import { applyTagChange, keyOnlyTagIds, type BindingInput, type FlatInput, type TagChange, type TagSets } from "./workspace-tags.logic";
 
 /** A flat tag reference as sent: `{type: "tags", id?}` or `{type: "tags", attributes: {name}}`. */
 export interface FlatTagRef {
@@ -32,7 +32,7 @@ function refOf(ref: FlatTagRef, pointer: string): { id: string } | { name: strin
  * Flat tags to add: names must be valid flat tag names and get (or create) their organisation tag;
  * ids must be tags that currently exist in this organisation.
  */
-export async function resolveFlatAdds(c: Context<AppEnv>, organization: string, refs: FlatTagRef[], pointerBase: string, now: string): Promise<TagInput[]> {
+export async function resolveFlatAdds(c: Context<AppEnv>, organization: string, refs: FlatTagRef[], pointerBase: string, now: string): Promise<FlatInput[]> {
   const parsed = refs.map((r, i) => refOf(r, `${pointerBase}/${i}`));
   const names: string[] = [];
   const ids: string[] = [];
@@ -46,10 +46,10 @@ export async function resolveFlatAdds(c: Context<AppEnv>, organization: string, 
   const db = primary(c);
   const [byName, byId] = await Promise.all([ensureTagIds(db, organization, names, now), tagsById(db, organization, ids, true)]);
   return parsed.map((p, index) => {
-    if ("name" in p) return { key: p.name, value: null, tagId: byName.get(p.name)!, index };
+    if ("name" in p) return { key: p.name, tagId: byName.get(p.name)!, index };
     const name = byId.get(p.id);
     if (name === undefined) throw tagNotFound(`${pointerBase}/${index}/id`, p.id);
-    return { key: name, value: null, tagId: p.id, index };
+    return { key: name, tagId: p.id, index };
   });
 }
 
@@ -66,48 +66,36 @@ export async function resolveFlatRemovals(c: Context<AppEnv>, organization: stri
   });
 }
 
-/** Tag bindings as sent → validated inputs; key-only ones get (or create) their organisation tag. */
-export async function resolveBindings(c: Context<AppEnv>, organization: string, bindings: BindingInput[], pointerBase: string, now: string): Promise<TagInput[]> {
+/** Tag bindings as sent → validated inputs (bindings are not organisation tags: nothing to resolve). */
+export function resolveBindings(bindings: SentBinding[], pointerBase: string): BindingInput[] {
   const f = checkBindings(bindings, pointerBase);
   if (f) raise(f);
-  const inputs = bindings.map((b, index) => ({ key: b.key, value: bindingValue(b.value), tagId: null as string | null, index }));
-  const keyOnly = inputs.filter((t) => t.value === null).map((t) => t.key);
-  const ids = await ensureTagIds(primary(c), organization, keyOnly, now);
-  for (const t of inputs) if (t.value === null) t.tagId = ids.get(t.key)!;
-  return inputs;
+  return bindings.map((b, index) => ({ key: b.key, value: bindingValue(b.value), index }));
 }
 
 /**
- * The tag set of a new workspace: flat tags (`relationships.tags`, as go-tfe sends them) then
- * tag bindings (`relationships.tag-bindings`), a binding overriding a flat tag of the same key.
- * The binding limit applies as to any binding write (flat tags do not count).
+ * Both tag sets of a new workspace: flat tags from `relationships.tags` (as go-tfe and the `tfe`
+ * provider send them) and bindings from `relationships.tag-bindings`; neither affects the other.
  */
 export async function createTagEntries(
   c: Context<AppEnv>,
   organization: string,
-  rel: { tags?: { data: FlatTagRef[] }; "tag-bindings"?: { data: Array<{ attributes: BindingInput }> } } | undefined,
+  rel: { tags?: { data: FlatTagRef[] }; "tag-bindings"?: { data: Array<{ attributes: SentBinding }> } } | undefined,
   now: string,
-): Promise<TagEntry[]> {
+): Promise<TagSets> {
+  const sent = rel?.["tag-bindings"]?.data.map((d) => d.attributes) ?? [];
+  const pointerBase = "/data/relationships/tag-bindings/data";
+  const bindings = resolveBindings(sent, pointerBase); // validated before any organisation tag is created
   const flat = rel?.tags?.data.length ? await resolveFlatAdds(c, organization, rel.tags.data, "/data/relationships/tags/data", now) : [];
-  let tags = applyTagChange([], { op: "upsert", tags: flat }, now);
-  const sent = rel?.["tag-bindings"]?.data.map((d) => d.attributes);
-  if (sent && !isFailure(tags)) {
-    const pointerBase = "/data/relationships/tag-bindings/data";
-    const bindings = await resolveBindings(c, organization, sent, pointerBase, now);
-    tags = applyTagChange(tags, { op: "upsert", tags: bindings, limit: { pointerBase } }, now);
-  }
-  if (isFailure(tags)) raise(tags);
-  return tags;
-}
-
-/** The workspace's entries that count (dead key-only entries of deleted organisation tags dropped). */
-export async function liveTags(c: Context<AppEnv>, record: WorkspaceRecord): Promise<TagEntry[]> {
-  return keyOnlyTagIds(record.tags).length ? withoutDeadTags(record.tags, await deadTagIds(primary(c), record.organization)) : record.tags;
+  let sets: TagSets | ReturnType<typeof applyTagChange> = applyTagChange({ tags: [], tagBindings: [] }, { op: "add-flat", tags: flat }, now);
+  if (!isFailure(sets)) sets = applyTagChange(sets, { op: "replace-bindings", bindings, pointerBase }, now);
+  if (isFailure(sets)) raise(sets);
+  return sets;
 }
 
 /**
  * Applies a tag change in the workspace's Durable Object (serialised there) and returns the record.
- * Dead entries the Worker saw in `seen` are purged in the same change.
+ * Dead flat tags the Worker saw in `seen` are purged in the same change.
  */
 export async function changeTags(c: Context<AppEnv>, seen: WorkspaceRecord, change: TagChange, now: string): Promise<WorkspaceRecord> {
   const ids = keyOnlyTagIds(seen.tags);

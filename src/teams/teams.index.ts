@@ -21,8 +21,13 @@ export async function findTeam(db: Db, id: string): Promise<TeamRow | null> {
 export async function teamMembers(db: Db, teamIds: string[]): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
   if (teamIds.length === 0) return out;
+  // Invited users are listed with the teams they will join; access comes from team_members alone.
   const rows = await db
-    .prepare("SELECT team_id, user_id FROM team_members WHERE team_id IN (SELECT value FROM json_each(?)) ORDER BY user_id")
+    .prepare(
+      `SELECT team_id, user_id FROM team_members WHERE team_id IN (SELECT value FROM json_each(?1))
+       UNION SELECT it.team_id, m.user_id FROM invitation_teams it JOIN organization_memberships m ON m.id = it.membership_id
+       WHERE it.team_id IN (SELECT value FROM json_each(?1)) ORDER BY user_id`,
+    )
     .bind(JSON.stringify(teamIds))
     .all<{ team_id: string; user_id: string }>();
   for (const r of rows.results) out.set(r.team_id, [...(out.get(r.team_id) ?? []), r.user_id]);

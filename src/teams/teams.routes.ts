@@ -11,8 +11,8 @@ import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsona
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { findTeam, teamMembers, type TeamRow } from "./teams.index";
 import { ORG_ACCESS_KEYS, serializeTeam } from "./teams.serialize";
-import { resolveOrgAccess, teamRights, type OrgAccessInput } from "./teams.rules";
-import { membershipsById, serializeMembership, teamMemberships } from "../users/memberships";
+import { mayChangeMembers, mayManageTeamTokens, resolveOrgAccess, teamRights, type OrgAccessInput } from "./teams.rules";
+import { membershipsById, redactEmail, serializeMembership, teamMemberships } from "../users/memberships";
 
 const tags = ["Teams"];
 export const teams = router();
@@ -58,7 +58,10 @@ async function renderAll(c: Context<AppEnv>, rows: TeamRow[], access: OrgAccess)
   const db = primary(c);
   const ids = rows.map((t) => t.id);
   const [members, memberships] = await Promise.all([teamMembers(db, ids), teamMemberships(db, ids)]);
-  return rows.map((t) => serializeTeam(t, members.get(t.id) ?? [], teamRights(access), memberships.get(t.id) ?? []));
+  const rights = teamRights(access);
+  return rows.map((t) =>
+    serializeTeam(t, members.get(t.id) ?? [], { ...rights, changeMembers: mayChangeMembers(access, t), manageTokens: mayManageTeamTokens(access, t) }, memberships.get(t.id) ?? []),
+  );
 }
 
 const render = async (c: Context<AppEnv>, team: TeamRow, access: OrgAccess) => (await renderAll(c, [team], access))[0];
@@ -147,7 +150,7 @@ teams.openapi(
       for (const u of rows.results) included.push({ id: u.id, type: "users", attributes: { username: u.username }, links: { self: `/api/v2/users/${u.id}` } });
     }
     if (include.includes("organization-memberships")) {
-      for (const m of await membershipsById(db, ids("organization-memberships"))) included.push(serializeMembership(m, []));
+      for (const m of await membershipsById(db, ids("organization-memberships"))) included.push(serializeMembership(redactEmail(access, m), []));
     }
     return jsonapi(c, included.length ? { data, included } : { data });
   },
@@ -204,6 +207,7 @@ teams.openapi(
     // Its tokens go with it: they fail with 401 from the next request on.
     await db.batch([
       db.prepare("DELETE FROM team_members WHERE team_id = ?").bind(team.id),
+      db.prepare("DELETE FROM invitation_teams WHERE team_id = ?").bind(team.id),
       db.prepare("DELETE FROM team_workspaces WHERE team_id = ?").bind(team.id),
       db.prepare("DELETE FROM team_projects WHERE team_id = ?").bind(team.id),
       db.prepare("DELETE FROM tokens WHERE team_id = ?").bind(team.id),
@@ -213,32 +217,57 @@ teams.openapi(
   },
 );
 
-/** Adds or removes members (by user id); the owners team keeps at least one member. */
+/**
+ * Adds or removes members (by user id); the owners team keeps at least one member. A user whose
+ * organisation membership is still an invitation joins the team when it accepts, not before.
+ */
 async function changeMembers(c: Context<AppEnv>, team: TeamRow, userIds: string[], add: boolean): Promise<Response> {
   const db = primary(c);
-  if (!add && team.is_owners === 1) {
-    const left = await db.prepare("SELECT count(*) AS n FROM team_members WHERE team_id = ? AND user_id NOT IN (SELECT value FROM json_each(?))").bind(team.id, JSON.stringify(userIds)).first<{ n: number }>();
-    if ((left?.n ?? 0) === 0) throw ApiError.of("invalid_attribute", { detail: "The owners team must keep at least one member", pointer: "/data" });
+  if (userIds.length === 0) return noContent(c);
+  const ids = JSON.stringify(userIds);
+  if (!add) {
+    if (team.is_owners === 1) {
+      const left = await db.prepare("SELECT count(*) AS n FROM team_members WHERE team_id = ? AND user_id NOT IN (SELECT value FROM json_each(?))").bind(team.id, ids).first<{ n: number }>();
+      if ((left?.n ?? 0) === 0) throw ApiError.of("invalid_attribute", { detail: "The owners team must keep at least one member", pointer: "/data" });
+    }
+    // The guard is repeated inside the delete so that concurrent removals cannot empty the owners team.
+    await db.batch([
+      db
+        .prepare(
+          `DELETE FROM team_members WHERE team_id = ?1 AND user_id IN (SELECT value FROM json_each(?2))
+           AND (?3 = 0 OR EXISTS (SELECT 1 FROM team_members o WHERE o.team_id = ?1 AND o.user_id NOT IN (SELECT value FROM json_each(?2))))`,
+        )
+        .bind(team.id, ids, team.is_owners),
+      db
+        .prepare(
+          `DELETE FROM invitation_teams WHERE team_id = ? AND membership_id IN
+           (SELECT id FROM organization_memberships WHERE organization_name = ? AND user_id IN (SELECT value FROM json_each(?)))`,
+        )
+        .bind(team.id, team.organization_name, ids),
+    ]);
+    return noContent(c);
   }
   const now = nowIso();
-  if (userIds.length) {
-    await db.batch(
-      userIds.flatMap((id) =>
-        add
-          ? [
-              db.prepare("INSERT INTO team_members (team_id, user_id) VALUES (?, ?) ON CONFLICT DO NOTHING").bind(team.id, id),
-              db.prepare("INSERT INTO organization_memberships (id, organization_name, user_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING").bind(newId("ou"), team.organization_name, id, now),
-            ]
-          : [db.prepare("DELETE FROM team_members WHERE team_id = ? AND user_id = ?").bind(team.id, id)],
-      ),
-    );
-  }
+  await db.batch(
+    userIds.flatMap((id) => [
+      db.prepare("INSERT INTO organization_memberships (id, organization_name, user_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING").bind(newId("ou"), team.organization_name, id, now),
+      db
+        .prepare(
+          `INSERT OR IGNORE INTO team_members (team_id, user_id) SELECT ?1, ?2 WHERE NOT EXISTS
+           (SELECT 1 FROM organization_memberships WHERE organization_name = ?3 AND user_id = ?2 AND status = 'invited')`,
+        )
+        .bind(team.id, id, team.organization_name),
+      db
+        .prepare("INSERT OR IGNORE INTO invitation_teams (membership_id, team_id) SELECT id, ? FROM organization_memberships WHERE organization_name = ? AND user_id = ? AND status = 'invited'")
+        .bind(team.id, team.organization_name, id),
+    ]),
+  );
   return noContent(c);
 }
 
 async function teamForMembership(c: Context<AppEnv>): Promise<TeamRow> {
   const { team, access } = await loadTeam(c, c.req.param("team_id")!);
-  if (!teamRights(access).manageMembership) throw ApiError.of("not_found");
+  if (!mayChangeMembers(access, team)) throw ApiError.of("not_found");
   return team;
 }
 

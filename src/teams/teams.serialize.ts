@@ -18,6 +18,9 @@ export interface TeamCallerRights {
   manageTeams: boolean;
   manageMembership: boolean;
   manageOrganizationAccess: boolean;
+  /** Per team where it differs from manageTeams / manageMembership (the owners team, stronger teams). */
+  manageTokens?: boolean;
+  changeMembers?: boolean;
 }
 
 export function serializeTeam(row: TeamRow, members: string[], rights: TeamCallerRights, memberships: string[] = []): Resource {
@@ -34,10 +37,10 @@ export function serializeTeam(row: TeamRow, members: string[], rights: TeamCalle
       "users-count": members.length,
       "allow-member-token-management": row.allow_member_token_management === 1,
       permissions: {
-        "can-update-membership": rights.manageMembership,
+        "can-update-membership": rights.changeMembers ?? rights.manageMembership,
         "can-destroy": rights.manageTeams && !owners,
         "can-update-organization-access": rights.manageOrganizationAccess && !owners,
-        "can-update-api-token": rights.manageTeams,
+        "can-update-api-token": rights.manageTokens ?? rights.manageTeams,
         "can-update-visibility": rights.manageTeams,
         "can-update-name": rights.manageTeams && !owners,
       },

@@ -13,6 +13,7 @@ import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsona
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { LIMITS } from "../limits";
 import { loadTeam, canManageTeams } from "../teams/teams.routes";
+import { mayManageTeamTokens } from "../teams/teams.rules";
 
 const tags = ["Tokens"];
 export const tokens = router();
@@ -131,11 +132,10 @@ async function insertToken(c: Context<AppEnv>, now: Date, row: Omit<TokenRow, "i
 
 const teamParam = z.object({ team_id: z.string().regex(/^team-[A-Za-z0-9]{1,64}$/) });
 
-/** Team managers, and members of a team that allows member token management. */
+/** Who may manage a team's tokens: see `mayManageTeamTokens` (never more power than the caller's). */
 async function teamForTokens(c: Context<AppEnv>, teamId: string) {
   const { team, access } = await loadTeam(c, teamId);
-  const member = access.teamIds.includes(team.id) && team.allow_member_token_management === 1;
-  if (!canManageTeams(access) && !member) throw ApiError.of("not_found");
+  if (!mayManageTeamTokens(access, team)) throw ApiError.of("not_found");
   return team;
 }
 
@@ -196,6 +196,22 @@ tokens.openapi(
   },
 );
 
+tokens.openapi(
+  createRoute({
+    method: "delete",
+    path: "/teams/{team_id}/authentication-tokens",
+    tags,
+    summary: "Revoke every token of a team (legacy and described) in one call",
+    request: { params: teamParam },
+    responses: { ...noContentResponse, ...errorResponses },
+  }),
+  async (c) => {
+    const team = await teamForTokens(c, c.req.valid("param").team_id);
+    await primary(c).prepare("DELETE FROM tokens WHERE team_id = ? AND kind = 'team'").bind(team.id).run();
+    return noContent(c);
+  },
+);
+
 const TEAM_TOKEN_SORTS: Record<string, string> = {
   "team-name": "t.name COLLATE NOCASE",
   "created-by": "k.created_by",
@@ -226,7 +242,9 @@ tokens.openapi(
     const dir = sort?.startsWith("-") ? "DESC" : "ASC";
     // Tokens without the sorted value (never used, never expiring) come last either way.
     const order = key ? `${TEAM_TOKEN_SORTS[key]} IS NULL, ${TEAM_TOKEN_SORTS[key]} ${dir}, k.id` : "k.created_at, k.id";
-    const where = "FROM tokens k JOIN teams t ON t.id = k.team_id WHERE k.kind = 'team' AND t.organization_name = ? AND (? IS NULL OR instr(lower(t.name), lower(?)) > 0)";
+    // The owners team's tokens are owners' business alone (see mayManageTeamTokens).
+    const ownersClause = access.isOwner ? "" : " AND t.is_owners = 0";
+    const where = `FROM tokens k JOIN teams t ON t.id = k.team_id WHERE k.kind = 'team' AND t.organization_name = ? AND (? IS NULL OR instr(lower(t.name), lower(?)) > 0)${ownersClause}`;
     const page = readPage(c);
     const binds = [access.organization.name, q ?? null, q ?? null];
     const [total, rows] = await db.batch([
@@ -243,7 +261,8 @@ tokens.openapi(
 const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 
 async function orgForToken(c: Context<AppEnv>, org: string) {
-  const access = await requireOrgAccess(primary(c), c.get("principal"), org);
+  // Part of the organisation's settings: owners reach it even with user tokens refused.
+  const access = await requireOrgAccess(primary(c), c.get("principal"), org, { ownerSettings: true });
   if (!access.isOwner && !access.isOrgToken) throw ApiError.of("not_found");
   return access.organization;
 }
@@ -297,10 +316,23 @@ function requireSelf(c: Context<AppEnv>, userId: string): void {
 }
 
 tokens.openapi(
-  createRoute({ method: "post", path: "/users/{user_id}/authentication-tokens", tags, summary: "Create a user token (for yourself)", request: { params: userParam }, description: TOKEN_BODY_DOC, responses: { ...ok("The token, with its secret", 201), ...errorResponses } }),
+  createRoute({
+    method: "post",
+    path: "/users/{user_id}/authentication-tokens",
+    tags,
+    summary: "Create a user token: for yourself, or (site admins) a user's first token",
+    request: { params: userParam },
+    description: TOKEN_BODY_DOC,
+    responses: { ...ok("The token, with its secret", 201), ...errorResponses },
+  }),
   async (c) => {
     const { user_id } = c.req.valid("param");
-    requireSelf(c, user_id);
+    const p = c.get("principal");
+    // Users created under /admin/users have no token yet: the site admin issues it and hands it over.
+    if (p.kind === "user" && p.isSiteAdmin && p.userId !== user_id) {
+      const exists = await primary(c).prepare("SELECT 1 FROM users WHERE id = ?").bind(user_id).first();
+      if (!exists) throw ApiError.of("not_found");
+    } else requireSelf(c, user_id);
     const now = new Date();
     const a = await readTokenAttributes(c, now);
     return insertToken(c, now, { kind: "user", user_id, team_id: null, organization_name: null, description: a.description, legacy: 0, expired_at: a.expiredAt });

@@ -18,9 +18,10 @@ const tags = ["Remote state consumers"];
 export const consumers = router();
 
 /** go-tfe sends each entry as a whole workspace object: only `type` and `id` are used. */
-const consumersBody = z
-  .object({ data: z.array(z.object({ type: z.literal("workspaces"), id: z.string().max(64) }).passthrough()).min(1).max(LIMITS.consumersPerRequest) })
-  .openapi("RemoteStateConsumers");
+const consumerEntries = z.array(z.object({ type: z.literal("workspaces"), id: z.string().max(64) }).passthrough()).max(LIMITS.consumersPerRequest);
+const consumersBody = z.object({ data: consumerEntries.min(1) }).openapi("RemoteStateConsumers");
+/** JSON:API: PATCH of a to-many relationship with `data: []` clears it. */
+const consumersReplaceBody = z.object({ data: consumerEntries }).openapi("RemoteStateConsumersReplace");
 const path = "/workspaces/{workspace_id}/relationships/remote-state-consumers";
 
 consumers.openapi(
@@ -91,7 +92,7 @@ for (const [method, op, summary] of [
   ["delete", "remove", "Remove remote state consumers"],
 ] as const) {
   consumers.openapi(
-    createRoute({ method, path, tags, summary, request: { params: workspaceIdParam, body: jsonBody(consumersBody) }, responses: { ...noContentResponse, ...errorResponses } }),
+    createRoute({ method, path, tags, summary, request: { params: workspaceIdParam, body: jsonBody(op === "replace" ? consumersReplaceBody : consumersBody) }, responses: { ...noContentResponse, ...errorResponses } }),
     async (c) => change(c, op),
   );
 }

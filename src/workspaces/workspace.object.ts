@@ -5,13 +5,14 @@ import { applySettings, checkName, isFailure } from "./workspace.rules";
 import { indexDeleteStatements, indexUpsertStatements } from "./workspaces.index";
 import type { CreateInput, Faults, LockHolder, UpdateInput, WorkspaceRecord } from "./workspace.types";
 import { checkSafeDelete, forceUnlock, lock, unlock } from "./lock.rules";
-import { initialRecord } from "./workspace.record";
+import { initialRecord, upgradeRecord } from "./workspace.record";
 import { changeConsumers, setRetention, setSshKey, type ConsumerChange } from "./consumers.logic";
 import type { DataRetentionPolicy } from "./workspace.types";
 import {
   abortUpload, appendUpload, completeUpload, createVersion, eraseAll, getRow, latestPending, makeCurrent, migrateStateVersions, onUnlock, readParts, view,
   type BlobKind, type CreateVersionInput, type StateVersionRow, type StateVersionView,
 } from "../state-versions/state-versions.store";
+import { settledRefsStatement } from "../projects/projects.index";
 import { applyTagChange, sameTags, type TagChange } from "../tags/workspace-tags.logic";
 
 type Stored =
@@ -24,9 +25,13 @@ type Stored =
 /** `bookmark`: the D1 session bookmark of the index write, for read-your-writes list reads. */
 export type WorkspaceResult = { ok: true; workspace: WorkspaceRecord; bookmark?: string | null } | Failure;
 
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 const RETRY_BASE_MS = 1_000;
 const RETRY_MAX_MS = 60_000;
+/** When the alarm armed by every commit fires if the flush never finished (the process died). */
+const CRASH_RETRY_MS = 5_000;
+/** Test-only: hold an index write this long after its commit (crash-window tests; FAULT_INJECTION=1). */
+type DelayFaults = Faults & { delayIndexWritesMs?: number };
 
 /**
  * One SQLite-backed Durable Object per workspace (named by its id): the single writer of that
@@ -64,7 +69,29 @@ export class WorkspaceObject extends DurableObject<Bindings> {
         attempts INTEGER NOT NULL DEFAULT 0)`);
     }
     if (current < 2) migrateStateVersions(sql);
+    if (current < 3) this.splitTagSets();
     sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", String(SCHEMA_VERSION));
+  }
+
+  /**
+   * Schema 3 (issue 14): the one stored tag set becomes two — valued entries become bindings,
+   * key-only entries flat tags (nothing is lost). A live record is committed as a new version with
+   * its outbox entry, so the index (doc and workspace_tags rows) follows on the alarm's flush.
+   */
+  private splitTagSets(): void {
+    const sql = this.ctx.storage.sql;
+    const row = sql.exec<{ kind: string; record: string | null }>("SELECT kind, record FROM workspace WHERE singleton = 1").toArray()[0];
+    if (!row?.record || (row.kind !== "live" && row.kind !== "deleted")) return;
+    const stored = JSON.parse(row.record) as WorkspaceRecord;
+    const upgraded = upgradeRecord(stored);
+    if (upgraded === stored) return;
+    if (row.kind === "deleted") {
+      // A tombstone is never indexed again: only its shape changes.
+      sql.exec("UPDATE workspace SET record = ? WHERE singleton = 1", JSON.stringify(upgraded));
+      return;
+    }
+    this.commit("live", { ...upgraded, version: stored.version + 1 });
+    void this.ctx.storage.setAlarm(Date.now());
   }
 
   // ---- storage helpers (synchronous) ----
@@ -94,6 +121,10 @@ export class WorkspaceObject extends DurableObject<Bindings> {
       JSON.stringify(record),
     );
     sql.exec("INSERT INTO outbox (version, op, record) VALUES (?, ?, ?)", record.version, kind === "live" ? "upsert" : "delete", JSON.stringify(record));
+    // Issue 13 item 9: the alarm that drains the outbox is set in this same synchronous section (no
+    // await since the writes above), so it commits atomically with them: a kill before the flush
+    // below reaches D1 still leaves an alarm that will. A successful flush clears it again.
+    void this.ctx.storage.setAlarm(Date.now() + CRASH_RETRY_MS);
   }
 
   private live(): WorkspaceRecord | Failure {
@@ -147,26 +178,36 @@ export class WorkspaceObject extends DurableObject<Bindings> {
       if (isFailure(settings)) return settings;
       w.settings = settings;
       if (input.projectId !== undefined) w.projectId = input.projectId;
+      // Issue 14: `relationships.tags` replaces the flat tags, `relationships.tag-bindings` the bindings
+      // ([] clears them); neither touches the other set.
+      if (input.tags !== undefined) {
+        const sets = applyTagChange(w, { op: "replace-flat", tags: input.tags }, input.now);
+        if (isFailure(sets)) return sets;
+        w.tags = sets.tags;
+      }
       if (input.tagBindings !== undefined) {
-        // Issue 6: the update replaces the workspace's one tag set (flat tags included; [] clears it).
-        const tags = applyTagChange(w.tags, { op: "replace", tags: input.tagBindings, pointerBase: "/data/relationships/tag-bindings/data" }, input.now);
-        if (isFailure(tags)) return tags;
-        w.tags = tags;
+        const sets = applyTagChange(w, { op: "replace-bindings", bindings: input.tagBindings, pointerBase: "/data/relationships/tag-bindings/data" }, input.now);
+        if (isFailure(sets)) return sets;
+        w.tagBindings = sets.tagBindings;
       }
       w.updatedAt = input.now;
       return w;
     });
   }
 
-  /** Flat tags and tag bindings (issue 6): one serialised change of the tag set; a no-op commits nothing. */
+  /**
+   * One serialised change of the flat tags or of the bindings (issue 14: two sets, a change touches
+   * one); computed and committed with no await in between; a no-op commits nothing.
+   */
   async changeTags(input: { change: TagChange; purge?: string[]; now: string; faults?: Faults }): Promise<WorkspaceResult> {
     const current = this.live();
     if (isFailure(current)) return current;
-    const tags = applyTagChange(current.tags, input.change, input.now, input.purge);
-    if (isFailure(tags)) return tags;
-    if (sameTags(tags, current.tags)) return { ok: true, workspace: current, bookmark: this.bookmark };
+    const sets = applyTagChange(current, input.change, input.now, input.purge);
+    if (isFailure(sets)) return sets;
+    if (sameTags(sets, current)) return { ok: true, workspace: current, bookmark: this.bookmark };
     return this.mutate(input.faults, (w) => {
-      w.tags = tags;
+      w.tags = sets.tags;
+      w.tagBindings = sets.tagBindings;
       w.updatedAt = input.now;
       return w;
     });
@@ -316,10 +357,16 @@ export class WorkspaceObject extends DurableObject<Bindings> {
   }
 
   /** The record as the index should hold it (for the consistency checker). */
-  async indexState(): Promise<{ kind: Stored["kind"]; record: WorkspaceRecord | null; pending: number }> {
+  async indexState(): Promise<{ kind: Stored["kind"]; record: WorkspaceRecord | null; pending: number; armed: boolean }> {
     const s = this.load();
     const pending = this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n;
-    return { kind: s.kind, record: "record" in s ? s.record : null, pending };
+    // Outbox rows without an alarm would wait forever (issue 13 item 9): arm one, and say so.
+    let armed = false;
+    if (pending > 0 && (await this.ctx.storage.getAlarm()) === null) {
+      await this.ctx.storage.setAlarm(Date.now());
+      armed = true;
+    }
+    return { kind: s.kind, record: "record" in s ? s.record : null, pending, armed };
   }
 
   // ---- outbox ----
@@ -327,12 +374,15 @@ export class WorkspaceObject extends DurableObject<Bindings> {
   /** Serialised flush: always writes the newest outbox entry, so an older one can never land last. */
   protected flush(faults: Faults | undefined): Promise<void> {
     if (faults?.failIndexWrites && this.env.FAULT_INJECTION === "1") this.faultBudget += faults.failIndexWrites;
-    const run = this.flushChain.then(() => this.flushOnce());
+    const delayMs = this.env.FAULT_INJECTION === "1" ? ((faults as DelayFaults | undefined)?.delayIndexWritesMs ?? 0) : 0;
+    const run = this.flushChain.then(() => this.flushOnce(delayMs));
     this.flushChain = run.catch(() => undefined);
     return this.flushChain;
   }
 
-  private async flushOnce(): Promise<void> {
+  private async flushOnce(delayMs = 0): Promise<void> {
+    // Fault injection: the committed write waits before D1 sees it (the crash test kills in this window).
+    if (delayMs > 0) await scheduler.wait(delayMs);
     const sql = this.ctx.storage.sql;
     const latest = sql
       .exec<{ seq: number; op: string; record: string; attempts: number }>("SELECT seq, op, record, attempts FROM outbox ORDER BY seq DESC LIMIT 1")
@@ -341,6 +391,8 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     const record = JSON.parse(latest.record) as WorkspaceRecord;
     const session = this.env.DB.withSession("first-primary");
     const statements = latest.op === "delete" ? indexDeleteStatements(session, record) : indexUpsertStatements(session, record);
+    // The project hold of a create or move (issue 13 item 7) ends once the index row carries it.
+    statements.push(settledRefsStatement(session, record.id, latest.op === "delete"));
     try {
       if (this.faultBudget > 0) {
         this.faultBudget--;
@@ -356,6 +408,8 @@ export class WorkspaceObject extends DurableObject<Bindings> {
       return;
     }
     sql.exec("DELETE FROM outbox WHERE seq <= ?", latest.seq);
+    // Nothing left to drain: the alarm armed by the commit is moot (same synchronous section as the check).
+    if (sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n === 0) void this.ctx.storage.deleteAlarm();
     if (latest.op === "delete") {
       // D1 has the delete: keep only the tombstone so the id can never be recreated.
       sql.exec("UPDATE workspace SET record = ? WHERE singleton = 1 AND kind = 'deleted'", JSON.stringify({ ...record, tags: [], remoteStateConsumers: [], settings: record.settings }));

@@ -1,3 +1,4 @@
+import { splitLegacyTags } from "../tags/workspace-tags.logic";
 import type { CreateInput, WorkspaceRecord } from "./workspace.types";
 
 /** The record a new workspace starts with (the DO's create, and the bench's bulk loader). */
@@ -15,7 +16,8 @@ export function initialRecord(input: CreateInput): WorkspaceRecord {
     settings: input.settings,
     lock: { locked: false, reason: null, holder: null, lockedAt: null },
     sshKeyId: null,
-    tags: input.tags,
+    // Callers that still pass one tag set with values (the bench's loader) get it split (issue 14).
+    ...(input.tagBindings ? { tags: input.tags, tagBindings: input.tagBindings } : splitLegacyTags(input.tags)),
     remoteStateConsumers: [],
     dataRetentionPolicy: null,
     resourceCount: 0,
@@ -23,4 +25,14 @@ export function initialRecord(input: CreateInput): WorkspaceRecord {
     currentRun: null,
     source: "tfe-api",
   };
+}
+
+/**
+ * A record as stored, brought to the current shape: one written before issue 14 has a single tag
+ * set (`tags` with values, no `tagBindings`), split as the schema migration does (valued entries
+ * become bindings, key-only ones flat tags). Used on the DO's stored record and on D1 docs.
+ */
+export function upgradeRecord(raw: WorkspaceRecord): WorkspaceRecord {
+  if (Array.isArray((raw as Partial<WorkspaceRecord>).tagBindings)) return raw;
+  return { ...raw, ...splitLegacyTags((raw.tags ?? []) as Parameters<typeof splitLegacyTags>[0]) };
 }

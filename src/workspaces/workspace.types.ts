@@ -1,4 +1,4 @@
-import type { TagInput } from "../tags/workspace-tags.logic";
+import type { BindingInput, FlatInput } from "../tags/workspace-tags.logic";
 import type { NormalisedAttributes } from "./workspace.rules";
 
 /**
@@ -58,14 +58,23 @@ export interface LockState {
   lockedAt: string | null;
 }
 
-/** One tag of the workspace's one tag set: a key-only (flat) tag has a null value (a binding sent with "" is key-only too). */
+/**
+ * A flat tag (issue 14: one of the workspace's two tag sets): a name, which is an organisation tag.
+ * `tagId` is that organisation tag's id (`tag-…`); the entry is dead once the tag is deleted
+ * (src/tags/tags.index.ts).
+ */
 export interface TagEntry {
   key: string;
-  value: string | null;
-  /** `tb-…` id of the binding view of this tag. */
-  id: string;
-  /** Organisation tag id (`tag-…`) of a key-only tag; dead once that tag is deleted (src/tags/tags.index.ts). */
   tagId: string | null;
+  createdAt: string;
+}
+
+/** A tag binding (the other set): key → value, the value "" for a key-only binding. */
+export interface BindingEntry {
+  key: string;
+  value: string;
+  /** `tb-…` id. */
+  id: string;
   createdAt: string;
 }
 
@@ -89,7 +98,10 @@ export interface WorkspaceRecord {
   settings: WorkspaceSettings;
   lock: LockState;
   sshKeyId: string | null;
+  /** Flat tags, in the order they were added (`tag-names`). */
   tags: TagEntry[];
+  /** Direct tag bindings, in the order they were added; independent of `tags`. */
+  tagBindings: BindingEntry[];
   remoteStateConsumers: string[];
   dataRetentionPolicy: DataRetentionPolicy | null;
   resourceCount: number;
@@ -108,6 +120,8 @@ export interface CreateInput {
   name: string;
   settings: WorkspaceSettings;
   tags: TagEntry[];
+  /** Optional for callers that only set flat tags (the bench's bulk loader). */
+  tagBindings?: BindingEntry[];
   now: string;
   faults?: Faults;
 }
@@ -119,8 +133,10 @@ export interface UpdateInput {
   nameClaimedAt?: number;
   projectId?: string;
   attributes: NormalisedAttributes;
-  /** Replaces the whole tag set, flat tags included (issue 6; `[]` clears it). */
-  tagBindings?: TagInput[];
+  /** `relationships.tag-bindings`: replaces the direct bindings only (`[]` clears them). */
+  tagBindings?: BindingInput[];
+  /** `relationships.tags`: replaces the flat tags only. */
+  tags?: FlatInput[];
   now: string;
   faults?: Faults;
 }

@@ -11,10 +11,8 @@ import { serializeProject } from "../projects/projects.serialize";
 import { includeStateVersions } from "../state-versions/state-versions.include";
 import type { ProjectBindingRow } from "../tags/project-tags.index";
 import { effectiveBindings } from "../tags/tags.serialize";
-import { withoutDeadTags } from "../tags/workspace-tags.logic";
 import type { WorkspaceRecord } from "./workspace.types";
 import {
-  deletedTagsStatement,
   includeAgentPoolsStatement,
   includeProjectBindingsStatement,
   includeProjectsStatement,
@@ -115,7 +113,6 @@ export async function includeFor(
     teams: values.has("locked_by") && teamIds.length ? at(includeTeamsStatement(db, teamIds)) : -1,
     pools: values.has("agent_pool") && poolIds.length ? at(includeAgentPoolsStatement(db, poolIds)) : -1,
     bindings: values.has("effective_tag_bindings") ? at(includeProjectBindingsStatement(db, projectIds)) : -1,
-    dead: values.has("effective_tag_bindings") ? at(deletedTagsStatement(db, organization.name)) : -1,
   };
   const results = statements.length ? await db.batch(statements) : [];
   const rows = <T>(i: number) => (i < 0 ? [] : ((results[i]?.results ?? []) as T[]));
@@ -156,9 +153,9 @@ export async function includeFor(
   if (values.has("effective_tag_bindings")) {
     const inherited = new Map<string, ProjectBindingRow[]>();
     for (const b of rows<ProjectBindingRow>(slot.bindings)) inherited.set(b.project_id, [...(inherited.get(b.project_id) ?? []), b]);
-    const dead = new Set(rows<{ id: string }>(slot.dead).map((d) => d.id));
     records.forEach((r, i) => {
-      const bindings = effectiveBindings(withoutDeadTags(r.tags, dead), r.projectId, inherited.get(r.projectId) ?? []);
+      // Bindings only (issue 14): flat tags are not bindings, so deleted organisation tags do not matter here.
+      const bindings = effectiveBindings(r.tagBindings, r.projectId, inherited.get(r.projectId) ?? []);
       const res = resources[i];
       if (res?.relationships) {
         res.relationships["effective-tag-bindings"] = {

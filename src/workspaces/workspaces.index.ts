@@ -1,10 +1,11 @@
 /** D1 statements for the workspace index. The DO writes through `indexWrite`; the Worker reads. */
+import { upgradeRecord } from "./workspace.record";
 import type { WorkspaceRecord } from "./workspace.types";
 
 /** Statements that make D1's index row equal to this record (version-guarded, idempotent). */
 export function indexUpsertStatements(db: D1Database | D1DatabaseSession, r: WorkspaceRecord): D1PreparedStatement[] {
   const doc = JSON.stringify(r);
-  const tags = JSON.stringify(r.tags.map((t) => ({ key: t.key, value: t.value, tagId: t.value === null ? t.tagId : null })));
+  const tags = JSON.stringify(tagRowsOf(r)); // both tag sets (issue 14)
   // The row is written only while the organisation it was created in still exists.
   const sameVersion = "(SELECT version FROM workspaces WHERE id = ?) = ?";
   return [
@@ -29,8 +30,8 @@ export function indexUpsertStatements(db: D1Database | D1DatabaseSession, r: Wor
     db.prepare(`DELETE FROM workspace_tags WHERE workspace_id = ? AND ${sameVersion}`).bind(r.id, r.id, r.version),
     db
       .prepare(
-        `INSERT INTO workspace_tags (workspace_id, organization_name, key, value, position, tag_id)
-         SELECT ?, ?, json_extract(j.value, '$.key'), json_extract(j.value, '$.value'), j.key, json_extract(j.value, '$.tagId')
+        `INSERT INTO workspace_tags (workspace_id, organization_name, kind, key, value, position, tag_id)
+         SELECT ?, ?, json_extract(j.value, '$.kind'), json_extract(j.value, '$.key'), json_extract(j.value, '$.value'), j.key, json_extract(j.value, '$.tagId')
          FROM json_each(?) j WHERE ${sameVersion}`,
       )
       .bind(r.id, r.organization, tags, r.id, r.version),
@@ -44,8 +45,42 @@ export function indexUpsertStatements(db: D1Database | D1DatabaseSession, r: Wor
       .prepare(`DELETE FROM workspace_names WHERE workspace_id = ? AND name <> ? AND ${sameVersion}`)
       .bind(r.id, r.name, r.id, r.version),
     // Organisation tags are not deleted here: their existence and instance-count are derived from
-    // workspace_tags (key-only rows carry their tag_id) at read time (src/tags/tags.index.ts).
+    // workspace_tags (flat rows carry their tag_id) at read time (src/tags/tags.index.ts).
   ];
+}
+
+/** A workspace_tags row as the index holds it. */
+export interface TagRow {
+  kind: "flat" | "binding";
+  key: string;
+  value: string | null;
+  tagId: string | null;
+}
+
+/**
+ * The workspace_tags rows of a record: both tag sets, one row each (issue 14, migration 0010) —
+ * flat tags with their organisation tag id and a NULL value, bindings with their value ("" when
+ * key-only) and no tag id. Position is the index in this list.
+ */
+export function tagRowsOf(r: WorkspaceRecord): TagRow[] {
+  const sets = upgradeRecord(r);
+  return [
+    ...sets.tags.map((t): TagRow => ({ kind: "flat", key: t.key, value: null, tagId: t.tagId })),
+    ...sets.tagBindings.map((b): TagRow => ({ kind: "binding", key: b.key, value: b.value, tagId: null })),
+  ];
+}
+
+/** For the consistency checker: how the index's tag rows differ from the record's (null when they agree). */
+export async function tagRowsDifference(db: D1Database | D1DatabaseSession, r: WorkspaceRecord): Promise<string | null> {
+  const rows = await db
+    .prepare("SELECT kind, key, value, tag_id AS tagId FROM workspace_tags WHERE workspace_id = ? ORDER BY position")
+    .bind(r.id)
+    .all<TagRow>();
+  const line = (t: TagRow) => JSON.stringify([t.kind, t.key, t.value, t.tagId]);
+  const have = rows.results.map(line);
+  const want = tagRowsOf(r).map(line);
+  if (have.length === want.length && have.every((h, i) => h === want[i])) return null;
+  return `index tag rows ${have.join(" ")} differ from the record's ${want.join(" ")}`;
 }
 
 /** Statements that remove a deleted workspace from the index and free its name. */
@@ -67,8 +102,9 @@ export interface IndexRow {
   doc: string;
 }
 
+/** A doc written before issue 14 (one tag set) reads as the DO's migration will rewrite it. */
 export function parseDoc(row: { doc: string }): WorkspaceRecord {
-  return JSON.parse(row.doc) as WorkspaceRecord;
+  return upgradeRecord(JSON.parse(row.doc) as WorkspaceRecord);
 }
 
 /** Name lookup (case-insensitive, as uniqueness is). */

@@ -139,7 +139,10 @@ function nameTerm(P: Params, m: NameMatch): Term {
   };
 }
 
-/** The workspace carries key K, directly (a live entry) or inherited from its project's bindings. */
+/**
+ * `search[tags]` / `search[exclude-tags]`: the workspace carries key K as a flat tag (live) or a
+ * binding key, directly or inherited from its project's bindings (issue 14: either set).
+ */
 function keyTerm(P: Params, key: string): Term {
   const k = P.add(key);
   const inherited = `SELECT pb.project_id FROM project_tag_bindings pb WHERE pb.key = ${k}`;
@@ -150,20 +153,32 @@ function keyTerm(P: Params, key: string): Term {
   };
 }
 
+/** `filter[tagged]` without a value: the workspace has a binding for K, direct or inherited (never a flat tag). */
+function bindingKeyTerm(P: Params, key: string): Term {
+  const k = P.add(key);
+  const inherited = `SELECT pb.project_id FROM project_tag_bindings pb WHERE pb.key = ${k}`;
+  return {
+    set: (org) => `SELECT wt.workspace_id AS id FROM workspace_tags wt WHERE wt.organization_name = ${org} AND wt.key = ${k} AND wt.kind = 'binding'
+      UNION SELECT w2.id FROM workspaces w2 WHERE w2.organization_name = ${org} AND w2.project_id IN (${inherited})`,
+    pred: `(EXISTS (SELECT 1 FROM workspace_tags wt WHERE wt.workspace_id = w.id AND wt.key = ${k} AND wt.kind = 'binding') OR w.project_id IN (${inherited}))`,
+  };
+}
+
 /**
- * `filter[tagged]` with a value: the workspace's effective binding for K has value V — its own entry,
- * or the project's binding when it has no entry for K itself (its own wins, as in effective bindings).
+ * `filter[tagged]` with a value: the workspace's effective binding for K has value V — its own binding,
+ * or the project's when it has no binding for K itself (its own wins, as in effective bindings; a
+ * flat tag named K is not a binding and hides nothing).
  */
 function keyValueTerm(P: Params, key: string, value: string): Term {
   const k = P.add(key);
   const v = P.add(value);
   const inherited = `SELECT pb.project_id FROM project_tag_bindings pb WHERE pb.key = ${k} AND pb.value = ${v}`;
   return {
-    set: (org) => `SELECT wt.workspace_id AS id FROM workspace_tags wt WHERE wt.organization_name = ${org} AND wt.key = ${k} AND wt.value = ${v}
+    set: (org) => `SELECT wt.workspace_id AS id FROM workspace_tags wt WHERE wt.organization_name = ${org} AND wt.key = ${k} AND wt.kind = 'binding' AND wt.value = ${v}
       UNION SELECT id FROM (SELECT w2.id AS id FROM workspaces w2 WHERE w2.organization_name = ${org} AND w2.project_id IN (${inherited})
-        EXCEPT SELECT wt.workspace_id FROM workspace_tags wt WHERE wt.organization_name = ${org} AND wt.key = ${k} AND ${LIVE_ROW})`,
-    pred: `(EXISTS (SELECT 1 FROM workspace_tags wt WHERE wt.workspace_id = w.id AND wt.key = ${k} AND wt.value = ${v})
-      OR (w.project_id IN (${inherited}) AND NOT EXISTS (SELECT 1 FROM workspace_tags wt WHERE wt.workspace_id = w.id AND wt.key = ${k} AND ${LIVE_ROW})))`,
+        EXCEPT SELECT wt.workspace_id FROM workspace_tags wt WHERE wt.organization_name = ${org} AND wt.key = ${k} AND wt.kind = 'binding')`,
+    pred: `(EXISTS (SELECT 1 FROM workspace_tags wt WHERE wt.workspace_id = w.id AND wt.key = ${k} AND wt.kind = 'binding' AND wt.value = ${v})
+      OR (w.project_id IN (${inherited}) AND NOT EXISTS (SELECT 1 FROM workspace_tags wt WHERE wt.workspace_id = w.id AND wt.key = ${k} AND wt.kind = 'binding')))`,
   };
 }
 
@@ -237,7 +252,7 @@ function termsOf(P: Params, f: ListFilters, variant: Variant): { positive: Term[
   if (f.runStatuses.length) positive.push(runStatusTerm(P, f.runStatuses));
   for (const m of f.names) positive.push(nameTerm(P, m));
   for (const key of f.tags) positive.push(keyTerm(P, key));
-  for (const t of f.tagged) positive.push(t.value ? keyValueTerm(P, t.key, t.value) : keyTerm(P, t.key));
+  for (const t of f.tagged) positive.push(t.value ? keyValueTerm(P, t.key, t.value) : bindingKeyTerm(P, t.key));
   const negative = f.excludeTags.map((key) => keyTerm(P, key));
   return { positive, negative };
 }

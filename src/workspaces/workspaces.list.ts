@@ -88,12 +88,14 @@ export function parseListQuery(params: URLSearchParams, page: Page): ListSpec {
   const filters: ListFilters = {
     names: [],
     tags: csv(params.get("search[tags]")),
-    excludeTags: csv(params.get("search[exclude-tags]")),
+    // No tag contains NUL: such a key excludes nothing (dropped here; SQLite would cut it short).
+    excludeTags: csv(params.get("search[exclude-tags]")).filter((k) => !k.includes("\u0000")),
     projectId: params.get("filter[project][id]") || null,
     runStatuses: csv(params.get("filter[current-run][status]")),
     tagged: taggedFilters(params),
     // No name or tag contains NUL (SQLite would cut a pattern there): such a search matches nothing.
-    nothing: [...params].some(([k, v]) => /^(search|filter)\[/.test(k) && v.includes("\u0000")),
+    // search[exclude-tags] is not such a search: it can only narrow by what it names.
+    nothing: [...params].some(([k, v]) => /^(search|filter)\[/.test(k) && k !== "search[exclude-tags]" && v.includes("\u0000")),
   };
   const name = params.get("search[name]");
   if (name) filters.names.push({ literal: name, like: `%${likeLiteral(name)}%` });

@@ -7,10 +7,10 @@ import { ApiError, unwrap } from "../errors";
 import { newId, nowIso } from "../ids";
 import { jsonapi, noContent } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
-import type { TagInput } from "../tags/workspace-tags.logic";
-import { createTagEntries, resolveBindings } from "../tags/workspace-tags.service";
+import type { BindingInput, FlatInput, TagSets } from "../tags/workspace-tags.logic";
+import { createTagEntries, resolveBindings, resolveFlatAdds } from "../tags/workspace-tags.service";
 import { applySettings, defaultSettings, isFailure, normaliseAttributes, type NormalisedAttributes } from "./workspace.rules";
-import type { TagEntry, WorkspaceRecord } from "./workspace.types";
+import type { WorkspaceRecord } from "./workspace.types";
 import { claimName, NAME_LEASE_MS, releaseClaim } from "./workspaces.index";
 import { includeFor } from "./workspaces.include";
 import {
@@ -25,6 +25,7 @@ import { acknowledge, authorise, defaultsFor, faultsOf, idByName, loadScope, rea
 import { canForceDelete } from "../auth/access";
 import { canRead } from "../auth/permissions";
 import { listWorkspaces, listQuery } from "./workspaces.list";
+import { holdProject, releaseProject } from "../projects/projects.index";
 
 const tags = ["Workspaces"];
 export const workspaces = router();
@@ -59,9 +60,22 @@ async function checkReferences(c: Context<AppEnv>, organization: string, n: Norm
   }
 }
 
+const projectNotFound = () => ApiError.of("invalid_attribute", { detail: "Project not found", pointer: "/data/relationships/project/data/id" });
+
 async function requireProject(c: Context<AppEnv>, organization: string, projectId: string): Promise<void> {
   const row = await primary(c).prepare("SELECT id FROM projects WHERE id = ? AND organization_name = ?").bind(projectId, organization).first();
-  if (!row) throw ApiError.of("invalid_attribute", { detail: "Project not found", pointer: "/data/relationships/project/data/id" });
+  if (!row) throw projectNotFound();
+}
+
+/**
+ * Holds the project in D1 before the DO commits the workspace into it (issue 13 item 7): a project
+ * delete either sees the hold and refuses, or came first and the hold fails. `onRefused` undoes
+ * what the request took before (its name claim).
+ */
+async function holdProjectFor(c: Context<AppEnv>, organization: string, projectId: string, workspaceId: string, onRefused: () => Promise<void>): Promise<void> {
+  if (await holdProject(primary(c), projectId, organization, workspaceId, Date.now())) return;
+  await onRefused();
+  throw projectNotFound();
 }
 
 function normalise(c: Context<AppEnv>, attrs: Parameters<typeof normaliseAttributes>[0]): NormalisedAttributes {
@@ -100,10 +114,11 @@ workspaces.openapi(
     if (isFailure(settings)) throw ApiError.of(settings.code, { detail: settings.detail, pointer: settings.pointer });
 
     const now = nowIso();
-    const tagEntries = await createTags(c, access, body.relationships, now);
+    const tagSets = await createTags(c, access, body.relationships, now);
     const id = newId("ws");
     const name = n.name ?? body.attributes.name;
     await claim(c, organization.name, name, id);
+    if (requestedProject) await holdProjectFor(c, organization.name, projectId, id, () => releaseClaim(c.env.DB, organization.name, name, id));
     const result = await workspaceStub(c.env, id).create({
       id,
       organization: organization.name,
@@ -111,12 +126,14 @@ workspaces.openapi(
       projectId,
       name,
       settings,
-      tags: tagEntries,
+      tags: tagSets.tags,
+      tagBindings: tagSets.tagBindings,
       now,
       faults: faultsOf(c),
     });
     if (!result.ok) {
       await releaseClaim(c.env.DB, organization.name, name, id);
+      if (requestedProject) await releaseProject(primary(c), projectId, id);
       unwrap(result);
       throw ApiError.of("internal");
     }
@@ -134,7 +151,7 @@ async function createTags(
   access: OrgAccess,
   rel: Parameters<typeof createTagEntries>[2],
   now: string,
-): Promise<TagEntry[]> {
+): Promise<TagSets> {
   return createTagEntries(c, access.organization.name, rel, now);
 }
 
@@ -214,27 +231,37 @@ async function update(c: Context<AppEnv>, id: string, body: (typeof workspaceUpd
     projectId = requestedProject;
   }
 
-  // Replaces the whole tag set (issue 6); the limit is checked in the DO against the current set.
-  let tagBindings: TagInput[] | undefined;
+  // Issue 14: each relationship replaces its own set only (the binding limit is checked in the DO).
+  let tagBindings: BindingInput[] | undefined;
   if (body.relationships?.["tag-bindings"]) {
     const inputs = body.relationships["tag-bindings"].data.map((d) => d.attributes);
-    tagBindings = await resolveBindings(c, organization, inputs, "/data/relationships/tag-bindings/data", now);
+    tagBindings = resolveBindings(inputs, "/data/relationships/tag-bindings/data");
+  }
+  let flatTags: FlatInput[] | undefined;
+  if (body.relationships?.tags) {
+    flatTags = await resolveFlatAdds(c, organization, body.relationships.tags.data, "/data/relationships/tags/data", now);
   }
 
   let nameClaimedAt: number | undefined;
   const renaming = n.name !== undefined && n.name !== record.name;
   if (renaming) nameClaimedAt = await claim(c, organization, n.name!, record.id);
+  const releaseName = async () => {
+    if (renaming && n.name!.toLowerCase() !== record.name.toLowerCase()) await releaseClaim(c.env.DB, organization, n.name!, record.id);
+  };
+  if (projectId) await holdProjectFor(c, organization, projectId, record.id, releaseName);
   const result = await workspaceStub(c.env, record.id).update({
     name: n.name,
     nameClaimedAt,
     projectId,
     attributes: n,
     tagBindings,
+    tags: flatTags,
     now,
     faults: faultsOf(c),
   });
   if (!result.ok) {
-    if (renaming && n.name!.toLowerCase() !== record.name.toLowerCase()) await releaseClaim(c.env.DB, organization, n.name!, record.id);
+    await releaseName();
+    if (projectId) await releaseProject(primary(c), projectId, record.id);
     unwrap(result);
   }
   const updated = (result as { workspace: WorkspaceRecord }).workspace;

@@ -15,7 +15,7 @@ export interface SerializeContext {
 
 const API = "/api/v2";
 
-function vcsRepoView(r: WorkspaceRecord) {
+function vcsRepoView(r: Pick<WorkspaceRecord, "settings">) {
   const v = r.settings["vcs-repo"];
   if (!v) return null;
   return {
@@ -34,7 +34,8 @@ function vcsRepoView(r: WorkspaceRecord) {
 }
 
 /** The complete workspace resource (spec §2.1): every attribute and relationship, every time. */
-export function serializeWorkspace(r: WorkspaceRecord, ctx: SerializeContext): Resource {
+/** The workspace view needs no bindings (they are read through their own endpoints and include). */
+export function serializeWorkspace(r: Omit<WorkspaceRecord, "tagBindings">, ctx: SerializeContext): Resource {
   const s = r.settings;
   const exec = effectiveExecution(s, ctx.defaults);
   const self = `${API}/workspaces/${r.id}`;
@@ -74,7 +75,7 @@ export function serializeWorkspace(r: WorkspaceRecord, ctx: SerializeContext): R
     "source-url": s["source-url"],
     "speculative-enabled": s["speculative-enabled"],
     "structured-run-output-enabled": s["structured-run-output-enabled"],
-    // One tag set: flat tags are keys without a value; tag-names lists every key, in insertion order.
+    // Flat tags only (never binding keys), in the order they were added (issue 14).
     "tag-names": r.tags.map((t) => t.key),
     "engine-version": s["engine-version"],
     "terraform-version": s["engine-version"],

@@ -22,7 +22,10 @@ export function workspaceStub(env: Bindings, id: string) {
 export function faultsOf(c: Context<AppEnv>): Faults | undefined {
   if (c.env.FAULT_INJECTION !== "1") return undefined;
   const n = Number(c.req.header("X-Fault-Fail-Index-Writes") ?? "0");
-  return n > 0 ? { failIndexWrites: Math.min(n, 100) } : undefined;
+  // Holds the index write after the DO commit (the crash test kills the process inside that window).
+  const delay = Number(c.req.header("X-Fault-Delay-Index-Writes-Ms") ?? "0");
+  if (!(n > 0) && !(delay > 0)) return undefined;
+  return { ...(n > 0 ? { failIndexWrites: Math.min(n, 100) } : {}), ...(delay > 0 ? { delayIndexWritesMs: Math.min(delay, 10_000) } : {}) } as Faults;
 }
 
 /** Authorisation and serialisation context for workspaces of one organisation. */
