@@ -1,5 +1,6 @@
 import { ApiError } from "../errors";
-import { toOrganization, type Organization, type OrganizationRow } from "../organizations/organizations.index";
+import { toOrganization, type Organization } from "../organizations/organizations.index";
+import { accessRows, orgWithCallerTeams, teamGrants, type AccessTeamRow, type Grant, type ProjectDefaultsRow } from "./access.d1";
 import {
   FULL_ACCESS,
   createAllowed,
@@ -42,11 +43,7 @@ export interface OrgAccess {
   base: Capabilities;
 }
 
-interface TeamRow {
-  id: string;
-  is_owners: number;
-  organization_access: string;
-}
+export type { Grant, ProjectDefaultsRow } from "./access.d1";
 
 const ALL_ORG_PERMISSIONS: OrgPermissions = {
   "manage-workspaces": true,
@@ -74,28 +71,9 @@ export async function loadOrgAccess(
   organizationName: string,
   opts: OrgAccessOptions = {},
 ): Promise<OrgAccess | null> {
-  const teamsQuery =
-    principal.kind === "user"
-      ? db
-          .prepare(
-            `SELECT t.id, t.is_owners, t.organization_access FROM team_members m
-             JOIN teams t ON t.id = m.team_id WHERE m.user_id = ? AND t.organization_name = ?`,
-          )
-          .bind(principal.userId, organizationName)
-      : principal.kind === "team"
-        ? db
-            .prepare("SELECT id, is_owners, organization_access FROM teams WHERE id = ? AND organization_name = ?")
-            .bind(principal.teamId, organizationName)
-        : db.prepare("SELECT id, is_owners, organization_access FROM teams WHERE 0");
-  const [orgRes, teamsRes] = await db.batch([
-    db.prepare("SELECT * FROM organizations WHERE name = ?").bind(organizationName),
-    teamsQuery,
-  ]);
-  const orgRow = (orgRes?.results?.[0] ?? null) as OrganizationRow | null;
-  if (!orgRow) return null;
-  const organization = toOrganization(orgRow);
-  const teams = (teamsRes?.results ?? []) as TeamRow[];
-  return buildOrgAccess(principal, organization, teams, opts);
+  const { org, teams } = await orgWithCallerTeams(db, principal, organizationName);
+  if (!org) return null;
+  return buildOrgAccess(principal, toOrganization(org), teams, opts);
 }
 
 export interface OrgAccessOptions {
@@ -107,7 +85,7 @@ export interface OrgAccessOptions {
   ownerSettings?: boolean;
 }
 
-export function buildOrgAccess(principal: Principal, organization: Organization, teams: TeamRow[], opts: OrgAccessOptions = {}): OrgAccess | null {
+export function buildOrgAccess(principal: Principal, organization: Organization, teams: AccessTeamRow[], opts: OrgAccessOptions = {}): OrgAccess | null {
   const isSiteAdmin = principal.kind === "user" && principal.isSiteAdmin;
   const isOrgToken = principal.kind === "organization" && principal.organization.toLowerCase() === organization.name.toLowerCase();
   const isOwner = teams.some((t) => t.is_owners === 1);
@@ -152,13 +130,6 @@ export async function requireOrgAccess(
   return access;
 }
 
-export interface Grant {
-  team_id: string;
-  target_id: string;
-  access: string;
-  perms: string;
-}
-
 /** Team grants on the given workspaces and projects, in one batch. */
 export async function loadGrants(
   db: D1Database | D1DatabaseSession,
@@ -167,22 +138,7 @@ export async function loadGrants(
   projectIds: string[],
 ): Promise<{ workspaces: Grant[]; projects: Grant[] }> {
   if (access.teamIds.length === 0 || access.base === FULL_ACCESS) return { workspaces: [], projects: [] };
-  const teams = JSON.stringify(access.teamIds);
-  const [ws, prj] = await db.batch([
-    db
-      .prepare(
-        `SELECT team_id, workspace_id AS target_id, access, perms FROM team_workspaces
-         WHERE team_id IN (SELECT value FROM json_each(?)) AND workspace_id IN (SELECT value FROM json_each(?))`,
-      )
-      .bind(teams, JSON.stringify(workspaceIds)),
-    db
-      .prepare(
-        `SELECT team_id, project_id AS target_id, access, perms FROM team_projects
-         WHERE team_id IN (SELECT value FROM json_each(?)) AND project_id IN (SELECT value FROM json_each(?))`,
-      )
-      .bind(teams, JSON.stringify(projectIds)),
-  ]);
-  return { workspaces: (ws?.results ?? []) as Grant[], projects: (prj?.results ?? []) as Grant[] };
+  return teamGrants(db, access.teamIds, workspaceIds, projectIds);
 }
 
 /** The pure model's view of an OrgAccess. */
@@ -216,27 +172,6 @@ export function flagsFor(access: OrgAccess, caps: Capabilities): PermissionFlags
   return permissionFlags(caps, { canForceDelete: canForceDelete(access, caps), isOrgToken: access.isOrgToken });
 }
 
-/** The caller's teams in an organisation, as a SQL subquery with its bindings. */
-function teamSubquery(principal: Principal, organizationName: string): { sql: string; binds: unknown[] } {
-  if (principal.kind === "user") {
-    return {
-      sql: "SELECT m.team_id FROM team_members m JOIN teams t ON t.id = m.team_id WHERE m.user_id = ? AND t.organization_name = ?",
-      binds: [principal.userId, organizationName],
-    };
-  }
-  if (principal.kind === "team") {
-    return { sql: "SELECT id FROM teams WHERE id = ? AND organization_name = ?", binds: [principal.teamId, organizationName] };
-  }
-  return { sql: "SELECT id FROM teams WHERE 0", binds: [] };
-}
-
-export interface ProjectDefaultsRow {
-  id: string;
-  organization_name: string;
-  default_execution_mode: string | null;
-  default_agent_pool_id: string | null;
-}
-
 /**
  * Everything needed to authorise and serialise workspaces of one organisation, in one D1 batch:
  * the organisation, the caller's teams, their grants on the given workspaces and projects, and the
@@ -249,38 +184,9 @@ export async function loadAccessBatch(
   workspaceIds: string[],
   projectIds: string[],
 ): Promise<{ access: OrgAccess; grants: { workspaces: Grant[]; projects: Grant[] }; projects: Map<string, ProjectDefaultsRow> } | null> {
-  const teams = teamSubquery(principal, organizationName);
-  const results = await db.batch([
-    db.prepare("SELECT * FROM organizations WHERE name = ?").bind(organizationName),
-    db.prepare(`SELECT id, is_owners, organization_access FROM teams WHERE id IN (${teams.sql})`).bind(...teams.binds),
-    db
-      .prepare(
-        `SELECT team_id, workspace_id AS target_id, access, perms FROM team_workspaces
-         WHERE workspace_id IN (SELECT value FROM json_each(?)) AND team_id IN (${teams.sql})`,
-      )
-      .bind(JSON.stringify(workspaceIds), ...teams.binds),
-    db
-      .prepare(
-        `SELECT team_id, project_id AS target_id, access, perms FROM team_projects
-         WHERE project_id IN (SELECT value FROM json_each(?)) AND team_id IN (${teams.sql})`,
-      )
-      .bind(JSON.stringify(projectIds), ...teams.binds),
-    db
-      .prepare(
-        `SELECT id, organization_name, default_execution_mode, default_agent_pool_id FROM projects
-         WHERE id IN (SELECT value FROM json_each(?))`,
-      )
-      .bind(JSON.stringify(projectIds)),
-  ]);
-  const orgRow = (results[0]?.results?.[0] ?? null) as OrganizationRow | null;
-  if (!orgRow) return null;
-  const access = buildOrgAccess(principal, toOrganization(orgRow), (results[1]?.results ?? []) as TeamRow[]);
+  const rows = await accessRows(db, principal, organizationName, workspaceIds, projectIds);
+  if (!rows.org) return null;
+  const access = buildOrgAccess(principal, toOrganization(rows.org), rows.teams);
   if (!access) return null;
-  const projects = new Map<string, ProjectDefaultsRow>();
-  for (const p of (results[4]?.results ?? []) as ProjectDefaultsRow[]) projects.set(p.id, p);
-  return {
-    access,
-    grants: { workspaces: (results[2]?.results ?? []) as Grant[], projects: (results[3]?.results ?? []) as Grant[] },
-    projects,
-  };
+  return { access, grants: rows.grants, projects: new Map(rows.projects.map((p) => [p.id, p])) };
 }

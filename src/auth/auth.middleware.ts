@@ -4,20 +4,8 @@ import type { AppEnv, Bindings } from "../env";
 import { newId, nowIso, sha256Hex } from "../ids";
 import { principalKey, type Principal } from "./principal";
 import { configuredLimit, rateHeaders, RateLimiter } from "../ratelimit/ratelimit";
-
-interface TokenRow {
-  id: string;
-  last_used_at: string | null;
-  kind: "user" | "team" | "organization";
-  user_id: string | null;
-  team_id: string | null;
-  organization_name: string | null;
-  expired_at: string | null;
-  username: string | null;
-  is_site_admin: number | null;
-  team_org: string | null;
-  team_service_user: string | null;
-}
+import { tokenByHash, touchToken } from "../tokens/tokens.d1";
+import { bootstrapAdmin, insertBootstrapAdmin } from "../users/users.d1";
 
 /** Per-isolate memo of the site admin's user id (the row is created once, idempotently). */
 let siteAdmin: { hash: string; userId: string } | null = null;
@@ -29,20 +17,12 @@ let siteAdmin: { hash: string; userId: string } | null = null;
 export async function ensureSiteAdmin(env: Bindings, tokenHash: string): Promise<string> {
   if (siteAdmin && siteAdmin.hash === tokenHash) return siteAdmin.userId;
   const db = env.DB.withSession("first-primary");
-  const find = () => db.prepare("SELECT id, username FROM users WHERE is_bootstrap = 1").first<{ id: string; username: string }>();
-  let row = await find();
+  let row = await bootstrapAdmin(db);
   // "admin" may already name another user: then the bootstrap admin takes a suffixed name.
   for (const username of ["admin", `admin-${newId("u").slice(2, 10).toLowerCase()}`]) {
     if (row) break;
-    await db
-      .prepare(
-        `INSERT INTO users (id, username, email, is_site_admin, is_bootstrap, created_at)
-         SELECT ?, ?, 'admin@localhost', 1, 1, ? WHERE NOT EXISTS (SELECT 1 FROM users WHERE is_bootstrap = 1)
-         ON CONFLICT DO NOTHING`,
-      )
-      .bind(newId("user"), username, nowIso())
-      .run();
-    row = await find();
+    await insertBootstrapAdmin(db, newId("user"), username, nowIso());
+    row = await bootstrapAdmin(db);
   }
   if (!row) throw new Error("site admin user missing");
   siteAdmin = { hash: tokenHash, userId: row.id };
@@ -69,21 +49,11 @@ export async function authenticate(env: Bindings, token: string, defer?: (p: Pro
     const userId = await ensureSiteAdmin(env, hash);
     return { kind: "user", userId, username: "admin", isSiteAdmin: true, tokenId: null };
   }
-  const row = await env.DB.withSession("first-primary")
-    .prepare(
-      `SELECT k.id, k.last_used_at, k.kind, k.user_id, k.team_id, k.organization_name, k.expired_at,
-              u.username, u.is_site_admin, t.organization_name AS team_org, t.service_user_id AS team_service_user
-       FROM tokens k
-       LEFT JOIN users u ON u.id = k.user_id
-       LEFT JOIN teams t ON t.id = k.team_id
-       WHERE k.token_hash = ?`,
-    )
-    .bind(hash)
-    .first<TokenRow>();
+  const row = await tokenByHash(env.DB.withSession("first-primary"), hash);
   if (!row) return null;
   if (row.expired_at && Date.parse(row.expired_at) <= Date.now()) return null;
   if (defer && (!row.last_used_at || Date.now() - Date.parse(row.last_used_at) > LAST_USED_RESOLUTION_MS)) {
-    defer(env.DB.prepare("UPDATE tokens SET last_used_at = ? WHERE id = ?").bind(nowIso(), row.id).run().catch(() => undefined));
+    defer(touchToken(env.DB, row.id, nowIso()).catch(() => undefined));
   }
   switch (row.kind) {
     case "user":

@@ -4,15 +4,14 @@
  * upload; downloads stream back out in pieces, so no single RPC carries a whole large state.
  */
 import { Hono, type Context } from "hono";
-import { primary } from "../db";
 import type { AppEnv } from "../env";
 import { ApiError, unwrap } from "../errors";
 import { nowIso } from "../ids";
 import { LIMITS } from "../limits";
 import { CHUNK_BYTES } from "../state-versions/state-versions.store";
 import { stateStub } from "../state-versions/state-versions.stub";
-import { workspaceStub } from "../workspaces/workspaces.service";
-import { verifyBlobUrl, type BlobKind } from "./blob-urls";
+import type { BlobKind } from "./blob-urls";
+import { authoriseBlob } from "./blobs.service";
 
 export const blobs = new Hono<AppEnv>();
 
@@ -26,17 +25,7 @@ function target(c: Context<AppEnv>): { ws: string; sv: string; kind: BlobKind } 
 
 async function authorise(c: Context<AppEnv>, method: "GET" | "PUT") {
   const t = target(c);
-  const ok = c.req.query("method") === method && (await verifyBlobUrl(c.env, method, t.ws, t.sv, t.kind, c.req.query("exp"), c.req.query("sig")));
-  if (!ok) throw ApiError.of("forbidden", { detail: "The URL is not signed for this request, or it has expired" });
-  // A signature outlives nothing it names (issue 13 item 6): the workspace must still be live and its
-  // organisation the very one it was created in (a deleted, or deleted and re-created, one is not).
-  const ws = await workspaceStub(c.env, t.ws).get();
-  if (!ws.ok) throw ApiError.of("not_found");
-  const org = await primary(c)
-    .prepare("SELECT 1 AS ok FROM organizations WHERE name = ? AND external_id = ?")
-    .bind(ws.workspace.organization, ws.workspace.organizationId)
-    .first();
-  if (!org) throw ApiError.of("not_found");
+  await authoriseBlob(c.env, method, t, { method: c.req.query("method"), exp: c.req.query("exp"), sig: c.req.query("sig") });
   return t;
 }
 

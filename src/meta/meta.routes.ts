@@ -1,10 +1,10 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { edition, type AppEnv } from "../env";
-import { ApiError } from "../errors";
+import { callerOf } from "../caller";
 import { jsonapi } from "../jsonapi/document";
 import { errorResponses, ok, router } from "../jsonapi/validation";
-import { primary } from "../db";
 import type { Hono } from "hono";
+import { accountDetails } from "./meta.service";
 
 /** Headers go-tfe and Terraform read from every response (notably the ping). */
 export function apiMetaHeaders(env: AppEnv["Bindings"]): Record<string, string> {
@@ -46,17 +46,8 @@ meta.openapi(
     responses: { ...ok("The calling user (service users for team and organisation tokens)"), ...errorResponses },
   }),
   async (c) => {
-    const p = c.get("principal");
-    const db = primary(c);
-    if (p.kind === "user") {
-      const u = await db.prepare("SELECT * FROM users WHERE id = ?").bind(p.userId).first<{ id: string; username: string; email: string | null; is_site_admin: number; unconfirmed_email: string | null }>();
-      if (!u) throw ApiError.of("unauthorized");
-      return jsonapi(c, { data: userResource(u.id, u.username, u.email, u.is_site_admin === 1, false, { id: u.id, type: "users" }, u.unconfirmed_email ?? null) });
-    }
-    const id = p.serviceUserId;
-    const target = p.kind === "team" ? { id: p.teamId, type: "teams" } : { id: p.organization, type: "organizations" };
-    const username = p.kind === "team" ? `api-${p.teamId}` : `api-org-${p.organization}`;
-    return jsonapi(c, { data: userResource(id, username, null, false, true, target) });
+    const a = await accountDetails(callerOf(c));
+    return jsonapi(c, { data: userResource(a.id, a.username, a.email, a.isSiteAdmin, a.isService, a.authenticated, a.unconfirmedEmail) });
   },
 );
 

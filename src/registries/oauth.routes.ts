@@ -3,30 +3,14 @@
  * names. Secrets (`oauth-token-string`, `secret`, `private-key`) are write-only and never stored.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { requireOrgAccess } from "../auth/access";
-import { primary } from "../db";
-import { ApiError } from "../errors";
-import { newId, nowIso } from "../ids";
+import { callerOf } from "../caller";
 import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
-import { loadOwned, requireManage } from "./registry.common";
+import type { ClientRow, TokenRow } from "./oauth.d1";
+import { createClient, listClientTokens, listOrgClients, listOrgOAuthTokens, removeClient, showClient, showToken, updateClient } from "./oauth.service";
 
 const tags = ["OAuth"];
 export const oauth = router();
-
-interface ClientRow {
-  id: string;
-  organization_name: string;
-  attrs: string;
-  created_at: string;
-}
-interface TokenRow {
-  id: string;
-  oauth_client_id: string;
-  organization_name: string;
-  service_provider_user: string | null;
-  created_at: string;
-}
 
 const PROVIDERS = ["github", "github_enterprise", "gitlab_hosted", "gitlab_community_edition", "gitlab_enterprise_edition", "ado_server", "ado_services", "bitbucket_hosted", "bitbucket_server", "bitbucket_data_center"] as const;
 /** `service-provider-display-name`: the providers' product names (the reference notes give no list; these follow the VCS docs). */
@@ -95,71 +79,44 @@ function publicAttrs(a: z.infer<typeof attributes>): Record<string, unknown> {
   return Object.fromEntries(PUBLIC_ATTRS.filter((k) => a[k] !== undefined).map((k) => [k, a[k]]));
 }
 
-async function tokensOf(db: D1DatabaseSession, clientId: string): Promise<TokenRow[]> {
-  return (await db.prepare("SELECT * FROM oauth_tokens WHERE oauth_client_id = ? ORDER BY created_at").bind(clientId).all<TokenRow>()).results;
-}
-
 oauth.openapi(
   createRoute({ method: "post", path: "/organizations/{organization_name}/oauth-clients", tags, summary: "Create an OAuth client (and its OAuth token)", request: { params: orgParam, body: jsonBody(createBody) }, responses: { ...ok("The client", 201), ...errorResponses } }),
   async (c) => {
-    const db = primary(c);
-    const access = await requireOrgAccess(db, c.get("principal"), c.req.valid("param").organization_name);
-    requireManage(access, "manage-vcs-settings");
-    const a = c.req.valid("json").data.attributes;
-    const client: ClientRow = { id: newId("oc"), organization_name: access.organization.name, attrs: JSON.stringify(publicAttrs(a)), created_at: nowIso() };
-    const token: TokenRow = { id: newId("ot"), oauth_client_id: client.id, organization_name: client.organization_name, service_provider_user: null, created_at: client.created_at };
-    await db.batch([
-      db.prepare("INSERT INTO oauth_clients (id, organization_name, attrs, created_at) VALUES (?, ?, ?, ?)").bind(client.id, client.organization_name, client.attrs, client.created_at),
-      db.prepare("INSERT INTO oauth_tokens (id, oauth_client_id, organization_name, service_provider_user, created_at) VALUES (?, ?, ?, ?, ?)").bind(token.id, token.oauth_client_id, token.organization_name, null, token.created_at),
-    ]);
-    return jsonapi(c, { data: serializeClient(client, [token.id]) }, 201);
+    const { client, tokenIds } = await createClient(callerOf(c), c.req.valid("param").organization_name, publicAttrs(c.req.valid("json").data.attributes));
+    return jsonapi(c, { data: serializeClient(client, tokenIds) }, 201);
   },
 );
 
 oauth.openapi(
   createRoute({ method: "get", path: "/organizations/{organization_name}/oauth-clients", tags, summary: "List OAuth clients", request: { params: orgParam }, responses: { ...ok("A page of clients"), ...errorResponses } }),
   async (c) => {
-    const db = primary(c);
-    const access = await requireOrgAccess(db, c.get("principal"), c.req.valid("param").organization_name);
     const page = readPage(c);
-    const rows = (await db.prepare("SELECT * FROM oauth_clients WHERE organization_name = ? ORDER BY created_at, id").bind(access.organization.name).all<ClientRow>()).results;
-    const slice = rows.slice((page.number - 1) * page.size, page.number * page.size);
-    const data = await Promise.all(slice.map(async (r) => serializeClient(r, (await tokensOf(db, r.id)).map((t) => t.id))));
-    return jsonapi(c, paginated(c, data, page, rows.length));
+    const { clients, total } = await listOrgClients(callerOf(c), c.req.valid("param").organization_name, page);
+    return jsonapi(c, paginated(c, clients.map((r) => serializeClient(r.client, r.tokenIds)), page, total));
   },
 );
 
 oauth.openapi(
   createRoute({ method: "get", path: "/oauth-clients/{oauth_client_id}", tags, summary: "Show an OAuth client", request: { params: clientParam }, responses: { ...ok("The client"), ...errorResponses } }),
   async (c) => {
-    const { row } = await loadOwned<ClientRow>(c, "oauth_clients", c.req.valid("param").oauth_client_id);
-    return jsonapi(c, { data: serializeClient(row, (await tokensOf(primary(c), row.id)).map((t) => t.id)) });
+    const { client, tokenIds } = await showClient(callerOf(c), c.req.valid("param").oauth_client_id);
+    return jsonapi(c, { data: serializeClient(client, tokenIds) });
   },
 );
 
 oauth.openapi(
   createRoute({ method: "patch", path: "/oauth-clients/{oauth_client_id}", tags, summary: "Update an OAuth client", request: { params: clientParam, body: jsonBody(updateBody) }, responses: { ...ok("The client"), ...errorResponses } }),
   async (c) => {
-    const { row, access } = await loadOwned<ClientRow>(c, "oauth_clients", c.req.valid("param").oauth_client_id);
-    requireManage(access, "manage-vcs-settings");
-    const db = primary(c);
-    // Merged in SQL (a null removes the key, which reads back as null) so concurrent PATCHes both land.
-    const updated = await db
-      .prepare("UPDATE oauth_clients SET attrs = json_patch(attrs, ?) WHERE id = ? RETURNING *")
-      .bind(JSON.stringify(publicAttrs(c.req.valid("json").data.attributes ?? {})), row.id)
-      .first<ClientRow>();
-    if (!updated) throw ApiError.of("not_found"); // deleted concurrently
-    return jsonapi(c, { data: serializeClient(updated, (await tokensOf(db, row.id)).map((t) => t.id)) });
+    const attrs = publicAttrs(c.req.valid("json").data.attributes ?? {});
+    const { client, tokenIds } = await updateClient(callerOf(c), c.req.valid("param").oauth_client_id, attrs);
+    return jsonapi(c, { data: serializeClient(client, tokenIds) });
   },
 );
 
 oauth.openapi(
   createRoute({ method: "delete", path: "/oauth-clients/{oauth_client_id}", tags, summary: "Delete an OAuth client and its tokens", request: { params: clientParam }, responses: { ...noContentResponse, ...errorResponses } }),
   async (c) => {
-    const { row, access } = await loadOwned<ClientRow>(c, "oauth_clients", c.req.valid("param").oauth_client_id);
-    requireManage(access, "manage-vcs-settings");
-    const db = primary(c);
-    await db.batch([db.prepare("DELETE FROM oauth_tokens WHERE oauth_client_id = ?").bind(row.id), db.prepare("DELETE FROM oauth_clients WHERE id = ?").bind(row.id)]);
+    await removeClient(callerOf(c), c.req.valid("param").oauth_client_id);
     return noContent(c);
   },
 );
@@ -167,9 +124,8 @@ oauth.openapi(
 oauth.openapi(
   createRoute({ method: "get", path: "/oauth-clients/{oauth_client_id}/oauth-tokens", tags, summary: "List a client's OAuth tokens", request: { params: clientParam }, responses: { ...ok("A page of tokens"), ...errorResponses } }),
   async (c) => {
-    const { row } = await loadOwned<ClientRow>(c, "oauth_clients", c.req.valid("param").oauth_client_id);
+    const rows = await listClientTokens(callerOf(c), c.req.valid("param").oauth_client_id);
     const page = readPage(c);
-    const rows = await tokensOf(primary(c), row.id);
     return jsonapi(c, paginated(c, rows.slice((page.number - 1) * page.size, page.number * page.size).map(serializeToken), page, rows.length));
   },
 );
@@ -177,15 +133,13 @@ oauth.openapi(
 oauth.openapi(
   createRoute({ method: "get", path: "/organizations/{organization_name}/oauth-tokens", tags, summary: "List the organisation's OAuth tokens", request: { params: orgParam }, responses: { ...ok("A page of tokens"), ...errorResponses } }),
   async (c) => {
-    const db = primary(c);
-    const access = await requireOrgAccess(db, c.get("principal"), c.req.valid("param").organization_name);
+    const rows = await listOrgOAuthTokens(callerOf(c), c.req.valid("param").organization_name);
     const page = readPage(c);
-    const rows = (await db.prepare("SELECT * FROM oauth_tokens WHERE organization_name = ? ORDER BY created_at, id").bind(access.organization.name).all<TokenRow>()).results;
     return jsonapi(c, paginated(c, rows.slice((page.number - 1) * page.size, page.number * page.size).map(serializeToken), page, rows.length));
   },
 );
 
 oauth.openapi(
   createRoute({ method: "get", path: "/oauth-tokens/{oauth_token_id}", tags, summary: "Show an OAuth token", request: { params: tokenParam }, responses: { ...ok("The token"), ...errorResponses } }),
-  async (c) => jsonapi(c, { data: serializeToken((await loadOwned<TokenRow>(c, "oauth_tokens", c.req.valid("param").oauth_token_id)).row) }),
+  async (c) => jsonapi(c, { data: serializeToken(await showToken(callerOf(c), c.req.valid("param").oauth_token_id)) }),
 );

@@ -1,15 +1,20 @@
-import type { Context } from "hono";
+/** What the organisation registries' services share: loading an owned row with its access, and who manages it. */
 import { requireOrgAccess, type OrgAccess } from "../auth/access";
-import { primary } from "../db";
-import type { AppEnv } from "../env";
+import type { Caller, Db } from "../caller";
 import { ApiError } from "../errors";
 
-/** Loads a row of an organisation registry and the caller's access to its organisation (404 when not visible). */
-export async function loadOwned<T extends { organization_name: string }>(c: Context<AppEnv>, table: string, id: string): Promise<{ row: T; access: OrgAccess }> {
-  const db = primary(c);
-  const row = await db.prepare(`SELECT * FROM ${table} WHERE id = ?`).bind(id).first<T>();
+/**
+ * Loads a row of an organisation registry (through its repository's finder) and the caller's access
+ * to its organisation (404 when not visible).
+ */
+export async function loadOwned<T extends { organization_name: string }>(
+  caller: Caller,
+  find: (db: Db, id: string) => Promise<T | null>,
+  id: string,
+): Promise<{ row: T; access: OrgAccess }> {
+  const row = await find(caller.db, id);
   if (!row) throw ApiError.of("not_found");
-  return { row, access: await requireOrgAccess(db, c.get("principal"), row.organization_name) };
+  return { row, access: await requireOrgAccess(caller.db, caller.principal, row.organization_name) };
 }
 
 /** Owners, the organisation token and site admins, or teams holding the named organisation permission. */

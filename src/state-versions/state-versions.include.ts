@@ -1,6 +1,5 @@
 /** `include=outputs` and `include=current_state_version` on workspace reads (spec §4.6). */
-import type { Context } from "hono";
-import type { AppEnv } from "../env";
+import type { Bindings } from "../env";
 import type { Included } from "../jsonapi/document";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
 import type { WorkspaceScope } from "../workspaces/workspaces.service";
@@ -12,7 +11,8 @@ import { stateStub } from "./state-versions.stub";
  * workspace that has a current state version, all in parallel (a page holds at most 100).
  */
 export async function includeStateVersions(
-  c: Context<AppEnv>,
+  env: Bindings,
+  origin: string,
   records: WorkspaceRecord[],
   scope: WorkspaceScope,
   values: Set<string>,
@@ -21,17 +21,16 @@ export async function includeStateVersions(
   const outputs = values.has("outputs");
   const current = values.has("current_state_version") || values.has("current-state-version");
   if (!outputs && !current) return;
-  const origin = new URL(c.req.url).origin;
   // Outputs need read-outputs; the state version itself needs state read (checked below).
   const wanted = records.filter((r) => r.currentStateVersionId && scope.capsOf(r).stateVersions >= (outputs ? 1 : 2));
-  const found = await Promise.all(wanted.map(async (r) => ({ r, res: await stateStub(c.env, r.id).getStateVersion(r.currentStateVersionId!) })));
+  const found = await Promise.all(wanted.map(async (r) => ({ r, res: await stateStub(env, r.id).getStateVersion(r.currentStateVersionId!) })));
   for (const { r, res } of found) {
     if (!res.ok) continue; // deleted since it was listed
     // Sensitive values only for callers who may read the state itself.
     if (outputs) for (const o of serializeOutputs(res.stateVersion, "workspace-outputs", scope.capsOf(r).stateVersions >= 2)) included.add(o);
     // The state version carries download URLs of the raw state: only for state readers, as its own endpoint.
     if (current && scope.capsOf(r).stateVersions >= 2) {
-      included.add(await serializeStateVersion(c.env, origin, r.id, res.stateVersion, { canUpload: canUpload(scope, scope.capsOf(r)) }));
+      included.add(await serializeStateVersion(env, origin, r.id, res.stateVersion, { canUpload: canUpload(scope, scope.capsOf(r)) }));
     }
   }
 }

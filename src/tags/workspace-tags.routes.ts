@@ -1,16 +1,13 @@
 /** Flat tags of a workspace: GET / POST / DELETE /workspaces/:id/relationships/tags (spec §4.12). */
 import { createRoute, z } from "@hono/zod-openapi";
-import { primary } from "../db";
-import { nowIso } from "../ids";
+import { callerOf } from "../caller";
 import { jsonapi, noContent, paginated, readPage } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { LIMITS } from "../limits";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
-import { readById, requireCap } from "../workspaces/workspaces.service";
-import { tagRowsById } from "./tags.index";
+import { acknowledge, faultsOf } from "../workspaces/workspaces.http";
 import { serializeTag } from "./tags.serialize";
-import { keyOnlyTagIds } from "./workspace-tags.logic";
-import { changeTags, resolveFlatAdds, resolveFlatRemovals } from "./workspace-tags.service";
+import { addWorkspaceFlatTags, removeWorkspaceFlatTags, workspaceFlatTags } from "./tags.service";
 
 const tags = ["Tags"];
 export const workspaceTags = router();
@@ -45,19 +42,10 @@ workspaceTags.openapi(
     responses: { ...ok("A page of tags"), ...errorResponses },
   }),
   async (c) => {
-    const { record } = await readById(c, c.req.valid("param").workspace_id);
-    const q = c.req.valid("query").name?.toLowerCase();
-    // The workspace's flat tags (never its bindings), in the order they were added; a tag whose
-    // organisation tag was deleted is not listed (dead).
-    const candidates = record.tags.filter((t) => !q || t.key.toLowerCase().includes(q));
-    const rows = await tagRowsById(primary(c), keyOnlyTagIds(candidates));
-    const flat = candidates.flatMap((t) => {
-      const row = t.tagId ? rows.get(t.tagId) : undefined;
-      return row ? [row] : [];
-    });
+    const { rows, organization } = await workspaceFlatTags(callerOf(c), c.req.valid("param").workspace_id, c.req.valid("query").name?.toLowerCase());
     const page = readPage(c);
-    const slice = flat.slice((page.number - 1) * page.size, page.number * page.size);
-    return jsonapi(c, paginated(c, slice.map((r) => serializeTag(r, record.organization)), page, flat.length));
+    const slice = rows.slice((page.number - 1) * page.size, page.number * page.size);
+    return jsonapi(c, paginated(c, slice.map((r) => serializeTag(r, organization)), page, rows.length));
   },
 );
 
@@ -71,11 +59,7 @@ workspaceTags.openapi(
     responses: { ...noContentResponse, ...errorResponses },
   }),
   async (c) => {
-    const { record, caps } = await readById(c, c.req.valid("param").workspace_id);
-    requireCap(caps.admin); // can-manage-tags
-    const now = nowIso();
-    const inputs = await resolveFlatAdds(c, record.organization, c.req.valid("json").data, "/data", now);
-    if (inputs.length > 0) await changeTags(c, record, { op: "add-flat", tags: inputs }, now);
+    acknowledge(c, await addWorkspaceFlatTags(callerOf(c), c.req.valid("param").workspace_id, c.req.valid("json").data, faultsOf(c)));
     return noContent(c);
   },
 );
@@ -90,10 +74,7 @@ workspaceTags.openapi(
     responses: { ...noContentResponse, ...errorResponses },
   }),
   async (c) => {
-    const { record, caps } = await readById(c, c.req.valid("param").workspace_id);
-    requireCap(caps.admin);
-    const keys = await resolveFlatRemovals(c, record.organization, c.req.valid("json").data, "/data");
-    if (keys.length > 0) await changeTags(c, record, { op: "remove-flat", keys }, nowIso());
+    acknowledge(c, await removeWorkspaceFlatTags(callerOf(c), c.req.valid("param").workspace_id, c.req.valid("json").data, faultsOf(c)));
     return noContent(c);
   },
 );

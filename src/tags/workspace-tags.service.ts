@@ -1,11 +1,9 @@
 /** Worker-side tag operations: resolve request entries to org tag ids, then one DO call. */
-import type { Context } from "hono";
-import { primary } from "../db";
-import type { AppEnv } from "../env";
+import type { Caller } from "../caller";
 import { ApiError, unwrap } from "../errors";
 import { isFailure } from "../workspaces/workspace.rules";
-import type { WorkspaceRecord } from "../workspaces/workspace.types";
-import { acknowledge, faultsOf, workspaceStub } from "../workspaces/workspaces.service";
+import type { Faults, WorkspaceRecord } from "../workspaces/workspace.types";
+import { workspaceStub } from "../workspaces/workspaces.service";
 import { bindingValue, checkBindings, checkFlatTagName, type BindingInput as SentBinding } from "./tags.rules";
 import { deadTagIds, ensureTagIds, tagNotFound, tagsById } from "./tags.index";
 import { applyTagChange, keyOnlyTagIds, type BindingInput, type FlatInput, type TagChange, type TagSets } from "./workspace-tags.logic";
@@ -32,7 +30,7 @@ function refOf(ref: FlatTagRef, pointer: string): { id: string } | { name: strin
  * Flat tags to add: names must be valid flat tag names and get (or create) their organisation tag;
  * ids must be tags that currently exist in this organisation.
  */
-export async function resolveFlatAdds(c: Context<AppEnv>, organization: string, refs: FlatTagRef[], pointerBase: string, now: string): Promise<FlatInput[]> {
+export async function resolveFlatAdds(caller: Caller, organization: string, refs: FlatTagRef[], pointerBase: string, now: string): Promise<FlatInput[]> {
   const parsed = refs.map((r, i) => refOf(r, `${pointerBase}/${i}`));
   const names: string[] = [];
   const ids: string[] = [];
@@ -43,7 +41,7 @@ export async function resolveFlatAdds(c: Context<AppEnv>, organization: string, 
       names.push(p.name);
     } else ids.push(p.id);
   });
-  const db = primary(c);
+  const db = caller.db;
   const [byName, byId] = await Promise.all([ensureTagIds(db, organization, names, now), tagsById(db, organization, ids, true)]);
   return parsed.map((p, index) => {
     if ("name" in p) return { key: p.name, tagId: byName.get(p.name)!, index };
@@ -54,10 +52,10 @@ export async function resolveFlatAdds(c: Context<AppEnv>, organization: string, 
 }
 
 /** Keys to remove: names as given (unknown ones have no effect); ids must be tags this organisation has had. */
-export async function resolveFlatRemovals(c: Context<AppEnv>, organization: string, refs: FlatTagRef[], pointerBase: string): Promise<string[]> {
+export async function resolveFlatRemovals(caller: Caller, organization: string, refs: FlatTagRef[], pointerBase: string): Promise<string[]> {
   const parsed = refs.map((r, i) => refOf(r, `${pointerBase}/${i}`));
   const ids = parsed.flatMap((p) => ("id" in p ? [p.id] : []));
-  const byId = await tagsById(primary(c), organization, ids, false);
+  const byId = await tagsById(caller.db, organization, ids, false);
   return parsed.map((p, i) => {
     if ("name" in p) return p.name;
     const name = byId.get(p.id);
@@ -78,7 +76,7 @@ export function resolveBindings(bindings: SentBinding[], pointerBase: string): B
  * provider send them) and bindings from `relationships.tag-bindings`; neither affects the other.
  */
 export async function createTagEntries(
-  c: Context<AppEnv>,
+  caller: Caller,
   organization: string,
   rel: { tags?: { data: FlatTagRef[] }; "tag-bindings"?: { data: Array<{ attributes: SentBinding }> } } | undefined,
   now: string,
@@ -86,7 +84,7 @@ export async function createTagEntries(
   const sent = rel?.["tag-bindings"]?.data.map((d) => d.attributes) ?? [];
   const pointerBase = "/data/relationships/tag-bindings/data";
   const bindings = resolveBindings(sent, pointerBase); // validated before any organisation tag is created
-  const flat = rel?.tags?.data.length ? await resolveFlatAdds(c, organization, rel.tags.data, "/data/relationships/tags/data", now) : [];
+  const flat = rel?.tags?.data.length ? await resolveFlatAdds(caller, organization, rel.tags.data, "/data/relationships/tags/data", now) : [];
   let sets: TagSets | ReturnType<typeof applyTagChange> = applyTagChange({ tags: [], tagBindings: [] }, { op: "add-flat", tags: flat }, now);
   if (!isFailure(sets)) sets = applyTagChange(sets, { op: "replace-bindings", bindings, pointerBase }, now);
   if (isFailure(sets)) raise(sets);
@@ -94,16 +92,20 @@ export async function createTagEntries(
 }
 
 /**
- * Applies a tag change in the workspace's Durable Object (serialised there) and returns the record.
- * Dead flat tags the Worker saw in `seen` are purged in the same change.
+ * Applies a tag change in the workspace's Durable Object (serialised there) and returns the record
+ * with the index write's bookmark. Dead flat tags the Worker saw in `seen` are purged in the same change.
  */
-export async function changeTags(c: Context<AppEnv>, seen: WorkspaceRecord, change: TagChange, now: string): Promise<WorkspaceRecord> {
+export async function changeTags(
+  caller: Caller,
+  seen: WorkspaceRecord,
+  change: TagChange,
+  now: string,
+  faults: Faults | undefined,
+): Promise<{ workspace: WorkspaceRecord; bookmark?: string | null }> {
   const ids = keyOnlyTagIds(seen.tags);
-  const dead = ids.length ? await deadTagIds(primary(c), seen.organization) : new Set<string>();
+  const dead = ids.length ? await deadTagIds(caller.db, seen.organization) : new Set<string>();
   const purge = ids.filter((id) => dead.has(id));
-  const result = await workspaceStub(c.env, seen.id).changeTags({ change, purge, now, faults: faultsOf(c) });
+  const result = await workspaceStub(caller.env, seen.id).changeTags({ change, purge, now, faults });
   if (!result.ok) unwrap(result);
-  const done = result as { workspace: WorkspaceRecord; bookmark?: string | null };
-  acknowledge(c, done);
-  return done.workspace;
+  return result as { workspace: WorkspaceRecord; bookmark?: string | null };
 }

@@ -1,16 +1,17 @@
 /** Lock, unlock, force-unlock and safe delete (spec §3, §4.7, §4.9). */
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { lockHolderOf } from "../auth/principal";
+import { callerOf } from "../caller";
 import type { AppEnv } from "../env";
-import { ApiError, unwrap } from "../errors";
-import { nowIso } from "../ids";
+import { ApiError } from "../errors";
 import { LIMITS } from "../limits";
 import { jsonapi, noContent } from "../jsonapi/document";
 import { errorResponses, noContentResponse, ok, router } from "../jsonapi/validation";
 import { validationError } from "../jsonapi/validation";
 import { orgWorkspaceParam, workspaceIdParam } from "./workspaces.schemas";
-import { acknowledge, faultsOf, idByName, readById, requireCap, workspaceStub } from "./workspaces.service";
+import { forceUnlockWorkspace, lockWorkspace, safeDeleteWorkspace, unlockWorkspace } from "./workspace-actions.service";
+import { acknowledge, faultsOf } from "./workspaces.http";
+import type { WorkspaceRef } from "./workspaces.service";
 
 const tags = ["Workspace actions"];
 export const workspaceActions = router();
@@ -55,13 +56,9 @@ workspaceActions.openapi(
   async (c) => {
     const { workspace_id } = c.req.valid("param");
     const reasonText = await readLockReason(c);
-    const { scope, caps } = await readById(c, workspace_id);
-    requireCap(caps.locking);
-    const result = unwrap(
-      await workspaceStub(c.env, workspace_id).lock({ holder: lockHolderOf(c.get("principal")), reason: reasonText, now: nowIso(), faults: faultsOf(c) }),
-    );
+    const result = await lockWorkspace(callerOf(c), workspace_id, reasonText, faultsOf(c));
     acknowledge(c, result);
-    return jsonapi(c, { data: scope.serialize(result.workspace) });
+    return jsonapi(c, { data: result.scope.serialize(result.workspace) });
   },
 );
 
@@ -76,11 +73,9 @@ workspaceActions.openapi(
   }),
   async (c) => {
     const { workspace_id } = c.req.valid("param");
-    const { scope, caps } = await readById(c, workspace_id);
-    requireCap(caps.locking);
-    const result = unwrap(await workspaceStub(c.env, workspace_id).unlock({ holder: lockHolderOf(c.get("principal")), faults: faultsOf(c) }));
+    const result = await unlockWorkspace(callerOf(c), workspace_id, faultsOf(c));
     acknowledge(c, result);
-    return jsonapi(c, { data: scope.serialize(result.workspace) });
+    return jsonapi(c, { data: result.scope.serialize(result.workspace) });
   },
 );
 
@@ -95,19 +90,14 @@ workspaceActions.openapi(
   }),
   async (c) => {
     const { workspace_id } = c.req.valid("param");
-    const { scope, caps } = await readById(c, workspace_id);
-    requireCap(caps.admin);
-    const result = unwrap(await workspaceStub(c.env, workspace_id).forceUnlock({ faults: faultsOf(c) }));
+    const result = await forceUnlockWorkspace(callerOf(c), workspace_id, faultsOf(c));
     acknowledge(c, result);
-    return jsonapi(c, { data: scope.serialize(result.workspace) });
+    return jsonapi(c, { data: result.scope.serialize(result.workspace) });
   },
 );
 
-async function safeDelete(c: Context<AppEnv>, id: string): Promise<Response> {
-  const { caps } = await readById(c, id);
-  // Spec §7: a caller who may not delete gets 404, as for a missing workspace.
-  requireCap(caps.delete);
-  unwrap(await workspaceStub(c.env, id).remove({ safe: true, faults: faultsOf(c) }));
+async function safeDelete(c: Context<AppEnv>, ref: WorkspaceRef): Promise<Response> {
+  await safeDeleteWorkspace(callerOf(c), ref, faultsOf(c));
   return noContent(c);
 }
 
@@ -134,6 +124,6 @@ workspaceActions.openapi(
   }),
   async (c) => {
     const { organization_name, name } = c.req.valid("param");
-    return safeDelete(c, await idByName(c, organization_name, name));
+    return safeDelete(c, { organization: organization_name, name });
   },
 );

@@ -1,7 +1,5 @@
 /** `include` on workspace reads (spec §4.6): related resources in a top-level `included`, each once. */
-import type { Context } from "hono";
-import { primary } from "../db";
-import type { AppEnv } from "../env";
+import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { Included, type Resource } from "../jsonapi/document";
 import { userResource } from "../meta/meta.routes";
@@ -86,7 +84,9 @@ const unique = <T>(xs: T[]) => [...new Set(xs)];
  * no-code modules) resolve to nothing.
  */
 export async function includeFor(
-  c: Context<AppEnv>,
+  caller: Caller,
+  /** The request's origin, for the download URLs of included state versions. */
+  origin: string,
   records: WorkspaceRecord[],
   scope: WorkspaceScope,
   raw: string | undefined,
@@ -94,7 +94,7 @@ export async function includeFor(
 ): Promise<{ included?: Resource[] }> {
   const values = new Set(parseInclude(raw));
   if (values.size === 0 || records.length === 0) return {};
-  const db = primary(c);
+  const db = caller.db;
   const organization = scope.access.organization;
   const holders = records.filter((r) => r.lock.locked && r.lock.holder).map((r) => r.lock.holder!);
   const userIds = unique(holders.filter((h) => h.type === "users").map((h) => h.id));
@@ -167,6 +167,6 @@ export async function includeFor(
     });
   }
   // Outputs and the current state version live in each workspace's Durable Object (state-version issue).
-  await includeStateVersions(c, records, scope, values, included);
+  await includeStateVersions(caller.env, origin, records, scope, values, included);
   return included.items.length ? { included: included.items } : {};
 }

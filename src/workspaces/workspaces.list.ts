@@ -1,31 +1,18 @@
 /** GET /organizations/:org/workspaces — listing, search, filters and sort over the D1 index (spec §4.4). */
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { buildOrgAccess, type Grant, type OrgAccess, type ProjectDefaultsRow } from "../auth/access";
-import { canRead } from "../auth/permissions";
-import type { Principal } from "../auth/principal";
-import { exposeBookmark, primary } from "../db";
+import { callerOf } from "../caller";
+import { exposeBookmark } from "../db";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { jsonapi, paginated, readPage, type Page } from "../jsonapi/document";
 import { LIMITS } from "../limits";
-import { toOrganization, type OrganizationRow } from "../organizations/organizations.index";
 import { includeFor, parseInclude } from "./workspaces.include";
-import { parseDoc } from "./workspaces.index";
-import {
-  likeLiteral,
-  listBatch,
-  pageOf,
-  SORTS,
-  type ListFilters,
-  type ListSpec,
-  type NameMatch,
-  type PageRow,
-  type SortParam,
-  type Strategy,
-  type TagFilter,
-} from "./workspaces.list.index";
-import { scopeFrom } from "./workspaces.service";
+import { likeLiteral, SORTS, type ListFilters, type ListSpec, type NameMatch, type SortParam, type TagFilter } from "./workspaces.list.index";
+import { listWorkspacePage } from "./workspaces.list.service";
+
+// The listing test calls the batch directly.
+export { loadListPage } from "./workspaces.list.service";
 
 const text = z.string().max(LIMITS.genericStringMax).optional();
 /** The documented parameters; anything else (go-tfe sends junk such as `TagBindings=...`) is ignored. */
@@ -109,41 +96,6 @@ export function parseListQuery(params: URLSearchParams, page: Page): ListSpec {
   return { filters, sort: sort as SortParam | null, limit: page.size, offset: (page.number - 1) * page.size };
 }
 
-interface Loaded {
-  access: OrgAccess;
-  total: number;
-  rows: PageRow[];
-  deadTags: Set<string>;
-}
-
-/**
- * Runs the list's one batch (see workspaces.list.index.ts) and checks the SQL's view of "reads every
- * workspace" against the permission model; if they disagree it asks again with the model's answer.
- * Exported for the benchmark's same-statements floor.
- */
-export async function loadListPage(
-  db: D1DatabaseSession,
-  principal: Principal,
-  organization: string,
-  spec: ListSpec,
-  strategy: Strategy = "auto",
-): Promise<Loaded | null> {
-  const batch = listBatch(db, principal, organization, spec, { strategy });
-  const results = await db.batch(batch.statements);
-  const orgRow = (results[0]?.results?.[0] ?? null) as OrganizationRow | null;
-  if (!orgRow) return null;
-  const access = buildOrgAccess(principal, toOrganization(orgRow), (results[1]?.results ?? []) as Parameters<typeof buildOrgAccess>[2]);
-  if (!access) return null;
-  const deadTags = new Set(((results[2]?.results ?? []) as Array<{ id: string }>).map((r) => r.id));
-  const wide = canRead(access.base);
-  let page = pageOf(results, batch);
-  if (page?.variant !== (wide ? "org-wide" : "grants")) {
-    const again = listBatch(db, principal, organization, spec, { orgWideRead: wide, strategy });
-    page = pageOf(await db.batch(again.statements), again);
-  }
-  return { access, total: page?.total ?? 0, rows: page?.rows ?? [], deadTags };
-}
-
 export async function listWorkspaces(c: Context<AppEnv>, organization: string): Promise<Response> {
   const params = new URL(c.req.url).searchParams;
   const page = readPage(c);
@@ -152,28 +104,14 @@ export async function listWorkspaces(c: Context<AppEnv>, organization: string): 
   const spec = parseListQuery(params, page);
 
   // Authorisation data travels in the same batch, so the whole list reads the primary (brief: auth on the primary).
-  const db = primary(c);
-  const loaded = await loadListPage(db, c.get("principal"), organization, spec);
-  exposeBookmark(c, db);
-  if (!loaded) throw ApiError.of("not_found");
-
-  const records = loaded.rows.map((r) => parseDoc({ doc: r.doc ?? "{}" }));
-  const grants = { workspaces: [] as Grant[], projects: [] as Grant[] };
-  const projects = new Map<string, ProjectDefaultsRow>();
-  const liveKeys = new Set<string>();
-  loaded.rows.forEach((row, i) => {
-    grants.workspaces.push(...(JSON.parse(row.ws_grants ?? "[]") as Grant[]));
-    grants.projects.push(...(JSON.parse(row.prj_grants ?? "[]") as Grant[]));
-    if (row.project) {
-      const p = JSON.parse(row.project) as ProjectDefaultsRow;
-      projects.set(p.id, p);
-    }
-    const key = records[i].sshKeyId;
-    if (key && row.ssh_live === 1) liveKeys.add(key);
-  });
-  // A project's grants arrive once per row of the page; the permission model unites them, so duplicates are harmless.
-  const scope = scopeFrom(c, { access: loaded.access, grants, projects }, loaded.deadTags.size ? loaded.deadTags : null, liveKeys);
-  const data = records.map(scope.serialize);
-  const inc = await includeFor(c, records, scope, include, data);
-  return jsonapi(c, paginated(c, data, page, loaded.total, inc));
+  const caller = callerOf(c);
+  let result: Awaited<ReturnType<typeof listWorkspacePage>>;
+  try {
+    result = await listWorkspacePage(caller, organization, spec);
+  } finally {
+    exposeBookmark(c, caller.db);
+  }
+  const data = result.records.map(result.scope.serialize);
+  const inc = await includeFor(caller, new URL(c.req.url).origin, result.records, result.scope, include, data);
+  return jsonapi(c, paginated(c, data, page, result.total, inc));
 }

@@ -1,14 +1,14 @@
-/** Worker-side workspace operations shared by the routes: resolve, authorise, serialise. */
-import type { Context } from "hono";
+/** Worker-side workspace operations shared by the services: resolve, authorise, serialise. */
 import { loadAccessBatch, flagsFor, workspaceCapabilities, type OrgAccess, type Grant, type ProjectDefaultsRow } from "../auth/access";
 import { canRead } from "../auth/permissions";
 import type { Capabilities } from "../auth/permissions";
-import { primary } from "../db";
-import { edition, type AppEnv, type Bindings } from "../env";
-import { ApiError, unwrap } from "../errors";
+import type { Caller } from "../caller";
+import { edition, type Bindings } from "../env";
+import { ApiError } from "../errors";
 import type { Resource } from "../jsonapi/document";
 import type { Defaults } from "./workspace.rules";
-import type { WorkspaceRecord, Faults } from "./workspace.types";
+import type { WorkspaceRecord } from "./workspace.types";
+import { liveSshKeyIds } from "./workspaces.d1";
 import { parseDoc, selectByName } from "./workspaces.index";
 import { serializeWorkspace } from "./workspaces.serialize";
 import { deadTagIds } from "../tags/tags.index";
@@ -16,16 +16,6 @@ import { keyOnlyTagIds, withoutDeadTags } from "../tags/workspace-tags.logic";
 
 export function workspaceStub(env: Bindings, id: string) {
   return env.WORKSPACES.getByName(id);
-}
-
-/** Test-only fault injection, honoured only when FAULT_INJECTION=1. */
-export function faultsOf(c: Context<AppEnv>): Faults | undefined {
-  if (c.env.FAULT_INJECTION !== "1") return undefined;
-  const n = Number(c.req.header("X-Fault-Fail-Index-Writes") ?? "0");
-  // Holds the index write after the DO commit (the crash test kills the process inside that window).
-  const delay = Number(c.req.header("X-Fault-Delay-Index-Writes-Ms") ?? "0");
-  if (!(n > 0) && !(delay > 0)) return undefined;
-  return { ...(n > 0 ? { failIndexWrites: Math.min(n, 100) } : {}), ...(delay > 0 ? { delayIndexWritesMs: Math.min(delay, 10_000) } : {}) } as Faults;
 }
 
 /** Authorisation and serialisation context for workspaces of one organisation. */
@@ -49,25 +39,23 @@ export function defaultsFor(access: OrgAccess, project: ProjectDefaultsRow | und
 
 /** Loads the caller's access for these workspaces (one D1 batch); null when the org is not visible. */
 export async function loadScope(
-  c: Context<AppEnv>,
+  caller: Caller,
   organization: string,
   records: WorkspaceRecord[],
   extraProjectIds: string[] = [],
 ): Promise<WorkspaceScope | null> {
-  const db = primary(c);
+  const db = caller.db;
   const projectIds = [...new Set([...records.map((r) => r.projectId), ...extraProjectIds])];
   // Key-only tags of deleted organisation tags are dead (issue 6): asked of D1 alongside the access batch.
   // Deleted SSH keys are unassigned at read time (no fan-out to the workspaces that used them).
   const sshKeyIds = [...new Set(records.map((r) => r.sshKeyId).filter((k): k is string => !!k))];
   const [loaded, deadTags, liveKeys] = await Promise.all([
-    loadAccessBatch(db, c.get("principal"), organization, records.map((r) => r.id), projectIds),
+    loadAccessBatch(db, caller.principal, organization, records.map((r) => r.id), projectIds),
     records.some((r) => keyOnlyTagIds(r.tags).length > 0) ? deadTagIds(db, organization) : null,
-    sshKeyIds.length
-      ? db.prepare("SELECT id FROM ssh_keys WHERE id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(sshKeyIds)).all<{ id: string }>().then((r) => new Set(r.results.map((k) => k.id)))
-      : null,
+    sshKeyIds.length ? liveSshKeyIds(db, sshKeyIds) : null,
   ]);
   if (!loaded) return null;
-  return scopeFrom(c, loaded, deadTags, liveKeys);
+  return scopeFrom(caller.env, loaded, deadTags, liveKeys);
 }
 
 /**
@@ -75,13 +63,13 @@ export async function loadScope(
  * deleted organisation tags; `liveKeys`: the records' SSH key ids that still exist.
  */
 export function scopeFrom(
-  c: Context<AppEnv>,
+  env: Bindings,
   loaded: { access: OrgAccess; grants: { workspaces: Grant[]; projects: Grant[] }; projects: Map<string, ProjectDefaultsRow> },
   deadTags: Set<string> | null,
   liveKeys: Set<string> | null,
 ): WorkspaceScope {
   const { access, grants, projects } = loaded;
-  const ed = edition(c.env);
+  const ed = edition(env);
   const capsOf = (r: WorkspaceRecord) => workspaceCapabilities(access, r, grants);
   return {
     access,
@@ -98,18 +86,29 @@ export function scopeFrom(
   };
 }
 
-/** A workspace the caller can read, from its Durable Object (show by ID reads the DO). */
-export async function readById(c: Context<AppEnv>, id: string): Promise<{ record: WorkspaceRecord; scope: WorkspaceScope; caps: Capabilities }> {
-  const res = await workspaceStub(c.env, id).get();
-  if (!res.ok) throw ApiError.of("not_found");
-  return authorise(c, res.workspace);
+/** A workspace named by id, or by organisation and name (resolved through the D1 index). */
+export type WorkspaceRef = string | { organization: string; name: string };
+
+/** The workspace's id (a name is looked up case-insensitively in the D1 index). */
+export async function resolveId(caller: Caller, ref: WorkspaceRef): Promise<string> {
+  return typeof ref === "string" ? ref : idByName(caller, ref.organization, ref.name);
 }
 
-export async function authorise(
-  c: Context<AppEnv>,
-  record: WorkspaceRecord,
-): Promise<{ record: WorkspaceRecord; scope: WorkspaceScope; caps: Capabilities }> {
-  const scope = await loadScope(c, record.organization, [record]);
+export interface Readable {
+  record: WorkspaceRecord;
+  scope: WorkspaceScope;
+  caps: Capabilities;
+}
+
+/** A workspace the caller can read, from its Durable Object (show by ID reads the DO). */
+export async function readById(caller: Caller, id: string): Promise<Readable> {
+  const res = await workspaceStub(caller.env, id).get();
+  if (!res.ok) throw ApiError.of("not_found");
+  return authorise(caller, res.workspace);
+}
+
+async function authorise(caller: Caller, record: WorkspaceRecord): Promise<Readable> {
+  const scope = await loadScope(caller, record.organization, [record]);
   // A workspace of a deleted (or re-created) organisation no longer exists.
   if (!scope || scope.access.organization.externalId !== record.organizationId) throw ApiError.of("not_found");
   const caps = scope.capsOf(record);
@@ -118,27 +117,20 @@ export async function authorise(
 }
 
 /** Name → id through the D1 index (case-insensitive). */
-export async function idByName(c: Context<AppEnv>, organization: string, name: string): Promise<string> {
-  const row = await selectByName(primary(c), organization, name).first<{ id: string }>();
+export async function idByName(caller: Caller, organization: string, name: string): Promise<string> {
+  const row = await selectByName(caller.db, organization, name).first<{ id: string }>();
   if (!row) throw ApiError.of("not_found");
   return row.id;
 }
 
 /** A workspace the caller can read, by organisation and name (from the D1 index copy). */
-export async function readByName(c: Context<AppEnv>, organization: string, name: string) {
-  const row = await selectByName(primary(c), organization, name).first<{ id: string; doc: string }>();
+export async function readByName(caller: Caller, organization: string, name: string): Promise<Readable> {
+  const row = await selectByName(caller.db, organization, name).first<{ id: string; doc: string }>();
   if (!row) throw ApiError.of("not_found");
-  return authorise(c, parseDoc(row));
+  return authorise(caller, parseDoc(row));
 }
 
 /** Requires a capability; a reader without it gets 404 as from the real service. */
 export function requireCap(ok: boolean): void {
   if (!ok) throw ApiError.of("not_found");
 }
-
-/** Passes the index write's D1 bookmark to the client (read-your-writes on its next list read). */
-export function acknowledge(c: Context<AppEnv>, result: { bookmark?: string | null }): void {
-  if (result.bookmark) c.header("X-D1-Bookmark", result.bookmark);
-}
-
-export { unwrap };

@@ -1,0 +1,28 @@
+/** Site-admin endpoints: the consistency checker's pages. */
+import { createRoute, z } from "@hono/zod-openapi";
+import { callerOf } from "../caller";
+import { jsonapi } from "../jsonapi/document";
+import { errorResponses, ok, router } from "../jsonapi/validation";
+import { consistencyReport } from "./consistency.service";
+
+export const admin = router();
+
+admin.openapi(
+  createRoute({
+    method: "get",
+    path: "/admin/consistency",
+    tags: ["Admin"],
+    summary: "Compare each workspace's Durable Object with its D1 index row (site admins; paged by cursor)",
+    request: { query: z.object({ cursor: z.string().max(100).optional(), "page[size]": z.string().max(10).optional() }).passthrough() },
+    responses: { ...ok("Differences found in this page"), ...errorResponses },
+  }),
+  async (c) => {
+    const q = c.req.valid("query");
+    const size = Math.min(100, Math.max(1, Number(q["page[size]"] ?? "50") || 50));
+    const result = await consistencyReport(callerOf(c), q.cursor ?? "", size);
+    return jsonapi(c, {
+      data: result.differences.map((d, i) => ({ id: `${d.workspaceId}:${i}`, type: "consistency-differences", attributes: { "workspace-id": d.workspaceId, kind: d.kind, detail: d.detail } })),
+      meta: { checked: result.checked, "next-cursor": result.next },
+    });
+  },
+);

@@ -1,0 +1,40 @@
+/** D1 reads of the consistency checker: the ids to visit and, per id, its index row, name leases and project. */
+import type { Db } from "../caller";
+
+export interface IndexRow {
+  version: number;
+  doc: string;
+}
+
+export interface LeaseRow {
+  organization_name: string;
+  name: string;
+  committed: number;
+  claimed_at: number;
+}
+
+/** Up to `limit` workspace ids after `cursor`, from the index and the name leases. */
+export async function workspaceIdsAfter(db: Db, cursor: string, limit: number): Promise<string[]> {
+  const ids = await db
+    .prepare(
+      `SELECT id FROM (SELECT id FROM workspaces WHERE id > ? UNION SELECT workspace_id AS id FROM workspace_names WHERE workspace_id > ?)
+       ORDER BY id LIMIT ?`,
+    )
+    .bind(cursor, cursor, limit)
+    .all<{ id: string }>();
+  return ids.results.map((r) => r.id);
+}
+
+/** The workspace's index row, its name leases and whether `projectId` exists, in one batch. */
+export async function indexFacts(db: Db, id: string, projectId: string): Promise<{ indexRow: IndexRow | null; leases: LeaseRow[]; projectExists: boolean }> {
+  const [row, leases, project] = await db.batch([
+    db.prepare("SELECT version, doc FROM workspaces WHERE id = ?").bind(id),
+    db.prepare("SELECT organization_name, name, committed, claimed_at FROM workspace_names WHERE workspace_id = ?").bind(id),
+    db.prepare("SELECT 1 AS ok FROM projects WHERE id = ?").bind(projectId),
+  ]);
+  return {
+    indexRow: (row?.results?.[0] ?? null) as IndexRow | null,
+    leases: (leases?.results ?? []) as LeaseRow[],
+    projectExists: (project?.results?.length ?? 0) > 0,
+  };
+}

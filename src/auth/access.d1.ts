@@ -1,0 +1,123 @@
+/** The SQL behind access.ts: the organisation, the caller's teams and their grants. */
+import type { Db } from "../caller";
+import type { OrganizationRow } from "../organizations/organizations.index";
+import type { Principal } from "./principal";
+
+/** A team of the caller, as much of it as access needs. */
+export interface AccessTeamRow {
+  id: string;
+  is_owners: number;
+  organization_access: string;
+}
+
+export interface Grant {
+  team_id: string;
+  target_id: string;
+  access: string;
+  perms: string;
+}
+
+export interface ProjectDefaultsRow {
+  id: string;
+  organization_name: string;
+  default_execution_mode: string | null;
+  default_agent_pool_id: string | null;
+}
+
+/** The caller's teams in an organisation, as a SQL subquery with its bindings. */
+function teamSubquery(principal: Principal, organizationName: string): { sql: string; binds: unknown[] } {
+  if (principal.kind === "user") {
+    return {
+      sql: "SELECT m.team_id FROM team_members m JOIN teams t ON t.id = m.team_id WHERE m.user_id = ? AND t.organization_name = ?",
+      binds: [principal.userId, organizationName],
+    };
+  }
+  if (principal.kind === "team") {
+    return { sql: "SELECT id FROM teams WHERE id = ? AND organization_name = ?", binds: [principal.teamId, organizationName] };
+  }
+  return { sql: "SELECT id FROM teams WHERE 0", binds: [] };
+}
+
+/** The organisation and the caller's teams in it, in one round trip. */
+export async function orgWithCallerTeams(db: Db, principal: Principal, organizationName: string): Promise<{ org: OrganizationRow | null; teams: AccessTeamRow[] }> {
+  const teamsQuery =
+    principal.kind === "user"
+      ? db
+          .prepare(
+            `SELECT t.id, t.is_owners, t.organization_access FROM team_members m
+             JOIN teams t ON t.id = m.team_id WHERE m.user_id = ? AND t.organization_name = ?`,
+          )
+          .bind(principal.userId, organizationName)
+      : principal.kind === "team"
+        ? db
+            .prepare("SELECT id, is_owners, organization_access FROM teams WHERE id = ? AND organization_name = ?")
+            .bind(principal.teamId, organizationName)
+        : db.prepare("SELECT id, is_owners, organization_access FROM teams WHERE 0");
+  const [orgRes, teamsRes] = await db.batch([
+    db.prepare("SELECT * FROM organizations WHERE name = ?").bind(organizationName),
+    teamsQuery,
+  ]);
+  return { org: (orgRes?.results?.[0] ?? null) as OrganizationRow | null, teams: (teamsRes?.results ?? []) as AccessTeamRow[] };
+}
+
+/** The given teams' grants on the given workspaces and projects, in one batch. */
+export async function teamGrants(db: Db, teamIds: string[], workspaceIds: string[], projectIds: string[]): Promise<{ workspaces: Grant[]; projects: Grant[] }> {
+  const teams = JSON.stringify(teamIds);
+  const [ws, prj] = await db.batch([
+    db
+      .prepare(
+        `SELECT team_id, workspace_id AS target_id, access, perms FROM team_workspaces
+         WHERE team_id IN (SELECT value FROM json_each(?)) AND workspace_id IN (SELECT value FROM json_each(?))`,
+      )
+      .bind(teams, JSON.stringify(workspaceIds)),
+    db
+      .prepare(
+        `SELECT team_id, project_id AS target_id, access, perms FROM team_projects
+         WHERE team_id IN (SELECT value FROM json_each(?)) AND project_id IN (SELECT value FROM json_each(?))`,
+      )
+      .bind(teams, JSON.stringify(projectIds)),
+  ]);
+  return { workspaces: (ws?.results ?? []) as Grant[], projects: (prj?.results ?? []) as Grant[] };
+}
+
+/**
+ * The organisation, the caller's teams, their grants on the given workspaces and projects, and the
+ * projects' execution defaults, in one batch.
+ */
+export async function accessRows(
+  db: Db,
+  principal: Principal,
+  organizationName: string,
+  workspaceIds: string[],
+  projectIds: string[],
+): Promise<{ org: OrganizationRow | null; teams: AccessTeamRow[]; grants: { workspaces: Grant[]; projects: Grant[] }; projects: ProjectDefaultsRow[] }> {
+  const teams = teamSubquery(principal, organizationName);
+  const results = await db.batch([
+    db.prepare("SELECT * FROM organizations WHERE name = ?").bind(organizationName),
+    db.prepare(`SELECT id, is_owners, organization_access FROM teams WHERE id IN (${teams.sql})`).bind(...teams.binds),
+    db
+      .prepare(
+        `SELECT team_id, workspace_id AS target_id, access, perms FROM team_workspaces
+         WHERE workspace_id IN (SELECT value FROM json_each(?)) AND team_id IN (${teams.sql})`,
+      )
+      .bind(JSON.stringify(workspaceIds), ...teams.binds),
+    db
+      .prepare(
+        `SELECT team_id, project_id AS target_id, access, perms FROM team_projects
+         WHERE project_id IN (SELECT value FROM json_each(?)) AND team_id IN (${teams.sql})`,
+      )
+      .bind(JSON.stringify(projectIds), ...teams.binds),
+    db
+      .prepare(
+        `SELECT id, organization_name, default_execution_mode, default_agent_pool_id FROM projects
+         WHERE id IN (SELECT value FROM json_each(?))`,
+      )
+      .bind(JSON.stringify(projectIds)),
+  ]);
+  return {
+    org: (results[0]?.results?.[0] ?? null) as OrganizationRow | null,
+    teams: (results[1]?.results ?? []) as AccessTeamRow[],
+    grants: { workspaces: (results[2]?.results ?? []) as Grant[], projects: (results[3]?.results ?? []) as Grant[] },
+    projects: (results[4]?.results ?? []) as ProjectDefaultsRow[],
+  };
+}

@@ -1,0 +1,148 @@
+/**
+ * Organisations: users create them (becoming owners); members read them; owners and the organisation
+ * token change them; owners alone delete them. Each result says whether the caller holds the owners'
+ * permissions, which the serialiser shows.
+ */
+import { requireOrgAccess } from "../auth/access";
+import type { Caller } from "../caller";
+import { ApiError } from "../errors";
+import { newId, nowIso } from "../ids";
+import type { Page } from "../jsonapi/document";
+import { deleteOrganization, insertOrganization, listOrganizations, poolExists, seedOrganization, updateOrganization, type OrganizationScope } from "./organizations.d1";
+import { findOrganization, toOrganization, type Organization } from "./organizations.index";
+
+const ORG_NAME = /^[A-Za-z0-9_-]+$/;
+
+/** Attributes kept as given in the organisation's `attrs`. */
+const STORED_ATTRS = [
+  "session-timeout", "session-remember", "collaborator-auth-policy", "cost-estimation-enabled",
+  "send-passing-statuses-for-untriggered-speculative-plans", "aggregated-commit-status-enabled",
+  "speculative-plan-management-enabled", "owners-team-saml-role-id", "assessments-enforced",
+  "user-tokens-enabled", "stacks-enabled",
+] as const;
+
+/** The attributes a create or update may send (validated by the route's schema). */
+export type OrganizationAttributes = Partial<Record<(typeof STORED_ATTRS)[number], unknown>> & {
+  name?: string;
+  email?: string;
+  "allow-force-delete-workspaces"?: boolean;
+  "default-execution-mode"?: "remote" | "local" | "agent";
+  "default-agent-pool-id"?: string | null;
+};
+
+/** An organisation as the caller sees it: `owner` when it holds the owners' permissions. */
+export interface OrganizationView {
+  organization: Organization;
+  owner: boolean;
+}
+
+function checkEmail(email: string): void {
+  if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw ApiError.of("invalid_attribute", { detail: "Email is invalid", pointer: "/data/attributes/email" });
+}
+
+function storedAttrs(a: OrganizationAttributes, base: Record<string, unknown>): Record<string, unknown> {
+  const stored = { ...base };
+  for (const k of STORED_ATTRS) if (a[k] !== undefined) stored[k] = a[k];
+  return stored;
+}
+
+/** Creates an organisation with its owners team (the creator in it) and Default Project; users only. */
+export async function createOrganization(caller: Caller, a: OrganizationAttributes & { name: string; email: string }): Promise<OrganizationView> {
+  const principal = caller.principal;
+  if (principal.kind !== "user") throw ApiError.of("not_found");
+  if (!ORG_NAME.test(a.name)) {
+    throw ApiError.of("invalid_attribute", { detail: "Name is invalid: use letters, numbers, - and _", pointer: "/data/attributes/name" });
+  }
+  checkEmail(a.email);
+  if (a["default-execution-mode"] === "agent") {
+    throw ApiError.of("invalid_attribute", { detail: "A new organisation has no agent pool to default to", pointer: "/data/attributes/default-execution-mode" });
+  }
+  const now = nowIso();
+  const projectId = newId("prj");
+  const inserted = await insertOrganization(caller.db, {
+    name: a.name,
+    externalId: newId("org"),
+    email: a.email,
+    createdAt: now,
+    attrs: storedAttrs(a, {}),
+    defaultExecutionMode: a["default-execution-mode"] ?? "remote",
+    allowForceDeleteWorkspaces: a["allow-force-delete-workspaces"] === true,
+    defaultProjectId: projectId,
+  });
+  if (!inserted) throw ApiError.of("invalid_attribute", { detail: "Name has already been taken", pointer: "/data/attributes/name" });
+  await seedOrganization(caller.db, {
+    organization: a.name,
+    projectId,
+    ownersTeamId: newId("team"),
+    serviceUserId: newId("user"),
+    creatorId: principal.userId,
+    membershipId: newId("ou"),
+    createdAt: now,
+  });
+  const org = await findOrganization(caller.db, a.name);
+  if (!org) throw ApiError.of("internal");
+  return { organization: org, owner: true };
+}
+
+/** The organisations the caller belongs to (all for the site admin; its own for a team or organisation token). */
+export async function listCallerOrganizations(caller: Caller, filter: { q: string; email?: string }, page: Page): Promise<{ items: OrganizationView[]; total: number }> {
+  const p = caller.principal;
+  const scope: OrganizationScope = p.kind === "user" ? (p.isSiteAdmin ? { all: true } : { memberId: p.userId }) : { organization: p.organization };
+  const { total, rows } = await listOrganizations(caller.db, scope, filter, p.kind === "user" ? p.userId : "", page);
+  // Same permissions as show, so a listed organisation equals the one returned by create and read.
+  const ownerOfAll = (p.kind === "user" && p.isSiteAdmin) || p.kind === "organization";
+  return { items: rows.map((r) => ({ organization: toOrganization(r), owner: r.is_owner === 1 || ownerOfAll })), total };
+}
+
+export async function showOrganization(caller: Caller, name: string): Promise<OrganizationView> {
+  const access = await requireOrgAccess(caller.db, caller.principal, name);
+  return { organization: access.organization, owner: access.isOwner || access.isOrgToken };
+}
+
+/** The organisation whose entitlements members may read. */
+export async function entitlementsOf(caller: Caller, name: string): Promise<Organization> {
+  return (await requireOrgAccess(caller.db, caller.principal, name)).organization;
+}
+
+/**
+ * Updates an organisation (owners and its token). `poolId`: the default agent pool as sent (null to
+ * clear, undefined when not sent), from the relationship or the attribute.
+ */
+export async function changeOrganization(caller: Caller, name: string, a: OrganizationAttributes, poolId: string | null | undefined): Promise<OrganizationView> {
+  const access = await requireOrgAccess(caller.db, caller.principal, name, { ownerSettings: true });
+  if (!access.isOwner && !access.isOrgToken) throw ApiError.of("not_found");
+  const org = access.organization;
+  if (a.name !== undefined && a.name !== org.name) {
+    // Workspaces carry their organisation's name; renaming would touch every one of them.
+    throw ApiError.of("invalid_attribute", { detail: "Renaming an organization is not supported by this service", pointer: "/data/attributes/name" });
+  }
+  if (a.email !== undefined) checkEmail(a.email);
+  if (poolId && !(await poolExists(caller.db, org.name, poolId))) {
+    throw ApiError.of("invalid_attribute", { detail: "Agent pool not found", pointer: "/data/relationships/default-agent-pool/data/id" });
+  }
+  const mode = a["default-execution-mode"] ?? org.defaultExecutionMode;
+  const nextPool = poolId !== undefined ? poolId : org.defaultAgentPoolId;
+  if (mode !== "agent" && poolId) {
+    throw ApiError.of("invalid_attribute", { detail: "Default agent pool must not be specified unless using 'agent' execution mode", pointer: "/data/relationships/default-agent-pool" });
+  }
+  if (mode === "agent" && !nextPool) {
+    throw ApiError.of("invalid_attribute", { detail: "Default agent pool must be specified when using 'agent' execution mode", pointer: "/data/relationships/default-agent-pool" });
+  }
+  await updateOrganization(caller.db, org.name, {
+    email: a.email ?? org.email,
+    attrs: storedAttrs(a, org.attrs),
+    defaultExecutionMode: mode,
+    defaultAgentPoolId: mode === "agent" ? nextPool : null,
+    allowForceDeleteWorkspaces: a["allow-force-delete-workspaces"] ?? org.allowForceDeleteWorkspaces,
+  });
+  const updated = await findOrganization(caller.db, org.name);
+  if (!updated) throw ApiError.of("not_found");
+  return { organization: updated, owner: true };
+}
+
+/** Deletes an organisation and everything in it (owners only, the site admin included). */
+export async function removeOrganization(caller: Caller, name: string): Promise<void> {
+  const access = await requireOrgAccess(caller.db, caller.principal, name, { ownerSettings: true });
+  if (!access.isOwner) throw ApiError.of("not_found");
+  await deleteOrganization(caller.db, access.organization.name);
+}

@@ -1,0 +1,154 @@
+/** Agent pools (tfe-api-notes §2.7): members read them; manage-agent-pools manages them. */
+import { requireOrgAccess } from "../auth/access";
+import type { Caller } from "../caller";
+import { ApiError } from "../errors";
+import { newId, nowIso } from "../ids";
+import type { Page } from "../jsonapi/document";
+import {
+  deleteUnusedPool,
+  findPool,
+  idByName,
+  insertPool,
+  isPoolSort,
+  knownIds,
+  listPools,
+  poolUses,
+  updatePoolColumns,
+  workspacesUsing,
+  type PoolChanges,
+  type PoolRow,
+} from "./agent-pools.d1";
+import { loadOwned, requireManage, uniqueViolation } from "./registry.common";
+
+const NAME = /^[A-Za-z0-9_-]+$/;
+
+type RefList = { data: Array<{ id: string }> } | undefined;
+/** The pool's relationships as sent (allowed / excluded workspaces and projects). */
+export type PoolRefs = { "allowed-workspaces"?: RefList; "allowed-projects"?: RefList; "excluded-workspaces"?: RefList } | undefined;
+
+export interface PoolInput {
+  name?: string;
+  organizationScoped?: boolean;
+  refs: PoolRefs;
+}
+
+/** A pool with the workspaces that name it (its `workspaces` relationship). */
+export interface PoolWithUsers {
+  pool: PoolRow;
+  using: string[];
+}
+
+export interface PoolListQuery {
+  q?: string;
+  sort?: string;
+  allowedWorkspaceName?: string;
+  allowedProjectName?: string;
+}
+
+const REF_COLUMNS = [
+  ["allowed-workspaces", "allowed_workspaces"],
+  ["allowed-projects", "allowed_projects"],
+  ["excluded-workspaces", "excluded_workspaces"],
+] as const;
+
+const idsOf = (list: RefList) => JSON.stringify(list?.data.map((d) => d.id) ?? []);
+
+function checkName(name: string | undefined): void {
+  if (name !== undefined && !NAME.test(name)) throw ApiError.of("invalid_attribute", { detail: "Name may only contain letters, numbers, - and _", pointer: "/data/attributes/name" });
+}
+
+/** Allowed / excluded workspaces and projects must be in the pool's organisation (422 naming the first stranger). */
+async function checkRefs(caller: Caller, org: string, r: PoolRefs): Promise<void> {
+  const lists = [
+    ["allowed-workspaces", "workspaces"],
+    ["excluded-workspaces", "workspaces"],
+    ["allowed-projects", "projects"],
+  ] as const;
+  for (const [rel, table] of lists) {
+    const wanted = r?.[rel]?.data.map((d) => d.id) ?? [];
+    if (wanted.length === 0) continue;
+    const known = await knownIds(caller.db, table, org, wanted);
+    const i = wanted.findIndex((id) => !known.has(id));
+    if (i >= 0) throw ApiError.of("invalid_attribute", { detail: `${table === "workspaces" ? "Workspace" : "Project"} ${wanted[i]} not found in this organization`, pointer: `/data/relationships/${rel}/data/${i}` });
+  }
+}
+
+async function withUsers(caller: Caller, pool: PoolRow): Promise<PoolWithUsers> {
+  return { pool, using: (await workspacesUsing(caller.db, pool.organization_name, [pool.id])).get(pool.id) ?? [] };
+}
+
+export async function createPool(caller: Caller, organization: string, input: PoolInput & { name: string }): Promise<PoolWithUsers> {
+  const access = await requireOrgAccess(caller.db, caller.principal, organization);
+  requireManage(access, "manage-agent-pools");
+  checkName(input.name);
+  await checkRefs(caller, access.organization.name, input.refs);
+  const r = input.refs;
+  const row: PoolRow = {
+    id: newId("apool"),
+    organization_name: access.organization.name,
+    name: input.name,
+    organization_scoped: input.organizationScoped === false ? 0 : 1,
+    allowed_workspaces: idsOf(r?.["allowed-workspaces"]),
+    allowed_projects: idsOf(r?.["allowed-projects"]),
+    excluded_workspaces: idsOf(r?.["excluded-workspaces"]),
+    created_at: nowIso(),
+  };
+  await insertPool(caller.db, row).catch((err) => uniqueViolation(err));
+  return withUsers(caller, row);
+}
+
+/** One page of the organisation's pools matching the query, and how many match. */
+export async function listOrgPools(caller: Caller, organization: string, query: PoolListQuery, page: Page): Promise<{ pools: PoolWithUsers[]; total: number }> {
+  const access = await requireOrgAccess(caller.db, caller.principal, organization);
+  const org = access.organization.name;
+  const q = (query.q ?? "").toLowerCase();
+  const sort = query.sort ?? "name";
+  if (!isPoolSort(sort)) throw ApiError.of("bad_request", { detail: "sort must be name, -name, created-at or -created-at", parameter: "sort" });
+  const rows = await listPools(caller.db, org, sort);
+  // Pools a named workspace / project may use: organisation-scoped ones, and those that allow it ("" when the name is unknown).
+  const usable = async (name: string | undefined, table: "workspaces" | "projects") => (name ? ((await idByName(caller.db, table, org, name)) ?? "") : null);
+  const wsId = await usable(query.allowedWorkspaceName, "workspaces");
+  const prjId = await usable(query.allowedProjectName, "projects");
+  const allows = (p: PoolRow, id: string | null, list: string) => id === null || p.organization_scoped === 1 || (JSON.parse(list) as string[]).includes(id);
+  const matching = rows.filter((p) => (!q || p.name.toLowerCase().includes(q)) && allows(p, wsId, p.allowed_workspaces) && allows(p, prjId, p.allowed_projects));
+  const slice = matching.slice((page.number - 1) * page.size, page.number * page.size);
+  const using = await workspacesUsing(caller.db, org, slice.map((p) => p.id));
+  return { pools: slice.map((pool) => ({ pool, using: using.get(pool.id) ?? [] })), total: matching.length };
+}
+
+export async function showPool(caller: Caller, id: string): Promise<PoolWithUsers> {
+  return withUsers(caller, (await loadOwned(caller, findPool, id)).row);
+}
+
+export async function updatePool(caller: Caller, id: string, input: PoolInput): Promise<PoolWithUsers> {
+  const { row, access } = await loadOwned(caller, findPool, id);
+  requireManage(access, "manage-agent-pools");
+  checkName(input.name);
+  await checkRefs(caller, row.organization_name, input.refs);
+  // Only what the request names is written, so concurrent PATCHes of different fields both land.
+  const changes: PoolChanges = { name: input.name };
+  if (input.organizationScoped !== undefined) changes.organization_scoped = input.organizationScoped ? 1 : 0;
+  for (const [rel, column] of REF_COLUMNS) if (input.refs?.[rel]) changes[column] = idsOf(input.refs[rel]);
+  await updatePoolColumns(caller.db, row.id, changes).catch((err) => uniqueViolation(err));
+  const updated = await findPool(caller.db, row.id);
+  if (!updated) throw ApiError.of("not_found"); // deleted concurrently
+  return withUsers(caller, updated);
+}
+
+/**
+ * Deletes an unused pool. Refused while anything names it (issue 2 leaves the status to us: 422, as for
+ * any request that the pool's current references make invalid; no workspace is touched, the check reads D1 only).
+ */
+export async function removePool(caller: Caller, id: string): Promise<void> {
+  const { row, access } = await loadOwned(caller, findPool, id);
+  requireManage(access, "manage-agent-pools");
+  if (await deleteUnusedPool(caller.db, row)) return;
+  const n = await poolUses(caller.db, row);
+  if (n.workspaces + n.organization + n.projects === 0) throw ApiError.of("not_found"); // deleted concurrently
+  const uses = [
+    n.organization > 0 ? "it is the organization's default agent pool" : null,
+    n.projects > 0 ? `it is the default agent pool of ${n.projects} project(s)` : null,
+    n.workspaces > 0 ? `${n.workspaces} workspace(s) use it` : null,
+  ].filter(Boolean);
+  throw ApiError.of("invalid_attribute", { detail: `Agent pool cannot be deleted while in use: ${uses.join("; ")}` });
+}

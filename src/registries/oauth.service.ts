@@ -1,0 +1,77 @@
+/** OAuth clients and tokens (tfe-api-notes §2.8): members read them; manage-vcs-settings manages clients. */
+import { requireOrgAccess } from "../auth/access";
+import type { Caller } from "../caller";
+import { ApiError } from "../errors";
+import { newId, nowIso } from "../ids";
+import type { Page } from "../jsonapi/document";
+import {
+  deleteClient,
+  findClient,
+  findToken,
+  insertClientWithToken,
+  listClients,
+  listOrgTokens,
+  patchClientAttrs,
+  tokensOf,
+  type ClientRow,
+  type TokenRow,
+} from "./oauth.d1";
+import { loadOwned, requireManage } from "./registry.common";
+
+/** A client with the ids of its tokens (its `oauth-tokens` relationship). */
+export interface ClientWithTokens {
+  client: ClientRow;
+  tokenIds: string[];
+}
+
+const withTokens = async (caller: Caller, client: ClientRow): Promise<ClientWithTokens> => ({ client, tokenIds: (await tokensOf(caller.db, client.id)).map((t) => t.id) });
+
+/** Creates a client and its OAuth token; `attrs` are its public attributes (secrets are never stored). */
+export async function createClient(caller: Caller, organization: string, attrs: Record<string, unknown>): Promise<ClientWithTokens> {
+  const access = await requireOrgAccess(caller.db, caller.principal, organization);
+  requireManage(access, "manage-vcs-settings");
+  const client: ClientRow = { id: newId("oc"), organization_name: access.organization.name, attrs: JSON.stringify(attrs), created_at: nowIso() };
+  const token: TokenRow = { id: newId("ot"), oauth_client_id: client.id, organization_name: client.organization_name, service_provider_user: null, created_at: client.created_at };
+  await insertClientWithToken(caller.db, client, token);
+  return { client, tokenIds: [token.id] };
+}
+
+/** One page of the organisation's clients (tokens are read for that page only) and the total count. */
+export async function listOrgClients(caller: Caller, organization: string, page: Page): Promise<{ clients: ClientWithTokens[]; total: number }> {
+  const access = await requireOrgAccess(caller.db, caller.principal, organization);
+  const rows = await listClients(caller.db, access.organization.name);
+  const slice = rows.slice((page.number - 1) * page.size, page.number * page.size);
+  return { clients: await Promise.all(slice.map((r) => withTokens(caller, r))), total: rows.length };
+}
+
+export async function showClient(caller: Caller, id: string): Promise<ClientWithTokens> {
+  return withTokens(caller, (await loadOwned(caller, findClient, id)).row);
+}
+
+export async function updateClient(caller: Caller, id: string, attrs: Record<string, unknown>): Promise<ClientWithTokens> {
+  const { row, access } = await loadOwned(caller, findClient, id);
+  requireManage(access, "manage-vcs-settings");
+  const updated = await patchClientAttrs(caller.db, row.id, attrs);
+  if (!updated) throw ApiError.of("not_found"); // deleted concurrently
+  return withTokens(caller, updated);
+}
+
+export async function removeClient(caller: Caller, id: string): Promise<void> {
+  const { row, access } = await loadOwned(caller, findClient, id);
+  requireManage(access, "manage-vcs-settings");
+  await deleteClient(caller.db, row.id);
+}
+
+export async function listClientTokens(caller: Caller, clientId: string): Promise<TokenRow[]> {
+  const { row } = await loadOwned(caller, findClient, clientId);
+  return tokensOf(caller.db, row.id);
+}
+
+export async function listOrgOAuthTokens(caller: Caller, organization: string): Promise<TokenRow[]> {
+  const access = await requireOrgAccess(caller.db, caller.principal, organization);
+  return listOrgTokens(caller.db, access.organization.name);
+}
+
+export async function showToken(caller: Caller, id: string): Promise<TokenRow> {
+  return (await loadOwned(caller, findToken, id)).row;
+}

@@ -1,0 +1,29 @@
+/** D1 statements for SSH keys (names only: the key value is never stored). */
+import type { Db } from "../caller";
+
+export interface SshKeyRow {
+  id: string;
+  organization_name: string;
+  name: string;
+  created_at: string;
+}
+
+export async function findSshKey(db: Db, id: string): Promise<SshKeyRow | null> {
+  return db.prepare("SELECT * FROM ssh_keys WHERE id = ?").bind(id).first<SshKeyRow>();
+}
+
+export async function listSshKeys(db: Db, organization: string): Promise<SshKeyRow[]> {
+  return (await db.prepare("SELECT * FROM ssh_keys WHERE organization_name = ? ORDER BY created_at, id").bind(organization).all<SshKeyRow>()).results;
+}
+
+export async function insertSshKey(db: Db, row: SshKeyRow): Promise<void> {
+  await db.prepare("INSERT INTO ssh_keys (id, organization_name, name, created_at) VALUES (?, ?, ?, ?)").bind(row.id, row.organization_name, row.name, row.created_at).run();
+}
+
+export async function renameSshKey(db: Db, id: string, name: string): Promise<void> {
+  await db.prepare("UPDATE ssh_keys SET name = ? WHERE id = ?").bind(name, id).run();
+}
+
+export async function deleteSshKey(db: Db, id: string): Promise<void> {
+  await db.prepare("DELETE FROM ssh_keys WHERE id = ?").bind(id).run();
+}

@@ -1,0 +1,41 @@
+/** SSH keys (tfe-api-notes §2.6): who may see and manage them. */
+import { requireOrgAccess } from "../auth/access";
+import type { Caller } from "../caller";
+import { ApiError } from "../errors";
+import { newId, nowIso } from "../ids";
+import { deleteSshKey, findSshKey, insertSshKey, listSshKeys, renameSshKey, type SshKeyRow } from "./ssh-keys.d1";
+import { loadOwned, requireManage } from "./registry.common";
+
+export async function createSshKey(caller: Caller, organization: string, name: string): Promise<SshKeyRow> {
+  const access = await requireOrgAccess(caller.db, caller.principal, organization);
+  // The real service refuses organisation tokens here.
+  if (access.isOrgToken) throw ApiError.of("not_found");
+  requireManage(access, "manage-vcs-settings");
+  const row: SshKeyRow = { id: newId("sshkey"), organization_name: access.organization.name, name, created_at: nowIso() };
+  await insertSshKey(caller.db, row);
+  return row;
+}
+
+export async function listOrgSshKeys(caller: Caller, organization: string): Promise<SshKeyRow[]> {
+  const access = await requireOrgAccess(caller.db, caller.principal, organization);
+  return listSshKeys(caller.db, access.organization.name);
+}
+
+export async function showSshKey(caller: Caller, id: string): Promise<SshKeyRow> {
+  return (await loadOwned(caller, findSshKey, id)).row;
+}
+
+export async function updateSshKey(caller: Caller, id: string, name: string | undefined): Promise<SshKeyRow> {
+  const { row, access } = await loadOwned(caller, findSshKey, id);
+  requireManage(access, "manage-vcs-settings");
+  const next = { ...row, name: name ?? row.name };
+  await renameSshKey(caller.db, row.id, next.name);
+  return next;
+}
+
+export async function removeSshKey(caller: Caller, id: string): Promise<void> {
+  const { row, access } = await loadOwned(caller, findSshKey, id);
+  requireManage(access, "manage-vcs-settings");
+  // No fan-out: workspaces still naming this key resolve it as unassigned when read.
+  await deleteSshKey(caller.db, row.id);
+}

@@ -1,0 +1,104 @@
+/** State versions (tfe-api-notes §2.9): authorise on the workspace, then ask its Durable Object. */
+import { lockHolderOf } from "../auth/principal";
+import type { Caller } from "../caller";
+import { ApiError, unwrap } from "../errors";
+import { newId, nowIso } from "../ids";
+import type { Page } from "../jsonapi/document";
+import type { Faults } from "../workspaces/workspace.types";
+import { idByName, readById, requireCap } from "../workspaces/workspaces.service";
+import { deleteStateVersionIndex, insertStateVersionIndex, workspaceOfStateVersion } from "./state-versions.d1";
+import { canUpload } from "./state-versions.serialize";
+import type { StateVersionView } from "./state-versions.store";
+import { stateStub } from "./state-versions.stub";
+
+/** A state version with what the caller may see of it. */
+export interface StateVersionRead {
+  workspaceId: string;
+  sv: StateVersionView;
+  /** Sensitive outputs and download URLs: state `read` (can-read-state-versions). */
+  canReadState: boolean;
+  uploads: boolean;
+}
+
+/** Access a read needs: 1 for outputs (read-outputs), 2 for the state version itself (state read). */
+export type StateNeed = 1 | 2;
+
+export interface StateVersionInput {
+  serial: number;
+  md5: string;
+  lineage?: string;
+  state?: string;
+  "json-state"?: string;
+  intermediate?: boolean;
+}
+
+function decodeBase64(value: string | undefined, pointer: string): Uint8Array | null {
+  if (value === undefined) return null;
+  try {
+    const bin = atob(value);
+    const out = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+    return out;
+  } catch {
+    throw ApiError.of("invalid_attribute", { detail: "must be base64", pointer });
+  }
+}
+
+/** Creates a state version; the caller must hold the workspace's lock (the DO checks). */
+export async function createStateVersion(caller: Caller, workspaceId: string, a: StateVersionInput, faults: Faults | undefined): Promise<StateVersionView> {
+  const { scope, caps } = await readById(caller, workspaceId);
+  // Organisation tokens cannot upload state (real service rule).
+  requireCap(canUpload(scope, caps));
+  const state = decodeBase64(a.state, "/data/attributes/state");
+  const jsonState = decodeBase64(a["json-state"], "/data/attributes/json-state");
+  const id = newId("sv");
+  const now = nowIso();
+  const p = caller.principal;
+  await insertStateVersionIndex(caller.db, id, workspaceId, now);
+  const result = await stateStub(caller.env, workspaceId).createStateVersion({
+    id, holder: lockHolderOf(p), serial: a.serial, md5: a.md5, lineage: a.lineage ?? null, intermediate: a.intermediate === true,
+    state, jsonState, now, createdBy: p.kind === "user" ? p.userId : p.serviceUserId, faults,
+  });
+  if (!result.ok) {
+    await deleteStateVersionIndex(caller.db, id);
+    unwrap(result);
+  }
+  return unwrap(result).stateVersion;
+}
+
+/**
+ * Finds the workspace of a state version and checks the caller may read it: the state version itself
+ * (with its download URLs) needs state `read` (can-read-state-versions); its outputs need only
+ * `read-outputs` (can-read-state-outputs), sensitive values then being hidden.
+ */
+export async function readStateVersion(caller: Caller, id: string, need: StateNeed = 2): Promise<StateVersionRead> {
+  const workspaceId = await workspaceOfStateVersion(caller.db, id);
+  if (!workspaceId) throw ApiError.of("not_found");
+  const { caps, scope } = await readById(caller, workspaceId);
+  requireCap(caps.stateVersions >= need);
+  const res = unwrap(await stateStub(caller.env, workspaceId).getStateVersion(id));
+  return { workspaceId, sv: res.stateVersion, canReadState: caps.stateVersions >= 2, uploads: canUpload(scope, caps) };
+}
+
+/** The workspace's current state version (404 when none). */
+export async function currentStateVersion(caller: Caller, workspaceId: string, need: StateNeed = 2): Promise<StateVersionRead> {
+  const { record, caps, scope } = await readById(caller, workspaceId);
+  requireCap(caps.stateVersions >= need);
+  if (!record.currentStateVersionId) throw ApiError.of("not_found");
+  const res = unwrap(await stateStub(caller.env, workspaceId).getStateVersion(record.currentStateVersionId));
+  return { workspaceId, sv: res.stateVersion, canReadState: caps.stateVersions >= 2, uploads: canUpload(scope, caps) };
+}
+
+/** A page of a workspace's state versions, newest first. */
+export async function listStateVersions(
+  caller: Caller,
+  workspace: { organization: string; name: string },
+  status: string | undefined,
+  page: Page,
+): Promise<{ workspaceId: string; items: StateVersionView[]; total: number; uploads: boolean }> {
+  const workspaceId = await idByName(caller, workspace.organization, workspace.name);
+  const { caps, scope } = await readById(caller, workspaceId);
+  requireCap(caps.stateVersions >= 2);
+  const res = unwrap(await stateStub(caller.env, workspaceId).listStateVersions({ offset: (page.number - 1) * page.size, limit: page.size, status }));
+  return { workspaceId, items: res.items, total: res.total, uploads: canUpload(scope, caps) };
+}

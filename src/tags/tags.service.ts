@@ -1,0 +1,234 @@
+/**
+ * Tags and tag bindings of workspaces, projects and organisations (spec §4.12, §4.13): authorise,
+ * resolve the request's entries, then one DO call per workspace or one D1 batch per project.
+ */
+import { loadAccessBatch, requireOrgAccess, type OrgAccess } from "../auth/access";
+import { canRead } from "../auth/permissions";
+import type { Caller } from "../caller";
+import { ApiError } from "../errors";
+import { nowIso } from "../ids";
+import type { Page } from "../jsonapi/document";
+import { LIMITS } from "../limits";
+import { getProject } from "../projects/projects.index";
+import { canReadProject } from "../projects/projects.service";
+import type { BindingEntry, Faults, WorkspaceRecord } from "../workspaces/workspace.types";
+import { loadScope, readById, requireCap, workspaceStub } from "../workspaces/workspaces.service";
+import { isProjectLimitError, projectBindings, type ProjectBindingRow } from "./project-tags.index";
+import { upsertProjectBindings } from "./tags.d1";
+import { deleteTags, listOrganizationTags, tagById, tagNotFound, tagRowsById, tagsById, type TagRow } from "./tags.index";
+import { bindingValue, checkBindings, type BindingInput as SentBinding } from "./tags.rules";
+import { dedupe, echoed, keyOnlyTagIds, LIMIT_DETAIL } from "./workspace-tags.logic";
+import { changeTags, resolveBindings, resolveFlatAdds, resolveFlatRemovals, type FlatTagRef } from "./workspace-tags.service";
+
+/** What a tag write hands back to the route: the index write's bookmark, if any. */
+export interface Acknowledged {
+  bookmark?: string | null;
+}
+
+// ---- workspace flat tags ----
+
+/**
+ * The workspace's flat tags (never its bindings), in the order they were added, filtered by a
+ * lower-cased substring; a tag whose organisation tag was deleted is not listed (dead).
+ */
+export async function workspaceFlatTags(caller: Caller, workspaceId: string, nameContains: string | undefined): Promise<{ rows: TagRow[]; organization: string }> {
+  const { record } = await readById(caller, workspaceId);
+  const candidates = record.tags.filter((t) => !nameContains || t.key.toLowerCase().includes(nameContains));
+  const byId = await tagRowsById(caller.db, keyOnlyTagIds(candidates));
+  const rows = candidates.flatMap((t) => {
+    const row = t.tagId ? byId.get(t.tagId) : undefined;
+    return row ? [row] : [];
+  });
+  return { rows, organization: record.organization };
+}
+
+/** Adds flat tags (by name, creating missing organisation tags, or by id); needs can-manage-tags. */
+export async function addWorkspaceFlatTags(caller: Caller, workspaceId: string, refs: FlatTagRef[], faults: Faults | undefined): Promise<Acknowledged> {
+  const { record, caps } = await readById(caller, workspaceId);
+  requireCap(caps.admin); // can-manage-tags
+  const now = nowIso();
+  const inputs = await resolveFlatAdds(caller, record.organization, refs, "/data", now);
+  return inputs.length > 0 ? changeTags(caller, record, { op: "add-flat", tags: inputs }, now, faults) : {};
+}
+
+/** Removes flat tags (an unknown name has no effect; an unknown id is 404). */
+export async function removeWorkspaceFlatTags(caller: Caller, workspaceId: string, refs: FlatTagRef[], faults: Faults | undefined): Promise<Acknowledged> {
+  const { record, caps } = await readById(caller, workspaceId);
+  requireCap(caps.admin);
+  const keys = await resolveFlatRemovals(caller, record.organization, refs, "/data");
+  return keys.length > 0 ? changeTags(caller, record, { op: "remove-flat", keys }, nowIso(), faults) : {};
+}
+
+// ---- workspace tag bindings ----
+
+/** A workspace the caller can read, for its direct tag bindings. */
+export async function workspaceTagBindings(caller: Caller, workspaceId: string): Promise<WorkspaceRecord> {
+  return (await readById(caller, workspaceId)).record;
+}
+
+/** Adds or updates bindings by key (never removes); answers the bindings sent, in order. */
+export async function upsertWorkspaceTagBindings(
+  caller: Caller,
+  workspaceId: string,
+  sent: SentBinding[],
+  faults: Faults | undefined,
+): Promise<{ bindings: BindingEntry[] } & Acknowledged> {
+  const { record, caps } = await readById(caller, workspaceId);
+  requireCap(caps.admin); // can-manage-tags
+  const now = nowIso();
+  const inputs = resolveBindings(sent, "/data");
+  if (inputs.length === 0) return { bindings: echoed(record.tagBindings, inputs) };
+  const done = await changeTags(caller, record, { op: "upsert-bindings", bindings: inputs, pointerBase: "/data" }, now, faults);
+  return { bindings: echoed(done.workspace.tagBindings, inputs), bookmark: done.bookmark };
+}
+
+/** The workspace's direct bindings with its project's, to merge at read time (a project change shows at once). */
+export async function workspaceEffectiveTagBindings(caller: Caller, workspaceId: string): Promise<{ record: WorkspaceRecord; inherited: ProjectBindingRow[] }> {
+  const { record } = await readById(caller, workspaceId);
+  return { record, inherited: await projectBindings(caller.db, record.projectId) };
+}
+
+// ---- project tag bindings ----
+
+interface ProjectAccess {
+  projectId: string;
+  /** Owners, organisation token, manage-projects, or team project access admin (or custom settings update/delete). */
+  canAdmin: boolean;
+}
+
+/** 404 unless the caller may read the project. */
+async function projectAccess(caller: Caller, projectId: string): Promise<ProjectAccess> {
+  const row = await getProject(caller.db, projectId);
+  if (!row) throw ApiError.of("not_found");
+  const loaded = await loadAccessBatch(caller.db, caller.principal, row.organization_name, [], [projectId]);
+  if (!loaded) throw ApiError.of("not_found");
+  const { access, grants } = loaded;
+  const here = grants.projects.filter((g) => g.target_id === projectId);
+  const settingsAccess = (perms: string): unknown => ((JSON.parse(perms) as Record<string, Record<string, unknown> | undefined>)["project-access"] ?? {})["settings"];
+  const canAdmin =
+    access.isOwner ||
+    access.isOrgToken ||
+    access.orgPermissions["manage-projects"] === true ||
+    here.some((g) => g.access === "admin" || (g.access === "custom" && ["update", "delete"].includes(String(settingsAccess(g.perms)))));
+  const p = access.orgPermissions;
+  // Project readers are the same as for the project itself (incl. teams with access to its workspaces).
+  const readable = canAdmin || p["manage-workspaces"] === true || here.length > 0 || (await canReadProject(caller, access, projectId));
+  if (!readable) throw ApiError.of("not_found");
+  return { projectId, canAdmin };
+}
+
+/** A project's bindings (projects inherit nothing, so these are also its effective ones). */
+export async function projectTagBindings(caller: Caller, projectId: string): Promise<ProjectBindingRow[]> {
+  await projectAccess(caller, projectId);
+  return projectBindings(caller.db, projectId);
+}
+
+/** The first sent entry that takes the project over the limit (null when within it). */
+function projectLimitOffender(existing: ProjectBindingRow[], sent: Array<{ key: string; index: number }>): number | null {
+  const keys = new Set(existing.map((b) => b.key));
+  for (const s of sent) {
+    keys.add(s.key);
+    if (keys.size > LIMITS.tagBindingsPerResource) return s.index;
+  }
+  return null;
+}
+
+/** Adds or updates a project's bindings by key (never removes), at most 10 per project; answers the bindings sent. */
+export async function upsertProjectTagBindings(caller: Caller, projectId: string, sent: SentBinding[]): Promise<ProjectBindingRow[]> {
+  const { canAdmin } = await projectAccess(caller, projectId);
+  requireCap(canAdmin);
+  const f = checkBindings(sent, "/data");
+  if (f) throw ApiError.of(f.code, { detail: f.detail, pointer: f.pointer });
+  const inputs = dedupe(sent.map((b, index) => ({ key: b.key, value: bindingValue(b.value), tagId: null, index })));
+  const db = caller.db;
+  const overLimit = async () => {
+    const at = projectLimitOffender(await projectBindings(db, projectId), inputs) ?? inputs[0]?.index ?? 0;
+    return ApiError.of("invalid_attribute", { detail: LIMIT_DETAIL, pointer: `/data/${at}` });
+  };
+  if (projectLimitOffender(await projectBindings(db, projectId), inputs) !== null) throw await overLimit();
+  try {
+    await upsertProjectBindings(db, projectId, inputs.map((t) => ({ key: t.key, value: t.value ?? "" })), nowIso());
+  } catch (err) {
+    if (isProjectLimitError(err)) throw await overLimit();
+    throw err;
+  }
+  const byKey = new Map((await projectBindings(db, projectId)).map((b) => [b.key, b]));
+  return inputs.flatMap((t) => (byKey.has(t.key) ? [byKey.get(t.key)!] : []));
+}
+
+// ---- organisation tags ----
+
+/** One page of the organisation's tags (those on at least one workspace), by name. */
+export async function organizationTags(
+  caller: Caller,
+  organization: string,
+  query: { q?: string; excludeWorkspaceId?: string },
+  page: Page,
+): Promise<{ rows: TagRow[]; total: number; organization: string }> {
+  const access = await requireOrgAccess(caller.db, caller.principal, organization);
+  const org = access.organization.name;
+  const { rows, total } = await listOrganizationTags(caller.db, org, { ...query, limit: page.size, offset: (page.number - 1) * page.size });
+  return { rows, total, organization: org };
+}
+
+/** Changing tags organisation-wide (on workspaces the caller did not name) needs admin on all of them. */
+function canManageOrgTags(access: OrgAccess): boolean {
+  return access.isOwner || access.isOrgToken || access.orgPermissions["manage-workspaces"] === true;
+}
+
+/** Deletes organisation tags: each is detached from every workspace that carries it. */
+export async function deleteOrganizationTags(caller: Caller, organization: string, ids: string[]): Promise<void> {
+  const access = await requireOrgAccess(caller.db, caller.principal, organization);
+  if (!canManageOrgTags(access)) throw ApiError.of("not_found");
+  const org = access.organization.name;
+  const known = await tagsById(caller.db, org, ids, false);
+  ids.forEach((id, i) => {
+    if (!known.has(id)) throw tagNotFound(`/data/${i}/id`, id);
+  });
+  // One batch, no fan-out: entries carrying these ids are dead from now on (src/tags/tags.index.ts).
+  await deleteTags(caller.db, org, [...known.keys()], nowIso());
+}
+
+/** Runs one DO call per workspace (at most LIMITS.tagWorkspacesPerRequest), a bounded number at a time. */
+async function forEachLimited<T>(items: T[], fn: (item: T) => Promise<void>, width = 20): Promise<void> {
+  for (let i = 0; i < items.length; i += width) await Promise.all(items.slice(i, i + width).map(fn));
+}
+
+/** Attaches an existing organisation tag to workspaces; answers the last index write's bookmark. */
+export async function attachTagToWorkspaces(caller: Caller, tagId: string, workspaceIds: string[], faults: Faults | undefined): Promise<Acknowledged> {
+  const tag = await tagById(caller.db, tagId);
+  // A tag no workspace carries no longer exists (it left the organisation's list).
+  if (!tag || tag.instance_count === 0) throw ApiError.of("not_found");
+  await requireOrgAccess(caller.db, caller.principal, tag.organization_name);
+  const records = await resolveWorkspaces(caller, tag.organization_name, workspaceIds);
+  const now = nowIso();
+  const acknowledged: Acknowledged = {};
+  await forEachLimited(records, async (r) => {
+    const done = await changeTags(caller, r, { op: "add-flat", tags: [{ key: tag.name, tagId: tag.id, index: 0 }] }, now, faults);
+    if (done.bookmark) acknowledged.bookmark = done.bookmark;
+  });
+  return acknowledged;
+}
+
+/** Every workspace must exist in the tag's organisation and be one whose tags the caller manages. */
+async function resolveWorkspaces(caller: Caller, organization: string, ids: string[]): Promise<WorkspaceRecord[]> {
+  const unique = [...new Set(ids)];
+  const results = await Promise.all(unique.map((id) => workspaceStub(caller.env, id).get()));
+  const records: WorkspaceRecord[] = [];
+  results.forEach((r, i) => {
+    if (!r.ok || r.workspace.organization.toLowerCase() !== organization.toLowerCase()) {
+      throw ApiError.of("not_found", { detail: `Workspace not found: ${unique[i]}`, pointer: `/data/${ids.indexOf(unique[i]!)}/id` });
+    }
+    records.push(r.workspace as WorkspaceRecord);
+  });
+  const scope = await loadScope(caller, organization, records);
+  if (!scope) throw ApiError.of("not_found");
+  records.forEach((r) => {
+    const caps = scope.capsOf(r);
+    const live = scope.access.organization.externalId === r.organizationId;
+    if (!live || !canRead(caps) || !caps.admin) {
+      throw ApiError.of("not_found", { detail: `Workspace not found: ${r.id}`, pointer: `/data/${ids.indexOf(r.id)}/id` });
+    }
+  });
+  return records;
+}

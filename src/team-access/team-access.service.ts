@@ -1,0 +1,185 @@
+/**
+ * Team access to workspaces and projects: workspace admins manage a workspace's; owners, the
+ * organisation token, manage-projects teams and project admins manage a project's. The team must
+ * belong to the same organisation.
+ */
+import { requireOrgAccess } from "../auth/access";
+import type { Caller } from "../caller";
+import { ApiError } from "../errors";
+import { newId, nowIso } from "../ids";
+import { findTeam } from "../teams/teams.index";
+import type { WorkspaceRecord } from "../workspaces/workspace.types";
+import { readById, requireCap } from "../workspaces/workspaces.service";
+import {
+  deleteTeamProject,
+  deleteTeamWorkspace,
+  findProjectOrganization,
+  findTeamProject,
+  findTeamWorkspace,
+  insertTeamProject,
+  insertTeamWorkspace,
+  listTeamProjects,
+  listTeamWorkspaces,
+  projectGrants,
+  updateTeamProject,
+  updateTeamWorkspace,
+  type TpRow,
+  type TwRow,
+} from "./team-access.d1";
+import { PRJ_IMPLIED, WS_DEFAULT_CUSTOM, type PrjAccess, type WsCustom, type WsLevel } from "./team-access.rules";
+
+const LEVEL_WORD = (k: string) => k.split("-").map((w, i) => (i === 0 ? w[0].toUpperCase() + w.slice(1) : w)).join(" ");
+
+const readOnly = (key: string, access: string, pointer: string) =>
+  ApiError.of("invalid_attribute", {
+    detail: `${LEVEL_WORD(key)} is read-only when access level is '${access}'; use the 'custom' access level to set this attribute.`,
+    pointer,
+  });
+
+const teamNotFound = () => ApiError.of("not_found", { detail: "Team not found", pointer: "/data/relationships/team/data/id" });
+
+// ---- team-workspaces ----
+
+/** Custom keys may be set only with access "custom" (the real 422 text). */
+function customPerms<T extends object>(access: string, given: Partial<T>, defaults: T, pointer: string): T | null {
+  const keys = Object.keys(given).filter((k) => given[k as keyof T] !== undefined);
+  if (access !== "custom") {
+    if (keys.length) throw readOnly(keys[0], access, `${pointer}/${keys[0]}`);
+    return null;
+  }
+  return { ...defaults, ...Object.fromEntries(keys.map((k) => [k, given[k as keyof T]])) } as T;
+}
+
+/** Managing a workspace's team access needs admin on it. */
+async function adminOfWorkspace(caller: Caller, workspaceId: string): Promise<WorkspaceRecord> {
+  const { record, caps } = await readById(caller, workspaceId);
+  requireCap(caps.admin);
+  return record;
+}
+
+/** A workspace access, after checking the caller may read (or, with `admin`, manage) its workspace. */
+async function loadTw(caller: Caller, id: string, admin: boolean): Promise<TwRow> {
+  const row = await findTeamWorkspace(caller.db, id);
+  if (!row) throw ApiError.of("not_found");
+  if (admin) await adminOfWorkspace(caller, row.workspace_id);
+  else await readById(caller, row.workspace_id);
+  return row;
+}
+
+export async function createTeamWorkspace(
+  caller: Caller,
+  input: { teamId: string; workspaceId: string; access: WsLevel; given: Partial<WsCustom> },
+): Promise<TwRow> {
+  const ws = await adminOfWorkspace(caller, input.workspaceId);
+  const team = await findTeam(caller.db, input.teamId);
+  if (!team || team.organization_name.toLowerCase() !== ws.organization.toLowerCase()) throw teamNotFound();
+  const perms = customPerms(input.access, input.given, WS_DEFAULT_CUSTOM, "/data/attributes");
+  const row: TwRow = { id: newId("tws"), team_id: team.id, workspace_id: ws.id, access: input.access, perms: JSON.stringify(perms ?? {}) };
+  if (!(await insertTeamWorkspace(caller.db, row, nowIso()))) {
+    throw ApiError.of("invalid_attribute", { detail: "Team already has access to this workspace", pointer: "/data/relationships/team/data/id" });
+  }
+  return row;
+}
+
+/** The workspace's team accesses (readers of the workspace may list them). */
+export async function workspaceTeamAccesses(caller: Caller, workspaceId: string): Promise<TwRow[]> {
+  await readById(caller, workspaceId);
+  return listTeamWorkspaces(caller.db, workspaceId);
+}
+
+export async function showTeamWorkspace(caller: Caller, id: string): Promise<TwRow> {
+  return loadTw(caller, id, false);
+}
+
+export async function changeTeamWorkspace(caller: Caller, id: string, input: { access?: WsLevel; given: Partial<WsCustom> }): Promise<TwRow> {
+  const row = await loadTw(caller, id, true);
+  const access = input.access ?? (row.access as WsLevel);
+  const base: WsCustom = access === "custom" && row.access === "custom" ? { ...WS_DEFAULT_CUSTOM, ...JSON.parse(row.perms) } : WS_DEFAULT_CUSTOM;
+  const perms = customPerms(access, input.given, base, "/data/attributes");
+  const next = { ...row, access, perms: JSON.stringify(perms ?? {}) };
+  await updateTeamWorkspace(caller.db, row.id, next.access, next.perms);
+  return next;
+}
+
+export async function removeTeamWorkspace(caller: Caller, id: string): Promise<void> {
+  const row = await loadTw(caller, id, true);
+  await deleteTeamWorkspace(caller.db, row.id);
+}
+
+// ---- team-projects ----
+
+type PrjGiven = { "project-access"?: Record<string, unknown>; "workspace-access"?: Record<string, unknown> };
+
+function tpPerms(access: string, given: PrjGiven, current?: PrjAccess): PrjAccess {
+  if (access !== "custom") {
+    for (const group of ["project-access", "workspace-access"] as const) {
+      const keys = Object.keys(given[group] ?? {});
+      if (keys.length) throw readOnly(keys[0], access, `/data/attributes/${group}/${keys[0]}`);
+    }
+    return PRJ_IMPLIED[access];
+  }
+  const base = current ?? PRJ_IMPLIED.custom;
+  return {
+    "project-access": { ...base["project-access"], ...(given["project-access"] ?? {}) },
+    "workspace-access": { ...base["workspace-access"], ...(given["workspace-access"] ?? {}) },
+  };
+}
+
+/**
+ * Reading (or, with `manage`, managing) a project's team access: owners, the organisation token,
+ * manage-projects teams (read-projects to read), or project admins. Returns the organisation's name.
+ */
+async function projectManager(caller: Caller, projectId: string, manage: boolean): Promise<string> {
+  const project = await findProjectOrganization(caller.db, projectId);
+  if (!project) throw ApiError.of("not_found");
+  const access = await requireOrgAccess(caller.db, caller.principal, project.organization_name);
+  const orgWide = access.isOwner || access.isOrgToken || access.orgPermissions["manage-projects"];
+  let allowed = orgWide || (!manage && access.orgPermissions["read-projects"]);
+  if (!allowed && access.teamIds.length) {
+    const grants = await projectGrants(caller.db, projectId, access.teamIds);
+    allowed = grants.some((g) => !manage || g.access === "admin" || (JSON.parse(g.perms) as PrjAccess)["project-access"]?.teams === "manage");
+  }
+  if (!allowed) throw ApiError.of("not_found");
+  return project.organization_name;
+}
+
+async function loadTp(caller: Caller, id: string, manage: boolean): Promise<TpRow> {
+  const row = await findTeamProject(caller.db, id);
+  if (!row) throw ApiError.of("not_found");
+  await projectManager(caller, row.project_id, manage);
+  return row;
+}
+
+export async function createTeamProject(caller: Caller, input: { teamId: string; projectId: string; access: string; given: PrjGiven }): Promise<TpRow> {
+  const organization = await projectManager(caller, input.projectId, true);
+  const team = await findTeam(caller.db, input.teamId);
+  if (!team || team.organization_name.toLowerCase() !== organization.toLowerCase()) throw teamNotFound();
+  const row: TpRow = { id: newId("tprj"), team_id: team.id, project_id: input.projectId, access: input.access, perms: JSON.stringify(tpPerms(input.access, input.given)) };
+  if (!(await insertTeamProject(caller.db, row, nowIso()))) {
+    throw ApiError.of("invalid_attribute", { detail: "Team already has access to this project", pointer: "/data/relationships/team/data/id" });
+  }
+  return row;
+}
+
+export async function projectTeamAccesses(caller: Caller, projectId: string): Promise<TpRow[]> {
+  await projectManager(caller, projectId, false);
+  return listTeamProjects(caller.db, projectId);
+}
+
+export async function showTeamProject(caller: Caller, id: string): Promise<TpRow> {
+  return loadTp(caller, id, false);
+}
+
+export async function changeTeamProject(caller: Caller, id: string, input: { access?: string; given: PrjGiven }): Promise<TpRow> {
+  const row = await loadTp(caller, id, true);
+  const access = input.access ?? row.access;
+  const perms = tpPerms(access, input.given, access === "custom" && row.access === "custom" ? (JSON.parse(row.perms) as PrjAccess) : undefined);
+  const next = { ...row, access, perms: JSON.stringify(perms) };
+  await updateTeamProject(caller.db, row.id, next.access, next.perms);
+  return next;
+}
+
+export async function removeTeamProject(caller: Caller, id: string): Promise<void> {
+  const row = await loadTp(caller, id, true);
+  await deleteTeamProject(caller.db, row.id);
+}

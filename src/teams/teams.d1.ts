@@ -1,0 +1,128 @@
+/** SQL for teams and their members beyond the lookups of teams.index.ts. */
+import type { Db } from "../caller";
+import type { TeamRow } from "./teams.index";
+
+export async function organizationTeams(db: Db, organization: string): Promise<TeamRow[]> {
+  return (await db.prepare("SELECT * FROM teams WHERE organization_name = ? ORDER BY name COLLATE NOCASE, id").bind(organization).all<TeamRow>()).results;
+}
+
+/** The given ids that are teams of the organisation. */
+export async function teamsIn(db: Db, organization: string, ids: string[]): Promise<Array<{ id: string; is_owners: number }>> {
+  const rows = await db
+    .prepare("SELECT id, is_owners FROM teams WHERE organization_name = ? AND id IN (SELECT value FROM json_each(?))")
+    .bind(organization, JSON.stringify(ids))
+    .all<{ id: string; is_owners: number }>();
+  return rows.results;
+}
+
+export async function teamNames(db: Db, ids: string[]): Promise<Array<{ id: string; name: string }>> {
+  return (await db.prepare("SELECT id, name FROM teams WHERE id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(ids)).all<{ id: string; name: string }>()).results;
+}
+
+/** False when the name is taken in the organisation. */
+export async function insertTeam(
+  db: Db,
+  t: Pick<TeamRow, "id" | "organization_name" | "name" | "visibility" | "sso_team_id" | "organization_access" | "allow_member_token_management" | "service_user_id" | "created_at">,
+): Promise<boolean> {
+  const res = await db
+    .prepare(
+      `INSERT INTO teams (id, organization_name, name, visibility, sso_team_id, organization_access, allow_member_token_management, service_user_id, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+    )
+    .bind(t.id, t.organization_name, t.name, t.visibility, t.sso_team_id, t.organization_access, t.allow_member_token_management, t.service_user_id, t.created_at)
+    .run();
+  return res.meta.changes === 1;
+}
+
+/** False when the new name is taken in the organisation. */
+export async function updateTeam(
+  db: Db,
+  t: Pick<TeamRow, "id" | "name" | "visibility" | "sso_team_id" | "organization_access" | "allow_member_token_management">,
+): Promise<boolean> {
+  try {
+    await db
+      .prepare("UPDATE teams SET name = ?, visibility = ?, sso_team_id = ?, organization_access = ?, allow_member_token_management = ? WHERE id = ?")
+      .bind(t.name, t.visibility, t.sso_team_id, t.organization_access, t.allow_member_token_management, t.id)
+      .run();
+  } catch (err) {
+    if (String(err).includes("UNIQUE")) return false;
+    throw err;
+  }
+  return true;
+}
+
+/** Deletes a team with its members, invitations, grants and tokens (which fail with 401 from the next request on). */
+export async function deleteTeam(db: Db, id: string): Promise<void> {
+  await db.batch([
+    db.prepare("DELETE FROM team_members WHERE team_id = ?").bind(id),
+    db.prepare("DELETE FROM invitation_teams WHERE team_id = ?").bind(id),
+    db.prepare("DELETE FROM team_workspaces WHERE team_id = ?").bind(id),
+    db.prepare("DELETE FROM team_projects WHERE team_id = ?").bind(id),
+    db.prepare("DELETE FROM tokens WHERE team_id = ?").bind(id),
+    db.prepare("DELETE FROM teams WHERE id = ?").bind(id),
+  ]);
+}
+
+/** How many members a team keeps when the given users leave. */
+export async function membersLeft(db: Db, teamId: string, leaving: string[]): Promise<number> {
+  const row = await db
+    .prepare("SELECT count(*) AS n FROM team_members WHERE team_id = ? AND user_id NOT IN (SELECT value FROM json_each(?))")
+    .bind(teamId, JSON.stringify(leaving))
+    .first<{ n: number }>();
+  return row?.n ?? 0;
+}
+
+/**
+ * Removes users from a team and from the team's pending invitations. With `keepOne` (the owners
+ * team) the guard is repeated inside the delete, so that concurrent removals cannot empty it.
+ */
+export async function removeMembers(db: Db, team: Pick<TeamRow, "id" | "organization_name">, userIds: string[], keepOne: boolean): Promise<void> {
+  const ids = JSON.stringify(userIds);
+  await db.batch([
+    db
+      .prepare(
+        `DELETE FROM team_members WHERE team_id = ?1 AND user_id IN (SELECT value FROM json_each(?2))
+         AND (?3 = 0 OR EXISTS (SELECT 1 FROM team_members o WHERE o.team_id = ?1 AND o.user_id NOT IN (SELECT value FROM json_each(?2))))`,
+      )
+      .bind(team.id, ids, keepOne ? 1 : 0),
+    db
+      .prepare(
+        `DELETE FROM invitation_teams WHERE team_id = ? AND membership_id IN
+         (SELECT id FROM organization_memberships WHERE organization_name = ? AND user_id IN (SELECT value FROM json_each(?)))`,
+      )
+      .bind(team.id, team.organization_name, ids),
+  ]);
+}
+
+/**
+ * Adds users to a team, making them organisation members when they are not; a user whose membership
+ * is still an invitation joins the team when it accepts (an invitation team), not before.
+ */
+export async function addMembers(db: Db, team: Pick<TeamRow, "id" | "organization_name">, users: Array<{ userId: string; membershipId: string }>, createdAt: string): Promise<void> {
+  await db.batch(
+    users.flatMap(({ userId, membershipId }) => [
+      db.prepare("INSERT INTO organization_memberships (id, organization_name, user_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING").bind(membershipId, team.organization_name, userId, createdAt),
+      db
+        .prepare(
+          `INSERT OR IGNORE INTO team_members (team_id, user_id) SELECT ?1, ?2 WHERE NOT EXISTS
+           (SELECT 1 FROM organization_memberships WHERE organization_name = ?3 AND user_id = ?2 AND status = 'invited')`,
+        )
+        .bind(team.id, userId, team.organization_name),
+      db
+        .prepare("INSERT OR IGNORE INTO invitation_teams (membership_id, team_id) SELECT id, ? FROM organization_memberships WHERE organization_name = ? AND user_id = ? AND status = 'invited'")
+        .bind(team.id, team.organization_name, userId),
+    ]),
+  );
+}
+
+/**
+ * A user's standing in the organisation's owners team: whether it is a member and how many other
+ * members the team has (null: the organisation has no owners team).
+ */
+export async function ownersTeamStanding(db: Db, organization: string, userId: string): Promise<{ member: boolean; others: number } | null> {
+  const owners = await db.prepare("SELECT id FROM teams WHERE organization_name = ? AND is_owners = 1").bind(organization).first<{ id: string }>();
+  if (!owners) return null;
+  const member = await db.prepare("SELECT 1 FROM team_members WHERE team_id = ? AND user_id = ?").bind(owners.id, userId).first();
+  const others = await db.prepare("SELECT count(*) AS n FROM team_members WHERE team_id = ? AND user_id != ?").bind(owners.id, userId).first<{ n: number }>();
+  return { member: member !== null, others: others?.n ?? 0 };
+}

@@ -1,0 +1,213 @@
+/** Teams and their members: authorisation (teams.rules.ts) and orchestration of the repositories. */
+import { requireOrgAccess, type OrgAccess } from "../auth/access";
+import type { Caller, Db } from "../caller";
+import { ApiError } from "../errors";
+import { newId, nowIso } from "../ids";
+import type { Page } from "../jsonapi/document";
+import { redactEmail } from "../users/memberships";
+import { membershipsById, teamMemberships, type MembershipRow } from "../users/memberships.d1";
+import { usernames, usersByIdOrUsername } from "../users/users.d1";
+import { addMembers, deleteTeam as deleteTeamRows, insertTeam, membersLeft, organizationTeams, removeMembers, updateTeam as updateTeamRow } from "./teams.d1";
+import { findTeam, teamMembers, type TeamRow } from "./teams.index";
+import { mayChangeMembers, mayManageTeamTokens, resolveOrgAccess, teamRights, type OrgAccessInput } from "./teams.rules";
+import type { TeamCallerRights } from "./teams.serialize";
+
+/** A team with what its serialisation shows: member user ids, membership ids and the caller's rights on it. */
+export interface TeamView {
+  row: TeamRow;
+  members: string[];
+  memberships: string[];
+  rights: TeamCallerRights;
+}
+
+export interface TeamAttributes {
+  name?: string;
+  "organization-access"?: OrgAccessInput;
+  visibility?: "secret" | "organization";
+  "sso-team-id"?: string | null;
+  "allow-member-token-management"?: boolean;
+}
+
+/** Letters, numbers, -, _ and (as the real service accepts, e.g. go-tfe's "foo bar") inner spaces. */
+const TEAM_NAME = /^[A-Za-z0-9_-]+( [A-Za-z0-9_-]+)*$/;
+
+const invalidName = () => ApiError.of("invalid_attribute", { detail: "Name may only contain letters, numbers, spaces, - and _", pointer: "/data/attributes/name" });
+const nameTaken = () => ApiError.of("invalid_attribute", { detail: "Name has already been taken", pointer: "/data/attributes/name" });
+
+/** Secret teams are visible to their members and to those who may see secret teams; organisation-visible ones to every member. */
+function canSee(access: OrgAccess, team: TeamRow): boolean {
+  return teamRights(access).seeSecretTeams || team.visibility === "organization" || access.teamIds.includes(team.id);
+}
+
+/** A team the caller may see, with the caller's access to its organisation (404 otherwise). */
+export async function loadTeam(caller: Caller, teamId: string): Promise<{ team: TeamRow; access: OrgAccess }> {
+  const team = await findTeam(caller.db, teamId);
+  if (!team) throw ApiError.of("not_found");
+  const access = await requireOrgAccess(caller.db, caller.principal, team.organization_name);
+  if (!canSee(access, team)) throw ApiError.of("not_found");
+  return { team, access };
+}
+
+async function views(db: Db, rows: TeamRow[], access: OrgAccess): Promise<TeamView[]> {
+  const ids = rows.map((t) => t.id);
+  const [members, memberships] = await Promise.all([teamMembers(db, ids), teamMemberships(db, ids)]);
+  const rights = teamRights(access);
+  return rows.map((t) => ({
+    row: t,
+    members: members.get(t.id) ?? [],
+    memberships: memberships.get(t.id) ?? [],
+    rights: { ...rights, changeMembers: mayChangeMembers(access, t), manageTokens: mayManageTeamTokens(access, t) },
+  }));
+}
+
+const view = async (db: Db, team: TeamRow, access: OrgAccess) => (await views(db, [team], access))[0];
+
+function orgAccessOrFail(stored: Record<string, boolean>, given: OrgAccessInput): Record<string, boolean> {
+  const r = resolveOrgAccess(stored, given);
+  if (!r.ok) throw ApiError.of(r.code, { detail: r.detail, pointer: r.pointer });
+  return r.value;
+}
+
+export async function createTeam(caller: Caller, organization: string, a: TeamAttributes & { name: string }): Promise<TeamView> {
+  const db = caller.db;
+  const access = await requireOrgAccess(db, caller.principal, organization);
+  const rights = teamRights(access);
+  if (!rights.manageTeams) throw ApiError.of("not_found");
+  if (!TEAM_NAME.test(a.name)) throw invalidName();
+  if (a.name.toLowerCase() === "owners") throw nameTaken();
+  const given = a["organization-access"] ?? {};
+  // Granting organisation permissions is itself a permission.
+  if (Object.values(given).some((v) => v === true) && !rights.manageOrganizationAccess) throw ApiError.of("not_found");
+  const orgAccess = orgAccessOrFail({}, given);
+  const id = newId("team");
+  const inserted = await insertTeam(db, {
+    id,
+    organization_name: access.organization.name,
+    name: a.name,
+    visibility: a.visibility ?? "secret",
+    sso_team_id: a["sso-team-id"] ?? null,
+    organization_access: JSON.stringify(orgAccess),
+    allow_member_token_management: a["allow-member-token-management"] === false ? 0 : 1,
+    service_user_id: newId("user"),
+    created_at: nowIso(),
+  });
+  if (!inserted) throw nameTaken();
+  return view(db, (await findTeam(db, id))!, access);
+}
+
+/** The teams the caller may see, filtered by name (`q`: substring; `names`: exact, case-insensitive). */
+export async function listTeams(caller: Caller, organization: string, filter: { q?: string; names?: string }, page: Page): Promise<{ teams: TeamView[]; total: number }> {
+  const db = caller.db;
+  const access = await requireOrgAccess(db, caller.principal, organization);
+  const { q } = filter;
+  const all = await organizationTeams(db, access.organization.name);
+  const names = filter.names ? new Set(filter.names.split(",").map((s) => s.trim().toLowerCase())) : null;
+  const visible = all.filter((t) => canSee(access, t) && (!q || t.name.toLowerCase().includes(q.toLowerCase())) && (!names || names.has(t.name.toLowerCase())));
+  const slice = visible.slice((page.number - 1) * page.size, page.number * page.size);
+  return { teams: await views(db, slice, access), total: visible.length };
+}
+
+const TEAM_INCLUDES = ["users", "organization-memberships"] as const;
+
+/** A team with the included resources asked for (`include`: users, organization-memberships). */
+export async function showTeam(
+  caller: Caller,
+  teamId: string,
+  includeParam: string | undefined,
+): Promise<{ team: TeamView; users: Array<{ id: string; username: string }> | null; memberships: MembershipRow[] | null }> {
+  const { team, access } = await loadTeam(caller, teamId);
+  const include = (includeParam ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  for (const v of include) {
+    if (!(TEAM_INCLUDES as readonly string[]).includes(v)) throw ApiError.of("invalid_include", { detail: `Invalid include parameter: ${v}`, parameter: "include" });
+  }
+  const db = caller.db;
+  const v = await view(db, team, access);
+  const users = include.includes("users") ? await usernames(db, v.members) : null;
+  // Members' addresses as the membership endpoints show them to this caller.
+  const memberships = include.includes("organization-memberships") ? (await membershipsById(db, v.memberships)).map((m) => redactEmail(access, m)) : null;
+  return { team: v, users, memberships };
+}
+
+export async function updateTeam(caller: Caller, teamId: string, a: TeamAttributes): Promise<TeamView> {
+  const { team, access } = await loadTeam(caller, teamId);
+  const rights = teamRights(access);
+  const { "organization-access": givenAccess, ...rest } = a;
+  const changesTeam = Object.values(rest).some((v) => v !== undefined);
+  // Team managers change names and settings; organisation-access managers change permissions.
+  if ((changesTeam && !rights.manageTeams) || (givenAccess !== undefined && !rights.manageOrganizationAccess) || (!changesTeam && givenAccess === undefined && !rights.manageTeams)) {
+    throw ApiError.of("not_found");
+  }
+  if (team.is_owners === 1) {
+    if (a.name !== undefined && a.name !== team.name) throw ApiError.of("invalid_attribute", { detail: "The owners team cannot be renamed", pointer: "/data/attributes/name" });
+    const off = Object.entries(givenAccess ?? {}).find(([, v]) => v === false);
+    if (off) throw ApiError.of("invalid_attribute", { detail: "The owners team always has every organization permission", pointer: `/data/attributes/organization-access/${off[0]}` });
+  }
+  if (a.name !== undefined && !TEAM_NAME.test(a.name)) throw invalidName();
+  if (a.name !== undefined && a.name.toLowerCase() === "owners" && team.is_owners !== 1) throw nameTaken();
+  const orgAccess = team.is_owners === 1 ? JSON.parse(team.organization_access) : orgAccessOrFail(JSON.parse(team.organization_access) as Record<string, boolean>, givenAccess ?? {});
+  const db = caller.db;
+  const updated = await updateTeamRow(db, {
+    id: team.id,
+    name: a.name ?? team.name,
+    visibility: a.visibility ?? team.visibility,
+    sso_team_id: a["sso-team-id"] !== undefined ? a["sso-team-id"] : team.sso_team_id,
+    organization_access: JSON.stringify(orgAccess),
+    allow_member_token_management: a["allow-member-token-management"] !== undefined ? (a["allow-member-token-management"] ? 1 : 0) : team.allow_member_token_management,
+  });
+  if (!updated) throw nameTaken();
+  return view(db, (await findTeam(db, team.id))!, access);
+}
+
+export async function deleteTeam(caller: Caller, teamId: string): Promise<void> {
+  const { team, access } = await loadTeam(caller, teamId);
+  if (!teamRights(access).manageTeams) throw ApiError.of("not_found");
+  if (team.is_owners === 1) throw ApiError.of("invalid_attribute", { detail: "The owners team cannot be deleted", pointer: "/data" });
+  await deleteTeamRows(caller.db, team.id);
+}
+
+async function teamForMembership(caller: Caller, teamId: string): Promise<TeamRow> {
+  const { team, access } = await loadTeam(caller, teamId);
+  if (!mayChangeMembers(access, team)) throw ApiError.of("not_found");
+  return team;
+}
+
+/**
+ * Adds or removes members (by user id); the owners team keeps at least one member. A user whose
+ * organisation membership is still an invitation joins the team when it accepts, not before.
+ */
+async function changeMembers(db: Db, team: TeamRow, userIds: string[], add: boolean): Promise<void> {
+  if (userIds.length === 0) return;
+  if (!add) {
+    if (team.is_owners === 1 && (await membersLeft(db, team.id, userIds)) === 0) {
+      throw ApiError.of("invalid_attribute", { detail: "The owners team must keep at least one member", pointer: "/data" });
+    }
+    await removeMembers(db, team, userIds, team.is_owners === 1);
+    return;
+  }
+  const now = nowIso();
+  await addMembers(db, team, userIds.map((userId) => ({ userId, membershipId: newId("ou") })), now);
+}
+
+/** Adds or removes members named by user id or (go-tfe's `Usernames`) by username. */
+export async function changeUsers(caller: Caller, teamId: string, refs: string[], add: boolean): Promise<void> {
+  const team = await teamForMembership(caller, teamId);
+  const found = await usersByIdOrUsername(caller.db, refs);
+  const byRef = new Map<string, string>();
+  for (const r of found) {
+    byRef.set(r.id, r.id);
+    byRef.set(r.username.toLowerCase(), r.id);
+  }
+  const missing = refs.findIndex((ref) => !byRef.has(ref) && !byRef.has(ref.toLowerCase()));
+  if (missing >= 0) throw ApiError.of("not_found", { detail: `User not found: ${refs[missing]}`, pointer: `/data/${missing}/id` });
+  await changeMembers(caller.db, team, [...new Set(refs.map((ref) => byRef.get(ref) ?? byRef.get(ref.toLowerCase())!))], add);
+}
+
+/** Adds or removes members named by their organisation membership id. */
+export async function changeMemberships(caller: Caller, teamId: string, ids: string[], add: boolean): Promise<void> {
+  const team = await teamForMembership(caller, teamId);
+  const rows = await membershipsById(caller.db, ids);
+  const byId = new Map(rows.filter((m) => m.organization_name.toLowerCase() === team.organization_name.toLowerCase()).map((m) => [m.id, m.user_id]));
+  const missing = ids.findIndex((id) => !byId.has(id));
+  if (missing >= 0) throw ApiError.of("not_found", { detail: `Organization membership not found: ${ids[missing]}`, pointer: `/data/${missing}/id` });
+  await changeMembers(caller.db, team, [...new Set(ids.map((id) => byId.get(id)!))], add);
+}

@@ -1,0 +1,165 @@
+/** All SQL for API tokens (D1 `tokens`): secrets are never stored, only their SHA-256. */
+import type { Db } from "../caller";
+import type { Page } from "../jsonapi/document";
+
+export interface TokenRow {
+  id: string;
+  kind: string;
+  user_id: string | null;
+  team_id: string | null;
+  organization_name: string | null;
+  description: string | null;
+  legacy: number;
+  created_by: string | null;
+  created_at: string;
+  last_used_at: string | null;
+  expired_at: string | null;
+}
+
+/** A token with what authentication needs of its user or team, found by its hash. */
+export interface AuthTokenRow {
+  id: string;
+  last_used_at: string | null;
+  kind: "user" | "team" | "organization";
+  user_id: string | null;
+  team_id: string | null;
+  organization_name: string | null;
+  expired_at: string | null;
+  username: string | null;
+  is_site_admin: number | null;
+  team_org: string | null;
+  team_service_user: string | null;
+}
+
+export async function tokenByHash(db: Db, hash: string): Promise<AuthTokenRow | null> {
+  return db
+    .prepare(
+      `SELECT k.id, k.last_used_at, k.kind, k.user_id, k.team_id, k.organization_name, k.expired_at,
+              u.username, u.is_site_admin, t.organization_name AS team_org, t.service_user_id AS team_service_user
+       FROM tokens k
+       LEFT JOIN users u ON u.id = k.user_id
+       LEFT JOIN teams t ON t.id = k.team_id
+       WHERE k.token_hash = ?`,
+    )
+    .bind(hash)
+    .first<AuthTokenRow>();
+}
+
+export async function touchToken(db: Db, id: string, at: string): Promise<void> {
+  await db.prepare("UPDATE tokens SET last_used_at = ? WHERE id = ?").bind(at, id).run();
+}
+
+/**
+ * Inserts a token, after `replace` in the same batch when given. False when a described token's
+ * description is taken (the unique index of migration 0003 decides, so concurrent creates give one).
+ */
+export async function insertToken(db: Db, row: TokenRow, tokenHash: string, replace?: D1PreparedStatement): Promise<boolean> {
+  const insert = db
+    .prepare(
+      `INSERT INTO tokens (id, token_hash, kind, user_id, team_id, organization_name, description, legacy, created_by, created_at, expired_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .bind(row.id, tokenHash, row.kind, row.user_id, row.team_id, row.organization_name, row.description, row.legacy, row.created_by, row.created_at, row.expired_at);
+  try {
+    await db.batch(replace ? [replace, insert] : [insert]);
+  } catch (err) {
+    if (String(err).includes("UNIQUE") && row.description !== null) return false;
+    throw err;
+  }
+  return true;
+}
+
+// ---- team tokens ----
+
+export function deleteLegacyTeamTokenStatement(db: Db, teamId: string): D1PreparedStatement {
+  return db.prepare("DELETE FROM tokens WHERE team_id = ? AND legacy = 1").bind(teamId);
+}
+
+export async function findLegacyTeamToken(db: Db, teamId: string): Promise<TokenRow | null> {
+  return db.prepare("SELECT * FROM tokens WHERE team_id = ? AND legacy = 1").bind(teamId).first<TokenRow>();
+}
+
+/** False when the team had no legacy token. */
+export async function deleteLegacyTeamToken(db: Db, teamId: string): Promise<boolean> {
+  const res = await deleteLegacyTeamTokenStatement(db, teamId).run();
+  return res.meta.changes > 0;
+}
+
+export async function teamTokens(db: Db, teamId: string): Promise<TokenRow[]> {
+  return (await db.prepare("SELECT * FROM tokens WHERE team_id = ? ORDER BY created_at, id").bind(teamId).all<TokenRow>()).results;
+}
+
+export async function deleteTeamTokens(db: Db, teamId: string): Promise<void> {
+  await db.prepare("DELETE FROM tokens WHERE team_id = ? AND kind = 'team'").bind(teamId).run();
+}
+
+const TEAM_TOKEN_SORTS: Record<string, string> = {
+  "team-name": "t.name COLLATE NOCASE",
+  "created-by": "k.created_by",
+  "created-at": "k.created_at",
+  "expired-at": "k.expired_at",
+  "last-used-at": "k.last_used_at",
+};
+
+export function isTeamTokenSort(key: string): boolean {
+  return key in TEAM_TOKEN_SORTS;
+}
+
+/**
+ * A page of an organisation's team tokens. `sort` is a key of `TEAM_TOKEN_SORTS` (checked by the
+ * caller); `withOwners` includes the owners team's tokens.
+ */
+export async function organizationTeamTokens(
+  db: Db,
+  organization: string,
+  opts: { q: string | null; sort: { key: string; desc: boolean } | null; withOwners: boolean },
+  page: Page,
+): Promise<{ rows: TokenRow[]; total: number }> {
+  const { q, sort } = opts;
+  // Tokens without the sorted value (never used, never expiring) come last either way.
+  const order = sort ? `${TEAM_TOKEN_SORTS[sort.key]} IS NULL, ${TEAM_TOKEN_SORTS[sort.key]} ${sort.desc ? "DESC" : "ASC"}, k.id` : "k.created_at, k.id";
+  const ownersClause = opts.withOwners ? "" : " AND t.is_owners = 0";
+  const where = `FROM tokens k JOIN teams t ON t.id = k.team_id WHERE k.kind = 'team' AND t.organization_name = ? AND (? IS NULL OR instr(lower(t.name), lower(?)) > 0)${ownersClause}`;
+  const binds = [organization, q, q];
+  const [total, rows] = await db.batch([
+    db.prepare(`SELECT count(*) AS n ${where}`).bind(...binds),
+    db.prepare(`SELECT k.* ${where} ORDER BY ${order} LIMIT ? OFFSET ?`).bind(...binds, page.size, (page.number - 1) * page.size),
+  ]);
+  return { rows: (rows?.results ?? []) as TokenRow[], total: ((total?.results?.[0] ?? { n: 0 }) as { n: number }).n };
+}
+
+// ---- the organisation token ----
+
+/** The service user the organisation token acts as, kept across replacements (null: none yet). */
+export async function organizationTokenUserId(db: Db, organization: string): Promise<string | null> {
+  const row = await db.prepare("SELECT user_id FROM tokens WHERE organization_name = ? AND kind = 'organization'").bind(organization).first<{ user_id: string | null }>();
+  return row?.user_id ?? null;
+}
+
+export function deleteOrganizationTokenStatement(db: Db, organization: string): D1PreparedStatement {
+  return db.prepare("DELETE FROM tokens WHERE organization_name = ? AND kind = 'organization'").bind(organization);
+}
+
+export async function findOrganizationToken(db: Db, organization: string): Promise<TokenRow | null> {
+  return db.prepare("SELECT * FROM tokens WHERE organization_name = ? AND kind = 'organization'").bind(organization).first<TokenRow>();
+}
+
+/** False when the organisation had no token. */
+export async function deleteOrganizationToken(db: Db, organization: string): Promise<boolean> {
+  const res = await deleteOrganizationTokenStatement(db, organization).run();
+  return res.meta.changes > 0;
+}
+
+// ---- user tokens and tokens by id ----
+
+export async function userTokens(db: Db, userId: string): Promise<TokenRow[]> {
+  return (await db.prepare("SELECT * FROM tokens WHERE user_id = ? AND kind = 'user' ORDER BY created_at, id").bind(userId).all<TokenRow>()).results;
+}
+
+export async function findToken(db: Db, id: string): Promise<TokenRow | null> {
+  return db.prepare("SELECT * FROM tokens WHERE id = ?").bind(id).first<TokenRow>();
+}
+
+export async function deleteToken(db: Db, id: string): Promise<void> {
+  await db.prepare("DELETE FROM tokens WHERE id = ?").bind(id).run();
+}

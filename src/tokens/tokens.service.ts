@@ -1,0 +1,233 @@
+/** API tokens: who may see and mint which token, and the token lifecycle over tokens.d1.ts. */
+import { requireOrgAccess } from "../auth/access";
+import type { Principal } from "../auth/principal";
+import type { Caller } from "../caller";
+import { ApiError, unwrap, type Result } from "../errors";
+import { newId, newTokenSecret, sha256Hex } from "../ids";
+import type { Page } from "../jsonapi/document";
+import { LIMITS } from "../limits";
+import { mayManageTeamTokens, teamRights } from "../teams/teams.rules";
+import { loadTeam } from "../teams/teams.service";
+import { userExists } from "../users/users.d1";
+import {
+  deleteLegacyTeamToken,
+  deleteLegacyTeamTokenStatement,
+  deleteOrganizationToken,
+  deleteOrganizationTokenStatement,
+  deleteTeamTokens,
+  deleteToken as deleteTokenRow,
+  findLegacyTeamToken,
+  findOrganizationToken,
+  findToken,
+  insertToken,
+  isTeamTokenSort,
+  organizationTeamTokens,
+  organizationTokenUserId,
+  teamTokens,
+  userTokens,
+  type TokenRow,
+} from "./tokens.d1";
+
+/** A create request's attributes as given (`expired-at`: omitted, null or a string to check). */
+export interface TokenInput {
+  description?: string | null;
+  "expired-at"?: string | null;
+}
+
+/** A new token with its secret, which exists in clear only here. */
+export interface MintedToken {
+  row: TokenRow;
+  secret: string;
+}
+
+/** The default expiry: `tokenDefaultLifetimeYears` calendar years after `now`. */
+function defaultExpiry(now: Date): string {
+  const d = new Date(now.getTime());
+  d.setUTCFullYear(d.getUTCFullYear() + LIMITS.tokenDefaultLifetimeYears);
+  return d.toISOString();
+}
+
+/**
+ * The token's description and expiry. The body is checked only once the caller is authorised, so
+ * it arrives as a Result. `expired-at` omitted → the default lifetime; null → never; in the past → 422.
+ */
+function attributesOf(input: Result<{ attributes: TokenInput }>, now: Date): { description: string | null; expiredAt: string | null } {
+  const a = unwrap(input).attributes;
+  let expiredAt: string | null = defaultExpiry(now);
+  if (a["expired-at"] === null) expiredAt = null;
+  else if (a["expired-at"] !== undefined) {
+    const t = Date.parse(a["expired-at"]);
+    if (Number.isNaN(t)) throw ApiError.of("invalid_attribute", { detail: "Expired at must be an ISO 8601 timestamp", pointer: "/data/attributes/expired-at" });
+    if (t <= now.getTime()) throw ApiError.of("invalid_attribute", { detail: "Expired at must be a date in the future", pointer: "/data/attributes/expired-at" });
+    expiredAt = new Date(t).toISOString();
+  }
+  // An empty description is kept as given (go-tfe reads back "").
+  return { description: a.description ?? null, expiredAt };
+}
+
+function creatorId(p: Principal): string {
+  return p.kind === "user" ? p.userId : p.serviceUserId;
+}
+
+async function mint(caller: Caller, now: Date, row: Omit<TokenRow, "id" | "created_at" | "last_used_at" | "created_by">, replace?: D1PreparedStatement): Promise<MintedToken> {
+  const secret = newTokenSecret();
+  const full: TokenRow = { ...row, id: newId("at"), created_at: now.toISOString(), last_used_at: null, created_by: creatorId(caller.principal) };
+  if (!(await insertToken(caller.db, full, await sha256Hex(secret), replace))) {
+    throw ApiError.of("invalid_attributes", { detail: "Validation failed: Description has already been taken", pointer: "/data/attributes/description" });
+  }
+  return { row: full, secret };
+}
+
+// ---- team tokens ----
+
+/** A team whose tokens the caller may manage: see `mayManageTeamTokens` (never more power than the caller's). */
+async function teamForTokens(caller: Caller, teamId: string) {
+  const { team, access } = await loadTeam(caller, teamId);
+  if (!mayManageTeamTokens(access, team)) throw ApiError.of("not_found");
+  return team;
+}
+
+/** Creates (replaces) the team's legacy token. */
+export async function createLegacyTeamToken(caller: Caller, teamId: string, input: Result<{ attributes: TokenInput }>): Promise<MintedToken> {
+  const team = await teamForTokens(caller, teamId);
+  const now = new Date();
+  const a = attributesOf(input, now);
+  return mint(
+    caller,
+    now,
+    { kind: "team", user_id: null, team_id: team.id, organization_name: team.organization_name, description: null, legacy: 1, expired_at: a.expiredAt },
+    deleteLegacyTeamTokenStatement(caller.db, team.id),
+  );
+}
+
+export async function showLegacyTeamToken(caller: Caller, teamId: string): Promise<TokenRow> {
+  const team = await teamForTokens(caller, teamId);
+  const row = await findLegacyTeamToken(caller.db, team.id);
+  if (!row) throw ApiError.of("not_found");
+  return row;
+}
+
+export async function deleteLegacyTeamTokenOf(caller: Caller, teamId: string): Promise<void> {
+  const team = await teamForTokens(caller, teamId);
+  if (!(await deleteLegacyTeamToken(caller.db, team.id))) throw ApiError.of("not_found");
+}
+
+/** Creates a described team token; the description is unique per team (the index decides, see tokens.d1.ts). */
+export async function createTeamToken(caller: Caller, teamId: string, input: Result<{ attributes: TokenInput }>): Promise<MintedToken> {
+  const team = await teamForTokens(caller, teamId);
+  const now = new Date();
+  const a = attributesOf(input, now);
+  return mint(caller, now, { kind: "team", user_id: null, team_id: team.id, organization_name: team.organization_name, description: a.description, legacy: 0, expired_at: a.expiredAt });
+}
+
+export async function listTeamTokens(caller: Caller, teamId: string, page: Page): Promise<{ rows: TokenRow[]; total: number }> {
+  const team = await teamForTokens(caller, teamId);
+  const all = await teamTokens(caller.db, team.id);
+  return { rows: all.slice((page.number - 1) * page.size, page.number * page.size), total: all.length };
+}
+
+/** Revokes every token of a team (legacy and described). */
+export async function revokeTeamTokens(caller: Caller, teamId: string): Promise<void> {
+  const team = await teamForTokens(caller, teamId);
+  await deleteTeamTokens(caller.db, team.id);
+}
+
+/** The organisation's team tokens (`sort`: a key, `-` first for descending). */
+export async function listOrganizationTeamTokens(caller: Caller, organization: string, query: { q?: string; sort?: string }, page: Page): Promise<{ rows: TokenRow[]; total: number }> {
+  const access = await requireOrgAccess(caller.db, caller.principal, organization);
+  if (!teamRights(access).manageTeams) throw ApiError.of("not_found");
+  const { q, sort } = query;
+  const key = sort?.replace(/^-/, "");
+  if (key !== undefined && !isTeamTokenSort(key)) throw ApiError.of("bad_request", { detail: `Invalid sort parameter: ${sort}`, parameter: "sort" });
+  return organizationTeamTokens(
+    caller.db,
+    access.organization.name,
+    // The owners team's tokens are owners' business alone (see mayManageTeamTokens).
+    { q: q ?? null, sort: key !== undefined ? { key, desc: sort!.startsWith("-") } : null, withOwners: access.isOwner },
+    page,
+  );
+}
+
+// ---- the organisation token ----
+
+async function organizationForToken(caller: Caller, organization: string) {
+  // Part of the organisation's settings: owners reach it even with user tokens refused.
+  const access = await requireOrgAccess(caller.db, caller.principal, organization, { ownerSettings: true });
+  if (!access.isOwner && !access.isOrgToken) throw ApiError.of("not_found");
+  return access.organization;
+}
+
+export async function createOrganizationToken(caller: Caller, organization: string, input: Result<{ attributes: TokenInput }>): Promise<MintedToken> {
+  const org = await organizationForToken(caller, organization);
+  const now = new Date();
+  const a = attributesOf(input, now);
+  // The organisation token acts as one service user of the organisation, kept across replacements.
+  const userId = (await organizationTokenUserId(caller.db, org.name)) ?? newId("user");
+  return mint(
+    caller,
+    now,
+    { kind: "organization", user_id: userId, team_id: null, organization_name: org.name, description: null, legacy: 1, expired_at: a.expiredAt },
+    deleteOrganizationTokenStatement(caller.db, org.name),
+  );
+}
+
+export async function showOrganizationToken(caller: Caller, organization: string): Promise<TokenRow> {
+  const org = await organizationForToken(caller, organization);
+  const row = await findOrganizationToken(caller.db, org.name);
+  if (!row) throw ApiError.of("not_found");
+  return row;
+}
+
+export async function deleteOrganizationTokenOf(caller: Caller, organization: string): Promise<void> {
+  const org = await organizationForToken(caller, organization);
+  if (!(await deleteOrganizationToken(caller.db, org.name))) throw ApiError.of("not_found");
+}
+
+// ---- user tokens ----
+
+function requireSelf(p: Principal, userId: string): void {
+  // Only a user token acts for its user; the real service refuses team and organisation tokens here.
+  if (p.kind !== "user" || p.userId !== userId) throw ApiError.of("not_found");
+}
+
+/** A user token: for the caller itself, or (site admins) for a user created under /admin/users, who has none yet. */
+export async function createUserToken(caller: Caller, userId: string, input: Result<{ attributes: TokenInput }>): Promise<MintedToken> {
+  const p = caller.principal;
+  if (p.kind === "user" && p.isSiteAdmin && p.userId !== userId) {
+    if (!(await userExists(caller.db, userId))) throw ApiError.of("not_found");
+  } else requireSelf(p, userId);
+  const now = new Date();
+  const a = attributesOf(input, now);
+  return mint(caller, now, { kind: "user", user_id: userId, team_id: null, organization_name: null, description: a.description, legacy: 0, expired_at: a.expiredAt });
+}
+
+export async function listUserTokens(caller: Caller, userId: string, page: Page): Promise<{ rows: TokenRow[]; total: number }> {
+  requireSelf(caller.principal, userId);
+  const all = await userTokens(caller.db, userId);
+  return { rows: all.slice((page.number - 1) * page.size, page.number * page.size), total: all.length };
+}
+
+// ---- tokens by id ----
+
+/** A token is visible to its user, or (team and organisation tokens) to those who manage them. */
+export async function showToken(caller: Caller, id: string): Promise<TokenRow> {
+  const row = await findToken(caller.db, id);
+  if (!row) throw ApiError.of("not_found");
+  const p = caller.principal;
+  if (row.kind === "user" && p.kind === "user" && p.userId === row.user_id) return row;
+  if (row.kind === "team" && row.team_id) {
+    await teamForTokens(caller, row.team_id);
+    return row;
+  }
+  if (row.kind === "organization" && row.organization_name) {
+    await organizationForToken(caller, row.organization_name);
+    return row;
+  }
+  throw ApiError.of("not_found");
+}
+
+/** Deletes a visible token; it stops working at once. */
+export async function deleteToken(caller: Caller, id: string): Promise<void> {
+  const row = await showToken(caller, id);
+  await deleteTokenRow(caller.db, row.id);
+}

@@ -1,0 +1,147 @@
+/** All SQL for organisation memberships (D1 `organization_memberships`, `invitation_teams`). */
+import type { Db } from "../caller";
+import type { Page } from "../jsonapi/document";
+
+export interface MembershipRow {
+  id: string;
+  organization_name: string;
+  user_id: string;
+  status: string;
+  email: string | null;
+  username: string;
+}
+
+/** A membership's address: an invitation's is the invited one (it is bound to it), a member's its user's. */
+const MEMBERSHIP_EMAIL = "CASE WHEN m.status = 'invited' AND m.invited_email IS NOT NULL THEN m.invited_email ELSE u.email END";
+
+const SELECT = `SELECT m.id, m.organization_name, m.user_id, m.status, ${MEMBERSHIP_EMAIL} AS email, u.username
+  FROM organization_memberships m JOIN users u ON u.id = m.user_id`;
+
+export async function membershipsById(db: Db, ids: string[]): Promise<MembershipRow[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.prepare(`${SELECT} WHERE m.id IN (SELECT value FROM json_each(?))`).bind(JSON.stringify(ids)).all<MembershipRow>();
+  return rows.results;
+}
+
+export async function membershipById(db: Db, id: string): Promise<MembershipRow | null> {
+  return db.prepare(`${SELECT} WHERE m.id = ?`).bind(id).first<MembershipRow>();
+}
+
+/** The memberships of the members of the given teams (a team's `organization-memberships`), per team. */
+export async function teamMemberships(db: Db, teamIds: string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  if (teamIds.length === 0) return out;
+  const rows = await db
+    .prepare(
+      `SELECT tm.team_id, om.id FROM team_members tm
+       JOIN teams t ON t.id = tm.team_id
+       JOIN organization_memberships om ON om.user_id = tm.user_id AND om.organization_name = t.organization_name
+       WHERE tm.team_id IN (SELECT value FROM json_each(?1))
+       UNION SELECT team_id, membership_id FROM invitation_teams WHERE team_id IN (SELECT value FROM json_each(?1))
+       ORDER BY 2`,
+    )
+    .bind(JSON.stringify(teamIds))
+    .all<{ team_id: string; id: string }>();
+  for (const r of rows.results) out.set(r.team_id, [...(out.get(r.team_id) ?? []), r.id]);
+  return out;
+}
+
+/** Each user's teams in the organisation (an invitation's teams included). */
+export async function membershipTeams(db: Db, organization: string, userIds: string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  if (userIds.length === 0) return out;
+  const rows = await db
+    .prepare(
+      `SELECT x.user_id, t.id FROM (
+         SELECT m.user_id, m.team_id FROM team_members m WHERE m.user_id IN (SELECT value FROM json_each(?2))
+         UNION SELECT om.user_id, it.team_id FROM invitation_teams it JOIN organization_memberships om ON om.id = it.membership_id
+         WHERE om.organization_name = ?1 AND om.user_id IN (SELECT value FROM json_each(?2))
+       ) x JOIN teams t ON t.id = x.team_id
+       WHERE t.organization_name = ?1 ORDER BY t.name COLLATE NOCASE, t.id`,
+    )
+    .bind(organization, JSON.stringify(userIds))
+    .all<{ user_id: string; id: string }>();
+  for (const r of rows.results) out.set(r.user_id, [...(out.get(r.user_id) ?? []), r.id]);
+  return out;
+}
+
+/** A SQL string literal (ids are [A-Za-z0-9-] already; quotes doubled regardless). */
+function sqlString(v: string): string {
+  return `'${v.replace(/'/g, "''")}'`;
+}
+
+/**
+ * A page of an organisation's memberships. Filters see only the addresses the viewer may see (all,
+ * or only its own user's), so that none can be probed (item 14).
+ */
+export async function organizationMemberships(
+  db: Db,
+  organization: string,
+  viewer: { seesAllEmails: boolean; userId: string | null },
+  filter: { status: string | null; emails: string[] | null; q: string | null },
+  page: Page,
+): Promise<{ rows: MembershipRow[]; total: number }> {
+  const visible = viewer.seesAllEmails ? MEMBERSHIP_EMAIL : `CASE WHEN m.user_id = ${sqlString(viewer.userId ?? "")} THEN ${MEMBERSHIP_EMAIL} END`;
+  const where = `FROM organization_memberships m JOIN users u ON u.id = m.user_id
+    WHERE m.organization_name = ?
+      AND (? IS NULL OR m.status = ?)
+      AND (? IS NULL OR lower(${visible}) IN (SELECT value FROM json_each(?)))
+      AND (? IS NULL OR instr(lower(coalesce(${visible}, '')), lower(?)) > 0 OR instr(lower(u.username), lower(?)) > 0)`;
+  const { status, q } = filter;
+  const emailJson = filter.emails ? JSON.stringify(filter.emails) : null;
+  const binds = [organization, status, status, emailJson, emailJson, q, q, q];
+  const [total, rows] = await db.batch([
+    db.prepare(`SELECT count(*) AS n ${where}`).bind(...binds),
+    db.prepare(`SELECT m.id, m.organization_name, m.user_id, m.status, ${MEMBERSHIP_EMAIL} AS email, u.username ${where} ORDER BY m.created_at, m.id LIMIT ? OFFSET ?`).bind(...binds, page.size, (page.number - 1) * page.size),
+  ]);
+  return { rows: (rows?.results ?? []) as MembershipRow[], total: ((total?.results?.[0] ?? { n: 0 }) as { n: number }).n };
+}
+
+/**
+ * Records an invitation and the teams it will grant on acceptance. False when the user is a member
+ * (or invited) already.
+ */
+export async function insertInvitation(db: Db, inv: { id: string; organization: string; userId: string; email: string; teamIds: string[]; createdAt: string }): Promise<boolean> {
+  const res = await db
+    .prepare("INSERT INTO organization_memberships (id, organization_name, user_id, status, invited_email, created_at) VALUES (?, ?, ?, 'invited', ?, ?) ON CONFLICT DO NOTHING")
+    .bind(inv.id, inv.organization, inv.userId, inv.email, inv.createdAt)
+    .run();
+  if (res.meta.changes !== 1) return false;
+  if (inv.teamIds.length) await db.batch(inv.teamIds.map((t) => db.prepare("INSERT OR IGNORE INTO invitation_teams (membership_id, team_id) VALUES (?, ?)").bind(inv.id, t)));
+  return true;
+}
+
+/** An invitation's state as seen by the user it names (null: not that user's). */
+export async function invitationOf(db: Db, id: string, userId: string): Promise<{ status: string; invited_email: string | null; email: string | null } | null> {
+  return db
+    .prepare(`SELECT m.status, m.invited_email, u.email FROM organization_memberships m JOIN users u ON u.id = m.user_id WHERE m.id = ? AND m.user_id = ?`)
+    .bind(id, userId)
+    .first<{ status: string; invited_email: string | null; email: string | null }>();
+}
+
+/** Activates an invitation and grants its teams, in one batch (a no-op once active). */
+export async function acceptInvitation(db: Db, id: string): Promise<void> {
+  await db.batch([
+    db
+      .prepare(
+        `INSERT OR IGNORE INTO team_members (team_id, user_id)
+         SELECT it.team_id, m.user_id FROM invitation_teams it JOIN organization_memberships m ON m.id = it.membership_id
+         WHERE it.membership_id = ? AND m.status = 'invited'`,
+      )
+      .bind(id),
+    db.prepare("UPDATE organization_memberships SET status = 'active' WHERE id = ? AND status = 'invited'").bind(id),
+    db.prepare("DELETE FROM invitation_teams WHERE membership_id = ?").bind(id),
+  ]);
+}
+
+/** Removes a membership with its invitation teams and team memberships, unless that takes out the last owner. */
+export async function deleteMembership(db: Db, m: Pick<MembershipRow, "id" | "organization_name" | "user_id">): Promise<void> {
+  // Guarded in SQL, so that concurrent removals cannot take out the last owner.
+  const keepsAnOwner = `NOT EXISTS (SELECT 1 FROM teams t JOIN team_members tm ON tm.team_id = t.id WHERE t.organization_name = ?2 AND t.is_owners = 1 AND tm.user_id = ?1)
+    OR EXISTS (SELECT 1 FROM teams t JOIN team_members tm ON tm.team_id = t.id WHERE t.organization_name = ?2 AND t.is_owners = 1 AND tm.user_id != ?1)`;
+  await db.batch([
+    db.prepare(`DELETE FROM invitation_teams WHERE membership_id = ?3 AND (${keepsAnOwner})`).bind(m.user_id, m.organization_name, m.id),
+    db.prepare(`DELETE FROM organization_memberships WHERE id = ?3 AND (${keepsAnOwner})`).bind(m.user_id, m.organization_name, m.id),
+    db.prepare(`DELETE FROM team_members WHERE user_id = ?1 AND team_id IN (SELECT id FROM teams WHERE organization_name = ?2) AND (${keepsAnOwner})`).bind(m.user_id, m.organization_name),
+  ]);
+}

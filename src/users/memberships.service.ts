@@ -1,0 +1,157 @@
+/** Organisation memberships: invitations, their acceptance and removal, and who sees what of them. */
+import { requireOrgAccess, type OrgAccess } from "../auth/access";
+import type { Caller, Db } from "../caller";
+import { ApiError } from "../errors";
+import { newId, nowIso } from "../ids";
+import type { Page } from "../jsonapi/document";
+import { teamNames, teamsIn, ownersTeamStanding } from "../teams/teams.d1";
+import { teamRights } from "../teams/teams.rules";
+import { redactEmail, seesMemberEmails, viewerUserId } from "./memberships";
+import {
+  acceptInvitation as acceptInvitationRows,
+  deleteMembership,
+  insertInvitation,
+  invitationOf,
+  membershipById,
+  membershipTeams,
+  organizationMemberships,
+  type MembershipRow,
+} from "./memberships.d1";
+import { userIdForEmail } from "./users.d1";
+import { checkEmail } from "./users.service";
+
+/** Memberships as the caller may see them, each with its teams, and what was asked to be included. */
+export interface MembershipsView {
+  rows: MembershipRow[];
+  /** The teams of each of `rows`, in the same order. */
+  teams: string[][];
+  includeUsers: boolean;
+  /** The included teams (null: not asked for). */
+  includedTeams: Array<{ id: string; name: string }> | null;
+}
+
+const MEMBERSHIP_INCLUDES = ["user", "teams"] as const;
+
+/** `include` of membership reads: `user` and `teams` (anything else is the 400 go-tfe maps to ErrInvalidIncludeValue). */
+function readIncludes(raw: string | undefined): Set<string> {
+  const values = (raw ?? "").split(",").map((v) => v.trim()).filter(Boolean);
+  for (const v of values) {
+    if (!(MEMBERSHIP_INCLUDES as readonly string[]).includes(v)) throw ApiError.of("invalid_include", { detail: `Invalid include parameter: ${v}`, parameter: "include" });
+  }
+  return new Set(values);
+}
+
+/** Memberships with their teams, plus the included teams asked for. */
+async function viewOf(db: Db, all: MembershipRow[], include: Set<string>, access: OrgAccess | null): Promise<MembershipsView> {
+  // Addresses only for those who may see them (item 14); `null` access: the membership's own user.
+  const rows = access ? all.map((m) => redactEmail(access, m)) : all;
+  const byOrg = new Map<string, MembershipRow[]>();
+  for (const m of rows) byOrg.set(m.organization_name, [...(byOrg.get(m.organization_name) ?? []), m]);
+  const teamsOf = new Map<string, string[]>();
+  for (const [org, ms] of byOrg) {
+    for (const [userId, ids] of await membershipTeams(db, org, ms.map((m) => m.user_id))) teamsOf.set(`${org}\u0000${userId}`, ids);
+  }
+  let includedTeams: MembershipsView["includedTeams"] = null;
+  if (include.has("teams")) {
+    const ids = [...new Set([...teamsOf.values()].flat())];
+    includedTeams = ids.length ? await teamNames(db, ids) : [];
+  }
+  return { rows, teams: rows.map((m) => teamsOf.get(`${m.organization_name}\u0000${m.user_id}`) ?? []), includeUsers: include.has("user"), includedTeams };
+}
+
+/**
+ * Invites a user (by email) with the teams it will join on acceptance. The invitation names the user
+ * whose confirmed address it is, or a new user created for the address (the real service sends an
+ * email instead); unconfirmed changes never match.
+ */
+export async function inviteMember(caller: Caller, organization: string, input: { email: string; teamIds: string[] }): Promise<MembershipsView> {
+  const db = caller.db;
+  const access = await requireOrgAccess(db, caller.principal, organization);
+  if (!teamRights(access).manageMembership) throw ApiError.of("not_found");
+  const { email } = input;
+  checkEmail(email);
+  const org = access.organization.name;
+  const teamIds = [...new Set(input.teamIds)];
+  if (teamIds.length) {
+    const found = await teamsIn(db, org, teamIds);
+    if (found.length !== teamIds.length) throw ApiError.of("not_found", { detail: "Team not found", pointer: "/data/relationships/teams/data" });
+    // Inviting into the owners team makes an owner: owners only.
+    if (found.some((t) => t.is_owners === 1) && !access.isOwner) throw ApiError.of("not_found", { detail: "Team not found", pointer: "/data/relationships/teams/data" });
+  }
+  const username = `${email.split("@")[0].replace(/[^A-Za-z0-9_.-]/g, "-").slice(0, 50)}-${newId("u").slice(2, 8)}`;
+  const userId = await userIdForEmail(db, email, { id: newId("user"), username, createdAt: nowIso() });
+  if (!userId) throw ApiError.of("internal");
+  const id = newId("ou");
+  // The teams are granted when the invitation is accepted, not before.
+  if (!(await insertInvitation(db, { id, organization: org, userId, email, teamIds, createdAt: nowIso() }))) {
+    throw ApiError.of("invalid_attribute", { detail: "User is already a member of this organization", pointer: "/data/attributes/email" });
+  }
+  const row = await membershipById(db, id);
+  if (!row) throw ApiError.of("internal");
+  // The real service embeds the user in the create response (go-tfe compares it with later reads).
+  return viewOf(db, [row], new Set(["user"]), access);
+}
+
+export async function listMemberships(
+  caller: Caller,
+  organization: string,
+  query: { q?: string; "filter[email]"?: string; "filter[status]"?: string; include?: string },
+  page: Page,
+): Promise<{ view: MembershipsView; total: number }> {
+  const db = caller.db;
+  const access = await requireOrgAccess(db, caller.principal, organization);
+  const include = readIncludes(query.include);
+  const emails = query["filter[email]"] ? query["filter[email]"].split(",").map((e) => e.trim().toLowerCase()).filter(Boolean) : null;
+  const { rows, total } = await organizationMemberships(
+    db,
+    access.organization.name,
+    { seesAllEmails: seesMemberEmails(access), userId: viewerUserId(access) },
+    { status: query["filter[status]"] ?? null, emails, q: query.q?.trim() ? query.q.trim() : null },
+    page,
+  );
+  return { view: await viewOf(db, rows, include, access), total };
+}
+
+/** A membership, with the caller's access to its organisation (null: the invited user reading its own invitation). */
+async function loadMembership(caller: Caller, id: string, manage: boolean): Promise<{ m: MembershipRow; access: OrgAccess | null }> {
+  const m = await membershipById(caller.db, id);
+  if (!m) throw ApiError.of("not_found");
+  const p = caller.principal;
+  // The invited user reads its own invitation before it has any standing in the organisation.
+  if (!manage && m.status === "invited" && p.kind === "user" && p.userId === m.user_id) return { m, access: null };
+  const access = await requireOrgAccess(caller.db, p, m.organization_name);
+  if (manage && !teamRights(access).manageMembership) throw ApiError.of("not_found");
+  return { m, access };
+}
+
+export async function showMembership(caller: Caller, id: string, includeParam: string | undefined): Promise<MembershipsView> {
+  const include = readIncludes(includeParam);
+  const { m, access } = await loadMembership(caller, id, false);
+  return viewOf(caller.db, [m], include, access);
+}
+
+/** Accepts an invitation: only its invited user, and only while that user owns the invited address. */
+export async function acceptInvitation(caller: Caller, id: string): Promise<MembershipsView> {
+  const db = caller.db;
+  const p = caller.principal;
+  const row = await invitationOf(db, id, p.kind === "user" ? p.userId : "");
+  const owns = row && (row.invited_email === null || (row.email ?? "").toLowerCase() === row.invited_email.toLowerCase());
+  if (!row || !owns) throw ApiError.of("not_found");
+  if (row.status !== "invited") throw ApiError.of("invalid_attribute", { detail: "The invitation has already been accepted", pointer: "/data/attributes/status" });
+  await acceptInvitationRows(db, id);
+  const m = await membershipById(db, id);
+  if (!m) throw ApiError.of("not_found");
+  return viewOf(db, [m], new Set(), null);
+}
+
+/** Removes a user from the organisation and its teams; the owners team keeps at least one member. */
+export async function removeMembership(caller: Caller, id: string): Promise<void> {
+  const { m, access } = await loadMembership(caller, id, true);
+  const owners = await ownersTeamStanding(caller.db, m.organization_name, m.user_id);
+  if (owners) {
+    // Removing an owner changes the owners team: owners only.
+    if (owners.member && !access?.isOwner) throw ApiError.of("not_found");
+    if (owners.member && owners.others === 0) throw ApiError.of("invalid_attribute", { detail: "The owners team must keep at least one member", pointer: "/data" });
+  }
+  await deleteMembership(caller.db, m);
+}

@@ -1,0 +1,68 @@
+/** Users: site admins create them and confirm email changes; users change their own account. */
+import type { Caller } from "../caller";
+import { ApiError } from "../errors";
+import { newId, nowIso } from "../ids";
+import { confirmEmail, findUser, insertUser, updateAccount as updateAccountRow, type UserRow } from "./users.d1";
+
+const USERNAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}$/;
+
+function checkUsername(username: string): void {
+  if (!USERNAME.test(username)) throw ApiError.of("invalid_attribute", { detail: "Username may only contain letters, numbers, -, _ and .", pointer: "/data/attributes/username" });
+}
+
+export function checkEmail(email: string): void {
+  if (!EMAIL.test(email)) throw ApiError.of("invalid_attribute", { detail: "Email is invalid", pointer: "/data/attributes/email" });
+}
+
+const usernameTaken = () => ApiError.of("invalid_attribute", { detail: "Username has already been taken", pointer: "/data/attributes/username" });
+
+/** Site admins only; anyone else is told the endpoint does not exist. */
+function requireSiteAdmin(caller: Caller): void {
+  const p = caller.principal;
+  if (p.kind !== "user" || !p.isSiteAdmin) throw ApiError.of("not_found");
+}
+
+export async function createUser(caller: Caller, a: { username: string; email: string; "is-site-admin"?: boolean }): Promise<UserRow> {
+  requireSiteAdmin(caller);
+  checkUsername(a.username);
+  checkEmail(a.email);
+  const row: UserRow = { id: newId("user"), username: a.username, email: a.email, is_site_admin: a["is-site-admin"] ? 1 : 0 };
+  if (!(await insertUser(caller.db, row, nowIso()))) throw usernameTaken();
+  return row;
+}
+
+/** A user; its email only for the user itself and site admins. */
+export async function showUser(caller: Caller, id: string): Promise<UserRow> {
+  const row = await findUser(caller.db, id);
+  if (!row) throw ApiError.of("not_found");
+  const p = caller.principal;
+  const self = p.kind === "user" && (p.userId === row.id || p.isSiteAdmin);
+  return self ? row : { ...row, email: null, unconfirmed_email: null };
+}
+
+export async function updateAccount(caller: Caller, a: { username?: string; email?: string }): Promise<UserRow> {
+  const p = caller.principal;
+  // Service users (team and organisation tokens) have no account to change.
+  if (p.kind !== "user") throw ApiError.of("not_found");
+  if (a.username !== undefined) checkUsername(a.username);
+  if (a.email !== undefined) checkEmail(a.email);
+  // An address is someone's only once confirmed (invitations resolve to confirmed addresses): a
+  // change waits in unconfirmed_email until the site admin confirms it. The site admin's own
+  // change has no one above it to confirm it and applies at once.
+  if (!(await updateAccountRow(caller.db, p.userId, { username: a.username ?? null, email: a.email ?? null }, p.isSiteAdmin))) throw usernameTaken();
+  const row = await findUser(caller.db, p.userId);
+  if (!row) throw ApiError.of("not_found");
+  return row;
+}
+
+/** Confirms a user's email change (the local stand-in for the confirmation email). */
+export async function confirmEmailChange(caller: Caller, id: string): Promise<UserRow> {
+  requireSiteAdmin(caller);
+  const row = await findUser(caller.db, id);
+  if (!row) throw ApiError.of("not_found");
+  if (!row.unconfirmed_email) throw ApiError.of("invalid_attribute", { detail: "The user has no email change to confirm", pointer: "/data/attributes/email" });
+  // One owner per address: one already confirmed by another user (an invited one included) stays theirs.
+  if (!(await confirmEmail(caller.db, id))) throw ApiError.of("invalid_attribute", { detail: "Email has already been taken", pointer: "/data/attributes/email" });
+  return (await findUser(caller.db, id))!;
+}

@@ -1,0 +1,75 @@
+/** Remote-state consumers (spec §4.11) and SSH key assignment (spec §4.10). */
+import { canRead } from "../auth/permissions";
+import type { Caller, Db } from "../caller";
+import { ApiError, unwrap } from "../errors";
+import { nowIso } from "../ids";
+import type { Page } from "../jsonapi/document";
+import type { ConsumerChange } from "./consumers.logic";
+import type { Faults, WorkspaceRecord } from "./workspace.types";
+import { allConsumers, consumerPage, consumerScope, sshKeyExists, workspaceDocsByIds } from "./workspaces.d1";
+import { parseDoc } from "./workspaces.index";
+import { loadScope, readById, requireCap, workspaceStub, type WorkspaceScope } from "./workspaces.service";
+import type { Written } from "./workspaces.write.service";
+
+/**
+ * One page of the workspaces that may read this workspace's state, as the caller may see them.
+ * `listDb` is the list-read session (it may follow the client's bookmark).
+ */
+export async function listConsumers(
+  caller: Caller,
+  listDb: Db,
+  id: string,
+  page: Page,
+): Promise<{ records: WorkspaceRecord[]; scope: WorkspaceScope; total: number }> {
+  const { record, scope } = await readById(caller, id);
+  const where = consumerScope(record);
+  if (canRead(scope.access.base)) {
+    // Callers who read every workspace of the organisation: page and count in SQL.
+    const { docs, total } = await consumerPage(listDb, where, page.size, (page.number - 1) * page.size);
+    const records = docs.map(parseDoc);
+    const pageScope = await loadScope(caller, record.organization, records);
+    if (!pageScope) throw ApiError.of("not_found");
+    return { records, scope: pageScope, total };
+  }
+  const candidates = (await allConsumers(listDb, where)).map(parseDoc);
+  const seen = await loadScope(caller, record.organization, candidates);
+  if (!seen) throw ApiError.of("not_found");
+  const readable = candidates.filter((w) => canRead(seen.capsOf(w)));
+  const records = readable.slice((page.number - 1) * page.size, page.number * page.size);
+  return { records, scope: seen, total: readable.length };
+}
+
+/** Adds, replaces or removes consumers; answers the index write's bookmark. */
+export async function changeConsumers(
+  caller: Caller,
+  id: string,
+  op: ConsumerChange["op"],
+  ids: string[],
+  faults: Faults | undefined,
+): Promise<{ bookmark?: string | null }> {
+  const { record, scope, caps } = await readById(caller, id);
+  requireCap(caps.admin);
+  // Replacing the whole list is for organisation-wide workspace managers only (spec §5.7).
+  if (op === "replace" && !(scope.access.isOwner || scope.access.isOrgToken || scope.access.orgPermissions["manage-workspaces"])) throw ApiError.of("not_found");
+  // Every listed workspace must exist in this organisation and be readable by the caller.
+  const rows = await workspaceDocsByIds(caller.db, record.organization, ids);
+  const found = new Map(rows.map(parseDoc).map((w) => [w.id, w]));
+  const listed = await loadScope(caller, record.organization, [...found.values()]);
+  for (const [i, wid] of ids.entries()) {
+    const w = found.get(wid);
+    if (!w || !listed || !canRead(listed.capsOf(w))) throw ApiError.of("not_found", { detail: `Workspace not found: ${wid}`, pointer: `/data/${i}/id` });
+  }
+  return unwrap(await workspaceStub(caller.env, id).changeConsumers({ change: { op, ids }, now: nowIso(), faults }));
+}
+
+/** Assigns (id) or unassigns (null) the workspace's SSH key. */
+export async function setSshKey(caller: Caller, id: string, keyId: string | null, faults: Faults | undefined): Promise<Written> {
+  const { record, scope, caps } = await readById(caller, id);
+  requireCap(caps.admin);
+  if (keyId !== null && !(await sshKeyExists(caller.db, keyId, record.organization))) {
+    throw ApiError.of("not_found", { detail: "SSH key not found", pointer: "/data/attributes/id" });
+  }
+  const result = unwrap(await workspaceStub(caller.env, id).setSshKey({ keyId, now: nowIso(), faults }));
+  const fresh = await loadScope(caller, record.organization, [result.workspace]);
+  return { workspace: result.workspace, scope: fresh ?? scope, bookmark: result.bookmark };
+}

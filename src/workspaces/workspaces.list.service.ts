@@ -1,0 +1,74 @@
+/** Listing workspaces (spec §4.4): one D1 batch that carries the page and the caller's access to it. */
+import { buildOrgAccess, type Grant, type OrgAccess, type ProjectDefaultsRow } from "../auth/access";
+import { canRead } from "../auth/permissions";
+import type { Principal } from "../auth/principal";
+import type { Caller } from "../caller";
+import { ApiError } from "../errors";
+import { toOrganization, type OrganizationRow } from "../organizations/organizations.index";
+import type { WorkspaceRecord } from "./workspace.types";
+import { parseDoc } from "./workspaces.index";
+import { listBatch, pageOf, type ListSpec, type PageRow, type Strategy } from "./workspaces.list.index";
+import { scopeFrom, type WorkspaceScope } from "./workspaces.service";
+
+interface Loaded {
+  access: OrgAccess;
+  total: number;
+  rows: PageRow[];
+  deadTags: Set<string>;
+}
+
+/**
+ * Runs the list's one batch (see workspaces.list.index.ts) and checks the SQL's view of "reads every
+ * workspace" against the permission model; if they disagree it asks again with the model's answer.
+ * Exported for the listing test, which runs each strategy against the permission model.
+ */
+export async function loadListPage(
+  db: D1DatabaseSession,
+  principal: Principal,
+  organization: string,
+  spec: ListSpec,
+  strategy: Strategy = "auto",
+): Promise<Loaded | null> {
+  const batch = listBatch(db, principal, organization, spec, { strategy });
+  const results = await db.batch(batch.statements);
+  const orgRow = (results[0]?.results?.[0] ?? null) as OrganizationRow | null;
+  if (!orgRow) return null;
+  const access = buildOrgAccess(principal, toOrganization(orgRow), (results[1]?.results ?? []) as Parameters<typeof buildOrgAccess>[2]);
+  if (!access) return null;
+  const deadTags = new Set(((results[2]?.results ?? []) as Array<{ id: string }>).map((r) => r.id));
+  const wide = canRead(access.base);
+  let page = pageOf(results, batch);
+  if (page?.variant !== (wide ? "org-wide" : "grants")) {
+    const again = listBatch(db, principal, organization, spec, { orgWideRead: wide, strategy });
+    page = pageOf(await db.batch(again.statements), again);
+  }
+  return { access, total: page?.total ?? 0, rows: page?.rows ?? [], deadTags };
+}
+
+/** One page of the organisation's workspaces the caller may read, with the scope to serialise them. */
+export async function listWorkspacePage(
+  caller: Caller,
+  organization: string,
+  spec: ListSpec,
+): Promise<{ records: WorkspaceRecord[]; scope: WorkspaceScope; total: number }> {
+  const loaded = await loadListPage(caller.db, caller.principal, organization, spec);
+  if (!loaded) throw ApiError.of("not_found");
+
+  const records = loaded.rows.map((r) => parseDoc({ doc: r.doc ?? "{}" }));
+  const grants = { workspaces: [] as Grant[], projects: [] as Grant[] };
+  const projects = new Map<string, ProjectDefaultsRow>();
+  const liveKeys = new Set<string>();
+  loaded.rows.forEach((row, i) => {
+    grants.workspaces.push(...(JSON.parse(row.ws_grants ?? "[]") as Grant[]));
+    grants.projects.push(...(JSON.parse(row.prj_grants ?? "[]") as Grant[]));
+    if (row.project) {
+      const p = JSON.parse(row.project) as ProjectDefaultsRow;
+      projects.set(p.id, p);
+    }
+    const key = records[i].sshKeyId;
+    if (key && row.ssh_live === 1) liveKeys.add(key);
+  });
+  // A project's grants arrive once per row of the page; the permission model unites them, so duplicates are harmless.
+  const scope = scopeFrom(caller.env, { access: loaded.access, grants, projects }, loaded.deadTags.size ? loaded.deadTags : null, liveKeys);
+  return { records, scope, total: loaded.total };
+}

@@ -1,0 +1,199 @@
+/** Create, update and force delete of workspaces: authorise, claim names and projects, then one DO call. */
+import { canCreateWorkspaceIn, canForceDelete, loadAccessBatch, loadGrants } from "../auth/access";
+import type { Caller } from "../caller";
+import { edition } from "../env";
+import { ApiError, unwrap } from "../errors";
+import { newId, nowIso } from "../ids";
+import { holdProject, releaseProject } from "../projects/projects.index";
+import type { BindingInput, FlatInput } from "../tags/workspace-tags.logic";
+import { createTagEntries, resolveBindings, resolveFlatAdds } from "../tags/workspace-tags.service";
+import { applySettings, defaultSettings, isFailure, normaliseAttributes, type NormalisedAttributes } from "./workspace.rules";
+import type { Faults, WorkspaceRecord } from "./workspace.types";
+import { agentPoolExists, oauthTokenExists, projectExists } from "./workspaces.d1";
+import { claimName, NAME_LEASE_MS, releaseClaim } from "./workspaces.index";
+import type { workspaceCreateBody, workspaceUpdateBody } from "./workspaces.schemas";
+import { loadScope, readById, requireCap, resolveId, workspaceStub, type WorkspaceRef, type WorkspaceScope } from "./workspaces.service";
+
+/** A written workspace, the scope to serialise it with and the index write's bookmark. */
+export interface Written {
+  workspace: WorkspaceRecord;
+  scope: WorkspaceScope;
+  bookmark?: string | null;
+}
+
+/** Claims a workspace name, taking over a claim whose holder never committed (lease expired). */
+async function claim(caller: Caller, organization: string, name: string, workspaceId: string): Promise<number> {
+  const db = caller.env.DB;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const now = Date.now();
+    const outcome = await claimName(db, organization, name, workspaceId, now);
+    if (outcome.claimed) return now;
+    const stale = !outcome.committed && now - outcome.claimedAt > NAME_LEASE_MS;
+    if (!stale) break;
+    const { released } = await workspaceStub(caller.env, outcome.holder).releaseName(name, now);
+    if (!released) break;
+    await releaseClaim(db, organization, name, outcome.holder);
+  }
+  throw ApiError.of("invalid_attribute", { detail: "Name has already been taken", pointer: "/data/attributes/name" });
+}
+
+/** Checks references the attributes make to organisation registries (agent pools, OAuth tokens). */
+async function checkReferences(caller: Caller, organization: string, n: NormalisedAttributes): Promise<void> {
+  const poolId = n.settings["agent-pool-id"];
+  if (poolId && !(await agentPoolExists(caller.db, poolId, organization))) {
+    throw ApiError.of("invalid_attribute", { detail: "Agent pool not found", pointer: "/data/attributes/agent-pool-id" });
+  }
+  const tokenId = n.vcsRepo?.["oauth-token-id"];
+  if (tokenId && !(await oauthTokenExists(caller.db, tokenId, organization))) {
+    throw ApiError.of("invalid_attribute", { detail: "OAuth token not found", pointer: "/data/attributes/vcs-repo/oauth-token-id" });
+  }
+}
+
+const projectNotFound = () => ApiError.of("invalid_attribute", { detail: "Project not found", pointer: "/data/relationships/project/data/id" });
+
+async function requireProject(caller: Caller, organization: string, projectId: string): Promise<void> {
+  if (!(await projectExists(caller.db, projectId, organization))) throw projectNotFound();
+}
+
+/**
+ * Holds the project in D1 before the DO commits the workspace into it (issue 13 item 7): a project
+ * delete either sees the hold and refuses, or came first and the hold fails. `onRefused` undoes
+ * what the request took before (its name claim).
+ */
+async function holdProjectFor(caller: Caller, organization: string, projectId: string, workspaceId: string, onRefused: () => Promise<void>): Promise<void> {
+  if (await holdProject(caller.db, projectId, organization, workspaceId, Date.now())) return;
+  await onRefused();
+  throw projectNotFound();
+}
+
+function normalise(caller: Caller, attrs: Parameters<typeof normaliseAttributes>[0]): NormalisedAttributes {
+  const n = normaliseAttributes(attrs, edition(caller.env) === "hosted");
+  if (isFailure(n)) throw ApiError.of(n.code, { detail: n.detail, pointer: n.pointer });
+  return n;
+}
+
+export async function createWorkspace(
+  caller: Caller,
+  organizationName: string,
+  body: (typeof workspaceCreateBody)["_output"]["data"],
+  faults: Faults | undefined,
+): Promise<Written> {
+  const n = normalise(caller, body.attributes);
+  const requestedProject = body.relationships?.project?.data?.id || undefined;
+  const loaded = await loadAccessBatch(caller.db, caller.principal, organizationName, [], requestedProject ? [requestedProject] : []);
+  if (!loaded) throw ApiError.of("not_found");
+  const { access } = loaded;
+  const organization = access.organization;
+  const projectId = requestedProject ?? organization.defaultProjectId;
+  // The default project is known only once the organisation is loaded: fetch its grants then.
+  const grants = requestedProject ? loaded.grants : await loadGrants(caller.db, access, [], [projectId]);
+  if (requestedProject) await requireProject(caller, organization.name, requestedProject);
+  if (!canCreateWorkspaceIn(access, projectId, grants.projects)) throw ApiError.of("not_found");
+  await checkReferences(caller, organization.name, n);
+  const settings = applySettings(defaultSettings(caller.env.LATEST_ENGINE_VERSION ?? "1.14.0"), n);
+  if (isFailure(settings)) throw ApiError.of(settings.code, { detail: settings.detail, pointer: settings.pointer });
+
+  const now = nowIso();
+  // Tags given on create: flat tags (`relationships.tags`, as go-tfe sends them) and key-value bindings.
+  const tagSets = await createTagEntries(caller, organization.name, body.relationships, now);
+  const id = newId("ws");
+  const name = n.name ?? body.attributes.name;
+  await claim(caller, organization.name, name, id);
+  if (requestedProject) await holdProjectFor(caller, organization.name, projectId, id, () => releaseClaim(caller.env.DB, organization.name, name, id));
+  const result = await workspaceStub(caller.env, id).create({
+    id,
+    organization: organization.name,
+    organizationId: organization.externalId,
+    projectId,
+    name,
+    settings,
+    tags: tagSets.tags,
+    tagBindings: tagSets.tagBindings,
+    now,
+    faults,
+  });
+  if (!result.ok) {
+    await releaseClaim(caller.env.DB, organization.name, name, id);
+    if (requestedProject) await releaseProject(caller.db, projectId, id);
+    unwrap(result);
+    throw ApiError.of("internal");
+  }
+  // A creator through project access may lack read on other projects: serialise with its own scope.
+  const scope = await loadScope(caller, organization.name, [result.workspace]);
+  if (!scope) throw ApiError.of("not_found");
+  return { workspace: result.workspace, scope, bookmark: result.bookmark };
+}
+
+export async function updateWorkspace(
+  caller: Caller,
+  ref: WorkspaceRef,
+  body: (typeof workspaceUpdateBody)["_output"]["data"],
+  faults: Faults | undefined,
+): Promise<Written> {
+  const { record, scope, caps } = await readById(caller, await resolveId(caller, ref));
+  requireCap(caps.admin);
+  const n = normalise(caller, body.attributes ?? {});
+  const organization = scope.access.organization.name;
+  await checkReferences(caller, organization, n);
+  const now = nowIso();
+
+  let projectId: string | undefined;
+  const requestedProject = body.relationships?.project?.data?.id;
+  if (requestedProject && requestedProject !== record.projectId) {
+    await requireProject(caller, organization, requestedProject);
+    // Moving needs admin (move) on both the source and the destination project (spec §5.8).
+    const dest = await loadScope(caller, organization, [{ ...record, projectId: requestedProject }]);
+    if (!dest) throw ApiError.of("not_found");
+    const destCaps = dest.capsOf({ ...record, projectId: requestedProject });
+    if (!caps.move || !destCaps.move) {
+      throw ApiError.of("forbidden", { detail: `Workspace(s) not found, or you are not authorized to move them: ${record.id}` });
+    }
+    projectId = requestedProject;
+  }
+
+  // Issue 14: each relationship replaces its own set only (the binding limit is checked in the DO).
+  let tagBindings: BindingInput[] | undefined;
+  if (body.relationships?.["tag-bindings"]) {
+    const inputs = body.relationships["tag-bindings"].data.map((d) => d.attributes);
+    tagBindings = resolveBindings(inputs, "/data/relationships/tag-bindings/data");
+  }
+  let flatTags: FlatInput[] | undefined;
+  if (body.relationships?.tags) {
+    flatTags = await resolveFlatAdds(caller, organization, body.relationships.tags.data, "/data/relationships/tags/data", now);
+  }
+
+  let nameClaimedAt: number | undefined;
+  const renaming = n.name !== undefined && n.name !== record.name;
+  if (renaming) nameClaimedAt = await claim(caller, organization, n.name!, record.id);
+  const releaseName = async () => {
+    if (renaming && n.name!.toLowerCase() !== record.name.toLowerCase()) await releaseClaim(caller.env.DB, organization, n.name!, record.id);
+  };
+  if (projectId) await holdProjectFor(caller, organization, projectId, record.id, releaseName);
+  const result = await workspaceStub(caller.env, record.id).update({
+    name: n.name,
+    nameClaimedAt,
+    projectId,
+    attributes: n,
+    tagBindings,
+    tags: flatTags,
+    now,
+    faults,
+  });
+  if (!result.ok) {
+    await releaseName();
+    if (projectId) await releaseProject(caller.db, projectId, record.id);
+    unwrap(result);
+  }
+  const done = result as { workspace: WorkspaceRecord; bookmark?: string | null };
+  const fresh = projectId ? await loadScope(caller, organization, [done.workspace]) : scope;
+  if (!fresh) throw ApiError.of("not_found");
+  return { workspace: done.workspace, scope: fresh, bookmark: done.bookmark };
+}
+
+/** Force delete: whatever the workspace holds (spec §4.8); 403 for readers who may not. */
+export async function forceDeleteWorkspace(caller: Caller, ref: WorkspaceRef, faults: Faults | undefined): Promise<void> {
+  const id = await resolveId(caller, ref);
+  const { scope, caps } = await readById(caller, id);
+  if (!canForceDelete(scope.access, caps)) throw ApiError.of("force_delete_forbidden");
+  unwrap(await workspaceStub(caller.env, id).remove({ faults }));
+}
