@@ -2,7 +2,6 @@
 // (issue 14), the 10-binding limit, project bindings and their inheritance into effective bindings.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { taggedFilterSql, searchTagsSql, excludeTagsSql } from "../src/tags/tags.index";
 import { sha256Hex } from "../src/ids";
 import { api, createOrg, createWorkspace, uniqueName } from "./helpers";
 
@@ -354,11 +353,17 @@ describe("project tag bindings and inheritance", () => {
   });
 });
 
-describe("list filter SQL over both tag sets and project inheritance", () => {
-  async function matching(org: string, where: { sql: string; binds: string[] }): Promise<string[]> {
-    const rows = await env.DB.prepare(`SELECT name FROM workspaces w WHERE organization_name = ? AND ${where.sql} ORDER BY name`).bind(org, ...where.binds).all<{ name: string }>();
-    return rows.results.map((r) => r.name);
+describe("list filters over both tag sets and project inheritance", () => {
+  /** The names the list endpoint returns for a query (what a client sees, not a copy of its SQL). */
+  async function matching(org: string, query: string): Promise<string[]> {
+    const res = await api("GET", `/organizations/${org}/workspaces?page%5Bsize%5D=100&${query}`);
+    expect(res.status).toBe(200);
+    return res.body.data.map((w: { attributes: { name: string } }) => w.attributes.name).sort();
   }
+  const tagged = (...filters: Array<[string, string?]>) =>
+    filters.map(([k, v], i) => `filter%5Btagged%5D%5B${i}%5D%5Bkey%5D=${k}${v !== undefined ? `&filter%5Btagged%5D%5B${i}%5D%5Bvalue%5D=${v}` : ""}`).join("&");
+  const searchTags = (...keys: string[]) => `search%5Btags%5D=${keys.join(",")}`;
+  const excludeTags = (...keys: string[]) => `search%5Bexclude-tags%5D=${keys.join(",")}`;
 
   it("filter[tagged] matches direct and inherited bindings (direct wins); search[tags] matches the same keys", async () => {
     const org = await createOrg();
@@ -368,32 +373,30 @@ describe("list filter SQL over both tag sets and project inheritance", () => {
     await createWorkspace(org, { name: "w3" }, undefined, { ...inProject(prj), tags: { data: [{ type: "tags", attributes: { name: "flat" } }] } });
     await createWorkspace(org, { name: "w4" }, undefined, { ...inProject(prj), "tag-bindings": { data: kv([["env", "dev"]]) } });
 
-    expect(await matching(org, taggedFilterSql([{ key: "key1", value: "" }]))).toEqual(["w1"]);
-    expect(await matching(org, taggedFilterSql([{ key: "key2", value: "" }]))).toEqual(["w1", "w2"]);
-    expect(await matching(org, taggedFilterSql([{ key: "key2", value: "value2b" }]))).toEqual(["w2"]);
-    expect(await matching(org, taggedFilterSql([{ key: "key2" }, { key: "key3", value: "value3" }]))).toEqual(["w2"]);
+    expect(await matching(org, tagged(["key1", ""]))).toEqual(["w1"]);
+    expect(await matching(org, tagged(["key2", ""]))).toEqual(["w1", "w2"]);
+    expect(await matching(org, tagged(["key2", "value2b"]))).toEqual(["w2"]);
+    expect(await matching(org, tagged(["key2"], ["key3", "value3"]))).toEqual(["w2"]);
     // A flat tag is not a binding: filter[tagged] never matches it (search[tags] does).
-    expect(await matching(org, taggedFilterSql([{ key: "flat", value: "" }]))).toEqual([]);
-    expect(await matching(org, taggedFilterSql([{ key: "flat", value: "x" }]))).toEqual([]);
-    expect(await matching(org, taggedFilterSql([{ key: "env", value: "" }]))).toEqual(["w4"]);
+    expect(await matching(org, tagged(["flat", ""]))).toEqual([]);
+    expect(await matching(org, tagged(["flat", "x"]))).toEqual([]);
+    expect(await matching(org, tagged(["env", ""]))).toEqual(["w4"]);
 
     // A project change shows at once: w3 and w4 inherit env=prod, but w4's direct env=dev wins.
     await patchProject(prj, kv([["env", "prod"]]));
-    expect(await matching(org, taggedFilterSql([{ key: "env", value: "prod" }]))).toEqual(["w3"]);
-    expect(await matching(org, taggedFilterSql([{ key: "env", value: "dev" }]))).toEqual(["w4"]);
-    expect(await matching(org, taggedFilterSql([{ key: "env", value: "" }]))).toEqual(["w3", "w4"]);
+    expect(await matching(org, tagged(["env", "prod"]))).toEqual(["w3"]);
+    expect(await matching(org, tagged(["env", "dev"]))).toEqual(["w4"]);
+    expect(await matching(org, tagged(["env", ""]))).toEqual(["w3", "w4"]);
     // Terraform's key-value strategy sends filter[tagged] and search[tags]=keys: same result set.
-    const both = taggedFilterSql([{ key: "env", value: "prod" }]);
-    const keys = searchTagsSql(["env"]);
-    expect(await matching(org, { sql: `${both.sql} AND ${keys.sql}`, binds: [...both.binds, ...keys.binds] })).toEqual(["w3"]);
-    expect(await matching(org, searchTagsSql(["key2", "key3"]))).toEqual(["w2"]);
-    expect(await matching(org, searchTagsSql(["env", "flat"]))).toEqual(["w3"]);
-    expect(await matching(org, excludeTagsSql(["env", "key1"]))).toEqual(["w2"]);
+    expect(await matching(org, `${tagged(["env", "prod"])}&${searchTags("env")}`)).toEqual(["w3"]);
+    expect(await matching(org, searchTags("key2", "key3"))).toEqual(["w2"]);
+    expect(await matching(org, searchTags("env", "flat"))).toEqual(["w3"]);
+    expect(await matching(org, excludeTags("env", "key1"))).toEqual(["w2"]);
 
     // A deleted organisation tag matches nothing, at once (no workspace was visited).
     const flatId = (await api("GET", `/organizations/${org}/tags?q=flat`)).body.data[0].id;
     expect((await api("DELETE", `/organizations/${org}/tags`, { body: { data: [{ type: "tags", id: flatId }] } })).status).toBe(204);
-    expect(await matching(org, searchTagsSql(["flat"]))).toEqual([]);
-    expect(await matching(org, excludeTagsSql(["flat", "key1"]))).toEqual(["w2", "w3", "w4"]);
+    expect(await matching(org, searchTags("flat"))).toEqual([]);
+    expect(await matching(org, excludeTags("flat", "key1"))).toEqual(["w2", "w3", "w4"]);
   });
 });

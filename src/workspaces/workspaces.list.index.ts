@@ -362,21 +362,6 @@ ORDER BY kind, ${outerOrder}`;
   return { sql, params: P.for(sql) };
 }
 
-/**
- * The benchmark's one-query floor (bench/): a single statement returning just the page's documents by
- * one of the two plans, without count, authorisation data or guards. Null when the plan needs a filter.
- */
-export function floorPageSql(principal: Principal, organization: string, spec: ListSpec, variant: Variant, plan: "scan" | "sort"): Sql | null {
-  const { P, orgParam, L, O, teams, positive, negative, order, preds } = pageParts(principal, organization, spec, variant);
-  if (plan === "sort" && positive.length === 0) return null;
-  const from =
-    plan === "scan"
-      ? `workspaces w WHERE w.organization_name = ${orgParam}${preds.map((p) => ` AND ${p}`).join("")}`
-      : `(${matching(positive, negative, orgParam)}) c CROSS JOIN workspaces w ON w.id = c.id`;
-  const sql = `WITH caller_teams(id) AS (${teams}) SELECT w.doc FROM ${from} ORDER BY ${order} LIMIT ${L} OFFSET ${O}`;
-  return { sql, params: P.for(sql) };
-}
-
 export interface ListBatch {
   statements: D1PreparedStatement[];
   /** Which variant each page statement is (in order after the first three statements). */
