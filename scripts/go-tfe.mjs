@@ -21,6 +21,8 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+// Process groups (the service and go test each run detached, so whole trees stop), shared with the client harness.
+import { groups, killGroup, sleep, stopGroup } from "./lib/service.mjs";
 
 const MODULE = "github.com/hashicorp/go-tfe";
 const VERSION = "v1.109.0";
@@ -36,7 +38,6 @@ const modDir = join(work, `go-tfe@${VERSION}`);
 
 // ---------------------------------------------------------------- options
 // (state used by cleanup(), which fail() calls)
-const groups = new Set(); // pids of process-group leaders still to stop
 let keepService = null; // the service's pgid when --keep
 let storeDir = null;
 const argv = process.argv.slice(2);
@@ -67,36 +68,12 @@ function fail(msg) {
 // ---------------------------------------------------------------- process handling
 // The service and go test each run in their own process group (detached), so the whole tree is stopped.
 
-function groupAlive(pgid) {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-function killGroup(pgid, sig) {
-  try {
-    process.kill(-pgid, sig);
-  } catch {}
-}
 // Synchronous last resort (exit handlers, fail()).
 function cleanup() {
   for (const pgid of groups) if (pgid !== keepService) killGroup(pgid, "SIGKILL");
   groups.clear();
   if (storeDir && !keepService) rmSync(storeDir, { recursive: true, force: true });
 }
-// Graceful: SIGTERM, up to `graceMs` for the group to go, then SIGKILL.
-async function stopGroup(pgid, graceMs = 5000) {
-  if (!groupAlive(pgid)) return groups.delete(pgid);
-  killGroup(pgid, "SIGTERM");
-  const until = Date.now() + graceMs;
-  while (groupAlive(pgid) && Date.now() < until) await sleep(100);
-  if (groupAlive(pgid)) killGroup(pgid, "SIGKILL");
-  while (groupAlive(pgid) && Date.now() < until + 2000) await sleep(100);
-  groups.delete(pgid);
-}
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 process.on("exit", cleanup);
 for (const [sig, code] of [["SIGINT", 130], ["SIGTERM", 143], ["SIGHUP", 129]]) {

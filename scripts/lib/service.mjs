@@ -1,6 +1,6 @@
 // Shared by the client harnesses: start the service (`npm start`) on a fresh local store with a random port and
-// a site-admin token, wait for GET /api/v2/ping, and stop whole process groups afterwards. The same approach as
-// scripts/go-tfe.mjs (which keeps its own copy). Node built-ins only.
+// a site-admin token, wait for GET /api/v2/ping, and stop whole process groups afterwards. scripts/go-tfe.mjs uses
+// its process-group helpers. Node built-ins only.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
