@@ -108,8 +108,6 @@ export interface Failure {
   pointer?: string;
 }
 
-export type Result<T> = ({ ok: true } & T) | Failure;
-
 export function fail(code: ErrorCode, detail?: string, pointer?: string): Failure {
   const f: Failure = { ok: false, code };
   if (detail !== undefined) f.detail = detail;
@@ -117,7 +115,15 @@ export function fail(code: ErrorCode, detail?: string, pointer?: string): Failur
   return f;
 }
 
-/** Unwraps a DO result, turning a Failure into the ApiError the table names. */
+/**
+ * THE result of every Durable Object RPC: a value (with the bookmark of the index write a mutation
+ * made, for read-your-writes list reads) or a failure the Worker turns into its API error.
+ */
+export type Result<T> = { ok: true; value: T; bookmark?: string | null } | Failure;
+
+export const ok = <T>(value: T, bookmark?: string | null): Result<T> => (bookmark === undefined ? { ok: true, value } : { ok: true, value, bookmark });
+
+/** The success of a result, or its failure thrown as the API error. */
 export function unwrap<R extends { ok: boolean }>(r: R): Extract<R, { ok: true }> {
   if (!r.ok) {
     const f = r as unknown as Failure;

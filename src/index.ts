@@ -6,6 +6,7 @@ import { secureHeaders } from "hono/secure-headers";
 import { limitByClient, requireAuth } from "./auth/auth.middleware";
 import { principalKey } from "./auth/principal";
 import type { AppEnv } from "./env";
+import { declaredActionHeld } from "./auth/caller.http";
 import { ApiError, errorResponse, JSONAPI, toApiError } from "./errors";
 import { defaultHook } from "./jsonapi/validation";
 import { LIMITS } from "./limits";
@@ -101,6 +102,13 @@ api.use("*", async (c, next) => {
   await next();
 });
 api.use("*", requireAuth);
+api.use("*", async (c, next) => {
+  await next();
+  if (c.res.status < 400 && !declaredActionHeld(c)) {
+    console.log(JSON.stringify({ level: "error", requestId: c.get("requestId"), error: `route ${c.req.method} ${c.req.path} answered without authorising its declared action` }));
+    c.res = errorResponse(c, ApiError.of("internal"));
+  }
+});
 for (const r of API_ROUTERS) api.route("/", r);
 
 // Signed state-blob URLs: no token (Terraform sends none), raw bodies, their own size limit; rate

@@ -1,8 +1,10 @@
-// The authorisation matrix (issue 3): every API route × every kind of caller, expected statuses
-// derived from one table of what each route needs. A route without a row fails the completeness test.
+// The authorisation matrix (issue 3): every API route × every kind of caller. Each route's action
+// comes from the requirement table the router enforces (src/auth/requirements.ts); which callers
+// pass each action is this test's own oracle. A route without a row fails the completeness test.
 import { env } from "cloudflare:workers";
 import SparkMD5 from "spark-md5";
 import { beforeAll, describe, expect, it } from "vitest";
+import { ROUTE_REQUIREMENTS, type Action } from "../src/auth/requirements";
 import { app } from "../src/index";
 import { api, createOrg, createWorkspace, uniqueName } from "./helpers";
 import { grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser } from "./principals";
@@ -17,29 +19,59 @@ type P = (typeof PRINCIPALS)[number] | (typeof FLAG_EXTRAS)[number];
 
 const WS_TEAMS: P[] = ["read", "plan", "write", "admin", "customLock"];
 const ORG_WIDE: P[] = ["owners", "orgToken", "siteAdmin"];
-/** Who passes each requirement (everyone else authenticated gets `denied`, default 404). */
-const NEEDS = {
-  any: ["read", "plan", "write", "admin", "customLock", "projectMaintain", "owners", "orgToken", "siteAdmin", "otherOrg"],
+/**
+ * The test's own oracle: which fixture callers satisfy each action of the requirement table
+ * (everyone else authenticated gets the action's refusal, default 404). Which action each route is
+ * declared against comes from the same table the router enforces (ROUTE_REQUIREMENTS).
+ */
+const WS_READ: P[] = [...WS_TEAMS, "projectMaintain", ...ORG_WIDE, ...FLAG_EXTRAS];
+const WS_ADMIN: P[] = ["admin", "projectMaintain", ...ORG_WIDE];
+const STATE_READ: P[] = ["read", "plan", "write", "admin", "projectMaintain", ...ORG_WIDE];
+const ORG_MEMBER: P[] = [...WS_TEAMS, "projectMaintain", ...ORG_WIDE];
+const WHO = {
+  authenticated: ["read", "plan", "write", "admin", "customLock", "projectMaintain", "owners", "orgToken", "siteAdmin", "otherOrg"],
   user: ["owners", "siteAdmin", "otherOrg"],
-  self: ["owners"],
-  /** A user's own, or the site admin issuing a user's first token. */
-  selfOrSiteAdmin: ["owners", "siteAdmin"],
-  siteAdmin: ["siteAdmin"],
-  orgMember: [...WS_TEAMS, "projectMaintain", ...ORG_WIDE],
-  orgOwner: ORG_WIDE,
-  orgOwnerNoToken: ["owners", "siteAdmin"],
-  createWorkspace: ["projectMaintain", ...ORG_WIDE],
-  wsRead: [...WS_TEAMS, "projectMaintain", ...ORG_WIDE, ...FLAG_EXTRAS],
-  wsLock: ["write", "admin", "customLock", "projectMaintain", ...ORG_WIDE, "manageWorkspaces"],
-  wsAdmin: ["admin", "projectMaintain", ...ORG_WIDE],
-  stateRead: ["read", "plan", "write", "admin", "projectMaintain", ...ORG_WIDE],
-  stateWrite: ["write", "admin", "projectMaintain", "owners", "siteAdmin"],
-  forceDelete: ORG_WIDE,
-  projectRead: [...WS_TEAMS, "projectMaintain", ...ORG_WIDE],
-  projectManage: ORG_WIDE,
-  /** Team access of a project: callers holding a grant on the project itself (not just on its workspaces). */
-  projectGrant: ["projectMaintain", ...ORG_WIDE],
-} satisfies Record<string, P[]>;
+  "site-admin": ["siteAdmin"],
+  "user.self": ["owners"],
+  "user.self-or-site-admin": ["owners", "siteAdmin"],
+  "token.manage": ["owners"],
+  "organization.read": ORG_MEMBER,
+  "organization.manage": ORG_WIDE,
+  "organization.owner": ["owners", "siteAdmin"],
+  "teams.manage": ORG_WIDE,
+  "teams.manage-organization-access": ORG_WIDE,
+  "teams.change-members": ORG_WIDE,
+  "teams.manage-tokens": ORG_WIDE,
+  "membership.read": ORG_MEMBER,
+  "membership.manage": ORG_WIDE,
+  "projects.manage": ORG_WIDE,
+  "workspaces.manage": ORG_WIDE,
+  "vcs.manage": ORG_WIDE,
+  "ssh-keys.create": ["owners", "siteAdmin"],
+  "agent-pools.manage": ORG_WIDE,
+  "project.read": ORG_MEMBER,
+  "project.admin": ORG_WIDE,
+  "project.read-teams": ["projectMaintain", ...ORG_WIDE],
+  "project.manage-teams": ORG_WIDE,
+  "workspace.create": ["projectMaintain", ...ORG_WIDE],
+  "workspace.read": WS_READ,
+  "workspace.update": WS_ADMIN,
+  "workspace.manage-tags": WS_ADMIN,
+  "workspace.lock": ["write", "admin", "customLock", "projectMaintain", ...ORG_WIDE, "manageWorkspaces"],
+  "workspace.force-unlock": WS_ADMIN,
+  "workspace.delete": [...WS_ADMIN, "projectDelete"],
+  "workspace.move": ORG_WIDE,
+  "workspace.force-delete": ORG_WIDE,
+  "state.read-outputs": [...STATE_READ, "readOutputs"],
+  "state.read": STATE_READ,
+  "state.create": ["write", "admin", "projectMaintain", "owners", "siteAdmin"],
+} satisfies Record<Action, P[]>;
+
+const needsOf = (row: { method: string; route: string }): Action => {
+  const action = ROUTE_REQUIREMENTS[`${row.method} ${row.route}`];
+  if (!action) throw new Error(`${row.method} ${row.route} is declared against no requirement`);
+  return action;
+};
 
 interface Fixture {
   org: string;
@@ -55,7 +87,6 @@ interface Target {
 interface Row {
   method: string;
   route: string;
-  needs: keyof typeof NEEDS;
   ok: number;
   /** Status for authenticated callers who are refused (404 unless the spec names 403). */
   denied?: number;
@@ -98,14 +129,14 @@ const drp = { data: { type: "data-retention-policy-delete-olders", attributes: {
 const org = () => fx.org;
 
 const ROWS: Row[] = [
-  { method: "GET", route: "/api/v2/ping", needs: "any", ok: 204, make: async () => ({ path: "/ping" }) },
-  { method: "GET", route: "/api/v2/account/details", needs: "any", ok: 200, make: async () => ({ path: "/account/details" }) },
-  { method: "POST", route: "/api/v2/organizations", needs: "user", ok: 201, make: async () => ({ path: "/organizations", body: { data: { type: "organizations", attributes: { name: uniqueName("o"), email: "a@b.c" } } } }) },
-  { method: "GET", route: "/api/v2/organizations", needs: "any", ok: 200, make: async () => ({ path: "/organizations" }) },
-  { method: "GET", route: "/api/v2/organizations/:organization_name", needs: "orgMember", ok: 200, make: async () => ({ path: `/organizations/${org()}` }) },
-  { method: "PATCH", route: "/api/v2/organizations/:organization_name", needs: "orgOwner", ok: 200, make: async () => ({ path: `/organizations/${org()}`, body: { data: { type: "organizations", attributes: { email: "x@y.z" } } } }) },
+  { method: "GET", route: "/api/v2/ping", ok: 204, make: async () => ({ path: "/ping" }) },
+  { method: "GET", route: "/api/v2/account/details", ok: 200, make: async () => ({ path: "/account/details" }) },
+  { method: "POST", route: "/api/v2/organizations", ok: 201, make: async () => ({ path: "/organizations", body: { data: { type: "organizations", attributes: { name: uniqueName("o"), email: "a@b.c" } } } }) },
+  { method: "GET", route: "/api/v2/organizations", ok: 200, make: async () => ({ path: "/organizations" }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name", ok: 200, make: async () => ({ path: `/organizations/${org()}` }) },
+  { method: "PATCH", route: "/api/v2/organizations/:organization_name", ok: 200, make: async () => ({ path: `/organizations/${org()}`, body: { data: { type: "organizations", attributes: { email: "x@y.z" } } } }) },
   {
-    method: "DELETE", route: "/api/v2/organizations/:organization_name", needs: "orgOwnerNoToken", ok: 204,
+    method: "DELETE", route: "/api/v2/organizations/:organization_name", ok: 204,
     make: async (_fx, who) => {
       // A throwaway organisation the caller is owner of only when the row says so.
       const name = await createOrg();
@@ -113,27 +144,27 @@ const ROWS: Row[] = [
       return { path: `/organizations/${name}` };
     },
   },
-  { method: "GET", route: "/api/v2/organizations/:organization_name/entitlement-set", needs: "orgMember", ok: 200, make: async () => ({ path: `/organizations/${org()}/entitlement-set` }) },
-  { method: "POST", route: "/api/v2/organizations/:organization_name/workspaces", needs: "createWorkspace", ok: 201, make: async () => ({ path: `/organizations/${org()}/workspaces`, body: wsBody({ name: uniqueName("w") }) }) },
-  { method: "GET", route: "/api/v2/organizations/:organization_name/workspaces", needs: "orgMember", ok: 200, make: async () => ({ path: `/organizations/${org()}/workspaces` }) },
-  { method: "GET", route: "/api/v2/workspaces/:workspace_id", needs: "wsRead", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}` }) },
-  { method: "PATCH", route: "/api/v2/workspaces/:workspace_id", needs: "wsAdmin", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}`, body: wsBody({ description: "d" }) }) },
-  { method: "DELETE", route: "/api/v2/workspaces/:workspace_id", needs: "forceDelete", ok: 204, denied: 403, make: async () => ({ path: `/workspaces/${(await workspace()).id}` }) },
-  { method: "GET", route: "/api/v2/organizations/:organization_name/workspaces/:name", needs: "wsRead", ok: 200, make: async () => ({ path: `/organizations/${org()}/workspaces/${(await workspace()).name}` }) },
-  { method: "PATCH", route: "/api/v2/organizations/:organization_name/workspaces/:name", needs: "wsAdmin", ok: 200, make: async () => ({ path: `/organizations/${org()}/workspaces/${(await workspace()).name}`, body: wsBody({ description: "d" }) }) },
-  { method: "DELETE", route: "/api/v2/organizations/:organization_name/workspaces/:name", needs: "forceDelete", ok: 204, denied: 403, make: async () => ({ path: `/organizations/${org()}/workspaces/${(await workspace()).name}` }) },
-  { method: "GET", route: "/api/v2/workspaces/:workspace_id/relationships/tags", needs: "wsRead", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/tags` }) },
-  { method: "POST", route: "/api/v2/workspaces/:workspace_id/relationships/tags", needs: "wsAdmin", ok: 204, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/tags`, body: flat }) },
-  { method: "DELETE", route: "/api/v2/workspaces/:workspace_id/relationships/tags", needs: "wsAdmin", ok: 204, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/tags`, body: flat }) },
-  { method: "GET", route: "/api/v2/workspaces/:workspace_id/tag-bindings", needs: "wsRead", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/tag-bindings` }) },
-  { method: "PATCH", route: "/api/v2/workspaces/:workspace_id/tag-bindings", needs: "wsAdmin", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/tag-bindings`, body: tb }) },
-  { method: "GET", route: "/api/v2/workspaces/:workspace_id/effective-tag-bindings", needs: "wsRead", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/effective-tag-bindings` }) },
-  { method: "GET", route: "/api/v2/projects/:project_id/tag-bindings", needs: "projectRead", ok: 200, make: async () => ({ path: `/projects/${fx.ids.defaultProject}/tag-bindings` }) },
-  { method: "PATCH", route: "/api/v2/projects/:project_id/tag-bindings", needs: "projectManage", ok: 200, make: async () => ({ path: `/projects/${(await project()).id}/tag-bindings`, body: tb }) },
-  { method: "GET", route: "/api/v2/projects/:project_id/effective-tag-bindings", needs: "projectRead", ok: 200, make: async () => ({ path: `/projects/${fx.ids.defaultProject}/effective-tag-bindings` }) },
-  { method: "GET", route: "/api/v2/organizations/:organization_name/tags", needs: "orgMember", ok: 200, make: async () => ({ path: `/organizations/${org()}/tags` }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/entitlement-set", ok: 200, make: async () => ({ path: `/organizations/${org()}/entitlement-set` }) },
+  { method: "POST", route: "/api/v2/organizations/:organization_name/workspaces", ok: 201, make: async () => ({ path: `/organizations/${org()}/workspaces`, body: wsBody({ name: uniqueName("w") }) }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/workspaces", ok: 200, make: async () => ({ path: `/organizations/${org()}/workspaces` }) },
+  { method: "GET", route: "/api/v2/workspaces/:workspace_id", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}` }) },
+  { method: "PATCH", route: "/api/v2/workspaces/:workspace_id", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}`, body: wsBody({ description: "d" }) }) },
+  { method: "DELETE", route: "/api/v2/workspaces/:workspace_id", ok: 204, denied: 403, make: async () => ({ path: `/workspaces/${(await workspace()).id}` }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/workspaces/:name", ok: 200, make: async () => ({ path: `/organizations/${org()}/workspaces/${(await workspace()).name}` }) },
+  { method: "PATCH", route: "/api/v2/organizations/:organization_name/workspaces/:name", ok: 200, make: async () => ({ path: `/organizations/${org()}/workspaces/${(await workspace()).name}`, body: wsBody({ description: "d" }) }) },
+  { method: "DELETE", route: "/api/v2/organizations/:organization_name/workspaces/:name", ok: 204, denied: 403, make: async () => ({ path: `/organizations/${org()}/workspaces/${(await workspace()).name}` }) },
+  { method: "GET", route: "/api/v2/workspaces/:workspace_id/relationships/tags", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/tags` }) },
+  { method: "POST", route: "/api/v2/workspaces/:workspace_id/relationships/tags", ok: 204, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/tags`, body: flat }) },
+  { method: "DELETE", route: "/api/v2/workspaces/:workspace_id/relationships/tags", ok: 204, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/tags`, body: flat }) },
+  { method: "GET", route: "/api/v2/workspaces/:workspace_id/tag-bindings", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/tag-bindings` }) },
+  { method: "PATCH", route: "/api/v2/workspaces/:workspace_id/tag-bindings", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/tag-bindings`, body: tb }) },
+  { method: "GET", route: "/api/v2/workspaces/:workspace_id/effective-tag-bindings", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/effective-tag-bindings` }) },
+  { method: "GET", route: "/api/v2/projects/:project_id/tag-bindings", ok: 200, make: async () => ({ path: `/projects/${fx.ids.defaultProject}/tag-bindings` }) },
+  { method: "PATCH", route: "/api/v2/projects/:project_id/tag-bindings", ok: 200, make: async () => ({ path: `/projects/${(await project()).id}/tag-bindings`, body: tb }) },
+  { method: "GET", route: "/api/v2/projects/:project_id/effective-tag-bindings", ok: 200, make: async () => ({ path: `/projects/${fx.ids.defaultProject}/effective-tag-bindings` }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/tags", ok: 200, make: async () => ({ path: `/organizations/${org()}/tags` }) },
   {
-    method: "DELETE", route: "/api/v2/organizations/:organization_name/tags", needs: "orgOwner", ok: 204,
+    method: "DELETE", route: "/api/v2/organizations/:organization_name/tags", ok: 204,
     make: async () => {
       const ws = await workspace();
       await api("POST", `/workspaces/${ws.id}/relationships/tags`, { body: { data: [{ type: "tags", attributes: { name: uniqueName("tag") } }] } });
@@ -142,7 +173,7 @@ const ROWS: Row[] = [
     },
   },
   {
-    method: "POST", route: "/api/v2/tags/:tag_id/relationships/workspaces", needs: "wsAdmin", ok: 204,
+    method: "POST", route: "/api/v2/tags/:tag_id/relationships/workspaces", ok: 204,
     make: async () => {
       const ws = await workspace();
       await api("POST", `/workspaces/${ws.id}/relationships/tags`, { body: { data: [{ type: "tags", attributes: { name: uniqueName("tag") } }] } });
@@ -150,48 +181,48 @@ const ROWS: Row[] = [
       return { path: `/tags/${tags.body.data[0].id}/relationships/workspaces`, body: { data: [{ type: "workspaces", id: (await workspace()).id }] } };
     },
   },
-  { method: "POST", route: "/api/v2/workspaces/:workspace_id/actions/lock", needs: "wsLock", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/actions/lock` }) },
+  { method: "POST", route: "/api/v2/workspaces/:workspace_id/actions/lock", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/actions/lock` }) },
   {
-    method: "POST", route: "/api/v2/workspaces/:workspace_id/actions/unlock", needs: "wsLock", ok: 200,
+    method: "POST", route: "/api/v2/workspaces/:workspace_id/actions/unlock", ok: 200,
     make: async (_fx, who) => {
       const ws = await workspace();
       const token = fx.tokens[who];
       // Locked by the caller itself where it may lock, so that a successful unlock is possible.
-      await api("POST", `/workspaces/${ws.id}/actions/lock`, { token: token && NEEDS.wsLock.includes(who as never) ? token : undefined });
+      await api("POST", `/workspaces/${ws.id}/actions/lock`, { token: token && (WHO["workspace.lock"] as readonly P[]).includes(who) ? token : undefined });
       return { path: `/workspaces/${ws.id}/actions/unlock` };
     },
   },
   {
-    method: "POST", route: "/api/v2/workspaces/:workspace_id/actions/force-unlock", needs: "wsAdmin", ok: 200,
+    method: "POST", route: "/api/v2/workspaces/:workspace_id/actions/force-unlock", ok: 200,
     make: async () => {
       const ws = await workspace();
       await api("POST", `/workspaces/${ws.id}/actions/lock`);
       return { path: `/workspaces/${ws.id}/actions/force-unlock` };
     },
   },
-  { method: "POST", route: "/api/v2/workspaces/:workspace_id/actions/safe-delete", needs: "wsAdmin", ok: 204, make: async () => ({ path: `/workspaces/${(await workspace()).id}/actions/safe-delete` }) },
-  { method: "POST", route: "/api/v2/organizations/:organization_name/workspaces/:name/actions/safe-delete", needs: "wsAdmin", ok: 204, make: async () => ({ path: `/organizations/${org()}/workspaces/${(await workspace()).name}/actions/safe-delete` }) },
-  { method: "POST", route: "/api/v2/organizations/:organization_name/teams", needs: "orgOwner", ok: 200, make: async () => ({ path: `/organizations/${org()}/teams`, body: { data: { type: "teams", attributes: { name: uniqueName("t") } } } }) },
-  { method: "GET", route: "/api/v2/organizations/:organization_name/teams", needs: "orgMember", ok: 200, make: async () => ({ path: `/organizations/${org()}/teams` }) },
-  { method: "GET", route: "/api/v2/teams/:team_id", needs: "orgMember", ok: 200, make: async () => ({ path: `/teams/${(await team()).id}` }) },
-  { method: "PATCH", route: "/api/v2/teams/:team_id", needs: "orgOwner", ok: 200, make: async () => ({ path: `/teams/${(await team()).id}`, body: { data: { type: "teams", attributes: { visibility: "organization" } } } }) },
-  { method: "DELETE", route: "/api/v2/teams/:team_id", needs: "orgOwner", ok: 204, make: async () => ({ path: `/teams/${(await team()).id}` }) },
-  { method: "POST", route: "/api/v2/teams/:team_id/relationships/users", needs: "orgOwner", ok: 204, make: async () => ({ path: `/teams/${(await team()).id}/relationships/users`, body: { data: [{ type: "users", id: fx.ids.ownerUser }] } }) },
-  { method: "DELETE", route: "/api/v2/teams/:team_id/relationships/users", needs: "orgOwner", ok: 204, make: async () => ({ path: `/teams/${(await team()).id}/relationships/users`, body: { data: [{ type: "users", id: fx.ids.ownerUser }] } }) },
+  { method: "POST", route: "/api/v2/workspaces/:workspace_id/actions/safe-delete", ok: 204, make: async () => ({ path: `/workspaces/${(await workspace()).id}/actions/safe-delete` }) },
+  { method: "POST", route: "/api/v2/organizations/:organization_name/workspaces/:name/actions/safe-delete", ok: 204, make: async () => ({ path: `/organizations/${org()}/workspaces/${(await workspace()).name}/actions/safe-delete` }) },
+  { method: "POST", route: "/api/v2/organizations/:organization_name/teams", ok: 200, make: async () => ({ path: `/organizations/${org()}/teams`, body: { data: { type: "teams", attributes: { name: uniqueName("t") } } } }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/teams", ok: 200, make: async () => ({ path: `/organizations/${org()}/teams` }) },
+  { method: "GET", route: "/api/v2/teams/:team_id", ok: 200, make: async () => ({ path: `/teams/${(await team()).id}` }) },
+  { method: "PATCH", route: "/api/v2/teams/:team_id", ok: 200, make: async () => ({ path: `/teams/${(await team()).id}`, body: { data: { type: "teams", attributes: { visibility: "organization" } } } }) },
+  { method: "DELETE", route: "/api/v2/teams/:team_id", ok: 204, make: async () => ({ path: `/teams/${(await team()).id}` }) },
+  { method: "POST", route: "/api/v2/teams/:team_id/relationships/users", ok: 204, make: async () => ({ path: `/teams/${(await team()).id}/relationships/users`, body: { data: [{ type: "users", id: fx.ids.ownerUser }] } }) },
+  { method: "DELETE", route: "/api/v2/teams/:team_id/relationships/users", ok: 204, make: async () => ({ path: `/teams/${(await team()).id}/relationships/users`, body: { data: [{ type: "users", id: fx.ids.ownerUser }] } }) },
   ...(["POST", "DELETE"] as const).map(
     (method): Row => ({
-      method, route: "/api/v2/teams/:team_id/relationships/organization-memberships", needs: "orgOwner", ok: 204,
+      method, route: "/api/v2/teams/:team_id/relationships/organization-memberships", ok: 204,
       make: async () => {
         const m = await adminPost(`/organizations/${org()}/organization-memberships`, { data: { type: "organization-memberships", attributes: { email: `${uniqueName("m")}@x.test` } } });
         return { path: `/teams/${(await team()).id}/relationships/organization-memberships`, body: { data: [{ type: "organization-memberships", id: m.id }] } };
       },
     }),
   ),
-  { method: "GET", route: "/api/v2/organizations/:organization_name/team-tokens", needs: "orgOwner", ok: 200, make: async () => ({ path: `/organizations/${org()}/team-tokens` }) },
-  { method: "PATCH", route: "/api/v2/account/update", needs: "user", ok: 200, make: async () => ({ path: "/account/update", body: { data: { type: "users", attributes: {} } } }) },
-  { method: "POST", route: "/api/v2/teams/:team_id/authentication-token", needs: "orgOwner", ok: 201, make: async () => ({ path: `/teams/${(await team()).id}/authentication-token` }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/team-tokens", ok: 200, make: async () => ({ path: `/organizations/${org()}/team-tokens` }) },
+  { method: "PATCH", route: "/api/v2/account/update", ok: 200, make: async () => ({ path: "/account/update", body: { data: { type: "users", attributes: {} } } }) },
+  { method: "POST", route: "/api/v2/teams/:team_id/authentication-token", ok: 201, make: async () => ({ path: `/teams/${(await team()).id}/authentication-token` }) },
   {
-    method: "GET", route: "/api/v2/teams/:team_id/authentication-token", needs: "orgOwner", ok: 200,
+    method: "GET", route: "/api/v2/teams/:team_id/authentication-token", ok: 200,
     make: async () => {
       const t = await team();
       await api("POST", `/teams/${t.id}/authentication-token`);
@@ -199,26 +230,26 @@ const ROWS: Row[] = [
     },
   },
   {
-    method: "DELETE", route: "/api/v2/teams/:team_id/authentication-token", needs: "orgOwner", ok: 204,
+    method: "DELETE", route: "/api/v2/teams/:team_id/authentication-token", ok: 204,
     make: async () => {
       const t = await team();
       await api("POST", `/teams/${t.id}/authentication-token`);
       return { path: `/teams/${t.id}/authentication-token` };
     },
   },
-  { method: "POST", route: "/api/v2/teams/:team_id/authentication-tokens", needs: "orgOwner", ok: 201, make: async () => ({ path: `/teams/${(await team()).id}/authentication-tokens` }) },
-  { method: "GET", route: "/api/v2/teams/:team_id/authentication-tokens", needs: "orgOwner", ok: 200, make: async () => ({ path: `/teams/${(await team()).id}/authentication-tokens` }) },
+  { method: "POST", route: "/api/v2/teams/:team_id/authentication-tokens", ok: 201, make: async () => ({ path: `/teams/${(await team()).id}/authentication-tokens` }) },
+  { method: "GET", route: "/api/v2/teams/:team_id/authentication-tokens", ok: 200, make: async () => ({ path: `/teams/${(await team()).id}/authentication-tokens` }) },
   {
-    method: "DELETE", route: "/api/v2/teams/:team_id/authentication-tokens", needs: "orgOwner", ok: 204,
+    method: "DELETE", route: "/api/v2/teams/:team_id/authentication-tokens", ok: 204,
     make: async () => {
       const t = await team();
       await api("POST", `/teams/${t.id}/authentication-tokens`);
       return { path: `/teams/${t.id}/authentication-tokens` };
     },
   },
-  { method: "POST", route: "/api/v2/organizations/:organization_name/authentication-token", needs: "orgOwner", ok: 201, make: async () => ({ path: `/organizations/${await createOrgFor("owners")}/authentication-token` }) },
+  { method: "POST", route: "/api/v2/organizations/:organization_name/authentication-token", ok: 201, make: async () => ({ path: `/organizations/${await createOrgFor("owners")}/authentication-token` }) },
   {
-    method: "GET", route: "/api/v2/organizations/:organization_name/authentication-token", needs: "orgOwnerNoToken", ok: 200,
+    method: "GET", route: "/api/v2/organizations/:organization_name/authentication-token", ok: 200,
     make: async () => {
       const name = await createOrgFor("owners");
       await api("POST", `/organizations/${name}/authentication-token`);
@@ -226,31 +257,31 @@ const ROWS: Row[] = [
     },
   },
   {
-    method: "DELETE", route: "/api/v2/organizations/:organization_name/authentication-token", needs: "orgOwnerNoToken", ok: 204,
+    method: "DELETE", route: "/api/v2/organizations/:organization_name/authentication-token", ok: 204,
     make: async () => {
       const name = await createOrgFor("owners");
       await api("POST", `/organizations/${name}/authentication-token`);
       return { path: `/organizations/${name}/authentication-token` };
     },
   },
-  { method: "POST", route: "/api/v2/users/:user_id/authentication-tokens", needs: "selfOrSiteAdmin", ok: 201, make: async () => ({ path: `/users/${fx.ids.ownerUser}/authentication-tokens` }) },
-  { method: "GET", route: "/api/v2/users/:user_id/authentication-tokens", needs: "self", ok: 200, make: async () => ({ path: `/users/${fx.ids.ownerUser}/authentication-tokens` }) },
+  { method: "POST", route: "/api/v2/users/:user_id/authentication-tokens", ok: 201, make: async () => ({ path: `/users/${fx.ids.ownerUser}/authentication-tokens` }) },
+  { method: "GET", route: "/api/v2/users/:user_id/authentication-tokens", ok: 200, make: async () => ({ path: `/users/${fx.ids.ownerUser}/authentication-tokens` }) },
   {
-    method: "GET", route: "/api/v2/authentication-tokens/:token_id", needs: "self", ok: 200,
+    method: "GET", route: "/api/v2/authentication-tokens/:token_id", ok: 200,
     make: async () => ({ path: `/authentication-tokens/${(await api("POST", `/users/${fx.ids.ownerUser}/authentication-tokens`, { token: fx.tokens.owners })).body.data.id}` }),
   },
   {
-    method: "DELETE", route: "/api/v2/authentication-tokens/:token_id", needs: "self", ok: 204,
+    method: "DELETE", route: "/api/v2/authentication-tokens/:token_id", ok: 204,
     make: async () => ({ path: `/authentication-tokens/${(await api("POST", `/users/${fx.ids.ownerUser}/authentication-tokens`, { token: fx.tokens.owners })).body.data.id}` }),
   },
   {
-    method: "POST", route: "/api/v2/team-workspaces", needs: "wsAdmin", ok: 201,
+    method: "POST", route: "/api/v2/team-workspaces", ok: 201,
     make: async () => ({ path: "/team-workspaces", body: { data: { type: "team-workspaces", attributes: { access: "read" }, relationships: { team: { data: { type: "teams", id: (await team()).id } }, workspace: { data: { type: "workspaces", id: (await workspace()).id } } } } } }),
   },
-  { method: "GET", route: "/api/v2/team-workspaces", needs: "wsRead", ok: 200, make: async () => ({ path: `/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=${(await workspace()).id}` }) },
+  { method: "GET", route: "/api/v2/team-workspaces", ok: 200, make: async () => ({ path: `/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=${(await workspace()).id}` }) },
   ...(["GET", "PATCH", "DELETE"] as const).map(
     (method): Row => ({
-      method, route: "/api/v2/team-workspaces/:id", needs: method === "GET" ? "wsRead" : "wsAdmin", ok: method === "DELETE" ? 204 : 200,
+      method, route: "/api/v2/team-workspaces/:id", ok: method === "DELETE" ? 204 : 200,
       make: async () => {
         const created = await adminPost("/team-workspaces", { data: { type: "team-workspaces", attributes: { access: "read" }, relationships: { team: { data: { type: "teams", id: (await team()).id } }, workspace: { data: { type: "workspaces", id: (await workspace()).id } } } } });
         return { path: `/team-workspaces/${created.id}`, body: method === "PATCH" ? { data: { type: "team-workspaces", attributes: { access: "write" } } } : undefined };
@@ -258,22 +289,22 @@ const ROWS: Row[] = [
     }),
   ),
   {
-    method: "POST", route: "/api/v2/team-projects", needs: "projectManage", ok: 201,
+    method: "POST", route: "/api/v2/team-projects", ok: 201,
     make: async () => ({ path: "/team-projects", body: { data: { type: "team-projects", attributes: { access: "read" }, relationships: { team: { data: { type: "teams", id: (await team()).id } }, project: { data: { type: "projects", id: (await project()).id } } } } } }),
   },
-  { method: "GET", route: "/api/v2/team-projects", needs: "projectGrant", ok: 200, make: async () => ({ path: `/team-projects?filter%5Bproject%5D%5Bid%5D=${fx.ids.defaultProject}` }) },
+  { method: "GET", route: "/api/v2/team-projects", ok: 200, make: async () => ({ path: `/team-projects?filter%5Bproject%5D%5Bid%5D=${fx.ids.defaultProject}` }) },
   ...(["GET", "PATCH", "DELETE"] as const).map(
     (method): Row => ({
-      method, route: "/api/v2/team-projects/:id", needs: method === "GET" ? "projectGrant" : "projectManage", ok: method === "DELETE" ? 204 : 200,
+      method, route: "/api/v2/team-projects/:id", ok: method === "DELETE" ? 204 : 200,
       make: async () => {
         const created = await adminPost("/team-projects", { data: { type: "team-projects", attributes: { access: "read" }, relationships: { team: { data: { type: "teams", id: (await team()).id } }, project: { data: { type: "projects", id: fx.ids.defaultProject } } } } });
         return { path: `/team-projects/${created.id}`, body: method === "PATCH" ? { data: { type: "team-projects", attributes: { access: "write" } } } : undefined };
       },
     }),
   ),
-  { method: "GET", route: "/api/v2/admin/consistency", needs: "siteAdmin", ok: 200, make: async () => ({ path: "/admin/consistency?page%5Bsize%5D=5" }) },
+  { method: "GET", route: "/api/v2/admin/consistency", ok: 200, make: async () => ({ path: "/admin/consistency?page%5Bsize%5D=5" }) },
   {
-    method: "POST", route: "/api/v2/admin/users/:user_id/actions/confirm-email", needs: "siteAdmin", ok: 200,
+    method: "POST", route: "/api/v2/admin/users/:user_id/actions/confirm-email", ok: 200,
     make: async () => {
       const u = await makeUser();
       await api("PATCH", "/account/update", { token: u.token, body: { data: { type: "users", attributes: { email: `${uniqueName("e")}@x.test` } } } });
@@ -282,81 +313,81 @@ const ROWS: Row[] = [
   },
   {
     // Only the invited user (here the owners user, invited to a fresh organisation by its address) accepts.
-    method: "POST", route: "/api/v2/organization-memberships/:id/actions/accept", needs: "self", ok: 200,
+    method: "POST", route: "/api/v2/organization-memberships/:id/actions/accept", ok: 200,
     make: async () => {
       const name = await createOrg();
       const inv = await adminPost(`/organizations/${name}/organization-memberships`, { data: { type: "organization-memberships", attributes: { email: `${fx.ids.ownerUser}@example.com` } } });
       return { path: `/organization-memberships/${inv.id}/actions/accept` };
     },
   },
-  { method: "POST", route: "/api/v2/admin/users", needs: "siteAdmin", ok: 201, make: async () => { const n = uniqueName("u"); return { path: "/admin/users", body: { data: { type: "users", attributes: { username: n, email: `${n}@x.test` } } } }; } },
-  { method: "GET", route: "/api/v2/users/:user_id", needs: "any", ok: 200, make: async () => ({ path: `/users/${fx.ids.ownerUser}` }) },
-  { method: "POST", route: "/api/v2/organizations/:organization_name/organization-memberships", needs: "orgOwner", ok: 201, make: async () => ({ path: `/organizations/${org()}/organization-memberships`, body: { data: { type: "organization-memberships", attributes: { email: `${uniqueName("m")}@x.test` } } } }) },
-  { method: "GET", route: "/api/v2/organizations/:organization_name/organization-memberships", needs: "orgMember", ok: 200, make: async () => ({ path: `/organizations/${org()}/organization-memberships` }) },
+  { method: "POST", route: "/api/v2/admin/users", ok: 201, make: async () => { const n = uniqueName("u"); return { path: "/admin/users", body: { data: { type: "users", attributes: { username: n, email: `${n}@x.test` } } } }; } },
+  { method: "GET", route: "/api/v2/users/:user_id", ok: 200, make: async () => ({ path: `/users/${fx.ids.ownerUser}` }) },
+  { method: "POST", route: "/api/v2/organizations/:organization_name/organization-memberships", ok: 201, make: async () => ({ path: `/organizations/${org()}/organization-memberships`, body: { data: { type: "organization-memberships", attributes: { email: `${uniqueName("m")}@x.test` } } } }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/organization-memberships", ok: 200, make: async () => ({ path: `/organizations/${org()}/organization-memberships` }) },
   ...(["GET", "DELETE"] as const).map(
     (method): Row => ({
-      method, route: "/api/v2/organization-memberships/:id", needs: method === "GET" ? "orgMember" : "orgOwner", ok: method === "DELETE" ? 204 : 200,
+      method, route: "/api/v2/organization-memberships/:id", ok: method === "DELETE" ? 204 : 200,
       make: async () => ({ path: `/organization-memberships/${(await adminPost(`/organizations/${org()}/organization-memberships`, { data: { type: "organization-memberships", attributes: { email: `${uniqueName("m")}@x.test` } } })).id}` }),
     }),
   ),
-  { method: "POST", route: "/api/v2/organizations/:organization_name/projects", needs: "projectManage", ok: 201, make: async () => ({ path: `/organizations/${org()}/projects`, body: { data: { type: "projects", attributes: { name: uniqueName("p") } } } }) },
-  { method: "GET", route: "/api/v2/organizations/:organization_name/projects", needs: "orgMember", ok: 200, make: async () => ({ path: `/organizations/${org()}/projects` }) },
-  { method: "GET", route: "/api/v2/projects/:project_id", needs: "projectRead", ok: 200, make: async () => ({ path: `/projects/${fx.ids.defaultProject}` }) },
-  { method: "PATCH", route: "/api/v2/projects/:project_id", needs: "projectManage", ok: 200, make: async () => ({ path: `/projects/${(await project()).id}`, body: { data: { type: "projects", attributes: { description: "d" } } } }) },
-  { method: "DELETE", route: "/api/v2/projects/:project_id", needs: "projectManage", ok: 204, make: async () => ({ path: `/projects/${(await project()).id}` }) },
-  { method: "POST", route: "/api/v2/organizations/:organization_name/ssh-keys", needs: "orgOwnerNoToken", ok: 201, make: async () => ({ path: `/organizations/${org()}/ssh-keys`, body: { data: { type: "ssh-keys", attributes: { name: "k", value: "v" } } } }) },
-  { method: "GET", route: "/api/v2/organizations/:organization_name/ssh-keys", needs: "orgMember", ok: 200, make: async () => ({ path: `/organizations/${org()}/ssh-keys` }) },
-  { method: "GET", route: "/api/v2/ssh-keys/:ssh_key_id", needs: "orgMember", ok: 200, make: async () => ({ path: `/ssh-keys/${(await sshKey()).id}` }) },
-  { method: "PATCH", route: "/api/v2/ssh-keys/:ssh_key_id", needs: "orgOwner", ok: 200, make: async () => ({ path: `/ssh-keys/${(await sshKey()).id}`, body: { data: { type: "ssh-keys", attributes: { name: "n" } } } }) },
-  { method: "DELETE", route: "/api/v2/ssh-keys/:ssh_key_id", needs: "orgOwner", ok: 204, make: async () => ({ path: `/ssh-keys/${(await sshKey()).id}` }) },
-  { method: "POST", route: "/api/v2/organizations/:organization_name/agent-pools", needs: "orgOwner", ok: 201, make: async () => ({ path: `/organizations/${org()}/agent-pools`, body: { data: { type: "agent-pools", attributes: { name: uniqueName("pool") } } } }) },
-  { method: "GET", route: "/api/v2/organizations/:organization_name/agent-pools", needs: "orgMember", ok: 200, make: async () => ({ path: `/organizations/${org()}/agent-pools` }) },
-  { method: "GET", route: "/api/v2/agent-pools/:pool_id", needs: "orgMember", ok: 200, make: async () => ({ path: `/agent-pools/${(await pool()).id}` }) },
-  { method: "PATCH", route: "/api/v2/agent-pools/:pool_id", needs: "orgOwner", ok: 200, make: async () => ({ path: `/agent-pools/${(await pool()).id}`, body: { data: { type: "agent-pools", attributes: { "organization-scoped": false } } } }) },
-  { method: "DELETE", route: "/api/v2/agent-pools/:pool_id", needs: "orgOwner", ok: 204, make: async () => ({ path: `/agent-pools/${(await pool()).id}` }) },
-  { method: "POST", route: "/api/v2/organizations/:organization_name/oauth-clients", needs: "orgOwner", ok: 201, make: async () => ({ path: `/organizations/${org()}/oauth-clients`, body: { data: { type: "oauth-clients", attributes: { "service-provider": "github" } } } }) },
-  { method: "GET", route: "/api/v2/organizations/:organization_name/oauth-clients", needs: "orgMember", ok: 200, make: async () => ({ path: `/organizations/${org()}/oauth-clients` }) },
-  { method: "GET", route: "/api/v2/oauth-clients/:oauth_client_id", needs: "orgMember", ok: 200, make: async () => ({ path: `/oauth-clients/${(await oauthClient()).id}` }) },
-  { method: "PATCH", route: "/api/v2/oauth-clients/:oauth_client_id", needs: "orgOwner", ok: 200, make: async () => ({ path: `/oauth-clients/${(await oauthClient()).id}`, body: { data: { type: "oauth-clients", attributes: { name: "n" } } } }) },
-  { method: "DELETE", route: "/api/v2/oauth-clients/:oauth_client_id", needs: "orgOwner", ok: 204, make: async () => ({ path: `/oauth-clients/${(await oauthClient()).id}` }) },
-  { method: "GET", route: "/api/v2/oauth-clients/:oauth_client_id/oauth-tokens", needs: "orgMember", ok: 200, make: async () => ({ path: `/oauth-clients/${(await oauthClient()).id}/oauth-tokens` }) },
-  { method: "GET", route: "/api/v2/organizations/:organization_name/oauth-tokens", needs: "orgMember", ok: 200, make: async () => ({ path: `/organizations/${org()}/oauth-tokens` }) },
-  { method: "GET", route: "/api/v2/oauth-tokens/:oauth_token_id", needs: "orgMember", ok: 200, make: async () => ({ path: `/oauth-tokens/${(await oauthClient()).relationships["oauth-tokens"].data[0].id}` }) },
-  { method: "GET", route: "/api/v2/workspaces/:workspace_id/relationships/remote-state-consumers", needs: "wsRead", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/remote-state-consumers` }) },
+  { method: "POST", route: "/api/v2/organizations/:organization_name/projects", ok: 201, make: async () => ({ path: `/organizations/${org()}/projects`, body: { data: { type: "projects", attributes: { name: uniqueName("p") } } } }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/projects", ok: 200, make: async () => ({ path: `/organizations/${org()}/projects` }) },
+  { method: "GET", route: "/api/v2/projects/:project_id", ok: 200, make: async () => ({ path: `/projects/${fx.ids.defaultProject}` }) },
+  { method: "PATCH", route: "/api/v2/projects/:project_id", ok: 200, make: async () => ({ path: `/projects/${(await project()).id}`, body: { data: { type: "projects", attributes: { description: "d" } } } }) },
+  { method: "DELETE", route: "/api/v2/projects/:project_id", ok: 204, make: async () => ({ path: `/projects/${(await project()).id}` }) },
+  { method: "POST", route: "/api/v2/organizations/:organization_name/ssh-keys", ok: 201, make: async () => ({ path: `/organizations/${org()}/ssh-keys`, body: { data: { type: "ssh-keys", attributes: { name: "k", value: "v" } } } }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/ssh-keys", ok: 200, make: async () => ({ path: `/organizations/${org()}/ssh-keys` }) },
+  { method: "GET", route: "/api/v2/ssh-keys/:ssh_key_id", ok: 200, make: async () => ({ path: `/ssh-keys/${(await sshKey()).id}` }) },
+  { method: "PATCH", route: "/api/v2/ssh-keys/:ssh_key_id", ok: 200, make: async () => ({ path: `/ssh-keys/${(await sshKey()).id}`, body: { data: { type: "ssh-keys", attributes: { name: "n" } } } }) },
+  { method: "DELETE", route: "/api/v2/ssh-keys/:ssh_key_id", ok: 204, make: async () => ({ path: `/ssh-keys/${(await sshKey()).id}` }) },
+  { method: "POST", route: "/api/v2/organizations/:organization_name/agent-pools", ok: 201, make: async () => ({ path: `/organizations/${org()}/agent-pools`, body: { data: { type: "agent-pools", attributes: { name: uniqueName("pool") } } } }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/agent-pools", ok: 200, make: async () => ({ path: `/organizations/${org()}/agent-pools` }) },
+  { method: "GET", route: "/api/v2/agent-pools/:pool_id", ok: 200, make: async () => ({ path: `/agent-pools/${(await pool()).id}` }) },
+  { method: "PATCH", route: "/api/v2/agent-pools/:pool_id", ok: 200, make: async () => ({ path: `/agent-pools/${(await pool()).id}`, body: { data: { type: "agent-pools", attributes: { "organization-scoped": false } } } }) },
+  { method: "DELETE", route: "/api/v2/agent-pools/:pool_id", ok: 204, make: async () => ({ path: `/agent-pools/${(await pool()).id}` }) },
+  { method: "POST", route: "/api/v2/organizations/:organization_name/oauth-clients", ok: 201, make: async () => ({ path: `/organizations/${org()}/oauth-clients`, body: { data: { type: "oauth-clients", attributes: { "service-provider": "github" } } } }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/oauth-clients", ok: 200, make: async () => ({ path: `/organizations/${org()}/oauth-clients` }) },
+  { method: "GET", route: "/api/v2/oauth-clients/:oauth_client_id", ok: 200, make: async () => ({ path: `/oauth-clients/${(await oauthClient()).id}` }) },
+  { method: "PATCH", route: "/api/v2/oauth-clients/:oauth_client_id", ok: 200, make: async () => ({ path: `/oauth-clients/${(await oauthClient()).id}`, body: { data: { type: "oauth-clients", attributes: { name: "n" } } } }) },
+  { method: "DELETE", route: "/api/v2/oauth-clients/:oauth_client_id", ok: 204, make: async () => ({ path: `/oauth-clients/${(await oauthClient()).id}` }) },
+  { method: "GET", route: "/api/v2/oauth-clients/:oauth_client_id/oauth-tokens", ok: 200, make: async () => ({ path: `/oauth-clients/${(await oauthClient()).id}/oauth-tokens` }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/oauth-tokens", ok: 200, make: async () => ({ path: `/organizations/${org()}/oauth-tokens` }) },
+  { method: "GET", route: "/api/v2/oauth-tokens/:oauth_token_id", ok: 200, make: async () => ({ path: `/oauth-tokens/${(await oauthClient()).relationships["oauth-tokens"].data[0].id}` }) },
+  { method: "GET", route: "/api/v2/workspaces/:workspace_id/relationships/remote-state-consumers", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/remote-state-consumers` }) },
   ...(["POST", "DELETE"] as const).map(
     (method): Row => ({
-      method, route: "/api/v2/workspaces/:workspace_id/relationships/remote-state-consumers", needs: "wsAdmin", ok: 204,
+      method, route: "/api/v2/workspaces/:workspace_id/relationships/remote-state-consumers", ok: 204,
       make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/remote-state-consumers`, body: { data: [{ type: "workspaces", id: (await workspace()).id }] } }),
     }),
   ),
   {
-    method: "PATCH", route: "/api/v2/workspaces/:workspace_id/relationships/remote-state-consumers", needs: "orgOwner", ok: 204,
+    method: "PATCH", route: "/api/v2/workspaces/:workspace_id/relationships/remote-state-consumers", ok: 204,
     make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/remote-state-consumers`, body: { data: [{ type: "workspaces", id: (await workspace()).id }] } }),
   },
-  { method: "PATCH", route: "/api/v2/workspaces/:workspace_id/relationships/ssh-key", needs: "wsAdmin", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/ssh-key`, body: { data: { type: "workspaces", attributes: { id: null } } } }) },
-  { method: "GET", route: "/api/v2/workspaces/:workspace_id/relationships/data-retention-policy", needs: "wsRead", ok: 200, make: async () => { const ws = await workspace(); await api("POST", `/workspaces/${ws.id}/relationships/data-retention-policy`, { body: drp }); return { path: `/workspaces/${ws.id}/relationships/data-retention-policy` }; } },
-  { method: "POST", route: "/api/v2/workspaces/:workspace_id/relationships/data-retention-policy", needs: "wsAdmin", ok: 201, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/data-retention-policy`, body: drp }) },
-  { method: "PATCH", route: "/api/v2/workspaces/:workspace_id/relationships/data-retention-policy", needs: "wsAdmin", ok: 201, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/data-retention-policy`, body: drp }) },
-  { method: "DELETE", route: "/api/v2/workspaces/:workspace_id/relationships/data-retention-policy", needs: "wsAdmin", ok: 204, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/data-retention-policy` }) },
-  { method: "GET", route: "/api/v2/organizations/:organization_name/relationships/data-retention-policy", needs: "orgMember", ok: 200, make: async () => { const name = await createOrgFor("all"); await api("POST", `/organizations/${name}/relationships/data-retention-policy`, { body: drp }); return { path: `/organizations/${name}/relationships/data-retention-policy` }; } },
-  { method: "POST", route: "/api/v2/organizations/:organization_name/relationships/data-retention-policy", needs: "orgOwner", ok: 201, make: async () => ({ path: `/organizations/${await createOrgFor("all")}/relationships/data-retention-policy`, body: drp }) },
-  { method: "DELETE", route: "/api/v2/organizations/:organization_name/relationships/data-retention-policy", needs: "orgOwner", ok: 204, make: async () => { const name = await createOrgFor("all"); await api("POST", `/organizations/${name}/relationships/data-retention-policy`, { body: drp }); return { path: `/organizations/${name}/relationships/data-retention-policy` }; } },
+  { method: "PATCH", route: "/api/v2/workspaces/:workspace_id/relationships/ssh-key", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/ssh-key`, body: { data: { type: "workspaces", attributes: { id: null } } } }) },
+  { method: "GET", route: "/api/v2/workspaces/:workspace_id/relationships/data-retention-policy", ok: 200, make: async () => { const ws = await workspace(); await api("POST", `/workspaces/${ws.id}/relationships/data-retention-policy`, { body: drp }); return { path: `/workspaces/${ws.id}/relationships/data-retention-policy` }; } },
+  { method: "POST", route: "/api/v2/workspaces/:workspace_id/relationships/data-retention-policy", ok: 201, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/data-retention-policy`, body: drp }) },
+  { method: "PATCH", route: "/api/v2/workspaces/:workspace_id/relationships/data-retention-policy", ok: 201, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/data-retention-policy`, body: drp }) },
+  { method: "DELETE", route: "/api/v2/workspaces/:workspace_id/relationships/data-retention-policy", ok: 204, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/data-retention-policy` }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/relationships/data-retention-policy", ok: 200, make: async () => { const name = await createOrgFor("all"); await api("POST", `/organizations/${name}/relationships/data-retention-policy`, { body: drp }); return { path: `/organizations/${name}/relationships/data-retention-policy` }; } },
+  { method: "POST", route: "/api/v2/organizations/:organization_name/relationships/data-retention-policy", ok: 201, make: async () => ({ path: `/organizations/${await createOrgFor("all")}/relationships/data-retention-policy`, body: drp }) },
+  { method: "DELETE", route: "/api/v2/organizations/:organization_name/relationships/data-retention-policy", ok: 204, make: async () => { const name = await createOrgFor("all"); await api("POST", `/organizations/${name}/relationships/data-retention-policy`, { body: drp }); return { path: `/organizations/${name}/relationships/data-retention-policy` }; } },
   {
-    method: "POST", route: "/api/v2/workspaces/:workspace_id/state-versions", needs: "stateWrite", ok: 201,
+    method: "POST", route: "/api/v2/workspaces/:workspace_id/state-versions", ok: 201,
     make: async (_fx, who) => {
       const ws = await workspace();
       const token = fx.tokens[who];
-      await api("POST", `/workspaces/${ws.id}/actions/lock`, { token: token && NEEDS.wsLock.includes(who as never) ? token : undefined });
+      await api("POST", `/workspaces/${ws.id}/actions/lock`, { token: token && (WHO["workspace.lock"] as readonly P[]).includes(who) ? token : undefined });
       return { path: `/workspaces/${ws.id}/state-versions`, body: { data: { type: "state-versions", attributes: { serial: 1, md5: SparkMD5.hash(STATE), state: btoa(STATE) } } } };
     },
   },
-  { method: "GET", route: "/api/v2/state-versions/:state_version_id", needs: "stateRead", ok: 200, make: async () => ({ path: `/state-versions/${(await stateVersion()).sv}` }) },
-  { method: "GET", route: "/api/v2/state-versions/:state_version_id/outputs", needs: "stateRead", ok: 200, make: async () => ({ path: `/state-versions/${(await stateVersion()).sv}/outputs` }) },
-  { method: "GET", route: "/api/v2/workspaces/:workspace_id/current-state-version", needs: "stateRead", ok: 200, make: async () => ({ path: `/workspaces/${(await stateVersion()).ws}/current-state-version` }) },
-  { method: "GET", route: "/api/v2/workspaces/:workspace_id/current-state-version-outputs", needs: "stateRead", ok: 200, make: async () => ({ path: `/workspaces/${(await stateVersion()).ws}/current-state-version-outputs` }) },
-  { method: "GET", route: "/api/v2/state-versions", needs: "stateRead", ok: 200, make: async () => ({ path: `/state-versions?filter%5Bworkspace%5D%5Bname%5D=${(await stateVersion()).name}&filter%5Borganization%5D%5Bname%5D=${org()}` }) },
+  { method: "GET", route: "/api/v2/state-versions/:state_version_id", ok: 200, make: async () => ({ path: `/state-versions/${(await stateVersion()).sv}` }) },
+  { method: "GET", route: "/api/v2/state-versions/:state_version_id/outputs", ok: 200, make: async () => ({ path: `/state-versions/${(await stateVersion()).sv}/outputs` }) },
+  { method: "GET", route: "/api/v2/workspaces/:workspace_id/current-state-version", ok: 200, make: async () => ({ path: `/workspaces/${(await stateVersion()).ws}/current-state-version` }) },
+  { method: "GET", route: "/api/v2/workspaces/:workspace_id/current-state-version-outputs", ok: 200, make: async () => ({ path: `/workspaces/${(await stateVersion()).ws}/current-state-version-outputs` }) },
+  { method: "GET", route: "/api/v2/state-versions", ok: 200, make: async () => ({ path: `/state-versions?filter%5Bworkspace%5D%5Bname%5D=${(await stateVersion()).name}&filter%5Borganization%5D%5Bname%5D=${org()}` }) },
   {
-    method: "GET", route: "/api/v2/state-version-outputs/:output_id", needs: "stateRead", ok: 200,
+    method: "GET", route: "/api/v2/state-version-outputs/:output_id", ok: 200,
     make: async () => ({ path: `/state-version-outputs/${(await api("GET", `/state-versions/${(await stateVersion()).sv}`)).body.data.relationships.outputs.data[0].id}` }),
   },
 ];
@@ -373,11 +404,12 @@ function expected(row: Row, who: P, path: string): number {
   if (who === "none" || who === "invalid" || who === "expired") return 401;
   // Rows that make a throwaway organisation: only the owners user and the site admin have standing there.
   const throwaway = !path.includes(fx.org) && /^\/organizations\/(?!.*\/workspaces)/.test(path) && row.route.includes(":organization_name") && !row.route.includes("/workspaces");
-  const allowed: readonly P[] = throwaway ? (NEEDS[row.needs] as readonly P[]).filter((p) => p === "owners" || p === "siteAdmin") : NEEDS[row.needs];
+  const needs: readonly P[] = WHO[needsOf(row)];
+  const allowed = throwaway ? needs.filter((p) => p === "owners" || p === "siteAdmin") : needs;
   if (allowed.includes(who)) return row.ok;
   const denied = row.denied ?? 404;
   // Force delete: callers who cannot even read the workspace get 404, readers 403.
-  if (denied === 403 && !NEEDS.wsRead.includes(who as never)) return 404;
+  if (denied === 403 && !WS_READ.includes(who)) return 404;
   return denied;
 }
 
@@ -416,6 +448,8 @@ describe("authorisation matrix", () => {
       .map((r) => `${r.method} ${r.path}`);
     const rows = new Set(ROWS.map((r) => `${r.method} ${r.route}`));
     expect([...new Set(served)].filter((r) => !rows.has(r)).sort()).toEqual([]);
+    // The requirement table declares exactly the served routes: none missing, none stale.
+    expect(Object.keys(ROUTE_REQUIREMENTS).sort()).toEqual([...new Set(served)].sort());
     expect(ROWS.length * PRINCIPALS.length).toBeGreaterThan(1000);
   });
 
@@ -469,7 +503,7 @@ describe("permission flags match what the endpoints allow", () => {
   for (const { flag, row: key } of FLAG_ROUTES) {
     it(`${flag} ⇔ ${key} succeeds`, async () => {
       const row = ROWS.find((r) => `${r.method} ${r.route}` === key)!;
-      for (const who of [...PRINCIPALS, ...FLAG_EXTRAS].filter((p) => NEEDS.wsRead.includes(p as never))) {
+      for (const who of [...PRINCIPALS, ...FLAG_EXTRAS].filter((p) => WS_READ.includes(p))) {
         const target = await row.make(fx, who);
         const wsId = await workspaceOf(target.path);
         const shown = await api("GET", `/workspaces/${wsId}`, { token: fx.tokens[who] });
@@ -543,4 +577,29 @@ describe("delegated roles against owners-team targets", () => {
       expect(cells.filter((c) => c.got !== c.want)).toEqual([]);
     });
   }
+});
+
+/**
+ * The list's SQL decides visibility itself (one batch, no per-row check); it must agree with the
+ * requirement table's `workspace.read`, which GET /workspaces/:id enforces, for every caller.
+ */
+describe("the list's visibility rule agrees with workspace.read", () => {
+  it("every caller lists exactly the workspaces it may show", async () => {
+    const prefix = uniqueName("vis");
+    const granted = await workspace({ name: `${prefix}-granted` });
+    const bare = await createWorkspace(fx.org, { name: `${prefix}-bare` });
+    const ids = [granted.id, bare.id];
+    const cells = [];
+    for (const who of [...PRINCIPALS, ...FLAG_EXTRAS].filter((p) => fx.tokens[p] && p !== "invalid" && p !== "expired")) {
+      const token = fx.tokens[who]!;
+      const listed = await api("GET", `/organizations/${fx.org}/workspaces?search%5Bname%5D=${prefix}&page%5Bsize%5D=100`, { token });
+      const shown = [];
+      for (const id of ids) if ((await api("GET", `/workspaces/${id}`, { token })).status === 200) shown.push(id);
+      const got = listed.status === 200 ? (listed.body.data as Array<{ id: string }>).map((w) => w.id).sort() : [];
+      cells.push({ who, listed: got, shown: shown.sort() });
+    }
+    expect(cells.filter((c) => JSON.stringify(c.listed) !== JSON.stringify(c.shown))).toEqual([]);
+    // Not vacuous: someone sees both, someone only the granted one, someone neither.
+    expect(cells.some((c) => c.shown.length === 2) && cells.some((c) => c.shown.length === 1) && cells.some((c) => c.shown.length === 0)).toBe(true);
+  });
 });

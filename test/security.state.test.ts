@@ -204,8 +204,8 @@ describe("item 9: the outbox alarm is committed with the write", () => {
     await runDurableObjectAlarm(stub); // whatever the create armed
     // A commit whose flush never ran (the process died right after it).
     const alarm = await runInDurableObject(stub, async (instance, state) => {
-      const w = (await instance.get()) as { ok: true; workspace: WorkspaceRecord };
-      const next = { ...w.workspace, version: w.workspace.version + 1, settings: { ...w.workspace.settings, description: "crashed" } };
+      const w = (await instance.get()) as { ok: true; value: WorkspaceRecord };
+      const next = { ...w.value, version: w.value.version + 1, settings: { ...w.value.settings, description: "crashed" } };
       (instance as unknown as { commit(k: string, r: WorkspaceRecord): void }).commit("live", next);
       return state.storage.getAlarm();
     });

@@ -208,7 +208,7 @@ describe("migration from one tag set per workspace", () => {
     const org = await createOrg();
     const ws = await createWorkspace(org, { name: "legacy" }, undefined, { tags: { data: byName("f1", "keyonly") } });
     const stub = env.WORKSPACES.getByName(ws.id);
-    const current = ((await stub.get()) as { workspace: WorkspaceRecord }).workspace;
+    const current = ((await stub.get()) as { value: WorkspaceRecord }).value;
     const [f1, keyonly] = current.tags;
     const at = current.createdAt;
     // The record exactly as the previous code stored it: one list, key-only entries with value null.
@@ -269,7 +269,7 @@ describe("migration from one tag set per workspace", () => {
     // The DO's schema migration (as on its next start), then the index write it queued.
     await runInDurableObject(stub, (instance) => (instance as unknown as { migrate(): void }).migrate());
     await runDurableObjectAlarm(stub);
-    const migrated = ((await stub.get()) as { workspace: WorkspaceRecord }).workspace;
+    const migrated = ((await stub.get()) as { value: WorkspaceRecord }).value;
     expect(migrated.version).toBe(old.version + 1);
     expect(migrated.tags).toEqual([
       { key: "f1", tagId: f1!.tagId, createdAt: at },
@@ -290,7 +290,7 @@ describe("migration from one tag set per workspace", () => {
 
     // Migrating again changes nothing; writes after the migration go to their own set.
     await runInDurableObject(stub, (instance) => (instance as unknown as { migrate(): void }).migrate());
-    expect(((await stub.get()) as { workspace: WorkspaceRecord }).workspace.version).toBe(migrated.version);
+    expect(((await stub.get()) as { value: WorkspaceRecord }).value.version).toBe(migrated.version);
     expect((await addFlat(ws.id, "env")).status).toBe(204);
     expect((await patchBindings(ws.id, kv([["keyonly"]]))).status).toBe(200);
     await expectTags(ws.id, ["f1", "keyonly", "env"], [["env", "prod"], ["owner", "rc"], ["keyonly", ""]]);

@@ -234,8 +234,8 @@ describe("organisation tags", () => {
     expect(await tagNames(a.id)).toEqual(["kept", "later"]);
     const rows = await env.DB.prepare("SELECT count(*) AS n FROM workspace_tags WHERE tag_id = ?").bind(gone.id).first<{ n: number }>();
     expect(rows?.n).toBe(0);
-    const record = (await env.WORKSPACES.getByName(a.id).get()) as { ok: true; workspace: { tags: Array<{ key: string }> } };
-    expect(record.workspace.tags.map((t) => t.key)).toEqual(["kept", "later"]);
+    const record = (await env.WORKSPACES.getByName(a.id).get()) as { ok: true; value: { tags: Array<{ key: string }> } };
+    expect(record.value.tags.map((t) => t.key)).toEqual(["kept", "later"]);
   });
 
   it("attaches one tag to many workspaces (POST /tags/:id/relationships/workspaces)", async () => {
@@ -272,9 +272,9 @@ describe("organisation tags follow the workspace index", () => {
     expect(await runDurableObjectAlarm(env.WORKSPACES.getByName(ws.id))).toBe(true);
     expect((await orgTag(org, "late"))?.attributes["instance-count"]).toBe(1);
     // Re-running the index write (as an outbox retry would) changes nothing: counts are derived, not incremented.
-    const got = (await env.WORKSPACES.getByName(ws.id).get()) as { ok: true; workspace: WorkspaceRecord };
-    await env.DB.batch(indexUpsertStatements(env.DB, got.workspace));
-    await env.DB.batch(indexUpsertStatements(env.DB, got.workspace));
+    const got = (await env.WORKSPACES.getByName(ws.id).get()) as { ok: true; value: WorkspaceRecord };
+    await env.DB.batch(indexUpsertStatements(env.DB, got.value));
+    await env.DB.batch(indexUpsertStatements(env.DB, got.value));
     expect((await orgTag(org, "late"))?.attributes["instance-count"]).toBe(1);
   });
 });

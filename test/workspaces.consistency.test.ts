@@ -27,7 +27,7 @@ describe("index consistency", () => {
     expect(await runDurableObjectAlarm(env.WORKSPACES.getByName(ws.id))).toBe(true);
     const row = await indexRow(ws.id);
     expect(row?.name).toBe(next);
-    expect(JSON.parse(row!.doc)).toEqual(JSON.parse(JSON.stringify((await env.WORKSPACES.getByName(ws.id).get() as { workspace: unknown }).workspace)));
+    expect(JSON.parse(row!.doc)).toEqual(JSON.parse(JSON.stringify((await env.WORKSPACES.getByName(ws.id).get() as { value: unknown }).value)));
     expect((await api("GET", `/organizations/${org}/workspaces/${next}`)).body.data).toEqual(res.body.data);
     // The old name was released by the repaired write.
     expect((await api("POST", `/organizations/${org}/workspaces`, { body: { data: { type: "workspaces", attributes: { name: ws.attributes.name } } } })).status).toBe(201);

@@ -1,6 +1,6 @@
 /** Site-admin endpoints: the consistency checker's pages. */
 import { createRoute, z } from "@hono/zod-openapi";
-import { callerOf } from "../caller";
+import { callerOf } from "../auth/caller.http";
 import { jsonapi } from "../jsonapi/document";
 import { errorResponses, ok, router } from "../jsonapi/validation";
 import { consistencyReport } from "./consistency.service";

@@ -2,9 +2,10 @@
  * The consistency checker: compares each workspace's Durable Object with its D1 index row. Paged by
  * a cursor over workspace ids (the index and the name leases), since it asks every DO it visits.
  */
+import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import type { Bindings } from "../env";
-import { ApiError } from "../errors";
+import { ApiError, unwrap } from "../errors";
 import { NAME_LEASE_MS, releaseClaim, tagRowsDifference } from "../workspaces/workspaces.index";
 import { indexFacts, workspaceIdsAfter } from "./consistency.d1";
 
@@ -31,8 +32,7 @@ export interface ConsistencyPage {
 
 /** Site admins only; anyone else sees no such endpoint. */
 export async function consistencyReport(caller: Caller, cursor: string, limit: number): Promise<ConsistencyPage> {
-  const p = caller.principal;
-  if (p.kind !== "user" || !p.isSiteAdmin) throw ApiError.of("not_found");
+  authorize(caller, "site-admin");
   return checkConsistency(caller.env, cursor, limit);
 }
 
@@ -43,7 +43,7 @@ export async function checkConsistency(env: Bindings, cursor: string, limit: num
   const differences: Difference[] = [];
   for (const id of ids) {
     const stub = env.WORKSPACES.getByName(id);
-    const state = await stub.indexState();
+    const state = unwrap(await stub.indexState()).value;
     const projectId = state.kind === "live" ? (state.record?.projectId ?? "") : "";
     const { indexRow, leases, projectExists } = await indexFacts(db, id, projectId);
     if (state.pending > 0) {
@@ -73,7 +73,7 @@ export async function checkConsistency(env: Bindings, cursor: string, limit: num
       // as a create wanting the name would (the DO decides, serialised with its own writes), so the
       // checker converges instead of reporting it forever. It is reported once, on release.
       if (l.committed === 0) {
-        const { released } = await stub.releaseName(l.name, Date.now());
+        const { released } = unwrap(await stub.releaseName(l.name, Date.now())).value;
         if (released) await releaseClaim(env.DB, l.organization_name, l.name, id);
         differences.push({ workspaceId: id, kind: "stale-name-lease", detail: `name "${l.name}" was leased but never held; ${released ? "released" : "its index write was retried"}` });
       } else {

@@ -10,39 +10,17 @@ import {
   permissionFlags,
   type Capabilities,
   type GrantLevel,
+  type OrgAccess,
+  type OrgPermissions,
   type PermissionFlags,
+  standingOf,
+  type ProjectRights,
   type Standing,
 } from "./permissions";
 import type { Principal } from "./principal";
+import { authorize } from "./requirements";
 
-/** Organisation-level permissions a team grants (`organization-access`). */
-export interface OrgPermissions {
-  "manage-workspaces": boolean;
-  "manage-projects": boolean;
-  "read-workspaces": boolean;
-  "read-projects": boolean;
-  "manage-membership": boolean;
-  "manage-teams": boolean;
-  "manage-organization-access": boolean;
-  "manage-vcs-settings": boolean;
-  "manage-agent-pools": boolean;
-  [key: string]: boolean;
-}
-
-/** What a caller may do in one organisation, before looking at a particular workspace. */
-export interface OrgAccess {
-  organization: Organization;
-  principal: Principal;
-  isSiteAdmin: boolean;
-  /** Member of (or token of) the owners team. */
-  isOwner: boolean;
-  isOrgToken: boolean;
-  teamIds: string[];
-  orgPermissions: OrgPermissions;
-  /** Capabilities on every workspace of the organisation (owners, manage-workspaces, read-workspaces). */
-  base: Capabilities;
-}
-
+export type { OrgAccess, OrgPermissions } from "./permissions";
 export type { Grant, ProjectDefaultsRow } from "./access.d1";
 
 const ALL_ORG_PERMISSIONS: OrgPermissions = {
@@ -119,15 +97,15 @@ export function buildOrgAccess(principal: Principal, organization: Organization,
   };
 }
 
+/** The caller's standing in the organisation, authorised as `organization.read` (404 without one). */
 export async function requireOrgAccess(
-  db: D1Database | D1DatabaseSession,
-  principal: Principal,
+  caller: { db: D1Database | D1DatabaseSession; principal: Principal; authorized?: Set<string> },
   organizationName: string,
   opts: OrgAccessOptions = {},
 ): Promise<OrgAccess> {
-  const access = await loadOrgAccess(db, principal, organizationName, opts);
-  if (!access) throw ApiError.of("not_found");
-  return access;
+  const access = await loadOrgAccess(caller.db, caller.principal, organizationName, opts);
+  authorize(caller, "organization.read", { access });
+  return access!;
 }
 
 /** Team grants on the given workspaces and projects, in one batch. */
@@ -139,11 +117,6 @@ export async function loadGrants(
 ): Promise<{ workspaces: Grant[]; projects: Grant[] }> {
   if (access.teamIds.length === 0 || access.base === FULL_ACCESS) return { workspaces: [], projects: [] };
   return teamGrants(db, access.teamIds, workspaceIds, projectIds);
-}
-
-/** The pure model's view of an OrgAccess. */
-export function standingOf(access: OrgAccess): Standing {
-  return { siteAdmin: access.isSiteAdmin, owner: access.isOwner, orgToken: access.isOrgToken, orgPermissions: access.orgPermissions };
 }
 
 const levels = (grants: Grant[], targetId: string): GrantLevel[] =>
@@ -161,6 +134,33 @@ export function workspaceCapabilities(
 /** Whether the caller may create workspaces in a project. */
 export function canCreateWorkspaceIn(access: OrgAccess, projectId: string, projectGrants: Grant[]): boolean {
   return createAllowed(standingOf(access), levels(projectGrants, projectId));
+}
+
+/**
+ * What the caller holds on one project, from its standing and its teams' grants on the project.
+ * `viaWorkspaces`: one of its teams holds a grant on a workspace of the project (reading the
+ * project then), which the caller looks up only when nothing cheaper decided.
+ */
+export function projectRights(access: OrgAccess, projectId: string, projectGrants: Grant[], viaWorkspaces = false): ProjectRights {
+  const p = access.orgPermissions;
+  const orgWide = access.isOwner || access.isOrgToken || p["manage-projects"] === true;
+  const here = projectGrants.filter((g) => g.target_id === projectId).map((g) => ({ access: g.access, perms: JSON.parse(g.perms) as Record<string, unknown> }));
+  const projectAccess = (perms: Record<string, unknown>) => (perms["project-access"] ?? {}) as Record<string, unknown>;
+  const admin = orgWide || here.some((g) => g.access === "admin" || (g.access === "custom" && ["update", "delete"].includes(String(projectAccess(g.perms)["settings"]))));
+  const manageTeams = orgWide || here.some((g) => g.access === "admin" || (g.access === "custom" && projectAccess(g.perms)["teams"] === "manage"));
+  const readsAll = orgWide || p["read-projects"] === true || p["manage-workspaces"] === true || p["read-workspaces"] === true;
+  return {
+    read: readsAll || here.length > 0 || viaWorkspaces,
+    admin,
+    manageTeams,
+    readTeams: orgWide || p["read-projects"] === true || here.length > 0,
+    createWorkspaces: createAllowed(standingOf(access), here),
+  };
+}
+
+/** Whether every project of the organisation is readable from the standing alone (no grant lookup needed). */
+export function readsAllProjects(access: OrgAccess): boolean {
+  return projectRights(access, "", []).read;
 }
 
 /** Force delete: owners always; workspace admins when the organisation allows it (spec §4.8). */

@@ -3,6 +3,8 @@
  * caller holds (site admin, owners, organisation token, team organisation-access, team project
  * access, team workspace access). Grants are cumulative: the most permissive wins per capability.
  */
+import type { Organization } from "../organizations/organizations.index";
+import type { Principal } from "./principal";
 
 export type RunsLevel = 0 | 1 | 2 | 3; // none, read, plan, apply
 export type VariablesLevel = 0 | 1 | 2; // none, read, write
@@ -173,6 +175,19 @@ export function createAllowed(s: Standing, projectGrants: GrantLevel[]): boolean
   return projectGrants.some((g) => projectAllowsCreate(g.access, g.perms));
 }
 
+/** What a caller holds on a project (see `projectRights`). */
+export interface ProjectRights {
+  read: boolean;
+  /** Settings and tag bindings: manage-projects, or a project admin (custom settings update/delete). */
+  admin: boolean;
+  /** Team access of the project: manage-projects, or a project admin (custom teams manage). */
+  manageTeams: boolean;
+  /** Reading the project's team access: manage-projects, read-projects or any grant on the project. */
+  readTeams: boolean;
+  /** Creating workspaces in it (see `createAllowed`). */
+  createWorkspaces: boolean;
+}
+
 /** The spec's 21 permission flags (plus the ones go-tfe also decodes), from capabilities. */
 export interface PermissionFlags {
   [flag: string]: boolean;
@@ -203,3 +218,38 @@ export function permissionFlags(c: Capabilities, opts: { canForceDelete: boolean
     "can-queue-destroy": c.runs >= 3 && c.admin,
   };
 }
+
+/** Organisation-level permissions a team grants (`organization-access`). */
+export interface OrgPermissions {
+  "manage-workspaces": boolean;
+  "manage-projects": boolean;
+  "read-workspaces": boolean;
+  "read-projects": boolean;
+  "manage-membership": boolean;
+  "manage-teams": boolean;
+  "manage-organization-access": boolean;
+  "manage-vcs-settings": boolean;
+  "manage-agent-pools": boolean;
+  [key: string]: boolean;
+}
+
+/** What a caller may do in one organisation, before looking at a particular workspace. */
+export interface OrgAccess {
+  organization: Organization;
+  principal: Principal;
+  isSiteAdmin: boolean;
+  /** Member of (or token of) the owners team. */
+  isOwner: boolean;
+  isOrgToken: boolean;
+  teamIds: string[];
+  orgPermissions: OrgPermissions;
+  /** Capabilities on every workspace of the organisation (owners, manage-workspaces, read-workspaces). */
+  base: Capabilities;
+}
+
+
+/** The pure model's view of an OrgAccess. */
+export function standingOf(access: OrgAccess): Standing {
+  return { siteAdmin: access.isSiteAdmin, owner: access.isOwner, orgToken: access.isOrgToken, orgPermissions: access.orgPermissions };
+}
+

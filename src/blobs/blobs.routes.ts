@@ -88,10 +88,10 @@ blobs.get("/_blobs/:ws/:sv/:kind", async (c) => {
   const stub = stateStub(c.env, t.ws);
   // The first part is read before answering, so a missing blob is a 404 rather than a broken stream.
   const first = unwrap(await stub.readBlobPart({ id: t.sv, kind: t.kind, fromSeq: 0 }));
-  let next = first.next;
+  let next = first.value.next;
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
-      controller.enqueue(first.bytes);
+      controller.enqueue(first.value.bytes);
       if (next === null) controller.close();
     },
     async pull(controller) {
@@ -101,8 +101,8 @@ blobs.get("/_blobs/:ws/:sv/:kind", async (c) => {
         controller.error(new Error("state blob vanished while streaming"));
         return;
       }
-      controller.enqueue(part.bytes);
-      next = part.next;
+      controller.enqueue(part.value.bytes);
+      next = part.value.next;
       if (next === null) controller.close();
     },
   });

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { edition, type AppEnv } from "../env";
-import { callerOf } from "../caller";
+import { callerOf } from "../auth/caller.http";
 import { jsonapi } from "../jsonapi/document";
 import { errorResponses, ok, router } from "../jsonapi/validation";
 import type { Hono } from "hono";

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { callerOf } from "../caller";
+import { callerOf } from "../auth/caller.http";
 import { LIMITS } from "../limits";
 import { jsonapi, noContent, paginated, readPage } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";

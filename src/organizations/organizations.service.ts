@@ -3,6 +3,7 @@
  * token change them; owners alone delete them. Each result says whether the caller holds the owners'
  * permissions, which the serialiser shows.
  */
+import { authorize } from "../auth/requirements";
 import { requireOrgAccess } from "../auth/access";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
@@ -49,6 +50,7 @@ function storedAttrs(a: OrganizationAttributes, base: Record<string, unknown>): 
 /** Creates an organisation with its owners team (the creator in it) and Default Project; users only. */
 export async function createOrganization(caller: Caller, a: OrganizationAttributes & { name: string; email: string }): Promise<OrganizationView> {
   const principal = caller.principal;
+  authorize(caller, "user");
   if (principal.kind !== "user") throw ApiError.of("not_found");
   if (!ORG_NAME.test(a.name)) {
     throw ApiError.of("invalid_attribute", { detail: "Name is invalid: use letters, numbers, - and _", pointer: "/data/attributes/name" });
@@ -95,13 +97,13 @@ export async function listCallerOrganizations(caller: Caller, filter: { q: strin
 }
 
 export async function showOrganization(caller: Caller, name: string): Promise<OrganizationView> {
-  const access = await requireOrgAccess(caller.db, caller.principal, name);
+  const access = await requireOrgAccess(caller, name);
   return { organization: access.organization, owner: access.isOwner || access.isOrgToken };
 }
 
 /** The organisation whose entitlements members may read. */
 export async function entitlementsOf(caller: Caller, name: string): Promise<Organization> {
-  return (await requireOrgAccess(caller.db, caller.principal, name)).organization;
+  return (await requireOrgAccess(caller, name)).organization;
 }
 
 /**
@@ -109,8 +111,8 @@ export async function entitlementsOf(caller: Caller, name: string): Promise<Orga
  * clear, undefined when not sent), from the relationship or the attribute.
  */
 export async function changeOrganization(caller: Caller, name: string, a: OrganizationAttributes, poolId: string | null | undefined): Promise<OrganizationView> {
-  const access = await requireOrgAccess(caller.db, caller.principal, name, { ownerSettings: true });
-  if (!access.isOwner && !access.isOrgToken) throw ApiError.of("not_found");
+  const access = await requireOrgAccess(caller, name, { ownerSettings: true });
+  authorize(caller, "organization.manage", { access });
   const org = access.organization;
   if (a.name !== undefined && a.name !== org.name) {
     // Workspaces carry their organisation's name; renaming would touch every one of them.
@@ -142,7 +144,7 @@ export async function changeOrganization(caller: Caller, name: string, a: Organi
 
 /** Deletes an organisation and everything in it (owners only, the site admin included). */
 export async function removeOrganization(caller: Caller, name: string): Promise<void> {
-  const access = await requireOrgAccess(caller.db, caller.principal, name, { ownerSettings: true });
-  if (!access.isOwner) throw ApiError.of("not_found");
+  const access = await requireOrgAccess(caller, name, { ownerSettings: true });
+  authorize(caller, "organization.owner", { access });
   await deleteOrganization(caller.db, access.organization.name);
 }

@@ -1,6 +1,6 @@
 /** Projects (tfe-api-notes §2.2): every workspace belongs to one; every organisation has a "Default Project". */
 import { createRoute } from "@hono/zod-openapi";
-import { callerOf } from "../caller";
+import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, readPage } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { withBindings } from "./projects.include";

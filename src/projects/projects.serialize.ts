@@ -1,25 +1,15 @@
 /** The `projects` resource (tfe-api-notes §2.2 sample plus the OAS attributes go-tfe decodes). */
 import type { OrgAccess } from "../auth/access";
+import { allows } from "../auth/requirements";
 import type { Resource } from "../jsonapi/document";
 import type { ProjectRow } from "./projects.index";
-
-/** Create, update and delete: owners, the organisation token, site admins, or a team with manage-projects. */
-export function canManageProjects(access: OrgAccess): boolean {
-  return access.isOwner || access.isOrgToken || access.isSiteAdmin || access.orgPermissions["manage-projects"] === true;
-}
-
-/** Every project of the organisation is readable with one of these. */
-export function readsAllProjects(access: OrgAccess): boolean {
-  const p = access.orgPermissions;
-  return canManageProjects(access) || p["read-projects"] === true || p["manage-workspaces"] === true || p["read-workspaces"] === true;
-}
 
 /**
  * While a project inherits (no own mode), it reports the organisation's current default mode and pool,
  * which is also what its workspaces inherit (`defaultsFor`), with its overwrite flags false.
  */
 export function serializeProject(p: ProjectRow, access: OrgAccess): Resource {
-  const manage = canManageProjects(access);
+  const manage = allows(access.principal, "projects.manage", { access });
   const attrs = JSON.parse(p.attrs) as Record<string, unknown>;
   const own = p.default_execution_mode !== null;
   const mode = own ? p.default_execution_mode : access.organization.defaultExecutionMode;
@@ -46,7 +36,7 @@ export function serializeProject(p: ProjectRow, access: OrgAccess): Resource {
         "can-read": true,
         "can-update": manage,
         "can-destroy": manage && p.is_default !== 1,
-        "can-create-workspace": manage || access.orgPermissions["manage-workspaces"] === true,
+        "can-create-workspace": allows(access.principal, "workspaces.manage", { access }),
         "can-move-workspace": manage,
         "can-manage-tags": manage,
         "can-manage-teams": manage,

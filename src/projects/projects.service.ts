@@ -1,5 +1,6 @@
 /** Projects (tfe-api-notes §2.2): authorise, validate, then write through projects.index.ts. */
-import { requireOrgAccess, type OrgAccess } from "../auth/access";
+import { projectRights, readsAllProjects, requireOrgAccess, type OrgAccess } from "../auth/access";
+import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
@@ -26,7 +27,6 @@ import {
   type ProjectRow,
 } from "./projects.index";
 import { PROJECT_NAME, type createProjectBody, type ProjectAttributes, type ProjectRelationships, type updateProjectBody } from "./projects.schemas";
-import { canManageProjects, readsAllProjects } from "./projects.serialize";
 
 /** A project with the caller's access to its organisation (what the serialiser needs). */
 export interface ProjectView {
@@ -44,8 +44,9 @@ export async function canReadProject(caller: Caller, access: OrgAccess, projectI
 async function loadProject(caller: Caller, id: string, manage: boolean): Promise<ProjectView> {
   const project = await getProject(caller.db, id);
   if (!project) throw ApiError.of("not_found");
-  const access = await requireOrgAccess(caller.db, caller.principal, project.organization_name);
-  if (manage ? !canManageProjects(access) : !(await canReadProject(caller, access, id))) throw ApiError.of("not_found");
+  const access = await requireOrgAccess(caller, project.organization_name);
+  if (manage) authorize(caller, "projects.manage", { access });
+  else authorize(caller, "project.read", { access, project: projectRights(access, id, [], await canReadProject(caller, access, id)) });
   return { project, access };
 }
 
@@ -150,8 +151,8 @@ async function write(caller: Caller, stmts: D1PreparedStatement[], poolPointer: 
 
 export async function createProject(caller: Caller, organization: string, data: (typeof createProjectBody)["_output"]["data"]): Promise<ProjectView> {
   const db = caller.db;
-  const access = await requireOrgAccess(db, caller.principal, organization);
-  if (!canManageProjects(access)) throw ApiError.of("not_found");
+  const access = await requireOrgAccess(caller, organization);
+  authorize(caller, "projects.manage", { access });
   const { attributes: a, relationships: rel } = data;
   checkName(a.name);
   checkDuration(a);
@@ -191,7 +192,7 @@ export async function listProjectsFor(
   page: Page,
 ): Promise<{ rows: ProjectRow[]; matching: number; total: number; access: OrgAccess }> {
   const db = caller.db;
-  const access = await requireOrgAccess(db, caller.principal, organization);
+  const access = await requireOrgAccess(caller, organization);
   const readable = readsAllProjects(access) ? null : [...(await teamReadableProjectIds(db, access.organization.name, access.teamIds))];
   const result = await listProjects(db, {
     organization: access.organization.name,
@@ -241,7 +242,7 @@ async function dropStaleRefs(caller: Caller, projectId: string): Promise<void> {
   for (const ref of await projectRefs(caller.db, projectId)) {
     if (now - ref.claimed_at <= PROJECT_REF_MS) continue;
     const res = await caller.env.WORKSPACES.getByName(ref.workspace_id).get();
-    if (res.ok && res.workspace.projectId === projectId) continue;
+    if (res.ok && res.value.projectId === projectId) continue;
     await releaseProject(caller.db, projectId, ref.workspace_id);
   }
 }

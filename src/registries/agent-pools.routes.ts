@@ -1,6 +1,6 @@
 /** Agent pools (tfe-api-notes §2.7): what workspaces in `agent` execution mode name. */
 import { createRoute, z } from "@hono/zod-openapi";
-import { callerOf } from "../caller";
+import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { PoolRow } from "./agent-pools.d1";

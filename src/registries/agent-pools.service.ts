@@ -1,4 +1,5 @@
 /** Agent pools (tfe-api-notes §2.7): members read them; manage-agent-pools manages them. */
+import { authorize } from "../auth/requirements";
 import { requireOrgAccess } from "../auth/access";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
@@ -18,7 +19,7 @@ import {
   type PoolChanges,
   type PoolRow,
 } from "./agent-pools.d1";
-import { loadOwned, requireManage, uniqueViolation } from "./registry.common";
+import { loadOwned, uniqueViolation } from "./registry.common";
 
 const NAME = /^[A-Za-z0-9_-]+$/;
 
@@ -78,8 +79,8 @@ async function withUsers(caller: Caller, pool: PoolRow): Promise<PoolWithUsers> 
 }
 
 export async function createPool(caller: Caller, organization: string, input: PoolInput & { name: string }): Promise<PoolWithUsers> {
-  const access = await requireOrgAccess(caller.db, caller.principal, organization);
-  requireManage(access, "manage-agent-pools");
+  const access = await requireOrgAccess(caller, organization);
+  authorize(caller, "agent-pools.manage", { access });
   checkName(input.name);
   await checkRefs(caller, access.organization.name, input.refs);
   const r = input.refs;
@@ -99,7 +100,7 @@ export async function createPool(caller: Caller, organization: string, input: Po
 
 /** One page of the organisation's pools matching the query, and how many match. */
 export async function listOrgPools(caller: Caller, organization: string, query: PoolListQuery, page: Page): Promise<{ pools: PoolWithUsers[]; total: number }> {
-  const access = await requireOrgAccess(caller.db, caller.principal, organization);
+  const access = await requireOrgAccess(caller, organization);
   const org = access.organization.name;
   const q = (query.q ?? "").toLowerCase();
   const sort = query.sort ?? "name";
@@ -122,7 +123,7 @@ export async function showPool(caller: Caller, id: string): Promise<PoolWithUser
 
 export async function updatePool(caller: Caller, id: string, input: PoolInput): Promise<PoolWithUsers> {
   const { row, access } = await loadOwned(caller, findPool, id);
-  requireManage(access, "manage-agent-pools");
+  authorize(caller, "agent-pools.manage", { access });
   checkName(input.name);
   await checkRefs(caller, row.organization_name, input.refs);
   // Only what the request names is written, so concurrent PATCHes of different fields both land.
@@ -141,7 +142,7 @@ export async function updatePool(caller: Caller, id: string, input: PoolInput): 
  */
 export async function removePool(caller: Caller, id: string): Promise<void> {
   const { row, access } = await loadOwned(caller, findPool, id);
-  requireManage(access, "manage-agent-pools");
+  authorize(caller, "agent-pools.manage", { access });
   if (await deleteUnusedPool(caller.db, row)) return;
   const n = await poolUses(caller.db, row);
   if (n.workspaces + n.organization + n.projects === 0) throw ApiError.of("not_found"); // deleted concurrently

@@ -3,7 +3,7 @@
  * names. Secrets (`oauth-token-string`, `secret`, `private-key`) are write-only and never stored.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { callerOf } from "../caller";
+import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { ClientRow, TokenRow } from "./oauth.d1";

@@ -1,4 +1,5 @@
 /** OAuth clients and tokens (tfe-api-notes §2.8): members read them; manage-vcs-settings manages clients. */
+import { authorize } from "../auth/requirements";
 import { requireOrgAccess } from "../auth/access";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
@@ -16,7 +17,7 @@ import {
   type ClientRow,
   type TokenRow,
 } from "./oauth.d1";
-import { loadOwned, requireManage } from "./registry.common";
+import { loadOwned } from "./registry.common";
 
 /** A client with the ids of its tokens (its `oauth-tokens` relationship). */
 export interface ClientWithTokens {
@@ -28,8 +29,8 @@ const withTokens = async (caller: Caller, client: ClientRow): Promise<ClientWith
 
 /** Creates a client and its OAuth token; `attrs` are its public attributes (secrets are never stored). */
 export async function createClient(caller: Caller, organization: string, attrs: Record<string, unknown>): Promise<ClientWithTokens> {
-  const access = await requireOrgAccess(caller.db, caller.principal, organization);
-  requireManage(access, "manage-vcs-settings");
+  const access = await requireOrgAccess(caller, organization);
+  authorize(caller, "vcs.manage", { access });
   const client: ClientRow = { id: newId("oc"), organization_name: access.organization.name, attrs: JSON.stringify(attrs), created_at: nowIso() };
   const token: TokenRow = { id: newId("ot"), oauth_client_id: client.id, organization_name: client.organization_name, service_provider_user: null, created_at: client.created_at };
   await insertClientWithToken(caller.db, client, token);
@@ -38,7 +39,7 @@ export async function createClient(caller: Caller, organization: string, attrs: 
 
 /** One page of the organisation's clients (tokens are read for that page only) and the total count. */
 export async function listOrgClients(caller: Caller, organization: string, page: Page): Promise<{ clients: ClientWithTokens[]; total: number }> {
-  const access = await requireOrgAccess(caller.db, caller.principal, organization);
+  const access = await requireOrgAccess(caller, organization);
   const rows = await listClients(caller.db, access.organization.name);
   const slice = rows.slice((page.number - 1) * page.size, page.number * page.size);
   return { clients: await Promise.all(slice.map((r) => withTokens(caller, r))), total: rows.length };
@@ -50,7 +51,7 @@ export async function showClient(caller: Caller, id: string): Promise<ClientWith
 
 export async function updateClient(caller: Caller, id: string, attrs: Record<string, unknown>): Promise<ClientWithTokens> {
   const { row, access } = await loadOwned(caller, findClient, id);
-  requireManage(access, "manage-vcs-settings");
+  authorize(caller, "vcs.manage", { access });
   const updated = await patchClientAttrs(caller.db, row.id, attrs);
   if (!updated) throw ApiError.of("not_found"); // deleted concurrently
   return withTokens(caller, updated);
@@ -58,7 +59,7 @@ export async function updateClient(caller: Caller, id: string, attrs: Record<str
 
 export async function removeClient(caller: Caller, id: string): Promise<void> {
   const { row, access } = await loadOwned(caller, findClient, id);
-  requireManage(access, "manage-vcs-settings");
+  authorize(caller, "vcs.manage", { access });
   await deleteClient(caller.db, row.id);
 }
 
@@ -68,7 +69,7 @@ export async function listClientTokens(caller: Caller, clientId: string): Promis
 }
 
 export async function listOrgOAuthTokens(caller: Caller, organization: string): Promise<TokenRow[]> {
-  const access = await requireOrgAccess(caller.db, caller.principal, organization);
+  const access = await requireOrgAccess(caller, organization);
   return listOrgTokens(caller.db, access.organization.name);
 }
 

@@ -14,16 +14,7 @@ export async function loadOwned<T extends { organization_name: string }>(
 ): Promise<{ row: T; access: OrgAccess }> {
   const row = await find(caller.db, id);
   if (!row) throw ApiError.of("not_found");
-  return { row, access: await requireOrgAccess(caller.db, caller.principal, row.organization_name) };
-}
-
-/** Owners, the organisation token and site admins, or teams holding the named organisation permission. */
-export function canManage(access: OrgAccess, permission: string): boolean {
-  return access.isOwner || access.isOrgToken || access.orgPermissions[permission] === true;
-}
-
-export function requireManage(access: OrgAccess, permission: string): void {
-  if (!canManage(access, permission)) throw ApiError.of("not_found");
+  return { row, access: await requireOrgAccess(caller, row.organization_name) };
 }
 
 export function uniqueViolation(err: unknown, pointer = "/data/attributes/name"): never {

@@ -1,6 +1,6 @@
 /** SSH keys (tfe-api-notes §2.6). The key value is write-only: nothing of it is stored or returned. */
 import { createRoute, z } from "@hono/zod-openapi";
-import { callerOf } from "../caller";
+import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { SshKeyRow } from "./ssh-keys.d1";

@@ -1,23 +1,23 @@
 /** SSH keys (tfe-api-notes §2.6): who may see and manage them. */
+import { authorize } from "../auth/requirements";
 import { requireOrgAccess } from "../auth/access";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
 import { deleteSshKey, findSshKey, insertSshKey, listSshKeys, renameSshKey, type SshKeyRow } from "./ssh-keys.d1";
-import { loadOwned, requireManage } from "./registry.common";
+import { loadOwned } from "./registry.common";
 
 export async function createSshKey(caller: Caller, organization: string, name: string): Promise<SshKeyRow> {
-  const access = await requireOrgAccess(caller.db, caller.principal, organization);
+  const access = await requireOrgAccess(caller, organization);
   // The real service refuses organisation tokens here.
-  if (access.isOrgToken) throw ApiError.of("not_found");
-  requireManage(access, "manage-vcs-settings");
+  authorize(caller, "ssh-keys.create", { access });
   const row: SshKeyRow = { id: newId("sshkey"), organization_name: access.organization.name, name, created_at: nowIso() };
   await insertSshKey(caller.db, row);
   return row;
 }
 
 export async function listOrgSshKeys(caller: Caller, organization: string): Promise<SshKeyRow[]> {
-  const access = await requireOrgAccess(caller.db, caller.principal, organization);
+  const access = await requireOrgAccess(caller, organization);
   return listSshKeys(caller.db, access.organization.name);
 }
 
@@ -27,7 +27,7 @@ export async function showSshKey(caller: Caller, id: string): Promise<SshKeyRow>
 
 export async function updateSshKey(caller: Caller, id: string, name: string | undefined): Promise<SshKeyRow> {
   const { row, access } = await loadOwned(caller, findSshKey, id);
-  requireManage(access, "manage-vcs-settings");
+  authorize(caller, "vcs.manage", { access });
   const next = { ...row, name: name ?? row.name };
   await renameSshKey(caller.db, row.id, next.name);
   return next;
@@ -35,7 +35,7 @@ export async function updateSshKey(caller: Caller, id: string, name: string | un
 
 export async function removeSshKey(caller: Caller, id: string): Promise<void> {
   const { row, access } = await loadOwned(caller, findSshKey, id);
-  requireManage(access, "manage-vcs-settings");
+  authorize(caller, "vcs.manage", { access });
   // No fan-out: workspaces still naming this key resolve it as unassigned when read.
   await deleteSshKey(caller.db, row.id);
 }

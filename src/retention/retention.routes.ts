@@ -4,7 +4,7 @@
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { callerOf } from "../caller";
+import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { jsonapi, noContent, type Resource } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";

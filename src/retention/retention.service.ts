@@ -4,12 +4,13 @@
  * token set the organisation default (in D1), which members may read.
  */
 import { requireOrgAccess } from "../auth/access";
+import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import { edition } from "../env";
 import { ApiError, unwrap } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { DataRetentionPolicy, Faults } from "../workspaces/workspace.types";
-import { readById, requireCap, workspaceStub } from "../workspaces/workspaces.service";
+import { readById, workspaceStub } from "../workspaces/workspaces.service";
 import { deleteOrgPolicy, findOrgPolicy, upsertOrgPolicy } from "./retention.d1";
 
 /** A policy as sent: go-tfe sends kebab-case, the docs' samples camelCase; both are accepted. */
@@ -63,8 +64,7 @@ export async function setWorkspacePolicy(
   faults: Faults | undefined,
 ): Promise<{ policy: DataRetentionPolicy; replaced: boolean; bookmark?: string | null }> {
   requireSelfHosted(caller);
-  const { record, caps } = await readById(caller, workspaceId);
-  requireCap(caps.admin);
+  const { record } = await readById(caller, workspaceId, "workspace.update");
   const policy = policyOf(request, record.dataRetentionPolicy);
   const result = unwrap(await workspaceStub(caller.env, workspaceId).setRetention({ policy, faults }));
   return { policy, replaced: !!record.dataRetentionPolicy, bookmark: result.bookmark };
@@ -73,8 +73,7 @@ export async function setWorkspacePolicy(
 /** Removes the workspace's own policy (it inherits again). */
 export async function removeWorkspacePolicy(caller: Caller, workspaceId: string, faults: Faults | undefined): Promise<{ bookmark?: string | null }> {
   requireSelfHosted(caller);
-  const { caps } = await readById(caller, workspaceId);
-  requireCap(caps.admin);
+  await readById(caller, workspaceId, "workspace.update");
   const result = unwrap(await workspaceStub(caller.env, workspaceId).setRetention({ policy: null, faults }));
   return { bookmark: result.bookmark };
 }
@@ -82,8 +81,8 @@ export async function removeWorkspacePolicy(caller: Caller, workspaceId: string,
 /** The organisation's name as stored; managing its default is for owners and the organisation token. */
 async function organizationFor(caller: Caller, organization: string, manage: boolean): Promise<string> {
   requireSelfHosted(caller);
-  const access = await requireOrgAccess(caller.db, caller.principal, organization);
-  if (manage && !access.isOwner && !access.isOrgToken) throw ApiError.of("not_found");
+  const access = await requireOrgAccess(caller, organization);
+  authorize(caller, manage ? "organization.manage" : "organization.read", { access });
   return access.organization.name;
 }
 

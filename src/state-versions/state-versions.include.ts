@@ -27,10 +27,10 @@ export async function includeStateVersions(
   for (const { r, res } of found) {
     if (!res.ok) continue; // deleted since it was listed
     // Sensitive values only for callers who may read the state itself.
-    if (outputs) for (const o of serializeOutputs(res.stateVersion, "workspace-outputs", scope.capsOf(r).stateVersions >= 2)) included.add(o);
+    if (outputs) for (const o of serializeOutputs(res.value.stateVersion, "workspace-outputs", scope.capsOf(r).stateVersions >= 2)) included.add(o);
     // The state version carries download URLs of the raw state: only for state readers, as its own endpoint.
     if (current && scope.capsOf(r).stateVersions >= 2) {
-      included.add(await serializeStateVersion(env, origin, r.id, res.stateVersion, { canUpload: canUpload(scope, scope.capsOf(r)) }));
+      included.add(await serializeStateVersion(env, origin, r.id, res.value.stateVersion, { canUpload: canUpload(scope, scope.capsOf(r)) }));
     }
   }
 }

@@ -1,7 +1,7 @@
 /** State versions (tfe-api-notes §2.9): created under the lock, bodies inline or through signed upload URLs. */
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { callerOf } from "../caller";
+import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { jsonapi, paginated, readPage } from "../jsonapi/document";

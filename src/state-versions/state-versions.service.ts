@@ -5,7 +5,7 @@ import { ApiError, unwrap } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
 import type { Faults } from "../workspaces/workspace.types";
-import { idByName, readById, requireCap } from "../workspaces/workspaces.service";
+import { idByName, readById } from "../workspaces/workspaces.service";
 import { deleteStateVersionIndex, insertStateVersionIndex, workspaceOfStateVersion } from "./state-versions.d1";
 import { canUpload } from "./state-versions.serialize";
 import type { StateVersionView } from "./state-versions.store";
@@ -44,11 +44,12 @@ function decodeBase64(value: string | undefined, pointer: string): Uint8Array | 
   }
 }
 
+const stateAction = (need: StateNeed) => (need >= 2 ? "state.read" : "state.read-outputs");
+
 /** Creates a state version; the caller must hold the workspace's lock (the DO checks). */
 export async function createStateVersion(caller: Caller, workspaceId: string, a: StateVersionInput, faults: Faults | undefined): Promise<StateVersionView> {
-  const { scope, caps } = await readById(caller, workspaceId);
   // Organisation tokens cannot upload state (real service rule).
-  requireCap(canUpload(scope, caps));
+  await readById(caller, workspaceId, "state.create");
   const state = decodeBase64(a.state, "/data/attributes/state");
   const jsonState = decodeBase64(a["json-state"], "/data/attributes/json-state");
   const id = newId("sv");
@@ -63,7 +64,7 @@ export async function createStateVersion(caller: Caller, workspaceId: string, a:
     await deleteStateVersionIndex(caller.db, id);
     unwrap(result);
   }
-  return unwrap(result).stateVersion;
+  return unwrap(result).value;
 }
 
 /**
@@ -74,19 +75,17 @@ export async function createStateVersion(caller: Caller, workspaceId: string, a:
 export async function readStateVersion(caller: Caller, id: string, need: StateNeed = 2): Promise<StateVersionRead> {
   const workspaceId = await workspaceOfStateVersion(caller.db, id);
   if (!workspaceId) throw ApiError.of("not_found");
-  const { caps, scope } = await readById(caller, workspaceId);
-  requireCap(caps.stateVersions >= need);
+  const { caps, scope } = await readById(caller, workspaceId, stateAction(need));
   const res = unwrap(await stateStub(caller.env, workspaceId).getStateVersion(id));
-  return { workspaceId, sv: res.stateVersion, canReadState: caps.stateVersions >= 2, uploads: canUpload(scope, caps) };
+  return { workspaceId, sv: res.value.stateVersion, canReadState: caps.stateVersions >= 2, uploads: canUpload(scope, caps) };
 }
 
 /** The workspace's current state version (404 when none). */
 export async function currentStateVersion(caller: Caller, workspaceId: string, need: StateNeed = 2): Promise<StateVersionRead> {
-  const { record, caps, scope } = await readById(caller, workspaceId);
-  requireCap(caps.stateVersions >= need);
+  const { record, caps, scope } = await readById(caller, workspaceId, stateAction(need));
   if (!record.currentStateVersionId) throw ApiError.of("not_found");
   const res = unwrap(await stateStub(caller.env, workspaceId).getStateVersion(record.currentStateVersionId));
-  return { workspaceId, sv: res.stateVersion, canReadState: caps.stateVersions >= 2, uploads: canUpload(scope, caps) };
+  return { workspaceId, sv: res.value.stateVersion, canReadState: caps.stateVersions >= 2, uploads: canUpload(scope, caps) };
 }
 
 /** A page of a workspace's state versions, newest first. */
@@ -97,8 +96,7 @@ export async function listStateVersions(
   page: Page,
 ): Promise<{ workspaceId: string; items: StateVersionView[]; total: number; uploads: boolean }> {
   const workspaceId = await idByName(caller, workspace.organization, workspace.name);
-  const { caps, scope } = await readById(caller, workspaceId);
-  requireCap(caps.stateVersions >= 2);
+  const { caps, scope } = await readById(caller, workspaceId, "state.read");
   const res = unwrap(await stateStub(caller.env, workspaceId).listStateVersions({ offset: (page.number - 1) * page.size, limit: page.size, status }));
-  return { workspaceId, items: res.items, total: res.total, uploads: canUpload(scope, caps) };
+  return { workspaceId, items: res.value.items, total: res.value.total, uploads: canUpload(scope, caps) };
 }

@@ -4,7 +4,7 @@
  * many workspaces.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { callerOf } from "../caller";
+import { callerOf } from "../auth/caller.http";
 import { noContent, paginated, jsonapi, readPage } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { LIMITS } from "../limits";

@@ -4,7 +4,7 @@
  * at once).
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { callerOf } from "../caller";
+import { callerOf } from "../auth/caller.http";
 import { jsonapi } from "../jsonapi/document";
 import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
 import { LIMITS } from "../limits";

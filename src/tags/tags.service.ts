@@ -2,8 +2,8 @@
  * Tags and tag bindings of workspaces, projects and organisations (spec §4.12, §4.13): authorise,
  * resolve the request's entries, then one DO call per workspace or one D1 batch per project.
  */
-import { loadAccessBatch, requireOrgAccess, type OrgAccess } from "../auth/access";
-import { canRead } from "../auth/permissions";
+import { loadAccessBatch, projectRights, requireOrgAccess } from "../auth/access";
+import { allows, authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { nowIso } from "../ids";
@@ -12,7 +12,7 @@ import { LIMITS } from "../limits";
 import { getProject } from "../projects/projects.index";
 import { canReadProject } from "../projects/projects.service";
 import type { BindingEntry, Faults, WorkspaceRecord } from "../workspaces/workspace.types";
-import { loadScope, readById, requireCap, workspaceStub } from "../workspaces/workspaces.service";
+import { loadScope, readById, workspaceStub } from "../workspaces/workspaces.service";
 import { isProjectLimitError, projectBindings, type ProjectBindingRow } from "./project-tags.index";
 import { upsertProjectBindings } from "./tags.d1";
 import { deleteTags, listOrganizationTags, tagById, tagNotFound, tagRowsById, tagsById, type TagRow } from "./tags.index";
@@ -44,8 +44,7 @@ export async function workspaceFlatTags(caller: Caller, workspaceId: string, nam
 
 /** Adds flat tags (by name, creating missing organisation tags, or by id); needs can-manage-tags. */
 export async function addWorkspaceFlatTags(caller: Caller, workspaceId: string, refs: FlatTagRef[], faults: Faults | undefined): Promise<Acknowledged> {
-  const { record, caps } = await readById(caller, workspaceId);
-  requireCap(caps.admin); // can-manage-tags
+  const { record } = await readById(caller, workspaceId, "workspace.manage-tags");
   const now = nowIso();
   const inputs = await resolveFlatAdds(caller, record.organization, refs, "/data", now);
   return inputs.length > 0 ? changeTags(caller, record, { op: "add-flat", tags: inputs }, now, faults) : {};
@@ -53,8 +52,7 @@ export async function addWorkspaceFlatTags(caller: Caller, workspaceId: string, 
 
 /** Removes flat tags (an unknown name has no effect; an unknown id is 404). */
 export async function removeWorkspaceFlatTags(caller: Caller, workspaceId: string, refs: FlatTagRef[], faults: Faults | undefined): Promise<Acknowledged> {
-  const { record, caps } = await readById(caller, workspaceId);
-  requireCap(caps.admin);
+  const { record } = await readById(caller, workspaceId, "workspace.manage-tags");
   const keys = await resolveFlatRemovals(caller, record.organization, refs, "/data");
   return keys.length > 0 ? changeTags(caller, record, { op: "remove-flat", keys }, nowIso(), faults) : {};
 }
@@ -73,8 +71,7 @@ export async function upsertWorkspaceTagBindings(
   sent: SentBinding[],
   faults: Faults | undefined,
 ): Promise<{ bindings: BindingEntry[] } & Acknowledged> {
-  const { record, caps } = await readById(caller, workspaceId);
-  requireCap(caps.admin); // can-manage-tags
+  const { record } = await readById(caller, workspaceId, "workspace.manage-tags");
   const now = nowIso();
   const inputs = resolveBindings(sent, "/data");
   if (inputs.length === 0) return { bindings: echoed(record.tagBindings, inputs) };
@@ -90,36 +87,23 @@ export async function workspaceEffectiveTagBindings(caller: Caller, workspaceId:
 
 // ---- project tag bindings ----
 
-interface ProjectAccess {
-  projectId: string;
-  /** Owners, organisation token, manage-projects, or team project access admin (or custom settings update/delete). */
-  canAdmin: boolean;
-}
-
-/** 404 unless the caller may read the project. */
-async function projectAccess(caller: Caller, projectId: string): Promise<ProjectAccess> {
+/** The project's organisation and the caller's rights on it, authorised for `action` (404 otherwise). */
+async function projectAccess(caller: Caller, projectId: string, action: "project.read" | "project.admin"): Promise<void> {
   const row = await getProject(caller.db, projectId);
   if (!row) throw ApiError.of("not_found");
   const loaded = await loadAccessBatch(caller.db, caller.principal, row.organization_name, [], [projectId]);
   if (!loaded) throw ApiError.of("not_found");
   const { access, grants } = loaded;
-  const here = grants.projects.filter((g) => g.target_id === projectId);
-  const settingsAccess = (perms: string): unknown => ((JSON.parse(perms) as Record<string, Record<string, unknown> | undefined>)["project-access"] ?? {})["settings"];
-  const canAdmin =
-    access.isOwner ||
-    access.isOrgToken ||
-    access.orgPermissions["manage-projects"] === true ||
-    here.some((g) => g.access === "admin" || (g.access === "custom" && ["update", "delete"].includes(String(settingsAccess(g.perms)))));
-  const p = access.orgPermissions;
-  // Project readers are the same as for the project itself (incl. teams with access to its workspaces).
-  const readable = canAdmin || p["manage-workspaces"] === true || here.length > 0 || (await canReadProject(caller, access, projectId));
-  if (!readable) throw ApiError.of("not_found");
-  return { projectId, canAdmin };
+  let project = projectRights(access, projectId, grants.projects);
+  // Teams with access to one of its workspaces read the project too (looked up only when needed).
+  if (!project.read) project = projectRights(access, projectId, grants.projects, await canReadProject(caller, access, projectId));
+  authorize(caller, "project.read", { access, project });
+  if (action !== "project.read") authorize(caller, action, { access, project });
 }
 
 /** A project's bindings (projects inherit nothing, so these are also its effective ones). */
 export async function projectTagBindings(caller: Caller, projectId: string): Promise<ProjectBindingRow[]> {
-  await projectAccess(caller, projectId);
+  await projectAccess(caller, projectId, "project.read");
   return projectBindings(caller.db, projectId);
 }
 
@@ -135,8 +119,7 @@ function projectLimitOffender(existing: ProjectBindingRow[], sent: Array<{ key: 
 
 /** Adds or updates a project's bindings by key (never removes), at most 10 per project; answers the bindings sent. */
 export async function upsertProjectTagBindings(caller: Caller, projectId: string, sent: SentBinding[]): Promise<ProjectBindingRow[]> {
-  const { canAdmin } = await projectAccess(caller, projectId);
-  requireCap(canAdmin);
+  await projectAccess(caller, projectId, "project.admin");
   const f = checkBindings(sent, "/data");
   if (f) throw ApiError.of(f.code, { detail: f.detail, pointer: f.pointer });
   const inputs = dedupe(sent.map((b, index) => ({ key: b.key, value: bindingValue(b.value), tagId: null, index })));
@@ -165,21 +148,17 @@ export async function organizationTags(
   query: { q?: string; excludeWorkspaceId?: string },
   page: Page,
 ): Promise<{ rows: TagRow[]; total: number; organization: string }> {
-  const access = await requireOrgAccess(caller.db, caller.principal, organization);
+  const access = await requireOrgAccess(caller, organization);
   const org = access.organization.name;
   const { rows, total } = await listOrganizationTags(caller.db, org, { ...query, limit: page.size, offset: (page.number - 1) * page.size });
   return { rows, total, organization: org };
 }
 
-/** Changing tags organisation-wide (on workspaces the caller did not name) needs admin on all of them. */
-function canManageOrgTags(access: OrgAccess): boolean {
-  return access.isOwner || access.isOrgToken || access.orgPermissions["manage-workspaces"] === true;
-}
-
 /** Deletes organisation tags: each is detached from every workspace that carries it. */
 export async function deleteOrganizationTags(caller: Caller, organization: string, ids: string[]): Promise<void> {
-  const access = await requireOrgAccess(caller.db, caller.principal, organization);
-  if (!canManageOrgTags(access)) throw ApiError.of("not_found");
+  const access = await requireOrgAccess(caller, organization);
+  // Changing tags organisation-wide (on workspaces the caller did not name) needs admin on all of them.
+  authorize(caller, "workspaces.manage", { access });
   const org = access.organization.name;
   const known = await tagsById(caller.db, org, ids, false);
   ids.forEach((id, i) => {
@@ -199,7 +178,7 @@ export async function attachTagToWorkspaces(caller: Caller, tagId: string, works
   const tag = await tagById(caller.db, tagId);
   // A tag no workspace carries no longer exists (it left the organisation's list).
   if (!tag || tag.instance_count === 0) throw ApiError.of("not_found");
-  await requireOrgAccess(caller.db, caller.principal, tag.organization_name);
+  authorize(caller, "organization.read", { access: await requireOrgAccess(caller, tag.organization_name) });
   const records = await resolveWorkspaces(caller, tag.organization_name, workspaceIds);
   const now = nowIso();
   const acknowledged: Acknowledged = {};
@@ -216,19 +195,20 @@ async function resolveWorkspaces(caller: Caller, organization: string, ids: stri
   const results = await Promise.all(unique.map((id) => workspaceStub(caller.env, id).get()));
   const records: WorkspaceRecord[] = [];
   results.forEach((r, i) => {
-    if (!r.ok || r.workspace.organization.toLowerCase() !== organization.toLowerCase()) {
+    if (!r.ok || r.value.organization.toLowerCase() !== organization.toLowerCase()) {
       throw ApiError.of("not_found", { detail: `Workspace not found: ${unique[i]}`, pointer: `/data/${ids.indexOf(unique[i]!)}/id` });
     }
-    records.push(r.workspace as WorkspaceRecord);
+    records.push(r.value as WorkspaceRecord);
   });
   const scope = await loadScope(caller, organization, records);
   if (!scope) throw ApiError.of("not_found");
   records.forEach((r) => {
-    const caps = scope.capsOf(r);
+    const target = { access: scope.access, caps: scope.capsOf(r) };
     const live = scope.access.organization.externalId === r.organizationId;
-    if (!live || !canRead(caps) || !caps.admin) {
+    if (!live || !allows(caller.principal, "workspace.manage-tags", target)) {
       throw ApiError.of("not_found", { detail: `Workspace not found: ${r.id}`, pointer: `/data/${ids.indexOf(r.id)}/id` });
     }
+    authorize(caller, "workspace.manage-tags", target);
   });
   return records;
 }

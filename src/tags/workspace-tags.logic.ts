@@ -14,22 +14,9 @@
 import { fail, type Failure } from "../errors";
 import { newId } from "../ids";
 import { LIMITS } from "../limits";
-import type { BindingEntry, TagEntry } from "../workspaces/workspace.types";
+import type { BindingEntry, BindingInput, FlatInput, TagEntry } from "../workspaces/workspace.types";
 
-/** A flat tag to add, resolved by the Worker to its organisation tag id. */
-export interface FlatInput {
-  key: string;
-  tagId: string | null;
-  /** Index of the entry in the request body (for `source.pointer`). */
-  index: number;
-}
-
-/** A binding to set, validated by the Worker; `value` "" is a key-only binding. */
-export interface BindingInput {
-  key: string;
-  value: string;
-  index: number;
-}
+export type { BindingInput, FlatInput };
 
 /** Both sets of a workspace. */
 export interface TagSets {

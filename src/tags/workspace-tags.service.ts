@@ -106,6 +106,6 @@ export async function changeTags(
   const dead = ids.length ? await deadTagIds(caller.db, seen.organization) : new Set<string>();
   const purge = ids.filter((id) => dead.has(id));
   const result = await workspaceStub(caller.env, seen.id).changeTags({ change, purge, now, faults });
-  if (!result.ok) unwrap(result);
-  return result as { workspace: WorkspaceRecord; bookmark?: string | null };
+  const done = unwrap(result);
+  return { workspace: done.value as WorkspaceRecord, bookmark: done.bookmark };
 }

@@ -1,6 +1,6 @@
 /** Team access to workspaces (`team-workspaces`) and projects (`team-projects`), per the real role tables. */
 import { createRoute, z } from "@hono/zod-openapi";
-import { callerOf } from "../caller";
+import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { TpRow, TwRow } from "./team-access.d1";

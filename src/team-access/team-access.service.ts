@@ -3,13 +3,14 @@
  * organisation token, manage-projects teams and project admins manage a project's. The team must
  * belong to the same organisation.
  */
-import { requireOrgAccess } from "../auth/access";
+import { projectRights, requireOrgAccess } from "../auth/access";
+import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
 import { findTeam } from "../teams/teams.index";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
-import { readById, requireCap } from "../workspaces/workspaces.service";
+import { readById } from "../workspaces/workspaces.service";
 import {
   deleteTeamProject,
   deleteTeamWorkspace,
@@ -52,8 +53,7 @@ function customPerms<T extends object>(access: string, given: Partial<T>, defaul
 
 /** Managing a workspace's team access needs admin on it. */
 async function adminOfWorkspace(caller: Caller, workspaceId: string): Promise<WorkspaceRecord> {
-  const { record, caps } = await readById(caller, workspaceId);
-  requireCap(caps.admin);
+  const { record } = await readById(caller, workspaceId, "workspace.update");
   return record;
 }
 
@@ -132,14 +132,10 @@ function tpPerms(access: string, given: PrjGiven, current?: PrjAccess): PrjAcces
 async function projectManager(caller: Caller, projectId: string, manage: boolean): Promise<string> {
   const project = await findProjectOrganization(caller.db, projectId);
   if (!project) throw ApiError.of("not_found");
-  const access = await requireOrgAccess(caller.db, caller.principal, project.organization_name);
-  const orgWide = access.isOwner || access.isOrgToken || access.orgPermissions["manage-projects"];
-  let allowed = orgWide || (!manage && access.orgPermissions["read-projects"]);
-  if (!allowed && access.teamIds.length) {
-    const grants = await projectGrants(caller.db, projectId, access.teamIds);
-    allowed = grants.some((g) => !manage || g.access === "admin" || (JSON.parse(g.perms) as PrjAccess)["project-access"]?.teams === "manage");
-  }
-  if (!allowed) throw ApiError.of("not_found");
+  const access = await requireOrgAccess(caller, project.organization_name);
+  const grants = access.teamIds.length ? await projectGrants(caller.db, projectId, access.teamIds) : [];
+  const rights = projectRights(access, projectId, grants.map((g) => ({ ...g, team_id: "", target_id: projectId })));
+  authorize(caller, manage ? "project.manage-teams" : "project.read-teams", { access, project: rights });
   return project.organization_name;
 }
 

@@ -1,6 +1,6 @@
 /** Teams, team membership and organisation memberships (issue 3; real shapes in tfe-api-notes §2.3). */
 import { createRoute, z } from "@hono/zod-openapi";
-import { callerOf } from "../caller";
+import { callerOf } from "../auth/caller.http";
 import { LIMITS } from "../limits";
 import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";

@@ -1,5 +1,5 @@
 /** Pure rules of teams: organisation-access dependencies and who may manage what (issue 3). */
-import type { OrgAccess } from "../auth/access";
+import type { OrgAccess } from "../auth/permissions";
 import type { Failure } from "../errors";
 import { ORG_ACCESS_KEYS } from "./teams.serialize";
 

@@ -1,4 +1,5 @@
 /** Teams and their members: authorisation (teams.rules.ts) and orchestration of the repositories. */
+import { authorize } from "../auth/requirements";
 import { requireOrgAccess, type OrgAccess } from "../auth/access";
 import type { Caller, Db } from "../caller";
 import { ApiError } from "../errors";
@@ -43,7 +44,7 @@ function canSee(access: OrgAccess, team: TeamRow): boolean {
 export async function loadTeam(caller: Caller, teamId: string): Promise<{ team: TeamRow; access: OrgAccess }> {
   const team = await findTeam(caller.db, teamId);
   if (!team) throw ApiError.of("not_found");
-  const access = await requireOrgAccess(caller.db, caller.principal, team.organization_name);
+  const access = await requireOrgAccess(caller, team.organization_name);
   if (!canSee(access, team)) throw ApiError.of("not_found");
   return { team, access };
 }
@@ -70,14 +71,13 @@ function orgAccessOrFail(stored: Record<string, boolean>, given: OrgAccessInput)
 
 export async function createTeam(caller: Caller, organization: string, a: TeamAttributes & { name: string }): Promise<TeamView> {
   const db = caller.db;
-  const access = await requireOrgAccess(db, caller.principal, organization);
-  const rights = teamRights(access);
-  if (!rights.manageTeams) throw ApiError.of("not_found");
+  const access = await requireOrgAccess(caller, organization);
+  authorize(caller, "teams.manage", { access });
   if (!TEAM_NAME.test(a.name)) throw invalidName();
   if (a.name.toLowerCase() === "owners") throw nameTaken();
   const given = a["organization-access"] ?? {};
   // Granting organisation permissions is itself a permission.
-  if (Object.values(given).some((v) => v === true) && !rights.manageOrganizationAccess) throw ApiError.of("not_found");
+  if (Object.values(given).some((v) => v === true)) authorize(caller, "teams.manage-organization-access", { access });
   const orgAccess = orgAccessOrFail({}, given);
   const id = newId("team");
   const inserted = await insertTeam(db, {
@@ -98,7 +98,7 @@ export async function createTeam(caller: Caller, organization: string, a: TeamAt
 /** The teams the caller may see, filtered by name (`q`: substring; `names`: exact, case-insensitive). */
 export async function listTeams(caller: Caller, organization: string, filter: { q?: string; names?: string }, page: Page): Promise<{ teams: TeamView[]; total: number }> {
   const db = caller.db;
-  const access = await requireOrgAccess(db, caller.principal, organization);
+  const access = await requireOrgAccess(caller, organization);
   const { q } = filter;
   const all = await organizationTeams(db, access.organization.name);
   const names = filter.names ? new Set(filter.names.split(",").map((s) => s.trim().toLowerCase())) : null;
@@ -130,13 +130,10 @@ export async function showTeam(
 
 export async function updateTeam(caller: Caller, teamId: string, a: TeamAttributes): Promise<TeamView> {
   const { team, access } = await loadTeam(caller, teamId);
-  const rights = teamRights(access);
-  const { "organization-access": givenAccess, ...rest } = a;
-  const changesTeam = Object.values(rest).some((v) => v !== undefined);
-  // Team managers change names and settings; organisation-access managers change permissions.
-  if ((changesTeam && !rights.manageTeams) || (givenAccess !== undefined && !rights.manageOrganizationAccess) || (!changesTeam && givenAccess === undefined && !rights.manageTeams)) {
-    throw ApiError.of("not_found");
-  }
+  const { "organization-access": givenAccess } = a;
+  // Team managers change names and settings; organisation-access managers (who also manage teams) change permissions.
+  authorize(caller, "teams.manage", { access });
+  if (givenAccess !== undefined) authorize(caller, "teams.manage-organization-access", { access });
   if (team.is_owners === 1) {
     if (a.name !== undefined && a.name !== team.name) throw ApiError.of("invalid_attribute", { detail: "The owners team cannot be renamed", pointer: "/data/attributes/name" });
     const off = Object.entries(givenAccess ?? {}).find(([, v]) => v === false);
@@ -160,14 +157,14 @@ export async function updateTeam(caller: Caller, teamId: string, a: TeamAttribut
 
 export async function deleteTeam(caller: Caller, teamId: string): Promise<void> {
   const { team, access } = await loadTeam(caller, teamId);
-  if (!teamRights(access).manageTeams) throw ApiError.of("not_found");
+  authorize(caller, "teams.manage", { access });
   if (team.is_owners === 1) throw ApiError.of("invalid_attribute", { detail: "The owners team cannot be deleted", pointer: "/data" });
   await deleteTeamRows(caller.db, team.id);
 }
 
 async function teamForMembership(caller: Caller, teamId: string): Promise<TeamRow> {
   const { team, access } = await loadTeam(caller, teamId);
-  if (!mayChangeMembers(access, team)) throw ApiError.of("not_found");
+  authorize(caller, "teams.change-members", { access, team });
   return team;
 }
 

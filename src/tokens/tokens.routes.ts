@@ -4,8 +4,8 @@
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { callerOf } from "../caller";
-import { fail, type Result } from "../errors";
+import { callerOf } from "../auth/caller.http";
+import { fail, ok as success, type Result } from "../errors";
 import { jsonapi, noContent, paginated, readPage, type Page, type Resource } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { TokenRow } from "./tokens.d1";
@@ -67,7 +67,7 @@ function serializeToken(row: TokenRow, secret?: string): Resource {
  */
 async function readTokenBody(c: Context): Promise<Result<{ attributes: TokenInput }>> {
   const text = await c.req.text();
-  if (text.trim() === "") return { ok: true, attributes: {} };
+  if (text.trim() === "") return success({ attributes: {} });
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -79,7 +79,7 @@ async function readTokenBody(c: Context): Promise<Result<{ attributes: TokenInpu
     const issue = parsed.error.issues[0];
     return fail("invalid_attribute", issue?.message, `/${(issue?.path ?? ["data", "attributes"]).join("/")}`);
   }
-  return { ok: true, attributes: parsed.data.data?.attributes ?? {} };
+  return success({ attributes: parsed.data.data?.attributes ?? {} });
 }
 
 const created = (c: Context, t: MintedToken) => jsonapi(c, { data: serializeToken(t.row, t.secret) }, 201);

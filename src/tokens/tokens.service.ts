@@ -1,4 +1,5 @@
 /** API tokens: who may see and mint which token, and the token lifecycle over tokens.d1.ts. */
+import { authorize } from "../auth/requirements";
 import { requireOrgAccess } from "../auth/access";
 import type { Principal } from "../auth/principal";
 import type { Caller } from "../caller";
@@ -52,7 +53,7 @@ function defaultExpiry(now: Date): string {
  * it arrives as a Result. `expired-at` omitted → the default lifetime; null → never; in the past → 422.
  */
 function attributesOf(input: Result<{ attributes: TokenInput }>, now: Date): { description: string | null; expiredAt: string | null } {
-  const a = unwrap(input).attributes;
+  const a = unwrap(input).value.attributes;
   let expiredAt: string | null = defaultExpiry(now);
   if (a["expired-at"] === null) expiredAt = null;
   else if (a["expired-at"] !== undefined) {
@@ -83,7 +84,7 @@ async function mint(caller: Caller, now: Date, row: Omit<TokenRow, "id" | "creat
 /** A team whose tokens the caller may manage: see `mayManageTeamTokens` (never more power than the caller's). */
 async function teamForTokens(caller: Caller, teamId: string) {
   const { team, access } = await loadTeam(caller, teamId);
-  if (!mayManageTeamTokens(access, team)) throw ApiError.of("not_found");
+  authorize(caller, "teams.manage-tokens", { access, team });
   return team;
 }
 
@@ -134,8 +135,8 @@ export async function revokeTeamTokens(caller: Caller, teamId: string): Promise<
 
 /** The organisation's team tokens (`sort`: a key, `-` first for descending). */
 export async function listOrganizationTeamTokens(caller: Caller, organization: string, query: { q?: string; sort?: string }, page: Page): Promise<{ rows: TokenRow[]; total: number }> {
-  const access = await requireOrgAccess(caller.db, caller.principal, organization);
-  if (!teamRights(access).manageTeams) throw ApiError.of("not_found");
+  const access = await requireOrgAccess(caller, organization);
+  authorize(caller, "teams.manage", { access });
   const { q, sort } = query;
   const key = sort?.replace(/^-/, "");
   if (key !== undefined && !isTeamTokenSort(key)) throw ApiError.of("bad_request", { detail: `Invalid sort parameter: ${sort}`, parameter: "sort" });
@@ -150,15 +151,16 @@ export async function listOrganizationTeamTokens(caller: Caller, organization: s
 
 // ---- the organisation token ----
 
-async function organizationForToken(caller: Caller, organization: string) {
+/** Creating (replacing) it is for owners and the token itself; reading and deleting it for owners. */
+async function organizationForToken(caller: Caller, organization: string, action: "organization.manage" | "organization.owner") {
   // Part of the organisation's settings: owners reach it even with user tokens refused.
-  const access = await requireOrgAccess(caller.db, caller.principal, organization, { ownerSettings: true });
-  if (!access.isOwner && !access.isOrgToken) throw ApiError.of("not_found");
+  const access = await requireOrgAccess(caller, organization, { ownerSettings: true });
+  authorize(caller, action, { access });
   return access.organization;
 }
 
 export async function createOrganizationToken(caller: Caller, organization: string, input: Result<{ attributes: TokenInput }>): Promise<MintedToken> {
-  const org = await organizationForToken(caller, organization);
+  const org = await organizationForToken(caller, organization, "organization.manage");
   const now = new Date();
   const a = attributesOf(input, now);
   // The organisation token acts as one service user of the organisation, kept across replacements.
@@ -172,37 +174,36 @@ export async function createOrganizationToken(caller: Caller, organization: stri
 }
 
 export async function showOrganizationToken(caller: Caller, organization: string): Promise<TokenRow> {
-  const org = await organizationForToken(caller, organization);
+  const org = await organizationForToken(caller, organization, "organization.owner");
   const row = await findOrganizationToken(caller.db, org.name);
   if (!row) throw ApiError.of("not_found");
   return row;
 }
 
 export async function deleteOrganizationTokenOf(caller: Caller, organization: string): Promise<void> {
-  const org = await organizationForToken(caller, organization);
+  const org = await organizationForToken(caller, organization, "organization.owner");
   if (!(await deleteOrganizationToken(caller.db, org.name))) throw ApiError.of("not_found");
 }
 
 // ---- user tokens ----
 
-function requireSelf(p: Principal, userId: string): void {
+function requireSelf(caller: Caller, userId: string): void {
   // Only a user token acts for its user; the real service refuses team and organisation tokens here.
-  if (p.kind !== "user" || p.userId !== userId) throw ApiError.of("not_found");
+  authorize(caller, "user.self", { userId });
 }
 
 /** A user token: for the caller itself, or (site admins) for a user created under /admin/users, who has none yet. */
 export async function createUserToken(caller: Caller, userId: string, input: Result<{ attributes: TokenInput }>): Promise<MintedToken> {
   const p = caller.principal;
-  if (p.kind === "user" && p.isSiteAdmin && p.userId !== userId) {
-    if (!(await userExists(caller.db, userId))) throw ApiError.of("not_found");
-  } else requireSelf(p, userId);
+  authorize(caller, "user.self-or-site-admin", { userId });
+  if (p.kind === "user" && p.isSiteAdmin && p.userId !== userId && !(await userExists(caller.db, userId))) throw ApiError.of("not_found");
   const now = new Date();
   const a = attributesOf(input, now);
   return mint(caller, now, { kind: "user", user_id: userId, team_id: null, organization_name: null, description: a.description, legacy: 0, expired_at: a.expiredAt });
 }
 
 export async function listUserTokens(caller: Caller, userId: string, page: Page): Promise<{ rows: TokenRow[]; total: number }> {
-  requireSelf(caller.principal, userId);
+  requireSelf(caller, userId);
   const all = await userTokens(caller.db, userId);
   return { rows: all.slice((page.number - 1) * page.size, page.number * page.size), total: all.length };
 }
@@ -213,14 +214,18 @@ export async function listUserTokens(caller: Caller, userId: string, page: Page)
 export async function showToken(caller: Caller, id: string): Promise<TokenRow> {
   const row = await findToken(caller.db, id);
   if (!row) throw ApiError.of("not_found");
-  const p = caller.principal;
-  if (row.kind === "user" && p.kind === "user" && p.userId === row.user_id) return row;
+  if (row.kind === "user" && row.user_id) {
+    authorize(caller, "token.manage", { userId: row.user_id });
+    return row;
+  }
   if (row.kind === "team" && row.team_id) {
-    await teamForTokens(caller, row.team_id);
+    const { team, access } = await loadTeam(caller, row.team_id);
+    authorize(caller, "token.manage", { access, team });
     return row;
   }
   if (row.kind === "organization" && row.organization_name) {
-    await organizationForToken(caller, row.organization_name);
+    const access = await requireOrgAccess(caller, row.organization_name, { ownerSettings: true });
+    authorize(caller, "token.manage", { access });
     return row;
   }
   throw ApiError.of("not_found");

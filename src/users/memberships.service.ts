@@ -1,4 +1,5 @@
 /** Organisation memberships: invitations, their acceptance and removal, and who sees what of them. */
+import { allows, authorize } from "../auth/requirements";
 import { requireOrgAccess, type OrgAccess } from "../auth/access";
 import type { Caller, Db } from "../caller";
 import { ApiError } from "../errors";
@@ -66,8 +67,8 @@ async function viewOf(db: Db, all: MembershipRow[], include: Set<string>, access
  */
 export async function inviteMember(caller: Caller, organization: string, input: { email: string; teamIds: string[] }): Promise<MembershipsView> {
   const db = caller.db;
-  const access = await requireOrgAccess(db, caller.principal, organization);
-  if (!teamRights(access).manageMembership) throw ApiError.of("not_found");
+  const access = await requireOrgAccess(caller, organization);
+  authorize(caller, "membership.manage", { access });
   const { email } = input;
   checkEmail(email);
   const org = access.organization.name;
@@ -76,7 +77,7 @@ export async function inviteMember(caller: Caller, organization: string, input: 
     const found = await teamsIn(db, org, teamIds);
     if (found.length !== teamIds.length) throw ApiError.of("not_found", { detail: "Team not found", pointer: "/data/relationships/teams/data" });
     // Inviting into the owners team makes an owner: owners only.
-    if (found.some((t) => t.is_owners === 1) && !access.isOwner) throw ApiError.of("not_found", { detail: "Team not found", pointer: "/data/relationships/teams/data" });
+    if (found.some((t) => !allows(caller.principal, "teams.change-members", { access, team: membersOnly(t) }))) throw ApiError.of("not_found", { detail: "Team not found", pointer: "/data/relationships/teams/data" });
   }
   const username = `${email.split("@")[0].replace(/[^A-Za-z0-9_.-]/g, "-").slice(0, 50)}-${newId("u").slice(2, 8)}`;
   const userId = await userIdForEmail(db, email, { id: newId("user"), username, createdAt: nowIso() });
@@ -99,7 +100,7 @@ export async function listMemberships(
   page: Page,
 ): Promise<{ view: MembershipsView; total: number }> {
   const db = caller.db;
-  const access = await requireOrgAccess(db, caller.principal, organization);
+  const access = await requireOrgAccess(caller, organization);
   const include = readIncludes(query.include);
   const emails = query["filter[email]"] ? query["filter[email]"].split(",").map((e) => e.trim().toLowerCase()).filter(Boolean) : null;
   const { rows, total } = await organizationMemberships(
@@ -112,15 +113,21 @@ export async function listMemberships(
   return { view: await viewOf(db, rows, include, access), total };
 }
 
+/** The facts `teams.change-members` looks at (who may change a team's members depends on whether it is the owners team). */
+const membersOnly = (t: { id: string; is_owners: number }) => ({ ...t, organization_access: "{}", allow_member_token_management: 0 });
+
 /** A membership, with the caller's access to its organisation (null: the invited user reading its own invitation). */
 async function loadMembership(caller: Caller, id: string, manage: boolean): Promise<{ m: MembershipRow; access: OrgAccess | null }> {
   const m = await membershipById(caller.db, id);
   if (!m) throw ApiError.of("not_found");
   const p = caller.principal;
   // The invited user reads its own invitation before it has any standing in the organisation.
-  if (!manage && m.status === "invited" && p.kind === "user" && p.userId === m.user_id) return { m, access: null };
-  const access = await requireOrgAccess(caller.db, p, m.organization_name);
-  if (manage && !teamRights(access).manageMembership) throw ApiError.of("not_found");
+  if (!manage && m.status === "invited" && p.kind === "user" && p.userId === m.user_id) {
+    authorize(caller, "membership.read", { userId: m.user_id });
+    return { m, access: null };
+  }
+  const access = await requireOrgAccess(caller, m.organization_name);
+  authorize(caller, manage ? "membership.manage" : "membership.read", { access });
   return { m, access };
 }
 
@@ -137,6 +144,7 @@ export async function acceptInvitation(caller: Caller, id: string): Promise<Memb
   const row = await invitationOf(db, id, p.kind === "user" ? p.userId : "");
   const owns = row && (row.invited_email === null || (row.email ?? "").toLowerCase() === row.invited_email.toLowerCase());
   if (!row || !owns) throw ApiError.of("not_found");
+  authorize(caller, "user.self", { userId: p.kind === "user" ? p.userId : undefined });
   if (row.status !== "invited") throw ApiError.of("invalid_attribute", { detail: "The invitation has already been accepted", pointer: "/data/attributes/status" });
   await acceptInvitationRows(db, id);
   const m = await membershipById(db, id);
@@ -150,7 +158,7 @@ export async function removeMembership(caller: Caller, id: string): Promise<void
   const owners = await ownersTeamStanding(caller.db, m.organization_name, m.user_id);
   if (owners) {
     // Removing an owner changes the owners team: owners only.
-    if (owners.member && !access?.isOwner) throw ApiError.of("not_found");
+    if (owners.member && !allows(caller.principal, "teams.change-members", { access, team: membersOnly({ id: "", is_owners: 1 }) })) throw ApiError.of("not_found");
     if (owners.member && owners.others === 0) throw ApiError.of("invalid_attribute", { detail: "The owners team must keep at least one member", pointer: "/data" });
   }
   await deleteMembership(caller.db, m);

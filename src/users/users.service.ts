@@ -1,4 +1,5 @@
 /** Users: site admins create them and confirm email changes; users change their own account. */
+import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
@@ -19,8 +20,7 @@ const usernameTaken = () => ApiError.of("invalid_attribute", { detail: "Username
 
 /** Site admins only; anyone else is told the endpoint does not exist. */
 function requireSiteAdmin(caller: Caller): void {
-  const p = caller.principal;
-  if (p.kind !== "user" || !p.isSiteAdmin) throw ApiError.of("not_found");
+  authorize(caller, "site-admin");
 }
 
 export async function createUser(caller: Caller, a: { username: string; email: string; "is-site-admin"?: boolean }): Promise<UserRow> {
@@ -44,6 +44,7 @@ export async function showUser(caller: Caller, id: string): Promise<UserRow> {
 export async function updateAccount(caller: Caller, a: { username?: string; email?: string }): Promise<UserRow> {
   const p = caller.principal;
   // Service users (team and organisation tokens) have no account to change.
+  authorize(caller, "user");
   if (p.kind !== "user") throw ApiError.of("not_found");
   if (a.username !== undefined) checkUsername(a.username);
   if (a.email !== undefined) checkEmail(a.email);

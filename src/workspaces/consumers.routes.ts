@@ -1,7 +1,7 @@
 /** Remote-state consumers (spec §4.11) and SSH key assignment (spec §4.10). */
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { callerOf } from "../caller";
+import { callerOf } from "../auth/caller.http";
 import { listSession } from "../db";
 import type { AppEnv } from "../env";
 import { LIMITS } from "../limits";

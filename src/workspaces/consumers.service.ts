@@ -1,5 +1,5 @@
 /** Remote-state consumers (spec §4.11) and SSH key assignment (spec §4.10). */
-import { canRead } from "../auth/permissions";
+import { allows, authorize } from "../auth/requirements";
 import type { Caller, Db } from "../caller";
 import { ApiError, unwrap } from "../errors";
 import { nowIso } from "../ids";
@@ -8,7 +8,7 @@ import type { ConsumerChange } from "./consumers.logic";
 import type { Faults, WorkspaceRecord } from "./workspace.types";
 import { allConsumers, consumerPage, consumerScope, sshKeyExists, workspaceDocsByIds } from "./workspaces.d1";
 import { parseDoc } from "./workspaces.index";
-import { loadScope, readById, requireCap, workspaceStub, type WorkspaceScope } from "./workspaces.service";
+import { loadScope, readById, workspaceStub, type WorkspaceScope } from "./workspaces.service";
 import type { Written } from "./workspaces.write.service";
 
 /**
@@ -23,7 +23,7 @@ export async function listConsumers(
 ): Promise<{ records: WorkspaceRecord[]; scope: WorkspaceScope; total: number }> {
   const { record, scope } = await readById(caller, id);
   const where = consumerScope(record);
-  if (canRead(scope.access.base)) {
+  if (allows(caller.principal, "workspace.read", { access: scope.access, caps: scope.access.base })) {
     // Callers who read every workspace of the organisation: page and count in SQL.
     const { docs, total } = await consumerPage(listDb, where, page.size, (page.number - 1) * page.size);
     const records = docs.map(parseDoc);
@@ -34,7 +34,7 @@ export async function listConsumers(
   const candidates = (await allConsumers(listDb, where)).map(parseDoc);
   const seen = await loadScope(caller, record.organization, candidates);
   if (!seen) throw ApiError.of("not_found");
-  const readable = candidates.filter((w) => canRead(seen.capsOf(w)));
+  const readable = candidates.filter((w) => allows(caller.principal, "workspace.read", { access: seen.access, caps: seen.capsOf(w) }));
   const records = readable.slice((page.number - 1) * page.size, page.number * page.size);
   return { records, scope: seen, total: readable.length };
 }
@@ -47,29 +47,27 @@ export async function changeConsumers(
   ids: string[],
   faults: Faults | undefined,
 ): Promise<{ bookmark?: string | null }> {
-  const { record, scope, caps } = await readById(caller, id);
-  requireCap(caps.admin);
+  const { record, scope } = await readById(caller, id, "workspace.update");
   // Replacing the whole list is for organisation-wide workspace managers only (spec §5.7).
-  if (op === "replace" && !(scope.access.isOwner || scope.access.isOrgToken || scope.access.orgPermissions["manage-workspaces"])) throw ApiError.of("not_found");
+  if (op === "replace") authorize(caller, "workspaces.manage", { access: scope.access });
   // Every listed workspace must exist in this organisation and be readable by the caller.
   const rows = await workspaceDocsByIds(caller.db, record.organization, ids);
   const found = new Map(rows.map(parseDoc).map((w) => [w.id, w]));
   const listed = await loadScope(caller, record.organization, [...found.values()]);
   for (const [i, wid] of ids.entries()) {
     const w = found.get(wid);
-    if (!w || !listed || !canRead(listed.capsOf(w))) throw ApiError.of("not_found", { detail: `Workspace not found: ${wid}`, pointer: `/data/${i}/id` });
+    if (!w || !listed || !allows(caller.principal, "workspace.read", { access: listed.access, caps: listed.capsOf(w) })) throw ApiError.of("not_found", { detail: `Workspace not found: ${wid}`, pointer: `/data/${i}/id` });
   }
   return unwrap(await workspaceStub(caller.env, id).changeConsumers({ change: { op, ids }, now: nowIso(), faults }));
 }
 
 /** Assigns (id) or unassigns (null) the workspace's SSH key. */
 export async function setSshKey(caller: Caller, id: string, keyId: string | null, faults: Faults | undefined): Promise<Written> {
-  const { record, scope, caps } = await readById(caller, id);
-  requireCap(caps.admin);
+  const { record, scope } = await readById(caller, id, "workspace.update");
   if (keyId !== null && !(await sshKeyExists(caller.db, keyId, record.organization))) {
     throw ApiError.of("not_found", { detail: "SSH key not found", pointer: "/data/attributes/id" });
   }
   const result = unwrap(await workspaceStub(caller.env, id).setSshKey({ keyId, now: nowIso(), faults }));
-  const fresh = await loadScope(caller, record.organization, [result.workspace]);
-  return { workspace: result.workspace, scope: fresh ?? scope, bookmark: result.bookmark };
+  const fresh = await loadScope(caller, record.organization, [result.value]);
+  return { workspace: result.value, scope: fresh ?? scope, bookmark: result.bookmark };
 }

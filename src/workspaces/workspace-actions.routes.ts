@@ -1,7 +1,7 @@
 /** Lock, unlock, force-unlock and safe delete (spec §3, §4.7, §4.9). */
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { callerOf } from "../caller";
+import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { LIMITS } from "../limits";

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Bindings } from "../env";
-import { fail, type Failure } from "../errors";
+import { fail, ok, type Failure, type Result } from "../errors";
 import { applySettings, checkName, isFailure } from "./workspace.rules";
 import { indexDeleteStatements, indexUpsertStatements } from "./workspaces.index";
 import type { CreateInput, Faults, LockHolder, UpdateInput, WorkspaceRecord } from "./workspace.types";
@@ -23,7 +23,7 @@ type Stored =
   | { kind: "abandoned" };
 
 /** `bookmark`: the D1 session bookmark of the index write, for read-your-writes list reads. */
-export type WorkspaceResult = { ok: true; workspace: WorkspaceRecord; bookmark?: string | null } | Failure;
+export type WorkspaceResult = Result<WorkspaceRecord>;
 
 const SCHEMA_VERSION = 3;
 const RETRY_BASE_MS = 1_000;
@@ -144,7 +144,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     next.version = current.version + 1;
     this.commit("live", next);
     await this.flush(faults);
-    return { ok: true, workspace: next, bookmark: this.bookmark };
+    return ok(next, this.bookmark);
   }
 
   // ---- RPC methods ----
@@ -157,12 +157,12 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     const record = initialRecord(input);
     this.commit("live", record);
     await this.flush(input.faults);
-    return { ok: true, workspace: record, bookmark: this.bookmark };
+    return ok(record, this.bookmark);
   }
 
   async get(): Promise<WorkspaceResult> {
     const r = this.live();
-    return isFailure(r) ? r : { ok: true, workspace: r };
+    return isFailure(r) ? r : ok(r);
   }
 
   async update(input: UpdateInput): Promise<WorkspaceResult> {
@@ -204,7 +204,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     if (isFailure(current)) return current;
     const sets = applyTagChange(current, input.change, input.now, input.purge);
     if (isFailure(sets)) return sets;
-    if (sameTags(sets, current)) return { ok: true, workspace: current, bookmark: this.bookmark };
+    if (sameTags(sets, current)) return ok(current, this.bookmark);
     return this.mutate(input.faults, (w) => {
       w.tags = sets.tags;
       w.tagBindings = sets.tagBindings;
@@ -260,26 +260,26 @@ export class WorkspaceObject extends DurableObject<Bindings> {
   // ---- state versions (issue 5; logic in src/state-versions/state-versions.store.ts) ----
 
   /** Creates a state version; the caller must hold the lock. With inline state it is finalized at once. */
-  async createStateVersion(input: CreateVersionInput & { faults?: Faults }): Promise<{ ok: true; stateVersion: StateVersionView } | Failure> {
+  async createStateVersion(input: CreateVersionInput & { faults?: Faults }): Promise<Result<StateVersionView>> {
     const sql = this.ctx.storage.sql;
     const result = await this.mutate(input.faults, (w) => createVersion(sql, w, input));
     if (!result.ok) return result;
-    return { ok: true, stateVersion: view(getRow(sql, input.id)!) };
+    return ok(view(getRow(sql, input.id)!), result.bookmark);
   }
 
   /** Stores one piece of an upload through a signed URL (pieces of one upload arrive in order). */
-  async appendBlob(input: { id: string; kind: BlobKind; upload: string; bytes: Uint8Array }): Promise<{ ok: true } | Failure> {
+  async appendBlob(input: { id: string; kind: BlobKind; upload: string; bytes: Uint8Array }): Promise<Result<null>> {
     if (this.load().kind !== "live") return fail("not_found");
-    return appendUpload(this.ctx.storage.sql, input.id, input.kind, input.upload, input.bytes) ?? { ok: true };
+    return appendUpload(this.ctx.storage.sql, input.id, input.kind, input.upload, input.bytes) ?? ok(null);
   }
 
-  async abortBlob(input: { id: string; kind: BlobKind; upload: string }): Promise<{ ok: true }> {
+  async abortBlob(input: { id: string; kind: BlobKind; upload: string }): Promise<Result<null>> {
     abortUpload(this.ctx.storage.sql, input.id, input.kind, input.upload);
-    return { ok: true };
+    return ok(null);
   }
 
   /** Completes an upload with its last piece: md5 verified, parsed, finalized and (unless intermediate) made current. */
-  async completeBlob(input: { id: string; kind: BlobKind; upload: string; bytes: Uint8Array; now: string; faults?: Faults }): Promise<{ ok: true } | Failure> {
+  async completeBlob(input: { id: string; kind: BlobKind; upload: string; bytes: Uint8Array; now: string; faults?: Faults }): Promise<Result<null>> {
     const sql = this.ctx.storage.sql;
     if (this.load().kind !== "live") return fail("not_found");
     const done = completeUpload(sql, input.id, input.kind, input.upload, input.bytes);
@@ -289,17 +289,17 @@ export class WorkspaceObject extends DurableObject<Bindings> {
       const result = await this.mutate(input.faults, (w) => makeCurrent(sql, w, row, input.now));
       if (!result.ok) return result;
     }
-    return { ok: true };
+    return ok(null);
   }
 
-  async getStateVersion(id: string): Promise<{ ok: true; stateVersion: StateVersionView; workspace: WorkspaceRecord } | Failure> {
+  async getStateVersion(id: string): Promise<Result<{ stateVersion: StateVersionView; workspace: WorkspaceRecord }>> {
     const w = this.live();
     if (isFailure(w)) return w;
     const row = getRow(this.ctx.storage.sql, id);
-    return row ? { ok: true, stateVersion: view(row), workspace: w } : fail("not_found");
+    return row ? ok({ stateVersion: view(row), workspace: w }) : fail("not_found");
   }
 
-  async listStateVersions(input: { offset: number; limit: number; status?: string }): Promise<{ ok: true; items: StateVersionView[]; total: number } | Failure> {
+  async listStateVersions(input: { offset: number; limit: number; status?: string }): Promise<Result<{ items: StateVersionView[]; total: number }>> {
     const w = this.live();
     if (isFailure(w)) return w;
     const sql = this.ctx.storage.sql;
@@ -307,21 +307,21 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     const binds = input.status ? [input.status] : [];
     const total = sql.exec<{ n: number }>(`SELECT count(*) AS n FROM state_versions ${where}`, ...binds).one().n;
     const items = sql.exec<StateVersionRow>(`SELECT * FROM state_versions ${where} ORDER BY seq DESC LIMIT ? OFFSET ?`, ...binds, input.limit, input.offset).toArray().map(view);
-    return { ok: true, items, total };
+    return ok({ items, total });
   }
 
   /** A blob in pieces of a few MiB (an RPC result is limited to 32 MiB; states may be larger). */
-  async readBlobPart(input: { id: string; kind: BlobKind; fromSeq: number }): Promise<{ ok: true; bytes: Uint8Array; next: number | null } | Failure> {
+  async readBlobPart(input: { id: string; kind: BlobKind; fromSeq: number }): Promise<Result<{ bytes: Uint8Array; next: number | null }>> {
     if (this.load().kind !== "live") return fail("not_found");
     const part = readParts(this.ctx.storage.sql, input.id, input.kind, input.fromSeq);
-    return part ? { ok: true, ...part } : fail("not_found");
+    return part ? ok(part) : fail("not_found");
   }
 
   /**
    * Delete: a permanent tombstone; the data is dropped once D1 has the delete. With `safe`, the
    * safe-delete conditions are checked in the same synchronous section as the delete.
    */
-  async remove(opts: { faults?: Faults; safe?: boolean } = {}): Promise<{ ok: true } | Failure> {
+  async remove(opts: { faults?: Faults; safe?: boolean } = {}): Promise<Result<null>> {
     const current = this.live();
     if (isFailure(current)) return current;
     if (opts.safe) {
@@ -331,33 +331,33 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     const tomb = { ...current, version: current.version + 1 };
     this.commit("deleted", tomb);
     await this.flush(opts.faults);
-    return { ok: true };
+    return ok(null, this.bookmark);
   }
 
   /**
    * Asked by a request that found this workspace's name claim stale. Decides, serialised with
    * every create and rename of this workspace, whether the claim may be taken over.
    */
-  async releaseName(name: string, now: number): Promise<{ released: boolean }> {
+  async releaseName(name: string, now: number): Promise<Result<{ released: boolean }>> {
     const s = this.load();
     if (s.kind === "absent") {
       this.ctx.storage.sql.exec("INSERT INTO workspace (singleton, kind, record) VALUES (1, 'abandoned', NULL)");
-      return { released: true };
+      return ok({ released: true });
     }
     if (s.kind === "live" && s.record.name.toLowerCase() === name.toLowerCase()) {
       await this.flush(undefined); // the index write must have failed: repair it now
-      return { released: false };
+      return ok({ released: false });
     }
     if (s.kind === "live") {
       const disowned = this.disowned();
       disowned[name.toLowerCase()] = now;
       this.ctx.storage.sql.exec("UPDATE workspace SET disowned = ? WHERE singleton = 1", JSON.stringify(disowned));
     }
-    return { released: true };
+    return ok({ released: true });
   }
 
   /** The record as the index should hold it (for the consistency checker). */
-  async indexState(): Promise<{ kind: Stored["kind"]; record: WorkspaceRecord | null; pending: number; armed: boolean }> {
+  async indexState(): Promise<Result<{ kind: Stored["kind"]; record: WorkspaceRecord | null; pending: number; armed: boolean }>> {
     const s = this.load();
     const pending = this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n;
     // Outbox rows without an alarm would wait forever (issue 13 item 9): arm one, and say so.
@@ -366,7 +366,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
       await this.ctx.storage.setAlarm(Date.now());
       armed = true;
     }
-    return { kind: s.kind, record: "record" in s ? s.record : null, pending, armed };
+    return ok({ kind: s.kind, record: "record" in s ? s.record : null, pending, armed });
   }
 
   // ---- outbox ----

@@ -6,18 +6,11 @@ import { fail, type Failure } from "../errors";
 import { LIMITS } from "../limits";
 import type { WorkspaceAttributesInput } from "./workspaces.schemas";
 import { AUTO_DESTROY_DURATION, ENGINE_VERSION, WORKSPACE_NAME } from "./workspaces.schemas";
-import type { ExecutionMode, VcsRepo, WorkspaceSettings } from "./workspace.types";
+import type { ExecutionMode, NormalisedAttributes, VcsRepo, WorkspaceSettings } from "./workspace.types";
+
+export type { NormalisedAttributes };
 
 const A = "/data/attributes";
-
-export interface NormalisedAttributes {
-  name?: string;
-  settings: Partial<WorkspaceSettings>;
-  overwrites?: { "execution-mode"?: boolean; "agent-pool"?: boolean };
-  vcsRepo?: Partial<VcsRepo> | null;
-  /** `operations` as sent (deprecated; maps to execution-mode). */
-  operations?: boolean;
-}
 
 export function checkName(name: string): Failure | null {
   if (name.length === 0 || name.length > LIMITS.workspaceNameMax || !WORKSPACE_NAME.test(name)) {

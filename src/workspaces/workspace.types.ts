@@ -1,6 +1,3 @@
-import type { BindingInput, FlatInput } from "../tags/workspace-tags.logic";
-import type { NormalisedAttributes } from "./workspace.rules";
-
 /**
  * Types shared across the Durable Object boundary (both sides import them with `import type`).
  * A workspace record is the DO's truth and, as `doc`, the D1 index row's copy.
@@ -144,4 +141,29 @@ export interface UpdateInput {
 /** Test-only fault injection (honoured only when FAULT_INJECTION=1). */
 export interface Faults {
   failIndexWrites?: number;
+}
+
+/** A flat tag to add, resolved by the Worker to its organisation tag id. */
+export interface FlatInput {
+  key: string;
+  tagId: string | null;
+  /** Index of the entry in the request body (for `source.pointer`). */
+  index: number;
+}
+
+/** A binding to set, validated by the Worker; `value` "" is a key-only binding. */
+export interface BindingInput {
+  key: string;
+  value: string;
+  index: number;
+}
+
+/** Workspace attributes after the pure rules normalised a request (src/workspaces/workspace.rules.ts). */
+export interface NormalisedAttributes {
+  name?: string;
+  settings: Partial<WorkspaceSettings>;
+  overwrites?: { "execution-mode"?: boolean; "agent-pool"?: boolean };
+  vcsRepo?: Partial<VcsRepo> | null;
+  /** `operations` as sent (deprecated; maps to execution-mode). */
+  operations?: boolean;
 }

@@ -10,7 +10,7 @@
  * and once filtered to the caller's grants, each guarded in SQL by that condition. The guard sits in
  * the organisation key every index seek starts from, so the variant that does not apply seeks NULL
  * and costs a few index probes. The handler re-checks the condition with the pure permission model
- * (`canRead(access.base)`) and re-runs the page with an explicit flag if the two ever disagree.
+ * (`workspace.read` of src/auth/requirements.ts on `access.base`) and re-runs the page with an explicit flag if the two ever disagree.
  *
  * Every filter has two equivalent forms: a set of workspace ids built from covering indexes (for
  * the count, and for sorting a small result), and a predicate on one row (for walking the sort's
@@ -232,7 +232,7 @@ function callerTeamsSql(P: Params, principal: Principal, org: string): string {
 }
 
 /**
- * Mirrors `canRead(orgWideCapabilities(standing))` (src/auth/permissions.ts): site admin, the
+ * Mirrors `workspace.read` (src/auth/requirements.ts) on `orgWideCapabilities(standing)`: site admin, the
  * organisation's token, an owners team, or a team with manage-workspaces or read-workspaces.
  */
 function orgWideReadSql(principal: Principal, organization: string): string {

@@ -1,6 +1,6 @@
 /** Listing workspaces (spec §4.4): one D1 batch that carries the page and the caller's access to it. */
 import { buildOrgAccess, type Grant, type OrgAccess, type ProjectDefaultsRow } from "../auth/access";
-import { canRead } from "../auth/permissions";
+import { allows, authorize } from "../auth/requirements";
 import type { Principal } from "../auth/principal";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
@@ -36,7 +36,8 @@ export async function loadListPage(
   const access = buildOrgAccess(principal, toOrganization(orgRow), (results[1]?.results ?? []) as Parameters<typeof buildOrgAccess>[2]);
   if (!access) return null;
   const deadTags = new Set(((results[2]?.results ?? []) as Array<{ id: string }>).map((r) => r.id));
-  const wide = canRead(access.base);
+  // The SQL's "reads every workspace" shortcut must agree with the requirement table's workspace.read.
+  const wide = allows(principal, "workspace.read", { access, caps: access.base });
   let page = pageOf(results, batch);
   if (page?.variant !== (wide ? "org-wide" : "grants")) {
     const again = listBatch(db, principal, organization, spec, { orgWideRead: wide, strategy });
@@ -52,6 +53,7 @@ export async function listWorkspacePage(
   spec: ListSpec,
 ): Promise<{ records: WorkspaceRecord[]; scope: WorkspaceScope; total: number }> {
   const loaded = await loadListPage(caller.db, caller.principal, organization, spec);
+  authorize(caller, "organization.read", { access: loaded?.access ?? null });
   if (!loaded) throw ApiError.of("not_found");
 
   const records = loaded.rows.map((r) => parseDoc({ doc: r.doc ?? "{}" }));

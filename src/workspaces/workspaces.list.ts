@@ -1,7 +1,7 @@
 /** GET /organizations/:org/workspaces — listing, search, filters and sort over the D1 index (spec §4.4). */
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { callerOf } from "../caller";
+import { callerOf } from "../auth/caller.http";
 import { exposeBookmark } from "../db";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";

@@ -1,6 +1,6 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { callerOf } from "../caller";
+import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { jsonapi, noContent } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";

@@ -1,6 +1,6 @@
 /** Worker-side workspace operations shared by the services: resolve, authorise, serialise. */
 import { loadAccessBatch, flagsFor, workspaceCapabilities, type OrgAccess, type Grant, type ProjectDefaultsRow } from "../auth/access";
-import { canRead } from "../auth/permissions";
+import { authorize, type Action } from "../auth/requirements";
 import type { Capabilities } from "../auth/permissions";
 import type { Caller } from "../caller";
 import { edition, type Bindings } from "../env";
@@ -101,18 +101,20 @@ export interface Readable {
 }
 
 /** A workspace the caller can read, from its Durable Object (show by ID reads the DO). */
-export async function readById(caller: Caller, id: string): Promise<Readable> {
+export async function readById(caller: Caller, id: string, action: Action = "workspace.read"): Promise<Readable> {
   const res = await workspaceStub(caller.env, id).get();
   if (!res.ok) throw ApiError.of("not_found");
-  return authorise(caller, res.workspace);
+  return authoriseOn(caller, res.value, action);
 }
 
-async function authorise(caller: Caller, record: WorkspaceRecord): Promise<Readable> {
+/** Who cannot read a workspace cannot learn it exists (404); readers then need the route's action. */
+async function authoriseOn(caller: Caller, record: WorkspaceRecord, action: Action): Promise<Readable> {
   const scope = await loadScope(caller, record.organization, [record]);
   // A workspace of a deleted (or re-created) organisation no longer exists.
   if (!scope || scope.access.organization.externalId !== record.organizationId) throw ApiError.of("not_found");
   const caps = scope.capsOf(record);
-  if (!canRead(caps)) throw ApiError.of("not_found");
+  authorize(caller, "workspace.read", { access: scope.access, caps });
+  if (action !== "workspace.read") authorize(caller, action, { access: scope.access, caps });
   return { record, scope, caps };
 }
 
@@ -124,13 +126,8 @@ export async function idByName(caller: Caller, organization: string, name: strin
 }
 
 /** A workspace the caller can read, by organisation and name (from the D1 index copy). */
-export async function readByName(caller: Caller, organization: string, name: string): Promise<Readable> {
+export async function readByName(caller: Caller, organization: string, name: string, action: Action = "workspace.read"): Promise<Readable> {
   const row = await selectByName(caller.db, organization, name).first<{ id: string; doc: string }>();
   if (!row) throw ApiError.of("not_found");
-  return authorise(caller, parseDoc(row));
-}
-
-/** Requires a capability; a reader without it gets 404 as from the real service. */
-export function requireCap(ok: boolean): void {
-  if (!ok) throw ApiError.of("not_found");
+  return authoriseOn(caller, parseDoc(row), action);
 }

@@ -1,5 +1,6 @@
 /** Create, update and force delete of workspaces: authorise, claim names and projects, then one DO call. */
-import { canCreateWorkspaceIn, canForceDelete, loadAccessBatch, loadGrants } from "../auth/access";
+import { loadAccessBatch, loadGrants, projectRights } from "../auth/access";
+import { allows, authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import { edition } from "../env";
 import { ApiError, unwrap } from "../errors";
@@ -12,7 +13,7 @@ import type { Faults, WorkspaceRecord } from "./workspace.types";
 import { agentPoolExists, oauthTokenExists, projectExists } from "./workspaces.d1";
 import { claimName, NAME_LEASE_MS, releaseClaim } from "./workspaces.index";
 import type { workspaceCreateBody, workspaceUpdateBody } from "./workspaces.schemas";
-import { loadScope, readById, requireCap, resolveId, workspaceStub, type WorkspaceRef, type WorkspaceScope } from "./workspaces.service";
+import { loadScope, readById, resolveId, workspaceStub, type WorkspaceRef, type WorkspaceScope } from "./workspaces.service";
 
 /** A written workspace, the scope to serialise it with and the index write's bookmark. */
 export interface Written {
@@ -30,7 +31,7 @@ async function claim(caller: Caller, organization: string, name: string, workspa
     if (outcome.claimed) return now;
     const stale = !outcome.committed && now - outcome.claimedAt > NAME_LEASE_MS;
     if (!stale) break;
-    const { released } = await workspaceStub(caller.env, outcome.holder).releaseName(name, now);
+    const { released } = unwrap(await workspaceStub(caller.env, outcome.holder).releaseName(name, now)).value;
     if (!released) break;
     await releaseClaim(db, organization, name, outcome.holder);
   }
@@ -88,7 +89,7 @@ export async function createWorkspace(
   // The default project is known only once the organisation is loaded: fetch its grants then.
   const grants = requestedProject ? loaded.grants : await loadGrants(caller.db, access, [], [projectId]);
   if (requestedProject) await requireProject(caller, organization.name, requestedProject);
-  if (!canCreateWorkspaceIn(access, projectId, grants.projects)) throw ApiError.of("not_found");
+  authorize(caller, "workspace.create", { access, project: projectRights(access, projectId, grants.projects) });
   await checkReferences(caller, organization.name, n);
   const settings = applySettings(defaultSettings(caller.env.LATEST_ENGINE_VERSION ?? "1.14.0"), n);
   if (isFailure(settings)) throw ApiError.of(settings.code, { detail: settings.detail, pointer: settings.pointer });
@@ -119,9 +120,9 @@ export async function createWorkspace(
     throw ApiError.of("internal");
   }
   // A creator through project access may lack read on other projects: serialise with its own scope.
-  const scope = await loadScope(caller, organization.name, [result.workspace]);
+  const scope = await loadScope(caller, organization.name, [result.value]);
   if (!scope) throw ApiError.of("not_found");
-  return { workspace: result.workspace, scope, bookmark: result.bookmark };
+  return { workspace: result.value, scope, bookmark: result.bookmark };
 }
 
 export async function updateWorkspace(
@@ -130,8 +131,7 @@ export async function updateWorkspace(
   body: (typeof workspaceUpdateBody)["_output"]["data"],
   faults: Faults | undefined,
 ): Promise<Written> {
-  const { record, scope, caps } = await readById(caller, await resolveId(caller, ref));
-  requireCap(caps.admin);
+  const { record, scope, caps } = await readById(caller, await resolveId(caller, ref), "workspace.update");
   const n = normalise(caller, body.attributes ?? {});
   const organization = scope.access.organization.name;
   await checkReferences(caller, organization, n);
@@ -145,7 +145,7 @@ export async function updateWorkspace(
     const dest = await loadScope(caller, organization, [{ ...record, projectId: requestedProject }]);
     if (!dest) throw ApiError.of("not_found");
     const destCaps = dest.capsOf({ ...record, projectId: requestedProject });
-    if (!caps.move || !destCaps.move) {
+    if (!allows(caller.principal, "workspace.move", { access: scope.access, caps }) || !allows(caller.principal, "workspace.move", { access: dest.access, caps: destCaps })) {
       throw ApiError.of("forbidden", { detail: `Workspace(s) not found, or you are not authorized to move them: ${record.id}` });
     }
     projectId = requestedProject;
@@ -184,16 +184,15 @@ export async function updateWorkspace(
     if (projectId) await releaseProject(caller.db, projectId, record.id);
     unwrap(result);
   }
-  const done = result as { workspace: WorkspaceRecord; bookmark?: string | null };
-  const fresh = projectId ? await loadScope(caller, organization, [done.workspace]) : scope;
+  const done = unwrap(result);
+  const fresh = projectId ? await loadScope(caller, organization, [done.value]) : scope;
   if (!fresh) throw ApiError.of("not_found");
-  return { workspace: done.workspace, scope: fresh, bookmark: done.bookmark };
+  return { workspace: done.value, scope: fresh, bookmark: done.bookmark };
 }
 
 /** Force delete: whatever the workspace holds (spec §4.8); 403 for readers who may not. */
 export async function forceDeleteWorkspace(caller: Caller, ref: WorkspaceRef, faults: Faults | undefined): Promise<void> {
   const id = await resolveId(caller, ref);
-  const { scope, caps } = await readById(caller, id);
-  if (!canForceDelete(scope.access, caps)) throw ApiError.of("force_delete_forbidden");
+  await readById(caller, id, "workspace.force-delete");
   unwrap(await workspaceStub(caller.env, id).remove({ faults }));
 }

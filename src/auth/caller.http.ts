@@ -1,0 +1,31 @@
+/** Building a service's `Caller` from a request, and the router's check of the route's declared action. */
+import type { Context } from "hono";
+import { routePath } from "hono/route";
+import type { Caller } from "../caller";
+import type { AppEnv } from "../env";
+import { ApiError } from "../errors";
+import { ROUTE_REQUIREMENTS } from "./requirements";
+
+export function callerOf(c: Context<AppEnv>): Caller {
+  const declared = ROUTE_REQUIREMENTS[`${c.req.method} ${c.req.routePath}`];
+  // Fail closed: a route nobody declared against the requirement table serves nothing.
+  if (!declared) throw ApiError.of("internal", { detail: `No requirement declared for ${c.req.method} ${c.req.routePath}` });
+  let record = c.get("authz");
+  if (!record) {
+    record = { authorized: new Set() };
+    c.set("authz", record);
+  }
+  return { env: c.env, principal: c.get("principal"), db: c.env.DB.withSession("first-primary"), authorized: record.authorized };
+}
+
+/**
+ * After a successful answer: the route's declared action must have been authorised (routes declared
+ * `authenticated` need nothing beyond a valid token). A route whose service checked something else,
+ * or nothing, is a bug the authorisation-matrix test would otherwise miss, so it answers 500 rather
+ * than data. The route is the last one Hono matched (middleware come first).
+ */
+export function declaredActionHeld(c: Context<AppEnv>): boolean {
+  const declared = ROUTE_REQUIREMENTS[`${c.req.method} ${routePath(c, -1)}`];
+  if (!declared || declared === "authenticated") return true;
+  return c.get("authz")?.authorized.has(declared) ?? false;
+}

@@ -1,0 +1,276 @@
+/**
+ * THE requirement table: what each action needs (`REQUIREMENTS`) and which action each API route
+ * is declared against (`ROUTE_REQUIREMENTS`). Services call `authorize` with the route's action;
+ * the router refuses to answer a route whose declared action was never authorised; the
+ * authorisation-matrix test reads both tables. Rules are pure functions of the caller and a target
+ * the service has already loaded, so a check never costs a round trip of its own.
+ */
+import { ApiError, type ErrorCode } from "../errors";
+import { mayChangeMembers, mayManageTeamTokens, teamRights, type TeamFacts } from "../teams/teams.rules";
+import { forceDeleteAllowed, standingOf, type Capabilities, type OrgAccess, type ProjectRights } from "./permissions";
+import type { Principal } from "./principal";
+
+/** Everything a rule may look at, loaded by the service before it asks. */
+export interface Target {
+  /** The caller's standing in the organisation acted in (null: no standing, 404). */
+  access?: OrgAccess | null;
+  /** The caller's capabilities on the workspace acted on. */
+  caps?: Capabilities;
+  /** The team acted on. */
+  team?: TeamFacts;
+  /** The user acted on. */
+  userId?: string;
+  /** The caller's rights on the project acted on. */
+  project?: ProjectRights;
+}
+
+interface Requirement {
+  /** One line for people (the OpenAPI document and the matrix test's failures show it). */
+  summary: string;
+  holds: (p: Principal, t: Target) => boolean;
+  /** The refusal for callers the rule turns away (404 unless the spec names another status). */
+  denied?: (p: Principal, t: Target) => ErrorCode;
+}
+
+const org = (t: Target): OrgAccess | null => t.access ?? null;
+const ownerOrOrgToken = (a: OrgAccess | null) => !!a && (a.isOwner || a.isOrgToken);
+const orgPermission = (a: OrgAccess | null, key: string) => ownerOrOrgToken(a) || a?.orgPermissions[key] === true;
+const caps = (t: Target): Capabilities | null => (t.access ? (t.caps ?? null) : null);
+const isUser = (p: Principal): p is Extract<Principal, { kind: "user" }> => p.kind === "user";
+const siteAdmin = (p: Principal) => isUser(p) && p.isSiteAdmin;
+
+export const REQUIREMENTS = {
+  // ---- any caller, or a kind of caller ----
+  authenticated: { summary: "any valid token", holds: () => true },
+  user: { summary: "a user token", holds: (p) => isUser(p) },
+  "site-admin": { summary: "the site admin", holds: (p) => siteAdmin(p) },
+  "user.self": { summary: "the user itself, with a user token", holds: (p, t) => isUser(p) && p.userId === t.userId },
+  "user.self-or-site-admin": {
+    summary: "the user itself, or the site admin (a user's first token)",
+    holds: (p, t) => isUser(p) && (p.userId === t.userId || p.isSiteAdmin),
+  },
+
+  "token.manage": {
+    summary: "a user token: its user; a team token: who manages the team's tokens; the organisation token: owners and itself",
+    holds: (p, t) =>
+      t.team ? !!org(t) && mayManageTeamTokens(org(t)!, t.team) : t.userId !== undefined ? isUser(p) && p.userId === t.userId : ownerOrOrgToken(org(t)),
+  },
+
+  // ---- the organisation ----
+  "organization.read": { summary: "any standing in the organisation", holds: (_p, t) => !!org(t) },
+  "organization.manage": { summary: "owners and the organisation token", holds: (_p, t) => ownerOrOrgToken(org(t)) },
+  "organization.owner": { summary: "owners (users), not the organisation token", holds: (_p, t) => !!org(t)?.isOwner },
+  "teams.manage": { summary: "owners, the organisation token, manage-teams", holds: (_p, t) => !!org(t) && teamRights(org(t)!).manageTeams },
+  "teams.manage-organization-access": {
+    summary: "owners, the organisation token, manage-organization-access",
+    holds: (_p, t) => !!org(t) && teamRights(org(t)!).manageOrganizationAccess,
+  },
+  "teams.change-members": {
+    summary: "manage-membership; the owners team by owners only",
+    holds: (_p, t) => !!org(t) && !!t.team && mayChangeMembers(org(t)!, t.team),
+  },
+  "teams.manage-tokens": {
+    summary: "manage-teams for teams holding no more than the caller; the owners team by owners only",
+    holds: (_p, t) => !!org(t) && !!t.team && mayManageTeamTokens(org(t)!, t.team),
+  },
+  "membership.read": {
+    summary: "any standing in the organisation, or the invited user reading its own invitation",
+    holds: (p, t) => !!org(t) || (isUser(p) && t.userId !== undefined && p.userId === t.userId),
+  },
+  "membership.manage": {
+    summary: "owners, the organisation token, manage-membership",
+    holds: (_p, t) => !!org(t) && teamRights(org(t)!).manageMembership,
+  },
+  "projects.manage": { summary: "owners, the organisation token, manage-projects", holds: (_p, t) => orgPermission(org(t), "manage-projects") },
+  "workspaces.manage": {
+    summary: "owners, the organisation token, manage-workspaces",
+    holds: (_p, t) => orgPermission(org(t), "manage-workspaces"),
+  },
+  "vcs.manage": { summary: "owners, the organisation token, manage-vcs-settings", holds: (_p, t) => orgPermission(org(t), "manage-vcs-settings") },
+  "ssh-keys.create": {
+    summary: "owners and manage-vcs-settings, not the organisation token",
+    holds: (_p, t) => orgPermission(org(t), "manage-vcs-settings") && !org(t)!.isOrgToken,
+  },
+  "agent-pools.manage": {
+    summary: "owners, the organisation token, manage-agent-pools",
+    holds: (_p, t) => orgPermission(org(t), "manage-agent-pools"),
+  },
+
+  // ---- a project ----
+  "project.read": { summary: "a reader of the project", holds: (_p, t) => !!org(t) && !!t.project?.read },
+  "project.admin": { summary: "manage-projects, or a project admin", holds: (_p, t) => !!org(t) && !!t.project?.admin },
+  "project.read-teams": { summary: "manage-projects, read-projects, or a grant on the project", holds: (_p, t) => !!org(t) && !!t.project?.readTeams },
+  "project.manage-teams": { summary: "manage-projects, or a project admin", holds: (_p, t) => !!org(t) && !!t.project?.manageTeams },
+  "workspace.create": {
+    summary: "owners, manage-workspaces, or a project grant allowing workspace creation",
+    holds: (_p, t) => !!org(t) && !!t.project?.createWorkspaces,
+  },
+
+  // ---- a workspace ----
+  "workspace.read": { summary: "read runs", holds: (_p, t) => (caps(t)?.runs ?? 0) >= 1 },
+  "workspace.update": { summary: "workspace admin", holds: (_p, t) => !!caps(t)?.admin },
+  "workspace.manage-tags": { summary: "workspace admin (can-manage-tags)", holds: (_p, t) => !!caps(t)?.admin },
+  "workspace.lock": { summary: "lock and unlock (write, or custom workspace-locking)", holds: (_p, t) => !!caps(t)?.locking },
+  "workspace.force-unlock": { summary: "workspace admin", holds: (_p, t) => !!caps(t)?.admin },
+  "workspace.delete": { summary: "delete (safe delete)", holds: (_p, t) => !!caps(t)?.delete },
+  "workspace.move": { summary: "move between projects (on both)", holds: (_p, t) => !!caps(t)?.move },
+  "workspace.force-delete": {
+    summary: "owners; workspace admins when the organisation allows force delete",
+    holds: (_p, t) => !!caps(t) && forceDeleteAllowed(standingOf(org(t)!), caps(t)!, org(t)!.organization.allowForceDeleteWorkspaces),
+    // Spec §4.8: readers are told they are forbidden; others cannot see the workspace at all.
+    denied: (_p, t) => ((caps(t)?.runs ?? 0) >= 1 ? "force_delete_forbidden" : "not_found"),
+  },
+  "state.read-outputs": { summary: "state versions: read-outputs", holds: (_p, t) => (caps(t)?.stateVersions ?? 0) >= 1 },
+  "state.read": { summary: "state versions: read", holds: (_p, t) => (caps(t)?.stateVersions ?? 0) >= 2 },
+  "state.create": {
+    summary: "state versions: write, never the organisation token",
+    holds: (_p, t) => (caps(t)?.stateVersions ?? 0) >= 3 && !org(t)!.isOrgToken,
+  },
+} satisfies Record<string, Requirement>;
+
+export type Action = keyof typeof REQUIREMENTS;
+
+/** Whether the rule of `action` holds for the caller on the target. */
+export function allows(principal: Principal, action: Action, target: Target = {}): boolean {
+  return (REQUIREMENTS[action] as Requirement).holds(principal, target);
+}
+
+/**
+ * The one authorisation check: throws the requirement's refusal (404 by default, as the real service
+ * hides what a caller may not see) unless it holds, and records that the action was authorised.
+ */
+export function authorize(caller: { principal: Principal; authorized?: Set<string> }, action: Action, target: Target = {}): void {
+  const rule = REQUIREMENTS[action] as Requirement;
+  if (!rule.holds(caller.principal, target)) throw ApiError.of(rule.denied?.(caller.principal, target) ?? "not_found");
+  caller.authorized?.add(action);
+}
+
+/** Each API route (as Hono names it) and the action it is declared against. */
+export const ROUTE_REQUIREMENTS: Record<string, Action> = {
+  "GET /api/v2/ping": "authenticated",
+  "GET /api/v2/account/details": "authenticated",
+  "PATCH /api/v2/account/update": "user",
+  "GET /api/v2/users/:user_id": "authenticated",
+  "POST /api/v2/admin/users": "site-admin",
+  "POST /api/v2/admin/users/:user_id/actions/confirm-email": "site-admin",
+  "GET /api/v2/admin/consistency": "site-admin",
+
+  "POST /api/v2/organizations": "user",
+  "GET /api/v2/organizations": "authenticated",
+  "GET /api/v2/organizations/:organization_name": "organization.read",
+  "PATCH /api/v2/organizations/:organization_name": "organization.manage",
+  "DELETE /api/v2/organizations/:organization_name": "organization.owner",
+  "GET /api/v2/organizations/:organization_name/entitlement-set": "organization.read",
+  "GET /api/v2/organizations/:organization_name/relationships/data-retention-policy": "organization.read",
+  "POST /api/v2/organizations/:organization_name/relationships/data-retention-policy": "organization.manage",
+  "DELETE /api/v2/organizations/:organization_name/relationships/data-retention-policy": "organization.manage",
+  "POST /api/v2/organizations/:organization_name/authentication-token": "organization.manage",
+  "GET /api/v2/organizations/:organization_name/authentication-token": "organization.owner",
+  "DELETE /api/v2/organizations/:organization_name/authentication-token": "organization.owner",
+
+  "POST /api/v2/organizations/:organization_name/organization-memberships": "membership.manage",
+  "GET /api/v2/organizations/:organization_name/organization-memberships": "organization.read",
+  "GET /api/v2/organization-memberships/:id": "membership.read",
+  "DELETE /api/v2/organization-memberships/:id": "membership.manage",
+  "POST /api/v2/organization-memberships/:id/actions/accept": "user.self",
+
+  "POST /api/v2/organizations/:organization_name/teams": "teams.manage",
+  "GET /api/v2/organizations/:organization_name/teams": "organization.read",
+  "GET /api/v2/teams/:team_id": "organization.read",
+  "PATCH /api/v2/teams/:team_id": "teams.manage",
+  "DELETE /api/v2/teams/:team_id": "teams.manage",
+  "POST /api/v2/teams/:team_id/relationships/users": "teams.change-members",
+  "DELETE /api/v2/teams/:team_id/relationships/users": "teams.change-members",
+  "POST /api/v2/teams/:team_id/relationships/organization-memberships": "teams.change-members",
+  "DELETE /api/v2/teams/:team_id/relationships/organization-memberships": "teams.change-members",
+  "GET /api/v2/organizations/:organization_name/team-tokens": "teams.manage",
+  "POST /api/v2/teams/:team_id/authentication-token": "teams.manage-tokens",
+  "GET /api/v2/teams/:team_id/authentication-token": "teams.manage-tokens",
+  "DELETE /api/v2/teams/:team_id/authentication-token": "teams.manage-tokens",
+  "POST /api/v2/teams/:team_id/authentication-tokens": "teams.manage-tokens",
+  "GET /api/v2/teams/:team_id/authentication-tokens": "teams.manage-tokens",
+  "DELETE /api/v2/teams/:team_id/authentication-tokens": "teams.manage-tokens",
+  "POST /api/v2/users/:user_id/authentication-tokens": "user.self-or-site-admin",
+  "GET /api/v2/users/:user_id/authentication-tokens": "user.self",
+  "GET /api/v2/authentication-tokens/:token_id": "token.manage",
+  "DELETE /api/v2/authentication-tokens/:token_id": "token.manage",
+
+  "POST /api/v2/organizations/:organization_name/projects": "projects.manage",
+  "GET /api/v2/organizations/:organization_name/projects": "organization.read",
+  "GET /api/v2/projects/:project_id": "project.read",
+  "PATCH /api/v2/projects/:project_id": "projects.manage",
+  "DELETE /api/v2/projects/:project_id": "projects.manage",
+  "GET /api/v2/projects/:project_id/tag-bindings": "project.read",
+  "PATCH /api/v2/projects/:project_id/tag-bindings": "project.admin",
+  "GET /api/v2/projects/:project_id/effective-tag-bindings": "project.read",
+  "POST /api/v2/team-projects": "project.manage-teams",
+  "GET /api/v2/team-projects": "project.read-teams",
+  "GET /api/v2/team-projects/:id": "project.read-teams",
+  "PATCH /api/v2/team-projects/:id": "project.manage-teams",
+  "DELETE /api/v2/team-projects/:id": "project.manage-teams",
+
+  "POST /api/v2/organizations/:organization_name/workspaces": "workspace.create",
+  "GET /api/v2/organizations/:organization_name/workspaces": "organization.read",
+  "GET /api/v2/workspaces/:workspace_id": "workspace.read",
+  "PATCH /api/v2/workspaces/:workspace_id": "workspace.update",
+  "DELETE /api/v2/workspaces/:workspace_id": "workspace.force-delete",
+  "GET /api/v2/organizations/:organization_name/workspaces/:name": "workspace.read",
+  "PATCH /api/v2/organizations/:organization_name/workspaces/:name": "workspace.update",
+  "DELETE /api/v2/organizations/:organization_name/workspaces/:name": "workspace.force-delete",
+  "POST /api/v2/workspaces/:workspace_id/actions/lock": "workspace.lock",
+  "POST /api/v2/workspaces/:workspace_id/actions/unlock": "workspace.lock",
+  "POST /api/v2/workspaces/:workspace_id/actions/force-unlock": "workspace.force-unlock",
+  "POST /api/v2/workspaces/:workspace_id/actions/safe-delete": "workspace.delete",
+  "POST /api/v2/organizations/:organization_name/workspaces/:name/actions/safe-delete": "workspace.delete",
+  "GET /api/v2/workspaces/:workspace_id/relationships/remote-state-consumers": "workspace.read",
+  "POST /api/v2/workspaces/:workspace_id/relationships/remote-state-consumers": "workspace.update",
+  "PATCH /api/v2/workspaces/:workspace_id/relationships/remote-state-consumers": "workspaces.manage",
+  "DELETE /api/v2/workspaces/:workspace_id/relationships/remote-state-consumers": "workspace.update",
+  "PATCH /api/v2/workspaces/:workspace_id/relationships/ssh-key": "workspace.update",
+  "GET /api/v2/workspaces/:workspace_id/relationships/data-retention-policy": "workspace.read",
+  "POST /api/v2/workspaces/:workspace_id/relationships/data-retention-policy": "workspace.update",
+  "PATCH /api/v2/workspaces/:workspace_id/relationships/data-retention-policy": "workspace.update",
+  "DELETE /api/v2/workspaces/:workspace_id/relationships/data-retention-policy": "workspace.update",
+  "POST /api/v2/team-workspaces": "workspace.update",
+  "GET /api/v2/team-workspaces": "workspace.read",
+  "GET /api/v2/team-workspaces/:id": "workspace.read",
+  "PATCH /api/v2/team-workspaces/:id": "workspace.update",
+  "DELETE /api/v2/team-workspaces/:id": "workspace.update",
+
+  "GET /api/v2/workspaces/:workspace_id/relationships/tags": "workspace.read",
+  "POST /api/v2/workspaces/:workspace_id/relationships/tags": "workspace.manage-tags",
+  "DELETE /api/v2/workspaces/:workspace_id/relationships/tags": "workspace.manage-tags",
+  "GET /api/v2/workspaces/:workspace_id/tag-bindings": "workspace.read",
+  "PATCH /api/v2/workspaces/:workspace_id/tag-bindings": "workspace.manage-tags",
+  "GET /api/v2/workspaces/:workspace_id/effective-tag-bindings": "workspace.read",
+  "GET /api/v2/organizations/:organization_name/tags": "organization.read",
+  "DELETE /api/v2/organizations/:organization_name/tags": "workspaces.manage",
+  "POST /api/v2/tags/:tag_id/relationships/workspaces": "workspace.manage-tags",
+
+  "POST /api/v2/workspaces/:workspace_id/state-versions": "state.create",
+  "GET /api/v2/state-versions": "state.read",
+  "GET /api/v2/state-versions/:state_version_id": "state.read",
+  "GET /api/v2/state-versions/:state_version_id/outputs": "state.read-outputs",
+  "GET /api/v2/workspaces/:workspace_id/current-state-version": "state.read",
+  "GET /api/v2/workspaces/:workspace_id/current-state-version-outputs": "state.read-outputs",
+  "GET /api/v2/state-version-outputs/:output_id": "state.read-outputs",
+
+  "POST /api/v2/organizations/:organization_name/ssh-keys": "ssh-keys.create",
+  "GET /api/v2/organizations/:organization_name/ssh-keys": "organization.read",
+  "GET /api/v2/ssh-keys/:ssh_key_id": "organization.read",
+  "PATCH /api/v2/ssh-keys/:ssh_key_id": "vcs.manage",
+  "DELETE /api/v2/ssh-keys/:ssh_key_id": "vcs.manage",
+  "POST /api/v2/organizations/:organization_name/agent-pools": "agent-pools.manage",
+  "GET /api/v2/organizations/:organization_name/agent-pools": "organization.read",
+  "GET /api/v2/agent-pools/:pool_id": "organization.read",
+  "PATCH /api/v2/agent-pools/:pool_id": "agent-pools.manage",
+  "DELETE /api/v2/agent-pools/:pool_id": "agent-pools.manage",
+  "POST /api/v2/organizations/:organization_name/oauth-clients": "vcs.manage",
+  "GET /api/v2/organizations/:organization_name/oauth-clients": "organization.read",
+  "GET /api/v2/oauth-clients/:oauth_client_id": "organization.read",
+  "PATCH /api/v2/oauth-clients/:oauth_client_id": "vcs.manage",
+  "DELETE /api/v2/oauth-clients/:oauth_client_id": "vcs.manage",
+  "GET /api/v2/oauth-clients/:oauth_client_id/oauth-tokens": "organization.read",
+  "GET /api/v2/organizations/:organization_name/oauth-tokens": "organization.read",
+  "GET /api/v2/oauth-tokens/:oauth_token_id": "organization.read",
+};
