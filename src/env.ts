@@ -13,6 +13,8 @@ export interface Bindings {
   LATEST_ENGINE_VERSION?: string;
   /** HMAC key for the signed state-blob URLs. */
   BLOB_SIGNING_KEY?: string;
+  /** Secret the AES-GCM key of stored variable values is derived from (issue 17). */
+  VARIABLES_ENCRYPTION_KEY?: string;
   /** Requests per second per user; "0" disables rate limiting. */
   RATE_LIMIT?: string;
   /** "1" enables the test-only fault-injection hooks. Never set in production. */

@@ -30,11 +30,13 @@ import { admin } from "./admin/consistency";
 import { organizationTags } from "./tags/organization-tags.routes";
 import { tagBindings } from "./tags/tag-bindings.routes";
 import { workspaceTags } from "./tags/workspace-tags.routes";
+import { variables } from "./variables/variables.routes";
+import { varsets } from "./varsets/varsets.routes";
 
 export { WorkspaceObject } from "./workspaces/workspace.object";
 
 /** Routers mounted under /api/v2 behind authentication. Each resource adds itself here. */
-const API_ROUTERS = [meta, organizations, workspaces, workspaceTags, tagBindings, organizationTags, workspaceActions, teams, tokens, teamAccess, users, projects, sshKeys, agentPools, oauth, consumers, retention, stateVersions, admin];
+const API_ROUTERS = [meta, organizations, workspaces, workspaceTags, tagBindings, organizationTags, workspaceActions, teams, tokens, teamAccess, users, projects, sshKeys, agentPools, oauth, consumers, retention, stateVersions, admin, variables, varsets];
 
 export const app = new OpenAPIHono<AppEnv>({ defaultHook });
 

@@ -39,6 +39,12 @@ const NEEDS = {
   projectManage: ORG_WIDE,
   /** Team access of a project: callers holding a grant on the project itself (not just on its workspaces). */
   projectGrant: ["projectMaintain", ...ORG_WIDE],
+  /** Workspace variables (issue 17): team access `variables` read (read, plan) or write (write, admin, maintain). */
+  varRead: ["read", "plan", "write", "admin", "projectMaintain", ...ORG_WIDE],
+  varWrite: ["write", "admin", "projectMaintain", ...ORG_WIDE],
+  /** Variable sets: read-workspaces / manage-workspaces, which only the organisation-wide callers hold here. */
+  varsetRead: ORG_WIDE,
+  varsetManage: ORG_WIDE,
 } satisfies Record<string, P[]>;
 
 interface Fixture {
@@ -96,8 +102,109 @@ const tb = { data: [{ type: "tag-bindings", attributes: { key: "k", value: "v" }
 const flat = { data: [{ type: "tags", attributes: { name: "flat" } }] };
 const drp = { data: { type: "data-retention-policy-delete-olders", attributes: { "delete-older-than-n-days": 3 } } };
 const org = () => fx.org;
+const varBody = () => ({ data: { type: "vars", attributes: { key: uniqueName("k").replace(/-/g, "_"), value: "v", category: "terraform" } } });
+const wsVar = async () => {
+  const ws = await workspace();
+  return { ws: ws.id, v: (await adminPost(`/workspaces/${ws.id}/vars`, varBody())).id as string };
+};
+const varset = async () => adminPost(`/organizations/${fx.org}/varsets`, { data: { type: "varsets", attributes: { name: uniqueName("vs"), global: false } } });
+const varsetVar = async () => {
+  const set = await varset();
+  return { set: set.id as string, v: (await adminPost(`/varsets/${set.id}/relationships/vars`, varBody())).id as string };
+};
 
 const ROWS: Row[] = [
+  {
+    method: "GET", route: "/api/v2/workspaces/:workspace_id/vars", needs: "varRead", ok: 200,
+    make: async () => ({ path: `/workspaces/${(await workspace()).id}/vars` }),
+  },
+  {
+    method: "POST", route: "/api/v2/workspaces/:workspace_id/vars", needs: "varWrite", ok: 201,
+    make: async () => ({ path: `/workspaces/${(await workspace()).id}/vars`, body: varBody() }),
+  },
+  {
+    method: "GET", route: "/api/v2/workspaces/:workspace_id/vars/:var_id", needs: "varRead", ok: 200,
+    make: async () => {
+      const x = await wsVar();
+      return { path: `/workspaces/${x.ws}/vars/${x.v}` };
+    },
+  },
+  {
+    method: "PATCH", route: "/api/v2/workspaces/:workspace_id/vars/:var_id", needs: "varWrite", ok: 200,
+    make: async () => {
+      const x = await wsVar();
+      return { path: `/workspaces/${x.ws}/vars/${x.v}`, body: { data: { type: "vars", attributes: { value: "w" } } } };
+    },
+  },
+  {
+    method: "DELETE", route: "/api/v2/workspaces/:workspace_id/vars/:var_id", needs: "varWrite", ok: 204,
+    make: async () => {
+      const x = await wsVar();
+      return { path: `/workspaces/${x.ws}/vars/${x.v}` };
+    },
+  },
+  {
+    method: "GET", route: "/api/v2/workspaces/:workspace_id/all-vars", needs: "varRead", ok: 200,
+    make: async () => ({ path: `/workspaces/${(await wsVar()).ws}/all-vars` }),
+  },
+  {
+    method: "GET", route: "/api/v2/workspaces/:workspace_id/varsets", needs: "varRead", ok: 200,
+    make: async () => ({ path: `/workspaces/${(await workspace()).id}/varsets` }),
+  },
+  {
+    method: "GET", route: "/api/v2/projects/:project_id/varsets", needs: "projectGrant", ok: 200,
+    make: async () => ({ path: `/projects/${fx.ids.defaultProject}/varsets` }),
+  },
+  {
+    method: "GET", route: "/api/v2/organizations/:organization_name/varsets", needs: "varsetRead", ok: 200,
+    make: async () => ({ path: `/organizations/${org()}/varsets` }),
+  },
+  {
+    method: "POST", route: "/api/v2/organizations/:organization_name/varsets", needs: "varsetManage", ok: 201,
+    make: async () => ({ path: `/organizations/${org()}/varsets`, body: { data: { type: "varsets", attributes: { name: uniqueName("vs"), global: false } } } }),
+  },
+  { method: "GET", route: "/api/v2/varsets/:varset_id", needs: "varsetRead", ok: 200, make: async () => ({ path: `/varsets/${(await varset()).id}` }) },
+  {
+    method: "PATCH", route: "/api/v2/varsets/:varset_id", needs: "varsetManage", ok: 200,
+    make: async () => ({ path: `/varsets/${(await varset()).id}`, body: { data: { type: "varsets", attributes: { description: "d" } } } }),
+  },
+  { method: "DELETE", route: "/api/v2/varsets/:varset_id", needs: "varsetManage", ok: 204, make: async () => ({ path: `/varsets/${(await varset()).id}` }) },
+  ...(["POST", "DELETE"] as const).flatMap((method): Row[] => [
+    {
+      method, route: "/api/v2/varsets/:varset_id/relationships/workspaces", needs: "varsetManage", ok: 204,
+      make: async () => ({
+        path: `/varsets/${(await varset()).id}/relationships/workspaces`,
+        body: { data: [{ type: "workspaces", id: (await workspace()).id }] },
+      }),
+    },
+    {
+      method, route: "/api/v2/varsets/:varset_id/relationships/projects", needs: "varsetManage", ok: 204,
+      make: async () => ({ path: `/varsets/${(await varset()).id}/relationships/projects`, body: { data: [{ type: "projects", id: (await project()).id }] } }),
+    },
+  ]),
+  {
+    method: "GET", route: "/api/v2/varsets/:varset_id/relationships/vars", needs: "varsetRead", ok: 200,
+    make: async () => ({ path: `/varsets/${(await varsetVar()).set}/relationships/vars` }),
+  },
+  {
+    method: "POST", route: "/api/v2/varsets/:varset_id/relationships/vars", needs: "varsetManage", ok: 201,
+    make: async () => ({ path: `/varsets/${(await varset()).id}/relationships/vars`, body: varBody() }),
+  },
+  {
+    method: "GET", route: "/api/v2/varsets/:varset_id/relationships/vars/:var_id", needs: "varsetRead", ok: 200,
+    make: async () => { const x = await varsetVar(); return { path: `/varsets/${x.set}/relationships/vars/${x.v}` }; },
+  },
+  {
+    method: "PATCH", route: "/api/v2/varsets/:varset_id/relationships/vars/:var_id", needs: "varsetManage", ok: 200,
+    make: async () => {
+      const x = await varsetVar();
+      return { path: `/varsets/${x.set}/relationships/vars/${x.v}`, body: { data: { type: "vars", attributes: { value: "w" } } } };
+    },
+  },
+  {
+    method: "DELETE", route: "/api/v2/varsets/:varset_id/relationships/vars/:var_id", needs: "varsetManage", ok: 204,
+    make: async () => { const x = await varsetVar(); return { path: `/varsets/${x.set}/relationships/vars/${x.v}` }; },
+  },
   { method: "GET", route: "/api/v2/ping", needs: "any", ok: 204, make: async () => ({ path: "/ping" }) },
   { method: "GET", route: "/api/v2/account/details", needs: "any", ok: 200, make: async () => ({ path: "/account/details" }) },
   { method: "POST", route: "/api/v2/organizations", needs: "user", ok: 201, make: async () => ({ path: "/organizations", body: { data: { type: "organizations", attributes: { name: uniqueName("o"), email: "a@b.c" } } } }) },
@@ -465,6 +572,10 @@ describe("permission flags match what the endpoints allow", () => {
     { flag: "can-read-settings", row: "GET /api/v2/workspaces/:workspace_id" },
     { flag: "can-force-delete", row: "DELETE /api/v2/organizations/:organization_name/workspaces/:name" },
     { flag: "can-destroy", row: "POST /api/v2/organizations/:organization_name/workspaces/:name/actions/safe-delete" },
+    { flag: "can-read-variable", row: "GET /api/v2/workspaces/:workspace_id/vars" },
+    { flag: "can-read-variable", row: "GET /api/v2/workspaces/:workspace_id/all-vars" },
+    { flag: "can-update-variable", row: "POST /api/v2/workspaces/:workspace_id/vars" },
+    { flag: "can-update-variable", row: "PATCH /api/v2/workspaces/:workspace_id/vars/:var_id" },
   ];
   for (const { flag, row: key } of FLAG_ROUTES) {
     it(`${flag} ⇔ ${key} succeeds`, async () => {

@@ -14,6 +14,8 @@ import {
 } from "../state-versions/state-versions.store";
 import { settledRefsStatement } from "../projects/projects.index";
 import { applyTagChange, sameTags, type TagChange } from "../tags/workspace-tags.logic";
+import { deleteVariable, eraseVariables, getVariable, insertVariable, listVariables, migrateVariables, updateVariable } from "../variables/variables.store";
+import type { StoredVariable, VariablePatch } from "../variables/variables.types";
 
 type Stored =
   | { kind: "absent" }
@@ -24,8 +26,9 @@ type Stored =
 
 /** `bookmark`: the D1 session bookmark of the index write, for read-your-writes list reads. */
 export type WorkspaceResult = { ok: true; workspace: WorkspaceRecord; bookmark?: string | null } | Failure;
+export type VariableResult = { ok: true; workspace: WorkspaceRecord; variable: StoredVariable; bookmark?: string | null } | Failure;
 
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
 const RETRY_BASE_MS = 1_000;
 const RETRY_MAX_MS = 60_000;
 /** When the alarm armed by every commit fires if the flush never finished (the process died). */
@@ -70,6 +73,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     }
     if (current < 2) migrateStateVersions(sql);
     if (current < 3) this.splitTagSets();
+    if (current < 4) migrateVariables(sql);
     sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", String(SCHEMA_VERSION));
   }
 
@@ -228,6 +232,38 @@ export class WorkspaceObject extends DurableObject<Bindings> {
 
   async setRetention(input: { policy: DataRetentionPolicy | null; faults?: Faults }): Promise<WorkspaceResult> {
     return this.mutate(input.faults, (w) => setRetention(w, input.policy));
+  }
+
+  // ---- variables (issue 17; logic in src/variables/variables.store.ts): values arrive sealed ----
+
+  /** Creates a variable; the key check and the insert are one critical section, so racing creates serialise. */
+  async createVariable(input: { variable: StoredVariable; faults?: Faults }): Promise<VariableResult> {
+    const result = await this.mutate(input.faults, (w) => insertVariable(this.ctx.storage.sql, w, input.variable));
+    return result.ok ? { ...result, variable: input.variable } : result;
+  }
+
+  /** Updates a variable; the workspace record (its list of variable ids) is unchanged, so nothing is indexed. */
+  async updateVariable(input: { id: string; patch: VariablePatch }): Promise<VariableResult> {
+    const w = this.live();
+    if (isFailure(w)) return w;
+    const variable = updateVariable(this.ctx.storage.sql, input.id, input.patch);
+    return isFailure(variable) ? variable : { ok: true, workspace: w, variable };
+  }
+
+  async deleteVariable(input: { id: string; faults?: Faults }): Promise<WorkspaceResult> {
+    return this.mutate(input.faults, (w) => deleteVariable(this.ctx.storage.sql, w, input.id));
+  }
+
+  async listVariables(): Promise<{ ok: true; workspace: WorkspaceRecord; variables: StoredVariable[] } | Failure> {
+    const w = this.live();
+    return isFailure(w) ? w : { ok: true, workspace: w, variables: listVariables(this.ctx.storage.sql) };
+  }
+
+  async getVariable(id: string): Promise<VariableResult> {
+    const w = this.live();
+    if (isFailure(w)) return w;
+    const variable = getVariable(this.ctx.storage.sql, id);
+    return variable ? { ok: true, workspace: w, variable } : fail("not_found");
   }
 
   // ---- locking (spec §3); serialised here so N racing lockers end as a serial order would ----
@@ -414,6 +450,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
       // D1 has the delete: keep only the tombstone so the id can never be recreated.
       sql.exec("UPDATE workspace SET record = ? WHERE singleton = 1 AND kind = 'deleted'", JSON.stringify({ ...record, tags: [], remoteStateConsumers: [], settings: record.settings }));
       eraseAll(sql);
+      eraseVariables(sql);
     }
   }
 

@@ -110,6 +110,8 @@ export interface WorkspaceRecord {
   outputIds?: string[];
   currentRun: { id: string; status: string; createdAt: string } | null;
   source: string;
+  /** Ids of the workspace's own variables in creation order (the `vars` relationship; issue 17). */
+  varIds?: string[];
 }
 
 export interface CreateInput {
