@@ -15,6 +15,7 @@ export default defineConfig(async () => ({
                 TEST_MIGRATIONS: await readD1Migrations("./migrations"),
                 ADMIN_TOKEN: "test-admin-token",
                 BLOB_SIGNING_KEY: "test-blob-signing-key",
+                VARIABLES_ENCRYPTION_KEY: "test-variables-encryption-key",
                 RATE_LIMIT: "0",
                 FAULT_INJECTION: "1",
               },

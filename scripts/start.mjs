@@ -28,12 +28,14 @@ const vars = readVars();
 const generated = !process.env.ADMIN_TOKEN && !vars.ADMIN_TOKEN;
 if (!vars.ADMIN_TOKEN) vars.ADMIN_TOKEN = `${randomBytes(10).toString("hex")}.atlasv1.${randomBytes(32).toString("hex")}`;
 if (!vars.BLOB_SIGNING_KEY) vars.BLOB_SIGNING_KEY = randomBytes(32).toString("hex");
+if (!vars.VARIABLES_ENCRYPTION_KEY) vars.VARIABLES_ENCRYPTION_KEY = randomBytes(32).toString("hex");
 if (!vars.EDITION) vars.EDITION = "self-hosted";
 writeFileSync(varsFile, Object.entries(vars).map(([k, v]) => `${k}="${v}"`).join("\n") + "\n", { mode: 0o600 });
 const run = {
   ADMIN_TOKEN: process.env.ADMIN_TOKEN || vars.ADMIN_TOKEN,
   EDITION: process.env.EDITION || vars.EDITION,
   BLOB_SIGNING_KEY: process.env.BLOB_SIGNING_KEY || vars.BLOB_SIGNING_KEY,
+  VARIABLES_ENCRYPTION_KEY: process.env.VARIABLES_ENCRYPTION_KEY || vars.VARIABLES_ENCRYPTION_KEY,
   ...(process.env.RATE_LIMIT || vars.RATE_LIMIT ? { RATE_LIMIT: process.env.RATE_LIMIT || vars.RATE_LIMIT } : {}),
   // Test harnesses only (the crash test delays index writes to kill the process inside the window).
   ...(process.env.FAULT_INJECTION ? { FAULT_INJECTION: process.env.FAULT_INJECTION } : {}),

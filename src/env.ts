@@ -5,16 +5,19 @@ import type { Principal } from "./auth/principal";
  * wrangler.toml and the secret names in secrets.example.env, so it cannot drift from the config.
  * ADMIN_TOKEN: the site-admin token; BLOB_SIGNING_KEY: the HMAC key of signed state-blob URLs;
  * RATE_LIMIT: requests per second per user ("0" disables); FAULT_INJECTION: "1" enables the
- * test-only fault hooks, never set in production. Secrets may be unset locally, hence optional.
+ * test-only fault hooks, never set in production; VARIABLES_ENCRYPTION_KEY: the secret the AES-GCM key
+ * of stored variable values is derived from. Secrets may be unset locally, hence optional.
  */
-export type Bindings = Omit<Env, "ADMIN_TOKEN" | "BLOB_SIGNING_KEY" | "RATE_LIMIT" | "FAULT_INJECTION"> &
-  Partial<Pick<Env, "ADMIN_TOKEN" | "BLOB_SIGNING_KEY" | "RATE_LIMIT" | "FAULT_INJECTION">>;
+export type Bindings = Omit<Env, "ADMIN_TOKEN" | "BLOB_SIGNING_KEY" | "VARIABLES_ENCRYPTION_KEY" | "RATE_LIMIT" | "FAULT_INJECTION" | "EXPOSE_HOPS"> &
+  Partial<Pick<Env, "ADMIN_TOKEN" | "BLOB_SIGNING_KEY" | "VARIABLES_ENCRYPTION_KEY" | "RATE_LIMIT" | "FAULT_INJECTION" | "EXPOSE_HOPS">>;
 
 export interface Variables {
   principal: Principal;
   requestId: string;
   /** The actions the request's services authorised (src/auth/caller.http.ts). */
   authz?: { authorized: Set<string> };
+  /** Round trips of this request (src/hops.ts). */
+  hops?: { d1: number; do: number };
 }
 
 export type AppEnv = { Bindings: Bindings; Variables: Variables };

@@ -29,6 +29,7 @@ export const ERRORS = {
   },
   payload_too_large: { status: 413, title: "payload too large" },
   conflict: { status: 409, title: "conflict" },
+  stale_authorization: { status: 409, title: "conflict", detail: "The workspace changed while the request was being authorised; retry the request" },
   already_locked: { status: 409, title: "conflict", detail: "Unable to lock workspace. The workspace is already locked." },
   not_locked: { status: 409, title: "conflict", detail: "Unable to unlock workspace. The workspace is not locked." },
   state_pending: {
@@ -57,6 +58,9 @@ export const ERRORS = {
     title: "conflict",
     detail: "Latest workspace state is being processed to discover resources, please try again later",
   },
+  /** go-tfe and the tfe provider match this text on a duplicate variable key (issue 17). */
+  key_taken: { status: 422, title: "invalid attribute", detail: "Key has already been taken" },
+  name_taken: { status: 422, title: "invalid attribute", detail: "Name has already been taken" },
   rate_limited: { status: 429, title: "Too many requests", detail: "You have exceeded the API's rate limit." },
   method_not_allowed: { status: 405, title: "method not allowed" },
   internal: { status: 500, title: "internal server error" },

@@ -6,7 +6,8 @@ import { secureHeaders } from "hono/secure-headers";
 import { limitByClient, requireAuth } from "./auth/auth.middleware";
 import { principalKey } from "./auth/principal";
 import type { AppEnv } from "./env";
-import { declaredActionHeld } from "./auth/caller.http";
+import { declaredActionHeld, hopsOf } from "./auth/caller.http";
+import { hopsHeader } from "./hops";
 import { ApiError, errorResponse, JSONAPI, toApiError } from "./errors";
 import { defaultHook } from "./jsonapi/validation";
 import { LIMITS } from "./limits";
@@ -31,11 +32,13 @@ import { admin } from "./admin/consistency";
 import { organizationTags } from "./tags/organization-tags.routes";
 import { tagBindings } from "./tags/tag-bindings.routes";
 import { workspaceTags } from "./tags/workspace-tags.routes";
+import { variables } from "./variables/variables.routes";
+import { varsets } from "./varsets/varsets.routes";
 
 export { WorkspaceObject } from "./workspaces/workspace.object";
 
 /** Routers mounted under /api/v2 behind authentication. Each resource adds itself here. */
-const API_ROUTERS = [meta, organizations, workspaces, workspaceTags, tagBindings, organizationTags, workspaceActions, teams, tokens, teamAccess, users, projects, sshKeys, agentPools, oauth, consumers, retention, stateVersions, admin];
+const API_ROUTERS = [meta, organizations, workspaces, workspaceTags, tagBindings, organizationTags, workspaceActions, teams, tokens, teamAccess, users, projects, sshKeys, agentPools, oauth, consumers, retention, stateVersions, admin, variables, varsets];
 
 export const app = new OpenAPIHono<AppEnv>({ defaultHook });
 
@@ -100,6 +103,12 @@ api.use("*", async (c, next) => {
     if (hasBody && type !== JSONAPI) throw ApiError.of("unsupported_media_type");
   }
   await next();
+});
+// Round trips per request, reported when EXPOSE_HOPS=1 (the bench and the hop-count test).
+api.use("*", async (c, next) => {
+  const hops = hopsOf(c);
+  await next();
+  if (c.env.EXPOSE_HOPS === "1") c.res.headers.set("X-Hops", hopsHeader(hops));
 });
 api.use("*", requireAuth);
 api.use("*", async (c, next) => {

@@ -29,4 +29,14 @@ export const LIMITS = {
   listTagFiltersMax: 20,
   /** API tokens created without `expired-at` expire after this many years (as the real service; go-tfe checks it). */
   tokenDefaultLifetimeYears: 2,
+  /** Workspace and variable-set variables (issue 17). */
+  variableKeyMax: 128,
+  variableValueMax: 256 * 1024,
+  variableDescriptionMax: 512,
+  variablesPerWorkspace: 500,
+  variablesPerVarset: 500,
+  varsetNameMax: 128,
+  varsetDescriptionMax: 512,
+  /** Workspaces or projects in one apply/remove request of a variable set. */
+  varsetTargetsPerRequest: 100,
 } as const;

@@ -62,6 +62,11 @@ const WHO = {
   "workspace.delete": [...WS_ADMIN, "projectDelete"],
   "workspace.move": ORG_WIDE,
   "workspace.force-delete": ORG_WIDE,
+  "variables.read": ["read", "plan", "write", "admin", "projectMaintain", ...ORG_WIDE, "manageWorkspaces"],
+  "variables.write": ["write", "admin", "projectMaintain", ...ORG_WIDE, "manageWorkspaces"],
+  "varsets.read": [...ORG_WIDE, "manageWorkspaces"],
+  "varsets.manage": [...ORG_WIDE, "manageWorkspaces"],
+  "project.read-variables": ["projectMaintain", ...ORG_WIDE],
   "state.read-outputs": [...STATE_READ, "readOutputs"],
   "state.read": STATE_READ,
   "state.create": ["write", "admin", "projectMaintain", "owners", "siteAdmin"],
@@ -127,6 +132,16 @@ const tb = { data: [{ type: "tag-bindings", attributes: { key: "k", value: "v" }
 const flat = { data: [{ type: "tags", attributes: { name: "flat" } }] };
 const drp = { data: { type: "data-retention-policy-delete-olders", attributes: { "delete-older-than-n-days": 3 } } };
 const org = () => fx.org;
+const varBody = () => ({ data: { type: "vars", attributes: { key: uniqueName("k").replace(/-/g, "_"), value: "v", category: "terraform" } } });
+const wsVar = async () => {
+  const ws = await workspace();
+  return { ws: ws.id, v: (await adminPost(`/workspaces/${ws.id}/vars`, varBody())).id as string };
+};
+const varset = async () => adminPost(`/organizations/${fx.org}/varsets`, { data: { type: "varsets", attributes: { name: uniqueName("vs"), global: false } } });
+const varsetVar = async () => {
+  const set = await varset();
+  return { set: set.id as string, v: (await adminPost(`/varsets/${set.id}/relationships/vars`, varBody())).id as string };
+};
 
 const ROWS: Row[] = [
   { method: "GET", route: "/api/v2/ping", ok: 204, make: async () => ({ path: "/ping" }) },
@@ -135,6 +150,97 @@ const ROWS: Row[] = [
   { method: "GET", route: "/api/v2/organizations", ok: 200, make: async () => ({ path: "/organizations" }) },
   { method: "GET", route: "/api/v2/organizations/:organization_name", ok: 200, make: async () => ({ path: `/organizations/${org()}` }) },
   { method: "PATCH", route: "/api/v2/organizations/:organization_name", ok: 200, make: async () => ({ path: `/organizations/${org()}`, body: { data: { type: "organizations", attributes: { email: "x@y.z" } } } }) },
+  {
+    method: "GET", route: "/api/v2/workspaces/:workspace_id/vars", ok: 200,
+    make: async () => ({ path: `/workspaces/${(await workspace()).id}/vars` }),
+  },
+  {
+    method: "POST", route: "/api/v2/workspaces/:workspace_id/vars", ok: 201,
+    make: async () => ({ path: `/workspaces/${(await workspace()).id}/vars`, body: varBody() }),
+  },
+  {
+    method: "GET", route: "/api/v2/workspaces/:workspace_id/vars/:var_id", ok: 200,
+    make: async () => {
+      const x = await wsVar();
+      return { path: `/workspaces/${x.ws}/vars/${x.v}` };
+    },
+  },
+  {
+    method: "PATCH", route: "/api/v2/workspaces/:workspace_id/vars/:var_id", ok: 200,
+    make: async () => {
+      const x = await wsVar();
+      return { path: `/workspaces/${x.ws}/vars/${x.v}`, body: { data: { type: "vars", attributes: { value: "w" } } } };
+    },
+  },
+  {
+    method: "DELETE", route: "/api/v2/workspaces/:workspace_id/vars/:var_id", ok: 204,
+    make: async () => {
+      const x = await wsVar();
+      return { path: `/workspaces/${x.ws}/vars/${x.v}` };
+    },
+  },
+  {
+    method: "GET", route: "/api/v2/workspaces/:workspace_id/all-vars", ok: 200,
+    make: async () => ({ path: `/workspaces/${(await wsVar()).ws}/all-vars` }),
+  },
+  {
+    method: "GET", route: "/api/v2/workspaces/:workspace_id/varsets", ok: 200,
+    make: async () => ({ path: `/workspaces/${(await workspace()).id}/varsets` }),
+  },
+  {
+    method: "GET", route: "/api/v2/projects/:project_id/varsets", ok: 200,
+    make: async () => ({ path: `/projects/${fx.ids.defaultProject}/varsets` }),
+  },
+  {
+    method: "GET", route: "/api/v2/organizations/:organization_name/varsets", ok: 200,
+    make: async () => ({ path: `/organizations/${org()}/varsets` }),
+  },
+  {
+    method: "POST", route: "/api/v2/organizations/:organization_name/varsets", ok: 201,
+    make: async () => ({ path: `/organizations/${org()}/varsets`, body: { data: { type: "varsets", attributes: { name: uniqueName("vs"), global: false } } } }),
+  },
+  { method: "GET", route: "/api/v2/varsets/:varset_id", ok: 200, make: async () => ({ path: `/varsets/${(await varset()).id}` }) },
+  {
+    method: "PATCH", route: "/api/v2/varsets/:varset_id", ok: 200,
+    make: async () => ({ path: `/varsets/${(await varset()).id}`, body: { data: { type: "varsets", attributes: { description: "d" } } } }),
+  },
+  { method: "DELETE", route: "/api/v2/varsets/:varset_id", ok: 204, make: async () => ({ path: `/varsets/${(await varset()).id}` }) },
+  ...(["POST", "DELETE"] as const).flatMap((method): Row[] => [
+    {
+      method, route: "/api/v2/varsets/:varset_id/relationships/workspaces", ok: 204,
+      make: async () => ({
+        path: `/varsets/${(await varset()).id}/relationships/workspaces`,
+        body: { data: [{ type: "workspaces", id: (await workspace()).id }] },
+      }),
+    },
+    {
+      method, route: "/api/v2/varsets/:varset_id/relationships/projects", ok: 204,
+      make: async () => ({ path: `/varsets/${(await varset()).id}/relationships/projects`, body: { data: [{ type: "projects", id: (await project()).id }] } }),
+    },
+  ]),
+  {
+    method: "GET", route: "/api/v2/varsets/:varset_id/relationships/vars", ok: 200,
+    make: async () => ({ path: `/varsets/${(await varsetVar()).set}/relationships/vars` }),
+  },
+  {
+    method: "POST", route: "/api/v2/varsets/:varset_id/relationships/vars", ok: 201,
+    make: async () => ({ path: `/varsets/${(await varset()).id}/relationships/vars`, body: varBody() }),
+  },
+  {
+    method: "GET", route: "/api/v2/varsets/:varset_id/relationships/vars/:var_id", ok: 200,
+    make: async () => { const x = await varsetVar(); return { path: `/varsets/${x.set}/relationships/vars/${x.v}` }; },
+  },
+  {
+    method: "PATCH", route: "/api/v2/varsets/:varset_id/relationships/vars/:var_id", ok: 200,
+    make: async () => {
+      const x = await varsetVar();
+      return { path: `/varsets/${x.set}/relationships/vars/${x.v}`, body: { data: { type: "vars", attributes: { value: "w" } } } };
+    },
+  },
+  {
+    method: "DELETE", route: "/api/v2/varsets/:varset_id/relationships/vars/:var_id", ok: 204,
+    make: async () => { const x = await varsetVar(); return { path: `/varsets/${x.set}/relationships/vars/${x.v}` }; },
+  },
   {
     method: "DELETE", route: "/api/v2/organizations/:organization_name", ok: 204,
     make: async (_fx, who) => {
@@ -499,6 +605,10 @@ describe("permission flags match what the endpoints allow", () => {
     { flag: "can-read-settings", row: "GET /api/v2/workspaces/:workspace_id" },
     { flag: "can-force-delete", row: "DELETE /api/v2/organizations/:organization_name/workspaces/:name" },
     { flag: "can-destroy", row: "POST /api/v2/organizations/:organization_name/workspaces/:name/actions/safe-delete" },
+    { flag: "can-read-variable", row: "GET /api/v2/workspaces/:workspace_id/vars" },
+    { flag: "can-read-variable", row: "GET /api/v2/workspaces/:workspace_id/all-vars" },
+    { flag: "can-update-variable", row: "POST /api/v2/workspaces/:workspace_id/vars" },
+    { flag: "can-update-variable", row: "PATCH /api/v2/workspaces/:workspace_id/vars/:var_id" },
   ];
   for (const { flag, row: key } of FLAG_ROUTES) {
     it(`${flag} ⇔ ${key} succeeds`, async () => {

@@ -266,10 +266,12 @@ describe("organisation tags follow the workspace index", () => {
     const ws = await createWorkspace(org);
     const res = await api("POST", `/workspaces/${ws.id}/relationships/tags`, { body: { data: byName("late") }, headers: { "X-Fault-Fail-Index-Writes": "1" } });
     expect(res.status).toBe(204);
-    // The DO is the truth (show by id); the organisation's list follows the index.
-    expect(await tagNames(ws.id)).toEqual(["late"]);
+    // The DO has it; reads (the workspace's own tags and the organisation's list) follow the index.
+    expect((await env.WORKSPACES.getByName(ws.id).get() as { ok: true; value: WorkspaceRecord }).value.tags.map((t) => t.key)).toEqual(["late"]);
+    expect(await tagNames(ws.id)).toEqual([]);
     expect(await orgTag(org, "late")).toBeUndefined();
     expect(await runDurableObjectAlarm(env.WORKSPACES.getByName(ws.id))).toBe(true);
+    expect(await tagNames(ws.id)).toEqual(["late"]);
     expect((await orgTag(org, "late"))?.attributes["instance-count"]).toBe(1);
     // Re-running the index write (as an outbox retry would) changes nothing: counts are derived, not incremented.
     const got = (await env.WORKSPACES.getByName(ws.id).get()) as { ok: true; value: WorkspaceRecord };

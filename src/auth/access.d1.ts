@@ -80,6 +80,69 @@ export async function teamGrants(db: Db, teamIds: string[], workspaceIds: string
   return { workspaces: (ws?.results ?? []) as Grant[], projects: (prj?.results ?? []) as Grant[] };
 }
 
+/** Everything needed to authorise and serialise one workspace, read from its index row. */
+export interface WorkspaceAccessRows {
+  doc: string | null;
+  org: OrganizationRow | null;
+  teams: AccessTeamRow[];
+  grants: { workspaces: Grant[]; projects: Grant[] };
+  projects: ProjectDefaultsRow[];
+  deadTagIds: string[];
+  liveSshKeyIds: string[];
+}
+
+/**
+ * One workspace (by id, or by organisation and name) with the caller's access to it, in one batch:
+ * its index row, its organisation, the caller's teams there, their grants on the workspace and its
+ * project, the project's defaults, the organisation's deleted tag ids and whether its SSH key still
+ * exists. Every statement finds the workspace through the same index row, so no round trip waits on
+ * another.
+ */
+export async function workspaceAccessRows(db: Db, principal: Principal, ref: string | { organization: string; name: string }): Promise<WorkspaceAccessRows> {
+  const where = typeof ref === "string" ? "id = ?" : "organization_name = ? AND name = ?";
+  const binds = typeof ref === "string" ? [ref] : [ref.organization, ref.name];
+  const ws = (column: string) => `(SELECT ${column} FROM workspaces WHERE ${where})`;
+  const teams = teamSubqueryIn(principal, ws("organization_name"), binds);
+  const results = await db.batch([
+    db.prepare(`SELECT doc FROM workspaces WHERE ${where}`).bind(...binds),
+    db.prepare(`SELECT * FROM organizations WHERE name = ${ws("organization_name")}`).bind(...binds),
+    db.prepare(`SELECT id, is_owners, organization_access FROM teams WHERE id IN (${teams.sql})`).bind(...teams.binds),
+    db
+      .prepare(`SELECT team_id, workspace_id AS target_id, access, perms FROM team_workspaces WHERE workspace_id = ${ws("id")} AND team_id IN (${teams.sql})`)
+      .bind(...binds, ...teams.binds),
+    db
+      .prepare(`SELECT team_id, project_id AS target_id, access, perms FROM team_projects WHERE project_id = ${ws("project_id")} AND team_id IN (${teams.sql})`)
+      .bind(...binds, ...teams.binds),
+    db
+      .prepare(`SELECT id, organization_name, default_execution_mode, default_agent_pool_id FROM projects WHERE id = ${ws("project_id")}`)
+      .bind(...binds),
+    db.prepare(`SELECT id FROM deleted_tags WHERE organization_name = ${ws("organization_name")}`).bind(...binds),
+    db.prepare(`SELECT id FROM ssh_keys WHERE id = ${ws("ssh_key_id")}`).bind(...binds),
+  ]);
+  const rows = <T>(i: number) => (results[i]?.results ?? []) as T[];
+  return {
+    doc: rows<{ doc: string }>(0)[0]?.doc ?? null,
+    org: rows<OrganizationRow>(1)[0] ?? null,
+    teams: rows<AccessTeamRow>(2),
+    grants: { workspaces: rows<Grant>(3), projects: rows<Grant>(4) },
+    projects: rows<ProjectDefaultsRow>(5),
+    deadTagIds: rows<{ id: string }>(6).map((r) => r.id),
+    liveSshKeyIds: rows<{ id: string }>(7).map((r) => r.id),
+  };
+}
+
+/** The caller's teams in the organisation named by a SQL expression (with its bindings). */
+function teamSubqueryIn(principal: Principal, organizationSql: string, organizationBinds: unknown[]): { sql: string; binds: unknown[] } {
+  if (principal.kind === "user") {
+    return {
+      sql: `SELECT m.team_id FROM team_members m JOIN teams t ON t.id = m.team_id WHERE m.user_id = ? AND t.organization_name = ${organizationSql}`,
+      binds: [principal.userId, ...organizationBinds],
+    };
+  }
+  if (principal.kind === "team") return { sql: `SELECT id FROM teams WHERE id = ? AND organization_name = ${organizationSql}`, binds: [principal.teamId, ...organizationBinds] };
+  return { sql: "SELECT id FROM teams WHERE 0", binds: [] };
+}
+
 /**
  * The organisation, the caller's teams, their grants on the given workspaces and projects, and the
  * projects' execution defaults, in one batch.

@@ -155,6 +155,7 @@ export function projectRights(access: OrgAccess, projectId: string, projectGrant
     manageTeams,
     readTeams: orgWide || p["read-projects"] === true || here.length > 0,
     createWorkspaces: createAllowed(standingOf(access), here),
+    readVariables: p["read-workspaces"] === true || p["manage-workspaces"] === true || effectiveCapabilities(standingOf(access), [], here).variables >= 1,
   };
 }
 

@@ -4,6 +4,7 @@ import { routePath } from "hono/route";
 import type { Caller } from "../caller";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
+import { countedDb, countedNamespace, type Hops } from "../hops";
 import { ROUTE_REQUIREMENTS } from "./requirements";
 
 export function callerOf(c: Context<AppEnv>): Caller {
@@ -15,7 +16,19 @@ export function callerOf(c: Context<AppEnv>): Caller {
     record = { authorized: new Set() };
     c.set("authz", record);
   }
-  return { env: c.env, principal: c.get("principal"), db: c.env.DB.withSession("first-primary"), authorized: record.authorized };
+  const hops = hopsOf(c);
+  const env = { ...c.env, WORKSPACES: countedNamespace(c.env.WORKSPACES, hops) };
+  return { env, principal: c.get("principal"), db: countedDb(c.env.DB.withSession("first-primary"), hops), authorized: record.authorized };
+}
+
+/** The request's round-trip counter (src/hops.ts). */
+export function hopsOf(c: Context<AppEnv>): Hops {
+  let hops = c.get("hops");
+  if (!hops) {
+    hops = { d1: 0, do: 0 };
+    c.set("hops", hops);
+  }
+  return hops;
 }
 
 /**

@@ -186,6 +186,8 @@ export interface ProjectRights {
   readTeams: boolean;
   /** Creating workspaces in it (see `createAllowed`). */
   createWorkspaces: boolean;
+  /** Reading its variable sets: variable-set readers, or a grant on it that reads variables. */
+  readVariables: boolean;
 }
 
 /** The spec's 21 permission flags (plus the ones go-tfe also decodes), from capabilities. */

@@ -96,11 +96,21 @@ export const REQUIREMENTS = {
     holds: (_p, t) => orgPermission(org(t), "manage-agent-pools"),
   },
 
+  "varsets.read": {
+    summary: "owners, the organisation token, read-workspaces or manage-workspaces",
+    holds: (_p, t) => orgPermission(org(t), "read-workspaces") || orgPermission(org(t), "manage-workspaces"),
+  },
+  "varsets.manage": { summary: "owners, the organisation token, manage-workspaces", holds: (_p, t) => orgPermission(org(t), "manage-workspaces") },
+
   // ---- a project ----
   "project.read": { summary: "a reader of the project", holds: (_p, t) => !!org(t) && !!t.project?.read },
   "project.admin": { summary: "manage-projects, or a project admin", holds: (_p, t) => !!org(t) && !!t.project?.admin },
   "project.read-teams": { summary: "manage-projects, read-projects, or a grant on the project", holds: (_p, t) => !!org(t) && !!t.project?.readTeams },
   "project.manage-teams": { summary: "manage-projects, or a project admin", holds: (_p, t) => !!org(t) && !!t.project?.manageTeams },
+  "project.read-variables": {
+    summary: "variable-set readers, or a project grant reading variables",
+    holds: (_p, t) => !!org(t) && !!t.project?.readVariables,
+  },
   "workspace.create": {
     summary: "owners, manage-workspaces, or a project grant allowing workspace creation",
     holds: (_p, t) => !!org(t) && !!t.project?.createWorkspaces,
@@ -120,6 +130,8 @@ export const REQUIREMENTS = {
     // Spec §4.8: readers are told they are forbidden; others cannot see the workspace at all.
     denied: (_p, t) => ((caps(t)?.runs ?? 0) >= 1 ? "force_delete_forbidden" : "not_found"),
   },
+  "variables.read": { summary: "variables: read", holds: (_p, t) => (caps(t)?.variables ?? 0) >= 1 },
+  "variables.write": { summary: "variables: write", holds: (_p, t) => (caps(t)?.variables ?? 0) >= 2 },
   "state.read-outputs": { summary: "state versions: read-outputs", holds: (_p, t) => (caps(t)?.stateVersions ?? 0) >= 1 },
   "state.read": { summary: "state versions: read", holds: (_p, t) => (caps(t)?.stateVersions ?? 0) >= 2 },
   "state.create": {
@@ -254,6 +266,29 @@ export const ROUTE_REQUIREMENTS: Record<string, Action> = {
   "GET /api/v2/workspaces/:workspace_id/current-state-version": "state.read",
   "GET /api/v2/workspaces/:workspace_id/current-state-version-outputs": "state.read-outputs",
   "GET /api/v2/state-version-outputs/:output_id": "state.read-outputs",
+
+  "GET /api/v2/workspaces/:workspace_id/vars": "variables.read",
+  "POST /api/v2/workspaces/:workspace_id/vars": "variables.write",
+  "GET /api/v2/workspaces/:workspace_id/vars/:var_id": "variables.read",
+  "PATCH /api/v2/workspaces/:workspace_id/vars/:var_id": "variables.write",
+  "DELETE /api/v2/workspaces/:workspace_id/vars/:var_id": "variables.write",
+  "GET /api/v2/workspaces/:workspace_id/all-vars": "variables.read",
+  "GET /api/v2/workspaces/:workspace_id/varsets": "variables.read",
+  "GET /api/v2/projects/:project_id/varsets": "project.read-variables",
+  "GET /api/v2/organizations/:organization_name/varsets": "varsets.read",
+  "POST /api/v2/organizations/:organization_name/varsets": "varsets.manage",
+  "GET /api/v2/varsets/:varset_id": "varsets.read",
+  "PATCH /api/v2/varsets/:varset_id": "varsets.manage",
+  "DELETE /api/v2/varsets/:varset_id": "varsets.manage",
+  "POST /api/v2/varsets/:varset_id/relationships/workspaces": "varsets.manage",
+  "DELETE /api/v2/varsets/:varset_id/relationships/workspaces": "varsets.manage",
+  "POST /api/v2/varsets/:varset_id/relationships/projects": "varsets.manage",
+  "DELETE /api/v2/varsets/:varset_id/relationships/projects": "varsets.manage",
+  "GET /api/v2/varsets/:varset_id/relationships/vars": "varsets.read",
+  "POST /api/v2/varsets/:varset_id/relationships/vars": "varsets.manage",
+  "GET /api/v2/varsets/:varset_id/relationships/vars/:var_id": "varsets.read",
+  "PATCH /api/v2/varsets/:varset_id/relationships/vars/:var_id": "varsets.manage",
+  "DELETE /api/v2/varsets/:varset_id/relationships/vars/:var_id": "varsets.manage",
 
   "POST /api/v2/organizations/:organization_name/ssh-keys": "ssh-keys.create",
   "GET /api/v2/organizations/:organization_name/ssh-keys": "organization.read",

@@ -10,7 +10,7 @@ import { edition } from "../env";
 import { ApiError, unwrap } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { DataRetentionPolicy, Faults } from "../workspaces/workspace.types";
-import { readById, workspaceStub } from "../workspaces/workspaces.service";
+import { mutateAs, readById, workspaceStub } from "../workspaces/workspaces.service";
 import { deleteOrgPolicy, findOrgPolicy, upsertOrgPolicy } from "./retention.d1";
 
 /** A policy as sent: go-tfe sends kebab-case, the docs' samples camelCase; both are accepted. */
@@ -64,18 +64,19 @@ export async function setWorkspacePolicy(
   faults: Faults | undefined,
 ): Promise<{ policy: DataRetentionPolicy; replaced: boolean; bookmark?: string | null }> {
   requireSelfHosted(caller);
-  const { record } = await readById(caller, workspaceId, "workspace.update");
-  const policy = policyOf(request, record.dataRetentionPolicy);
-  const result = unwrap(await workspaceStub(caller.env, workspaceId).setRetention({ policy, faults }));
-  return { policy, replaced: !!record.dataRetentionPolicy, bookmark: result.bookmark };
+  let replaced = false;
+  const done = await mutateAs(caller, workspaceId, "workspace.update", (r, guard) => {
+    replaced = !!r.record.dataRetentionPolicy;
+    return workspaceStub(caller.env, workspaceId).setRetention({ policy: policyOf(request, r.record.dataRetentionPolicy), faults, guard });
+  });
+  return { policy: done.value.dataRetentionPolicy!, replaced, bookmark: done.bookmark };
 }
 
 /** Removes the workspace's own policy (it inherits again). */
 export async function removeWorkspacePolicy(caller: Caller, workspaceId: string, faults: Faults | undefined): Promise<{ bookmark?: string | null }> {
   requireSelfHosted(caller);
-  await readById(caller, workspaceId, "workspace.update");
-  const result = unwrap(await workspaceStub(caller.env, workspaceId).setRetention({ policy: null, faults }));
-  return { bookmark: result.bookmark };
+  const done = await mutateAs(caller, workspaceId, "workspace.update", (_r, guard) => workspaceStub(caller.env, workspaceId).setRetention({ policy: null, faults, guard }));
+  return { bookmark: done.bookmark };
 }
 
 /** The organisation's name as stored; managing its default is for owners and the organisation token. */

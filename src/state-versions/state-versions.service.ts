@@ -5,7 +5,7 @@ import { ApiError, unwrap } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
 import type { Faults } from "../workspaces/workspace.types";
-import { idByName, readById } from "../workspaces/workspaces.service";
+import { guardOf, idByName, readById } from "../workspaces/workspaces.service";
 import { deleteStateVersionIndex, insertStateVersionIndex, workspaceOfStateVersion } from "./state-versions.d1";
 import { canUpload } from "./state-versions.serialize";
 import type { StateVersionView } from "./state-versions.store";
@@ -49,7 +49,7 @@ const stateAction = (need: StateNeed) => (need >= 2 ? "state.read" : "state.read
 /** Creates a state version; the caller must hold the workspace's lock (the DO checks). */
 export async function createStateVersion(caller: Caller, workspaceId: string, a: StateVersionInput, faults: Faults | undefined): Promise<StateVersionView> {
   // Organisation tokens cannot upload state (real service rule).
-  await readById(caller, workspaceId, "state.create");
+  const { record } = await readById(caller, workspaceId, "state.create");
   const state = decodeBase64(a.state, "/data/attributes/state");
   const jsonState = decodeBase64(a["json-state"], "/data/attributes/json-state");
   const id = newId("sv");
@@ -58,7 +58,7 @@ export async function createStateVersion(caller: Caller, workspaceId: string, a:
   await insertStateVersionIndex(caller.db, id, workspaceId, now);
   const result = await stateStub(caller.env, workspaceId).createStateVersion({
     id, holder: lockHolderOf(p), serial: a.serial, md5: a.md5, lineage: a.lineage ?? null, intermediate: a.intermediate === true,
-    state, jsonState, now, createdBy: p.kind === "user" ? p.userId : p.serviceUserId, faults,
+    state, jsonState, now, createdBy: p.kind === "user" ? p.userId : p.serviceUserId, faults, guard: guardOf(record),
   });
   if (!result.ok) {
     await deleteStateVersionIndex(caller.db, id);

@@ -8,7 +8,7 @@ import type { ConsumerChange } from "./consumers.logic";
 import type { Faults, WorkspaceRecord } from "./workspace.types";
 import { allConsumers, consumerPage, consumerScope, sshKeyExists, workspaceDocsByIds } from "./workspaces.d1";
 import { parseDoc } from "./workspaces.index";
-import { loadScope, readById, workspaceStub, type WorkspaceScope } from "./workspaces.service";
+import { guardOf, loadScope, readById, workspaceStub, type WorkspaceScope } from "./workspaces.service";
 import type { Written } from "./workspaces.write.service";
 
 /**
@@ -58,7 +58,7 @@ export async function changeConsumers(
     const w = found.get(wid);
     if (!w || !listed || !allows(caller.principal, "workspace.read", { access: listed.access, caps: listed.capsOf(w) })) throw ApiError.of("not_found", { detail: `Workspace not found: ${wid}`, pointer: `/data/${i}/id` });
   }
-  return unwrap(await workspaceStub(caller.env, id).changeConsumers({ change: { op, ids }, now: nowIso(), faults }));
+  return unwrap(await workspaceStub(caller.env, id).changeConsumers({ change: { op, ids }, now: nowIso(), faults, guard: guardOf(record) }));
 }
 
 /** Assigns (id) or unassigns (null) the workspace's SSH key. */
@@ -67,7 +67,7 @@ export async function setSshKey(caller: Caller, id: string, keyId: string | null
   if (keyId !== null && !(await sshKeyExists(caller.db, keyId, record.organization))) {
     throw ApiError.of("not_found", { detail: "SSH key not found", pointer: "/data/attributes/id" });
   }
-  const result = unwrap(await workspaceStub(caller.env, id).setSshKey({ keyId, now: nowIso(), faults }));
+  const result = unwrap(await workspaceStub(caller.env, id).setSshKey({ keyId, now: nowIso(), faults, guard: guardOf(record) }));
   const fresh = await loadScope(caller, record.organization, [result.value]);
   return { workspace: result.value, scope: fresh ?? scope, bookmark: result.bookmark };
 }

@@ -3,7 +3,7 @@ import type { Bindings } from "../env";
 import { fail, ok, type Failure, type Result } from "../errors";
 import { applySettings, checkName, isFailure } from "./workspace.rules";
 import { indexDeleteStatements, indexUpsertStatements } from "./workspaces.index";
-import type { CreateInput, Faults, LockHolder, UpdateInput, WorkspaceRecord } from "./workspace.types";
+import type { CreateInput, Faults, Guard, LockHolder, UpdateInput, WorkspaceRecord } from "./workspace.types";
 import { checkSafeDelete, forceUnlock, lock, unlock } from "./lock.rules";
 import { initialRecord, upgradeRecord } from "./workspace.record";
 import { changeConsumers, setRetention, setSshKey, type ConsumerChange } from "./consumers.logic";
@@ -14,6 +14,8 @@ import {
 } from "../state-versions/state-versions.store";
 import { settledRefsStatement } from "../projects/projects.index";
 import { applyTagChange, sameTags, type TagChange } from "../tags/workspace-tags.logic";
+import { deleteVariable, eraseVariables, getVariable, insertVariable, listVariables, migrateVariables, updateVariable } from "../variables/variables.store";
+import type { StoredVariable, VariablePatch } from "../variables/variables.types";
 
 type Stored =
   | { kind: "absent" }
@@ -24,8 +26,9 @@ type Stored =
 
 /** `bookmark`: the D1 session bookmark of the index write, for read-your-writes list reads. */
 export type WorkspaceResult = Result<WorkspaceRecord>;
+export type VariableResult = Result<{ workspace: WorkspaceRecord; variable: StoredVariable }>;
 
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
 const RETRY_BASE_MS = 1_000;
 const RETRY_MAX_MS = 60_000;
 /** When the alarm armed by every commit fires if the flush never finished (the process died). */
@@ -70,6 +73,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     }
     if (current < 2) migrateStateVersions(sql);
     if (current < 3) this.splitTagSets();
+    if (current < 4) migrateVariables(sql);
     sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", String(SCHEMA_VERSION));
   }
 
@@ -132,18 +136,29 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     return s.kind === "live" ? s.record : fail("not_found");
   }
 
+  /**
+   * The live record, if the caller was authorised against what it still is: the Worker authorises
+   * from the D1 index copy (no DO round trip before the one that mutates), so the facts the
+   * permission depended on are re-checked here, in the same synchronous section as the write.
+   */
+  private guarded(guard: Guard | undefined): WorkspaceRecord | Failure {
+    const current = this.live();
+    if (isFailure(current) || !guard) return current;
+    return current.projectId === guard.projectId && current.organizationId === guard.organizationId ? current : fail("stale_authorization");
+  }
+
   /** Runs a synchronous mutation of a live workspace, commits it, then flushes the index. */
   protected async mutate(
-    faults: Faults | undefined,
+    input: { faults?: Faults; guard?: Guard },
     change: (current: WorkspaceRecord) => WorkspaceRecord | Failure,
   ): Promise<WorkspaceResult> {
-    const current = this.live();
+    const current = this.guarded(input.guard);
     if (isFailure(current)) return current;
     const next = change(structuredClone(current));
     if (isFailure(next)) return next;
     next.version = current.version + 1;
     this.commit("live", next);
-    await this.flush(faults);
+    await this.flush(input.faults);
     return ok(next, this.bookmark);
   }
 
@@ -166,7 +181,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
   }
 
   async update(input: UpdateInput): Promise<WorkspaceResult> {
-    return this.mutate(input.faults, (w) => {
+    return this.mutate(input, (w) => {
       if (input.name !== undefined && input.name !== w.name) {
         const disownedAt = this.disowned()[input.name.toLowerCase()];
         if (disownedAt !== undefined && input.nameClaimedAt !== undefined && disownedAt >= input.nameClaimedAt) {
@@ -199,13 +214,13 @@ export class WorkspaceObject extends DurableObject<Bindings> {
    * One serialised change of the flat tags or of the bindings (issue 14: two sets, a change touches
    * one); computed and committed with no await in between; a no-op commits nothing.
    */
-  async changeTags(input: { change: TagChange; purge?: string[]; now: string; faults?: Faults }): Promise<WorkspaceResult> {
+  async changeTags(input: { change: TagChange; purge?: string[]; now: string; faults?: Faults; guard?: Guard }): Promise<WorkspaceResult> {
     const current = this.live();
     if (isFailure(current)) return current;
     const sets = applyTagChange(current, input.change, input.now, input.purge);
     if (isFailure(sets)) return sets;
     if (sameTags(sets, current)) return ok(current, this.bookmark);
-    return this.mutate(input.faults, (w) => {
+    return this.mutate(input, (w) => {
       w.tags = sets.tags;
       w.tagBindings = sets.tagBindings;
       w.updatedAt = input.now;
@@ -215,43 +230,75 @@ export class WorkspaceObject extends DurableObject<Bindings> {
 
   // ---- remote-state consumers, SSH key, retention policy (spec §4.10, §4.11, §4.14) ----
 
-  async changeConsumers(input: { change: ConsumerChange; now: string; faults?: Faults }): Promise<WorkspaceResult> {
-    return this.mutate(input.faults, (w) => changeConsumers(w, input.change));
+  async changeConsumers(input: { change: ConsumerChange; now: string; faults?: Faults; guard?: Guard }): Promise<WorkspaceResult> {
+    return this.mutate(input, (w) => changeConsumers(w, input.change));
   }
 
-  async setSshKey(input: { keyId: string | null; now: string; faults?: Faults }): Promise<WorkspaceResult> {
-    return this.mutate(input.faults, (w) => {
+  async setSshKey(input: { keyId: string | null; now: string; faults?: Faults; guard?: Guard }): Promise<WorkspaceResult> {
+    return this.mutate(input, (w) => {
       w.updatedAt = input.now;
       return setSshKey(w, input.keyId);
     });
   }
 
-  async setRetention(input: { policy: DataRetentionPolicy | null; faults?: Faults }): Promise<WorkspaceResult> {
-    return this.mutate(input.faults, (w) => setRetention(w, input.policy));
+  async setRetention(input: { policy: DataRetentionPolicy | null; faults?: Faults; guard?: Guard }): Promise<WorkspaceResult> {
+    return this.mutate(input, (w) => setRetention(w, input.policy));
+  }
+
+  // ---- variables (issue 17; logic in src/variables/variables.store.ts): values arrive sealed ----
+
+  /** Creates a variable; the key check and the insert are one critical section, so racing creates serialise. */
+  async createVariable(input: { variable: StoredVariable; faults?: Faults; guard?: Guard }): Promise<VariableResult> {
+    const result = await this.mutate(input, (w) => insertVariable(this.ctx.storage.sql, w, input.variable));
+    return result.ok ? ok({ workspace: result.value, variable: input.variable }, result.bookmark) : result;
+  }
+
+  /** Updates a variable; the workspace record (its list of variable ids) is unchanged, so nothing is indexed. */
+  async updateVariable(input: { id: string; patch: VariablePatch; guard?: Guard }): Promise<VariableResult> {
+    const w = this.guarded(input.guard);
+    if (isFailure(w)) return w;
+    const variable = updateVariable(this.ctx.storage.sql, input.id, input.patch);
+    return isFailure(variable) ? variable : ok({ workspace: w, variable });
+  }
+
+  async deleteVariable(input: { id: string; faults?: Faults; guard?: Guard }): Promise<WorkspaceResult> {
+    return this.mutate(input, (w) => deleteVariable(this.ctx.storage.sql, w, input.id));
+  }
+
+  async listVariables(): Promise<Result<{ workspace: WorkspaceRecord; variables: StoredVariable[] }>> {
+    const w = this.live();
+    return isFailure(w) ? w : ok({ workspace: w, variables: listVariables(this.ctx.storage.sql) });
+  }
+
+  async getVariable(id: string): Promise<VariableResult> {
+    const w = this.live();
+    if (isFailure(w)) return w;
+    const variable = getVariable(this.ctx.storage.sql, id);
+    return variable ? ok({ workspace: w, variable }) : fail("not_found");
   }
 
   // ---- locking (spec §3); serialised here so N racing lockers end as a serial order would ----
 
-  async lock(input: { holder: LockHolder; reason: string; now: string; faults?: Faults }): Promise<WorkspaceResult> {
-    return this.mutate(input.faults, (w) => lock(w, input.holder, input.reason, input.now));
+  async lock(input: { holder: LockHolder; reason: string; now: string; faults?: Faults; guard?: Guard }): Promise<WorkspaceResult> {
+    return this.mutate(input, (w) => lock(w, input.holder, input.reason, input.now));
   }
 
   /**
    * Unlock (spec §3): only the holder; refused with 503 while the latest state version is still
    * pending; promotes the latest finalized intermediate state version to current.
    */
-  async unlock(input: { holder: LockHolder; now?: string; faults?: Faults }): Promise<WorkspaceResult> {
+  async unlock(input: { holder: LockHolder; now?: string; faults?: Faults; guard?: Guard }): Promise<WorkspaceResult> {
     const now = input.now ?? new Date().toISOString();
-    return this.mutate(input.faults, (w) => {
+    return this.mutate(input, (w) => {
       const next = unlock(w, input.holder);
       return isFailure(next) ? next : onUnlock(this.ctx.storage.sql, next, now, { force: false });
     });
   }
 
   /** Force-unlock works while a state version is pending; a finalized intermediate one still becomes current. */
-  async forceUnlock(input: { now?: string; faults?: Faults } = {}): Promise<WorkspaceResult> {
+  async forceUnlock(input: { now?: string; faults?: Faults; guard?: Guard } = {}): Promise<WorkspaceResult> {
     const now = input.now ?? new Date().toISOString();
-    return this.mutate(input.faults, (w) => {
+    return this.mutate(input, (w) => {
       const next = forceUnlock(w);
       return isFailure(next) ? next : onUnlock(this.ctx.storage.sql, next, now, { force: true });
     });
@@ -260,9 +307,9 @@ export class WorkspaceObject extends DurableObject<Bindings> {
   // ---- state versions (issue 5; logic in src/state-versions/state-versions.store.ts) ----
 
   /** Creates a state version; the caller must hold the lock. With inline state it is finalized at once. */
-  async createStateVersion(input: CreateVersionInput & { faults?: Faults }): Promise<Result<StateVersionView>> {
+  async createStateVersion(input: CreateVersionInput & { faults?: Faults; guard?: Guard }): Promise<Result<StateVersionView>> {
     const sql = this.ctx.storage.sql;
-    const result = await this.mutate(input.faults, (w) => createVersion(sql, w, input));
+    const result = await this.mutate(input, (w) => createVersion(sql, w, input));
     if (!result.ok) return result;
     return ok(view(getRow(sql, input.id)!), result.bookmark);
   }
@@ -279,14 +326,14 @@ export class WorkspaceObject extends DurableObject<Bindings> {
   }
 
   /** Completes an upload with its last piece: md5 verified, parsed, finalized and (unless intermediate) made current. */
-  async completeBlob(input: { id: string; kind: BlobKind; upload: string; bytes: Uint8Array; now: string; faults?: Faults }): Promise<Result<null>> {
+  async completeBlob(input: { id: string; kind: BlobKind; upload: string; bytes: Uint8Array; now: string; faults?: Faults; guard?: Guard }): Promise<Result<null>> {
     const sql = this.ctx.storage.sql;
     if (this.load().kind !== "live") return fail("not_found");
     const done = completeUpload(sql, input.id, input.kind, input.upload, input.bytes);
     if (isFailure(done)) return done;
     const row = done.promote;
     if (row) {
-      const result = await this.mutate(input.faults, (w) => makeCurrent(sql, w, row, input.now));
+      const result = await this.mutate(input, (w) => makeCurrent(sql, w, row, input.now));
       if (!result.ok) return result;
     }
     return ok(null);
@@ -321,8 +368,8 @@ export class WorkspaceObject extends DurableObject<Bindings> {
    * Delete: a permanent tombstone; the data is dropped once D1 has the delete. With `safe`, the
    * safe-delete conditions are checked in the same synchronous section as the delete.
    */
-  async remove(opts: { faults?: Faults; safe?: boolean } = {}): Promise<Result<null>> {
-    const current = this.live();
+  async remove(opts: { faults?: Faults; safe?: boolean; guard?: Guard } = {}): Promise<Result<null>> {
+    const current = this.guarded(opts.guard);
     if (isFailure(current)) return current;
     if (opts.safe) {
       const refused = checkSafeDelete(current, latestPending(this.ctx.storage.sql));
@@ -414,6 +461,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
       // D1 has the delete: keep only the tombstone so the id can never be recreated.
       sql.exec("UPDATE workspace SET record = ? WHERE singleton = 1 AND kind = 'deleted'", JSON.stringify({ ...record, tags: [], remoteStateConsumers: [], settings: record.settings }));
       eraseAll(sql);
+      eraseVariables(sql);
     }
   }
 

@@ -107,6 +107,8 @@ export interface WorkspaceRecord {
   outputIds?: string[];
   currentRun: { id: string; status: string; createdAt: string } | null;
   source: string;
+  /** Ids of the workspace's own variables in creation order (the `vars` relationship; issue 17). */
+  varIds?: string[];
 }
 
 export interface CreateInput {
@@ -136,6 +138,16 @@ export interface UpdateInput {
   tags?: FlatInput[];
   now: string;
   faults?: Faults;
+  guard?: Guard;
+}
+
+/**
+ * What the Worker authorised a mutation against (read from the D1 index): the DO refuses the write
+ * (`stale_authorization`) if the workspace has since moved project or organisation.
+ */
+export interface Guard {
+  projectId: string;
+  organizationId: string;
 }
 
 /** Test-only fault injection (honoured only when FAULT_INJECTION=1). */

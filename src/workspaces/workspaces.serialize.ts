@@ -118,7 +118,8 @@ export function serializeWorkspace(r: Omit<WorkspaceRecord, "tagBindings">, ctx:
       r.lock.locked && r.lock.holder
         ? { data: { id: r.lock.holder.id, type: r.lock.holder.type }, links: { related: `${API}/${r.lock.holder.type}/${r.lock.holder.id}` } }
         : { data: null },
-    vars: { data: [] },
+    // Issue 17: the workspace's own variables, shown to callers who may read them (can-read-variable).
+    vars: { data: ctx.flags["can-read-variable"] ? (r.varIds ?? []).map((id) => ({ id, type: "vars" })) : [] },
   };
   if (ctx.edition === "self-hosted") {
     relationships["data-retention-policy"] = {

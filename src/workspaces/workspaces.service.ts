@@ -1,13 +1,15 @@
 /** Worker-side workspace operations shared by the services: resolve, authorise, serialise. */
-import { loadAccessBatch, flagsFor, workspaceCapabilities, type OrgAccess, type Grant, type ProjectDefaultsRow } from "../auth/access";
+import { buildOrgAccess, loadAccessBatch, flagsFor, workspaceCapabilities, type OrgAccess, type Grant, type ProjectDefaultsRow } from "../auth/access";
+import { workspaceAccessRows } from "../auth/access.d1";
+import { toOrganization } from "../organizations/organizations.index";
 import { authorize, type Action } from "../auth/requirements";
 import type { Capabilities } from "../auth/permissions";
 import type { Caller } from "../caller";
 import { edition, type Bindings } from "../env";
-import { ApiError } from "../errors";
+import { ApiError, unwrap, type Result } from "../errors";
 import type { Resource } from "../jsonapi/document";
 import type { Defaults } from "./workspace.rules";
-import type { WorkspaceRecord } from "./workspace.types";
+import type { Guard, WorkspaceRecord } from "./workspace.types";
 import { liveSshKeyIds } from "./workspaces.d1";
 import { parseDoc, selectByName } from "./workspaces.index";
 import { serializeWorkspace } from "./workspaces.serialize";
@@ -100,22 +102,77 @@ export interface Readable {
   caps: Capabilities;
 }
 
-/** A workspace the caller can read, from its Durable Object (show by ID reads the DO). */
+/**
+ * A workspace and the caller's right to act on it (`action`, after `workspace.read`: who cannot read
+ * it cannot learn it exists), from ONE D1 batch over its index row: no Durable Object call. The
+ * index copy is what every acknowledged write left there; a mutation then hands the DO a `guard`
+ * of the facts it was authorised on, which the DO re-checks in its critical section.
+ */
 export async function readById(caller: Caller, id: string, action: Action = "workspace.read"): Promise<Readable> {
-  const res = await workspaceStub(caller.env, id).get();
-  if (!res.ok) throw ApiError.of("not_found");
-  return authoriseOn(caller, res.value, action);
+  return readIndexed(caller, id, action);
 }
 
-/** Who cannot read a workspace cannot learn it exists (404); readers then need the route's action. */
-async function authoriseOn(caller: Caller, record: WorkspaceRecord, action: Action): Promise<Readable> {
-  const scope = await loadScope(caller, record.organization, [record]);
+/** As readById, by organisation and name (case-insensitive, as uniqueness is). */
+export async function readByName(caller: Caller, organization: string, name: string, action: Action = "workspace.read"): Promise<Readable> {
+  return readIndexed(caller, { organization, name }, action);
+}
+
+async function readIndexed(caller: Caller, ref: WorkspaceRef, action: Action): Promise<Readable> {
+  const rows = await workspaceAccessRows(caller.db, caller.principal, ref);
+  if (!rows.doc || !rows.org) throw ApiError.of("not_found");
+  const record = parseDoc({ doc: rows.doc });
+  const access = buildOrgAccess(caller.principal, toOrganization(rows.org), rows.teams);
+  if (!access) throw ApiError.of("not_found");
+  const deadTags = keyOnlyTagIds(record.tags).length > 0 ? new Set(rows.deadTagIds) : null;
+  const scope = scopeFrom(caller.env, { access, grants: rows.grants, projects: new Map(rows.projects.map((p) => [p.id, p])) }, deadTags, new Set(rows.liveSshKeyIds));
+  return authoriseOn(caller, record, scope, action);
+}
+
+/** A workspace named by id or by organisation and name: one D1 batch either way. */
+export async function readRef(caller: Caller, ref: WorkspaceRef, action: Action = "workspace.read"): Promise<Readable> {
+  return readIndexed(caller, ref, action);
+}
+
+/** From the DO itself (the index lagged behind it): the retry path of a mutation whose guard went stale. */
+async function readFresh(caller: Caller, id: string, action: Action): Promise<Readable> {
+  const res = await workspaceStub(caller.env, id).get();
+  if (!res.ok) throw ApiError.of("not_found");
+  const scope = await loadScope(caller, res.value.organization, [res.value]);
+  if (!scope) throw ApiError.of("not_found");
+  return authoriseOn(caller, res.value, scope, action);
+}
+
+function authoriseOn(caller: Caller, record: WorkspaceRecord, scope: WorkspaceScope, action: Action): Readable {
   // A workspace of a deleted (or re-created) organisation no longer exists.
-  if (!scope || scope.access.organization.externalId !== record.organizationId) throw ApiError.of("not_found");
+  if (scope.access.organization.externalId !== record.organizationId) throw ApiError.of("not_found");
   const caps = scope.capsOf(record);
   authorize(caller, "workspace.read", { access: scope.access, caps });
   if (action !== "workspace.read") authorize(caller, action, { access: scope.access, caps });
   return { record, scope, caps };
+}
+
+/** The facts a mutation was authorised on, for the DO to re-check (see `Guard`). */
+export const guardOf = (record: WorkspaceRecord): Guard => ({ projectId: record.projectId, organizationId: record.organizationId });
+
+/**
+ * A mutation of one workspace in one DO round trip: authorised from the index (readById), then `run`
+ * with the guard. Should the DO find the guard stale (the workspace moved meanwhile), the caller is
+ * authorised again against the DO's own record and the mutation retried once.
+ */
+export async function mutateAs<T>(
+  caller: Caller,
+  ref: WorkspaceRef,
+  action: Action,
+  run: (r: Readable, guard: Guard) => Promise<Result<T>>,
+): Promise<{ readable: Readable; value: T; bookmark?: string | null }> {
+  let readable = await readIndexed(caller, ref, action);
+  let res = await run(readable, guardOf(readable.record));
+  if (!res.ok && res.code === "stale_authorization") {
+    readable = await readFresh(caller, readable.record.id, action);
+    res = await run(readable, guardOf(readable.record));
+  }
+  const done = unwrap(res);
+  return { readable, value: done.value, bookmark: done.bookmark };
 }
 
 /** Name → id through the D1 index (case-insensitive). */
@@ -125,9 +182,4 @@ export async function idByName(caller: Caller, organization: string, name: strin
   return row.id;
 }
 
-/** A workspace the caller can read, by organisation and name (from the D1 index copy). */
-export async function readByName(caller: Caller, organization: string, name: string, action: Action = "workspace.read"): Promise<Readable> {
-  const row = await selectByName(caller.db, organization, name).first<{ id: string; doc: string }>();
-  if (!row) throw ApiError.of("not_found");
-  return authoriseOn(caller, parseDoc(row), action);
-}
+

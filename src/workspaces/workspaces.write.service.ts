@@ -13,7 +13,7 @@ import type { Faults, WorkspaceRecord } from "./workspace.types";
 import { agentPoolExists, oauthTokenExists, projectExists } from "./workspaces.d1";
 import { claimName, NAME_LEASE_MS, releaseClaim } from "./workspaces.index";
 import type { workspaceCreateBody, workspaceUpdateBody } from "./workspaces.schemas";
-import { loadScope, readById, resolveId, workspaceStub, type WorkspaceRef, type WorkspaceScope } from "./workspaces.service";
+import { guardOf, loadScope, mutateAs, readRef, workspaceStub, type WorkspaceRef, type WorkspaceScope } from "./workspaces.service";
 
 /** A written workspace, the scope to serialise it with and the index write's bookmark. */
 export interface Written {
@@ -131,7 +131,7 @@ export async function updateWorkspace(
   body: (typeof workspaceUpdateBody)["_output"]["data"],
   faults: Faults | undefined,
 ): Promise<Written> {
-  const { record, scope, caps } = await readById(caller, await resolveId(caller, ref), "workspace.update");
+  const { record, scope, caps } = await readRef(caller, ref, "workspace.update");
   const n = normalise(caller, body.attributes ?? {});
   const organization = scope.access.organization.name;
   await checkReferences(caller, organization, n);
@@ -178,6 +178,8 @@ export async function updateWorkspace(
     tags: flatTags,
     now,
     faults,
+    // Should the workspace have moved since the index said where it is, the DO refuses (409, retry).
+    guard: guardOf(record),
   });
   if (!result.ok) {
     await releaseName();
@@ -192,7 +194,5 @@ export async function updateWorkspace(
 
 /** Force delete: whatever the workspace holds (spec §4.8); 403 for readers who may not. */
 export async function forceDeleteWorkspace(caller: Caller, ref: WorkspaceRef, faults: Faults | undefined): Promise<void> {
-  const id = await resolveId(caller, ref);
-  await readById(caller, id, "workspace.force-delete");
-  unwrap(await workspaceStub(caller.env, id).remove({ faults }));
+  await mutateAs(caller, ref, "workspace.force-delete", (r, guard) => workspaceStub(caller.env, r.record.id).remove({ faults, guard }));
 }

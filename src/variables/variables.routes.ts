@@ -1,0 +1,103 @@
+/** Workspace variables (issue 17): validate, one service call, serialise. */
+import { createRoute, z } from "@hono/zod-openapi";
+import { callerOf } from "../auth/caller.http";
+import { jsonapi, noContent } from "../jsonapi/document";
+import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { workspaceIdParam } from "../workspaces/workspaces.schemas";
+import { acknowledge, faultsOf } from "../workspaces/workspaces.http";
+import { createVariableBody, updateVariableBody, variableIdParam } from "./variables.schemas";
+import { serializeVariable } from "./variables.serialize";
+import * as service from "./variables.service";
+
+const tags = ["Workspace variables"];
+export const variables = router();
+
+const path = "/workspaces/{workspace_id}/vars";
+const varParams = z.object({ workspace_id: workspaceIdParam.shape.workspace_id, var_id: variableIdParam });
+
+variables.openapi(
+  createRoute({
+    method: "get",
+    path,
+    tags,
+    summary: "List the workspace's own variables (sensitive values are never shown)",
+    request: { params: workspaceIdParam },
+    responses: { ...ok("The variables"), ...errorResponses },
+  }),
+  async (c) => jsonapi(c, { data: (await service.listWorkspaceVariables(callerOf(c), c.req.valid("param").workspace_id)).map(serializeVariable) }),
+);
+
+variables.openapi(
+  createRoute({
+    method: "post",
+    path,
+    tags,
+    summary: "Create a variable (one key per category)",
+    request: { params: workspaceIdParam, body: jsonBody(createVariableBody) },
+    responses: { ...ok("The variable", 201), ...errorResponses },
+  }),
+  async (c) => {
+    const res = await service.createWorkspaceVariable(callerOf(c), c.req.valid("param").workspace_id, c.req.valid("json").data.attributes, faultsOf(c));
+    acknowledge(c, res);
+    return jsonapi(c, { data: serializeVariable(res.view) }, 201);
+  },
+);
+
+variables.openapi(
+  createRoute({
+    method: "get",
+    path: `${path}/{var_id}`,
+    tags,
+    summary: "Show a variable",
+    request: { params: varParams },
+    responses: { ...ok("The variable"), ...errorResponses },
+  }),
+  async (c) => {
+    const p = c.req.valid("param");
+    return jsonapi(c, { data: serializeVariable(await service.readWorkspaceVariable(callerOf(c), p.workspace_id, p.var_id)) });
+  },
+);
+
+variables.openapi(
+  createRoute({
+    method: "patch",
+    path: `${path}/{var_id}`,
+    tags,
+    summary: "Update a variable (a sensitive one stays sensitive)",
+    request: { params: varParams, body: jsonBody(updateVariableBody) },
+    responses: { ...ok("The variable"), ...errorResponses },
+  }),
+  async (c) => {
+    const p = c.req.valid("param");
+    const view = await service.updateWorkspaceVariable(callerOf(c), p.workspace_id, p.var_id, c.req.valid("json").data.attributes ?? {});
+    return jsonapi(c, { data: serializeVariable(view) });
+  },
+);
+
+variables.openapi(
+  createRoute({
+    method: "delete",
+    path: `${path}/{var_id}`,
+    tags,
+    summary: "Delete a variable",
+    request: { params: varParams },
+    responses: { ...noContentResponse, ...errorResponses },
+  }),
+  async (c) => {
+    const p = c.req.valid("param");
+    acknowledge(c, await service.deleteWorkspaceVariable(callerOf(c), p.workspace_id, p.var_id, faultsOf(c)));
+    return noContent(c);
+  },
+);
+
+variables.openapi(
+  createRoute({
+    method: "get",
+    path: "/workspaces/{workspace_id}/all-vars",
+    tags,
+    summary: "The workspace's effective variables: its own and those of the variable sets reaching it, by precedence",
+    request: { params: workspaceIdParam },
+    responses: { ...ok("The variables"), ...errorResponses },
+  }),
+  async (c) => jsonapi(c, { data: (await service.listEffectiveVariables(callerOf(c), c.req.valid("param").workspace_id)).map(serializeVariable) }),
+);

@@ -1,0 +1,104 @@
+/**
+ * Workspace variables inside the workspace's Durable Object (its SQLite), issue 17. Synchronous helpers for the
+ * DO's critical sections: none awaits, so the uniqueness check and the write of one request run with no other
+ * request in between, and N racing creates of one key end as some serial order would. Values arrive sealed.
+ */
+import { fail, type Failure } from "../errors";
+import { LIMITS } from "../limits";
+import { isFailure } from "../workspaces/workspace.rules";
+import type { WorkspaceRecord } from "../workspaces/workspace.types";
+import { applyPatch, checkKey } from "./variables.rules";
+import type { Category, StoredVariable, VariablePatch } from "./variables.types";
+
+type Row = {
+  id: string;
+  key: string;
+  category: string;
+  value: string;
+  description: string | null;
+  hcl: number;
+  sensitive: number;
+  version_id: string;
+  created_at: string;
+};
+
+export function migrateVariables(sql: SqlStorage): void {
+  sql.exec(`CREATE TABLE IF NOT EXISTS variables (
+    id TEXT PRIMARY KEY, seq INTEGER NOT NULL UNIQUE, key TEXT NOT NULL, category TEXT NOT NULL, value TEXT NOT NULL,
+    description TEXT, hcl INTEGER NOT NULL, sensitive INTEGER NOT NULL, version_id TEXT NOT NULL, created_at TEXT NOT NULL)`);
+  sql.exec("CREATE UNIQUE INDEX IF NOT EXISTS variables_key ON variables(category, key)");
+}
+
+function toVariable(r: Row): StoredVariable {
+  return {
+    id: r.id,
+    key: r.key,
+    category: r.category as Category,
+    sealedValue: r.value,
+    description: r.description,
+    hcl: r.hcl === 1,
+    sensitive: r.sensitive === 1,
+    versionId: r.version_id,
+    createdAt: r.created_at,
+  };
+}
+
+export function listVariables(sql: SqlStorage): StoredVariable[] {
+  return sql.exec<Row>("SELECT * FROM variables ORDER BY seq").toArray().map(toVariable);
+}
+
+export function getVariable(sql: SqlStorage, id: string): StoredVariable | null {
+  const row = sql.exec<Row>("SELECT * FROM variables WHERE id = ?", id).toArray()[0];
+  return row ? toVariable(row) : null;
+}
+
+const keyTaken = (sql: SqlStorage, v: StoredVariable) =>
+  sql.exec("SELECT 1 FROM variables WHERE category = ? AND key = ? AND id <> ?", v.category, v.key, v.id).toArray().length > 0;
+
+/** The ids in creation order: the workspace's `vars` relationship. */
+function ids(sql: SqlStorage): string[] {
+  return sql.exec<{ id: string }>("SELECT id FROM variables ORDER BY seq").toArray().map((r) => r.id);
+}
+
+/** Adds a variable to the record's workspace (inside `mutate`): the record then lists its id. */
+export function insertVariable(sql: SqlStorage, w: WorkspaceRecord, v: StoredVariable): WorkspaceRecord | Failure {
+  const bad = checkKey(v.key, v.category);
+  if (bad) return bad;
+  if (keyTaken(sql, v)) return fail("key_taken", undefined, "/data/attributes/key");
+  const count = sql.exec<{ n: number }>("SELECT count(*) AS n FROM variables").one().n;
+  if (count >= LIMITS.variablesPerWorkspace) return fail("invalid_attribute", `A workspace has at most ${LIMITS.variablesPerWorkspace} variables`, "/data");
+  const seq = (sql.exec<{ n: number | null }>("SELECT max(seq) AS n FROM variables").one().n ?? 0) + 1;
+  sql.exec(
+    "INSERT INTO variables (id, seq, key, category, value, description, hcl, sensitive, version_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    v.id, seq, v.key, v.category, v.sealedValue, v.description, v.hcl ? 1 : 0, v.sensitive ? 1 : 0, v.versionId, v.createdAt,
+  );
+  w.varIds = ids(sql);
+  return w;
+}
+
+/** Changes one variable; the record does not change (its `vars` list is the same). */
+export function updateVariable(sql: SqlStorage, id: string, patch: VariablePatch): StoredVariable | Failure {
+  const current = getVariable(sql, id);
+  if (!current) return fail("not_found");
+  const next = applyPatch(current, patch);
+  if (isFailure(next)) return next;
+  if (keyTaken(sql, next)) return fail("key_taken", undefined, "/data/attributes/key");
+  sql.exec(
+    "UPDATE variables SET key = ?, category = ?, value = ?, description = ?, hcl = ?, sensitive = ?, version_id = ? WHERE id = ?",
+    next.key, next.category, next.sealedValue, next.description, next.hcl ? 1 : 0, next.sensitive ? 1 : 0, next.versionId, id,
+  );
+  return next;
+}
+
+/** Removes a variable (inside `mutate`): the record then no longer lists its id. */
+export function deleteVariable(sql: SqlStorage, w: WorkspaceRecord, id: string): WorkspaceRecord | Failure {
+  if (!getVariable(sql, id)) return fail("not_found");
+  sql.exec("DELETE FROM variables WHERE id = ?", id);
+  w.varIds = ids(sql);
+  return w;
+}
+
+/** A deleted workspace keeps only its tombstone. */
+export function eraseVariables(sql: SqlStorage): void {
+  sql.exec("DELETE FROM variables");
+}

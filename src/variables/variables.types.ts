@@ -1,0 +1,42 @@
+/** Variable types shared across the Durable Object boundary and with the variable-set repository (import type). */
+
+export type Category = "terraform" | "env";
+
+/** A stored variable: its value always sealed (src/variables/variables.crypto.ts). */
+export interface StoredVariable {
+  id: string;
+  key: string;
+  category: Category;
+  sealedValue: string;
+  description: string | null;
+  hcl: boolean;
+  sensitive: boolean;
+  versionId: string;
+  createdAt: string;
+}
+
+/** A change already validated against the request; the store checks what needs current state. */
+export interface VariablePatch {
+  key?: string;
+  category?: Category;
+  sealedValue?: string;
+  description?: string | null;
+  hcl?: boolean;
+  sensitive?: boolean;
+  /** Every update gets a new version id, even one that changes nothing (go-tfe checks it). */
+  versionId: string;
+}
+
+/** What a response shows of a variable: the value opened, or null when sensitive (never decrypted). */
+export interface VariableView {
+  id: string;
+  key: string;
+  value: string | null;
+  description: string | null;
+  category: Category;
+  hcl: boolean;
+  sensitive: boolean;
+  versionId: string;
+  createdAt: string;
+  owner: { kind: "workspace"; id: string; organization: string; name: string } | { kind: "varset"; id: string };
+}
