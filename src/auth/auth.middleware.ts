@@ -39,13 +39,25 @@ function timingSafeEqual(a: string, b: string): boolean {
 /** `last-used-at` is refreshed at most this often per token (one D1 write, off the request path). */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
+/** Per-isolate memo of ADMIN_TOKEN's hash (a secret fixed for the isolate's life): no digest of it per request. */
+let adminHash: { token: string; hash: string } | null = null;
+async function adminTokenHash(adminToken: string): Promise<string> {
+  if (adminHash?.token !== adminToken) adminHash = { token: adminToken, hash: await sha256Hex(adminToken) };
+  return adminHash.hash;
+}
+
 /**
- * Resolves a bearer token to a principal, or null when it is unknown, deleted or expired (an expired
- * or deleted token fails on its very next request: nothing is cached across requests).
+ * Resolves a bearer token to a principal, or null when it is unknown, deleted or expired: one D1 read (the token
+ * with its user or team, one indexed statement), none for the site admin's token once its user row is known.
+ *
+ * Principals are deliberately not cached across requests. A deletion, a revocation, a team's deletion or a user
+ * losing site admin happens in whichever isolate served that request; another isolate's cache could learn of it only
+ * by reading a revocation version from D1 (or a Durable Object) — the same one round trip the lookup itself costs.
+ * So the lookup is that one read, and an expired or revoked token fails on its very next request everywhere.
  */
 export async function authenticate(env: Bindings, token: string, defer?: (p: Promise<unknown>) => void): Promise<Principal | null> {
   const hash = await sha256Hex(token);
-  if (env.ADMIN_TOKEN && timingSafeEqual(hash, await sha256Hex(env.ADMIN_TOKEN))) {
+  if (env.ADMIN_TOKEN && timingSafeEqual(hash, await adminTokenHash(env.ADMIN_TOKEN))) {
     const userId = await ensureSiteAdmin(env, hash);
     return { kind: "user", userId, username: "admin", isSiteAdmin: true, tokenId: null };
   }
