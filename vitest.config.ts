@@ -18,6 +18,7 @@ export default defineConfig(async () => ({
                 VARIABLES_ENCRYPTION_KEY: "test-variables-encryption-key",
                 RATE_LIMIT: "0",
                 FAULT_INJECTION: "1",
+                EXPOSE_HOPS: "1",
               },
             },
           }),

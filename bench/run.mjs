@@ -1,38 +1,322 @@
 #!/usr/bin/env node
-// Runs the bench inside workerd and writes bench/results/latest.{json,md}. BENCH_SIZES=1000 for a quick run.
-import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+// `npm run bench`: the service as it runs locally (`npm start`: the built Worker on workerd, EXPOSE_HOPS=1), driven
+// over HTTP. One organisation is populated through the API at concurrency 8 (the population rate) to each size
+// (default 1,000 then 10,000; `-- --size 100000` for 100,000, `--size 1000,100000` for several), and at each size
+// every request shape is measured at concurrency 1 and 8: p50, p99, requests/s, workerd CPU ms per request
+// (/proc/<pid>/stat), D1 and DO hops per request (the Worker's X-Hops header; "n/a" without it). RSS (node +
+// workerd) is sampled at rest and under load. Speed targets are printed as PASS/FAIL here, never asserted in a
+// test. Results: bench/results/<date>.md and .json.
+//
+// `-- --url http://127.0.0.1:8787 --token <site-admin token> [--pgid <process group>]` measures a server already
+// running instead (for example `npm run dev`, to compare with wrangler dev; start it with RATE_LIMIT=0). Linux only
+// for CPU and RSS (/proc); elsewhere those columns read n/a.
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { freePort, groups, killAllGroups, sleep, stopGroup, tail } from "../scripts/lib/service.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const res = spawnSync(join(root, "node_modules/.bin/vitest"), ["run", "--config", "bench/vitest.bench.config.ts"], { cwd: root, encoding: "utf8", maxBuffer: 1 << 28 });
-const out = `${res.stdout}\n${res.stderr}`;
-for (const line of out.split("\n")) if (line.startsWith("bench:")) console.log(line);
-const line = out.split("\n").find((l) => l.includes("BENCH_RESULT "));
-if (!line) {
-  console.error(out.slice(-4000));
-  process.exit(1);
+const { values: opt } = parseArgs({
+  options: {
+    size: { type: "string", default: "1000,10000" },
+    url: { type: "string" },
+    token: { type: "string" },
+    pgid: { type: "string" },
+    seconds: { type: "string", default: "2" }, // measuring time per shape and concurrency (at least MIN_REQUESTS)
+    label: { type: "string" },
+  },
+});
+const SIZES = opt.size.split(",").map(Number).sort((a, b) => a - b);
+const SECONDS = Number(opt.seconds);
+const MIN_REQUESTS = 30;
+const CONCURRENCY = [1, 8];
+const POPULATE_CONCURRENCY = 8;
+const TARGETS = { rssRestMb: 300, rssLoadMb: 400, populationPerSecond: 150 };
+const CLK_TCK = 100; // Linux USER_HZ
+
+// ---------------------------------------------------------------- the server and its processes
+let base, token, pgid, storeDir, logFile;
+if (opt.url) {
+  base = opt.url.replace(/\/$/, "");
+  token = opt.token;
+  pgid = opt.pgid ? Number(opt.pgid) : null;
+} else {
+  const port = await freePort();
+  storeDir = mkdtempSync(join(tmpdir(), "bench-store-"));
+  logFile = join(storeDir, "server.log");
+  token = `${randomBytes(7).toString("hex")}.atlasv1.${randomBytes(32).toString("hex")}`;
+  base = `http://127.0.0.1:${port}`;
+  const fd = openSync(logFile, "w");
+  // node scripts/start.mjs (what `npm start` runs), without npm's own process in the RSS.
+  const child = spawn(process.execPath, [join(root, "scripts", "start.mjs")], {
+    cwd: root,
+    detached: true,
+    stdio: ["ignore", fd, fd],
+    env: { ...process.env, PORT: String(port), ADMIN_TOKEN: token, PERSIST_DIR: storeDir, RATE_LIMIT: "0", EXPOSE_HOPS: "1", EDITION: "self-hosted" },
+  });
+  pgid = child.pid;
+  groups.add(pgid);
 }
-const result = JSON.parse(line.slice(line.indexOf("BENCH_RESULT ") + 13));
-result.date = new Date().toISOString();
-writeFileSync(join(root, "bench/results/latest.json"), JSON.stringify(result, null, 2) + "\n");
-const r = (x) => x.toFixed(2);
+const cleanup = () => {
+  killAllGroups();
+  if (storeDir) rmSync(storeDir, { recursive: true, force: true });
+};
+process.on("exit", cleanup);
+for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => process.exit(130));
+
+/** Processes of the server's process group: [{ pid, comm, rssKb, cpuTicks }]. */
+function processes() {
+  if (!pgid || !existsSync("/proc")) return [];
+  const out = [];
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      const close = stat.lastIndexOf(")");
+      const comm = stat.slice(stat.indexOf("(") + 1, close);
+      const f = stat.slice(close + 2).split(" "); // f[0] is field 3 (state)
+      if (Number(f[2]) !== pgid) continue; // field 5: process group
+      out.push({ pid: Number(d), comm, cpuTicks: Number(f[11]) + Number(f[12]), rssKb: Number(f[21]) * 4 }); // utime, stime; rss pages
+    } catch {}
+  }
+  return out;
+}
+const rssMb = () => {
+  const p = processes();
+  return p.length ? p.reduce((s, x) => s + x.rssKb, 0) / 1024 : null;
+};
+const workerdTicks = () => {
+  const p = processes().filter((x) => x.comm.startsWith("workerd"));
+  return p.length ? p.reduce((s, x) => s + x.cpuTicks, 0) : null;
+};
+let peakRss = 0;
+const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb() ?? 0)), 200);
+sampler.unref();
+
+// ---------------------------------------------------------------- HTTP
+const headers = { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" };
+async function call(method, path, body, okStatuses = [200, 201, 204]) {
+  const t = performance.now();
+  const res = await fetch(`${base}/api/v2${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  const ms = performance.now() - t;
+  if (!okStatuses.includes(res.status)) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
+  const hops = /d1=(\d+)\s*,\s*do=(\d+)/.exec(res.headers.get("x-hops") ?? "");
+  return { ms, hops: hops ? { d1: Number(hops[1]), do: Number(hops[2]) } : null, json: text && res.headers.get("content-type")?.includes("json") ? JSON.parse(text) : null };
+}
+
+async function waitUp() {
+  const until = Date.now() + 180_000;
+  for (;;) {
+    try {
+      if ((await fetch(`${base}/api/v2/ping`, { headers, signal: AbortSignal.timeout(3000) })).status === 204) return;
+    } catch {}
+    if (Date.now() > until) throw new Error(`the server did not answer${logFile ? `:\n${tail(logFile)}` : ""}`);
+    await sleep(300);
+  }
+}
+
+// ---------------------------------------------------------------- measuring
+const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+
+/**
+ * Runs `op(worker, i)` (one operation: one or more requests, returning their results) from `concurrency` workers
+ * for SECONDS (at least MIN_REQUESTS operations) after a short warm-up.
+ */
+async function measure(op, concurrency) {
+  for (let i = 0; i < 3; i++) await op(0, -1 - i);
+  const samples = [];
+  const hops = [];
+  let n = 0;
+  const ticks0 = workerdTicks();
+  const t0 = performance.now();
+  const until = t0 + SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, w) => {
+      while (performance.now() < until || n < MIN_REQUESTS) {
+        const i = n++;
+        const t = performance.now();
+        const results = await op(w, i);
+        samples.push(performance.now() - t);
+        const h = results.map((r) => r.hops);
+        hops.push(h.every(Boolean) ? h.reduce((a, b) => ({ d1: a.d1 + b.d1, do: a.do + b.do }), { d1: 0, do: 0 }) : null);
+      }
+    }),
+  );
+  const wall = (performance.now() - t0) / 1000;
+  const ticks1 = workerdTicks();
+  samples.sort((a, b) => a - b);
+  const known = hops.filter(Boolean);
+  const mean = (k) => known.reduce((s, h) => s + h[k], 0) / known.length;
+  return {
+    concurrency,
+    n: samples.length,
+    p50: quantile(samples, 0.5),
+    p99: quantile(samples, 0.99),
+    perSecond: samples.length / wall,
+    cpuMs: ticks0 === null || ticks1 === null ? null : ((ticks1 - ticks0) * (1000 / CLK_TCK)) / samples.length,
+    hops: known.length === hops.length && known.length ? { d1: mean("d1"), do: mean("do") } : null,
+  };
+}
+
+// ---------------------------------------------------------------- the dataset
+const ORG = `bench-${Date.now().toString(36)}`;
+const CREATE_ORG = `${ORG}-c`;
+const wsName = (i) => `ws-${String(i).padStart(6, "0")}-${i % 7 === 0 ? "prod" : "dev"}`;
+/** Every tenth workspace carries a flat tag and a binding (env=prod|dev): the tag searches match 1 in 10. */
+function createBody(name, i) {
+  const relationships = i % 10 === 0
+    ? { tags: { data: [{ type: "tags", attributes: { name: "critical" } }] }, "tag-bindings": { data: [{ type: "tag-bindings", attributes: { key: "env", value: i % 20 === 0 ? "prod" : "dev" } }] } }
+    : undefined;
+  return { data: { type: "workspaces", attributes: { name }, ...(relationships ? { relationships } : {}) } };
+}
+const ids = [];
+const names = [];
+async function populate(from, to) {
+  let next = from;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: POPULATE_CONCURRENCY }, async () => {
+      for (let i = next++; i < to; i = next++) {
+        const r = await call("POST", `/organizations/${ORG}/workspaces`, createBody(wsName(i), i));
+        ids[i] = r.json.data.id;
+        names[i] = wsName(i);
+      }
+    }),
+  );
+  return (to - from) / ((performance.now() - t0) / 1000);
+}
+
+// ---------------------------------------------------------------- the shapes
+const pick = (i) => Math.abs(Math.imul(i + 7, 2654435761)) % ids.length; // spread over the dataset, deterministic
+let createSeq = 0;
+const lockIds = [];
+function shapes(size) {
+  const deepPage = Math.max(1, Math.floor(size / 20 / 2));
+  const list = (q) => () => call("GET", `/organizations/${ORG}/workspaces${q}`).then((r) => [r]);
+  return [
+    ["authenticated ping", () => call("GET", "/ping").then((r) => [r]), false],
+    ["show by id", (w, i) => call("GET", `/workspaces/${ids[pick(i)]}`).then((r) => [r]), false],
+    ["show by name", (w, i) => call("GET", `/organizations/${ORG}/workspaces/${names[pick(i)]}`).then((r) => [r]), false],
+    ["lock + unlock", async (w) => [await call("POST", `/workspaces/${lockIds[w]}/actions/lock`, { reason: "bench" }), await call("POST", `/workspaces/${lockIds[w]}/actions/unlock`)], false],
+    ["create", () => call("POST", `/organizations/${CREATE_ORG}/workspaces`, createBody(`c-${createSeq++}`, 1)).then((r) => [r]), false],
+    ["list page 1", list(""), true],
+    [`deep page (${deepPage})`, list(`?page%5Bnumber%5D=${deepPage}`), true, "deep page"],
+    ["name search", list("?search%5Bname%5D=prod"), true],
+    ["tag search", list("?search%5Btags%5D=critical"), true],
+  ];
+}
+
+// ---------------------------------------------------------------- run
+const result = { date: new Date().toISOString(), runtime: opt.label ?? (opt.url ? `attached: ${base}` : "npm start (lean runtime)"), sizes: SIZES, rows: [], population: [], rss: {} };
+try {
+  const t0 = Date.now();
+  await waitUp();
+  result.startSeconds = opt.url ? null : (Date.now() - t0) / 1000;
+  await sleep(2000);
+  result.rss.restEmpty = rssMb();
+  await call("POST", "/organizations", { data: { type: "organizations", attributes: { name: ORG, email: "bench@example.com" } } }, [201]);
+  await call("POST", "/organizations", { data: { type: "organizations", attributes: { name: CREATE_ORG, email: "bench@example.com" } } }, [201]);
+  for (let w = 0; w < Math.max(...CONCURRENCY); w++) {
+    lockIds[w] = (await call("POST", `/organizations/${CREATE_ORG}/workspaces`, createBody(`lock-${w}`, 1))).json.data.id;
+  }
+  let have = 0;
+  for (const size of SIZES) {
+    const rate = await populate(have, size);
+    console.log(`bench: populated ${size} workspaces (${size - have} created at concurrency ${POPULATE_CONCURRENCY}: ${rate.toFixed(0)}/s)`);
+    result.population.push({ size, created: size - have, perSecond: rate });
+    have = size;
+    peakRss = 0;
+    await sleep(3000); // let outbox alarms and GC settle
+    result.rss[`rest${size}`] = rssMb();
+    for (const [shape, op, isList, key] of shapes(size)) {
+      for (const c of CONCURRENCY) {
+        const m = await measure(op, c);
+        result.rows.push({ size, shape, key: key ?? shape, isList, ...m });
+        console.log(`bench: ${size} ${shape} c=${c}: p50 ${m.p50.toFixed(1)} ms, p99 ${m.p99.toFixed(1)} ms, ${m.perSecond.toFixed(0)}/s, cpu ${m.cpuMs?.toFixed(2) ?? "n/a"} ms, hops ${m.hops ? `d1=${m.hops.d1.toFixed(1)} do=${m.hops.do.toFixed(1)}` : "n/a"}`);
+      }
+    }
+    result.rss[`load${size}`] = peakRss || null;
+  }
+  await sleep(3000);
+  result.rss.restEnd = rssMb();
+  result.rssByProcess = processes().map((p) => ({ pid: p.pid, comm: p.comm, mb: Math.round(p.rssKb / 1024) }));
+} catch (err) {
+  console.error(`bench: ${err.stack ?? err}${logFile ? `\nserver log:\n${tail(logFile)}` : ""}`);
+  process.exitCode = 1;
+} finally {
+  if (pgid && !opt.url) await stopGroup(pgid);
+}
+if (process.exitCode) process.exit(1);
+
+// ---------------------------------------------------------------- report
+const f = (x, d = 1) => (x === null || x === undefined ? "n/a" : x.toFixed(d));
+const hopsText = (h) => (h ? `d1=${f(h.d1)}, do=${f(h.do)}` : "n/a");
+const restMb = Math.max(...Object.entries(result.rss).filter(([k, v]) => k.startsWith("rest") && v !== null).map(([, v]) => v));
+const loadMb = Math.max(...Object.entries(result.rss).filter(([k, v]) => k.startsWith("load") && v !== null).map(([, v]) => v));
+const popRate = Math.min(...result.population.filter((p) => p.created >= 500).map((p) => p.perSecond));
+const verdict = (ok) => (ok ? "PASS" : "FAIL");
+result.targets = {
+  rssRest: { mb: restMb, target: TARGETS.rssRestMb, pass: restMb <= TARGETS.rssRestMb },
+  rssLoad: { mb: loadMb, target: TARGETS.rssLoadMb, pass: loadMb <= TARGETS.rssLoadMb },
+  population: { perSecond: popRate, target: TARGETS.populationPerSecond, pass: popRate >= TARGETS.populationPerSecond },
+};
+const small = SIZES[0];
+const ratios = SIZES.slice(1).flatMap((size) =>
+  result.rows
+    .filter((r) => r.size === size && r.isList && r.concurrency === 1)
+    .map((r) => {
+      const at1k = result.rows.find((x) => x.size === small && x.key === r.key && x.concurrency === 1);
+      return { size, shape: r.key, p50: r.p50, smallP50: at1k.p50, ratio: r.p50 / at1k.p50 };
+    }),
+);
+result.listRatios = ratios;
+
 const md = [
-  `# Bench (${result.date}, 2-core machine, local workerd)`,
+  `# Bench ${result.date.slice(0, 10)}: ${result.runtime}`,
   "",
-  "List latency (ms, p50 / p99) against the same statements issued bare and one bare D1 query:",
+  `Local run on a ${readCpuCount()}-core machine (bench client on the same machine). Latency in ms; CPU = workerd CPU time per request (or per lock + unlock pair), from /proc at 10 ms resolution; hops = D1 and Durable Object round trips per request from \`X-Hops\` (n/a: the Worker does not send it).${result.startSeconds ? ` Server ready in ${f(result.startSeconds)} s.` : ""}`,
   "",
-  "| shape | workspaces | p50 | p99 | same-statements floor p50 | one-query floor p50 | ÷ same | ÷ one |",
-  "|---|---:|---:|---:|---:|---:|---:|---:|",
-  ...result.rows.map((x) => `| ${x.shape} | ${x.size} | ${r(x.p50)} | ${r(x.p99)} | ${r(x.floorSame.p50)} | ${r(x.floorOne.p50)} | ${r(x.p50 / x.floorSame.p50)} | ${r(x.p50 / x.floorOne.p50)} |`),
+  "| workspaces | shape | conc. | p50 | p99 | req/s | CPU ms/req | hops/req |",
+  "|---:|---|---:|---:|---:|---:|---:|---|",
+  ...result.rows.map((r) => `| ${r.size} | ${r.shape} | ${r.concurrency} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.perSecond, 0)} | ${f(r.cpuMs, 2)} | ${hopsText(r.hops)} |`),
   "",
-  `Lock + unlock round trip: HTTP p50 ${r(result.lock.http.p50)} / p99 ${r(result.lock.http.p99)} ms; same steps bare p50 ${r(result.lock.bare.p50)} ms (÷ ${r(result.lock.http.p50 / result.lock.bare.p50)}); bare DO RPC p50 ${r(result.lock.rpcEcho.p50)} ms; throughput locking ${result.lock.workspaces} distinct workspaces: ${result.lock.throughputPerSecond}/s.`,
+  `List page latency at the larger size ÷ at ${small} (p50, concurrency 1):`,
   "",
-  "Query plans:",
+  "| shape | workspaces | p50 | p50 at " + small + " | ratio |",
+  "|---|---:|---:|---:|---:|",
+  ...ratios.map((r) => `| ${r.shape} | ${r.size} | ${f(r.p50)} | ${f(r.smallP50)} | ${f(r.ratio, 2)} |`),
   "",
-  ...Object.entries(result.plans).map(([k, v]) => `- ${k}: \`${v.join(" ; ")}\``),
+  "RSS (MB, all processes of the server: node + workerd):",
+  "",
+  ...Object.entries(result.rss).map(([k, v]) => `- ${k}: ${f(v, 0)}`),
+  `- by process at the end: ${(result.rssByProcess ?? []).map((p) => `${p.comm} ${p.mb}`).join(", ") || "n/a"}`,
+  "",
+  "Population through the API (`POST /organizations/:org/workspaces`, concurrency 8):",
+  "",
+  ...result.population.map((p) => `- to ${p.size}: ${p.created} created, ${f(p.perSecond, 0)} workspaces/s`),
+  "",
+  "Targets:",
+  "",
+  `- ${verdict(result.targets.rssRest.pass)} RSS at rest ${f(restMb, 0)} MB ≤ ${TARGETS.rssRestMb} MB`,
+  `- ${verdict(result.targets.rssLoad.pass)} RSS under load ${f(loadMb, 0)} MB ≤ ${TARGETS.rssLoadMb} MB`,
+  `- ${verdict(result.targets.population.pass)} population ${f(popRate, 0)} workspaces/s ≥ ${TARGETS.populationPerSecond}/s`,
   "",
 ];
-writeFileSync(join(root, "bench/results/latest.md"), md.join("\n"));
-console.log(md.join("\n"));
+function readCpuCount() {
+  try {
+    return readFileSync("/proc/cpuinfo", "utf8").split("\n").filter((l) => l.startsWith("processor")).length;
+  } catch {
+    return "?";
+  }
+}
+const dir = join(root, "bench", "results");
+mkdirSync(dir, { recursive: true });
+const stem = join(dir, `${result.date.slice(0, 10)}${opt.label ? `-${opt.label.replace(/[^a-z0-9]+/gi, "-")}` : ""}`);
+writeFileSync(`${stem}.json`, JSON.stringify(result, null, 2) + "\n");
+writeFileSync(`${stem}.md`, md.join("\n"));
+console.log(`\n${md.join("\n")}\nbench: wrote ${stem}.md and .json`);

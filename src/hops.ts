@@ -34,6 +34,7 @@ export function countedDb<T extends D1Database | D1DatabaseSession>(db: T, hops:
   return new Proxy(db, {
     get(target, prop) {
       if (prop === "prepare") return (sql: string) => countedStatement(target.prepare(sql), hops);
+      if (prop === "withSession") return (...args: unknown[]) => countedDb((target as D1Database).withSession(...(args as [string])), hops);
       if (prop === "batch") {
         return (statements: D1PreparedStatement[]) => {
           hops.d1++;

@@ -2,6 +2,8 @@ import { createMiddleware } from "hono/factory";
 import { ApiError } from "../errors";
 import type { AppEnv, Bindings } from "../env";
 import { newId, nowIso, sha256Hex } from "../ids";
+import type { Hops } from "../hops";
+import { hopsOf } from "./caller.http";
 import { principalKey, type Principal } from "./principal";
 import { configuredLimit, rateHeaders, RateLimiter } from "../ratelimit/ratelimit";
 import { tokenByHash, touchToken } from "../tokens/tokens.d1";
@@ -39,16 +41,30 @@ function timingSafeEqual(a: string, b: string): boolean {
 /** `last-used-at` is refreshed at most this often per token (one D1 write, off the request path). */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
+/** Per-isolate memo of ADMIN_TOKEN's hash (a secret fixed for the isolate's life): no digest of it per request. */
+let adminHash: { token: string; hash: string } | null = null;
+async function adminTokenHash(adminToken: string): Promise<string> {
+  if (adminHash?.token !== adminToken) adminHash = { token: adminToken, hash: await sha256Hex(adminToken) };
+  return adminHash.hash;
+}
+
 /**
- * Resolves a bearer token to a principal, or null when it is unknown, deleted or expired (an expired
- * or deleted token fails on its very next request: nothing is cached across requests).
+ * Resolves a bearer token to a principal, or null when it is unknown, deleted or expired: one D1 read (the token
+ * with its user or team, one indexed statement), none for the site admin's token once its user row is known.
+ *
+ * Principals are deliberately not cached across requests. A deletion, a revocation, a team's deletion or a user
+ * losing site admin happens in whichever isolate served that request; another isolate's cache could learn of it only
+ * by reading a revocation version from D1 (or a Durable Object) — the same one round trip the lookup itself costs.
+ * So the lookup is that one read, and an expired or revoked token fails on its very next request everywhere.
  */
-export async function authenticate(env: Bindings, token: string, defer?: (p: Promise<unknown>) => void): Promise<Principal | null> {
+export async function authenticate(env: Bindings, token: string, defer?: (p: Promise<unknown>) => void, hops?: Hops): Promise<Principal | null> {
   const hash = await sha256Hex(token);
-  if (env.ADMIN_TOKEN && timingSafeEqual(hash, await sha256Hex(env.ADMIN_TOKEN))) {
+  if (env.ADMIN_TOKEN && timingSafeEqual(hash, await adminTokenHash(env.ADMIN_TOKEN))) {
+    if (!(siteAdmin && siteAdmin.hash === hash) && hops) hops.d1++;
     const userId = await ensureSiteAdmin(env, hash);
     return { kind: "user", userId, username: "admin", isSiteAdmin: true, tokenId: null };
   }
+  if (hops) hops.d1++;
   const row = await tokenByHash(env.DB.withSession("first-primary"), hash);
   if (!row) return null;
   if (row.expired_at && Date.parse(row.expired_at) <= Date.now()) return null;
@@ -128,7 +144,7 @@ function limit(c: Ctx, key: string): void {
 export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
   const header = c.req.header("Authorization") ?? "";
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  const principal = match && match[1].length <= 512 ? await authenticate(c.env, match[1], (p) => waitUntil(c, p)) : null;
+  const principal = match && match[1].length <= 512 ? await authenticate(c.env, match[1], (p) => waitUntil(c, p), hopsOf(c)) : null;
   // Unauthenticated requests are counted per client IP, authenticated ones per user.
   limit(c, principal ? principalKey(principal) : clientKey(c));
   if (!principal) throw ApiError.of("unauthorized");

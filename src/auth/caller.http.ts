@@ -17,8 +17,8 @@ export function callerOf(c: Context<AppEnv>): Caller {
     c.set("authz", record);
   }
   const hops = hopsOf(c);
-  const env = { ...c.env, WORKSPACES: countedNamespace(c.env.WORKSPACES, hops) };
-  return { env, principal: c.get("principal"), db: countedDb(c.env.DB.withSession("first-primary"), hops), authorized: record.authorized };
+  const env = { ...c.env, DB: countedDb(c.env.DB, hops), WORKSPACES: countedNamespace(c.env.WORKSPACES, hops) };
+  return { env, principal: c.get("principal"), db: env.DB.withSession("first-primary"), authorized: record.authorized };
 }
 
 /** The request's round-trip counter (src/hops.ts). */

