@@ -30,7 +30,10 @@ const { values: opt } = parseArgs({
     label: { type: "string" },
   },
 });
-const SIZES = opt.size.split(",").map(Number).sort((a, b) => a - b);
+const SIZES = opt.size
+  .split(",")
+  .map(Number)
+  .sort((a, b) => a - b);
 const SECONDS = Number(opt.seconds);
 const MIN_REQUESTS = 30;
 const CONCURRENCY = [1, 8];
@@ -106,7 +109,11 @@ async function call(method, path, body, okStatuses = [200, 201, 204]) {
   const ms = performance.now() - t;
   if (!okStatuses.includes(res.status)) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
   const hops = /d1=(\d+)\s*,\s*do=(\d+)/.exec(res.headers.get("x-hops") ?? "");
-  return { ms, hops: hops ? { d1: Number(hops[1]), do: Number(hops[2]) } : null, json: text && res.headers.get("content-type")?.includes("json") ? JSON.parse(text) : null };
+  return {
+    ms,
+    hops: hops ? { d1: Number(hops[1]), do: Number(hops[2]) } : null,
+    json: text && res.headers.get("content-type")?.includes("json") ? JSON.parse(text) : null,
+  };
 }
 
 async function waitUp() {
@@ -169,9 +176,13 @@ const CREATE_ORG = `${ORG}-c`;
 const wsName = (i) => `ws-${String(i).padStart(6, "0")}-${i % 7 === 0 ? "prod" : "dev"}`;
 /** Every tenth workspace carries a flat tag and a binding (env=prod|dev): the tag searches match 1 in 10. */
 function createBody(name, i) {
-  const relationships = i % 10 === 0
-    ? { tags: { data: [{ type: "tags", attributes: { name: "critical" } }] }, "tag-bindings": { data: [{ type: "tag-bindings", attributes: { key: "env", value: i % 20 === 0 ? "prod" : "dev" } }] } }
-    : undefined;
+  const relationships =
+    i % 10 === 0
+      ? {
+          tags: { data: [{ type: "tags", attributes: { name: "critical" } }] },
+          "tag-bindings": { data: [{ type: "tag-bindings", attributes: { key: "env", value: i % 20 === 0 ? "prod" : "dev" } }] },
+        }
+      : undefined;
   return { data: { type: "workspaces", attributes: { name }, ...(relationships ? { relationships } : {}) } };
 }
 const ids = [];
@@ -200,9 +211,16 @@ function shapes(size) {
   const list = (q) => () => call("GET", `/organizations/${ORG}/workspaces${q}`).then((r) => [r]);
   return [
     ["authenticated ping", () => call("GET", "/ping").then((r) => [r]), false],
-    ["show by id", (w, i) => call("GET", `/workspaces/${ids[pick(i)]}`).then((r) => [r]), false],
-    ["show by name", (w, i) => call("GET", `/organizations/${ORG}/workspaces/${names[pick(i)]}`).then((r) => [r]), false],
-    ["lock + unlock", async (w) => [await call("POST", `/workspaces/${lockIds[w]}/actions/lock`, { reason: "bench" }), await call("POST", `/workspaces/${lockIds[w]}/actions/unlock`)], false],
+    ["show by id", (_w, i) => call("GET", `/workspaces/${ids[pick(i)]}`).then((r) => [r]), false],
+    ["show by name", (_w, i) => call("GET", `/organizations/${ORG}/workspaces/${names[pick(i)]}`).then((r) => [r]), false],
+    [
+      "lock + unlock",
+      async (w) => [
+        await call("POST", `/workspaces/${lockIds[w]}/actions/lock`, { reason: "bench" }),
+        await call("POST", `/workspaces/${lockIds[w]}/actions/unlock`),
+      ],
+      false,
+    ],
     ["create", () => call("POST", `/organizations/${CREATE_ORG}/workspaces`, createBody(`c-${createSeq++}`, 1)).then((r) => [r]), false],
     ["list page 1", list(""), true],
     [`deep page (${deepPage})`, list(`?page%5Bnumber%5D=${deepPage}`), true, "deep page"],
@@ -212,7 +230,14 @@ function shapes(size) {
 }
 
 // ---------------------------------------------------------------- run
-const result = { date: new Date().toISOString(), runtime: opt.label ?? (opt.url ? `attached: ${base}` : "npm start (lean runtime)"), sizes: SIZES, rows: [], population: [], rss: {} };
+const result = {
+  date: new Date().toISOString(),
+  runtime: opt.label ?? (opt.url ? `attached: ${base}` : "npm start (lean runtime)"),
+  sizes: SIZES,
+  rows: [],
+  population: [],
+  rss: {},
+};
 try {
   const t0 = Date.now();
   await waitUp();
@@ -237,7 +262,9 @@ try {
       for (const c of CONCURRENCY) {
         const m = await measure(op, c);
         result.rows.push({ size, shape, key: key ?? shape, isList, ...m });
-        console.log(`bench: ${size} ${shape} c=${c}: p50 ${m.p50.toFixed(1)} ms, p99 ${m.p99.toFixed(1)} ms, ${m.perSecond.toFixed(0)}/s, cpu ${m.cpuMs?.toFixed(2) ?? "n/a"} ms, hops ${m.hops ? `d1=${m.hops.d1.toFixed(1)} do=${m.hops.do.toFixed(1)}` : "n/a"}`);
+        console.log(
+          `bench: ${size} ${shape} c=${c}: p50 ${m.p50.toFixed(1)} ms, p99 ${m.p99.toFixed(1)} ms, ${m.perSecond.toFixed(0)}/s, cpu ${m.cpuMs?.toFixed(2) ?? "n/a"} ms, hops ${m.hops ? `d1=${m.hops.d1.toFixed(1)} do=${m.hops.do.toFixed(1)}` : "n/a"}`,
+        );
       }
     }
     result.rss[`load${size}`] = peakRss || null;
@@ -256,8 +283,16 @@ if (process.exitCode) process.exit(1);
 // ---------------------------------------------------------------- report
 const f = (x, d = 1) => (x === null || x === undefined ? "n/a" : x.toFixed(d));
 const hopsText = (h) => (h ? `d1=${f(h.d1)}, do=${f(h.do)}` : "n/a");
-const restMb = Math.max(...Object.entries(result.rss).filter(([k, v]) => k.startsWith("rest") && v !== null).map(([, v]) => v));
-const loadMb = Math.max(...Object.entries(result.rss).filter(([k, v]) => k.startsWith("load") && v !== null).map(([, v]) => v));
+const restMb = Math.max(
+  ...Object.entries(result.rss)
+    .filter(([k, v]) => k.startsWith("rest") && v !== null)
+    .map(([, v]) => v),
+);
+const loadMb = Math.max(
+  ...Object.entries(result.rss)
+    .filter(([k, v]) => k.startsWith("load") && v !== null)
+    .map(([, v]) => v),
+);
 const popRate = Math.min(...result.population.filter((p) => p.created >= 500).map((p) => p.perSecond));
 const verdict = (ok) => (ok ? "PASS" : "FAIL");
 result.targets = {
@@ -283,11 +318,13 @@ const md = [
   "",
   "| workspaces | shape | conc. | p50 | p99 | req/s | CPU ms/req | hops/req |",
   "|---:|---|---:|---:|---:|---:|---:|---|",
-  ...result.rows.map((r) => `| ${r.size} | ${r.shape} | ${r.concurrency} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.perSecond, 0)} | ${f(r.cpuMs, 2)} | ${hopsText(r.hops)} |`),
+  ...result.rows.map(
+    (r) => `| ${r.size} | ${r.shape} | ${r.concurrency} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.perSecond, 0)} | ${f(r.cpuMs, 2)} | ${hopsText(r.hops)} |`,
+  ),
   "",
   `List page latency at the larger size ÷ at ${small} (p50, concurrency 1):`,
   "",
-  "| shape | workspaces | p50 | p50 at " + small + " | ratio |",
+  `| shape | workspaces | p50 | p50 at ${small} | ratio |`,
   "|---|---:|---:|---:|---:|",
   ...ratios.map((r) => `| ${r.shape} | ${r.size} | ${f(r.p50)} | ${f(r.smallP50)} | ${f(r.ratio, 2)} |`),
   "",
@@ -309,7 +346,9 @@ const md = [
 ];
 function readCpuCount() {
   try {
-    return readFileSync("/proc/cpuinfo", "utf8").split("\n").filter((l) => l.startsWith("processor")).length;
+    return readFileSync("/proc/cpuinfo", "utf8")
+      .split("\n")
+      .filter((l) => l.startsWith("processor")).length;
   } catch {
     return "?";
   }
@@ -317,6 +356,6 @@ function readCpuCount() {
 const dir = join(root, "bench", "results");
 mkdirSync(dir, { recursive: true });
 const stem = join(dir, `${result.date.slice(0, 10)}${opt.label ? `-${opt.label.replace(/[^a-z0-9]+/gi, "-")}` : ""}`);
-writeFileSync(`${stem}.json`, JSON.stringify(result, null, 2) + "\n");
+writeFileSync(`${stem}.json`, `${JSON.stringify(result, null, 2)}\n`);
 writeFileSync(`${stem}.md`, md.join("\n"));
 console.log(`\n${md.join("\n")}\nbench: wrote ${stem}.md and .json`);

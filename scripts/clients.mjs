@@ -24,7 +24,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureProvider, ensureTerraform } from "./lib/binaries.mjs";
 import { startRecordingProxy } from "./lib/proxy.mjs";
-import { groups, killAllGroups, killGroup, sleep, startService, stopGroup } from "./lib/service.mjs";
+import { groups, killAllGroups, killGroup, sleep, startService } from "./lib/service.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const fixtures = join(root, "test", "clients");
@@ -58,7 +58,11 @@ let proxy = null;
 process.on("exit", () => {
   if (!opts.keep) killAllGroups();
 });
-for (const [sig, code] of [["SIGINT", 130], ["SIGTERM", 143], ["SIGHUP", 129]]) {
+for (const [sig, code] of [
+  ["SIGINT", 130],
+  ["SIGTERM", 143],
+  ["SIGHUP", 129],
+]) {
   process.on(sig, () => {
     console.error(`clients: ${sig}: stopping`);
     killAllGroups();
@@ -83,7 +87,9 @@ try {
 } catch (e) {
   fatal(e.message);
 }
-log(`terraform ${terraform.version} (${terraform.path}, ${terraform.source}); terraform-provider-tfe ${provider.version} (${provider.path}${provider.built ? ", just built" : ", cached"})`);
+log(
+  `terraform ${terraform.version} (${terraform.path}, ${terraform.source}); terraform-provider-tfe ${provider.version} (${provider.path}${provider.built ? ", just built" : ", cached"})`,
+);
 
 // The time limit covers the scenarios (the binaries above are built once and cached).
 setTimeout(() => {
@@ -236,7 +242,9 @@ async function waitFor(what, fn, timeoutMs = 60_000) {
 }
 // JSON with object keys sorted, for order-insensitive comparison of maps.
 const canon = (v) =>
-  JSON.stringify(v, (_, x) => (x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([p], [q]) => (p < q ? -1 : 1))) : x));
+  JSON.stringify(v, (_, x) =>
+    x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([p], [q]) => (p < q ? -1 : 1))) : x,
+  );
 const md5 = (buf) => createHash("md5").update(buf).digest("hex");
 const sameSet = (a, b) => a.length === b.length && [...a].sort().join("\n") === [...b].sort().join("\n");
 const workspaceList = (out) =>
@@ -296,7 +304,9 @@ async function planChanges(dir, args = []) {
   }
   for (const [name, oc] of Object.entries(plan.output_changes ?? {})) {
     if (oc.actions.length === 1 && oc.actions[0] === "no-op") continue;
-    changes.push(`output ${name} ${oc.actions.join("+")}: ${oc.after_sensitive || oc.before_sensitive ? "(sensitive)" : `${JSON.stringify(oc.before)} -> ${JSON.stringify(oc.after)}`}`);
+    changes.push(
+      `output ${name} ${oc.actions.join("+")}: ${oc.after_sensitive || oc.before_sensitive ? "(sensitive)" : `${JSON.stringify(oc.before)} -> ${JSON.stringify(oc.after)}`}`,
+    );
   }
   return { code: r.code, changes, drift, result: r };
 }
@@ -370,7 +380,12 @@ function describeFailure(e, mark) {
     if (last.reqBody && last.method !== "GET") lines.push(`  request body: ${last.reqBody.replace(/\s+/g, " ").slice(0, 600)}`);
     lines.push(`  response body: ${last.resBody.replace(/\s+/g, " ").slice(0, 800) || "(empty)"}`);
     if (failed.length > 1) {
-      lines.push(`  (${failed.length - 1} earlier non-2xx in this step: ${failed.slice(-6, -1).map((x) => `${x.method} ${x.path.split("?")[0]} ${x.status}`).join(", ")})`);
+      lines.push(
+        `  (${failed.length - 1} earlier non-2xx in this step: ${failed
+          .slice(-6, -1)
+          .map((x) => `${x.method} ${x.path.split("?")[0]} ${x.status}`)
+          .join(", ")})`,
+      );
     }
   } else {
     lines.push("no client request failed during this step (every exchange answered < 400)");
@@ -399,7 +414,8 @@ async function step(name, fn) {
 await step("setup: organisations and decoy workspaces (through the API)", async () => {
   // The CLI configuration's host block stands in for discovery; the document itself must map the same services.
   const disco = await fetch(`${service.base}/.well-known/terraform.json`).then((r) => r.json());
-  for (const id of ["tfe.v2", "tfe.v2.1", "tfe.v2.2"]) check(disco[id] === "/api/v2/", `/.well-known/terraform.json maps ${id} to ${JSON.stringify(disco[id])}`);
+  for (const id of ["tfe.v2", "tfe.v2.1", "tfe.v2.2"])
+    check(disco[id] === "/api/v2/", `/.well-known/terraform.json maps ${id} to ${JSON.stringify(disco[id])}`);
   for (const name of [ORG, OTHER_ORG]) {
     await apiOk("POST", "/organizations", { data: { type: "organizations", attributes: { name, email: `${name}@clients.test` } } });
   }
@@ -429,12 +445,16 @@ await step("cloud: apply; state version, outputs and signed download URL through
   const { sv, bytes, state } = await currentState(mainWs.id);
   check(sv.attributes.status === "finalized", `current state version ${sv.id} status is ${sv.attributes.status}, expected finalized`);
   check(sv.attributes.serial === state.serial, `state version serial ${sv.attributes.serial} != downloaded state's serial ${state.serial}`);
-  if (sv.attributes.lineage !== undefined) check(sv.attributes.lineage === state.lineage, `state version lineage ${sv.attributes.lineage} != state's ${state.lineage}`);
+  if (sv.attributes.lineage !== undefined)
+    check(sv.attributes.lineage === state.lineage, `state version lineage ${sv.attributes.lineage} != state's ${state.lineage}`);
   const addrs = state.resources.map((r) => `${r.type}.${r.name}`).sort();
   check(sameSet(addrs, ["terraform_data.base", "terraform_data.slow"]), `downloaded state has resources ${addrs.join(", ")}`);
   check(state.outputs?.greeting?.value === "hello", `downloaded state's outputs: ${JSON.stringify(state.outputs)}`);
   const pulled = await tfOk(mainDir, ["state", "pull"]);
-  check(md5(Buffer.from(pulled.out)) === md5(bytes) || JSON.stringify(JSON.parse(pulled.out)) === JSON.stringify(state), "`terraform state pull` differs from the state downloaded through the signed URL");
+  check(
+    md5(Buffer.from(pulled.out)) === md5(bytes) || JSON.stringify(JSON.parse(pulled.out)) === JSON.stringify(state),
+    "`terraform state pull` differs from the state downloaded through the signed URL",
+  );
   // Outputs through the API: the current state version's outputs.
   const outs = (await apiOk("GET", `/workspaces/${mainWs.id}/current-state-version-outputs`)).json.data;
   const byName = Object.fromEntries(outs.map((o) => [o.attributes.name, o.attributes]));
@@ -442,7 +462,10 @@ await step("cloud: apply; state version, outputs and signed download URL through
   check(byName.greeting.value === "hello" && byName.greeting.sensitive === false, `output greeting: ${JSON.stringify(byName.greeting)}`);
   check(JSON.stringify(byName.numbers.value) === "[1,2,3]", `output numbers: ${JSON.stringify(byName.numbers)}`);
   check(byName.object.value?.slow === "generation-1", `output object: ${JSON.stringify(byName.object)}`);
-  check(byName.secret.sensitive === true && byName.secret.value !== "s3cr3t", `output secret must be sensitive and its value not listed: ${JSON.stringify(byName.secret)}`);
+  check(
+    byName.secret.sensitive === true && byName.secret.value !== "s3cr3t",
+    `output secret must be sensitive and its value not listed: ${JSON.stringify(byName.secret)}`,
+  );
   const svOuts = (await apiOk("GET", `/state-versions/${sv.id}/outputs`)).json.data;
   check(svOuts.length === 4, `GET /state-versions/${sv.id}/outputs lists ${svOuts.length} outputs, expected 4`);
   const secretOut = svOuts.find((o) => o.attributes.name === "secret");
@@ -457,7 +480,11 @@ await step("cloud: state list, output -json and a second plan with no changes", 
   check(sameSet(workspaceList(list.out), ["terraform_data.base", "terraform_data.slow"]), `terraform state list: ${list.out.trim()}`, list);
   const out = await tfOk(mainDir, ["output", "-json"]);
   const o = JSON.parse(out.out);
-  check(o.greeting?.value === "hello" && JSON.stringify(o.numbers?.value) === "[1,2,3]" && o.object?.value?.slow === "generation-1", `terraform output -json: ${out.out.slice(0, 400)}`, out);
+  check(
+    o.greeting?.value === "hello" && JSON.stringify(o.numbers?.value) === "[1,2,3]" && o.object?.value?.slow === "generation-1",
+    `terraform output -json: ${out.out.slice(0, 400)}`,
+    out,
+  );
   check(o.secret?.sensitive === true && o.secret?.value === "s3cr3t", `terraform output -json secret: ${JSON.stringify(o.secret)}`, out);
   const p = await planChanges(mainDir, gen(1));
   check(p.code === 0 && p.changes.length === 0, `second plan is not empty: ${planProblem(p)}`, p.result);
@@ -534,7 +561,11 @@ async function tagScenario({ fixtureName, first, second, checkTags }) {
   const nw = await tfOk(dir, ["workspace", "new", "-no-color", second]);
   await checkTags(await workspaceByName(second));
   let list = await tfOk(dir, ["workspace", "list", "-no-color"]);
-  check(sameSet(workspaceList(list.out), [first, second]), `terraform workspace list shows [${workspaceList(list.out).join(", ")}], expected exactly [${first}, ${second}]`, list);
+  check(
+    sameSet(workspaceList(list.out), [first, second]),
+    `terraform workspace list shows [${workspaceList(list.out).join(", ")}], expected exactly [${first}, ${second}]`,
+    list,
+  );
   await tfOk(dir, ["workspace", "select", "-no-color", first]);
   const shown = await tfOk(dir, ["workspace", "show", "-no-color"]);
   check(shown.out.trim() === first, `terraform workspace show: ${shown.out.trim()}`, shown);
@@ -554,7 +585,10 @@ await step("cloud: tag set with workspace new/list/select/delete (decoys not lis
     second: "ts-two",
     checkTags: async (ws) => {
       const names = ws.attributes["tag-names"] ?? [];
-      check(["clients-app", "clients-cli"].every((t) => names.includes(t)), `workspace ${ws.attributes.name} tag-names ${JSON.stringify(names)}, expected clients-app and clients-cli`);
+      check(
+        ["clients-app", "clients-cli"].every((t) => names.includes(t)),
+        `workspace ${ws.attributes.name} tag-names ${JSON.stringify(names)}, expected clients-app and clients-cli`,
+      );
     },
   });
 });
@@ -586,14 +620,21 @@ await step("cloud: a state of several MB round-tripped with its md5 checked", as
   check(sentMd5, `could not read the md5 terraform sent in POST .../state-versions: ${create.reqBody.slice(0, 300)}`);
   const { bytes, state } = await currentState(ws.id);
   check(bytes.length > 5 * 1024 * 1024, `downloaded state is ${bytes.length} bytes, expected more than 5 MiB`);
-  check(md5(bytes) === sentMd5, `md5 of the state downloaded through the signed URL ${md5(bytes)} != md5 terraform uploaded ${sentMd5} (${bytes.length} bytes)`);
+  check(
+    md5(bytes) === sentMd5,
+    `md5 of the state downloaded through the signed URL ${md5(bytes)} != md5 terraform uploaded ${sentMd5} (${bytes.length} bytes)`,
+  );
   const attr = state.resources?.[0]?.instances?.[0]?.attributes?.input; // terraform_data: { value, type }
   const input = typeof attr === "object" && attr !== null ? attr.value : attr;
   check(input === blob, `the big attribute came back different (md5 ${md5(String(input))} vs ${md5(blob)})`);
   // `state pull` prints the state and one more newline: compare without trailing newlines.
   const pulled = await tfOk(dir, ["state", "pull"]);
   const trimmed = (b) => md5(b.toString("utf8").replace(/\n+$/, ""));
-  check(trimmed(Buffer.from(pulled.out)) === trimmed(bytes), `\`terraform state pull\` (md5 ${md5(Buffer.from(pulled.out))}) differs from the state downloaded through the signed URL (md5 ${md5(bytes)})`, pulled);
+  check(
+    trimmed(Buffer.from(pulled.out)) === trimmed(bytes),
+    `\`terraform state pull\` (md5 ${md5(Buffer.from(pulled.out))}) differs from the state downloaded through the signed URL (md5 ${md5(bytes)})`,
+    pulled,
+  );
   const p = await planChanges(dir);
   check(p.code === 0 && p.changes.length === 0, `plan after the big apply: ${planProblem(p)}`, p.result);
 });
@@ -718,8 +759,10 @@ await step("provider: data sources (tfe_workspace, tfe_workspace_ids, tfe_projec
   if (JSON.stringify(Object.entries(o.all_ids?.value ?? {}).sort()) !== JSON.stringify(Object.entries(wantAll).sort())) {
     problems.push(`tfe_workspace_ids names=["*"]: ${JSON.stringify(o.all_ids?.value)}, the API lists ${JSON.stringify(wantAll)}`);
   }
-  if (JSON.stringify(o.by_tag_ids?.value) !== JSON.stringify({ "prov-main": ids.workspace })) problems.push(`tfe_workspace_ids tag_names=["clients-prov"]: ${JSON.stringify(o.by_tag_ids?.value)}`);
-  if (JSON.stringify(o.by_binding_ids?.value) !== JSON.stringify({ "prov-main": ids.workspace })) problems.push(`tfe_workspace_ids tag_filters stage=prov-dev: ${JSON.stringify(o.by_binding_ids?.value)}`);
+  if (JSON.stringify(o.by_tag_ids?.value) !== JSON.stringify({ "prov-main": ids.workspace }))
+    problems.push(`tfe_workspace_ids tag_names=["clients-prov"]: ${JSON.stringify(o.by_tag_ids?.value)}`);
+  if (JSON.stringify(o.by_binding_ids?.value) !== JSON.stringify({ "prov-main": ids.workspace }))
+    problems.push(`tfe_workspace_ids tag_filters stage=prov-dev: ${JSON.stringify(o.by_binding_ids?.value)}`);
   const p = o.data_project?.value ?? {};
   if (p.id !== ids.project) problems.push(`data.tfe_project id ${p.id} != ${ids.project}`);
   if (!sameSet(p.workspace_ids ?? [], [ids.workspace])) problems.push(`data.tfe_project workspace_ids ${JSON.stringify(p.workspace_ids)}`);
@@ -753,7 +796,9 @@ await step("provider: destroy, with every resource gone afterwards", async () =>
     "team access custom": `/team-workspaces/${ids.accessCustom}`,
     "team project access": `/team-projects/${ids.projectAccess}`,
   };
-  const missing = Object.entries(ids).filter(([, id]) => !id).map(([k]) => k);
+  const missing = Object.entries(ids)
+    .filter(([, id]) => !id)
+    .map(([k]) => k);
   check(missing.length === 0, `the provider's state never held ids for: ${missing.join(", ")} (an earlier provider step failed)`);
   const left = [];
   for (const [what, path] of Object.entries(paths)) {
@@ -782,7 +827,9 @@ const passed = results.filter((r) => r.ok).length;
 const failed = results.length - passed;
 await proxy.close();
 if (opts.keep) {
-  log(`--keep: service left running on ${service.base} (process group ${service.pid}; stop it with: kill -- -${service.pid}); clients host ${HOST} via the proxy is gone`);
+  log(
+    `--keep: service left running on ${service.base} (process group ${service.pid}; stop it with: kill -- -${service.pid}); clients host ${HOST} via the proxy is gone`,
+  );
   log(`        token ${service.token}; store ${service.storeDir}; work directory ${work}`);
   groups.delete(service.pid);
 } else {

@@ -24,8 +24,17 @@ console.log(`Site-admin token${generated ? " (generated, kept in .dev.vars)" : "
 
 const child = spawn(
   wrangler,
-  ["dev", "--ip", "127.0.0.1", "--port", port, "--local", "--show-interactive-dev-session=false", ...persist,
-   ...Object.entries(run).flatMap(([k, v]) => ["--var", `${k}:${v}`])],
+  [
+    "dev",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    port,
+    "--local",
+    "--show-interactive-dev-session=false",
+    ...persist,
+    ...Object.entries(run).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
+  ],
   { cwd: root, stdio: "inherit", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
 );
 for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => child.kill(sig));

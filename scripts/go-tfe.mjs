@@ -14,8 +14,18 @@
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import {
-  chmodSync, cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync,
-  rmSync, statSync, writeFileSync,
+  chmodSync,
+  cpSync,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
 } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -76,7 +86,11 @@ function cleanup() {
 }
 
 process.on("exit", cleanup);
-for (const [sig, code] of [["SIGINT", 130], ["SIGTERM", 143], ["SIGHUP", 129]]) {
+for (const [sig, code] of [
+  ["SIGINT", 130],
+  ["SIGTERM", 143],
+  ["SIGHUP", 129],
+]) {
   process.on(sig, () => {
     console.error(`go-tfe: ${sig}: stopping`);
     keepService = null;
@@ -202,15 +216,22 @@ if (opts.only) {
   runTests = selected.filter((t) => top.test(t.test));
   if (!runTests.length) fail(`--only ${opts.only}: no selected test matches`);
 }
-const skipPattern = runTests
-  .flatMap((t) => t.skip.map(([sub]) => [t.test, ...sub.split("/")].map((p) => `^${reEscape(p)}$`).join("/")))
-  .join("|");
+const skipPattern = runTests.flatMap((t) => t.skip.map(([sub]) => [t.test, ...sub.split("/")].map((p) => `^${reEscape(p)}$`).join("/"))).join("|");
 const goTestArgs = (names) => [
-  "test", "-json", "-count=1", `-timeout=${GO_TIMEOUT}`, `-parallel=${PARALLEL}`, "-run", `^(${names.join("|")})$${subRun}`,
-  ...(skipPattern ? ["-skip", skipPattern] : []), ".",
+  "test",
+  "-json",
+  "-count=1",
+  `-timeout=${GO_TIMEOUT}`,
+  `-parallel=${PARALLEL}`,
+  "-run",
+  `^(${names.join("|")})$${subRun}`,
+  ...(skipPattern ? ["-skip", skipPattern] : []),
+  ".",
 ];
 const shellQuote = (s) => (/^[\w.=/:,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
-const commandLine = `go ${goTestArgs(runTests.map((t) => t.test)).map(shellQuote).join(" ")}`;
+const commandLine = `go ${goTestArgs(runTests.map((t) => t.test))
+  .map(shellQuote)
+  .join(" ")}`;
 log(`${runTests.length} tests selected (${leftOut.length} tests/subtests left out)`);
 
 // ---------------------------------------------------------------- compile first (no service needed)
@@ -288,9 +309,7 @@ if (service.pid) groups.add(service.pid);
 
 // ---------------------------------------------------------------- run
 // Only our settings reach the tests: variables that would switch go-tfe tests on (GitHub, admin, HYOK…) are dropped.
-const testEnv = Object.fromEntries(
-  Object.entries(goEnv).filter(([k]) => !/^(TFE_|TFC_|GITHUB_|OAUTH_|HYOK_|ENABLE_|SKIP_|TF_)/.test(k)),
-);
+const testEnv = Object.fromEntries(Object.entries(goEnv).filter(([k]) => !/^(TFE_|TFC_|GITHUB_|OAUTH_|HYOK_|ENABLE_|SKIP_|TF_)/.test(k)));
 Object.assign(testEnv, { TFE_ADDRESS: base, TFE_TOKEN: token, ENABLE_TFE: "1", ENABLE_BETA: "1" });
 const jsonLog = join(work, "go-test.jsonl");
 const raw = createWriteStream(jsonLog);
@@ -307,8 +326,7 @@ function runGoTest(args) {
     child.stdout.on("data", (chunk) => {
       raw.write(chunk);
       buf += chunk;
-      let nl;
-      while ((nl = buf.indexOf("\n")) >= 0) {
+      for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
         const line = buf.slice(0, nl);
         buf = buf.slice(nl + 1);
         let e;
@@ -349,7 +367,10 @@ function collect(events) {
       continue;
     }
     let t = tests.get(e.Test);
-    if (!t) tests.set(e.Test, (t = { name: e.Test, result: "unfinished", seconds: null, output: [] }));
+    if (!t) {
+      t = { name: e.Test, result: "unfinished", seconds: null, output: [] };
+      tests.set(e.Test, t);
+    }
     if (e.Action === "output") t.output.push(e.Output);
     else if (e.Action === "pass" || e.Action === "fail" || e.Action === "skip") {
       t.result = e.Action;
@@ -378,13 +399,9 @@ for (let attempt = 0; remaining.length; attempt++) {
   const got = collect(goExit.events);
   pkgOutput.push(...got.pkgOutput);
   buildFailed ||= got.buildFailed;
-  const finished = new Set(
-    [...got.tests.values()].filter((t) => !t.name.includes("/") && t.result !== "unfinished").map((t) => t.name),
-  );
+  const finished = new Set([...got.tests.values()].filter((t) => !t.name.includes("/") && t.result !== "unfinished").map((t) => t.name));
   for (const t of got.tests.values()) if (finished.has(topOf(t.name))) tests.set(t.name, t);
-  const culprits = [...got.tests.values()].filter(
-    (t) => !t.name.includes("/") && t.result === "fail" && t.output.some((l) => /^panic: /.test(l)),
-  );
+  const culprits = [...got.tests.values()].filter((t) => !t.name.includes("/") && t.result === "fail" && t.output.some((l) => /^panic: /.test(l)));
   for (const c of culprits) crashes.push({ test: c.name, line: c.output.find((l) => /^panic: /.test(l)).trim() });
   const timedOut = got.pkgOutput.some((l) => /^panic: test timed out/.test(l));
   const next = remaining.filter((n) => !finished.has(n));
@@ -423,13 +440,20 @@ function firstFailure(t) {
   // testify: "Error Trace: file:line" then "Error: <message>" (message may continue on indented lines).
   const j = lines.findIndex((l) => /^\s*Error:\s/.test(l));
   if (j >= 0) {
-    const trace = lines.slice(0, j).reverse().find((l) => /^\s*Error Trace:/.test(l));
+    const trace = lines
+      .slice(0, j)
+      .reverse()
+      .find((l) => /^\s*Error Trace:/.test(l));
     const more = [];
     for (const l of lines.slice(j + 1, j + 4)) {
       if (/^\s*(Test|Messages|Error Trace):/.test(l) || /^\s*\S+_test\.go:\d+:/.test(l)) break;
       more.push(l);
     }
-    const where = trace ? ` (${clean(trace.replace(/^\s*Error Trace:\s*/, "")).split(" ")[0].replace(/^.*\//, "")})` : "";
+    const where = trace
+      ? ` (${clean(trace.replace(/^\s*Error Trace:\s*/, ""))
+          .split(" ")[0]
+          .replace(/^.*\//, "")})`
+      : "";
     return `${clean([lines[j], ...more].join(" "))}${where}`.slice(0, 400);
   }
   const pi = lines.findIndex((l) => /^panic: /.test(l));
@@ -446,7 +470,7 @@ function firstFailure(t) {
   if (logged) return clean(logged).slice(0, 400);
   // A panic inside a subtest is printed under its parent.
   const parent = t.name.includes("/") ? tests.get(t.name.slice(0, t.name.lastIndexOf("/"))) : null;
-  if (parent && parent.output.some((l) => /^panic: /.test(l))) return `panicked (${firstFailure(parent)})`;
+  if (parent?.output.some((l) => /^panic: /.test(l))) return `panicked (${firstFailure(parent)})`;
   return clean(lines[0] ?? "failed (no output)").slice(0, 400);
 }
 const skipReason = (t) => clean(t.output.find((l) => /_test\.go:\d+:/.test(l)) ?? "").slice(0, 300);
@@ -467,7 +491,9 @@ if (goExit.error) errors.push(`could not run go test: ${goExit.error}`);
 if (buildFailed) errors.push("go test: build failed");
 if (rows.length === 0) errors.push("no test ran");
 if (goExit.code !== 0 && all.failed === 0 && !crashes.length) {
-  errors.push(`go test exited with ${goExit.signal ?? `code ${goExit.code}`} though no test failed:\n${clean(pkgOutput.join("\n") + goExit.stderr).slice(0, 1500)}`);
+  errors.push(
+    `go test exited with ${goExit.signal ?? `code ${goExit.code}`} though no test failed:\n${clean(pkgOutput.join("\n") + goExit.stderr).slice(0, 1500)}`,
+  );
 }
 const ok = errors.length === 0 && all.failed === 0;
 
@@ -486,8 +512,11 @@ const summary = {
   leftOut,
   tests: rows.map((t) => ({ name: t.name, result: t.result, seconds: t.seconds, ...(t.detail ? { detail: t.detail } : {}) })),
 };
-writeFileSync(join(outDir, `${outName}.json`), JSON.stringify(summary, null, 2) + "\n");
-const cell = (s) => String(s ?? "").replace(/\|/g, "\\|").replace(/\n/g, " ");
+writeFileSync(join(outDir, `${outName}.json`), `${JSON.stringify(summary, null, 2)}\n`);
+const cell = (s) =>
+  String(s ?? "")
+    .replace(/\|/g, "\\|")
+    .replace(/\n/g, " ");
 const md = [
   `# go-tfe ${VERSION} integration tests against this service`,
   "",
@@ -531,7 +560,7 @@ console.log(`go-tfe: ${all.passed} passed, ${all.failed} failed, ${all.skipped} 
 process.exit(ok ? 0 : 1);
 
 function rel(p) {
-  return p.startsWith(root + "/") ? p.slice(root.length + 1) : p;
+  return p.startsWith(`${root}/`) ? p.slice(root.length + 1) : p;
 }
 function tail(file, n = 30) {
   try {

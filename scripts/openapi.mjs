@@ -27,7 +27,7 @@ try {
     logLevel: "warning",
   });
   const { doc } = await import(pathToFileURL(join(out, "doc.mjs")).href);
-  writeFileSync(join(root, "openapi.json"), JSON.stringify(doc, null, 2) + "\n");
+  writeFileSync(join(root, "openapi.json"), `${JSON.stringify(doc, null, 2)}\n`);
   console.log(`openapi.json: ${Object.keys(doc.paths).length} paths`);
 } finally {
   rmSync(out, { recursive: true, force: true });

@@ -35,12 +35,33 @@ try {
     child.on("error", reject);
     child.on("exit", (code) => (code === 0 ? resolve(text) : reject(new Error(`preparing the Worker failed (${code})`))));
   });
-  config = JSON.parse(out.split("\n").find((l) => l.startsWith("WORKER_CONFIG ")).slice("WORKER_CONFIG ".length));
-  const mainName = `${config.main.split("/").pop().replace(/\.[cm]?[jt]sx?$/, "")}.js`;
-  const types = { ".js": "ESModule", ".mjs": "ESModule", ".cjs": "CommonJS", ".wasm": "CompiledWasm", ".txt": "Text", ".html": "Text", ".sql": "Text", ".bin": "Data" };
+  config = JSON.parse(
+    out
+      .split("\n")
+      .find((l) => l.startsWith("WORKER_CONFIG "))
+      .slice("WORKER_CONFIG ".length),
+  );
+  const mainName = `${config.main
+    .split("/")
+    .pop()
+    .replace(/\.[cm]?[jt]sx?$/, "")}.js`;
+  const types = {
+    ".js": "ESModule",
+    ".mjs": "ESModule",
+    ".cjs": "CommonJS",
+    ".wasm": "CompiledWasm",
+    ".txt": "Text",
+    ".html": "Text",
+    ".sql": "Text",
+    ".bin": "Data",
+  };
   const files = readdirSync(outdir).filter((f) => types[extname(f)]);
   // The entry module first; the contents are read now, so the build directory can go at once.
-  modules = [mainName, ...files.filter((f) => f !== mainName)].map((f) => ({ type: types[extname(f)], path: join(outdir, f), contents: readFileSync(join(outdir, f)) }));
+  modules = [mainName, ...files.filter((f) => f !== mainName)].map((f) => ({
+    type: types[extname(f)],
+    path: join(outdir, f),
+    contents: readFileSync(join(outdir, f)),
+  }));
 } catch (err) {
   console.error(`npm start: ${err.message}`);
   process.exit(1);
@@ -80,7 +101,9 @@ try {
 // Starting leaves ~70 MB of garbage (the assembled workerd configuration); collect it once now.
 setFlagsFromString("--expose-gc");
 runInNewContext("gc")();
-console.log(`\nWorkspace service: http://127.0.0.1:${port}/api/v2  (edition: ${run.EDITION}; store: ${store}; ready in ${((Date.now() - started) / 1000).toFixed(1)} s)`);
+console.log(
+  `\nWorkspace service: http://127.0.0.1:${port}/api/v2  (edition: ${run.EDITION}; store: ${store}; ready in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
+);
 console.log(`Site-admin token${generated ? " (generated, kept in .dev.vars)" : ""}: ${run.ADMIN_TOKEN}\n`);
 
 // SIGINT/SIGTERM: stop workerd and leave. Every acknowledged write is already on disk (a Durable Object answers only

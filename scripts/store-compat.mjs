@@ -57,17 +57,27 @@ async function withRuntime(script, label, fn) {
 }
 
 const ws = (name) => ({ data: { type: "workspaces", attributes: { name } } });
-const names = (list) => list.body.data.map((w) => w.attributes.name).sort().join(",");
+const names = (list) =>
+  list.body.data
+    .map((w) => w.attributes.name)
+    .sort()
+    .join(",");
 let first;
 try {
   await withRuntime("start.mjs", "lean-1", async (api, log) => {
     check(/applied 0001_init\.sql/.test(log()), "lean runtime migrates a fresh store");
-    check((await api("POST", "/organizations", { data: { type: "organizations", attributes: { name: "compat", email: "c@example.com" } } })).status === 201, "lean: create organisation");
+    check(
+      (await api("POST", "/organizations", { data: { type: "organizations", attributes: { name: "compat", email: "c@example.com" } } })).status === 201,
+      "lean: create organisation",
+    );
     const created = await api("POST", "/organizations/compat/workspaces", ws("written-by-lean"));
     check(created.status === 201, "lean: create workspace");
     first = created.body.data.id;
     check((await api("POST", `/workspaces/${first}/actions/lock`, { reason: "lean" })).status === 200, "lean: lock it (Durable Object state)");
-    check((await api("PATCH", `/workspaces/${first}/tag-bindings`, { data: [{ type: "tag-bindings", attributes: { key: "by", value: "lean" } }] })).status === 200, "lean: tag binding");
+    check(
+      (await api("PATCH", `/workspaces/${first}/tag-bindings`, { data: [{ type: "tag-bindings", attributes: { key: "by", value: "lean" } }] })).status === 200,
+      "lean: tag binding",
+    );
   });
   await withRuntime("dev.mjs", "wrangler-dev", async (api, log) => {
     check(/No migrations to apply/.test(log()), "wrangler d1 migrations apply finds the lean runtime's migrations applied");

@@ -81,10 +81,7 @@ export class ApiError extends Error {
     this.headers = headers;
   }
 
-  static of(
-    code: ErrorCode,
-    opts: { detail?: string; pointer?: string; parameter?: string; headers?: Record<string, string> } = {},
-  ): ApiError {
+  static of(code: ErrorCode, opts: { detail?: string; pointer?: string; parameter?: string; headers?: Record<string, string> } = {}): ApiError {
     const def: { status: number; title: string; detail?: string; headers?: Record<string, string> } = ERRORS[code];
     const obj: ErrorObject = { status: String(def.status), title: def.title };
     const detail = opts.detail ?? def.detail;

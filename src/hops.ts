@@ -48,7 +48,7 @@ export function countedDb<T extends D1Database | D1DatabaseSession>(db: T, hops:
 }
 
 /** A Durable Object namespace whose stubs count each RPC. */
-export function countedNamespace<T extends DurableObjectNamespace<any>>(ns: T, hops: Hops): T {
+export function countedNamespace<T extends object>(ns: T, hops: Hops): T {
   return new Proxy(ns, {
     get(target, prop) {
       const value = Reflect.get(target, prop, target);

@@ -38,7 +38,29 @@ import { varsets } from "./varsets/varsets.routes";
 export { WorkspaceObject } from "./workspaces/workspace.object";
 
 /** Routers mounted under /api/v2 behind authentication. Each resource adds itself here. */
-const API_ROUTERS = [meta, organizations, workspaces, workspaceTags, tagBindings, organizationTags, workspaceActions, teams, tokens, teamAccess, users, projects, sshKeys, agentPools, oauth, consumers, retention, stateVersions, admin, variables, varsets];
+const API_ROUTERS = [
+  meta,
+  organizations,
+  workspaces,
+  workspaceTags,
+  tagBindings,
+  organizationTags,
+  workspaceActions,
+  teams,
+  tokens,
+  teamAccess,
+  users,
+  projects,
+  sshKeys,
+  agentPools,
+  oauth,
+  consumers,
+  retention,
+  stateVersions,
+  admin,
+  variables,
+  varsets,
+];
 
 export const app = new OpenAPIHono<AppEnv>({ defaultHook });
 
@@ -114,7 +136,13 @@ api.use("*", requireAuth);
 api.use("*", async (c, next) => {
   await next();
   if (c.res.status < 400 && !declaredActionHeld(c)) {
-    console.log(JSON.stringify({ level: "error", requestId: c.get("requestId"), error: `route ${c.req.method} ${c.req.path} answered without authorising its declared action` }));
+    console.log(
+      JSON.stringify({
+        level: "error",
+        requestId: c.get("requestId"),
+        error: `route ${c.req.method} ${c.req.path} answered without authorising its declared action`,
+      }),
+    );
     c.res = errorResponse(c, ApiError.of("internal"));
   }
 });

@@ -9,8 +9,7 @@ export const OPENAPI_CONFIG: DocConfig = {
   info: {
     title: "Workspace service (HCP Terraform / Terraform Enterprise workspaces API)",
     version: "2.6.0",
-    description:
-      "JSON:API under /api/v2. Every request but discovery, this document and the signed state-blob URLs carries `Authorization: Bearer <token>`.",
+    description: "JSON:API under /api/v2. Every request but discovery, this document and the signed state-blob URLs carries `Authorization: Bearer <token>`.",
   },
   servers: [{ url: "/" }],
   security: [{ bearer: [] }],

@@ -4,7 +4,10 @@ import { api, createOrg, createWorkspace } from "./helpers";
 import { grantProject, grantWorkspace, makeTeam, makeUser } from "./principals";
 
 async function team(org: string, attrs: Record<string, unknown> = {}, token?: string) {
-  return api("POST", `/organizations/${org}/teams`, { token, body: { data: { type: "teams", attributes: { name: `t${crypto.randomUUID().slice(0, 8)}`, ...attrs } } } });
+  return api("POST", `/organizations/${org}/teams`, {
+    token,
+    body: { data: { type: "teams", attributes: { name: `t${crypto.randomUUID().slice(0, 8)}`, ...attrs } } },
+  });
 }
 const teamToken = (teamId: string, token?: string) => api("POST", `/teams/${teamId}/authentication-token`, { token });
 
@@ -28,15 +31,23 @@ describe("teams", () => {
     ];
     for (const [access, key] of violations) {
       const bad = await team(org, { "organization-access": access });
-      expect({ access, status: bad.status, pointer: bad.body.errors[0].source.pointer }).toEqual({ access, status: 422, pointer: `/data/attributes/organization-access/${key}` });
+      expect({ access, status: bad.status, pointer: bad.body.errors[0].source.pointer }).toEqual({
+        access,
+        status: 422,
+        pointer: `/data/attributes/organization-access/${key}`,
+      });
     }
     expect((await team(org, { "organization-access": { "manage-membership": true, "manage-teams": true, "access-secret-teams": true } })).status).toBe(200);
     const dup = await team(org, { name: res.body.data.attributes.name });
     expect(dup.status).toBe(422);
     // PATCH merges with what is stored: dropping manage-workspaces while manage-projects stays is refused.
-    const drop = await api("PATCH", `/teams/${res.body.data.id}`, { body: { data: { type: "teams", attributes: { "organization-access": { "manage-workspaces": false } } } } });
+    const drop = await api("PATCH", `/teams/${res.body.data.id}`, {
+      body: { data: { type: "teams", attributes: { "organization-access": { "manage-workspaces": false } } } },
+    });
     expect(drop.status).toBe(422);
-    const both = await api("PATCH", `/teams/${res.body.data.id}`, { body: { data: { type: "teams", attributes: { "organization-access": { "manage-workspaces": false, "manage-projects": false } } } } });
+    const both = await api("PATCH", `/teams/${res.body.data.id}`, {
+      body: { data: { type: "teams", attributes: { "organization-access": { "manage-workspaces": false, "manage-projects": false } } } },
+    });
     expect(both.body.data.attributes["organization-access"]).toMatchObject({ "manage-workspaces": false, "manage-projects": false, "read-workspaces": true });
   });
 
@@ -45,7 +56,8 @@ describe("teams", () => {
     const secret = (await team(org)).body.data;
     const target = (await team(org, { visibility: "organization" })).body.data;
     const user = await makeUser();
-    const asTeam = async (access: Record<string, boolean>) => (await teamToken((await team(org, { "organization-access": access })).body.data.id)).body.data.attributes.token as string;
+    const asTeam = async (access: Record<string, boolean>) =>
+      (await teamToken((await team(org, { "organization-access": access })).body.data.id)).body.data.attributes.token as string;
     const membership = await asTeam({ "manage-membership": true });
     const teamsMgr = await asTeam({ "manage-membership": true, "manage-teams": true });
     const orgAccessMgr = await asTeam({ "manage-membership": true, "manage-teams": true, "manage-organization-access": true });
@@ -53,23 +65,43 @@ describe("teams", () => {
     const users = { data: [{ type: "users", id: user.id }] };
     // manage-membership: members yes, team settings no; secret teams stay hidden.
     expect((await api("POST", `/teams/${target.id}/relationships/users`, { token: membership, body: users })).status).toBe(204);
-    expect((await api("PATCH", `/teams/${target.id}`, { token: membership, body: { data: { type: "teams", attributes: { visibility: "secret" } } } })).status).toBe(404);
+    expect(
+      (await api("PATCH", `/teams/${target.id}`, { token: membership, body: { data: { type: "teams", attributes: { visibility: "secret" } } } })).status,
+    ).toBe(404);
     expect((await api("GET", `/teams/${secret.id}`, { token: membership })).status).toBe(404);
     expect((await api("GET", `/teams/${secret.id}`, { token: secrets })).status).toBe(200);
     // manage-teams: settings yes, organisation access no.
     const shown = await api("GET", `/teams/${target.id}`, { token: teamsMgr });
-    expect(shown.body.data.attributes.permissions).toMatchObject({ "can-update-membership": true, "can-destroy": true, "can-update-organization-access": false });
-    expect((await api("PATCH", `/teams/${target.id}`, { token: teamsMgr, body: { data: { type: "teams", attributes: { name: "renamed" } } } })).status).toBe(200);
-    expect((await api("PATCH", `/teams/${target.id}`, { token: teamsMgr, body: { data: { type: "teams", attributes: { "organization-access": { "read-workspaces": true } } } } })).status).toBe(404);
+    expect(shown.body.data.attributes.permissions).toMatchObject({
+      "can-update-membership": true,
+      "can-destroy": true,
+      "can-update-organization-access": false,
+    });
+    expect((await api("PATCH", `/teams/${target.id}`, { token: teamsMgr, body: { data: { type: "teams", attributes: { name: "renamed" } } } })).status).toBe(
+      200,
+    );
+    expect(
+      (
+        await api("PATCH", `/teams/${target.id}`, {
+          token: teamsMgr,
+          body: { data: { type: "teams", attributes: { "organization-access": { "read-workspaces": true } } } },
+        })
+      ).status,
+    ).toBe(404);
     expect((await team(org, { "organization-access": { "read-workspaces": true } }, teamsMgr)).status).toBe(404);
-    const granted = await api("PATCH", `/teams/${target.id}`, { token: orgAccessMgr, body: { data: { type: "teams", attributes: { "organization-access": { "read-workspaces": true } } } } });
+    const granted = await api("PATCH", `/teams/${target.id}`, {
+      token: orgAccessMgr,
+      body: { data: { type: "teams", attributes: { "organization-access": { "read-workspaces": true } } } },
+    });
     expect(granted.body.data.attributes["organization-access"]["read-workspaces"]).toBe(true);
   });
 
   it("shows the members' organisation memberships, and adds members by membership id", async () => {
     const org = await createOrg();
     const t = (await team(org)).body.data;
-    const m = await api("POST", `/organizations/${org}/organization-memberships`, { body: { data: { type: "organization-memberships", attributes: { email: `${crypto.randomUUID().slice(0, 8)}@x.test` } } } });
+    const m = await api("POST", `/organizations/${org}/organization-memberships`, {
+      body: { data: { type: "organization-memberships", attributes: { email: `${crypto.randomUUID().slice(0, 8)}@x.test` } } },
+    });
     const body = { data: [{ type: "organization-memberships", id: m.body.data.id }] };
     expect((await api("POST", `/teams/${t.id}/relationships/organization-memberships`, { body })).status).toBe(204);
     const shown = await api("GET", `/teams/${t.id}?include=organization-memberships,users`);
@@ -78,8 +110,16 @@ describe("teams", () => {
     expect(shown.body.included.map((r: { type: string }) => r.type).sort()).toEqual(["organization-memberships", "users"]);
     expect((await api("GET", `/teams/${t.id}?include=workspaces`)).status).toBe(400);
     const other = await createOrg();
-    const foreign = await api("POST", `/organizations/${other}/organization-memberships`, { body: { data: { type: "organization-memberships", attributes: { email: `${crypto.randomUUID().slice(0, 8)}@x.test` } } } });
-    expect((await api("POST", `/teams/${t.id}/relationships/organization-memberships`, { body: { data: [{ type: "organization-memberships", id: foreign.body.data.id }] } })).status).toBe(404);
+    const foreign = await api("POST", `/organizations/${other}/organization-memberships`, {
+      body: { data: { type: "organization-memberships", attributes: { email: `${crypto.randomUUID().slice(0, 8)}@x.test` } } },
+    });
+    expect(
+      (
+        await api("POST", `/teams/${t.id}/relationships/organization-memberships`, {
+          body: { data: [{ type: "organization-memberships", id: foreign.body.data.id }] },
+        })
+      ).status,
+    ).toBe(404);
     expect((await api("DELETE", `/teams/${t.id}/relationships/organization-memberships`, { body })).status).toBe(204);
     expect((await api("GET", `/teams/${t.id}`)).body.data.relationships.users.data).toEqual([]);
   });
@@ -112,7 +152,11 @@ describe("team access", () => {
     const ws = await createWorkspace(org);
     const t = (await team(org)).body.data;
     const body = (attributes: Record<string, unknown>) => ({
-      data: { type: "team-workspaces", attributes, relationships: { team: { data: { type: "teams", id: t.id } }, workspace: { data: { type: "workspaces", id: ws.id } } } },
+      data: {
+        type: "team-workspaces",
+        attributes,
+        relationships: { team: { data: { type: "teams", id: t.id } }, workspace: { data: { type: "workspaces", id: ws.id } } },
+      },
     });
     const bad = await api("POST", "/team-workspaces", { body: body({ access: "read", runs: "apply" }) });
     expect(bad.status).toBe(422);
@@ -124,7 +168,9 @@ describe("team access", () => {
     const tok = (await teamToken(t.id)).body.data.attributes.token;
     const locked = await api("POST", `/workspaces/${ws.id}/actions/lock`, { token: tok });
     expect(locked.status).toBe(200);
-    const custom = await api("PATCH", `/team-workspaces/${res.body.data.id}`, { body: { data: { type: "team-workspaces", attributes: { access: "custom", runs: "read", "workspace-locking": false } } } });
+    const custom = await api("PATCH", `/team-workspaces/${res.body.data.id}`, {
+      body: { data: { type: "team-workspaces", attributes: { access: "custom", runs: "read", "workspace-locking": false } } },
+    });
     expect(custom.body.data.attributes).toMatchObject({ access: "custom", runs: "read", "workspace-locking": false });
     expect((await api("POST", `/workspaces/${ws.id}/actions/unlock`, { token: tok })).status).toBe(404);
     const list = await api("GET", `/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=${ws.id}`);
@@ -141,7 +187,13 @@ describe("team access", () => {
     const tok = (await teamToken(t.id)).body.data.attributes.token;
     expect((await api("GET", `/workspaces/${ws.id}`, { token: tok })).status).toBe(404);
     const res = await api("POST", "/team-projects", {
-      body: { data: { type: "team-projects", attributes: { access: "maintain" }, relationships: { team: { data: { type: "teams", id: t.id } }, project: { data: { type: "projects", id: project } } } } },
+      body: {
+        data: {
+          type: "team-projects",
+          attributes: { access: "maintain" },
+          relationships: { team: { data: { type: "teams", id: t.id } }, project: { data: { type: "projects", id: project } } },
+        },
+      },
     });
     expect(res.status).toBe(201);
     expect(res.body.data.attributes["workspace-access"]).toMatchObject({ create: true, locking: true, delete: true, move: false });
@@ -153,9 +205,14 @@ describe("team access", () => {
 
   it("moving a workspace between projects needs admin (move) on both projects: 403 otherwise", async () => {
     const org = await createOrg();
-    const other = (await api("POST", `/organizations/${org}/projects`, { body: { data: { type: "projects", attributes: { name: `p${crypto.randomUUID().slice(0, 8)}` } } } })).body.data.id;
+    const other = (
+      await api("POST", `/organizations/${org}/projects`, { body: { data: { type: "projects", attributes: { name: `p${crypto.randomUUID().slice(0, 8)}` } } } })
+    ).body.data.id;
     const move = (wsId: string, token: string) =>
-      api("PATCH", `/workspaces/${wsId}`, { token, body: { data: { type: "workspaces", relationships: { project: { data: { type: "projects", id: other } } } } } });
+      api("PATCH", `/workspaces/${wsId}`, {
+        token,
+        body: { data: { type: "workspaces", relationships: { project: { data: { type: "projects", id: other } } } } },
+      });
     const ws = await createWorkspace(org);
     const source = ws.relationships.project.data.id;
     const sourceAdmin = await makeTeam(org);

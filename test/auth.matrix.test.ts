@@ -9,7 +9,21 @@ import { app } from "../src/index";
 import { api, createOrg, createWorkspace, uniqueName } from "./helpers";
 import { grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser } from "./principals";
 
-const PRINCIPALS = ["none", "invalid", "expired", "read", "plan", "write", "admin", "customLock", "projectMaintain", "owners", "orgToken", "siteAdmin", "otherOrg"] as const;
+const PRINCIPALS = [
+  "none",
+  "invalid",
+  "expired",
+  "read",
+  "plan",
+  "write",
+  "admin",
+  "customLock",
+  "projectMaintain",
+  "owners",
+  "orgToken",
+  "siteAdmin",
+  "otherOrg",
+] as const;
 /**
  * More callers for the flag checks only (not matrix columns): an organisation-wide workspace manager,
  * a custom grant that reads state outputs only, and a custom project grant that may delete but not administer.
@@ -117,17 +131,21 @@ const STATE = JSON.stringify({ version: 4, serial: 1, lineage: "l", resources: [
 async function stateVersion(): Promise<{ ws: string; sv: string; name: string }> {
   const ws = await workspace();
   await api("POST", `/workspaces/${ws.id}/actions/lock`);
-  const sv = await api("POST", `/workspaces/${ws.id}/state-versions`, { body: { data: { type: "state-versions", attributes: { serial: 1, md5: SparkMD5.hash(STATE), state: btoa(STATE) } } } });
+  const sv = await api("POST", `/workspaces/${ws.id}/state-versions`, {
+    body: { data: { type: "state-versions", attributes: { serial: 1, md5: SparkMD5.hash(STATE), state: btoa(STATE) } } },
+  });
   await api("POST", `/workspaces/${ws.id}/actions/unlock`);
   return { ws: ws.id, sv: sv.body.data.id, name: ws.name };
 }
 const adminPost = async (path: string, body: unknown) => (await api("POST", path, { body })).body.data;
 const wsBody = (attributes: Record<string, unknown> = {}) => ({ data: { type: "workspaces", attributes } });
-const team = async (attrs: Record<string, unknown> = {}) => adminPost(`/organizations/${fx.org}/teams`, { data: { type: "teams", attributes: { name: uniqueName("t"), visibility: "organization", ...attrs } } });
+const team = async (attrs: Record<string, unknown> = {}) =>
+  adminPost(`/organizations/${fx.org}/teams`, { data: { type: "teams", attributes: { name: uniqueName("t"), visibility: "organization", ...attrs } } });
 const project = async () => adminPost(`/organizations/${fx.org}/projects`, { data: { type: "projects", attributes: { name: uniqueName("p") } } });
 const sshKey = async () => adminPost(`/organizations/${fx.org}/ssh-keys`, { data: { type: "ssh-keys", attributes: { name: "k", value: "v" } } });
 const pool = async () => adminPost(`/organizations/${fx.org}/agent-pools`, { data: { type: "agent-pools", attributes: { name: uniqueName("pool") } } });
-const oauthClient = async () => adminPost(`/organizations/${fx.org}/oauth-clients`, { data: { type: "oauth-clients", attributes: { "service-provider": "github" } } });
+const oauthClient = async () =>
+  adminPost(`/organizations/${fx.org}/oauth-clients`, { data: { type: "oauth-clients", attributes: { "service-provider": "github" } } });
 const tb = { data: [{ type: "tag-bindings", attributes: { key: "k", value: "v" } }] };
 const flat = { data: [{ type: "tags", attributes: { name: "flat" } }] };
 const drp = { data: { type: "data-retention-policy-delete-olders", attributes: { "delete-older-than-n-days": 3 } } };
@@ -146,131 +164,266 @@ const varsetVar = async () => {
 const ROWS: Row[] = [
   { method: "GET", route: "/api/v2/ping", ok: 204, make: async () => ({ path: "/ping" }) },
   { method: "GET", route: "/api/v2/account/details", ok: 200, make: async () => ({ path: "/account/details" }) },
-  { method: "POST", route: "/api/v2/organizations", ok: 201, make: async () => ({ path: "/organizations", body: { data: { type: "organizations", attributes: { name: uniqueName("o"), email: "a@b.c" } } } }) },
+  {
+    method: "POST",
+    route: "/api/v2/organizations",
+    ok: 201,
+    make: async () => ({ path: "/organizations", body: { data: { type: "organizations", attributes: { name: uniqueName("o"), email: "a@b.c" } } } }),
+  },
   { method: "GET", route: "/api/v2/organizations", ok: 200, make: async () => ({ path: "/organizations" }) },
   { method: "GET", route: "/api/v2/organizations/:organization_name", ok: 200, make: async () => ({ path: `/organizations/${org()}` }) },
-  { method: "PATCH", route: "/api/v2/organizations/:organization_name", ok: 200, make: async () => ({ path: `/organizations/${org()}`, body: { data: { type: "organizations", attributes: { email: "x@y.z" } } } }) },
   {
-    method: "GET", route: "/api/v2/workspaces/:workspace_id/vars", ok: 200,
+    method: "PATCH",
+    route: "/api/v2/organizations/:organization_name",
+    ok: 200,
+    make: async () => ({ path: `/organizations/${org()}`, body: { data: { type: "organizations", attributes: { email: "x@y.z" } } } }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/workspaces/:workspace_id/vars",
+    ok: 200,
     make: async () => ({ path: `/workspaces/${(await workspace()).id}/vars` }),
   },
   {
-    method: "POST", route: "/api/v2/workspaces/:workspace_id/vars", ok: 201,
+    method: "POST",
+    route: "/api/v2/workspaces/:workspace_id/vars",
+    ok: 201,
     make: async () => ({ path: `/workspaces/${(await workspace()).id}/vars`, body: varBody() }),
   },
   {
-    method: "GET", route: "/api/v2/workspaces/:workspace_id/vars/:var_id", ok: 200,
+    method: "GET",
+    route: "/api/v2/workspaces/:workspace_id/vars/:var_id",
+    ok: 200,
     make: async () => {
       const x = await wsVar();
       return { path: `/workspaces/${x.ws}/vars/${x.v}` };
     },
   },
   {
-    method: "PATCH", route: "/api/v2/workspaces/:workspace_id/vars/:var_id", ok: 200,
+    method: "PATCH",
+    route: "/api/v2/workspaces/:workspace_id/vars/:var_id",
+    ok: 200,
     make: async () => {
       const x = await wsVar();
       return { path: `/workspaces/${x.ws}/vars/${x.v}`, body: { data: { type: "vars", attributes: { value: "w" } } } };
     },
   },
   {
-    method: "DELETE", route: "/api/v2/workspaces/:workspace_id/vars/:var_id", ok: 204,
+    method: "DELETE",
+    route: "/api/v2/workspaces/:workspace_id/vars/:var_id",
+    ok: 204,
     make: async () => {
       const x = await wsVar();
       return { path: `/workspaces/${x.ws}/vars/${x.v}` };
     },
   },
   {
-    method: "GET", route: "/api/v2/workspaces/:workspace_id/all-vars", ok: 200,
+    method: "GET",
+    route: "/api/v2/workspaces/:workspace_id/all-vars",
+    ok: 200,
     make: async () => ({ path: `/workspaces/${(await wsVar()).ws}/all-vars` }),
   },
   {
-    method: "GET", route: "/api/v2/workspaces/:workspace_id/varsets", ok: 200,
+    method: "GET",
+    route: "/api/v2/workspaces/:workspace_id/varsets",
+    ok: 200,
     make: async () => ({ path: `/workspaces/${(await workspace()).id}/varsets` }),
   },
   {
-    method: "GET", route: "/api/v2/projects/:project_id/varsets", ok: 200,
+    method: "GET",
+    route: "/api/v2/projects/:project_id/varsets",
+    ok: 200,
     make: async () => ({ path: `/projects/${fx.ids.defaultProject}/varsets` }),
   },
   {
-    method: "GET", route: "/api/v2/organizations/:organization_name/varsets", ok: 200,
+    method: "GET",
+    route: "/api/v2/organizations/:organization_name/varsets",
+    ok: 200,
     make: async () => ({ path: `/organizations/${org()}/varsets` }),
   },
   {
-    method: "POST", route: "/api/v2/organizations/:organization_name/varsets", ok: 201,
+    method: "POST",
+    route: "/api/v2/organizations/:organization_name/varsets",
+    ok: 201,
     make: async () => ({ path: `/organizations/${org()}/varsets`, body: { data: { type: "varsets", attributes: { name: uniqueName("vs"), global: false } } } }),
   },
   { method: "GET", route: "/api/v2/varsets/:varset_id", ok: 200, make: async () => ({ path: `/varsets/${(await varset()).id}` }) },
   {
-    method: "PATCH", route: "/api/v2/varsets/:varset_id", ok: 200,
+    method: "PATCH",
+    route: "/api/v2/varsets/:varset_id",
+    ok: 200,
     make: async () => ({ path: `/varsets/${(await varset()).id}`, body: { data: { type: "varsets", attributes: { description: "d" } } } }),
   },
   { method: "DELETE", route: "/api/v2/varsets/:varset_id", ok: 204, make: async () => ({ path: `/varsets/${(await varset()).id}` }) },
   ...(["POST", "DELETE"] as const).flatMap((method): Row[] => [
     {
-      method, route: "/api/v2/varsets/:varset_id/relationships/workspaces", ok: 204,
+      method,
+      route: "/api/v2/varsets/:varset_id/relationships/workspaces",
+      ok: 204,
       make: async () => ({
         path: `/varsets/${(await varset()).id}/relationships/workspaces`,
         body: { data: [{ type: "workspaces", id: (await workspace()).id }] },
       }),
     },
     {
-      method, route: "/api/v2/varsets/:varset_id/relationships/projects", ok: 204,
+      method,
+      route: "/api/v2/varsets/:varset_id/relationships/projects",
+      ok: 204,
       make: async () => ({ path: `/varsets/${(await varset()).id}/relationships/projects`, body: { data: [{ type: "projects", id: (await project()).id }] } }),
     },
   ]),
   {
-    method: "GET", route: "/api/v2/varsets/:varset_id/relationships/vars", ok: 200,
+    method: "GET",
+    route: "/api/v2/varsets/:varset_id/relationships/vars",
+    ok: 200,
     make: async () => ({ path: `/varsets/${(await varsetVar()).set}/relationships/vars` }),
   },
   {
-    method: "POST", route: "/api/v2/varsets/:varset_id/relationships/vars", ok: 201,
+    method: "POST",
+    route: "/api/v2/varsets/:varset_id/relationships/vars",
+    ok: 201,
     make: async () => ({ path: `/varsets/${(await varset()).id}/relationships/vars`, body: varBody() }),
   },
   {
-    method: "GET", route: "/api/v2/varsets/:varset_id/relationships/vars/:var_id", ok: 200,
-    make: async () => { const x = await varsetVar(); return { path: `/varsets/${x.set}/relationships/vars/${x.v}` }; },
+    method: "GET",
+    route: "/api/v2/varsets/:varset_id/relationships/vars/:var_id",
+    ok: 200,
+    make: async () => {
+      const x = await varsetVar();
+      return { path: `/varsets/${x.set}/relationships/vars/${x.v}` };
+    },
   },
   {
-    method: "PATCH", route: "/api/v2/varsets/:varset_id/relationships/vars/:var_id", ok: 200,
+    method: "PATCH",
+    route: "/api/v2/varsets/:varset_id/relationships/vars/:var_id",
+    ok: 200,
     make: async () => {
       const x = await varsetVar();
       return { path: `/varsets/${x.set}/relationships/vars/${x.v}`, body: { data: { type: "vars", attributes: { value: "w" } } } };
     },
   },
   {
-    method: "DELETE", route: "/api/v2/varsets/:varset_id/relationships/vars/:var_id", ok: 204,
-    make: async () => { const x = await varsetVar(); return { path: `/varsets/${x.set}/relationships/vars/${x.v}` }; },
+    method: "DELETE",
+    route: "/api/v2/varsets/:varset_id/relationships/vars/:var_id",
+    ok: 204,
+    make: async () => {
+      const x = await varsetVar();
+      return { path: `/varsets/${x.set}/relationships/vars/${x.v}` };
+    },
   },
   {
-    method: "DELETE", route: "/api/v2/organizations/:organization_name", ok: 204,
+    method: "DELETE",
+    route: "/api/v2/organizations/:organization_name",
+    ok: 204,
     make: async (_fx, who) => {
       // A throwaway organisation the caller is owner of only when the row says so.
       const name = await createOrg();
-      if (who === "owners") await env.DB.prepare("INSERT INTO team_members (team_id, user_id) SELECT id, ? FROM teams WHERE organization_name = ? AND is_owners = 1").bind(fx.ids.ownerUser, name).run();
+      if (who === "owners")
+        await env.DB.prepare("INSERT INTO team_members (team_id, user_id) SELECT id, ? FROM teams WHERE organization_name = ? AND is_owners = 1")
+          .bind(fx.ids.ownerUser, name)
+          .run();
       return { path: `/organizations/${name}` };
     },
   },
-  { method: "GET", route: "/api/v2/organizations/:organization_name/entitlement-set", ok: 200, make: async () => ({ path: `/organizations/${org()}/entitlement-set` }) },
-  { method: "POST", route: "/api/v2/organizations/:organization_name/workspaces", ok: 201, make: async () => ({ path: `/organizations/${org()}/workspaces`, body: wsBody({ name: uniqueName("w") }) }) },
+  {
+    method: "GET",
+    route: "/api/v2/organizations/:organization_name/entitlement-set",
+    ok: 200,
+    make: async () => ({ path: `/organizations/${org()}/entitlement-set` }),
+  },
+  {
+    method: "POST",
+    route: "/api/v2/organizations/:organization_name/workspaces",
+    ok: 201,
+    make: async () => ({ path: `/organizations/${org()}/workspaces`, body: wsBody({ name: uniqueName("w") }) }),
+  },
   { method: "GET", route: "/api/v2/organizations/:organization_name/workspaces", ok: 200, make: async () => ({ path: `/organizations/${org()}/workspaces` }) },
   { method: "GET", route: "/api/v2/workspaces/:workspace_id", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}` }) },
-  { method: "PATCH", route: "/api/v2/workspaces/:workspace_id", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}`, body: wsBody({ description: "d" }) }) },
+  {
+    method: "PATCH",
+    route: "/api/v2/workspaces/:workspace_id",
+    ok: 200,
+    make: async () => ({ path: `/workspaces/${(await workspace()).id}`, body: wsBody({ description: "d" }) }),
+  },
   { method: "DELETE", route: "/api/v2/workspaces/:workspace_id", ok: 204, denied: 403, make: async () => ({ path: `/workspaces/${(await workspace()).id}` }) },
-  { method: "GET", route: "/api/v2/organizations/:organization_name/workspaces/:name", ok: 200, make: async () => ({ path: `/organizations/${org()}/workspaces/${(await workspace()).name}` }) },
-  { method: "PATCH", route: "/api/v2/organizations/:organization_name/workspaces/:name", ok: 200, make: async () => ({ path: `/organizations/${org()}/workspaces/${(await workspace()).name}`, body: wsBody({ description: "d" }) }) },
-  { method: "DELETE", route: "/api/v2/organizations/:organization_name/workspaces/:name", ok: 204, denied: 403, make: async () => ({ path: `/organizations/${org()}/workspaces/${(await workspace()).name}` }) },
-  { method: "GET", route: "/api/v2/workspaces/:workspace_id/relationships/tags", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/tags` }) },
-  { method: "POST", route: "/api/v2/workspaces/:workspace_id/relationships/tags", ok: 204, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/tags`, body: flat }) },
-  { method: "DELETE", route: "/api/v2/workspaces/:workspace_id/relationships/tags", ok: 204, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/tags`, body: flat }) },
-  { method: "GET", route: "/api/v2/workspaces/:workspace_id/tag-bindings", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/tag-bindings` }) },
-  { method: "PATCH", route: "/api/v2/workspaces/:workspace_id/tag-bindings", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/tag-bindings`, body: tb }) },
-  { method: "GET", route: "/api/v2/workspaces/:workspace_id/effective-tag-bindings", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/effective-tag-bindings` }) },
-  { method: "GET", route: "/api/v2/projects/:project_id/tag-bindings", ok: 200, make: async () => ({ path: `/projects/${fx.ids.defaultProject}/tag-bindings` }) },
-  { method: "PATCH", route: "/api/v2/projects/:project_id/tag-bindings", ok: 200, make: async () => ({ path: `/projects/${(await project()).id}/tag-bindings`, body: tb }) },
-  { method: "GET", route: "/api/v2/projects/:project_id/effective-tag-bindings", ok: 200, make: async () => ({ path: `/projects/${fx.ids.defaultProject}/effective-tag-bindings` }) },
+  {
+    method: "GET",
+    route: "/api/v2/organizations/:organization_name/workspaces/:name",
+    ok: 200,
+    make: async () => ({ path: `/organizations/${org()}/workspaces/${(await workspace()).name}` }),
+  },
+  {
+    method: "PATCH",
+    route: "/api/v2/organizations/:organization_name/workspaces/:name",
+    ok: 200,
+    make: async () => ({ path: `/organizations/${org()}/workspaces/${(await workspace()).name}`, body: wsBody({ description: "d" }) }),
+  },
+  {
+    method: "DELETE",
+    route: "/api/v2/organizations/:organization_name/workspaces/:name",
+    ok: 204,
+    denied: 403,
+    make: async () => ({ path: `/organizations/${org()}/workspaces/${(await workspace()).name}` }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/workspaces/:workspace_id/relationships/tags",
+    ok: 200,
+    make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/tags` }),
+  },
+  {
+    method: "POST",
+    route: "/api/v2/workspaces/:workspace_id/relationships/tags",
+    ok: 204,
+    make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/tags`, body: flat }),
+  },
+  {
+    method: "DELETE",
+    route: "/api/v2/workspaces/:workspace_id/relationships/tags",
+    ok: 204,
+    make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/tags`, body: flat }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/workspaces/:workspace_id/tag-bindings",
+    ok: 200,
+    make: async () => ({ path: `/workspaces/${(await workspace()).id}/tag-bindings` }),
+  },
+  {
+    method: "PATCH",
+    route: "/api/v2/workspaces/:workspace_id/tag-bindings",
+    ok: 200,
+    make: async () => ({ path: `/workspaces/${(await workspace()).id}/tag-bindings`, body: tb }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/workspaces/:workspace_id/effective-tag-bindings",
+    ok: 200,
+    make: async () => ({ path: `/workspaces/${(await workspace()).id}/effective-tag-bindings` }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/projects/:project_id/tag-bindings",
+    ok: 200,
+    make: async () => ({ path: `/projects/${fx.ids.defaultProject}/tag-bindings` }),
+  },
+  {
+    method: "PATCH",
+    route: "/api/v2/projects/:project_id/tag-bindings",
+    ok: 200,
+    make: async () => ({ path: `/projects/${(await project()).id}/tag-bindings`, body: tb }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/projects/:project_id/effective-tag-bindings",
+    ok: 200,
+    make: async () => ({ path: `/projects/${fx.ids.defaultProject}/effective-tag-bindings` }),
+  },
   { method: "GET", route: "/api/v2/organizations/:organization_name/tags", ok: 200, make: async () => ({ path: `/organizations/${org()}/tags` }) },
   {
-    method: "DELETE", route: "/api/v2/organizations/:organization_name/tags", ok: 204,
+    method: "DELETE",
+    route: "/api/v2/organizations/:organization_name/tags",
+    ok: 204,
     make: async () => {
       const ws = await workspace();
       await api("POST", `/workspaces/${ws.id}/relationships/tags`, { body: { data: [{ type: "tags", attributes: { name: uniqueName("tag") } }] } });
@@ -279,7 +432,9 @@ const ROWS: Row[] = [
     },
   },
   {
-    method: "POST", route: "/api/v2/tags/:tag_id/relationships/workspaces", ok: 204,
+    method: "POST",
+    route: "/api/v2/tags/:tag_id/relationships/workspaces",
+    ok: 204,
     make: async () => {
       const ws = await workspace();
       await api("POST", `/workspaces/${ws.id}/relationships/tags`, { body: { data: [{ type: "tags", attributes: { name: uniqueName("tag") } }] } });
@@ -287,9 +442,16 @@ const ROWS: Row[] = [
       return { path: `/tags/${tags.body.data[0].id}/relationships/workspaces`, body: { data: [{ type: "workspaces", id: (await workspace()).id }] } };
     },
   },
-  { method: "POST", route: "/api/v2/workspaces/:workspace_id/actions/lock", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/actions/lock` }) },
   {
-    method: "POST", route: "/api/v2/workspaces/:workspace_id/actions/unlock", ok: 200,
+    method: "POST",
+    route: "/api/v2/workspaces/:workspace_id/actions/lock",
+    ok: 200,
+    make: async () => ({ path: `/workspaces/${(await workspace()).id}/actions/lock` }),
+  },
+  {
+    method: "POST",
+    route: "/api/v2/workspaces/:workspace_id/actions/unlock",
+    ok: 200,
     make: async (_fx, who) => {
       const ws = await workspace();
       const token = fx.tokens[who];
@@ -299,36 +461,89 @@ const ROWS: Row[] = [
     },
   },
   {
-    method: "POST", route: "/api/v2/workspaces/:workspace_id/actions/force-unlock", ok: 200,
+    method: "POST",
+    route: "/api/v2/workspaces/:workspace_id/actions/force-unlock",
+    ok: 200,
     make: async () => {
       const ws = await workspace();
       await api("POST", `/workspaces/${ws.id}/actions/lock`);
       return { path: `/workspaces/${ws.id}/actions/force-unlock` };
     },
   },
-  { method: "POST", route: "/api/v2/workspaces/:workspace_id/actions/safe-delete", ok: 204, make: async () => ({ path: `/workspaces/${(await workspace()).id}/actions/safe-delete` }) },
-  { method: "POST", route: "/api/v2/organizations/:organization_name/workspaces/:name/actions/safe-delete", ok: 204, make: async () => ({ path: `/organizations/${org()}/workspaces/${(await workspace()).name}/actions/safe-delete` }) },
-  { method: "POST", route: "/api/v2/organizations/:organization_name/teams", ok: 200, make: async () => ({ path: `/organizations/${org()}/teams`, body: { data: { type: "teams", attributes: { name: uniqueName("t") } } } }) },
+  {
+    method: "POST",
+    route: "/api/v2/workspaces/:workspace_id/actions/safe-delete",
+    ok: 204,
+    make: async () => ({ path: `/workspaces/${(await workspace()).id}/actions/safe-delete` }),
+  },
+  {
+    method: "POST",
+    route: "/api/v2/organizations/:organization_name/workspaces/:name/actions/safe-delete",
+    ok: 204,
+    make: async () => ({ path: `/organizations/${org()}/workspaces/${(await workspace()).name}/actions/safe-delete` }),
+  },
+  {
+    method: "POST",
+    route: "/api/v2/organizations/:organization_name/teams",
+    ok: 200,
+    make: async () => ({ path: `/organizations/${org()}/teams`, body: { data: { type: "teams", attributes: { name: uniqueName("t") } } } }),
+  },
   { method: "GET", route: "/api/v2/organizations/:organization_name/teams", ok: 200, make: async () => ({ path: `/organizations/${org()}/teams` }) },
   { method: "GET", route: "/api/v2/teams/:team_id", ok: 200, make: async () => ({ path: `/teams/${(await team()).id}` }) },
-  { method: "PATCH", route: "/api/v2/teams/:team_id", ok: 200, make: async () => ({ path: `/teams/${(await team()).id}`, body: { data: { type: "teams", attributes: { visibility: "organization" } } } }) },
+  {
+    method: "PATCH",
+    route: "/api/v2/teams/:team_id",
+    ok: 200,
+    make: async () => ({ path: `/teams/${(await team()).id}`, body: { data: { type: "teams", attributes: { visibility: "organization" } } } }),
+  },
   { method: "DELETE", route: "/api/v2/teams/:team_id", ok: 204, make: async () => ({ path: `/teams/${(await team()).id}` }) },
-  { method: "POST", route: "/api/v2/teams/:team_id/relationships/users", ok: 204, make: async () => ({ path: `/teams/${(await team()).id}/relationships/users`, body: { data: [{ type: "users", id: fx.ids.ownerUser }] } }) },
-  { method: "DELETE", route: "/api/v2/teams/:team_id/relationships/users", ok: 204, make: async () => ({ path: `/teams/${(await team()).id}/relationships/users`, body: { data: [{ type: "users", id: fx.ids.ownerUser }] } }) },
+  {
+    method: "POST",
+    route: "/api/v2/teams/:team_id/relationships/users",
+    ok: 204,
+    make: async () => ({ path: `/teams/${(await team()).id}/relationships/users`, body: { data: [{ type: "users", id: fx.ids.ownerUser }] } }),
+  },
+  {
+    method: "DELETE",
+    route: "/api/v2/teams/:team_id/relationships/users",
+    ok: 204,
+    make: async () => ({ path: `/teams/${(await team()).id}/relationships/users`, body: { data: [{ type: "users", id: fx.ids.ownerUser }] } }),
+  },
   ...(["POST", "DELETE"] as const).map(
     (method): Row => ({
-      method, route: "/api/v2/teams/:team_id/relationships/organization-memberships", ok: 204,
+      method,
+      route: "/api/v2/teams/:team_id/relationships/organization-memberships",
+      ok: 204,
       make: async () => {
-        const m = await adminPost(`/organizations/${org()}/organization-memberships`, { data: { type: "organization-memberships", attributes: { email: `${uniqueName("m")}@x.test` } } });
+        const m = await adminPost(`/organizations/${org()}/organization-memberships`, {
+          data: { type: "organization-memberships", attributes: { email: `${uniqueName("m")}@x.test` } },
+        });
         return { path: `/teams/${(await team()).id}/relationships/organization-memberships`, body: { data: [{ type: "organization-memberships", id: m.id }] } };
       },
     }),
   ),
-  { method: "GET", route: "/api/v2/organizations/:organization_name/team-tokens", ok: 200, make: async () => ({ path: `/organizations/${org()}/team-tokens` }) },
-  { method: "PATCH", route: "/api/v2/account/update", ok: 200, make: async () => ({ path: "/account/update", body: { data: { type: "users", attributes: {} } } }) },
-  { method: "POST", route: "/api/v2/teams/:team_id/authentication-token", ok: 201, make: async () => ({ path: `/teams/${(await team()).id}/authentication-token` }) },
   {
-    method: "GET", route: "/api/v2/teams/:team_id/authentication-token", ok: 200,
+    method: "GET",
+    route: "/api/v2/organizations/:organization_name/team-tokens",
+    ok: 200,
+    make: async () => ({ path: `/organizations/${org()}/team-tokens` }),
+  },
+  {
+    method: "PATCH",
+    route: "/api/v2/account/update",
+    ok: 200,
+    make: async () => ({ path: "/account/update", body: { data: { type: "users", attributes: {} } } }),
+  },
+  {
+    method: "POST",
+    route: "/api/v2/teams/:team_id/authentication-token",
+    ok: 201,
+    make: async () => ({ path: `/teams/${(await team()).id}/authentication-token` }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/teams/:team_id/authentication-token",
+    ok: 200,
     make: async () => {
       const t = await team();
       await api("POST", `/teams/${t.id}/authentication-token`);
@@ -336,26 +551,47 @@ const ROWS: Row[] = [
     },
   },
   {
-    method: "DELETE", route: "/api/v2/teams/:team_id/authentication-token", ok: 204,
+    method: "DELETE",
+    route: "/api/v2/teams/:team_id/authentication-token",
+    ok: 204,
     make: async () => {
       const t = await team();
       await api("POST", `/teams/${t.id}/authentication-token`);
       return { path: `/teams/${t.id}/authentication-token` };
     },
   },
-  { method: "POST", route: "/api/v2/teams/:team_id/authentication-tokens", ok: 201, make: async () => ({ path: `/teams/${(await team()).id}/authentication-tokens` }) },
-  { method: "GET", route: "/api/v2/teams/:team_id/authentication-tokens", ok: 200, make: async () => ({ path: `/teams/${(await team()).id}/authentication-tokens` }) },
   {
-    method: "DELETE", route: "/api/v2/teams/:team_id/authentication-tokens", ok: 204,
+    method: "POST",
+    route: "/api/v2/teams/:team_id/authentication-tokens",
+    ok: 201,
+    make: async () => ({ path: `/teams/${(await team()).id}/authentication-tokens` }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/teams/:team_id/authentication-tokens",
+    ok: 200,
+    make: async () => ({ path: `/teams/${(await team()).id}/authentication-tokens` }),
+  },
+  {
+    method: "DELETE",
+    route: "/api/v2/teams/:team_id/authentication-tokens",
+    ok: 204,
     make: async () => {
       const t = await team();
       await api("POST", `/teams/${t.id}/authentication-tokens`);
       return { path: `/teams/${t.id}/authentication-tokens` };
     },
   },
-  { method: "POST", route: "/api/v2/organizations/:organization_name/authentication-token", ok: 201, make: async () => ({ path: `/organizations/${await createOrgFor("owners")}/authentication-token` }) },
   {
-    method: "GET", route: "/api/v2/organizations/:organization_name/authentication-token", ok: 200,
+    method: "POST",
+    route: "/api/v2/organizations/:organization_name/authentication-token",
+    ok: 201,
+    make: async () => ({ path: `/organizations/${await createOrgFor("owners")}/authentication-token` }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/organizations/:organization_name/authentication-token",
+    ok: 200,
     make: async () => {
       const name = await createOrgFor("owners");
       await api("POST", `/organizations/${name}/authentication-token`);
@@ -363,54 +599,133 @@ const ROWS: Row[] = [
     },
   },
   {
-    method: "DELETE", route: "/api/v2/organizations/:organization_name/authentication-token", ok: 204,
+    method: "DELETE",
+    route: "/api/v2/organizations/:organization_name/authentication-token",
+    ok: 204,
     make: async () => {
       const name = await createOrgFor("owners");
       await api("POST", `/organizations/${name}/authentication-token`);
       return { path: `/organizations/${name}/authentication-token` };
     },
   },
-  { method: "POST", route: "/api/v2/users/:user_id/authentication-tokens", ok: 201, make: async () => ({ path: `/users/${fx.ids.ownerUser}/authentication-tokens` }) },
-  { method: "GET", route: "/api/v2/users/:user_id/authentication-tokens", ok: 200, make: async () => ({ path: `/users/${fx.ids.ownerUser}/authentication-tokens` }) },
   {
-    method: "GET", route: "/api/v2/authentication-tokens/:token_id", ok: 200,
-    make: async () => ({ path: `/authentication-tokens/${(await api("POST", `/users/${fx.ids.ownerUser}/authentication-tokens`, { token: fx.tokens.owners })).body.data.id}` }),
+    method: "POST",
+    route: "/api/v2/users/:user_id/authentication-tokens",
+    ok: 201,
+    make: async () => ({ path: `/users/${fx.ids.ownerUser}/authentication-tokens` }),
   },
   {
-    method: "DELETE", route: "/api/v2/authentication-tokens/:token_id", ok: 204,
-    make: async () => ({ path: `/authentication-tokens/${(await api("POST", `/users/${fx.ids.ownerUser}/authentication-tokens`, { token: fx.tokens.owners })).body.data.id}` }),
+    method: "GET",
+    route: "/api/v2/users/:user_id/authentication-tokens",
+    ok: 200,
+    make: async () => ({ path: `/users/${fx.ids.ownerUser}/authentication-tokens` }),
   },
   {
-    method: "POST", route: "/api/v2/team-workspaces", ok: 201,
-    make: async () => ({ path: "/team-workspaces", body: { data: { type: "team-workspaces", attributes: { access: "read" }, relationships: { team: { data: { type: "teams", id: (await team()).id } }, workspace: { data: { type: "workspaces", id: (await workspace()).id } } } } } }),
+    method: "GET",
+    route: "/api/v2/authentication-tokens/:token_id",
+    ok: 200,
+    make: async () => ({
+      path: `/authentication-tokens/${(await api("POST", `/users/${fx.ids.ownerUser}/authentication-tokens`, { token: fx.tokens.owners })).body.data.id}`,
+    }),
   },
-  { method: "GET", route: "/api/v2/team-workspaces", ok: 200, make: async () => ({ path: `/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=${(await workspace()).id}` }) },
+  {
+    method: "DELETE",
+    route: "/api/v2/authentication-tokens/:token_id",
+    ok: 204,
+    make: async () => ({
+      path: `/authentication-tokens/${(await api("POST", `/users/${fx.ids.ownerUser}/authentication-tokens`, { token: fx.tokens.owners })).body.data.id}`,
+    }),
+  },
+  {
+    method: "POST",
+    route: "/api/v2/team-workspaces",
+    ok: 201,
+    make: async () => ({
+      path: "/team-workspaces",
+      body: {
+        data: {
+          type: "team-workspaces",
+          attributes: { access: "read" },
+          relationships: { team: { data: { type: "teams", id: (await team()).id } }, workspace: { data: { type: "workspaces", id: (await workspace()).id } } },
+        },
+      },
+    }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/team-workspaces",
+    ok: 200,
+    make: async () => ({ path: `/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=${(await workspace()).id}` }),
+  },
   ...(["GET", "PATCH", "DELETE"] as const).map(
     (method): Row => ({
-      method, route: "/api/v2/team-workspaces/:id", ok: method === "DELETE" ? 204 : 200,
+      method,
+      route: "/api/v2/team-workspaces/:id",
+      ok: method === "DELETE" ? 204 : 200,
       make: async () => {
-        const created = await adminPost("/team-workspaces", { data: { type: "team-workspaces", attributes: { access: "read" }, relationships: { team: { data: { type: "teams", id: (await team()).id } }, workspace: { data: { type: "workspaces", id: (await workspace()).id } } } } });
-        return { path: `/team-workspaces/${created.id}`, body: method === "PATCH" ? { data: { type: "team-workspaces", attributes: { access: "write" } } } : undefined };
+        const created = await adminPost("/team-workspaces", {
+          data: {
+            type: "team-workspaces",
+            attributes: { access: "read" },
+            relationships: {
+              team: { data: { type: "teams", id: (await team()).id } },
+              workspace: { data: { type: "workspaces", id: (await workspace()).id } },
+            },
+          },
+        });
+        return {
+          path: `/team-workspaces/${created.id}`,
+          body: method === "PATCH" ? { data: { type: "team-workspaces", attributes: { access: "write" } } } : undefined,
+        };
       },
     }),
   ),
   {
-    method: "POST", route: "/api/v2/team-projects", ok: 201,
-    make: async () => ({ path: "/team-projects", body: { data: { type: "team-projects", attributes: { access: "read" }, relationships: { team: { data: { type: "teams", id: (await team()).id } }, project: { data: { type: "projects", id: (await project()).id } } } } } }),
+    method: "POST",
+    route: "/api/v2/team-projects",
+    ok: 201,
+    make: async () => ({
+      path: "/team-projects",
+      body: {
+        data: {
+          type: "team-projects",
+          attributes: { access: "read" },
+          relationships: { team: { data: { type: "teams", id: (await team()).id } }, project: { data: { type: "projects", id: (await project()).id } } },
+        },
+      },
+    }),
   },
-  { method: "GET", route: "/api/v2/team-projects", ok: 200, make: async () => ({ path: `/team-projects?filter%5Bproject%5D%5Bid%5D=${fx.ids.defaultProject}` }) },
+  {
+    method: "GET",
+    route: "/api/v2/team-projects",
+    ok: 200,
+    make: async () => ({ path: `/team-projects?filter%5Bproject%5D%5Bid%5D=${fx.ids.defaultProject}` }),
+  },
   ...(["GET", "PATCH", "DELETE"] as const).map(
     (method): Row => ({
-      method, route: "/api/v2/team-projects/:id", ok: method === "DELETE" ? 204 : 200,
+      method,
+      route: "/api/v2/team-projects/:id",
+      ok: method === "DELETE" ? 204 : 200,
       make: async () => {
-        const created = await adminPost("/team-projects", { data: { type: "team-projects", attributes: { access: "read" }, relationships: { team: { data: { type: "teams", id: (await team()).id } }, project: { data: { type: "projects", id: fx.ids.defaultProject } } } } });
-        return { path: `/team-projects/${created.id}`, body: method === "PATCH" ? { data: { type: "team-projects", attributes: { access: "write" } } } : undefined };
+        const created = await adminPost("/team-projects", {
+          data: {
+            type: "team-projects",
+            attributes: { access: "read" },
+            relationships: { team: { data: { type: "teams", id: (await team()).id } }, project: { data: { type: "projects", id: fx.ids.defaultProject } } },
+          },
+        });
+        return {
+          path: `/team-projects/${created.id}`,
+          body: method === "PATCH" ? { data: { type: "team-projects", attributes: { access: "write" } } } : undefined,
+        };
       },
     }),
   ),
   { method: "GET", route: "/api/v2/admin/consistency", ok: 200, make: async () => ({ path: "/admin/consistency?page%5Bsize%5D=5" }) },
   {
-    method: "POST", route: "/api/v2/admin/users/:user_id/actions/confirm-email", ok: 200,
+    method: "POST",
+    route: "/api/v2/admin/users/:user_id/actions/confirm-email",
+    ok: 200,
     make: async () => {
       const u = await makeUser();
       await api("PATCH", "/account/update", { token: u.token, body: { data: { type: "users", attributes: { email: `${uniqueName("e")}@x.test` } } } });
@@ -419,89 +734,287 @@ const ROWS: Row[] = [
   },
   {
     // Only the invited user (here the owners user, invited to a fresh organisation by its address) accepts.
-    method: "POST", route: "/api/v2/organization-memberships/:id/actions/accept", ok: 200,
+    method: "POST",
+    route: "/api/v2/organization-memberships/:id/actions/accept",
+    ok: 200,
     make: async () => {
       const name = await createOrg();
-      const inv = await adminPost(`/organizations/${name}/organization-memberships`, { data: { type: "organization-memberships", attributes: { email: `${fx.ids.ownerUser}@example.com` } } });
+      const inv = await adminPost(`/organizations/${name}/organization-memberships`, {
+        data: { type: "organization-memberships", attributes: { email: `${fx.ids.ownerUser}@example.com` } },
+      });
       return { path: `/organization-memberships/${inv.id}/actions/accept` };
     },
   },
-  { method: "POST", route: "/api/v2/admin/users", ok: 201, make: async () => { const n = uniqueName("u"); return { path: "/admin/users", body: { data: { type: "users", attributes: { username: n, email: `${n}@x.test` } } } }; } },
+  {
+    method: "POST",
+    route: "/api/v2/admin/users",
+    ok: 201,
+    make: async () => {
+      const n = uniqueName("u");
+      return { path: "/admin/users", body: { data: { type: "users", attributes: { username: n, email: `${n}@x.test` } } } };
+    },
+  },
   { method: "GET", route: "/api/v2/users/:user_id", ok: 200, make: async () => ({ path: `/users/${fx.ids.ownerUser}` }) },
-  { method: "POST", route: "/api/v2/organizations/:organization_name/organization-memberships", ok: 201, make: async () => ({ path: `/organizations/${org()}/organization-memberships`, body: { data: { type: "organization-memberships", attributes: { email: `${uniqueName("m")}@x.test` } } } }) },
-  { method: "GET", route: "/api/v2/organizations/:organization_name/organization-memberships", ok: 200, make: async () => ({ path: `/organizations/${org()}/organization-memberships` }) },
+  {
+    method: "POST",
+    route: "/api/v2/organizations/:organization_name/organization-memberships",
+    ok: 201,
+    make: async () => ({
+      path: `/organizations/${org()}/organization-memberships`,
+      body: { data: { type: "organization-memberships", attributes: { email: `${uniqueName("m")}@x.test` } } },
+    }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/organizations/:organization_name/organization-memberships",
+    ok: 200,
+    make: async () => ({ path: `/organizations/${org()}/organization-memberships` }),
+  },
   ...(["GET", "DELETE"] as const).map(
     (method): Row => ({
-      method, route: "/api/v2/organization-memberships/:id", ok: method === "DELETE" ? 204 : 200,
-      make: async () => ({ path: `/organization-memberships/${(await adminPost(`/organizations/${org()}/organization-memberships`, { data: { type: "organization-memberships", attributes: { email: `${uniqueName("m")}@x.test` } } })).id}` }),
+      method,
+      route: "/api/v2/organization-memberships/:id",
+      ok: method === "DELETE" ? 204 : 200,
+      make: async () => ({
+        path: `/organization-memberships/${(await adminPost(`/organizations/${org()}/organization-memberships`, { data: { type: "organization-memberships", attributes: { email: `${uniqueName("m")}@x.test` } } })).id}`,
+      }),
     }),
   ),
-  { method: "POST", route: "/api/v2/organizations/:organization_name/projects", ok: 201, make: async () => ({ path: `/organizations/${org()}/projects`, body: { data: { type: "projects", attributes: { name: uniqueName("p") } } } }) },
+  {
+    method: "POST",
+    route: "/api/v2/organizations/:organization_name/projects",
+    ok: 201,
+    make: async () => ({ path: `/organizations/${org()}/projects`, body: { data: { type: "projects", attributes: { name: uniqueName("p") } } } }),
+  },
   { method: "GET", route: "/api/v2/organizations/:organization_name/projects", ok: 200, make: async () => ({ path: `/organizations/${org()}/projects` }) },
   { method: "GET", route: "/api/v2/projects/:project_id", ok: 200, make: async () => ({ path: `/projects/${fx.ids.defaultProject}` }) },
-  { method: "PATCH", route: "/api/v2/projects/:project_id", ok: 200, make: async () => ({ path: `/projects/${(await project()).id}`, body: { data: { type: "projects", attributes: { description: "d" } } } }) },
+  {
+    method: "PATCH",
+    route: "/api/v2/projects/:project_id",
+    ok: 200,
+    make: async () => ({ path: `/projects/${(await project()).id}`, body: { data: { type: "projects", attributes: { description: "d" } } } }),
+  },
   { method: "DELETE", route: "/api/v2/projects/:project_id", ok: 204, make: async () => ({ path: `/projects/${(await project()).id}` }) },
-  { method: "POST", route: "/api/v2/organizations/:organization_name/ssh-keys", ok: 201, make: async () => ({ path: `/organizations/${org()}/ssh-keys`, body: { data: { type: "ssh-keys", attributes: { name: "k", value: "v" } } } }) },
+  {
+    method: "POST",
+    route: "/api/v2/organizations/:organization_name/ssh-keys",
+    ok: 201,
+    make: async () => ({ path: `/organizations/${org()}/ssh-keys`, body: { data: { type: "ssh-keys", attributes: { name: "k", value: "v" } } } }),
+  },
   { method: "GET", route: "/api/v2/organizations/:organization_name/ssh-keys", ok: 200, make: async () => ({ path: `/organizations/${org()}/ssh-keys` }) },
   { method: "GET", route: "/api/v2/ssh-keys/:ssh_key_id", ok: 200, make: async () => ({ path: `/ssh-keys/${(await sshKey()).id}` }) },
-  { method: "PATCH", route: "/api/v2/ssh-keys/:ssh_key_id", ok: 200, make: async () => ({ path: `/ssh-keys/${(await sshKey()).id}`, body: { data: { type: "ssh-keys", attributes: { name: "n" } } } }) },
+  {
+    method: "PATCH",
+    route: "/api/v2/ssh-keys/:ssh_key_id",
+    ok: 200,
+    make: async () => ({ path: `/ssh-keys/${(await sshKey()).id}`, body: { data: { type: "ssh-keys", attributes: { name: "n" } } } }),
+  },
   { method: "DELETE", route: "/api/v2/ssh-keys/:ssh_key_id", ok: 204, make: async () => ({ path: `/ssh-keys/${(await sshKey()).id}` }) },
-  { method: "POST", route: "/api/v2/organizations/:organization_name/agent-pools", ok: 201, make: async () => ({ path: `/organizations/${org()}/agent-pools`, body: { data: { type: "agent-pools", attributes: { name: uniqueName("pool") } } } }) },
-  { method: "GET", route: "/api/v2/organizations/:organization_name/agent-pools", ok: 200, make: async () => ({ path: `/organizations/${org()}/agent-pools` }) },
+  {
+    method: "POST",
+    route: "/api/v2/organizations/:organization_name/agent-pools",
+    ok: 201,
+    make: async () => ({ path: `/organizations/${org()}/agent-pools`, body: { data: { type: "agent-pools", attributes: { name: uniqueName("pool") } } } }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/organizations/:organization_name/agent-pools",
+    ok: 200,
+    make: async () => ({ path: `/organizations/${org()}/agent-pools` }),
+  },
   { method: "GET", route: "/api/v2/agent-pools/:pool_id", ok: 200, make: async () => ({ path: `/agent-pools/${(await pool()).id}` }) },
-  { method: "PATCH", route: "/api/v2/agent-pools/:pool_id", ok: 200, make: async () => ({ path: `/agent-pools/${(await pool()).id}`, body: { data: { type: "agent-pools", attributes: { "organization-scoped": false } } } }) },
+  {
+    method: "PATCH",
+    route: "/api/v2/agent-pools/:pool_id",
+    ok: 200,
+    make: async () => ({ path: `/agent-pools/${(await pool()).id}`, body: { data: { type: "agent-pools", attributes: { "organization-scoped": false } } } }),
+  },
   { method: "DELETE", route: "/api/v2/agent-pools/:pool_id", ok: 204, make: async () => ({ path: `/agent-pools/${(await pool()).id}` }) },
-  { method: "POST", route: "/api/v2/organizations/:organization_name/oauth-clients", ok: 201, make: async () => ({ path: `/organizations/${org()}/oauth-clients`, body: { data: { type: "oauth-clients", attributes: { "service-provider": "github" } } } }) },
-  { method: "GET", route: "/api/v2/organizations/:organization_name/oauth-clients", ok: 200, make: async () => ({ path: `/organizations/${org()}/oauth-clients` }) },
+  {
+    method: "POST",
+    route: "/api/v2/organizations/:organization_name/oauth-clients",
+    ok: 201,
+    make: async () => ({
+      path: `/organizations/${org()}/oauth-clients`,
+      body: { data: { type: "oauth-clients", attributes: { "service-provider": "github" } } },
+    }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/organizations/:organization_name/oauth-clients",
+    ok: 200,
+    make: async () => ({ path: `/organizations/${org()}/oauth-clients` }),
+  },
   { method: "GET", route: "/api/v2/oauth-clients/:oauth_client_id", ok: 200, make: async () => ({ path: `/oauth-clients/${(await oauthClient()).id}` }) },
-  { method: "PATCH", route: "/api/v2/oauth-clients/:oauth_client_id", ok: 200, make: async () => ({ path: `/oauth-clients/${(await oauthClient()).id}`, body: { data: { type: "oauth-clients", attributes: { name: "n" } } } }) },
+  {
+    method: "PATCH",
+    route: "/api/v2/oauth-clients/:oauth_client_id",
+    ok: 200,
+    make: async () => ({ path: `/oauth-clients/${(await oauthClient()).id}`, body: { data: { type: "oauth-clients", attributes: { name: "n" } } } }),
+  },
   { method: "DELETE", route: "/api/v2/oauth-clients/:oauth_client_id", ok: 204, make: async () => ({ path: `/oauth-clients/${(await oauthClient()).id}` }) },
-  { method: "GET", route: "/api/v2/oauth-clients/:oauth_client_id/oauth-tokens", ok: 200, make: async () => ({ path: `/oauth-clients/${(await oauthClient()).id}/oauth-tokens` }) },
-  { method: "GET", route: "/api/v2/organizations/:organization_name/oauth-tokens", ok: 200, make: async () => ({ path: `/organizations/${org()}/oauth-tokens` }) },
-  { method: "GET", route: "/api/v2/oauth-tokens/:oauth_token_id", ok: 200, make: async () => ({ path: `/oauth-tokens/${(await oauthClient()).relationships["oauth-tokens"].data[0].id}` }) },
-  { method: "GET", route: "/api/v2/workspaces/:workspace_id/relationships/remote-state-consumers", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/remote-state-consumers` }) },
+  {
+    method: "GET",
+    route: "/api/v2/oauth-clients/:oauth_client_id/oauth-tokens",
+    ok: 200,
+    make: async () => ({ path: `/oauth-clients/${(await oauthClient()).id}/oauth-tokens` }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/organizations/:organization_name/oauth-tokens",
+    ok: 200,
+    make: async () => ({ path: `/organizations/${org()}/oauth-tokens` }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/oauth-tokens/:oauth_token_id",
+    ok: 200,
+    make: async () => ({ path: `/oauth-tokens/${(await oauthClient()).relationships["oauth-tokens"].data[0].id}` }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/workspaces/:workspace_id/relationships/remote-state-consumers",
+    ok: 200,
+    make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/remote-state-consumers` }),
+  },
   ...(["POST", "DELETE"] as const).map(
     (method): Row => ({
-      method, route: "/api/v2/workspaces/:workspace_id/relationships/remote-state-consumers", ok: 204,
-      make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/remote-state-consumers`, body: { data: [{ type: "workspaces", id: (await workspace()).id }] } }),
+      method,
+      route: "/api/v2/workspaces/:workspace_id/relationships/remote-state-consumers",
+      ok: 204,
+      make: async () => ({
+        path: `/workspaces/${(await workspace()).id}/relationships/remote-state-consumers`,
+        body: { data: [{ type: "workspaces", id: (await workspace()).id }] },
+      }),
     }),
   ),
   {
-    method: "PATCH", route: "/api/v2/workspaces/:workspace_id/relationships/remote-state-consumers", ok: 204,
-    make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/remote-state-consumers`, body: { data: [{ type: "workspaces", id: (await workspace()).id }] } }),
+    method: "PATCH",
+    route: "/api/v2/workspaces/:workspace_id/relationships/remote-state-consumers",
+    ok: 204,
+    make: async () => ({
+      path: `/workspaces/${(await workspace()).id}/relationships/remote-state-consumers`,
+      body: { data: [{ type: "workspaces", id: (await workspace()).id }] },
+    }),
   },
-  { method: "PATCH", route: "/api/v2/workspaces/:workspace_id/relationships/ssh-key", ok: 200, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/ssh-key`, body: { data: { type: "workspaces", attributes: { id: null } } } }) },
-  { method: "GET", route: "/api/v2/workspaces/:workspace_id/relationships/data-retention-policy", ok: 200, make: async () => { const ws = await workspace(); await api("POST", `/workspaces/${ws.id}/relationships/data-retention-policy`, { body: drp }); return { path: `/workspaces/${ws.id}/relationships/data-retention-policy` }; } },
-  { method: "POST", route: "/api/v2/workspaces/:workspace_id/relationships/data-retention-policy", ok: 201, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/data-retention-policy`, body: drp }) },
-  { method: "PATCH", route: "/api/v2/workspaces/:workspace_id/relationships/data-retention-policy", ok: 201, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/data-retention-policy`, body: drp }) },
-  { method: "DELETE", route: "/api/v2/workspaces/:workspace_id/relationships/data-retention-policy", ok: 204, make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/data-retention-policy` }) },
-  { method: "GET", route: "/api/v2/organizations/:organization_name/relationships/data-retention-policy", ok: 200, make: async () => { const name = await createOrgFor("all"); await api("POST", `/organizations/${name}/relationships/data-retention-policy`, { body: drp }); return { path: `/organizations/${name}/relationships/data-retention-policy` }; } },
-  { method: "POST", route: "/api/v2/organizations/:organization_name/relationships/data-retention-policy", ok: 201, make: async () => ({ path: `/organizations/${await createOrgFor("all")}/relationships/data-retention-policy`, body: drp }) },
-  { method: "DELETE", route: "/api/v2/organizations/:organization_name/relationships/data-retention-policy", ok: 204, make: async () => { const name = await createOrgFor("all"); await api("POST", `/organizations/${name}/relationships/data-retention-policy`, { body: drp }); return { path: `/organizations/${name}/relationships/data-retention-policy` }; } },
   {
-    method: "POST", route: "/api/v2/workspaces/:workspace_id/state-versions", ok: 201,
+    method: "PATCH",
+    route: "/api/v2/workspaces/:workspace_id/relationships/ssh-key",
+    ok: 200,
+    make: async () => ({
+      path: `/workspaces/${(await workspace()).id}/relationships/ssh-key`,
+      body: { data: { type: "workspaces", attributes: { id: null } } },
+    }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/workspaces/:workspace_id/relationships/data-retention-policy",
+    ok: 200,
+    make: async () => {
+      const ws = await workspace();
+      await api("POST", `/workspaces/${ws.id}/relationships/data-retention-policy`, { body: drp });
+      return { path: `/workspaces/${ws.id}/relationships/data-retention-policy` };
+    },
+  },
+  {
+    method: "POST",
+    route: "/api/v2/workspaces/:workspace_id/relationships/data-retention-policy",
+    ok: 201,
+    make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/data-retention-policy`, body: drp }),
+  },
+  {
+    method: "PATCH",
+    route: "/api/v2/workspaces/:workspace_id/relationships/data-retention-policy",
+    ok: 201,
+    make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/data-retention-policy`, body: drp }),
+  },
+  {
+    method: "DELETE",
+    route: "/api/v2/workspaces/:workspace_id/relationships/data-retention-policy",
+    ok: 204,
+    make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/data-retention-policy` }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/organizations/:organization_name/relationships/data-retention-policy",
+    ok: 200,
+    make: async () => {
+      const name = await createOrgFor("all");
+      await api("POST", `/organizations/${name}/relationships/data-retention-policy`, { body: drp });
+      return { path: `/organizations/${name}/relationships/data-retention-policy` };
+    },
+  },
+  {
+    method: "POST",
+    route: "/api/v2/organizations/:organization_name/relationships/data-retention-policy",
+    ok: 201,
+    make: async () => ({ path: `/organizations/${await createOrgFor("all")}/relationships/data-retention-policy`, body: drp }),
+  },
+  {
+    method: "DELETE",
+    route: "/api/v2/organizations/:organization_name/relationships/data-retention-policy",
+    ok: 204,
+    make: async () => {
+      const name = await createOrgFor("all");
+      await api("POST", `/organizations/${name}/relationships/data-retention-policy`, { body: drp });
+      return { path: `/organizations/${name}/relationships/data-retention-policy` };
+    },
+  },
+  {
+    method: "POST",
+    route: "/api/v2/workspaces/:workspace_id/state-versions",
+    ok: 201,
     make: async (_fx, who) => {
       const ws = await workspace();
       const token = fx.tokens[who];
       await api("POST", `/workspaces/${ws.id}/actions/lock`, { token: token && (WHO["workspace.lock"] as readonly P[]).includes(who) ? token : undefined });
-      return { path: `/workspaces/${ws.id}/state-versions`, body: { data: { type: "state-versions", attributes: { serial: 1, md5: SparkMD5.hash(STATE), state: btoa(STATE) } } } };
+      return {
+        path: `/workspaces/${ws.id}/state-versions`,
+        body: { data: { type: "state-versions", attributes: { serial: 1, md5: SparkMD5.hash(STATE), state: btoa(STATE) } } },
+      };
     },
   },
   { method: "GET", route: "/api/v2/state-versions/:state_version_id", ok: 200, make: async () => ({ path: `/state-versions/${(await stateVersion()).sv}` }) },
-  { method: "GET", route: "/api/v2/state-versions/:state_version_id/outputs", ok: 200, make: async () => ({ path: `/state-versions/${(await stateVersion()).sv}/outputs` }) },
-  { method: "GET", route: "/api/v2/workspaces/:workspace_id/current-state-version", ok: 200, make: async () => ({ path: `/workspaces/${(await stateVersion()).ws}/current-state-version` }) },
-  { method: "GET", route: "/api/v2/workspaces/:workspace_id/current-state-version-outputs", ok: 200, make: async () => ({ path: `/workspaces/${(await stateVersion()).ws}/current-state-version-outputs` }) },
-  { method: "GET", route: "/api/v2/state-versions", ok: 200, make: async () => ({ path: `/state-versions?filter%5Bworkspace%5D%5Bname%5D=${(await stateVersion()).name}&filter%5Borganization%5D%5Bname%5D=${org()}` }) },
   {
-    method: "GET", route: "/api/v2/state-version-outputs/:output_id", ok: 200,
-    make: async () => ({ path: `/state-version-outputs/${(await api("GET", `/state-versions/${(await stateVersion()).sv}`)).body.data.relationships.outputs.data[0].id}` }),
+    method: "GET",
+    route: "/api/v2/state-versions/:state_version_id/outputs",
+    ok: 200,
+    make: async () => ({ path: `/state-versions/${(await stateVersion()).sv}/outputs` }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/workspaces/:workspace_id/current-state-version",
+    ok: 200,
+    make: async () => ({ path: `/workspaces/${(await stateVersion()).ws}/current-state-version` }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/workspaces/:workspace_id/current-state-version-outputs",
+    ok: 200,
+    make: async () => ({ path: `/workspaces/${(await stateVersion()).ws}/current-state-version-outputs` }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/state-versions",
+    ok: 200,
+    make: async () => ({ path: `/state-versions?filter%5Bworkspace%5D%5Bname%5D=${(await stateVersion()).name}&filter%5Borganization%5D%5Bname%5D=${org()}` }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/state-version-outputs/:output_id",
+    ok: 200,
+    make: async () => ({
+      path: `/state-version-outputs/${(await api("GET", `/state-versions/${(await stateVersion()).sv}`)).body.data.relationships.outputs.data[0].id}`,
+    }),
   },
 ];
 
 /** A throwaway organisation where the fixture's owners user (and, with "all", its teams' kinds) are owners. */
 async function createOrgFor(_who: "owners" | "all"): Promise<string> {
   const name = await createOrg();
-  await env.DB.prepare("INSERT INTO team_members (team_id, user_id) SELECT id, ? FROM teams WHERE organization_name = ? AND is_owners = 1").bind(fx.ids.ownerUser, name).run();
+  await env.DB.prepare("INSERT INTO team_members (team_id, user_id) SELECT id, ? FROM teams WHERE organization_name = ? AND is_owners = 1")
+    .bind(fx.ids.ownerUser, name)
+    .run();
   // The fixture's organisation token and teams belong to the fixture's organisation: here they are outsiders.
   return name;
 }
@@ -509,7 +1022,11 @@ async function createOrgFor(_who: "owners" | "all"): Promise<string> {
 function expected(row: Row, who: P, path: string): number {
   if (who === "none" || who === "invalid" || who === "expired") return 401;
   // Rows that make a throwaway organisation: only the owners user and the site admin have standing there.
-  const throwaway = !path.includes(fx.org) && /^\/organizations\/(?!.*\/workspaces)/.test(path) && row.route.includes(":organization_name") && !row.route.includes("/workspaces");
+  const throwaway =
+    !path.includes(fx.org) &&
+    /^\/organizations\/(?!.*\/workspaces)/.test(path) &&
+    row.route.includes(":organization_name") &&
+    !row.route.includes("/workspaces");
   const needs: readonly P[] = WHO[needsOf(row)];
   const allowed = throwaway ? needs.filter((p) => p === "owners" || p === "siteAdmin") : needs;
   if (allowed.includes(who)) return row.ok;
@@ -536,10 +1053,22 @@ beforeAll(async () => {
   fx = {
     org: name,
     tokens: {
-      none: null, invalid: "nope.atlasv1.invalid", expired: expiredUser.token,
-      read: teams.read.token, plan: teams.plan.token, write: teams.write.token, admin: teams.admin.token, customLock: teams.customLock.token,
-      projectMaintain: teams.projectMaintain.token, owners: owner.token, orgToken: orgToken.token, siteAdmin: "test-admin-token", otherOrg: otherOwner.token,
-      manageWorkspaces: teams.manageWorkspaces.token, readOutputs: teams.readOutputs.token, projectDelete: teams.projectDelete.token,
+      none: null,
+      invalid: "nope.atlasv1.invalid",
+      expired: expiredUser.token,
+      read: teams.read.token,
+      plan: teams.plan.token,
+      write: teams.write.token,
+      admin: teams.admin.token,
+      customLock: teams.customLock.token,
+      projectMaintain: teams.projectMaintain.token,
+      owners: owner.token,
+      orgToken: orgToken.token,
+      siteAdmin: "test-admin-token",
+      otherOrg: otherOwner.token,
+      manageWorkspaces: teams.manageWorkspaces.token,
+      readOutputs: teams.readOutputs.token,
+      projectDelete: teams.projectDelete.token,
     },
     ids: { ownerUser: owner.id, teams: Object.fromEntries(Object.entries(teams).map(([k, v]) => [k, v.id])), defaultProject },
   };
@@ -618,7 +1147,11 @@ describe("permission flags match what the endpoints allow", () => {
         const wsId = await workspaceOf(target.path);
         const shown = await api("GET", `/workspaces/${wsId}`, { token: fx.tokens[who] });
         const res = await api(row.method, target.path, { token: fx.tokens[who], body: target.body });
-        expect({ who, flag: shown.body.data.attributes.permissions[flag], succeeded: res.status === row.ok }).toEqual({ who, flag: res.status === row.ok, succeeded: res.status === row.ok });
+        expect({ who, flag: shown.body.data.attributes.permissions[flag], succeeded: res.status === row.ok }).toEqual({
+          who,
+          flag: res.status === row.ok,
+          succeeded: res.status === row.ok,
+        });
       }
     });
   }
@@ -642,20 +1175,75 @@ describe("delegated roles against owners-team targets", () => {
     const list = await api("GET", `/organizations/${fx.org}/organization-memberships?q=${u.id}`);
     return { userId: u.id, membership: list.body.data[0].id };
   }
-  const invitation = async () => (await adminPost(`/organizations/${fx.org}/organization-memberships`, { data: { type: "organization-memberships", attributes: { email: `${uniqueName("m")}@x.test` } } })).id as string;
+  const invitation = async () =>
+    (
+      await adminPost(`/organizations/${fx.org}/organization-memberships`, {
+        data: { type: "organization-memberships", attributes: { email: `${uniqueName("m")}@x.test` } },
+      })
+    ).id as string;
 
   const TARGETS: Array<{ name: string; method: string; ok: number; make: () => Promise<Target> }> = [
-    { name: "add a user to the owners team", method: "POST", ok: 204, make: async () => ({ path: `/teams/${owners}/relationships/users`, body: { data: [{ type: "users", id: (await makeUser()).id }] } }) },
-    { name: "remove an owner from the owners team", method: "DELETE", ok: 204, make: async () => ({ path: `/teams/${owners}/relationships/users`, body: { data: [{ type: "users", id: (await secondOwner()).userId }] } }) },
-    { name: "add a membership to the owners team", method: "POST", ok: 204, make: async () => ({ path: `/teams/${owners}/relationships/organization-memberships`, body: { data: [{ type: "organization-memberships", id: await invitation() }] } }) },
-    { name: "remove an owner's membership from the owners team", method: "DELETE", ok: 204, make: async () => ({ path: `/teams/${owners}/relationships/organization-memberships`, body: { data: [{ type: "organization-memberships", id: (await secondOwner()).membership }] } }) },
     {
-      name: "invite into the owners team", method: "POST", ok: 201,
-      make: async () => ({ path: `/organizations/${fx.org}/organization-memberships`, body: { data: { type: "organization-memberships", attributes: { email: `${uniqueName("m")}@x.test` }, relationships: { teams: { data: [{ type: "teams", id: owners }] } } } } }),
+      name: "add a user to the owners team",
+      method: "POST",
+      ok: 204,
+      make: async () => ({ path: `/teams/${owners}/relationships/users`, body: { data: [{ type: "users", id: (await makeUser()).id }] } }),
     },
-    { name: "remove an owner from the organisation", method: "DELETE", ok: 204, make: async () => ({ path: `/organization-memberships/${(await secondOwner()).membership}` }) },
+    {
+      name: "remove an owner from the owners team",
+      method: "DELETE",
+      ok: 204,
+      make: async () => ({ path: `/teams/${owners}/relationships/users`, body: { data: [{ type: "users", id: (await secondOwner()).userId }] } }),
+    },
+    {
+      name: "add a membership to the owners team",
+      method: "POST",
+      ok: 204,
+      make: async () => ({
+        path: `/teams/${owners}/relationships/organization-memberships`,
+        body: { data: [{ type: "organization-memberships", id: await invitation() }] },
+      }),
+    },
+    {
+      name: "remove an owner's membership from the owners team",
+      method: "DELETE",
+      ok: 204,
+      make: async () => ({
+        path: `/teams/${owners}/relationships/organization-memberships`,
+        body: { data: [{ type: "organization-memberships", id: (await secondOwner()).membership }] },
+      }),
+    },
+    {
+      name: "invite into the owners team",
+      method: "POST",
+      ok: 201,
+      make: async () => ({
+        path: `/organizations/${fx.org}/organization-memberships`,
+        body: {
+          data: {
+            type: "organization-memberships",
+            attributes: { email: `${uniqueName("m")}@x.test` },
+            relationships: { teams: { data: [{ type: "teams", id: owners }] } },
+          },
+        },
+      }),
+    },
+    {
+      name: "remove an owner from the organisation",
+      method: "DELETE",
+      ok: 204,
+      make: async () => ({ path: `/organization-memberships/${(await secondOwner()).membership}` }),
+    },
     { name: "replace the owners team's legacy token", method: "POST", ok: 201, make: async () => ({ path: `/teams/${owners}/authentication-token` }) },
-    { name: "create a never-expiring owners-team token", method: "POST", ok: 201, make: async () => ({ path: `/teams/${owners}/authentication-tokens`, body: { data: { type: "authentication-tokens", attributes: { "expired-at": null } } } }) },
+    {
+      name: "create a never-expiring owners-team token",
+      method: "POST",
+      ok: 201,
+      make: async () => ({
+        path: `/teams/${owners}/authentication-tokens`,
+        body: { data: { type: "authentication-tokens", attributes: { "expired-at": null } } },
+      }),
+    },
     { name: "list the owners team's tokens", method: "GET", ok: 200, make: async () => ({ path: `/teams/${owners}/authentication-tokens` }) },
     { name: "revoke the owners team's tokens", method: "DELETE", ok: 204, make: async () => ({ path: `/teams/${owners}/authentication-tokens` }) },
   ];
@@ -668,7 +1256,11 @@ describe("delegated roles against owners-team targets", () => {
     tokens.manageTeamsOnly = (await makeTeam(fx.org, { "manage-teams": true })).token;
     tokens.manageTeams = (await makeTeam(fx.org, { "manage-membership": true, "manage-teams": true })).token;
     const ws = await createWorkspace(fx.org);
-    for (const [who, level] of [["stateReadOutputs", "read-outputs"], ["stateRead", "read"], ["stateWrite", "write"]] as const) {
+    for (const [who, level] of [
+      ["stateReadOutputs", "read-outputs"],
+      ["stateRead", "read"],
+      ["stateWrite", "write"],
+    ] as const) {
       const t = await makeTeam(fx.org);
       await grantWorkspace(t.id, ws.id, "custom", { runs: "read", "state-versions": level });
       tokens[who] = t.token;

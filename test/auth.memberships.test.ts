@@ -4,7 +4,10 @@ import { api, createOrg } from "./helpers";
 import { makeTeam, makeUser } from "./principals";
 
 const invite = (org: string, email: string, extra: Record<string, unknown> = {}, token?: string) =>
-  api("POST", `/organizations/${org}/organization-memberships`, { token, body: { data: { type: "organization-memberships", attributes: { email }, ...extra } } });
+  api("POST", `/organizations/${org}/organization-memberships`, {
+    token,
+    body: { data: { type: "organization-memberships", attributes: { email }, ...extra } },
+  });
 const email = () => `${crypto.randomUUID().slice(0, 10)}@example.test`;
 
 describe("organisation memberships", () => {

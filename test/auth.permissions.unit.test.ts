@@ -21,17 +21,38 @@ const nobody: Standing = { siteAdmin: false, owner: false, orgToken: false, orgP
 const withOrg = (p: Record<string, boolean>): Standing => ({ ...nobody, orgPermissions: p });
 const g = (access: string, perms: Record<string, unknown> = {}): GrantLevel => ({ access, perms });
 const caps = (s: Standing, ws: GrantLevel[] = [], prj: GrantLevel[] = []) => effectiveCapabilities(s, ws, prj);
-const flags = (c: Capabilities, opts: { canForceDelete?: boolean; isOrgToken?: boolean } = {}) => permissionFlags(c, { canForceDelete: opts.canForceDelete ?? false, isOrgToken: opts.isOrgToken });
+const flags = (c: Capabilities, opts: { canForceDelete?: boolean; isOrgToken?: boolean } = {}) =>
+  permissionFlags(c, { canForceDelete: opts.canForceDelete ?? false, isOrgToken: opts.isOrgToken });
 
 /** The spec's 21 flags (§2.1), in its order. */
 const FLAGS = [
-  "can-update", "can-destroy", "can-queue-run", "can-read-run", "can-read-variable", "can-update-variable", "can-read-state-versions",
-  "can-read-state-outputs", "can-create-state-versions", "can-queue-apply", "can-lock", "can-unlock", "can-force-unlock", "can-read-settings",
-  "can-manage-tags", "can-manage-run-tasks", "can-force-delete", "can-manage-assessments", "can-manage-ephemeral-workspaces",
-  "can-read-assessment-results", "can-queue-destroy",
+  "can-update",
+  "can-destroy",
+  "can-queue-run",
+  "can-read-run",
+  "can-read-variable",
+  "can-update-variable",
+  "can-read-state-versions",
+  "can-read-state-outputs",
+  "can-create-state-versions",
+  "can-queue-apply",
+  "can-lock",
+  "can-unlock",
+  "can-force-unlock",
+  "can-read-settings",
+  "can-manage-tags",
+  "can-manage-run-tasks",
+  "can-force-delete",
+  "can-manage-assessments",
+  "can-manage-ephemeral-workspaces",
+  "can-read-assessment-results",
+  "can-queue-destroy",
 ];
 const trueFlags = (c: Capabilities, opts: { canForceDelete?: boolean; isOrgToken?: boolean } = {}) =>
-  Object.entries(flags(c, opts)).filter(([, v]) => v).map(([k]) => k).sort();
+  Object.entries(flags(c, opts))
+    .filter(([, v]) => v)
+    .map(([k]) => k)
+    .sort();
 
 describe("workspace role table (team-workspaces)", () => {
   it("yields exactly the spec's 21 flags", () => {
@@ -54,7 +75,16 @@ describe("workspace role table (team-workspaces)", () => {
     const writeSet = new Set(trueFlags(workspaceAccessCapabilities("write")));
     const admin = trueFlags(workspaceAccessCapabilities("admin")).filter((f) => !writeSet.has(f));
     expect(admin).toEqual(
-      ["can-destroy", "can-force-unlock", "can-manage-assessments", "can-manage-ephemeral-workspaces", "can-manage-run-tasks", "can-manage-tags", "can-queue-destroy", "can-update"].sort(),
+      [
+        "can-destroy",
+        "can-force-unlock",
+        "can-manage-assessments",
+        "can-manage-ephemeral-workspaces",
+        "can-manage-run-tasks",
+        "can-manage-tags",
+        "can-queue-destroy",
+        "can-update",
+      ].sort(),
     );
     // Force delete is never implied by a role: it depends on ownership or the organisation setting.
     expect(flags(workspaceAccessCapabilities("admin"))["can-force-delete"]).toBe(false);
@@ -62,7 +92,14 @@ describe("workspace role table (team-workspaces)", () => {
 
   it("custom: defaults to reading runs only, each key adds its capability", () => {
     expect(trueFlags(workspaceAccessCapabilities("custom"))).toEqual(["can-read-assessment-results", "can-read-run", "can-read-settings"]);
-    const c = workspaceAccessCapabilities("custom", { runs: "plan", variables: "write", "state-versions": "read-outputs", "workspace-locking": true, "run-tasks": true, "sentinel-mocks": "read" });
+    const c = workspaceAccessCapabilities("custom", {
+      runs: "plan",
+      variables: "write",
+      "state-versions": "read-outputs",
+      "workspace-locking": true,
+      "run-tasks": true,
+      "sentinel-mocks": "read",
+    });
     expect(c).toMatchObject({ runs: 2, variables: 2, stateVersions: 1, locking: true, runTasks: true, sentinelMocks: true, admin: false, delete: false });
     const f = flags(c);
     expect(f["can-read-state-outputs"]).toBe(true);
@@ -85,7 +122,9 @@ describe("project role table (team-projects)", () => {
   });
 
   it("custom workspace-access keys", () => {
-    const c = projectAccessCapabilities("custom", { "workspace-access": { runs: "apply", locking: true, delete: true, move: true, "state-versions": "write" } });
+    const c = projectAccessCapabilities("custom", {
+      "workspace-access": { runs: "apply", locking: true, delete: true, move: true, "state-versions": "write" },
+    });
     expect(c).toMatchObject({ runs: 3, locking: true, delete: true, move: true, stateVersions: 3, admin: false });
     expect(projectAccessCapabilities("custom")).toMatchObject({ runs: 1, variables: 0, stateVersions: 0, locking: false });
   });
@@ -106,7 +145,12 @@ describe("project role table (team-projects)", () => {
 
 describe("effective capabilities", () => {
   it("site admins, owners and the organisation token hold everything", () => {
-    for (const s of [{ ...nobody, siteAdmin: true }, { ...nobody, owner: true }, { ...nobody, orgToken: true }]) expect(caps(s)).toEqual(FULL_ACCESS);
+    for (const s of [
+      { ...nobody, siteAdmin: true },
+      { ...nobody, owner: true },
+      { ...nobody, orgToken: true },
+    ])
+      expect(caps(s)).toEqual(FULL_ACCESS);
   });
 
   it("organisation access: manage-workspaces is admin everywhere (moving needs manage-projects too); read-workspaces reads", () => {
@@ -132,7 +176,12 @@ describe("effective capabilities", () => {
   });
 
   it("union is commutative, associative and idempotent over the role table", () => {
-    const all = [...["read", "plan", "write", "admin", "custom"].map((l) => workspaceAccessCapabilities(l)), ...["read", "write", "maintain", "admin", "custom"].map((l) => projectAccessCapabilities(l)), NO_ACCESS, FULL_ACCESS];
+    const all = [
+      ...["read", "plan", "write", "admin", "custom"].map((l) => workspaceAccessCapabilities(l)),
+      ...["read", "write", "maintain", "admin", "custom"].map((l) => projectAccessCapabilities(l)),
+      NO_ACCESS,
+      FULL_ACCESS,
+    ];
     for (const a of all) {
       expect(union(a, a)).toEqual(a);
       expect(union(a, NO_ACCESS)).toEqual(a);
@@ -172,10 +221,18 @@ describe("organisation-access dependency rules", () => {
     const ok = resolveOrgAccess({}, { "manage-workspaces": true, "manage-projects": true });
     expect(ok).toMatchObject({ ok: true, value: { "read-workspaces": true, "read-projects": true, "manage-teams": false } });
     expect(resolveOrgAccess({}, { "manage-projects": true })).toMatchObject({ ok: false, code: "invalid_attribute" });
-    expect(resolveOrgAccess({}, { "manage-workspaces": true, "read-workspaces": false })).toMatchObject({ ok: false, pointer: "/data/attributes/organization-access/read-workspaces" });
+    expect(resolveOrgAccess({}, { "manage-workspaces": true, "read-workspaces": false })).toMatchObject({
+      ok: false,
+      pointer: "/data/attributes/organization-access/read-workspaces",
+    });
     expect(resolveOrgAccess({ "manage-workspaces": true, "read-workspaces": true }, { "read-workspaces": false })).toMatchObject({ ok: false });
-    expect(resolveOrgAccess({ "manage-workspaces": true, "read-workspaces": true }, { "manage-workspaces": false })).toMatchObject({ ok: true, value: { "read-workspaces": true, "manage-workspaces": false } });
-    expect(resolveOrgAccess({}, { "access-secret-teams": true, "manage-organization-access": true, "manage-teams": true, "manage-membership": true })).toMatchObject({ ok: true });
+    expect(resolveOrgAccess({ "manage-workspaces": true, "read-workspaces": true }, { "manage-workspaces": false })).toMatchObject({
+      ok: true,
+      value: { "read-workspaces": true, "manage-workspaces": false },
+    });
+    expect(
+      resolveOrgAccess({}, { "access-secret-teams": true, "manage-organization-access": true, "manage-teams": true, "manage-membership": true }),
+    ).toMatchObject({ ok: true });
     expect(resolveOrgAccess({}, { "manage-organization-access": true, "manage-membership": true })).toMatchObject({ ok: false });
   });
 });

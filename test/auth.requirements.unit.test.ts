@@ -9,7 +9,11 @@ import { toOrganization } from "../src/organizations/organizations.index";
 const orgRow = { name: "acme", external_id: "org-1", email: "a@b.c", attrs: "{}", created_at: "2026-01-01T00:00:00Z" } as never;
 const user = (id = "user-1", isSiteAdmin = false): Principal => ({ kind: "user", userId: id, isSiteAdmin }) as Principal;
 const orgToken: Principal = { kind: "organization", organization: "acme", serviceUserId: "user-org" } as Principal;
-const team = (id: string, perms: Record<string, boolean> = {}, owners = false) => ({ id, is_owners: owners ? 1 : 0, organization_access: JSON.stringify(perms) });
+const team = (id: string, perms: Record<string, boolean> = {}, owners = false) => ({
+  id,
+  is_owners: owners ? 1 : 0,
+  organization_access: JSON.stringify(perms),
+});
 const accessOf = (p: Principal, teams: ReturnType<typeof team>[]) => buildOrgAccess(p, toOrganization(orgRow), teams as never)!;
 const grant = (access: string, perms: Record<string, unknown> = {}): Grant => ({ team_id: "t", target_id: "prj-1", access, perms: JSON.stringify(perms) });
 
@@ -20,7 +24,9 @@ describe("the requirement table", () => {
 
   it("turns away callers without standing whatever the rule", () => {
     const noStanding = { access: null, caps: FULL_ACCESS };
-    const orgActions = (Object.keys(REQUIREMENTS) as Action[]).filter((a) => !["authenticated", "user", "site-admin", "user.self", "user.self-or-site-admin", "token.manage", "membership.read"].includes(a));
+    const orgActions = (Object.keys(REQUIREMENTS) as Action[]).filter(
+      (a) => !["authenticated", "user", "site-admin", "user.self", "user.self-or-site-admin", "token.manage", "membership.read"].includes(a),
+    );
     for (const action of orgActions) expect({ action, allowed: allows(user(), action, noStanding) }).toEqual({ action, allowed: false });
   });
 
@@ -34,7 +40,9 @@ describe("the requirement table", () => {
     expect(allows(user("user-2"), "teams.change-members", { access: delegate, team: plainTeam })).toBe(true);
     expect(allows(user("user-2"), "teams.manage-tokens", { access: delegate, team: ownersTeam })).toBe(false);
     // A team holding a permission the caller lacks: its tokens would be more power than the caller has.
-    expect(allows(user("user-2"), "teams.manage-tokens", { access: delegate, team: { ...plainTeam, organization_access: '{"manage-vcs-settings":true}' } })).toBe(false);
+    expect(
+      allows(user("user-2"), "teams.manage-tokens", { access: delegate, team: { ...plainTeam, organization_access: '{"manage-vcs-settings":true}' } }),
+    ).toBe(false);
   });
 
   it("keeps the organisation token out of what the real service refuses it", () => {
@@ -56,7 +64,9 @@ describe("the requirement table", () => {
   it("refuses force delete with 403 to readers and 404 to others", () => {
     const access = accessOf(user("user-4"), [team("t-4")]);
     const caller = { principal: user("user-4"), authorized: new Set<string>() };
-    expect(() => authorize(caller, "workspace.force-delete", { access, caps: workspaceAccessCapabilities("read") })).toThrow(expect.objectContaining({ status: 403 }));
+    expect(() => authorize(caller, "workspace.force-delete", { access, caps: workspaceAccessCapabilities("read") })).toThrow(
+      expect.objectContaining({ status: 403 }),
+    );
     expect(() => authorize(caller, "workspace.force-delete", { access, caps: NO_ACCESS })).toThrow(expect.objectContaining({ status: 404 }));
     expect(caller.authorized.size).toBe(0);
     authorize(caller, "workspace.read", { access, caps: workspaceAccessCapabilities("read") });

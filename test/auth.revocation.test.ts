@@ -9,7 +9,9 @@ import { makeTeam, makeUser } from "./principals";
 describe("revocation at once", () => {
   it("a team token revoked through the API gets 401 on the next request", async () => {
     const org = await createOrg();
-    const team = await api("POST", `/organizations/${org}/teams`, { body: { data: { type: "teams", attributes: { name: `t${crypto.randomUUID().slice(0, 8)}` } } } });
+    const team = await api("POST", `/organizations/${org}/teams`, {
+      body: { data: { type: "teams", attributes: { name: `t${crypto.randomUUID().slice(0, 8)}` } } },
+    });
     const token = (await api("POST", `/teams/${team.body.data.id}/authentication-token`)).body.data.attributes.token;
     for (let i = 0; i < 3; i++) expect((await api("GET", "/account/details", { token })).status).toBe(200);
     expect((await api("DELETE", `/teams/${team.body.data.id}/authentication-tokens`)).status).toBe(204);
@@ -26,7 +28,9 @@ describe("revocation at once", () => {
   it("a token that expires between two requests gets 401 on the second", async () => {
     const user = await makeUser();
     expect((await api("GET", "/account/details", { token: user.token })).status).toBe(200);
-    await env.DB.prepare("UPDATE tokens SET expired_at = ? WHERE user_id = ?").bind(new Date(Date.now() - 1000).toISOString(), user.id).run();
+    await env.DB.prepare("UPDATE tokens SET expired_at = ? WHERE user_id = ?")
+      .bind(new Date(Date.now() - 1000).toISOString(), user.id)
+      .run();
     expect((await api("GET", "/account/details", { token: user.token })).status).toBe(401);
   });
 

@@ -5,7 +5,9 @@ import { api, createOrg, createWorkspace } from "./helpers";
 import { makeUser } from "./principals";
 
 async function team(org: string, attrs: Record<string, unknown> = {}) {
-  const res = await api("POST", `/organizations/${org}/teams`, { body: { data: { type: "teams", attributes: { name: `t${crypto.randomUUID().slice(0, 8)}`, ...attrs } } } });
+  const res = await api("POST", `/organizations/${org}/teams`, {
+    body: { data: { type: "teams", attributes: { name: `t${crypto.randomUUID().slice(0, 8)}`, ...attrs } } },
+  });
   return res.body.data as { id: string; attributes: { name: string } };
 }
 const tokenBody = (attributes: Record<string, unknown>) => ({ data: { type: "authentication-tokens", attributes } });
@@ -46,7 +48,9 @@ describe("team tokens", () => {
     const secret: string = created.body.data.attributes.token;
     const row = await env.DB.prepare("SELECT * FROM tokens WHERE id = ?").bind(created.body.data.id).first<Record<string, unknown>>();
     expect(Object.values(row!).some((v) => typeof v === "string" && v.includes(secret.split(".")[2]))).toBe(false);
-    const digest = [...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(secret)))].map((b) => b.toString(16).padStart(2, "0")).join("");
+    const digest = [...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(secret)))]
+      .map((b) => b.toString(16).padStart(2, "0"))
+      .join("");
     expect(row!.token_hash).toBe(digest);
   });
 
@@ -122,7 +126,9 @@ describe("expiry", () => {
     const secret = created.body.data.attributes.token;
     expect((await api("GET", `/organizations/${org}`, { token: secret })).status).toBe(200);
     // Time passes: the stored expiry is now in the past.
-    await env.DB.prepare("UPDATE tokens SET expired_at = ? WHERE id = ?").bind(new Date(Date.now() - 1000).toISOString(), created.body.data.id).run();
+    await env.DB.prepare("UPDATE tokens SET expired_at = ? WHERE id = ?")
+      .bind(new Date(Date.now() - 1000).toISOString(), created.body.data.id)
+      .run();
     const res = await api("GET", `/organizations/${org}`, { token: secret });
     expect(res.status).toBe(401);
     expect(res.body.errors[0]).toMatchObject({ status: "401", title: "unauthorized" });
@@ -201,19 +207,36 @@ describe("user tokens and users", () => {
     const res = await api("POST", "/admin/users", { body: { data: { type: "users", attributes: { username: name, email: `${name}@x.test` } } } });
     expect(res.status).toBe(201);
     expect(res.body.data).toMatchObject({ type: "users", attributes: { username: name, email: `${name}@x.test`, "is-site-admin": false } });
-    expect((await api("POST", "/admin/users", { body: { data: { type: "users", attributes: { username: name, email: `b${name}@x.test` } } } })).status).toBe(422);
+    expect((await api("POST", "/admin/users", { body: { data: { type: "users", attributes: { username: name, email: `b${name}@x.test` } } } })).status).toBe(
+      422,
+    );
     const user = await makeUser();
-    expect((await api("POST", "/admin/users", { token: user.token, body: { data: { type: "users", attributes: { username: "x1", email: "x1@x.test" } } } })).status).toBe(404);
+    expect(
+      (await api("POST", "/admin/users", { token: user.token, body: { data: { type: "users", attributes: { username: "x1", email: "x1@x.test" } } } })).status,
+    ).toBe(404);
     const renamed = `r${crypto.randomUUID().slice(0, 8)}`;
-    const upd = await api("PATCH", "/account/update", { token: user.token, body: { data: { type: "users", attributes: { username: renamed, email: `${renamed}@x.test` } } } });
+    const upd = await api("PATCH", "/account/update", {
+      token: user.token,
+      body: { data: { type: "users", attributes: { username: renamed, email: `${renamed}@x.test` } } },
+    });
     expect(upd.status).toBe(200);
     const me = await api("GET", "/account/details", { token: user.token });
     // A new email waits for confirmation (issue 13, item 4); the site admin confirms it.
-    expect(me.body.data.attributes).toMatchObject({ username: renamed, email: `${user.id}@example.com`, "unconfirmed-email": `${renamed}@x.test`, "two-factor": { enabled: false, verified: false } });
+    expect(me.body.data.attributes).toMatchObject({
+      username: renamed,
+      email: `${user.id}@example.com`,
+      "unconfirmed-email": `${renamed}@x.test`,
+      "two-factor": { enabled: false, verified: false },
+    });
     expect((await api("POST", `/admin/users/${user.id}/actions/confirm-email`)).status).toBe(200);
-    expect((await api("GET", "/account/details", { token: user.token })).body.data.attributes).toMatchObject({ email: `${renamed}@x.test`, "unconfirmed-email": null });
+    expect((await api("GET", "/account/details", { token: user.token })).body.data.attributes).toMatchObject({
+      email: `${renamed}@x.test`,
+      "unconfirmed-email": null,
+    });
     expect(me.body.data.attributes["avatar-url"]).toMatch(/^https:\/\//);
-    expect((await api("PATCH", "/account/update", { token: user.token, body: { data: { type: "users", attributes: { email: "not-an-email" } } } })).status).toBe(422);
+    expect(
+      (await api("PATCH", "/account/update", { token: user.token, body: { data: { type: "users", attributes: { email: "not-an-email" } } } })).status,
+    ).toBe(422);
     expect((await api("PATCH", "/account/update", { token: user.token, body: { data: { type: "users", attributes: { username: name } } } })).status).toBe(422);
   });
 

@@ -4,7 +4,9 @@ import { api, createOrg, createWorkspace } from "./helpers";
 import { grantWorkspace, makeTeam } from "./principals";
 
 const path = (id: string) => `/workspaces/${id}/relationships/remote-state-consumers`;
-const refs = (...ids: string[]) => ({ data: ids.map((id) => ({ type: "workspaces", id, attributes: { name: "", "auto-apply": false }, relationships: { tags: { data: [] } } })) });
+const refs = (...ids: string[]) => ({
+  data: ids.map((id) => ({ type: "workspaces", id, attributes: { name: "", "auto-apply": false }, relationships: { tags: { data: [] } } })),
+});
 const consumerIds = async (id: string, token?: string) => ((await api("GET", path(id), { token })).body.data as Array<{ id: string }>).map((w) => w.id).sort();
 
 describe("remote-state consumers", () => {
@@ -50,7 +52,9 @@ describe("remote-state consumers", () => {
   it("project sharing lists the other workspaces of the project and excludes global sharing", async () => {
     const org = await createOrg();
     const [w, a] = await Promise.all([createWorkspace(org), createWorkspace(org)]);
-    const both = await api("PATCH", `/workspaces/${w.id}`, { body: { data: { type: "workspaces", attributes: { "global-remote-state": true, "project-remote-state": true } } } });
+    const both = await api("PATCH", `/workspaces/${w.id}`, {
+      body: { data: { type: "workspaces", attributes: { "global-remote-state": true, "project-remote-state": true } } },
+    });
     expect(both.status).toBe(422);
     expect(both.body.errors[0].detail).toBe("Project remote state cannot be enabled when global remote state sharing is enabled");
     await api("PATCH", `/workspaces/${w.id}`, { body: { data: { type: "workspaces", attributes: { "project-remote-state": true } } } });
@@ -86,18 +90,25 @@ describe("SSH key assignment", () => {
   it("assigns a key of the workspace's organisation, unassigns with null, and forgets deleted keys", async () => {
     const org = await createOrg();
     const ws = await createWorkspace(org);
-    const key = await api("POST", `/organizations/${org}/ssh-keys`, { body: { data: { type: "ssh-keys", attributes: { name: "deploy", value: "-----BEGIN KEY-----x" } } } });
+    const key = await api("POST", `/organizations/${org}/ssh-keys`, {
+      body: { data: { type: "ssh-keys", attributes: { name: "deploy", value: "-----BEGIN KEY-----x" } } },
+    });
     expect(key.status).toBe(201);
     expect(key.body.data.attributes.value).toBeUndefined();
     const body = (id: string | null) => ({ data: { type: "workspaces", attributes: { id } } });
     const assigned = await api("PATCH", `/workspaces/${ws.id}/relationships/ssh-key`, { body: body(key.body.data.id) });
     expect(assigned.status).toBe(200);
-    expect(assigned.body.data.relationships["ssh-key"]).toEqual({ data: { id: key.body.data.id, type: "ssh-keys" }, links: { related: `/api/v2/ssh-keys/${key.body.data.id}` } });
+    expect(assigned.body.data.relationships["ssh-key"]).toEqual({
+      data: { id: key.body.data.id, type: "ssh-keys" },
+      links: { related: `/api/v2/ssh-keys/${key.body.data.id}` },
+    });
     expect((await api("PATCH", `/workspaces/${ws.id}/relationships/ssh-key`, { body: body(null) })).body.data.relationships["ssh-key"]).toEqual({ data: null });
     await api("PATCH", `/workspaces/${ws.id}/relationships/ssh-key`, { body: body(key.body.data.id) });
     expect((await api("DELETE", `/ssh-keys/${key.body.data.id}`)).status).toBe(204);
     expect((await api("GET", `/workspaces/${ws.id}`)).body.data.relationships["ssh-key"]).toEqual({ data: null });
-    const foreign = await api("POST", `/organizations/${await createOrg()}/ssh-keys`, { body: { data: { type: "ssh-keys", attributes: { name: "x", value: "y" } } } });
+    const foreign = await api("POST", `/organizations/${await createOrg()}/ssh-keys`, {
+      body: { data: { type: "ssh-keys", attributes: { name: "x", value: "y" } } },
+    });
     expect((await api("PATCH", `/workspaces/${ws.id}/relationships/ssh-key`, { body: body(foreign.body.data.id) })).status).toBe(404);
   });
 });
@@ -110,7 +121,11 @@ describe("data retention policies (self-hosted edition)", () => {
     expect((await api("GET", p)).status).toBe(404);
     const created = await api("POST", p, { body: { data: { type: "data-retention-policy-delete-olders", attributes: { "delete-older-than-n-days": 33 } } } });
     expect(created.status).toBe(201);
-    expect(created.body.data).toMatchObject({ type: "data-retention-policy-delete-olders", attributes: { "delete-older-than-n-days": 33 }, relationships: { target: { data: { id: ws.id, type: "workspaces" } } } });
+    expect(created.body.data).toMatchObject({
+      type: "data-retention-policy-delete-olders",
+      attributes: { "delete-older-than-n-days": 33 },
+      relationships: { target: { data: { id: ws.id, type: "workspaces" } } },
+    });
     expect(created.body.data.id).toMatch(/^drp-/);
     const updated = await api("POST", p, { body: { data: { type: "data-retention-policy-delete-olders", attributes: { deleteOlderThanNDays: 5 } } } });
     expect(updated.status).toBe(200);
@@ -120,10 +135,14 @@ describe("data retention policies (self-hosted edition)", () => {
     const dont = await api("POST", p, { body: { data: { type: "data-retention-policy-dont-deletes" } } });
     expect(dont.body.data.attributes).toEqual({});
     expect(dont.body.data.id).not.toBe(created.body.data.id);
-    expect((await api("POST", p, { body: { data: { type: "data-retention-policy-delete-olders", attributes: { "delete-older-than-n-days": 0 } } } })).status).toBe(422);
+    expect(
+      (await api("POST", p, { body: { data: { type: "data-retention-policy-delete-olders", attributes: { "delete-older-than-n-days": 0 } } } })).status,
+    ).toBe(422);
     expect((await api("DELETE", p)).status).toBe(204);
     expect((await api("GET", `/workspaces/${ws.id}`)).body.data.relationships["data-retention-policy"].data).toBeNull();
-    await api("POST", `/organizations/${org}/relationships/data-retention-policy`, { body: { data: { type: "data-retention-policy-delete-olders", attributes: { "delete-older-than-n-days": 90 } } } });
+    await api("POST", `/organizations/${org}/relationships/data-retention-policy`, {
+      body: { data: { type: "data-retention-policy-delete-olders", attributes: { "delete-older-than-n-days": 90 } } },
+    });
     const inherited = await api("GET", p);
     expect(inherited.body.data.relationships.target.data).toEqual({ id: org, type: "organizations" });
   });

@@ -71,10 +71,7 @@ describe("safe delete", () => {
     const org = await createOrg();
     for (let i = 0; i < 5; i++) {
       const ws = await createWorkspace(org);
-      const [del, lk] = await Promise.all([
-        api("POST", `/workspaces/${ws.id}/actions/safe-delete`),
-        api("POST", `/workspaces/${ws.id}/actions/lock`),
-      ]);
+      const [del, lk] = await Promise.all([api("POST", `/workspaces/${ws.id}/actions/safe-delete`), api("POST", `/workspaces/${ws.id}/actions/lock`)]);
       const shown = await api("GET", `/workspaces/${ws.id}`);
       if (del.status === 204) {
         // Deleted first: the lock then finds no workspace (a lock first would have refused the delete).

@@ -41,8 +41,16 @@ function concrete(path: string): string {
 const invalidBody = fc.oneof(
   fc.string({ maxLength: 40 }).map((s) => `{${s}`),
   fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)),
-  fc.record({ data: fc.record({ type: fc.string({ maxLength: 20 }), attributes: fc.dictionary(fc.string({ maxLength: 30 }), fc.jsonValue({ maxDepth: 2 })) }) }).map((v) => JSON.stringify(v)),
-  fc.record({ data: fc.array(fc.record({ type: fc.oneof(fc.string({ maxLength: 12 }), fc.constant(null)), id: fc.oneof(fc.integer(), fc.string({ maxLength: 70 })) }), { maxLength: 4 }) }).map((v) => JSON.stringify(v)),
+  fc
+    .record({ data: fc.record({ type: fc.string({ maxLength: 20 }), attributes: fc.dictionary(fc.string({ maxLength: 30 }), fc.jsonValue({ maxDepth: 2 })) }) })
+    .map((v) => JSON.stringify(v)),
+  fc
+    .record({
+      data: fc.array(fc.record({ type: fc.oneof(fc.string({ maxLength: 12 }), fc.constant(null)), id: fc.oneof(fc.integer(), fc.string({ maxLength: 70 })) }), {
+        maxLength: 4,
+      }),
+    })
+    .map((v) => JSON.stringify(v)),
   fc.integer({ min: 50, max: 400 }).map((d) => "[".repeat(d) + "]".repeat(d)),
   fc.constantFrom(
     JSON.stringify({ data: null }),
@@ -59,7 +67,28 @@ const invalidBody = fc.oneof(
 
 /** Hostile but valid search strings: SQL and glob metacharacters, unicode, percent-encoding oddities. */
 const hostile = fc.oneof(
-  fc.constantFrom("%", "_", "\\", "'", '"', "' OR 1=1 --", "*", "**", "*%*", "a*b", "%25", "%2", "%%", "[", "]", "\u2603", "ℵ", "\u0000x", "😀", ";DROP TABLE workspaces;"),
+  fc.constantFrom(
+    "%",
+    "_",
+    "\\",
+    "'",
+    '"',
+    "' OR 1=1 --",
+    "*",
+    "**",
+    "*%*",
+    "a*b",
+    "%25",
+    "%2",
+    "%%",
+    "[",
+    "]",
+    "\u2603",
+    "ℵ",
+    "\u0000x",
+    "😀",
+    ";DROP TABLE workspaces;",
+  ),
   fc.string({ maxLength: 30 }),
 );
 
@@ -72,7 +101,9 @@ describe("fuzz: bodies", () => {
   it("every documented endpoint with a body survives invalid input", async () => {
     const doc = openApiDocument(app) as unknown as { paths: Record<string, Record<string, { requestBody?: unknown }>> };
     const targets = Object.entries(doc.paths).flatMap(([path, ops]) =>
-      Object.entries(ops).filter(([, op]) => op.requestBody).map(([method]) => ({ method: method.toUpperCase(), path })),
+      Object.entries(ops)
+        .filter(([, op]) => op.requestBody)
+        .map(([method]) => ({ method: method.toUpperCase(), path })),
     );
     expect(targets.length).toBeGreaterThan(30);
     const found: string[] = [];
@@ -99,8 +130,28 @@ describe("fuzz: bodies", () => {
 
 describe("fuzz: queries", () => {
   it("list endpoints answer hostile search strings with correct (possibly empty) results or a 4xx, never a 5xx", async () => {
-    const params = ["search[name]", "search[wildcard-name]", "search[tags]", "search[exclude-tags]", "filter[project][id]", "filter[current-run][status]", "filter[tagged][0][key]", "filter[tagged][0][value]", "sort", "include", "page[number]", "page[size]", "q"];
-    const lists = [`/organizations/{organization_name}/workspaces`, `/organizations/{organization_name}/projects`, `/organizations/{organization_name}/tags`, `/organizations/{organization_name}/teams`, `/workspaces/{workspace_id}/relationships/tags`];
+    const params = [
+      "search[name]",
+      "search[wildcard-name]",
+      "search[tags]",
+      "search[exclude-tags]",
+      "filter[project][id]",
+      "filter[current-run][status]",
+      "filter[tagged][0][key]",
+      "filter[tagged][0][value]",
+      "sort",
+      "include",
+      "page[number]",
+      "page[size]",
+      "q",
+    ];
+    const lists = [
+      `/organizations/{organization_name}/workspaces`,
+      `/organizations/{organization_name}/projects`,
+      `/organizations/{organization_name}/tags`,
+      `/organizations/{organization_name}/teams`,
+      `/workspaces/{workspace_id}/relationships/tags`,
+    ];
     for (const list of lists) {
       await fc.assert(
         fc.asyncProperty(fc.constantFrom(...params), hostile, fc.boolean(), async (param, value, encodeKey) => {

@@ -17,7 +17,9 @@ describe("round trips per request", () => {
       showByName: hops(await api("GET", `/organizations/${org}/workspaces/${ws.attributes.name}`, { token })),
       lock: hops(await api("POST", `/workspaces/${ws.id}/actions/lock`, { token })),
       unlock: hops(await api("POST", `/workspaces/${ws.id}/actions/unlock`, { token })),
-      create: hops(await api("POST", `/organizations/${org}/workspaces`, { token, body: { data: { type: "workspaces", attributes: { name: uniqueName("hop") } } } })),
+      create: hops(
+        await api("POST", `/organizations/${org}/workspaces`, { token, body: { data: { type: "workspaces", attributes: { name: uniqueName("hop") } } } }),
+      ),
       list: hops(await api("GET", `/organizations/${org}/workspaces`, { token })),
       nameSearch: hops(await api("GET", `/organizations/${org}/workspaces?search%5Bname%5D=hop`, { token })),
     };
@@ -28,7 +30,8 @@ describe("round trips per request", () => {
       showByName: "d1=2, do=0",
       lock: "d1=2, do=1",
       unlock: "d1=2, do=1",
-      create: shapes.create,
+      // Auth, the access batch (organisation, teams, grants on the target project, the project), the name claim.
+      create: "d1=3, do=1",
       list: "d1=2, do=0",
       nameSearch: "d1=2, do=0",
     });

@@ -98,7 +98,10 @@ async function expectMatches(org: string, query: string, expected: string[], tok
 describe("pagination (spec §2.2)", () => {
   it("pages with absolute links, a last page, a page beyond the end echoing its number, and clamped sizes", async () => {
     const org = await createOrg();
-    await seed(org, Array.from({ length: 5 }, (_, i) => ({ name: `p${i}` })));
+    await seed(
+      org,
+      Array.from({ length: 5 }, (_, i) => ({ name: `p${i}` })),
+    );
     const first = await list(org, "page[size]=2&search[name]=p");
     expect(first.body.data).toHaveLength(2);
     expect(first.body.meta.pagination).toEqual({ "current-page": 1, "page-size": 2, "prev-page": null, "next-page": 2, "total-pages": 3, "total-count": 5 });
@@ -146,7 +149,12 @@ describe("pagination (spec §2.2)", () => {
 
   it("keeps a stable order across pages without sort: the union of pages is every workspace once, the same on every call", async () => {
     const org = await createOrg();
-    const ids = Object.values(await seed(org, Array.from({ length: 7 }, (_, i) => ({ name: `s${(i * 3) % 7}` }))));
+    const ids = Object.values(
+      await seed(
+        org,
+        Array.from({ length: 7 }, (_, i) => ({ name: `s${(i * 3) % 7}` })),
+      ),
+    );
     const pages = async () => {
       const seen: string[] = [];
       for (let p = 1; p <= 3; p++) seen.push(...(await list(org, `page[number]=${p}&page[size]=3`)).body.data.map((w: Doc) => w.id));
@@ -176,7 +184,21 @@ describe("search[name] and search[wildcard-name]", () => {
     await expectMatches(org, "search[name]=_", ["db_prod", "a_b"]);
     await expectMatches(org, "search[name]=a_", ["a_b"]);
     // `%`, quotes, backslashes, FTS syntax and unicode match nothing (no name contains them).
-    for (const q of ["%25", "%25%25", "'", "' OR '1'='1", "%5C", "%5C%25", "%22", "a%22b", "app*", "NEAR(app)", "%E2%98%83", "%C3%A9t%C3%A9", "%F0%9F%92%A5x"]) {
+    for (const q of [
+      "%25",
+      "%25%25",
+      "'",
+      "' OR '1'='1",
+      "%5C",
+      "%5C%25",
+      "%22",
+      "a%22b",
+      "app*",
+      "NEAR(app)",
+      "%E2%98%83",
+      "%C3%A9t%C3%A9",
+      "%F0%9F%92%A5x",
+    ]) {
       const res = await list(org, `search[name]=${q}`);
       expect(res.status, q).toBe(200);
       expect(names(res), q).toEqual([]);
@@ -209,7 +231,9 @@ describe("search[name] and search[wildcard-name]", () => {
   it("follows renames and deletes (the trigram index is kept by the index rows)", async () => {
     const org = await createOrg();
     const ids = await seed(org, [{ name: "alpha-one" }, { name: "beta-two" }]);
-    expect((await api("PATCH", `/workspaces/${ids["alpha-one"]}`, { body: { data: { type: "workspaces", attributes: { name: "gamma-one" } } } })).status).toBe(200);
+    expect((await api("PATCH", `/workspaces/${ids["alpha-one"]}`, { body: { data: { type: "workspaces", attributes: { name: "gamma-one" } } } })).status).toBe(
+      200,
+    );
     await expectMatches(org, "search[name]=alpha", []);
     await expectMatches(org, "search[name]=gamma", ["gamma-one"]);
     expect((await api("DELETE", `/workspaces/${ids["beta-two"]}`)).status).toBe(204);
@@ -299,7 +323,9 @@ describe("filter[project][id], filter[current-run][status], sort", () => {
     const ids = await seed(org, [{ name: "a" }, { name: "b", project: prj }, { name: "c", project: prj }]);
     await expectMatches(org, `filter[project][id]=${prj}`, ["b", "c"]);
     await expectMatches(org, "filter[project][id]=prj-nothere", []);
-    const moved = await api("PATCH", `/workspaces/${ids.a}`, { body: { data: { type: "workspaces", relationships: { project: { data: { type: "projects", id: prj } } } } } });
+    const moved = await api("PATCH", `/workspaces/${ids.a}`, {
+      body: { data: { type: "workspaces", relationships: { project: { data: { type: "projects", id: prj } } } } },
+    });
     expect(moved.status).toBe(200);
     await expectMatches(org, `filter[project][id]=${prj}`, ["a", "b", "c"]);
     await expectMatches(org, `filter[project][id]=${prj}&search[name]=c`, ["c"]);
@@ -319,7 +345,7 @@ describe("filter[project][id], filter[current-run][status], sort", () => {
     await expectMatches(org, "filter[current-run][status]=applied, errored", ["c"]);
     expect(names(await list(org, "sort=current-run.created-at"))).toEqual(["c", "b", "a", "d"]);
     expect(names(await list(org, "sort=-current-run.created-at"))).toEqual(["d", "a", "b", "c"]);
-    expect((await plansAgree(org, "sort=-current-run.created-at&search[name]=a,b"))).toEqual([]);
+    expect(await plansAgree(org, "sort=-current-run.created-at&search[name]=a,b")).toEqual([]);
   });
 
   it("sorts by name (case-insensitively), latest-change-at and the creation order, both ways, stable across pages", async () => {
@@ -382,7 +408,9 @@ describe("permissions: a caller sees only what it may read, and total-count coun
     await expectMatches(org, "", ["c", "d", "e-x"], projectTeam.token);
     await expectMatches(org, "search[name]=x", ["e-x"], projectTeam.token);
     await expectMatches(org, `filter[project][id]=${prj}&sort=-name`, ["c", "d"], projectTeam.token);
-    const perms = Object.fromEntries((await list(org, "", projectTeam.token)).body.data.map((w: Doc) => [w.attributes.name, w.attributes.permissions["can-update"]]));
+    const perms = Object.fromEntries(
+      (await list(org, "", projectTeam.token)).body.data.map((w: Doc) => [w.attributes.name, w.attributes.permissions["can-update"]]),
+    );
     expect(perms).toEqual({ c: true, d: false, "e-x": false });
 
     // A user in both teams sees the union.
@@ -444,7 +472,18 @@ describe("include (spec §4.6)", () => {
   it("effective_tag_bindings: own bindings without links, inherited ones pointing at their project", async () => {
     const org = await createOrg();
     const prj = await createProject(org);
-    expect((await api("PATCH", `/projects/${prj}/tag-bindings`, { body: { data: kv([["team", "core"], ["env", "prod"]]) } })).status).toBe(200);
+    expect(
+      (
+        await api("PATCH", `/projects/${prj}/tag-bindings`, {
+          body: {
+            data: kv([
+              ["team", "core"],
+              ["env", "prod"],
+            ]),
+          },
+        })
+      ).status,
+    ).toBe(200);
     const ids = await seed(org, [
       { name: "a", bindings: { env: "dev", app: "x" }, project: prj },
       { name: "b", project: prj },
@@ -453,16 +492,27 @@ describe("include (spec §4.6)", () => {
     const eff = (res.body.included as Doc[]).filter((r) => r.type === "effective-tag-bindings");
     const keys = eff.map((r) => `${r.type}/${r.id}`);
     expect(new Set(keys).size).toBe(keys.length);
-    const relOf = (id: string) => ((res.body.data as Doc[]).find((w) => w.id === id)!.relationships["effective-tag-bindings"].data as Array<{ id: string }>).map((d) => eff.find((e) => e.id === d.id)!);
+    const relOf = (id: string) =>
+      ((res.body.data as Doc[]).find((w) => w.id === id)!.relationships["effective-tag-bindings"].data as Array<{ id: string }>).map(
+        (d) => eff.find((e) => e.id === d.id)!,
+      );
     const a = relOf(ids.a);
     // a: env=dev and app=x of its own (no links member), team=core from the project; env=prod is overridden.
-    expect(a.map((b) => [b.attributes.key, b.attributes.value]).sort()).toEqual([["app", "x"], ["env", "dev"], ["team", "core"]]);
+    expect(a.map((b) => [b.attributes.key, b.attributes.value]).sort()).toEqual([
+      ["app", "x"],
+      ["env", "dev"],
+      ["team", "core"],
+    ]);
     for (const own of a.filter((b) => b.attributes.key !== "team")) expect("links" in own).toBe(false);
     const inherited = a.find((b) => b.attributes.key === "team")!;
     expect(inherited.links!["inherited-from"]).toBe(`/api/v2/projects/${prj}`);
     expect(inherited.relationships["inherited-from"].links.related).toBe(`/api/v2/projects/${prj}`);
     // b inherits both; the shared inherited binding appears once in `included`.
-    expect(relOf(ids.b).map((b) => b.attributes.key).sort()).toEqual(["env", "team"]);
+    expect(
+      relOf(ids.b)
+        .map((b) => b.attributes.key)
+        .sort(),
+    ).toEqual(["env", "team"]);
     const show = await api("GET", `/workspaces/${ids.a}?include=effective_tag_bindings`);
     expect((show.body.included as Doc[]).filter((r) => r.links?.["inherited-from"])).toHaveLength(1);
     expect(show.body.included).toHaveLength(3);

@@ -124,9 +124,7 @@ describe("unlock", () => {
     expect(locked.body.data.relationships["locked-by"].data).toEqual({ id: team.id, type: "teams" });
     const res = await unlock(ws.id);
     expect(res.status).toBe(409);
-    expect(res.body.errors[0].detail).toBe(
-      `Unable to unlock workspace. The workspace is locked by Team ${team.id} and may not be unlocked except by them.`,
-    );
+    expect(res.body.errors[0].detail).toBe(`Unable to unlock workspace. The workspace is locked by Team ${team.id} and may not be unlocked except by them.`);
     expect((await unlock(ws.id, team.token)).status).toBe(200);
   });
 
@@ -137,9 +135,7 @@ describe("unlock", () => {
     await lock(ws.id, other.token);
     const res = await unlock(ws.id); // the default test token is the site admin
     expect(res.status).toBe(409);
-    expect(res.body.errors[0].detail).toBe(
-      `Unable to unlock workspace. The workspace is locked by User ${other.id} and may not be unlocked except by them.`,
-    );
+    expect(res.body.errors[0].detail).toBe(`Unable to unlock workspace. The workspace is locked by User ${other.id} and may not be unlocked except by them.`);
     const owner = await makeUser({ ownerOf: org });
     expect((await unlock(ws.id, owner.token)).body.errors[0].detail).toContain(`is locked by User ${other.id}`);
     expect((await api("GET", `/workspaces/${ws.id}`)).body.data.attributes.locked).toBe(true);
@@ -204,7 +200,9 @@ describe("locking and updates", () => {
     const writes: Promise<{ status: number }>[] = [];
     for (let i = 0; i < 10; i++) {
       // Each write touches something no other write touches, so every one must survive.
-      writes.push(api("PATCH", `/workspaces/${ws.id}/tag-bindings`, { body: { data: [{ type: "tag-bindings", attributes: { key: `k${i}`, value: `v${i}` } }] } }));
+      writes.push(
+        api("PATCH", `/workspaces/${ws.id}/tag-bindings`, { body: { data: [{ type: "tag-bindings", attributes: { key: `k${i}`, value: `v${i}` } }] } }),
+      );
       writes.push(api("POST", `/workspaces/${ws.id}/relationships/tags`, { body: { data: [{ type: "tags", attributes: { name: `flat-${i}` } }] } }));
       locks.push(lock(ws.id));
       unlocks.push(unlock(ws.id));

@@ -97,7 +97,9 @@ describe("browser clients", () => {
     expect(res.status).toBe(204);
     expect(res.headers.get("Access-Control-Allow-Origin")).toBe("*");
     expect(res.headers.get("Access-Control-Allow-Methods")).toContain("PATCH");
-    const get = await exports.default.fetch(new Request("http://localhost/api/v2/ping", { headers: { Origin: "https://portal.example", Authorization: "Bearer test-admin-token" } }));
+    const get = await exports.default.fetch(
+      new Request("http://localhost/api/v2/ping", { headers: { Origin: "https://portal.example", Authorization: "Bearer test-admin-token" } }),
+    );
     expect(get.headers.get("Access-Control-Expose-Headers")).toContain("X-Request-Id");
     expect(get.headers.get("X-Content-Type-Options")).toBe("nosniff");
   });

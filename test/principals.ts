@@ -22,12 +22,19 @@ export async function makeUser(opts: { ownerOf?: string; teams?: string[]; expir
   const stmts = [
     env.DB.prepare("INSERT INTO users (id, username, email, created_at) VALUES (?, ?, ?, ?)").bind(id, `u-${id}`, `${id}@example.com`, now()),
     env.DB.prepare("INSERT INTO tokens (id, token_hash, kind, user_id, created_at, expired_at) VALUES (?, ?, 'user', ?, ?, ?)").bind(
-      `at-${rand()}`, await sha256Hex(token), id, now(), opts.expiredAt ?? null,
+      `at-${rand()}`,
+      await sha256Hex(token),
+      id,
+      now(),
+      opts.expiredAt ?? null,
     ),
   ];
   if (opts.ownerOf) {
     stmts.push(
-      env.DB.prepare("INSERT INTO team_members (team_id, user_id) SELECT id, ? FROM teams WHERE organization_name = ? AND is_owners = 1").bind(id, opts.ownerOf),
+      env.DB.prepare("INSERT INTO team_members (team_id, user_id) SELECT id, ? FROM teams WHERE organization_name = ? AND is_owners = 1").bind(
+        id,
+        opts.ownerOf,
+      ),
     );
   }
   for (const t of opts.teams ?? []) stmts.push(env.DB.prepare("INSERT INTO team_members (team_id, user_id) VALUES (?, ?)").bind(t, id));
@@ -41,10 +48,19 @@ export async function makeTeam(org: string, organizationAccess: Record<string, b
   const token = `${rand()}.atlasv1.${rand()}${rand()}`;
   await env.DB.batch([
     env.DB.prepare("INSERT INTO teams (id, organization_name, name, organization_access, service_user_id, created_at) VALUES (?, ?, ?, ?, ?, ?)").bind(
-      id, org, `team-${rand()}`, JSON.stringify(organizationAccess), `user-${rand()}`, now(),
+      id,
+      org,
+      `team-${rand()}`,
+      JSON.stringify(organizationAccess),
+      `user-${rand()}`,
+      now(),
     ),
     env.DB.prepare("INSERT INTO tokens (id, token_hash, kind, team_id, organization_name, created_at) VALUES (?, ?, 'team', ?, ?, ?)").bind(
-      `at-${rand()}`, await sha256Hex(token), id, org, now(),
+      `at-${rand()}`,
+      await sha256Hex(token),
+      id,
+      org,
+      now(),
     ),
   ]);
   return { token, id };

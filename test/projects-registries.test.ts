@@ -15,7 +15,9 @@ describe("projects", () => {
     expect(res.status).toBe(201);
     expect(res.body.data.id).toMatch(/^prj-/);
     expect(res.body.data.attributes).toMatchObject({ name: "Platform Team", description: "infra", "workspace-count": 0 });
-    expect((await api("GET", `/organizations/${org}/projects?filter%5Bnames%5D=Platform%20Team`)).body.data.map((p: { id: string }) => p.id)).toEqual([res.body.data.id]);
+    expect((await api("GET", `/organizations/${org}/projects?filter%5Bnames%5D=Platform%20Team`)).body.data.map((p: { id: string }) => p.id)).toEqual([
+      res.body.data.id,
+    ]);
     expect((await api("GET", `/organizations/${org}/projects?q=platform`)).body.data).toHaveLength(1);
     const upd = await api("PATCH", `/projects/${res.body.data.id}`, { body: { data: { type: "projects", attributes: { name: "Platform" } } } });
     expect(upd.body.data.attributes.name).toBe("Platform");
@@ -69,7 +71,9 @@ describe("agent pools and OAuth", () => {
     const pool = await api("POST", `/organizations/${org}/agent-pools`, { body: { data: { type: "agent-pools", attributes: { name: "pool-1" } } } });
     expect(pool.status).toBe(201);
     expect(pool.body.data.attributes["organization-scoped"]).toBe(true);
-    expect((await api("POST", `/organizations/${org}/agent-pools`, { body: { data: { type: "agent-pools", attributes: { name: "pool-1" } } } })).status).toBe(422);
+    expect((await api("POST", `/organizations/${org}/agent-pools`, { body: { data: { type: "agent-pools", attributes: { name: "pool-1" } } } })).status).toBe(
+      422,
+    );
     const ws = await createWorkspace(org, { "execution-mode": "agent", "agent-pool-id": pool.body.data.id });
     expect((await api("GET", `/agent-pools/${pool.body.data.id}`)).body.data.relationships.workspaces.data).toEqual([{ id: ws.id, type: "workspaces" }]);
     expect((await api("DELETE", `/agent-pools/${pool.body.data.id}`)).status).toBe(422);
@@ -81,7 +85,18 @@ describe("agent pools and OAuth", () => {
   it("creates an OAuth client with its token; secrets are never returned", async () => {
     const org = await createOrg();
     const res = await api("POST", `/organizations/${org}/oauth-clients`, {
-      body: { data: { type: "oauth-clients", attributes: { "service-provider": "github", "http-url": "https://github.com", "api-url": "https://api.github.com", "oauth-token-string": "secret-token", secret: "s" } } },
+      body: {
+        data: {
+          type: "oauth-clients",
+          attributes: {
+            "service-provider": "github",
+            "http-url": "https://github.com",
+            "api-url": "https://api.github.com",
+            "oauth-token-string": "secret-token",
+            secret: "s",
+          },
+        },
+      },
     });
     expect(res.status).toBe(201);
     expect(res.text).not.toContain("secret-token");
@@ -97,10 +112,25 @@ describe("agent pools and OAuth", () => {
 describe("editions", () => {
   it("the hosted edition returns assessments-enabled and no retention relationship; self-hosted the reverse", () => {
     const record = {
-      id: "ws-x", organization: "o", organizationId: "org-x", projectId: "prj-x", name: "n", createdAt: "2026-01-01T00:00:00.000Z",
-      updatedAt: "2026-01-01T00:00:00.000Z", latestChangeAt: "2026-01-01T00:00:00.000Z", version: 1, settings: defaultSettings("1.0.0"),
-      lock: { locked: false, reason: null, holder: null, lockedAt: null }, sshKeyId: null, tags: [], remoteStateConsumers: [],
-      dataRetentionPolicy: null, resourceCount: 0, currentStateVersionId: null, currentRun: null, source: "tfe-api",
+      id: "ws-x",
+      organization: "o",
+      organizationId: "org-x",
+      projectId: "prj-x",
+      name: "n",
+      createdAt: "2026-01-01T00:00:00.000Z",
+      updatedAt: "2026-01-01T00:00:00.000Z",
+      latestChangeAt: "2026-01-01T00:00:00.000Z",
+      version: 1,
+      settings: defaultSettings("1.0.0"),
+      lock: { locked: false, reason: null, holder: null, lockedAt: null },
+      sshKeyId: null,
+      tags: [],
+      remoteStateConsumers: [],
+      dataRetentionPolicy: null,
+      resourceCount: 0,
+      currentStateVersionId: null,
+      currentRun: null,
+      source: "tfe-api",
     };
     const ctx = { flags: {}, defaults: { executionMode: "remote" as const, agentPoolId: null } };
     const hosted = serializeWorkspace(record, { ...ctx, edition: "hosted" });

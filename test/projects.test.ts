@@ -9,7 +9,11 @@ const create = (org: string, attributes: Attrs, relationships?: unknown, token?:
   api("POST", `/organizations/${org}/projects`, { token, body: { data: { type: "projects", attributes, ...(relationships ? { relationships } : {}) } } });
 const update = (id: string, attributes: Attrs, relationships?: unknown, token?: string) =>
   api("PATCH", `/projects/${id}`, { token, body: { data: { type: "projects", attributes, ...(relationships ? { relationships } : {}) } } });
-async function made(org: string, attributes: Attrs, relationships?: unknown): Promise<{ id: string; attributes: Record<string, any>; relationships: Record<string, any> }> {
+async function made(
+  org: string,
+  attributes: Attrs,
+  relationships?: unknown,
+): Promise<{ id: string; attributes: Record<string, any>; relationships: Record<string, any> }> {
   const res = await create(org, attributes, relationships);
   if (res.status !== 201) throw new Error(`project: ${res.status} ${res.text}`);
   return res.body.data;
@@ -130,10 +134,22 @@ describe("project create / show / update", () => {
 
   it("stores tag bindings given on create and replaces them on update", async () => {
     const org = await createOrg();
-    const tb = (pairs: [string, string][]) => ({ "tag-bindings": { data: pairs.map(([key, value]) => ({ type: "tag-bindings", attributes: { key, value } })) } });
-    const p = await made(org, { name: "Tagged" }, tb([["env", "prod"], ["team", "core"]]));
+    const tb = (pairs: [string, string][]) => ({
+      "tag-bindings": { data: pairs.map(([key, value]) => ({ type: "tag-bindings", attributes: { key, value } })) },
+    });
+    const p = await made(
+      org,
+      { name: "Tagged" },
+      tb([
+        ["env", "prod"],
+        ["team", "core"],
+      ]),
+    );
     const list = async () => (await api("GET", `/projects/${p.id}/tag-bindings`)).body.data.map((b: any) => [b.attributes.key, b.attributes.value]);
-    expect(await list()).toEqual([["env", "prod"], ["team", "core"]]);
+    expect(await list()).toEqual([
+      ["env", "prod"],
+      ["team", "core"],
+    ]);
     expect((await update(p.id, {}, tb([["env", "dev"]]))).status).toBe(200);
     expect(await list()).toEqual([["env", "dev"]]);
     const bad = await create(org, { name: "Bad tags" }, tb([["", "x"]]));
@@ -156,7 +172,9 @@ describe("project execution defaults", () => {
     const local = await made(org, { name: "Local", "default-execution-mode": "local" });
     expect(local.attributes["default-execution-mode"]).toBe("local");
     expect(local.attributes["setting-overwrites"]).toMatchObject({ "execution-mode": true, "agent-pool": true });
-    expect((await api("PATCH", `/organizations/${org}`, { body: { data: { type: "organizations", attributes: { "default-execution-mode": "local" } } } })).status).toBe(200);
+    expect(
+      (await api("PATCH", `/organizations/${org}`, { body: { data: { type: "organizations", attributes: { "default-execution-mode": "local" } } } })).status,
+    ).toBe(200);
     const shown = (await api("GET", `/projects/${inheriting.id}`)).body.data.attributes;
     expect(shown["default-execution-mode"]).toBe("local");
     expect(shown["setting-overwrites"]["execution-mode"]).toBe(false);
@@ -183,14 +201,23 @@ describe("project execution defaults", () => {
       "Agent pool must not be specified unless using 'agent' execution mode",
     );
     expect422(
-      await create(org, { name: "Mismatch", "default-execution-mode": "agent", "default-agent-pool-id": apool, "setting-overwrites": { "execution-mode": true, "agent-pool": false } }),
+      await create(org, {
+        name: "Mismatch",
+        "default-execution-mode": "agent",
+        "default-agent-pool-id": apool,
+        "setting-overwrites": { "execution-mode": true, "agent-pool": false },
+      }),
       "/data/attributes/setting-overwrites",
       "If agent-pool and execution-mode are both included in setting-overwrites, their values must be the same.",
     );
     const byAttr = await made(org, { name: "Agent attr", "default-execution-mode": "agent", "default-agent-pool-id": apool });
     expect(byAttr.attributes["default-execution-mode"]).toBe("agent");
     expect(byAttr.relationships["default-agent-pool"].data).toEqual({ id: apool, type: "agent-pools" });
-    const byRel = await made(org, { name: "Agent rel", "default-execution-mode": "agent" }, { "default-agent-pool": { data: { type: "agent-pools", id: apool } } });
+    const byRel = await made(
+      org,
+      { name: "Agent rel", "default-execution-mode": "agent" },
+      { "default-agent-pool": { data: { type: "agent-pools", id: apool } } },
+    );
     expect(byRel.relationships["default-agent-pool"].data).toEqual({ id: apool, type: "agent-pools" });
     // Switching away from agent mode drops the pool; a description-only update keeps both.
     expect((await update(byAttr.id, { description: "x" })).body.data.relationships["default-agent-pool"].data.id).toBe(apool);
@@ -201,9 +228,16 @@ describe("project execution defaults", () => {
   it("refuses a pool of another organisation or an unknown pool", async () => {
     const org = await createOrg();
     const foreign = await pool(await createOrg());
-    expect422(await create(org, { name: "Foreign", "default-execution-mode": "agent", "default-agent-pool-id": foreign }), "/data/attributes/default-agent-pool-id");
     expect422(
-      await create(org, { name: "Unknown", "default-execution-mode": "agent" }, { "default-agent-pool": { data: { type: "agent-pools", id: "apool-nope00000000000" } } }),
+      await create(org, { name: "Foreign", "default-execution-mode": "agent", "default-agent-pool-id": foreign }),
+      "/data/attributes/default-agent-pool-id",
+    );
+    expect422(
+      await create(
+        org,
+        { name: "Unknown", "default-execution-mode": "agent" },
+        { "default-agent-pool": { data: { type: "agent-pools", id: "apool-nope00000000000" } } },
+      ),
       "/data/relationships/default-agent-pool",
     );
   });
@@ -252,7 +286,14 @@ describe("project list", () => {
     for (const name of ["P one", "P two", "P three"]) await made(org, { name });
     const page2 = await api("GET", `/organizations/${org}/projects?page%5Bsize%5D=2&page%5Bnumber%5D=2`);
     expect(names(page2)).toEqual(["P three", "P two"]);
-    expect(page2.body.meta.pagination).toMatchObject({ "current-page": 2, "page-size": 2, "total-pages": 2, "total-count": 4, "prev-page": 1, "next-page": null });
+    expect(page2.body.meta.pagination).toMatchObject({
+      "current-page": 2,
+      "page-size": 2,
+      "total-pages": 2,
+      "total-count": 4,
+      "prev-page": 1,
+      "next-page": null,
+    });
     const page1 = await api("GET", `/organizations/${org}/projects?page%5Bsize%5D=2`);
     expect([...names(page1), ...names(page2)]).toEqual(["Default Project", "P one", "P three", "P two"]);
     const beyond = await api("GET", `/organizations/${org}/projects?page%5Bnumber%5D=99`);
@@ -363,7 +404,9 @@ describe("project delete", () => {
 });
 
 describe("project writes: limits, both pool forms, concurrency", () => {
-  const tb = (n: number) => ({ "tag-bindings": { data: Array.from({ length: n }, (_, i) => ({ type: "tag-bindings", attributes: { key: `k${i}`, value: `v${i}` } })) } });
+  const tb = (n: number) => ({
+    "tag-bindings": { data: Array.from({ length: n }, (_, i) => ({ type: "tag-bindings", attributes: { key: `k${i}`, value: `v${i}` } })) },
+  });
 
   it("accepts at most 10 tag bindings on create and update; [] clears them", async () => {
     const org = await createOrg();
@@ -411,7 +454,12 @@ describe("project writes: limits, both pool forms, concurrency", () => {
     ]);
     expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
     const shown = (await api("GET", `/projects/${p.id}`)).body.data;
-    expect(shown.attributes).toMatchObject({ name: "Renamed concurrently", description: "new", "auto-destroy-activity-duration": "3d", "default-execution-mode": "agent" });
+    expect(shown.attributes).toMatchObject({
+      name: "Renamed concurrently",
+      description: "new",
+      "auto-destroy-activity-duration": "3d",
+      "default-execution-mode": "agent",
+    });
     expect(shown.relationships["default-agent-pool"].data).toEqual({ id: apool, type: "agent-pools" });
   });
 
@@ -429,7 +477,9 @@ describe("project writes: limits, both pool forms, concurrency", () => {
     }
     // The database itself refuses a project row naming a missing pool (migration 0002), whatever the writer.
     await expect(
-      env.DB.prepare("INSERT INTO projects (id, organization_name, name, created_at, default_execution_mode, default_agent_pool_id) VALUES (?, ?, ?, ?, 'agent', ?)")
+      env.DB.prepare(
+        "INSERT INTO projects (id, organization_name, name, created_at, default_execution_mode, default_agent_pool_id) VALUES (?, ?, ?, ?, 'agent', ?)",
+      )
         .bind("prj-direct0000000000", org, "Direct", new Date().toISOString(), "apool-missing000000000")
         .run(),
     ).rejects.toThrow(/project_default_agent_pool_missing/);

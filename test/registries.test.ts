@@ -49,7 +49,11 @@ describe("agent pools", () => {
     expect((await createPool(org, { name: "Pool_A-1" })).status).toBe(201);
     const dup = await createPool(org, { name: "pool_a-1" });
     expect(dup.status).toBe(422);
-    expect(dup.body.errors[0]).toMatchObject({ title: "invalid attribute", detail: "Name has already been taken", source: { pointer: "/data/attributes/name" } });
+    expect(dup.body.errors[0]).toMatchObject({
+      title: "invalid attribute",
+      detail: "Name has already been taken",
+      source: { pointer: "/data/attributes/name" },
+    });
     expect((await createPool(await createOrg(), { name: "Pool_A-1" })).status).toBe(201);
     const other = (await createPool(org, { name: "other" })).body.data.id;
     expect((await patchPool(other, { name: "POOL_A-1" })).status).toBe(422);
@@ -61,16 +65,24 @@ describe("agent pools", () => {
     const org = await createOrg();
     const ws = await createWorkspace(org);
     const prj = (await api("POST", `/organizations/${org}/projects`, { body: { data: { type: "projects", attributes: { name: "Pooled" } } } })).body.data.id;
-    const res = await createPool(org, { name: "scoped", "organization-scoped": false }, {
-      "allowed-workspaces": ref("workspaces", [ws.id]),
-      "allowed-projects": ref("projects", [prj]),
-      "excluded-workspaces": ref("workspaces", []),
-    });
+    const res = await createPool(
+      org,
+      { name: "scoped", "organization-scoped": false },
+      {
+        "allowed-workspaces": ref("workspaces", [ws.id]),
+        "allowed-projects": ref("projects", [prj]),
+        "excluded-workspaces": ref("workspaces", []),
+      },
+    );
     expect(res.status).toBe(201);
     expect(res.body.data.attributes["organization-scoped"]).toBe(false);
     expect(res.body.data.relationships["allowed-workspaces"].data).toEqual([{ id: ws.id, type: "workspaces" }]);
     expect(res.body.data.relationships["allowed-projects"].data).toEqual([{ id: prj, type: "projects" }]);
-    const upd = await patchPool(res.body.data.id, { "organization-scoped": true }, { "excluded-workspaces": ref("workspaces", [ws.id]), "allowed-workspaces": ref("workspaces", []) });
+    const upd = await patchPool(
+      res.body.data.id,
+      { "organization-scoped": true },
+      { "excluded-workspaces": ref("workspaces", [ws.id]), "allowed-workspaces": ref("workspaces", []) },
+    );
     expect(upd.status).toBe(200);
     expect(upd.body.data.attributes["organization-scoped"]).toBe(true);
     expect(upd.body.data.relationships["excluded-workspaces"].data).toEqual([{ id: ws.id, type: "workspaces" }]);
@@ -112,7 +124,13 @@ describe("agent pools", () => {
     const org = await createOrg();
     const orgPool = (await createPool(org, { name: "org-default" })).body.data.id;
     const setDefault = await api("PATCH", `/organizations/${org}`, {
-      body: { data: { type: "organizations", attributes: { "default-execution-mode": "agent" }, relationships: { "default-agent-pool": { data: { type: "agent-pools", id: orgPool } } } } },
+      body: {
+        data: {
+          type: "organizations",
+          attributes: { "default-execution-mode": "agent" },
+          relationships: { "default-agent-pool": { data: { type: "agent-pools", id: orgPool } } },
+        },
+      },
     });
     expect(setDefault.status).toBe(200);
     expect((await api("DELETE", `/agent-pools/${orgPool}`)).status).toBe(422);
@@ -153,12 +171,25 @@ describe("agent pools", () => {
 describe("OAuth clients and tokens", () => {
   it("creates a client (201) with an ot- token; secrets are never returned nor stored", async () => {
     const org = await createOrg();
-    const res = await createClient(org, { ...GITHUB, name: "GH", "oauth-token-string": "ghp_supersecret", secret: "client-secret-xyz", "private-key": "pk-material-abc", key: "client-id" });
+    const res = await createClient(org, {
+      ...GITHUB,
+      name: "GH",
+      "oauth-token-string": "ghp_supersecret",
+      secret: "client-secret-xyz",
+      "private-key": "pk-material-abc",
+      key: "client-id",
+    });
     expect(res.status).toBe(201);
     const oc = res.body.data;
     expect(oc.id).toMatch(/^oc-[A-Za-z0-9]{16,}$/);
     expect(oc.type).toBe("oauth-clients");
-    expect(oc.attributes).toMatchObject({ name: "GH", "service-provider": "github", "http-url": "https://github.com", "api-url": "https://api.github.com", key: "client-id" });
+    expect(oc.attributes).toMatchObject({
+      name: "GH",
+      "service-provider": "github",
+      "http-url": "https://github.com",
+      "api-url": "https://api.github.com",
+      key: "client-id",
+    });
     expect(oc.attributes["created-at"]).toMatch(/Z$/);
     expect(oc.relationships.organization.data).toEqual({ id: org, type: "organizations" });
     const tokens = oc.relationships["oauth-tokens"].data;
@@ -200,7 +231,9 @@ describe("OAuth clients and tokens", () => {
     const org = await createOrg();
     const oc = (await createClient(org, GITHUB)).body.data;
     const tokenId = oc.relationships["oauth-tokens"].data[0].id;
-    const upd = await api("PATCH", `/oauth-clients/${oc.id}`, { body: { data: { type: "oauth-clients", attributes: { name: "renamed", "oauth-token-string": "new-secret" } } } });
+    const upd = await api("PATCH", `/oauth-clients/${oc.id}`, {
+      body: { data: { type: "oauth-clients", attributes: { name: "renamed", "oauth-token-string": "new-secret" } } },
+    });
     expect(upd.status).toBe(200);
     expect(upd.body.data.attributes).toMatchObject({ name: "renamed", "service-provider": "github" });
     expect(upd.text).not.toContain("new-secret");
@@ -230,11 +263,19 @@ describe("OAuth clients and tokens", () => {
     const tokenId = oc.relationships["oauth-tokens"].data[0].id;
     expect((await api("GET", `/oauth-clients/${oc.id}`, { token: plain.token })).status).toBe(200);
     expect((await api("GET", `/oauth-tokens/${tokenId}`, { token: plain.token })).status).toBe(200);
-    expect((await api("PATCH", `/oauth-clients/${oc.id}`, { token: plain.token, body: { data: { type: "oauth-clients", attributes: { name: "x" } } } })).status).toBe(404);
+    expect(
+      (await api("PATCH", `/oauth-clients/${oc.id}`, { token: plain.token, body: { data: { type: "oauth-clients", attributes: { name: "x" } } } })).status,
+    ).toBe(404);
     expect((await api("DELETE", `/oauth-clients/${oc.id}`, { token: plain.token })).status).toBe(404);
 
     const outsider = await makeUser({ ownerOf: await createOrg() });
-    for (const path of [`/oauth-clients/${oc.id}`, `/oauth-tokens/${tokenId}`, `/oauth-clients/${oc.id}/oauth-tokens`, `/organizations/${org}/oauth-clients`, `/organizations/${org}/oauth-tokens`]) {
+    for (const path of [
+      `/oauth-clients/${oc.id}`,
+      `/oauth-tokens/${tokenId}`,
+      `/oauth-clients/${oc.id}/oauth-tokens`,
+      `/organizations/${org}/oauth-clients`,
+      `/organizations/${org}/oauth-tokens`,
+    ]) {
       expect((await api("GET", path, { token: outsider.token })).status).toBe(404);
     }
     expect((await api("DELETE", `/oauth-clients/${oc.id}`, { token: outsider.token })).status).toBe(404);
@@ -248,7 +289,12 @@ describe("SSH keys", () => {
     const res = await createKey(org, { name: "Deploy key", value: KEY });
     expect(res.status).toBe(201);
     const k = res.body.data;
-    expect(k).toEqual({ id: expect.stringMatching(/^sshkey-[A-Za-z0-9]{16,}$/), type: "ssh-keys", attributes: { name: "Deploy key" }, links: { self: `/api/v2/ssh-keys/${k.id}` } });
+    expect(k).toEqual({
+      id: expect.stringMatching(/^sshkey-[A-Za-z0-9]{16,}$/),
+      type: "ssh-keys",
+      attributes: { name: "Deploy key" },
+      links: { self: `/api/v2/ssh-keys/${k.id}` },
+    });
     expect(res.text).not.toContain("secretmaterial");
     const shown = await api("GET", `/ssh-keys/${k.id}`);
     expect(shown.body.data).toEqual(k);
@@ -277,7 +323,9 @@ describe("SSH keys", () => {
     const page = await api("GET", `/organizations/${org}/ssh-keys?page%5Bsize%5D=2&page%5Bnumber%5D=2`);
     expect(page.body.data.map((k: any) => k.id)).toEqual([ids[2]]);
     expect(page.body.meta.pagination["total-count"]).toBe(3);
-    const upd = await api("PATCH", `/ssh-keys/${ids[0]}`, { body: { data: { type: "ssh-keys", attributes: { name: "renamed", value: "ignored-secret-value" } } } });
+    const upd = await api("PATCH", `/ssh-keys/${ids[0]}`, {
+      body: { data: { type: "ssh-keys", attributes: { name: "renamed", value: "ignored-secret-value" } } },
+    });
     expect(upd.status).toBe(200);
     expect(upd.body.data.attributes).toEqual({ name: "renamed" });
     expect(upd.text).not.toContain("ignored-secret-value");
@@ -303,7 +351,9 @@ describe("SSH keys", () => {
     const outsider = await makeUser({ ownerOf: await createOrg() });
     expect((await api("GET", `/ssh-keys/${id}`, { token: outsider.token })).status).toBe(404);
     expect((await api("GET", `/organizations/${org}/ssh-keys`, { token: outsider.token })).status).toBe(404);
-    expect((await api("PATCH", `/ssh-keys/${id}`, { token: outsider.token, body: { data: { type: "ssh-keys", attributes: { name: "x" } } } })).status).toBe(404);
+    expect((await api("PATCH", `/ssh-keys/${id}`, { token: outsider.token, body: { data: { type: "ssh-keys", attributes: { name: "x" } } } })).status).toBe(
+      404,
+    );
     expect((await api("DELETE", `/ssh-keys/${id}`, { token: outsider.token })).status).toBe(404);
     expect((await api("GET", `/ssh-keys/${id}`)).body.data.attributes.name).toBe("by-vcs");
   });
@@ -346,9 +396,17 @@ describe("agent pools and workspaces; concurrent registry updates", () => {
     const org = await createOrg();
     const id = (await createPool(org, { name: "everywhere" })).body.data.id;
     await createWorkspace(org, { "execution-mode": "agent", "agent-pool-id": id });
-    await api("POST", `/organizations/${org}/projects`, { body: { data: { type: "projects", attributes: { name: "Agents", "default-execution-mode": "agent", "default-agent-pool-id": id } } } });
+    await api("POST", `/organizations/${org}/projects`, {
+      body: { data: { type: "projects", attributes: { name: "Agents", "default-execution-mode": "agent", "default-agent-pool-id": id } } },
+    });
     await api("PATCH", `/organizations/${org}`, {
-      body: { data: { type: "organizations", attributes: { "default-execution-mode": "agent" }, relationships: { "default-agent-pool": { data: { type: "agent-pools", id } } } } },
+      body: {
+        data: {
+          type: "organizations",
+          attributes: { "default-execution-mode": "agent" },
+          relationships: { "default-agent-pool": { data: { type: "agent-pools", id } } },
+        },
+      },
     });
     const refused = await api("DELETE", `/agent-pools/${id}`);
     expect(refused.status).toBe(422);
@@ -376,14 +434,23 @@ describe("agent pools and workspaces; concurrent registry updates", () => {
     const patch = (attributes: Record<string, unknown>) => api("PATCH", `/oauth-clients/${oc}`, { body: { data: { type: "oauth-clients", attributes } } });
     const clients = await Promise.all([patch({ name: "named" }), patch({ key: "client-key" }), patch({ "organization-scoped": false })]);
     expect(clients.map((r) => r.status)).toEqual([200, 200, 200]);
-    expect((await api("GET", `/oauth-clients/${oc}`)).body.data.attributes).toMatchObject({ name: "named", key: "client-key", "organization-scoped": false, "service-provider": "github" });
+    expect((await api("GET", `/oauth-clients/${oc}`)).body.data.attributes).toMatchObject({
+      name: "named",
+      key: "client-key",
+      "organization-scoped": false,
+      "service-provider": "github",
+    });
     // A null clears an attribute.
     expect((await patch({ name: null })).body.data.attributes.name).toBeNull();
   });
 
   it("OAuth clients show the provider's display name", async () => {
     const org = await createOrg();
-    for (const [provider, display] of [["github", "GitHub"], ["gitlab_hosted", "GitLab.com"], ["ado_services", "Azure DevOps Services"]]) {
+    for (const [provider, display] of [
+      ["github", "GitHub"],
+      ["gitlab_hosted", "GitLab.com"],
+      ["ado_services", "Azure DevOps Services"],
+    ]) {
       const oc = await createClient(org, { ...GITHUB, "service-provider": provider });
       expect(oc.body.data.attributes).toMatchObject({ "service-provider": provider, "service-provider-display-name": display });
     }

@@ -6,10 +6,13 @@ import { app } from "../src/index";
 import { api, createOrg, createWorkspace, uniqueName } from "./helpers";
 import { grantWorkspace, makeOrgToken, makeTeam, makeUser } from "./principals";
 
-const ownersOf = async (org: string): Promise<string> =>
-  (await api("GET", `/organizations/${org}/teams?filter%5Bnames%5D=owners`)).body.data[0].id;
+const ownersOf = async (org: string): Promise<string> => (await api("GET", `/organizations/${org}/teams?filter%5Bnames%5D=owners`)).body.data[0].id;
 const teamIn = async (org: string, attrs: Record<string, unknown> = {}): Promise<string> =>
-  (await api("POST", `/organizations/${org}/teams`, { body: { data: { type: "teams", attributes: { name: uniqueName("t"), visibility: "organization", ...attrs } } } })).body.data.id;
+  (
+    await api("POST", `/organizations/${org}/teams`, {
+      body: { data: { type: "teams", attributes: { name: uniqueName("t"), visibility: "organization", ...attrs } } },
+    })
+  ).body.data.id;
 const users = (...ids: string[]) => ({ data: ids.map((id) => ({ type: "users", id })) });
 const invite = (org: string, email: string, teams: string[] = [], token?: string) =>
   api("POST", `/organizations/${org}/organization-memberships`, {
@@ -35,7 +38,14 @@ describe("item 1: manage-membership does not control the owners team", () => {
     expect((await api("POST", `/teams/${owners}/relationships/users`, { body: users(owner2.id) })).status).toBe(204);
     expect((await api("DELETE", `/teams/${owners}/relationships/users`, { token: mm.token, body: users(owner2.id) })).status).toBe(404);
     const ms = await membershipOf(org, owner2.id);
-    expect((await api("POST", `/teams/${owners}/relationships/organization-memberships`, { token: mm.token, body: { data: [{ type: "organization-memberships", id: ms }] } })).status).toBe(404);
+    expect(
+      (
+        await api("POST", `/teams/${owners}/relationships/organization-memberships`, {
+          token: mm.token,
+          body: { data: [{ type: "organization-memberships", id: ms }] },
+        })
+      ).status,
+    ).toBe(404);
     expect((await api("DELETE", `/organization-memberships/${ms}`, { token: mm.token })).status).toBe(404);
     // Still an owner: it may create the organisation token.
     expect((await api("POST", `/organizations/${org}/authentication-token`, { token: (await makeUser({ ownerOf: org })).token })).status).toBe(201);
@@ -74,14 +84,22 @@ describe("item 11: team tokens cannot mint siblings; a team's tokens are revoked
   it("a team token without manage-teams cannot create tokens for its own team", async () => {
     const org = await createOrg();
     const t = await makeTeam(org);
-    expect((await api("POST", `/teams/${t.id}/authentication-tokens`, { token: t.token, body: { data: { type: "authentication-tokens", attributes: { "expired-at": null } } } })).status).toBe(404);
+    expect(
+      (
+        await api("POST", `/teams/${t.id}/authentication-tokens`, {
+          token: t.token,
+          body: { data: { type: "authentication-tokens", attributes: { "expired-at": null } } },
+        })
+      ).status,
+    ).toBe(404);
     expect((await api("POST", `/teams/${t.id}/authentication-token`, { token: t.token })).status).toBe(404);
   });
 
   it("DELETE /teams/:id/authentication-tokens revokes every token of the team", async () => {
     const org = await createOrg();
     const t = await teamIn(org);
-    const a = (await api("POST", `/teams/${t}/authentication-tokens`, { body: { data: { type: "authentication-tokens", attributes: { description: "a" } } } })).body.data.attributes.token;
+    const a = (await api("POST", `/teams/${t}/authentication-tokens`, { body: { data: { type: "authentication-tokens", attributes: { description: "a" } } } }))
+      .body.data.attributes.token;
     const b = (await api("POST", `/teams/${t}/authentication-token`)).body.data.attributes.token;
     expect((await api("GET", "/account/details", { token: a })).status).toBe(200);
     expect((await api("DELETE", `/teams/${t}/authentication-tokens`)).status).toBe(204);
@@ -162,7 +180,10 @@ describe("item 8: user-tokens-enabled false leaves owners and the site admin a w
     const org = await createOrg();
     const owner = await makeUser({ ownerOf: org });
     const member = await makeUser({ teams: [await teamIn(org, { "organization-access": { "read-workspaces": true } })] });
-    const off = await api("PATCH", `/organizations/${org}`, { token: owner.token, body: { data: { type: "organizations", attributes: { "user-tokens-enabled": false } } } });
+    const off = await api("PATCH", `/organizations/${org}`, {
+      token: owner.token,
+      body: { data: { type: "organizations", attributes: { "user-tokens-enabled": false } } },
+    });
     expect(off.status).toBe(200);
     expect((await api("GET", `/organizations/${org}/workspaces`, { token: member.token })).status).toBe(401);
     expect((await api("GET", `/organizations/${org}/workspaces`, { token: owner.token })).status).toBe(401);
@@ -171,16 +192,31 @@ describe("item 8: user-tokens-enabled false leaves owners and the site admin a w
     expect((await api("GET", `/organizations/${org}`, { token: owner.token })).status).toBe(401);
     expect((await api("GET", `/organizations/${org}`)).status).toBe(401);
     // The site admin's way back: the settings themselves.
-    expect((await api("PATCH", `/organizations/${org}`, { body: { data: { type: "organizations", attributes: { email: "admin@example.test" } } } })).status).toBe(200);
-    expect((await api("PATCH", `/organizations/${org}`, { token: member.token, body: { data: { type: "organizations", attributes: { "user-tokens-enabled": true } } } })).status).toBe(401);
-    const on = await api("PATCH", `/organizations/${org}`, { token: owner.token, body: { data: { type: "organizations", attributes: { "user-tokens-enabled": true } } } });
+    expect(
+      (await api("PATCH", `/organizations/${org}`, { body: { data: { type: "organizations", attributes: { email: "admin@example.test" } } } })).status,
+    ).toBe(200);
+    expect(
+      (
+        await api("PATCH", `/organizations/${org}`, {
+          token: member.token,
+          body: { data: { type: "organizations", attributes: { "user-tokens-enabled": true } } },
+        })
+      ).status,
+    ).toBe(401);
+    const on = await api("PATCH", `/organizations/${org}`, {
+      token: owner.token,
+      body: { data: { type: "organizations", attributes: { "user-tokens-enabled": true } } },
+    });
     expect(on.status).toBe(200);
     expect((await api("GET", `/organizations/${org}/workspaces`, { token: member.token })).status).toBe(200);
 
     // With user tokens off, an owner's user token can still delete the organisation; a member's cannot.
     const gone = await createOrg();
     const goneOwner = await makeUser({ ownerOf: gone });
-    await api("PATCH", `/organizations/${gone}`, { token: goneOwner.token, body: { data: { type: "organizations", attributes: { "user-tokens-enabled": false } } } });
+    await api("PATCH", `/organizations/${gone}`, {
+      token: goneOwner.token,
+      body: { data: { type: "organizations", attributes: { "user-tokens-enabled": false } } },
+    });
     expect((await api("DELETE", `/organizations/${gone}`, { token: member.token })).status).toBe(401);
     expect((await api("DELETE", `/organizations/${gone}`, { token: goneOwner.token })).status).toBe(204);
   });
@@ -221,11 +257,19 @@ describe("item 14: member email addresses", () => {
       expect(list.status).toBe(200);
       const leaked = (list.body.data as M[]).filter((m) => m.attributes.email !== null && m.relationships.user.data.id !== reader.id);
       expect(leaked).toEqual([]);
-      expect((list.body.included as Array<{ id: string; attributes: { email: string | null } }>).filter((u) => u.id !== reader.id && u.attributes.email !== null)).toEqual([]);
+      expect(
+        (list.body.included as Array<{ id: string; attributes: { email: string | null } }>).filter((u) => u.id !== reader.id && u.attributes.email !== null),
+      ).toEqual([]);
       // Nor can an address be probed through the filters.
-      expect((await api("GET", `/organizations/${org}/organization-memberships?q=example.com`, { token })).body.data.filter((m: M) => m.relationships.user.data.id !== reader.id)).toEqual([]);
+      expect(
+        (await api("GET", `/organizations/${org}/organization-memberships?q=example.com`, { token })).body.data.filter(
+          (m: M) => m.relationships.user.data.id !== reader.id,
+        ),
+      ).toEqual([]);
     }
-    const own = (await api("GET", `/organizations/${org}/organization-memberships`, { token: reader.token })).body.data.find((m: M) => m.relationships.user.data.id === reader.id);
+    const own = (await api("GET", `/organizations/${org}/organization-memberships`, { token: reader.token })).body.data.find(
+      (m: M) => m.relationships.user.data.id === reader.id,
+    );
     expect(own.attributes.email).toBe(`${reader.id}@example.com`);
     const mm = await makeTeam(org, { "manage-membership": true });
     const all = await api("GET", `/organizations/${org}/organization-memberships`, { token: mm.token });
@@ -237,7 +281,9 @@ describe("the site admin issues a user's first token", () => {
   it("POST /users/:id/authentication-tokens by the site admin; the user then creates its own", async () => {
     const created = await api("POST", "/admin/users", { body: { data: { type: "users", attributes: { username: uniqueName("u"), email: address() } } } });
     const id = created.body.data.id;
-    const first = await api("POST", `/users/${id}/authentication-tokens`, { body: { data: { type: "authentication-tokens", attributes: { description: "first" } } } });
+    const first = await api("POST", `/users/${id}/authentication-tokens`, {
+      body: { data: { type: "authentication-tokens", attributes: { description: "first" } } },
+    });
     expect(first.status).toBe(201);
     const token = first.body.data.attributes.token;
     expect((await api("GET", "/account/details", { token })).body.data.id).toBe(id);

@@ -71,7 +71,8 @@ describe("item 5: upload URLs", () => {
       expect(seen.body.data.attributes["hosted-state-upload-url"]).toBeNull();
       expect(seen.body.data.attributes["hosted-json-state-upload-url"]).toBeNull();
     }
-    const finalized = (await api("POST", `/workspaces/${ws.id}/state-versions`, { body: svBody({ serial: 2, md5: md5(STATE), state: btoa(STATE) }) })).body.data;
+    const finalized = (await api("POST", `/workspaces/${ws.id}/state-versions`, { body: svBody({ serial: 2, md5: md5(STATE), state: btoa(STATE) }) })).body
+      .data;
     expect(finalized.attributes["hosted-json-state-upload-url"]).toBeNull();
     const reader = await makeTeam(org);
     await grantWorkspace(reader.id, ws.id, "read");
@@ -160,7 +161,9 @@ describe("item 7: a project deleted under a workspace", () => {
     for (let i = 0; i < 15; i++) {
       const p = await project(org);
       const [created, moved, deleted] = await Promise.all([
-        api("POST", `/organizations/${org}/workspaces`, { body: { data: { type: "workspaces", attributes: { name: uniqueName("ws") }, relationships: intoProject(p) } } }),
+        api("POST", `/organizations/${org}/workspaces`, {
+          body: { data: { type: "workspaces", attributes: { name: uniqueName("ws") }, relationships: intoProject(p) } },
+        }),
         api("PATCH", `/workspaces/${spare.id}`, { body: { data: { type: "workspaces", attributes: {}, relationships: intoProject(p) } } }),
         api("DELETE", `/projects/${p}`),
       ]);
@@ -180,7 +183,9 @@ describe("item 7: a project deleted under a workspace", () => {
     const org = await createOrg();
     const p = await project(org);
     expect((await api("DELETE", `/projects/${p}`)).status).toBe(204);
-    const res = await api("POST", `/organizations/${org}/workspaces`, { body: { data: { type: "workspaces", attributes: { name: uniqueName("ws") }, relationships: intoProject(p) } } });
+    const res = await api("POST", `/organizations/${org}/workspaces`, {
+      body: { data: { type: "workspaces", attributes: { name: uniqueName("ws") }, relationships: intoProject(p) } },
+    });
     expect(res.status).toBe(422);
     expect(res.body.errors[0]).toMatchObject({ detail: "Project not found", source: { pointer: "/data/relationships/project/data/id" } });
   });
@@ -229,7 +234,9 @@ describe("item 10: stale name leases", () => {
       .bind(org, name, id, Date.now() - 10 * 60_000)
       .run();
     const kinds = async () =>
-      (await api("GET", "/admin/consistency?page%5Bsize%5D=100")).body.data.filter((d: any) => d.attributes["workspace-id"] === id).map((d: any) => d.attributes.kind);
+      (await api("GET", "/admin/consistency?page%5Bsize%5D=100")).body.data
+        .filter((d: any) => d.attributes["workspace-id"] === id)
+        .map((d: any) => d.attributes.kind);
     await kinds();
     expect(await kinds()).toEqual([]);
     const left = await env.DB.prepare("SELECT count(*) AS n FROM workspace_names WHERE workspace_id = ?").bind(id).first<{ n: number }>();

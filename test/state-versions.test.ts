@@ -34,7 +34,9 @@ describe("state versions", () => {
     const sv = res.body.data;
     expect(sv.id).toMatch(/^sv-/);
     expect(sv.attributes).toMatchObject({ status: "finalized", serial: 1, "resources-processed": true, "terraform-version": "1.9.0" });
-    expect(sv.attributes.resources).toEqual([{ name: "a", type: "null_resource", count: 2, module: "root", provider: 'provider["registry.terraform.io/hashicorp/null"]' }]);
+    expect(sv.attributes.resources).toEqual([
+      { name: "a", type: "null_resource", count: 2, module: "root", provider: 'provider["registry.terraform.io/hashicorp/null"]' },
+    ]);
     const shown = await api("GET", `/workspaces/${ws.id}`);
     expect(shown.body.data.attributes["resource-count"]).toBe(2);
     expect(shown.body.data.attributes["latest-change-at"]).toBe(sv.attributes["created-at"]);
@@ -86,7 +88,11 @@ describe("state versions", () => {
     expect(blocked.body.errors[0].detail).toContain("latest state version is still pending");
     const tampered = sv.attributes["hosted-state-upload-url"].replace(/sig=[0-9a-f]{4}/, "sig=0000");
     expect((await raw(tampered, { method: "PUT", body: STATE })).status).toBe(403);
-    const wrong = await raw(sv.attributes["hosted-state-upload-url"], { method: "PUT", body: STATE + " ", headers: { "Content-Type": "application/octet-stream" } });
+    const wrong = await raw(sv.attributes["hosted-state-upload-url"], {
+      method: "PUT",
+      body: `${STATE} `,
+      headers: { "Content-Type": "application/octet-stream" },
+    });
     expect(wrong.status).toBe(422);
     const put = await raw(sv.attributes["hosted-state-upload-url"], { method: "PUT", body: STATE, headers: { "Content-Type": "application/octet-stream" } });
     expect(put.status).toBe(200);
@@ -127,7 +133,9 @@ describe("state versions", () => {
     const expired = ok.body.data.attributes["hosted-state-download-url"].replace(/exp=\d+/, "exp=1000");
     expect((await raw(expired)).status).toBe(403);
     const orgToken = (await api("POST", `/organizations/${org}/authentication-token`)).body.data.attributes.token;
-    expect((await api("POST", `/workspaces/${ws.id}/state-versions`, { token: orgToken, body: svBody({ md5: md5(STATE), state: b64(STATE) }) })).status).toBe(404);
+    expect((await api("POST", `/workspaces/${ws.id}/state-versions`, { token: orgToken, body: svBody({ md5: md5(STATE), state: b64(STATE) }) })).status).toBe(
+      404,
+    );
   });
 
   it("safe delete refuses a workspace that manages resources, and allows one whose state is empty", async () => {
@@ -166,7 +174,13 @@ describe("state version lifecycle", () => {
   it("a large state sent in odd-sized pieces round-trips byte for byte", async () => {
     const org = await createOrg();
     const ws = await createWorkspace(org);
-    const resources = Array.from({ length: 9000 }, (_, i) => ({ mode: "managed", type: "t", name: `r${i}`, provider: "p", instances: [{ attributes: { id: "x".repeat(250) } }] }));
+    const resources = Array.from({ length: 9000 }, (_, i) => ({
+      mode: "managed",
+      type: "t",
+      name: `r${i}`,
+      provider: "p",
+      instances: [{ attributes: { id: "x".repeat(250) } }],
+    }));
     const big = JSON.stringify({ version: 4, serial: 1, lineage: "abc", outputs: {}, resources });
     expect(big.length).toBeGreaterThan(2.5 * 1024 * 1024);
     await lockWs(ws.id);
@@ -240,7 +254,10 @@ describe("state version lifecycle", () => {
     const other = await makeTeam(org);
     await grantWorkspace(other.id, ws.id, "write");
     await api("POST", `/workspaces/${ws.id}/actions/lock`, { token: other.token });
-    const sv = await api("POST", `/workspaces/${ws.id}/state-versions`, { token: other.token, body: svBody({ md5: md5(STATE), state: b64(STATE), intermediate: true }) });
+    const sv = await api("POST", `/workspaces/${ws.id}/state-versions`, {
+      token: other.token,
+      body: svBody({ md5: md5(STATE), state: b64(STATE), intermediate: true }),
+    });
     expect(sv.status).toBe(201);
     expect((await api("POST", `/workspaces/${ws.id}/actions/force-unlock`)).status).toBe(200);
     expect((await api("GET", `/workspaces/${ws.id}/current-state-version`)).body.data.id).toBe(sv.body.data.id);
@@ -254,7 +271,8 @@ describe("state version lifecycle", () => {
     const ids: string[] = [];
     for (let serial = 1; serial <= 3; serial++) ids.push((await createSv(ws.id, { serial, md5: md5(STATE), state: b64(STATE) })).body.data.id);
     ids.push((await createSv(ws.id, { serial: 4, md5: md5(STATE) })).body.data.id);
-    const q = (extra: string) => api("GET", `/state-versions?filter%5Bworkspace%5D%5Bname%5D=${ws.attributes.name}&filter%5Borganization%5D%5Bname%5D=${org}${extra}`);
+    const q = (extra: string) =>
+      api("GET", `/state-versions?filter%5Bworkspace%5D%5Bname%5D=${ws.attributes.name}&filter%5Borganization%5D%5Bname%5D=${org}${extra}`);
     const page1 = await q("&page%5Bsize%5D=2");
     expect(page1.body.data.map((s: { id: string }) => s.id)).toEqual([ids[3], ids[2]]);
     expect(page1.body.meta.pagination).toMatchObject({ "total-count": 4, "total-pages": 2, "next-page": 2 });

@@ -5,9 +5,16 @@ import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../src/ids";
 import { api, createOrg, createWorkspace, uniqueName } from "./helpers";
 
-type Binding = { id: string; type: string; attributes: { key: string; value: string; "created-at"?: string }; links?: Record<string, string>; relationships?: Record<string, any> };
+type Binding = {
+  id: string;
+  type: string;
+  attributes: { key: string; value: string; "created-at"?: string };
+  links?: Record<string, string>;
+  relationships?: Record<string, any>;
+};
 
-const kv = (pairs: Array<[string, string?]>) => pairs.map(([key, value]) => ({ type: "tag-bindings", attributes: value === undefined ? { key } : { key, value } }));
+const kv = (pairs: Array<[string, string?]>) =>
+  pairs.map(([key, value]) => ({ type: "tag-bindings", attributes: value === undefined ? { key } : { key, value } }));
 const patch = (ws: string, data: unknown[], token?: string) => api("PATCH", `/workspaces/${ws}/tag-bindings`, { body: { data }, token });
 const bindings = async (ws: string) => (await api("GET", `/workspaces/${ws}/tag-bindings`)).body.data as Binding[];
 const effective = async (ws: string) => {
@@ -21,19 +28,50 @@ const updateBindings = (ws: string, data: unknown[]) =>
   api("PATCH", `/workspaces/${ws}`, { body: { data: { type: "workspaces", relationships: { "tag-bindings": { data } } } } });
 
 /** A team token with the given organisation access and workspace grants (seeded directly in D1). */
-async function teamToken(org: string, opts: { orgAccess?: Record<string, boolean>; workspaces?: Record<string, string>; projects?: Record<string, string> } = {}): Promise<string> {
+async function teamToken(
+  org: string,
+  opts: { orgAccess?: Record<string, boolean>; workspaces?: Record<string, string>; projects?: Record<string, string> } = {},
+): Promise<string> {
   const teamId = `team-${uniqueName("t").replace(/[^A-Za-z0-9]/g, "")}`;
   const now = new Date().toISOString();
   const token = `${uniqueName("tok")}.atlasv1.secret`;
   const stmts = [
-    env.DB.prepare("INSERT INTO teams (id, organization_name, name, organization_access, created_at) VALUES (?, ?, ?, ?, ?)").bind(teamId, org, teamId, JSON.stringify(opts.orgAccess ?? {}), now),
-    env.DB.prepare("INSERT INTO tokens (id, token_hash, kind, team_id, organization_name, created_at) VALUES (?, ?, 'team', ?, ?, ?)").bind(`at-${teamId}`, await sha256Hex(token), teamId, org, now),
+    env.DB.prepare("INSERT INTO teams (id, organization_name, name, organization_access, created_at) VALUES (?, ?, ?, ?, ?)").bind(
+      teamId,
+      org,
+      teamId,
+      JSON.stringify(opts.orgAccess ?? {}),
+      now,
+    ),
+    env.DB.prepare("INSERT INTO tokens (id, token_hash, kind, team_id, organization_name, created_at) VALUES (?, ?, 'team', ?, ?, ?)").bind(
+      `at-${teamId}`,
+      await sha256Hex(token),
+      teamId,
+      org,
+      now,
+    ),
   ];
   for (const [ws, access] of Object.entries(opts.workspaces ?? {})) {
-    stmts.push(env.DB.prepare("INSERT INTO team_workspaces (id, team_id, workspace_id, access, created_at) VALUES (?, ?, ?, ?, ?)").bind(`tws-${uniqueName("x")}`, teamId, ws, access, now));
+    stmts.push(
+      env.DB.prepare("INSERT INTO team_workspaces (id, team_id, workspace_id, access, created_at) VALUES (?, ?, ?, ?, ?)").bind(
+        `tws-${uniqueName("x")}`,
+        teamId,
+        ws,
+        access,
+        now,
+      ),
+    );
   }
   for (const [prj, access] of Object.entries(opts.projects ?? {})) {
-    stmts.push(env.DB.prepare("INSERT INTO team_projects (id, team_id, project_id, access, created_at) VALUES (?, ?, ?, ?, ?)").bind(`tprj-${uniqueName("x")}`, teamId, prj, access, now));
+    stmts.push(
+      env.DB.prepare("INSERT INTO team_projects (id, team_id, project_id, access, created_at) VALUES (?, ?, ?, ?, ?)").bind(
+        `tprj-${uniqueName("x")}`,
+        teamId,
+        prj,
+        access,
+        now,
+      ),
+    );
   }
   await env.DB.batch(stmts);
   return token;
@@ -41,7 +79,9 @@ async function teamToken(org: string, opts: { orgAccess?: Record<string, boolean
 
 async function createProject(org: string): Promise<string> {
   const id = `prj-${uniqueName("p").replace(/[^A-Za-z0-9]/g, "")}`;
-  await env.DB.prepare("INSERT INTO projects (id, organization_name, name, created_at) VALUES (?, ?, ?, ?)").bind(id, org, uniqueName("project"), new Date().toISOString()).run();
+  await env.DB.prepare("INSERT INTO projects (id, organization_name, name, created_at) VALUES (?, ?, ?, ?)")
+    .bind(id, org, uniqueName("project"), new Date().toISOString())
+    .run();
   return id;
 }
 const inProject = (project: string) => ({ project: { data: { type: "projects", id: project } } });
@@ -51,9 +91,18 @@ describe("workspace tag bindings", () => {
   it("PATCH adds in the order sent, updates by key and never removes", async () => {
     const org = await createOrg();
     const ws = await createWorkspace(org);
-    const res = await patch(ws.id, kv([["foo", "bar"], ["baz", "qux"]]));
+    const res = await patch(
+      ws.id,
+      kv([
+        ["foo", "bar"],
+        ["baz", "qux"],
+      ]),
+    );
     expect(res.status).toBe(200);
-    expect(pairsOf(res.body.data)).toEqual([["foo", "bar"], ["baz", "qux"]]);
+    expect(pairsOf(res.body.data)).toEqual([
+      ["foo", "bar"],
+      ["baz", "qux"],
+    ]);
     expect(res.body.data[0].id).toMatch(/^tb-/);
     expect(res.body.data[0].type).toBe("tag-bindings");
     const again = await patch(ws.id, kv([["baz", "new"]]));
@@ -62,11 +111,20 @@ describe("workspace tag bindings", () => {
     const list = await api("GET", `/workspaces/${ws.id}/tag-bindings`);
     expect(list.status).toBe(200);
     expect(list.body.links.target).toBe(`/api/v2/workspaces/${ws.id}`);
-    expect(pairsOf(list.body.data)).toEqual([["foo", "bar"], ["baz", "new"]]);
+    expect(pairsOf(list.body.data)).toEqual([
+      ["foo", "bar"],
+      ["baz", "new"],
+    ]);
     expect(list.body.data[0].attributes["created-at"]).toMatch(/Z$/);
     expect(list.body.meta).toBeUndefined(); // not paginated
     // A key sent twice is set once, the later value winning.
-    const dup = await patch(ws.id, kv([["d", "1"], ["d", "2"]]));
+    const dup = await patch(
+      ws.id,
+      kv([
+        ["d", "1"],
+        ["d", "2"],
+      ]),
+    );
     expect(pairsOf(dup.body.data)).toEqual([["d", "2"]]);
     // Bindings are not flat tags (issue 14).
     expect(await tagNames(ws.id)).toEqual([]);
@@ -78,7 +136,11 @@ describe("workspace tag bindings", () => {
     await api("POST", `/workspaces/${ws.id}/relationships/tags`, { body: { data: [{ type: "tags", attributes: { name: "flat" } }] } });
     await patch(ws.id, kv([["env", "prod"], ["keyonly"], ["empty", ""]]));
     expect(await tagNames(ws.id)).toEqual(["flat"]);
-    expect(pairsOf(await bindings(ws.id))).toEqual([["env", "prod"], ["keyonly", ""], ["empty", ""]]);
+    expect(pairsOf(await bindings(ws.id))).toEqual([
+      ["env", "prod"],
+      ["keyonly", ""],
+      ["empty", ""],
+    ]);
     const flat = (await api("GET", `/workspaces/${ws.id}/relationships/tags`)).body.data.map((t: { attributes: { name: string } }) => t.attributes.name);
     expect(flat).toEqual(["flat"]);
     const orgTags = (await api("GET", `/organizations/${org}/tags`)).body.data.map((t: { attributes: { name: string } }) => t.attributes.name);
@@ -87,34 +149,79 @@ describe("workspace tag bindings", () => {
     await api("POST", `/workspaces/${ws.id}/relationships/tags`, { body: { data: [{ type: "tags", attributes: { name: "env" } }] } });
     await patch(ws.id, kv([["flat", "v"]]));
     expect(await tagNames(ws.id)).toEqual(["flat", "env"]);
-    expect(pairsOf(await bindings(ws.id))).toEqual([["env", "prod"], ["keyonly", ""], ["empty", ""], ["flat", "v"]]);
-    await api("DELETE", `/workspaces/${ws.id}/relationships/tags`, { body: { data: [{ type: "tags", attributes: { name: "flat" } }, { type: "tags", attributes: { name: "keyonly" } }] } });
+    expect(pairsOf(await bindings(ws.id))).toEqual([
+      ["env", "prod"],
+      ["keyonly", ""],
+      ["empty", ""],
+      ["flat", "v"],
+    ]);
+    await api("DELETE", `/workspaces/${ws.id}/relationships/tags`, {
+      body: {
+        data: [
+          { type: "tags", attributes: { name: "flat" } },
+          { type: "tags", attributes: { name: "keyonly" } },
+        ],
+      },
+    });
     expect(await tagNames(ws.id)).toEqual(["env"]);
-    expect(pairsOf(await bindings(ws.id))).toEqual([["env", "prod"], ["keyonly", ""], ["empty", ""], ["flat", "v"]]);
+    expect(pairsOf(await bindings(ws.id))).toEqual([
+      ["env", "prod"],
+      ["keyonly", ""],
+      ["empty", ""],
+      ["flat", "v"],
+    ]);
   });
 
   it("create accepts tag-bindings and flat tags; update replaces the bindings only and [] clears them", async () => {
     const org = await createOrg();
     const ws = await createWorkspace(org, {}, undefined, {
-      tags: { data: [{ type: "tags", attributes: { name: "f1" } }, { type: "tags", attributes: { name: "shared" } }] },
-      "tag-bindings": { data: kv([["k1", "v1"], ["shared", "x"]]) },
+      tags: {
+        data: [
+          { type: "tags", attributes: { name: "f1" } },
+          { type: "tags", attributes: { name: "shared" } },
+        ],
+      },
+      "tag-bindings": {
+        data: kv([
+          ["k1", "v1"],
+          ["shared", "x"],
+        ]),
+      },
     });
     expect(ws.attributes["tag-names"]).toEqual(["f1", "shared"]);
-    expect(pairsOf(await bindings(ws.id))).toEqual([["k1", "v1"], ["shared", "x"]]);
+    expect(pairsOf(await bindings(ws.id))).toEqual([
+      ["k1", "v1"],
+      ["shared", "x"],
+    ]);
     const k1Id = (await bindings(ws.id))[0]!.id;
 
-    const upd = await updateBindings(ws.id, kv([["k1", "v2"], ["foo", "bar"]]));
+    const upd = await updateBindings(
+      ws.id,
+      kv([
+        ["k1", "v2"],
+        ["foo", "bar"],
+      ]),
+    );
     expect(upd.status).toBe(200);
     expect(upd.body.data.attributes["tag-names"]).toEqual(["f1", "shared"]);
     const after = await bindings(ws.id);
-    expect(pairsOf(after)).toEqual([["k1", "v2"], ["foo", "bar"]]);
+    expect(pairsOf(after)).toEqual([
+      ["k1", "v2"],
+      ["foo", "bar"],
+    ]);
     expect(after[0]!.id).toBe(k1Id);
-    expect(pairsOf(await effective(ws.id))).toEqual([["k1", "v2"], ["foo", "bar"]]);
+    expect(pairsOf(await effective(ws.id))).toEqual([
+      ["k1", "v2"],
+      ["foo", "bar"],
+    ]);
     // Flat tags are untouched by a binding replace.
     expect((await api("GET", `/organizations/${org}/tags?q=f1`)).body.data).toHaveLength(1);
     // An update without tag-bindings leaves them alone.
     await api("PATCH", `/workspaces/${ws.id}`, { body: { data: { type: "workspaces", attributes: { description: "d" } } } });
-    expect(pairsOf(await bindings(ws.id))).toEqual([["k1", "v2"], ["foo", "bar"]]);
+    expect(pairsOf(await bindings(ws.id))).toEqual([
+      ["k1", "v2"],
+      ["foo", "bar"],
+    ]);
     // go-tfe's DeleteAllTagBindings.
     expect((await updateBindings(ws.id, [])).status).toBe(200);
     expect(await bindings(ws.id)).toEqual([]);
@@ -125,7 +232,13 @@ describe("workspace tag bindings", () => {
     const org = await createOrg();
     const ws = await createWorkspace(org);
     const cases: Array<[unknown[], string]> = [
-      [kv([["ok", "1"], ["k".repeat(129), "v"]]), "/data/1/attributes/key"],
+      [
+        kv([
+          ["ok", "1"],
+          ["k".repeat(129), "v"],
+        ]),
+        "/data/1/attributes/key",
+      ],
       [kv([["ok", "v".repeat(257)]]), "/data/0/attributes/value"],
       [kv([["has space", "v"]]), "/data/0/attributes/key"],
       [kv([["k", "a/b"]]), "/data/0/attributes/value"],
@@ -144,7 +257,14 @@ describe("workspace tag bindings", () => {
       expect(res.body.errors[0].source.pointer).toBe(pointer);
     }
     // The edges are allowed: 128/256 characters and every allowed symbol.
-    const edge = await patch(ws.id, kv([["k".repeat(128), "v".repeat(256)], ["a_.=+-@:Z9", "b_.=+-@:Z9"], ["hcx:ok", "hc:value-is-fine"]]));
+    const edge = await patch(
+      ws.id,
+      kv([
+        ["k".repeat(128), "v".repeat(256)],
+        ["a_.=+-@:Z9", "b_.=+-@:Z9"],
+        ["hcx:ok", "hc:value-is-fine"],
+      ]),
+    );
     expect(edge.status).toBe(200);
     expect(await bindings(ws.id)).toHaveLength(3);
     // Create and update point into relationships.
@@ -153,7 +273,13 @@ describe("workspace tag bindings", () => {
     });
     expect(create.status).toBe(422);
     expect(create.body.errors[0].source.pointer).toBe("/data/relationships/tag-bindings/data/0/attributes/key");
-    const upd = await updateBindings(ws.id, kv([["ok", "1"], ["bad key", "1"]]));
+    const upd = await updateBindings(
+      ws.id,
+      kv([
+        ["ok", "1"],
+        ["bad key", "1"],
+      ]),
+    );
     expect(upd.status).toBe(422);
     expect(upd.body.errors[0].source.pointer).toBe("/data/relationships/tag-bindings/data/1/attributes/key");
     expect(await bindings(ws.id)).toHaveLength(3);
@@ -169,22 +295,70 @@ describe("workspace tag bindings", () => {
     expect(eleven.body.errors[0].source.pointer).toBe("/data/10");
     expect(await bindings(ws.id)).toEqual([]);
     expect((await patch(ws.id, kv(ten.slice(0, 8)))).status).toBe(200);
-    const over = await patch(ws.id, kv([["k0", "changed"], ["n1", "1"], ["n2", "2"], ["n3", "3"]]));
+    const over = await patch(
+      ws.id,
+      kv([
+        ["k0", "changed"],
+        ["n1", "1"],
+        ["n2", "2"],
+        ["n3", "3"],
+      ]),
+    );
     expect(over.status).toBe(422);
     expect(over.body.errors[0].source.pointer).toBe("/data/3");
-    expect((await patch(ws.id, kv([["k0", "changed"], ["n1", "1"], ["n2", "2"]]))).status).toBe(200);
+    expect(
+      (
+        await patch(
+          ws.id,
+          kv([
+            ["k0", "changed"],
+            ["n1", "1"],
+            ["n2", "2"],
+          ]),
+        )
+      ).status,
+    ).toBe(200);
     expect(await bindings(ws.id)).toHaveLength(10);
     // Full: a new key-only binding is refused too...
     const keyOnly = await patch(ws.id, kv([["extra"]]));
     expect(keyOnly.status).toBe(422);
     expect(keyOnly.body.errors[0].source.pointer).toBe("/data/0");
     // ...but flat tags are not bindings: the tags endpoint still adds them.
-    expect((await api("POST", `/workspaces/${ws.id}/relationships/tags`, { body: { data: [{ type: "tags", attributes: { name: "extra" } }] } })).status).toBe(204);
+    expect((await api("POST", `/workspaces/${ws.id}/relationships/tags`, { body: { data: [{ type: "tags", attributes: { name: "extra" } }] } })).status).toBe(
+      204,
+    );
     expect(await bindings(ws.id)).toHaveLength(10);
     expect(await tagNames(ws.id)).toEqual(["extra"]);
     // go-tfe's "adding 26 tags": 26 new key-only bindings in one PATCH are refused.
     const fresh = await createWorkspace(org);
-    const nato = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango", "uniform", "victor", "whiskey", "xray", "yankee", "zulu"];
+    const nato = [
+      "alpha",
+      "bravo",
+      "charlie",
+      "delta",
+      "echo",
+      "foxtrot",
+      "golf",
+      "hotel",
+      "india",
+      "juliet",
+      "kilo",
+      "lima",
+      "mike",
+      "november",
+      "oscar",
+      "papa",
+      "quebec",
+      "romeo",
+      "sierra",
+      "tango",
+      "uniform",
+      "victor",
+      "whiskey",
+      "xray",
+      "yankee",
+      "zulu",
+    ];
     const many = await patch(fresh.id, kv(nato.map((k) => [k])));
     expect(many.status).toBe(422);
     expect(many.body.errors[0].source.pointer).toBe("/data/10");
@@ -223,7 +397,11 @@ describe("workspace tag bindings", () => {
     const org = await createOrg();
     const ws = await createWorkspace(org);
     // 20 racing flat-tag adds all land (flat tags have no limit).
-    const flat = await Promise.all(Array.from({ length: 20 }, (_, i) => api("POST", `/workspaces/${ws.id}/relationships/tags`, { body: { data: [{ type: "tags", attributes: { name: `key${i}` } }] } })));
+    const flat = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        api("POST", `/workspaces/${ws.id}/relationships/tags`, { body: { data: [{ type: "tags", attributes: { name: `key${i}` } }] } }),
+      ),
+    );
     expect(flat.map((r) => r.status)).toEqual(Array(20).fill(204));
     expect((await tagNames(ws.id)).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `key${i}`).sort());
     expect((await api("GET", `/organizations/${org}/tags?page[size]=100`)).body.meta.pagination["total-count"]).toBe(20);
@@ -264,20 +442,41 @@ describe("project tag bindings and inheritance", () => {
   it("PATCH /projects/:id/tag-bindings adds and updates; GET and effective list them", async () => {
     const org = await createOrg();
     const prj = await createProject(org);
-    const res = await patchProject(prj, kv([["foo", "bar"], ["baz", "qux"]]));
+    const res = await patchProject(
+      prj,
+      kv([
+        ["foo", "bar"],
+        ["baz", "qux"],
+      ]),
+    );
     expect(res.status).toBe(200);
-    expect(pairsOf(res.body.data)).toEqual([["foo", "bar"], ["baz", "qux"]]);
+    expect(pairsOf(res.body.data)).toEqual([
+      ["foo", "bar"],
+      ["baz", "qux"],
+    ]);
     expect(pairsOf((await patchProject(prj, kv([["foo", "new"]]))).body.data)).toEqual([["foo", "new"]]);
     const list = await api("GET", `/projects/${prj}/tag-bindings`);
     expect(list.status).toBe(200);
-    expect(pairsOf(list.body.data)).toEqual([["foo", "new"], ["baz", "qux"]]);
+    expect(pairsOf(list.body.data)).toEqual([
+      ["foo", "new"],
+      ["baz", "qux"],
+    ]);
     expect(list.body.data[0].type).toBe("tag-bindings");
     const eff = await api("GET", `/projects/${prj}/effective-tag-bindings`);
-    expect(pairsOf(eff.body.data)).toEqual([["foo", "new"], ["baz", "qux"]]);
+    expect(pairsOf(eff.body.data)).toEqual([
+      ["foo", "new"],
+      ["baz", "qux"],
+    ]);
     expect(eff.body.data[0].type).toBe("effective-tag-bindings");
     expect("links" in eff.body.data[0]).toBe(false);
     expect((await api("GET", "/projects/prj-doesnotexist123/tag-bindings")).status).toBe(404);
-    const bad = await patchProject(prj, kv([["ok", "1"], ["hcp:no", "1"]]));
+    const bad = await patchProject(
+      prj,
+      kv([
+        ["ok", "1"],
+        ["hcp:no", "1"],
+      ]),
+    );
     expect(bad.status).toBe(422);
     expect(bad.body.errors[0].source.pointer).toBe("/data/1/attributes/key");
   });
@@ -306,31 +505,57 @@ describe("project tag bindings and inheritance", () => {
     const org = await createOrg();
     const prj = await createProject(org);
     const ws = await createWorkspace(org, { name: "mycoolworkspace" }, undefined, inProject(prj));
-    await patch(ws.id, kv([["a", "1"], ["b", "2"]]));
+    await patch(
+      ws.id,
+      kv([
+        ["a", "1"],
+        ["b", "2"],
+      ]),
+    );
     for (const b of await effective(ws.id)) expect("links" in b).toBe(false);
 
-    await patchProject(prj, kv([["inherited", "foo"], ["a", "project-a"]]));
+    await patchProject(
+      prj,
+      kv([
+        ["inherited", "foo"],
+        ["a", "project-a"],
+      ]),
+    );
     const eff = await effective(ws.id);
-    expect(pairsOf(eff)).toEqual([["a", "1"], ["b", "2"], ["inherited", "foo"]]);
+    expect(pairsOf(eff)).toEqual([
+      ["a", "1"],
+      ["b", "2"],
+      ["inherited", "foo"],
+    ]);
     const inherited = eff.find((b) => b.attributes.key === "inherited")!;
     expect(inherited.type).toBe("effective-tag-bindings");
     expect(inherited.links).toEqual({ "inherited-from": `/api/v2/projects/${prj}` });
     expect(inherited.relationships?.["inherited-from"].links.related).toBe(`/api/v2/projects/${prj}`);
     for (const b of eff.filter((b) => b.attributes.key !== "inherited")) expect("links" in b).toBe(false);
     // Direct bindings do not include inherited ones.
-    expect(pairsOf(await bindings(ws.id))).toEqual([["a", "1"], ["b", "2"]]);
+    expect(pairsOf(await bindings(ws.id))).toEqual([
+      ["a", "1"],
+      ["b", "2"],
+    ]);
 
     // Removing the direct "a" uncovers the project's value; a project change is visible at once.
     await updateBindings(ws.id, kv([["b", "2"]]));
     await patchProject(prj, kv([["inherited", "bar"]]));
-    expect(pairsOf(await effective(ws.id))).toEqual([["b", "2"], ["inherited", "bar"], ["a", "project-a"]]);
+    expect(pairsOf(await effective(ws.id))).toEqual([
+      ["b", "2"],
+      ["inherited", "bar"],
+      ["a", "project-a"],
+    ]);
 
     // Moving the workspace to another project changes what it inherits.
     const other = await createProject(org);
     await patchProject(other, kv([["team", "blue"]]));
     const moved = await api("PATCH", `/workspaces/${ws.id}`, { body: { data: { type: "workspaces", relationships: inProject(other) } } });
     expect(moved.status).toBe(200);
-    expect(pairsOf(await effective(ws.id))).toEqual([["b", "2"], ["team", "blue"]]);
+    expect(pairsOf(await effective(ws.id))).toEqual([
+      ["b", "2"],
+      ["team", "blue"],
+    ]);
   });
 
   it("needs project admin to PATCH and project read access to list", async () => {
@@ -349,7 +574,10 @@ describe("project tag bindings and inheritance", () => {
     expect((await patchProject(prj, kv([["a", "1"]]), stranger)).status).toBe(404);
     expect((await patchProject(prj, kv([["a", "1"]]), admin)).status).toBe(200);
     expect((await patchProject(prj, kv([["b", "2"]]), manager)).status).toBe(200);
-    expect(pairsOf((await api("GET", `/projects/${prj}/tag-bindings`)).body.data)).toEqual([["a", "1"], ["b", "2"]]);
+    expect(pairsOf((await api("GET", `/projects/${prj}/tag-bindings`)).body.data)).toEqual([
+      ["a", "1"],
+      ["b", "2"],
+    ]);
   });
 });
 
@@ -368,8 +596,22 @@ describe("list filters over both tag sets and project inheritance", () => {
   it("filter[tagged] matches direct and inherited bindings (direct wins); search[tags] matches the same keys", async () => {
     const org = await createOrg();
     const prj = await createProject(org);
-    await createWorkspace(org, { name: "w1" }, undefined, { "tag-bindings": { data: kv([["key1", "value1"], ["key2", "value2a"]]) } });
-    await createWorkspace(org, { name: "w2" }, undefined, { "tag-bindings": { data: kv([["key2", "value2b"], ["key3", "value3"]]) } });
+    await createWorkspace(org, { name: "w1" }, undefined, {
+      "tag-bindings": {
+        data: kv([
+          ["key1", "value1"],
+          ["key2", "value2a"],
+        ]),
+      },
+    });
+    await createWorkspace(org, { name: "w2" }, undefined, {
+      "tag-bindings": {
+        data: kv([
+          ["key2", "value2b"],
+          ["key3", "value3"],
+        ]),
+      },
+    });
     await createWorkspace(org, { name: "w3" }, undefined, { ...inProject(prj), tags: { data: [{ type: "tags", attributes: { name: "flat" } }] } });
     await createWorkspace(org, { name: "w4" }, undefined, { ...inProject(prj), "tag-bindings": { data: kv([["env", "dev"]]) } });
 

@@ -9,7 +9,8 @@ import { expectConsistent } from "./consistency-helper";
 import { api, createOrg, createWorkspace } from "./helpers";
 
 type Pair = [string, string];
-const kv = (pairs: Array<[string, string?]>) => pairs.map(([key, value]) => ({ type: "tag-bindings", attributes: value === undefined ? { key } : { key, value } }));
+const kv = (pairs: Array<[string, string?]>) =>
+  pairs.map(([key, value]) => ({ type: "tag-bindings", attributes: value === undefined ? { key } : { key, value } }));
 const byName = (...names: string[]) => names.map((name) => ({ type: "tags", attributes: { name } }));
 const pairs = (data: Array<{ attributes: { key: string; value: string } }>): Pair[] => data.map((b) => [b.attributes.key, b.attributes.value]);
 
@@ -40,7 +41,9 @@ async function expectTags(ws: string, flat: string[], bindings: Pair[]) {
 async function orgTags(org: string): Promise<Record<string, number>> {
   const res = await api("GET", `/organizations/${org}/tags?page%5Bsize%5D=100`);
   expect(res.status).toBe(200);
-  return Object.fromEntries(res.body.data.map((t: { attributes: { name: string; "instance-count": number } }) => [t.attributes.name, t.attributes["instance-count"]]));
+  return Object.fromEntries(
+    res.body.data.map((t: { attributes: { name: string; "instance-count": number } }) => [t.attributes.name, t.attributes["instance-count"]]),
+  );
 }
 
 async function listNames(org: string, query: string): Promise<string[]> {
@@ -59,11 +62,23 @@ describe("the tfe provider's request sequences (tag_names and tags)", () => {
     const org = await createOrg();
     const ws = await createWorkspace(org, {}, undefined, {
       tags: { data: byName("rc", "alpha") },
-      "tag-bindings": { data: kv([["env", "dev"], ["owner", "rc"]]) },
+      "tag-bindings": {
+        data: kv([
+          ["env", "dev"],
+          ["owner", "rc"],
+        ]),
+      },
     });
     // The create response already carries flat tags only (in the order sent).
     expect(ws.attributes["tag-names"]).toEqual(["rc", "alpha"]);
-    await expectTags(ws.id, ["rc", "alpha"], [["env", "dev"], ["owner", "rc"]]);
+    await expectTags(
+      ws.id,
+      ["rc", "alpha"],
+      [
+        ["env", "dev"],
+        ["owner", "rc"],
+      ],
+    );
     // Only flat tags are organisation tags.
     expect(await orgTags(org)).toEqual({ alpha: 1, rc: 1 });
   });
@@ -72,25 +87,65 @@ describe("the tfe provider's request sequences (tag_names and tags)", () => {
     const org = await createOrg();
     const ws = await createWorkspace(org, {}, undefined, {
       tags: { data: byName("rc", "alpha") },
-      "tag-bindings": { data: kv([["env", "dev"], ["owner", "rc"]]) },
+      "tag-bindings": {
+        data: kv([
+          ["env", "dev"],
+          ["owner", "rc"],
+        ]),
+      },
     });
 
     // tags = { env = "prod", owner = "rc" }: the whole binding set, replaced; flat tags untouched.
-    const upd = await updateWs(ws.id, { "tag-bindings": { data: kv([["owner", "rc"], ["env", "prod"]]) } });
+    const upd = await updateWs(ws.id, {
+      "tag-bindings": {
+        data: kv([
+          ["owner", "rc"],
+          ["env", "prod"],
+        ]),
+      },
+    });
     expect(upd.status).toBe(200);
     expect(upd.body.data.attributes["tag-names"]).toEqual(["rc", "alpha"]);
-    await expectTags(ws.id, ["rc", "alpha"], [["owner", "rc"], ["env", "prod"]]);
+    await expectTags(
+      ws.id,
+      ["rc", "alpha"],
+      [
+        ["owner", "rc"],
+        ["env", "prod"],
+      ],
+    );
 
     // tag_names = ["beta", "rc"]: add beta, remove alpha; bindings untouched.
     expect((await addFlat(ws.id, "beta")).status).toBe(204);
-    await expectTags(ws.id, ["rc", "alpha", "beta"], [["owner", "rc"], ["env", "prod"]]);
+    await expectTags(
+      ws.id,
+      ["rc", "alpha", "beta"],
+      [
+        ["owner", "rc"],
+        ["env", "prod"],
+      ],
+    );
     expect((await removeFlat(ws.id, "alpha")).status).toBe(204);
-    await expectTags(ws.id, ["rc", "beta"], [["owner", "rc"], ["env", "prod"]]);
+    await expectTags(
+      ws.id,
+      ["rc", "beta"],
+      [
+        ["owner", "rc"],
+        ["env", "prod"],
+      ],
+    );
 
     // The DELETE the provider sent while it read binding keys as flat tags: only flat tags named
     // that are removed (none left), the bindings env and owner stay.
     expect((await removeFlat(ws.id, "env", "alpha", "owner")).status).toBe(204);
-    await expectTags(ws.id, ["rc", "beta"], [["owner", "rc"], ["env", "prod"]]);
+    await expectTags(
+      ws.id,
+      ["rc", "beta"],
+      [
+        ["owner", "rc"],
+        ["env", "prod"],
+      ],
+    );
     expect(await orgTags(org)).toEqual({ beta: 1, rc: 1 });
   });
 
@@ -113,7 +168,7 @@ describe("the tfe provider's request sequences (tag_names and tags)", () => {
 });
 
 describe("Terraform's cloud block", () => {
-  it("set strategy (tags = [\"a\", \"b\"]): create with flat tags, tag check, key-only binding adds, both list queries", async () => {
+  it('set strategy (tags = ["a", "b"]): create with flat tags, tag check, key-only binding adds, both list queries', async () => {
     const org = await createOrg();
     const other = await createWorkspace(org, { name: "other" }, undefined, { tags: { data: byName("a") } });
     expect(await listNames(org, "search%5Btags%5D=a,b")).toEqual([]);
@@ -124,8 +179,18 @@ describe("Terraform's cloud block", () => {
     // ...so it adds every tag as a key-only binding.
     const add = await patchBindings(ws.id, kv([["a"], ["b"]]));
     expect(add.status).toBe(200);
-    expect(pairs(add.body.data)).toEqual([["a", ""], ["b", ""]]);
-    await expectTags(ws.id, ["a", "b"], [["a", ""], ["b", ""]]);
+    expect(pairs(add.body.data)).toEqual([
+      ["a", ""],
+      ["b", ""],
+    ]);
+    await expectTags(
+      ws.id,
+      ["a", "b"],
+      [
+        ["a", ""],
+        ["b", ""],
+      ],
+    );
     // The next init finds nothing to add; both list queries find the workspace.
     expect(await listNames(org, "search%5Btags%5D=a,b")).toEqual(["app"]);
     expect(await listNames(org, "filter%5Btagged%5D%5B0%5D%5Bkey%5D=a")).toEqual(["app"]);
@@ -135,22 +200,61 @@ describe("Terraform's cloud block", () => {
     expect(await listNames(org, "filter%5Btagged%5D%5B0%5D%5Bkey%5D=a&filter%5Btagged%5D%5B0%5D%5Bvalue%5D=")).toEqual(["app"]);
     // Adding the same key-only bindings again changes nothing.
     expect((await patchBindings(ws.id, kv([["a"], ["b"]]))).status).toBe(200);
-    await expectTags(ws.id, ["a", "b"], [["a", ""], ["b", ""]]);
+    await expectTags(
+      ws.id,
+      ["a", "b"],
+      [
+        ["a", ""],
+        ["b", ""],
+      ],
+    );
   });
 
-  it("map strategy (tags = { env = \"prod\", team = \"x\" }): create with bindings, tag check, both list queries", async () => {
+  it('map strategy (tags = { env = "prod", team = "x" }): create with bindings, tag check, both list queries', async () => {
     const org = await createOrg();
-    const query = "search%5Btags%5D=env,team&filter%5Btagged%5D%5B0%5D%5Bkey%5D=env&filter%5Btagged%5D%5B0%5D%5Bvalue%5D=prod&filter%5Btagged%5D%5B1%5D%5Bkey%5D=team&filter%5Btagged%5D%5B1%5D%5Bvalue%5D=x";
+    const query =
+      "search%5Btags%5D=env,team&filter%5Btagged%5D%5B0%5D%5Bkey%5D=env&filter%5Btagged%5D%5B0%5D%5Bvalue%5D=prod&filter%5Btagged%5D%5B1%5D%5Bkey%5D=team&filter%5Btagged%5D%5B1%5D%5Bvalue%5D=x";
     expect(await listNames(org, query)).toEqual([]);
-    const ws = await createWorkspace(org, { name: "svc" }, undefined, { "tag-bindings": { data: kv([["env", "prod"], ["team", "x"]]) } });
-    await expectTags(ws.id, [], [["env", "prod"], ["team", "x"]]);
+    const ws = await createWorkspace(org, { name: "svc" }, undefined, {
+      "tag-bindings": {
+        data: kv([
+          ["env", "prod"],
+          ["team", "x"],
+        ]),
+      },
+    });
+    await expectTags(
+      ws.id,
+      [],
+      [
+        ["env", "prod"],
+        ["team", "x"],
+      ],
+    );
     // Its search[tags] part and its filter[tagged] part give the same answer.
     expect(await listNames(org, query)).toEqual(["svc"]);
     expect(await listNames(org, "search%5Btags%5D=env,team")).toEqual(["svc"]);
     expect(await listNames(org, "filter%5Btagged%5D%5B0%5D%5Bkey%5D=env&filter%5Btagged%5D%5B0%5D%5Bvalue%5D=prod")).toEqual(["svc"]);
     // A changed value in the configuration: the tag check PATCHes the whole map.
-    expect((await patchBindings(ws.id, kv([["env", "staging"], ["team", "x"]]))).status).toBe(200);
-    await expectTags(ws.id, [], [["env", "staging"], ["team", "x"]]);
+    expect(
+      (
+        await patchBindings(
+          ws.id,
+          kv([
+            ["env", "staging"],
+            ["team", "x"],
+          ]),
+        )
+      ).status,
+    ).toBe(200);
+    await expectTags(
+      ws.id,
+      [],
+      [
+        ["env", "staging"],
+        ["team", "x"],
+      ],
+    );
     expect(await listNames(org, query)).toEqual([]);
   });
 });
@@ -171,7 +275,20 @@ describe("concurrent writes to both sets", () => {
     expect([...state.tagNames].sort()).toEqual(["f0", "f1", "f2", "f3", "f4", "f5", "f6", "f7"]);
     expect(state.flat.sort()).toEqual(state.tagNames.sort());
     expect(state.bindings.sort()).toEqual(
-      ([["keep", "1"], ["b0", "v0"], ["b1", "v1"], ["b2", "v2"], ["b3", "v3"], ["b4", "v4"], ["f0", ""], ["f1", ""], ["f2", ""], ["f3", ""]] as Pair[]).sort(),
+      (
+        [
+          ["keep", "1"],
+          ["b0", "v0"],
+          ["b1", "v1"],
+          ["b2", "v2"],
+          ["b3", "v3"],
+          ["b4", "v4"],
+          ["f0", ""],
+          ["f1", ""],
+          ["f2", ""],
+          ["f3", ""],
+        ] as Pair[]
+      ).sort(),
     );
     expect(await orgTags(org)).toEqual({ f0: 1, f1: 1, f2: 1, f3: 1, f4: 1, f5: 1, f6: 1, f7: 1 });
     await expectConsistent();
@@ -234,7 +351,9 @@ describe("migration from one tag set per workspace", () => {
     // database are set aside and put back afterwards.
     await env.DB.batch([
       env.DB.prepare("UPDATE workspaces SET doc = ? WHERE id = ?").bind(JSON.stringify(old), ws.id),
-      env.DB.prepare("CREATE TABLE saved_tags AS SELECT workspace_id, organization_name, kind, key, value, position, tag_id FROM workspace_tags WHERE workspace_id <> ?").bind(ws.id),
+      env.DB.prepare(
+        "CREATE TABLE saved_tags AS SELECT workspace_id, organization_name, kind, key, value, position, tag_id FROM workspace_tags WHERE workspace_id <> ?",
+      ).bind(ws.id),
       env.DB.prepare("DROP TABLE workspace_tags"),
       env.DB.prepare(`CREATE TABLE workspace_tags (workspace_id TEXT NOT NULL, organization_name TEXT NOT NULL COLLATE NOCASE, key TEXT NOT NULL,
         value TEXT, position INTEGER NOT NULL, tag_id TEXT, PRIMARY KEY (workspace_id, key))`),
@@ -242,7 +361,14 @@ describe("migration from one tag set per workspace", () => {
       env.DB.prepare("CREATE INDEX workspace_tags_tag ON workspace_tags(tag_id)"),
       env.DB.prepare("CREATE INDEX workspace_tags_org_key_ws ON workspace_tags(organization_name, key, value, workspace_id, tag_id)"),
       ...old.tags.map((t, i) =>
-        env.DB.prepare("INSERT INTO workspace_tags (workspace_id, organization_name, key, value, position, tag_id) VALUES (?, ?, ?, ?, ?, ?)").bind(ws.id, org, t.key, t.value, i, t.tagId),
+        env.DB.prepare("INSERT INTO workspace_tags (workspace_id, organization_name, key, value, position, tag_id) VALUES (?, ?, ?, ?, ?, ?)").bind(
+          ws.id,
+          org,
+          t.key,
+          t.value,
+          i,
+          t.tagId,
+        ),
       ),
     ]);
     const migration = env.TEST_MIGRATIONS.find((m) => m.name.endsWith("_tag_sets.sql"));
@@ -279,7 +405,14 @@ describe("migration from one tag set per workspace", () => {
       { key: "env", value: "prod", id: "tb-old2", createdAt: at },
       { key: "owner", value: "rc", id: "tb-old4", createdAt: at },
     ]);
-    await expectTags(ws.id, ["f1", "keyonly"], [["env", "prod"], ["owner", "rc"]]);
+    await expectTags(
+      ws.id,
+      ["f1", "keyonly"],
+      [
+        ["env", "prod"],
+        ["owner", "rc"],
+      ],
+    );
     const binding = await api("GET", `/workspaces/${ws.id}/tag-bindings`);
     expect(binding.body.data.map((b: { id: string }) => b.id)).toEqual(["tb-old2", "tb-old4"]);
     expect(await orgTags(org)).toEqual({ f1: 1, keyonly: 1 });
@@ -293,7 +426,15 @@ describe("migration from one tag set per workspace", () => {
     expect(((await stub.get()) as { value: WorkspaceRecord }).value.version).toBe(migrated.version);
     expect((await addFlat(ws.id, "env")).status).toBe(204);
     expect((await patchBindings(ws.id, kv([["keyonly"]]))).status).toBe(200);
-    await expectTags(ws.id, ["f1", "keyonly", "env"], [["env", "prod"], ["owner", "rc"], ["keyonly", ""]]);
+    await expectTags(
+      ws.id,
+      ["f1", "keyonly", "env"],
+      [
+        ["env", "prod"],
+        ["owner", "rc"],
+        ["keyonly", ""],
+      ],
+    );
     await expectConsistent();
   });
 });

@@ -22,19 +22,50 @@ async function orgTag(org: string, name: string): Promise<{ id: string; attribut
 }
 
 /** A team token with the given organisation access and workspace grants (seeded directly in D1). */
-async function teamToken(org: string, opts: { orgAccess?: Record<string, boolean>; workspaces?: Record<string, string>; projects?: Record<string, string> } = {}): Promise<string> {
+async function teamToken(
+  org: string,
+  opts: { orgAccess?: Record<string, boolean>; workspaces?: Record<string, string>; projects?: Record<string, string> } = {},
+): Promise<string> {
   const teamId = `team-${uniqueName("t").replace(/[^A-Za-z0-9]/g, "")}`;
   const now = new Date().toISOString();
   const token = `${uniqueName("tok")}.atlasv1.secret`;
   const stmts = [
-    env.DB.prepare("INSERT INTO teams (id, organization_name, name, organization_access, created_at) VALUES (?, ?, ?, ?, ?)").bind(teamId, org, teamId, JSON.stringify(opts.orgAccess ?? {}), now),
-    env.DB.prepare("INSERT INTO tokens (id, token_hash, kind, team_id, organization_name, created_at) VALUES (?, ?, 'team', ?, ?, ?)").bind(`at-${teamId}`, await sha256Hex(token), teamId, org, now),
+    env.DB.prepare("INSERT INTO teams (id, organization_name, name, organization_access, created_at) VALUES (?, ?, ?, ?, ?)").bind(
+      teamId,
+      org,
+      teamId,
+      JSON.stringify(opts.orgAccess ?? {}),
+      now,
+    ),
+    env.DB.prepare("INSERT INTO tokens (id, token_hash, kind, team_id, organization_name, created_at) VALUES (?, ?, 'team', ?, ?, ?)").bind(
+      `at-${teamId}`,
+      await sha256Hex(token),
+      teamId,
+      org,
+      now,
+    ),
   ];
   for (const [ws, access] of Object.entries(opts.workspaces ?? {})) {
-    stmts.push(env.DB.prepare("INSERT INTO team_workspaces (id, team_id, workspace_id, access, created_at) VALUES (?, ?, ?, ?, ?)").bind(`tws-${uniqueName("x")}`, teamId, ws, access, now));
+    stmts.push(
+      env.DB.prepare("INSERT INTO team_workspaces (id, team_id, workspace_id, access, created_at) VALUES (?, ?, ?, ?, ?)").bind(
+        `tws-${uniqueName("x")}`,
+        teamId,
+        ws,
+        access,
+        now,
+      ),
+    );
   }
   for (const [prj, access] of Object.entries(opts.projects ?? {})) {
-    stmts.push(env.DB.prepare("INSERT INTO team_projects (id, team_id, project_id, access, created_at) VALUES (?, ?, ?, ?, ?)").bind(`tprj-${uniqueName("x")}`, teamId, prj, access, now));
+    stmts.push(
+      env.DB.prepare("INSERT INTO team_projects (id, team_id, project_id, access, created_at) VALUES (?, ?, ?, ?, ?)").bind(
+        `tprj-${uniqueName("x")}`,
+        teamId,
+        prj,
+        access,
+        now,
+      ),
+    );
   }
   await env.DB.batch(stmts);
   return token;
@@ -183,7 +214,9 @@ describe("organisation tags", () => {
     const all = await orgTags(org);
     expect(all.status).toBe(200);
     expect(all.body.data).toHaveLength(11);
-    const counts = Object.fromEntries(all.body.data.map((t: { attributes: { name: string; "instance-count": number } }) => [t.attributes.name, t.attributes["instance-count"]]));
+    const counts = Object.fromEntries(
+      all.body.data.map((t: { attributes: { name: string; "instance-count": number } }) => [t.attributes.name, t.attributes["instance-count"]]),
+    );
     expect(counts).toMatchObject({ tag0: 2, tag1: 1, solo: 1 });
     expect(all.body.data[0].relationships.organization.data).toEqual({ id: org, type: "organizations" });
     const q = await orgTags(org, "?q=TAG0&page[size]=5");
@@ -198,7 +231,7 @@ describe("organisation tags", () => {
     expect((await orgTags(org, "?q=%25")).body.data).toEqual([]);
     const stranger = await createOrg();
     expect((await orgTags(stranger)).body.data).toEqual([]);
-    expect((await orgTags(org, "", )).status).toBe(200);
+    expect((await orgTags(org, "")).status).toBe(200);
   });
 
   it("deletes tags by id from every workspace; unknown ids are 404; needs organisation-wide rights", async () => {
@@ -211,7 +244,14 @@ describe("organisation tags", () => {
     const asReader = await api("DELETE", `/organizations/${org}/tags`, { body: { data: [{ type: "tags", id: gone.id }] }, token: reader });
     expect(asReader.status).toBe(404);
     expect((await orgTag(org, "gone"))?.attributes["instance-count"]).toBe(2);
-    const unknown = await api("DELETE", `/organizations/${org}/tags`, { body: { data: [{ type: "tags", id: gone.id }, { type: "tags", id: "tag-nopenopenope12" }] } });
+    const unknown = await api("DELETE", `/organizations/${org}/tags`, {
+      body: {
+        data: [
+          { type: "tags", id: gone.id },
+          { type: "tags", id: "tag-nopenopenope12" },
+        ],
+      },
+    });
     expect(unknown.status).toBe(404);
     expect(unknown.body.errors[0].source.pointer).toBe("/data/1/id");
     const del = await api("DELETE", `/organizations/${org}/tags`, { body: { data: [{ type: "tags", id: gone.id }] } });
@@ -243,19 +283,35 @@ describe("organisation tags", () => {
     const [a, b, c] = [await createWorkspace(org), await createWorkspace(org), await createWorkspace(org)];
     await addTags(a.id, byName("shared"));
     const tag = (await orgTag(org, "shared"))!;
-    const res = await api("POST", `/tags/${tag.id}/relationships/workspaces`, { body: { data: [{ type: "workspaces", id: b.id }, { type: "workspaces", id: c.id }] } });
+    const res = await api("POST", `/tags/${tag.id}/relationships/workspaces`, {
+      body: {
+        data: [
+          { type: "workspaces", id: b.id },
+          { type: "workspaces", id: c.id },
+        ],
+      },
+    });
     expect(res.status).toBe(204);
     for (const ws of [b, c]) expect((await tagsOf(ws.id)).body.data[0].id).toBe(tag.id);
     expect((await orgTag(org, "shared"))?.attributes["instance-count"]).toBe(3);
     // A workspace of another organisation, or an unknown one, is 404 and nothing is attached.
     const foreign = await createWorkspace(await createOrg());
     const d = await createWorkspace(org);
-    const bad = await api("POST", `/tags/${tag.id}/relationships/workspaces`, { body: { data: [{ type: "workspaces", id: d.id }, { type: "workspaces", id: foreign.id }] } });
+    const bad = await api("POST", `/tags/${tag.id}/relationships/workspaces`, {
+      body: {
+        data: [
+          { type: "workspaces", id: d.id },
+          { type: "workspaces", id: foreign.id },
+        ],
+      },
+    });
     expect(bad.status).toBe(404);
     expect(await tagNames(d.id)).toEqual([]);
     expect((await api("POST", "/tags/tag-unknownunknown1/relationships/workspaces", { body: { data: [{ type: "workspaces", id: d.id }] } })).status).toBe(404);
     const reader = await teamToken(org, { workspaces: { [d.id]: "read" } });
-    expect((await api("POST", `/tags/${tag.id}/relationships/workspaces`, { body: { data: [{ type: "workspaces", id: d.id }] }, token: reader })).status).toBe(404);
+    expect((await api("POST", `/tags/${tag.id}/relationships/workspaces`, { body: { data: [{ type: "workspaces", id: d.id }] }, token: reader })).status).toBe(
+      404,
+    );
   });
 });
 
@@ -267,7 +323,7 @@ describe("organisation tags follow the workspace index", () => {
     const res = await api("POST", `/workspaces/${ws.id}/relationships/tags`, { body: { data: byName("late") }, headers: { "X-Fault-Fail-Index-Writes": "1" } });
     expect(res.status).toBe(204);
     // The DO has it; reads (the workspace's own tags and the organisation's list) follow the index.
-    expect((await env.WORKSPACES.getByName(ws.id).get() as { ok: true; value: WorkspaceRecord }).value.tags.map((t) => t.key)).toEqual(["late"]);
+    expect(((await env.WORKSPACES.getByName(ws.id).get()) as { ok: true; value: WorkspaceRecord }).value.tags.map((t) => t.key)).toEqual(["late"]);
     expect(await tagNames(ws.id)).toEqual([]);
     expect(await orgTag(org, "late")).toBeUndefined();
     expect(await runDurableObjectAlarm(env.WORKSPACES.getByName(ws.id))).toBe(true);

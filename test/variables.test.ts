@@ -72,7 +72,10 @@ describe("workspace variables: CRUD", () => {
     const { org, id: ws } = await workspace();
     const a = (await create(ws, { key: key() })).body.data.id;
     const b = (await create(ws, { key: key(), category: "env" })).body.data.id;
-    const want = [{ id: a, type: "vars" }, { id: b, type: "vars" }];
+    const want = [
+      { id: a, type: "vars" },
+      { id: b, type: "vars" },
+    ];
     expect((await api("GET", `/workspaces/${ws}`)).body.data.relationships.vars.data).toEqual(want);
     const listed = await api("GET", `/organizations/${org}/workspaces`);
     expect(listed.body.data.find((w: { id: string }) => w.id === ws).relationships.vars.data).toEqual(want);
@@ -248,7 +251,11 @@ describe("workspace variables: permissions (team access `variables`)", () => {
     const ws = (await createWorkspace(org)).id;
     const v = (await create(ws, { key: key(), value: "x" })).body.data.id;
     const teams: Record<string, string> = {};
-    for (const [name, perms] of [["none", { variables: "none" }], ["read", { variables: "read" }], ["write", { variables: "write" }]] as const) {
+    for (const [name, perms] of [
+      ["none", { variables: "none" }],
+      ["read", { variables: "read" }],
+      ["write", { variables: "write" }],
+    ] as const) {
       const t = await makeTeam(org);
       await grantWorkspace(t.id, ws, "custom", { runs: "read", ...perms });
       teams[name] = t.token;

@@ -159,8 +159,14 @@ describe("variable sets: their variables", () => {
     expectRedacted(created, secret);
     const id = created.body.data.id;
     await setVar(s.id, { key: key(), value: plain });
-    for (const path of [`/varsets/${s.id}/relationships/vars`, `/varsets/${s.id}/relationships/vars/${id}`, `/varsets/${s.id}?include=vars`,
-      `/organizations/${org}/varsets?include=vars`, `/workspaces/${ws}/varsets?include=vars`, `/workspaces/${ws}/all-vars`]) {
+    for (const path of [
+      `/varsets/${s.id}/relationships/vars`,
+      `/varsets/${s.id}/relationships/vars/${id}`,
+      `/varsets/${s.id}?include=vars`,
+      `/organizations/${org}/varsets?include=vars`,
+      `/workspaces/${ws}/varsets?include=vars`,
+      `/workspaces/${ws}/all-vars`,
+    ]) {
       const res = await api("GET", path);
       expect(res.status, path).toBe(200);
       expectRedacted(res, secret);

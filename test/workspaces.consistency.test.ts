@@ -5,7 +5,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { api, createOrg, createWorkspace, uniqueName } from "./helpers";
 
-const indexRow = (id: string) => env.DB.prepare("SELECT name, version, doc FROM workspaces WHERE id = ?").bind(id).first<{ name: string; version: number; doc: string }>();
+const indexRow = (id: string) =>
+  env.DB.prepare("SELECT name, version, doc FROM workspaces WHERE id = ?").bind(id).first<{ name: string; version: number; doc: string }>();
 
 describe("index consistency", () => {
   it("a rename whose index write fails is acknowledged and repaired by the alarm", async () => {
@@ -27,11 +28,13 @@ describe("index consistency", () => {
     expect(await runDurableObjectAlarm(env.WORKSPACES.getByName(ws.id))).toBe(true);
     const row = await indexRow(ws.id);
     expect(row?.name).toBe(next);
-    expect(JSON.parse(row!.doc)).toEqual(JSON.parse(JSON.stringify((await env.WORKSPACES.getByName(ws.id).get() as { value: unknown }).value)));
+    expect(JSON.parse(row!.doc)).toEqual(JSON.parse(JSON.stringify(((await env.WORKSPACES.getByName(ws.id).get()) as { value: unknown }).value)));
     expect((await api("GET", `/organizations/${org}/workspaces/${next}`)).body.data).toEqual(res.body.data);
     expect((await api("GET", `/workspaces/${ws.id}`)).body.data.attributes.name).toBe(next);
     // The old name was released by the repaired write.
-    expect((await api("POST", `/organizations/${org}/workspaces`, { body: { data: { type: "workspaces", attributes: { name: ws.attributes.name } } } })).status).toBe(201);
+    expect(
+      (await api("POST", `/organizations/${org}/workspaces`, { body: { data: { type: "workspaces", attributes: { name: ws.attributes.name } } } })).status,
+    ).toBe(201);
   });
 
   it("a delete whose index write fails disappears from the index after the alarm, and the id stays gone", async () => {
@@ -60,7 +63,14 @@ describe("index consistency", () => {
     expect(res.status).toBe(201);
     // The Worker that died between claim and commit could still call the DO: it must refuse.
     const late = await env.WORKSPACES.getByName(ghost).create({
-      id: ghost, organization: org, organizationId: "x", projectId: "prj-x", name, settings: res.body.data.attributes, tags: [], now: new Date().toISOString(),
+      id: ghost,
+      organization: org,
+      organizationId: "x",
+      projectId: "prj-x",
+      name,
+      settings: res.body.data.attributes,
+      tags: [],
+      now: new Date().toISOString(),
     } as never);
     expect(late.ok).toBe(false);
   });
@@ -87,7 +97,12 @@ describe("index consistency", () => {
     const res = await api("POST", `/organizations/${org}/workspaces`, { body: { data: { type: "workspaces", attributes: { name } } } });
     expect(res.status).toBe(201);
     // The holder's stale rename (claimed before the release) can no longer take the name.
-    const stale = await env.WORKSPACES.getByName(holder.id).update({ name, nameClaimedAt: Date.now() - 5 * 60_000, attributes: { settings: {} }, now: new Date().toISOString() });
+    const stale = await env.WORKSPACES.getByName(holder.id).update({
+      name,
+      nameClaimedAt: Date.now() - 5 * 60_000,
+      attributes: { settings: {} },
+      now: new Date().toISOString(),
+    });
     expect(stale.ok).toBe(false);
     expect((await api("GET", `/workspaces/${holder.id}`)).body.data.attributes.name).toBe(holder.attributes.name);
   });
@@ -96,9 +111,7 @@ describe("index consistency", () => {
     const org = await createOrg();
     const wss = await Promise.all(Array.from({ length: 20 }, () => createWorkspace(org)));
     const name = uniqueName("target");
-    const results = await Promise.all(
-      wss.map((w) => api("PATCH", `/workspaces/${w.id}`, { body: { data: { type: "workspaces", attributes: { name } } } })),
-    );
+    const results = await Promise.all(wss.map((w) => api("PATCH", `/workspaces/${w.id}`, { body: { data: { type: "workspaces", attributes: { name } } } })));
     expect(results.filter((r) => r.status === 200)).toHaveLength(1);
     expect(results.filter((r) => r.status === 422)).toHaveLength(19);
     const rows = await env.DB.prepare("SELECT id FROM workspaces WHERE organization_name = ? AND name = ?").bind(org, name).all();
@@ -124,12 +137,19 @@ describe("the consistency checker", () => {
     const org = await createOrg();
     const wss = await Promise.all(Array.from({ length: 12 }, () => createWorkspace(org)));
     // A failed index write is reported while it waits for its retry.
-    await api("PATCH", `/workspaces/${wss[0].id}`, { body: { data: { type: "workspaces", attributes: { description: "x" } } }, headers: { "X-Fault-Fail-Index-Writes": "1" } });
+    await api("PATCH", `/workspaces/${wss[0].id}`, {
+      body: { data: { type: "workspaces", attributes: { description: "x" } } },
+      headers: { "X-Fault-Fail-Index-Writes": "1" },
+    });
     const lagging = await api("GET", "/admin/consistency?page%5Bsize%5D=100");
-    expect(lagging.body.data.map((d: { attributes: { "workspace-id": string; kind: string } }) => [d.attributes["workspace-id"], d.attributes.kind])).toContainEqual([wss[0].id, "write-pending"]);
+    expect(
+      lagging.body.data.map((d: { attributes: { "workspace-id": string; kind: string } }) => [d.attributes["workspace-id"], d.attributes.kind]),
+    ).toContainEqual([wss[0].id, "write-pending"]);
     await Promise.all([
       ...wss.slice(1, 4).map((w) => api("PATCH", `/workspaces/${w.id}`, { body: { data: { type: "workspaces", attributes: { name: uniqueName("r") } } } })),
-      ...wss.slice(4, 7).map((w) => api("PATCH", `/workspaces/${w.id}/tag-bindings`, { body: { data: [{ type: "tag-bindings", attributes: { key: "k", value: "v" } }] } })),
+      ...wss
+        .slice(4, 7)
+        .map((w) => api("PATCH", `/workspaces/${w.id}/tag-bindings`, { body: { data: [{ type: "tag-bindings", attributes: { key: "k", value: "v" } }] } })),
       ...wss.slice(7, 9).map((w) => api("DELETE", `/workspaces/${w.id}`, { headers: { "X-Fault-Fail-Index-Writes": "1" } })),
       ...wss.slice(9).map((w) => api("POST", `/workspaces/${w.id}/actions/lock`, { headers: { "X-Fault-Fail-Index-Writes": "1" } })),
     ]);

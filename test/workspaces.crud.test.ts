@@ -31,9 +31,7 @@ describe("workspace create/show", () => {
     const org = await createOrg();
     const name = uniqueName("race");
     const results = await Promise.all(
-      Array.from({ length: 20 }, () =>
-        api("POST", `/organizations/${org}/workspaces`, { body: { data: { type: "workspaces", attributes: { name } } } }),
-      ),
+      Array.from({ length: 20 }, () => api("POST", `/organizations/${org}/workspaces`, { body: { data: { type: "workspaces", attributes: { name } } } })),
     );
     const statuses = results.map((r) => r.status).sort();
     expect(statuses.filter((s) => s === 201)).toHaveLength(1);

@@ -21,14 +21,20 @@ function expect422(res: Awaited<ReturnType<typeof api>>, pointer: string, detail
 
 async function oauthToken(org: string): Promise<string> {
   const id = `ot-${crypto.randomUUID().replace(/-/g, "").slice(0, 16)}`;
-  await env.DB.prepare("INSERT INTO oauth_clients (id, organization_name, created_at) VALUES (?, ?, ?)").bind(`oc-${id.slice(3)}`, org, new Date().toISOString()).run();
-  await env.DB.prepare("INSERT INTO oauth_tokens (id, oauth_client_id, organization_name, created_at) VALUES (?, ?, ?, ?)").bind(id, `oc-${id.slice(3)}`, org, new Date().toISOString()).run();
+  await env.DB.prepare("INSERT INTO oauth_clients (id, organization_name, created_at) VALUES (?, ?, ?)")
+    .bind(`oc-${id.slice(3)}`, org, new Date().toISOString())
+    .run();
+  await env.DB.prepare("INSERT INTO oauth_tokens (id, oauth_client_id, organization_name, created_at) VALUES (?, ?, ?, ?)")
+    .bind(id, `oc-${id.slice(3)}`, org, new Date().toISOString())
+    .run();
   return id;
 }
 
 async function agentPool(org: string): Promise<string> {
   const id = `apool-${crypto.randomUUID().replace(/-/g, "").slice(0, 16)}`;
-  await env.DB.prepare("INSERT INTO agent_pools (id, organization_name, name, created_at) VALUES (?, ?, ?, ?)").bind(id, org, uniqueName("pool"), new Date().toISOString()).run();
+  await env.DB.prepare("INSERT INTO agent_pools (id, organization_name, name, created_at) VALUES (?, ?, ?, ?)")
+    .bind(id, org, uniqueName("pool"), new Date().toISOString())
+    .run();
   return id;
 }
 
@@ -273,7 +279,10 @@ describe("vcs-repo", () => {
       "/data/attributes/vcs-repo/oauth-token-id",
     );
     const foreign = await oauthToken(await createOrg());
-    expect422(await create(org, { name: uniqueName(), "vcs-repo": { identifier: "a/b", "oauth-token-id": foreign } }), "/data/attributes/vcs-repo/oauth-token-id");
+    expect422(
+      await create(org, { name: uniqueName(), "vcs-repo": { identifier: "a/b", "oauth-token-id": foreign } }),
+      "/data/attributes/vcs-repo/oauth-token-id",
+    );
     const app = await create(org, { name: uniqueName(), "vcs-repo": { identifier: "a/b", "github-app-installation-id": "ghain-1" } });
     expect(app.status).toBe(201);
     expect(app.body.data.attributes["vcs-repo"]["vcs-app-installation-id"]).toBe("ghain-1");
@@ -304,10 +313,7 @@ describe("projects", () => {
     const org = await createOrg();
     const other = await api("GET", `/organizations/${await createOrg()}`);
     const foreign = other.body.data.relationships["default-project"].data.id;
-    expect422(
-      await create(org, { name: uniqueName() }, { project: { data: { type: "projects", id: foreign } } }),
-      "/data/relationships/project/data/id",
-    );
+    expect422(await create(org, { name: uniqueName() }, { project: { data: { type: "projects", id: foreign } } }), "/data/relationships/project/data/id");
   });
 });
 

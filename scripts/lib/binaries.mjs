@@ -81,7 +81,8 @@ function addNestedModules(src, info, log) {
       }
     } catch {}
   }
-  if (!commit) throw new Error(`cannot find the commit of terraform ${TERRAFORM_VERSION} (released ${releaseTime}) for its nested modules through the module proxy`);
+  if (!commit)
+    throw new Error(`cannot find the commit of terraform ${TERRAFORM_VERSION} (released ${releaseTime}) for its nested modules through the module proxy`);
   log?.(`terraform ${TERRAFORM_VERSION}: fetching ${missing.length} nested modules at commit ${commit}`);
   for (const r of missing) {
     const nested = download(r.module, `v0.0.0-${stamp}-${commit}`); // the pseudo-version of that commit

@@ -31,7 +31,13 @@ export function localVars(env = process.env) {
   // The secret the variables' AES-GCM key is derived from (issue 17); production: `wrangler secret put`.
   if (!vars.VARIABLES_ENCRYPTION_KEY) vars.VARIABLES_ENCRYPTION_KEY = randomBytes(32).toString("hex");
   if (!vars.EDITION) vars.EDITION = "self-hosted";
-  writeFileSync(varsFile, Object.entries(vars).map(([k, v]) => `${k}="${v}"`).join("\n") + "\n", { mode: 0o600 });
+  writeFileSync(
+    varsFile,
+    `${Object.entries(vars)
+      .map(([k, v]) => `${k}="${v}"`)
+      .join("\n")}\n`,
+    { mode: 0o600 },
+  );
   const pick = (name) => env[name] || vars[name];
   const run = {
     ADMIN_TOKEN: pick("ADMIN_TOKEN"),

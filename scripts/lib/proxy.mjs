@@ -31,25 +31,22 @@ export async function startRecordingProxy({ target, maxRecords = 5_000 }) {
     if (records.length > maxRecords) records.shift();
     const reqChunks = [];
     let reqKept = 0;
-    const up = request(
-      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
-      (ures) => {
-        rec.status = ures.statusCode;
-        res.writeHead(ures.statusCode, ures.statusMessage, ures.rawHeaders);
-        const resChunks = [];
-        let resKept = 0;
-        const encoding = ures.headers["content-encoding"];
-        const limit = encoding ? KEEP_COMPRESSED : KEEP;
-        ures.on("data", (d) => {
-          if (resKept < limit) {
-            resChunks.push(d.subarray(0, limit - resKept));
-            resKept += Math.min(d.length, limit - resKept);
-          }
-        });
-        ures.on("end", () => (rec.resBody = decode(Buffer.concat(resChunks), encoding)));
-        ures.pipe(res);
-      },
-    );
+    const up = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (ures) => {
+      rec.status = ures.statusCode;
+      res.writeHead(ures.statusCode, ures.statusMessage, ures.rawHeaders);
+      const resChunks = [];
+      let resKept = 0;
+      const encoding = ures.headers["content-encoding"];
+      const limit = encoding ? KEEP_COMPRESSED : KEEP;
+      ures.on("data", (d) => {
+        if (resKept < limit) {
+          resChunks.push(d.subarray(0, limit - resKept));
+          resKept += Math.min(d.length, limit - resKept);
+        }
+      });
+      ures.on("end", () => (rec.resBody = decode(Buffer.concat(resChunks), encoding)));
+      ures.pipe(res);
+    });
     up.on("error", (e) => {
       rec.status = 502;
       rec.resBody = `proxy: upstream error: ${e.message}`;

@@ -20,7 +20,11 @@ const env = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" };
 
 // 1. The build, in the background while the migrations run.
 const build = new Promise((ok, fail) => {
-  const child = spawn(join(projectRoot, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", outdir], { cwd: projectRoot, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(join(projectRoot, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", outdir], {
+    cwd: projectRoot,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   child.stdout.on("data", (d) => (out += d));
   child.stderr.on("data", (d) => (out += d));
@@ -44,15 +48,31 @@ const miniflarePath = createRequire(import.meta.resolve("wrangler")).resolve("mi
 const { Miniflare, Log, LogLevel, convertV4MiniflareOptions } = await import(pathToFileURL(miniflarePath).href);
 for (const d of config.d1_databases) {
   const dir = join(projectRoot, d.migrations_dir ?? "migrations");
-  const files = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isFile() && e.name.endsWith(".sql")).map((e) => e.name).sort(byMigrationOrder);
+  const files = readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isFile() && e.name.endsWith(".sql"))
+    .map((e) => e.name)
+    .sort(byMigrationOrder);
   const table = `"${(d.migrations_table ?? "d1_migrations").replace(/"/g, '""')}"`;
   const id = d.preview_database_id ?? d.database_id ?? d.binding; // wrangler's key of the local database
   // As wrangler d1 execute --local: an empty Worker with the database bound, on <store>/v3.
-  const mf = new Miniflare(convertV4MiniflareOptions({ modules: true, script: "", resourcePersistencePath: join(store, "v3"), d1Databases: { DATABASE: id }, cf: false, log: new Log(LogLevel.WARN) }));
+  const mf = new Miniflare(
+    convertV4MiniflareOptions({
+      modules: true,
+      script: "",
+      resourcePersistencePath: join(store, "v3"),
+      d1Databases: { DATABASE: id },
+      cf: false,
+      log: new Log(LogLevel.WARN),
+    }),
+  );
   try {
     const db = await mf.getD1Database("DATABASE");
     // wrangler's statement, to the character (getCreateMigrationsTableQuery).
-    await db.prepare(`CREATE TABLE IF NOT EXISTS ${table}(\n\t\tid         INTEGER PRIMARY KEY AUTOINCREMENT,\n\t\tname       TEXT UNIQUE,\n\t\tapplied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL\n);`).run();
+    await db
+      .prepare(
+        `CREATE TABLE IF NOT EXISTS ${table}(\n\t\tid         INTEGER PRIMARY KEY AUTOINCREMENT,\n\t\tname       TEXT UNIQUE,\n\t\tapplied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL\n);`,
+      )
+      .run();
     const applied = new Set((await db.prepare(`SELECT *\n\t\tFROM ${table}\n\t\tORDER BY id`).all()).results.map((r) => r.name));
     for (const name of files.filter((f) => !applied.has(f))) {
       // buildMigrationQuery: the file, then its row, split and sent as one batch (one transaction).

@@ -21,7 +21,11 @@ admin.openapi(
     const size = Math.min(100, Math.max(1, Number(q["page[size]"] ?? "50") || 50));
     const result = await consistencyReport(callerOf(c), q.cursor ?? "", size);
     return jsonapi(c, {
-      data: result.differences.map((d, i) => ({ id: `${d.workspaceId}:${i}`, type: "consistency-differences", attributes: { "workspace-id": d.workspaceId, kind: d.kind, detail: d.detail } })),
+      data: result.differences.map((d, i) => ({
+        id: `${d.workspaceId}:${i}`,
+        type: "consistency-differences",
+        attributes: { "workspace-id": d.workspaceId, kind: d.kind, detail: d.detail },
+      })),
       meta: { checked: result.checked, "next-cursor": result.next },
     });
   },

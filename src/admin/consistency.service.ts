@@ -5,7 +5,7 @@
 import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import type { Bindings } from "../env";
-import { ApiError, unwrap } from "../errors";
+import { unwrap } from "../errors";
 import { NAME_LEASE_MS, releaseClaim, tagRowsDifference } from "../workspaces/workspaces.index";
 import { indexFacts, workspaceIdsAfter } from "./consistency.d1";
 
@@ -47,7 +47,9 @@ export async function checkConsistency(env: Bindings, cursor: string, limit: num
     const projectId = state.kind === "live" ? (state.record?.projectId ?? "") : "";
     const { indexRow, leases, projectExists } = await indexFacts(db, id, projectId);
     if (state.pending > 0) {
-      const detail = state.armed ? `${state.pending} index write(s) had no alarm to drain them; one was set now` : `${state.pending} index write(s) waiting for the alarm`;
+      const detail = state.armed
+        ? `${state.pending} index write(s) had no alarm to drain them; one was set now`
+        : `${state.pending} index write(s) waiting for the alarm`;
       differences.push({ workspaceId: id, kind: "write-pending", detail });
     }
     // Issue 13 item 7: a live workspace must belong to a project that exists.
@@ -56,15 +58,21 @@ export async function checkConsistency(env: Bindings, cursor: string, limit: num
     }
     if (state.kind === "live" && state.record) {
       if (!indexRow) differences.push({ workspaceId: id, kind: "missing-index-row", detail: "the DO holds a workspace the index lacks" });
-      else if (indexRow.version !== state.record.version) differences.push({ workspaceId: id, kind: "stale-index-row", detail: `index version ${indexRow.version}, DO version ${state.record.version}` });
-      else if (indexRow.doc !== JSON.stringify(state.record)) differences.push({ workspaceId: id, kind: "different-doc", detail: "same version, different document" });
+      else if (indexRow.version !== state.record.version)
+        differences.push({ workspaceId: id, kind: "stale-index-row", detail: `index version ${indexRow.version}, DO version ${state.record.version}` });
+      else if (indexRow.doc !== JSON.stringify(state.record))
+        differences.push({ workspaceId: id, kind: "different-doc", detail: "same version, different document" });
       else {
         // The list filters read workspace_tags, not the doc: its rows must match both tag sets (issue 14).
         const tags = await tagRowsDifference(db, state.record);
         if (tags) differences.push({ workspaceId: id, kind: "different-tags", detail: tags });
       }
     } else if (indexRow) {
-      differences.push({ workspaceId: id, kind: state.kind === "deleted" ? "index-row-of-deleted-workspace" : "orphan-index-row", detail: `DO state: ${state.kind}` });
+      differences.push({
+        workspaceId: id,
+        kind: state.kind === "deleted" ? "index-row-of-deleted-workspace" : "orphan-index-row",
+        detail: `DO state: ${state.kind}`,
+      });
     }
     for (const l of leases) {
       const owned = state.kind === "live" && state.record?.name.toLowerCase() === l.name.toLowerCase();
@@ -75,7 +83,11 @@ export async function checkConsistency(env: Bindings, cursor: string, limit: num
       if (l.committed === 0) {
         const { released } = unwrap(await stub.releaseName(l.name, Date.now())).value;
         if (released) await releaseClaim(env.DB, l.organization_name, l.name, id);
-        differences.push({ workspaceId: id, kind: "stale-name-lease", detail: `name "${l.name}" was leased but never held; ${released ? "released" : "its index write was retried"}` });
+        differences.push({
+          workspaceId: id,
+          kind: "stale-name-lease",
+          detail: `name "${l.name}" was leased but never held; ${released ? "released" : "its index write was retried"}`,
+        });
       } else {
         differences.push({ workspaceId: id, kind: "stale-name-lease", detail: `name "${l.name}" is leased but not held` });
       }

@@ -39,7 +39,11 @@ function teamSubquery(principal: Principal, organizationName: string): { sql: st
 }
 
 /** The organisation and the caller's teams in it, in one round trip. */
-export async function orgWithCallerTeams(db: Db, principal: Principal, organizationName: string): Promise<{ org: OrganizationRow | null; teams: AccessTeamRow[] }> {
+export async function orgWithCallerTeams(
+  db: Db,
+  principal: Principal,
+  organizationName: string,
+): Promise<{ org: OrganizationRow | null; teams: AccessTeamRow[] }> {
   const teamsQuery =
     principal.kind === "user"
       ? db
@@ -49,14 +53,9 @@ export async function orgWithCallerTeams(db: Db, principal: Principal, organizat
           )
           .bind(principal.userId, organizationName)
       : principal.kind === "team"
-        ? db
-            .prepare("SELECT id, is_owners, organization_access FROM teams WHERE id = ? AND organization_name = ?")
-            .bind(principal.teamId, organizationName)
+        ? db.prepare("SELECT id, is_owners, organization_access FROM teams WHERE id = ? AND organization_name = ?").bind(principal.teamId, organizationName)
         : db.prepare("SELECT id, is_owners, organization_access FROM teams WHERE 0");
-  const [orgRes, teamsRes] = await db.batch([
-    db.prepare("SELECT * FROM organizations WHERE name = ?").bind(organizationName),
-    teamsQuery,
-  ]);
+  const [orgRes, teamsRes] = await db.batch([db.prepare("SELECT * FROM organizations WHERE name = ?").bind(organizationName), teamsQuery]);
   return { org: (orgRes?.results?.[0] ?? null) as OrganizationRow | null, teams: (teamsRes?.results ?? []) as AccessTeamRow[] };
 }
 
@@ -113,9 +112,7 @@ export async function workspaceAccessRows(db: Db, principal: Principal, ref: str
     db
       .prepare(`SELECT team_id, project_id AS target_id, access, perms FROM team_projects WHERE project_id = ${ws("project_id")} AND team_id IN (${teams.sql})`)
       .bind(...binds, ...teams.binds),
-    db
-      .prepare(`SELECT id, organization_name, default_execution_mode, default_agent_pool_id FROM projects WHERE id = ${ws("project_id")}`)
-      .bind(...binds),
+    db.prepare(`SELECT id, organization_name, default_execution_mode, default_agent_pool_id FROM projects WHERE id = ${ws("project_id")}`).bind(...binds),
     db.prepare(`SELECT id FROM deleted_tags WHERE organization_name = ${ws("organization_name")}`).bind(...binds),
     db.prepare(`SELECT id FROM ssh_keys WHERE id = ${ws("ssh_key_id")}`).bind(...binds),
   ]);
@@ -131,6 +128,38 @@ export async function workspaceAccessRows(db: Db, principal: Principal, ref: str
   };
 }
 
+/**
+ * What creating a workspace needs, in one batch: the organisation, the caller's teams, their grants
+ * on the target project (the one requested, else the organisation's default, resolved in SQL) and
+ * that project's row when it belongs to the organisation (none: it does not exist there).
+ */
+export async function createAccessRows(
+  db: Db,
+  principal: Principal,
+  organizationName: string,
+  requestedProject: string | null,
+): Promise<{ org: OrganizationRow | null; teams: AccessTeamRow[]; grants: { workspaces: Grant[]; projects: Grant[] }; projects: ProjectDefaultsRow[] }> {
+  const teams = teamSubquery(principal, organizationName);
+  const project = "(SELECT COALESCE(?, default_project_id) FROM organizations WHERE name = ?)";
+  const projectBinds = [requestedProject, organizationName];
+  const results = await db.batch([
+    db.prepare("SELECT * FROM organizations WHERE name = ?").bind(organizationName),
+    db.prepare(`SELECT id, is_owners, organization_access FROM teams WHERE id IN (${teams.sql})`).bind(...teams.binds),
+    db
+      .prepare(`SELECT team_id, project_id AS target_id, access, perms FROM team_projects WHERE project_id = ${project} AND team_id IN (${teams.sql})`)
+      .bind(...projectBinds, ...teams.binds),
+    db
+      .prepare(`SELECT id, organization_name, default_execution_mode, default_agent_pool_id FROM projects WHERE id = ${project} AND organization_name = ?`)
+      .bind(...projectBinds, organizationName),
+  ]);
+  return {
+    org: (results[0]?.results?.[0] ?? null) as OrganizationRow | null,
+    teams: (results[1]?.results ?? []) as AccessTeamRow[],
+    grants: { workspaces: [], projects: (results[2]?.results ?? []) as Grant[] },
+    projects: (results[3]?.results ?? []) as ProjectDefaultsRow[],
+  };
+}
+
 /** The caller's teams in the organisation named by a SQL expression (with its bindings). */
 function teamSubqueryIn(principal: Principal, organizationSql: string, organizationBinds: unknown[]): { sql: string; binds: unknown[] } {
   if (principal.kind === "user") {
@@ -139,7 +168,8 @@ function teamSubqueryIn(principal: Principal, organizationSql: string, organizat
       binds: [principal.userId, ...organizationBinds],
     };
   }
-  if (principal.kind === "team") return { sql: `SELECT id FROM teams WHERE id = ? AND organization_name = ${organizationSql}`, binds: [principal.teamId, ...organizationBinds] };
+  if (principal.kind === "team")
+    return { sql: `SELECT id FROM teams WHERE id = ? AND organization_name = ${organizationSql}`, binds: [principal.teamId, ...organizationBinds] };
   return { sql: "SELECT id FROM teams WHERE 0", binds: [] };
 }
 

@@ -15,7 +15,6 @@ import {
   type PermissionFlags,
   standingOf,
   type ProjectRights,
-  type Standing,
 } from "./permissions";
 import type { Principal } from "./principal";
 import { authorize } from "./requirements";
@@ -35,9 +34,7 @@ const ALL_ORG_PERMISSIONS: OrgPermissions = {
   "manage-agent-pools": true,
 };
 
-const NO_ORG_PERMISSIONS: OrgPermissions = Object.fromEntries(
-  Object.keys(ALL_ORG_PERMISSIONS).map((k) => [k, false]),
-) as OrgPermissions;
+const NO_ORG_PERMISSIONS: OrgPermissions = Object.fromEntries(Object.keys(ALL_ORG_PERMISSIONS).map((k) => [k, false])) as OrgPermissions;
 
 /**
  * Loads the caller's access to an organisation in one D1 round trip.
@@ -146,8 +143,9 @@ export function projectRights(access: OrgAccess, projectId: string, projectGrant
   const orgWide = access.isOwner || access.isOrgToken || p["manage-projects"] === true;
   const here = projectGrants.filter((g) => g.target_id === projectId).map((g) => ({ access: g.access, perms: JSON.parse(g.perms) as Record<string, unknown> }));
   const projectAccess = (perms: Record<string, unknown>) => (perms["project-access"] ?? {}) as Record<string, unknown>;
-  const admin = orgWide || here.some((g) => g.access === "admin" || (g.access === "custom" && ["update", "delete"].includes(String(projectAccess(g.perms)["settings"]))));
-  const manageTeams = orgWide || here.some((g) => g.access === "admin" || (g.access === "custom" && projectAccess(g.perms)["teams"] === "manage"));
+  const admin =
+    orgWide || here.some((g) => g.access === "admin" || (g.access === "custom" && ["update", "delete"].includes(String(projectAccess(g.perms).settings))));
+  const manageTeams = orgWide || here.some((g) => g.access === "admin" || (g.access === "custom" && projectAccess(g.perms).teams === "manage"));
   const readsAll = orgWide || p["read-projects"] === true || p["manage-workspaces"] === true || p["read-workspaces"] === true;
   return {
     read: readsAll || here.length > 0 || viaWorkspaces,

@@ -27,13 +27,27 @@ export interface Capabilities {
 }
 
 export const NO_ACCESS: Capabilities = {
-  runs: 0, variables: 0, stateVersions: 0, sentinelMocks: false, locking: false,
-  runTasks: false, admin: false, delete: false, move: false,
+  runs: 0,
+  variables: 0,
+  stateVersions: 0,
+  sentinelMocks: false,
+  locking: false,
+  runTasks: false,
+  admin: false,
+  delete: false,
+  move: false,
 };
 
 export const FULL_ACCESS: Capabilities = {
-  runs: 3, variables: 2, stateVersions: 3, sentinelMocks: true, locking: true,
-  runTasks: true, admin: true, delete: true, move: true,
+  runs: 3,
+  variables: 2,
+  stateVersions: 3,
+  sentinelMocks: true,
+  locking: true,
+  runTasks: true,
+  admin: true,
+  delete: true,
+  move: true,
 };
 
 const RUNS: Record<string, RunsLevel> = { none: 0, read: 1, plan: 2, apply: 3 };
@@ -54,8 +68,8 @@ export function workspaceAccessCapabilities(access: string, custom: Record<strin
     case "custom":
       return {
         ...NO_ACCESS,
-        runs: RUNS[String(custom["runs"] ?? "read")] ?? 1,
-        variables: VARIABLES[String(custom["variables"] ?? "none")] ?? 0,
+        runs: RUNS[String(custom.runs ?? "read")] ?? 1,
+        variables: VARIABLES[String(custom.variables ?? "none")] ?? 0,
         stateVersions: STATE[String(custom["state-versions"] ?? "none")] ?? 0,
         sentinelMocks: custom["sentinel-mocks"] === "read",
         locking: custom["workspace-locking"] === true,
@@ -81,14 +95,14 @@ export function projectAccessCapabilities(access: string, custom: Record<string,
       const w = (custom["workspace-access"] ?? {}) as Record<string, unknown>;
       return {
         ...NO_ACCESS,
-        runs: RUNS[String(w["runs"] ?? "read")] ?? 1,
-        variables: VARIABLES[String(w["variables"] ?? "none")] ?? 0,
+        runs: RUNS[String(w.runs ?? "read")] ?? 1,
+        variables: VARIABLES[String(w.variables ?? "none")] ?? 0,
         stateVersions: STATE[String(w["state-versions"] ?? "none")] ?? 0,
         sentinelMocks: w["sentinel-mocks"] === "read",
-        locking: w["locking"] === true,
+        locking: w.locking === true,
         runTasks: w["run-tasks"] === true,
-        delete: w["delete"] === true,
-        move: w["move"] === true,
+        delete: w.delete === true,
+        move: w.move === true,
       };
     }
     default:
@@ -99,7 +113,7 @@ export function projectAccessCapabilities(access: string, custom: Record<string,
 /** Whether a custom project grant lets its holder create workspaces in the project. */
 export function projectAllowsCreate(access: string, custom: Record<string, unknown> = {}): boolean {
   if (access === "maintain" || access === "admin") return true;
-  if (access === "custom") return ((custom["workspace-access"] ?? {}) as Record<string, unknown>)["create"] === true;
+  if (access === "custom") return ((custom["workspace-access"] ?? {}) as Record<string, unknown>).create === true;
   return false;
 }
 
@@ -249,9 +263,7 @@ export interface OrgAccess {
   base: Capabilities;
 }
 
-
 /** The pure model's view of an OrgAccess. */
 export function standingOf(access: OrgAccess): Standing {
   return { siteAdmin: access.isSiteAdmin, owner: access.isOwner, orgToken: access.isOrgToken, orgPermissions: access.orgPermissions };
 }
-

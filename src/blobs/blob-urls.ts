@@ -18,17 +18,34 @@ function signingKey(env: Bindings): string {
   return env.BLOB_SIGNING_KEY;
 }
 
-const message = (method: "GET" | "PUT", workspaceId: string, svId: string, kind: BlobKind, exp: number) => `${method}\n${workspaceId}\n${svId}\n${kind}\n${exp}`;
+const message = (method: "GET" | "PUT", workspaceId: string, svId: string, kind: BlobKind, exp: number) =>
+  `${method}\n${workspaceId}\n${svId}\n${kind}\n${exp}`;
 
 /** An absolute URL of this service for one blob operation. */
-export async function signedBlobUrl(env: Bindings, origin: string, method: "GET" | "PUT", workspaceId: string, svId: string, kind: BlobKind, nowSeconds = Math.floor(Date.now() / 1000)): Promise<string> {
+export async function signedBlobUrl(
+  env: Bindings,
+  origin: string,
+  method: "GET" | "PUT",
+  workspaceId: string,
+  svId: string,
+  kind: BlobKind,
+  nowSeconds = Math.floor(Date.now() / 1000),
+): Promise<string> {
   const exp = nowSeconds + BLOB_URL_TTL_SECONDS;
   const sig = await hmacHex(signingKey(env), message(method, workspaceId, svId, kind, exp));
   return `${origin}/_blobs/${workspaceId}/${svId}/${kind}?method=${method}&exp=${exp}&sig=${sig}`;
 }
 
 /** Checks a request's signature and expiry in constant time. */
-export async function verifyBlobUrl(env: Bindings, method: "GET" | "PUT", workspaceId: string, svId: string, kind: BlobKind, exp: string | undefined, sig: string | undefined): Promise<boolean> {
+export async function verifyBlobUrl(
+  env: Bindings,
+  method: "GET" | "PUT",
+  workspaceId: string,
+  svId: string,
+  kind: BlobKind,
+  exp: string | undefined,
+  sig: string | undefined,
+): Promise<boolean> {
   if (!exp || !sig || !/^\d{1,12}$/.test(exp) || !/^[0-9a-f]{64}$/.test(sig)) return false;
   if (Number(exp) < Math.floor(Date.now() / 1000)) return false;
   const expected = await hmacHex(signingKey(env), message(method, workspaceId, svId, kind, Number(exp)));

@@ -6,7 +6,7 @@ import type { AppEnv } from "../env";
 
 /** RFC 6901 escaping for JSON pointers. */
 function pointerOf(path: ReadonlyArray<PropertyKey>): string {
-  return "/" + path.map((p) => String(p).replace(/~/g, "~0").replace(/\//g, "~1")).join("/");
+  return `/${path.map((p) => String(p).replace(/~/g, "~0").replace(/\//g, "~1")).join("/")}`;
 }
 
 /** Turns a zod failure into a JSON:API error document: pointers for bodies, parameters for queries. */

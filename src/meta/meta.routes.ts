@@ -19,9 +19,7 @@ export function apiMetaHeaders(env: AppEnv["Bindings"]): Record<string, string> 
 
 /** Service discovery: public, application/json (Terraform checks the media type exactly). */
 export function mountDiscovery(app: Hono<AppEnv>): void {
-  app.get("/.well-known/terraform.json", (c) =>
-    c.json({ "tfe.v2": "/api/v2/", "tfe.v2.1": "/api/v2/", "tfe.v2.2": "/api/v2/", "state.v2": "/api/v2/" }),
-  );
+  app.get("/.well-known/terraform.json", (c) => c.json({ "tfe.v2": "/api/v2/", "tfe.v2.1": "/api/v2/", "tfe.v2.2": "/api/v2/", "state.v2": "/api/v2/" }));
 }
 
 export const meta = router();

@@ -20,7 +20,15 @@ export async function accountDetails(caller: Caller): Promise<Account> {
     // The token outlived its user.
     if (!u) throw ApiError.of("unauthorized");
     const authenticated = { id: u.id, type: "users" };
-    return { id: u.id, username: u.username, email: u.email, isSiteAdmin: u.is_site_admin === 1, isService: false, authenticated, unconfirmedEmail: u.unconfirmed_email ?? null };
+    return {
+      id: u.id,
+      username: u.username,
+      email: u.email,
+      isSiteAdmin: u.is_site_admin === 1,
+      isService: false,
+      authenticated,
+      unconfirmedEmail: u.unconfirmed_email ?? null,
+    };
   }
   const authenticated = p.kind === "team" ? { id: p.teamId, type: "teams" } : { id: p.organization, type: "organizations" };
   const username = p.kind === "team" ? `api-${p.teamId}` : `api-org-${p.organization}`;

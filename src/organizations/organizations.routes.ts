@@ -81,7 +81,11 @@ organizations.openapi(
     path: "/organizations",
     tags,
     summary: "List the organisations the caller belongs to",
-    request: { query: z.object({ "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional(), q: z.string().max(255).optional() }).passthrough() },
+    request: {
+      query: z
+        .object({ "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional(), q: z.string().max(255).optional() })
+        .passthrough(),
+    },
     responses: { ...ok("A page of organisations"), ...errorResponses },
   }),
   async (c) => {

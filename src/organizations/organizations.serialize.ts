@@ -6,11 +6,29 @@ const API = "/api/v2";
 /** An organisation's `permissions`: owners (and the organisation token, the site admin) hold them all. */
 export function orgPermissions(owner: boolean): Record<string, boolean> {
   const keys = [
-    "can-update", "can-destroy", "can-access-via-teams", "can-create-module", "can-create-team", "can-create-workspace",
-    "can-manage-users", "can-manage-subscription", "can-manage-sso", "can-update-oauth", "can-update-sentinel",
-    "can-update-ssh-keys", "can-update-api-token", "can-traverse", "can-start-trial", "can-update-agent-pools",
-    "can-manage-tags", "can-manage-public-modules", "can-manage-public-providers", "can-manage-run-tasks",
-    "can-read-run-tasks", "can-create-provider", "can-create-project",
+    "can-update",
+    "can-destroy",
+    "can-access-via-teams",
+    "can-create-module",
+    "can-create-team",
+    "can-create-workspace",
+    "can-manage-users",
+    "can-manage-subscription",
+    "can-manage-sso",
+    "can-update-oauth",
+    "can-update-sentinel",
+    "can-update-ssh-keys",
+    "can-update-api-token",
+    "can-traverse",
+    "can-start-trial",
+    "can-update-agent-pools",
+    "can-manage-tags",
+    "can-manage-public-modules",
+    "can-manage-public-providers",
+    "can-manage-run-tasks",
+    "can-read-run-tasks",
+    "can-create-provider",
+    "can-create-project",
   ];
   return Object.fromEntries(keys.map((k) => [k, owner || k === "can-access-via-teams" || k === "can-traverse"]));
 }

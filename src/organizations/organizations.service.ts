@@ -9,17 +9,32 @@ import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
-import { deleteOrganization, insertOrganization, listOrganizations, poolExists, seedOrganization, updateOrganization, type OrganizationScope } from "./organizations.d1";
+import {
+  deleteOrganization,
+  insertOrganization,
+  listOrganizations,
+  poolExists,
+  seedOrganization,
+  updateOrganization,
+  type OrganizationScope,
+} from "./organizations.d1";
 import { findOrganization, toOrganization, type Organization } from "./organizations.index";
 
 const ORG_NAME = /^[A-Za-z0-9_-]+$/;
 
 /** Attributes kept as given in the organisation's `attrs`. */
 const STORED_ATTRS = [
-  "session-timeout", "session-remember", "collaborator-auth-policy", "cost-estimation-enabled",
-  "send-passing-statuses-for-untriggered-speculative-plans", "aggregated-commit-status-enabled",
-  "speculative-plan-management-enabled", "owners-team-saml-role-id", "assessments-enforced",
-  "user-tokens-enabled", "stacks-enabled",
+  "session-timeout",
+  "session-remember",
+  "collaborator-auth-policy",
+  "cost-estimation-enabled",
+  "send-passing-statuses-for-untriggered-speculative-plans",
+  "aggregated-commit-status-enabled",
+  "speculative-plan-management-enabled",
+  "owners-team-saml-role-id",
+  "assessments-enforced",
+  "user-tokens-enabled",
+  "stacks-enabled",
 ] as const;
 
 /** The attributes a create or update may send (validated by the route's schema). */
@@ -57,7 +72,10 @@ export async function createOrganization(caller: Caller, a: OrganizationAttribut
   }
   checkEmail(a.email);
   if (a["default-execution-mode"] === "agent") {
-    throw ApiError.of("invalid_attribute", { detail: "A new organisation has no agent pool to default to", pointer: "/data/attributes/default-execution-mode" });
+    throw ApiError.of("invalid_attribute", {
+      detail: "A new organisation has no agent pool to default to",
+      pointer: "/data/attributes/default-execution-mode",
+    });
   }
   const now = nowIso();
   const projectId = newId("prj");
@@ -87,7 +105,11 @@ export async function createOrganization(caller: Caller, a: OrganizationAttribut
 }
 
 /** The organisations the caller belongs to (all for the site admin; its own for a team or organisation token). */
-export async function listCallerOrganizations(caller: Caller, filter: { q: string; email?: string }, page: Page): Promise<{ items: OrganizationView[]; total: number }> {
+export async function listCallerOrganizations(
+  caller: Caller,
+  filter: { q: string; email?: string },
+  page: Page,
+): Promise<{ items: OrganizationView[]; total: number }> {
   const p = caller.principal;
   const scope: OrganizationScope = p.kind === "user" ? (p.isSiteAdmin ? { all: true } : { memberId: p.userId }) : { organization: p.organization };
   const { total, rows } = await listOrganizations(caller.db, scope, filter, p.kind === "user" ? p.userId : "", page);
@@ -110,7 +132,12 @@ export async function entitlementsOf(caller: Caller, name: string): Promise<Orga
  * Updates an organisation (owners and its token). `poolId`: the default agent pool as sent (null to
  * clear, undefined when not sent), from the relationship or the attribute.
  */
-export async function changeOrganization(caller: Caller, name: string, a: OrganizationAttributes, poolId: string | null | undefined): Promise<OrganizationView> {
+export async function changeOrganization(
+  caller: Caller,
+  name: string,
+  a: OrganizationAttributes,
+  poolId: string | null | undefined,
+): Promise<OrganizationView> {
   const access = await requireOrgAccess(caller, name, { ownerSettings: true });
   authorize(caller, "organization.manage", { access });
   const org = access.organization;
@@ -125,10 +152,16 @@ export async function changeOrganization(caller: Caller, name: string, a: Organi
   const mode = a["default-execution-mode"] ?? org.defaultExecutionMode;
   const nextPool = poolId !== undefined ? poolId : org.defaultAgentPoolId;
   if (mode !== "agent" && poolId) {
-    throw ApiError.of("invalid_attribute", { detail: "Default agent pool must not be specified unless using 'agent' execution mode", pointer: "/data/relationships/default-agent-pool" });
+    throw ApiError.of("invalid_attribute", {
+      detail: "Default agent pool must not be specified unless using 'agent' execution mode",
+      pointer: "/data/relationships/default-agent-pool",
+    });
   }
   if (mode === "agent" && !nextPool) {
-    throw ApiError.of("invalid_attribute", { detail: "Default agent pool must be specified when using 'agent' execution mode", pointer: "/data/relationships/default-agent-pool" });
+    throw ApiError.of("invalid_attribute", {
+      detail: "Default agent pool must be specified when using 'agent' execution mode",
+      pointer: "/data/relationships/default-agent-pool",
+    });
   }
   await updateOrganization(caller.db, org.name, {
     email: a.email ?? org.email,

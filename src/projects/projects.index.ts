@@ -90,7 +90,7 @@ export async function listProjects(db: Db, f: ProjectFilter): Promise<{ rows: Pr
     db.prepare(`SELECT count(*) AS n FROM projects p WHERE ${where.join(" AND ")}`).bind(...binds),
     db.prepare(`SELECT count(*) AS n FROM projects p WHERE ${base.join(" AND ")}`).bind(...baseBinds),
   ]);
-  const count = (r: D1Result | undefined) => ((r?.results?.[0] as { n: number } | undefined)?.n ?? 0);
+  const count = (r: D1Result | undefined) => (r?.results?.[0] as { n: number } | undefined)?.n ?? 0;
   return { rows: (page?.results ?? []) as ProjectRow[], matching: count(matching), total: count(total) };
 }
 
@@ -136,9 +136,7 @@ export function updateProjectStatement(db: Db, id: string, ch: ProjectChanges): 
   }
   if (ch.defaults) sets.push(["default_execution_mode = ?", ch.defaults.mode], ["default_agent_pool_id = ?", ch.defaults.pool]);
   if (sets.length === 0) return null;
-  return db
-    .prepare(`UPDATE projects SET ${sets.map(([s]) => s).join(", ")} WHERE id = ?`)
-    .bind(...sets.map(([, v]) => v), id);
+  return db.prepare(`UPDATE projects SET ${sets.map(([s]) => s).join(", ")} WHERE id = ?`).bind(...sets.map(([, v]) => v), id);
 }
 
 /**
@@ -210,10 +208,15 @@ export async function releaseProject(db: Db, projectId: string, workspaceId: str
 export function settledRefsStatement(db: Db, workspaceId: string, deleted: boolean): D1PreparedStatement {
   return deleted
     ? db.prepare("DELETE FROM project_refs WHERE workspace_id = ?").bind(workspaceId)
-    : db.prepare("DELETE FROM project_refs WHERE workspace_id = ? AND project_id = (SELECT project_id FROM workspaces WHERE id = ?)").bind(workspaceId, workspaceId);
+    : db
+        .prepare("DELETE FROM project_refs WHERE workspace_id = ? AND project_id = (SELECT project_id FROM workspaces WHERE id = ?)")
+        .bind(workspaceId, workspaceId);
 }
 
 export async function projectRefs(db: Db, projectId: string): Promise<Array<{ workspace_id: string; claimed_at: number }>> {
-  const rows = await db.prepare("SELECT workspace_id, claimed_at FROM project_refs WHERE project_id = ?").bind(projectId).all<{ workspace_id: string; claimed_at: number }>();
+  const rows = await db
+    .prepare("SELECT workspace_id, claimed_at FROM project_refs WHERE project_id = ?")
+    .bind(projectId)
+    .all<{ workspace_id: string; claimed_at: number }>();
   return rows.results;
 }

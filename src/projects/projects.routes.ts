@@ -4,14 +4,7 @@ import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, readPage } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { withBindings } from "./projects.include";
-import {
-  createProjectBody,
-  listProjectsQuery,
-  orgParam,
-  projectParam,
-  showProjectQuery,
-  updateProjectBody,
-} from "./projects.schemas";
+import { createProjectBody, listProjectsQuery, orgParam, projectParam, showProjectQuery, updateProjectBody } from "./projects.schemas";
 import { serializeProject } from "./projects.serialize";
 import { createProject, deleteProject, listProjectsFor, showProject, updateProject } from "./projects.service";
 
@@ -19,7 +12,14 @@ const tags = ["Projects"];
 export const projects = router();
 
 projects.openapi(
-  createRoute({ method: "post", path: "/organizations/{organization_name}/projects", tags, summary: "Create a project", request: { params: orgParam, body: jsonBody(createProjectBody) }, responses: { ...ok("The project", 201), ...errorResponses } }),
+  createRoute({
+    method: "post",
+    path: "/organizations/{organization_name}/projects",
+    tags,
+    summary: "Create a project",
+    request: { params: orgParam, body: jsonBody(createProjectBody) },
+    responses: { ...ok("The project", 201), ...errorResponses },
+  }),
   async (c) => {
     const { project, access } = await createProject(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data);
     return jsonapi(c, { data: serializeProject(project, access) }, 201);
@@ -27,7 +27,14 @@ projects.openapi(
 );
 
 projects.openapi(
-  createRoute({ method: "get", path: "/organizations/{organization_name}/projects", tags, summary: "List projects", request: { params: orgParam, query: listProjectsQuery }, responses: { ...ok("A page of projects"), ...errorResponses } }),
+  createRoute({
+    method: "get",
+    path: "/organizations/{organization_name}/projects",
+    tags,
+    summary: "List projects",
+    request: { params: orgParam, query: listProjectsQuery },
+    responses: { ...ok("A page of projects"), ...errorResponses },
+  }),
   async (c) => {
     const caller = callerOf(c);
     const page = readPage(c);
@@ -38,12 +45,23 @@ projects.openapi(
       const m = /^filter\[tagged\]\[(\d{1,3})\]\[(key|value)\]$/.exec(k);
       if (m) tagged.set(m[1], { ...tagged.get(m[1]), [m[2]]: v });
     }
-    const result = await listProjectsFor(caller, c.req.valid("param").organization_name, {
-      q: q || undefined,
-      names: names !== undefined ? names.split(",").map((n) => n.trim()).filter(Boolean) : undefined,
-      tagged: [...tagged.values()].filter((t): t is { key: string; value?: string } => !!t.key),
-      descending: sort === "-name",
-    }, page);
+    const result = await listProjectsFor(
+      caller,
+      c.req.valid("param").organization_name,
+      {
+        q: q || undefined,
+        names:
+          names !== undefined
+            ? names
+                .split(",")
+                .map((n) => n.trim())
+                .filter(Boolean)
+            : undefined,
+        tagged: [...tagged.values()].filter((t): t is { key: string; value?: string } => !!t.key),
+        descending: sort === "-name",
+      },
+      page,
+    );
     const data = result.rows.map((p) => serializeProject(p, result.access));
     const inc = await withBindings(caller.db, data, c.req.query("include"));
     return jsonapi(c, paginated(c, data, page, result.matching, { ...inc, meta: { "status-counts": { total: result.total, matching: result.matching } } }));
@@ -51,7 +69,14 @@ projects.openapi(
 );
 
 projects.openapi(
-  createRoute({ method: "get", path: "/projects/{project_id}", tags, summary: "Show a project", request: { params: projectParam, query: showProjectQuery }, responses: { ...ok("The project"), ...errorResponses } }),
+  createRoute({
+    method: "get",
+    path: "/projects/{project_id}",
+    tags,
+    summary: "Show a project",
+    request: { params: projectParam, query: showProjectQuery },
+    responses: { ...ok("The project"), ...errorResponses },
+  }),
   async (c) => {
     const caller = callerOf(c);
     const { project, access } = await showProject(caller, c.req.valid("param").project_id);
@@ -61,7 +86,14 @@ projects.openapi(
 );
 
 projects.openapi(
-  createRoute({ method: "patch", path: "/projects/{project_id}", tags, summary: "Update a project", request: { params: projectParam, body: jsonBody(updateProjectBody) }, responses: { ...ok("The project"), ...errorResponses } }),
+  createRoute({
+    method: "patch",
+    path: "/projects/{project_id}",
+    tags,
+    summary: "Update a project",
+    request: { params: projectParam, body: jsonBody(updateProjectBody) },
+    responses: { ...ok("The project"), ...errorResponses },
+  }),
   async (c) => {
     const { project, access } = await updateProject(callerOf(c), c.req.valid("param").project_id, c.req.valid("json").data);
     return jsonapi(c, { data: serializeProject(project, access) });
@@ -74,7 +106,8 @@ projects.openapi(
     path: "/projects/{project_id}",
     tags,
     summary: "Delete an empty project (never the Default Project)",
-    description: "A project that still contains workspaces is refused with 409; the Default Project with 422. Team access and tag bindings of the project are deleted with it.",
+    description:
+      "A project that still contains workspaces is refused with 409; the Default Project with 422. Team access and tag bindings of the project are deleted with it.",
     request: { params: projectParam },
     responses: { ...noContentResponse, 409: { description: "The project still contains workspaces" }, ...errorResponses },
   }),

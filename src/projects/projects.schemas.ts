@@ -29,7 +29,10 @@ const settingOverwrites = z
 
 export const projectAttributes = z.object({
   // Length and charset are checked by the handler so the detail text matches the real service.
-  name: z.string().max(LIMITS.projectNameMax + 10).optional(),
+  name: z
+    .string()
+    .max(LIMITS.projectNameMax + 10)
+    .optional(),
   description: z.string().max(LIMITS.projectDescriptionMax).nullable().optional(),
   "default-execution-mode": z.enum(EXECUTION_MODES).nullable().optional(),
   "default-agent-pool-id": z.string().max(64).nullable().optional(),
@@ -39,9 +42,7 @@ export const projectAttributes = z.object({
 
 export const projectRelationships = z
   .object({
-    "default-agent-pool": z
-      .object({ data: z.object({ type: z.literal("agent-pools"), id: z.string().max(64) }).nullable() })
-      .optional(),
+    "default-agent-pool": z.object({ data: z.object({ type: z.literal("agent-pools"), id: z.string().max(64) }).nullable() }).optional(),
     "tag-bindings": z.object({ data: z.array(bindingInput).max(LIMITS.tagBindingsPerResource * 10) }).optional(),
   })
   .optional();

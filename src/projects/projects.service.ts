@@ -57,7 +57,8 @@ function checkName(name: string): void {
     throw invalid(`Name must be between ${LIMITS.projectNameMin} and ${LIMITS.projectNameMax} characters`, "name");
   }
   // go-tfe's tests match the "Name may only contain" prefix.
-  if (!PROJECT_NAME.test(name)) throw invalid("Name may only contain letters, numbers, spaces, hyphens and underscores, and cannot start or end with a space", "name");
+  if (!PROJECT_NAME.test(name))
+    throw invalid("Name may only contain letters, numbers, spaces, hyphens and underscores, and cannot start or end with a space", "name");
 }
 
 interface Defaults {
@@ -98,7 +99,8 @@ async function executionDefaults(caller: Caller, access: OrgAccess, a: ProjectAt
   let pool: string | null;
   if (a["default-execution-mode"] !== undefined) mode = a["default-execution-mode"];
   else if (overwrite === false) mode = null;
-  else if (overwrite === true && !current?.default_execution_mode) mode = access.organization.defaultExecutionMode; // pin what it inherits now
+  else if (overwrite === true && !current?.default_execution_mode)
+    mode = access.organization.defaultExecutionMode; // pin what it inherits now
   else mode = current?.default_execution_mode ?? null;
 
   if (poolGiven !== undefined) pool = poolGiven;
@@ -107,8 +109,10 @@ async function executionDefaults(caller: Caller, access: OrgAccess, a: ProjectAt
     pool = current?.default_agent_pool_id ?? inheritedPool;
   } else pool = null;
 
-  if (mode === "agent" && !pool) throw ApiError.of("invalid_attribute", { detail: "Agent pool must be specified when using 'agent' execution mode", pointer: poolPointer });
-  if (mode !== "agent" && pool) throw ApiError.of("invalid_attribute", { detail: "Agent pool must not be specified unless using 'agent' execution mode", pointer: poolPointer });
+  if (mode === "agent" && !pool)
+    throw ApiError.of("invalid_attribute", { detail: "Agent pool must be specified when using 'agent' execution mode", pointer: poolPointer });
+  if (mode !== "agent" && pool)
+    throw ApiError.of("invalid_attribute", { detail: "Agent pool must not be specified unless using 'agent' execution mode", pointer: poolPointer });
   if (pool && !(await agentPoolInOrganization(caller.db, pool, access.organization.name))) {
     throw poolNotFound(poolPointer);
   }
@@ -120,7 +124,10 @@ const poolNotFound = (pointer: string) => ApiError.of("invalid_attribute", { det
 function checkDuration(a: ProjectAttributes): void {
   const d = a["auto-destroy-activity-duration"];
   if (d !== undefined && d !== null && (!AUTO_DESTROY_DURATION.test(d) || parseInt(d, 10) <= 0)) {
-    throw invalid("Auto destroy activity duration has an incorrect format, we expect up to 4 numeric digits and 1 unit ('d' or 'h')", "auto-destroy-activity-duration");
+    throw invalid(
+      "Auto destroy activity duration has an incorrect format, we expect up to 4 numeric digits and 1 unit ('d' or 'h')",
+      "auto-destroy-activity-duration",
+    );
   }
 }
 
@@ -131,7 +138,10 @@ function bindingsOf(rel: ProjectRelationships) {
   const f = checkBindings(inputs, "/data/relationships/tag-bindings/data");
   if (f) throw ApiError.of(f.code, { detail: f.detail, pointer: f.pointer });
   if (new Set(inputs.map((b) => b.key)).size > LIMITS.tagBindingsPerResource) {
-    throw ApiError.of("invalid_attribute", { detail: `Tag bindings cannot exceed ${LIMITS.tagBindingsPerResource} per resource`, pointer: "/data/relationships/tag-bindings/data" });
+    throw ApiError.of("invalid_attribute", {
+      detail: `Tag bindings cannot exceed ${LIMITS.tagBindingsPerResource} per resource`,
+      pointer: "/data/relationships/tag-bindings/data",
+    });
   }
   return inputs;
 }
@@ -144,7 +154,11 @@ async function write(caller: Caller, stmts: D1PreparedStatement[], poolPointer: 
     if (isUniqueViolation(err)) throw invalid("Name has already been taken", "name");
     // The pool was deleted after the check (migration 0002's trigger refused the write).
     if (isMissingPoolError(err)) throw poolNotFound(poolPointer);
-    if (isProjectLimitError(err)) throw ApiError.of("invalid_attribute", { detail: `Tag bindings cannot exceed ${LIMITS.tagBindingsPerResource} per resource`, pointer: "/data/relationships/tag-bindings/data" });
+    if (isProjectLimitError(err))
+      throw ApiError.of("invalid_attribute", {
+        detail: `Tag bindings cannot exceed ${LIMITS.tagBindingsPerResource} per resource`,
+        pointer: "/data/relationships/tag-bindings/data",
+      });
     throw err;
   }
 }
@@ -160,19 +174,23 @@ export async function createProject(caller: Caller, organization: string, data: 
   const bindings = bindingsOf(rel);
   const id = newId("prj");
   const now = nowIso();
-  await write(caller, [
-    insertProjectStatement(db, {
-      id,
-      organization: access.organization.name,
-      name: a.name,
-      description: a.description ?? null,
-      attrs: { "auto-destroy-activity-duration": a["auto-destroy-activity-duration"] ?? null },
-      mode: d.mode,
-      pool: d.pool,
-      createdAt: now,
-    }),
-    ...(bindings ? replaceProjectBindingsStatements(db, id, bindings, now) : []),
-  ], d.poolPointer);
+  await write(
+    caller,
+    [
+      insertProjectStatement(db, {
+        id,
+        organization: access.organization.name,
+        name: a.name,
+        description: a.description ?? null,
+        attrs: { "auto-destroy-activity-duration": a["auto-destroy-activity-duration"] ?? null },
+        mode: d.mode,
+        pool: d.pool,
+        createdAt: now,
+      }),
+      ...(bindings ? replaceProjectBindingsStatements(db, id, bindings, now) : []),
+    ],
+    d.poolPointer,
+  );
   return { project: (await getProject(db, id))!, access };
 }
 
@@ -223,10 +241,14 @@ export async function updateProject(caller: Caller, id: string, data: (typeof up
     autoDestroyActivityDuration: a["auto-destroy-activity-duration"],
     defaults: d.touched ? { mode: d.mode, pool: d.pool } : undefined,
   });
-  await write(caller, [
-    ...(row ? [row] : []),
-    ...(bindings ? [...replaceProjectBindingsStatements(db, project.id, bindings, nowIso()), orphanBindingsCleanup(db, project.id)] : []),
-  ], d.poolPointer);
+  await write(
+    caller,
+    [
+      ...(row ? [row] : []),
+      ...(bindings ? [...replaceProjectBindingsStatements(db, project.id, bindings, nowIso()), orphanBindingsCleanup(db, project.id)] : []),
+    ],
+    d.poolPointer,
+  );
   const updated = await getProject(db, project.id);
   if (!updated) throw ApiError.of("not_found"); // deleted concurrently
   return { project: updated, access };

@@ -13,7 +13,12 @@ export interface PoolRow {
 }
 
 /** The list's `sort` values and their ORDER BY (names case-insensitively). */
-const ORDERS = { name: "name COLLATE NOCASE ASC", "-name": "name COLLATE NOCASE DESC", "created-at": "created_at ASC", "-created-at": "created_at DESC" } as const;
+const ORDERS = {
+  name: "name COLLATE NOCASE ASC",
+  "-name": "name COLLATE NOCASE DESC",
+  "created-at": "created_at ASC",
+  "-created-at": "created_at DESC",
+} as const;
 export type PoolSort = keyof typeof ORDERS;
 export const isPoolSort = (s: string): s is PoolSort => Object.hasOwn(ORDERS, s);
 
@@ -66,8 +71,19 @@ export async function idByName(db: Db, table: "workspaces" | "projects", organiz
 
 export async function insertPool(db: Db, row: PoolRow): Promise<void> {
   await db
-    .prepare("INSERT INTO agent_pools (id, organization_name, name, organization_scoped, allowed_workspaces, allowed_projects, excluded_workspaces, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-    .bind(row.id, row.organization_name, row.name, row.organization_scoped, row.allowed_workspaces, row.allowed_projects, row.excluded_workspaces, row.created_at)
+    .prepare(
+      "INSERT INTO agent_pools (id, organization_name, name, organization_scoped, allowed_workspaces, allowed_projects, excluded_workspaces, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(
+      row.id,
+      row.organization_name,
+      row.name,
+      row.organization_scoped,
+      row.allowed_workspaces,
+      row.allowed_projects,
+      row.excluded_workspaces,
+      row.created_at,
+    )
     .run();
 }
 

@@ -12,10 +12,16 @@ export const agentPools = router();
 const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 const poolParam = z.object({ pool_id: z.string().regex(/^apool-[A-Za-z0-9]{1,64}$/) });
 const refs = (type: string) => z.object({ data: z.array(z.object({ type: z.literal(type), id: z.string().max(64) })).max(1000) }).optional();
-const relationships = z.object({ "allowed-workspaces": refs("workspaces"), "allowed-projects": refs("projects"), "excluded-workspaces": refs("workspaces") }).optional();
+const relationships = z
+  .object({ "allowed-workspaces": refs("workspaces"), "allowed-projects": refs("projects"), "excluded-workspaces": refs("workspaces") })
+  .optional();
 const attributes = z.object({ name: z.string().min(1).max(255).optional(), "organization-scoped": z.boolean().optional() });
-const createBody = z.object({ data: z.object({ type: z.literal("agent-pools"), attributes: attributes.extend({ name: z.string().min(1).max(255) }), relationships }) }).openapi("AgentPoolCreate");
-const updateBody = z.object({ data: z.object({ type: z.literal("agent-pools"), attributes: attributes.optional(), relationships }) }).openapi("AgentPoolUpdate");
+const createBody = z
+  .object({ data: z.object({ type: z.literal("agent-pools"), attributes: attributes.extend({ name: z.string().min(1).max(255) }), relationships }) })
+  .openapi("AgentPoolCreate");
+const updateBody = z
+  .object({ data: z.object({ type: z.literal("agent-pools"), attributes: attributes.optional(), relationships }) })
+  .openapi("AgentPoolUpdate");
 
 const ids = (json: string, type: string) => (JSON.parse(json) as string[]).map((id) => ({ id, type }));
 
@@ -40,16 +46,32 @@ function serialize(p: PoolRow, using: string[]): Resource {
 const serializeOne = ({ pool, using }: PoolWithUsers): Resource => serialize(pool, using);
 
 agentPools.openapi(
-  createRoute({ method: "post", path: "/organizations/{organization_name}/agent-pools", tags, summary: "Create an agent pool", request: { params: orgParam, body: jsonBody(createBody) }, responses: { ...ok("The pool", 201), ...errorResponses } }),
+  createRoute({
+    method: "post",
+    path: "/organizations/{organization_name}/agent-pools",
+    tags,
+    summary: "Create an agent pool",
+    request: { params: orgParam, body: jsonBody(createBody) },
+    responses: { ...ok("The pool", 201), ...errorResponses },
+  }),
   async (c) => {
     const { attributes: a, relationships } = c.req.valid("json").data;
-    const created = await createPool(callerOf(c), c.req.valid("param").organization_name, { name: a.name, organizationScoped: a["organization-scoped"], refs: relationships });
+    const created = await createPool(callerOf(c), c.req.valid("param").organization_name, {
+      name: a.name,
+      organizationScoped: a["organization-scoped"],
+      refs: relationships,
+    });
     return jsonapi(c, { data: serializeOne(created) }, 201);
   },
 );
 
 agentPools.openapi(
-  createRoute({ method: "get", path: "/organizations/{organization_name}/agent-pools", tags, summary: "List agent pools", request: {
+  createRoute({
+    method: "get",
+    path: "/organizations/{organization_name}/agent-pools",
+    tags,
+    summary: "List agent pools",
+    request: {
       params: orgParam,
       query: z
         .object({
@@ -59,14 +81,21 @@ agentPools.openapi(
           "filter[allowed_projects][name]": z.string().max(255).optional(),
         })
         .passthrough(),
-    }, responses: { ...ok("A page of pools"), ...errorResponses } }),
+    },
+    responses: { ...ok("A page of pools"), ...errorResponses },
+  }),
   async (c) => {
     const page = readPage(c);
     const query = c.req.valid("query");
     const { pools, total } = await listOrgPools(
       callerOf(c),
       c.req.valid("param").organization_name,
-      { q: query.q, sort: query.sort, allowedWorkspaceName: query["filter[allowed_workspaces][name]"], allowedProjectName: query["filter[allowed_projects][name]"] },
+      {
+        q: query.q,
+        sort: query.sort,
+        allowedWorkspaceName: query["filter[allowed_workspaces][name]"],
+        allowedProjectName: query["filter[allowed_projects][name]"],
+      },
       page,
     );
     return jsonapi(c, paginated(c, pools.map(serializeOne), page, total));
@@ -74,21 +103,46 @@ agentPools.openapi(
 );
 
 agentPools.openapi(
-  createRoute({ method: "get", path: "/agent-pools/{pool_id}", tags, summary: "Show an agent pool", request: { params: poolParam }, responses: { ...ok("The pool"), ...errorResponses } }),
+  createRoute({
+    method: "get",
+    path: "/agent-pools/{pool_id}",
+    tags,
+    summary: "Show an agent pool",
+    request: { params: poolParam },
+    responses: { ...ok("The pool"), ...errorResponses },
+  }),
   async (c) => jsonapi(c, { data: serializeOne(await showPool(callerOf(c), c.req.valid("param").pool_id)) }),
 );
 
 agentPools.openapi(
-  createRoute({ method: "patch", path: "/agent-pools/{pool_id}", tags, summary: "Update an agent pool", request: { params: poolParam, body: jsonBody(updateBody) }, responses: { ...ok("The pool"), ...errorResponses } }),
+  createRoute({
+    method: "patch",
+    path: "/agent-pools/{pool_id}",
+    tags,
+    summary: "Update an agent pool",
+    request: { params: poolParam, body: jsonBody(updateBody) },
+    responses: { ...ok("The pool"), ...errorResponses },
+  }),
   async (c) => {
     const { attributes: a = {}, relationships } = c.req.valid("json").data;
-    const updated = await updatePool(callerOf(c), c.req.valid("param").pool_id, { name: a.name, organizationScoped: a["organization-scoped"], refs: relationships });
+    const updated = await updatePool(callerOf(c), c.req.valid("param").pool_id, {
+      name: a.name,
+      organizationScoped: a["organization-scoped"],
+      refs: relationships,
+    });
     return jsonapi(c, { data: serializeOne(updated) });
   },
 );
 
 agentPools.openapi(
-  createRoute({ method: "delete", path: "/agent-pools/{pool_id}", tags, summary: "Delete an unused agent pool", request: { params: poolParam }, responses: { ...noContentResponse, ...errorResponses } }),
+  createRoute({
+    method: "delete",
+    path: "/agent-pools/{pool_id}",
+    tags,
+    summary: "Delete an unused agent pool",
+    request: { params: poolParam },
+    responses: { ...noContentResponse, ...errorResponses },
+  }),
   async (c) => {
     await removePool(callerOf(c), c.req.valid("param").pool_id);
     return noContent(c);

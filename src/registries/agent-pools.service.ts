@@ -55,7 +55,8 @@ const REF_COLUMNS = [
 const idsOf = (list: RefList) => JSON.stringify(list?.data.map((d) => d.id) ?? []);
 
 function checkName(name: string | undefined): void {
-  if (name !== undefined && !NAME.test(name)) throw ApiError.of("invalid_attribute", { detail: "Name may only contain letters, numbers, - and _", pointer: "/data/attributes/name" });
+  if (name !== undefined && !NAME.test(name))
+    throw ApiError.of("invalid_attribute", { detail: "Name may only contain letters, numbers, - and _", pointer: "/data/attributes/name" });
 }
 
 /** Allowed / excluded workspaces and projects must be in the pool's organisation (422 naming the first stranger). */
@@ -70,7 +71,11 @@ async function checkRefs(caller: Caller, org: string, r: PoolRefs): Promise<void
     if (wanted.length === 0) continue;
     const known = await knownIds(caller.db, table, org, wanted);
     const i = wanted.findIndex((id) => !known.has(id));
-    if (i >= 0) throw ApiError.of("invalid_attribute", { detail: `${table === "workspaces" ? "Workspace" : "Project"} ${wanted[i]} not found in this organization`, pointer: `/data/relationships/${rel}/data/${i}` });
+    if (i >= 0)
+      throw ApiError.of("invalid_attribute", {
+        detail: `${table === "workspaces" ? "Workspace" : "Project"} ${wanted[i]} not found in this organization`,
+        pointer: `/data/relationships/${rel}/data/${i}`,
+      });
   }
 }
 
@@ -111,9 +116,15 @@ export async function listOrgPools(caller: Caller, organization: string, query: 
   const wsId = await usable(query.allowedWorkspaceName, "workspaces");
   const prjId = await usable(query.allowedProjectName, "projects");
   const allows = (p: PoolRow, id: string | null, list: string) => id === null || p.organization_scoped === 1 || (JSON.parse(list) as string[]).includes(id);
-  const matching = rows.filter((p) => (!q || p.name.toLowerCase().includes(q)) && allows(p, wsId, p.allowed_workspaces) && allows(p, prjId, p.allowed_projects));
+  const matching = rows.filter(
+    (p) => (!q || p.name.toLowerCase().includes(q)) && allows(p, wsId, p.allowed_workspaces) && allows(p, prjId, p.allowed_projects),
+  );
   const slice = matching.slice((page.number - 1) * page.size, page.number * page.size);
-  const using = await workspacesUsing(caller.db, org, slice.map((p) => p.id));
+  const using = await workspacesUsing(
+    caller.db,
+    org,
+    slice.map((p) => p.id),
+  );
   return { pools: slice.map((pool) => ({ pool, using: using.get(pool.id) ?? [] })), total: matching.length };
 }
 

@@ -39,8 +39,12 @@ export async function listOrgTokens(db: Db, organization: string): Promise<Token
 /** A client and its one token, in one batch. */
 export async function insertClientWithToken(db: Db, client: ClientRow, token: TokenRow): Promise<void> {
   await db.batch([
-    db.prepare("INSERT INTO oauth_clients (id, organization_name, attrs, created_at) VALUES (?, ?, ?, ?)").bind(client.id, client.organization_name, client.attrs, client.created_at),
-    db.prepare("INSERT INTO oauth_tokens (id, oauth_client_id, organization_name, service_provider_user, created_at) VALUES (?, ?, ?, ?, ?)").bind(token.id, token.oauth_client_id, token.organization_name, null, token.created_at),
+    db
+      .prepare("INSERT INTO oauth_clients (id, organization_name, attrs, created_at) VALUES (?, ?, ?, ?)")
+      .bind(client.id, client.organization_name, client.attrs, client.created_at),
+    db
+      .prepare("INSERT INTO oauth_tokens (id, oauth_client_id, organization_name, service_provider_user, created_at) VALUES (?, ?, ?, ?, ?)")
+      .bind(token.id, token.oauth_client_id, token.organization_name, null, token.created_at),
   ]);
 }
 

@@ -12,7 +12,18 @@ import { createClient, listClientTokens, listOrgClients, listOrgOAuthTokens, rem
 const tags = ["OAuth"];
 export const oauth = router();
 
-const PROVIDERS = ["github", "github_enterprise", "gitlab_hosted", "gitlab_community_edition", "gitlab_enterprise_edition", "ado_server", "ado_services", "bitbucket_hosted", "bitbucket_server", "bitbucket_data_center"] as const;
+const PROVIDERS = [
+  "github",
+  "github_enterprise",
+  "gitlab_hosted",
+  "gitlab_community_edition",
+  "gitlab_enterprise_edition",
+  "ado_server",
+  "ado_services",
+  "bitbucket_hosted",
+  "bitbucket_server",
+  "bitbucket_data_center",
+] as const;
 /** `service-provider-display-name`: the providers' product names (the reference notes give no list; these follow the VCS docs). */
 const DISPLAY_NAMES: Record<(typeof PROVIDERS)[number], string> = {
   github: "GitHub",
@@ -39,7 +50,9 @@ const attributes = z.object({
   "rsa-public-key": z.string().max(20_000).optional(),
   "organization-scoped": z.boolean().optional(),
 });
-const createBody = z.object({ data: z.object({ type: z.literal("oauth-clients"), attributes: attributes.extend({ "service-provider": z.enum(PROVIDERS) }) }) }).openapi("OAuthClientCreate");
+const createBody = z
+  .object({ data: z.object({ type: z.literal("oauth-clients"), attributes: attributes.extend({ "service-provider": z.enum(PROVIDERS) }) }) })
+  .openapi("OAuthClientCreate");
 const updateBody = z.object({ data: z.object({ type: z.literal("oauth-clients"), attributes: attributes.optional() }) }).openapi("OAuthClientUpdate");
 const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 const clientParam = z.object({ oauth_client_id: z.string().regex(/^oc-[A-Za-z0-9]{1,64}$/) });
@@ -71,7 +84,9 @@ const serializeToken = (t: TokenRow): Resource => ({
   id: t.id,
   type: "oauth-tokens",
   attributes: { "created-at": t.created_at, "service-provider-user": t.service_provider_user, "has-ssh-key": false },
-  relationships: { "oauth-client": { data: { id: t.oauth_client_id, type: "oauth-clients" }, links: { related: `/api/v2/oauth-clients/${t.oauth_client_id}` } } },
+  relationships: {
+    "oauth-client": { data: { id: t.oauth_client_id, type: "oauth-clients" }, links: { related: `/api/v2/oauth-clients/${t.oauth_client_id}` } },
+  },
   links: { self: `/api/v2/oauth-tokens/${t.id}` },
 });
 
@@ -80,7 +95,14 @@ function publicAttrs(a: z.infer<typeof attributes>): Record<string, unknown> {
 }
 
 oauth.openapi(
-  createRoute({ method: "post", path: "/organizations/{organization_name}/oauth-clients", tags, summary: "Create an OAuth client (and its OAuth token)", request: { params: orgParam, body: jsonBody(createBody) }, responses: { ...ok("The client", 201), ...errorResponses } }),
+  createRoute({
+    method: "post",
+    path: "/organizations/{organization_name}/oauth-clients",
+    tags,
+    summary: "Create an OAuth client (and its OAuth token)",
+    request: { params: orgParam, body: jsonBody(createBody) },
+    responses: { ...ok("The client", 201), ...errorResponses },
+  }),
   async (c) => {
     const { client, tokenIds } = await createClient(callerOf(c), c.req.valid("param").organization_name, publicAttrs(c.req.valid("json").data.attributes));
     return jsonapi(c, { data: serializeClient(client, tokenIds) }, 201);
@@ -88,16 +110,38 @@ oauth.openapi(
 );
 
 oauth.openapi(
-  createRoute({ method: "get", path: "/organizations/{organization_name}/oauth-clients", tags, summary: "List OAuth clients", request: { params: orgParam }, responses: { ...ok("A page of clients"), ...errorResponses } }),
+  createRoute({
+    method: "get",
+    path: "/organizations/{organization_name}/oauth-clients",
+    tags,
+    summary: "List OAuth clients",
+    request: { params: orgParam },
+    responses: { ...ok("A page of clients"), ...errorResponses },
+  }),
   async (c) => {
     const page = readPage(c);
     const { clients, total } = await listOrgClients(callerOf(c), c.req.valid("param").organization_name, page);
-    return jsonapi(c, paginated(c, clients.map((r) => serializeClient(r.client, r.tokenIds)), page, total));
+    return jsonapi(
+      c,
+      paginated(
+        c,
+        clients.map((r) => serializeClient(r.client, r.tokenIds)),
+        page,
+        total,
+      ),
+    );
   },
 );
 
 oauth.openapi(
-  createRoute({ method: "get", path: "/oauth-clients/{oauth_client_id}", tags, summary: "Show an OAuth client", request: { params: clientParam }, responses: { ...ok("The client"), ...errorResponses } }),
+  createRoute({
+    method: "get",
+    path: "/oauth-clients/{oauth_client_id}",
+    tags,
+    summary: "Show an OAuth client",
+    request: { params: clientParam },
+    responses: { ...ok("The client"), ...errorResponses },
+  }),
   async (c) => {
     const { client, tokenIds } = await showClient(callerOf(c), c.req.valid("param").oauth_client_id);
     return jsonapi(c, { data: serializeClient(client, tokenIds) });
@@ -105,7 +149,14 @@ oauth.openapi(
 );
 
 oauth.openapi(
-  createRoute({ method: "patch", path: "/oauth-clients/{oauth_client_id}", tags, summary: "Update an OAuth client", request: { params: clientParam, body: jsonBody(updateBody) }, responses: { ...ok("The client"), ...errorResponses } }),
+  createRoute({
+    method: "patch",
+    path: "/oauth-clients/{oauth_client_id}",
+    tags,
+    summary: "Update an OAuth client",
+    request: { params: clientParam, body: jsonBody(updateBody) },
+    responses: { ...ok("The client"), ...errorResponses },
+  }),
   async (c) => {
     const attrs = publicAttrs(c.req.valid("json").data.attributes ?? {});
     const { client, tokenIds } = await updateClient(callerOf(c), c.req.valid("param").oauth_client_id, attrs);
@@ -114,7 +165,14 @@ oauth.openapi(
 );
 
 oauth.openapi(
-  createRoute({ method: "delete", path: "/oauth-clients/{oauth_client_id}", tags, summary: "Delete an OAuth client and its tokens", request: { params: clientParam }, responses: { ...noContentResponse, ...errorResponses } }),
+  createRoute({
+    method: "delete",
+    path: "/oauth-clients/{oauth_client_id}",
+    tags,
+    summary: "Delete an OAuth client and its tokens",
+    request: { params: clientParam },
+    responses: { ...noContentResponse, ...errorResponses },
+  }),
   async (c) => {
     await removeClient(callerOf(c), c.req.valid("param").oauth_client_id);
     return noContent(c);
@@ -122,7 +180,14 @@ oauth.openapi(
 );
 
 oauth.openapi(
-  createRoute({ method: "get", path: "/oauth-clients/{oauth_client_id}/oauth-tokens", tags, summary: "List a client's OAuth tokens", request: { params: clientParam }, responses: { ...ok("A page of tokens"), ...errorResponses } }),
+  createRoute({
+    method: "get",
+    path: "/oauth-clients/{oauth_client_id}/oauth-tokens",
+    tags,
+    summary: "List a client's OAuth tokens",
+    request: { params: clientParam },
+    responses: { ...ok("A page of tokens"), ...errorResponses },
+  }),
   async (c) => {
     const rows = await listClientTokens(callerOf(c), c.req.valid("param").oauth_client_id);
     const page = readPage(c);
@@ -131,7 +196,14 @@ oauth.openapi(
 );
 
 oauth.openapi(
-  createRoute({ method: "get", path: "/organizations/{organization_name}/oauth-tokens", tags, summary: "List the organisation's OAuth tokens", request: { params: orgParam }, responses: { ...ok("A page of tokens"), ...errorResponses } }),
+  createRoute({
+    method: "get",
+    path: "/organizations/{organization_name}/oauth-tokens",
+    tags,
+    summary: "List the organisation's OAuth tokens",
+    request: { params: orgParam },
+    responses: { ...ok("A page of tokens"), ...errorResponses },
+  }),
   async (c) => {
     const rows = await listOrgOAuthTokens(callerOf(c), c.req.valid("param").organization_name);
     const page = readPage(c);
@@ -140,6 +212,13 @@ oauth.openapi(
 );
 
 oauth.openapi(
-  createRoute({ method: "get", path: "/oauth-tokens/{oauth_token_id}", tags, summary: "Show an OAuth token", request: { params: tokenParam }, responses: { ...ok("The token"), ...errorResponses } }),
+  createRoute({
+    method: "get",
+    path: "/oauth-tokens/{oauth_token_id}",
+    tags,
+    summary: "Show an OAuth token",
+    request: { params: tokenParam },
+    responses: { ...ok("The token"), ...errorResponses },
+  }),
   async (c) => jsonapi(c, { data: serializeToken(await showToken(callerOf(c), c.req.valid("param").oauth_token_id)) }),
 );

@@ -25,14 +25,23 @@ export interface ClientWithTokens {
   tokenIds: string[];
 }
 
-const withTokens = async (caller: Caller, client: ClientRow): Promise<ClientWithTokens> => ({ client, tokenIds: (await tokensOf(caller.db, client.id)).map((t) => t.id) });
+const withTokens = async (caller: Caller, client: ClientRow): Promise<ClientWithTokens> => ({
+  client,
+  tokenIds: (await tokensOf(caller.db, client.id)).map((t) => t.id),
+});
 
 /** Creates a client and its OAuth token; `attrs` are its public attributes (secrets are never stored). */
 export async function createClient(caller: Caller, organization: string, attrs: Record<string, unknown>): Promise<ClientWithTokens> {
   const access = await requireOrgAccess(caller, organization);
   authorize(caller, "vcs.manage", { access });
   const client: ClientRow = { id: newId("oc"), organization_name: access.organization.name, attrs: JSON.stringify(attrs), created_at: nowIso() };
-  const token: TokenRow = { id: newId("ot"), oauth_client_id: client.id, organization_name: client.organization_name, service_provider_user: null, created_at: client.created_at };
+  const token: TokenRow = {
+    id: newId("ot"),
+    oauth_client_id: client.id,
+    organization_name: client.organization_name,
+    service_provider_user: null,
+    created_at: client.created_at,
+  };
   await insertClientWithToken(caller.db, client, token);
   return { client, tokenIds: [token.id] };
 }

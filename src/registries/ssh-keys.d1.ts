@@ -17,7 +17,10 @@ export async function listSshKeys(db: Db, organization: string): Promise<SshKeyR
 }
 
 export async function insertSshKey(db: Db, row: SshKeyRow): Promise<void> {
-  await db.prepare("INSERT INTO ssh_keys (id, organization_name, name, created_at) VALUES (?, ?, ?, ?)").bind(row.id, row.organization_name, row.name, row.created_at).run();
+  await db
+    .prepare("INSERT INTO ssh_keys (id, organization_name, name, created_at) VALUES (?, ?, ?, ?)")
+    .bind(row.id, row.organization_name, row.name, row.created_at)
+    .run();
 }
 
 export async function renameSshKey(db: Db, id: string, name: string): Promise<void> {

@@ -11,13 +11,29 @@ export const sshKeys = router();
 
 const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 const keyParam = z.object({ ssh_key_id: z.string().regex(/^sshkey-[A-Za-z0-9]{1,64}$/) });
-const createBody = z.object({ data: z.object({ type: z.literal("ssh-keys"), attributes: z.object({ name: z.string().min(1).max(255), value: z.string().min(1).max(16_384) }) }) }).openapi("SshKeyCreate");
-const updateBody = z.object({ data: z.object({ type: z.literal("ssh-keys"), attributes: z.object({ name: z.string().min(1).max(255).optional(), value: z.string().max(16_384).optional() }) }) }).openapi("SshKeyUpdate");
+const createBody = z
+  .object({ data: z.object({ type: z.literal("ssh-keys"), attributes: z.object({ name: z.string().min(1).max(255), value: z.string().min(1).max(16_384) }) }) })
+  .openapi("SshKeyCreate");
+const updateBody = z
+  .object({
+    data: z.object({
+      type: z.literal("ssh-keys"),
+      attributes: z.object({ name: z.string().min(1).max(255).optional(), value: z.string().max(16_384).optional() }),
+    }),
+  })
+  .openapi("SshKeyUpdate");
 
 const serialize = (k: SshKeyRow): Resource => ({ id: k.id, type: "ssh-keys", attributes: { name: k.name }, links: { self: `/api/v2/ssh-keys/${k.id}` } });
 
 sshKeys.openapi(
-  createRoute({ method: "post", path: "/organizations/{organization_name}/ssh-keys", tags, summary: "Create an SSH key (not with an organisation token)", request: { params: orgParam, body: jsonBody(createBody) }, responses: { ...ok("The key", 201), ...errorResponses } }),
+  createRoute({
+    method: "post",
+    path: "/organizations/{organization_name}/ssh-keys",
+    tags,
+    summary: "Create an SSH key (not with an organisation token)",
+    request: { params: orgParam, body: jsonBody(createBody) },
+    responses: { ...ok("The key", 201), ...errorResponses },
+  }),
   async (c) => {
     const row = await createSshKey(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data.attributes.name);
     return jsonapi(c, { data: serialize(row) }, 201);
@@ -25,7 +41,14 @@ sshKeys.openapi(
 );
 
 sshKeys.openapi(
-  createRoute({ method: "get", path: "/organizations/{organization_name}/ssh-keys", tags, summary: "List SSH keys", request: { params: orgParam }, responses: { ...ok("A page of keys"), ...errorResponses } }),
+  createRoute({
+    method: "get",
+    path: "/organizations/{organization_name}/ssh-keys",
+    tags,
+    summary: "List SSH keys",
+    request: { params: orgParam },
+    responses: { ...ok("A page of keys"), ...errorResponses },
+  }),
   async (c) => {
     const rows = await listOrgSshKeys(callerOf(c), c.req.valid("param").organization_name);
     const page = readPage(c);
@@ -34,12 +57,26 @@ sshKeys.openapi(
 );
 
 sshKeys.openapi(
-  createRoute({ method: "get", path: "/ssh-keys/{ssh_key_id}", tags, summary: "Show an SSH key", request: { params: keyParam }, responses: { ...ok("The key"), ...errorResponses } }),
+  createRoute({
+    method: "get",
+    path: "/ssh-keys/{ssh_key_id}",
+    tags,
+    summary: "Show an SSH key",
+    request: { params: keyParam },
+    responses: { ...ok("The key"), ...errorResponses },
+  }),
   async (c) => jsonapi(c, { data: serialize(await showSshKey(callerOf(c), c.req.valid("param").ssh_key_id)) }),
 );
 
 sshKeys.openapi(
-  createRoute({ method: "patch", path: "/ssh-keys/{ssh_key_id}", tags, summary: "Rename an SSH key", request: { params: keyParam, body: jsonBody(updateBody) }, responses: { ...ok("The key"), ...errorResponses } }),
+  createRoute({
+    method: "patch",
+    path: "/ssh-keys/{ssh_key_id}",
+    tags,
+    summary: "Rename an SSH key",
+    request: { params: keyParam, body: jsonBody(updateBody) },
+    responses: { ...ok("The key"), ...errorResponses },
+  }),
   async (c) => {
     const row = await updateSshKey(callerOf(c), c.req.valid("param").ssh_key_id, c.req.valid("json").data.attributes.name);
     return jsonapi(c, { data: serialize(row) });
@@ -47,7 +84,14 @@ sshKeys.openapi(
 );
 
 sshKeys.openapi(
-  createRoute({ method: "delete", path: "/ssh-keys/{ssh_key_id}", tags, summary: "Delete an SSH key (workspaces using it show no key from then on)", request: { params: keyParam }, responses: { ...noContentResponse, ...errorResponses } }),
+  createRoute({
+    method: "delete",
+    path: "/ssh-keys/{ssh_key_id}",
+    tags,
+    summary: "Delete an SSH key (workspaces using it show no key from then on)",
+    request: { params: keyParam },
+    responses: { ...noContentResponse, ...errorResponses },
+  }),
   async (c) => {
     await removeSshKey(callerOf(c), c.req.valid("param").ssh_key_id);
     return noContent(c);

@@ -2,7 +2,6 @@
 import { authorize } from "../auth/requirements";
 import { requireOrgAccess } from "../auth/access";
 import type { Caller } from "../caller";
-import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
 import { deleteSshKey, findSshKey, insertSshKey, listSshKeys, renameSshKey, type SshKeyRow } from "./ssh-keys.d1";
 import { loadOwned } from "./registry.common";

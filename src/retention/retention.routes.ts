@@ -49,7 +49,14 @@ function serializePolicy(p: DataRetentionPolicy, target: { id: string; type: str
 const wsPath = "/workspaces/{workspace_id}/relationships/data-retention-policy";
 
 retention.openapi(
-  createRoute({ method: "get", path: wsPath, tags, summary: "Show the workspace's policy, else the organisation default", request: { params: workspaceIdParam }, responses: { ...ok("The policy"), ...errorResponses } }),
+  createRoute({
+    method: "get",
+    path: wsPath,
+    tags,
+    summary: "Show the workspace's policy, else the organisation default",
+    request: { params: workspaceIdParam },
+    responses: { ...ok("The policy"), ...errorResponses },
+  }),
   async (c) => {
     const { policy, target } = await workspacePolicy(callerOf(c), c.req.valid("param").workspace_id);
     return jsonapi(c, { data: serializePolicy(policy, target) });
@@ -65,17 +72,38 @@ async function setPolicy(c: Context<AppEnv>, workspaceId: string, request: Polic
 }
 
 retention.openapi(
-  createRoute({ method: "post", path: wsPath, tags, summary: "Create (201) or replace (200) the workspace's policy", request: { params: workspaceIdParam, body: jsonBody(policyBody) }, responses: { ...ok("The policy", 201), ...errorResponses } }),
+  createRoute({
+    method: "post",
+    path: wsPath,
+    tags,
+    summary: "Create (201) or replace (200) the workspace's policy",
+    request: { params: workspaceIdParam, body: jsonBody(policyBody) },
+    responses: { ...ok("The policy", 201), ...errorResponses },
+  }),
   async (c) => setPolicy(c, c.req.valid("param").workspace_id, c.req.valid("json").data),
 );
 
 retention.openapi(
-  createRoute({ method: "patch", path: wsPath, tags, summary: "Set the workspace's policy (deprecated form)", request: { params: workspaceIdParam, body: jsonBody(policyBody) }, responses: { ...ok("The policy"), ...errorResponses } }),
+  createRoute({
+    method: "patch",
+    path: wsPath,
+    tags,
+    summary: "Set the workspace's policy (deprecated form)",
+    request: { params: workspaceIdParam, body: jsonBody(policyBody) },
+    responses: { ...ok("The policy"), ...errorResponses },
+  }),
   async (c) => setPolicy(c, c.req.valid("param").workspace_id, c.req.valid("json").data),
 );
 
 retention.openapi(
-  createRoute({ method: "delete", path: wsPath, tags, summary: "Remove the workspace's own policy (it inherits again)", request: { params: workspaceIdParam }, responses: { ...noContentResponse, ...errorResponses } }),
+  createRoute({
+    method: "delete",
+    path: wsPath,
+    tags,
+    summary: "Remove the workspace's own policy (it inherits again)",
+    request: { params: workspaceIdParam },
+    responses: { ...noContentResponse, ...errorResponses },
+  }),
   async (c) => {
     acknowledge(c, await removeWorkspacePolicy(callerOf(c), c.req.valid("param").workspace_id, faultsOf(c)));
     return noContent(c);
@@ -88,7 +116,14 @@ const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 const orgPath = "/organizations/{organization_name}/relationships/data-retention-policy";
 
 retention.openapi(
-  createRoute({ method: "get", path: orgPath, tags, summary: "Show the organisation's default policy", request: { params: orgParam }, responses: { ...ok("The policy"), ...errorResponses } }),
+  createRoute({
+    method: "get",
+    path: orgPath,
+    tags,
+    summary: "Show the organisation's default policy",
+    request: { params: orgParam },
+    responses: { ...ok("The policy"), ...errorResponses },
+  }),
   async (c) => {
     const { policy, target } = await organizationPolicy(callerOf(c), c.req.valid("param").organization_name);
     return jsonapi(c, { data: serializePolicy(policy, target) });
@@ -96,7 +131,14 @@ retention.openapi(
 );
 
 retention.openapi(
-  createRoute({ method: "post", path: orgPath, tags, summary: "Create (201) or replace (200) the organisation's default policy", request: { params: orgParam, body: jsonBody(policyBody) }, responses: { ...ok("The policy", 201), ...errorResponses } }),
+  createRoute({
+    method: "post",
+    path: orgPath,
+    tags,
+    summary: "Create (201) or replace (200) the organisation's default policy",
+    request: { params: orgParam, body: jsonBody(policyBody) },
+    responses: { ...ok("The policy", 201), ...errorResponses },
+  }),
   async (c) => {
     const set = await setOrganizationPolicy(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data);
     return jsonapi(c, { data: serializePolicy(set.policy, set.target) }, set.replaced ? 200 : 201);
@@ -104,7 +146,14 @@ retention.openapi(
 );
 
 retention.openapi(
-  createRoute({ method: "delete", path: orgPath, tags, summary: "Remove the organisation's default policy", request: { params: orgParam }, responses: { ...noContentResponse, ...errorResponses } }),
+  createRoute({
+    method: "delete",
+    path: orgPath,
+    tags,
+    summary: "Remove the organisation's default policy",
+    request: { params: orgParam },
+    responses: { ...noContentResponse, ...errorResponses },
+  }),
   async (c) => {
     await removeOrganizationPolicy(callerOf(c), c.req.valid("param").organization_name);
     return noContent(c);

@@ -7,7 +7,7 @@ import { requireOrgAccess } from "../auth/access";
 import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import { edition } from "../env";
-import { ApiError, unwrap } from "../errors";
+import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { DataRetentionPolicy, Faults } from "../workspaces/workspace.types";
 import { mutateAs, readById, workspaceStub } from "../workspaces/workspaces.service";
@@ -36,10 +36,14 @@ function policyOf(d: PolicyRequest, current: DataRetentionPolicy | null): DataRe
   if (type === "data-retention-policy-delete-olders") {
     const a = d.attributes ?? {};
     if (a["delete-older-than-n-days"] !== undefined && a.deleteOlderThanNDays !== undefined && a["delete-older-than-n-days"] !== a.deleteOlderThanNDays) {
-      throw ApiError.of("invalid_attribute", { detail: "delete-older-than-n-days and deleteOlderThanNDays differ", pointer: "/data/attributes/deleteOlderThanNDays" });
+      throw ApiError.of("invalid_attribute", {
+        detail: "delete-older-than-n-days and deleteOlderThanNDays differ",
+        pointer: "/data/attributes/deleteOlderThanNDays",
+      });
     }
     n = a["delete-older-than-n-days"] ?? a.deleteOlderThanNDays ?? null;
-    if (n === null) throw ApiError.of("invalid_attribute", { detail: "delete-older-than-n-days is required", pointer: "/data/attributes/delete-older-than-n-days" });
+    if (n === null)
+      throw ApiError.of("invalid_attribute", { detail: "delete-older-than-n-days is required", pointer: "/data/attributes/delete-older-than-n-days" });
   }
   // Updating a policy of the same type keeps its id; a different type replaces it.
   const id = current && current.type === type ? current.id : newId("drp");
@@ -75,7 +79,9 @@ export async function setWorkspacePolicy(
 /** Removes the workspace's own policy (it inherits again). */
 export async function removeWorkspacePolicy(caller: Caller, workspaceId: string, faults: Faults | undefined): Promise<{ bookmark?: string | null }> {
   requireSelfHosted(caller);
-  const done = await mutateAs(caller, workspaceId, "workspace.update", (_r, guard) => workspaceStub(caller.env, workspaceId).setRetention({ policy: null, faults, guard }));
+  const done = await mutateAs(caller, workspaceId, "workspace.update", (_r, guard) =>
+    workspaceStub(caller.env, workspaceId).setRetention({ policy: null, faults, guard }),
+  );
   return { bookmark: done.bookmark };
 }
 

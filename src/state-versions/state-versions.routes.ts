@@ -37,7 +37,14 @@ const createBody = z
 const origin = (c: Context<AppEnv>) => new URL(c.req.url).origin;
 
 stateVersions.openapi(
-  createRoute({ method: "post", path: "/workspaces/{workspace_id}/state-versions", tags, summary: "Create a state version (the caller must hold the lock)", request: { params: workspaceIdParam, body: jsonBody(createBody) }, responses: { ...ok("The state version", 201), 409: { description: "Not locked by the caller" }, ...errorResponses } }),
+  createRoute({
+    method: "post",
+    path: "/workspaces/{workspace_id}/state-versions",
+    tags,
+    summary: "Create a state version (the caller must hold the lock)",
+    request: { params: workspaceIdParam, body: jsonBody(createBody) },
+    responses: { ...ok("The state version", 201), 409: { description: "Not locked by the caller" }, ...errorResponses },
+  }),
   async (c) => {
     const wsId = c.req.valid("param").workspace_id;
     const sv = await createStateVersion(callerOf(c), wsId, c.req.valid("json").data.attributes, faultsOf(c));
@@ -50,13 +57,25 @@ const includeQuery = z.object({ include: z.string().max(200).optional() }).passt
 
 /** `include=outputs` on state-version reads (go-tfe's ReadCurrentWithOptions). */
 function withOutputs(c: Context<AppEnv>, sv: Parameters<typeof serializeOutputs>[0], canReadState: boolean) {
-  const values = (c.req.query("include") ?? "").split(",").map((v) => v.trim()).filter(Boolean);
-  for (const v of values) if (v !== "outputs" && v !== "run" && v !== "created_by") throw ApiError.of("invalid_include", { detail: `Invalid include parameter: ${v}`, parameter: "include" });
+  const values = (c.req.query("include") ?? "")
+    .split(",")
+    .map((v) => v.trim())
+    .filter(Boolean);
+  for (const v of values)
+    if (v !== "outputs" && v !== "run" && v !== "created_by")
+      throw ApiError.of("invalid_include", { detail: `Invalid include parameter: ${v}`, parameter: "include" });
   return values.includes("outputs") ? { included: serializeOutputs(sv, "state-version-outputs", canReadState) } : {};
 }
 
 stateVersions.openapi(
-  createRoute({ method: "get", path: "/state-versions/{state_version_id}", tags, summary: "Show a state version", request: { params: svParam, query: includeQuery }, responses: { ...ok("The state version"), ...errorResponses } }),
+  createRoute({
+    method: "get",
+    path: "/state-versions/{state_version_id}",
+    tags,
+    summary: "Show a state version",
+    request: { params: svParam, query: includeQuery },
+    responses: { ...ok("The state version"), ...errorResponses },
+  }),
   async (c) => {
     const { workspaceId, sv, canReadState, uploads } = await readStateVersion(callerOf(c), c.req.valid("param").state_version_id);
     return jsonapi(c, { data: await serializeStateVersion(c.env, origin(c), workspaceId, sv, { canUpload: uploads }), ...withOutputs(c, sv, canReadState) });
@@ -64,7 +83,14 @@ stateVersions.openapi(
 );
 
 stateVersions.openapi(
-  createRoute({ method: "get", path: "/state-versions/{state_version_id}/outputs", tags, summary: "A state version's outputs", request: { params: svParam }, responses: { ...ok("The outputs"), ...errorResponses } }),
+  createRoute({
+    method: "get",
+    path: "/state-versions/{state_version_id}/outputs",
+    tags,
+    summary: "A state version's outputs",
+    request: { params: svParam },
+    responses: { ...ok("The outputs"), ...errorResponses },
+  }),
   async (c) => {
     const { sv, canReadState } = await readStateVersion(callerOf(c), c.req.valid("param").state_version_id, 1);
     const page = readPage(c);
@@ -74,7 +100,14 @@ stateVersions.openapi(
 );
 
 stateVersions.openapi(
-  createRoute({ method: "get", path: "/workspaces/{workspace_id}/current-state-version", tags, summary: "The workspace's current state version (404 when none)", request: { params: workspaceIdParam, query: includeQuery }, responses: { ...ok("The state version"), ...errorResponses } }),
+  createRoute({
+    method: "get",
+    path: "/workspaces/{workspace_id}/current-state-version",
+    tags,
+    summary: "The workspace's current state version (404 when none)",
+    request: { params: workspaceIdParam, query: includeQuery },
+    responses: { ...ok("The state version"), ...errorResponses },
+  }),
   async (c) => {
     const wsId = c.req.valid("param").workspace_id;
     const { sv, canReadState, uploads } = await currentStateVersion(callerOf(c), wsId);
@@ -83,7 +116,14 @@ stateVersions.openapi(
 );
 
 stateVersions.openapi(
-  createRoute({ method: "get", path: "/workspaces/{workspace_id}/current-state-version-outputs", tags, summary: "Outputs of the current state version", request: { params: workspaceIdParam }, responses: { ...ok("The outputs"), ...errorResponses } }),
+  createRoute({
+    method: "get",
+    path: "/workspaces/{workspace_id}/current-state-version-outputs",
+    tags,
+    summary: "Outputs of the current state version",
+    request: { params: workspaceIdParam },
+    responses: { ...ok("The outputs"), ...errorResponses },
+  }),
   async (c) => {
     const { sv } = await currentStateVersion(callerOf(c), c.req.valid("param").workspace_id, 1);
     const page = readPage(c);
@@ -125,7 +165,14 @@ stateVersions.openapi(
 const outputParam = z.object({ output_id: z.string().regex(/^wsout-[A-Za-z0-9]{3,80}$/) });
 
 stateVersions.openapi(
-  createRoute({ method: "get", path: "/state-version-outputs/{output_id}", tags, summary: "Show one output", request: { params: outputParam }, responses: { ...ok("The output"), ...errorResponses } }),
+  createRoute({
+    method: "get",
+    path: "/state-version-outputs/{output_id}",
+    tags,
+    summary: "Show one output",
+    request: { params: outputParam },
+    responses: { ...ok("The output"), ...errorResponses },
+  }),
   async (c) => {
     // Output ids are the state version's id followed by the output's index (see outputId).
     const raw = c.req.valid("param").output_id.slice("wsout-".length);

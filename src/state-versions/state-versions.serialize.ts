@@ -14,7 +14,13 @@ export function canUpload(scope: { access: { isOrgToken: boolean } }, caps: { st
  * `canUpload`: the caller may create state versions (issue 13 item 5). Upload URLs go only to such
  * callers and only while the version is pending; the DO accepts each blob once.
  */
-export async function serializeStateVersion(env: Bindings, origin: string, workspaceId: string, sv: StateVersionView, opts: { canUpload: boolean }): Promise<Resource> {
+export async function serializeStateVersion(
+  env: Bindings,
+  origin: string,
+  workspaceId: string,
+  sv: StateVersionView,
+  opts: { canUpload: boolean },
+): Promise<Resource> {
   const finalized = sv.status === "finalized";
   const uploadable = opts.canUpload && sv.status === "pending";
   const url = (method: "GET" | "PUT", kind: "state" | "json") => signedBlobUrl(env, origin, method, workspaceId, sv.id, kind);

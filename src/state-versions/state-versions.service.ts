@@ -57,8 +57,18 @@ export async function createStateVersion(caller: Caller, workspaceId: string, a:
   const p = caller.principal;
   await insertStateVersionIndex(caller.db, id, workspaceId, now);
   const result = await stateStub(caller.env, workspaceId).createStateVersion({
-    id, holder: lockHolderOf(p), serial: a.serial, md5: a.md5, lineage: a.lineage ?? null, intermediate: a.intermediate === true,
-    state, jsonState, now, createdBy: p.kind === "user" ? p.userId : p.serviceUserId, faults, guard: guardOf(record),
+    id,
+    holder: lockHolderOf(p),
+    serial: a.serial,
+    md5: a.md5,
+    lineage: a.lineage ?? null,
+    intermediate: a.intermediate === true,
+    state,
+    jsonState,
+    now,
+    createdBy: p.kind === "user" ? p.userId : p.serviceUserId,
+    faults,
+    guard: guardOf(record),
   });
   if (!result.ok) {
     await deleteStateVersionIndex(caller.db, id);

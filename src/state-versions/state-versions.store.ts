@@ -74,7 +74,11 @@ function appendChunks(sql: SqlStorage, svId: string, kind: string, bytes: Uint8A
 
 function chunks(sql: SqlStorage, svId: string, kind: string): Iterable<ArrayBuffer> {
   const cursor = sql.exec<{ data: ArrayBuffer }>("SELECT data FROM state_chunks WHERE sv_id = ? AND kind = ? ORDER BY seq", svId, kind);
-  return { *[Symbol.iterator]() { for (const row of cursor) yield row.data; } };
+  return {
+    *[Symbol.iterator]() {
+      for (const row of cursor) yield row.data;
+    },
+  };
 }
 
 function clearChunks(sql: SqlStorage, svId: string, kind: string): void {
@@ -92,7 +96,10 @@ export function readParts(sql: SqlStorage, svId: string, kind: BlobKind, fromSeq
   const rows = sql
     .exec<{ seq: number; data: ArrayBuffer }>(
       "SELECT seq, data FROM state_chunks WHERE sv_id = ? AND kind = ? AND seq >= ? ORDER BY seq LIMIT ?",
-      svId, kind, fromSeq, READ_PARTS_PER_CALL + 1,
+      svId,
+      kind,
+      fromSeq,
+      READ_PARTS_PER_CALL + 1,
     )
     .toArray();
   if (rows.length === 0 && fromSeq === 0) return null;
@@ -176,8 +183,18 @@ export function createVersion(sql: SqlStorage, w: WorkspaceRecord, input: Create
   sql.exec(
     `INSERT INTO state_versions (id, seq, serial, md5, lineage, status, intermediate, created_at, size, parsed, json_present, created_by)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    input.id, nextSeq(sql), input.serial, md5, input.lineage, input.state ? "finalized" : "pending",
-    input.intermediate ? 1 : 0, input.now, input.state?.byteLength ?? 0, parsed ? JSON.stringify(parsed) : null, input.jsonState ? 1 : 0, input.createdBy,
+    input.id,
+    nextSeq(sql),
+    input.serial,
+    md5,
+    input.lineage,
+    input.state ? "finalized" : "pending",
+    input.intermediate ? 1 : 0,
+    input.now,
+    input.state?.byteLength ?? 0,
+    parsed ? JSON.stringify(parsed) : null,
+    input.jsonState ? 1 : 0,
+    input.createdBy,
   );
   if (input.state) appendChunks(sql, input.id, "state", input.state);
   if (input.jsonState) appendChunks(sql, input.id, "json", input.jsonState);

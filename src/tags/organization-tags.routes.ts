@@ -26,11 +26,19 @@ const listQuery = z
   .passthrough();
 
 const tagIdsBody = z
-  .object({ data: z.array(z.object({ type: z.literal("tags"), id: z.string().min(1).max(64) }).passthrough()).min(1).max(LIMITS.tagRefsPerRequest) })
+  .object({
+    data: z
+      .array(z.object({ type: z.literal("tags"), id: z.string().min(1).max(64) }).passthrough())
+      .min(1)
+      .max(LIMITS.tagRefsPerRequest),
+  })
   .openapi("TagIds");
 const workspaceIdsBody = z
   .object({
-    data: z.array(z.object({ type: z.literal("workspaces"), id: z.string().min(1).max(64) }).passthrough()).min(1).max(LIMITS.tagWorkspacesPerRequest),
+    data: z
+      .array(z.object({ type: z.literal("workspaces"), id: z.string().min(1).max(64) }).passthrough())
+      .min(1)
+      .max(LIMITS.tagWorkspacesPerRequest),
   })
   .openapi("WorkspaceIds");
 
@@ -46,11 +54,24 @@ organizationTags.openapi(
   async (c) => {
     const query = c.req.valid("query");
     const page = readPage(c);
-    const { rows, total, organization } = await listTags(callerOf(c), c.req.valid("param").organization_name, {
-      q: query.q || undefined,
-      excludeWorkspaceId: query["filter[exclude][taggable][id]"] || undefined,
-    }, page);
-    return jsonapi(c, paginated(c, rows.map((r) => serializeTag(r, organization)), page, total));
+    const { rows, total, organization } = await listTags(
+      callerOf(c),
+      c.req.valid("param").organization_name,
+      {
+        q: query.q || undefined,
+        excludeWorkspaceId: query["filter[exclude][taggable][id]"] || undefined,
+      },
+      page,
+    );
+    return jsonapi(
+      c,
+      paginated(
+        c,
+        rows.map((r) => serializeTag(r, organization)),
+        page,
+        total,
+      ),
+    );
   },
 );
 
@@ -64,7 +85,11 @@ organizationTags.openapi(
     responses: { ...noContentResponse, ...errorResponses },
   }),
   async (c) => {
-    await deleteOrganizationTags(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data.map((d) => d.id));
+    await deleteOrganizationTags(
+      callerOf(c),
+      c.req.valid("param").organization_name,
+      c.req.valid("json").data.map((d) => d.id),
+    );
     return noContent(c);
   },
 );

@@ -21,10 +21,7 @@ export interface ProjectBindingRow {
 export const PROJECT_LIMIT_MARKER = "project_tag_bindings_limit";
 
 export async function projectBindings(db: Db, projectId: string): Promise<ProjectBindingRow[]> {
-  const rows = await db
-    .prepare("SELECT * FROM project_tag_bindings WHERE project_id = ? ORDER BY position, key")
-    .bind(projectId)
-    .all<ProjectBindingRow>();
+  const rows = await db.prepare("SELECT * FROM project_tag_bindings WHERE project_id = ? ORDER BY position, key").bind(projectId).all<ProjectBindingRow>();
   return rows.results;
 }
 

@@ -11,13 +11,7 @@ import { LIMITS } from "../limits";
 import { tagBindingInput, workspaceIdParam } from "../workspaces/workspaces.schemas";
 import { acknowledge, faultsOf } from "../workspaces/workspaces.http";
 import { effectiveBindings, projectEffectiveBindings, serializeBinding, serializeProjectBinding } from "./tags.serialize";
-import {
-  projectTagBindings,
-  upsertProjectTagBindings,
-  upsertWorkspaceTagBindings,
-  workspaceEffectiveTagBindings,
-  workspaceTagBindings,
-} from "./tags.service";
+import { projectTagBindings, upsertProjectTagBindings, upsertWorkspaceTagBindings, workspaceEffectiveTagBindings, workspaceTagBindings } from "./tags.service";
 
 const tags = ["Tag bindings"];
 export const tagBindings = router();
@@ -103,7 +97,11 @@ tagBindings.openapi(
     responses: { ...ok("The bindings sent"), ...errorResponses },
   }),
   async (c) => {
-    const rows = await upsertProjectTagBindings(callerOf(c), c.req.valid("param").project_id, c.req.valid("json").data.map((d) => d.attributes));
+    const rows = await upsertProjectTagBindings(
+      callerOf(c),
+      c.req.valid("param").project_id,
+      c.req.valid("json").data.map((d) => d.attributes),
+    );
     return jsonapi(c, { data: rows.map(serializeProjectBinding) });
   },
 );

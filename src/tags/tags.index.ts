@@ -45,9 +45,7 @@ export async function ensureTagIds(db: Db, organization: string, names: string[]
          ON CONFLICT DO NOTHING`,
       )
       .bind(organization, now, fresh),
-    db
-      .prepare("SELECT id, name FROM tags WHERE organization_name = ? AND name IN (SELECT value FROM json_each(?))")
-      .bind(organization, JSON.stringify(unique)),
+    db.prepare("SELECT id, name FROM tags WHERE organization_name = ? AND name IN (SELECT value FROM json_each(?))").bind(organization, JSON.stringify(unique)),
   ]);
   const rows = (sel?.results ?? []) as Array<{ id: string; name: string }>;
   const out = new Map(rows.map((r) => [r.name, r.id]));
@@ -140,4 +138,3 @@ export async function listOrganizationTags(
 export function tagNotFound(pointer: string, id: string): ApiError {
   return ApiError.of("not_found", { detail: `Tag not found: ${id}`, pointer });
 }
-

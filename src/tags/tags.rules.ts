@@ -23,7 +23,8 @@ export function checkBindings(bindings: BindingInput[], pointerBase: string): Fa
     if (RESERVED_PREFIX.test(b.key)) return fail("invalid_attribute", "Key may not start with the reserved prefixes hc: or hcp:", `${at}/key`);
     const v = b.value ?? "";
     if (v.length > LIMITS.tagValueMax) return fail("invalid_attribute", `Value is too long (maximum is ${LIMITS.tagValueMax} characters)`, `${at}/value`);
-    if (v.length > 0 && !TAG_BINDING_CHARS.test(v)) return fail("invalid_attribute", "Value may only contain letters, numbers, and _ . = + - @ :", `${at}/value`);
+    if (v.length > 0 && !TAG_BINDING_CHARS.test(v))
+      return fail("invalid_attribute", "Value may only contain letters, numbers, and _ . = + - @ :", `${at}/value`);
   }
   return null;
 }

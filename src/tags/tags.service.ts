@@ -31,7 +31,11 @@ export interface Acknowledged {
  * The workspace's flat tags (never its bindings), in the order they were added, filtered by a
  * lower-cased substring; a tag whose organisation tag was deleted is not listed (dead).
  */
-export async function workspaceFlatTags(caller: Caller, workspaceId: string, nameContains: string | undefined): Promise<{ rows: TagRow[]; organization: string }> {
+export async function workspaceFlatTags(
+  caller: Caller,
+  workspaceId: string,
+  nameContains: string | undefined,
+): Promise<{ rows: TagRow[]; organization: string }> {
   const { record } = await readById(caller, workspaceId);
   const candidates = record.tags.filter((t) => !nameContains || t.key.toLowerCase().includes(nameContains));
   const byId = await tagRowsById(caller.db, keyOnlyTagIds(candidates));
@@ -130,7 +134,12 @@ export async function upsertProjectTagBindings(caller: Caller, projectId: string
   };
   if (projectLimitOffender(await projectBindings(db, projectId), inputs) !== null) throw await overLimit();
   try {
-    await upsertProjectBindings(db, projectId, inputs.map((t) => ({ key: t.key, value: t.value ?? "" })), nowIso());
+    await upsertProjectBindings(
+      db,
+      projectId,
+      inputs.map((t) => ({ key: t.key, value: t.value ?? "" })),
+      nowIso(),
+    );
   } catch (err) {
     if (isProjectLimitError(err)) throw await overLimit();
     throw err;

@@ -104,7 +104,16 @@ export function applyTagChange(current: TagSets, change: TagChange, now: string,
       return { tags: tags.filter((t) => !keys.has(t.key)), tagBindings: bindings };
     }
     case "replace-flat":
-      return { tags: dedupe(change.tags).map((t) => flatOf(t, tags.find((e) => e.key === t.key), now)), tagBindings: bindings };
+      return {
+        tags: dedupe(change.tags).map((t) =>
+          flatOf(
+            t,
+            tags.find((e) => e.key === t.key),
+            now,
+          ),
+        ),
+        tagBindings: bindings,
+      };
     case "upsert-bindings": {
       const sent = dedupe(change.bindings);
       const next = [...bindings];
@@ -118,7 +127,13 @@ export function applyTagChange(current: TagSets, change: TagChange, now: string,
     }
     case "replace-bindings": {
       const sent = dedupe(change.bindings);
-      const next = sent.map((b) => bindingOf(b, bindings.find((e) => e.key === b.key), now));
+      const next = sent.map((b) =>
+        bindingOf(
+          b,
+          bindings.find((e) => e.key === b.key),
+          now,
+        ),
+      );
       const f = checkLimit(next, sent, change.pointerBase);
       return f ?? { tags, tagBindings: next };
     }

@@ -16,7 +16,10 @@ const flatTagRef = z
   .object({
     type: z.literal("tags"),
     id: z.string().max(64).optional(),
-    attributes: z.object({ name: z.string().max(1000).optional() }).passthrough().optional(),
+    attributes: z
+      .object({ name: z.string().max(1000).optional() })
+      .passthrough()
+      .optional(),
   })
   .passthrough();
 
@@ -45,7 +48,15 @@ workspaceTags.openapi(
     const { rows, organization } = await workspaceFlatTags(callerOf(c), c.req.valid("param").workspace_id, c.req.valid("query").name?.toLowerCase());
     const page = readPage(c);
     const slice = rows.slice((page.number - 1) * page.size, page.number * page.size);
-    return jsonapi(c, paginated(c, slice.map((r) => serializeTag(r, organization)), page, rows.length));
+    return jsonapi(
+      c,
+      paginated(
+        c,
+        slice.map((r) => serializeTag(r, organization)),
+        page,
+        rows.length,
+      ),
+    );
   },
 );
 

@@ -32,7 +32,9 @@ const WS_CUSTOM = {
   "run-tasks": z.boolean(),
   "policy-overrides": z.boolean(),
 } satisfies { [K in keyof WsCustom]: z.ZodType<WsCustom[K]> };
-const wsCustomInput = z.object(Object.fromEntries(Object.entries(WS_CUSTOM).map(([k, v]) => [k, v.optional()])) as { [K in keyof typeof WS_CUSTOM]: z.ZodOptional<(typeof WS_CUSTOM)[K]> });
+const wsCustomInput = z.object(
+  Object.fromEntries(Object.entries(WS_CUSTOM).map(([k, v]) => [k, v.optional()])) as { [K in keyof typeof WS_CUSTOM]: z.ZodOptional<(typeof WS_CUSTOM)[K]> },
+);
 const relationship = (type: string) => z.object({ data: z.object({ type: z.literal(type), id: z.string().max(64) }) });
 const twCreateBody = z
   .object({
@@ -43,7 +45,9 @@ const twCreateBody = z
     }),
   })
   .openapi("TeamWorkspaceCreate");
-const twUpdateBody = z.object({ data: z.object({ type: z.literal("team-workspaces"), attributes: wsCustomInput.extend({ access: z.enum(WS_LEVELS).optional() }) }) }).openapi("TeamWorkspaceUpdate");
+const twUpdateBody = z
+  .object({ data: z.object({ type: z.literal("team-workspaces"), attributes: wsCustomInput.extend({ access: z.enum(WS_LEVELS).optional() }) }) })
+  .openapi("TeamWorkspaceUpdate");
 
 function serializeTw(r: TwRow): Resource {
   const implied = r.access === "custom" ? { ...WS_DEFAULT_CUSTOM, ...JSON.parse(r.perms) } : WS_IMPLIED[r.access as keyof typeof WS_IMPLIED];
@@ -60,7 +64,14 @@ function serializeTw(r: TwRow): Resource {
 }
 
 teamAccess.openapi(
-  createRoute({ method: "post", path: "/team-workspaces", tags, summary: "Give a team access to a workspace", request: { body: jsonBody(twCreateBody) }, responses: { ...ok("The access", 201), ...errorResponses } }),
+  createRoute({
+    method: "post",
+    path: "/team-workspaces",
+    tags,
+    summary: "Give a team access to a workspace",
+    request: { body: jsonBody(twCreateBody) },
+    responses: { ...ok("The access", 201), ...errorResponses },
+  }),
   async (c) => {
     const { attributes, relationships } = c.req.valid("json").data;
     const { access, ...given } = attributes;
@@ -75,7 +86,11 @@ teamAccess.openapi(
     path: "/team-workspaces",
     tags,
     summary: "List the team access of a workspace",
-    request: { query: z.object({ "filter[workspace][id]": z.string().max(64), "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional() }).passthrough() },
+    request: {
+      query: z
+        .object({ "filter[workspace][id]": z.string().max(64), "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional() })
+        .passthrough(),
+    },
     responses: { ...ok("Team accesses"), ...errorResponses },
   }),
   async (c) => {
@@ -88,12 +103,26 @@ teamAccess.openapi(
 const twParam = z.object({ id: z.string().regex(/^tws-[A-Za-z0-9]{1,64}$/) });
 
 teamAccess.openapi(
-  createRoute({ method: "get", path: "/team-workspaces/{id}", tags, summary: "Show a team access", request: { params: twParam }, responses: { ...ok("The access"), ...errorResponses } }),
+  createRoute({
+    method: "get",
+    path: "/team-workspaces/{id}",
+    tags,
+    summary: "Show a team access",
+    request: { params: twParam },
+    responses: { ...ok("The access"), ...errorResponses },
+  }),
   async (c) => jsonapi(c, { data: serializeTw(await showTeamWorkspace(callerOf(c), c.req.valid("param").id)) }),
 );
 
 teamAccess.openapi(
-  createRoute({ method: "patch", path: "/team-workspaces/{id}", tags, summary: "Change a team access", request: { params: twParam, body: jsonBody(twUpdateBody) }, responses: { ...ok("The access"), ...errorResponses } }),
+  createRoute({
+    method: "patch",
+    path: "/team-workspaces/{id}",
+    tags,
+    summary: "Change a team access",
+    request: { params: twParam, body: jsonBody(twUpdateBody) },
+    responses: { ...ok("The access"), ...errorResponses },
+  }),
   async (c) => {
     const { access, ...given } = c.req.valid("json").data.attributes;
     return jsonapi(c, { data: serializeTw(await changeTeamWorkspace(callerOf(c), c.req.valid("param").id, { access, given })) });
@@ -101,7 +130,14 @@ teamAccess.openapi(
 );
 
 teamAccess.openapi(
-  createRoute({ method: "delete", path: "/team-workspaces/{id}", tags, summary: "Remove a team access", request: { params: twParam }, responses: { ...noContentResponse, ...errorResponses } }),
+  createRoute({
+    method: "delete",
+    path: "/team-workspaces/{id}",
+    tags,
+    summary: "Remove a team access",
+    request: { params: twParam },
+    responses: { ...noContentResponse, ...errorResponses },
+  }),
   async (c) => {
     await removeTeamWorkspace(callerOf(c), c.req.valid("param").id);
     return noContent(c);
@@ -110,7 +146,11 @@ teamAccess.openapi(
 
 // ---- team-projects ----
 
-const projectAccessInput = z.object({ settings: z.enum(["read", "update", "delete"]).optional(), teams: z.enum(["none", "read", "manage"]).optional(), "variable-sets": z.enum(["none", "read", "write"]).optional() });
+const projectAccessInput = z.object({
+  settings: z.enum(["read", "update", "delete"]).optional(),
+  teams: z.enum(["none", "read", "manage"]).optional(),
+  "variable-sets": z.enum(["none", "read", "write"]).optional(),
+});
 const workspaceAccessInput = z.object({
   runs: z.enum(["read", "plan", "apply"]).optional(),
   "sentinel-mocks": z.enum(["none", "read"]).optional(),
@@ -127,13 +167,26 @@ const tpCreateBody = z
   .object({
     data: z.object({
       type: z.literal("team-projects"),
-      attributes: z.object({ access: z.enum(PRJ_LEVELS), "project-access": projectAccessInput.optional(), "workspace-access": workspaceAccessInput.optional() }),
+      attributes: z.object({
+        access: z.enum(PRJ_LEVELS),
+        "project-access": projectAccessInput.optional(),
+        "workspace-access": workspaceAccessInput.optional(),
+      }),
       relationships: z.object({ team: relationship("teams"), project: relationship("projects") }),
     }),
   })
   .openapi("TeamProjectCreate");
 const tpUpdateBody = z
-  .object({ data: z.object({ type: z.literal("team-projects"), attributes: z.object({ access: z.enum(PRJ_LEVELS).optional(), "project-access": projectAccessInput.optional(), "workspace-access": workspaceAccessInput.optional() }) }) })
+  .object({
+    data: z.object({
+      type: z.literal("team-projects"),
+      attributes: z.object({
+        access: z.enum(PRJ_LEVELS).optional(),
+        "project-access": projectAccessInput.optional(),
+        "workspace-access": workspaceAccessInput.optional(),
+      }),
+    }),
+  })
   .openapi("TeamProjectUpdate");
 
 function serializeTp(r: TpRow): Resource {
@@ -151,10 +204,22 @@ function serializeTp(r: TpRow): Resource {
 }
 
 teamAccess.openapi(
-  createRoute({ method: "post", path: "/team-projects", tags, summary: "Give a team access to a project", request: { body: jsonBody(tpCreateBody) }, responses: { ...ok("The access", 201), ...errorResponses } }),
+  createRoute({
+    method: "post",
+    path: "/team-projects",
+    tags,
+    summary: "Give a team access to a project",
+    request: { body: jsonBody(tpCreateBody) },
+    responses: { ...ok("The access", 201), ...errorResponses },
+  }),
   async (c) => {
     const { attributes: a, relationships } = c.req.valid("json").data;
-    const row = await createTeamProject(callerOf(c), { teamId: relationships.team.data.id, projectId: relationships.project.data.id, access: a.access, given: a });
+    const row = await createTeamProject(callerOf(c), {
+      teamId: relationships.team.data.id,
+      projectId: relationships.project.data.id,
+      access: a.access,
+      given: a,
+    });
     return jsonapi(c, { data: serializeTp(row) }, 201);
   },
 );
@@ -165,7 +230,11 @@ teamAccess.openapi(
     path: "/team-projects",
     tags,
     summary: "List the team access of a project",
-    request: { query: z.object({ "filter[project][id]": z.string().max(64), "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional() }).passthrough() },
+    request: {
+      query: z
+        .object({ "filter[project][id]": z.string().max(64), "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional() })
+        .passthrough(),
+    },
     responses: { ...ok("Team accesses"), ...errorResponses },
   }),
   async (c) => {
@@ -178,12 +247,26 @@ teamAccess.openapi(
 const tpParam = z.object({ id: z.string().regex(/^tprj-[A-Za-z0-9]{1,64}$/) });
 
 teamAccess.openapi(
-  createRoute({ method: "get", path: "/team-projects/{id}", tags, summary: "Show a project team access", request: { params: tpParam }, responses: { ...ok("The access"), ...errorResponses } }),
+  createRoute({
+    method: "get",
+    path: "/team-projects/{id}",
+    tags,
+    summary: "Show a project team access",
+    request: { params: tpParam },
+    responses: { ...ok("The access"), ...errorResponses },
+  }),
   async (c) => jsonapi(c, { data: serializeTp(await showTeamProject(callerOf(c), c.req.valid("param").id)) }),
 );
 
 teamAccess.openapi(
-  createRoute({ method: "patch", path: "/team-projects/{id}", tags, summary: "Change a project team access", request: { params: tpParam, body: jsonBody(tpUpdateBody) }, responses: { ...ok("The access"), ...errorResponses } }),
+  createRoute({
+    method: "patch",
+    path: "/team-projects/{id}",
+    tags,
+    summary: "Change a project team access",
+    request: { params: tpParam, body: jsonBody(tpUpdateBody) },
+    responses: { ...ok("The access"), ...errorResponses },
+  }),
   async (c) => {
     const a = c.req.valid("json").data.attributes;
     return jsonapi(c, { data: serializeTp(await changeTeamProject(callerOf(c), c.req.valid("param").id, { access: a.access, given: a })) });
@@ -191,7 +274,14 @@ teamAccess.openapi(
 );
 
 teamAccess.openapi(
-  createRoute({ method: "delete", path: "/team-projects/{id}", tags, summary: "Remove a project team access", request: { params: tpParam }, responses: { ...noContentResponse, ...errorResponses } }),
+  createRoute({
+    method: "delete",
+    path: "/team-projects/{id}",
+    tags,
+    summary: "Remove a project team access",
+    request: { params: tpParam },
+    responses: { ...noContentResponse, ...errorResponses },
+  }),
   async (c) => {
     await removeTeamProject(callerOf(c), c.req.valid("param").id);
     return noContent(c);

@@ -14,14 +14,30 @@ export interface WsCustom {
   "policy-overrides": boolean;
 }
 
-export const WS_DEFAULT_CUSTOM: WsCustom = { runs: "read", variables: "none", "state-versions": "none", "sentinel-mocks": "none", "workspace-locking": false, "run-tasks": false, "policy-overrides": false };
+export const WS_DEFAULT_CUSTOM: WsCustom = {
+  runs: "read",
+  variables: "none",
+  "state-versions": "none",
+  "sentinel-mocks": "none",
+  "workspace-locking": false,
+  "run-tasks": false,
+  "policy-overrides": false,
+};
 
 /** What each fixed level implies (UTO/permissions_workspace). */
 export const WS_IMPLIED: Record<Exclude<WsLevel, "custom">, WsCustom> = {
   read: { ...WS_DEFAULT_CUSTOM, variables: "read", "state-versions": "read" },
   plan: { ...WS_DEFAULT_CUSTOM, runs: "plan", variables: "read", "state-versions": "read" },
   write: { ...WS_DEFAULT_CUSTOM, runs: "apply", variables: "write", "state-versions": "write", "sentinel-mocks": "read", "workspace-locking": true },
-  admin: { ...WS_DEFAULT_CUSTOM, runs: "apply", variables: "write", "state-versions": "write", "sentinel-mocks": "read", "workspace-locking": true, "run-tasks": true },
+  admin: {
+    ...WS_DEFAULT_CUSTOM,
+    runs: "apply",
+    variables: "write",
+    "state-versions": "write",
+    "sentinel-mocks": "read",
+    "workspace-locking": true,
+    "run-tasks": true,
+  },
 };
 
 export const PRJ_LEVELS = ["read", "write", "maintain", "admin", "custom"] as const;
@@ -29,7 +45,15 @@ export const PRJ_LEVELS = ["read", "write", "maintain", "admin", "custom"] as co
 export type PrjAccess = { "project-access": Record<string, unknown>; "workspace-access": Record<string, unknown> };
 
 const ws = (runs: string, mocks: string, state: string, vars: string, create: boolean, locking: boolean, del: boolean, move: boolean, tasks: boolean) => ({
-  runs, "sentinel-mocks": mocks, "state-versions": state, variables: vars, create, locking, delete: del, move, "run-tasks": tasks,
+  runs,
+  "sentinel-mocks": mocks,
+  "state-versions": state,
+  variables: vars,
+  create,
+  locking,
+  delete: del,
+  move,
+  "run-tasks": tasks,
 });
 
 /** The implied-permissions table (tfe-api-notes §2.4). */

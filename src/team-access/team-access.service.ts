@@ -29,7 +29,11 @@ import {
 } from "./team-access.d1";
 import { PRJ_IMPLIED, WS_DEFAULT_CUSTOM, type PrjAccess, type WsCustom, type WsLevel } from "./team-access.rules";
 
-const LEVEL_WORD = (k: string) => k.split("-").map((w, i) => (i === 0 ? w[0].toUpperCase() + w.slice(1) : w)).join(" ");
+const LEVEL_WORD = (k: string) =>
+  k
+    .split("-")
+    .map((w, i) => (i === 0 ? w[0].toUpperCase() + w.slice(1) : w))
+    .join(" ");
 
 const readOnly = (key: string, access: string, pointer: string) =>
   ApiError.of("invalid_attribute", {
@@ -134,7 +138,11 @@ async function projectManager(caller: Caller, projectId: string, manage: boolean
   if (!project) throw ApiError.of("not_found");
   const access = await requireOrgAccess(caller, project.organization_name);
   const grants = access.teamIds.length ? await projectGrants(caller.db, projectId, access.teamIds) : [];
-  const rights = projectRights(access, projectId, grants.map((g) => ({ ...g, team_id: "", target_id: projectId })));
+  const rights = projectRights(
+    access,
+    projectId,
+    grants.map((g) => ({ ...g, team_id: "", target_id: projectId })),
+  );
   authorize(caller, manage ? "project.manage-teams" : "project.read-teams", { access, project: rights });
   return project.organization_name;
 }
@@ -150,7 +158,13 @@ export async function createTeamProject(caller: Caller, input: { teamId: string;
   const organization = await projectManager(caller, input.projectId, true);
   const team = await findTeam(caller.db, input.teamId);
   if (!team || team.organization_name.toLowerCase() !== organization.toLowerCase()) throw teamNotFound();
-  const row: TpRow = { id: newId("tprj"), team_id: team.id, project_id: input.projectId, access: input.access, perms: JSON.stringify(tpPerms(input.access, input.given)) };
+  const row: TpRow = {
+    id: newId("tprj"),
+    team_id: team.id,
+    project_id: input.projectId,
+    access: input.access,
+    perms: JSON.stringify(tpPerms(input.access, input.given)),
+  };
   if (!(await insertTeamProject(caller.db, row, nowIso()))) {
     throw ApiError.of("invalid_attribute", { detail: "Team already has access to this project", pointer: "/data/relationships/team/data/id" });
   }

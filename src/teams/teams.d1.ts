@@ -16,20 +16,43 @@ export async function teamsIn(db: Db, organization: string, ids: string[]): Prom
 }
 
 export async function teamNames(db: Db, ids: string[]): Promise<Array<{ id: string; name: string }>> {
-  return (await db.prepare("SELECT id, name FROM teams WHERE id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(ids)).all<{ id: string; name: string }>()).results;
+  return (
+    await db.prepare("SELECT id, name FROM teams WHERE id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(ids)).all<{ id: string; name: string }>()
+  ).results;
 }
 
 /** False when the name is taken in the organisation. */
 export async function insertTeam(
   db: Db,
-  t: Pick<TeamRow, "id" | "organization_name" | "name" | "visibility" | "sso_team_id" | "organization_access" | "allow_member_token_management" | "service_user_id" | "created_at">,
+  t: Pick<
+    TeamRow,
+    | "id"
+    | "organization_name"
+    | "name"
+    | "visibility"
+    | "sso_team_id"
+    | "organization_access"
+    | "allow_member_token_management"
+    | "service_user_id"
+    | "created_at"
+  >,
 ): Promise<boolean> {
   const res = await db
     .prepare(
       `INSERT INTO teams (id, organization_name, name, visibility, sso_team_id, organization_access, allow_member_token_management, service_user_id, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
     )
-    .bind(t.id, t.organization_name, t.name, t.visibility, t.sso_team_id, t.organization_access, t.allow_member_token_management, t.service_user_id, t.created_at)
+    .bind(
+      t.id,
+      t.organization_name,
+      t.name,
+      t.visibility,
+      t.sso_team_id,
+      t.organization_access,
+      t.allow_member_token_management,
+      t.service_user_id,
+      t.created_at,
+    )
     .run();
   return res.meta.changes === 1;
 }
@@ -98,10 +121,17 @@ export async function removeMembers(db: Db, team: Pick<TeamRow, "id" | "organiza
  * Adds users to a team, making them organisation members when they are not; a user whose membership
  * is still an invitation joins the team when it accepts (an invitation team), not before.
  */
-export async function addMembers(db: Db, team: Pick<TeamRow, "id" | "organization_name">, users: Array<{ userId: string; membershipId: string }>, createdAt: string): Promise<void> {
+export async function addMembers(
+  db: Db,
+  team: Pick<TeamRow, "id" | "organization_name">,
+  users: Array<{ userId: string; membershipId: string }>,
+  createdAt: string,
+): Promise<void> {
   await db.batch(
     users.flatMap(({ userId, membershipId }) => [
-      db.prepare("INSERT INTO organization_memberships (id, organization_name, user_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING").bind(membershipId, team.organization_name, userId, createdAt),
+      db
+        .prepare("INSERT INTO organization_memberships (id, organization_name, user_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING")
+        .bind(membershipId, team.organization_name, userId, createdAt),
       db
         .prepare(
           `INSERT OR IGNORE INTO team_members (team_id, user_id) SELECT ?1, ?2 WHERE NOT EXISTS
@@ -109,7 +139,9 @@ export async function addMembers(db: Db, team: Pick<TeamRow, "id" | "organizatio
         )
         .bind(team.id, userId, team.organization_name),
       db
-        .prepare("INSERT OR IGNORE INTO invitation_teams (membership_id, team_id) SELECT id, ? FROM organization_memberships WHERE organization_name = ? AND user_id = ? AND status = 'invited'")
+        .prepare(
+          "INSERT OR IGNORE INTO invitation_teams (membership_id, team_id) SELECT id, ? FROM organization_memberships WHERE organization_name = ? AND user_id = ? AND status = 'invited'",
+        )
         .bind(team.id, team.organization_name, userId),
     ]),
   );

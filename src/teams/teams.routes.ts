@@ -14,7 +14,9 @@ export const teams = router();
 const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 const teamParam = z.object({ team_id: z.string().regex(/^team-[A-Za-z0-9]{1,64}$/) });
 
-const orgAccessInput = z.object(Object.fromEntries(ORG_ACCESS_KEYS.map((k) => [k, z.boolean().optional()])) as Record<(typeof ORG_ACCESS_KEYS)[number], z.ZodOptional<z.ZodBoolean>>);
+const orgAccessInput = z.object(
+  Object.fromEntries(ORG_ACCESS_KEYS.map((k) => [k, z.boolean().optional()])) as Record<(typeof ORG_ACCESS_KEYS)[number], z.ZodOptional<z.ZodBoolean>>,
+);
 const teamAttributes = z.object({
   name: z.string().max(LIMITS.teamNameMax).optional(),
   "organization-access": orgAccessInput.optional(),
@@ -22,15 +24,26 @@ const teamAttributes = z.object({
   "sso-team-id": z.string().max(255).nullable().optional(),
   "allow-member-token-management": z.boolean().optional(),
 });
-const teamCreateBody = z.object({ data: z.object({ type: z.literal("teams"), attributes: teamAttributes.extend({ name: z.string().max(LIMITS.teamNameMax) }) }) }).openapi("TeamCreate");
+const teamCreateBody = z
+  .object({ data: z.object({ type: z.literal("teams"), attributes: teamAttributes.extend({ name: z.string().max(LIMITS.teamNameMax) }) }) })
+  .openapi("TeamCreate");
 const teamUpdateBody = z.object({ data: z.object({ type: z.literal("teams"), attributes: teamAttributes.optional() }) }).openapi("TeamUpdate");
 const usersBody = z.object({ data: z.array(z.object({ type: z.literal("users"), id: z.string().max(64) })).max(100) }).openapi("TeamUsers");
-const membershipsBody = z.object({ data: z.array(z.object({ type: z.literal("organization-memberships"), id: z.string().max(64) })).max(100) }).openapi("TeamOrganizationMemberships");
+const membershipsBody = z
+  .object({ data: z.array(z.object({ type: z.literal("organization-memberships"), id: z.string().max(64) })).max(100) })
+  .openapi("TeamOrganizationMemberships");
 
 const render = (v: TeamView) => serializeTeam(v.row, v.members, v.rights, v.memberships);
 
 teams.openapi(
-  createRoute({ method: "post", path: "/organizations/{organization_name}/teams", tags, summary: "Create a team (200, as the real service documents)", request: { params: orgParam, body: jsonBody(teamCreateBody) }, responses: { ...ok("The team"), ...errorResponses } }),
+  createRoute({
+    method: "post",
+    path: "/organizations/{organization_name}/teams",
+    tags,
+    summary: "Create a team (200, as the real service documents)",
+    request: { params: orgParam, body: jsonBody(teamCreateBody) },
+    responses: { ...ok("The team"), ...errorResponses },
+  }),
   async (c) => {
     const team = await createTeam(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data.attributes);
     return jsonapi(c, { data: render(team) });
@@ -43,7 +56,17 @@ teams.openapi(
     path: "/organizations/{organization_name}/teams",
     tags,
     summary: "List teams",
-    request: { params: orgParam, query: z.object({ q: z.string().max(255).optional(), "filter[names]": z.string().max(2000).optional(), "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional() }).passthrough() },
+    request: {
+      params: orgParam,
+      query: z
+        .object({
+          q: z.string().max(255).optional(),
+          "filter[names]": z.string().max(2000).optional(),
+          "page[number]": z.string().max(20).optional(),
+          "page[size]": z.string().max(20).optional(),
+        })
+        .passthrough(),
+    },
     responses: { ...ok("A page of teams"), ...errorResponses },
   }),
   async (c) => {
@@ -74,7 +97,14 @@ teams.openapi(
 );
 
 teams.openapi(
-  createRoute({ method: "patch", path: "/teams/{team_id}", tags, summary: "Update a team", request: { params: teamParam, body: jsonBody(teamUpdateBody) }, responses: { ...ok("The team"), ...errorResponses } }),
+  createRoute({
+    method: "patch",
+    path: "/teams/{team_id}",
+    tags,
+    summary: "Update a team",
+    request: { params: teamParam, body: jsonBody(teamUpdateBody) },
+    responses: { ...ok("The team"), ...errorResponses },
+  }),
   async (c) => {
     const team = await updateTeam(callerOf(c), c.req.valid("param").team_id, c.req.valid("json").data.attributes ?? {});
     return jsonapi(c, { data: render(team) });
@@ -82,14 +112,24 @@ teams.openapi(
 );
 
 teams.openapi(
-  createRoute({ method: "delete", path: "/teams/{team_id}", tags, summary: "Delete a team (never the owners team)", request: { params: teamParam }, responses: { ...noContentResponse, ...errorResponses } }),
+  createRoute({
+    method: "delete",
+    path: "/teams/{team_id}",
+    tags,
+    summary: "Delete a team (never the owners team)",
+    request: { params: teamParam },
+    responses: { ...noContentResponse, ...errorResponses },
+  }),
   async (c) => {
     await deleteTeam(callerOf(c), c.req.valid("param").team_id);
     return noContent(c);
   },
 );
 
-for (const [method, add] of [["post", true], ["delete", false]] as const) {
+for (const [method, add] of [
+  ["post", true],
+  ["delete", false],
+] as const) {
   teams.openapi(
     createRoute({
       method,
@@ -100,7 +140,12 @@ for (const [method, add] of [["post", true], ["delete", false]] as const) {
       responses: { ...noContentResponse, ...errorResponses },
     }),
     async (c) => {
-      await changeUsers(callerOf(c), c.req.valid("param").team_id, c.req.valid("json").data.map((d) => d.id), add);
+      await changeUsers(
+        callerOf(c),
+        c.req.valid("param").team_id,
+        c.req.valid("json").data.map((d) => d.id),
+        add,
+      );
       return noContent(c);
     },
   );
@@ -114,7 +159,12 @@ for (const [method, add] of [["post", true], ["delete", false]] as const) {
       responses: { ...noContentResponse, ...errorResponses },
     }),
     async (c) => {
-      await changeMemberships(callerOf(c), c.req.valid("param").team_id, c.req.valid("json").data.map((d) => d.id), add);
+      await changeMemberships(
+        callerOf(c),
+        c.req.valid("param").team_id,
+        c.req.valid("json").data.map((d) => d.id),
+        add,
+      );
       return noContent(c);
     },
   );

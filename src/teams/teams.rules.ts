@@ -20,7 +20,11 @@ const REQUIRES: Array<[OrgAccessKey, OrgAccessKey[], string]> = [
   ["read-projects", ["read-workspaces"], "read-workspaces"],
   ["manage-teams", ["manage-membership"], "manage-membership"],
   ["manage-organization-access", ["manage-teams"], "manage-teams"],
-  ["access-secret-teams", ["manage-membership", "manage-teams", "manage-organization-access"], "one of manage-membership, manage-teams or manage-organization-access"],
+  [
+    "access-secret-teams",
+    ["manage-membership", "manage-teams", "manage-organization-access"],
+    "one of manage-membership, manage-teams or manage-organization-access",
+  ],
 ];
 
 /**

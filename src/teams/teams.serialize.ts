@@ -3,9 +3,22 @@ import type { TeamRow } from "./teams.index";
 
 /** Every organisation-access key a team carries (the owners team has all of them). */
 export const ORG_ACCESS_KEYS = [
-  "manage-policies", "manage-policy-overrides", "delegate-policy-overrides", "manage-workspaces", "manage-vcs-settings",
-  "manage-providers", "manage-modules", "manage-run-tasks", "manage-projects", "read-workspaces", "read-projects",
-  "manage-membership", "manage-teams", "manage-organization-access", "access-secret-teams", "manage-agent-pools",
+  "manage-policies",
+  "manage-policy-overrides",
+  "delegate-policy-overrides",
+  "manage-workspaces",
+  "manage-vcs-settings",
+  "manage-providers",
+  "manage-modules",
+  "manage-run-tasks",
+  "manage-projects",
+  "read-workspaces",
+  "read-projects",
+  "manage-membership",
+  "manage-teams",
+  "manage-organization-access",
+  "access-secret-teams",
+  "manage-agent-pools",
 ] as const;
 
 export function organizationAccess(row: TeamRow): Record<string, boolean> {

@@ -32,7 +32,8 @@ export interface TeamAttributes {
 /** Letters, numbers, -, _ and (as the real service accepts, e.g. go-tfe's "foo bar") inner spaces. */
 const TEAM_NAME = /^[A-Za-z0-9_-]+( [A-Za-z0-9_-]+)*$/;
 
-const invalidName = () => ApiError.of("invalid_attribute", { detail: "Name may only contain letters, numbers, spaces, - and _", pointer: "/data/attributes/name" });
+const invalidName = () =>
+  ApiError.of("invalid_attribute", { detail: "Name may only contain letters, numbers, spaces, - and _", pointer: "/data/attributes/name" });
 const nameTaken = () => ApiError.of("invalid_attribute", { detail: "Name has already been taken", pointer: "/data/attributes/name" });
 
 /** Secret teams are visible to their members and to those who may see secret teams; organisation-visible ones to every member. */
@@ -96,7 +97,12 @@ export async function createTeam(caller: Caller, organization: string, a: TeamAt
 }
 
 /** The teams the caller may see, filtered by name (`q`: substring; `names`: exact, case-insensitive). */
-export async function listTeams(caller: Caller, organization: string, filter: { q?: string; names?: string }, page: Page): Promise<{ teams: TeamView[]; total: number }> {
+export async function listTeams(
+  caller: Caller,
+  organization: string,
+  filter: { q?: string; names?: string },
+  page: Page,
+): Promise<{ teams: TeamView[]; total: number }> {
   const db = caller.db;
   const access = await requireOrgAccess(caller, organization);
   const { q } = filter;
@@ -116,9 +122,13 @@ export async function showTeam(
   includeParam: string | undefined,
 ): Promise<{ team: TeamView; users: Array<{ id: string; username: string }> | null; memberships: MembershipRow[] | null }> {
   const { team, access } = await loadTeam(caller, teamId);
-  const include = (includeParam ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  const include = (includeParam ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const v of include) {
-    if (!(TEAM_INCLUDES as readonly string[]).includes(v)) throw ApiError.of("invalid_include", { detail: `Invalid include parameter: ${v}`, parameter: "include" });
+    if (!(TEAM_INCLUDES as readonly string[]).includes(v))
+      throw ApiError.of("invalid_include", { detail: `Invalid include parameter: ${v}`, parameter: "include" });
   }
   const db = caller.db;
   const v = await view(db, team, access);
@@ -135,13 +145,21 @@ export async function updateTeam(caller: Caller, teamId: string, a: TeamAttribut
   authorize(caller, "teams.manage", { access });
   if (givenAccess !== undefined) authorize(caller, "teams.manage-organization-access", { access });
   if (team.is_owners === 1) {
-    if (a.name !== undefined && a.name !== team.name) throw ApiError.of("invalid_attribute", { detail: "The owners team cannot be renamed", pointer: "/data/attributes/name" });
+    if (a.name !== undefined && a.name !== team.name)
+      throw ApiError.of("invalid_attribute", { detail: "The owners team cannot be renamed", pointer: "/data/attributes/name" });
     const off = Object.entries(givenAccess ?? {}).find(([, v]) => v === false);
-    if (off) throw ApiError.of("invalid_attribute", { detail: "The owners team always has every organization permission", pointer: `/data/attributes/organization-access/${off[0]}` });
+    if (off)
+      throw ApiError.of("invalid_attribute", {
+        detail: "The owners team always has every organization permission",
+        pointer: `/data/attributes/organization-access/${off[0]}`,
+      });
   }
   if (a.name !== undefined && !TEAM_NAME.test(a.name)) throw invalidName();
   if (a.name !== undefined && a.name.toLowerCase() === "owners" && team.is_owners !== 1) throw nameTaken();
-  const orgAccess = team.is_owners === 1 ? JSON.parse(team.organization_access) : orgAccessOrFail(JSON.parse(team.organization_access) as Record<string, boolean>, givenAccess ?? {});
+  const orgAccess =
+    team.is_owners === 1
+      ? JSON.parse(team.organization_access)
+      : orgAccessOrFail(JSON.parse(team.organization_access) as Record<string, boolean>, givenAccess ?? {});
   const db = caller.db;
   const updated = await updateTeamRow(db, {
     id: team.id,
@@ -149,7 +167,8 @@ export async function updateTeam(caller: Caller, teamId: string, a: TeamAttribut
     visibility: a.visibility ?? team.visibility,
     sso_team_id: a["sso-team-id"] !== undefined ? a["sso-team-id"] : team.sso_team_id,
     organization_access: JSON.stringify(orgAccess),
-    allow_member_token_management: a["allow-member-token-management"] !== undefined ? (a["allow-member-token-management"] ? 1 : 0) : team.allow_member_token_management,
+    allow_member_token_management:
+      a["allow-member-token-management"] !== undefined ? (a["allow-member-token-management"] ? 1 : 0) : team.allow_member_token_management,
   });
   if (!updated) throw nameTaken();
   return view(db, (await findTeam(db, team.id))!, access);
@@ -182,7 +201,12 @@ async function changeMembers(db: Db, team: TeamRow, userIds: string[], add: bool
     return;
   }
   const now = nowIso();
-  await addMembers(db, team, userIds.map((userId) => ({ userId, membershipId: newId("ou") })), now);
+  await addMembers(
+    db,
+    team,
+    userIds.map((userId) => ({ userId, membershipId: newId("ou") })),
+    now,
+  );
 }
 
 /** Adds or removes members named by user id or (go-tfe's `Usernames`) by username. */

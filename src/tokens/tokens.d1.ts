@@ -59,7 +59,19 @@ export async function insertToken(db: Db, row: TokenRow, tokenHash: string, repl
       `INSERT INTO tokens (id, token_hash, kind, user_id, team_id, organization_name, description, legacy, created_by, created_at, expired_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
-    .bind(row.id, tokenHash, row.kind, row.user_id, row.team_id, row.organization_name, row.description, row.legacy, row.created_by, row.created_at, row.expired_at);
+    .bind(
+      row.id,
+      tokenHash,
+      row.kind,
+      row.user_id,
+      row.team_id,
+      row.organization_name,
+      row.description,
+      row.legacy,
+      row.created_by,
+      row.created_at,
+      row.expired_at,
+    );
   try {
     await db.batch(replace ? [replace, insert] : [insert]);
   } catch (err) {
@@ -132,7 +144,10 @@ export async function organizationTeamTokens(
 
 /** The service user the organisation token acts as, kept across replacements (null: none yet). */
 export async function organizationTokenUserId(db: Db, organization: string): Promise<string | null> {
-  const row = await db.prepare("SELECT user_id FROM tokens WHERE organization_name = ? AND kind = 'organization'").bind(organization).first<{ user_id: string | null }>();
+  const row = await db
+    .prepare("SELECT user_id FROM tokens WHERE organization_name = ? AND kind = 'organization'")
+    .bind(organization)
+    .first<{ user_id: string | null }>();
   return row?.user_id ?? null;
 }
 

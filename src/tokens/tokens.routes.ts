@@ -7,7 +7,7 @@ import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import { fail, ok as success, type Result } from "../errors";
 import { jsonapi, noContent, paginated, readPage, type Page, type Resource } from "../jsonapi/document";
-import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { errorResponses, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { TokenRow } from "./tokens.d1";
 import {
   createLegacyTeamToken,
@@ -39,7 +39,7 @@ const tokenBody = z
   .object({ data: z.object({ type: z.string().max(64).optional(), attributes: tokenAttributes.optional() }).optional() })
   .openapi("TokenCreate");
 /** Token bodies are optional and may be empty even with a JSON:API Content-Type: parsed by the handler. */
-const TOKEN_BODY_DOC = "Body (optional): `{\"data\":{\"type\":\"authentication-tokens\",\"attributes\":{\"description\":\"...\",\"expired-at\":\"...\"}}}`.";
+const TOKEN_BODY_DOC = 'Body (optional): `{"data":{"type":"authentication-tokens","attributes":{"description":"...","expired-at":"..."}}}`.';
 
 function serializeToken(row: TokenRow, secret?: string): Resource {
   const relationships: Record<string, unknown> = {
@@ -83,24 +83,55 @@ async function readTokenBody(c: Context): Promise<Result<{ attributes: TokenInpu
 }
 
 const created = (c: Context, t: MintedToken) => jsonapi(c, { data: serializeToken(t.row, t.secret) }, 201);
-const listed = (c: Context, page: Page, p: { rows: TokenRow[]; total: number }) => jsonapi(c, paginated(c, p.rows.map((r) => serializeToken(r)), page, p.total));
+const listed = (c: Context, page: Page, p: { rows: TokenRow[]; total: number }) =>
+  jsonapi(
+    c,
+    paginated(
+      c,
+      p.rows.map((r) => serializeToken(r)),
+      page,
+      p.total,
+    ),
+  );
 
 // ---- team tokens ----
 
 const teamParam = z.object({ team_id: z.string().regex(/^team-[A-Za-z0-9]{1,64}$/) });
 
 tokens.openapi(
-  createRoute({ method: "post", path: "/teams/{team_id}/authentication-token", tags, summary: "Create (replace) the team's legacy token", request: { params: teamParam }, description: TOKEN_BODY_DOC, responses: { ...ok("The token, with its secret", 201), ...errorResponses } }),
+  createRoute({
+    method: "post",
+    path: "/teams/{team_id}/authentication-token",
+    tags,
+    summary: "Create (replace) the team's legacy token",
+    request: { params: teamParam },
+    description: TOKEN_BODY_DOC,
+    responses: { ...ok("The token, with its secret", 201), ...errorResponses },
+  }),
   async (c) => created(c, await createLegacyTeamToken(callerOf(c), c.req.valid("param").team_id, await readTokenBody(c))),
 );
 
 tokens.openapi(
-  createRoute({ method: "get", path: "/teams/{team_id}/authentication-token", tags, summary: "Show the team's legacy token", request: { params: teamParam }, responses: { ...ok("The token (no secret)"), ...errorResponses } }),
+  createRoute({
+    method: "get",
+    path: "/teams/{team_id}/authentication-token",
+    tags,
+    summary: "Show the team's legacy token",
+    request: { params: teamParam },
+    responses: { ...ok("The token (no secret)"), ...errorResponses },
+  }),
   async (c) => jsonapi(c, { data: serializeToken(await showLegacyTeamToken(callerOf(c), c.req.valid("param").team_id)) }),
 );
 
 tokens.openapi(
-  createRoute({ method: "delete", path: "/teams/{team_id}/authentication-token", tags, summary: "Delete the team's legacy token", request: { params: teamParam }, responses: { ...noContentResponse, ...errorResponses } }),
+  createRoute({
+    method: "delete",
+    path: "/teams/{team_id}/authentication-token",
+    tags,
+    summary: "Delete the team's legacy token",
+    request: { params: teamParam },
+    responses: { ...noContentResponse, ...errorResponses },
+  }),
   async (c) => {
     await deleteLegacyTeamTokenOf(callerOf(c), c.req.valid("param").team_id);
     return noContent(c);
@@ -108,12 +139,27 @@ tokens.openapi(
 );
 
 tokens.openapi(
-  createRoute({ method: "post", path: "/teams/{team_id}/authentication-tokens", tags, summary: "Create a described team token", request: { params: teamParam }, description: TOKEN_BODY_DOC, responses: { ...ok("The token, with its secret", 201), ...errorResponses } }),
+  createRoute({
+    method: "post",
+    path: "/teams/{team_id}/authentication-tokens",
+    tags,
+    summary: "Create a described team token",
+    request: { params: teamParam },
+    description: TOKEN_BODY_DOC,
+    responses: { ...ok("The token, with its secret", 201), ...errorResponses },
+  }),
   async (c) => created(c, await createTeamToken(callerOf(c), c.req.valid("param").team_id, await readTokenBody(c))),
 );
 
 tokens.openapi(
-  createRoute({ method: "get", path: "/teams/{team_id}/authentication-tokens", tags, summary: "List a team's tokens", request: { params: teamParam }, responses: { ...ok("A page of tokens"), ...errorResponses } }),
+  createRoute({
+    method: "get",
+    path: "/teams/{team_id}/authentication-tokens",
+    tags,
+    summary: "List a team's tokens",
+    request: { params: teamParam },
+    responses: { ...ok("A page of tokens"), ...errorResponses },
+  }),
   async (c) => {
     const page = readPage(c);
     return listed(c, page, await listTeamTokens(callerOf(c), c.req.valid("param").team_id, page));
@@ -143,7 +189,14 @@ tokens.openapi(
     summary: "List the organisation's team tokens (q: team name; sort: team-name, created-by, created-at, expired-at, last-used-at)",
     request: {
       params: z.object({ organization_name: z.string().min(1).max(255) }),
-      query: z.object({ q: z.string().max(255).optional(), sort: z.string().max(64).optional(), "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional() }).passthrough(),
+      query: z
+        .object({
+          q: z.string().max(255).optional(),
+          sort: z.string().max(64).optional(),
+          "page[number]": z.string().max(20).optional(),
+          "page[size]": z.string().max(20).optional(),
+        })
+        .passthrough(),
     },
     responses: { ...ok("A page of team tokens"), ...errorResponses },
   }),
@@ -159,17 +212,39 @@ tokens.openapi(
 const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 
 tokens.openapi(
-  createRoute({ method: "post", path: "/organizations/{organization_name}/authentication-token", tags, summary: "Create (replace) the organisation token", request: { params: orgParam }, description: TOKEN_BODY_DOC, responses: { ...ok("The token, with its secret", 201), ...errorResponses } }),
+  createRoute({
+    method: "post",
+    path: "/organizations/{organization_name}/authentication-token",
+    tags,
+    summary: "Create (replace) the organisation token",
+    request: { params: orgParam },
+    description: TOKEN_BODY_DOC,
+    responses: { ...ok("The token, with its secret", 201), ...errorResponses },
+  }),
   async (c) => created(c, await createOrganizationToken(callerOf(c), c.req.valid("param").organization_name, await readTokenBody(c))),
 );
 
 tokens.openapi(
-  createRoute({ method: "get", path: "/organizations/{organization_name}/authentication-token", tags, summary: "Show the organisation token", request: { params: orgParam }, responses: { ...ok("The token (no secret)"), ...errorResponses } }),
+  createRoute({
+    method: "get",
+    path: "/organizations/{organization_name}/authentication-token",
+    tags,
+    summary: "Show the organisation token",
+    request: { params: orgParam },
+    responses: { ...ok("The token (no secret)"), ...errorResponses },
+  }),
   async (c) => jsonapi(c, { data: serializeToken(await showOrganizationToken(callerOf(c), c.req.valid("param").organization_name)) }),
 );
 
 tokens.openapi(
-  createRoute({ method: "delete", path: "/organizations/{organization_name}/authentication-token", tags, summary: "Delete the organisation token", request: { params: orgParam }, responses: { ...noContentResponse, ...errorResponses } }),
+  createRoute({
+    method: "delete",
+    path: "/organizations/{organization_name}/authentication-token",
+    tags,
+    summary: "Delete the organisation token",
+    request: { params: orgParam },
+    responses: { ...noContentResponse, ...errorResponses },
+  }),
   async (c) => {
     await deleteOrganizationTokenOf(callerOf(c), c.req.valid("param").organization_name);
     return noContent(c);
@@ -194,7 +269,14 @@ tokens.openapi(
 );
 
 tokens.openapi(
-  createRoute({ method: "get", path: "/users/{user_id}/authentication-tokens", tags, summary: "List your user tokens", request: { params: userParam }, responses: { ...ok("A page of tokens"), ...errorResponses } }),
+  createRoute({
+    method: "get",
+    path: "/users/{user_id}/authentication-tokens",
+    tags,
+    summary: "List your user tokens",
+    request: { params: userParam },
+    responses: { ...ok("A page of tokens"), ...errorResponses },
+  }),
   async (c) => {
     const page = readPage(c);
     return listed(c, page, await listUserTokens(callerOf(c), c.req.valid("param").user_id, page));
@@ -204,12 +286,26 @@ tokens.openapi(
 const tokenParam = z.object({ token_id: z.string().regex(/^at-[A-Za-z0-9]{1,64}$/) });
 
 tokens.openapi(
-  createRoute({ method: "get", path: "/authentication-tokens/{token_id}", tags, summary: "Show a token", request: { params: tokenParam }, responses: { ...ok("The token (no secret)"), ...errorResponses } }),
+  createRoute({
+    method: "get",
+    path: "/authentication-tokens/{token_id}",
+    tags,
+    summary: "Show a token",
+    request: { params: tokenParam },
+    responses: { ...ok("The token (no secret)"), ...errorResponses },
+  }),
   async (c) => jsonapi(c, { data: serializeToken(await showToken(callerOf(c), c.req.valid("param").token_id)) }),
 );
 
 tokens.openapi(
-  createRoute({ method: "delete", path: "/authentication-tokens/{token_id}", tags, summary: "Delete a token (it stops working at once)", request: { params: tokenParam }, responses: { ...noContentResponse, ...errorResponses } }),
+  createRoute({
+    method: "delete",
+    path: "/authentication-tokens/{token_id}",
+    tags,
+    summary: "Delete a token (it stops working at once)",
+    request: { params: tokenParam },
+    responses: { ...noContentResponse, ...errorResponses },
+  }),
   async (c) => {
     await deleteToken(callerOf(c), c.req.valid("param").token_id);
     return noContent(c);

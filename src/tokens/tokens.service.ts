@@ -7,7 +7,6 @@ import { ApiError, unwrap, type Result } from "../errors";
 import { newId, newTokenSecret, sha256Hex } from "../ids";
 import type { Page } from "../jsonapi/document";
 import { LIMITS } from "../limits";
-import { mayManageTeamTokens, teamRights } from "../teams/teams.rules";
 import { loadTeam } from "../teams/teams.service";
 import { userExists } from "../users/users.d1";
 import {
@@ -59,7 +58,8 @@ function attributesOf(input: Result<{ attributes: TokenInput }>, now: Date): { d
   else if (a["expired-at"] !== undefined) {
     const t = Date.parse(a["expired-at"]);
     if (Number.isNaN(t)) throw ApiError.of("invalid_attribute", { detail: "Expired at must be an ISO 8601 timestamp", pointer: "/data/attributes/expired-at" });
-    if (t <= now.getTime()) throw ApiError.of("invalid_attribute", { detail: "Expired at must be a date in the future", pointer: "/data/attributes/expired-at" });
+    if (t <= now.getTime())
+      throw ApiError.of("invalid_attribute", { detail: "Expired at must be a date in the future", pointer: "/data/attributes/expired-at" });
     expiredAt = new Date(t).toISOString();
   }
   // An empty description is kept as given (go-tfe reads back "").
@@ -70,7 +70,12 @@ function creatorId(p: Principal): string {
   return p.kind === "user" ? p.userId : p.serviceUserId;
 }
 
-async function mint(caller: Caller, now: Date, row: Omit<TokenRow, "id" | "created_at" | "last_used_at" | "created_by">, replace?: D1PreparedStatement): Promise<MintedToken> {
+async function mint(
+  caller: Caller,
+  now: Date,
+  row: Omit<TokenRow, "id" | "created_at" | "last_used_at" | "created_by">,
+  replace?: D1PreparedStatement,
+): Promise<MintedToken> {
   const secret = newTokenSecret();
   const full: TokenRow = { ...row, id: newId("at"), created_at: now.toISOString(), last_used_at: null, created_by: creatorId(caller.principal) };
   if (!(await insertToken(caller.db, full, await sha256Hex(secret), replace))) {
@@ -118,7 +123,15 @@ export async function createTeamToken(caller: Caller, teamId: string, input: Res
   const team = await teamForTokens(caller, teamId);
   const now = new Date();
   const a = attributesOf(input, now);
-  return mint(caller, now, { kind: "team", user_id: null, team_id: team.id, organization_name: team.organization_name, description: a.description, legacy: 0, expired_at: a.expiredAt });
+  return mint(caller, now, {
+    kind: "team",
+    user_id: null,
+    team_id: team.id,
+    organization_name: team.organization_name,
+    description: a.description,
+    legacy: 0,
+    expired_at: a.expiredAt,
+  });
 }
 
 export async function listTeamTokens(caller: Caller, teamId: string, page: Page): Promise<{ rows: TokenRow[]; total: number }> {
@@ -134,7 +147,12 @@ export async function revokeTeamTokens(caller: Caller, teamId: string): Promise<
 }
 
 /** The organisation's team tokens (`sort`: a key, `-` first for descending). */
-export async function listOrganizationTeamTokens(caller: Caller, organization: string, query: { q?: string; sort?: string }, page: Page): Promise<{ rows: TokenRow[]; total: number }> {
+export async function listOrganizationTeamTokens(
+  caller: Caller,
+  organization: string,
+  query: { q?: string; sort?: string },
+  page: Page,
+): Promise<{ rows: TokenRow[]; total: number }> {
   const access = await requireOrgAccess(caller, organization);
   authorize(caller, "teams.manage", { access });
   const { q, sort } = query;
@@ -199,7 +217,15 @@ export async function createUserToken(caller: Caller, userId: string, input: Res
   if (p.kind === "user" && p.isSiteAdmin && p.userId !== userId && !(await userExists(caller.db, userId))) throw ApiError.of("not_found");
   const now = new Date();
   const a = attributesOf(input, now);
-  return mint(caller, now, { kind: "user", user_id: userId, team_id: null, organization_name: null, description: a.description, legacy: 0, expired_at: a.expiredAt });
+  return mint(caller, now, {
+    kind: "user",
+    user_id: userId,
+    team_id: null,
+    organization_name: null,
+    description: a.description,
+    legacy: 0,
+    expired_at: a.expiredAt,
+  });
 }
 
 export async function listUserTokens(caller: Caller, userId: string, page: Page): Promise<{ rows: TokenRow[]; total: number }> {

@@ -92,7 +92,11 @@ export async function organizationMemberships(
   const binds = [organization, status, status, emailJson, emailJson, q, q, q];
   const [total, rows] = await db.batch([
     db.prepare(`SELECT count(*) AS n ${where}`).bind(...binds),
-    db.prepare(`SELECT m.id, m.organization_name, m.user_id, m.status, ${MEMBERSHIP_EMAIL} AS email, u.username ${where} ORDER BY m.created_at, m.id LIMIT ? OFFSET ?`).bind(...binds, page.size, (page.number - 1) * page.size),
+    db
+      .prepare(
+        `SELECT m.id, m.organization_name, m.user_id, m.status, ${MEMBERSHIP_EMAIL} AS email, u.username ${where} ORDER BY m.created_at, m.id LIMIT ? OFFSET ?`,
+      )
+      .bind(...binds, page.size, (page.number - 1) * page.size),
   ]);
   return { rows: (rows?.results ?? []) as MembershipRow[], total: ((total?.results?.[0] ?? { n: 0 }) as { n: number }).n };
 }
@@ -101,13 +105,19 @@ export async function organizationMemberships(
  * Records an invitation and the teams it will grant on acceptance. False when the user is a member
  * (or invited) already.
  */
-export async function insertInvitation(db: Db, inv: { id: string; organization: string; userId: string; email: string; teamIds: string[]; createdAt: string }): Promise<boolean> {
+export async function insertInvitation(
+  db: Db,
+  inv: { id: string; organization: string; userId: string; email: string; teamIds: string[]; createdAt: string },
+): Promise<boolean> {
   const res = await db
-    .prepare("INSERT INTO organization_memberships (id, organization_name, user_id, status, invited_email, created_at) VALUES (?, ?, ?, 'invited', ?, ?) ON CONFLICT DO NOTHING")
+    .prepare(
+      "INSERT INTO organization_memberships (id, organization_name, user_id, status, invited_email, created_at) VALUES (?, ?, ?, 'invited', ?, ?) ON CONFLICT DO NOTHING",
+    )
     .bind(inv.id, inv.organization, inv.userId, inv.email, inv.createdAt)
     .run();
   if (res.meta.changes !== 1) return false;
-  if (inv.teamIds.length) await db.batch(inv.teamIds.map((t) => db.prepare("INSERT OR IGNORE INTO invitation_teams (membership_id, team_id) VALUES (?, ?)").bind(inv.id, t)));
+  if (inv.teamIds.length)
+    await db.batch(inv.teamIds.map((t) => db.prepare("INSERT OR IGNORE INTO invitation_teams (membership_id, team_id) VALUES (?, ?)").bind(inv.id, t)));
   return true;
 }
 
@@ -142,6 +152,8 @@ export async function deleteMembership(db: Db, m: Pick<MembershipRow, "id" | "or
   await db.batch([
     db.prepare(`DELETE FROM invitation_teams WHERE membership_id = ?3 AND (${keepsAnOwner})`).bind(m.user_id, m.organization_name, m.id),
     db.prepare(`DELETE FROM organization_memberships WHERE id = ?3 AND (${keepsAnOwner})`).bind(m.user_id, m.organization_name, m.id),
-    db.prepare(`DELETE FROM team_members WHERE user_id = ?1 AND team_id IN (SELECT id FROM teams WHERE organization_name = ?2) AND (${keepsAnOwner})`).bind(m.user_id, m.organization_name),
+    db
+      .prepare(`DELETE FROM team_members WHERE user_id = ?1 AND team_id IN (SELECT id FROM teams WHERE organization_name = ?2) AND (${keepsAnOwner})`)
+      .bind(m.user_id, m.organization_name),
   ]);
 }

@@ -6,7 +6,6 @@ import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
 import { teamNames, teamsIn, ownersTeamStanding } from "../teams/teams.d1";
-import { teamRights } from "../teams/teams.rules";
 import { redactEmail, seesMemberEmails, viewerUserId } from "./memberships";
 import {
   acceptInvitation as acceptInvitationRows,
@@ -35,9 +34,13 @@ const MEMBERSHIP_INCLUDES = ["user", "teams"] as const;
 
 /** `include` of membership reads: `user` and `teams` (anything else is the 400 go-tfe maps to ErrInvalidIncludeValue). */
 function readIncludes(raw: string | undefined): Set<string> {
-  const values = (raw ?? "").split(",").map((v) => v.trim()).filter(Boolean);
+  const values = (raw ?? "")
+    .split(",")
+    .map((v) => v.trim())
+    .filter(Boolean);
   for (const v of values) {
-    if (!(MEMBERSHIP_INCLUDES as readonly string[]).includes(v)) throw ApiError.of("invalid_include", { detail: `Invalid include parameter: ${v}`, parameter: "include" });
+    if (!(MEMBERSHIP_INCLUDES as readonly string[]).includes(v))
+      throw ApiError.of("invalid_include", { detail: `Invalid include parameter: ${v}`, parameter: "include" });
   }
   return new Set(values);
 }
@@ -50,7 +53,12 @@ async function viewOf(db: Db, all: MembershipRow[], include: Set<string>, access
   for (const m of rows) byOrg.set(m.organization_name, [...(byOrg.get(m.organization_name) ?? []), m]);
   const teamsOf = new Map<string, string[]>();
   for (const [org, ms] of byOrg) {
-    for (const [userId, ids] of await membershipTeams(db, org, ms.map((m) => m.user_id))) teamsOf.set(`${org}\u0000${userId}`, ids);
+    for (const [userId, ids] of await membershipTeams(
+      db,
+      org,
+      ms.map((m) => m.user_id),
+    ))
+      teamsOf.set(`${org}\u0000${userId}`, ids);
   }
   let includedTeams: MembershipsView["includedTeams"] = null;
   if (include.has("teams")) {
@@ -77,9 +85,13 @@ export async function inviteMember(caller: Caller, organization: string, input: 
     const found = await teamsIn(db, org, teamIds);
     if (found.length !== teamIds.length) throw ApiError.of("not_found", { detail: "Team not found", pointer: "/data/relationships/teams/data" });
     // Inviting into the owners team makes an owner: owners only.
-    if (found.some((t) => !allows(caller.principal, "teams.change-members", { access, team: membersOnly(t) }))) throw ApiError.of("not_found", { detail: "Team not found", pointer: "/data/relationships/teams/data" });
+    if (found.some((t) => !allows(caller.principal, "teams.change-members", { access, team: membersOnly(t) })))
+      throw ApiError.of("not_found", { detail: "Team not found", pointer: "/data/relationships/teams/data" });
   }
-  const username = `${email.split("@")[0].replace(/[^A-Za-z0-9_.-]/g, "-").slice(0, 50)}-${newId("u").slice(2, 8)}`;
+  const username = `${email
+    .split("@")[0]
+    .replace(/[^A-Za-z0-9_.-]/g, "-")
+    .slice(0, 50)}-${newId("u").slice(2, 8)}`;
   const userId = await userIdForEmail(db, email, { id: newId("user"), username, createdAt: nowIso() });
   if (!userId) throw ApiError.of("internal");
   const id = newId("ou");
@@ -102,7 +114,12 @@ export async function listMemberships(
   const db = caller.db;
   const access = await requireOrgAccess(caller, organization);
   const include = readIncludes(query.include);
-  const emails = query["filter[email]"] ? query["filter[email]"].split(",").map((e) => e.trim().toLowerCase()).filter(Boolean) : null;
+  const emails = query["filter[email]"]
+    ? query["filter[email]"]
+        .split(",")
+        .map((e) => e.trim().toLowerCase())
+        .filter(Boolean)
+    : null;
   const { rows, total } = await organizationMemberships(
     db,
     access.organization.name,
@@ -145,7 +162,8 @@ export async function acceptInvitation(caller: Caller, id: string): Promise<Memb
   const owns = row && (row.invited_email === null || (row.email ?? "").toLowerCase() === row.invited_email.toLowerCase());
   if (!row || !owns) throw ApiError.of("not_found");
   authorize(caller, "user.self", { userId: p.kind === "user" ? p.userId : undefined });
-  if (row.status !== "invited") throw ApiError.of("invalid_attribute", { detail: "The invitation has already been accepted", pointer: "/data/attributes/status" });
+  if (row.status !== "invited")
+    throw ApiError.of("invalid_attribute", { detail: "The invitation has already been accepted", pointer: "/data/attributes/status" });
   await acceptInvitationRows(db, id);
   const m = await membershipById(db, id);
   if (!m) throw ApiError.of("not_found");
@@ -158,8 +176,10 @@ export async function removeMembership(caller: Caller, id: string): Promise<void
   const owners = await ownersTeamStanding(caller.db, m.organization_name, m.user_id);
   if (owners) {
     // Removing an owner changes the owners team: owners only.
-    if (owners.member && !allows(caller.principal, "teams.change-members", { access, team: membersOnly({ id: "", is_owners: 1 }) })) throw ApiError.of("not_found");
-    if (owners.member && owners.others === 0) throw ApiError.of("invalid_attribute", { detail: "The owners team must keep at least one member", pointer: "/data" });
+    if (owners.member && !allows(caller.principal, "teams.change-members", { access, team: membersOnly({ id: "", is_owners: 1 }) }))
+      throw ApiError.of("not_found");
+    if (owners.member && owners.others === 0)
+      throw ApiError.of("invalid_attribute", { detail: "The owners team must keep at least one member", pointer: "/data" });
   }
   await deleteMembership(caller.db, m);
 }

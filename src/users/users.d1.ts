@@ -92,7 +92,12 @@ export async function usersByIdOrUsername(db: Db, refs: string[]): Promise<Array
 }
 
 export async function usernames(db: Db, ids: string[]): Promise<Array<{ id: string; username: string }>> {
-  return (await db.prepare("SELECT id, username FROM users WHERE id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(ids)).all<{ id: string; username: string }>()).results;
+  return (
+    await db
+      .prepare("SELECT id, username FROM users WHERE id IN (SELECT value FROM json_each(?))")
+      .bind(JSON.stringify(ids))
+      .all<{ id: string; username: string }>()
+  ).results;
 }
 
 // ---- the bootstrap site admin (found by its marker, migration 0003, as it may rename itself) ----

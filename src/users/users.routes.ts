@@ -16,25 +16,49 @@ const tags = ["Users"];
 export const users = router();
 
 const userBody = z
-  .object({ data: z.object({ type: z.literal("users"), attributes: z.object({ username: z.string().max(64), email: z.string().max(255), "is-site-admin": z.boolean().optional() }) }) })
+  .object({
+    data: z.object({
+      type: z.literal("users"),
+      attributes: z.object({ username: z.string().max(64), email: z.string().max(255), "is-site-admin": z.boolean().optional() }),
+    }),
+  })
   .openapi("UserCreate");
 
 const render = (u: UserRow) => userResource(u.id, u.username, u.email, u.is_site_admin === 1, false, { id: u.id, type: "users" }, u.unconfirmed_email ?? null);
 
 users.openapi(
-  createRoute({ method: "post", path: "/admin/users", tags, summary: "Create a user (site admins)", request: { body: jsonBody(userBody) }, responses: { ...ok("The user", 201), ...errorResponses } }),
+  createRoute({
+    method: "post",
+    path: "/admin/users",
+    tags,
+    summary: "Create a user (site admins)",
+    request: { body: jsonBody(userBody) },
+    responses: { ...ok("The user", 201), ...errorResponses },
+  }),
   async (c) => jsonapi(c, { data: render(await createUser(callerOf(c), c.req.valid("json").data.attributes)) }, 201),
 );
 
 users.openapi(
-  createRoute({ method: "get", path: "/users/{user_id}", tags, summary: "Show a user", request: { params: z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) }) }, responses: { ...ok("The user"), ...errorResponses } }),
+  createRoute({
+    method: "get",
+    path: "/users/{user_id}",
+    tags,
+    summary: "Show a user",
+    request: { params: z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) }) },
+    responses: { ...ok("The user"), ...errorResponses },
+  }),
   async (c) => jsonapi(c, { data: render(await showUser(callerOf(c), c.req.valid("param").user_id)) }),
 );
 
 // ---- the caller's own account ----
 
 const accountBody = z
-  .object({ data: z.object({ type: z.literal("users"), attributes: z.object({ username: z.string().max(64).optional(), email: z.string().max(255).optional() }).optional() }) })
+  .object({
+    data: z.object({
+      type: z.literal("users"),
+      attributes: z.object({ username: z.string().max(64).optional(), email: z.string().max(255).optional() }).optional(),
+    }),
+  })
   .openapi("AccountUpdate");
 
 users.openapi(
@@ -69,7 +93,9 @@ const membershipBody = z
     data: z.object({
       type: z.literal("organization-memberships"),
       attributes: z.object({ email: z.string().max(255) }),
-      relationships: z.object({ teams: z.object({ data: z.array(z.object({ type: z.literal("teams"), id: z.string().max(64) })).max(50) }).optional() }).optional(),
+      relationships: z
+        .object({ teams: z.object({ data: z.array(z.object({ type: z.literal("teams"), id: z.string().max(64) })).max(50) }).optional() })
+        .optional(),
     }),
   })
   .openapi("OrganizationMembershipCreate");
@@ -91,11 +117,20 @@ function renderMemberships(view: MembershipsView): { data: Resource[]; included:
 }
 
 users.openapi(
-  createRoute({ method: "post", path: "/organizations/{organization_name}/organization-memberships", tags, summary: "Invite a user (by email) to the organisation", request: { params: orgParam, body: jsonBody(membershipBody) }, responses: { ...ok("The membership (its user included)", 201), ...errorResponses } }),
+  createRoute({
+    method: "post",
+    path: "/organizations/{organization_name}/organization-memberships",
+    tags,
+    summary: "Invite a user (by email) to the organisation",
+    request: { params: orgParam, body: jsonBody(membershipBody) },
+    responses: { ...ok("The membership (its user included)", 201), ...errorResponses },
+  }),
   async (c) => {
     const d = c.req.valid("json").data;
     const teamIds = d.relationships?.teams?.data.map((t) => t.id) ?? [];
-    const { data, included } = renderMemberships(await inviteMember(callerOf(c), c.req.valid("param").organization_name, { email: d.attributes.email, teamIds }));
+    const { data, included } = renderMemberships(
+      await inviteMember(callerOf(c), c.req.valid("param").organization_name, { email: d.attributes.email, teamIds }),
+    );
     return jsonapi(c, { data: data[0], included }, 201);
   },
 );
@@ -162,7 +197,14 @@ users.openapi(
 );
 
 users.openapi(
-  createRoute({ method: "delete", path: "/organization-memberships/{id}", tags, summary: "Remove a user from the organisation and its teams", request: { params: membershipParam }, responses: { ...noContentResponse, ...errorResponses } }),
+  createRoute({
+    method: "delete",
+    path: "/organization-memberships/{id}",
+    tags,
+    summary: "Remove a user from the organisation and its teams",
+    request: { params: membershipParam },
+    responses: { ...noContentResponse, ...errorResponses },
+  }),
   async (c) => {
     await removeMembership(callerOf(c), c.req.valid("param").id);
     return noContent(c);

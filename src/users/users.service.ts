@@ -9,7 +9,8 @@ const USERNAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}$/;
 
 function checkUsername(username: string): void {
-  if (!USERNAME.test(username)) throw ApiError.of("invalid_attribute", { detail: "Username may only contain letters, numbers, -, _ and .", pointer: "/data/attributes/username" });
+  if (!USERNAME.test(username))
+    throw ApiError.of("invalid_attribute", { detail: "Username may only contain letters, numbers, -, _ and .", pointer: "/data/attributes/username" });
 }
 
 export function checkEmail(email: string): void {
@@ -64,6 +65,7 @@ export async function confirmEmailChange(caller: Caller, id: string): Promise<Us
   if (!row) throw ApiError.of("not_found");
   if (!row.unconfirmed_email) throw ApiError.of("invalid_attribute", { detail: "The user has no email change to confirm", pointer: "/data/attributes/email" });
   // One owner per address: one already confirmed by another user (an invited one included) stays theirs.
-  if (!(await confirmEmail(caller.db, id))) throw ApiError.of("invalid_attribute", { detail: "Email has already been taken", pointer: "/data/attributes/email" });
+  if (!(await confirmEmail(caller.db, id)))
+    throw ApiError.of("invalid_attribute", { detail: "Email has already been taken", pointer: "/data/attributes/email" });
   return (await findUser(caller.db, id))!;
 }

@@ -57,7 +57,10 @@ const keyTaken = (sql: SqlStorage, v: StoredVariable) =>
 
 /** The ids in creation order: the workspace's `vars` relationship. */
 function ids(sql: SqlStorage): string[] {
-  return sql.exec<{ id: string }>("SELECT id FROM variables ORDER BY seq").toArray().map((r) => r.id);
+  return sql
+    .exec<{ id: string }>("SELECT id FROM variables ORDER BY seq")
+    .toArray()
+    .map((r) => r.id);
 }
 
 /** Adds a variable to the record's workspace (inside `mutate`): the record then lists its id. */
@@ -70,7 +73,16 @@ export function insertVariable(sql: SqlStorage, w: WorkspaceRecord, v: StoredVar
   const seq = (sql.exec<{ n: number | null }>("SELECT max(seq) AS n FROM variables").one().n ?? 0) + 1;
   sql.exec(
     "INSERT INTO variables (id, seq, key, category, value, description, hcl, sensitive, version_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    v.id, seq, v.key, v.category, v.sealedValue, v.description, v.hcl ? 1 : 0, v.sensitive ? 1 : 0, v.versionId, v.createdAt,
+    v.id,
+    seq,
+    v.key,
+    v.category,
+    v.sealedValue,
+    v.description,
+    v.hcl ? 1 : 0,
+    v.sensitive ? 1 : 0,
+    v.versionId,
+    v.createdAt,
   );
   w.varIds = ids(sql);
   return w;
@@ -85,7 +97,14 @@ export function updateVariable(sql: SqlStorage, id: string, patch: VariablePatch
   if (keyTaken(sql, next)) return fail("key_taken", undefined, "/data/attributes/key");
   sql.exec(
     "UPDATE variables SET key = ?, category = ?, value = ?, description = ?, hcl = ?, sensitive = ?, version_id = ? WHERE id = ?",
-    next.key, next.category, next.sealedValue, next.description, next.hcl ? 1 : 0, next.sensitive ? 1 : 0, next.versionId, id,
+    next.key,
+    next.category,
+    next.sealedValue,
+    next.description,
+    next.hcl ? 1 : 0,
+    next.sensitive ? 1 : 0,
+    next.versionId,
+    id,
   );
   return next;
 }

@@ -320,8 +320,21 @@ export async function insertVarsetVariable(db: Db, varsetId: string, v: StoredVa
          SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
          WHERE EXISTS (SELECT 1 FROM varsets WHERE id = ?) AND (SELECT count(*) FROM varset_vars WHERE varset_id = ?) < ?`,
       )
-      .bind(v.id, varsetId, v.key, v.category, v.sealedValue, v.description, v.hcl ? 1 : 0, v.sensitive ? 1 : 0, v.versionId, v.createdAt,
-        varsetId, varsetId, LIMITS.variablesPerVarset)
+      .bind(
+        v.id,
+        varsetId,
+        v.key,
+        v.category,
+        v.sealedValue,
+        v.description,
+        v.hcl ? 1 : 0,
+        v.sensitive ? 1 : 0,
+        v.versionId,
+        v.createdAt,
+        varsetId,
+        varsetId,
+        LIMITS.variablesPerVarset,
+      )
       .run();
     if (res.meta.changes > 0) return "ok";
     return (await db.prepare("SELECT 1 FROM varsets WHERE id = ?").bind(varsetId).first()) ? "full" : "gone";

@@ -11,7 +11,15 @@ import type { VariableView } from "../variables/variables.types";
 import { orgParam, workspaceIdParam } from "../workspaces/workspaces.schemas";
 import type { Varset } from "./varsets.d1";
 import {
-  createVarsetBody, includeQuery, listQuery, projectIdParam, projectRefsBody, updateVarsetBody, varsetIdParam, varsetVarParams, workspaceRefsBody,
+  createVarsetBody,
+  includeQuery,
+  listQuery,
+  projectIdParam,
+  projectRefsBody,
+  updateVarsetBody,
+  varsetIdParam,
+  varsetVarParams,
+  workspaceRefsBody,
 } from "./varsets.schemas";
 import { serializeVarset } from "./varsets.serialize";
 import * as service from "./varsets.service";
@@ -103,7 +111,10 @@ varsets.openapi(
 
 // ---- where a set applies ----
 
-for (const [method, op] of [["post", "add"], ["delete", "remove"]] as const) {
+for (const [method, op] of [
+  ["post", "add"],
+  ["delete", "remove"],
+] as const) {
   varsets.openapi(
     createRoute({
       method,
@@ -114,7 +125,12 @@ for (const [method, op] of [["post", "add"], ["delete", "remove"]] as const) {
       responses: { ...noContentResponse, ...errorResponses },
     }),
     async (c) => {
-      await service.changeWorkspaces(callerOf(c), c.req.valid("param").varset_id, op, c.req.valid("json").data.map((w) => w.id));
+      await service.changeWorkspaces(
+        callerOf(c),
+        c.req.valid("param").varset_id,
+        op,
+        c.req.valid("json").data.map((w) => w.id),
+      );
       return noContent(c);
     },
   );
@@ -128,7 +144,12 @@ for (const [method, op] of [["post", "add"], ["delete", "remove"]] as const) {
       responses: { ...noContentResponse, ...errorResponses },
     }),
     async (c) => {
-      await service.changeProjects(callerOf(c), c.req.valid("param").varset_id, op, c.req.valid("json").data.map((p) => p.id));
+      await service.changeProjects(
+        callerOf(c),
+        c.req.valid("param").varset_id,
+        op,
+        c.req.valid("json").data.map((p) => p.id),
+      );
       return noContent(c);
     },
   );

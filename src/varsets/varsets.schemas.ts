@@ -19,7 +19,12 @@ const attributes = {
 };
 
 /** `parent`: the organisation (id = its name) or a project that owns the set. */
-const parent = z.object({ data: z.object({ type: z.enum(["organizations", "projects"]), id: z.string().max(255) }).passthrough().nullable() });
+const parent = z.object({
+  data: z
+    .object({ type: z.enum(["organizations", "projects"]), id: z.string().max(255) })
+    .passthrough()
+    .nullable(),
+});
 
 export const createVarsetBody = z
   .object({
@@ -44,7 +49,10 @@ export const updateVarsetBody = z
       id: z.string().max(64).optional(),
       attributes: z.object({ ...attributes, name: attributes.name.optional() }).optional(),
       // go-tfe's UpdateWorkspaces replaces the set's workspaces through this relationship.
-      relationships: z.object({ workspaces: z.object({ data: workspaceRefs }).optional() }).passthrough().optional(),
+      relationships: z
+        .object({ workspaces: z.object({ data: workspaceRefs }).optional() })
+        .passthrough()
+        .optional(),
     }),
   })
   .openapi("VarsetUpdate");

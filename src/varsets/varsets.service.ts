@@ -38,7 +38,14 @@ export interface VarsetRead {
 const INCLUDES = new Set(["vars", "workspaces", "projects", "stacks"]);
 
 export function parseVarsetInclude(raw: string | undefined): string[] {
-  const values = [...new Set((raw ?? "").split(",").map((v) => v.trim()).filter(Boolean))];
+  const values = [
+    ...new Set(
+      (raw ?? "")
+        .split(",")
+        .map((v) => v.trim())
+        .filter(Boolean),
+    ),
+  ];
   for (const v of values) if (!INCLUDES.has(v)) throw ApiError.of("invalid_include", { detail: `Invalid include parameter: ${v}`, parameter: "include" });
   return values;
 }
@@ -125,7 +132,14 @@ export async function createVarset(caller: Caller, organization: string, data: V
   await checkProjects(caller, shape, projectIds, "/data/relationships/projects/data");
   const id = newId("varset");
   const inserted = await repo.insertVarset(caller.db, {
-    id, organization: org, name: a.name, description: a.description ?? "", global: shape.global, priority: a.priority ?? false, projectId, now: nowIso(),
+    id,
+    organization: org,
+    name: a.name,
+    description: a.description ?? "",
+    global: shape.global,
+    priority: a.priority ?? false,
+    projectId,
+    now: nowIso(),
   });
   if (!inserted) throw ApiError.of("name_taken", { pointer: "/data/attributes/name" });
   await repo.applyToWorkspaces(caller.db, id, workspaceIds);

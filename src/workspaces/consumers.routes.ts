@@ -28,7 +28,10 @@ consumers.openapi(
     path,
     tags,
     summary: "List the workspaces that may read this workspace's state",
-    request: { params: workspaceIdParam, query: z.object({ "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional() }).passthrough() },
+    request: {
+      params: workspaceIdParam,
+      query: z.object({ "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional() }).passthrough(),
+    },
     responses: { ...ok("A page of workspaces"), ...errorResponses },
   }),
   async (c) => {
@@ -51,7 +54,14 @@ for (const [method, op, summary] of [
   ["delete", "remove", "Remove remote state consumers"],
 ] as const) {
   consumers.openapi(
-    createRoute({ method, path, tags, summary, request: { params: workspaceIdParam, body: jsonBody(op === "replace" ? consumersReplaceBody : consumersBody) }, responses: { ...noContentResponse, ...errorResponses } }),
+    createRoute({
+      method,
+      path,
+      tags,
+      summary,
+      request: { params: workspaceIdParam, body: jsonBody(op === "replace" ? consumersReplaceBody : consumersBody) },
+      responses: { ...noContentResponse, ...errorResponses },
+    }),
     async (c) => change(c, op),
   );
 }

@@ -56,7 +56,8 @@ export async function changeConsumers(
   const listed = await loadScope(caller, record.organization, [...found.values()]);
   for (const [i, wid] of ids.entries()) {
     const w = found.get(wid);
-    if (!w || !listed || !allows(caller.principal, "workspace.read", { access: listed.access, caps: listed.capsOf(w) })) throw ApiError.of("not_found", { detail: `Workspace not found: ${wid}`, pointer: `/data/${i}/id` });
+    if (!w || !listed || !allows(caller.principal, "workspace.read", { access: listed.access, caps: listed.capsOf(w) }))
+      throw ApiError.of("not_found", { detail: `Workspace not found: ${wid}`, pointer: `/data/${i}/id` });
   }
   return unwrap(await workspaceStub(caller.env, id).changeConsumers({ change: { op, ids }, now: nowIso(), faults, guard: guardOf(record) }));
 }

@@ -15,10 +15,7 @@ export function unlock(w: WorkspaceRecord, caller: LockHolder): WorkspaceRecord 
   if (!w.lock.locked) return fail("not_locked");
   const h = w.lock.holder;
   if (h && (h.type !== caller.type || h.id !== caller.id)) {
-    return fail(
-      "conflict",
-      `Unable to unlock workspace. The workspace is locked by ${HOLDER_WORD[h.type]} ${h.id} and may not be unlocked except by them.`,
-    );
+    return fail("conflict", `Unable to unlock workspace. The workspace is locked by ${HOLDER_WORD[h.type]} ${h.id} and may not be unlocked except by them.`);
   }
   w.lock = { locked: false, reason: null, holder: null, lockedAt: null };
   return w;

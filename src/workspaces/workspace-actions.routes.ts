@@ -19,10 +19,7 @@ export const workspaceActions = router();
 const reason = z.string().max(LIMITS.descriptionMax).nullable().optional();
 /** go-tfe and Terraform wrap the reason in a JSON:API document with an empty type; plain `{reason}` and no body work too. */
 export const lockBody = z
-  .union([
-    z.object({ data: z.object({ type: z.string().max(64).optional(), attributes: z.object({ reason }).optional() }) }),
-    z.object({ reason }).strict(),
-  ])
+  .union([z.object({ data: z.object({ type: z.string().max(64).optional(), attributes: z.object({ reason }).optional() }) }), z.object({ reason }).strict()])
   .openapi("LockRequest");
 
 async function readLockReason(c: Context<AppEnv>): Promise<string> {
@@ -40,7 +37,6 @@ async function readLockReason(c: Context<AppEnv>): Promise<string> {
   return ("data" in v ? v.data.attributes?.reason : v.reason) ?? "";
 }
 
-
 workspaceActions.openapi(
   createRoute({
     method: "post",
@@ -49,7 +45,7 @@ workspaceActions.openapi(
     summary: "Lock a workspace",
     // The body is optional and may be empty even with a JSON:API Content-Type, so it is parsed by the
     // handler (lockBody) rather than by the validator, which would reject an empty JSON body.
-    description: "Body (optional): `{\"data\":{\"type\":\"\",\"attributes\":{\"reason\":\"...\"}}}` or `{\"reason\":\"...\"}`.",
+    description: 'Body (optional): `{"data":{"type":"","attributes":{"reason":"..."}}}` or `{"reason":"..."}`.',
     request: { params: workspaceIdParam },
     responses: { ...ok("The locked workspace"), 409: { description: "Already locked" }, ...errorResponses },
   }),
@@ -69,7 +65,12 @@ workspaceActions.openapi(
     tags,
     summary: "Unlock a workspace (only its locker may)",
     request: { params: workspaceIdParam },
-    responses: { ...ok("The unlocked workspace"), 409: { description: "Not locked, or locked by someone else" }, 503: { description: "Latest state version still pending; retry" }, ...errorResponses },
+    responses: {
+      ...ok("The unlocked workspace"),
+      409: { description: "Not locked, or locked by someone else" },
+      503: { description: "Latest state version still pending; retry" },
+      ...errorResponses,
+    },
   }),
   async (c) => {
     const { workspace_id } = c.req.valid("param");

@@ -8,7 +8,9 @@ import type { Written } from "./workspaces.write.service";
 
 export async function lockWorkspace(caller: Caller, id: string, reason: string, faults: Faults | undefined): Promise<Written> {
   const holder = lockHolderOf(caller.principal);
-  const done = await mutateAs(caller, id, "workspace.lock", (_r, guard) => workspaceStub(caller.env, id).lock({ holder, reason, now: nowIso(), faults, guard }));
+  const done = await mutateAs(caller, id, "workspace.lock", (_r, guard) =>
+    workspaceStub(caller.env, id).lock({ holder, reason, now: nowIso(), faults, guard }),
+  );
   return { workspace: done.value, scope: done.readable.scope, bookmark: done.bookmark };
 }
 

@@ -9,8 +9,22 @@ import { initialRecord, upgradeRecord } from "./workspace.record";
 import { changeConsumers, setRetention, setSshKey, type ConsumerChange } from "./consumers.logic";
 import type { DataRetentionPolicy } from "./workspace.types";
 import {
-  abortUpload, appendUpload, completeUpload, createVersion, eraseAll, getRow, latestPending, makeCurrent, migrateStateVersions, onUnlock, readParts, view,
-  type BlobKind, type CreateVersionInput, type StateVersionRow, type StateVersionView,
+  abortUpload,
+  appendUpload,
+  completeUpload,
+  createVersion,
+  eraseAll,
+  getRow,
+  latestPending,
+  makeCurrent,
+  migrateStateVersions,
+  onUnlock,
+  readParts,
+  view,
+  type BlobKind,
+  type CreateVersionInput,
+  type StateVersionRow,
+  type StateVersionView,
 } from "../state-versions/state-versions.store";
 import { settledRefsStatement } from "../projects/projects.index";
 import { applyTagChange, sameTags, type TagChange } from "../tags/workspace-tags.logic";
@@ -101,9 +115,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
   // ---- storage helpers (synchronous) ----
 
   private load(): Stored {
-    const row = this.ctx.storage.sql
-      .exec<{ kind: string; record: string | null }>("SELECT kind, record FROM workspace WHERE singleton = 1")
-      .toArray()[0];
+    const row = this.ctx.storage.sql.exec<{ kind: string; record: string | null }>("SELECT kind, record FROM workspace WHERE singleton = 1").toArray()[0];
     if (!row) return { kind: "absent" };
     if (row.kind === "abandoned") return { kind: "abandoned" };
     const record = JSON.parse(row.record ?? "null") as WorkspaceRecord;
@@ -148,10 +160,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
   }
 
   /** Runs a synchronous mutation of a live workspace, commits it, then flushes the index. */
-  protected async mutate(
-    input: { faults?: Faults; guard?: Guard },
-    change: (current: WorkspaceRecord) => WorkspaceRecord | Failure,
-  ): Promise<WorkspaceResult> {
+  protected async mutate(input: { faults?: Faults; guard?: Guard }, change: (current: WorkspaceRecord) => WorkspaceRecord | Failure): Promise<WorkspaceResult> {
     const current = this.guarded(input.guard);
     if (isFailure(current)) return current;
     const next = change(structuredClone(current));
@@ -201,7 +210,11 @@ export class WorkspaceObject extends DurableObject<Bindings> {
         w.tags = sets.tags;
       }
       if (input.tagBindings !== undefined) {
-        const sets = applyTagChange(w, { op: "replace-bindings", bindings: input.tagBindings, pointerBase: "/data/relationships/tag-bindings/data" }, input.now);
+        const sets = applyTagChange(
+          w,
+          { op: "replace-bindings", bindings: input.tagBindings, pointerBase: "/data/relationships/tag-bindings/data" },
+          input.now,
+        );
         if (isFailure(sets)) return sets;
         w.tagBindings = sets.tagBindings;
       }
@@ -326,7 +339,15 @@ export class WorkspaceObject extends DurableObject<Bindings> {
   }
 
   /** Completes an upload with its last piece: md5 verified, parsed, finalized and (unless intermediate) made current. */
-  async completeBlob(input: { id: string; kind: BlobKind; upload: string; bytes: Uint8Array; now: string; faults?: Faults; guard?: Guard }): Promise<Result<null>> {
+  async completeBlob(input: {
+    id: string;
+    kind: BlobKind;
+    upload: string;
+    bytes: Uint8Array;
+    now: string;
+    faults?: Faults;
+    guard?: Guard;
+  }): Promise<Result<null>> {
     const sql = this.ctx.storage.sql;
     if (this.load().kind !== "live") return fail("not_found");
     const done = completeUpload(sql, input.id, input.kind, input.upload, input.bytes);
@@ -353,7 +374,10 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     const where = input.status ? "WHERE status = ?" : "";
     const binds = input.status ? [input.status] : [];
     const total = sql.exec<{ n: number }>(`SELECT count(*) AS n FROM state_versions ${where}`, ...binds).one().n;
-    const items = sql.exec<StateVersionRow>(`SELECT * FROM state_versions ${where} ORDER BY seq DESC LIMIT ? OFFSET ?`, ...binds, input.limit, input.offset).toArray().map(view);
+    const items = sql
+      .exec<StateVersionRow>(`SELECT * FROM state_versions ${where} ORDER BY seq DESC LIMIT ? OFFSET ?`, ...binds, input.limit, input.offset)
+      .toArray()
+      .map(view);
     return ok({ items, total });
   }
 
@@ -459,7 +483,10 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     if (sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n === 0) void this.ctx.storage.deleteAlarm();
     if (latest.op === "delete") {
       // D1 has the delete: keep only the tombstone so the id can never be recreated.
-      sql.exec("UPDATE workspace SET record = ? WHERE singleton = 1 AND kind = 'deleted'", JSON.stringify({ ...record, tags: [], remoteStateConsumers: [], settings: record.settings }));
+      sql.exec(
+        "UPDATE workspace SET record = ? WHERE singleton = 1 AND kind = 'deleted'",
+        JSON.stringify({ ...record, tags: [], remoteStateConsumers: [], settings: record.settings }),
+      );
       eraseAll(sql);
       eraseVariables(sql);
     }

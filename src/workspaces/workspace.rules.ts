@@ -62,9 +62,16 @@ export function normaliseAttributes(attrs: WorkspaceAttributesInput, editionHost
     return fail("invalid_attribute", "operations is deprecated and cannot be specified when execution mode is used", `${A}/operations`);
   }
   const booleans = [
-    "allow-destroy-plan", "auto-apply", "auto-apply-run-trigger", "inherits-project-auto-destroy",
-    "file-triggers-enabled", "global-remote-state", "project-remote-state", "queue-all-runs",
-    "speculative-enabled", "structured-run-output-enabled",
+    "allow-destroy-plan",
+    "auto-apply",
+    "auto-apply-run-trigger",
+    "inherits-project-auto-destroy",
+    "file-triggers-enabled",
+    "global-remote-state",
+    "project-remote-state",
+    "queue-all-runs",
+    "speculative-enabled",
+    "structured-run-output-enabled",
   ] as const;
   for (const k of booleans) if (attrs[k] !== undefined) s[k] = attrs[k];
   // The self-hosted edition ignores assessments-enabled (go-tfe always sends false).

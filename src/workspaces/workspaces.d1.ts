@@ -44,8 +44,12 @@ export function consumerScope(record: WorkspaceRecord): ConsumerScope {
   // Global sharing: every other workspace of the organisation; project sharing: of the same project;
   // otherwise the explicit list (deleted workspaces drop out here, at read time).
   if (s["global-remote-state"]) return { sql: "w.organization_name = ? AND w.id <> ?", binds: [record.organization, record.id] };
-  if (s["project-remote-state"]) return { sql: "w.organization_name = ? AND w.project_id = ? AND w.id <> ?", binds: [record.organization, record.projectId, record.id] };
-  return { sql: "w.organization_name = ? AND w.id IN (SELECT value FROM json_each(?))", binds: [record.organization, JSON.stringify(record.remoteStateConsumers)] };
+  if (s["project-remote-state"])
+    return { sql: "w.organization_name = ? AND w.project_id = ? AND w.id <> ?", binds: [record.organization, record.projectId, record.id] };
+  return {
+    sql: "w.organization_name = ? AND w.id IN (SELECT value FROM json_each(?))",
+    binds: [record.organization, JSON.stringify(record.remoteStateConsumers)],
+  };
 }
 
 /** One page of consumers and their count, in one batch. */
@@ -59,6 +63,9 @@ export async function consumerPage(db: Db, where: ConsumerScope, limit: number, 
 
 /** Every consumer, in list order (for callers whose visibility is decided per workspace). */
 export async function allConsumers(db: Db, where: ConsumerScope): Promise<Array<{ doc: string }>> {
-  const rows = await db.prepare(`SELECT w.doc FROM workspaces w WHERE ${where.sql} ORDER BY w.created_at, w.id`).bind(...where.binds).all<{ doc: string }>();
+  const rows = await db
+    .prepare(`SELECT w.doc FROM workspaces w WHERE ${where.sql} ORDER BY w.created_at, w.id`)
+    .bind(...where.binds)
+    .all<{ doc: string }>();
   return rows.results;
 }

@@ -51,7 +51,14 @@ export const INCLUDE_VALUES = new Set([
 
 export function parseInclude(raw: string | undefined): string[] {
   if (!raw) return [];
-  const values = [...new Set(raw.split(",").map((v) => v.trim()).filter((v) => v.length > 0))];
+  const values = [
+    ...new Set(
+      raw
+        .split(",")
+        .map((v) => v.trim())
+        .filter((v) => v.length > 0),
+    ),
+  ];
   for (const v of values) {
     if (!INCLUDE_VALUES.has(v)) {
       throw ApiError.of("invalid_include", { detail: `Invalid include parameter: ${v}`, parameter: "include" });

@@ -23,9 +23,22 @@ export function indexUpsertStatements(db: D1Database | D1DatabaseSession, r: Wor
          WHERE excluded.version > workspaces.version`,
       )
       .bind(
-        r.id, r.organization, r.name, r.projectId, r.version, r.createdAt, r.updatedAt, r.latestChangeAt,
-        r.currentRun?.status ?? null, r.currentRun?.createdAt ?? null, r.sshKeyId, r.settings["agent-pool-id"],
-        r.lock.locked ? 1 : 0, doc, r.organization, r.organizationId,
+        r.id,
+        r.organization,
+        r.name,
+        r.projectId,
+        r.version,
+        r.createdAt,
+        r.updatedAt,
+        r.latestChangeAt,
+        r.currentRun?.status ?? null,
+        r.currentRun?.createdAt ?? null,
+        r.sshKeyId,
+        r.settings["agent-pool-id"],
+        r.lock.locked ? 1 : 0,
+        doc,
+        r.organization,
+        r.organizationId,
       ),
     db.prepare(`DELETE FROM workspace_tags WHERE workspace_id = ? AND ${sameVersion}`).bind(r.id, r.id, r.version),
     db
@@ -37,13 +50,9 @@ export function indexUpsertStatements(db: D1Database | D1DatabaseSession, r: Wor
       .bind(r.id, r.organization, tags, r.id, r.version),
     // The name lease becomes permanent; names the workspace no longer has are released.
     db
-      .prepare(
-        `UPDATE workspace_names SET committed = 1 WHERE organization_name = ? AND name = ? AND workspace_id = ? AND ${sameVersion}`,
-      )
+      .prepare(`UPDATE workspace_names SET committed = 1 WHERE organization_name = ? AND name = ? AND workspace_id = ? AND ${sameVersion}`)
       .bind(r.organization, r.name, r.id, r.id, r.version),
-    db
-      .prepare(`DELETE FROM workspace_names WHERE workspace_id = ? AND name <> ? AND ${sameVersion}`)
-      .bind(r.id, r.name, r.id, r.version),
+    db.prepare(`DELETE FROM workspace_names WHERE workspace_id = ? AND name <> ? AND ${sameVersion}`).bind(r.id, r.name, r.id, r.version),
     // Organisation tags are not deleted here: their existence and instance-count are derived from
     // workspace_tags (flat rows carry their tag_id) at read time (src/tags/tags.index.ts).
   ];
@@ -115,9 +124,7 @@ export function selectByName(db: D1Database | D1DatabaseSession, organization: s
 /** How long a name claim may stay uncommitted before another request may reclaim it. */
 export const NAME_LEASE_MS = 30_000;
 
-export type ClaimOutcome =
-  | { claimed: true }
-  | { claimed: false; holder: string; committed: boolean; claimedAt: number };
+export type ClaimOutcome = { claimed: true } | { claimed: false; holder: string; committed: boolean; claimedAt: number };
 
 /** Claims (org, name) for a workspace id. Case-insensitive, decided by D1's primary key. */
 export async function claimName(db: D1Database, organization: string, name: string, workspaceId: string, now: number): Promise<ClaimOutcome> {

@@ -23,14 +23,7 @@
 import type { Principal } from "../auth/principal";
 import { LIVE_ROW } from "../tags/tags.index";
 
-export const SORTS = [
-  "name",
-  "-name",
-  "current-run.created-at",
-  "-current-run.created-at",
-  "latest-change-at",
-  "-latest-change-at",
-] as const;
+export const SORTS = ["name", "-name", "current-run.created-at", "-current-run.created-at", "latest-change-at", "-latest-change-at"] as const;
 export type SortParam = (typeof SORTS)[number];
 
 /** A name condition: every match contains `literal`; `like` is the exact (case-insensitive) LIKE pattern. */
@@ -174,7 +167,9 @@ function keyValueTerm(P: Params, key: string, value: string): Term {
   const v = P.add(value);
   const inherited = `SELECT pb.project_id FROM project_tag_bindings pb WHERE pb.key = ${k} AND pb.value = ${v}`;
   return {
-    set: (org) => `SELECT wt.workspace_id AS id FROM workspace_tags wt WHERE wt.organization_name = ${org} AND wt.key = ${k} AND wt.kind = 'binding' AND wt.value = ${v}
+    set: (
+      org,
+    ) => `SELECT wt.workspace_id AS id FROM workspace_tags wt WHERE wt.organization_name = ${org} AND wt.key = ${k} AND wt.kind = 'binding' AND wt.value = ${v}
       UNION SELECT id FROM (SELECT w2.id AS id FROM workspaces w2 WHERE w2.organization_name = ${org} AND w2.project_id IN (${inherited})
         EXCEPT SELECT wt.workspace_id FROM workspace_tags wt WHERE wt.organization_name = ${org} AND wt.key = ${k} AND wt.kind = 'binding')`,
     pred: `(EXISTS (SELECT 1 FROM workspace_tags wt WHERE wt.workspace_id = w.id AND wt.key = ${k} AND wt.kind = 'binding' AND wt.value = ${v})
@@ -329,8 +324,7 @@ export function pageSql(principal: Principal, organization: string, spec: ListSp
   // Small results are sorted from their id set; large ones are found walking the sort's index (which
   // stops once the page is full). Walking costs about (offset + limit) * total / n index entries,
   // sorting about n row reads, each a few index entries' worth; a page beyond the end costs neither.
-  const small =
-    positive.length === 0 || strategy === "scan" ? "0" : strategy === "sort" ? "1" : `(k.n * k.n * 5 <= 2 * (${O} + ${L}) * k.total)`;
+  const small = positive.length === 0 || strategy === "scan" ? "0" : strategy === "sort" ? "1" : `(k.n * k.n * 5 <= 2 * (${O} + ${L}) * k.total)`;
   const scanOrg = `(SELECT org.name FROM org, k WHERE NOT ${small} AND ${O} < k.n)`;
   const sortOrg = `(SELECT org.name FROM org, k WHERE ${small} AND ${O} < k.n)`;
   const scanArm = `SELECT w.id AS id, ${slots} FROM workspaces w WHERE w.organization_name = ${scanOrg}${preds.map((p) => ` AND ${p}`).join("")}
@@ -432,9 +426,7 @@ export function includeTeamsStatement(db: D1Database | D1DatabaseSession, ids: s
 }
 
 export function includeAgentPoolsStatement(db: D1Database | D1DatabaseSession, ids: string[]): D1PreparedStatement {
-  return db
-    .prepare("SELECT id, name, organization_scoped, created_at FROM agent_pools WHERE id IN (SELECT value FROM json_each(?))")
-    .bind(JSON.stringify(ids));
+  return db.prepare("SELECT id, name, organization_scoped, created_at FROM agent_pools WHERE id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(ids));
 }
 
 export function includeProjectBindingsStatement(db: D1Database | D1DatabaseSession, projectIds: string[]): D1PreparedStatement {

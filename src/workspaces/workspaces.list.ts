@@ -31,7 +31,14 @@ export const listQuery = z
   })
   .passthrough();
 
-const csv = (raw: string | null) => [...new Set((raw ?? "").split(",").map((s) => s.trim()).filter((s) => s.length > 0))];
+const csv = (raw: string | null) => [
+  ...new Set(
+    (raw ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0),
+  ),
+];
 
 const badRequest = (parameter: string, detail: string) => ApiError.of("bad_request", { detail, parameter });
 

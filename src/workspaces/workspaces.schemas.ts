@@ -11,7 +11,10 @@ export const ENGINE_VERSION = new RegExp(String.raw`^(latest|\s*((~>|>=|<=|!=|=|
 
 const str = (max: number = LIMITS.genericStringMax) => z.string().max(max);
 const nullableStr = (max: number = LIMITS.genericStringMax) => z.string().max(max).nullable();
-const timestamp = z.string().max(64).refine((s) => !Number.isNaN(Date.parse(s)), "must be an ISO 8601 timestamp");
+const timestamp = z
+  .string()
+  .max(64)
+  .refine((s) => !Number.isNaN(Date.parse(s)), "must be an ISO 8601 timestamp");
 
 export const vcsRepoInput = z.object({
   identifier: str(255).optional(),
@@ -55,9 +58,7 @@ export const workspaceAttributesInput = z.object({
   "trigger-patterns": triggerList.optional(),
   "trigger-prefixes": triggerList.optional(),
   "working-directory": nullableStr(LIMITS.genericStringMax).optional(),
-  "setting-overwrites": z
-    .object({ "execution-mode": z.boolean().optional(), "agent-pool": z.boolean().optional() })
-    .optional(),
+  "setting-overwrites": z.object({ "execution-mode": z.boolean().optional(), "agent-pool": z.boolean().optional() }).optional(),
   "vcs-repo": vcsRepoInput.nullable().optional(),
 });
 export type WorkspaceAttributesInput = z.infer<typeof workspaceAttributesInput>;
@@ -74,9 +75,7 @@ export const flatTagInput = z.object({
 });
 
 export const workspaceRelationshipsInput = z.object({
-  project: z
-    .object({ data: z.object({ type: z.literal("projects"), id: z.string().max(64) }).nullable() })
-    .optional(),
+  project: z.object({ data: z.object({ type: z.literal("projects"), id: z.string().max(64) }).nullable() }).optional(),
   "tag-bindings": z.object({ data: z.array(tagBindingInput).max(1000) }).optional(),
   tags: z.object({ data: z.array(flatTagInput).max(1000) }).optional(),
 });

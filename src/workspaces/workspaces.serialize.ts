@@ -111,9 +111,7 @@ export function serializeWorkspace(r: Omit<WorkspaceRecord, "tagBindings">, ctx:
     project: { data: { id: r.projectId, type: "projects" } },
     readme: { data: null },
     "remote-state-consumers": { links: { related: `${self}/relationships/remote-state-consumers` } },
-    "ssh-key": sshKeyId
-      ? { data: { id: sshKeyId, type: "ssh-keys" }, links: { related: `${API}/ssh-keys/${sshKeyId}` } }
-      : { data: null },
+    "ssh-key": sshKeyId ? { data: { id: sshKeyId, type: "ssh-keys" }, links: { related: `${API}/ssh-keys/${sshKeyId}` } } : { data: null },
     "locked-by":
       r.lock.locked && r.lock.holder
         ? { data: { id: r.lock.holder.id, type: r.lock.holder.type }, links: { related: `${API}/${r.lock.holder.type}/${r.lock.holder.id}` } }

@@ -52,7 +52,13 @@ export async function loadScope(
   // Deleted SSH keys are unassigned at read time (no fan-out to the workspaces that used them).
   const sshKeyIds = [...new Set(records.map((r) => r.sshKeyId).filter((k): k is string => !!k))];
   const [loaded, deadTags, liveKeys] = await Promise.all([
-    loadAccessBatch(db, caller.principal, organization, records.map((r) => r.id), projectIds),
+    loadAccessBatch(
+      db,
+      caller.principal,
+      organization,
+      records.map((r) => r.id),
+      projectIds,
+    ),
     records.some((r) => keyOnlyTagIds(r.tags).length > 0) ? deadTagIds(db, organization) : null,
     sshKeyIds.length ? liveSshKeyIds(db, sshKeyIds) : null,
   ]);
@@ -124,7 +130,12 @@ async function readIndexed(caller: Caller, ref: WorkspaceRef, action: Action): P
   const access = buildOrgAccess(caller.principal, toOrganization(rows.org), rows.teams);
   if (!access) throw ApiError.of("not_found");
   const deadTags = keyOnlyTagIds(record.tags).length > 0 ? new Set(rows.deadTagIds) : null;
-  const scope = scopeFrom(caller.env, { access, grants: rows.grants, projects: new Map(rows.projects.map((p) => [p.id, p])) }, deadTags, new Set(rows.liveSshKeyIds));
+  const scope = scopeFrom(
+    caller.env,
+    { access, grants: rows.grants, projects: new Map(rows.projects.map((p) => [p.id, p])) },
+    deadTags,
+    new Set(rows.liveSshKeyIds),
+  );
   return authoriseOn(caller, record, scope, action);
 }
 
@@ -181,5 +192,3 @@ export async function idByName(caller: Caller, organization: string, name: strin
   if (!row) throw ApiError.of("not_found");
   return row.id;
 }
-
-

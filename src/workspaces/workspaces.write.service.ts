@@ -1,5 +1,7 @@
 /** Create, update and force delete of workspaces: authorise, claim names and projects, then one DO call. */
-import { loadAccessBatch, loadGrants, projectRights } from "../auth/access";
+import { buildOrgAccess, projectRights } from "../auth/access";
+import { createAccessRows } from "../auth/access.d1";
+import { toOrganization } from "../organizations/organizations.index";
 import { allows, authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import { edition } from "../env";
@@ -13,7 +15,7 @@ import type { Faults, WorkspaceRecord } from "./workspace.types";
 import { agentPoolExists, oauthTokenExists, projectExists } from "./workspaces.d1";
 import { claimName, NAME_LEASE_MS, releaseClaim } from "./workspaces.index";
 import type { workspaceCreateBody, workspaceUpdateBody } from "./workspaces.schemas";
-import { guardOf, loadScope, mutateAs, readRef, workspaceStub, type WorkspaceRef, type WorkspaceScope } from "./workspaces.service";
+import { guardOf, loadScope, mutateAs, readRef, scopeFrom, workspaceStub, type WorkspaceRef, type WorkspaceScope } from "./workspaces.service";
 
 /** A written workspace, the scope to serialise it with and the index write's bookmark. */
 export interface Written {
@@ -81,15 +83,15 @@ export async function createWorkspace(
 ): Promise<Written> {
   const n = normalise(caller, body.attributes);
   const requestedProject = body.relationships?.project?.data?.id || undefined;
-  const loaded = await loadAccessBatch(caller.db, caller.principal, organizationName, [], requestedProject ? [requestedProject] : []);
-  if (!loaded) throw ApiError.of("not_found");
-  const { access } = loaded;
+  // One batch: the organisation, the caller's teams and their grants on the target project (the
+  // default one resolved in SQL), and that project, which also proves it belongs to the organisation.
+  const rows = await createAccessRows(caller.db, caller.principal, organizationName, requestedProject ?? null);
+  const access = rows.org ? buildOrgAccess(caller.principal, toOrganization(rows.org), rows.teams) : null;
+  if (!access) throw ApiError.of("not_found");
   const organization = access.organization;
   const projectId = requestedProject ?? organization.defaultProjectId;
-  // The default project is known only once the organisation is loaded: fetch its grants then.
-  const grants = requestedProject ? loaded.grants : await loadGrants(caller.db, access, [], [projectId]);
-  if (requestedProject) await requireProject(caller, organization.name, requestedProject);
-  authorize(caller, "workspace.create", { access, project: projectRights(access, projectId, grants.projects) });
+  if (requestedProject && !rows.projects.some((p) => p.id === requestedProject)) throw projectNotFound();
+  authorize(caller, "workspace.create", { access, project: projectRights(access, projectId, rows.grants.projects) });
   await checkReferences(caller, organization.name, n);
   const settings = applySettings(defaultSettings(caller.env.LATEST_ENGINE_VERSION ?? "1.14.0"), n);
   if (isFailure(settings)) throw ApiError.of(settings.code, { detail: settings.detail, pointer: settings.pointer });
@@ -119,9 +121,8 @@ export async function createWorkspace(
     unwrap(result);
     throw ApiError.of("internal");
   }
-  // A creator through project access may lack read on other projects: serialise with its own scope.
-  const scope = await loadScope(caller, organization.name, [result.value]);
-  if (!scope) throw ApiError.of("not_found");
+  // Serialised from the batch above: a new workspace has no SSH key and only live tags.
+  const scope = scopeFrom(caller.env, { access, grants: rows.grants, projects: new Map(rows.projects.map((p) => [p.id, p])) }, null, null);
   return { workspace: result.value, scope, bookmark: result.bookmark };
 }
 
@@ -145,7 +146,10 @@ export async function updateWorkspace(
     const dest = await loadScope(caller, organization, [{ ...record, projectId: requestedProject }]);
     if (!dest) throw ApiError.of("not_found");
     const destCaps = dest.capsOf({ ...record, projectId: requestedProject });
-    if (!allows(caller.principal, "workspace.move", { access: scope.access, caps }) || !allows(caller.principal, "workspace.move", { access: dest.access, caps: destCaps })) {
+    if (
+      !allows(caller.principal, "workspace.move", { access: scope.access, caps }) ||
+      !allows(caller.principal, "workspace.move", { access: dest.access, caps: destCaps })
+    ) {
       throw ApiError.of("forbidden", { detail: `Workspace(s) not found, or you are not authorized to move them: ${record.id}` });
     }
     projectId = requestedProject;

@@ -5,7 +5,9 @@ import { describe, expect, it } from "vitest";
 const HISTORICAL_DUPLICATES = new Set(["0007"]);
 
 describe("migrations/", () => {
-  const files = readdirSync(new URL("../../migrations/", import.meta.url)).filter((f) => f.endsWith(".sql")).sort();
+  const files = readdirSync(new URL("../../migrations/", import.meta.url))
+    .filter((f) => f.endsWith(".sql"))
+    .sort();
 
   it("names every file NNNN_name.sql", () => {
     for (const f of files) expect(f).toMatch(/^\d{4}_[a-z0-9_]+\.sql$/);

@@ -51,7 +51,15 @@ function start() {
     cwd: root,
     detached: true, // its own process group: wrangler and its workerd die together
     stdio: ["ignore", log, log],
-    env: { ...process.env, PORT: String(port), ADMIN_TOKEN: token, PERSIST_DIR: store, RATE_LIMIT: "0", BLOB_SIGNING_KEY: "restart-test", FAULT_INJECTION: "1" },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      ADMIN_TOKEN: token,
+      PERSIST_DIR: store,
+      RATE_LIMIT: "0",
+      BLOB_SIGNING_KEY: "restart-test",
+      FAULT_INJECTION: "1",
+    },
   });
   child.exited = false;
   child.once("exit", () => (child.exited = true));
@@ -68,7 +76,12 @@ function cleanup() {
   rmSync(store, { recursive: true, force: true });
 }
 process.on("exit", killHard);
-for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => (cleanup(), process.exit(1)));
+for (const sig of ["SIGINT", "SIGTERM"]) {
+  process.on(sig, () => {
+    cleanup();
+    process.exit(1);
+  });
+}
 const watchdog = setTimeout(() => {
   console.error(`restart: gave up after ${TOTAL_MS / 1000} s`);
   cleanup();
@@ -132,9 +145,24 @@ async function load(worker, phase, slow = false) {
         Object.assign(w, next);
         w.maybe = null;
       };
-      if (i % 3 === 1) await change({ name: `${name}-r` }, () => req("PATCH", `/workspaces/${id}`, { data: { type: "workspaces", attributes: { name: `${name}-r` } } }, h), 200);
-      if (i % 3 === 2) await change({ tag: `v${i}` }, () => req("PATCH", `/workspaces/${id}/tag-bindings`, { data: [{ type: "tag-bindings", attributes: { key: "k", value: `v${i}` } }] }, h), 200);
-      if (i % 2 === 0) await change({ description: `d${i}` }, () => req("PATCH", `/workspaces/${id}`, { data: { type: "workspaces", attributes: { description: `d${i}` } } }, h), 200);
+      if (i % 3 === 1)
+        await change(
+          { name: `${name}-r` },
+          () => req("PATCH", `/workspaces/${id}`, { data: { type: "workspaces", attributes: { name: `${name}-r` } } }, h),
+          200,
+        );
+      if (i % 3 === 2)
+        await change(
+          { tag: `v${i}` },
+          () => req("PATCH", `/workspaces/${id}/tag-bindings`, { data: [{ type: "tag-bindings", attributes: { key: "k", value: `v${i}` } }] }, h),
+          200,
+        );
+      if (i % 2 === 0)
+        await change(
+          { description: `d${i}` },
+          () => req("PATCH", `/workspaces/${id}`, { data: { type: "workspaces", attributes: { description: `d${i}` } } }, h),
+          200,
+        );
       if (i % 5 === 4) await change({ deleted: true }, () => req("DELETE", `/workspaces/${id}`, undefined, h), 204);
     } catch (err) {
       if (step?.create) uncertainNames.add(step.create);
@@ -187,7 +215,9 @@ async function disagreements(states) {
     const row = listed.get(id);
     if (got.deleted && row) out.push(`list: ${id} is deleted but listed`);
     if (!got.deleted && (row?.name !== got.name || row?.description !== got.description)) {
-      out.push(`list: ${id} listed as ${row ? JSON.stringify(row) : "(missing)"}, shows as ${JSON.stringify({ name: got.name, description: got.description })}`);
+      out.push(
+        `list: ${id} listed as ${row ? JSON.stringify(row) : "(missing)"}, shows as ${JSON.stringify({ name: got.name, description: got.description })}`,
+      );
     }
     if (!got.deleted) {
       const byName = await req("GET", `/organizations/${ORG}/workspaces/${got.name}`);
@@ -230,7 +260,10 @@ try {
     const got = await observed(id);
     states.set(id, got);
     if (same(got, want) || (want.maybe && same(got, want.maybe))) present++;
-    else problems.push(`${id}: want ${JSON.stringify({ ...want, maybe: undefined })}${want.maybe ? ` or ${JSON.stringify(want.maybe)}` : ""}, got ${JSON.stringify(got)}`);
+    else
+      problems.push(
+        `${id}: want ${JSON.stringify({ ...want, maybe: undefined })}${want.maybe ? ` or ${JSON.stringify(want.maybe)}` : ""}, got ${JSON.stringify(got)}`,
+      );
   }
 
   // Before the checker runs (it repairs what it finds), the outbox alarms alone must bring the index
@@ -243,7 +276,9 @@ try {
     if (disagree.length === 0 || Date.now() > agreeFrom + AGREE_MS) break;
     await new Promise((r) => setTimeout(r, 1000));
   }
-  console.log(`restart: index agrees with the DOs after ${((Date.now() - agreeFrom) / 1000).toFixed(1)} s: ${disagree.length === 0 ? "yes" : `no (${disagree.length})`}`);
+  console.log(
+    `restart: index agrees with the DOs after ${((Date.now() - agreeFrom) / 1000).toFixed(1)} s: ${disagree.length === 0 ? "yes" : `no (${disagree.length})`}`,
+  );
   problems.push(...disagree);
 
   // Then the checker reports nothing (a claim left by a create that died is released by it and
@@ -257,7 +292,9 @@ try {
     if (diffs.length === 0 || Date.now() > checkFrom + CONVERGE_MS) break;
     await new Promise((r) => setTimeout(r, 1000));
   }
-  console.log(`restart: checker: ${first.length} difference(s) at first (${[...new Set(first)].join(", ") || "none"}), ${diffs.length} after ${((Date.now() - checkFrom) / 1000).toFixed(1)} s`);
+  console.log(
+    `restart: checker: ${first.length} difference(s) at first (${[...new Set(first)].join(", ") || "none"}), ${diffs.length} after ${((Date.now() - checkFrom) / 1000).toFixed(1)} s`,
+  );
   for (const d of diffs) problems.push(`checker: ${d["workspace-id"]} ${d.kind}: ${d.detail}`);
 
   const inFlight = [...acked.values()].filter((w) => w.maybe).length + uncertainNames.size;
