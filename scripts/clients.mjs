@@ -808,6 +808,57 @@ await step("provider: destroy, with every resource gone afterwards", async () =>
   check(left.length === 0, `still there after destroy: ${left.join(", ")}`);
 });
 
+// ---------------------------------------------------------------- tfe provider: variables and variable sets (issue 17)
+const varsDir = fixture("provider/variables", "provider-variables");
+const varsIds = {};
+
+await step("provider: variables and a variable set applied and checked against the API (sensitive value never shown)", async () => {
+  await tfOk(varsDir, ["apply", "-auto-approve", "-input=false", "-no-color"]);
+  const res = await stateResources(varsDir);
+  varsIds.workspace = res["tfe_workspace.vars"]?.id;
+  varsIds.set = res["tfe_variable_set.shared"]?.id;
+  check(varsIds.workspace && varsIds.set, "no workspace or variable set id in the provider's state");
+  const vars = (await apiOk("GET", `/workspaces/${varsIds.workspace}/vars`)).json.data.map((v) => v.attributes);
+  const byKey = Object.fromEntries(vars.map((v) => [v.key, v]));
+  const problems = [];
+  const want = {
+    region: ["eu-west-1", "terraform", false, false],
+    TF_LOG: ["info", "env", false, false],
+    sizes: ["[1, 2, 3]", "terraform", true, false],
+    db_password: [null, "terraform", false, true],
+  };
+  for (const [key, [value, category, hcl, sensitive]] of Object.entries(want)) {
+    const v = byKey[key];
+    if (!v) problems.push(`variable ${key} missing`);
+    else if (v.value !== value || v.category !== category || v.hcl !== hcl || v.sensitive !== sensitive) problems.push(`variable ${key}: ${JSON.stringify(v)}`);
+  }
+  if (vars.length !== 4) problems.push(`${vars.length} workspace variables, want 4`);
+  const set = (await apiOk("GET", `/varsets/${varsIds.set}`)).json.data;
+  if (set.attributes.name !== "clients-shared") problems.push(`variable set name ${set.attributes.name}`);
+  const applied = (await apiOk("GET", `/workspaces/${varsIds.workspace}/varsets`)).json.data.map((x) => x.id);
+  if (!applied.includes(varsIds.set)) problems.push(`the set is not applied to the workspace: ${JSON.stringify(applied)}`);
+  const setVars = (await apiOk("GET", `/varsets/${varsIds.set}/relationships/vars`)).json.data.map((v) => `${v.attributes.key}=${v.attributes.value}`);
+  if (JSON.stringify(setVars) !== JSON.stringify(["SHARED_FLAG=yes"])) problems.push(`the set's variables: ${JSON.stringify(setVars)}`);
+  const raw = JSON.stringify((await apiOk("GET", `/workspaces/${varsIds.workspace}/all-vars`)).json);
+  if (raw.includes("clients-s3cret-value")) problems.push("the sensitive value appears in /all-vars");
+  check(problems.length === 0, problems.join("; "));
+});
+
+await step("provider: variables, a second plan shows no changes", async () => {
+  const p = await planChanges(varsDir);
+  check(p.code === 0 && p.changes.length === 0, `the second plan is not empty: ${planProblem(p)}`, p.result);
+});
+
+await step("provider: variables destroyed, the workspace and the set gone", async () => {
+  await tfOk(varsDir, ["destroy", "-auto-approve", "-input=false", "-no-color"]);
+  const left = [];
+  for (const path of [`/workspaces/${varsIds.workspace}`, `/varsets/${varsIds.set}`]) {
+    const r = await api("GET", path);
+    if (r.status !== 404) left.push(`GET /api/v2${path} -> ${r.status}`);
+  }
+  check(left.length === 0, `still there after destroy: ${left.join(", ")}`);
+});
+
 // ---------------------------------------------------------------- cloud block: destroy (last: tfe_outputs read cb-migrated, not cb-main)
 await step("cloud: destroy", async () => {
   await tfOk(mainDir, ["destroy", "-auto-approve", "-input=false", "-no-color", ...gen(3)]);

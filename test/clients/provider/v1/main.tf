@@ -1,6 +1,6 @@
 # The tfe provider (loaded through dev_overrides in the CLI configuration scripts/clients.mjs writes) managing
-# the service's objects. Local state. Variables resources (tfe_variable, tfe_variable_set,
-# tfe_workspace_variable_set) are left out until the service implements variables.
+# the service's objects. Local state. Variables and variable sets have their own configuration
+# (test/clients/provider/variables).
 terraform {
   required_providers {
     tfe = {
