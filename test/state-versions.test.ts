@@ -1,5 +1,6 @@
 // Issue 5: state versions under the lock, signed upload URLs, outputs, unlock's 503, safe delete with resources.
-import { exports } from "cloudflare:workers";
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
 import SparkMD5 from "spark-md5";
 import { describe, expect, it } from "vitest";
 import { api, createOrg, createWorkspace } from "./helpers";
@@ -354,5 +355,32 @@ describe("signed blob URLs", () => {
       headers: { "Content-Type": "application/octet-stream", "Content-Length": String(64 * 1024 * 1024 + 1) },
     });
     expect(res.status).toBe(413);
+  });
+});
+
+describe("the state-version index is the workspace DO's to write", () => {
+  const indexed = async (wsId: string) =>
+    (await env.DB.prepare("SELECT id FROM state_version_index WHERE workspace_id = ? ORDER BY id").bind(wsId).all<{ id: string }>()).results.map((r) => r.id);
+
+  it("a version is indexed with its workspace's flush, repaired by the alarm when that flush fails, and dropped with the workspace", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    await api("POST", `/workspaces/${ws.id}/actions/lock`);
+    const first = await api("POST", `/workspaces/${ws.id}/state-versions`, { body: svBody({ md5: md5(STATE), state: b64(STATE) }) });
+    expect(first.status).toBe(201);
+    expect(await indexed(ws.id)).toEqual([first.body.data.id]);
+    // A failed index write: the version is committed in the DO but not yet found by id; the alarm indexes it.
+    const second = await api("POST", `/workspaces/${ws.id}/state-versions`, {
+      body: svBody({ serial: 2, md5: md5(STATE), state: b64(STATE) }),
+      headers: { "X-Fault-Fail-Index-Writes": "1" },
+    });
+    expect(second.status).toBe(201);
+    expect((await api("GET", `/state-versions/${second.body.data.id}`)).status).toBe(404);
+    expect(await runDurableObjectAlarm(env.WORKSPACES.getByName(ws.id))).toBe(true);
+    expect((await api("GET", `/state-versions/${second.body.data.id}`)).status).toBe(200);
+    expect(await indexed(ws.id)).toEqual([first.body.data.id, second.body.data.id].sort());
+    await api("POST", `/workspaces/${ws.id}/actions/unlock`);
+    expect((await api("DELETE", `/workspaces/${ws.id}`)).status).toBe(204);
+    expect(await indexed(ws.id)).toEqual([]);
   });
 });

@@ -6,7 +6,7 @@ import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
 import type { Faults } from "../workspaces/workspace.types";
 import { guardOf, idByName, readById } from "../workspaces/workspaces.service";
-import { deleteStateVersionIndex, insertStateVersionIndex, workspaceOfStateVersion } from "./state-versions.d1";
+import { workspaceOfStateVersion } from "./state-versions.d1";
 import { canUpload } from "./state-versions.serialize";
 import type { StateVersionView } from "./state-versions.store";
 import { stateStub } from "./state-versions.stub";
@@ -55,7 +55,6 @@ export async function createStateVersion(caller: Caller, workspaceId: string, a:
   const id = newId("sv");
   const now = nowIso();
   const p = caller.principal;
-  await insertStateVersionIndex(caller.db, id, workspaceId, now);
   const result = await stateStub(caller.env, workspaceId).createStateVersion({
     id,
     holder: lockHolderOf(p),
@@ -70,10 +69,7 @@ export async function createStateVersion(caller: Caller, workspaceId: string, a:
     faults,
     guard: guardOf(record),
   });
-  if (!result.ok) {
-    await deleteStateVersionIndex(caller.db, id);
-    unwrap(result);
-  }
+  // The DO indexes the version (state_version_index) in the same flush as the workspace's row.
   return unwrap(result).value;
 }
 

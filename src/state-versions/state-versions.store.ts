@@ -43,6 +43,13 @@ export function migrateStateVersions(sql: SqlStorage): void {
     sv_id TEXT NOT NULL, kind TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (sv_id, kind, seq))`);
 }
 
+/** State versions after `afterSeq` (the last one the D1 index has), for the next outbox flush. */
+export function unindexedVersions(sql: SqlStorage, afterSeq: number): Array<{ id: string; created_at: string; seq: number }> {
+  return sql
+    .exec<{ id: string; created_at: string; seq: number }>("SELECT id, created_at, seq FROM state_versions WHERE seq > ? ORDER BY seq", afterSeq)
+    .toArray();
+}
+
 export function view(row: StateVersionRow): StateVersionView {
   return { ...row, parsed: row.parsed ? (JSON.parse(row.parsed) as ParsedState) : null };
 }

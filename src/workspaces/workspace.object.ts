@@ -20,6 +20,7 @@ import {
   migrateStateVersions,
   onUnlock,
   readParts,
+  unindexedVersions,
   view,
   type BlobKind,
   type CreateVersionInput,
@@ -27,6 +28,7 @@ import {
   type StateVersionView,
 } from "../state-versions/state-versions.store";
 import { settledRefsStatement } from "../projects/projects.index";
+import { dropStateVersionIndexStatement, stateVersionIndexStatement } from "../state-versions/state-versions.d1";
 import { applyTagChange, sameTags, type TagChange } from "../tags/workspace-tags.logic";
 import { deleteVariable, eraseVariables, getVariable, insertVariable, listVariables, migrateVariables, updateVariable } from "../variables/variables.store";
 import type { StoredVariable, VariablePatch } from "../variables/variables.types";
@@ -442,6 +444,12 @@ export class WorkspaceObject extends DurableObject<Bindings> {
 
   // ---- outbox ----
 
+  /** The last state version (by seq) the D1 index has. */
+  private indexedSeq(): number {
+    const row = this.ctx.storage.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'sv_indexed_seq'").toArray()[0];
+    return row ? Number(row.value) : 0;
+  }
+
   /** Serialised flush: always writes the newest outbox entry, so an older one can never land last. */
   protected flush(faults: Faults | undefined): Promise<void> {
     if (faults?.failIndexWrites && this.env.FAULT_INJECTION === "1") this.faultBudget += faults.failIndexWrites;
@@ -464,6 +472,10 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     const statements = latest.op === "delete" ? indexDeleteStatements(session, record) : indexUpsertStatements(session, record);
     // The project hold of a create or move (issue 13 item 7) ends once the index row carries it.
     statements.push(settledRefsStatement(session, record.id, latest.op === "delete"));
+    // The state-version id → workspace map is this DO's to write too, in the same batch.
+    const versions = latest.op === "delete" ? [] : unindexedVersions(sql, this.indexedSeq());
+    if (latest.op === "delete") statements.push(dropStateVersionIndexStatement(session, record.id));
+    else if (versions.length) statements.push(stateVersionIndexStatement(session, record.id, versions));
     try {
       if (this.faultBudget > 0) {
         this.faultBudget--;
@@ -479,6 +491,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
       return;
     }
     sql.exec("DELETE FROM outbox WHERE seq <= ?", latest.seq);
+    if (versions.length) sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('sv_indexed_seq', ?)", String(versions[versions.length - 1]!.seq));
     // Nothing left to drain: the alarm armed by the commit is moot (same synchronous section as the check).
     if (sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n === 0) void this.ctx.storage.deleteAlarm();
     if (latest.op === "delete") {
