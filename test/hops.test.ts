@@ -20,6 +20,12 @@ describe("round trips per request", () => {
       create: hops(
         await api("POST", `/organizations/${org}/workspaces`, { token, body: { data: { type: "workspaces", attributes: { name: uniqueName("hop") } } } }),
       ),
+      tagBindings: hops(
+        await api("PATCH", `/workspaces/${ws.id}/tag-bindings`, {
+          token,
+          body: { data: [{ type: "tag-bindings", attributes: { key: "env", value: "prod" } }] },
+        }),
+      ),
       list: hops(await api("GET", `/organizations/${org}/workspaces`, { token })),
       nameSearch: hops(await api("GET", `/organizations/${org}/workspaces?search%5Bname%5D=hop`, { token })),
     };
@@ -32,6 +38,7 @@ describe("round trips per request", () => {
       unlock: "d1=2, do=1",
       // Auth, the access batch (organisation, teams, grants on the target project, the project), the name claim.
       create: "d1=3, do=1",
+      tagBindings: "d1=2, do=1",
       list: "d1=2, do=0",
       nameSearch: "d1=2, do=0",
     });
