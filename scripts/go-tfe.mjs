@@ -308,9 +308,16 @@ if (service.pid) groups.add(service.pid);
 }
 
 // ---------------------------------------------------------------- run
+// Placeholder VCS values (issue 19): go-tfe tests that only need an OAuth client and a repository
+// identifier to exist (this service stores VCS settings and never calls GitHub) run with these.
+// Tests that need GitHub itself stay excluded in the selection.
+const PLACEHOLDERS = {
+  OAUTH_CLIENT_GITHUB_TOKEN: "placeholder-github-token",
+  GITHUB_POLICY_SET_IDENTIFIER: "placeholder-org/placeholder-repo",
+};
 // Only our settings reach the tests: variables that would switch go-tfe tests on (GitHub, admin, HYOK…) are dropped.
 const testEnv = Object.fromEntries(Object.entries(goEnv).filter(([k]) => !/^(TFE_|TFC_|GITHUB_|OAUTH_|HYOK_|ENABLE_|SKIP_|TF_)/.test(k)));
-Object.assign(testEnv, { TFE_ADDRESS: base, TFE_TOKEN: token, ENABLE_TFE: "1", ENABLE_BETA: "1" });
+Object.assign(testEnv, { TFE_ADDRESS: base, TFE_TOKEN: token, ENABLE_TFE: "1", ENABLE_BETA: "1" }, PLACEHOLDERS);
 const jsonLog = join(work, "go-test.jsonl");
 const raw = createWriteStream(jsonLog);
 
@@ -504,7 +511,7 @@ const summary = {
   module: `${MODULE}@${VERSION}`,
   date: new Date().toISOString(),
   command: commandLine,
-  env: { TFE_ADDRESS: base, TFE_TOKEN: "<site-admin token>", ENABLE_TFE: "1", ENABLE_BETA: "1" },
+  env: { TFE_ADDRESS: base, TFE_TOKEN: "<site-admin token>", ENABLE_TFE: "1", ENABLE_BETA: "1", ...PLACEHOLDERS },
   runSeconds: Math.round(runSeconds),
   ok,
   errors,
@@ -533,7 +540,9 @@ const md = [
   "Command:",
   "",
   "```",
-  `TFE_ADDRESS=http://127.0.0.1:<port> TFE_TOKEN=<site-admin token> ENABLE_TFE=1 ENABLE_BETA=1 \\`,
+  `TFE_ADDRESS=http://127.0.0.1:<port> TFE_TOKEN=<site-admin token> ENABLE_TFE=1 ENABLE_BETA=1 ${Object.entries(PLACEHOLDERS)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(" ")} \\`,
   `  ${commandLine}`,
   "```",
   "",

@@ -161,6 +161,33 @@ describe("organisation token", () => {
     expect((await api("DELETE", `/organizations/${org}/authentication-token`)).status).toBe(404);
   });
 
+  it("coexists with the audit-trails token: each type is created, read and deleted on its own (issue 19)", async () => {
+    const org = await createOrg();
+    const path = `/organizations/${org}/authentication-token`;
+    const plain = await api("POST", path);
+    expect(plain.status).toBe(201);
+    const audit = await api("POST", `${path}?token=audit-trails`);
+    expect(audit.status).toBe(201);
+    expect(audit.body.data.id).not.toBe(plain.body.data.id);
+    // The audit-trails token did not revoke the ordinary one.
+    expect((await api("GET", "/account/details", { token: plain.body.data.attributes.token })).status).toBe(200);
+    expect((await api("GET", path)).body.data.id).toBe(plain.body.data.id);
+    expect((await api("GET", `${path}?token=audit-trails`)).body.data.id).toBe(audit.body.data.id);
+    // The audit-trails token reads audit trails only, which this service does not serve.
+    expect((await api("GET", `/organizations/${org}/workspaces`, { token: audit.body.data.attributes.token })).status).toBe(401);
+    // Replacing the ordinary token leaves the audit-trails token in place.
+    const next = await api("POST", path);
+    expect((await api("GET", `${path}?token=audit-trails`)).body.data.id).toBe(audit.body.data.id);
+    // Deleting one type leaves the other.
+    expect((await api("DELETE", `${path}?token=audit-trails`)).status).toBe(204);
+    expect((await api("GET", `${path}?token=audit-trails`)).status).toBe(404);
+    expect((await api("GET", "/account/details", { token: next.body.data.attributes.token })).status).toBe(200);
+    expect((await api("POST", `${path}?token=audit-trails`)).status).toBe(201);
+    expect((await api("DELETE", path)).status).toBe(204);
+    expect((await api("GET", `${path}?token=audit-trails`)).status).toBe(200);
+    expect((await api("GET", `${path}?token=bogus`)).status).toBe(400);
+  });
+
   it("is managed only by owners (a member of another team gets 404)", async () => {
     const org = await createOrg();
     const t = await team(org, { "organization-access": { "manage-workspaces": true } });

@@ -146,4 +146,20 @@ describe("data retention policies (self-hosted edition)", () => {
     const inherited = await api("GET", p);
     expect(inherited.body.data.relationships.target.data).toEqual({ id: org, type: "organizations" });
   });
+
+  it("shows the organisation's policy in its data-retention-policy relationship (issue 19)", async () => {
+    const org = await createOrg();
+    const rel = async () => (await api("GET", `/organizations/${org}`)).body.data.relationships["data-retention-policy"];
+    expect((await rel()).data).toBeNull();
+    const p = `/organizations/${org}/relationships/data-retention-policy`;
+    const older = await api("POST", p, { body: { data: { type: "data-retention-policy-delete-olders", attributes: { "delete-older-than-n-days": 33 } } } });
+    expect(older.status).toBe(201);
+    expect((await rel()).data).toEqual({ id: older.body.data.id, type: "data-retention-policy-delete-olders" });
+    const dont = await api("POST", p, { body: { data: { type: "data-retention-policy-dont-deletes" } } });
+    expect((await rel()).data).toEqual({ id: dont.body.data.id, type: "data-retention-policy-dont-deletes" });
+    const patched = await api("PATCH", `/organizations/${org}`, { body: { data: { type: "organizations", attributes: { "cost-estimation-enabled": true } } } });
+    expect(patched.body.data.relationships["data-retention-policy"].data).toEqual({ id: dont.body.data.id, type: "data-retention-policy-dont-deletes" });
+    expect((await api("DELETE", p)).status).toBe(204);
+    expect((await rel()).data).toBeNull();
+  });
 });

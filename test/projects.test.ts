@@ -132,6 +132,21 @@ describe("project create / show / update", () => {
     expect((await update(p.id, { "auto-destroy-activity-duration": null })).body.data.attributes["auto-destroy-activity-duration"]).toBeNull();
   });
 
+  it("gives a new workspace its project's auto-destroy-activity-duration unless it sets its own (issue 19)", async () => {
+    const org = await createOrg();
+    const p = await made(org, { name: "Short lived", "auto-destroy-activity-duration": "3d" });
+    const rel = { project: { data: { type: "projects", id: p.id } } };
+    const inheriting = await createWorkspace(org, { name: uniqueName("ws") }, undefined, rel);
+    expect(inheriting.attributes).toMatchObject({ "auto-destroy-activity-duration": "3d", "inherits-project-auto-destroy": true });
+    const own = await createWorkspace(org, { name: uniqueName("ws"), "auto-destroy-activity-duration": "14d" }, undefined, rel);
+    expect(own.attributes["auto-destroy-activity-duration"]).toBe("14d");
+    const optedOut = await createWorkspace(org, { name: uniqueName("ws"), "inherits-project-auto-destroy": false }, undefined, rel);
+    expect(optedOut.attributes["auto-destroy-activity-duration"]).toBeNull();
+    // The state afterwards: a read shows the inherited value; the default project sets none.
+    expect((await api("GET", `/workspaces/${inheriting.id}`)).body.data.attributes["auto-destroy-activity-duration"]).toBe("3d");
+    expect((await createWorkspace(org, { name: uniqueName("ws") })).attributes["auto-destroy-activity-duration"]).toBeNull();
+  });
+
   it("stores tag bindings given on create and replaces them on update", async () => {
     const org = await createOrg();
     const tb = (pairs: [string, string][]) => ({
@@ -262,16 +277,32 @@ describe("project execution defaults", () => {
 describe("project list", () => {
   it("lists with the Default Project, q (case-insensitive substring), filter[names] (exact, OR) and sort", async () => {
     const org = await createOrg();
-    for (const name of ["Banana split", "apple pie", "Cherry", "Apple"]) await made(org, { name });
+    for (const name of ["Banana split", "apple pie", "Elm", "Cherry", "Apple"]) await made(org, { name });
     const all = await api("GET", `/organizations/${org}/projects`);
     expect(all.status).toBe(200);
-    expect(names(all)).toEqual(["Apple", "apple pie", "Banana split", "Cherry", "Default Project"]);
-    expect(all.body.meta["status-counts"]).toEqual({ total: 5, matching: 5 });
-    expect(all.body.meta.pagination).toMatchObject({ "current-page": 1, "total-count": 5 });
-    expect(names(await api("GET", `/organizations/${org}/projects?sort=-name`))).toEqual(["Default Project", "Cherry", "Banana split", "apple pie", "Apple"]);
+    // Without sort: by name, the Default Project last (issue 19: go-tfe reads a new project as item 0).
+    expect(names(all)).toEqual(["Apple", "apple pie", "Banana split", "Cherry", "Elm", "Default Project"]);
+    expect(all.body.meta["status-counts"]).toEqual({ total: 6, matching: 6 });
+    expect(all.body.meta.pagination).toMatchObject({ "current-page": 1, "total-count": 6 });
+    expect(names(await api("GET", `/organizations/${org}/projects?sort=name`))).toEqual([
+      "Apple",
+      "apple pie",
+      "Banana split",
+      "Cherry",
+      "Default Project",
+      "Elm",
+    ]);
+    expect(names(await api("GET", `/organizations/${org}/projects?sort=-name`))).toEqual([
+      "Elm",
+      "Default Project",
+      "Cherry",
+      "Banana split",
+      "apple pie",
+      "Apple",
+    ]);
     const q = await api("GET", `/organizations/${org}/projects?q=APPLE`);
     expect(names(q)).toEqual(["Apple", "apple pie"]);
-    expect(q.body.meta["status-counts"]).toEqual({ total: 5, matching: 2 });
+    expect(q.body.meta["status-counts"]).toEqual({ total: 6, matching: 2 });
     expect(names(await api("GET", `/organizations/${org}/projects?q=%25`))).toEqual([]);
     expect(names(await api("GET", `/organizations/${org}/projects?filter%5Bnames%5D=Apple`))).toEqual(["Apple"]);
     expect(names(await api("GET", `/organizations/${org}/projects?filter%5Bnames%5D=Apple,Cherry,Nope`))).toEqual(["Apple", "Cherry"]);
@@ -285,7 +316,7 @@ describe("project list", () => {
     const org = await createOrg();
     for (const name of ["P one", "P two", "P three"]) await made(org, { name });
     const page2 = await api("GET", `/organizations/${org}/projects?page%5Bsize%5D=2&page%5Bnumber%5D=2`);
-    expect(names(page2)).toEqual(["P three", "P two"]);
+    expect(names(page2)).toEqual(["P two", "Default Project"]);
     expect(page2.body.meta.pagination).toMatchObject({
       "current-page": 2,
       "page-size": 2,
@@ -295,7 +326,7 @@ describe("project list", () => {
       "next-page": null,
     });
     const page1 = await api("GET", `/organizations/${org}/projects?page%5Bsize%5D=2`);
-    expect([...names(page1), ...names(page2)]).toEqual(["Default Project", "P one", "P three", "P two"]);
+    expect([...names(page1), ...names(page2)]).toEqual(["P one", "P three", "P two", "Default Project"]);
     const beyond = await api("GET", `/organizations/${org}/projects?page%5Bnumber%5D=99`);
     expect(beyond.body.data).toEqual([]);
     expect(beyond.body.meta.pagination["total-count"]).toBe(4);
@@ -341,7 +372,7 @@ describe("project permissions", () => {
     expect(listed.body.meta["status-counts"]).toEqual({ total: 1, matching: 1 });
     for (const perm of ["read-projects", "read-workspaces", "manage-workspaces"]) {
       const t = await makeTeam(org, { [perm]: true });
-      expect(names(await api("GET", `/organizations/${org}/projects`, { token: t.token }))).toEqual(["Default Project", "Granted", "Hidden"]);
+      expect(names(await api("GET", `/organizations/${org}/projects`, { token: t.token }))).toEqual(["Granted", "Hidden", "Default Project"]);
       expect((await api("GET", `/projects/${b.id}`, { token: t.token })).status).toBe(200);
     }
   });

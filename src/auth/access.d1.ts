@@ -22,6 +22,8 @@ export interface ProjectDefaultsRow {
   organization_name: string;
   default_execution_mode: string | null;
   default_agent_pool_id: string | null;
+  /** Loaded when creating a workspace: the project's auto-destroy-activity-duration, which new workspaces inherit. */
+  auto_destroy_activity_duration?: string | null;
 }
 
 /** The caller's teams in an organisation, as a SQL subquery with its bindings. */
@@ -149,7 +151,11 @@ export async function createAccessRows(
       .prepare(`SELECT team_id, project_id AS target_id, access, perms FROM team_projects WHERE project_id = ${project} AND team_id IN (${teams.sql})`)
       .bind(...projectBinds, ...teams.binds),
     db
-      .prepare(`SELECT id, organization_name, default_execution_mode, default_agent_pool_id FROM projects WHERE id = ${project} AND organization_name = ?`)
+      .prepare(
+        `SELECT id, organization_name, default_execution_mode, default_agent_pool_id,
+                json_extract(attrs, '$."auto-destroy-activity-duration"') AS auto_destroy_activity_duration
+         FROM projects WHERE id = ${project} AND organization_name = ?`,
+      )
       .bind(...projectBinds, organizationName),
   ]);
   return {

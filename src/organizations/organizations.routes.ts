@@ -57,7 +57,7 @@ const orgUpdateBody = z
   })
   .openapi("OrganizationUpdate");
 
-const serializeView = (v: OrganizationView) => serializeOrganization(v.organization, orgPermissions(v.owner));
+const serializeView = (v: OrganizationView) => serializeOrganization(v.organization, orgPermissions(v.owner), v.retention);
 
 organizations.openapi(
   createRoute({

@@ -1,4 +1,5 @@
 import type { Resource } from "../jsonapi/document";
+import type { DataRetentionPolicy } from "../workspaces/workspace.types";
 import type { Organization } from "./organizations.index";
 
 const API = "/api/v2";
@@ -33,7 +34,11 @@ export function orgPermissions(owner: boolean): Record<string, boolean> {
   return Object.fromEntries(keys.map((k) => [k, owner || k === "can-access-via-teams" || k === "can-traverse"]));
 }
 
-export function serializeOrganization(o: Organization, permissions?: Record<string, boolean>): Resource {
+/**
+ * `retention`: the organisation's default data retention policy for its `data-retention-policy`
+ * relationship (go-tfe decodes it as DataRetentionPolicyChoice); undefined leaves the relationship out.
+ */
+export function serializeOrganization(o: Organization, permissions?: Record<string, boolean>, retention?: DataRetentionPolicy | null): Resource {
   const a = o.attrs;
   const attributes: Record<string, unknown> = {
     name: o.name,
@@ -77,6 +82,14 @@ export function serializeOrganization(o: Organization, permissions?: Record<stri
         links: { related: `${API}/organizations/${o.name}/entitlement-set` },
       },
       subscription: { links: { related: `${API}/organizations/${o.name}/subscription` } },
+      ...(retention === undefined
+        ? {}
+        : {
+            "data-retention-policy": {
+              data: retention ? { id: retention.id, type: retention.type } : null,
+              links: { related: `${API}/organizations/${o.name}/relationships/data-retention-policy` },
+            },
+          }),
     },
     links: { self: `${API}/organizations/${o.name}` },
   };

@@ -6,6 +6,7 @@
 import { authorize } from "../auth/requirements";
 import { requireOrgAccess } from "../auth/access";
 import type { Caller } from "../caller";
+import { edition } from "../env";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
@@ -18,6 +19,8 @@ import {
   updateOrganization,
   type OrganizationScope,
 } from "./organizations.d1";
+import { findOrgPolicy } from "../retention/retention.d1";
+import type { DataRetentionPolicy } from "../workspaces/workspace.types";
 import { findOrganization, toOrganization, type Organization } from "./organizations.index";
 
 const ORG_NAME = /^[A-Za-z0-9_-]+$/;
@@ -50,6 +53,16 @@ export type OrganizationAttributes = Partial<Record<(typeof STORED_ATTRS)[number
 export interface OrganizationView {
   organization: Organization;
   owner: boolean;
+  /**
+   * The organisation's default data retention policy, for its `data-retention-policy` relationship:
+   * loaded by show and update in the self-hosted edition (the feature's only home); undefined: not shown.
+   */
+  retention?: DataRetentionPolicy | null;
+}
+
+/** The retention policy a single-organisation response shows (one D1 read, self-hosted only). */
+async function retentionOf(caller: Caller, organization: string): Promise<DataRetentionPolicy | null | undefined> {
+  return edition(caller.env) === "self-hosted" ? findOrgPolicy(caller.db, organization) : undefined;
 }
 
 function checkEmail(email: string): void {
@@ -120,7 +133,7 @@ export async function listCallerOrganizations(
 
 export async function showOrganization(caller: Caller, name: string): Promise<OrganizationView> {
   const access = await requireOrgAccess(caller, name);
-  return { organization: access.organization, owner: access.isOwner || access.isOrgToken };
+  return { organization: access.organization, owner: access.isOwner || access.isOrgToken, retention: await retentionOf(caller, access.organization.name) };
 }
 
 /** The organisation whose entitlements members may read. */
@@ -170,9 +183,9 @@ export async function changeOrganization(
     defaultAgentPoolId: mode === "agent" ? nextPool : null,
     allowForceDeleteWorkspaces: a["allow-force-delete-workspaces"] ?? org.allowForceDeleteWorkspaces,
   });
-  const updated = await findOrganization(caller.db, org.name);
+  const [updated, retention] = await Promise.all([findOrganization(caller.db, org.name), retentionOf(caller, org.name)]);
   if (!updated) throw ApiError.of("not_found");
-  return { organization: updated, owner: true };
+  return { organization: updated, owner: true, retention };
 }
 
 /** Deletes an organisation and everything in it (owners only, the site admin included). */

@@ -54,7 +54,7 @@ export interface ProjectFilter {
   q?: string;
   names?: string[];
   tagged?: { key: string; value?: string }[];
-  descending?: boolean;
+  sort?: "name" | "-name";
   limit: number;
   offset: number;
 }
@@ -84,7 +84,9 @@ export async function listProjects(db: Db, f: ProjectFilter): Promise<{ rows: Pr
     where.push(`EXISTS (SELECT 1 FROM project_tag_bindings b WHERE b.project_id = p.id AND b.key = ?${t.value ? " AND b.value = ?" : ""})`);
     binds.push(t.key, ...(t.value ? [t.value] : []));
   }
-  const order = `p.name COLLATE NOCASE ${f.descending ? "DESC" : "ASC"}, p.id`;
+  // Without `sort`, the organisation's own projects come by name and the Default Project last: go-tfe
+  // (TestProjectsList, "when including effective tags relationship") reads a new project as item 0.
+  const order = f.sort === undefined ? "p.is_default, p.name COLLATE NOCASE, p.id" : `p.name COLLATE NOCASE ${f.sort === "-name" ? "DESC" : "ASC"}, p.id`;
   const [page, matching, total] = await db.batch([
     db.prepare(`${SELECT} WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT ? OFFSET ?`).bind(...binds, f.limit, f.offset),
     db.prepare(`SELECT count(*) AS n FROM projects p WHERE ${where.join(" AND ")}`).bind(...binds),

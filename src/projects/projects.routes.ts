@@ -58,7 +58,7 @@ projects.openapi(
                 .filter(Boolean)
             : undefined,
         tagged: [...tagged.values()].filter((t): t is { key: string; value?: string } => !!t.key),
-        descending: sort === "-name",
+        sort,
       },
       page,
     );

@@ -199,7 +199,8 @@ export interface ProjectQuery {
   names?: string[];
   /** filter[tagged][i]: AND across entries over the project's bindings; an absent value means any. */
   tagged: Array<{ key: string; value?: string }>;
-  descending: boolean;
+  /** `sort`: by name either way; absent, the default order (see `listProjects`). */
+  sort?: "name" | "-name";
 }
 
 /** The page of projects the caller may read, with the matching and total counts. */

@@ -20,7 +20,7 @@ export interface TokenRow {
 export interface AuthTokenRow {
   id: string;
   last_used_at: string | null;
-  kind: "user" | "team" | "organization";
+  kind: "user" | "team" | "organization" | "audit-trails";
   user_id: string | null;
   team_id: string | null;
   organization_name: string | null;
@@ -142,26 +142,32 @@ export async function organizationTeamTokens(
 
 // ---- the organisation token ----
 
+/**
+ * The kinds of organisation token: the ordinary one (`organization`) and the audit-trails one
+ * (`?token=audit-trails`). An organisation holds at most one of each (migrations 0003 and 0012).
+ */
+export type OrganizationTokenKind = "organization" | "audit-trails";
+
 /** The service user the organisation token acts as, kept across replacements (null: none yet). */
-export async function organizationTokenUserId(db: Db, organization: string): Promise<string | null> {
+export async function organizationTokenUserId(db: Db, organization: string, kind: OrganizationTokenKind): Promise<string | null> {
   const row = await db
-    .prepare("SELECT user_id FROM tokens WHERE organization_name = ? AND kind = 'organization'")
-    .bind(organization)
+    .prepare("SELECT user_id FROM tokens WHERE organization_name = ? AND kind = ?")
+    .bind(organization, kind)
     .first<{ user_id: string | null }>();
   return row?.user_id ?? null;
 }
 
-export function deleteOrganizationTokenStatement(db: Db, organization: string): D1PreparedStatement {
-  return db.prepare("DELETE FROM tokens WHERE organization_name = ? AND kind = 'organization'").bind(organization);
+export function deleteOrganizationTokenStatement(db: Db, organization: string, kind: OrganizationTokenKind): D1PreparedStatement {
+  return db.prepare("DELETE FROM tokens WHERE organization_name = ? AND kind = ?").bind(organization, kind);
 }
 
-export async function findOrganizationToken(db: Db, organization: string): Promise<TokenRow | null> {
-  return db.prepare("SELECT * FROM tokens WHERE organization_name = ? AND kind = 'organization'").bind(organization).first<TokenRow>();
+export async function findOrganizationToken(db: Db, organization: string, kind: OrganizationTokenKind): Promise<TokenRow | null> {
+  return db.prepare("SELECT * FROM tokens WHERE organization_name = ? AND kind = ?").bind(organization, kind).first<TokenRow>();
 }
 
-/** False when the organisation had no token. */
-export async function deleteOrganizationToken(db: Db, organization: string): Promise<boolean> {
-  const res = await deleteOrganizationTokenStatement(db, organization).run();
+/** False when the organisation had no token of that kind. */
+export async function deleteOrganizationToken(db: Db, organization: string, kind: OrganizationTokenKind): Promise<boolean> {
+  const res = await deleteOrganizationTokenStatement(db, organization, kind).run();
   return res.meta.changes > 0;
 }
 

@@ -210,6 +210,9 @@ tokens.openapi(
 // ---- organisation token ----
 
 const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
+/** `?token=audit-trails` addresses the audit-trails token; without it, the ordinary organisation token. */
+const orgTokenQuery = z.object({ token: z.enum(["audit-trails"]).optional() });
+const kindOf = (q: { token?: "audit-trails" }) => q.token ?? "organization";
 
 tokens.openapi(
   createRoute({
@@ -217,11 +220,12 @@ tokens.openapi(
     path: "/organizations/{organization_name}/authentication-token",
     tags,
     summary: "Create (replace) the organisation token",
-    request: { params: orgParam },
+    request: { params: orgParam, query: orgTokenQuery },
     description: TOKEN_BODY_DOC,
     responses: { ...ok("The token, with its secret", 201), ...errorResponses },
   }),
-  async (c) => created(c, await createOrganizationToken(callerOf(c), c.req.valid("param").organization_name, await readTokenBody(c))),
+  async (c) =>
+    created(c, await createOrganizationToken(callerOf(c), c.req.valid("param").organization_name, await readTokenBody(c), kindOf(c.req.valid("query")))),
 );
 
 tokens.openapi(
@@ -230,10 +234,13 @@ tokens.openapi(
     path: "/organizations/{organization_name}/authentication-token",
     tags,
     summary: "Show the organisation token",
-    request: { params: orgParam },
+    request: { params: orgParam, query: orgTokenQuery },
     responses: { ...ok("The token (no secret)"), ...errorResponses },
   }),
-  async (c) => jsonapi(c, { data: serializeToken(await showOrganizationToken(callerOf(c), c.req.valid("param").organization_name)) }),
+  async (c) =>
+    jsonapi(c, {
+      data: serializeToken(await showOrganizationToken(callerOf(c), c.req.valid("param").organization_name, kindOf(c.req.valid("query")))),
+    }),
 );
 
 tokens.openapi(
@@ -242,11 +249,11 @@ tokens.openapi(
     path: "/organizations/{organization_name}/authentication-token",
     tags,
     summary: "Delete the organisation token",
-    request: { params: orgParam },
+    request: { params: orgParam, query: orgTokenQuery },
     responses: { ...noContentResponse, ...errorResponses },
   }),
   async (c) => {
-    await deleteOrganizationTokenOf(callerOf(c), c.req.valid("param").organization_name);
+    await deleteOrganizationTokenOf(callerOf(c), c.req.valid("param").organization_name, kindOf(c.req.valid("query")));
     return noContent(c);
   },
 );

@@ -25,6 +25,7 @@ import {
   organizationTokenUserId,
   teamTokens,
   userTokens,
+  type OrganizationTokenKind,
   type TokenRow,
 } from "./tokens.d1";
 
@@ -177,30 +178,37 @@ async function organizationForToken(caller: Caller, organization: string, action
   return access.organization;
 }
 
-export async function createOrganizationToken(caller: Caller, organization: string, input: Result<{ attributes: TokenInput }>): Promise<MintedToken> {
+export async function createOrganizationToken(
+  caller: Caller,
+  organization: string,
+  input: Result<{ attributes: TokenInput }>,
+  kind: OrganizationTokenKind = "organization",
+): Promise<MintedToken> {
   const org = await organizationForToken(caller, organization, "organization.manage");
   const now = new Date();
   const a = attributesOf(input, now);
   // The organisation token acts as one service user of the organisation, kept across replacements.
-  const userId = (await organizationTokenUserId(caller.db, org.name)) ?? newId("user");
+  // The audit-trails token only reads audit trails: it acts as no one (it authenticates nowhere here).
+  const userId = kind === "organization" ? ((await organizationTokenUserId(caller.db, org.name, kind)) ?? newId("user")) : null;
   return mint(
     caller,
     now,
-    { kind: "organization", user_id: userId, team_id: null, organization_name: org.name, description: null, legacy: 1, expired_at: a.expiredAt },
-    deleteOrganizationTokenStatement(caller.db, org.name),
+    { kind, user_id: userId, team_id: null, organization_name: org.name, description: null, legacy: 1, expired_at: a.expiredAt },
+    // Replaces only the token of its own kind: the ordinary and audit-trails tokens coexist.
+    deleteOrganizationTokenStatement(caller.db, org.name, kind),
   );
 }
 
-export async function showOrganizationToken(caller: Caller, organization: string): Promise<TokenRow> {
+export async function showOrganizationToken(caller: Caller, organization: string, kind: OrganizationTokenKind = "organization"): Promise<TokenRow> {
   const org = await organizationForToken(caller, organization, "organization.owner");
-  const row = await findOrganizationToken(caller.db, org.name);
+  const row = await findOrganizationToken(caller.db, org.name, kind);
   if (!row) throw ApiError.of("not_found");
   return row;
 }
 
-export async function deleteOrganizationTokenOf(caller: Caller, organization: string): Promise<void> {
+export async function deleteOrganizationTokenOf(caller: Caller, organization: string, kind: OrganizationTokenKind = "organization"): Promise<void> {
   const org = await organizationForToken(caller, organization, "organization.owner");
-  if (!(await deleteOrganizationToken(caller.db, org.name))) throw ApiError.of("not_found");
+  if (!(await deleteOrganizationToken(caller.db, org.name, kind))) throw ApiError.of("not_found");
 }
 
 // ---- user tokens ----
@@ -249,7 +257,7 @@ export async function showToken(caller: Caller, id: string): Promise<TokenRow> {
     authorize(caller, "token.manage", { access, team });
     return row;
   }
-  if (row.kind === "organization" && row.organization_name) {
+  if ((row.kind === "organization" || row.kind === "audit-trails") && row.organization_name) {
     const access = await requireOrgAccess(caller, row.organization_name, { ownerSettings: true });
     authorize(caller, "token.manage", { access });
     return row;

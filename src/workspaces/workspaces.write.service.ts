@@ -95,6 +95,13 @@ export async function createWorkspace(
   await checkReferences(caller, organization.name, n);
   const settings = applySettings(defaultSettings(caller.env.LATEST_ENGINE_VERSION ?? "1.14.0"), n);
   if (isFailure(settings)) throw ApiError.of(settings.code, { detail: settings.detail, pointer: settings.pointer });
+  // A new workspace that inherits its project's auto-destroy settings and sets no duration of its
+  // own takes the project's auto-destroy-activity-duration (projects API: "all future workspaces in
+  // this project inherit this default value").
+  const inherited = rows.projects.find((p) => p.id === projectId)?.auto_destroy_activity_duration;
+  if (body.attributes["auto-destroy-activity-duration"] === undefined && settings["inherits-project-auto-destroy"] && inherited) {
+    settings["auto-destroy-activity-duration"] = inherited;
+  }
 
   const now = nowIso();
   // Tags given on create: flat tags (`relationships.tags`, as go-tfe sends them) and key-value bindings.
