@@ -974,6 +974,12 @@ const ROWS: Row[] = [
       };
     },
   },
+  {
+    method: "GET",
+    route: "/api/v2/workspaces/:workspace_id/resources",
+    ok: 200,
+    make: async () => ({ path: `/workspaces/${(await stateVersion()).ws}/resources` }),
+  },
   { method: "GET", route: "/api/v2/state-versions/:state_version_id", ok: 200, make: async () => ({ path: `/state-versions/${(await stateVersion()).sv}` }) },
   {
     method: "GET",

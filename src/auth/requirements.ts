@@ -261,6 +261,7 @@ export const ROUTE_REQUIREMENTS: Record<string, Action> = {
 
   "POST /api/v2/workspaces/:workspace_id/state-versions": "state.create",
   "GET /api/v2/state-versions": "state.read",
+  "GET /api/v2/workspaces/:workspace_id/resources": "workspace.read",
   "GET /api/v2/state-versions/:state_version_id": "state.read",
   "GET /api/v2/state-versions/:state_version_id/outputs": "state.read-outputs",
   "GET /api/v2/workspaces/:workspace_id/current-state-version": "state.read",

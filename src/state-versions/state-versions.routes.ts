@@ -8,8 +8,8 @@ import { jsonapi, paginated, readPage } from "../jsonapi/document";
 import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
 import { faultsOf } from "../workspaces/workspaces.http";
-import { serializeOutputs, serializeStateVersion } from "./state-versions.serialize";
-import { createStateVersion, currentStateVersion, listStateVersions, readStateVersion } from "./state-versions.service";
+import { serializeOutputs, serializeResources, serializeStateVersion } from "./state-versions.serialize";
+import { createStateVersion, currentStateVersion, listStateVersions, readStateVersion, resourcesState } from "./state-versions.service";
 
 const tags = ["State versions"];
 export const stateVersions = router();
@@ -129,6 +129,23 @@ stateVersions.openapi(
     const page = readPage(c);
     // As the real service does, this endpoint never shows sensitive values (go-tfe's tests rely on it).
     const all = serializeOutputs(sv, "state-version-outputs", false);
+    return jsonapi(c, paginated(c, all.slice((page.number - 1) * page.size, page.number * page.size), page, all.length));
+  },
+);
+
+stateVersions.openapi(
+  createRoute({
+    method: "get",
+    path: "/workspaces/{workspace_id}/resources",
+    tags,
+    summary: "The managed resources of the workspace's current state",
+    request: { params: workspaceIdParam },
+    responses: { ...ok("The resources"), ...errorResponses },
+  }),
+  async (c) => {
+    const { workspace_id } = c.req.valid("param");
+    const all = serializeResources(workspace_id, await resourcesState(callerOf(c), workspace_id));
+    const page = readPage(c);
     return jsonapi(c, paginated(c, all.slice((page.number - 1) * page.size, page.number * page.size), page, all.length));
   },
 );

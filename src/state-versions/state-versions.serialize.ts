@@ -38,7 +38,8 @@ export async function serializeStateVersion(
       "state-version": 4,
       "terraform-version": sv.parsed?.terraformVersion ?? null,
       "resources-processed": finalized,
-      resources: sv.parsed?.resources ?? [],
+      // The instance keys are ours (for /workspaces/:id/resources); the state version shows what the real one does.
+      resources: (sv.parsed?.resources ?? []).map(({ keys: _keys, ...r }) => r),
       providers: sv.parsed?.providers ?? {},
       modules: sv.parsed?.modules ?? {},
       "hosted-state-download-url": finalized ? await url("GET", "state") : null,
@@ -75,4 +76,49 @@ export function serializeOutputs(sv: StateVersionView, type: "state-version-outp
     },
     links: { self: `/api/v2/state-version-outputs/${outputId(sv.id, i)}` },
   }));
+}
+
+/** `module.a.module.b` → `a.b` (as the real service shows modules); the root module is `root`. */
+const moduleName = (module: string) => (module === "root" ? "root" : module.replace(/(^|\.)module\./g, "$1"));
+/** `provider["registry.terraform.io/hashicorp/aws"]` → `hashicorp/aws`. */
+const providerName = (provider: string) => /\["(?:[^/"]+\/)?([^"]+)"\]/.exec(provider)?.[1] ?? provider;
+const keySuffix = (key: string | number | null) => (key === null ? "" : typeof key === "number" ? `[${key}]` : `[${JSON.stringify(key)}]`);
+
+/** A stable id for one resource instance of a workspace (the same address always gets the same id). */
+function resourceId(workspaceId: string, address: string): string {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193;
+  for (const ch of `${workspaceId}/${address}`) {
+    const c = ch.codePointAt(0)!;
+    h1 = Math.imul(h1 ^ c, 0x01000193) >>> 0;
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995) >>> 0;
+  }
+  return `wsr-${h1.toString(36)}${h2.toString(36)}`;
+}
+
+/** The managed resource instances of the workspace's current state (`GET /workspaces/:id/resources`). */
+export function serializeResources(workspaceId: string, sv: StateVersionView | null): Resource[] {
+  if (!sv?.parsed) return [];
+  return sv.parsed.resources.flatMap((r) => {
+    const module = moduleName(r.module);
+    const keys = r.keys ?? (r.count === 1 ? [null] : Array.from({ length: r.count }, (_, i) => i));
+    return keys.map((key) => {
+      const address = `${module === "root" ? "" : `${module}.`}${r.type}.${r.name}${keySuffix(key)}`;
+      return {
+        id: resourceId(workspaceId, address),
+        type: "resources",
+        attributes: {
+          address,
+          name: r.name,
+          "created-at": sv.created_at,
+          "updated-at": sv.created_at,
+          module,
+          provider: providerName(r.provider),
+          "provider-type": r.type,
+          "modified-by-state-version-id": sv.id,
+          "name-index": key === null ? null : String(key),
+        },
+      };
+    });
+  });
 }

@@ -94,6 +94,14 @@ export async function currentStateVersion(caller: Caller, workspaceId: string, n
   return { workspaceId, sv: res.value.stateVersion, canReadState: caps.stateVersions >= 2, uploads: canUpload(scope, caps) };
 }
 
+/** The current state version whose resources the workspace lists (null: no state yet); readers of the workspace may. */
+export async function resourcesState(caller: Caller, workspaceId: string): Promise<StateVersionView | null> {
+  const { record } = await readById(caller, workspaceId, "workspace.read");
+  if (!record.currentStateVersionId) return null;
+  const res = await stateStub(caller.env, workspaceId).getStateVersion(record.currentStateVersionId);
+  return res.ok ? res.value.stateVersion : null;
+}
+
 /** A page of a workspace's state versions, newest first. */
 export async function listStateVersions(
   caller: Caller,

@@ -9,6 +9,8 @@ export interface StateResource {
   count: number;
   module: string;
   provider: string;
+  /** Each instance's index key (`count` number, `for_each` string, null without either); absent in states parsed before. */
+  keys?: Array<string | number | null>;
 }
 
 export interface StateOutput {
@@ -52,7 +54,11 @@ export function parseState(text: string): ParsedState {
     resourceCount += count;
     const provider = String(r.provider ?? "");
     const module = String(r.module ?? "root");
-    resources.push({ name: String(r.name ?? ""), type: String(r.type ?? ""), count, module, provider });
+    const keys = (Array.isArray(r.instances) ? r.instances : []).map((i) => {
+      const key = (i as { index_key?: unknown } | null)?.index_key;
+      return typeof key === "number" || typeof key === "string" ? key : null;
+    });
+    resources.push({ name: String(r.name ?? ""), type: String(r.type ?? ""), count, module, provider, keys });
     providers[provider] = {};
     modules[module] = {};
   }
