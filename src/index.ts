@@ -34,6 +34,7 @@ import { tagBindings } from "./tags/tag-bindings.routes";
 import { workspaceTags } from "./tags/workspace-tags.routes";
 import { variables } from "./variables/variables.routes";
 import { varsets } from "./varsets/varsets.routes";
+import { ui } from "./ui/ui.routes";
 
 export { WorkspaceObject } from "./workspaces/workspace.object";
 
@@ -156,6 +157,8 @@ app.route("/", blobs);
 // The OpenAPI document is public like discovery; registered before the authenticated API.
 app.get("/api/v2/openapi.json", (c) => c.json(openApiDocument(app)));
 app.route("/api/v2", api);
+// The web UI (issue 20): server-rendered pages with their own session, CSRF check and error pages.
+app.route("/app", ui);
 
 app.notFound((c) => errorResponse(c, ApiError.of("not_found")));
 app.onError((err, c) => {

@@ -58,7 +58,11 @@ async function adminTokenHash(adminToken: string): Promise<string> {
  * So the lookup is that one read, and an expired or revoked token fails on its very next request everywhere.
  */
 export async function authenticate(env: Bindings, token: string, defer?: (p: Promise<unknown>) => void, hops?: Hops): Promise<Principal | null> {
-  const hash = await sha256Hex(token);
+  return authenticateHash(env, await sha256Hex(token), defer, hops);
+}
+
+/** As `authenticate`, from the token's SHA-256 (a UI session keeps only that hash: src/ui/ui.session.ts). */
+export async function authenticateHash(env: Bindings, hash: string, defer?: (p: Promise<unknown>) => void, hops?: Hops): Promise<Principal | null> {
   if (env.ADMIN_TOKEN && timingSafeEqual(hash, await adminTokenHash(env.ADMIN_TOKEN))) {
     if (!(siteAdmin && siteAdmin.hash === hash) && hops) hops.d1++;
     const userId = await ensureSiteAdmin(env, hash);

@@ -1,0 +1,272 @@
+#!/usr/bin/env node
+// `npm run test:ui`: the web UI (issue 20) in a real browser. Starts the service (`npm start`) on a free port with a
+// fresh store (scripts/lib/service.mjs), drives Debian's chromium through playwright-core, and checks what the UI
+// does against what the API says: sign-in and sign-out, the list's filters, sort and paging, lock and unlock, a
+// read-only caller's page. Every page is checked with axe-core (no serious or critical violations), must log no
+// console error, and is screenshotted (desktop and 360 px wide) into test/ui/.screenshots/ (git-ignored).
+//
+// Each step prints one line (PASS/FAIL, seconds, name); "N passed, M failed" closes the run; the exit status is
+// non-zero when any step failed. CHROMIUM: the browser binary (default: `chromium` on PATH, else /usr/bin/chromium).
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+import { killAllGroups, startService } from "./lib/service.mjs";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const shots = join(root, "test", "ui", ".screenshots");
+const require = createRequire(import.meta.url);
+const axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+const ORG = "ui-org";
+const log = (msg) => console.log(`ui: ${msg}`);
+
+function chromiumPath() {
+  if (process.env.CHROMIUM) return process.env.CHROMIUM;
+  try {
+    return execFileSync("sh", ["-c", "command -v chromium"], { encoding: "utf8" }).trim();
+  } catch {
+    return "/usr/bin/chromium";
+  }
+}
+
+class StepError extends Error {}
+function check(cond, message) {
+  if (!cond) throw new StepError(message);
+}
+
+process.on("exit", () => killAllGroups());
+for (const [sig, code] of [
+  ["SIGINT", 130],
+  ["SIGTERM", 143],
+]) {
+  process.on(sig, () => {
+    killAllGroups();
+    process.exit(code);
+  });
+}
+
+const t0 = Date.now();
+const work = mkdtempSync(join(tmpdir(), "ui-"));
+rmSync(shots, { recursive: true, force: true });
+mkdirSync(shots, { recursive: true });
+log(`starting the service (log: ${join(work, "service.log")})`);
+const service = await startService({ root, logFile: join(work, "service.log") });
+log(`service on ${service.base} after ${service.startSeconds.toFixed(1)} s`);
+const browser = await chromium.launch({ executablePath: chromiumPath(), args: ["--no-sandbox"] });
+
+const results = [];
+async function step(name, fn) {
+  const started = Date.now();
+  let ok = true;
+  let detail = "";
+  try {
+    await fn();
+  } catch (e) {
+    ok = false;
+    detail = e instanceof StepError ? e.message : `harness error: ${e.stack ?? e}`;
+  }
+  const seconds = (Date.now() - started) / 1000;
+  results.push({ name, ok, seconds });
+  console.log(`${ok ? "PASS" : "FAIL"}  ${seconds.toFixed(1).padStart(6)} s  ${name}`);
+  if (detail) for (const l of detail.split("\n")) console.log(`        ${l}`);
+}
+
+async function api(method, path, body, token = service.token) {
+  const res = await fetch(`${service.base}/api/v2${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await res.text();
+  const json = text ? JSON.parse(text) : null;
+  if (res.status >= 300) throw new StepError(`harness API call ${method} ${path} answered ${res.status}: ${text.slice(0, 400)}`);
+  return json;
+}
+
+/** A browser context (its own cookies) whose pages record console errors and page errors. */
+async function newPage(viewport = { width: 1280, height: 900 }) {
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  page.errors = [];
+  page.on("console", (m) => {
+    if (m.type() === "error") page.errors.push(`console: ${m.text()}`);
+  });
+  page.on("pageerror", (e) => page.errors.push(`page error: ${e.message}`));
+  return page;
+}
+
+let shotCount = 0;
+/** axe-core on the current page (no serious or critical violation), no console errors so far, a screenshot. */
+async function audit(page, label) {
+  await page.evaluate(axeSource);
+  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
+  const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  check(
+    bad.length === 0,
+    `axe on ${label} (${page.url()}):\n${bad.map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`).join("\n")}`,
+  );
+  check(page.errors.length === 0, `console errors on ${label}:\n${page.errors.join("\n")}`);
+  const width = page.viewportSize().width;
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth);
+  check(overflow <= width, `${label} is ${overflow} px wide in a ${width} px viewport`);
+  shotCount++;
+  await page.screenshot({ path: join(shots, `${String(shotCount).padStart(2, "0")}-${label}-${width}.png`), fullPage: true });
+}
+
+const rowNames = (page) => page.$$eval("tr[data-workspace]", (rows) => rows.map((r) => r.getAttribute("data-workspace")));
+async function apiNames(query) {
+  const doc = await api("GET", `/organizations/${ORG}/workspaces?${query}`);
+  return { names: doc.data.map((w) => w.attributes.name), total: doc.meta.pagination["total-count"] };
+}
+
+let admin;
+let firstWs;
+let readOnlyToken;
+const names = [];
+
+await step("setup: organisation, workspaces and a read-only team token (through the API)", async () => {
+  await api("POST", "/organizations", { data: { type: "organizations", attributes: { name: ORG, email: "ui@example.com" } } });
+  for (let i = 0; i < 12; i++) {
+    const name = `${i % 2 ? "api" : "web"}-${String(i).padStart(2, "0")}`;
+    names.push(name);
+    const tags = [i % 3 === 0 ? "prod" : "dev"];
+    const ws = await api("POST", `/organizations/${ORG}/workspaces`, {
+      data: { type: "workspaces", attributes: { name }, relationships: { tags: { data: tags.map((t) => ({ type: "tags", attributes: { name: t } })) } } },
+    });
+    if (i === 0) firstWs = ws.data;
+  }
+  const team = await api("POST", `/organizations/${ORG}/teams`, { data: { type: "teams", attributes: { name: "readers" } } });
+  await api("POST", "/team-workspaces", {
+    data: {
+      type: "team-workspaces",
+      attributes: { access: "read" },
+      relationships: { workspace: { data: { type: "workspaces", id: firstWs.id } }, team: { data: { type: "teams", id: team.data.id } } },
+    },
+  });
+  readOnlyToken = (await api("POST", `/teams/${team.data.id}/authentication-token`, { data: { type: "authentication-token", attributes: {} } })).data.attributes
+    .token;
+  check(typeof readOnlyToken === "string", "no team token returned");
+});
+
+await step("sign in with the site-admin token", async () => {
+  admin = await newPage();
+  await admin.goto(`${service.base}/app`);
+  check(admin.url().endsWith("/app/session/new"), `/app without a session went to ${admin.url()}`);
+  await audit(admin, "sign-in");
+  await admin.fill("#token", service.token);
+  await admin.click("button[type=submit]");
+  await admin.waitForURL(`${service.base}/app`);
+  const cookies = await admin.context().cookies();
+  const session = cookies.find((c) => c.name === "ws_session");
+  check(session?.httpOnly && session.sameSite === "Strict", `session cookie ${JSON.stringify(session)}`);
+  check((await admin.textContent("main")).includes(ORG), "the organisations page does not list the organisation");
+  await audit(admin, "organisations");
+});
+
+await step("list: filters, sort and paging give the same workspaces as the API", async () => {
+  await admin.click(`a[href="/app/${ORG}/workspaces"]`);
+  await admin.waitForURL(`**/app/${ORG}/workspaces`);
+  let want = await apiNames("");
+  check(JSON.stringify(await rowNames(admin)) === JSON.stringify(want.names), `default list ${await rowNames(admin)} vs API ${want.names}`);
+  check((await admin.textContent("#total")).includes(`${want.total} workspaces`), `total shown: ${await admin.textContent("#total")}`);
+  await audit(admin, "list");
+
+  // Through the form, as a person would: name search, sort, page size, then the Next link.
+  await admin.fill("#f-name", "web");
+  await admin.selectOption("#f-sort", "-name");
+  await admin.selectOption("#f-size", "5");
+  await Promise.all([admin.waitForURL(/search/), admin.click("form.filters button[type=submit]")]);
+  const query = new URL(admin.url()).search.slice(1);
+  want = await apiNames(query);
+  check(want.names.length === 5 && want.total === 6, `API gave ${want.names} of ${want.total} for ${query}`);
+  check(JSON.stringify(await rowNames(admin)) === JSON.stringify(want.names), `page 1: UI ${await rowNames(admin)} vs API ${want.names}`);
+  await Promise.all([admin.waitForURL(/page%5Bnumber%5D=2|page\[number\]=2/), admin.click("a[rel=next]")]);
+  want = await apiNames(new URL(admin.url()).search.slice(1));
+  check(
+    JSON.stringify(await rowNames(admin)) === JSON.stringify(want.names) && want.names.length === 1,
+    `page 2: UI ${await rowNames(admin)} vs API ${want.names}`,
+  );
+  await audit(admin, "list-filtered");
+
+  for (const q of [
+    "search[tags]=prod&sort=name",
+    "search[exclude-tags]=prod&sort=-name",
+    "search[wildcard-name]=api-*",
+    `filter[project][id]=${firstWs.relationships.project.data.id}&page[size]=20`,
+  ]) {
+    await admin.goto(`${service.base}/app/${ORG}/workspaces?${q}`);
+    want = await apiNames(q);
+    check(JSON.stringify(await rowNames(admin)) === JSON.stringify(want.names), `${q}: UI ${await rowNames(admin)} vs API ${want.names}`);
+  }
+  check(admin.errors.length === 0, `console errors: ${admin.errors.join("\n")}`);
+});
+
+await step("lock and unlock through the UI change what the API shows", async () => {
+  const self = (await api("GET", `/workspaces/${firstWs.id}`)).data.links["self-html"];
+  await admin.goto(`${service.base}${self}`);
+  check((await admin.textContent("h1")) === firstWs.attributes.name, `workspace page heading ${await admin.textContent("h1")}`);
+  await audit(admin, "workspace");
+  await admin.fill("#reason", "browser test");
+  await Promise.all([admin.waitForLoadState("load"), admin.click("button:text-is('Lock')")]);
+  let attrs = (await api("GET", `/workspaces/${firstWs.id}`)).data.attributes;
+  check(attrs.locked === true && attrs["locked-reason"] === "browser test", `after Lock the API shows locked=${attrs.locked} reason=${attrs["locked-reason"]}`);
+  check((await admin.textContent("#lock-state")).includes("(you)"), `lock state shown: ${await admin.textContent("#lock-state")}`);
+  await audit(admin, "workspace-locked");
+  await Promise.all([admin.waitForLoadState("load"), admin.click("button:text-is('Unlock')")]);
+  attrs = (await api("GET", `/workspaces/${firstWs.id}`)).data.attributes;
+  check(attrs.locked === false, "after Unlock the API still shows the workspace locked");
+  check((await admin.$("button:text-is('Lock')")) !== null, "no Lock button after unlocking");
+});
+
+await step("a read-only caller sees no lock button", async () => {
+  const reader = await newPage();
+  await reader.goto(`${service.base}/app/session/new`);
+  await reader.fill("#token", readOnlyToken);
+  await Promise.all([reader.waitForURL(`${service.base}/app`), reader.click("button[type=submit]")]);
+  await reader.goto(`${service.base}/app/${ORG}/workspaces/${firstWs.attributes.name}`);
+  check((await reader.textContent("h1")) === firstWs.attributes.name, "the reader cannot see the workspace page");
+  for (const label of ["Lock", "Unlock", "Force unlock", "Delete workspace"])
+    check((await reader.$(`button:text-is('${label}')`)) === null, `the reader sees a ${label} button`);
+  await audit(reader, "workspace-read-only");
+  await reader.goto(`${service.base}/app/${ORG}/workspaces`);
+  const want = await apiNames("");
+  const seen = await rowNames(reader);
+  check(seen.length === 1 && seen[0] === firstWs.attributes.name && want.total === 12, `the reader's list shows ${seen}`);
+  await reader.context().close();
+});
+
+await step("pages fit a 360 px wide screen", async () => {
+  const phone = await newPage({ width: 360, height: 740 });
+  await phone.goto(`${service.base}/app/session/new`);
+  await phone.fill("#token", service.token);
+  await Promise.all([phone.waitForURL(`${service.base}/app`), phone.click("button[type=submit]")]);
+  await phone.goto(`${service.base}/app/${ORG}/workspaces`);
+  await audit(phone, "list");
+  await phone.goto(`${service.base}/app/${ORG}/workspaces/${firstWs.attributes.name}`);
+  await audit(phone, "workspace");
+  await phone.context().close();
+});
+
+await step("sign out ends the session", async () => {
+  await admin.goto(`${service.base}/app`);
+  await Promise.all([admin.waitForURL(/\/app\/session\/new$/), admin.click("button:text-is('Sign out')")]);
+  check(!(await admin.context().cookies()).some((c) => c.name === "ws_session"), "the session cookie is still set");
+  await admin.goto(`${service.base}/app/${ORG}/workspaces`);
+  check(admin.url().endsWith("/app/session/new"), `after sign-out the list page answered at ${admin.url()}`);
+  check(admin.errors.length === 0, `console errors: ${admin.errors.join("\n")}`);
+});
+
+await browser.close();
+await service.stop();
+const passed = results.filter((r) => r.ok).length;
+const failed = results.length - passed;
+if (failed === 0) rmSync(work, { recursive: true, force: true });
+else log(`service log kept: ${join(work, "service.log")}`);
+log(`screenshots in ${shots}; total ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed || results.length === 0 ? 1 : 0);

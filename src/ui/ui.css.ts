@@ -1,0 +1,43 @@
+/** The UI's one stylesheet (served from /app/ui.css; no external fonts or CDNs). */
+export const UI_CSS = `
+:root { color-scheme: light; --fg: #1b1f24; --muted: #57606a; --line: #d0d7de; --bg: #fff; --soft: #f6f8fa; --accent: #0550ae; --warn: #9a6700; --bad: #a40e26; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
+a { color: var(--accent); }
+a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
+header.top { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; justify-content: space-between; padding: .6rem 1rem; border-bottom: 1px solid var(--line); background: var(--soft); }
+header.top .brand { font-weight: 600; color: var(--fg); text-decoration: none; }
+header.top form { margin: 0; }
+main { max-width: 72rem; margin: 0 auto; padding: 1rem; }
+h1 { font-size: 1.4rem; margin: .2rem 0 1rem; word-break: break-word; }
+h2 { font-size: 1.1rem; margin: 1.6rem 0 .6rem; }
+nav.crumbs { font-size: .9rem; color: var(--muted); margin-bottom: .4rem; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: .45rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { font-size: .85rem; color: var(--muted); font-weight: 600; }
+.scroll { overflow-x: auto; }
+dl.attrs { display: grid; grid-template-columns: minmax(8rem, max-content) 1fr; gap: .3rem 1rem; margin: 0; }
+dl.attrs dt { color: var(--muted); }
+dl.attrs dd { margin: 0; word-break: break-word; }
+.badge { display: inline-block; padding: 0 .45rem; border-radius: 1rem; font-size: .8rem; border: 1px solid var(--line); background: var(--soft); white-space: nowrap; }
+.badge.locked { border-color: var(--warn); color: #6b4700; background: #fff8c5; }
+.tag { display: inline-block; margin: 0 .25rem .25rem 0; padding: 0 .4rem; border-radius: .3rem; font-size: .8rem; background: #ddf4ff; color: #0a3069; }
+form.filters { display: grid; grid-template-columns: repeat(auto-fill, minmax(12rem, 1fr)); gap: .6rem 1rem; align-items: end; margin-bottom: 1rem; padding: .8rem; background: var(--soft); border: 1px solid var(--line); border-radius: .4rem; }
+label { display: block; font-size: .85rem; color: var(--muted); }
+input, select { display: block; width: 100%; font: inherit; padding: .35rem .45rem; border: 1px solid #8c959f; border-radius: .3rem; background: #fff; color: var(--fg); }
+input[type=checkbox] { display: inline; width: auto; }
+button { font: inherit; padding: .35rem .8rem; border: 1px solid #8c959f; border-radius: .3rem; background: #fff; color: var(--fg); cursor: pointer; }
+button.primary { background: var(--accent); border-color: var(--accent); color: #fff; }
+button.danger { border-color: var(--bad); color: var(--bad); }
+.actions { display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; margin: .6rem 0; }
+.actions form { display: flex; gap: .5rem; align-items: end; margin: 0; }
+.muted { color: var(--muted); }
+.error { border: 1px solid var(--bad); color: var(--bad); background: #ffebe9; padding: .6rem .8rem; border-radius: .4rem; }
+.pager { display: flex; gap: 1rem; align-items: center; margin: 1rem 0; flex-wrap: wrap; }
+.signin { max-width: 28rem; margin: 3rem auto; }
+.signin form > * { margin-bottom: .8rem; }
+details.danger { margin-top: 1.6rem; border: 1px solid var(--bad); border-radius: .4rem; padding: .6rem .8rem; }
+details.danger summary { cursor: pointer; color: var(--bad); }
+code { font-size: .9em; word-break: break-all; }
+@media (max-width: 40rem) { main { padding: .6rem; } th.opt, td.opt { display: none; } }
+`;

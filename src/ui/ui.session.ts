@@ -1,0 +1,55 @@
+/**
+ * Web UI sessions (issue 20). Sign-in checks a pasted API token with `authenticate`; the cookie then holds
+ * a random session id whose SHA-256 is stored in D1 with the SHA-256 of that token. Every UI request
+ * re-authenticates through the stored token hash (`authenticateHash`, the API's own lookup), so a revoked,
+ * deleted or expired token ends its sessions on their very next request.
+ */
+import type { Principal } from "../auth/principal";
+import { authenticate, authenticateHash } from "../auth/auth.middleware";
+import type { Caller } from "../caller";
+import type { Bindings } from "../env";
+import { nowIso, randomBase62, sha256Hex } from "../ids";
+import { deleteExpiredSessions, deleteSession, insertSession, sessionByIdHash } from "./ui.sessions.d1";
+
+export const SESSION_COOKIE = "ws_session";
+/** A session lasts at most this long, whatever the token's own expiry (which is checked on every request too). */
+export const SESSION_TTL_SECONDS = 12 * 60 * 60;
+
+/** Signs in with an API token: the new session's id (for the cookie), or null when the token is not valid. */
+export async function signIn(env: Bindings, token: string): Promise<string | null> {
+  if (token.length === 0 || token.length > 512) return null;
+  const principal = await authenticate(env, token);
+  if (!principal) return null;
+  const id = randomBase62(43);
+  const now = Date.now();
+  const db = env.DB.withSession("first-primary");
+  await deleteExpiredSessions(db, new Date(now).toISOString());
+  await insertSession(db, await sha256Hex(id), await sha256Hex(token), nowIso(), new Date(now + SESSION_TTL_SECONDS * 1000).toISOString());
+  return id;
+}
+
+/** The principal a session cookie stands for, or null (unknown, expired, or its token no longer valid). */
+export async function principalOfSession(env: Bindings, sessionId: string | undefined): Promise<Principal | null> {
+  if (!sessionId || sessionId.length > 100) return null;
+  const db = env.DB.withSession("first-primary");
+  const idHash = await sha256Hex(sessionId);
+  const row = await sessionByIdHash(db, idHash);
+  if (!row) return null;
+  if (Date.parse(row.expires_at) <= Date.now()) {
+    await deleteSession(db, idHash);
+    return null;
+  }
+  const principal = await authenticateHash(env, row.token_hash);
+  if (!principal) await deleteSession(db, idHash);
+  return principal;
+}
+
+export async function signOut(env: Bindings, sessionId: string | undefined): Promise<void> {
+  if (!sessionId || sessionId.length > 100) return;
+  await deleteSession(env.DB.withSession("first-primary"), await sha256Hex(sessionId));
+}
+
+/** The service `Caller` of a UI request: the same shape API routes build (src/auth/caller.http.ts). */
+export function uiCaller(env: Bindings, principal: Principal): Caller {
+  return { env, principal, db: env.DB.withSession("first-primary"), authorized: new Set() };
+}
