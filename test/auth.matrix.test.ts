@@ -872,6 +872,18 @@ const ROWS: Row[] = [
     make: async () => ({ path: `/oauth-tokens/${(await oauthClient()).relationships["oauth-tokens"].data[0].id}` }),
   },
   {
+    method: "PATCH",
+    route: "/api/v2/oauth-tokens/:oauth_token_id",
+    ok: 200,
+    make: async () => ({ path: `/oauth-tokens/${(await oauthClient()).relationships["oauth-tokens"].data[0].id}`, body: { data: { type: "oauth-tokens" } } }),
+  },
+  {
+    method: "DELETE",
+    route: "/api/v2/oauth-tokens/:oauth_token_id",
+    ok: 204,
+    make: async () => ({ path: `/oauth-tokens/${(await oauthClient()).relationships["oauth-tokens"].data[0].id}` }),
+  },
+  {
     method: "GET",
     route: "/api/v2/workspaces/:workspace_id/relationships/remote-state-consumers",
     ok: 200,

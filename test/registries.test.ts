@@ -456,3 +456,33 @@ describe("agent pools and workspaces; concurrent registry updates", () => {
     }
   });
 });
+
+describe("OAuth tokens: SSH key and delete (PATCH/DELETE /oauth-tokens/:id)", () => {
+  const KEY = "-----BEGIN RSA PRIVATE KEY-----\nMIICXgIBAAKBgQDIF0s2yX7dSQQL1grdTbai1Mb7sEco6RIOz8iqrHTGqmESpu5n\n-----END RSA PRIVATE KEY-----";
+
+  it("records that a key is set (never the key), refuses an invalid one, needs VCS management, and deletes", async () => {
+    const org = await createOrg();
+    const client = await api("POST", `/organizations/${org}/oauth-clients`, {
+      body: { data: { type: "oauth-clients", attributes: { "service-provider": "github" } } },
+    });
+    const tokenId = client.body.data.relationships["oauth-tokens"].data[0].id as string;
+    expect((await api("GET", `/oauth-tokens/${tokenId}`)).body.data.attributes["has-ssh-key"]).toBe(false);
+    const unchanged = await api("PATCH", `/oauth-tokens/${tokenId}`, { body: { data: { type: "oauth-tokens", attributes: {} } } });
+    expect(unchanged.status).toBe(200);
+    expect(unchanged.body.data.attributes["has-ssh-key"]).toBe(false);
+    const invalid = await api("PATCH", `/oauth-tokens/${tokenId}`, { body: { data: { type: "oauth-tokens", attributes: { "ssh-key": "not a key" } } } });
+    expect(invalid.status).toBe(422);
+    expect(invalid.body.errors[0]).toMatchObject({ detail: "Ssh key is invalid", source: { pointer: "/data/attributes/ssh-key" } });
+    const set = await api("PATCH", `/oauth-tokens/${tokenId}`, { body: { data: { type: "oauth-tokens", attributes: { "ssh-key": KEY } } } });
+    expect(set.status).toBe(200);
+    expect(set.body.data.attributes["has-ssh-key"]).toBe(true);
+    expect(JSON.stringify(await env.DB.prepare("SELECT * FROM oauth_tokens WHERE id = ?").bind(tokenId).first())).not.toContain("PRIVATE KEY");
+    // A member without manage-vcs-settings may read the token but not change or delete it.
+    const member = await makeTeam(org);
+    expect((await api("GET", `/oauth-tokens/${tokenId}`, { token: member.token })).status).toBe(200);
+    expect((await api("DELETE", `/oauth-tokens/${tokenId}`, { token: member.token })).status).toBe(404);
+    expect((await api("DELETE", `/oauth-tokens/${tokenId}`)).status).toBe(204);
+    expect((await api("GET", `/oauth-tokens/${tokenId}`)).status).toBe(404);
+    expect((await api("DELETE", `/oauth-tokens/${tokenId}`)).status).toBe(404);
+  });
+});

@@ -309,4 +309,6 @@ export const ROUTE_REQUIREMENTS: Record<string, Action> = {
   "GET /api/v2/oauth-clients/:oauth_client_id/oauth-tokens": "organization.read",
   "GET /api/v2/organizations/:organization_name/oauth-tokens": "organization.read",
   "GET /api/v2/oauth-tokens/:oauth_token_id": "organization.read",
+  "PATCH /api/v2/oauth-tokens/:oauth_token_id": "vcs.manage",
+  "DELETE /api/v2/oauth-tokens/:oauth_token_id": "vcs.manage",
 };

@@ -14,6 +14,8 @@ export interface TokenRow {
   organization_name: string;
   service_provider_user: string | null;
   created_at: string;
+  /** Whether a private SSH key was set (the key itself is never kept). */
+  has_ssh_key?: number;
 }
 
 export async function findClient(db: Db, id: string): Promise<ClientRow | null> {
@@ -51,6 +53,19 @@ export async function insertClientWithToken(db: Db, client: ClientRow, token: To
 /** Merged in SQL (a null removes the key, which reads back as null) so concurrent PATCHes both land; null when gone. */
 export async function patchClientAttrs(db: Db, id: string, attrs: Record<string, unknown>): Promise<ClientRow | null> {
   return db.prepare("UPDATE oauth_clients SET attrs = json_patch(attrs, ?) WHERE id = ? RETURNING *").bind(JSON.stringify(attrs), id).first<ClientRow>();
+}
+
+/** Records that the token has (or no longer has) a private SSH key; null when the token is gone. */
+export async function setTokenSshKey(db: Db, id: string, has: boolean): Promise<TokenRow | null> {
+  return db
+    .prepare("UPDATE oauth_tokens SET has_ssh_key = ? WHERE id = ? RETURNING *")
+    .bind(has ? 1 : 0, id)
+    .first<TokenRow>();
+}
+
+/** False when the token was already gone. */
+export async function deleteToken(db: Db, id: string): Promise<boolean> {
+  return (await db.prepare("DELETE FROM oauth_tokens WHERE id = ?").bind(id).run()).meta.changes > 0;
 }
 
 export async function deleteClient(db: Db, id: string): Promise<void> {

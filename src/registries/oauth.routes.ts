@@ -7,7 +7,18 @@ import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { ClientRow, TokenRow } from "./oauth.d1";
-import { createClient, listClientTokens, listOrgClients, listOrgOAuthTokens, removeClient, showClient, showToken, updateClient } from "./oauth.service";
+import {
+  createClient,
+  listClientTokens,
+  listOrgClients,
+  listOrgOAuthTokens,
+  removeClient,
+  removeToken,
+  showClient,
+  showToken,
+  updateClient,
+  updateToken,
+} from "./oauth.service";
 
 const tags = ["OAuth"];
 export const oauth = router();
@@ -57,6 +68,9 @@ const updateBody = z.object({ data: z.object({ type: z.literal("oauth-clients"),
 const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 const clientParam = z.object({ oauth_client_id: z.string().regex(/^oc-[A-Za-z0-9]{1,64}$/) });
 const tokenParam = z.object({ oauth_token_id: z.string().regex(/^ot-[A-Za-z0-9]{1,64}$/) });
+const tokenUpdateBody = z
+  .object({ data: z.object({ type: z.literal("oauth-tokens").optional(), attributes: z.object({ "ssh-key": z.string().max(16_384).optional() }).optional() }) })
+  .openapi("OAuthTokenUpdate");
 
 function serializeClient(c: ClientRow, tokens: string[]): Resource {
   const a = JSON.parse(c.attrs) as Record<string, unknown>;
@@ -83,7 +97,7 @@ function serializeClient(c: ClientRow, tokens: string[]): Resource {
 const serializeToken = (t: TokenRow): Resource => ({
   id: t.id,
   type: "oauth-tokens",
-  attributes: { "created-at": t.created_at, "service-provider-user": t.service_provider_user, "has-ssh-key": false },
+  attributes: { "created-at": t.created_at, "service-provider-user": t.service_provider_user, "has-ssh-key": t.has_ssh_key === 1 },
   relationships: {
     "oauth-client": { data: { id: t.oauth_client_id, type: "oauth-clients" }, links: { related: `/api/v2/oauth-clients/${t.oauth_client_id}` } },
   },
@@ -221,4 +235,34 @@ oauth.openapi(
     responses: { ...ok("The token"), ...errorResponses },
   }),
   async (c) => jsonapi(c, { data: serializeToken(await showToken(callerOf(c), c.req.valid("param").oauth_token_id)) }),
+);
+
+oauth.openapi(
+  createRoute({
+    method: "patch",
+    path: "/oauth-tokens/{oauth_token_id}",
+    tags,
+    summary: "Set an OAuth token's private SSH key (only whether one is set is kept)",
+    request: { params: tokenParam, body: jsonBody(tokenUpdateBody) },
+    responses: { ...ok("The token"), ...errorResponses },
+  }),
+  async (c) => {
+    const sshKey = c.req.valid("json").data.attributes?.["ssh-key"];
+    return jsonapi(c, { data: serializeToken(await updateToken(callerOf(c), c.req.valid("param").oauth_token_id, sshKey)) });
+  },
+);
+
+oauth.openapi(
+  createRoute({
+    method: "delete",
+    path: "/oauth-tokens/{oauth_token_id}",
+    tags,
+    summary: "Delete an OAuth token",
+    request: { params: tokenParam },
+    responses: { ...noContentResponse, ...errorResponses },
+  }),
+  async (c) => {
+    await removeToken(callerOf(c), c.req.valid("param").oauth_token_id);
+    return noContent(c);
+  },
 );

@@ -16,6 +16,8 @@ import {
   tokensOf,
   type ClientRow,
   type TokenRow,
+  deleteToken,
+  setTokenSshKey,
 } from "./oauth.d1";
 import { loadOwned } from "./registry.common";
 
@@ -84,4 +86,25 @@ export async function listOrgOAuthTokens(caller: Caller, organization: string): 
 
 export async function showToken(caller: Caller, id: string): Promise<TokenRow> {
   return (await loadOwned(caller, findToken, id)).row;
+}
+
+/** A PEM private key (RSA, OpenSSH, EC, …): what the real service accepts for VCS clones. */
+const PRIVATE_KEY = /^-----BEGIN ([A-Z0-9]+ )?PRIVATE KEY-----\r?\n[\s\S]+\r?\n-----END ([A-Z0-9]+ )?PRIVATE KEY-----\s*$/;
+
+/** Sets the token's private SSH key (`sshKey` undefined: nothing changes); only whether one is set is kept. */
+export async function updateToken(caller: Caller, id: string, sshKey: string | undefined): Promise<TokenRow> {
+  const { row, access } = await loadOwned(caller, findToken, id);
+  authorize(caller, "vcs.manage", { access });
+  if (sshKey === undefined) return row;
+  // go-tfe matches the "Ssh key is invalid" text.
+  if (!PRIVATE_KEY.test(sshKey.trim())) throw ApiError.of("invalid_attribute", { detail: "Ssh key is invalid", pointer: "/data/attributes/ssh-key" });
+  const updated = await setTokenSshKey(caller.db, row.id, true);
+  if (!updated) throw ApiError.of("not_found"); // deleted concurrently
+  return updated;
+}
+
+export async function removeToken(caller: Caller, id: string): Promise<void> {
+  const { row, access } = await loadOwned(caller, findToken, id);
+  authorize(caller, "vcs.manage", { access });
+  if (!(await deleteToken(caller.db, row.id))) throw ApiError.of("not_found");
 }
