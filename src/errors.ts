@@ -29,6 +29,7 @@ export const ERRORS = {
   },
   payload_too_large: { status: 413, title: "payload too large" },
   conflict: { status: 409, title: "conflict" },
+  transition_not_allowed: { status: 422, title: "unprocessable entity", detail: "transition not allowed" },
   stale_authorization: { status: 409, title: "conflict", detail: "The workspace changed while the request was being authorised; retry the request" },
   already_locked: { status: 409, title: "conflict", detail: "Unable to lock workspace. The workspace is already locked." },
   not_locked: { status: 409, title: "conflict", detail: "Unable to unlock workspace. The workspace is not locked." },

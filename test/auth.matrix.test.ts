@@ -128,6 +128,18 @@ async function workspace(attrs: Record<string, unknown> = {}): Promise<{ id: str
 }
 
 const STATE = JSON.stringify({ version: 4, serial: 1, lineage: "l", resources: [], outputs: { o: { value: "v", type: "string" } } });
+/** A workspace with two state versions: the first is no longer current (its backing data may be managed). */
+async function olderStateVersion(soft = false): Promise<string> {
+  const ws = await workspace();
+  await api("POST", `/workspaces/${ws.id}/actions/lock`);
+  const body = (serial: number) => ({ data: { type: "state-versions", attributes: { serial, md5: SparkMD5.hash(STATE), state: btoa(STATE) } } });
+  const first = (await api("POST", `/workspaces/${ws.id}/state-versions`, { body: body(1) })).body.data.id as string;
+  await api("POST", `/workspaces/${ws.id}/state-versions`, { body: body(2) });
+  await api("POST", `/workspaces/${ws.id}/actions/unlock`);
+  if (soft) await api("POST", `/state-versions/${first}/actions/soft_delete_backing_data`);
+  return first;
+}
+
 async function stateVersion(): Promise<{ ws: string; sv: string; name: string }> {
   const ws = await workspace();
   await api("POST", `/workspaces/${ws.id}/actions/lock`);
@@ -986,6 +998,14 @@ const ROWS: Row[] = [
       };
     },
   },
+  ...(["soft_delete_backing_data", "restore_backing_data", "permanently_delete_backing_data"] as const).map(
+    (action): Row => ({
+      method: "POST",
+      route: `/api/v2/state-versions/:state_version_id/actions/${action}`,
+      ok: 204,
+      make: async () => ({ path: `/state-versions/${await olderStateVersion(action !== "soft_delete_backing_data")}/actions/${action}` }),
+    }),
+  ),
   {
     method: "GET",
     route: "/api/v2/workspaces/:workspace_id/resources",

@@ -444,3 +444,30 @@ describe("workspace resources (GET /workspaces/:id/resources)", () => {
     expect(far.body.meta.pagination).toMatchObject({ "current-page": 999, "total-count": 4 });
   });
 });
+
+describe("backing data of state versions (Terraform Enterprise's data retention actions)", () => {
+  it("soft delete hides the blob, restore brings it back, a permanent delete is final, the current version keeps its data", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    await api("POST", `/workspaces/${ws.id}/actions/lock`);
+    const old = (await api("POST", `/workspaces/${ws.id}/state-versions`, { body: svBody({ md5: md5(STATE), state: b64(STATE) }) })).body.data;
+    const current = (await api("POST", `/workspaces/${ws.id}/state-versions`, { body: svBody({ serial: 2, md5: md5(STATE), state: b64(STATE) }) })).body.data;
+    await api("POST", `/workspaces/${ws.id}/actions/unlock`);
+    const download = async () => (await raw(old.attributes["hosted-state-download-url"])).status;
+    const act = (id: string, action: string) => api("POST", `/state-versions/${id}/actions/${action}`);
+    expect(await download()).toBe(200);
+    expect((await act(old.id, "soft_delete_backing_data")).status).toBe(204);
+    expect(await download()).toBe(404);
+    expect((await act(old.id, "restore_backing_data")).status).toBe(204);
+    expect(await download()).toBe(200);
+    expect((await act(old.id, "permanently_delete_backing_data")).status).toBe(422); // only after a soft delete
+    expect((await act(old.id, "soft_delete_backing_data")).status).toBe(204);
+    expect((await act(old.id, "permanently_delete_backing_data")).status).toBe(204);
+    const refused = await act(old.id, "restore_backing_data");
+    expect(refused.status).toBe(422);
+    expect(refused.body.errors[0].detail).toContain("transition not allowed");
+    expect(await download()).toBe(404);
+    expect((await act(current.id, "soft_delete_backing_data")).status).toBe(422);
+    expect((await raw(current.attributes["hosted-state-download-url"])).status).toBe(200);
+  });
+});

@@ -267,6 +267,9 @@ export const ROUTE_REQUIREMENTS: Record<string, Action> = {
   "GET /api/v2/workspaces/:workspace_id/current-state-version": "state.read",
   "GET /api/v2/workspaces/:workspace_id/current-state-version-outputs": "state.read-outputs",
   "GET /api/v2/state-version-outputs/:output_id": "state.read-outputs",
+  "POST /api/v2/state-versions/:state_version_id/actions/soft_delete_backing_data": "workspace.update",
+  "POST /api/v2/state-versions/:state_version_id/actions/restore_backing_data": "workspace.update",
+  "POST /api/v2/state-versions/:state_version_id/actions/permanently_delete_backing_data": "workspace.update",
 
   "GET /api/v2/workspaces/:workspace_id/vars": "variables.read",
   "POST /api/v2/workspaces/:workspace_id/vars": "variables.write",

@@ -4,12 +4,19 @@ import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
-import { jsonapi, paginated, readPage } from "../jsonapi/document";
-import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
+import { jsonapi, noContent, paginated, readPage } from "../jsonapi/document";
+import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
 import { faultsOf } from "../workspaces/workspaces.http";
 import { serializeOutputs, serializeResources, serializeStateVersion } from "./state-versions.serialize";
-import { createStateVersion, currentStateVersion, listStateVersions, readStateVersion, resourcesState } from "./state-versions.service";
+import {
+  createStateVersion,
+  currentStateVersion,
+  listStateVersions,
+  manageStateVersionBackingData,
+  readStateVersion,
+  resourcesState,
+} from "./state-versions.service";
 
 const tags = ["State versions"];
 export const stateVersions = router();
@@ -199,3 +206,21 @@ stateVersions.openapi(
     return jsonapi(c, { data: out });
   },
 );
+
+// Terraform Enterprise's backing-data actions (go-tfe StateVersions.SoftDeleteBackingData and friends).
+for (const action of ["soft_delete_backing_data", "restore_backing_data", "permanently_delete_backing_data"] as const) {
+  stateVersions.openapi(
+    createRoute({
+      method: "post",
+      path: `/state-versions/{state_version_id}/actions/${action}`,
+      tags,
+      summary: `${action.replace(/_/g, " ")} (self-hosted edition; not the current state version)`,
+      request: { params: svParam },
+      responses: { ...noContentResponse, ...errorResponses },
+    }),
+    async (c) => {
+      await manageStateVersionBackingData(callerOf(c), c.req.valid("param").state_version_id, action);
+      return noContent(c);
+    },
+  );
+}

@@ -1,14 +1,15 @@
 /** State versions (tfe-api-notes §2.9): authorise on the workspace, then ask its Durable Object. */
 import { lockHolderOf } from "../auth/principal";
 import type { Caller } from "../caller";
+import { edition } from "../env";
 import { ApiError, unwrap } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
 import type { Faults } from "../workspaces/workspace.types";
-import { guardOf, idByName, readById } from "../workspaces/workspaces.service";
+import { guardOf, idByName, mutateAs, readById } from "../workspaces/workspaces.service";
 import { workspaceOfStateVersion } from "./state-versions.d1";
 import { canUpload } from "./state-versions.serialize";
-import type { StateVersionView } from "./state-versions.store";
+import type { BackingAction, StateVersionView } from "./state-versions.store";
 import { stateStub } from "./state-versions.stub";
 
 /** A state version with what the caller may see of it. */
@@ -113,4 +114,15 @@ export async function listStateVersions(
   const { caps, scope } = await readById(caller, workspaceId, "state.read");
   const res = unwrap(await stateStub(caller.env, workspaceId).listStateVersions({ offset: (page.number - 1) * page.size, limit: page.size, status }));
   return { workspaceId, items: res.value.items, total: res.value.total, uploads: canUpload(scope, caps) };
+}
+
+/**
+ * Terraform Enterprise's backing-data actions (data retention; the self-hosted edition only): soft delete
+ * a state version's blobs, restore them, or delete them for good. Workspace admins; one DO call.
+ */
+export async function manageStateVersionBackingData(caller: Caller, id: string, action: BackingAction): Promise<void> {
+  if (edition(caller.env) !== "self-hosted") throw ApiError.of("not_found");
+  const workspaceId = await workspaceOfStateVersion(caller.db, id);
+  if (!workspaceId) throw ApiError.of("not_found");
+  await mutateAs(caller, workspaceId, "workspace.update", (_r, guard) => stateStub(caller.env, workspaceId).manageBackingData({ id, action, guard }));
 }

@@ -43,6 +43,39 @@ export function migrateStateVersions(sql: SqlStorage): void {
     sv_id TEXT NOT NULL, kind TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (sv_id, kind, seq))`);
 }
 
+/** Schema 5: whether a version's backing data (its blobs) is present, soft deleted, or gone for good. */
+export function migrateBackingData(sql: SqlStorage): void {
+  const columns = sql.exec<{ name: string }>("PRAGMA table_info(state_versions)").toArray();
+  if (!columns.some((c) => c.name === "backing")) sql.exec("ALTER TABLE state_versions ADD COLUMN backing TEXT NOT NULL DEFAULT 'present'");
+}
+
+export type BackingAction = "soft_delete_backing_data" | "restore_backing_data" | "permanently_delete_backing_data";
+
+/**
+ * The backing-data transitions of Terraform Enterprise's data retention: present → soft deleted → present
+ * again, or soft deleted → deleted for good (its blobs erased). The current state version keeps its data.
+ */
+export function manageBackingData(sql: SqlStorage, id: string, action: BackingAction, currentId: string | null): Failure | null {
+  const row = sql.exec<{ backing: string }>("SELECT backing FROM state_versions WHERE id = ?", id).toArray()[0];
+  if (!row) return fail("not_found");
+  if (id === currentId) return fail("transition_not_allowed", "transition not allowed: the workspace's current state version keeps its backing data");
+  const next = {
+    soft_delete_backing_data: ["present", "soft_deleted"],
+    restore_backing_data: ["soft_deleted", "present"],
+    permanently_delete_backing_data: ["soft_deleted", "deleted"],
+  }[action];
+  if (row.backing === next[1]) return null; // already there: repeating the request changes nothing
+  if (row.backing !== next[0]) return fail("transition_not_allowed");
+  sql.exec("UPDATE state_versions SET backing = ? WHERE id = ?", next[1], id);
+  if (next[1] === "deleted") sql.exec("DELETE FROM state_chunks WHERE sv_id = ?", id);
+  return null;
+}
+
+/** Whether the version's blobs may be read (absent versions answer false). */
+export function backingPresent(sql: SqlStorage, id: string): boolean {
+  return sql.exec<{ backing: string }>("SELECT backing FROM state_versions WHERE id = ?", id).toArray()[0]?.backing === "present";
+}
+
 /** State versions after `afterSeq` (the last one the D1 index has), for the next outbox flush. */
 export function unindexedVersions(sql: SqlStorage, afterSeq: number): Array<{ id: string; created_at: string; seq: number }> {
   return sql

@@ -21,6 +21,10 @@ import {
   onUnlock,
   readParts,
   unindexedVersions,
+  backingPresent,
+  manageBackingData,
+  migrateBackingData,
+  type BackingAction,
   view,
   type BlobKind,
   type CreateVersionInput,
@@ -44,7 +48,7 @@ type Stored =
 export type WorkspaceResult = Result<WorkspaceRecord>;
 export type VariableResult = Result<{ workspace: WorkspaceRecord; variable: StoredVariable }>;
 
-const SCHEMA_VERSION = 4;
+const SCHEMA_VERSION = 5;
 const RETRY_BASE_MS = 1_000;
 const RETRY_MAX_MS = 60_000;
 /** When the alarm armed by every commit fires if the flush never finished (the process died). */
@@ -90,6 +94,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     if (current < 2) migrateStateVersions(sql);
     if (current < 3) this.splitTagSets();
     if (current < 4) migrateVariables(sql);
+    if (current < 5) migrateBackingData(sql);
     sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", String(SCHEMA_VERSION));
   }
 
@@ -385,9 +390,16 @@ export class WorkspaceObject extends DurableObject<Bindings> {
 
   /** A blob in pieces of a few MiB (an RPC result is limited to 32 MiB; states may be larger). */
   async readBlobPart(input: { id: string; kind: BlobKind; fromSeq: number }): Promise<Result<{ bytes: Uint8Array; next: number | null }>> {
-    if (this.load().kind !== "live") return fail("not_found");
+    if (this.load().kind !== "live" || !backingPresent(this.ctx.storage.sql, input.id)) return fail("not_found");
     const part = readParts(this.ctx.storage.sql, input.id, input.kind, input.fromSeq);
     return part ? ok(part) : fail("not_found");
+  }
+
+  /** Terraform Enterprise's backing-data actions on one state version (no index change: the record is untouched). */
+  async manageBackingData(input: { id: string; action: BackingAction; guard?: Guard }): Promise<Result<null>> {
+    const w = this.guarded(input.guard);
+    if (isFailure(w)) return w;
+    return manageBackingData(this.ctx.storage.sql, input.id, input.action, w.currentStateVersionId) ?? ok(null);
   }
 
   /**
