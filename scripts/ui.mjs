@@ -2,12 +2,14 @@
 // `npm run test:ui`: the web UI (issue 20) in a real browser. Starts the service (`npm start`) on a free port with a
 // fresh store (scripts/lib/service.mjs), drives Debian's chromium through playwright-core, and checks what the UI
 // does against what the API says: sign-in and sign-out, the list's filters, sort and paging, lock and unlock, a
-// read-only caller's page. Every page is checked with axe-core (no serious or critical violations), must log no
+// read-only caller's page, the projects page, the workspace's state, outputs, bindings and access lists, and the
+// settings form (saved, and refused with the API's reasons). Every page is checked with axe-core (no serious or critical violations), must log no
 // console error, and is screenshotted (desktop and 360 px wide) into test/ui/.screenshots/ (git-ignored).
 //
 // Each step prints one line (PASS/FAIL, seconds, name); "N passed, M failed" closes the run; the exit status is
 // non-zero when any step failed. CHROMIUM: the browser binary (default: `chromium` on PATH, else /usr/bin/chromium).
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -240,6 +242,107 @@ await step("a read-only caller sees no lock button", async () => {
   await reader.context().close();
 });
 
+await step("projects page: lists what the API lists, each linking to its filtered workspace list", async () => {
+  await api("POST", `/organizations/${ORG}/projects`, { data: { type: "projects", attributes: { name: "ui-empty-project" } } });
+  await admin.goto(`${service.base}/app/${ORG}/workspaces`);
+  await Promise.all([admin.waitForURL(`**/app/${ORG}/projects`), admin.click("nav.orgnav a:text-is('Projects')")]);
+  const want = (await api("GET", `/organizations/${ORG}/projects?sort=name&page[size]=100`)).data.map((p) => p.id);
+  const seen = await admin.$$eval("tr[data-project]", (rows) => rows.map((r) => r.getAttribute("data-project")));
+  check(JSON.stringify(seen) === JSON.stringify(want), `projects: UI ${seen} vs API ${want}`);
+  await audit(admin, "projects");
+  const defaultId = firstWs.relationships.project.data.id;
+  await Promise.all([admin.waitForURL(/filter/), admin.click(`tr[data-project="${defaultId}"] a`)]);
+  const listed = await apiNames(`filter[project][id]=${defaultId}`);
+  check(JSON.stringify(await rowNames(admin)) === JSON.stringify(listed.names), `project link: UI ${await rowNames(admin)} vs API ${listed.names}`);
+  check((await admin.inputValue("#f-project")) === defaultId, "the project filter is not selected on the linked list");
+});
+
+await step("workspace details: state versions with download, masked outputs, inherited bindings, consumers, team access", async () => {
+  const state = JSON.stringify({
+    version: 4,
+    terraform_version: "1.9.0",
+    serial: 3,
+    lineage: "ui",
+    outputs: { url: { value: "https://ui.example", type: "string" }, secret: { value: "browser-secret", type: "string", sensitive: true } },
+    resources: [{ mode: "managed", type: "null_resource", name: "a", provider: 'provider["registry.terraform.io/hashicorp/null"]', instances: [{}, {}] }],
+  });
+  await api("POST", `/workspaces/${firstWs.id}/actions/lock`);
+  const md5 = createHash("md5").update(state).digest("hex");
+  await api("POST", `/workspaces/${firstWs.id}/state-versions`, {
+    data: { type: "state-versions", attributes: { serial: 3, lineage: "ui", md5, state: Buffer.from(state).toString("base64") } },
+  });
+  await api("POST", `/workspaces/${firstWs.id}/actions/unlock`);
+  await api("PATCH", `/projects/${firstWs.relationships.project.data.id}/tag-bindings`, {
+    data: [{ type: "tag-bindings", attributes: { key: "cost-centre", value: "cc-7" } }],
+  });
+  const consumer = names[1];
+  const consumerId = (await api("GET", `/organizations/${ORG}/workspaces/${consumer}`)).data.id;
+  await api("POST", `/workspaces/${firstWs.id}/relationships/remote-state-consumers`, { data: [{ type: "workspaces", id: consumerId }] });
+  await admin.goto(`${service.base}/app/${ORG}/workspaces/${firstWs.attributes.name}`);
+  const href = await admin.getAttribute("#state-versions a.download", "href");
+  check(!!href, "no download link for the site admin");
+  const blob = await fetch(new URL(href, service.base), { signal: AbortSignal.timeout(30_000) });
+  check(blob.status === 200 && (await blob.text()) === state, `the download link answered ${blob.status}`);
+  const outputs = await admin.textContent("#outputs");
+  check(outputs.includes("https://ui.example") && outputs.includes("(sensitive)") && !outputs.includes("browser-secret"), `outputs shown: ${outputs}`);
+  check((await admin.textContent("#tag-bindings")).includes("inherited from project"), "no inherited binding shown");
+  check((await admin.textContent("#consumers")).includes(consumer), "the consumer is not listed");
+  check((await admin.textContent("#team-access")).includes("readers"), "the team access is not listed");
+  await audit(admin, "workspace-details");
+});
+
+await step("settings form: saving changes what the API shows; a refusal shows the API's reason next to the form", async () => {
+  // Waits for the POST's answer (a 303 to the page, or the page itself with 422) and the page it leads to.
+  const submitSettings = async () => {
+    await Promise.all([
+      admin.waitForResponse((r) => r.request().method() === "POST" && r.url().endsWith("/settings")),
+      admin.click("button:text-is('Save settings')"),
+    ]);
+    await admin.waitForLoadState("load");
+  };
+  await admin.goto(`${service.base}/app/${ORG}/workspaces/${firstWs.attributes.name}`);
+  await admin.fill("#s-description", "edited in the browser");
+  await admin.selectOption("#s-mode", "local");
+  await admin.fill("#s-version", "1.7.5");
+  await admin.fill("#s-dir", "stacks/web");
+  await admin.check("#s-auto");
+  await submitSettings();
+  const attrs = (await api("GET", `/workspaces/${firstWs.id}`)).data.attributes;
+  check(
+    attrs.description === "edited in the browser" &&
+      attrs["execution-mode"] === "local" &&
+      attrs["terraform-version"] === "1.7.5" &&
+      attrs["working-directory"] === "stacks/web" &&
+      attrs["auto-apply"] === true,
+    `after saving the API shows ${JSON.stringify(attrs)}`,
+  );
+  check((await admin.inputValue("#s-description")) === "edited in the browser", "the form does not show the saved description");
+  await admin.fill("#s-version", "not a version");
+  await submitSettings();
+  // The refused form answers 422, which the browser logs; that one console line is expected.
+  for (let i = 0; i < 50 && !admin.errors.some((e) => e.includes("status of 422")); i++) await admin.waitForTimeout(100);
+  const expected = admin.errors.filter((e) => e.includes("status of 422"));
+  check(expected.length === 1, `console after the refused form: ${admin.errors.join("\n")}`);
+  admin.errors = admin.errors.filter((e) => !expected.includes(e));
+  const errors = await admin.textContent("#settings-errors");
+  check(errors.includes("not saved"), `no refusal shown: ${errors}`);
+  check((await admin.inputValue("#s-version")) === "not a version", "the refused form lost what was typed");
+  check((await api("GET", `/workspaces/${firstWs.id}`)).data.attributes["terraform-version"] === "1.7.5", "the refused version was saved");
+  await audit(admin, "workspace-settings-refused");
+
+  const reader = await newPage();
+  await reader.goto(`${service.base}/app/session/new`);
+  await reader.fill("#token", readOnlyToken);
+  await Promise.all([reader.waitForURL(`${service.base}/app`), reader.click("button[type=submit]")]);
+  await reader.goto(`${service.base}/app/${ORG}/workspaces/${firstWs.attributes.name}`);
+  check((await reader.$("form.settings")) === null, "the read-only caller sees the settings form");
+  check((await reader.$("#state-versions a.download")) !== null, "a reader with state read sees no download link");
+  await audit(reader, "workspace-details-read-only");
+  await reader.goto(`${service.base}/app/${ORG}/projects`);
+  await audit(reader, "projects-read-only");
+  await reader.context().close();
+});
+
 await step("pages fit a 360 px wide screen", async () => {
   const phone = await newPage({ width: 360, height: 740 });
   await phone.goto(`${service.base}/app/session/new`);
@@ -249,6 +352,8 @@ await step("pages fit a 360 px wide screen", async () => {
   await audit(phone, "list");
   await phone.goto(`${service.base}/app/${ORG}/workspaces/${firstWs.attributes.name}`);
   await audit(phone, "workspace");
+  await phone.goto(`${service.base}/app/${ORG}/projects`);
+  await audit(phone, "projects");
   await phone.context().close();
 });
 

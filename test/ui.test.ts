@@ -1,11 +1,12 @@
 // The web UI (issue 20) through the Worker: sessions, CSRF, pages, and that pages and the API agree.
 import { exports } from "cloudflare:workers";
+import SparkMD5 from "spark-md5";
 import { describe, expect, it } from "vitest";
 import app from "../src/index";
 import { UI_ROUTE_REQUIREMENTS } from "../src/ui/ui.requirements";
 import { REQUIREMENTS } from "../src/auth/requirements";
 import { ADMIN, api, createOrg, createWorkspace, uniqueName } from "./helpers";
-import { grantWorkspace, makeTeam, makeUser } from "./principals";
+import { grantProject, grantWorkspace, makeTeam, makeUser } from "./principals";
 
 const ORIGIN = "http://localhost";
 
@@ -32,6 +33,7 @@ async function signIn(token: string): Promise<string> {
 }
 
 const flatTags = (...names: string[]) => ({ tags: { data: names.map((name) => ({ type: "tags", attributes: { name } })) } });
+const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
 const workspaceNamesIn = (html: string) => [...html.matchAll(/<tr data-workspace="([^"]+)"/g)].map((m) => m[1]);
 
 describe("UI sessions", () => {
@@ -237,6 +239,220 @@ describe("UI pages", () => {
       expect(workspaceNamesIn(page.text), q).toEqual(fromApi.body.data.map((w: { attributes: { name: string } }) => w.attributes.name));
       expect(page.text).toContain(`${fromApi.body.meta.pagination["total-count"]} workspace`);
     }
+  });
+});
+
+const STATE = JSON.stringify({
+  version: 4,
+  terraform_version: "1.9.0",
+  serial: 7,
+  lineage: "ui",
+  outputs: { url: { value: "https://ui.example", type: "string" }, secret: { value: "hunter2-output", type: "string", sensitive: true } },
+  resources: [{ mode: "managed", type: "null_resource", name: "a", provider: 'provider["registry.terraform.io/hashicorp/null"]', instances: [{}, {}, {}] }],
+});
+const unescapeHtml = (s: string) =>
+  s
+    .replace(/&amp;/g, "&")
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'");
+
+async function withState(org: string) {
+  const ws = await createWorkspace(org);
+  expect((await api("POST", `/workspaces/${ws.id}/actions/lock`)).status).toBe(200);
+  const sv = await api("POST", `/workspaces/${ws.id}/state-versions`, {
+    body: { data: { type: "state-versions", attributes: { serial: 7, lineage: "ui", md5: SparkMD5.hash(STATE), state: btoa(STATE) } } },
+  });
+  expect(sv.status).toBe(201);
+  expect((await api("POST", `/workspaces/${ws.id}/actions/unlock`)).status).toBe(200);
+  return { ws, sv: sv.body.data };
+}
+
+describe("UI workspace details", () => {
+  it("a state reader sees serial, resources, the API's download link and outputs with sensitive values masked", async () => {
+    const org = await createOrg();
+    const { ws, sv } = await withState(org);
+    const team = await makeTeam(org);
+    await grantWorkspace(team.id, ws.id, "read");
+    const reader = await makeUser({ teams: [team.id] });
+    const cookie = await signIn(reader.token);
+    const page = await ui("GET", `/app/${org}/workspaces/${ws.attributes.name}`, { cookie });
+    expect(page.status).toBe(200);
+    const row = new RegExp(`<tr data-state-version="${sv.id}">([\\s\\S]*?)</tr>`).exec(page.text)?.[1] ?? "";
+    expect(row).toMatch(/<td>7<\/td>/);
+    expect(row).toMatch(/<td>3<\/td>/);
+    const href = /<a class="download" href="([^"]+)"/.exec(row)?.[1];
+    expect(href).toBeTruthy();
+    // The same signed URL the API hands out, and it serves the state.
+    const download = await exports.default.fetch(new Request(unescapeHtml(href!)));
+    expect(download.status).toBe(200);
+    expect(await download.text()).toBe(STATE);
+    expect(page.text).toContain("https://ui.example");
+    expect(page.text).toContain("secret");
+    expect(page.text).toContain("(sensitive)");
+    expect(page.text).not.toContain("hunter2-output");
+  });
+
+  it("a caller without state read sees no state versions or download link; outputs only with read-outputs", async () => {
+    const org = await createOrg();
+    const { ws } = await withState(org);
+    const outputsOnly = await makeTeam(org);
+    await grantWorkspace(outputsOnly.id, ws.id, "custom", { "state-versions": "read-outputs" });
+    const noState = await makeTeam(org);
+    await grantWorkspace(noState.id, ws.id, "custom", { "state-versions": "none" });
+    for (const [team, outputs] of [
+      [outputsOnly, true],
+      [noState, false],
+    ] as const) {
+      const cookie = await signIn(team.token);
+      const page = await ui("GET", `/app/${org}/workspaces/${ws.attributes.name}`, { cookie });
+      expect(page.status).toBe(200);
+      expect(page.text).not.toContain("State versions");
+      expect(page.text).not.toContain('class="download"');
+      expect(page.text).not.toContain("/blobs/");
+      expect(page.text).not.toContain("hunter2-output");
+      expect(page.text.includes("https://ui.example")).toBe(outputs);
+      expect((await api("GET", `/workspaces/${ws.id}/current-state-version`, { token: team.token })).status).not.toBe(200);
+    }
+  });
+
+  it("shows inherited tag bindings with their project, remote-state consumers and team access", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org, {}, undefined, { "tag-bindings": { data: [{ type: "tag-bindings", attributes: { key: "env", value: "prod" } }] } });
+    const projectId = ws.relationships.project.data.id;
+    const project = await api("GET", `/projects/${projectId}`);
+    const bind = await api("PATCH", `/projects/${projectId}/tag-bindings`, {
+      body: {
+        data: [
+          { type: "tag-bindings", attributes: { key: "cost-centre", value: "cc-42" } },
+          { type: "tag-bindings", attributes: { key: "env", value: "project-env" } },
+        ],
+      },
+    });
+    expect(bind.status).toBe(200);
+    const consumer = await createWorkspace(org);
+    expect(
+      (await api("POST", `/workspaces/${ws.id}/relationships/remote-state-consumers`, { body: { data: [{ type: "workspaces", id: consumer.id }] } })).status,
+    ).toBe(204);
+    const team = await makeTeam(org);
+    await grantWorkspace(team.id, ws.id, "plan");
+    const teamName = (await api("GET", `/teams/${team.id}`)).body.data.attributes.name;
+    const cookie = await signIn(ADMIN);
+    const page = await ui("GET", `/app/${org}/workspaces/${ws.attributes.name}`, { cookie });
+    expect(page.status).toBe(200);
+    const bindings = /<table id="tag-bindings">([\s\S]*?)<\/table>/.exec(page.text)?.[1] ?? "";
+    expect(bindings).toMatch(/cost-centre<\/td><td>cc-42<\/td><td>inherited from project <strong>[^<]+<\/strong>/);
+    expect(bindings).toContain(`<strong>${project.body.data.attributes.name}</strong>`);
+    // A direct key wins over the project's.
+    expect(bindings).toContain("prod");
+    expect(bindings).not.toContain("project-env");
+    const consumers = /<ul id="consumers">([\s\S]*?)<\/ul>/.exec(page.text)?.[1] ?? "";
+    expect(consumers).toContain(consumer.attributes.name);
+    const teams = /<table id="team-access">([\s\S]*?)<\/table>/.exec(page.text)?.[1] ?? "";
+    expect(teams).toContain(teamName);
+    expect(teams).toContain("plan");
+  });
+});
+
+describe("UI projects page", () => {
+  it("lists the projects the API lists for the caller, each linking to its filtered workspace list", async () => {
+    const org = await createOrg();
+    const made: string[] = [];
+    for (const name of ["alpha", "beta", "gamma"]) {
+      const p = await api("POST", `/organizations/${org}/projects`, {
+        body: { data: { type: "projects", attributes: { name: `${name}-${uniqueName("p")}` } } },
+      });
+      expect(p.status).toBe(201);
+      made.push(p.body.data.id);
+    }
+    const ws = await createWorkspace(org, {}, undefined, { project: { data: { type: "projects", id: made[1] } } });
+    const team = await makeTeam(org);
+    await grantProject(team.id, made[0], "read");
+    const user = await makeUser({ teams: [team.id] });
+    const ids = (html: string) => [...html.matchAll(/<tr data-project="([^"]+)"/g)].map((m) => m[1]);
+    for (const token of [ADMIN, user.token]) {
+      const fromApi = await api("GET", `/organizations/${org}/projects?sort=name&page[size]=100`, { token });
+      const cookie = await signIn(token);
+      const page = await ui("GET", `/app/${org}/projects`, { cookie });
+      expect(page.status).toBe(200);
+      expect(ids(page.text)).toEqual(fromApi.body.data.map((p: { id: string }) => p.id));
+      for (const id of ids(page.text)) expect(page.text).toContain(`href="/app/${org}/workspaces?filter%5Bproject%5D%5Bid%5D=${id}"`);
+    }
+    expect(ids((await ui("GET", `/app/${org}/projects`, { cookie: await signIn(user.token) })).text)).toEqual([made[0]]);
+    // The link's list is the project's workspaces.
+    const cookie = await signIn(ADMIN);
+    const list = await ui("GET", `/app/${org}/workspaces?filter%5Bproject%5D%5Bid%5D=${made[1]}`, { cookie });
+    expect(workspaceNamesIn(list.text)).toEqual([ws.attributes.name]);
+    expect(list.text).toContain(`href="/app/${org}/projects"`);
+    expect((await ui("GET", "/app/no-such-org/projects", { cookie })).status).toBe(404);
+  });
+});
+
+describe("UI settings form", () => {
+  const settings = (over: Record<string, string> = {}) => ({
+    description: "set from the UI",
+    "execution-mode": "local",
+    "terraform-version": "1.6.2",
+    "working-directory": "infra/app",
+    "auto-apply": "on",
+    ...over,
+  });
+
+  it("changes what the API shows; refusals come from the API's rules, shown next to the form", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const cookie = await signIn(ADMIN);
+    const base = `/app/${org}/workspaces/${ws.attributes.name}`;
+    const page = await ui("GET", base, { cookie });
+    expect(page.text).toContain(`action="${base}/settings"`);
+    const saved = await ui("POST", `${base}/settings`, { cookie, form: settings() });
+    expect(saved.status).toBe(303);
+    expect(saved.headers.get("Location")).toBe(base);
+    const a = (await api("GET", `/workspaces/${ws.id}`)).body.data.attributes;
+    expect(a).toMatchObject({
+      description: "set from the UI",
+      "execution-mode": "local",
+      "terraform-version": "1.6.2",
+      "working-directory": "infra/app",
+      "auto-apply": true,
+    });
+    // An unticked checkbox is sent as nothing: auto-apply off.
+    const { "auto-apply": _, ...off } = settings();
+    expect((await ui("POST", `${base}/settings`, { cookie, form: off })).status).toBe(303);
+    expect((await api("GET", `/workspaces/${ws.id}`)).body.data.attributes["auto-apply"]).toBe(false);
+
+    for (const bad of <Array<Record<string, string>>>[{ "terraform-version": "not a version" }, { "execution-mode": "agent" }, { "execution-mode": "bogus" }]) {
+      const apiRefusal = await api("PATCH", `/workspaces/${ws.id}`, { body: { data: { type: "workspaces", attributes: bad } } });
+      expect(apiRefusal.status).toBe(422);
+      const refused = await ui("POST", `${base}/settings`, { cookie, form: settings(bad) });
+      expect(refused.status, JSON.stringify(bad)).toBe(422);
+      expect(refused.text).toContain('id="settings-errors"');
+      expect(refused.text).toContain(escapeHtml(apiRefusal.body.errors[0].detail));
+      // The page, not an error page: the form keeps what was sent.
+      expect(refused.text).toContain(`<h1>${ws.attributes.name}</h1>`);
+      expect(refused.text).toContain('value="set from the UI"');
+    }
+    expect((await api("GET", `/workspaces/${ws.id}`)).body.data.attributes["execution-mode"]).toBe("local");
+  });
+
+  it("a read-only caller sees no settings form, and a forged or cross-origin settings POST is refused", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org, { description: "before" });
+    const team = await makeTeam(org);
+    await grantWorkspace(team.id, ws.id, "write");
+    const writer = await makeUser({ teams: [team.id] });
+    const base = `/app/${org}/workspaces/${ws.attributes.name}`;
+    const cookie = await signIn(writer.token);
+    const page = await ui("GET", base, { cookie });
+    expect(page.status).toBe(200);
+    expect(page.text).not.toContain(`${base}/settings`);
+    const forged = await ui("POST", `${base}/settings`, { cookie, form: settings() });
+    expect(forged.status).toBe(404);
+    expect(forged.text).not.toContain("settings-errors");
+    // Invalid input from a caller who may not update is refused the same way (no form, no detail).
+    expect((await ui("POST", `${base}/settings`, { cookie, form: settings({ "execution-mode": "bogus" }) })).status).toBe(404);
+    const admin = await signIn(ADMIN);
+    expect((await ui("POST", `${base}/settings`, { cookie: admin, origin: "https://evil.example", form: settings() })).status).toBe(403);
+    expect((await api("GET", `/workspaces/${ws.id}`)).body.data.attributes.description).toBe("before");
   });
 });
 

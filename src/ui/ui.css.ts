@@ -33,6 +33,15 @@ button.danger { border-color: var(--bad); color: var(--bad); }
 .actions form { display: flex; gap: .5rem; align-items: end; margin: 0; }
 .muted { color: var(--muted); }
 .error { border: 1px solid var(--bad); color: var(--bad); background: #ffebe9; padding: .6rem .8rem; border-radius: .4rem; }
+nav.orgnav { display: flex; gap: 1rem; margin: 0 0 .6rem; }
+nav.orgnav a[aria-current=page] { font-weight: 600; color: var(--fg); text-decoration: none; }
+tr.inherited td { color: var(--muted); }
+form.settings { display: grid; grid-template-columns: repeat(auto-fill, minmax(14rem, 1fr)); gap: .6rem 1rem; align-items: end; padding: .8rem; border: 1px solid var(--line); border-radius: .4rem; }
+form.settings .wide { grid-column: 1 / -1; }
+form.settings .check { display: flex; gap: .4rem; align-items: center; }
+form.settings .check label { display: inline; font-size: 1rem; color: var(--fg); }
+.error ul { margin: .3rem 0 0; padding-left: 1.2rem; }
+.error p { margin: 0; }
 .pager { display: flex; gap: 1rem; align-items: center; margin: 1rem 0; flex-wrap: wrap; }
 .signin { max-width: 28rem; margin: 3rem auto; }
 .signin form > * { margin-bottom: .8rem; }

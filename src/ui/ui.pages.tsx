@@ -2,12 +2,25 @@
 /** The UI's pages: plain data in, HTML out (the routes call the services). */
 import type { Principal } from "../auth/principal";
 import type { PermissionFlags } from "../auth/permissions";
-import type { StateVersionView } from "../state-versions/state-versions.store";
 import type { VariableView } from "../variables/variables.types";
 import type { BindingEntry, LockState } from "../workspaces/workspace.types";
 import { Layout } from "./ui.layout";
 
 const wsPath = (org: string, name: string) => `/app/${encodeURIComponent(org)}/workspaces/${encodeURIComponent(name)}`;
+const orgPath = (org: string, page: "workspaces" | "projects") => `/app/${encodeURIComponent(org)}/${page}`;
+
+/** The organisation's pages, the current one marked. */
+function OrgNav(props: { organization: string; current: "workspaces" | "projects" }) {
+  return (
+    <nav class="orgnav" aria-label="Organisation">
+      {(["workspaces", "projects"] as const).map((p) => (
+        <a href={orgPath(props.organization, p)} aria-current={props.current === p ? "page" : undefined}>
+          {p === "workspaces" ? "Workspaces" : "Projects"}
+        </a>
+      ))}
+    </nav>
+  );
+}
 
 export function SignInPage(props: { error?: string }) {
   return (
@@ -42,7 +55,11 @@ export function OrganizationsPage(props: { principal: Principal; organizations: 
         <ul>
           {props.organizations.map((o) => (
             <li>
-              <a href={`/app/${encodeURIComponent(o.name)}/workspaces`}>{o.name}</a> {o.owner ? <span class="badge">owner</span> : null}
+              <a href={orgPath(o.name, "workspaces")}>{o.name}</a> <span class="muted">(</span>
+              <a href={orgPath(o.name, "projects")} aria-label={`Projects of ${o.name}`}>
+                projects
+              </a>
+              <span class="muted">)</span> {o.owner ? <span class="badge">owner</span> : null}
             </li>
           ))}
         </ul>
@@ -97,6 +114,7 @@ export function WorkspaceListPage(props: {
       <nav class="crumbs" aria-label="Breadcrumb">
         <a href="/app">Organisations</a> / {props.organization}
       </nav>
+      <OrgNav organization={props.organization} current="workspaces" />
       <h1>Workspaces</h1>
       <form class="filters" method="get" aria-label="Filter workspaces">
         <div>
@@ -230,9 +248,145 @@ export interface WorkspaceView {
   lockedByYou: boolean;
   tags: string[];
   bindings: BindingEntry[];
+  /** The project's bindings the workspace inherits (those whose key it does not bind itself). */
+  inherited: Array<{ key: string; value: string; project: string }>;
   flags: PermissionFlags;
   variables: VariableView[] | null;
-  stateVersions: StateVersionView[] | null;
+  /** Null: the caller may not read state versions. */
+  stateVersions: StateRow[] | null;
+  /** Null: no current state, or the caller may not read outputs. Sensitive values are null. */
+  outputs: Array<{ name: string; sensitive: boolean; type: string; value: string | null }> | null;
+  consumers: string[];
+  teamAccess: Array<{ team: string; access: string }>;
+  /** The settings form as last sent, with the API's reasons for refusing it. */
+  settings?: SettingsForm;
+}
+
+export interface StateRow {
+  id: string;
+  serial: number;
+  status: string;
+  createdAt: string;
+  resourceCount: number;
+  /** The API's signed download URL (null until finalised). */
+  download: string | null;
+}
+
+export interface SettingsForm {
+  values: Record<string, string>;
+  errors: string[];
+}
+
+export interface ProjectRowView {
+  id: string;
+  name: string;
+  description: string | null;
+  workspaceCount: number;
+  isDefault: boolean;
+}
+
+export function ProjectsPage(props: { principal: Principal; organization: string; projects: ProjectRowView[]; total: number }) {
+  const org = props.organization;
+  return (
+    <Layout title={`Projects of ${org}`} principal={props.principal}>
+      <nav class="crumbs" aria-label="Breadcrumb">
+        <a href="/app">Organisations</a> / {org}
+      </nav>
+      <OrgNav organization={org} current="projects" />
+      <h1>Projects</h1>
+      <p class="muted" id="total">
+        {props.total} {props.total === 1 ? "project" : "projects"}
+      </p>
+      <div class="scroll">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Workspaces</th>
+              <th scope="col" class="opt">
+                Description
+              </th>
+              <th scope="col" class="opt">
+                ID
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.projects.map((p) => (
+              <tr data-project={p.id}>
+                <td>
+                  <a href={`${orgPath(org, "workspaces")}?${new URLSearchParams({ "filter[project][id]": p.id }).toString()}`}>{p.name}</a>{" "}
+                  {p.isDefault ? <span class="badge">default</span> : null}
+                </td>
+                <td>{p.workspaceCount}</td>
+                <td class="opt">{p.description || "—"}</td>
+                <td class="opt">
+                  <code>{p.id}</code>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </Layout>
+  );
+}
+
+const EXECUTION_MODES = ["remote", "local", "agent"];
+
+function SettingsSection(props: { ws: WorkspaceView; base: string }) {
+  const a = props.ws.attributes;
+  const sent = props.ws.settings;
+  const v = (k: string, current: unknown) => (sent ? (sent.values[k] ?? "") : current === null || current === undefined ? "" : String(current));
+  const autoApply = sent ? sent.values["auto-apply"] === "true" : a["auto-apply"] === true;
+  return (
+    <section aria-labelledby="settings-h">
+      <h2 id="settings-h">Settings</h2>
+      {sent?.errors.length ? (
+        <div class="error" role="alert" id="settings-errors">
+          <p>The settings were not saved:</p>
+          <ul>
+            {sent.errors.map((e) => (
+              <li>{e}</li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      <form class="settings" method="post" action={`${props.base}/settings`}>
+        <div class="wide">
+          <label for="s-description">Description</label>
+          <input id="s-description" name="description" value={v("description", a.description)} />
+        </div>
+        <div>
+          <label for="s-mode">Execution mode</label>
+          <select id="s-mode" name="execution-mode">
+            {EXECUTION_MODES.map((m) => (
+              <option value={m} selected={v("execution-mode", a["execution-mode"]) === m}>
+                {m}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div>
+          <label for="s-version">Terraform version</label>
+          <input id="s-version" name="terraform-version" value={v("terraform-version", a["terraform-version"] ?? a["engine-version"])} />
+        </div>
+        <div>
+          <label for="s-dir">Working directory</label>
+          <input id="s-dir" name="working-directory" value={v("working-directory", a["working-directory"])} />
+        </div>
+        <div class="check">
+          <input id="s-auto" name="auto-apply" type="checkbox" checked={autoApply} />
+          <label for="s-auto">Auto-apply</label>
+        </div>
+        <div>
+          <button class="primary" type="submit">
+            Save settings
+          </button>
+        </div>
+      </form>
+    </section>
+  );
 }
 
 const SHOWN_ATTRIBUTES = [
@@ -324,13 +478,14 @@ export function WorkspacePage(props: { principal: Principal; ws: WorkspaceView }
         <p class="muted">No flat tags.</p>
       )}
       <h2>Tag bindings</h2>
-      {ws.bindings.length ? (
+      {ws.bindings.length || ws.inherited.length ? (
         <div class="scroll">
-          <table>
+          <table id="tag-bindings">
             <thead>
               <tr>
                 <th scope="col">Key</th>
                 <th scope="col">Value</th>
+                <th scope="col">Source</th>
               </tr>
             </thead>
             <tbody>
@@ -338,6 +493,16 @@ export function WorkspacePage(props: { principal: Principal; ws: WorkspaceView }
                 <tr>
                   <td>{b.key}</td>
                   <td>{b.value || "—"}</td>
+                  <td>this workspace</td>
+                </tr>
+              ))}
+              {ws.inherited.map((b) => (
+                <tr class="inherited">
+                  <td>{b.key}</td>
+                  <td>{b.value || "—"}</td>
+                  <td>
+                    inherited from project <strong>{b.project}</strong>
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -384,12 +549,14 @@ export function WorkspacePage(props: { principal: Principal; ws: WorkspaceView }
           <h2>State versions</h2>
           {ws.stateVersions.length ? (
             <div class="scroll">
-              <table>
+              <table id="state-versions">
                 <thead>
                   <tr>
                     <th scope="col">Serial</th>
-                    <th scope="col">Status</th>
                     <th scope="col">Created</th>
+                    <th scope="col">Resources</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">State</th>
                     <th scope="col" class="opt">
                       ID
                     </th>
@@ -397,10 +564,22 @@ export function WorkspacePage(props: { principal: Principal; ws: WorkspaceView }
                 </thead>
                 <tbody>
                   {ws.stateVersions.map((s) => (
-                    <tr>
+                    <tr data-state-version={s.id}>
                       <td>{s.serial}</td>
+                      <td>
+                        <time datetime={s.createdAt}>{s.createdAt.slice(0, 16).replace("T", " ")}</time>
+                      </td>
+                      <td>{s.resourceCount}</td>
                       <td>{s.status}</td>
-                      <td>{s.created_at.slice(0, 16).replace("T", " ")}</td>
+                      <td>
+                        {s.download ? (
+                          <a class="download" href={s.download} aria-label={`Download state serial ${s.serial}`}>
+                            Download
+                          </a>
+                        ) : (
+                          "—"
+                        )}
+                      </td>
                       <td class="opt">
                         <code>{s.id}</code>
                       </td>
@@ -414,6 +593,78 @@ export function WorkspacePage(props: { principal: Principal; ws: WorkspaceView }
           )}
         </>
       ) : null}
+
+      {ws.outputs ? (
+        <>
+          <h2>Outputs</h2>
+          {ws.outputs.length ? (
+            <div class="scroll">
+              <table id="outputs">
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Type</th>
+                    <th scope="col">Value</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {ws.outputs.map((o) => (
+                    <tr>
+                      <td>
+                        <code>{o.name}</code>
+                      </td>
+                      <td>{o.type}</td>
+                      <td>{o.sensitive ? <span class="muted">(sensitive)</span> : <code>{o.value ?? ""}</code>}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          ) : (
+            <p class="muted">The current state has no outputs.</p>
+          )}
+        </>
+      ) : null}
+
+      <h2>Remote state consumers</h2>
+      {ws.attributes["global-remote-state"] === true ? <p class="muted">Every workspace of the organisation may read this workspace's state.</p> : null}
+      {ws.consumers.length ? (
+        <ul id="consumers">
+          {ws.consumers.map((n) => (
+            <li>
+              <a href={wsPath(ws.organization, n)}>{n}</a>
+            </li>
+          ))}
+        </ul>
+      ) : (
+        <p class="muted">No consumers you can see.</p>
+      )}
+
+      <h2>Team access</h2>
+      {ws.teamAccess.length ? (
+        <div class="scroll">
+          <table id="team-access">
+            <thead>
+              <tr>
+                <th scope="col">Team</th>
+                <th scope="col">Access</th>
+              </tr>
+            </thead>
+            <tbody>
+              {ws.teamAccess.map((t) => (
+                <tr>
+                  <td>{t.team}</td>
+                  <td>{t.access}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : (
+        <p class="muted">No team has access to this workspace.</p>
+      )}
+
+      {ws.flags["can-update"] ? <SettingsSection ws={ws} base={base} /> : null}
 
       {ws.flags["can-destroy"] ? (
         <details class="danger">

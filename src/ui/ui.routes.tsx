@@ -17,7 +17,15 @@ import { ApiError } from "../errors";
 import { readPage } from "../jsonapi/document";
 import { listCallerOrganizations } from "../organizations/organizations.service";
 import { listProjectsFor } from "../projects/projects.service";
-import { listStateVersions } from "../state-versions/state-versions.service";
+import { currentStateVersion, listStateVersions } from "../state-versions/state-versions.service";
+import { serializeOutputs, serializeStateVersion } from "../state-versions/state-versions.serialize";
+import { workspaceEffectiveTagBindings } from "../tags/tags.service";
+import { workspaceTeamAccesses } from "../team-access/team-access.service";
+import { listTeams } from "../teams/teams.service";
+import { validationError } from "../jsonapi/validation";
+import { listConsumers } from "../workspaces/consumers.service";
+import { workspaceAttributesInput } from "../workspaces/workspaces.schemas";
+import { updateWorkspace } from "../workspaces/workspaces.write.service";
 import { listWorkspaceVariables } from "../variables/variables.service";
 import { forceUnlockWorkspace, lockWorkspace, safeDeleteWorkspace, unlockWorkspace } from "../workspaces/workspace-actions.service";
 import { parseListQuery } from "../workspaces/workspaces.list";
@@ -25,7 +33,7 @@ import { listWorkspacePage } from "../workspaces/workspaces.list.service";
 import { readByName, resolveId } from "../workspaces/workspaces.service";
 import { UI_CSS } from "./ui.css";
 import { ErrorPage } from "./ui.layout";
-import { OrganizationsPage, SignInPage, WorkspaceListPage, WorkspacePage, type ListRow } from "./ui.pages";
+import { OrganizationsPage, ProjectsPage, SignInPage, WorkspaceListPage, WorkspacePage, type ListRow, type SettingsForm, type StateRow } from "./ui.pages";
 import { UI_ROUTE_REQUIREMENTS } from "./ui.requirements";
 import { principalOfSession, SESSION_COOKIE, SESSION_TTL_SECONDS, signIn, signOut, uiCaller } from "./ui.session";
 
@@ -156,18 +164,72 @@ ui.get("/:organization/workspaces", async (c) => {
   );
 });
 
-ui.get("/:organization/workspaces/:name", async (c) => {
+ui.get("/:organization/projects", async (c) => {
   const organization = c.req.param("organization");
   const caller = callerOf(c);
-  const { record, scope } = await readByName(caller, organization, c.req.param("name"));
+  // The API's own list (GET /organizations/:name/projects), sorted by name.
+  const { rows, total } = await listProjectsFor(caller, organization, { tagged: [], sort: "name" }, { number: 1, size: 100 });
+  const projects = rows.map((p) => ({ id: p.id, name: p.name, description: p.description, workspaceCount: p.workspace_count, isDefault: p.is_default === 1 }));
+  return c.html(<ProjectsPage principal={caller.principal} organization={organization} projects={projects} total={total} />);
+});
+
+/** Null when the read is not found (no current state, say); other errors propagate. */
+async function orNull<T>(p: Promise<T>): Promise<T | null> {
+  try {
+    return await p;
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404) return null;
+    throw e;
+  }
+}
+
+/** The workspace page; `settings` re-renders the settings form with what was sent and why it was refused. */
+async function workspacePage(c: Ctx, settings?: SettingsForm): Promise<Response> {
+  const organization = c.req.param("organization") ?? "";
+  const caller = callerOf(c);
+  const { record, scope } = await readByName(caller, organization, c.req.param("name") ?? "");
   const resource = scope.serialize(record);
   const attributes = resource.attributes as Record<string, unknown>;
   const flags = attributes.permissions as Record<string, boolean>;
-  const [projects, variables, states] = await Promise.all([
+  const origin = new URL(c.req.url).origin;
+  const [projects, variables, states, current, effective, consumers, accesses, teams] = await Promise.all([
     projectNames(caller, organization).catch(() => []),
     flags["can-read-variable"] ? listWorkspaceVariables(caller, record.id) : null,
     flags["can-read-state-versions"] ? listStateVersions(caller, { organization, name: record.name }, undefined, { number: 1, size: 10 }) : null,
+    // Outputs need only read-outputs; as GET .../current-state-version-outputs, sensitive values are never shown.
+    flags["can-read-state-outputs"] && record.currentStateVersionId ? orNull(currentStateVersion(caller, record.id, 1)) : null,
+    workspaceEffectiveTagBindings(caller, record.id),
+    listConsumers(caller, caller.db, record.id, { number: 1, size: 100 }),
+    workspaceTeamAccesses(caller, record.id),
+    listTeams(caller, organization, {}, { number: 1, size: 100 }).catch(() => ({ teams: [] })),
   ]);
+  // Download links exactly as the API serialises them (signed URLs), for state readers only.
+  const stateRows: StateRow[] | null = states
+    ? await Promise.all(
+        states.items.map(async (sv) => {
+          const doc = await serializeStateVersion(c.env, origin, record.id, sv, { canUpload: false });
+          const a = doc.attributes as Record<string, unknown>;
+          return {
+            id: sv.id,
+            serial: sv.serial,
+            status: sv.status,
+            createdAt: sv.created_at,
+            resourceCount: sv.parsed?.resourceCount ?? 0,
+            download: (a["hosted-state-download-url"] as string | null) ?? null,
+          };
+        }),
+      )
+    : null;
+  const outputs = current
+    ? serializeOutputs(current.sv, "state-version-outputs", false).map((o) => {
+        const a = o.attributes as { name: string; sensitive: boolean; value: unknown; "output-type": string };
+        return { name: a.name, sensitive: a.sensitive, type: a["output-type"], value: a.sensitive ? null : JSON.stringify(a.value) };
+      })
+    : null;
+  const projectName = (id: string) => projects.find((p) => p.id === id)?.name ?? id;
+  const direct = new Set(effective.record.tagBindings.map((b) => b.key));
+  const inherited = effective.inherited.filter((b) => !direct.has(b.key)).map((b) => ({ key: b.key, value: b.value, project: projectName(b.project_id) }));
+  const teamNames = new Map(teams.teams.map((t) => [t.row.id, t.row.name] as const));
   const me = caller.principal;
   const holder = record.lock.holder;
   const myId = me.kind === "user" ? me.userId : me.kind === "team" ? me.teamId : me.serviceUserId;
@@ -178,19 +240,27 @@ ui.get("/:organization/workspaces/:name", async (c) => {
         id: record.id,
         name: record.name,
         organization: record.organization,
-        project: projects.find((p) => p.id === record.projectId)?.name ?? record.projectId,
+        project: projectName(record.projectId),
         attributes,
         lock: record.lock,
         lockedByYou: !!holder && holder.id === myId,
         tags: attributes["tag-names"] as string[],
         bindings: record.tagBindings,
+        inherited,
         flags,
         variables,
-        stateVersions: states?.items ?? null,
+        stateVersions: stateRows,
+        outputs,
+        consumers: consumers.records.map((w) => w.name),
+        teamAccess: accesses.map((a) => ({ team: teamNames.get(a.team_id) ?? a.team_id, access: a.access })),
+        settings,
       }}
     />,
+    settings?.errors.length ? 422 : 200,
   );
-});
+}
+
+ui.get("/:organization/workspaces/:name", (c) => workspacePage(c));
 
 const backTo = (c: Ctx) => `/app/${encodeURIComponent(c.req.param("organization") ?? "")}/workspaces/${encodeURIComponent(c.req.param("name") ?? "")}`;
 const idOf = (c: Ctx, caller: Caller) => resolveId(caller, { organization: c.req.param("organization") ?? "", name: c.req.param("name") ?? "" });
@@ -222,6 +292,40 @@ ui.post("/:organization/workspaces/:name/safe-delete", async (c) => {
   if (form.confirm !== name) throw ApiError.of("bad_request", { detail: "Type the workspace's name to confirm its deletion." });
   await safeDeleteWorkspace(callerOf(c), { organization, name }, undefined);
   return c.redirect(`/app/${encodeURIComponent(organization)}/workspaces`, 303);
+});
+
+/** The settings form's fields as the API's attributes (the API's own schema validates them). */
+function settingsAttributes(form: Record<string, string | File | (string | File)[]>): Record<string, unknown> {
+  const text = (k: string) => (typeof form[k] === "string" ? (form[k] as string) : "");
+  const attributes: Record<string, unknown> = {
+    description: text("description"),
+    "auto-apply": text("auto-apply") === "on",
+    "execution-mode": text("execution-mode"),
+    "working-directory": text("working-directory"),
+  };
+  const version = text("terraform-version").trim();
+  if (version) attributes["terraform-version"] = version;
+  return attributes;
+}
+
+ui.post("/:organization/workspaces/:name/settings", async (c) => {
+  const form = await c.req.parseBody();
+  const caller = callerOf(c);
+  const ref = { organization: c.req.param("organization"), name: c.req.param("name") };
+  // Authorise first: a caller who may not update gets the API's 404, never a form.
+  await readByName(caller, ref.organization, ref.name, "workspace.update");
+  const sent = settingsAttributes(form);
+  const values = Object.fromEntries(Object.entries(sent).map(([k, v]) => [k, String(v)]));
+  const refused = (e: ApiError) => workspacePage(c, { values, errors: e.errors.map((x) => x.detail ?? x.title) });
+  const parsed = workspaceAttributesInput.safeParse(sent);
+  if (!parsed.success) return refused(validationError(parsed.error, "json"));
+  try {
+    await updateWorkspace(caller, ref, { type: "workspaces", attributes: parsed.data }, undefined);
+  } catch (e) {
+    if (e instanceof ApiError && (e.status === 422 || e.status === 400)) return refused(e);
+    throw e;
+  }
+  return c.redirect(backTo(c), 303);
 });
 
 ui.all("*", (c) => c.html(<ErrorPage principal={c.get("principal")} status={404} title="Not found" />, 404));
