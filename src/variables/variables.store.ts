@@ -8,19 +8,9 @@ import { LIMITS } from "../limits";
 import { isFailure } from "../workspaces/workspace.rules";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
 import { applyPatch, checkKey } from "./variables.rules";
-import type { Category, StoredVariable, VariablePatch } from "./variables.types";
+import { variableFromRow, type StoredVariable, type VariablePatch, type VariableRow } from "./variables.types";
 
-type Row = {
-  id: string;
-  key: string;
-  category: string;
-  value: string;
-  description: string | null;
-  hcl: number;
-  sensitive: number;
-  version_id: string;
-  created_at: string;
-};
+type Row = VariableRow;
 
 export function migrateVariables(sql: SqlStorage): void {
   sql.exec(`CREATE TABLE IF NOT EXISTS variables (
@@ -29,19 +19,7 @@ export function migrateVariables(sql: SqlStorage): void {
   sql.exec("CREATE UNIQUE INDEX IF NOT EXISTS variables_key ON variables(category, key)");
 }
 
-function toVariable(r: Row): StoredVariable {
-  return {
-    id: r.id,
-    key: r.key,
-    category: r.category as Category,
-    sealedValue: r.value,
-    description: r.description,
-    hcl: r.hcl === 1,
-    sensitive: r.sensitive === 1,
-    versionId: r.version_id,
-    createdAt: r.created_at,
-  };
-}
+const toVariable = variableFromRow;
 
 export function listVariables(sql: SqlStorage): StoredVariable[] {
   return sql.exec<Row>("SELECT * FROM variables ORDER BY seq").toArray().map(toVariable);

@@ -40,3 +40,30 @@ export interface VariableView {
   createdAt: string;
   owner: { kind: "workspace"; id: string; organization: string; name: string } | { kind: "varset"; id: string };
 }
+
+/** A stored variable as both stores keep it (the DO's `variables` table and D1's `varset_vars`). */
+export type VariableRow = {
+  id: string;
+  key: string;
+  category: string;
+  value: string;
+  description: string | null;
+  hcl: number;
+  sensitive: number;
+  version_id: string;
+  created_at: string;
+};
+
+export function variableFromRow(r: VariableRow): StoredVariable {
+  return {
+    id: r.id,
+    key: r.key,
+    category: r.category as Category,
+    sealedValue: r.value,
+    description: r.description,
+    hcl: r.hcl === 1,
+    sensitive: r.sensitive === 1,
+    versionId: r.version_id,
+    createdAt: r.created_at,
+  };
+}

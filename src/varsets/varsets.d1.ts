@@ -6,7 +6,7 @@
 import type { Db } from "../caller";
 import { LIMITS } from "../limits";
 import type { ScopedSetVariables } from "../variables/variables.rules";
-import type { Category, StoredVariable } from "../variables/variables.types";
+import { variableFromRow, type StoredVariable, type VariableRow } from "../variables/variables.types";
 
 interface VarsetRow {
   id: string;
@@ -36,32 +36,11 @@ export interface Varset {
   varIds: string[];
 }
 
-interface VarRow {
-  id: string;
+type VarRow = VariableRow & {
   varset_id: string;
-  key: string;
-  category: string;
-  value: string;
-  description: string | null;
-  hcl: number;
-  sensitive: number;
-  version_id: string;
-  created_at: string;
-}
+};
 
-function toVariable(r: VarRow): StoredVariable {
-  return {
-    id: r.id,
-    key: r.key,
-    category: r.category as Category,
-    sealedValue: r.value,
-    description: r.description,
-    hcl: r.hcl === 1,
-    sensitive: r.sensitive === 1,
-    versionId: r.version_id,
-    createdAt: r.created_at,
-  };
-}
+const toVariable = variableFromRow;
 
 const placeholders = (n: number) => `(${Array.from({ length: n }, () => "?").join(", ")})`;
 
