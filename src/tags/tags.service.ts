@@ -12,7 +12,9 @@ import { LIMITS } from "../limits";
 import { getProject } from "../projects/projects.index";
 import { canReadProject } from "../projects/projects.service";
 import type { BindingEntry, Faults, WorkspaceRecord } from "../workspaces/workspace.types";
-import { loadScope, readById, workspaceStub } from "../workspaces/workspaces.service";
+import { workspaceDocsByIds } from "../workspaces/workspaces.d1";
+import { parseDoc } from "../workspaces/workspaces.index";
+import { loadScope, readById } from "../workspaces/workspaces.service";
 import { isProjectLimitError, projectBindings, type ProjectBindingRow } from "./project-tags.index";
 import { upsertProjectBindings } from "./tags.d1";
 import { deleteTags, listOrganizationTags, tagById, tagNotFound, tagRowsById, tagsById, type TagRow } from "./tags.index";
@@ -201,13 +203,12 @@ export async function attachTagToWorkspaces(caller: Caller, tagId: string, works
 /** Every workspace must exist in the tag's organisation and be one whose tags the caller manages. */
 async function resolveWorkspaces(caller: Caller, organization: string, ids: string[]): Promise<WorkspaceRecord[]> {
   const unique = [...new Set(ids)];
-  const results = await Promise.all(unique.map((id) => workspaceStub(caller.env, id).get()));
-  const records: WorkspaceRecord[] = [];
-  results.forEach((r, i) => {
-    if (!r.ok || r.value.organization.toLowerCase() !== organization.toLowerCase()) {
-      throw ApiError.of("not_found", { detail: `Workspace not found: ${unique[i]}`, pointer: `/data/${ids.indexOf(unique[i]!)}/id` });
-    }
-    records.push(r.value as WorkspaceRecord);
+  // One D1 read for all of them, from the index (no Durable Object woken before the caller is authorised).
+  const found = new Map((await workspaceDocsByIds(caller.db, organization, unique)).map(parseDoc).map((w) => [w.id, w]));
+  const records = unique.map((id) => {
+    const r = found.get(id);
+    if (!r) throw ApiError.of("not_found", { detail: `Workspace not found: ${id}`, pointer: `/data/${ids.indexOf(id)}/id` });
+    return r;
   });
   const scope = await loadScope(caller, organization, records);
   if (!scope) throw ApiError.of("not_found");
