@@ -128,11 +128,6 @@ export function workspaceCapabilities(
   return effectiveCapabilities(standingOf(access), levels(grants.workspaces, workspace.id), levels(grants.projects, workspace.projectId));
 }
 
-/** Whether the caller may create workspaces in a project. */
-export function canCreateWorkspaceIn(access: OrgAccess, projectId: string, projectGrants: Grant[]): boolean {
-  return createAllowed(standingOf(access), levels(projectGrants, projectId));
-}
-
 /**
  * What the caller holds on one project, from its standing and its teams' grants on the project.
  * `viaWorkspaces`: one of its teams holds a grant on a workspace of the project (reading the
