@@ -1,17 +1,18 @@
 #!/usr/bin/env node
-// `npm start`: the lean local runtime. Builds the Worker as `wrangler deploy` would (`--dry-run --outdir`), applies
-// pending D1 migrations to the local store as `wrangler d1 migrations apply --local` does, then serves the built
-// Worker on workerd through Miniflare's API on http://127.0.0.1:$PORT (default 8787): no dev proxy, file watcher,
-// inspector or bundler left running. The store is wrangler's: PERSIST_DIR (default `.wrangler/state`) holds v3/d1 and
-// v3/do exactly as `wrangler dev --persist-to` writes them, so `npm run dev` and `npm start` share one store.
+// `npm start`: the lean local runtime. A short-lived child (scripts/lib/worker-prepare.mjs) builds the Worker as
+// `wrangler deploy` would, applies pending D1 migrations to the local store as `wrangler d1 migrations apply --local`
+// does, and has Miniflare assemble the workerd configuration `wrangler dev` would run. This process then runs workerd
+// on that configuration at http://127.0.0.1:$PORT (default 8787) and stays only to pass on signals and logs: no
+// Miniflare, dev proxy, file watcher, inspector or bundler stays in memory. The store is wrangler's: PERSIST_DIR
+// (default `.wrangler/state`) holds v3/d1 and v3/do exactly as `wrangler dev --persist-to` writes them, so
+// `npm run dev` and `npm start` share one store.
 // ADMIN_TOKEN, EDITION, BLOB_SIGNING_KEY, RATE_LIMIT come from the environment, else from the git-ignored .dev.vars
 // (generated there on first start); FAULT_INJECTION and EXPOSE_HOPS from the environment only.
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
-import { extname, join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { localVars, persistDir, root } from "./lib/local-env.mjs";
@@ -21,47 +22,33 @@ const port = Number(process.env.PORT || 8787);
 const store = persistDir();
 const { run, generated } = localVars();
 
-// 1-2. Build and migrate in a child (scripts/lib/worker-prepare.mjs), which then prints wrangler's view of the Worker.
+// 1-3. Build, migrate and assemble the configuration in a child; the configuration holds the run's secrets, so it is
+// read into memory here and its file removed at once.
 const outdir = mkdtempSync(join(tmpdir(), "workspace-service-build-"));
-let config, modules;
+let workerdPath, configBinary, scratch;
 try {
   const out = await new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(root, "scripts", "lib", "worker-prepare.mjs"), join(root, "wrangler.toml"), store, outdir], {
       cwd: root,
       stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, WORKER_RUN_VARS: JSON.stringify(run) },
     });
     let text = "";
     child.stdout.on("data", (d) => (text += d));
     child.on("error", reject);
     child.on("exit", (code) => (code === 0 ? resolve(text) : reject(new Error(`preparing the Worker failed (${code})`))));
   });
-  config = JSON.parse(
+  workerdPath = out
+    .split("\n")
+    .find((l) => l.startsWith("WORKERD "))
+    .slice("WORKERD ".length);
+  scratch = JSON.parse(
     out
       .split("\n")
-      .find((l) => l.startsWith("WORKER_CONFIG "))
-      .slice("WORKER_CONFIG ".length),
+      .find((l) => l.startsWith("SCRATCH "))
+      .slice("SCRATCH ".length),
   );
-  const mainName = `${config.main
-    .split("/")
-    .pop()
-    .replace(/\.[cm]?[jt]sx?$/, "")}.js`;
-  const types = {
-    ".js": "ESModule",
-    ".mjs": "ESModule",
-    ".cjs": "CommonJS",
-    ".wasm": "CompiledWasm",
-    ".txt": "Text",
-    ".html": "Text",
-    ".sql": "Text",
-    ".bin": "Data",
-  };
-  const files = readdirSync(outdir).filter((f) => types[extname(f)]);
-  // The entry module first; the contents are read now, so the build directory can go at once.
-  modules = [mainName, ...files.filter((f) => f !== mainName)].map((f) => ({
-    type: types[extname(f)],
-    path: join(outdir, f),
-    contents: readFileSync(join(outdir, f)),
-  }));
+  configBinary = readFileSync(join(outdir, "workerd.bin"));
 } catch (err) {
   console.error(`npm start: ${err.message}`);
   process.exit(1);
@@ -69,51 +56,89 @@ try {
   rmSync(outdir, { recursive: true, force: true });
 }
 
-// The Miniflare this wrangler drives (a transitive dependency: resolved through wrangler, never a second copy).
-const require = createRequire(import.meta.url);
-const miniflarePath = createRequire(require.resolve("wrangler")).resolve("miniflare");
-const { Miniflare, Log, LogLevel, convertV4MiniflareOptions } = await import(pathToFileURL(miniflarePath).href);
+// Miniflare's scratch directories (its disk services outside the store), for this run only.
+for (const dir of scratch) mkdirSync(dir, { recursive: true });
+process.on("exit", () => {
+  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
+});
 
-// 3. The server: the built Worker with the bindings `wrangler dev` would give it, and this run's vars on top.
-const { workerOptions } = config;
-const mf = new Miniflare(
-  convertV4MiniflareOptions({
-    resourcePersistencePath: join(store, "v3"), // as wrangler: <persist-to>/v3
-    cf: false, // no fetch of the `Request.cf` object (offline-safe); the placeholder is used
-    log: new Log(LogLevel.INFO),
-    host: "127.0.0.1",
-    port,
-    logRequests: false, // the Worker logs one JSON line per request itself
-    ...workerOptions,
-    name: config.name, // keys the Durable Objects' directory: v3/do/<name>-<class>
-    rootPath: root,
-    modulesRoot: outdir,
-    modules,
-    bindings: { ...workerOptions.bindings, ...run },
-  }),
+// Miniflare's configuration calls back to its own process (the "loopback" service) in two cases we can meet: a log
+// line from its entry Worker, and an exception the Worker did not catch. A few lines of node:http answer both.
+const loopback = createServer((req, res) => {
+  let body = "";
+  req.on("data", (d) => (body += d));
+  req.on("end", () => {
+    if (req.url === "/core/log") {
+      process.stdout.write(`${body}\n`);
+      res.writeHead(204).end();
+    } else if (req.url === "/core/error") {
+      console.error(`uncaught exception in the Worker: ${body.slice(0, 4000)}`);
+      res.writeHead(500, { "content-type": "application/vnd.api+json" });
+      res.end(JSON.stringify({ errors: [{ status: "500", title: "internal server error" }] }));
+    } else res.writeHead(404).end();
+  });
+});
+await new Promise((resolve) => loopback.listen(0, "127.0.0.1", resolve));
+loopback.unref();
+
+// 4. workerd, as Miniflare starts it (binary configuration on stdin, the entry socket and loopback given here), with
+// fd 3 for its "listening" message.
+const workerd = spawn(
+  workerdPath,
+  [
+    "serve",
+    "--binary",
+    "--experimental",
+    `--socket-addr=entry=127.0.0.1:${port}`,
+    `--external-addr=loopback=127.0.0.1:${loopback.address().port}`,
+    "--control-fd=3",
+    ...(process.env.PROFILE_INSPECTOR ? [`--inspector-addr=${process.env.PROFILE_INSPECTOR}`] : []),
+    "-",
+  ],
+  { stdio: ["pipe", "pipe", "inherit", "pipe"], env: { ...process.env, TZ: "UTC" } },
 );
-try {
-  await mf.ready;
-} catch (err) {
-  console.error(`npm start: workerd did not start: ${err.message}`);
-  process.exit(1);
-}
-// Starting leaves ~70 MB of garbage (the assembled workerd configuration); collect it once now.
-setFlagsFromString("--expose-gc");
-runInNewContext("gc")();
-console.log(
-  `\nWorkspace service: http://127.0.0.1:${port}/api/v2  (edition: ${run.EDITION}; store: ${store}; ready in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
-);
-console.log(`Site-admin token${generated ? " (generated, kept in .dev.vars)" : ""}: ${run.ADMIN_TOKEN}\n`);
+workerd.stdin.end(configBinary);
+configBinary = undefined;
+
+// workerd writes structured logs (one JSON object per line); print their messages, as Miniflare would.
+let pending = "";
+workerd.stdout.on("data", (chunk) => {
+  const lines = (pending + chunk).split("\n");
+  pending = lines.pop();
+  for (const line of lines) {
+    if (!line) continue;
+    let entry;
+    try {
+      entry = JSON.parse(line);
+    } catch {}
+    const stream = entry?.level === "error" || entry?.level === "warn" ? process.stderr : process.stdout;
+    stream.write(`${typeof entry?.message === "string" ? entry.message : line}\n`);
+  }
+});
+
+let ready = false;
+workerd.stdio[3].on("data", (chunk) => {
+  if (ready || !String(chunk).includes('"socket":"entry"')) return;
+  ready = true;
+  console.log(
+    `\nWorkspace service: http://127.0.0.1:${port}/api/v2  (edition: ${run.EDITION}; store: ${store}; ready in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
+  );
+  console.log(`Site-admin token${generated ? " (generated, kept in .dev.vars)" : ""}: ${run.ADMIN_TOKEN}\n`);
+  // Starting leaves the configuration and the child's output as garbage; collect it once, now.
+  setFlagsFromString("--expose-gc");
+  runInNewContext("gc")();
+});
+workerd.on("exit", (code, signal) => {
+  if (!ready && !stopping) console.error(`npm start: workerd did not start (${signal ?? code})`);
+  process.exit(stopping ? 0 : (code ?? 1));
+});
 
 // SIGINT/SIGTERM: stop workerd and leave. Every acknowledged write is already on disk (a Durable Object answers only
 // after its SQLite commit; D1 commits before it answers), so a SIGKILL loses nothing acknowledged either.
 let stopping = false;
-for (const sig of ["SIGINT", "SIGTERM"]) {
-  process.on(sig, async () => {
-    if (stopping) return;
+for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) {
+  process.on(sig, () => {
     stopping = true;
-    await mf.dispose().catch(() => undefined);
-    process.exit(0);
+    workerd.kill("SIGTERM");
   });
 }

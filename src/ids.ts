@@ -22,9 +22,20 @@ export function newTokenSecret(): string {
   return `${randomBase62(14)}.atlasv1.${randomBase62(67)}`;
 }
 
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+/** Recent digests: every API request hashes its bearer token, and clients send the same few tokens over and over. */
+const recentDigests = new Map<string, string>();
+const RECENT_DIGESTS_MAX = 256;
+
 export async function sha256Hex(value: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(value));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const known = recentDigests.get(value);
+  if (known !== undefined) return known;
+  const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(value)));
+  let hex = "";
+  for (const b of bytes) hex += HEX[b];
+  if (recentDigests.size >= RECENT_DIGESTS_MAX) recentDigests.delete(recentDigests.keys().next().value as string);
+  recentDigests.set(value, hex);
+  return hex;
 }
 
 /** ISO 8601 with milliseconds and a literal `Z` (go-tfe's iso8601 decoder needs the Z). */

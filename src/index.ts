@@ -6,6 +6,7 @@ import { secureHeaders } from "hono/secure-headers";
 import { limitByClient, requireAuth } from "./auth/auth.middleware";
 import { principalKey } from "./auth/principal";
 import type { AppEnv } from "./env";
+import { SplitRouter } from "./router";
 import { declaredActionHeld, hopsOf } from "./auth/caller.http";
 import { hopsHeader } from "./hops";
 import { ApiError, errorResponse, JSONAPI, toApiError } from "./errors";
@@ -63,7 +64,7 @@ const API_ROUTERS = [
   varsets,
 ];
 
-export const app = new OpenAPIHono<AppEnv>({ defaultHook });
+export const app = new OpenAPIHono<AppEnv>({ defaultHook, router: new SplitRouter() });
 
 app.use("*", requestId({ headerName: "X-Request-Id" }));
 // Browser portals call the API cross-origin with bearer tokens (no cookies), so any origin may.

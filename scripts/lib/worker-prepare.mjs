@@ -1,16 +1,19 @@
 #!/usr/bin/env node
-// `npm start`'s first stage, a short-lived child of scripts/start.mjs (so neither wrangler's CLI bundle nor the
-// migration run stays in the server's memory). Usage: worker-prepare.mjs <wrangler config> <store> <outdir>.
+// `npm start`'s first stage, a short-lived child of scripts/start.mjs (so neither wrangler's CLI bundle, Miniflare nor
+// the migration run stays in the server's memory). Usage: worker-prepare.mjs <wrangler config> <store> <outdir>, with
+// the run's vars as JSON in WORKER_RUN_VARS.
 //  1. builds the Worker exactly as `wrangler deploy` uploads it (`wrangler deploy --dry-run --outdir <outdir>`);
 //  2. applies the pending D1 migrations to the local store as `wrangler d1 migrations apply --local` does: wrangler's
 //     file order, its splitter, one batch per file (its statements, then its `d1_migrations` row), the database
 //     keyed by preview_database_id / database_id under <store>/v3/d1 — so either tool sees the other's as applied;
-//  3. prints, after the marker, what `wrangler dev` would give Miniflare for this Worker (name, compatibility, vars
-//     from wrangler.toml and .dev.vars, D1 and Durable Object bindings).
+//  3. has Miniflare assemble the workerd configuration `wrangler dev` would run for this Worker (its bindings, the
+//     run's vars on top, persistence under <store>/v3) and writes it, binary, to <outdir>/workerd.bin; workerd itself
+//     is stood in for by workerd-capture.sh, so nothing is served here;
+//  4. prints, after the marker, the path of the workerd binary Miniflare would have run.
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join, resolve } from "node:path";
+import { dirname, extname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { unstable_getMiniflareWorkerOptions, unstable_readConfig, unstable_splitSqlQuery } from "wrangler";
 
@@ -86,5 +89,61 @@ for (const d of config.d1_databases) {
 }
 
 await build;
-// 3. workerOptions are Miniflare's v4-style options for the Worker (all but its modules and name).
-process.stdout.write(`\nWORKER_CONFIG ${JSON.stringify({ name: config.name, main: config.main, workerOptions })}\n`);
+
+// 3. The workerd configuration: the built Worker with the bindings `wrangler dev` would give it, this run's vars on top.
+const mainName = `${config.main
+  .split("/")
+  .pop()
+  .replace(/\.[cm]?[jt]sx?$/, "")}.js`;
+const types = {
+  ".js": "ESModule",
+  ".mjs": "ESModule",
+  ".cjs": "CommonJS",
+  ".wasm": "CompiledWasm",
+  ".txt": "Text",
+  ".html": "Text",
+  ".sql": "Text",
+  ".bin": "Data",
+};
+const files = readdirSync(outdir).filter((f) => types[extname(f)]);
+const modules = [mainName, ...files.filter((f) => f !== mainName)].map((f) => ({
+  type: types[extname(f)],
+  path: join(outdir, f),
+  contents: readFileSync(join(outdir, f)),
+}));
+const capture = join(outdir, "workerd.bin");
+process.env.MINIFLARE_WORKERD_PATH = join(projectRoot, "scripts", "lib", "workerd-capture.sh");
+process.env.WORKERD_CONFIG_CAPTURE = capture;
+process.env.MINIFLARE_WORKERD_CONFIG_DEBUG = join(outdir, "workerd.json"); // the same configuration, as JSON
+const mf = new Miniflare(
+  convertV4MiniflareOptions({
+    resourcePersistencePath: join(store, "v3"), // as wrangler: <persist-to>/v3
+    cf: false, // no fetch of the `Request.cf` object (offline-safe); the placeholder is used
+    log: new Log(LogLevel.NONE),
+    logRequests: false, // the Worker logs one JSON line per request itself
+    ...workerOptions,
+    name: config.name, // keys the Durable Objects' directory: v3/do/<name>-<class>
+    rootPath: projectRoot,
+    modulesRoot: outdir,
+    modules,
+    bindings: { ...workerOptions.bindings, ...JSON.parse(process.env.WORKER_RUN_VARS ?? "{}") },
+  }),
+);
+// The stand-in exits once it has the configuration, so Miniflare reports a runtime that did not start: expected.
+await mf.ready.catch(() => undefined);
+await mf.dispose().catch(() => undefined);
+if (!existsSync(capture) || statSync(capture).size === 0) {
+  console.error("npm start: Miniflare assembled no workerd configuration");
+  process.exit(1);
+}
+
+// Disk services outside the store are Miniflare's scratch directories (under its temporary directory, removed by
+// dispose): the server must create them again.
+const scratch = JSON.parse(readFileSync(join(outdir, "workerd.json"), "utf8"))
+  .services.map((service) => service.disk?.path)
+  .filter((path) => path && !resolve(path).startsWith(`${store}/`));
+process.stdout.write(`\nSCRATCH ${JSON.stringify(scratch)}\n`);
+
+// 4. The workerd binary Miniflare runs (its `workerd` dependency).
+const workerdPath = createRequire(miniflarePath)("workerd").default; // CommonJS: module.exports.default is the path
+process.stdout.write(`\nWORKERD ${workerdPath}\n`);
