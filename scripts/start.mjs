@@ -92,6 +92,7 @@ const workerd = spawn(
     `--socket-addr=entry=127.0.0.1:${port}`,
     `--external-addr=loopback=127.0.0.1:${loopback.address().port}`,
     "--control-fd=3",
+    // Opt-in only (the lean runtime has no inspector): PROFILE_INSPECTOR=127.0.0.1:9229 for CPU profiles over CDP.
     ...(process.env.PROFILE_INSPECTOR ? [`--inspector-addr=${process.env.PROFILE_INSPECTOR}`] : []),
     "-",
   ],
