@@ -1,14 +1,18 @@
 #!/usr/bin/env node
 // `npm run test:go-tfe`: runs hashicorp/go-tfe's own integration tests (v1.109.0, the last release whose
-// module carries them) against this service on a fresh local store, and summarises every test and
-// subtest in test/go-tfe/results.{md,json}. The selection lives in test/go-tfe/selection.json.
+// module carries them) against this service, twice: once against the self-hosted edition with ENABLE_TFE=1
+// (Terraform Enterprise behaviour) and once against the hosted edition without it (HCP Terraform behaviour,
+// where go-tfe's subscription helpers assign plans through the admin API). Each run has its own fresh store,
+// port and token. Every test and subtest of both runs is summarised in test/go-tfe/results.{md,json}. The
+// selection, with its per-edition entries, lives in test/go-tfe/selection.json.
 //
+//   --edition <name> run one edition only (self-hosted or hosted); results go to .work/results-only.{md,json}.
 //   --only <regex>   run only the selected tests whose name matches (JS regex on the top-level name;
 //                    "TestX/sub" also narrows subtests, Go -run syntax after the first slash).
 //                    Results then go to test/go-tfe/.work/results-only.{md,json}, not the committed files.
 //   --with-pending   also run the tests marked "pending" in the selection (to see what they need now).
-//   --keep           leave the service running afterwards (prints its address and token).
-//   --dry-run        check the module and the selection, print the go test command, start nothing.
+//   --keep           leave each edition's service running afterwards (prints its address and token).
+//   --dry-run        check the module and the selection, print each edition's go test command, start nothing.
 //
 // Node built-ins only. Needs `go` on PATH (the Go module proxy is the only network access it uses).
 import { spawn, spawnSync } from "node:child_process";
@@ -39,7 +43,24 @@ const VERSION = "v1.109.0";
 const PARALLEL = 4; // the machine has 2 cores; most go-tfe tests call t.Parallel() and wait on the network
 const GO_TIMEOUT = "30m"; // go test's own -timeout (it panics and names the hung tests)
 const START_TIMEOUT_MS = Number(process.env.GO_TFE_START_TIMEOUT_S || 120) * 1000; // npm start until /api/v2/ping answers
-const OVERALL_TIMEOUT_MS = 45 * 60_000; // everything, download and compile included
+const OVERALL_TIMEOUT_MS = 60 * 60_000; // everything, both editions, download and compile included
+
+/**
+ * The two runs. `service`: what `npm start` gets; `gates`: go-tfe's switches for the edition (ENABLE_TFE=1
+ * turns on its Terraform Enterprise tests and turns off its HCP Terraform ones, subscription upgrades included).
+ * The hosted run also gets TFE_ADMIN_PROVISION_LICENSES_TOKEN, the admin role go-tfe's subscription updater
+ * uses for `GET admin/feature-sets` and `POST admin/organizations/:name/subscription`: the service's site admin.
+ */
+const EDITIONS = [
+  {
+    name: "self-hosted",
+    title: "self-hosted edition (Terraform Enterprise)",
+    service: { EDITION: "self-hosted" },
+    gates: { ENABLE_TFE: "1" },
+    adminToken: false,
+  },
+  { name: "hosted", title: "hosted edition (HCP Terraform)", service: { EDITION: "hosted" }, gates: {}, adminToken: true },
+];
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const here = join(root, "test", "go-tfe");
@@ -48,23 +69,29 @@ const modDir = join(work, `go-tfe@${VERSION}`);
 
 // ---------------------------------------------------------------- options
 // (state used by cleanup(), which fail() calls)
-let keepService = null; // the service's pgid when --keep
-let storeDir = null;
+const keptServices = new Set(); // pgids of services left running by --keep
+const storeDirs = new Set();
 const argv = process.argv.slice(2);
-const opts = { only: null, keep: false, withPending: false, dryRun: false };
+const opts = { only: null, keep: false, withPending: false, dryRun: false, edition: null };
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
   if (a === "--only") opts.only = argv[++i];
   else if (a.startsWith("--only=")) opts.only = a.slice(7);
+  else if (a === "--edition") opts.edition = argv[++i];
+  else if (a.startsWith("--edition=")) opts.edition = a.slice(10);
   else if (a === "--keep") opts.keep = true;
   else if (a === "--with-pending") opts.withPending = true;
   else if (a === "--dry-run") opts.dryRun = true;
   else if (a === "-h" || a === "--help") {
-    console.log("usage: npm run test:go-tfe -- [--only <regex>] [--with-pending] [--keep] [--dry-run]");
+    console.log("usage: npm run test:go-tfe -- [--edition self-hosted|hosted] [--only <regex>] [--with-pending] [--keep] [--dry-run]");
     process.exit(0);
   } else fail(`unknown option ${a}`);
 }
 if (opts.only === undefined || opts.only === "") fail("--only needs a regex");
+if (opts.edition !== null && !EDITIONS.some((e) => e.name === opts.edition)) {
+  fail(`--edition must be one of ${EDITIONS.map((e) => e.name).join(", ")}`);
+}
+const editions = EDITIONS.filter((e) => opts.edition === null || e.name === opts.edition);
 
 function log(msg) {
   console.log(`go-tfe: ${msg}`);
@@ -80,9 +107,10 @@ function fail(msg) {
 
 // Synchronous last resort (exit handlers, fail()).
 function cleanup() {
-  for (const pgid of groups) if (pgid !== keepService) killGroup(pgid, "SIGKILL");
+  for (const pgid of groups) if (!keptServices.has(pgid)) killGroup(pgid, "SIGKILL");
   groups.clear();
-  if (storeDir && !keepService) rmSync(storeDir, { recursive: true, force: true });
+  for (const dir of storeDirs) rmSync(dir, { recursive: true, force: true });
+  storeDirs.clear();
 }
 
 process.on("exit", cleanup);
@@ -93,14 +121,14 @@ for (const [sig, code] of [
 ]) {
   process.on(sig, () => {
     console.error(`go-tfe: ${sig}: stopping`);
-    keepService = null;
+    keptServices.clear();
     cleanup();
     process.exit(code);
   });
 }
 const overall = setTimeout(() => {
   console.error(`go-tfe: ERROR: overall time limit (${OVERALL_TIMEOUT_MS / 60000} min) reached; stopping everything`);
-  keepService = null;
+  keptServices.clear();
   cleanup();
   process.exit(1);
 }, OVERALL_TIMEOUT_MS);
@@ -155,14 +183,18 @@ function makeWritable(dir) {
 //   "run"                                   run the test and all its subtests
 //   { "skip": { "<subtest>": "reason" } }   run it, leaving those subtests out (-skip)
 //   { "pending": "reason" }                 left out until the service can pass it (--with-pending runs it)
-//   { "exclude": "reason" }                 left out for good (needs runs, VCS, GitHub, admin tokens, HYOK, …)
+//   { "exclude": "reason" }                 left out for good (needs runs, VCS, GitHub, HYOK, …)
+//   { "self-hosted": entry, "hosted": entry }   a different entry per edition (both keys required)
 // Every Test function of every listed file must have an entry, so a file is reviewed as a whole.
 const selection = JSON.parse(readFileSync(join(here, "selection.json"), "utf8"));
 if (selection.version !== VERSION) fail(`selection.json is for ${selection.version}, the harness runs ${VERSION}`);
 const problems = [];
 const warnings = [];
-const selected = []; // { test, skip: [[subtest, reason]], pending? }
-const leftOut = []; // { name, kind, reason }
+const EDITION_NAMES = EDITIONS.map((e) => e.name);
+const isPerEdition = (entry) => entry && typeof entry === "object" && EDITION_NAMES.some((n) => n in entry);
+/** Per edition: the selected tests ({ file, test, skip: [[subtest, reason]], pending? }) and what is left out ({ file, name, kind, reason }). */
+const plan = Object.fromEntries(EDITION_NAMES.map((n) => [n, { selected: [], leftOut: [] }]));
+const fileSources = {};
 for (const [file, tests] of Object.entries(selection.files)) {
   const path = join(modDir, file);
   if (!existsSync(path)) {
@@ -170,6 +202,7 @@ for (const [file, tests] of Object.entries(selection.files)) {
     continue;
   }
   const src = readFileSync(path, "utf8");
+  fileSources[file] = src;
   const defined = [...src.matchAll(/^func (Test\w+)\(\w+ \*testing\.T\)/gm)].map((m) => m[1]);
   for (const name of defined) if (!(name in tests)) problems.push(`${file}: ${name} has no entry (add "run", skip, pending or exclude)`);
   for (const [name, entry] of Object.entries(tests)) {
@@ -177,62 +210,84 @@ for (const [file, tests] of Object.entries(selection.files)) {
       problems.push(`${file}: ${name} is not a test in this file`);
       continue;
     }
-    const check = (reason, what) => {
-      if (typeof reason !== "string" || !reason.trim()) problems.push(`${file}: ${name}${what}: a reason is required`);
-    };
-    if (entry === "run") selected.push({ file, test: name, skip: [] });
-    else if (entry && typeof entry === "object" && "exclude" in entry) {
-      check(entry.exclude, "");
-      leftOut.push({ name, kind: "excluded", reason: entry.exclude });
-    } else if (entry && typeof entry === "object" && "pending" in entry) {
-      check(entry.pending, "");
-      if (opts.withPending) selected.push({ file, test: name, skip: Object.entries(entry.skip ?? {}), pending: entry.pending });
-      else leftOut.push({ name, kind: "pending", reason: entry.pending });
-    } else if (entry && typeof entry === "object" && "skip" in entry) {
-      selected.push({ file, test: name, skip: Object.entries(entry.skip) });
-    } else problems.push(`${file}: ${name}: entry must be "run", {skip}, {pending} or {exclude}`);
-  }
-  for (const t of selected.filter((t) => t.file === file)) {
-    for (const [sub, reason] of t.skip) {
-      if (typeof reason !== "string" || !reason.trim()) problems.push(`${t.test}/${sub}: a reason is required`);
-      const leaf = sub.split("/").pop();
-      if (!src.includes(`"${leaf}"`)) warnings.push(`${t.test}/${sub}: no subtest named "${leaf}" in ${file}`);
-    }
+    if (isPerEdition(entry)) {
+      const keys = Object.keys(entry);
+      if (keys.length !== EDITION_NAMES.length || !EDITION_NAMES.every((n) => n in entry)) {
+        problems.push(`${file}: ${name}: a per-edition entry needs exactly the keys ${EDITION_NAMES.join(", ")}`);
+        continue;
+      }
+      for (const ed of EDITION_NAMES) addEntry(ed, file, name, entry[ed], ` (${ed})`);
+    } else for (const ed of EDITION_NAMES) addEntry(ed, file, name, entry, "");
   }
 }
-for (const t of selected) for (const [sub, reason] of t.skip) leftOut.push({ name: `${t.test}/${sub}`, kind: "subtest left out", reason });
+function addEntry(ed, file, name, entry, label) {
+  const { selected, leftOut } = plan[ed];
+  const check = (reason) => {
+    if (typeof reason !== "string" || !reason.trim()) problems.push(`${file}: ${name}${label}: a reason is required`);
+  };
+  if (entry === "run") selected.push({ file, test: name, skip: [] });
+  else if (entry && typeof entry === "object" && "exclude" in entry) {
+    check(entry.exclude);
+    leftOut.push({ file, name, kind: "excluded", reason: entry.exclude });
+  } else if (entry && typeof entry === "object" && "pending" in entry) {
+    check(entry.pending);
+    if (opts.withPending) selected.push({ file, test: name, skip: Object.entries(entry.skip ?? {}), pending: entry.pending });
+    else leftOut.push({ file, name, kind: "pending", reason: entry.pending });
+  } else if (entry && typeof entry === "object" && "skip" in entry) {
+    selected.push({ file, test: name, skip: Object.entries(entry.skip) });
+  } else problems.push(`${file}: ${name}${label}: entry must be "run", {skip}, {pending}, {exclude} or one entry per edition`);
+}
+for (const ed of EDITION_NAMES) {
+  for (const t of plan[ed].selected) {
+    for (const [sub, reason] of t.skip) {
+      if (typeof reason !== "string" || !reason.trim()) problems.push(`${t.test}/${sub} (${ed}): a reason is required`);
+      const leaf = sub.split("/").pop();
+      if (fileSources[t.file] && !fileSources[t.file].includes(`"${leaf}"`)) warnings.push(`${t.test}/${sub}: no subtest named "${leaf}" in ${t.file}`);
+    }
+    for (const [sub, reason] of t.skip) plan[ed].leftOut.push({ file: t.file, name: `${t.test}/${sub}`, kind: "subtest left out", reason });
+  }
+}
 if (problems.length) fail(`test/go-tfe/selection.json:\n  ${problems.join("\n  ")}`);
-for (const w of warnings) console.error(`go-tfe: warning: ${w}`);
+for (const w of new Set(warnings)) console.error(`go-tfe: warning: ${w}`);
+warnings.length = 0;
 
 // Go splits -run/-skip at top-level "/" (one pattern per name level) and "|" (alternatives), and turns
 // spaces into underscores in both names and patterns; everything else in a name must be regex-escaped.
 const reEscape = (s) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
-let runTests = selected;
 let subRun = "";
 if (opts.only) {
   const slash = opts.only.indexOf("/");
   const top = new RegExp(slash < 0 ? opts.only : opts.only.slice(0, slash));
   subRun = slash < 0 ? "" : opts.only.slice(slash);
-  runTests = selected.filter((t) => top.test(t.test));
-  if (!runTests.length) fail(`--only ${opts.only}: no selected test matches`);
+  for (const ed of editions) plan[ed.name].selected = plan[ed.name].selected.filter((t) => top.test(t.test));
+  if (editions.every((ed) => !plan[ed.name].selected.length)) fail(`--only ${opts.only}: no selected test matches`);
 }
-const skipPattern = runTests.flatMap((t) => t.skip.map(([sub]) => [t.test, ...sub.split("/")].map((p) => `^${reEscape(p)}$`).join("/"))).join("|");
-const goTestArgs = (names) => [
-  "test",
-  "-json",
-  "-count=1",
-  `-timeout=${GO_TIMEOUT}`,
-  `-parallel=${PARALLEL}`,
-  "-run",
-  `^(${names.join("|")})$${subRun}`,
-  ...(skipPattern ? ["-skip", skipPattern] : []),
-  ".",
-];
+function goTestArgs(runTests, names) {
+  const skipPattern = runTests.flatMap((t) => t.skip.map(([sub]) => [t.test, ...sub.split("/")].map((p) => `^${reEscape(p)}$`).join("/"))).join("|");
+  return [
+    "test",
+    "-json",
+    "-count=1",
+    `-timeout=${GO_TIMEOUT}`,
+    `-parallel=${PARALLEL}`,
+    "-run",
+    `^(${names.join("|")})$${subRun}`,
+    ...(skipPattern ? ["-skip", skipPattern] : []),
+    ".",
+  ];
+}
 const shellQuote = (s) => (/^[\w.=/:,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
-const commandLine = `go ${goTestArgs(runTests.map((t) => t.test))
-  .map(shellQuote)
-  .join(" ")}`;
-log(`${runTests.length} tests selected (${leftOut.length} tests/subtests left out)`);
+const commandOf = (runTests) =>
+  `go ${goTestArgs(
+    runTests,
+    runTests.map((t) => t.test),
+  )
+    .map(shellQuote)
+    .join(" ")}`;
+for (const ed of editions) {
+  const p = plan[ed.name];
+  log(`${ed.name}: ${p.selected.length} tests selected (${p.leftOut.length} tests/subtests left out)`);
+}
 
 // ---------------------------------------------------------------- compile first (no service needed)
 log(`compiling the ${VERSION} test package`);
@@ -244,11 +299,32 @@ log(`compiling the ${VERSION} test package`);
   if (v.status !== 0) warnings.push(`go vet reported problems (go test runs a subset of vet):\n${v.stderr}`);
 }
 if (opts.dryRun) {
-  console.log(commandLine);
+  for (const ed of editions) {
+    const env = {
+      EDITION: ed.service.EDITION,
+      ...ed.gates,
+      ENABLE_BETA: "1",
+      ...(ed.adminToken ? { TFE_ADMIN_PROVISION_LICENSES_TOKEN: "<site-admin token>" } : {}),
+    };
+    console.log(
+      `# ${ed.name}: ${Object.entries(env)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(" ")}`,
+    );
+    console.log(commandOf(plan[ed.name].selected));
+  }
   process.exit(0);
 }
 
-// ---------------------------------------------------------------- the service
+// Placeholder VCS values (issue 19): go-tfe tests that only need an OAuth client and a repository
+// identifier to exist (this service stores VCS settings and never calls GitHub) run with these.
+// Tests that need GitHub itself stay excluded in the selection.
+const PLACEHOLDERS = {
+  OAUTH_CLIENT_GITHUB_TOKEN: "placeholder-github-token",
+  GITHUB_POLICY_SET_IDENTIFIER: "placeholder-org/placeholder-repo",
+};
+
+// ---------------------------------------------------------------- one edition's run
 function freePort() {
   return new Promise((resolve, reject) => {
     const srv = createServer();
@@ -259,26 +335,29 @@ function freePort() {
     });
   });
 }
-let port;
-do port = await freePort();
-while (port === 8787);
-const token = `${randomBytes(7).toString("hex")}.atlasv1.${randomBytes(32).toString("hex")}`;
-storeDir = mkdtempSync(join(tmpdir(), "go-tfe-store-"));
-const serviceLog = join(work, "service.log");
-const base = `http://127.0.0.1:${port}`;
-log(`starting the service (npm start) on ${base}, store ${storeDir}; log: ${rel(serviceLog)}`);
-const logFd = openSync(serviceLog, "w");
-const service = spawn("npm", ["start"], {
-  cwd: root,
-  detached: true,
-  stdio: ["ignore", logFd, logFd],
-  env: { ...process.env, PORT: String(port), ADMIN_TOKEN: token, PERSIST_DIR: storeDir, EDITION: "self-hosted", RATE_LIMIT: "0" },
-});
-let serviceExit = null;
-service.on("error", (e) => (serviceExit = `could not run npm start: ${e.message}`));
-service.on("exit", (code, sig) => (serviceExit = `npm start exited (${sig ?? `code ${code}`})`));
-if (service.pid) groups.add(service.pid);
-{
+
+/** Starts the edition's service on a fresh store; resolves with its address, token and process. */
+async function startService(ed) {
+  let port;
+  do port = await freePort();
+  while (port === 8787);
+  const token = `${randomBytes(7).toString("hex")}.atlasv1.${randomBytes(32).toString("hex")}`;
+  const storeDir = mkdtempSync(join(tmpdir(), `go-tfe-store-${ed.name}-`));
+  storeDirs.add(storeDir);
+  const serviceLog = join(work, `service-${ed.name}.log`);
+  const base = `http://127.0.0.1:${port}`;
+  log(`${ed.name}: starting the service (npm start, EDITION=${ed.service.EDITION}) on ${base}, store ${storeDir}; log: ${rel(serviceLog)}`);
+  const logFd = openSync(serviceLog, "w");
+  const service = spawn("npm", ["start"], {
+    cwd: root,
+    detached: true,
+    stdio: ["ignore", logFd, logFd],
+    env: { ...process.env, PORT: String(port), ADMIN_TOKEN: token, PERSIST_DIR: storeDir, RATE_LIMIT: "0", ...ed.service },
+  });
+  let serviceExit = null;
+  service.on("error", (e) => (serviceExit = `could not run npm start: ${e.message}`));
+  service.on("exit", (code, sig) => (serviceExit = `npm start exited (${sig ?? `code ${code}`})`));
+  if (service.pid) groups.add(service.pid);
   const started = Date.now();
   for (;;) {
     if (serviceExit) fail(`the service did not start: ${serviceExit}; last lines of ${rel(serviceLog)}:\n${tail(serviceLog)}`);
@@ -291,7 +370,7 @@ if (service.pid) groups.add(service.pid);
     }
     await sleep(500);
   }
-  log(`service up after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  log(`${ed.name}: service up after ${((Date.now() - started) / 1000).toFixed(1)} s`);
   // Every test authenticates with the site-admin token: check it is the one the service took.
   let status = 0;
   try {
@@ -305,24 +384,14 @@ if (service.pid) groups.add(service.pid);
         "checkout's .dev.vars: another npm start from this checkout at the same moment (a restart test, a dev server) may have rewritten it; run again",
     );
   }
+  // The edition the service runs is the one asked for: HCP Terraform's ping names no "Terraform Enterprise".
+  const app = (await fetch(`${base}/api/v2/ping`, { headers: { Authorization: `Bearer ${token}` } })).headers.get("TFP-AppName") ?? "";
+  if ((ed.service.EDITION === "hosted") === /Enterprise/.test(app)) fail(`${ed.name}: the service answers as "${app}", not the ${ed.name} edition`);
+  return { base, token, storeDir, serviceLog, service };
 }
 
-// ---------------------------------------------------------------- run
-// Placeholder VCS values (issue 19): go-tfe tests that only need an OAuth client and a repository
-// identifier to exist (this service stores VCS settings and never calls GitHub) run with these.
-// Tests that need GitHub itself stay excluded in the selection.
-const PLACEHOLDERS = {
-  OAUTH_CLIENT_GITHUB_TOKEN: "placeholder-github-token",
-  GITHUB_POLICY_SET_IDENTIFIER: "placeholder-org/placeholder-repo",
-};
-// Only our settings reach the tests: variables that would switch go-tfe tests on (GitHub, admin, HYOK…) are dropped.
-const testEnv = Object.fromEntries(Object.entries(goEnv).filter(([k]) => !/^(TFE_|TFC_|GITHUB_|OAUTH_|HYOK_|ENABLE_|SKIP_|TF_)/.test(k)));
-Object.assign(testEnv, { TFE_ADDRESS: base, TFE_TOKEN: token, ENABLE_TFE: "1", ENABLE_BETA: "1" }, PLACEHOLDERS);
-const jsonLog = join(work, "go-test.jsonl");
-const raw = createWriteStream(jsonLog);
-
 // One `go test -json` run; resolves with its events and exit status.
-function runGoTest(args) {
+function runGoTest(args, testEnv, raw) {
   return new Promise((resolve) => {
     const events = [];
     const child = spawn("go", args, { cwd: modDir, env: testEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
@@ -387,185 +456,265 @@ function collect(events) {
   return { tests, pkgOutput, buildFailed };
 }
 
-// A panic in one test kills the whole test binary, and with it every test running or not yet started.
-// So: run; if the binary crashed, keep what finished, and run the tests that did not finish again
-// without the crashing one (at most MAX_RERUNS times, and not after go test's own timeout).
-const MAX_RERUNS = 5;
-const tests = new Map(); // name -> record, over all attempts
-const pkgOutput = [];
-const crashes = []; // { test, line }
-let buildFailed = false;
-let goExit = null;
-let remaining = runTests.map((t) => t.test);
-const topOf = (name) => name.split("/")[0];
-const runStarted = Date.now();
-log(`running: ${commandLine}`);
-for (let attempt = 0; remaining.length; attempt++) {
-  if (attempt) log(`re-running ${remaining.length} tests that the crash stopped (attempt ${attempt + 1})`);
-  goExit = await runGoTest(goTestArgs(remaining));
-  const got = collect(goExit.events);
-  pkgOutput.push(...got.pkgOutput);
-  buildFailed ||= got.buildFailed;
-  const finished = new Set([...got.tests.values()].filter((t) => !t.name.includes("/") && t.result !== "unfinished").map((t) => t.name));
-  for (const t of got.tests.values()) if (finished.has(topOf(t.name))) tests.set(t.name, t);
-  const culprits = [...got.tests.values()].filter((t) => !t.name.includes("/") && t.result === "fail" && t.output.some((l) => /^panic: /.test(l)));
-  for (const c of culprits) crashes.push({ test: c.name, line: c.output.find((l) => /^panic: /.test(l)).trim() });
-  const timedOut = got.pkgOutput.some((l) => /^panic: test timed out/.test(l));
-  const next = remaining.filter((n) => !finished.has(n));
-  if (!next.length || goExit.error || got.buildFailed || timedOut || !culprits.length || attempt >= MAX_RERUNS) {
-    // Whatever is left never finished: keep its partial record (or none) as "did not finish".
-    for (const n of next) {
-      for (const t of got.tests.values()) if (topOf(t.name) === n) tests.set(t.name, t);
-      if (!tests.has(n)) tests.set(n, { name: n, result: "unfinished", seconds: null, output: [] });
-    }
-    break;
-  }
-  remaining = next;
-}
-raw.end();
-const runSeconds = (Date.now() - runStarted) / 1000;
-
-if (opts.keep) {
-  keepService = service.pid;
-  log(`--keep: service left running on ${base} (process group ${service.pid}; stop it with: kill -- -${service.pid})`);
-  log(`        TFE_ADDRESS=${base} TFE_TOKEN=${token}  store: ${storeDir}`);
-} else {
-  await stopGroup(service.pid);
-  rmSync(storeDir, { recursive: true, force: true });
-  storeDir = null;
-}
-
-// ---------------------------------------------------------------- summarise
-const rows = [...tests.values()].sort((a, b) => a.name.localeCompare(b.name));
 const clean = (l) => l.replace(/\s+/g, " ").trim();
-function firstFailure(t) {
-  if (t.result === "unfinished") {
-    const c = crashes.at(-1);
-    return c ? `did not finish: the test binary crashed (${c.test}: ${clean(c.line)})` : "did not finish (go test timed out or was stopped)";
-  }
-  const lines = t.output.map((l) => l.replace(/\r?\n$/, "")).filter((l) => l.trim() && !/^\s*(=== |--- )/.test(l));
-  // testify: "Error Trace: file:line" then "Error: <message>" (message may continue on indented lines).
-  const j = lines.findIndex((l) => /^\s*Error:\s/.test(l));
-  if (j >= 0) {
-    const trace = lines
-      .slice(0, j)
-      .reverse()
-      .find((l) => /^\s*Error Trace:/.test(l));
-    const more = [];
-    for (const l of lines.slice(j + 1, j + 4)) {
-      if (/^\s*(Test|Messages|Error Trace):/.test(l) || /^\s*\S+_test\.go:\d+:/.test(l)) break;
-      more.push(l);
-    }
-    const where = trace
-      ? ` (${clean(trace.replace(/^\s*Error Trace:\s*/, ""))
-          .split(" ")[0]
-          .replace(/^.*\//, "")})`
-      : "";
-    return `${clean([lines[j], ...more].join(" "))}${where}`.slice(0, 400);
-  }
-  const pi = lines.findIndex((l) => /^panic: /.test(l));
-  if (pi >= 0) {
-    const panic = lines[pi];
-    // the first frame of go-tfe's test code in the stack trace: "\t/path/x_test.go:123 +0x1b0"
-    const at = lines.slice(pi).find((l) => /^\s+\S+_test\.go:\d+ \+0x/.test(l));
-    return `${clean(panic)}${at ? ` at ${clean(at).split(" ")[0].replace(/^.*\//, "")}` : ""}`.slice(0, 400);
-  }
-  const sub = [...tests.values()].find((s) => s.name.startsWith(`${t.name}/`) && !s.name.slice(t.name.length + 1).includes("/") && s.result === "fail");
-  if (sub) return `subtest failed: ${sub.name.slice(t.name.length + 1)}`;
-  // t.Fatal/t.Error lines look like t.Log lines; go-tfe's cleanup warnings are logs, not the failure.
-  const logged = lines.find((l) => /_test\.go:\d+:/.test(l) && !/Warning:/i.test(l)) ?? lines.find((l) => /_test\.go:\d+:/.test(l));
-  if (logged) return clean(logged).slice(0, 400);
-  // A panic inside a subtest is printed under its parent.
-  const parent = t.name.includes("/") ? tests.get(t.name.slice(0, t.name.lastIndexOf("/"))) : null;
-  if (parent?.output.some((l) => /^panic: /.test(l))) return `panicked (${firstFailure(parent)})`;
-  return clean(lines[0] ?? "failed (no output)").slice(0, 400);
-}
-const skipReason = (t) => clean(t.output.find((l) => /_test\.go:\d+:/.test(l)) ?? "").slice(0, 300);
-for (const t of rows) {
-  t.detail = t.result === "pass" ? "" : t.result === "skip" ? skipReason(t) : firstFailure(t);
-  if (t.result === "unfinished") t.result = "fail";
-}
-const tally = (list) => ({
-  passed: list.filter((t) => t.result === "pass").length,
-  failed: list.filter((t) => t.result === "fail").length,
-  skipped: list.filter((t) => t.result === "skip").length,
-});
-const all = tally(rows);
-const top = tally(rows.filter((t) => !t.name.includes("/")));
-const errors = [];
-for (const c of crashes) errors.push(`${c.test} crashed the test binary (${clean(c.line)}); any tests it stopped were run again without it`);
-if (goExit.error) errors.push(`could not run go test: ${goExit.error}`);
-if (buildFailed) errors.push("go test: build failed");
-if (rows.length === 0) errors.push("no test ran");
-if (goExit.code !== 0 && all.failed === 0 && !crashes.length) {
-  errors.push(
-    `go test exited with ${goExit.signal ?? `code ${goExit.code}`} though no test failed:\n${clean(pkgOutput.join("\n") + goExit.stderr).slice(0, 1500)}`,
-  );
-}
-const ok = errors.length === 0 && all.failed === 0;
 
-const onlyRun = Boolean(opts.only) || opts.withPending;
+/** Starts the edition's service, runs its selection, stops the service; returns the edition's summary. */
+async function runEdition(ed) {
+  const { selected: runTests, leftOut } = plan[ed.name];
+  const commandLine = commandOf(runTests);
+  const svc = await startService(ed);
+  // Only our settings reach the tests: variables that would switch go-tfe tests on (GitHub, admin, HYOK…) are dropped.
+  const testEnv = Object.fromEntries(Object.entries(goEnv).filter(([k]) => !/^(TFE_|TFC_|GITHUB_|OAUTH_|HYOK_|ENABLE_|SKIP_|TF_)/.test(k)));
+  const shownEnv = {
+    TFE_ADDRESS: svc.base,
+    TFE_TOKEN: "<site-admin token>",
+    ...(ed.adminToken ? { TFE_ADMIN_PROVISION_LICENSES_TOKEN: "<site-admin token>" } : {}),
+    ...ed.gates,
+    ENABLE_BETA: "1",
+    ...PLACEHOLDERS,
+  };
+  Object.assign(
+    testEnv,
+    { TFE_ADDRESS: svc.base, TFE_TOKEN: svc.token, ENABLE_BETA: "1" },
+    ed.adminToken ? { TFE_ADMIN_PROVISION_LICENSES_TOKEN: svc.token } : {},
+    ed.gates,
+    PLACEHOLDERS,
+  );
+  const jsonLog = join(work, `go-test-${ed.name}.jsonl`);
+  const raw = createWriteStream(jsonLog);
+
+  // A panic in one test kills the whole test binary, and with it every test running or not yet started.
+  // So: run; if the binary crashed, keep what finished, and run the tests that did not finish again
+  // without the crashing one (at most MAX_RERUNS times, and not after go test's own timeout).
+  const MAX_RERUNS = 5;
+  const tests = new Map(); // name -> record, over all attempts
+  const pkgOutput = [];
+  const crashes = []; // { test, line }
+  let buildFailed = false;
+  let goExit = null;
+  let remaining = runTests.map((t) => t.test);
+  const topOf = (name) => name.split("/")[0];
+  const runStarted = Date.now();
+  log(`${ed.name}: running: ${commandLine}`);
+  for (let attempt = 0; remaining.length; attempt++) {
+    if (attempt) log(`${ed.name}: re-running ${remaining.length} tests that the crash stopped (attempt ${attempt + 1})`);
+    goExit = await runGoTest(goTestArgs(runTests, remaining), testEnv, raw);
+    const got = collect(goExit.events);
+    pkgOutput.push(...got.pkgOutput);
+    buildFailed ||= got.buildFailed;
+    const finished = new Set([...got.tests.values()].filter((t) => !t.name.includes("/") && t.result !== "unfinished").map((t) => t.name));
+    for (const t of got.tests.values()) if (finished.has(topOf(t.name))) tests.set(t.name, t);
+    const culprits = [...got.tests.values()].filter((t) => !t.name.includes("/") && t.result === "fail" && t.output.some((l) => /^panic: /.test(l)));
+    for (const c of culprits) crashes.push({ test: c.name, line: c.output.find((l) => /^panic: /.test(l)).trim() });
+    const timedOut = got.pkgOutput.some((l) => /^panic: test timed out/.test(l));
+    const next = remaining.filter((n) => !finished.has(n));
+    if (!next.length || goExit.error || got.buildFailed || timedOut || !culprits.length || attempt >= MAX_RERUNS) {
+      // Whatever is left never finished: keep its partial record (or none) as "did not finish".
+      for (const n of next) {
+        for (const t of got.tests.values()) if (topOf(t.name) === n) tests.set(t.name, t);
+        if (!tests.has(n)) tests.set(n, { name: n, result: "unfinished", seconds: null, output: [] });
+      }
+      break;
+    }
+    remaining = next;
+  }
+  raw.end();
+  const runSeconds = (Date.now() - runStarted) / 1000;
+
+  if (opts.keep) {
+    keptServices.add(svc.service.pid);
+    storeDirs.delete(svc.storeDir);
+    log(`${ed.name}: --keep: service left running on ${svc.base} (process group ${svc.service.pid}; stop it with: kill -- -${svc.service.pid})`);
+    log(`        TFE_ADDRESS=${svc.base} TFE_TOKEN=${svc.token}  store: ${svc.storeDir}`);
+  } else {
+    await stopGroup(svc.service.pid);
+    rmSync(svc.storeDir, { recursive: true, force: true });
+    storeDirs.delete(svc.storeDir);
+  }
+
+  // ------------------------------------------------------------ summarise this edition
+  const rows = [...tests.values()].sort((a, b) => a.name.localeCompare(b.name));
+  function firstFailure(t) {
+    if (t.result === "unfinished") {
+      const c = crashes.at(-1);
+      return c ? `did not finish: the test binary crashed (${c.test}: ${clean(c.line)})` : "did not finish (go test timed out or was stopped)";
+    }
+    const lines = t.output.map((l) => l.replace(/\r?\n$/, "")).filter((l) => l.trim() && !/^\s*(=== |--- )/.test(l));
+    // testify: "Error Trace: file:line" then "Error: <message>" (message may continue on indented lines).
+    const j = lines.findIndex((l) => /^\s*Error:\s/.test(l));
+    if (j >= 0) {
+      const trace = lines
+        .slice(0, j)
+        .reverse()
+        .find((l) => /^\s*Error Trace:/.test(l));
+      const more = [];
+      for (const l of lines.slice(j + 1, j + 4)) {
+        if (/^\s*(Test|Messages|Error Trace):/.test(l) || /^\s*\S+_test\.go:\d+:/.test(l)) break;
+        more.push(l);
+      }
+      const where = trace
+        ? ` (${clean(trace.replace(/^\s*Error Trace:\s*/, ""))
+            .split(" ")[0]
+            .replace(/^.*\//, "")})`
+        : "";
+      return `${clean([lines[j], ...more].join(" "))}${where}`.slice(0, 400);
+    }
+    const pi = lines.findIndex((l) => /^panic: /.test(l));
+    if (pi >= 0) {
+      const panic = lines[pi];
+      // the first frame of go-tfe's test code in the stack trace: "\t/path/x_test.go:123 +0x1b0"
+      const at = lines.slice(pi).find((l) => /^\s+\S+_test\.go:\d+ \+0x/.test(l));
+      return `${clean(panic)}${at ? ` at ${clean(at).split(" ")[0].replace(/^.*\//, "")}` : ""}`.slice(0, 400);
+    }
+    const sub = [...tests.values()].find((s) => s.name.startsWith(`${t.name}/`) && !s.name.slice(t.name.length + 1).includes("/") && s.result === "fail");
+    if (sub) return `subtest failed: ${sub.name.slice(t.name.length + 1)}`;
+    // t.Fatal/t.Error lines look like t.Log lines; go-tfe's cleanup warnings are logs, not the failure.
+    const logged = lines.find((l) => /_test\.go:\d+:/.test(l) && !/Warning:/i.test(l)) ?? lines.find((l) => /_test\.go:\d+:/.test(l));
+    if (logged) return clean(logged).slice(0, 400);
+    // A panic inside a subtest is printed under its parent.
+    const parent = t.name.includes("/") ? tests.get(t.name.slice(0, t.name.lastIndexOf("/"))) : null;
+    if (parent?.output.some((l) => /^panic: /.test(l))) return `panicked (${firstFailure(parent)})`;
+    return clean(lines[0] ?? "failed (no output)").slice(0, 400);
+  }
+  const skipReason = (t) => clean(t.output.find((l) => /_test\.go:\d+:/.test(l)) ?? "").slice(0, 300);
+  for (const t of rows) {
+    t.detail = t.result === "pass" ? "" : t.result === "skip" ? skipReason(t) : firstFailure(t);
+    if (t.result === "unfinished") t.result = "fail";
+  }
+  const all = tally(rows);
+  const top = tally(rows.filter((t) => !t.name.includes("/")));
+  const errors = [];
+  for (const c of crashes) errors.push(`${c.test} crashed the test binary (${clean(c.line)}); any tests it stopped were run again without it`);
+  if (goExit.error) errors.push(`could not run go test: ${goExit.error}`);
+  if (buildFailed) errors.push("go test: build failed");
+  if (rows.length === 0) errors.push("no test ran");
+  if (goExit.code !== 0 && all.failed === 0 && !crashes.length) {
+    errors.push(
+      `go test exited with ${goExit.signal ?? `code ${goExit.code}`} though no test failed:\n${clean(pkgOutput.join("\n") + goExit.stderr).slice(0, 1500)}`,
+    );
+  }
+  // Per file: the selected tests, their results (tests and subtests), and what the selection left out.
+  const fileOf = new Map(runTests.map((t) => [t.test, t.file]));
+  const files = Object.keys(selection.files).map((file) => {
+    const mine = rows.filter((t) => fileOf.get(t.name.split("/")[0]) === file);
+    return {
+      file,
+      selected: runTests.filter((t) => t.file === file).length,
+      run: mine.length,
+      ...tally(mine),
+      excluded: leftOut.filter((l) => l.file === file && l.kind === "excluded").length,
+      pending: leftOut.filter((l) => l.file === file && l.kind === "pending").length,
+      subtestsLeftOut: leftOut.filter((l) => l.file === file && l.kind === "subtest left out").length,
+    };
+  });
+  return {
+    edition: ed.name,
+    title: ed.title,
+    service: { ...ed.service, RATE_LIMIT: "0" },
+    env: shownEnv,
+    command: commandLine,
+    runSeconds: Math.round(runSeconds),
+    ok: errors.length === 0 && all.failed === 0,
+    errors,
+    totals: { selectedTests: runTests.length, run: rows.length, ...all, topLevel: top },
+    files,
+    leftOut,
+    tests: rows.map((t) => ({ name: t.name, result: t.result, seconds: t.seconds, ...(t.detail ? { detail: t.detail } : {}) })),
+  };
+}
+function tally(list) {
+  return {
+    passed: list.filter((t) => t.result === "pass").length,
+    failed: list.filter((t) => t.result === "fail").length,
+    skipped: list.filter((t) => t.result === "skip").length,
+  };
+}
+
+// ---------------------------------------------------------------- run each edition in turn (2 cores: never both at once)
+const results = [];
+for (const ed of editions) results.push(await runEdition(ed));
+
+// ---------------------------------------------------------------- write the results
+const ok = results.every((r) => r.ok);
+const onlyRun = Boolean(opts.only) || opts.withPending || opts.edition !== null;
 const outDir = onlyRun ? work : here;
 const outName = onlyRun ? "results-only" : "results";
 const summary = {
   module: `${MODULE}@${VERSION}`,
   date: new Date().toISOString(),
-  command: commandLine,
-  env: { TFE_ADDRESS: base, TFE_TOKEN: "<site-admin token>", ENABLE_TFE: "1", ENABLE_BETA: "1", ...PLACEHOLDERS },
-  runSeconds: Math.round(runSeconds),
   ok,
-  errors,
-  totals: { selectedTests: runTests.length, ...all, topLevel: top },
-  leftOut,
-  tests: rows.map((t) => ({ name: t.name, result: t.result, seconds: t.seconds, ...(t.detail ? { detail: t.detail } : {}) })),
+  totals: Object.fromEntries(results.map((r) => [r.edition, r.totals])),
+  editions: results,
 };
 writeFileSync(join(outDir, `${outName}.json`), `${JSON.stringify(summary, null, 2)}\n`);
 const cell = (s) =>
   String(s ?? "")
     .replace(/\|/g, "\\|")
     .replace(/\n/g, " ");
+const flags = `${opts.edition ? ` --edition ${opts.edition}` : ""}${opts.only ? ` --only ${cell(opts.only)}` : ""}${opts.withPending ? " --with-pending" : ""}`;
 const md = [
   `# go-tfe ${VERSION} integration tests against this service`,
   "",
-  `Selection: \`test/go-tfe/selection.json\`. Generated by \`npm run test:go-tfe\`${opts.only ? ` --only ${cell(opts.only)}` : ""}${opts.withPending ? " --with-pending" : ""}.`,
+  `Selection: \`test/go-tfe/selection.json\`. Generated by \`npm run test:go-tfe\`${flags}. Each edition runs on its own fresh store.`,
+  "A skipped test is one go-tfe skipped itself (reason shown); it is never counted as passed.",
   "",
-  "| selected tests | tests + subtests run | passed | failed | skipped |",
-  "|---:|---:|---:|---:|---:|",
-  `| ${runTests.length} | ${rows.length} | ${all.passed} | ${all.failed} | ${all.skipped} |`,
-  "",
-  `Top-level tests: ${top.passed} passed, ${top.failed} failed, ${top.skipped} skipped. Left out by the selection: ${leftOut.length}. ` +
-    `Run time ${Math.round(runSeconds)} s. A skipped test is one go-tfe skipped itself (reason shown); it is never counted as passed.`,
-  ...(errors.length ? ["", "**Run errors:**", "", ...errors.map((e) => `- ${cell(e)}`)] : []),
-  "",
-  "Command:",
-  "",
-  "```",
-  `TFE_ADDRESS=http://127.0.0.1:<port> TFE_TOKEN=<site-admin token> ENABLE_TFE=1 ENABLE_BETA=1 ${Object.entries(PLACEHOLDERS)
-    .map(([k, v]) => `${k}=${v}`)
-    .join(" ")} \\`,
-  `  ${commandLine}`,
-  "```",
-  "",
-  "## Results",
-  "",
-  "| test | result | seconds | first failure line / skip reason |",
-  "|---|---|---:|---|",
-  ...rows.map((t) => `| \`${cell(t.name)}\` | ${t.result === "fail" ? "**fail**" : t.result} | ${t.seconds ?? ""} | ${cell(t.detail)} |`),
-  "",
-  `## Left out by the selection (${leftOut.length})`,
-  "",
-  "| test | kind | reason |",
-  "|---|---|---|",
-  ...leftOut.map((t) => `| \`${cell(t.name)}\` | ${t.kind} | ${cell(t.reason)} |`),
+  "| edition | go-tfe gates | selected tests | tests + subtests run | passed | failed | skipped | left out by the selection | run time |",
+  "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+  ...results.map(
+    (r) =>
+      `| ${r.title} | ${cell(Object.keys(r.env).includes("ENABLE_TFE") ? "ENABLE_TFE=1" : "no ENABLE_TFE; admin token for plans")} | ${r.totals.selectedTests} | ${r.totals.run} | ${r.totals.passed} | ${r.totals.failed} | ${r.totals.skipped} | ${r.leftOut.length} | ${r.runSeconds} s |`,
+  ),
   "",
 ];
+for (const r of results) {
+  md.push(
+    `## ${r.title}`,
+    "",
+    `Top-level tests: ${r.totals.topLevel.passed} passed, ${r.totals.topLevel.failed} failed, ${r.totals.topLevel.skipped} skipped.`,
+    ...(r.errors.length ? ["", "**Run errors:**", "", ...r.errors.map((e) => `- ${cell(e)}`)] : []),
+    "",
+    "Command:",
+    "",
+    "```",
+    `${Object.entries(r.env)
+      .map(([k, v]) => `${k}=${k === "TFE_ADDRESS" ? "http://127.0.0.1:<port>" : v}`)
+      .join(" ")} \\`,
+    `  ${r.command}`,
+    "```",
+    "",
+    "### Per file",
+    "",
+    "| file | selected tests | tests + subtests run | passed | failed | skipped | excluded | pending | subtests left out |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ...r.files.map(
+      (f) => `| \`${f.file}\` | ${f.selected} | ${f.run} | ${f.passed} | ${f.failed} | ${f.skipped} | ${f.excluded} | ${f.pending} | ${f.subtestsLeftOut} |`,
+    ),
+    "",
+    `### Left out by the selection (${r.leftOut.length})`,
+    "",
+    "| file | test | kind | reason |",
+    "|---|---|---|---|",
+    ...r.leftOut.map((t) => `| \`${t.file}\` | \`${cell(t.name)}\` | ${t.kind} | ${cell(t.reason)} |`),
+    "",
+    "### Results",
+    "",
+    "| test | result | seconds | first failure line / skip reason |",
+    "|---|---|---:|---|",
+    ...r.tests.map((t) => `| \`${cell(t.name)}\` | ${t.result === "fail" ? "**fail**" : t.result} | ${t.seconds ?? ""} | ${cell(t.detail)} |`),
+    "",
+  );
+}
 writeFileSync(join(outDir, `${outName}.md`), md.join("\n"));
 
 for (const w of warnings) console.error(`go-tfe: warning: ${w}`);
-for (const t of rows.filter((t) => t.result === "fail")) console.log(`FAIL ${t.name}: ${t.detail}`);
-for (const e of errors) console.error(`go-tfe: ERROR: ${e}`);
-log(`results: ${rel(join(outDir, `${outName}.md`))} (raw events: ${rel(jsonLog)}, service log: ${rel(serviceLog)})`);
-console.log(`go-tfe: ${all.passed} passed, ${all.failed} failed, ${all.skipped} skipped`);
+for (const r of results) {
+  for (const t of r.tests.filter((t) => t.result === "fail")) console.log(`FAIL [${r.edition}] ${t.name}: ${t.detail}`);
+  for (const e of r.errors) console.error(`go-tfe: ERROR [${r.edition}]: ${e}`);
+}
+log(
+  `results: ${rel(join(outDir, `${outName}.md`))} (raw events: ${results.map((r) => rel(join(work, `go-test-${r.edition}.jsonl`))).join(", ")}; service logs: ${rel(work)}/service-<edition>.log)`,
+);
+for (const r of results) console.log(`go-tfe [${r.edition}]: ${r.totals.passed} passed, ${r.totals.failed} failed, ${r.totals.skipped} skipped`);
 process.exit(ok ? 0 : 1);
 
 function rel(p) {

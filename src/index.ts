@@ -30,6 +30,7 @@ import { retention } from "./retention/retention.routes";
 import { stateVersions } from "./state-versions/state-versions.routes";
 import { blobs } from "./blobs/blobs.routes";
 import { admin } from "./admin/consistency";
+import { subscriptions } from "./subscriptions/subscriptions.routes";
 import { organizationTags } from "./tags/organization-tags.routes";
 import { tagBindings } from "./tags/tag-bindings.routes";
 import { workspaceTags } from "./tags/workspace-tags.routes";
@@ -60,6 +61,7 @@ const API_ROUTERS = [
   retention,
   stateVersions,
   admin,
+  subscriptions,
   variables,
   varsets,
 ];

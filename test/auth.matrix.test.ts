@@ -111,6 +111,8 @@ interface Row {
   denied?: number;
   /** Builds a fresh target for one call (so destructive calls never interfere). */
   make: (fx: Fixture, who: P) => Promise<Target>;
+  /** The edition the route exists in, when only one (the tests' Worker runs the self-hosted edition). */
+  edition?: "hosted";
 }
 
 let fx: Fixture;
@@ -734,6 +736,21 @@ const ROWS: Row[] = [
     }),
   ),
   { method: "GET", route: "/api/v2/admin/consistency", ok: 200, make: async () => ({ path: "/admin/consistency?page%5Bsize%5D=5" }) },
+  // HCP Terraform's plans: the hosted edition's admin API (the self-hosted edition answers 404 to everyone).
+  { method: "GET", route: "/api/v2/admin/feature-sets", ok: 200, edition: "hosted", make: async () => ({ path: "/admin/feature-sets?q=Business" }) },
+  {
+    method: "POST",
+    route: "/api/v2/admin/organizations/:organization_name/subscription",
+    ok: 201,
+    edition: "hosted",
+    make: async () => {
+      const plan = (await api("GET", "/admin/feature-sets?q=Business", { edition: "hosted" })).body.data[0].id;
+      return {
+        path: `/admin/organizations/${await createOrg()}/subscription`,
+        body: { data: { type: "subscription", relationships: { "feature-set": { data: { type: "feature-sets", id: plan } } } } },
+      };
+    },
+  },
   {
     method: "POST",
     route: "/api/v2/admin/users/:user_id/actions/confirm-email",
@@ -1131,7 +1148,7 @@ describe("authorisation matrix", () => {
       const cells = await Promise.all(
         PRINCIPALS.map(async (who) => {
           const target = await row.make(fx, who);
-          const res = await api(row.method, target.path, { token: fx.tokens[who], body: target.body });
+          const res = await api(row.method, target.path, { token: fx.tokens[who], body: target.body, edition: row.edition });
           return { who, got: res.status, want: expected(row, who, target.path) };
         }),
       );

@@ -1,4 +1,4 @@
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { Validator } from "@cfworker/json-schema";
 import schema from "./jsonapi/schema-1.0-relaxed.json";
 
@@ -14,11 +14,21 @@ export interface ApiResponse {
   text: string;
 }
 
-/** Sends a request to the Worker; bodies are JSON:API unless `raw`/`contentType` say otherwise. */
+/**
+ * Sends a request to the Worker; bodies are JSON:API unless `raw`/`contentType` say otherwise. `edition`:
+ * the Worker with EDITION set to it (the tests' wrangler.toml runs the self-hosted edition), same stores.
+ */
 export async function api(
   method: string,
   path: string,
-  opts: { token?: string | null; body?: unknown; raw?: string; headers?: Record<string, string>; contentType?: string } = {},
+  opts: {
+    token?: string | null;
+    body?: unknown;
+    raw?: string;
+    headers?: Record<string, string>;
+    contentType?: string;
+    edition?: "hosted" | "self-hosted";
+  } = {},
 ): Promise<ApiResponse> {
   const headers: Record<string, string> = { Accept: "application/vnd.api+json", ...opts.headers };
   const token = opts.token === undefined ? ADMIN : opts.token;
@@ -28,7 +38,8 @@ export async function api(
   else if (opts.body !== undefined) body = JSON.stringify(opts.body);
   if (body !== undefined) headers["Content-Type"] = opts.contentType ?? "application/vnd.api+json";
   const url = path.startsWith("http") ? path : `${BASE}${path}`;
-  const res = await exports.default.fetch(new Request(url, { method, headers, body }));
+  const req = new Request(url, { method, headers, body });
+  const res = opts.edition ? await (await import("../src/index")).app.fetch(req, { ...env, EDITION: opts.edition }) : await exports.default.fetch(req);
   const text = await res.text();
   let parsed: unknown = null;
   if (text.length > 0) {

@@ -166,6 +166,8 @@ export const ROUTE_REQUIREMENTS: Record<string, Action> = {
   "POST /api/v2/admin/users": "site-admin",
   "POST /api/v2/admin/users/:user_id/actions/confirm-email": "site-admin",
   "GET /api/v2/admin/consistency": "site-admin",
+  "GET /api/v2/admin/feature-sets": "site-admin",
+  "POST /api/v2/admin/organizations/:organization_name/subscription": "site-admin",
 
   "POST /api/v2/organizations": "user",
   "GET /api/v2/organizations": "authenticated",

@@ -4,6 +4,7 @@
  */
 import type { Db } from "../caller";
 import type { Page } from "../jsonapi/document";
+import type { Subscription } from "../subscriptions/feature-sets";
 import type { OrganizationRow } from "./organizations.index";
 
 export interface NewOrganization {
@@ -111,6 +112,12 @@ export async function updateOrganization(db: Db, name: string, s: OrganizationSe
     )
     .bind(s.email, JSON.stringify(s.attrs), s.defaultExecutionMode, s.defaultAgentPoolId, s.allowForceDeleteWorkspaces ? 1 : 0, name)
     .run();
+}
+
+/** Replaces the organisation's subscription (hosted edition); false when the organisation does not exist. */
+export async function setOrganizationSubscription(db: Db, name: string, subscription: Subscription): Promise<boolean> {
+  const res = await db.prepare("UPDATE organizations SET subscription = ? WHERE name = ?").bind(JSON.stringify(subscription), name).run();
+  return res.meta.changes === 1;
 }
 
 /** Whether the agent pool exists in the organisation. */

@@ -1,4 +1,5 @@
 /** D1 queries for organisations (SQL for this resource lives only here). */
+import type { Subscription } from "../subscriptions/feature-sets";
 
 export interface OrganizationRow {
   name: string;
@@ -10,6 +11,8 @@ export interface OrganizationRow {
   default_agent_pool_id: string | null;
   allow_force_delete_workspaces: number;
   default_project_id: string;
+  /** JSON of the assigned Subscription (hosted edition), NULL when none (migration 0015). */
+  subscription: string | null;
 }
 
 export interface Organization {
@@ -22,6 +25,8 @@ export interface Organization {
   defaultAgentPoolId: string | null;
   allowForceDeleteWorkspaces: boolean;
   defaultProjectId: string;
+  /** The plan a site admin assigned (hosted edition); null: none. */
+  subscription: Subscription | null;
 }
 
 export function toOrganization(row: OrganizationRow): Organization {
@@ -35,6 +40,7 @@ export function toOrganization(row: OrganizationRow): Organization {
     defaultAgentPoolId: row.default_agent_pool_id,
     allowForceDeleteWorkspaces: row.allow_force_delete_workspaces === 1,
     defaultProjectId: row.default_project_id,
+    subscription: row.subscription ? (JSON.parse(row.subscription) as Subscription) : null,
   };
 }
 

@@ -57,7 +57,7 @@ const orgUpdateBody = z
   })
   .openapi("OrganizationUpdate");
 
-const serializeView = (v: OrganizationView) => serializeOrganization(v.organization, orgPermissions(v.owner), v.retention);
+const serializeView = (v: OrganizationView) => serializeOrganization(v.organization, orgPermissions(v.owner, v.plan), v.retention);
 
 organizations.openapi(
   createRoute({
@@ -114,11 +114,14 @@ organizations.openapi(
     method: "get",
     path: "/organizations/{organization_name}/entitlement-set",
     tags,
-    summary: "Show an organisation's entitlements (operations: false, so Terraform runs locally)",
+    summary: "Show an organisation's entitlements: its plan's in the hosted edition (operations: false, so Terraform runs locally)",
     request: { params: orgParam },
     responses: { ...ok("The entitlement set"), ...errorResponses },
   }),
-  async (c) => jsonapi(c, { data: serializeEntitlements(await entitlementsOf(callerOf(c), c.req.valid("param").organization_name)) }),
+  async (c) => {
+    const { organization, plan } = await entitlementsOf(callerOf(c), c.req.valid("param").organization_name);
+    return jsonapi(c, { data: serializeEntitlements(organization, plan) });
+  },
 );
 
 organizations.openapi(

@@ -1,11 +1,15 @@
 import type { Resource } from "../jsonapi/document";
+import { entitlementSet, plannedPermissions, type FeatureSet } from "../subscriptions/feature-sets";
 import type { DataRetentionPolicy } from "../workspaces/workspace.types";
 import type { Organization } from "./organizations.index";
 
 const API = "/api/v2";
 
-/** An organisation's `permissions`: owners (and the organisation token, the site admin) hold them all. */
-export function orgPermissions(owner: boolean): Record<string, boolean> {
+/**
+ * An organisation's `permissions`: owners (and the organisation token, the site admin) hold them all, those
+ * a plan gates (audit trails, no-code modules) only when the organisation's plan includes the feature.
+ */
+export function orgPermissions(owner: boolean, plan: FeatureSet | null): Record<string, boolean> {
   const keys = [
     "can-update",
     "can-destroy",
@@ -31,7 +35,8 @@ export function orgPermissions(owner: boolean): Record<string, boolean> {
     "can-create-provider",
     "can-create-project",
   ];
-  return Object.fromEntries(keys.map((k) => [k, owner || k === "can-access-via-teams" || k === "can-traverse"]));
+  const planned = Object.entries(plannedPermissions(plan)).map(([k, v]) => [k, owner && v]);
+  return Object.fromEntries([...keys.map((k) => [k, owner || k === "can-access-via-teams" || k === "can-traverse"]), ...planned]);
 }
 
 /**
@@ -95,31 +100,15 @@ export function serializeOrganization(o: Organization, permissions?: Record<stri
   };
 }
 
-/** Entitlements: this service stores state and runs nothing, so clients run operations locally. */
-export function serializeEntitlements(o: Organization): Resource {
+/**
+ * Entitlements: the organisation's plan's (hosted edition) or the installation's (self-hosted); `operations`
+ * is always false, as this service runs nothing and clients run operations locally.
+ */
+export function serializeEntitlements(o: Organization, plan: FeatureSet | null): Resource {
   return {
     id: o.externalId,
     type: "entitlement-sets",
-    attributes: {
-      operations: false,
-      "private-module-registry": false,
-      sentinel: false,
-      "run-tasks": false,
-      "state-storage": true,
-      teams: true,
-      "vcs-integrations": false,
-      agents: true,
-      "audit-logging": false,
-      "cost-estimation": false,
-      "global-run-tasks": false,
-      "module-tests-generation": false,
-      "private-run-tasks": false,
-      "configuration-designer": false,
-      sso: false,
-      "usage-reporting": false,
-      "user-limit": null,
-      "self-serve-billing": false,
-    },
+    attributes: entitlementSet(plan, o.subscription),
     links: { self: `/api/v2/entitlement-sets/${o.externalId}` },
   };
 }

@@ -20,6 +20,7 @@ import {
   type OrganizationScope,
 } from "./organizations.d1";
 import { findOrgPolicy } from "../retention/retention.d1";
+import { planOf, type FeatureSet } from "../subscriptions/feature-sets";
 import type { DataRetentionPolicy } from "../workspaces/workspace.types";
 import { findOrganization, toOrganization, type Organization } from "./organizations.index";
 
@@ -53,6 +54,8 @@ export type OrganizationAttributes = Partial<Record<(typeof STORED_ATTRS)[number
 export interface OrganizationView {
   organization: Organization;
   owner: boolean;
+  /** The organisation's plan (hosted edition; null in the self-hosted one), which gates some permissions. */
+  plan: FeatureSet | null;
   /**
    * The organisation's default data retention policy, for its `data-retention-policy` relationship:
    * loaded by show and update in the self-hosted edition (the feature's only home); undefined: not shown.
@@ -114,7 +117,7 @@ export async function createOrganization(caller: Caller, a: OrganizationAttribut
   });
   const org = await findOrganization(caller.db, a.name);
   if (!org) throw ApiError.of("internal");
-  return { organization: org, owner: true };
+  return { organization: org, owner: true, plan: planOf(edition(caller.env), org.subscription) };
 }
 
 /** The organisations the caller belongs to (all for the site admin; its own for a team or organisation token). */
@@ -128,17 +131,29 @@ export async function listCallerOrganizations(
   const { total, rows } = await listOrganizations(caller.db, scope, filter, p.kind === "user" ? p.userId : "", page);
   // Same permissions as show, so a listed organisation equals the one returned by create and read.
   const ownerOfAll = (p.kind === "user" && p.isSiteAdmin) || p.kind === "organization";
-  return { items: rows.map((r) => ({ organization: toOrganization(r), owner: r.is_owner === 1 || ownerOfAll })), total };
+  const ed = edition(caller.env);
+  const items = rows.map((r) => {
+    const organization = toOrganization(r);
+    return { organization, owner: r.is_owner === 1 || ownerOfAll, plan: planOf(ed, organization.subscription) };
+  });
+  return { items, total };
 }
 
 export async function showOrganization(caller: Caller, name: string): Promise<OrganizationView> {
   const access = await requireOrgAccess(caller, name);
-  return { organization: access.organization, owner: access.isOwner || access.isOrgToken, retention: await retentionOf(caller, access.organization.name) };
+  const org = access.organization;
+  return {
+    organization: org,
+    owner: access.isOwner || access.isOrgToken,
+    plan: planOf(edition(caller.env), org.subscription),
+    retention: await retentionOf(caller, org.name),
+  };
 }
 
-/** The organisation whose entitlements members may read. */
-export async function entitlementsOf(caller: Caller, name: string): Promise<Organization> {
-  return (await requireOrgAccess(caller, name)).organization;
+/** The organisation whose entitlements members may read, and the plan they follow (none in the self-hosted edition). */
+export async function entitlementsOf(caller: Caller, name: string): Promise<{ organization: Organization; plan: FeatureSet | null }> {
+  const org = (await requireOrgAccess(caller, name)).organization;
+  return { organization: org, plan: planOf(edition(caller.env), org.subscription) };
 }
 
 /**
@@ -185,7 +200,7 @@ export async function changeOrganization(
   });
   const [updated, retention] = await Promise.all([findOrganization(caller.db, org.name), retentionOf(caller, org.name)]);
   if (!updated) throw ApiError.of("not_found");
-  return { organization: updated, owner: true, retention };
+  return { organization: updated, owner: true, plan: planOf(edition(caller.env), updated.subscription), retention };
 }
 
 /** Deletes an organisation and everything in it (owners only, the site admin included). */

@@ -1,0 +1,78 @@
+/**
+ * HCP Terraform's admin endpoints for plans (hosted edition only; site admins): list the feature sets,
+ * assign one to an organisation. go-tfe's subscription helpers (`newSubscriptionUpdater`) call both.
+ */
+import { createRoute, z } from "@hono/zod-openapi";
+import { callerOf } from "../auth/caller.http";
+import { jsonapi, paginated, readPage } from "../jsonapi/document";
+import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
+import { serializeFeatureSet, serializeSubscription } from "./subscriptions.serialize";
+import { assignSubscription, listFeatureSets } from "./subscriptions.service";
+
+const tags = ["Admin"];
+export const subscriptions = router();
+
+const timestamp = z
+  .string()
+  .max(64)
+  .refine((s) => !Number.isNaN(Date.parse(s)), "must be an ISO 8601 timestamp");
+const count = z.number().int().min(0).max(1_000_000_000);
+
+// go-tfe sends the singular type "subscription"; the resource it gets back is "subscriptions".
+const subscriptionBody = z
+  .object({
+    data: z.object({
+      type: z.enum(["subscription", "subscriptions"]),
+      attributes: z
+        .object({
+          "runs-ceiling": count.nullable().optional(),
+          "agents-ceiling": count.nullable().optional(),
+          "contract-start-at": timestamp.nullable().optional(),
+          "end-at": timestamp.nullable().optional(),
+          "contract-user-limit": count.nullable().optional(),
+          "contract-apply-limit": count.nullable().optional(),
+          "contract-managed-resources-limit": count.nullable().optional(),
+        })
+        .optional(),
+      relationships: z.object({
+        "feature-set": z.object({ data: z.object({ type: z.literal("feature-sets"), id: z.string().max(64) }) }),
+      }),
+    }),
+  })
+  .openapi("SubscriptionAssign");
+
+subscriptions.openapi(
+  createRoute({
+    method: "get",
+    path: "/admin/feature-sets",
+    tags,
+    summary: "List the plans (feature sets) an organisation can be assigned, by name (hosted edition; site admins)",
+    request: {
+      query: z
+        .object({ q: z.string().max(255).optional(), "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional() })
+        .passthrough(),
+    },
+    responses: { ...ok("A page of feature sets"), ...errorResponses },
+  }),
+  (c) => {
+    const page = readPage(c);
+    const { items, total } = listFeatureSets(callerOf(c), c.req.valid("query").q ?? "", page);
+    return jsonapi(c, paginated(c, items.map(serializeFeatureSet), page, total));
+  },
+);
+
+subscriptions.openapi(
+  createRoute({
+    method: "post",
+    path: "/admin/organizations/{organization_name}/subscription",
+    tags,
+    summary: "Assign a plan to an organisation; its entitlement set follows (hosted edition; site admins)",
+    request: { params: z.object({ organization_name: z.string().min(1).max(255) }), body: jsonBody(subscriptionBody) },
+    responses: { ...ok("The new subscription, its feature set included", 201), ...errorResponses },
+  }),
+  async (c) => {
+    const { attributes = {}, relationships } = c.req.valid("json").data;
+    const view = await assignSubscription(callerOf(c), c.req.valid("param").organization_name, relationships["feature-set"].data.id, attributes);
+    return jsonapi(c, { data: serializeSubscription(view), included: [serializeFeatureSet(view.featureSet)] }, 201);
+  },
+);
