@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // `npm run test:ui`: the web UI (issue 20) in a real browser. Starts the service (`npm start`) on a free port with a
 // fresh store (scripts/lib/service.mjs), drives Debian's chromium through playwright-core, and checks what the UI
-// does against what the API says: sign-in and sign-out, the list's filters, sort and paging, lock and unlock, a
-// read-only caller's page, the projects page, the workspace's state, outputs, bindings and access lists, and the
-// settings form (saved, and refused with the API's reasons). Every page is checked with axe-core (no serious or critical violations), must log no
-// console error, and is screenshotted (desktop and 360 px wide) into test/ui/.screenshots/ (git-ignored).
+// does against what the API says: sign-in and sign-out, the list's filters, sort and paging, lock and unlock, lock
+// holders named, a read-only caller's page (and its forged POSTs refused, as a cross-origin POST is), the projects
+// page with its filters and paging, the workspace's state, outputs, bindings and access lists, the settings form
+// (saved, refused with the API's reasons, and its agent pool), and editing remote-state consumers and team access.
+// Every page is checked with axe-core (no serious or critical violations), must log no console error, and is
+// screenshotted (desktop and 360 px wide) into test/ui/.screenshots/ (git-ignored).
 //
 // Each step prints one line (PASS/FAIL, seconds, name); "N passed, M failed" closes the run; the exit status is
 // non-zero when any step failed. CHROMIUM: the browser binary (default: `chromium` on PATH, else /usr/bin/chromium).
@@ -126,10 +128,47 @@ async function apiNames(query) {
   return { names: doc.data.map((w) => w.attributes.name), total: doc.meta.pagination["total-count"] };
 }
 
+/** Submits a form by clicking `button`; waits for the POST's answer (a 303 or a refused page) and the page it leads to. */
+async function submit(page, button, pathEnd) {
+  await Promise.all([page.waitForResponse((r) => r.request().method() === "POST" && new URL(r.url()).pathname.endsWith(pathEnd)), page.click(button)]);
+  await page.waitForLoadState("load");
+}
+
+/** A refused form answers 422, which the browser logs as one console error: expected, so taken off the page's errors. */
+async function takeRefusalLog(page) {
+  for (let i = 0; i < 50 && !page.errors.some((e) => e.includes("status of 422")); i++) await page.waitForTimeout(100);
+  const expected = page.errors.filter((e) => e.includes("status of 422"));
+  check(expected.length === 1, `console after the refused form: ${page.errors.join("\n")}`);
+  page.errors = page.errors.filter((e) => !expected.includes(e));
+}
+
+/** A new browser context signed in with `token`. */
+async function signedIn(token, viewport) {
+  const page = await newPage(viewport);
+  await page.goto(`${service.base}/app/session/new`);
+  await page.fill("#token", token);
+  await Promise.all([page.waitForURL(`${service.base}/app`), page.click("button[type=submit]")]);
+  return page;
+}
+
+/** A POST as a form would send it, from `page`'s context (its session cookie); `origin` defaults to the service's own. */
+async function post(page, path, form, origin = service.base) {
+  const res = await page.request.post(`${service.base}${path}`, { form, headers: { Origin: origin }, maxRedirects: 0, failOnStatusCode: false });
+  return res.status();
+}
+
+const consumerIds = async (id) => (await api("GET", `/workspaces/${id}/relationships/remote-state-consumers`)).data.map((w) => w.id);
+const teamAccesses = async (id) =>
+  (await api("GET", `/team-workspaces?filter[workspace][id]=${id}`)).data.map((d) => ({ team: d.relationships.team.data.id, access: d.attributes.access }));
+
 let admin;
 let firstWs;
 let readOnlyToken;
+let writersTeam;
+let writersToken;
+let pool;
 const names = [];
+const ids = [];
 
 await step("setup: organisation, workspaces and a read-only team token (through the API)", async () => {
   await api("POST", "/organizations", { data: { type: "organizations", attributes: { name: ORG, email: "ui@example.com" } } });
@@ -138,8 +177,16 @@ await step("setup: organisation, workspaces and a read-only team token (through 
     names.push(name);
     const tags = [i % 3 === 0 ? "prod" : "dev"];
     const ws = await api("POST", `/organizations/${ORG}/workspaces`, {
-      data: { type: "workspaces", attributes: { name }, relationships: { tags: { data: tags.map((t) => ({ type: "tags", attributes: { name: t } })) } } },
+      data: {
+        type: "workspaces",
+        attributes: { name },
+        relationships: {
+          tags: { data: tags.map((t) => ({ type: "tags", attributes: { name: t } })) },
+          "tag-bindings": { data: [{ type: "tag-bindings", attributes: { key: "env", value: i % 4 === 1 ? "prod" : "dev" } }] },
+        },
+      },
     });
+    ids.push(ws.data.id);
     if (i === 0) firstWs = ws.data;
   }
   const team = await api("POST", `/organizations/${ORG}/teams`, { data: { type: "teams", attributes: { name: "readers" } } });
@@ -153,6 +200,18 @@ await step("setup: organisation, workspaces and a read-only team token (through 
   readOnlyToken = (await api("POST", `/teams/${team.data.id}/authentication-token`, { data: { type: "authentication-token", attributes: {} } })).data.attributes
     .token;
   check(typeof readOnlyToken === "string", "no team token returned");
+  // A second team, which may lock one workspace with its own token (a lock held by a team).
+  writersTeam = (await api("POST", `/organizations/${ORG}/teams`, { data: { type: "teams", attributes: { name: "writers" } } })).data;
+  await api("POST", "/team-workspaces", {
+    data: {
+      type: "team-workspaces",
+      attributes: { access: "write" },
+      relationships: { workspace: { data: { type: "workspaces", id: ids[2] } }, team: { data: { type: "teams", id: writersTeam.id } } },
+    },
+  });
+  writersToken = (await api("POST", `/teams/${writersTeam.id}/authentication-token`, { data: { type: "authentication-token", attributes: {} } })).data
+    .attributes.token;
+  pool = (await api("POST", `/organizations/${ORG}/agent-pools`, { data: { type: "agent-pools", attributes: { name: "ui-pool" } } })).data;
 });
 
 await step("sign in with the site-admin token", async () => {
@@ -195,10 +254,22 @@ await step("list: filters, sort and paging give the same workspaces as the API",
   );
   await audit(admin, "list-filtered");
 
+  // A tag binding's key and value, through the form.
+  await admin.goto(`${service.base}/app/${ORG}/workspaces`);
+  await admin.fill("#f-tkey", "env");
+  await admin.fill("#f-tvalue", "prod");
+  await admin.selectOption("#f-sort", "-latest-change-at");
+  await Promise.all([admin.waitForURL(/filter/), admin.click("form.filters button[type=submit]")]);
+  want = await apiNames(new URL(admin.url()).search.slice(1));
+  check(want.total === 3, `the API gives ${want.total} workspaces bound env=prod`);
+  check(JSON.stringify(await rowNames(admin)) === JSON.stringify(want.names), `env=prod: UI ${await rowNames(admin)} vs API ${want.names}`);
+
   for (const q of [
     "search[tags]=prod&sort=name",
     "search[exclude-tags]=prod&sort=-name",
     "search[wildcard-name]=api-*",
+    "search[wildcard-name]=*-1*&sort=latest-change-at",
+    "filter[tagged][0][key]=env&sort=-current-run.created-at",
     `filter[project][id]=${firstWs.relationships.project.data.id}&page[size]=20`,
   ]) {
     await admin.goto(`${service.base}/app/${ORG}/workspaces?${q}`);
@@ -225,11 +296,29 @@ await step("lock and unlock through the UI change what the API shows", async () 
   check((await admin.$("button:text-is('Lock')")) !== null, "no Lock button after unlocking");
 });
 
-await step("a read-only caller sees no lock button", async () => {
-  const reader = await newPage();
-  await reader.goto(`${service.base}/app/session/new`);
-  await reader.fill("#token", readOnlyToken);
-  await Promise.all([reader.waitForURL(`${service.base}/app`), reader.click("button[type=submit]")]);
+await step("lock holders are named: the user's username, the team's name", async () => {
+  const username = (await api("GET", "/account/details")).data.attributes.username;
+  await api("POST", `/workspaces/${firstWs.id}/actions/lock`);
+  await api("POST", `/workspaces/${ids[2]}/actions/lock`, undefined, writersToken);
+  await admin.goto(`${service.base}/app/${ORG}/workspaces?sort=name&page[size]=20`);
+  const badge = (name) => admin.textContent(`tr[data-workspace="${name}"] .badge`);
+  check((await badge(firstWs.attributes.name)) === `locked by ${username}`, `list badge: ${await badge(firstWs.attributes.name)}`);
+  check((await badge(names[2])) === "locked by team writers", `list badge: ${await badge(names[2])}`);
+  check((await badge(names[1])) === "unlocked", `list badge: ${await badge(names[1])}`);
+  await audit(admin, "list-locks");
+  await admin.goto(`${service.base}/app/${ORG}/workspaces/${names[2]}`);
+  check((await admin.textContent("#lock-holder")) === "team writers", `holder shown: ${await admin.textContent("#lock-holder")}`);
+  // Someone else holds it: the admin may force-unlock, not unlock.
+  check((await admin.$("button:text-is('Force unlock')")) !== null && (await admin.$("button:text-is('Unlock')")) === null, "wrong lock buttons");
+  await audit(admin, "workspace-locked-by-team");
+  await admin.goto(`${service.base}/app/${ORG}/workspaces/${firstWs.attributes.name}`);
+  check((await admin.textContent("#lock-holder")) === username, `holder shown: ${await admin.textContent("#lock-holder")}`);
+  await api("POST", `/workspaces/${firstWs.id}/actions/unlock`);
+  await api("POST", `/workspaces/${ids[2]}/actions/unlock`, undefined, writersToken);
+});
+
+await step("a read-only caller sees no lock button; its forged POSTs and a cross-origin POST are refused", async () => {
+  const reader = await signedIn(readOnlyToken);
   await reader.goto(`${service.base}/app/${ORG}/workspaces/${firstWs.attributes.name}`);
   check((await reader.textContent("h1")) === firstWs.attributes.name, "the reader cannot see the workspace page");
   for (const label of ["Lock", "Unlock", "Force unlock", "Delete workspace"])
@@ -239,6 +328,23 @@ await step("a read-only caller sees no lock button", async () => {
   const want = await apiNames("");
   const seen = await rowNames(reader);
   check(seen.length === 1 && seen[0] === firstWs.attributes.name && want.total === 12, `the reader's list shows ${seen}`);
+  // Forged same-origin POSTs with the reader's session: the API's answer to a caller who may not (404).
+  const base = `/app/${ORG}/workspaces/${firstWs.attributes.name}`;
+  for (const [path, form] of [
+    [`${base}/lock`, { reason: "forged" }],
+    [`${base}/consumers`, { name: names[5] }],
+    [`${base}/team-access`, { team: writersTeam.id, access: "admin" }],
+  ]) {
+    const status = await post(reader, path, form);
+    check(status === 404, `forged POST ${path} answered ${status}`);
+  }
+  // A cross-origin POST with the admin's session: refused by the Origin check.
+  const status = await post(admin, `${base}/lock`, { reason: "cross-origin" }, "https://evil.example");
+  check(status === 403, `cross-origin POST answered ${status}`);
+  const attrs = (await api("GET", `/workspaces/${firstWs.id}`)).data.attributes;
+  check(attrs.locked === false, "a refused POST locked the workspace");
+  check((await consumerIds(firstWs.id)).length === 0, "a refused POST added a consumer");
+  check((await teamAccesses(firstWs.id)).length === 1, "a refused POST gave a team access");
   await reader.context().close();
 });
 
@@ -246,7 +352,7 @@ await step("projects page: lists what the API lists, each linking to its filtere
   await api("POST", `/organizations/${ORG}/projects`, { data: { type: "projects", attributes: { name: "ui-empty-project" } } });
   await admin.goto(`${service.base}/app/${ORG}/workspaces`);
   await Promise.all([admin.waitForURL(`**/app/${ORG}/projects`), admin.click("nav.orgnav a:text-is('Projects')")]);
-  const want = (await api("GET", `/organizations/${ORG}/projects?sort=name&page[size]=100`)).data.map((p) => p.id);
+  const want = (await api("GET", `/organizations/${ORG}/projects?page[size]=100`)).data.map((p) => p.id);
   const seen = await admin.$$eval("tr[data-project]", (rows) => rows.map((r) => r.getAttribute("data-project")));
   check(JSON.stringify(seen) === JSON.stringify(want), `projects: UI ${seen} vs API ${want}`);
   await audit(admin, "projects");
@@ -255,6 +361,44 @@ await step("projects page: lists what the API lists, each linking to its filtere
   const listed = await apiNames(`filter[project][id]=${defaultId}`);
   check(JSON.stringify(await rowNames(admin)) === JSON.stringify(listed.names), `project link: UI ${await rowNames(admin)} vs API ${listed.names}`);
   check((await admin.inputValue("#f-project")) === defaultId, "the project filter is not selected on the linked list");
+});
+
+await step("projects page: name search, sort and paging give the API's projects and counts", async () => {
+  for (const name of ["ui-alpha", "ui-beta", "ui-gamma", "other"]) {
+    await api("POST", `/organizations/${ORG}/projects`, { data: { type: "projects", attributes: { name } } });
+  }
+  const apiIds = async (query) => {
+    const doc = await api("GET", `/organizations/${ORG}/projects?${query}`);
+    return { ids: doc.data.map((p) => p.id), total: doc.meta.pagination["total-count"], all: doc.meta["status-counts"].total };
+  };
+  const seen = () => admin.$$eval("tr[data-project]", (rows) => rows.map((r) => r.getAttribute("data-project")));
+  await admin.goto(`${service.base}/app/${ORG}/projects`);
+  await admin.fill("#p-q", "ui-");
+  await admin.selectOption("#p-sort", "-name");
+  await admin.selectOption("#p-size", "5");
+  await Promise.all([admin.waitForURL(/q=/), admin.click("form.filters button[type=submit]")]);
+  // The form sends its empty fields; the page reads them as no filter.
+  const nonEmpty = (url) => new URLSearchParams([...new URL(url).searchParams].filter(([, v]) => v !== "")).toString();
+  let want = await apiIds(nonEmpty(admin.url()));
+  check(want.total === 4 && want.all === 6, `the API counts ${want.total} of ${want.all}`);
+  check(JSON.stringify(await seen()) === JSON.stringify(want.ids), `q=ui-: UI ${await seen()} vs API ${want.ids}`);
+  check((await admin.textContent("#total")).trim() === "4 projects of 6", `total shown: ${await admin.textContent("#total")}`);
+  await audit(admin, "projects-filtered");
+  await admin.selectOption("#p-size", "20");
+  await admin.fill("#p-q", "");
+  await admin.selectOption("#p-sort", "name");
+  await Promise.all([admin.waitForURL(/sort=name/), admin.click("form.filters button[type=submit]")]);
+  const url = new URL(admin.url());
+  url.searchParams.set("page[size]", "2");
+  await admin.goto(url.toString());
+  for (const n of [1, 2, 3]) {
+    want = await apiIds(nonEmpty(admin.url()));
+    check(JSON.stringify(await seen()) === JSON.stringify(want.ids), `page ${n}: UI ${await seen()} vs API ${want.ids}`);
+    check((await admin.textContent(".pager span")).includes(`Page ${n} of 3`), `pager: ${await admin.textContent(".pager span")}`);
+    if (n < 3) await Promise.all([admin.waitForURL(new RegExp(`page%5Bnumber%5D=${n + 1}`)), admin.click("a[rel=next]")]);
+  }
+  check((await admin.$("a[rel=next]")) === null, "a Next link on the last page");
+  await audit(admin, "projects-paged");
 });
 
 await step("workspace details: state versions with download, masked outputs, inherited bindings, consumers, team access", async () => {
@@ -343,6 +487,93 @@ await step("settings form: saving changes what the API shows; a refusal shows th
   await reader.context().close();
 });
 
+await step("settings form: the agent pool, validated by the API's rules", async () => {
+  const page = `${service.base}/app/${ORG}/workspaces/${firstWs.attributes.name}`;
+  await admin.goto(page);
+  const offered = await admin.$$eval("#s-pool option", (os) => os.map((o) => o.value));
+  check(JSON.stringify(offered) === JSON.stringify(["", pool.id]), `pools offered: ${offered}`);
+  // Agent mode without a pool: the API's own refusal for the same attributes.
+  const fromApi = await fetch(`${service.base}/api/v2/workspaces/${firstWs.id}`, {
+    method: "PATCH",
+    headers: { Authorization: `Bearer ${service.token}`, "Content-Type": "application/vnd.api+json" },
+    body: JSON.stringify({ data: { type: "workspaces", attributes: { "execution-mode": "agent", "agent-pool-id": null } } }),
+  });
+  const detail = (await fromApi.json()).errors[0].detail;
+  check(fromApi.status === 422, `the API answered ${fromApi.status}`);
+  await admin.selectOption("#s-mode", "agent");
+  await admin.selectOption("#s-pool", "");
+  await submit(admin, "button:text-is('Save settings')", "/settings");
+  await takeRefusalLog(admin);
+  const errors = await admin.textContent("#settings-errors");
+  check(errors.includes(detail), `refusal shown: ${errors} (the API says ${detail})`);
+  check((await admin.inputValue("#s-mode")) === "agent", "the refused form lost the mode");
+  await audit(admin, "workspace-settings-pool-refused");
+  await admin.selectOption("#s-pool", pool.id);
+  await submit(admin, "button:text-is('Save settings')", "/settings");
+  const shown = (await api("GET", `/workspaces/${firstWs.id}`)).data;
+  check(
+    shown.attributes["execution-mode"] === "agent" && shown.relationships["agent-pool"].data?.id === pool.id,
+    `after saving the API shows ${shown.attributes["execution-mode"]} with ${JSON.stringify(shown.relationships["agent-pool"].data)}`,
+  );
+  check((await admin.inputValue("#s-pool")) === pool.id, "the saved pool is not selected");
+  await audit(admin, "workspace-settings-pool");
+});
+
+await step("remote-state consumers: added by name and removed through the page; refusals shown next to the form", async () => {
+  const page = `${service.base}/app/${ORG}/workspaces/${firstWs.attributes.name}`;
+  await admin.goto(page);
+  const before = await consumerIds(firstWs.id);
+  await admin.fill("#c-name", names[3]);
+  await submit(admin, "button:text-is('Add consumer')", "/consumers");
+  let now = await consumerIds(firstWs.id);
+  check(JSON.stringify(now) === JSON.stringify([...before, ids[3]]), `after adding, the API lists ${now}`);
+  check((await admin.textContent("#consumers")).includes(names[3]), "the added consumer is not listed");
+  await admin.fill("#c-name", "no-such-workspace");
+  await submit(admin, "button:text-is('Add consumer')", "/consumers");
+  await takeRefusalLog(admin);
+  const errors = await admin.textContent("#consumers-errors");
+  check(errors.includes("Workspace not found: no-such-workspace"), `refusal shown: ${errors}`);
+  check((await admin.inputValue("#c-name")) === "no-such-workspace", "the refused form lost the name");
+  await audit(admin, "workspace-consumers-refused");
+  await submit(admin, `button[aria-label="Remove consumer ${names[1]}"]`, "/consumers/delete");
+  now = await consumerIds(firstWs.id);
+  check(JSON.stringify(now) === JSON.stringify(before.filter((id) => id !== ids[1]).concat(ids[3])), `after removing, the API lists ${now}`);
+  await audit(admin, "workspace-consumers");
+  const reader = await signedIn(readOnlyToken);
+  await reader.goto(page);
+  check((await reader.$("#c-name")) === null && (await reader.$("ul#consumers form")) === null, "the read-only caller sees consumer forms");
+  await reader.context().close();
+});
+
+await step("team access: given, changed and removed through the page", async () => {
+  const page = `${service.base}/app/${ORG}/workspaces/${firstWs.attributes.name}`;
+  await admin.goto(page);
+  await admin.selectOption("#ta-team", { label: "writers" });
+  await admin.selectOption("#ta-access", "plan");
+  await submit(admin, "button:text-is('Give access')", "/team-access");
+  let now = await teamAccesses(firstWs.id);
+  check(
+    now.some((a) => a.team === writersTeam.id && a.access === "plan"),
+    `after giving, the API shows ${JSON.stringify(now)}`,
+  );
+  await audit(admin, "workspace-team-access");
+  await admin.selectOption('select[aria-label="Access of team writers"]', "admin");
+  await submit(admin, 'button[aria-label="Update the access of team writers"]', "");
+  now = await teamAccesses(firstWs.id);
+  check(
+    now.some((a) => a.team === writersTeam.id && a.access === "admin"),
+    `after changing, the API shows ${JSON.stringify(now)}`,
+  );
+  await submit(admin, 'button[aria-label="Remove the access of team writers"]', "/delete");
+  now = await teamAccesses(firstWs.id);
+  check(!now.some((a) => a.team === writersTeam.id) && now.length === 1, `after removing, the API shows ${JSON.stringify(now)}`);
+  const reader = await signedIn(readOnlyToken);
+  await reader.goto(page);
+  check((await reader.$("#ta-team")) === null && (await reader.$("#team-access form")) === null, "the read-only caller sees team-access forms");
+  await audit(reader, "workspace-team-access-read-only");
+  await reader.context().close();
+});
+
 await step("pages fit a 360 px wide screen", async () => {
   const phone = await newPage({ width: 360, height: 740 });
   await phone.goto(`${service.base}/app/session/new`);
@@ -354,6 +585,10 @@ await step("pages fit a 360 px wide screen", async () => {
   await audit(phone, "workspace");
   await phone.goto(`${service.base}/app/${ORG}/projects`);
   await audit(phone, "projects");
+  await phone.goto(`${service.base}/app/${ORG}/projects?q=ui-&sort=name&page[size]=2`);
+  await audit(phone, "projects-filtered");
+  await phone.goto(`${service.base}/app/${ORG}/workspaces?filter[tagged][0][key]=env&filter[tagged][0][value]=prod`);
+  await audit(phone, "list-filtered");
   await phone.context().close();
 });
 

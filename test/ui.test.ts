@@ -6,7 +6,7 @@ import app from "../src/index";
 import { UI_ROUTE_REQUIREMENTS } from "../src/ui/ui.requirements";
 import { REQUIREMENTS } from "../src/auth/requirements";
 import { ADMIN, api, createOrg, createWorkspace, uniqueName } from "./helpers";
-import { grantProject, grantWorkspace, makeTeam, makeUser } from "./principals";
+import { grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser } from "./principals";
 
 const ORIGIN = "http://localhost";
 
@@ -267,6 +267,77 @@ async function withState(org: string) {
   return { ws, sv: sv.body.data };
 }
 
+const hopsOf = (res: { headers: Headers }) => res.headers.get("X-Hops");
+
+describe("UI round trips", () => {
+  it("a page reads its session and token in one D1 read; the list page costs what the JSON list costs", async () => {
+    const org = await createOrg();
+    const user = await makeUser({ ownerOf: org });
+    for (let i = 0; i < 3; i++) await createWorkspace(org, {}, undefined, flatTags("hop"));
+    const cookie = await signIn(user.token);
+    // One D1 read: the session joined to its token (and the user), nothing else.
+    expect(hopsOf(await ui("GET", "/app/no-such-org/nothing", { cookie }))).toBe("d1=1, do=0");
+    for (const q of ["", "?search%5Btags%5D=hop&sort=-name", "?search%5Bname%5D=ws"]) {
+      const fromApi = await api("GET", `/organizations/${org}/workspaces${q}`, { token: user.token });
+      const page = await ui("GET", `/app/${org}/workspaces${q}`, { cookie });
+      expect(page.status).toBe(200);
+      // The same one list batch (which also brings the project filter's options and the holders' names).
+      expect(hopsOf(page), q).toBe(hopsOf(fromApi));
+      expect(hopsOf(page)).toBe("d1=2, do=0");
+    }
+  });
+
+  it("a UI action by name costs what the API's action by id costs (no lookup of the name first)", async () => {
+    const org = await createOrg();
+    const user = await makeUser({ ownerOf: org });
+    const ws = await createWorkspace(org);
+    const cookie = await signIn(user.token);
+    const base = `/app/${org}/workspaces/${ws.attributes.name}`;
+    const viaUi = await ui("POST", `${base}/lock`, { cookie, form: { reason: "hops" } });
+    expect(viaUi.status).toBe(303);
+    const unlockUi = await ui("POST", `${base}/unlock`, { cookie });
+    const viaApi = await api("POST", `/workspaces/${ws.id}/actions/lock`, { token: user.token });
+    expect(hopsOf(viaUi)).toBe(hopsOf(viaApi));
+    expect(hopsOf(unlockUi)).toBe(hopsOf(await api("POST", `/workspaces/${ws.id}/actions/unlock`, { token: user.token })));
+    expect(hopsOf(viaUi)).toBe("d1=2, do=1");
+  });
+});
+
+describe("UI lock holders", () => {
+  it("name the user, team or organisation token holding the lock, in the list and on the workspace page", async () => {
+    const org = await createOrg();
+    const user = await makeUser({ ownerOf: org });
+    const team = await makeTeam(org);
+    const orgToken = await makeOrgToken(org);
+    const byUser = await createWorkspace(org, { name: uniqueName("by-user") });
+    const byTeam = await createWorkspace(org, { name: uniqueName("by-team") });
+    const byOrg = await createWorkspace(org, { name: uniqueName("by-org") });
+    await grantWorkspace(team.id, byTeam.id, "write");
+    expect((await api("POST", `/workspaces/${byUser.id}/actions/lock`, { token: user.token })).status).toBe(200);
+    expect((await api("POST", `/workspaces/${byTeam.id}/actions/lock`, { token: team.token })).status).toBe(200);
+    expect((await api("POST", `/workspaces/${byOrg.id}/actions/lock`, { token: orgToken.token })).status).toBe(200);
+    const username = (await api("GET", `/users/${user.id}`)).body.data.attributes.username;
+    const teamName = (await api("GET", `/teams/${team.id}`)).body.data.attributes.name;
+    const expected = [
+      [byUser, username],
+      [byTeam, `team ${teamName}`],
+      [byOrg, `api-org-${org}`],
+    ] as const;
+    const cookie = await signIn(ADMIN);
+    const list = await ui("GET", `/app/${org}/workspaces?page[size]=100`, { cookie });
+    for (const [ws, who] of expected) {
+      const row = new RegExp(`<tr data-workspace="${ws.attributes.name}">([\\s\\S]*?)</tr>`).exec(list.text)?.[1] ?? "";
+      // The whole badge: the name, not the holder's id.
+      expect(row).toContain(`<span class="badge locked">locked by ${who}</span>`);
+      const page = await ui("GET", `/app/${org}/workspaces/${ws.attributes.name}`, { cookie });
+      expect(/<strong id="lock-holder">([^<]*)<\/strong>/.exec(page.text)?.[1]).toBe(who);
+    }
+    // The lock's own holder is told it is theirs.
+    const mine = await ui("GET", `/app/${org}/workspaces/${byUser.attributes.name}`, { cookie: await signIn(user.token) });
+    expect(mine.text).toContain(`<strong id="lock-holder">${username}</strong> (you)`);
+  });
+});
+
 describe("UI workspace details", () => {
   it("a state reader sees serial, resources, the API's download link and outputs with sensitive values masked", async () => {
     const org = await createOrg();
@@ -345,7 +416,7 @@ describe("UI workspace details", () => {
     // A direct key wins over the project's.
     expect(bindings).toContain("prod");
     expect(bindings).not.toContain("project-env");
-    const consumers = /<ul id="consumers">([\s\S]*?)<\/ul>/.exec(page.text)?.[1] ?? "";
+    const consumers = /<ul id="consumers"[^>]*>([\s\S]*?)<\/ul>/.exec(page.text)?.[1] ?? "";
     expect(consumers).toContain(consumer.attributes.name);
     const teams = /<table id="team-access">([\s\S]*?)<\/table>/.exec(page.text)?.[1] ?? "";
     expect(teams).toContain(teamName);
@@ -370,9 +441,9 @@ describe("UI projects page", () => {
     const user = await makeUser({ teams: [team.id] });
     const ids = (html: string) => [...html.matchAll(/<tr data-project="([^"]+)"/g)].map((m) => m[1]);
     for (const token of [ADMIN, user.token]) {
-      const fromApi = await api("GET", `/organizations/${org}/projects?sort=name&page[size]=100`, { token });
+      const fromApi = await api("GET", `/organizations/${org}/projects?page[size]=100`, { token });
       const cookie = await signIn(token);
-      const page = await ui("GET", `/app/${org}/projects`, { cookie });
+      const page = await ui("GET", `/app/${org}/projects?page[size]=100`, { cookie });
       expect(page.status).toBe(200);
       expect(ids(page.text)).toEqual(fromApi.body.data.map((p: { id: string }) => p.id));
       for (const id of ids(page.text)) expect(page.text).toContain(`href="/app/${org}/workspaces?filter%5Bproject%5D%5Bid%5D=${id}"`);
@@ -453,6 +524,312 @@ describe("UI settings form", () => {
     const admin = await signIn(ADMIN);
     expect((await ui("POST", `${base}/settings`, { cookie: admin, origin: "https://evil.example", form: settings() })).status).toBe(403);
     expect((await api("GET", `/workspaces/${ws.id}`)).body.data.attributes.description).toBe("before");
+  });
+});
+
+describe("UI projects page: filters and paging", () => {
+  it("gives the API's projects and counts for the same query, page by page", async () => {
+    const org = await createOrg();
+    const made: Array<{ id: string; name: string }> = [];
+    for (const name of ["alpha-one", "alpha-two", "beta-one", "gamma-one", "Alpha-three"]) {
+      const p = await api("POST", `/organizations/${org}/projects`, { body: { data: { type: "projects", attributes: { name } } } });
+      expect(p.status).toBe(201);
+      made.push({ id: p.body.data.id, name });
+    }
+    const bind = await api("PATCH", `/projects/${made[1].id}/tag-bindings`, {
+      body: { data: [{ type: "tag-bindings", attributes: { key: "env", value: "prod" } }] },
+    });
+    expect(bind.status).toBe(200);
+    expect(
+      (await api("PATCH", `/projects/${made[3].id}/tag-bindings`, { body: { data: [{ type: "tag-bindings", attributes: { key: "env", value: "dev" } }] } }))
+        .status,
+    ).toBe(200);
+    const cookie = await signIn(ADMIN);
+    const ids = (html: string) => [...html.matchAll(/<tr data-project="([^"]+)"/g)].map((m) => m[1]);
+    const queries = [
+      "",
+      "sort=name",
+      "sort=-name&page[size]=2",
+      "sort=-name&page[size]=2&page[number]=2",
+      "sort=name&page[size]=2&page[number]=3",
+      "q=alpha",
+      "q=ALPHA&sort=-name",
+      "filter[names]=beta-one,gamma-one",
+      "filter[tagged][0][key]=env",
+      "filter[tagged][0][key]=env&filter[tagged][0][value]=prod",
+    ];
+    for (const q of queries) {
+      const fromApi = await api("GET", `/organizations/${org}/projects?${q}`);
+      const page = await ui("GET", `/app/${org}/projects?${q}`, { cookie });
+      expect(page.status, q).toBe(200);
+      expect(ids(page.text), q).toEqual(fromApi.body.data.map((p: { id: string }) => p.id));
+      const matching = fromApi.body.meta.pagination["total-count"];
+      const all = fromApi.body.meta["status-counts"].total;
+      expect(/<p class="muted" id="total">([^<]*)<\/p>/.exec(page.text)?.[1], q).toBe(
+        `${matching} ${matching === 1 ? "project" : "projects"}${matching !== all ? ` of ${all}` : ""}`,
+      );
+      const pages = fromApi.body.meta.pagination["total-pages"];
+      const current = fromApi.body.meta.pagination["current-page"];
+      expect(page.text).toContain(`Page ${current} of ${Math.max(1, pages)}`);
+      expect(page.text.includes('rel="next"'), q).toBe(current < pages);
+    }
+    // The form sends its empty fields too: they filter nothing.
+    const emptyFields = await ui("GET", `/app/${org}/projects?q=&filter%5Bnames%5D=&filter%5Btagged%5D%5B0%5D%5Bkey%5D=&sort=name`, { cookie });
+    expect(ids(emptyFields.text)).toEqual((await api("GET", `/organizations/${org}/projects?sort=name`)).body.data.map((p: { id: string }) => p.id));
+    // The form shows the query it was given, and its links keep it.
+    const filtered = await ui("GET", `/app/${org}/projects?q=alpha&sort=name&page[size]=2`, { cookie });
+    expect(filtered.text).toContain('id="p-q" name="q" value="alpha"');
+    expect(filtered.text).toMatch(/<option value="name" selected="">/);
+    expect(filtered.text).toContain('href="?q=alpha&amp;sort=name&amp;page%5Bsize%5D=2&amp;page%5Bnumber%5D=2" rel="next"');
+    expect((await ui("GET", `/app/${org}/projects?sort=bogus`, { cookie })).status).toBe(400);
+  });
+});
+
+describe("UI list: project filter options, binding filters and every sort", () => {
+  it("offers the projects the caller may read, and key/value and latest-change sorts give the API's workspaces", async () => {
+    const org = await createOrg();
+    const other = await api("POST", `/organizations/${org}/projects`, { body: { data: { type: "projects", attributes: { name: uniqueName("other") } } } });
+    const hidden = await api("POST", `/organizations/${org}/projects`, { body: { data: { type: "projects", attributes: { name: uniqueName("hidden") } } } });
+    const made = [];
+    for (let i = 0; i < 5; i++) {
+      const bindings = { "tag-bindings": { data: [{ type: "tag-bindings", attributes: { key: "env", value: i % 2 ? "prod" : "dev" } }] } };
+      const project = i === 4 ? { project: { data: { type: "projects", id: other.body.data.id } } } : {};
+      made.push(await createWorkspace(org, { name: uniqueName(`kv${i}`) }, undefined, { ...bindings, ...project }));
+    }
+    const admin = await signIn(ADMIN);
+    for (const q of [
+      "filter[tagged][0][key]=env&filter[tagged][0][value]=prod",
+      "filter[tagged][0][key]=env&sort=name",
+      "sort=latest-change-at",
+      "sort=-latest-change-at",
+      "sort=current-run.created-at&page[size]=2",
+      `filter[project][id]=${other.body.data.id}`,
+    ]) {
+      const fromApi = await api("GET", `/organizations/${org}/workspaces?${q}`);
+      const page = await ui("GET", `/app/${org}/workspaces?${q}`, { cookie: admin });
+      expect(workspaceNamesIn(page.text), q).toEqual(fromApi.body.data.map((w: { attributes: { name: string } }) => w.attributes.name));
+    }
+    const projectOptions = (html: string) =>
+      [...(/<select id="f-project"[^>]*>([\s\S]*?)<\/select>/.exec(html)?.[1] ?? "").matchAll(/<option value="(prj-[^"]+)"/g)].map((m) => m[1]);
+    const adminOptions = projectOptions((await ui("GET", `/app/${org}/workspaces`, { cookie: admin })).text);
+    const all = await api("GET", `/organizations/${org}/projects?sort=name&page[size]=100`);
+    expect(adminOptions).toEqual(all.body.data.map((p: { id: string }) => p.id));
+    expect(adminOptions).toContain(hidden.body.data.id);
+    // A user reaching one workspace in `other` sees that project only: the API's project list for them.
+    const team = await makeTeam(org);
+    await grantWorkspace(team.id, made[4].id, "read");
+    const user = await makeUser({ teams: [team.id] });
+    const theirs = await api("GET", `/organizations/${org}/projects?sort=name`, { token: user.token });
+    const userOptions = projectOptions((await ui("GET", `/app/${org}/workspaces`, { cookie: await signIn(user.token) })).text);
+    expect(userOptions).toEqual(theirs.body.data.map((p: { id: string }) => p.id));
+    expect(userOptions).toEqual([other.body.data.id]);
+    // Rows name their project.
+    const row = new RegExp(`<tr data-workspace="${made[4].attributes.name}">([\\s\\S]*?)</tr>`).exec(
+      (await ui("GET", `/app/${org}/workspaces`, { cookie: admin })).text,
+    )?.[1];
+    expect(row).toContain(`<td>${other.body.data.attributes.name}</td>`);
+  });
+});
+
+describe("UI settings form: agent pool", () => {
+  const form = (over: Record<string, string>) => ({ description: "", "execution-mode": "agent", "terraform-version": "", "working-directory": "", ...over });
+  const makePool = async (org: string, attributes: Record<string, unknown> = {}, relationships?: unknown) => {
+    const res = await api("POST", `/organizations/${org}/agent-pools`, {
+      body: { data: { type: "agent-pools", attributes: { name: uniqueName("pool"), ...attributes }, ...(relationships ? { relationships } : {}) } },
+    });
+    expect(res.status).toBe(201);
+    return res.body.data as { id: string; attributes: { name: string } };
+  };
+
+  it("offers the pools the workspace may use; the API's rules refuse agent mode without one, or a pool not found", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const otherWs = await createWorkspace(org);
+    const pool = await makePool(org);
+    const scopedElsewhere = await makePool(org, { "organization-scoped": false }, { "allowed-workspaces": { data: [{ type: "workspaces", id: otherWs.id }] } });
+    const foreign = await makePool(await createOrg());
+    const cookie = await signIn(ADMIN);
+    const base = `/app/${org}/workspaces/${ws.attributes.name}`;
+    const page = await ui("GET", base, { cookie });
+    const offered = [...(/<select id="s-pool"[^>]*>([\s\S]*?)<\/select>/.exec(page.text)?.[1] ?? "").matchAll(/<option value="([^"]*)"/g)].map((m) => m[1]);
+    const usable = await api("GET", `/organizations/${org}/agent-pools?filter[allowed_workspaces][name]=${ws.attributes.name}`);
+    expect(offered).toEqual(["", ...usable.body.data.map((p: { id: string }) => p.id)]);
+    expect(offered).toContain(pool.id);
+    expect(offered).not.toContain(scopedElsewhere.id);
+
+    // Refused as the API refuses the same attributes, with its words, next to the form.
+    for (const [sent, attributes] of [
+      [{ "agent-pool-id": "" }, { "execution-mode": "agent", "agent-pool-id": null }],
+      [{ "agent-pool-id": foreign.id }, { "execution-mode": "agent", "agent-pool-id": foreign.id }],
+      [{ "agent-pool-id": "apool-nope" }, { "execution-mode": "agent", "agent-pool-id": "apool-nope" }],
+    ] as const) {
+      const fromApi = await api("PATCH", `/workspaces/${ws.id}`, { body: { data: { type: "workspaces", attributes } } });
+      expect(fromApi.status).toBe(422);
+      const refused = await ui("POST", `${base}/settings`, { cookie, form: form(sent) });
+      expect(refused.status).toBe(422);
+      expect(/<div class="error" role="alert" id="settings-errors">([\s\S]*?)<\/div>/.exec(refused.text)?.[1]).toContain(
+        escapeHtml(fromApi.body.errors[0].detail),
+      );
+    }
+    expect((await api("GET", `/workspaces/${ws.id}`)).body.data.attributes["execution-mode"]).toBe("remote");
+
+    // Saved: the API shows agent mode with the pool, and the form selects it.
+    expect((await ui("POST", `${base}/settings`, { cookie, form: form({ "agent-pool-id": pool.id }) })).status).toBe(303);
+    let shown = (await api("GET", `/workspaces/${ws.id}`)).body.data;
+    expect(shown.attributes["execution-mode"]).toBe("agent");
+    expect(shown.relationships["agent-pool"].data).toEqual({ id: pool.id, type: "agent-pools" });
+    expect((await ui("GET", base, { cookie })).text).toContain(`<option value="${pool.id}" selected="">`);
+    // Leaving agent mode drops the pool, whatever the (ignored) select says.
+    expect((await ui("POST", `${base}/settings`, { cookie, form: form({ "execution-mode": "remote", "agent-pool-id": pool.id }) })).status).toBe(303);
+    shown = (await api("GET", `/workspaces/${ws.id}`)).body.data;
+    expect(shown.attributes["execution-mode"]).toBe("remote");
+    expect(shown.relationships["agent-pool"].data).toBeNull();
+  });
+});
+
+describe("UI remote-state consumers", () => {
+  it("an admin adds (by name) and removes consumers through the same service as the API; refusals show next to the form", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const consumer = await createWorkspace(org, { name: uniqueName("Cons") });
+    const cookie = await signIn(ADMIN);
+    const base = `/app/${org}/workspaces/${ws.attributes.name}`;
+    expect((await ui("GET", base, { cookie })).text).toContain(`action="${base}/consumers"`);
+    // Names compare case-insensitively, as the API's names do.
+    const added = await ui("POST", `${base}/consumers`, { cookie, form: { name: consumer.attributes.name.toLowerCase() } });
+    expect(added.status).toBe(303);
+    expect(added.headers.get("Location")).toBe(base);
+    const listed = await api("GET", `/workspaces/${ws.id}/relationships/remote-state-consumers`);
+    expect(listed.body.data.map((w: { id: string }) => w.id)).toEqual([consumer.id]);
+    const page = await ui("GET", base, { cookie });
+    expect(page.text).toContain(`<input type="hidden" name="id" value="${consumer.id}"/>`);
+
+    for (const [name, detail] of [
+      ["no-such-workspace", "Workspace not found: no-such-workspace"],
+      [ws.attributes.name, "A workspace cannot be a remote state consumer of itself"],
+    ]) {
+      const refused = await ui("POST", `${base}/consumers`, { cookie, form: { name } });
+      expect(refused.status).toBe(422);
+      const errors = /<div class="error" role="alert" id="consumers-errors">([\s\S]*?)<\/div>/.exec(refused.text)?.[1] ?? "";
+      expect(errors).toContain(escapeHtml(detail));
+      expect(refused.text).toContain(`id="c-name" name="name" required="" autocomplete="off" value="${escapeHtml(name)}"`);
+    }
+
+    expect((await ui("POST", `${base}/consumers/delete`, { cookie, form: { id: consumer.id } })).status).toBe(303);
+    expect((await api("GET", `/workspaces/${ws.id}/relationships/remote-state-consumers`)).body.data).toEqual([]);
+
+    // While sharing globally the list is fixed: no forms.
+    expect((await api("PATCH", `/workspaces/${ws.id}`, { body: { data: { type: "workspaces", attributes: { "global-remote-state": true } } } })).status).toBe(
+      200,
+    );
+    const global = await ui("GET", base, { cookie });
+    expect(global.text).toContain("Every workspace of the organisation may read");
+    expect(global.text).not.toContain(`action="${base}/consumers"`);
+  });
+
+  it("a caller who may not administer the workspace sees no consumer forms, and forged or cross-origin POSTs change nothing", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const consumer = await createWorkspace(org);
+    expect(
+      (await api("POST", `/workspaces/${ws.id}/relationships/remote-state-consumers`, { body: { data: [{ type: "workspaces", id: consumer.id }] } })).status,
+    ).toBe(204);
+    const team = await makeTeam(org);
+    await grantWorkspace(team.id, ws.id, "write");
+    await grantWorkspace(team.id, consumer.id, "write");
+    const writer = await makeUser({ teams: [team.id] });
+    const cookie = await signIn(writer.token);
+    const base = `/app/${org}/workspaces/${ws.attributes.name}`;
+    const page = await ui("GET", base, { cookie });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(consumer.attributes.name);
+    expect(page.text).not.toContain(`${base}/consumers`);
+    expect((await ui("POST", `${base}/consumers/delete`, { cookie, form: { id: consumer.id } })).status).toBe(404);
+    expect((await ui("POST", `${base}/consumers`, { cookie, form: { name: "no-such-workspace" } })).status).toBe(404);
+    const admin = await signIn(ADMIN);
+    expect((await ui("POST", `${base}/consumers/delete`, { cookie: admin, origin: "https://evil.example", form: { id: consumer.id } })).status).toBe(403);
+    const listed = await api("GET", `/workspaces/${ws.id}/relationships/remote-state-consumers`);
+    expect(listed.body.data.map((w: { id: string }) => w.id)).toEqual([consumer.id]);
+  });
+});
+
+describe("UI team access", () => {
+  const accessesOf = async (wsId: string) =>
+    (await api("GET", `/team-workspaces?filter[workspace][id]=${wsId}`)).body.data.map(
+      (d: { id: string; attributes: { access: string }; relationships: { team: { data: { id: string } } } }) => ({
+        id: d.id,
+        team: d.relationships.team.data.id,
+        access: d.attributes.access,
+      }),
+    );
+
+  it("an admin gives, changes and removes a team's access; the API shows each change; refusals show next to the form", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const team = await makeTeam(org);
+    const stranger = await makeTeam(await createOrg());
+    const cookie = await signIn(ADMIN);
+    const base = `/app/${org}/workspaces/${ws.attributes.name}`;
+    const page = await ui("GET", base, { cookie });
+    expect(page.text).toContain(`<option value="${team.id}"`);
+    expect((await ui("POST", `${base}/team-access`, { cookie, form: { team: team.id, access: "plan" } })).status).toBe(303);
+    let accesses = await accessesOf(ws.id);
+    expect(accesses).toEqual([{ id: expect.any(String), team: team.id, access: "plan" }]);
+    const tw = accesses[0].id;
+    // A team that has access is no longer offered; its row can be changed and removed.
+    const after = await ui("GET", base, { cookie });
+    expect(/<select id="ta-team"[^>]*>([\s\S]*?)<\/select>/.exec(after.text)?.[1] ?? "").not.toContain(team.id);
+    expect(after.text).toContain(`action="${base}/team-access/${tw}"`);
+
+    for (const [form, detail] of [
+      [{ team: team.id, access: "read" }, "Team already has access to this workspace"],
+      [{ team: stranger.id, access: "read" }, "Team not found"],
+      [{ team: team.id, access: "owner" }, "access: "],
+    ] as const) {
+      const refused = await ui("POST", `${base}/team-access`, { cookie, form });
+      expect(refused.status, JSON.stringify(form)).toBe(422);
+      expect(/<div class="error" role="alert" id="team-access-errors">([\s\S]*?)<\/div>/.exec(refused.text)?.[1]).toContain(detail);
+    }
+    // The API refuses the same two with the same words.
+    const body = (teamId: string) => ({
+      data: {
+        type: "team-workspaces",
+        attributes: { access: "read" },
+        relationships: { workspace: { data: { type: "workspaces", id: ws.id } }, team: { data: { type: "teams", id: teamId } } },
+      },
+    });
+    expect((await api("POST", "/team-workspaces", { body: body(team.id) })).body.errors[0].detail).toBe("Team already has access to this workspace");
+    expect((await api("POST", "/team-workspaces", { body: body(stranger.id) })).body.errors[0].detail).toBe("Team not found");
+
+    expect((await ui("POST", `${base}/team-access/${tw}`, { cookie, form: { access: "admin" } })).status).toBe(303);
+    expect((await accessesOf(ws.id))[0].access).toBe("admin");
+    expect((await ui("POST", `${base}/team-access/${tw}`, { cookie, form: { access: "bogus" } })).status).toBe(422);
+    expect((await ui("POST", `${base}/team-access/${tw}/delete`, { cookie })).status).toBe(303);
+    accesses = await accessesOf(ws.id);
+    expect(accesses).toEqual([]);
+  });
+
+  it("a caller who may not administer the workspace sees no team-access forms, and forged POSTs change nothing", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const team = await makeTeam(org);
+    await grantWorkspace(team.id, ws.id, "write");
+    const other = await makeTeam(org);
+    const writer = await makeUser({ teams: [team.id] });
+    const cookie = await signIn(writer.token);
+    const base = `/app/${org}/workspaces/${ws.attributes.name}`;
+    const page = await ui("GET", base, { cookie });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('id="team-access"');
+    expect(page.text).not.toContain(`${base}/team-access`);
+    const [tw] = await accessesOf(ws.id);
+    expect((await ui("POST", `${base}/team-access`, { cookie, form: { team: other.id, access: "admin" } })).status).toBe(404);
+    expect((await ui("POST", `${base}/team-access`, { cookie, form: { team: other.id, access: "bogus" } })).status).toBe(404);
+    expect((await ui("POST", `${base}/team-access/${tw.id}`, { cookie, form: { access: "admin" } })).status).toBe(404);
+    expect((await ui("POST", `${base}/team-access/${tw.id}/delete`, { cookie })).status).toBe(404);
+    const admin = await signIn(ADMIN);
+    expect((await ui("POST", `${base}/team-access/${tw.id}/delete`, { cookie: admin, origin: "https://evil.example" })).status).toBe(403);
+    expect(await accessesOf(ws.id)).toEqual([{ id: tw.id, team: team.id, access: "write" }]);
   });
 });
 

@@ -20,6 +20,8 @@ export interface Grant {
 export interface ProjectDefaultsRow {
   id: string;
   organization_name: string;
+  /** The project's name, where the read loads it (the list page, a workspace's own read). */
+  name?: string;
   default_execution_mode: string | null;
   default_agent_pool_id: string | null;
   /** Loaded when creating a workspace: the project's auto-destroy-activity-duration, which new workspaces inherit. */
@@ -114,7 +116,7 @@ export async function workspaceAccessRows(db: Db, principal: Principal, ref: str
     db
       .prepare(`SELECT team_id, project_id AS target_id, access, perms FROM team_projects WHERE project_id = ${ws("project_id")} AND team_id IN (${teams.sql})`)
       .bind(...binds, ...teams.binds),
-    db.prepare(`SELECT id, organization_name, default_execution_mode, default_agent_pool_id FROM projects WHERE id = ${ws("project_id")}`).bind(...binds),
+    db.prepare(`SELECT id, organization_name, name, default_execution_mode, default_agent_pool_id FROM projects WHERE id = ${ws("project_id")}`).bind(...binds),
     db.prepare(`SELECT id FROM deleted_tags WHERE organization_name = ${ws("organization_name")}`).bind(...binds),
     db.prepare(`SELECT id FROM ssh_keys WHERE id = ${ws("ssh_key_id")}`).bind(...binds),
   ]);

@@ -6,7 +6,7 @@ import type { Hops } from "../hops";
 import { hopsOf } from "./caller.http";
 import { principalKey, type Principal } from "./principal";
 import { configuredLimit, rateHeaders, RateLimiter } from "../ratelimit/ratelimit";
-import { tokenByHash, touchToken } from "../tokens/tokens.d1";
+import { tokenByHash, touchToken, type AuthTokenRow } from "../tokens/tokens.d1";
 import { bootstrapAdmin, insertBootstrapAdmin } from "../users/users.d1";
 
 /** Per-isolate memo of the site admin's user id (the row is created once, idempotently). */
@@ -63,16 +63,28 @@ export async function authenticate(env: Bindings, token: string, defer?: (p: Pro
 
 /** As `authenticate`, from the token's SHA-256 (a UI session keeps only that hash: src/ui/ui.session.ts). */
 export async function authenticateHash(env: Bindings, hash: string, defer?: (p: Promise<unknown>) => void, hops?: Hops): Promise<Principal | null> {
-  if (env.ADMIN_TOKEN && timingSafeEqual(hash, await adminTokenHash(env.ADMIN_TOKEN))) {
-    if (!(siteAdmin && siteAdmin.hash === hash) && hops) hops.d1++;
-    const userId = await ensureSiteAdmin(env, hash);
-    return { kind: "user", userId, username: "admin", isSiteAdmin: true, tokenId: null };
-  }
+  const admin = await siteAdminPrincipal(env, hash, hops);
+  if (admin) return admin;
   if (hops) hops.d1++;
-  const row = await tokenByHash(env.DB.withSession("first-primary"), hash);
+  return principalOfTokenRow(await tokenByHash(env.DB.withSession("first-primary"), hash), defer, env);
+}
+
+/** The site admin when `hash` is ADMIN_TOKEN's (no D1 read once its user row is known), else null. */
+export async function siteAdminPrincipal(env: Bindings, hash: string, hops?: Hops): Promise<Principal | null> {
+  if (!env.ADMIN_TOKEN || !timingSafeEqual(hash, await adminTokenHash(env.ADMIN_TOKEN))) return null;
+  if (!(siteAdmin && siteAdmin.hash === hash) && hops) hops.d1++;
+  const userId = await ensureSiteAdmin(env, hash);
+  return { kind: "user", userId, username: "admin", isSiteAdmin: true, tokenId: null };
+}
+
+/**
+ * The principal of a token row already read (by `tokenByHash`, or joined to a UI session), or null when
+ * there is none, it expired, or its user or team is gone. `defer` (with `env`) refreshes `last-used-at`.
+ */
+export function principalOfTokenRow(row: AuthTokenRow | null, defer?: (p: Promise<unknown>) => void, env?: Bindings): Principal | null {
   if (!row) return null;
   if (row.expired_at && Date.parse(row.expired_at) <= Date.now()) return null;
-  if (defer && (!row.last_used_at || Date.now() - Date.parse(row.last_used_at) > LAST_USED_RESOLUTION_MS)) {
+  if (defer && env && (!row.last_used_at || Date.now() - Date.parse(row.last_used_at) > LAST_USED_RESOLUTION_MS)) {
     defer(touchToken(env.DB, row.id, nowIso()).catch(() => undefined));
   }
   switch (row.kind) {

@@ -16,9 +16,14 @@ export function callerOf(c: Context<AppEnv>): Caller {
     record = { authorized: new Set() };
     c.set("authz", record);
   }
-  const hops = hopsOf(c);
-  const env = { ...c.env, DB: countedDb(c.env.DB, hops), WORKSPACES: countedNamespace(c.env.WORKSPACES, hops) };
+  const env = countedEnv(c);
   return { env, principal: c.get("principal"), db: env.DB.withSession("first-primary"), authorized: record.authorized };
+}
+
+/** The request's bindings with D1 and the workspace DOs counting their round trips (src/hops.ts). */
+export function countedEnv(c: Context<AppEnv>): AppEnv["Bindings"] {
+  const hops = hopsOf(c);
+  return { ...c.env, DB: countedDb(c.env.DB, hops), WORKSPACES: countedNamespace(c.env.WORKSPACES, hops) };
 }
 
 /** The request's round-trip counter (src/hops.ts). */

@@ -4,6 +4,7 @@ import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, readPage } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { withBindings } from "./projects.include";
+import { parseProjectQuery } from "./projects.list";
 import { createProjectBody, listProjectsQuery, orgParam, projectParam, showProjectQuery, updateProjectBody } from "./projects.schemas";
 import { serializeProject } from "./projects.serialize";
 import { createProject, deleteProject, listProjectsFor, showProject, updateProject } from "./projects.service";
@@ -38,30 +39,7 @@ projects.openapi(
   async (c) => {
     const caller = callerOf(c);
     const page = readPage(c);
-    const { q, "filter[names]": names, sort } = c.req.valid("query");
-    // filter[tagged][i][key|value]: AND across i over the project's bindings; an empty value means any.
-    const tagged = new Map<string, { key?: string; value?: string }>();
-    for (const [k, v] of new URL(c.req.url).searchParams) {
-      const m = /^filter\[tagged\]\[(\d{1,3})\]\[(key|value)\]$/.exec(k);
-      if (m) tagged.set(m[1], { ...tagged.get(m[1]), [m[2]]: v });
-    }
-    const result = await listProjectsFor(
-      caller,
-      c.req.valid("param").organization_name,
-      {
-        q: q || undefined,
-        names:
-          names !== undefined
-            ? names
-                .split(",")
-                .map((n) => n.trim())
-                .filter(Boolean)
-            : undefined,
-        tagged: [...tagged.values()].filter((t): t is { key: string; value?: string } => !!t.key),
-        sort,
-      },
-      page,
-    );
+    const result = await listProjectsFor(caller, c.req.valid("param").organization_name, parseProjectQuery(new URL(c.req.url).searchParams), page);
     const data = result.rows.map((p) => serializeProject(p, result.access));
     const inc = await withBindings(caller.db, data, c.req.query("include"));
     return jsonapi(c, paginated(c, data, page, result.matching, { ...inc, meta: { "status-counts": { total: result.total, matching: result.matching } } }));

@@ -75,7 +75,7 @@ teamAccess.openapi(
   async (c) => {
     const { attributes, relationships } = c.req.valid("json").data;
     const { access, ...given } = attributes;
-    const row = await createTeamWorkspace(callerOf(c), { teamId: relationships.team.data.id, workspaceId: relationships.workspace.data.id, access, given });
+    const row = await createTeamWorkspace(callerOf(c), { teamId: relationships.team.data.id, workspace: relationships.workspace.data.id, access, given });
     return jsonapi(c, { data: serializeTw(row) }, 201);
   },
 );

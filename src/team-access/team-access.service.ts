@@ -10,7 +10,7 @@ import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
 import { findTeam } from "../teams/teams.index";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
-import { readById } from "../workspaces/workspaces.service";
+import { readById, readRef, type WorkspaceRef } from "../workspaces/workspaces.service";
 import {
   deleteTeamProject,
   deleteTeamWorkspace,
@@ -55,9 +55,9 @@ function customPerms<T extends object>(access: string, given: Partial<T>, defaul
   return { ...defaults, ...Object.fromEntries(keys.map((k) => [k, given[k as keyof T]])) } as T;
 }
 
-/** Managing a workspace's team access needs admin on it. */
-async function adminOfWorkspace(caller: Caller, workspaceId: string): Promise<WorkspaceRecord> {
-  const { record } = await readById(caller, workspaceId, "workspace.update");
+/** Managing a workspace's team access needs admin on it (named by id, or by organisation and name: the web UI). */
+async function adminOfWorkspace(caller: Caller, workspace: WorkspaceRef): Promise<WorkspaceRecord> {
+  const { record } = await readRef(caller, workspace, "workspace.update");
   return record;
 }
 
@@ -72,9 +72,9 @@ async function loadTw(caller: Caller, id: string, admin: boolean): Promise<TwRow
 
 export async function createTeamWorkspace(
   caller: Caller,
-  input: { teamId: string; workspaceId: string; access: WsLevel; given: Partial<WsCustom> },
+  input: { teamId: string; workspace: WorkspaceRef; access: WsLevel; given: Partial<WsCustom> },
 ): Promise<TwRow> {
-  const ws = await adminOfWorkspace(caller, input.workspaceId);
+  const ws = await adminOfWorkspace(caller, input.workspace);
   const team = await findTeam(caller.db, input.teamId);
   if (!team || team.organization_name.toLowerCase() !== ws.organization.toLowerCase()) throw teamNotFound();
   const perms = customPerms(input.access, input.given, WS_DEFAULT_CUSTOM, "/data/attributes");

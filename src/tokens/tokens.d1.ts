@@ -31,18 +31,13 @@ export interface AuthTokenRow {
   team_service_user: string | null;
 }
 
+/** `AuthTokenRow`'s columns over `tokens k` and its joins (the UI's session read joins the same, src/ui/ui.sessions.d1.ts). */
+export const AUTH_TOKEN_COLUMNS = `k.id, k.last_used_at, k.kind, k.user_id, k.team_id, k.organization_name, k.expired_at,
+  u.username, u.is_site_admin, t.organization_name AS team_org, t.service_user_id AS team_service_user`;
+export const AUTH_TOKEN_JOINS = "LEFT JOIN users u ON u.id = k.user_id LEFT JOIN teams t ON t.id = k.team_id";
+
 export async function tokenByHash(db: Db, hash: string): Promise<AuthTokenRow | null> {
-  return db
-    .prepare(
-      `SELECT k.id, k.last_used_at, k.kind, k.user_id, k.team_id, k.organization_name, k.expired_at,
-              u.username, u.is_site_admin, t.organization_name AS team_org, t.service_user_id AS team_service_user
-       FROM tokens k
-       LEFT JOIN users u ON u.id = k.user_id
-       LEFT JOIN teams t ON t.id = k.team_id
-       WHERE k.token_hash = ?`,
-    )
-    .bind(hash)
-    .first<AuthTokenRow>();
+  return db.prepare(`SELECT ${AUTH_TOKEN_COLUMNS} FROM tokens k ${AUTH_TOKEN_JOINS} WHERE k.token_hash = ?`).bind(hash).first<AuthTokenRow>();
 }
 
 export async function touchToken(db: Db, id: string, at: string): Promise<void> {

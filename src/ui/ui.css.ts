@@ -47,6 +47,10 @@ form.settings .check label { display: inline; font-size: 1rem; color: var(--fg);
 .signin form > * { margin-bottom: .8rem; }
 details.danger { margin-top: 1.6rem; border: 1px solid var(--bad); border-radius: .4rem; padding: .6rem .8rem; }
 details.danger summary { cursor: pointer; color: var(--bad); }
+ul.consumers li { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin-bottom: .3rem; }
+ul.consumers form { margin: 0; }
+td .actions { margin: 0; }
+td .actions select { width: auto; }
 code { font-size: .9em; word-break: break-all; }
 @media (max-width: 40rem) { main { padding: .6rem; } th.opt, td.opt { display: none; } }
 `;

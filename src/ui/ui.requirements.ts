@@ -20,4 +20,11 @@ export const UI_ROUTE_REQUIREMENTS: Record<string, Action | null> = {
   "POST /app/:organization/workspaces/:name/unlock": "workspace.lock",
   "POST /app/:organization/workspaces/:name/force-unlock": "workspace.force-unlock",
   "POST /app/:organization/workspaces/:name/safe-delete": "workspace.delete",
+  // As POST and DELETE /workspaces/:id/relationships/remote-state-consumers.
+  "POST /app/:organization/workspaces/:name/consumers": "workspace.update",
+  "POST /app/:organization/workspaces/:name/consumers/delete": "workspace.update",
+  // As POST, PATCH and DELETE /team-workspaces.
+  "POST /app/:organization/workspaces/:name/team-access": "workspace.update",
+  "POST /app/:organization/workspaces/:name/team-access/:id": "workspace.update",
+  "POST /app/:organization/workspaces/:name/team-access/:id/delete": "workspace.update",
 };

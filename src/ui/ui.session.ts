@@ -1,13 +1,14 @@
 /**
  * Web UI sessions (issue 20). Sign-in checks a pasted API token with `authenticate`; the cookie then holds
  * a random session id whose SHA-256 is stored in D1 with the SHA-256 of that token. Every UI request
- * re-authenticates through the stored token hash (`authenticateHash`, the API's own lookup), so a revoked,
- * deleted or expired token ends its sessions on their very next request.
+ * re-authenticates through the stored token hash — the API's own token lookup, joined to the session in the
+ * same read — so a revoked, deleted or expired token ends its sessions on their very next request.
  */
 import type { Principal } from "../auth/principal";
-import { authenticate, authenticateHash } from "../auth/auth.middleware";
-import type { Caller } from "../caller";
+import { authenticate, principalOfTokenRow, siteAdminPrincipal } from "../auth/auth.middleware";
 import type { Bindings } from "../env";
+import type { Hops } from "../hops";
+import type { AuthTokenRow } from "../tokens/tokens.d1";
 import { nowIso, randomBase62, sha256Hex } from "../ids";
 import { deleteExpiredSessions, deleteSession, insertSession, sessionByIdHash } from "./ui.sessions.d1";
 
@@ -28,28 +29,34 @@ export async function signIn(env: Bindings, token: string): Promise<string | nul
   return id;
 }
 
-/** The principal a session cookie stands for, or null (unknown, expired, or its token no longer valid). */
-export async function principalOfSession(env: Bindings, sessionId: string | undefined): Promise<Principal | null> {
+/**
+ * The principal a session cookie stands for, or null (unknown, expired, or its token no longer valid): one D1
+ * read, the session joined to its token. `hops` counts the round trips (src/hops.ts), as the API's `authenticate` does.
+ */
+export async function principalOfSession(env: Bindings, sessionId: string | undefined, hops?: Hops): Promise<Principal | null> {
   if (!sessionId || sessionId.length > 100) return null;
   const db = env.DB.withSession("first-primary");
   const idHash = await sha256Hex(sessionId);
+  const count = () => {
+    if (hops) hops.d1++;
+  };
+  count();
   const row = await sessionByIdHash(db, idHash);
   if (!row) return null;
-  if (Date.parse(row.expires_at) <= Date.now()) {
+  if (Date.parse(row.session_expires_at) <= Date.now()) {
+    count();
     await deleteSession(db, idHash);
     return null;
   }
-  const principal = await authenticateHash(env, row.token_hash);
-  if (!principal) await deleteSession(db, idHash);
+  const principal = (await siteAdminPrincipal(env, row.session_token_hash, hops)) ?? principalOfTokenRow(row.id === null ? null : (row as AuthTokenRow));
+  if (!principal) {
+    count();
+    await deleteSession(db, idHash);
+  }
   return principal;
 }
 
 export async function signOut(env: Bindings, sessionId: string | undefined): Promise<void> {
   if (!sessionId || sessionId.length > 100) return;
   await deleteSession(env.DB.withSession("first-primary"), await sha256Hex(sessionId));
-}
-
-/** The service `Caller` of a UI request: the same shape API routes build (src/auth/caller.http.ts). */
-export function uiCaller(env: Bindings, principal: Principal): Caller {
-  return { env, principal, db: env.DB.withSession("first-primary"), authorized: new Set() };
 }

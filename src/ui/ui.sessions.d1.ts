@@ -1,10 +1,9 @@
 /** The `ui_sessions` table (migration 0012): all of the web UI's SQL. */
 import type { Db } from "../caller";
+import { AUTH_TOKEN_COLUMNS, AUTH_TOKEN_JOINS, type AuthTokenRow } from "../tokens/tokens.d1";
 
-export interface SessionRow {
-  token_hash: string;
-  expires_at: string;
-}
+/** A session with its token's authentication columns (all null when the token no longer exists). */
+export type SessionRow = { session_token_hash: string; session_expires_at: string } & { [K in keyof AuthTokenRow]: AuthTokenRow[K] | null };
 
 export async function insertSession(db: Db, idHash: string, tokenHash: string, createdAt: string, expiresAt: string): Promise<void> {
   await db
@@ -13,8 +12,16 @@ export async function insertSession(db: Db, idHash: string, tokenHash: string, c
     .run();
 }
 
+/** The session and what authenticating its token needs, in one read (the API's token lookup, joined). */
 export async function sessionByIdHash(db: Db, idHash: string): Promise<SessionRow | null> {
-  return db.prepare("SELECT token_hash, expires_at FROM ui_sessions WHERE id_hash = ?").bind(idHash).first<SessionRow>();
+  return db
+    .prepare(
+      `SELECT s.token_hash AS session_token_hash, s.expires_at AS session_expires_at, ${AUTH_TOKEN_COLUMNS}
+       FROM ui_sessions s LEFT JOIN tokens k ON k.token_hash = s.token_hash ${AUTH_TOKEN_JOINS}
+       WHERE s.id_hash = ?`,
+    )
+    .bind(idHash)
+    .first<SessionRow>();
 }
 
 export async function deleteSession(db: Db, idHash: string): Promise<void> {

@@ -44,7 +44,7 @@ consumers.openapi(
 async function change(c: Context<AppEnv>, op: ConsumerChange["op"]): Promise<Response> {
   const id = c.req.param("workspace_id")!;
   const ids = (c.req.valid as (t: "json") => z.infer<typeof consumersBody>)("json").data.map((d) => d.id);
-  acknowledge(c, await changeConsumers(callerOf(c), id, op, ids, faultsOf(c)));
+  acknowledge(c, await changeConsumers(callerOf(c), id, op, { ids }, faultsOf(c)));
   return noContent(c);
 }
 

@@ -6,9 +6,9 @@ import { nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
 import type { ConsumerChange } from "./consumers.logic";
 import type { Faults, WorkspaceRecord } from "./workspace.types";
-import { allConsumers, consumerPage, consumerScope, sshKeyExists, workspaceDocsByIds } from "./workspaces.d1";
+import { allConsumers, consumerPage, consumerScope, sshKeyExists, workspaceDocsByIds, workspaceDocsByNames } from "./workspaces.d1";
 import { parseDoc } from "./workspaces.index";
-import { guardOf, loadScope, readById, workspaceStub, type WorkspaceScope } from "./workspaces.service";
+import { guardOf, loadScope, readById, readRef, workspaceStub, type WorkspaceRef, type WorkspaceScope } from "./workspaces.service";
 import type { Written } from "./workspaces.write.service";
 
 /**
@@ -39,27 +39,37 @@ export async function listConsumers(
   return { records, scope: seen, total: readable.length };
 }
 
-/** Adds, replaces or removes consumers; answers the index write's bookmark. */
+/**
+ * Adds, replaces or removes consumers; answers the index write's bookmark. The workspace is named by id (the
+ * API) or by organisation and name, and the consumers by id or by name (the web UI's form), so neither costs
+ * a lookup before the read that authorises.
+ */
 export async function changeConsumers(
   caller: Caller,
-  id: string,
+  ref: WorkspaceRef,
   op: ConsumerChange["op"],
-  ids: string[],
+  targets: { ids: string[] } | { names: string[] },
   faults: Faults | undefined,
 ): Promise<{ bookmark?: string | null }> {
-  const { record, scope } = await readById(caller, id, "workspace.update");
+  const { record, scope } = await readRef(caller, ref, "workspace.update");
   // Replacing the whole list is for organisation-wide workspace managers only (spec §5.7).
   if (op === "replace") authorize(caller, "workspaces.manage", { access: scope.access });
   // Every listed workspace must exist in this organisation and be readable by the caller.
-  const rows = await workspaceDocsByIds(caller.db, record.organization, ids);
-  const found = new Map(rows.map(parseDoc).map((w) => [w.id, w]));
-  const listed = await loadScope(caller, record.organization, [...found.values()]);
-  for (const [i, wid] of ids.entries()) {
-    const w = found.get(wid);
+  const byName = "names" in targets;
+  const keys = byName ? targets.names : targets.ids;
+  const rows = byName ? await workspaceDocsByNames(caller.db, record.organization, keys) : await workspaceDocsByIds(caller.db, record.organization, keys);
+  const docs = rows.map(parseDoc);
+  // Names are unique case-insensitively (as the index compares them).
+  const found = new Map(docs.map((w) => [byName ? w.name.toLowerCase() : w.id, w]));
+  const listed = await loadScope(caller, record.organization, docs);
+  const ids: string[] = [];
+  for (const [i, key] of keys.entries()) {
+    const w = found.get(byName ? key.toLowerCase() : key);
     if (!w || !listed || !allows(caller.principal, "workspace.read", { access: listed.access, caps: listed.capsOf(w) }))
-      throw ApiError.of("not_found", { detail: `Workspace not found: ${wid}`, pointer: `/data/${i}/id` });
+      throw ApiError.of("not_found", { detail: `Workspace not found: ${key}`, pointer: `/data/${i}/id` });
+    ids.push(w.id);
   }
-  return unwrap(await workspaceStub(caller.env, id).changeConsumers({ change: { op, ids }, now: nowIso(), faults, guard: guardOf(record) }));
+  return unwrap(await workspaceStub(caller.env, record.id).changeConsumers({ change: { op, ids }, now: nowIso(), faults, guard: guardOf(record) }));
 }
 
 /** Assigns (id) or unassigns (null) the workspace's SSH key. */

@@ -3,28 +3,36 @@ import { lockHolderOf } from "../auth/principal";
 import type { Caller } from "../caller";
 import { nowIso } from "../ids";
 import type { Faults } from "./workspace.types";
-import { mutateAs, workspaceStub, type WorkspaceRef } from "./workspaces.service";
+import { lockHolderName } from "./lock-holders.d1";
+import { mutateAs, workspaceStub, type Readable, type WorkspaceRef } from "./workspaces.service";
 import type { Written } from "./workspaces.write.service";
 
-export async function lockWorkspace(caller: Caller, id: string, reason: string, faults: Faults | undefined): Promise<Written> {
+/** `ref`: an id (the API), or organisation and name (the web UI: no lookup before the read that authorises). */
+export async function lockWorkspace(caller: Caller, ref: WorkspaceRef, reason: string, faults: Faults | undefined): Promise<Written> {
   const holder = lockHolderOf(caller.principal);
-  const done = await mutateAs(caller, id, "workspace.lock", (_r, guard) =>
-    workspaceStub(caller.env, id).lock({ holder, reason, now: nowIso(), faults, guard }),
+  const done = await mutateAs(caller, ref, "workspace.lock", (r, guard) =>
+    workspaceStub(caller.env, r.record.id).lock({ holder, reason, now: nowIso(), faults, guard }),
   );
   return { workspace: done.value, scope: done.readable.scope, bookmark: done.bookmark };
 }
 
 /** Only the lock's holder may unlock (the DO compares holders). */
-export async function unlockWorkspace(caller: Caller, id: string, faults: Faults | undefined): Promise<Written> {
+export async function unlockWorkspace(caller: Caller, ref: WorkspaceRef, faults: Faults | undefined): Promise<Written> {
   const holder = lockHolderOf(caller.principal);
-  const done = await mutateAs(caller, id, "workspace.lock", (_r, guard) => workspaceStub(caller.env, id).unlock({ holder, faults, guard }));
+  const done = await mutateAs(caller, ref, "workspace.lock", (r, guard) => workspaceStub(caller.env, r.record.id).unlock({ holder, faults, guard }));
   return { workspace: done.value, scope: done.readable.scope, bookmark: done.bookmark };
 }
 
 /** Workspace admins may unlock whoever holds the lock. */
-export async function forceUnlockWorkspace(caller: Caller, id: string, faults: Faults | undefined): Promise<Written> {
-  const done = await mutateAs(caller, id, "workspace.force-unlock", (_r, guard) => workspaceStub(caller.env, id).forceUnlock({ faults, guard }));
+export async function forceUnlockWorkspace(caller: Caller, ref: WorkspaceRef, faults: Faults | undefined): Promise<Written> {
+  const done = await mutateAs(caller, ref, "workspace.force-unlock", (r, guard) => workspaceStub(caller.env, r.record.id).forceUnlock({ faults, guard }));
   return { workspace: done.value, scope: done.readable.scope, bookmark: done.bookmark };
+}
+
+/** The name of whoever holds the workspace's lock (lock-holders.d1.ts); null when unlocked or the holder is gone. */
+export async function lockHolderNameOf(caller: Caller, readable: Readable): Promise<string | null> {
+  const holder = readable.record.lock.locked ? readable.record.lock.holder : null;
+  return holder ? lockHolderName(caller.db, holder) : null;
 }
 
 /** Spec §7: a caller who may not delete gets 404, as for a missing workspace. */

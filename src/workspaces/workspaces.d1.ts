@@ -33,6 +33,15 @@ export async function workspaceDocsByIds(db: Db, organization: string, ids: stri
   return rows.results;
 }
 
+/** As workspaceDocsByIds, by name (case-insensitively, as the index's names compare). */
+export async function workspaceDocsByNames(db: Db, organization: string, names: string[]): Promise<Array<{ doc: string }>> {
+  const rows = await db
+    .prepare("SELECT doc FROM workspaces WHERE organization_name = ? AND name IN (SELECT value FROM json_each(?))")
+    .bind(organization, JSON.stringify(names))
+    .all<{ doc: string }>();
+  return rows.results;
+}
+
 /** Which workspaces may read a workspace's state: a SQL condition on `workspaces w` with its bindings. */
 export interface ConsumerScope {
   sql: string;

@@ -22,6 +22,7 @@
  */
 import type { Principal } from "../auth/principal";
 import { LIVE_ROW } from "../tags/tags.index";
+import { holderNameSql } from "./lock-holders.d1";
 
 export const SORTS = ["name", "-name", "current-run.created-at", "-current-run.created-at", "latest-change-at", "-latest-change-at"] as const;
 export type SortParam = (typeof SORTS)[number];
@@ -277,6 +278,8 @@ export interface PageRow {
   prj_grants: string | null;
   project: string | null;
   ssh_live: number | null;
+  /** The lock holder's name (lock-holders.d1.ts), for the UI's list; null when unlocked. */
+  holder_name: string | null;
 }
 
 export type Variant = "org-wide" | "grants";
@@ -339,7 +342,7 @@ export function pageSql(principal: Principal, organization: string, spec: ListSp
   org(name) AS (SELECT o.name FROM organizations o WHERE o.name = ${orgParam}${guard}),
   k(n, total) AS MATERIALIZED (SELECT ${count}, ${orgTotal}),
   page(id, s1, s2, s3, s4) AS (${arms.join(" UNION ALL ")})
-SELECT 0 AS kind, k.n AS total, NULL AS doc, NULL AS ws_grants, NULL AS prj_grants, NULL AS project, NULL AS ssh_live,
+SELECT 0 AS kind, k.n AS total, NULL AS doc, NULL AS ws_grants, NULL AS prj_grants, NULL AS project, NULL AS ssh_live, NULL AS holder_name,
   NULL AS s1, NULL AS s2, NULL AS s3, NULL AS s4 FROM org, k
 UNION ALL
 SELECT 1, NULL, w.doc,
@@ -347,9 +350,10 @@ SELECT 1, NULL, w.doc,
      FROM team_workspaces tw WHERE tw.workspace_id = w.id AND tw.team_id IN (SELECT id FROM caller_teams)),
   (SELECT json_group_array(json_object('team_id', tp.team_id, 'target_id', tp.project_id, 'access', tp.access, 'perms', tp.perms))
      FROM team_projects tp WHERE tp.project_id = w.project_id AND tp.team_id IN (SELECT id FROM caller_teams)),
-  (SELECT json_object('id', p.id, 'organization_name', p.organization_name, 'default_execution_mode', p.default_execution_mode,
+  (SELECT json_object('id', p.id, 'organization_name', p.organization_name, 'name', p.name, 'default_execution_mode', p.default_execution_mode,
      'default_agent_pool_id', p.default_agent_pool_id) FROM projects p WHERE p.id = w.project_id),
   (SELECT 1 FROM ssh_keys sk WHERE sk.id = w.ssh_key_id),
+  CASE WHEN w.locked = 1 THEN ${holderNameSql("json_extract(w.doc, '$.lock.holder.type')", "json_extract(w.doc, '$.lock.holder.id')")} END,
   page.s1, page.s2, page.s3, page.s4
 FROM page CROSS JOIN workspaces w ON w.id = page.id
 ORDER BY kind, ${outerOrder}`;
@@ -360,6 +364,8 @@ export interface ListBatch {
   statements: D1PreparedStatement[];
   /** Which variant each page statement is (in order after the first three statements). */
   variants: Variant[];
+  /** Where the project options' two statements are (projectOptionsStatements), when asked for. */
+  projectOptionsAt?: number;
 }
 
 /**
@@ -371,25 +377,64 @@ export function listBatch(
   principal: Principal,
   organization: string,
   spec: ListSpec,
-  opts: { orgWideRead?: boolean; strategy?: Strategy } = {},
+  opts: { orgWideRead?: boolean; strategy?: Strategy; projectOptions?: boolean } = {},
 ): ListBatch {
   const P = new Params();
   const teams = callerTeamsSql(P, principal, P.add(organization));
   const strategy = opts.strategy ?? "auto";
   const variants: Variant[] = opts.orgWideRead === undefined ? ["org-wide", "grants"] : [opts.orgWideRead ? "org-wide" : "grants"];
   const guarded = opts.orgWideRead === undefined;
-  return {
-    statements: [
-      db.prepare("SELECT * FROM organizations WHERE name = ?").bind(organization),
-      db.prepare(`SELECT id, is_owners, organization_access FROM teams WHERE id IN (${teams})`).bind(...P.values),
-      deletedTagsStatement(db, organization),
-      ...variants.map((v) => {
-        const q = pageSql(principal, organization, spec, v, guarded, strategy);
-        return db.prepare(q.sql).bind(...q.params);
-      }),
-    ],
-    variants,
-  };
+  const statements = [
+    db.prepare("SELECT * FROM organizations WHERE name = ?").bind(organization),
+    db.prepare(`SELECT id, is_owners, organization_access FROM teams WHERE id IN (${teams})`).bind(...P.values),
+    deletedTagsStatement(db, organization),
+    ...variants.map((v) => {
+      const q = pageSql(principal, organization, spec, v, guarded, strategy);
+      return db.prepare(q.sql).bind(...q.params);
+    }),
+  ];
+  if (!opts.projectOptions) return { statements, variants };
+  return { statements: [...statements, ...projectOptionsStatements(db, principal, organization)], variants, projectOptionsAt: statements.length };
+}
+
+/** How many projects the UI's project filter offers. */
+export const PROJECT_OPTIONS_MAX = 100;
+
+/**
+ * The UI list's project filter, in the list's own batch: the organisation's first projects by name (for callers
+ * who read every project), and the projects the caller's teams reach (for the others) — the set
+ * `teamReadableProjectIds` (src/projects/projects.index.ts) computes, from the caller's teams in SQL. Which
+ * of the two applies is decided after the batch by the permission model (`readsAllProjects`).
+ */
+function projectOptionsStatements(db: D1Database | D1DatabaseSession, principal: Principal, organization: string): D1PreparedStatement[] {
+  const P = new Params();
+  const org = P.add(organization);
+  const teams = callerTeamsSql(P, principal, org);
+  const order = `ORDER BY p.name COLLATE NOCASE, p.id LIMIT ${PROJECT_OPTIONS_MAX}`;
+  return [
+    db.prepare(`SELECT p.id, p.name FROM projects p WHERE p.organization_name = ? ${order}`).bind(organization),
+    db
+      .prepare(
+        `WITH caller_teams(id) AS (${teams})
+        SELECT p.id, p.name FROM projects p WHERE p.organization_name = ${org} AND (
+          p.id IN (SELECT tp.project_id FROM team_projects tp WHERE tp.team_id IN (SELECT id FROM caller_teams))
+          OR p.id IN (SELECT w.project_id FROM team_workspaces tw JOIN workspaces w ON w.id = tw.workspace_id
+            WHERE w.organization_name = ${org} AND tw.team_id IN (SELECT id FROM caller_teams))) ${order}`,
+      )
+      .bind(...P.values),
+  ];
+}
+
+/** The two project option lists of a batch built with `projectOptions` (all, reachable). */
+export function projectOptionsOf(results: D1Result[], batch: ListBatch): { all: ProjectOption[]; reachable: ProjectOption[] } {
+  const at = batch.projectOptionsAt;
+  const rows = (i: number) => (at === undefined ? [] : ((results[at + i]?.results ?? []) as ProjectOption[]));
+  return { all: rows(0), reachable: rows(1) };
+}
+
+export interface ProjectOption {
+  id: string;
+  name: string;
 }
 
 /** The active variant's total and rows, or null when no page statement of the batch applied. */

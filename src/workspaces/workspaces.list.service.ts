@@ -1,5 +1,5 @@
 /** Listing workspaces (spec §4.4): one D1 batch that carries the page and the caller's access to it. */
-import { buildOrgAccess, type Grant, type OrgAccess, type ProjectDefaultsRow } from "../auth/access";
+import { buildOrgAccess, readsAllProjects, type Grant, type OrgAccess, type ProjectDefaultsRow } from "../auth/access";
 import { allows, authorize } from "../auth/requirements";
 import type { Principal } from "../auth/principal";
 import type { Caller } from "../caller";
@@ -7,7 +7,7 @@ import { ApiError } from "../errors";
 import { toOrganization, type OrganizationRow } from "../organizations/organizations.index";
 import type { WorkspaceRecord } from "./workspace.types";
 import { parseDoc } from "./workspaces.index";
-import { listBatch, pageOf, type ListSpec, type PageRow, type Strategy } from "./workspaces.list.index";
+import { listBatch, pageOf, projectOptionsOf, type ListSpec, type PageRow, type ProjectOption, type Strategy } from "./workspaces.list.index";
 import { scopeFrom, type WorkspaceScope } from "./workspaces.service";
 
 interface Loaded {
@@ -15,6 +15,8 @@ interface Loaded {
   total: number;
   rows: PageRow[];
   deadTags: Set<string>;
+  /** With `projectOptions`: the projects the caller may read, by name (at most PROJECT_OPTIONS_MAX). */
+  projectOptions?: ProjectOption[];
 }
 
 /**
@@ -28,8 +30,9 @@ export async function loadListPage(
   organization: string,
   spec: ListSpec,
   strategy: Strategy = "auto",
+  opts: { projectOptions?: boolean } = {},
 ): Promise<Loaded | null> {
-  const batch = listBatch(db, principal, organization, spec, { strategy });
+  const batch = listBatch(db, principal, organization, spec, { strategy, projectOptions: opts.projectOptions });
   const results = await db.batch(batch.statements);
   const orgRow = (results[0]?.results?.[0] ?? null) as OrganizationRow | null;
   if (!orgRow) return null;
@@ -43,16 +46,30 @@ export async function loadListPage(
     const again = listBatch(db, principal, organization, spec, { orgWideRead: wide, strategy });
     page = pageOf(await db.batch(again.statements), again);
   }
-  return { access, total: page?.total ?? 0, rows: page?.rows ?? [], deadTags };
+  let projectOptions: ProjectOption[] | undefined;
+  if (opts.projectOptions) {
+    const options = projectOptionsOf(results, batch);
+    projectOptions = readsAllProjects(access) ? options.all : options.reachable;
+  }
+  return { access, total: page?.total ?? 0, rows: page?.rows ?? [], deadTags, projectOptions };
 }
 
-/** One page of the organisation's workspaces the caller may read, with the scope to serialise them. */
-export async function listWorkspacePage(
-  caller: Caller,
-  organization: string,
-  spec: ListSpec,
-): Promise<{ records: WorkspaceRecord[]; scope: WorkspaceScope; total: number }> {
-  const loaded = await loadListPage(caller.db, caller.principal, organization, spec);
+export interface WorkspacePage {
+  records: WorkspaceRecord[];
+  scope: WorkspaceScope;
+  total: number;
+  /** Lock holders' names by workspace id (locked workspaces whose holder still exists). */
+  holderNames: Map<string, string>;
+  /** Asked for with `projectOptions` (the web UI's project filter): the projects the caller may read. */
+  projectOptions?: ProjectOption[];
+}
+
+/**
+ * One page of the organisation's workspaces the caller may read, with the scope to serialise them. The web
+ * UI asks for `projectOptions` too: two more statements in the same batch, no further round trip.
+ */
+export async function listWorkspacePage(caller: Caller, organization: string, spec: ListSpec, opts: { projectOptions?: boolean } = {}): Promise<WorkspacePage> {
+  const loaded = await loadListPage(caller.db, caller.principal, organization, spec, "auto", opts);
   authorize(caller, "organization.read", { access: loaded?.access ?? null });
   if (!loaded) throw ApiError.of("not_found");
 
@@ -72,5 +89,6 @@ export async function listWorkspacePage(
   });
   // A project's grants arrive once per row of the page; the permission model unites them, so duplicates are harmless.
   const scope = scopeFrom(caller.env, { access: loaded.access, grants, projects }, loaded.deadTags.size ? loaded.deadTags : null, liveKeys);
-  return { records, scope, total: loaded.total };
+  const holderNames = new Map(loaded.rows.flatMap((row, i) => (row.holder_name === null ? [] : [[records[i].id, row.holder_name] as const])));
+  return { records, scope, total: loaded.total, holderNames, projectOptions: loaded.projectOptions };
 }

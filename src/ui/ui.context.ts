@@ -1,0 +1,21 @@
+/** What every UI route shares: its `Caller` (as API routes build theirs) and the paths of its pages. */
+import type { Context } from "hono";
+import { countedEnv } from "../auth/caller.http";
+import type { Caller } from "../caller";
+import type { AppEnv } from "../env";
+
+export type Ctx = Context<AppEnv>;
+
+/** The service `Caller` of a UI request: the session's principal; D1 and DO calls counted (X-Hops), as the API's. */
+export function callerOf(c: Ctx): Caller {
+  const env = countedEnv(c);
+  let authz = c.get("authz");
+  if (!authz) {
+    authz = { authorized: new Set() };
+    c.set("authz", authz);
+  }
+  return { env, principal: c.get("principal"), db: env.DB.withSession("first-primary"), authorized: authz.authorized };
+}
+
+export const wsPath = (org: string, name: string) => `/app/${encodeURIComponent(org)}/workspaces/${encodeURIComponent(name)}`;
+export const orgPath = (org: string, page: "workspaces" | "projects") => `/app/${encodeURIComponent(org)}/${page}`;

@@ -1,0 +1,256 @@
+/** @jsxImportSource hono/jsx */
+/**
+ * The workspace page and its forms (issue 20). Each form calls the service its API endpoint calls, naming the
+ * workspace by organisation and name, so the service's own read authorises it (no lookup first). A refusal of
+ * the form's input re-renders the page with the API's reasons next to the form (422); a caller who may not
+ * act gets the API's answer (404 for a workspace it may not administer) as an error page.
+ */
+import { Hono } from "hono";
+import { z } from "zod";
+import type { Caller } from "../caller";
+import type { AppEnv } from "../env";
+import { ApiError } from "../errors";
+import { validationError } from "../jsonapi/validation";
+import { listOrgPools } from "../registries/agent-pools.service";
+import { currentStateVersion, listStateVersions } from "../state-versions/state-versions.service";
+import { serializeOutputs, serializeStateVersion } from "../state-versions/state-versions.serialize";
+import { workspaceEffectiveTagBindings } from "../tags/tags.service";
+import { WS_LEVELS } from "../team-access/team-access.rules";
+import { changeTeamWorkspace, createTeamWorkspace, removeTeamWorkspace, workspaceTeamAccesses } from "../team-access/team-access.service";
+import { listTeams } from "../teams/teams.service";
+import { listWorkspaceVariables } from "../variables/variables.service";
+import { changeConsumers, listConsumers } from "../workspaces/consumers.service";
+import { forceUnlockWorkspace, lockHolderNameOf, lockWorkspace, safeDeleteWorkspace, unlockWorkspace } from "../workspaces/workspace-actions.service";
+import { workspaceAttributesInput } from "../workspaces/workspaces.schemas";
+import { readByName, type WorkspaceRef } from "../workspaces/workspaces.service";
+import { updateWorkspace } from "../workspaces/workspaces.write.service";
+import { callerOf, type Ctx, orgPath, wsPath } from "./ui.context";
+import { type FormName, type Refusal, type StateRow, WorkspacePage } from "./ui.workspace-page";
+
+export const workspaceUi = new Hono<AppEnv>();
+
+type Form = Record<string, string | File | (string | File)[]>;
+const text = (form: Form, k: string) => (typeof form[k] === "string" ? (form[k] as string) : "");
+
+/** Null when the read is not found (no current state, say); other errors propagate. */
+async function orNull<T>(p: Promise<T>): Promise<T | null> {
+  try {
+    return await p;
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404) return null;
+    throw e;
+  }
+}
+
+const refOf = (c: Ctx): { organization: string; name: string } => ({ organization: c.req.param("organization") ?? "", name: c.req.param("name") ?? "" });
+
+/** The workspace page; `refusal` shows a refused form again with what was sent and why. */
+async function workspacePage(c: Ctx, refusal?: Refusal): Promise<Response> {
+  const { organization, name } = refOf(c);
+  const caller = callerOf(c);
+  const readable = await readByName(caller, organization, name);
+  const { record, scope } = readable;
+  const resource = scope.serialize(record);
+  const attributes = resource.attributes as Record<string, unknown>;
+  const flags = attributes.permissions as Record<string, boolean>;
+  const origin = new URL(c.req.url).origin;
+  const page100 = { number: 1, size: 100 };
+  const [variables, states, current, effective, consumers, accesses, teams, holderName, pools] = await Promise.all([
+    flags["can-read-variable"] ? listWorkspaceVariables(caller, record.id) : null,
+    flags["can-read-state-versions"] ? listStateVersions(caller, { organization, name: record.name }, undefined, { number: 1, size: 10 }) : null,
+    // Outputs need only read-outputs; as GET .../current-state-version-outputs, sensitive values are never shown.
+    flags["can-read-state-outputs"] && record.currentStateVersionId ? orNull(currentStateVersion(caller, record.id, 1)) : null,
+    workspaceEffectiveTagBindings(caller, record.id),
+    listConsumers(caller, caller.db, record.id, page100),
+    workspaceTeamAccesses(caller, record.id),
+    listTeams(caller, organization, {}, page100).catch(() => ({ teams: [] })),
+    lockHolderNameOf(caller, readable),
+    // The settings form offers the pools this workspace may use (GET .../agent-pools?filter[allowed_workspaces][name]=).
+    flags["can-update"] ? listOrgPools(caller, organization, { allowedWorkspaceName: record.name }, page100) : null,
+  ]);
+  // Download links exactly as the API serialises them (signed URLs), for state readers only.
+  const stateRows: StateRow[] | null = states
+    ? await Promise.all(
+        states.items.map(async (sv) => {
+          const doc = await serializeStateVersion(c.env, origin, record.id, sv, { canUpload: false });
+          const a = doc.attributes as Record<string, unknown>;
+          return {
+            id: sv.id,
+            serial: sv.serial,
+            status: sv.status,
+            createdAt: sv.created_at,
+            resourceCount: sv.parsed?.resourceCount ?? 0,
+            download: (a["hosted-state-download-url"] as string | null) ?? null,
+          };
+        }),
+      )
+    : null;
+  const outputs = current
+    ? serializeOutputs(current.sv, "state-version-outputs", false).map((o) => {
+        const a = o.attributes as { name: string; sensitive: boolean; value: unknown; "output-type": string };
+        return { name: a.name, sensitive: a.sensitive, type: a["output-type"], value: a.sensitive ? null : JSON.stringify(a.value) };
+      })
+    : null;
+  // The workspace's own read loaded its project's row; inherited bindings all come from that project.
+  const project = scope.projects.get(record.projectId)?.name ?? record.projectId;
+  const direct = new Set(effective.record.tagBindings.map((b) => b.key));
+  const inherited = effective.inherited.filter((b) => !direct.has(b.key)).map((b) => ({ key: b.key, value: b.value, project }));
+  const teamNames = new Map(teams.teams.map((t) => [t.row.id, t.row.name] as const));
+  const granted = new Set(accesses.map((a) => a.team_id));
+  const me = caller.principal;
+  const holder = record.lock.holder;
+  const myId = me.kind === "user" ? me.userId : me.kind === "team" ? me.teamId : me.serviceUserId;
+  const poolId = ((resource.relationships?.["agent-pool"] as { data: { id: string } | null } | undefined)?.data?.id ?? null) as string | null;
+  const agentPools = pools?.pools.map((p) => ({ id: p.pool.id, name: p.pool.name })) ?? [];
+  // The current pool stays selectable even when no longer offered (it was excluded later).
+  if (poolId && !agentPools.some((p) => p.id === poolId)) agentPools.unshift({ id: poolId, name: poolId });
+  return c.html(
+    <WorkspacePage
+      principal={me}
+      ws={{
+        id: record.id,
+        name: record.name,
+        organization: record.organization,
+        project,
+        attributes,
+        lock: record.lock,
+        holderName,
+        lockedByYou: !!holder && holder.id === myId,
+        tags: attributes["tag-names"] as string[],
+        bindings: record.tagBindings,
+        inherited,
+        flags,
+        variables,
+        stateVersions: stateRows,
+        outputs,
+        consumers: consumers.records.map((w) => ({ id: w.id, name: w.name })),
+        teamAccess: accesses.map((a) => ({ id: a.id, team: teamNames.get(a.team_id) ?? a.team_id, access: a.access })),
+        teamsWithout: teams.teams.filter((t) => !granted.has(t.row.id)).map((t) => ({ id: t.row.id, name: t.row.name })),
+        agentPoolId: poolId,
+        agentPools,
+        refusal,
+      }}
+    />,
+    refusal ? 422 : 200,
+  );
+}
+
+workspaceUi.get("/:organization/workspaces/:name", (c) => workspacePage(c));
+
+const backTo = (c: Ctx) => {
+  const { organization, name } = refOf(c);
+  return wsPath(organization, name);
+};
+
+/** A refusal of the input: a 400 or 422, or a 404 naming a field (an unknown consumer or team), never one of the workspace. */
+const refusesInput = (e: ApiError) => e.status === 400 || e.status === 422 || (e.status === 404 && e.errors.some((x) => !!x.source && "pointer" in x.source));
+
+/** Runs a form's service call: back to the page when done; the page with the reasons when its input is refused. */
+async function submit(c: Ctx, form: FormName, values: Record<string, string>, run: () => Promise<unknown>): Promise<Response> {
+  try {
+    await run();
+  } catch (e) {
+    if (e instanceof ApiError && refusesInput(e)) return workspacePage(c, { form, values, errors: e.errors.map((x) => x.detail ?? x.title) });
+    throw e;
+  }
+  return c.redirect(backTo(c), 303);
+}
+
+/**
+ * Input refused before any service ran (the API's schema, as its router would): only a caller who may
+ * administer the workspace learns why; others get the API's 404, never a form.
+ */
+async function refuse(c: Ctx, caller: Caller, form: FormName, values: Record<string, string>, error: ApiError): Promise<Response> {
+  const { organization, name } = refOf(c);
+  await readByName(caller, organization, name, "workspace.update");
+  return workspacePage(c, { form, values, errors: error.errors.map((x) => x.detail ?? x.title) });
+}
+
+workspaceUi.post("/:organization/workspaces/:name/lock", async (c) => {
+  const form = await c.req.parseBody();
+  await lockWorkspace(callerOf(c), refOf(c), text(form, "reason").slice(0, 200), undefined);
+  return c.redirect(backTo(c), 303);
+});
+
+workspaceUi.post("/:organization/workspaces/:name/unlock", async (c) => {
+  await unlockWorkspace(callerOf(c), refOf(c), undefined);
+  return c.redirect(backTo(c), 303);
+});
+
+workspaceUi.post("/:organization/workspaces/:name/force-unlock", async (c) => {
+  await forceUnlockWorkspace(callerOf(c), refOf(c), undefined);
+  return c.redirect(backTo(c), 303);
+});
+
+workspaceUi.post("/:organization/workspaces/:name/safe-delete", async (c) => {
+  const form = await c.req.parseBody();
+  const ref = refOf(c);
+  if (form.confirm !== ref.name) throw ApiError.of("bad_request", { detail: "Type the workspace's name to confirm its deletion." });
+  await safeDeleteWorkspace(callerOf(c), ref, undefined);
+  return c.redirect(orgPath(ref.organization, "workspaces"), 303);
+});
+
+/**
+ * The settings form's fields as the API's attributes (the API's own schema and rules validate them). The pool
+ * is sent only in agent mode: leaving agent mode drops it (workspace.rules.ts), as a PATCH of the mode alone does.
+ */
+function settingsAttributes(form: Form): Record<string, unknown> {
+  const mode = text(form, "execution-mode");
+  const attributes: Record<string, unknown> = {
+    description: text(form, "description"),
+    "auto-apply": text(form, "auto-apply") === "on",
+    "execution-mode": mode,
+    "working-directory": text(form, "working-directory"),
+  };
+  if (mode === "agent") attributes["agent-pool-id"] = text(form, "agent-pool-id") || null;
+  const version = text(form, "terraform-version").trim();
+  if (version) attributes["terraform-version"] = version;
+  return attributes;
+}
+
+workspaceUi.post("/:organization/workspaces/:name/settings", async (c) => {
+  const form = await c.req.parseBody();
+  const caller = callerOf(c);
+  const fields = ["description", "execution-mode", "agent-pool-id", "terraform-version", "working-directory"];
+  const values = { ...Object.fromEntries(fields.map((k) => [k, text(form, k)])), "auto-apply": String(text(form, "auto-apply") === "on") };
+  const parsed = workspaceAttributesInput.safeParse(settingsAttributes(form));
+  if (!parsed.success) return refuse(c, caller, "settings", values, validationError(parsed.error, "json"));
+  return submit(c, "settings", values, () => updateWorkspace(caller, refOf(c), { type: "workspaces", attributes: parsed.data }, undefined));
+});
+
+workspaceUi.post("/:organization/workspaces/:name/consumers", async (c) => {
+  const form = await c.req.parseBody();
+  const name = text(form, "name").trim();
+  return submit(c, "consumers", { name }, () => changeConsumers(callerOf(c), refOf(c), "add", { names: [name] }, undefined));
+});
+
+workspaceUi.post("/:organization/workspaces/:name/consumers/delete", async (c) => {
+  const form = await c.req.parseBody();
+  return submit(c, "consumers", {}, () => changeConsumers(callerOf(c), refOf(c), "remove", { ids: [text(form, "id")] }, undefined));
+});
+
+const accessLevel = z.object({ access: z.enum(WS_LEVELS) });
+
+workspaceUi.post("/:organization/workspaces/:name/team-access", async (c) => {
+  const form = await c.req.parseBody();
+  const caller = callerOf(c);
+  const values = { team: text(form, "team"), access: text(form, "access") };
+  const parsed = accessLevel.safeParse(values);
+  if (!parsed.success) return refuse(c, caller, "team-access", values, validationError(parsed.error, "json"));
+  const ref: WorkspaceRef = refOf(c);
+  return submit(c, "team-access", values, () => createTeamWorkspace(caller, { teamId: values.team, workspace: ref, access: parsed.data.access, given: {} }));
+});
+
+workspaceUi.post("/:organization/workspaces/:name/team-access/:id", async (c) => {
+  const form = await c.req.parseBody();
+  const caller = callerOf(c);
+  const values = { access: text(form, "access") };
+  const parsed = accessLevel.safeParse(values);
+  if (!parsed.success) return refuse(c, caller, "team-access", values, validationError(parsed.error, "json"));
+  return submit(c, "team-access", values, () => changeTeamWorkspace(caller, c.req.param("id"), { access: parsed.data.access, given: {} }));
+});
+
+workspaceUi.post("/:organization/workspaces/:name/team-access/:id/delete", async (c) => {
+  await removeTeamWorkspace(callerOf(c), c.req.param("id"));
+  return c.redirect(backTo(c), 303);
+});
