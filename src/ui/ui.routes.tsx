@@ -239,7 +239,7 @@ async function workspacePage(c: Ctx, settings?: SettingsForm): Promise<Response>
       ws={{
         id: record.id,
         name: record.name,
-        organization: record.organization,
+        organization: scope.access.organization.name,
         project: projectName(record.projectId),
         attributes,
         lock: record.lock,

@@ -27,12 +27,12 @@ export async function listConsumers(
     // Callers who read every workspace of the organisation: page and count in SQL.
     const { docs, total } = await consumerPage(listDb, where, page.size, (page.number - 1) * page.size);
     const records = docs.map(parseDoc);
-    const pageScope = await loadScope(caller, record.organization, records);
+    const pageScope = await loadScope(caller, record.organizationId, records);
     if (!pageScope) throw ApiError.of("not_found");
     return { records, scope: pageScope, total };
   }
   const candidates = (await allConsumers(listDb, where)).map(parseDoc);
-  const seen = await loadScope(caller, record.organization, candidates);
+  const seen = await loadScope(caller, record.organizationId, candidates);
   if (!seen) throw ApiError.of("not_found");
   const readable = candidates.filter((w) => allows(caller.principal, "workspace.read", { access: seen.access, caps: seen.capsOf(w) }));
   const records = readable.slice((page.number - 1) * page.size, page.number * page.size);
@@ -51,9 +51,9 @@ export async function changeConsumers(
   // Replacing the whole list is for organisation-wide workspace managers only (spec §5.7).
   if (op === "replace") authorize(caller, "workspaces.manage", { access: scope.access });
   // Every listed workspace must exist in this organisation and be readable by the caller.
-  const rows = await workspaceDocsByIds(caller.db, record.organization, ids);
+  const rows = await workspaceDocsByIds(caller.db, record.organizationId, ids);
   const found = new Map(rows.map(parseDoc).map((w) => [w.id, w]));
-  const listed = await loadScope(caller, record.organization, [...found.values()]);
+  const listed = await loadScope(caller, record.organizationId, [...found.values()]);
   for (const [i, wid] of ids.entries()) {
     const w = found.get(wid);
     if (!w || !listed || !allows(caller.principal, "workspace.read", { access: listed.access, caps: listed.capsOf(w) }))
@@ -65,10 +65,10 @@ export async function changeConsumers(
 /** Assigns (id) or unassigns (null) the workspace's SSH key. */
 export async function setSshKey(caller: Caller, id: string, keyId: string | null, faults: Faults | undefined): Promise<Written> {
   const { record, scope } = await readById(caller, id, "workspace.update");
-  if (keyId !== null && !(await sshKeyExists(caller.db, keyId, record.organization))) {
+  if (keyId !== null && !(await sshKeyExists(caller.db, keyId, record.organizationId))) {
     throw ApiError.of("not_found", { detail: "SSH key not found", pointer: "/data/attributes/id" });
   }
   const result = unwrap(await workspaceStub(caller.env, id).setSshKey({ keyId, now: nowIso(), faults, guard: guardOf(record) }));
-  const fresh = await loadScope(caller, record.organization, [result.value]);
+  const fresh = await loadScope(caller, record.organizationId, [result.value]);
   return { workspace: result.value, scope: fresh ?? scope, bookmark: result.bookmark };
 }
