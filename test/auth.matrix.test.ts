@@ -52,6 +52,7 @@ const WHO = {
   "organization.read": ORG_MEMBER,
   "organization.manage": ORG_WIDE,
   "organization.owner": ["owners", "siteAdmin"],
+  "organization.rename": ["owners", "siteAdmin"],
   "teams.manage": ORG_WIDE,
   "teams.manage-organization-access": ORG_WIDE,
   "teams.change-members": ORG_WIDE,
@@ -86,8 +87,8 @@ const WHO = {
   "state.create": ["write", "admin", "projectMaintain", "owners", "siteAdmin"],
 } satisfies Record<Action, P[]>;
 
-const needsOf = (row: { method: string; route: string }): Action => {
-  const action = ROUTE_REQUIREMENTS[`${row.method} ${row.route}`];
+const needsOf = (row: { method: string; route: string; needs?: Action }): Action => {
+  const action = row.needs ?? ROUTE_REQUIREMENTS[`${row.method} ${row.route}`];
   if (!action) throw new Error(`${row.method} ${row.route} is declared against no requirement`);
   return action;
 };
@@ -109,6 +110,8 @@ interface Row {
   ok: number;
   /** Status for authenticated callers who are refused (404 unless the spec names 403). */
   denied?: number;
+  /** What this row's request needs beyond the route's declared action (a body that asks for more, such as a rename). */
+  needs?: Action;
   /** Builds a fresh target for one call (so destructive calls never interfere). */
   make: (fx: Fixture, who: P) => Promise<Target>;
   /** The edition the route exists in, when only one (the tests' Worker runs the self-hosted edition). */
@@ -191,6 +194,18 @@ const ROWS: Row[] = [
     route: "/api/v2/organizations/:organization_name",
     ok: 200,
     make: async () => ({ path: `/organizations/${org()}`, body: { data: { type: "organizations", attributes: { email: "x@y.z" } } } }),
+  },
+  {
+    // Issue 19: a rename is for owners only (checked on top of the route's organization.manage). A throwaway
+    // organisation per call: its organisation token is tested in test/organizations.rename.test.ts.
+    method: "PATCH",
+    route: "/api/v2/organizations/:organization_name",
+    needs: "organization.rename",
+    ok: 200,
+    make: async () => ({
+      path: `/organizations/${await createOrgFor("owners")}`,
+      body: { data: { type: "organizations", attributes: { name: uniqueName("renamed") } } },
+    }),
   },
   {
     method: "GET",
@@ -333,7 +348,9 @@ const ROWS: Row[] = [
       // A throwaway organisation the caller is owner of only when the row says so.
       const name = await createOrg();
       if (who === "owners")
-        await env.DB.prepare("INSERT INTO team_members (team_id, user_id) SELECT id, ? FROM teams WHERE organization_name = ? AND is_owners = 1")
+        await env.DB.prepare(
+          "INSERT INTO team_members (team_id, user_id) SELECT id, ? FROM teams WHERE organization_id = (SELECT external_id FROM organizations WHERE name = ?) AND is_owners = 1",
+        )
           .bind(fx.ids.ownerUser, name)
           .run();
       return { path: `/organizations/${name}` };
@@ -1067,7 +1084,9 @@ const ROWS: Row[] = [
 /** A throwaway organisation where the fixture's owners user (and, with "all", its teams' kinds) are owners. */
 async function createOrgFor(_who: "owners" | "all"): Promise<string> {
   const name = await createOrg();
-  await env.DB.prepare("INSERT INTO team_members (team_id, user_id) SELECT id, ? FROM teams WHERE organization_name = ? AND is_owners = 1")
+  await env.DB.prepare(
+    "INSERT INTO team_members (team_id, user_id) SELECT id, ? FROM teams WHERE organization_id = (SELECT external_id FROM organizations WHERE name = ?) AND is_owners = 1",
+  )
     .bind(fx.ids.ownerUser, name)
     .run();
   // The fixture's organisation token and teams belong to the fixture's organisation: here they are outsiders.
@@ -1144,7 +1163,7 @@ describe("authorisation matrix", () => {
   });
 
   for (const row of ROWS) {
-    it(`${row.method} ${row.route}`, async () => {
+    it(`${row.method} ${row.route}${row.needs ? ` (${row.needs})` : ""}`, async () => {
       const cells = await Promise.all(
         PRINCIPALS.map(async (who) => {
           const target = await row.make(fx, who);

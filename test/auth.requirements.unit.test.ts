@@ -8,7 +8,7 @@ import { toOrganization } from "../src/organizations/organizations.index";
 
 const orgRow = { name: "acme", external_id: "org-1", email: "a@b.c", attrs: "{}", created_at: "2026-01-01T00:00:00Z" } as never;
 const user = (id = "user-1", isSiteAdmin = false): Principal => ({ kind: "user", userId: id, isSiteAdmin }) as Principal;
-const orgToken: Principal = { kind: "organization", organization: "acme", serviceUserId: "user-org" } as Principal;
+const orgToken: Principal = { kind: "organization", organizationId: "org-1", organization: "acme", serviceUserId: "user-org" } as Principal;
 const team = (id: string, perms: Record<string, boolean> = {}, owners = false) => ({
   id,
   is_owners: owners ? 1 : 0,
@@ -49,6 +49,13 @@ describe("the requirement table", () => {
     const access = accessOf(orgToken, []);
     expect(allows(orgToken, "organization.manage", { access })).toBe(true);
     expect(allows(orgToken, "organization.owner", { access })).toBe(false);
+    // Issue 19: it may change the organisation's settings, not its name; refused as forbidden, since it sees the organisation.
+    expect(allows(orgToken, "organization.rename", { access })).toBe(false);
+    expect(() => authorize({ principal: orgToken }, "organization.rename", { access })).toThrow(expect.objectContaining({ status: 403 }));
+    expect(allows(user(), "organization.rename", { access: accessOf(user(), [team("owners", {}, true)]) })).toBe(true);
+    // An organisation token of another organisation has no standing in this one.
+    const stranger: Principal = { ...orgToken, organizationId: "org-2" } as Principal;
+    expect(accessOf(stranger, [])).toBeNull();
     expect(allows(orgToken, "ssh-keys.create", { access })).toBe(false);
     expect(allows(orgToken, "state.create", { access, caps: FULL_ACCESS })).toBe(false);
     expect(allows(orgToken, "state.read", { access, caps: FULL_ACCESS })).toBe(true);

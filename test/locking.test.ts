@@ -9,7 +9,9 @@ async function addTeamToken(teamId: string, org: string): Promise<string> {
   const token = `${crypto.randomUUID().replace(/-/g, "").slice(0, 14)}.atlasv1.${crypto.randomUUID().replace(/-/g, "")}`;
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token));
   const hash = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-  await env.DB.prepare("INSERT INTO tokens (id, token_hash, kind, team_id, organization_name, created_at) VALUES (?, ?, 'team', ?, ?, ?)")
+  await env.DB.prepare(
+    "INSERT INTO tokens (id, token_hash, kind, team_id, organization_id, created_at) VALUES (?, ?, 'team', ?, (SELECT external_id FROM organizations WHERE name = ?), ?)",
+  )
     .bind(`at-${crypto.randomUUID().slice(0, 8)}`, hash, teamId, org, new Date().toISOString())
     .run();
   return token;

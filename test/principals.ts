@@ -31,10 +31,9 @@ export async function makeUser(opts: { ownerOf?: string; teams?: string[]; expir
   ];
   if (opts.ownerOf) {
     stmts.push(
-      env.DB.prepare("INSERT INTO team_members (team_id, user_id) SELECT id, ? FROM teams WHERE organization_name = ? AND is_owners = 1").bind(
-        id,
-        opts.ownerOf,
-      ),
+      env.DB.prepare(
+        "INSERT INTO team_members (team_id, user_id) SELECT id, ? FROM teams WHERE organization_id = (SELECT external_id FROM organizations WHERE name = ?) AND is_owners = 1",
+      ).bind(id, opts.ownerOf),
     );
   }
   for (const t of opts.teams ?? []) stmts.push(env.DB.prepare("INSERT INTO team_members (team_id, user_id) VALUES (?, ?)").bind(t, id));
@@ -47,21 +46,12 @@ export async function makeTeam(org: string, organizationAccess: Record<string, b
   const id = `team-${rand()}`;
   const token = `${rand()}.atlasv1.${rand()}${rand()}`;
   await env.DB.batch([
-    env.DB.prepare("INSERT INTO teams (id, organization_name, name, organization_access, service_user_id, created_at) VALUES (?, ?, ?, ?, ?, ?)").bind(
-      id,
-      org,
-      `team-${rand()}`,
-      JSON.stringify(organizationAccess),
-      `user-${rand()}`,
-      now(),
-    ),
-    env.DB.prepare("INSERT INTO tokens (id, token_hash, kind, team_id, organization_name, created_at) VALUES (?, ?, 'team', ?, ?, ?)").bind(
-      `at-${rand()}`,
-      await sha256Hex(token),
-      id,
-      org,
-      now(),
-    ),
+    env.DB.prepare(
+      "INSERT INTO teams (id, organization_id, name, organization_access, service_user_id, created_at) VALUES (?, (SELECT external_id FROM organizations WHERE name = ?), ?, ?, ?, ?)",
+    ).bind(id, org, `team-${rand()}`, JSON.stringify(organizationAccess), `user-${rand()}`, now()),
+    env.DB.prepare(
+      "INSERT INTO tokens (id, token_hash, kind, team_id, organization_id, created_at) VALUES (?, ?, 'team', ?, (SELECT external_id FROM organizations WHERE name = ?), ?)",
+    ).bind(`at-${rand()}`, await sha256Hex(token), id, org, now()),
   ]);
   return { token, id };
 }
@@ -82,7 +72,9 @@ export async function grantProject(teamId: string, projectId: string, access: st
 export async function makeOrgToken(org: string): Promise<TestPrincipal> {
   const token = `${rand()}.atlasv1.${rand()}${rand()}`;
   const id = `at-${rand()}`;
-  await env.DB.prepare("INSERT INTO tokens (id, token_hash, kind, user_id, organization_name, created_at) VALUES (?, ?, 'organization', ?, ?, ?)")
+  await env.DB.prepare(
+    "INSERT INTO tokens (id, token_hash, kind, user_id, organization_id, created_at) VALUES (?, ?, 'organization', ?, (SELECT external_id FROM organizations WHERE name = ?), ?)",
+  )
     .bind(id, await sha256Hex(token), `user-${rand()}`, org, now())
     .run();
   return { token, id };

@@ -113,7 +113,6 @@ describe("editions", () => {
   it("the hosted edition returns assessments-enabled and no retention relationship; self-hosted the reverse", () => {
     const record = {
       id: "ws-x",
-      organization: "o",
       organizationId: "org-x",
       projectId: "prj-x",
       name: "n",
@@ -132,7 +131,7 @@ describe("editions", () => {
       currentRun: null,
       source: "tfe-api",
     };
-    const ctx = { flags: {}, defaults: { executionMode: "remote" as const, agentPoolId: null } };
+    const ctx = { organization: "o", flags: {}, defaults: { executionMode: "remote" as const, agentPoolId: null } };
     const hosted = serializeWorkspace(record, { ...ctx, edition: "hosted" });
     const self = serializeWorkspace(record, { ...ctx, edition: "self-hosted" });
     expect(hosted.attributes).toHaveProperty("assessments-enabled", false);

@@ -509,7 +509,7 @@ describe("project writes: limits, both pool forms, concurrency", () => {
     // The database itself refuses a project row naming a missing pool (migration 0002), whatever the writer.
     await expect(
       env.DB.prepare(
-        "INSERT INTO projects (id, organization_name, name, created_at, default_execution_mode, default_agent_pool_id) VALUES (?, ?, ?, ?, 'agent', ?)",
+        "INSERT INTO projects (id, organization_id, name, created_at, default_execution_mode, default_agent_pool_id) VALUES (?, (SELECT external_id FROM organizations WHERE name = ?), ?, ?, 'agent', ?)",
       )
         .bind("prj-direct0000000000", org, "Direct", new Date().toISOString(), "apool-missing000000000")
         .run(),

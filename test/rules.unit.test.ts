@@ -14,7 +14,6 @@ const NOW = "2026-11-23T00:00:00.000Z";
 const record = (over: Partial<WorkspaceRecord> = {}): WorkspaceRecord => ({
   ...initialRecord({
     id: "ws-a",
-    organization: "acme",
     organizationId: "org-1",
     projectId: "prj-1",
     name: "a",

@@ -230,7 +230,9 @@ describe("item 10: stale name leases", () => {
     const org = await createOrg();
     const id = `ws-${crypto.randomUUID().replace(/-/g, "").slice(0, 16)}`;
     const name = uniqueName("lost");
-    await env.DB.prepare("INSERT INTO workspace_names (organization_name, name, workspace_id, claimed_at, committed) VALUES (?, ?, ?, ?, 0)")
+    await env.DB.prepare(
+      "INSERT INTO workspace_names (organization_id, name, workspace_id, claimed_at, committed) VALUES ((SELECT external_id FROM organizations WHERE name = ?), ?, ?, ?, 0)",
+    )
       .bind(org, name, id, Date.now() - 10 * 60_000)
       .run();
     const kinds = async () =>

@@ -36,20 +36,12 @@ async function teamToken(
   const now = new Date().toISOString();
   const token = `${uniqueName("tok")}.atlasv1.secret`;
   const stmts = [
-    env.DB.prepare("INSERT INTO teams (id, organization_name, name, organization_access, created_at) VALUES (?, ?, ?, ?, ?)").bind(
-      teamId,
-      org,
-      teamId,
-      JSON.stringify(opts.orgAccess ?? {}),
-      now,
-    ),
-    env.DB.prepare("INSERT INTO tokens (id, token_hash, kind, team_id, organization_name, created_at) VALUES (?, ?, 'team', ?, ?, ?)").bind(
-      `at-${teamId}`,
-      await sha256Hex(token),
-      teamId,
-      org,
-      now,
-    ),
+    env.DB.prepare(
+      "INSERT INTO teams (id, organization_id, name, organization_access, created_at) VALUES (?, (SELECT external_id FROM organizations WHERE name = ?), ?, ?, ?)",
+    ).bind(teamId, org, teamId, JSON.stringify(opts.orgAccess ?? {}), now),
+    env.DB.prepare(
+      "INSERT INTO tokens (id, token_hash, kind, team_id, organization_id, created_at) VALUES (?, ?, 'team', ?, (SELECT external_id FROM organizations WHERE name = ?), ?)",
+    ).bind(`at-${teamId}`, await sha256Hex(token), teamId, org, now),
   ];
   for (const [ws, access] of Object.entries(opts.workspaces ?? {})) {
     stmts.push(
@@ -79,7 +71,7 @@ async function teamToken(
 
 async function createProject(org: string): Promise<string> {
   const id = `prj-${uniqueName("p").replace(/[^A-Za-z0-9]/g, "")}`;
-  await env.DB.prepare("INSERT INTO projects (id, organization_name, name, created_at) VALUES (?, ?, ?, ?)")
+  await env.DB.prepare("INSERT INTO projects (id, organization_id, name, created_at) VALUES (?, (SELECT external_id FROM organizations WHERE name = ?), ?, ?)")
     .bind(id, org, uniqueName("project"), new Date().toISOString())
     .run();
   return id;

@@ -328,10 +328,12 @@ describe("migration from one tag set per workspace", () => {
     const current = ((await stub.get()) as { value: WorkspaceRecord }).value;
     const [f1, keyonly] = current.tags;
     const at = current.createdAt;
-    // The record exactly as the previous code stored it: one list, key-only entries with value null.
+    // The record exactly as the previous code stored it: one list, key-only entries with value null (and, as
+    // every record before schema 6, its organisation's name).
     const { tagBindings: _dropped, ...rest } = current;
     const old = {
       ...rest,
+      organization: org,
       tags: [
         { key: "f1", value: null, id: "tb-old1", tagId: f1!.tagId, createdAt: at },
         { key: "env", value: "prod", id: "tb-old2", tagId: null, createdAt: at },
@@ -346,13 +348,13 @@ describe("migration from one tag set per workspace", () => {
       sql.exec("UPDATE meta SET value = '2' WHERE key = 'schema_version'");
     });
 
-    // D1 as the previous code left it (schema of migrations 0001-0007, rows written by the old
-    // indexUpsertStatements), then the tag-set migration itself. Other tests' rows in this file's
-    // database are set aside and put back afterwards.
+    // D1 as the previous code left it (workspace_tags of migrations 0001-0007, rows written by the old
+    // indexUpsertStatements, naming the organisation by name), then the tag-set migration itself and what
+    // migration 0016 does to that table. Other tests' rows in this file's database are set aside and put back afterwards.
     await env.DB.batch([
       env.DB.prepare("UPDATE workspaces SET doc = ? WHERE id = ?").bind(JSON.stringify(old), ws.id),
       env.DB.prepare(
-        "CREATE TABLE saved_tags AS SELECT workspace_id, organization_name, kind, key, value, position, tag_id FROM workspace_tags WHERE workspace_id <> ?",
+        "CREATE TABLE saved_tags AS SELECT workspace_id, organization_id, kind, key, value, position, tag_id FROM workspace_tags WHERE workspace_id <> ?",
       ).bind(ws.id),
       env.DB.prepare("DROP TABLE workspace_tags"),
       env.DB.prepare(`CREATE TABLE workspace_tags (workspace_id TEXT NOT NULL, organization_name TEXT NOT NULL COLLATE NOCASE, key TEXT NOT NULL,
@@ -375,7 +377,12 @@ describe("migration from one tag set per workspace", () => {
     expect(migration).toBeDefined();
     for (const q of migration!.queries) await env.DB.prepare(q).run();
     await env.DB.batch([
-      env.DB.prepare("INSERT INTO workspace_tags (workspace_id, organization_name, kind, key, value, position, tag_id) SELECT * FROM saved_tags"),
+      env.DB.prepare("ALTER TABLE workspace_tags RENAME COLUMN organization_name TO organization_id"),
+      env.DB.prepare(
+        `UPDATE workspace_tags SET organization_id = (SELECT o.external_id FROM organizations o WHERE o.name = workspace_tags.organization_id)
+         WHERE organization_id IN (SELECT name FROM organizations)`,
+      ),
+      env.DB.prepare("INSERT INTO workspace_tags (workspace_id, organization_id, kind, key, value, position, tag_id) SELECT * FROM saved_tags"),
       env.DB.prepare("DROP TABLE saved_tags"),
     ]);
     const rows = await env.DB.prepare("SELECT kind, key, value, tag_id FROM workspace_tags WHERE workspace_id = ? ORDER BY kind, key").bind(ws.id).all();

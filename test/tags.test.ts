@@ -30,20 +30,12 @@ async function teamToken(
   const now = new Date().toISOString();
   const token = `${uniqueName("tok")}.atlasv1.secret`;
   const stmts = [
-    env.DB.prepare("INSERT INTO teams (id, organization_name, name, organization_access, created_at) VALUES (?, ?, ?, ?, ?)").bind(
-      teamId,
-      org,
-      teamId,
-      JSON.stringify(opts.orgAccess ?? {}),
-      now,
-    ),
-    env.DB.prepare("INSERT INTO tokens (id, token_hash, kind, team_id, organization_name, created_at) VALUES (?, ?, 'team', ?, ?, ?)").bind(
-      `at-${teamId}`,
-      await sha256Hex(token),
-      teamId,
-      org,
-      now,
-    ),
+    env.DB.prepare(
+      "INSERT INTO teams (id, organization_id, name, organization_access, created_at) VALUES (?, (SELECT external_id FROM organizations WHERE name = ?), ?, ?, ?)",
+    ).bind(teamId, org, teamId, JSON.stringify(opts.orgAccess ?? {}), now),
+    env.DB.prepare(
+      "INSERT INTO tokens (id, token_hash, kind, team_id, organization_id, created_at) VALUES (?, ?, 'team', ?, (SELECT external_id FROM organizations WHERE name = ?), ?)",
+    ).bind(`at-${teamId}`, await sha256Hex(token), teamId, org, now),
   ];
   for (const [ws, access] of Object.entries(opts.workspaces ?? {})) {
     stmts.push(
@@ -349,7 +341,11 @@ describe("organisation tags under concurrency", () => {
     expect(tag.attributes["instance-count"]).toBe(50);
     const ids = await Promise.all(wss.map(async (w) => (await tagsOf(w.id)).body.data[0].id as string));
     expect(new Set(ids)).toEqual(new Set([tag.id]));
-    const rows = await env.DB.prepare("SELECT count(*) AS n FROM tags WHERE organization_name = ? AND name = ?").bind(org, name).first<{ n: number }>();
+    const rows = await env.DB.prepare(
+      "SELECT count(*) AS n FROM tags WHERE organization_id = (SELECT external_id FROM organizations WHERE name = ?) AND name = ?",
+    )
+      .bind(org, name)
+      .first<{ n: number }>();
     expect(rows?.n).toBe(1);
 
     // Half remove while the other half add again (idempotent): exactly 25 remain.

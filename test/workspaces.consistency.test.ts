@@ -56,7 +56,9 @@ describe("index consistency", () => {
     const org = await createOrg();
     const name = uniqueName("leased");
     const ghost = "ws-GhostGhostGhost01";
-    await env.DB.prepare("INSERT INTO workspace_names (organization_name, name, workspace_id, claimed_at, committed) VALUES (?, ?, ?, ?, 0)")
+    await env.DB.prepare(
+      "INSERT INTO workspace_names (organization_id, name, workspace_id, claimed_at, committed) VALUES ((SELECT external_id FROM organizations WHERE name = ?), ?, ?, ?, 0)",
+    )
       .bind(org, name, ghost, Date.now() - 5 * 60_000)
       .run();
     const res = await api("POST", `/organizations/${org}/workspaces`, { body: { data: { type: "workspaces", attributes: { name } } } });
@@ -64,7 +66,6 @@ describe("index consistency", () => {
     // The Worker that died between claim and commit could still call the DO: it must refuse.
     const late = await env.WORKSPACES.getByName(ghost).create({
       id: ghost,
-      organization: org,
       organizationId: "x",
       projectId: "prj-x",
       name,
@@ -78,7 +79,9 @@ describe("index consistency", () => {
   it("a fresh claim (lease not expired) is respected", async () => {
     const org = await createOrg();
     const name = uniqueName("fresh");
-    await env.DB.prepare("INSERT INTO workspace_names (organization_name, name, workspace_id, claimed_at, committed) VALUES (?, ?, ?, ?, 0)")
+    await env.DB.prepare(
+      "INSERT INTO workspace_names (organization_id, name, workspace_id, claimed_at, committed) VALUES ((SELECT external_id FROM organizations WHERE name = ?), ?, ?, ?, 0)",
+    )
       .bind(org, name, "ws-InFlightInFlight1", Date.now())
       .run();
     const res = await api("POST", `/organizations/${org}/workspaces`, { body: { data: { type: "workspaces", attributes: { name } } } });
@@ -91,7 +94,9 @@ describe("index consistency", () => {
     const org = await createOrg();
     const holder = await createWorkspace(org);
     const name = uniqueName("stale-rename");
-    await env.DB.prepare("INSERT INTO workspace_names (organization_name, name, workspace_id, claimed_at, committed) VALUES (?, ?, ?, ?, 0)")
+    await env.DB.prepare(
+      "INSERT INTO workspace_names (organization_id, name, workspace_id, claimed_at, committed) VALUES ((SELECT external_id FROM organizations WHERE name = ?), ?, ?, ?, 0)",
+    )
       .bind(org, name, holder.id, Date.now() - 5 * 60_000)
       .run();
     const res = await api("POST", `/organizations/${org}/workspaces`, { body: { data: { type: "workspaces", attributes: { name } } } });
@@ -114,7 +119,9 @@ describe("index consistency", () => {
     const results = await Promise.all(wss.map((w) => api("PATCH", `/workspaces/${w.id}`, { body: { data: { type: "workspaces", attributes: { name } } } })));
     expect(results.filter((r) => r.status === 200)).toHaveLength(1);
     expect(results.filter((r) => r.status === 422)).toHaveLength(19);
-    const rows = await env.DB.prepare("SELECT id FROM workspaces WHERE organization_name = ? AND name = ?").bind(org, name).all();
+    const rows = await env.DB.prepare("SELECT id FROM workspaces WHERE organization_id = (SELECT external_id FROM organizations WHERE name = ?) AND name = ?")
+      .bind(org, name)
+      .all();
     expect(rows.results).toHaveLength(1);
   });
 });

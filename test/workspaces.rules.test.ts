@@ -21,10 +21,12 @@ function expect422(res: Awaited<ReturnType<typeof api>>, pointer: string, detail
 
 async function oauthToken(org: string): Promise<string> {
   const id = `ot-${crypto.randomUUID().replace(/-/g, "").slice(0, 16)}`;
-  await env.DB.prepare("INSERT INTO oauth_clients (id, organization_name, created_at) VALUES (?, ?, ?)")
+  await env.DB.prepare("INSERT INTO oauth_clients (id, organization_id, created_at) VALUES (?, (SELECT external_id FROM organizations WHERE name = ?), ?)")
     .bind(`oc-${id.slice(3)}`, org, new Date().toISOString())
     .run();
-  await env.DB.prepare("INSERT INTO oauth_tokens (id, oauth_client_id, organization_name, created_at) VALUES (?, ?, ?, ?)")
+  await env.DB.prepare(
+    "INSERT INTO oauth_tokens (id, oauth_client_id, organization_id, created_at) VALUES (?, ?, (SELECT external_id FROM organizations WHERE name = ?), ?)",
+  )
     .bind(id, `oc-${id.slice(3)}`, org, new Date().toISOString())
     .run();
   return id;
@@ -32,7 +34,9 @@ async function oauthToken(org: string): Promise<string> {
 
 async function agentPool(org: string): Promise<string> {
   const id = `apool-${crypto.randomUUID().replace(/-/g, "").slice(0, 16)}`;
-  await env.DB.prepare("INSERT INTO agent_pools (id, organization_name, name, created_at) VALUES (?, ?, ?, ?)")
+  await env.DB.prepare(
+    "INSERT INTO agent_pools (id, organization_id, name, created_at) VALUES (?, (SELECT external_id FROM organizations WHERE name = ?), ?, ?)",
+  )
     .bind(id, org, uniqueName("pool"), new Date().toISOString())
     .run();
   return id;

@@ -7,7 +7,7 @@ export interface IndexRow {
 }
 
 export interface LeaseRow {
-  organization_name: string;
+  organization_id: string;
   name: string;
   committed: number;
   claimed_at: number;
@@ -29,7 +29,7 @@ export async function workspaceIdsAfter(db: Db, cursor: string, limit: number): 
 export async function indexFacts(db: Db, id: string, projectId: string): Promise<{ indexRow: IndexRow | null; leases: LeaseRow[]; projectExists: boolean }> {
   const [row, leases, project] = await db.batch([
     db.prepare("SELECT version, doc FROM workspaces WHERE id = ?").bind(id),
-    db.prepare("SELECT organization_name, name, committed, claimed_at FROM workspace_names WHERE workspace_id = ?").bind(id),
+    db.prepare("SELECT organization_id, name, committed, claimed_at FROM workspace_names WHERE workspace_id = ?").bind(id),
     db.prepare("SELECT 1 AS ok FROM projects WHERE id = ?").bind(projectId),
   ]);
   return {

@@ -1,6 +1,6 @@
 /** The SQL behind access.ts: the organisation, the caller's teams and their grants. */
 import type { Db } from "../caller";
-import type { OrganizationRow } from "../organizations/organizations.index";
+import { orgIdSql, orgWhere, type OrganizationRow, type OrgRef } from "../organizations/organizations.index";
 import type { Principal } from "./principal";
 
 /** A team of the caller, as much of it as access needs. */
@@ -19,7 +19,7 @@ export interface Grant {
 
 export interface ProjectDefaultsRow {
   id: string;
-  organization_name: string;
+  organization_id: string;
   /** The project's name, where the read loads it (the list page, a workspace's own read). */
   name?: string;
   default_execution_mode: string | null;
@@ -29,37 +29,24 @@ export interface ProjectDefaultsRow {
 }
 
 /** The caller's teams in an organisation, as a SQL subquery with its bindings. */
-function teamSubquery(principal: Principal, organizationName: string): { sql: string; binds: unknown[] } {
-  if (principal.kind === "user") {
-    return {
-      sql: "SELECT m.team_id FROM team_members m JOIN teams t ON t.id = m.team_id WHERE m.user_id = ? AND t.organization_name = ?",
-      binds: [principal.userId, organizationName],
-    };
-  }
-  if (principal.kind === "team") {
-    return { sql: "SELECT id FROM teams WHERE id = ? AND organization_name = ?", binds: [principal.teamId, organizationName] };
-  }
-  return { sql: "SELECT id FROM teams WHERE 0", binds: [] };
+function teamSubquery(principal: Principal, ref: OrgRef): { sql: string; binds: unknown[] } {
+  const org = orgIdSql(ref);
+  return teamSubqueryIn(principal, org.sql, org.binds);
 }
 
-/** The organisation and the caller's teams in it, in one round trip. */
-export async function orgWithCallerTeams(
-  db: Db,
-  principal: Principal,
-  organizationName: string,
-): Promise<{ org: OrganizationRow | null; teams: AccessTeamRow[] }> {
-  const teamsQuery =
-    principal.kind === "user"
-      ? db
-          .prepare(
-            `SELECT t.id, t.is_owners, t.organization_access FROM team_members m
-             JOIN teams t ON t.id = m.team_id WHERE m.user_id = ? AND t.organization_name = ?`,
-          )
-          .bind(principal.userId, organizationName)
-      : principal.kind === "team"
-        ? db.prepare("SELECT id, is_owners, organization_access FROM teams WHERE id = ? AND organization_name = ?").bind(principal.teamId, organizationName)
-        : db.prepare("SELECT id, is_owners, organization_access FROM teams WHERE 0");
-  const [orgRes, teamsRes] = await db.batch([db.prepare("SELECT * FROM organizations WHERE name = ?").bind(organizationName), teamsQuery]);
+/** The organisations row of `ref` (by name or by id). */
+function orgStatement(db: Db, ref: OrgRef): D1PreparedStatement {
+  const where = orgWhere(ref);
+  return db.prepare(`SELECT * FROM organizations WHERE ${where.sql}`).bind(...where.binds);
+}
+
+/** The organisation and the caller's teams in it, in one round trip (one batch: one snapshot, even across a rename). */
+export async function orgWithCallerTeams(db: Db, principal: Principal, ref: OrgRef): Promise<{ org: OrganizationRow | null; teams: AccessTeamRow[] }> {
+  const teams = teamSubquery(principal, ref);
+  const [orgRes, teamsRes] = await db.batch([
+    orgStatement(db, ref),
+    db.prepare(`SELECT id, is_owners, organization_access FROM teams WHERE id IN (${teams.sql})`).bind(...teams.binds),
+  ]);
   return { org: (orgRes?.results?.[0] ?? null) as OrganizationRow | null, teams: (teamsRes?.results ?? []) as AccessTeamRow[] };
 }
 
@@ -102,13 +89,14 @@ export interface WorkspaceAccessRows {
  * another.
  */
 export async function workspaceAccessRows(db: Db, principal: Principal, ref: string | { organization: string; name: string }): Promise<WorkspaceAccessRows> {
-  const where = typeof ref === "string" ? "id = ?" : "organization_name = ? AND name = ?";
+  // By name: the organisation's name is resolved to its id in each statement of the one batch (one snapshot).
+  const where = typeof ref === "string" ? "id = ?" : "organization_id = (SELECT external_id FROM organizations WHERE name = ?) AND name = ?";
   const binds = typeof ref === "string" ? [ref] : [ref.organization, ref.name];
   const ws = (column: string) => `(SELECT ${column} FROM workspaces WHERE ${where})`;
-  const teams = teamSubqueryIn(principal, ws("organization_name"), binds);
+  const teams = teamSubqueryIn(principal, ws("organization_id"), binds);
   const results = await db.batch([
     db.prepare(`SELECT doc FROM workspaces WHERE ${where}`).bind(...binds),
-    db.prepare(`SELECT * FROM organizations WHERE name = ${ws("organization_name")}`).bind(...binds),
+    db.prepare(`SELECT * FROM organizations WHERE external_id = ${ws("organization_id")}`).bind(...binds),
     db.prepare(`SELECT id, is_owners, organization_access FROM teams WHERE id IN (${teams.sql})`).bind(...teams.binds),
     db
       .prepare(`SELECT team_id, workspace_id AS target_id, access, perms FROM team_workspaces WHERE workspace_id = ${ws("id")} AND team_id IN (${teams.sql})`)
@@ -116,8 +104,8 @@ export async function workspaceAccessRows(db: Db, principal: Principal, ref: str
     db
       .prepare(`SELECT team_id, project_id AS target_id, access, perms FROM team_projects WHERE project_id = ${ws("project_id")} AND team_id IN (${teams.sql})`)
       .bind(...binds, ...teams.binds),
-    db.prepare(`SELECT id, organization_name, name, default_execution_mode, default_agent_pool_id FROM projects WHERE id = ${ws("project_id")}`).bind(...binds),
-    db.prepare(`SELECT id FROM deleted_tags WHERE organization_name = ${ws("organization_name")}`).bind(...binds),
+    db.prepare(`SELECT id, organization_id, name, default_execution_mode, default_agent_pool_id FROM projects WHERE id = ${ws("project_id")}`).bind(...binds),
+    db.prepare(`SELECT id FROM deleted_tags WHERE organization_id = ${ws("organization_id")}`).bind(...binds),
     db.prepare(`SELECT id FROM ssh_keys WHERE id = ${ws("ssh_key_id")}`).bind(...binds),
   ]);
   const rows = <T>(i: number) => (results[i]?.results ?? []) as T[];
@@ -140,25 +128,27 @@ export async function workspaceAccessRows(db: Db, principal: Principal, ref: str
 export async function createAccessRows(
   db: Db,
   principal: Principal,
-  organizationName: string,
+  ref: OrgRef,
   requestedProject: string | null,
 ): Promise<{ org: OrganizationRow | null; teams: AccessTeamRow[]; grants: { workspaces: Grant[]; projects: Grant[] }; projects: ProjectDefaultsRow[] }> {
-  const teams = teamSubquery(principal, organizationName);
-  const project = "(SELECT COALESCE(?, default_project_id) FROM organizations WHERE name = ?)";
-  const projectBinds = [requestedProject, organizationName];
+  const teams = teamSubquery(principal, ref);
+  const where = orgWhere(ref);
+  const org = orgIdSql(ref);
+  const project = `(SELECT COALESCE(?, default_project_id) FROM organizations WHERE ${where.sql})`;
+  const projectBinds = [requestedProject, ...where.binds];
   const results = await db.batch([
-    db.prepare("SELECT * FROM organizations WHERE name = ?").bind(organizationName),
+    orgStatement(db, ref),
     db.prepare(`SELECT id, is_owners, organization_access FROM teams WHERE id IN (${teams.sql})`).bind(...teams.binds),
     db
       .prepare(`SELECT team_id, project_id AS target_id, access, perms FROM team_projects WHERE project_id = ${project} AND team_id IN (${teams.sql})`)
       .bind(...projectBinds, ...teams.binds),
     db
       .prepare(
-        `SELECT id, organization_name, default_execution_mode, default_agent_pool_id,
+        `SELECT id, organization_id, default_execution_mode, default_agent_pool_id,
                 json_extract(attrs, '$."auto-destroy-activity-duration"') AS auto_destroy_activity_duration
-         FROM projects WHERE id = ${project} AND organization_name = ?`,
+         FROM projects WHERE id = ${project} AND organization_id = ${org.sql}`,
       )
-      .bind(...projectBinds, organizationName),
+      .bind(...projectBinds, ...org.binds),
   ]);
   return {
     org: (results[0]?.results?.[0] ?? null) as OrganizationRow | null,
@@ -168,16 +158,16 @@ export async function createAccessRows(
   };
 }
 
-/** The caller's teams in the organisation named by a SQL expression (with its bindings). */
+/** The caller's teams in the organisation whose id is a SQL expression (with its bindings). */
 function teamSubqueryIn(principal: Principal, organizationSql: string, organizationBinds: unknown[]): { sql: string; binds: unknown[] } {
   if (principal.kind === "user") {
     return {
-      sql: `SELECT m.team_id FROM team_members m JOIN teams t ON t.id = m.team_id WHERE m.user_id = ? AND t.organization_name = ${organizationSql}`,
+      sql: `SELECT m.team_id FROM team_members m JOIN teams t ON t.id = m.team_id WHERE m.user_id = ? AND t.organization_id = ${organizationSql}`,
       binds: [principal.userId, ...organizationBinds],
     };
   }
   if (principal.kind === "team")
-    return { sql: `SELECT id FROM teams WHERE id = ? AND organization_name = ${organizationSql}`, binds: [principal.teamId, ...organizationBinds] };
+    return { sql: `SELECT id FROM teams WHERE id = ? AND organization_id = ${organizationSql}`, binds: [principal.teamId, ...organizationBinds] };
   return { sql: "SELECT id FROM teams WHERE 0", binds: [] };
 }
 
@@ -188,13 +178,13 @@ function teamSubqueryIn(principal: Principal, organizationSql: string, organizat
 export async function accessRows(
   db: Db,
   principal: Principal,
-  organizationName: string,
+  ref: OrgRef,
   workspaceIds: string[],
   projectIds: string[],
 ): Promise<{ org: OrganizationRow | null; teams: AccessTeamRow[]; grants: { workspaces: Grant[]; projects: Grant[] }; projects: ProjectDefaultsRow[] }> {
-  const teams = teamSubquery(principal, organizationName);
+  const teams = teamSubquery(principal, ref);
   const results = await db.batch([
-    db.prepare("SELECT * FROM organizations WHERE name = ?").bind(organizationName),
+    orgStatement(db, ref),
     db.prepare(`SELECT id, is_owners, organization_access FROM teams WHERE id IN (${teams.sql})`).bind(...teams.binds),
     db
       .prepare(
@@ -210,7 +200,7 @@ export async function accessRows(
       .bind(JSON.stringify(projectIds), ...teams.binds),
     db
       .prepare(
-        `SELECT id, organization_name, default_execution_mode, default_agent_pool_id FROM projects
+        `SELECT id, organization_id, default_execution_mode, default_agent_pool_id FROM projects
          WHERE id IN (SELECT value FROM json_each(?))`,
       )
       .bind(JSON.stringify(projectIds)),

@@ -1,5 +1,5 @@
 import { ApiError } from "../errors";
-import { toOrganization, type Organization } from "../organizations/organizations.index";
+import { toOrganization, type Organization, type OrgRef } from "../organizations/organizations.index";
 import { accessRows, orgWithCallerTeams, teamGrants, type AccessTeamRow, type Grant, type ProjectDefaultsRow } from "./access.d1";
 import {
   FULL_ACCESS,
@@ -43,10 +43,10 @@ const NO_ORG_PERMISSIONS: OrgPermissions = Object.fromEntries(Object.keys(ALL_OR
 export async function loadOrgAccess(
   db: D1Database | D1DatabaseSession,
   principal: Principal,
-  organizationName: string,
+  ref: OrgRef,
   opts: OrgAccessOptions = {},
 ): Promise<OrgAccess | null> {
-  const { org, teams } = await orgWithCallerTeams(db, principal, organizationName);
+  const { org, teams } = await orgWithCallerTeams(db, principal, ref);
   if (!org) return null;
   return buildOrgAccess(principal, toOrganization(org), teams, opts);
 }
@@ -62,7 +62,7 @@ export interface OrgAccessOptions {
 
 export function buildOrgAccess(principal: Principal, organization: Organization, teams: AccessTeamRow[], opts: OrgAccessOptions = {}): OrgAccess | null {
   const isSiteAdmin = principal.kind === "user" && principal.isSiteAdmin;
-  const isOrgToken = principal.kind === "organization" && principal.organization.toLowerCase() === organization.name.toLowerCase();
+  const isOrgToken = principal.kind === "organization" && principal.organizationId === organization.externalId;
   const isOwner = teams.some((t) => t.is_owners === 1);
   // An organisation may refuse user tokens (`user-tokens-enabled: false`): 401 as for an unknown token,
   // the site admin's included (go-tfe checks that its user-token client can no longer read the
@@ -97,10 +97,10 @@ export function buildOrgAccess(principal: Principal, organization: Organization,
 /** The caller's standing in the organisation, authorised as `organization.read` (404 without one). */
 export async function requireOrgAccess(
   caller: { db: D1Database | D1DatabaseSession; principal: Principal; authorized?: Set<string> },
-  organizationName: string,
+  ref: OrgRef,
   opts: OrgAccessOptions = {},
 ): Promise<OrgAccess> {
-  const access = await loadOrgAccess(caller.db, caller.principal, organizationName, opts);
+  const access = await loadOrgAccess(caller.db, caller.principal, ref, opts);
   authorize(caller, "organization.read", { access });
   return access!;
 }
@@ -174,11 +174,11 @@ export function flagsFor(access: OrgAccess, caps: Capabilities): PermissionFlags
 export async function loadAccessBatch(
   db: D1Database | D1DatabaseSession,
   principal: Principal,
-  organizationName: string,
+  ref: OrgRef,
   workspaceIds: string[],
   projectIds: string[],
 ): Promise<{ access: OrgAccess; grants: { workspaces: Grant[]; projects: Grant[] }; projects: Map<string, ProjectDefaultsRow> } | null> {
-  const rows = await accessRows(db, principal, organizationName, workspaceIds, projectIds);
+  const rows = await accessRows(db, principal, ref, workspaceIds, projectIds);
   if (!rows.org) return null;
   const access = buildOrgAccess(principal, toOrganization(rows.org), rows.teams);
   if (!access) return null;

@@ -92,18 +92,20 @@ export function principalOfTokenRow(row: AuthTokenRow | null, defer?: (p: Promis
       if (!row.user_id || row.username === null) return null;
       return { kind: "user", userId: row.user_id, username: row.username, isSiteAdmin: row.is_site_admin === 1, tokenId: row.id };
     case "team":
-      if (!row.team_id || !row.team_org) return null;
+      if (!row.team_id || !row.team_org || row.organization_name === null) return null;
       return {
         kind: "team",
         teamId: row.team_id,
-        organization: row.team_org,
+        organizationId: row.team_org,
+        organization: row.organization_name,
         serviceUserId: row.team_service_user ?? `user-${row.team_id.slice(5)}`,
         tokenId: row.id,
       };
     case "organization":
-      if (!row.organization_name) return null;
+      if (!row.organization_id || row.organization_name === null) return null;
       return {
         kind: "organization",
+        organizationId: row.organization_id,
         organization: row.organization_name,
         serviceUserId: row.user_id ?? `user-${row.id.slice(3)}`,
         tokenId: row.id,

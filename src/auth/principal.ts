@@ -1,8 +1,12 @@
-/** Who is calling, resolved from the bearer token. */
+/**
+ * Who is calling, resolved from the bearer token. A team or organisation token belongs to its organisation by the
+ * organisation's immutable id (`organizationId`, what authorisation compares); `organization` is the organisation's
+ * name when the token was resolved, for display only (a rename may change it at any time).
+ */
 export type Principal =
   | { kind: "user"; userId: string; username: string; isSiteAdmin: boolean; tokenId: string | null }
-  | { kind: "team"; teamId: string; organization: string; serviceUserId: string; tokenId: string }
-  | { kind: "organization"; organization: string; serviceUserId: string; tokenId: string };
+  | { kind: "team"; teamId: string; organizationId: string; organization: string; serviceUserId: string; tokenId: string }
+  | { kind: "organization"; organizationId: string; organization: string; serviceUserId: string; tokenId: string };
 
 /** The resource a lock is held by, in the types clients accept there (users, teams, runs). */
 export function lockHolderOf(p: Principal): { type: "users" | "teams"; id: string } {

@@ -60,6 +60,13 @@ export const REQUIREMENTS = {
   "organization.read": { summary: "any standing in the organisation", holds: (_p, t) => !!org(t) },
   "organization.manage": { summary: "owners and the organisation token", holds: (_p, t) => ownerOrOrgToken(org(t)) },
   "organization.owner": { summary: "owners (users), not the organisation token", holds: (_p, t) => !!org(t)?.isOwner },
+  // Checked by PATCH /organizations/:name (declared `organization.manage`) when the body changes the name.
+  "organization.rename": {
+    summary: "rename: owners (users and the owners team's tokens), not the organisation token",
+    holds: (_p, t) => !!org(t)?.isOwner,
+    // The organisation token may change every other setting: it is told it is forbidden, not that nothing is there.
+    denied: (_p, t) => (org(t) ? "forbidden" : "not_found"),
+  },
   "teams.manage": { summary: "owners, the organisation token, manage-teams", holds: (_p, t) => !!org(t) && teamRights(org(t)!).manageTeams },
   "teams.manage-organization-access": {
     summary: "owners, the organisation token, manage-organization-access",

@@ -1,7 +1,7 @@
 /** Repository: what the signed blob URLs check in D1. */
 import type { Db } from "../caller";
 
-/** Whether the organisation exists and is the very one with this external id (not deleted and re-created). */
-export async function organizationIsLive(db: Db, name: string, externalId: string): Promise<boolean> {
-  return !!(await db.prepare("SELECT 1 AS ok FROM organizations WHERE name = ? AND external_id = ?").bind(name, externalId).first());
+/** Whether the organisation with this external id still exists (deleted, or deleted and re-created under its name, it does not). */
+export async function organizationIsLive(db: Db, externalId: string): Promise<boolean> {
+  return !!(await db.prepare("SELECT 1 AS ok FROM organizations WHERE external_id = ?").bind(externalId).first());
 }

@@ -25,5 +25,5 @@ export async function authoriseBlob(env: Bindings, method: "GET" | "PUT", t: Blo
   // organisation the very one it was created in (a deleted, or deleted and re-created, one is not).
   const ws = await workspaceStub(env, t.ws).get();
   if (!ws.ok) throw ApiError.of("not_found");
-  if (!(await organizationIsLive(env.DB.withSession("first-primary"), ws.value.organization, ws.value.organizationId))) throw ApiError.of("not_found");
+  if (!(await organizationIsLive(env.DB.withSession("first-primary"), ws.value.organizationId))) throw ApiError.of("not_found");
 }

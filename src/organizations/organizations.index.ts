@@ -44,11 +44,28 @@ export function toOrganization(row: OrganizationRow): Organization {
   };
 }
 
-export function selectOrganization(db: D1Database | D1DatabaseSession, name: string): D1PreparedStatement {
-  return db.prepare("SELECT * FROM organizations WHERE name = ?").bind(name);
+/**
+ * An organisation as a request names it (`name`, from a URL: case-insensitive, and changed by a rename) or as a
+ * stored row names it (`id`: its immutable external id, `org-…`, which every other table keys by; migration 0016).
+ */
+export type OrgRef = { name: string } | { id: string };
+
+/** The organisation's id as a SQL expression with its bindings: the id itself, or looked up from the name. */
+export function orgIdSql(ref: OrgRef): { sql: string; binds: unknown[] } {
+  return "id" in ref ? { sql: "?", binds: [ref.id] } : { sql: "(SELECT external_id FROM organizations WHERE name = ?)", binds: [ref.name] };
 }
 
-export async function findOrganization(db: D1Database | D1DatabaseSession, name: string): Promise<Organization | null> {
-  const row = await selectOrganization(db, name).first<OrganizationRow>();
+/** The WHERE condition that selects the organisations row of `ref`. */
+export function orgWhere(ref: OrgRef): { sql: string; binds: unknown[] } {
+  return "id" in ref ? { sql: "external_id = ?", binds: [ref.id] } : { sql: "name = ?", binds: [ref.name] };
+}
+
+export function selectOrganization(db: D1Database | D1DatabaseSession, ref: OrgRef): D1PreparedStatement {
+  const where = orgWhere(ref);
+  return db.prepare(`SELECT * FROM organizations WHERE ${where.sql}`).bind(...where.binds);
+}
+
+export async function findOrganization(db: D1Database | D1DatabaseSession, ref: OrgRef): Promise<Organization | null> {
+  const row = await selectOrganization(db, ref).first<OrganizationRow>();
   return row ? toOrganization(row) : null;
 }

@@ -26,6 +26,13 @@ import { findOrganization, toOrganization, type Organization } from "./organizat
 
 const ORG_NAME = /^[A-Za-z0-9_-]+$/;
 
+/** The name rule of create and rename alike (its length is the route schema's). */
+function checkName(name: string): void {
+  if (!ORG_NAME.test(name)) {
+    throw ApiError.of("invalid_attribute", { detail: "Name is invalid: use letters, numbers, - and _", pointer: "/data/attributes/name" });
+  }
+}
+
 /** Attributes kept as given in the organisation's `attrs`. */
 const STORED_ATTRS = [
   "session-timeout",
@@ -64,8 +71,8 @@ export interface OrganizationView {
 }
 
 /** The retention policy a single-organisation response shows (one D1 read, self-hosted only). */
-async function retentionOf(caller: Caller, organization: string): Promise<DataRetentionPolicy | null | undefined> {
-  return edition(caller.env) === "self-hosted" ? findOrgPolicy(caller.db, organization) : undefined;
+async function retentionOf(caller: Caller, organizationId: string): Promise<DataRetentionPolicy | null | undefined> {
+  return edition(caller.env) === "self-hosted" ? findOrgPolicy(caller.db, organizationId) : undefined;
 }
 
 function checkEmail(email: string): void {
@@ -83,9 +90,7 @@ export async function createOrganization(caller: Caller, a: OrganizationAttribut
   const principal = caller.principal;
   authorize(caller, "user");
   if (principal.kind !== "user") throw ApiError.of("not_found");
-  if (!ORG_NAME.test(a.name)) {
-    throw ApiError.of("invalid_attribute", { detail: "Name is invalid: use letters, numbers, - and _", pointer: "/data/attributes/name" });
-  }
+  checkName(a.name);
   checkEmail(a.email);
   if (a["default-execution-mode"] === "agent") {
     throw ApiError.of("invalid_attribute", {
@@ -95,9 +100,10 @@ export async function createOrganization(caller: Caller, a: OrganizationAttribut
   }
   const now = nowIso();
   const projectId = newId("prj");
+  const externalId = newId("org");
   const inserted = await insertOrganization(caller.db, {
     name: a.name,
-    externalId: newId("org"),
+    externalId,
     email: a.email,
     createdAt: now,
     attrs: storedAttrs(a, {}),
@@ -105,9 +111,10 @@ export async function createOrganization(caller: Caller, a: OrganizationAttribut
     allowForceDeleteWorkspaces: a["allow-force-delete-workspaces"] === true,
     defaultProjectId: projectId,
   });
-  if (!inserted) throw ApiError.of("invalid_attribute", { detail: "Name has already been taken", pointer: "/data/attributes/name" });
+  if (!inserted) throw ApiError.of("name_taken", { pointer: "/data/attributes/name" });
+  // By id: a rename right after the insert does not orphan what the organisation comes with.
   await seedOrganization(caller.db, {
-    organization: a.name,
+    organizationId: externalId,
     projectId,
     ownersTeamId: newId("team"),
     serviceUserId: newId("user"),
@@ -115,8 +122,8 @@ export async function createOrganization(caller: Caller, a: OrganizationAttribut
     membershipId: newId("ou"),
     createdAt: now,
   });
-  const org = await findOrganization(caller.db, a.name);
-  if (!org) throw ApiError.of("internal");
+  const org = await findOrganization(caller.db, { id: externalId });
+  if (!org) throw ApiError.of("not_found"); // deleted concurrently
   return { organization: org, owner: true, plan: planOf(edition(caller.env), org.subscription) };
 }
 
@@ -127,7 +134,7 @@ export async function listCallerOrganizations(
   page: Page,
 ): Promise<{ items: OrganizationView[]; total: number }> {
   const p = caller.principal;
-  const scope: OrganizationScope = p.kind === "user" ? (p.isSiteAdmin ? { all: true } : { memberId: p.userId }) : { organization: p.organization };
+  const scope: OrganizationScope = p.kind === "user" ? (p.isSiteAdmin ? { all: true } : { memberId: p.userId }) : { organizationId: p.organizationId };
   const { total, rows } = await listOrganizations(caller.db, scope, filter, p.kind === "user" ? p.userId : "", page);
   // Same permissions as show, so a listed organisation equals the one returned by create and read.
   const ownerOfAll = (p.kind === "user" && p.isSiteAdmin) || p.kind === "organization";
@@ -140,25 +147,29 @@ export async function listCallerOrganizations(
 }
 
 export async function showOrganization(caller: Caller, name: string): Promise<OrganizationView> {
-  const access = await requireOrgAccess(caller, name);
+  const access = await requireOrgAccess(caller, { name });
   const org = access.organization;
   return {
     organization: org,
     owner: access.isOwner || access.isOrgToken,
     plan: planOf(edition(caller.env), org.subscription),
-    retention: await retentionOf(caller, org.name),
+    retention: await retentionOf(caller, org.externalId),
   };
 }
 
 /** The organisation whose entitlements members may read, and the plan they follow (none in the self-hosted edition). */
 export async function entitlementsOf(caller: Caller, name: string): Promise<{ organization: Organization; plan: FeatureSet | null }> {
-  const org = (await requireOrgAccess(caller, name)).organization;
+  const org = (await requireOrgAccess(caller, { name })).organization;
   return { organization: org, plan: planOf(edition(caller.env), org.subscription) };
 }
 
 /**
  * Updates an organisation (owners and its token). `poolId`: the default agent pool as sent (null to
  * clear, undefined when not sent), from the relationship or the attribute.
+ *
+ * A new `name` renames it (owners only): one write of the organisations row. Everything else, the workspaces'
+ * records and index rows included, names the organisation by its immutable id and shows the name it has when read,
+ * so no workspace is visited; the old name answers 404 from then on and may be taken by another organisation.
  */
 export async function changeOrganization(
   caller: Caller,
@@ -166,15 +177,17 @@ export async function changeOrganization(
   a: OrganizationAttributes,
   poolId: string | null | undefined,
 ): Promise<OrganizationView> {
-  const access = await requireOrgAccess(caller, name, { ownerSettings: true });
+  const access = await requireOrgAccess(caller, { name }, { ownerSettings: true });
   authorize(caller, "organization.manage", { access });
   const org = access.organization;
-  if (a.name !== undefined && a.name !== org.name) {
-    // Workspaces carry their organisation's name; renaming would touch every one of them.
-    throw ApiError.of("invalid_attribute", { detail: "Renaming an organization is not supported by this service", pointer: "/data/attributes/name" });
+  // Only a change of the stored name is a rename (a name equal to it, in any case, too: the name is shown as stored).
+  const rename = a.name !== undefined && a.name !== org.name ? a.name : undefined;
+  if (rename !== undefined) {
+    authorize(caller, "organization.rename", { access });
+    checkName(rename);
   }
   if (a.email !== undefined) checkEmail(a.email);
-  if (poolId && !(await poolExists(caller.db, org.name, poolId))) {
+  if (poolId && !(await poolExists(caller.db, org.externalId, poolId))) {
     throw ApiError.of("invalid_attribute", { detail: "Agent pool not found", pointer: "/data/relationships/default-agent-pool/data/id" });
   }
   const mode = a["default-execution-mode"] ?? org.defaultExecutionMode;
@@ -191,21 +204,33 @@ export async function changeOrganization(
       pointer: "/data/relationships/default-agent-pool",
     });
   }
-  await updateOrganization(caller.db, org.name, {
-    email: a.email ?? org.email,
-    attrs: storedAttrs(a, org.attrs),
-    defaultExecutionMode: mode,
-    defaultAgentPoolId: mode === "agent" ? nextPool : null,
-    allowForceDeleteWorkspaces: a["allow-force-delete-workspaces"] ?? org.allowForceDeleteWorkspaces,
-  });
-  const [updated, retention] = await Promise.all([findOrganization(caller.db, org.name), retentionOf(caller, org.name)]);
-  if (!updated) throw ApiError.of("not_found");
-  return { organization: updated, owner: true, plan: planOf(edition(caller.env), updated.subscription), retention };
+  const [result, retention] = await Promise.all([
+    updateOrganization(
+      caller.db,
+      { id: org.externalId, name: org.name },
+      {
+        name: rename,
+        email: a.email ?? org.email,
+        attrs: storedAttrs(a, org.attrs),
+        defaultExecutionMode: mode,
+        defaultAgentPoolId: mode === "agent" ? nextPool : null,
+        allowForceDeleteWorkspaces: a["allow-force-delete-workspaces"] ?? org.allowForceDeleteWorkspaces,
+      },
+    ),
+    retentionOf(caller, org.externalId),
+  ]);
+  if (result.updated) {
+    const updated = toOrganization(result.updated);
+    return { organization: updated, owner: true, plan: planOf(edition(caller.env), updated.subscription), retention };
+  }
+  if (result.reason === "name_taken") throw ApiError.of("name_taken", { pointer: "/data/attributes/name" });
+  throw ApiError.of("not_found"); // renamed or deleted since it was read under the name this request used
 }
 
 /** Deletes an organisation and everything in it (owners only, the site admin included). */
 export async function removeOrganization(caller: Caller, name: string): Promise<void> {
-  const access = await requireOrgAccess(caller, name, { ownerSettings: true });
+  const access = await requireOrgAccess(caller, { name }, { ownerSettings: true });
   authorize(caller, "organization.owner", { access });
-  await deleteOrganization(caller.db, access.organization.name);
+  // Renamed (or deleted) since it was read under this name: as if the delete came after that, 404.
+  if (!(await deleteOrganization(caller.db, { id: access.organization.externalId, name: access.organization.name }))) throw ApiError.of("not_found");
 }

@@ -3,7 +3,8 @@ type Db = D1Database | D1DatabaseSession;
 
 export interface ProjectRow {
   id: string;
-  organization_name: string;
+  /** The organisation's id (migration 0016). */
+  organization_id: string;
   name: string;
   description: string | null;
   is_default: number;
@@ -17,9 +18,9 @@ export interface ProjectRow {
   team_count: number;
 }
 
-// The organisation predicate lets the count use the (organization_name, project_id) index.
+// The organisation predicate lets the count use the (organization_id, project_id) index.
 const SELECT = `SELECT p.*,
-  (SELECT count(*) FROM workspaces w WHERE w.organization_name = p.organization_name AND w.project_id = p.id) AS workspace_count,
+  (SELECT count(*) FROM workspaces w WHERE w.organization_id = p.organization_id AND w.project_id = p.id) AS workspace_count,
   (SELECT count(*) FROM team_projects tp WHERE tp.project_id = p.id) AS team_count
   FROM projects p`;
 
@@ -31,24 +32,24 @@ export async function getProject(db: Db, id: string): Promise<ProjectRow | null>
  * Projects a caller's teams reach without an organisation-wide permission: a team_projects grant,
  * or access to a workspace inside the project (the project is then visible as its container).
  */
-export async function teamReadableProjectIds(db: Db, organization: string, teamIds: string[]): Promise<Set<string>> {
+export async function teamReadableProjectIds(db: Db, organizationId: string, teamIds: string[]): Promise<Set<string>> {
   if (teamIds.length === 0) return new Set();
   const teams = JSON.stringify(teamIds);
   const rows = await db
     .prepare(
       `SELECT tp.project_id AS id FROM team_projects tp JOIN projects p ON p.id = tp.project_id
-         WHERE p.organization_name = ? AND tp.team_id IN (SELECT value FROM json_each(?))
+         WHERE p.organization_id = ? AND tp.team_id IN (SELECT value FROM json_each(?))
        UNION
        SELECT w.project_id AS id FROM team_workspaces tw JOIN workspaces w ON w.id = tw.workspace_id
-         WHERE w.organization_name = ? AND tw.team_id IN (SELECT value FROM json_each(?))`,
+         WHERE w.organization_id = ? AND tw.team_id IN (SELECT value FROM json_each(?))`,
     )
-    .bind(organization, teams, organization, teams)
+    .bind(organizationId, teams, organizationId, teams)
     .all<{ id: string }>();
   return new Set(rows.results.map((r) => r.id));
 }
 
 export interface ProjectFilter {
-  organization: string;
+  organizationId: string;
   /** null: every project of the organisation is readable. */
   readable: string[] | null;
   q?: string;
@@ -63,8 +64,8 @@ const escapeLike = (s: string) => s.replace(/[\\%_]/g, (m) => `\\${m}`);
 
 /** One page of matching, readable projects plus the counts the list meta reports. */
 export async function listProjects(db: Db, f: ProjectFilter): Promise<{ rows: ProjectRow[]; matching: number; total: number }> {
-  const base = ["p.organization_name = ?"];
-  const baseBinds: unknown[] = [f.organization];
+  const base = ["p.organization_id = ?"];
+  const baseBinds: unknown[] = [f.organizationId];
   if (f.readable !== null) {
     base.push("p.id IN (SELECT value FROM json_each(?))");
     baseBinds.push(JSON.stringify(f.readable));
@@ -96,13 +97,13 @@ export async function listProjects(db: Db, f: ProjectFilter): Promise<{ rows: Pr
   return { rows: (page?.results ?? []) as ProjectRow[], matching: count(matching), total: count(total) };
 }
 
-export async function agentPoolInOrganization(db: Db, poolId: string, organization: string): Promise<boolean> {
-  return (await db.prepare("SELECT 1 FROM agent_pools WHERE id = ? AND organization_name = ?").bind(poolId, organization).first()) !== null;
+export async function agentPoolInOrganization(db: Db, poolId: string, organizationId: string): Promise<boolean> {
+  return (await db.prepare("SELECT 1 FROM agent_pools WHERE id = ? AND organization_id = ?").bind(poolId, organizationId).first()) !== null;
 }
 
 export interface ProjectWrite {
   id: string;
-  organization: string;
+  organizationId: string;
   name: string;
   description: string | null;
   attrs: Record<string, unknown>;
@@ -114,10 +115,10 @@ export interface ProjectWrite {
 export function insertProjectStatement(db: Db, p: ProjectWrite): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT INTO projects (id, organization_name, name, description, created_at, attrs, default_execution_mode, default_agent_pool_id)
+      `INSERT INTO projects (id, organization_id, name, description, created_at, attrs, default_execution_mode, default_agent_pool_id)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     )
-    .bind(p.id, p.organization, p.name, p.description, p.createdAt, JSON.stringify(p.attrs), p.mode, p.pool);
+    .bind(p.id, p.organizationId, p.name, p.description, p.createdAt, JSON.stringify(p.attrs), p.mode, p.pool);
 }
 
 /** The columns a PATCH sets; absent ones are left as stored, so concurrent PATCHes of different fields both land. */
@@ -152,7 +153,7 @@ export async function deleteEmptyProject(db: Db, id: string): Promise<boolean> {
     db
       .prepare(
         `DELETE FROM projects WHERE id = ? AND is_default = 0
-           AND NOT EXISTS (SELECT 1 FROM workspaces w WHERE w.organization_name = projects.organization_name AND w.project_id = ?)
+           AND NOT EXISTS (SELECT 1 FROM workspaces w WHERE w.organization_id = projects.organization_id AND w.project_id = ?)
            AND NOT EXISTS (SELECT 1 FROM project_refs r WHERE r.project_id = ?)`,
       )
       .bind(id, id, id),
@@ -189,14 +190,14 @@ export const PROJECT_REF_MS = 30_000;
  * project exists (one statement), so it either blocks a concurrent delete or fails because the delete
  * came first. The workspace's index write drops it once the index row carries the reference.
  */
-export async function holdProject(db: Db, projectId: string, organization: string, workspaceId: string, now: number): Promise<boolean> {
+export async function holdProject(db: Db, projectId: string, organizationId: string, workspaceId: string, now: number): Promise<boolean> {
   const res = await db
     .prepare(
       `INSERT INTO project_refs (project_id, workspace_id, claimed_at)
-       SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM projects WHERE id = ? AND organization_name = ?)
+       SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM projects WHERE id = ? AND organization_id = ?)
        ON CONFLICT (project_id, workspace_id) DO UPDATE SET claimed_at = excluded.claimed_at`,
     )
-    .bind(projectId, workspaceId, now, projectId, organization)
+    .bind(projectId, workspaceId, now, projectId, organizationId)
     .run();
   return res.meta.changes > 0;
 }

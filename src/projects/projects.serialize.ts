@@ -14,7 +14,8 @@ export function serializeProject(p: ProjectRow, access: OrgAccess): Resource {
   const own = p.default_execution_mode !== null;
   const mode = own ? p.default_execution_mode : access.organization.defaultExecutionMode;
   const pool = own ? p.default_agent_pool_id : mode === "agent" ? access.organization.defaultAgentPoolId : null;
-  const org = p.organization_name;
+  // The row names its organisation by id; the name is the one the caller's access read (issue 19: renames).
+  const org = access.organization.name;
   return {
     id: p.id,
     type: "projects",

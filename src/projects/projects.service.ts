@@ -37,14 +37,14 @@ export interface ProjectView {
 /** Readers: organisation-wide readers and managers, and teams with access to this project or a workspace in it. */
 export async function canReadProject(caller: Caller, access: OrgAccess, projectId: string): Promise<boolean> {
   if (readsAllProjects(access)) return true;
-  return (await teamReadableProjectIds(caller.db, access.organization.name, access.teamIds)).has(projectId);
+  return (await teamReadableProjectIds(caller.db, access.organization.externalId, access.teamIds)).has(projectId);
 }
 
 /** The project and the caller's access to its organisation; 404 unless the caller may read (or manage) it. */
 async function loadProject(caller: Caller, id: string, manage: boolean): Promise<ProjectView> {
   const project = await getProject(caller.db, id);
   if (!project) throw ApiError.of("not_found");
-  const access = await requireOrgAccess(caller, project.organization_name);
+  const access = await requireOrgAccess(caller, { id: project.organization_id });
   if (manage) authorize(caller, "projects.manage", { access });
   else authorize(caller, "project.read", { access, project: projectRights(access, id, [], await canReadProject(caller, access, id)) });
   return { project, access };
@@ -113,7 +113,7 @@ async function executionDefaults(caller: Caller, access: OrgAccess, a: ProjectAt
     throw ApiError.of("invalid_attribute", { detail: "Agent pool must be specified when using 'agent' execution mode", pointer: poolPointer });
   if (mode !== "agent" && pool)
     throw ApiError.of("invalid_attribute", { detail: "Agent pool must not be specified unless using 'agent' execution mode", pointer: poolPointer });
-  if (pool && !(await agentPoolInOrganization(caller.db, pool, access.organization.name))) {
+  if (pool && !(await agentPoolInOrganization(caller.db, pool, access.organization.externalId))) {
     throw poolNotFound(poolPointer);
   }
   return { mode, pool, poolPointer, touched };
@@ -165,7 +165,7 @@ async function write(caller: Caller, stmts: D1PreparedStatement[], poolPointer: 
 
 export async function createProject(caller: Caller, organization: string, data: (typeof createProjectBody)["_output"]["data"]): Promise<ProjectView> {
   const db = caller.db;
-  const access = await requireOrgAccess(caller, organization);
+  const access = await requireOrgAccess(caller, { name: organization });
   authorize(caller, "projects.manage", { access });
   const { attributes: a, relationships: rel } = data;
   checkName(a.name);
@@ -179,7 +179,7 @@ export async function createProject(caller: Caller, organization: string, data: 
     [
       insertProjectStatement(db, {
         id,
-        organization: access.organization.name,
+        organizationId: access.organization.externalId,
         name: a.name,
         description: a.description ?? null,
         attrs: { "auto-destroy-activity-duration": a["auto-destroy-activity-duration"] ?? null },
@@ -211,10 +211,10 @@ export async function listProjectsFor(
   page: Page,
 ): Promise<{ rows: ProjectRow[]; matching: number; total: number; access: OrgAccess }> {
   const db = caller.db;
-  const access = await requireOrgAccess(caller, organization);
-  const readable = readsAllProjects(access) ? null : [...(await teamReadableProjectIds(db, access.organization.name, access.teamIds))];
+  const access = await requireOrgAccess(caller, { name: organization });
+  const readable = readsAllProjects(access) ? null : [...(await teamReadableProjectIds(db, access.organization.externalId, access.teamIds))];
   const result = await listProjects(db, {
-    organization: access.organization.name,
+    organizationId: access.organization.externalId,
     readable,
     ...query,
     limit: page.size,

@@ -3,7 +3,7 @@ import type { Db } from "../caller";
 
 export interface PoolRow {
   id: string;
-  organization_name: string;
+  organization_id: string;
   name: string;
   organization_scoped: number;
   allowed_workspaces: string;
@@ -35,55 +35,46 @@ export async function findPool(db: Db, id: string): Promise<PoolRow | null> {
   return db.prepare("SELECT * FROM agent_pools WHERE id = ?").bind(id).first<PoolRow>();
 }
 
-export async function listPools(db: Db, organization: string, sort: PoolSort): Promise<PoolRow[]> {
-  return (await db.prepare(`SELECT * FROM agent_pools WHERE organization_name = ? ORDER BY ${ORDERS[sort]}, id`).bind(organization).all<PoolRow>()).results;
+export async function listPools(db: Db, organizationId: string, sort: PoolSort): Promise<PoolRow[]> {
+  return (await db.prepare(`SELECT * FROM agent_pools WHERE organization_id = ? ORDER BY ${ORDERS[sort]}, id`).bind(organizationId).all<PoolRow>()).results;
 }
 
 /** Workspaces naming each pool (the index's `agent_pool_id`), in one query for a whole page. */
-export async function workspacesUsing(db: Db, organization: string, poolIds: string[]): Promise<Map<string, string[]>> {
+export async function workspacesUsing(db: Db, organizationId: string, poolIds: string[]): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>(poolIds.map((id) => [id, []]));
   if (poolIds.length === 0) return out;
   const rows = await db
     .prepare(
       `SELECT id, agent_pool_id FROM workspaces
-         WHERE organization_name = ? AND agent_pool_id IN (SELECT value FROM json_each(?)) ORDER BY created_at, id`,
+         WHERE organization_id = ? AND agent_pool_id IN (SELECT value FROM json_each(?)) ORDER BY created_at, id`,
     )
-    .bind(organization, JSON.stringify(poolIds))
+    .bind(organizationId, JSON.stringify(poolIds))
     .all<{ id: string; agent_pool_id: string }>();
   for (const r of rows.results) out.get(r.agent_pool_id)?.push(r.id);
   return out;
 }
 
 /** Which of `ids` are workspaces / projects of the organisation. */
-export async function knownIds(db: Db, table: "workspaces" | "projects", organization: string, ids: string[]): Promise<Set<string>> {
+export async function knownIds(db: Db, table: "workspaces" | "projects", organizationId: string, ids: string[]): Promise<Set<string>> {
   const found = await db
-    .prepare(`SELECT id FROM ${table} WHERE organization_name = ? AND id IN (SELECT value FROM json_each(?))`)
-    .bind(organization, JSON.stringify(ids))
+    .prepare(`SELECT id FROM ${table} WHERE organization_id = ? AND id IN (SELECT value FROM json_each(?))`)
+    .bind(organizationId, JSON.stringify(ids))
     .all<{ id: string }>();
   return new Set(found.results.map((f) => f.id));
 }
 
 /** A workspace's or project's id by its exact name in the organisation. */
-export async function idByName(db: Db, table: "workspaces" | "projects", organization: string, name: string): Promise<string | null> {
-  const row = await db.prepare(`SELECT id FROM ${table} WHERE organization_name = ? AND name = ?`).bind(organization, name).first<{ id: string }>();
+export async function idByName(db: Db, table: "workspaces" | "projects", organizationId: string, name: string): Promise<string | null> {
+  const row = await db.prepare(`SELECT id FROM ${table} WHERE organization_id = ? AND name = ?`).bind(organizationId, name).first<{ id: string }>();
   return row?.id ?? null;
 }
 
 export async function insertPool(db: Db, row: PoolRow): Promise<void> {
   await db
     .prepare(
-      "INSERT INTO agent_pools (id, organization_name, name, organization_scoped, allowed_workspaces, allowed_projects, excluded_workspaces, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO agent_pools (id, organization_id, name, organization_scoped, allowed_workspaces, allowed_projects, excluded_workspaces, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     )
-    .bind(
-      row.id,
-      row.organization_name,
-      row.name,
-      row.organization_scoped,
-      row.allowed_workspaces,
-      row.allowed_projects,
-      row.excluded_workspaces,
-      row.created_at,
-    )
+    .bind(row.id, row.organization_id, row.name, row.organization_scoped, row.allowed_workspaces, row.allowed_projects, row.excluded_workspaces, row.created_at)
     .run();
 }
 
@@ -102,11 +93,11 @@ export async function deleteUnusedPool(db: Db, row: PoolRow): Promise<boolean> {
   const res = await db
     .prepare(
       `DELETE FROM agent_pools WHERE id = ?
-         AND NOT EXISTS (SELECT 1 FROM workspaces WHERE organization_name = ? AND agent_pool_id = ?)
-         AND NOT EXISTS (SELECT 1 FROM organizations WHERE name = ? AND default_agent_pool_id = ?)
-         AND NOT EXISTS (SELECT 1 FROM projects WHERE organization_name = ? AND default_agent_pool_id = ?)`,
+         AND NOT EXISTS (SELECT 1 FROM workspaces WHERE organization_id = ? AND agent_pool_id = ?)
+         AND NOT EXISTS (SELECT 1 FROM organizations WHERE external_id = ? AND default_agent_pool_id = ?)
+         AND NOT EXISTS (SELECT 1 FROM projects WHERE organization_id = ? AND default_agent_pool_id = ?)`,
     )
-    .bind(row.id, row.organization_name, row.id, row.organization_name, row.id, row.organization_name, row.id)
+    .bind(row.id, row.organization_id, row.id, row.organization_id, row.id, row.organization_id, row.id)
     .run();
   return res.meta.changes > 0;
 }
@@ -114,9 +105,9 @@ export async function deleteUnusedPool(db: Db, row: PoolRow): Promise<boolean> {
 /** How many workspaces, organisations (as default) and projects (as default) name the pool. */
 export async function poolUses(db: Db, row: PoolRow): Promise<{ workspaces: number; organization: number; projects: number }> {
   const [ws, org, prj] = await db.batch<{ n: number }>([
-    db.prepare("SELECT count(*) AS n FROM workspaces WHERE organization_name = ? AND agent_pool_id = ?").bind(row.organization_name, row.id),
-    db.prepare("SELECT count(*) AS n FROM organizations WHERE name = ? AND default_agent_pool_id = ?").bind(row.organization_name, row.id),
-    db.prepare("SELECT count(*) AS n FROM projects WHERE organization_name = ? AND default_agent_pool_id = ?").bind(row.organization_name, row.id),
+    db.prepare("SELECT count(*) AS n FROM workspaces WHERE organization_id = ? AND agent_pool_id = ?").bind(row.organization_id, row.id),
+    db.prepare("SELECT count(*) AS n FROM organizations WHERE external_id = ? AND default_agent_pool_id = ?").bind(row.organization_id, row.id),
+    db.prepare("SELECT count(*) AS n FROM projects WHERE organization_id = ? AND default_agent_pool_id = ?").bind(row.organization_id, row.id),
   ]);
   const n = (r: D1Result<{ n: number }> | undefined) => r?.results[0]?.n ?? 0;
   return { workspaces: n(ws), organization: n(org), projects: n(prj) };

@@ -25,13 +25,13 @@ const updateBody = z
 
 const ids = (json: string, type: string) => (JSON.parse(json) as string[]).map((id) => ({ id, type }));
 
-function serialize(p: PoolRow, using: string[]): Resource {
+function serialize(p: PoolRow, using: string[], organization: string): Resource {
   return {
     id: p.id,
     type: "agent-pools",
     attributes: { name: p.name, "created-at": p.created_at, "organization-scoped": p.organization_scoped === 1, "agent-count": 0 },
     relationships: {
-      organization: { data: { id: p.organization_name, type: "organizations" } },
+      organization: { data: { id: organization, type: "organizations" } },
       agents: { links: { related: `/api/v2/agent-pools/${p.id}/agents` } },
       "authentication-tokens": { links: { related: `/api/v2/agent-pools/${p.id}/authentication-tokens` } },
       workspaces: { data: using.map((id) => ({ id, type: "workspaces" })) },
@@ -43,7 +43,7 @@ function serialize(p: PoolRow, using: string[]): Resource {
   };
 }
 
-const serializeOne = ({ pool, using }: PoolWithUsers): Resource => serialize(pool, using);
+const serializeOne = ({ pool, using, organization }: PoolWithUsers): Resource => serialize(pool, using, organization);
 
 agentPools.openapi(
   createRoute({

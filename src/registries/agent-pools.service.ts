@@ -1,6 +1,6 @@
 /** Agent pools (tfe-api-notes §2.7): members read them; manage-agent-pools manages them. */
 import { authorize } from "../auth/requirements";
-import { requireOrgAccess } from "../auth/access";
+import { requireOrgAccess, type OrgAccess } from "../auth/access";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
@@ -33,10 +33,11 @@ export interface PoolInput {
   refs: PoolRefs;
 }
 
-/** A pool with the workspaces that name it (its `workspaces` relationship). */
+/** A pool with the workspaces that name it (its `workspaces` relationship) and its organisation's name. */
 export interface PoolWithUsers {
   pool: PoolRow;
   using: string[];
+  organization: string;
 }
 
 export interface PoolListQuery {
@@ -59,7 +60,7 @@ function checkName(name: string | undefined): void {
     throw ApiError.of("invalid_attribute", { detail: "Name may only contain letters, numbers, - and _", pointer: "/data/attributes/name" });
 }
 
-/** Allowed / excluded workspaces and projects must be in the pool's organisation (422 naming the first stranger). */
+/** Allowed / excluded workspaces and projects must be in the pool's organisation (by id; 422 naming the first stranger). */
 async function checkRefs(caller: Caller, org: string, r: PoolRefs): Promise<void> {
   const lists = [
     ["allowed-workspaces", "workspaces"],
@@ -79,19 +80,20 @@ async function checkRefs(caller: Caller, org: string, r: PoolRefs): Promise<void
   }
 }
 
-async function withUsers(caller: Caller, pool: PoolRow): Promise<PoolWithUsers> {
-  return { pool, using: (await workspacesUsing(caller.db, pool.organization_name, [pool.id])).get(pool.id) ?? [] };
+async function withUsers(caller: Caller, pool: PoolRow, access: OrgAccess): Promise<PoolWithUsers> {
+  const using = (await workspacesUsing(caller.db, pool.organization_id, [pool.id])).get(pool.id) ?? [];
+  return { pool, using, organization: access.organization.name };
 }
 
 export async function createPool(caller: Caller, organization: string, input: PoolInput & { name: string }): Promise<PoolWithUsers> {
-  const access = await requireOrgAccess(caller, organization);
+  const access = await requireOrgAccess(caller, { name: organization });
   authorize(caller, "agent-pools.manage", { access });
   checkName(input.name);
-  await checkRefs(caller, access.organization.name, input.refs);
+  await checkRefs(caller, access.organization.externalId, input.refs);
   const r = input.refs;
   const row: PoolRow = {
     id: newId("apool"),
-    organization_name: access.organization.name,
+    organization_id: access.organization.externalId,
     name: input.name,
     organization_scoped: input.organizationScoped === false ? 0 : 1,
     allowed_workspaces: idsOf(r?.["allowed-workspaces"]),
@@ -100,13 +102,13 @@ export async function createPool(caller: Caller, organization: string, input: Po
     created_at: nowIso(),
   };
   await insertPool(caller.db, row).catch((err) => uniqueViolation(err));
-  return withUsers(caller, row);
+  return withUsers(caller, row, access);
 }
 
 /** One page of the organisation's pools matching the query, and how many match. */
 export async function listOrgPools(caller: Caller, organization: string, query: PoolListQuery, page: Page): Promise<{ pools: PoolWithUsers[]; total: number }> {
-  const access = await requireOrgAccess(caller, organization);
-  const org = access.organization.name;
+  const access = await requireOrgAccess(caller, { name: organization });
+  const org = access.organization.externalId;
   const q = (query.q ?? "").toLowerCase();
   const sort = query.sort ?? "name";
   if (!isPoolSort(sort)) throw ApiError.of("bad_request", { detail: "sort must be name, -name, created-at or -created-at", parameter: "sort" });
@@ -125,18 +127,19 @@ export async function listOrgPools(caller: Caller, organization: string, query: 
     org,
     slice.map((p) => p.id),
   );
-  return { pools: slice.map((pool) => ({ pool, using: using.get(pool.id) ?? [] })), total: matching.length };
+  return { pools: slice.map((pool) => ({ pool, using: using.get(pool.id) ?? [], organization: access.organization.name })), total: matching.length };
 }
 
 export async function showPool(caller: Caller, id: string): Promise<PoolWithUsers> {
-  return withUsers(caller, (await loadOwned(caller, findPool, id)).row);
+  const { row, access } = await loadOwned(caller, findPool, id);
+  return withUsers(caller, row, access);
 }
 
 export async function updatePool(caller: Caller, id: string, input: PoolInput): Promise<PoolWithUsers> {
   const { row, access } = await loadOwned(caller, findPool, id);
   authorize(caller, "agent-pools.manage", { access });
   checkName(input.name);
-  await checkRefs(caller, row.organization_name, input.refs);
+  await checkRefs(caller, row.organization_id, input.refs);
   // Only what the request names is written, so concurrent PATCHes of different fields both land.
   const changes: PoolChanges = { name: input.name };
   if (input.organizationScoped !== undefined) changes.organization_scoped = input.organizationScoped ? 1 : 0;
@@ -144,7 +147,7 @@ export async function updatePool(caller: Caller, id: string, input: PoolInput): 
   await updatePoolColumns(caller.db, row.id, changes).catch((err) => uniqueViolation(err));
   const updated = await findPool(caller.db, row.id);
   if (!updated) throw ApiError.of("not_found"); // deleted concurrently
-  return withUsers(caller, updated);
+  return withUsers(caller, updated, access);
 }
 
 /**

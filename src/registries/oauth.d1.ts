@@ -3,7 +3,7 @@ import type { Db } from "../caller";
 
 export interface ClientRow {
   id: string;
-  organization_name: string;
+  organization_id: string;
   attrs: string;
   created_at: string;
 }
@@ -11,7 +11,7 @@ export interface ClientRow {
 export interface TokenRow {
   id: string;
   oauth_client_id: string;
-  organization_name: string;
+  organization_id: string;
   service_provider_user: string | null;
   created_at: string;
   /** Whether a private SSH key was set (the key itself is never kept). */
@@ -26,27 +26,27 @@ export async function findToken(db: Db, id: string): Promise<TokenRow | null> {
   return db.prepare("SELECT * FROM oauth_tokens WHERE id = ?").bind(id).first<TokenRow>();
 }
 
-export async function listClients(db: Db, organization: string): Promise<ClientRow[]> {
-  return (await db.prepare("SELECT * FROM oauth_clients WHERE organization_name = ? ORDER BY created_at, id").bind(organization).all<ClientRow>()).results;
+export async function listClients(db: Db, organizationId: string): Promise<ClientRow[]> {
+  return (await db.prepare("SELECT * FROM oauth_clients WHERE organization_id = ? ORDER BY created_at, id").bind(organizationId).all<ClientRow>()).results;
 }
 
 export async function tokensOf(db: Db, clientId: string): Promise<TokenRow[]> {
   return (await db.prepare("SELECT * FROM oauth_tokens WHERE oauth_client_id = ? ORDER BY created_at").bind(clientId).all<TokenRow>()).results;
 }
 
-export async function listOrgTokens(db: Db, organization: string): Promise<TokenRow[]> {
-  return (await db.prepare("SELECT * FROM oauth_tokens WHERE organization_name = ? ORDER BY created_at, id").bind(organization).all<TokenRow>()).results;
+export async function listOrgTokens(db: Db, organizationId: string): Promise<TokenRow[]> {
+  return (await db.prepare("SELECT * FROM oauth_tokens WHERE organization_id = ? ORDER BY created_at, id").bind(organizationId).all<TokenRow>()).results;
 }
 
 /** A client and its one token, in one batch. */
 export async function insertClientWithToken(db: Db, client: ClientRow, token: TokenRow): Promise<void> {
   await db.batch([
     db
-      .prepare("INSERT INTO oauth_clients (id, organization_name, attrs, created_at) VALUES (?, ?, ?, ?)")
-      .bind(client.id, client.organization_name, client.attrs, client.created_at),
+      .prepare("INSERT INTO oauth_clients (id, organization_id, attrs, created_at) VALUES (?, ?, ?, ?)")
+      .bind(client.id, client.organization_id, client.attrs, client.created_at),
     db
-      .prepare("INSERT INTO oauth_tokens (id, oauth_client_id, organization_name, service_provider_user, created_at) VALUES (?, ?, ?, ?, ?)")
-      .bind(token.id, token.oauth_client_id, token.organization_name, null, token.created_at),
+      .prepare("INSERT INTO oauth_tokens (id, oauth_client_id, organization_id, service_provider_user, created_at) VALUES (?, ?, ?, ?, ?)")
+      .bind(token.id, token.oauth_client_id, token.organization_id, null, token.created_at),
   ]);
 }
 

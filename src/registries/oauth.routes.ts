@@ -6,8 +6,9 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
-import type { ClientRow, TokenRow } from "./oauth.d1";
+import type { TokenRow } from "./oauth.d1";
 import {
+  type ClientWithTokens,
   createClient,
   listClientTokens,
   listOrgClients,
@@ -72,7 +73,7 @@ const tokenUpdateBody = z
   .object({ data: z.object({ type: z.literal("oauth-tokens").optional(), attributes: z.object({ "ssh-key": z.string().max(16_384).optional() }).optional() }) })
   .openapi("OAuthTokenUpdate");
 
-function serializeClient(c: ClientRow, tokens: string[]): Resource {
+function serializeClient({ client: c, tokenIds: tokens, organization }: ClientWithTokens): Resource {
   const a = JSON.parse(c.attrs) as Record<string, unknown>;
   return {
     id: c.id,
@@ -80,12 +81,12 @@ function serializeClient(c: ClientRow, tokens: string[]): Resource {
     attributes: {
       "created-at": c.created_at,
       "callback-url": `/auth/${c.id}/callback`,
-      "connect-path": `/auth/${c.id}?organization_id=${c.organization_name}`,
+      "connect-path": `/auth/${c.id}?organization_id=${c.organization_id}`,
       "service-provider-display-name": DISPLAY_NAMES[a["service-provider"] as keyof typeof DISPLAY_NAMES] ?? null,
       ...Object.fromEntries(PUBLIC_ATTRS.map((k) => [k, a[k] ?? null])),
     },
     relationships: {
-      organization: { data: { id: c.organization_name, type: "organizations" } },
+      organization: { data: { id: organization, type: "organizations" } },
       "oauth-tokens": { data: tokens.map((id) => ({ id, type: "oauth-tokens" })), links: { related: `/api/v2/oauth-clients/${c.id}/oauth-tokens` } },
       projects: { data: [] },
       "agent-pool": { data: null },
@@ -118,8 +119,8 @@ oauth.openapi(
     responses: { ...ok("The client", 201), ...errorResponses },
   }),
   async (c) => {
-    const { client, tokenIds } = await createClient(callerOf(c), c.req.valid("param").organization_name, publicAttrs(c.req.valid("json").data.attributes));
-    return jsonapi(c, { data: serializeClient(client, tokenIds) }, 201);
+    const created = await createClient(callerOf(c), c.req.valid("param").organization_name, publicAttrs(c.req.valid("json").data.attributes));
+    return jsonapi(c, { data: serializeClient(created) }, 201);
   },
 );
 
@@ -135,15 +136,7 @@ oauth.openapi(
   async (c) => {
     const page = readPage(c);
     const { clients, total } = await listOrgClients(callerOf(c), c.req.valid("param").organization_name, page);
-    return jsonapi(
-      c,
-      paginated(
-        c,
-        clients.map((r) => serializeClient(r.client, r.tokenIds)),
-        page,
-        total,
-      ),
-    );
+    return jsonapi(c, paginated(c, clients.map(serializeClient), page, total));
   },
 );
 
@@ -157,8 +150,7 @@ oauth.openapi(
     responses: { ...ok("The client"), ...errorResponses },
   }),
   async (c) => {
-    const { client, tokenIds } = await showClient(callerOf(c), c.req.valid("param").oauth_client_id);
-    return jsonapi(c, { data: serializeClient(client, tokenIds) });
+    return jsonapi(c, { data: serializeClient(await showClient(callerOf(c), c.req.valid("param").oauth_client_id)) });
   },
 );
 
@@ -173,8 +165,7 @@ oauth.openapi(
   }),
   async (c) => {
     const attrs = publicAttrs(c.req.valid("json").data.attributes ?? {});
-    const { client, tokenIds } = await updateClient(callerOf(c), c.req.valid("param").oauth_client_id, attrs);
-    return jsonapi(c, { data: serializeClient(client, tokenIds) });
+    return jsonapi(c, { data: serializeClient(await updateClient(callerOf(c), c.req.valid("param").oauth_client_id, attrs)) });
   },
 );
 

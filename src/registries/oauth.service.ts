@@ -1,6 +1,6 @@
 /** OAuth clients and tokens (tfe-api-notes §2.8): members read them; manage-vcs-settings manages clients. */
 import { authorize } from "../auth/requirements";
-import { requireOrgAccess } from "../auth/access";
+import { requireOrgAccess, type OrgAccess } from "../auth/access";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
@@ -21,43 +21,46 @@ import {
 } from "./oauth.d1";
 import { loadOwned } from "./registry.common";
 
-/** A client with the ids of its tokens (its `oauth-tokens` relationship). */
+/** A client with the ids of its tokens (its `oauth-tokens` relationship) and its organisation's name. */
 export interface ClientWithTokens {
   client: ClientRow;
   tokenIds: string[];
+  organization: string;
 }
 
-const withTokens = async (caller: Caller, client: ClientRow): Promise<ClientWithTokens> => ({
+const withTokens = async (caller: Caller, client: ClientRow, access: OrgAccess): Promise<ClientWithTokens> => ({
   client,
   tokenIds: (await tokensOf(caller.db, client.id)).map((t) => t.id),
+  organization: access.organization.name,
 });
 
 /** Creates a client and its OAuth token; `attrs` are its public attributes (secrets are never stored). */
 export async function createClient(caller: Caller, organization: string, attrs: Record<string, unknown>): Promise<ClientWithTokens> {
-  const access = await requireOrgAccess(caller, organization);
+  const access = await requireOrgAccess(caller, { name: organization });
   authorize(caller, "vcs.manage", { access });
-  const client: ClientRow = { id: newId("oc"), organization_name: access.organization.name, attrs: JSON.stringify(attrs), created_at: nowIso() };
+  const client: ClientRow = { id: newId("oc"), organization_id: access.organization.externalId, attrs: JSON.stringify(attrs), created_at: nowIso() };
   const token: TokenRow = {
     id: newId("ot"),
     oauth_client_id: client.id,
-    organization_name: client.organization_name,
+    organization_id: client.organization_id,
     service_provider_user: null,
     created_at: client.created_at,
   };
   await insertClientWithToken(caller.db, client, token);
-  return { client, tokenIds: [token.id] };
+  return { client, tokenIds: [token.id], organization: access.organization.name };
 }
 
 /** One page of the organisation's clients (tokens are read for that page only) and the total count. */
 export async function listOrgClients(caller: Caller, organization: string, page: Page): Promise<{ clients: ClientWithTokens[]; total: number }> {
-  const access = await requireOrgAccess(caller, organization);
-  const rows = await listClients(caller.db, access.organization.name);
+  const access = await requireOrgAccess(caller, { name: organization });
+  const rows = await listClients(caller.db, access.organization.externalId);
   const slice = rows.slice((page.number - 1) * page.size, page.number * page.size);
-  return { clients: await Promise.all(slice.map((r) => withTokens(caller, r))), total: rows.length };
+  return { clients: await Promise.all(slice.map((r) => withTokens(caller, r, access))), total: rows.length };
 }
 
 export async function showClient(caller: Caller, id: string): Promise<ClientWithTokens> {
-  return withTokens(caller, (await loadOwned(caller, findClient, id)).row);
+  const { row, access } = await loadOwned(caller, findClient, id);
+  return withTokens(caller, row, access);
 }
 
 export async function updateClient(caller: Caller, id: string, attrs: Record<string, unknown>): Promise<ClientWithTokens> {
@@ -65,7 +68,7 @@ export async function updateClient(caller: Caller, id: string, attrs: Record<str
   authorize(caller, "vcs.manage", { access });
   const updated = await patchClientAttrs(caller.db, row.id, attrs);
   if (!updated) throw ApiError.of("not_found"); // deleted concurrently
-  return withTokens(caller, updated);
+  return withTokens(caller, updated, access);
 }
 
 export async function removeClient(caller: Caller, id: string): Promise<void> {
@@ -80,8 +83,8 @@ export async function listClientTokens(caller: Caller, clientId: string): Promis
 }
 
 export async function listOrgOAuthTokens(caller: Caller, organization: string): Promise<TokenRow[]> {
-  const access = await requireOrgAccess(caller, organization);
-  return listOrgTokens(caller.db, access.organization.name);
+  const access = await requireOrgAccess(caller, { name: organization });
+  return listOrgTokens(caller.db, access.organization.externalId);
 }
 
 export async function showToken(caller: Caller, id: string): Promise<TokenRow> {

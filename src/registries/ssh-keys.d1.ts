@@ -3,7 +3,7 @@ import type { Db } from "../caller";
 
 export interface SshKeyRow {
   id: string;
-  organization_name: string;
+  organization_id: string;
   name: string;
   created_at: string;
 }
@@ -12,14 +12,14 @@ export async function findSshKey(db: Db, id: string): Promise<SshKeyRow | null> 
   return db.prepare("SELECT * FROM ssh_keys WHERE id = ?").bind(id).first<SshKeyRow>();
 }
 
-export async function listSshKeys(db: Db, organization: string): Promise<SshKeyRow[]> {
-  return (await db.prepare("SELECT * FROM ssh_keys WHERE organization_name = ? ORDER BY created_at, id").bind(organization).all<SshKeyRow>()).results;
+export async function listSshKeys(db: Db, organizationId: string): Promise<SshKeyRow[]> {
+  return (await db.prepare("SELECT * FROM ssh_keys WHERE organization_id = ? ORDER BY created_at, id").bind(organizationId).all<SshKeyRow>()).results;
 }
 
 export async function insertSshKey(db: Db, row: SshKeyRow): Promise<void> {
   await db
-    .prepare("INSERT INTO ssh_keys (id, organization_name, name, created_at) VALUES (?, ?, ?, ?)")
-    .bind(row.id, row.organization_name, row.name, row.created_at)
+    .prepare("INSERT INTO ssh_keys (id, organization_id, name, created_at) VALUES (?, ?, ?, ?)")
+    .bind(row.id, row.organization_id, row.name, row.created_at)
     .run();
 }
 

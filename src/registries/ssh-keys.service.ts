@@ -7,17 +7,17 @@ import { deleteSshKey, findSshKey, insertSshKey, listSshKeys, renameSshKey, type
 import { loadOwned } from "./registry.common";
 
 export async function createSshKey(caller: Caller, organization: string, name: string): Promise<SshKeyRow> {
-  const access = await requireOrgAccess(caller, organization);
+  const access = await requireOrgAccess(caller, { name: organization });
   // The real service refuses organisation tokens here.
   authorize(caller, "ssh-keys.create", { access });
-  const row: SshKeyRow = { id: newId("sshkey"), organization_name: access.organization.name, name, created_at: nowIso() };
+  const row: SshKeyRow = { id: newId("sshkey"), organization_id: access.organization.externalId, name, created_at: nowIso() };
   await insertSshKey(caller.db, row);
   return row;
 }
 
 export async function listOrgSshKeys(caller: Caller, organization: string): Promise<SshKeyRow[]> {
-  const access = await requireOrgAccess(caller, organization);
-  return listSshKeys(caller.db, access.organization.name);
+  const access = await requireOrgAccess(caller, { name: organization });
+  return listSshKeys(caller.db, access.organization.externalId);
 }
 
 export async function showSshKey(caller: Caller, id: string): Promise<SshKeyRow> {

@@ -53,11 +53,11 @@ function policyOf(d: PolicyRequest, current: DataRetentionPolicy | null): DataRe
 /** The workspace's own policy, else its organisation's default (404 when neither exists). */
 export async function workspacePolicy(caller: Caller, workspaceId: string): Promise<TargetedPolicy> {
   requireSelfHosted(caller);
-  const { record } = await readById(caller, workspaceId);
+  const { record, scope } = await readById(caller, workspaceId);
   if (record.dataRetentionPolicy) return { policy: record.dataRetentionPolicy, target: { id: record.id, type: "workspaces" } };
-  const org = await findOrgPolicy(caller.db, record.organization);
+  const org = await findOrgPolicy(caller.db, record.organizationId);
   if (!org) throw ApiError.of("not_found");
-  return { policy: org, target: { id: record.organization, type: "organizations" } };
+  return { policy: org, target: { id: scope.access.organization.name, type: "organizations" } };
 }
 
 /** Sets the workspace's own policy; `replaced` tells an update (200) from a creation (201). */
@@ -85,31 +85,31 @@ export async function removeWorkspacePolicy(caller: Caller, workspaceId: string,
   return { bookmark: done.bookmark };
 }
 
-/** The organisation's name as stored; managing its default is for owners and the organisation token. */
-async function organizationFor(caller: Caller, organization: string, manage: boolean): Promise<string> {
+/** The organisation (its id and its name as stored); managing its default is for owners and the organisation token. */
+async function organizationFor(caller: Caller, organization: string, manage: boolean): Promise<{ id: string; name: string }> {
   requireSelfHosted(caller);
-  const access = await requireOrgAccess(caller, organization);
+  const access = await requireOrgAccess(caller, { name: organization });
   authorize(caller, manage ? "organization.manage" : "organization.read", { access });
-  return access.organization.name;
+  return { id: access.organization.externalId, name: access.organization.name };
 }
 
 export async function organizationPolicy(caller: Caller, organization: string): Promise<TargetedPolicy> {
   const org = await organizationFor(caller, organization, false);
-  const policy = await findOrgPolicy(caller.db, org);
+  const policy = await findOrgPolicy(caller.db, org.id);
   if (!policy) throw ApiError.of("not_found");
-  return { policy, target: { id: org, type: "organizations" } };
+  return { policy, target: { id: org.name, type: "organizations" } };
 }
 
 /** Sets the organisation's default; `replaced` tells an update (200) from a creation (201). */
 export async function setOrganizationPolicy(caller: Caller, organization: string, request: PolicyRequest): Promise<TargetedPolicy & { replaced: boolean }> {
   const org = await organizationFor(caller, organization, true);
-  const current = await findOrgPolicy(caller.db, org);
+  const current = await findOrgPolicy(caller.db, org.id);
   const policy = policyOf(request, current);
-  await upsertOrgPolicy(caller.db, org, policy, nowIso());
-  return { policy, target: { id: org, type: "organizations" }, replaced: current !== null };
+  await upsertOrgPolicy(caller.db, org.id, policy, nowIso());
+  return { policy, target: { id: org.name, type: "organizations" }, replaced: current !== null };
 }
 
 export async function removeOrganizationPolicy(caller: Caller, organization: string): Promise<void> {
   const org = await organizationFor(caller, organization, true);
-  if (!(await deleteOrgPolicy(caller.db, org))) throw ApiError.of("not_found");
+  if (!(await deleteOrgPolicy(caller.db, org.id))) throw ApiError.of("not_found");
 }

@@ -33,19 +33,19 @@ const CARRIERS = "SELECT count(*) FROM workspace_tags wt WHERE wt.tag_id = t.id 
 export const LIVE_ROW = "(wt.kind = 'binding' OR NOT EXISTS (SELECT 1 FROM deleted_tags d WHERE d.id = wt.tag_id))";
 
 /** Registry ids for these names, creating the missing ones (one id per name, decided by D1). */
-export async function ensureTagIds(db: Db, organization: string, names: string[], now: string): Promise<Map<string, string>> {
+export async function ensureTagIds(db: Db, organizationId: string, names: string[], now: string): Promise<Map<string, string>> {
   const unique = [...new Set(names)];
   if (unique.length === 0) return new Map();
   const fresh = JSON.stringify(unique.map((name) => ({ id: newId("tag"), name })));
   const [, sel] = await db.batch([
     db
       .prepare(
-        `INSERT INTO tags (id, organization_name, name, created_at)
+        `INSERT INTO tags (id, organization_id, name, created_at)
          SELECT json_extract(j.value, '$.id'), ?, json_extract(j.value, '$.name'), ? FROM json_each(?) j WHERE true
          ON CONFLICT DO NOTHING`,
       )
-      .bind(organization, now, fresh),
-    db.prepare("SELECT id, name FROM tags WHERE organization_name = ? AND name IN (SELECT value FROM json_each(?))").bind(organization, JSON.stringify(unique)),
+      .bind(organizationId, now, fresh),
+    db.prepare("SELECT id, name FROM tags WHERE organization_id = ? AND name IN (SELECT value FROM json_each(?))").bind(organizationId, JSON.stringify(unique)),
   ]);
   const rows = (sel?.results ?? []) as Array<{ id: string; name: string }>;
   const out = new Map(rows.map((r) => [r.name, r.id]));
@@ -57,24 +57,24 @@ export async function ensureTagIds(db: Db, organization: string, names: string[]
  * Organisation tags by id. `visible`: only tags that currently exist (carried by a workspace) —
  * what adding by id needs; otherwise any id the organisation ever had (removal is idempotent).
  */
-export async function tagsById(db: Db, organization: string, ids: string[], visible: boolean): Promise<Map<string, string>> {
+export async function tagsById(db: Db, organizationId: string, ids: string[], visible: boolean): Promise<Map<string, string>> {
   if (ids.length === 0) return new Map();
   const rows = await db
     .prepare(
-      `SELECT t.id, t.name FROM tags t WHERE t.organization_name = ? AND t.id IN (SELECT value FROM json_each(?))
+      `SELECT t.id, t.name FROM tags t WHERE t.organization_id = ? AND t.id IN (SELECT value FROM json_each(?))
        ${visible ? `AND (${CARRIERS}) > 0` : ""}`,
     )
-    .bind(organization, JSON.stringify(ids))
+    .bind(organizationId, JSON.stringify(ids))
     .all<{ id: string; name: string }>();
   return new Map(rows.results.map((r) => [r.id, r.name]));
 }
 
 /** One tag by id, in any organisation, with its instance count. */
-export async function tagById(db: Db, id: string): Promise<(TagRow & { organization_name: string }) | null> {
+export async function tagById(db: Db, id: string): Promise<(TagRow & { organization_id: string }) | null> {
   return db
-    .prepare(`SELECT t.id, t.name, t.created_at, t.organization_name, (${CARRIERS}) AS instance_count FROM tags t WHERE t.id = ?`)
+    .prepare(`SELECT t.id, t.name, t.created_at, t.organization_id, (${CARRIERS}) AS instance_count FROM tags t WHERE t.id = ?`)
     .bind(id)
-    .first<TagRow & { organization_name: string }>();
+    .first<TagRow & { organization_id: string }>();
 }
 
 /** Registry rows (with counts) for these tag ids; ids missing from the result are dead. */
@@ -88,23 +88,23 @@ export async function tagRowsById(db: Db, ids: string[]): Promise<Map<string, Ta
 }
 
 /** Ids of the organisation's deleted tags (tombstones: usually none, one small indexed read). */
-export async function deadTagIds(db: Db, organization: string): Promise<Set<string>> {
-  const rows = await db.prepare("SELECT id FROM deleted_tags WHERE organization_name = ?").bind(organization).all<{ id: string }>();
+export async function deadTagIds(db: Db, organizationId: string): Promise<Set<string>> {
+  const rows = await db.prepare("SELECT id FROM deleted_tags WHERE organization_id = ?").bind(organizationId).all<{ id: string }>();
   return new Set(rows.results.map((r) => r.id));
 }
 
 /** Deletes organisation tags in one batch: every workspace entry carrying them is dead at once. */
-export async function deleteTags(db: Db, organization: string, ids: string[], now: string): Promise<void> {
+export async function deleteTags(db: Db, organizationId: string, ids: string[], now: string): Promise<void> {
   const list = JSON.stringify(ids);
   await db.batch([
     db
       .prepare(
-        `INSERT INTO deleted_tags (id, organization_name, name, deleted_at)
-         SELECT id, organization_name, name, ? FROM tags WHERE organization_name = ? AND id IN (SELECT value FROM json_each(?))
+        `INSERT INTO deleted_tags (id, organization_id, name, deleted_at)
+         SELECT id, organization_id, name, ? FROM tags WHERE organization_id = ? AND id IN (SELECT value FROM json_each(?))
          ON CONFLICT DO NOTHING`,
       )
-      .bind(now, organization, list),
-    db.prepare("DELETE FROM tags WHERE organization_name = ? AND id IN (SELECT value FROM json_each(?))").bind(organization, list),
+      .bind(now, organizationId, list),
+    db.prepare("DELETE FROM tags WHERE organization_id = ? AND id IN (SELECT value FROM json_each(?))").bind(organizationId, list),
   ]);
 }
 
@@ -116,18 +116,18 @@ export function containsPattern(q: string): string {
 /** The organisation's tags (those carried by at least one workspace), by name, one page. */
 export async function listOrganizationTags(
   db: Db,
-  organization: string,
+  organizationId: string,
   opts: { q?: string; excludeWorkspaceId?: string; limit: number; offset: number },
 ): Promise<{ rows: TagRow[]; total: number }> {
   const pattern = opts.q ? containsPattern(opts.q) : null;
   const ex = opts.excludeWorkspaceId ?? null;
   const grouped = `SELECT t.id, t.name, t.created_at, count(*) AS instance_count
     FROM tags t JOIN workspace_tags wt ON wt.tag_id = t.id AND wt.kind = 'flat'
-    WHERE t.organization_name = ?
+    WHERE t.organization_id = ?
       AND (? IS NULL OR t.name LIKE ? ESCAPE '\\')
       AND (? IS NULL OR t.id NOT IN (SELECT tag_id FROM workspace_tags WHERE workspace_id = ? AND tag_id IS NOT NULL))
     GROUP BY t.id`;
-  const binds = [organization, pattern, pattern, ex, ex];
+  const binds = [organizationId, pattern, pattern, ex, ex];
   const [page, count] = await db.batch([
     db.prepare(`${grouped} ORDER BY t.name LIMIT ? OFFSET ?`).bind(...binds, opts.limit, opts.offset),
     db.prepare(`SELECT count(*) AS n FROM (${grouped})`).bind(...binds),

@@ -38,28 +38,28 @@ export async function workspaceFlatTags(
   workspaceId: string,
   nameContains: string | undefined,
 ): Promise<{ rows: TagRow[]; organization: string }> {
-  const { record } = await readById(caller, workspaceId);
+  const { record, scope } = await readById(caller, workspaceId);
   const candidates = record.tags.filter((t) => !nameContains || t.key.toLowerCase().includes(nameContains));
   const byId = await tagRowsById(caller.db, keyOnlyTagIds(candidates));
   const rows = candidates.flatMap((t) => {
     const row = t.tagId ? byId.get(t.tagId) : undefined;
     return row ? [row] : [];
   });
-  return { rows, organization: record.organization };
+  return { rows, organization: scope.access.organization.name };
 }
 
 /** Adds flat tags (by name, creating missing organisation tags, or by id); needs can-manage-tags. */
 export async function addWorkspaceFlatTags(caller: Caller, workspaceId: string, refs: FlatTagRef[], faults: Faults | undefined): Promise<Acknowledged> {
   const { record } = await readById(caller, workspaceId, "workspace.manage-tags");
   const now = nowIso();
-  const inputs = await resolveFlatAdds(caller, record.organization, refs, "/data", now);
+  const inputs = await resolveFlatAdds(caller, record.organizationId, refs, "/data", now);
   return inputs.length > 0 ? changeTags(caller, record, { op: "add-flat", tags: inputs }, now, faults) : {};
 }
 
 /** Removes flat tags (an unknown name has no effect; an unknown id is 404). */
 export async function removeWorkspaceFlatTags(caller: Caller, workspaceId: string, refs: FlatTagRef[], faults: Faults | undefined): Promise<Acknowledged> {
   const { record } = await readById(caller, workspaceId, "workspace.manage-tags");
-  const keys = await resolveFlatRemovals(caller, record.organization, refs, "/data");
+  const keys = await resolveFlatRemovals(caller, record.organizationId, refs, "/data");
   return keys.length > 0 ? changeTags(caller, record, { op: "remove-flat", keys }, nowIso(), faults) : {};
 }
 
@@ -97,7 +97,7 @@ export async function workspaceEffectiveTagBindings(caller: Caller, workspaceId:
 async function projectAccess(caller: Caller, projectId: string, action: "project.read" | "project.admin"): Promise<void> {
   const row = await getProject(caller.db, projectId);
   if (!row) throw ApiError.of("not_found");
-  const loaded = await loadAccessBatch(caller.db, caller.principal, row.organization_name, [], [projectId]);
+  const loaded = await loadAccessBatch(caller.db, caller.principal, { id: row.organization_id }, [], [projectId]);
   if (!loaded) throw ApiError.of("not_found");
   const { access, grants } = loaded;
   let project = projectRights(access, projectId, grants.projects);
@@ -159,18 +159,18 @@ export async function organizationTags(
   query: { q?: string; excludeWorkspaceId?: string },
   page: Page,
 ): Promise<{ rows: TagRow[]; total: number; organization: string }> {
-  const access = await requireOrgAccess(caller, organization);
-  const org = access.organization.name;
-  const { rows, total } = await listOrganizationTags(caller.db, org, { ...query, limit: page.size, offset: (page.number - 1) * page.size });
-  return { rows, total, organization: org };
+  const access = await requireOrgAccess(caller, { name: organization });
+  const org = access.organization;
+  const { rows, total } = await listOrganizationTags(caller.db, org.externalId, { ...query, limit: page.size, offset: (page.number - 1) * page.size });
+  return { rows, total, organization: org.name };
 }
 
 /** Deletes organisation tags: each is detached from every workspace that carries it. */
 export async function deleteOrganizationTags(caller: Caller, organization: string, ids: string[]): Promise<void> {
-  const access = await requireOrgAccess(caller, organization);
+  const access = await requireOrgAccess(caller, { name: organization });
   // Changing tags organisation-wide (on workspaces the caller did not name) needs admin on all of them.
   authorize(caller, "workspaces.manage", { access });
-  const org = access.organization.name;
+  const org = access.organization.externalId;
   const known = await tagsById(caller.db, org, ids, false);
   ids.forEach((id, i) => {
     if (!known.has(id)) throw tagNotFound(`/data/${i}/id`, id);
@@ -189,8 +189,8 @@ export async function attachTagToWorkspaces(caller: Caller, tagId: string, works
   const tag = await tagById(caller.db, tagId);
   // A tag no workspace carries no longer exists (it left the organisation's list).
   if (!tag || tag.instance_count === 0) throw ApiError.of("not_found");
-  authorize(caller, "organization.read", { access: await requireOrgAccess(caller, tag.organization_name) });
-  const records = await resolveWorkspaces(caller, tag.organization_name, workspaceIds);
+  authorize(caller, "organization.read", { access: await requireOrgAccess(caller, { id: tag.organization_id }) });
+  const records = await resolveWorkspaces(caller, tag.organization_id, workspaceIds);
   const now = nowIso();
   const acknowledged: Acknowledged = {};
   await forEachLimited(records, async (r) => {
@@ -201,16 +201,16 @@ export async function attachTagToWorkspaces(caller: Caller, tagId: string, works
 }
 
 /** Every workspace must exist in the tag's organisation and be one whose tags the caller manages. */
-async function resolveWorkspaces(caller: Caller, organization: string, ids: string[]): Promise<WorkspaceRecord[]> {
+async function resolveWorkspaces(caller: Caller, organizationId: string, ids: string[]): Promise<WorkspaceRecord[]> {
   const unique = [...new Set(ids)];
   // One D1 read for all of them, from the index (no Durable Object woken before the caller is authorised).
-  const found = new Map((await workspaceDocsByIds(caller.db, organization, unique)).map(parseDoc).map((w) => [w.id, w]));
+  const found = new Map((await workspaceDocsByIds(caller.db, organizationId, unique)).map(parseDoc).map((w) => [w.id, w]));
   const records = unique.map((id) => {
     const r = found.get(id);
     if (!r) throw ApiError.of("not_found", { detail: `Workspace not found: ${id}`, pointer: `/data/${ids.indexOf(id)}/id` });
     return r;
   });
-  const scope = await loadScope(caller, organization, records);
+  const scope = await loadScope(caller, organizationId, records);
   if (!scope) throw ApiError.of("not_found");
   records.forEach((r) => {
     const target = { access: scope.access, caps: scope.capsOf(r) };

@@ -30,7 +30,7 @@ function refOf(ref: FlatTagRef, pointer: string): { id: string } | { name: strin
  * Flat tags to add: names must be valid flat tag names and get (or create) their organisation tag;
  * ids must be tags that currently exist in this organisation.
  */
-export async function resolveFlatAdds(caller: Caller, organization: string, refs: FlatTagRef[], pointerBase: string, now: string): Promise<FlatInput[]> {
+export async function resolveFlatAdds(caller: Caller, organizationId: string, refs: FlatTagRef[], pointerBase: string, now: string): Promise<FlatInput[]> {
   const parsed = refs.map((r, i) => refOf(r, `${pointerBase}/${i}`));
   const names: string[] = [];
   const ids: string[] = [];
@@ -42,7 +42,7 @@ export async function resolveFlatAdds(caller: Caller, organization: string, refs
     } else ids.push(p.id);
   });
   const db = caller.db;
-  const [byName, byId] = await Promise.all([ensureTagIds(db, organization, names, now), tagsById(db, organization, ids, true)]);
+  const [byName, byId] = await Promise.all([ensureTagIds(db, organizationId, names, now), tagsById(db, organizationId, ids, true)]);
   return parsed.map((p, index) => {
     if ("name" in p) return { key: p.name, tagId: byName.get(p.name)!, index };
     const name = byId.get(p.id);
@@ -52,10 +52,10 @@ export async function resolveFlatAdds(caller: Caller, organization: string, refs
 }
 
 /** Keys to remove: names as given (unknown ones have no effect); ids must be tags this organisation has had. */
-export async function resolveFlatRemovals(caller: Caller, organization: string, refs: FlatTagRef[], pointerBase: string): Promise<string[]> {
+export async function resolveFlatRemovals(caller: Caller, organizationId: string, refs: FlatTagRef[], pointerBase: string): Promise<string[]> {
   const parsed = refs.map((r, i) => refOf(r, `${pointerBase}/${i}`));
   const ids = parsed.flatMap((p) => ("id" in p ? [p.id] : []));
-  const byId = await tagsById(caller.db, organization, ids, false);
+  const byId = await tagsById(caller.db, organizationId, ids, false);
   return parsed.map((p, i) => {
     if ("name" in p) return p.name;
     const name = byId.get(p.id);
@@ -77,14 +77,14 @@ export function resolveBindings(bindings: SentBinding[], pointerBase: string): B
  */
 export async function createTagEntries(
   caller: Caller,
-  organization: string,
+  organizationId: string,
   rel: { tags?: { data: FlatTagRef[] }; "tag-bindings"?: { data: Array<{ attributes: SentBinding }> } } | undefined,
   now: string,
 ): Promise<TagSets> {
   const sent = rel?.["tag-bindings"]?.data.map((d) => d.attributes) ?? [];
   const pointerBase = "/data/relationships/tag-bindings/data";
   const bindings = resolveBindings(sent, pointerBase); // validated before any organisation tag is created
-  const flat = rel?.tags?.data.length ? await resolveFlatAdds(caller, organization, rel.tags.data, "/data/relationships/tags/data", now) : [];
+  const flat = rel?.tags?.data.length ? await resolveFlatAdds(caller, organizationId, rel.tags.data, "/data/relationships/tags/data", now) : [];
   let sets: TagSets | ReturnType<typeof applyTagChange> = applyTagChange({ tags: [], tagBindings: [] }, { op: "add-flat", tags: flat }, now);
   if (!isFailure(sets)) sets = applyTagChange(sets, { op: "replace-bindings", bindings, pointerBase }, now);
   if (isFailure(sets)) raise(sets);
@@ -103,7 +103,7 @@ export async function changeTags(
   faults: Faults | undefined,
 ): Promise<{ workspace: WorkspaceRecord; bookmark?: string | null }> {
   const ids = keyOnlyTagIds(seen.tags);
-  const dead = ids.length ? await deadTagIds(caller.db, seen.organization) : new Set<string>();
+  const dead = ids.length ? await deadTagIds(caller.db, seen.organizationId) : new Set<string>();
   const purge = ids.filter((id) => dead.has(id));
   const result = await workspaceStub(caller.env, seen.id).changeTags({ change, purge, now, faults });
   const done = unwrap(result);

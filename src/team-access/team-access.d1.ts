@@ -46,8 +46,8 @@ export async function deleteTeamWorkspace(db: Db, id: string): Promise<void> {
 
 // ---- team-projects ----
 
-export async function findProjectOrganization(db: Db, projectId: string): Promise<{ id: string; organization_name: string } | null> {
-  return db.prepare("SELECT id, organization_name FROM projects WHERE id = ?").bind(projectId).first<{ id: string; organization_name: string }>();
+export async function findProjectOrganization(db: Db, projectId: string): Promise<{ id: string; organization_id: string } | null> {
+  return db.prepare("SELECT id, organization_id FROM projects WHERE id = ?").bind(projectId).first<{ id: string; organization_id: string }>();
 }
 
 /** The given teams' grants on one project. */

@@ -76,7 +76,7 @@ export async function createTeamWorkspace(
 ): Promise<TwRow> {
   const ws = await adminOfWorkspace(caller, input.workspace);
   const team = await findTeam(caller.db, input.teamId);
-  if (!team || team.organization_name.toLowerCase() !== ws.organization.toLowerCase()) throw teamNotFound();
+  if (!team || team.organization_id !== ws.organizationId) throw teamNotFound();
   const perms = customPerms(input.access, input.given, WS_DEFAULT_CUSTOM, "/data/attributes");
   const row: TwRow = { id: newId("tws"), team_id: team.id, workspace_id: ws.id, access: input.access, perms: JSON.stringify(perms ?? {}) };
   if (!(await insertTeamWorkspace(caller.db, row, nowIso()))) {
@@ -131,12 +131,12 @@ function tpPerms(access: string, given: PrjGiven, current?: PrjAccess): PrjAcces
 
 /**
  * Reading (or, with `manage`, managing) a project's team access: owners, the organisation token,
- * manage-projects teams (read-projects to read), or project admins. Returns the organisation's name.
+ * manage-projects teams (read-projects to read), or project admins. Returns the organisation's id.
  */
 async function projectManager(caller: Caller, projectId: string, manage: boolean): Promise<string> {
   const project = await findProjectOrganization(caller.db, projectId);
   if (!project) throw ApiError.of("not_found");
-  const access = await requireOrgAccess(caller, project.organization_name);
+  const access = await requireOrgAccess(caller, { id: project.organization_id });
   const grants = access.teamIds.length ? await projectGrants(caller.db, projectId, access.teamIds) : [];
   const rights = projectRights(
     access,
@@ -144,7 +144,7 @@ async function projectManager(caller: Caller, projectId: string, manage: boolean
     grants.map((g) => ({ ...g, team_id: "", target_id: projectId })),
   );
   authorize(caller, manage ? "project.manage-teams" : "project.read-teams", { access, project: rights });
-  return project.organization_name;
+  return project.organization_id;
 }
 
 async function loadTp(caller: Caller, id: string, manage: boolean): Promise<TpRow> {
@@ -155,9 +155,9 @@ async function loadTp(caller: Caller, id: string, manage: boolean): Promise<TpRo
 }
 
 export async function createTeamProject(caller: Caller, input: { teamId: string; projectId: string; access: string; given: PrjGiven }): Promise<TpRow> {
-  const organization = await projectManager(caller, input.projectId, true);
+  const organizationId = await projectManager(caller, input.projectId, true);
   const team = await findTeam(caller.db, input.teamId);
-  if (!team || team.organization_name.toLowerCase() !== organization.toLowerCase()) throw teamNotFound();
+  if (!team || team.organization_id !== organizationId) throw teamNotFound();
   const row: TpRow = {
     id: newId("tprj"),
     team_id: team.id,

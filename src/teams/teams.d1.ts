@@ -2,15 +2,15 @@
 import type { Db } from "../caller";
 import type { TeamRow } from "./teams.index";
 
-export async function organizationTeams(db: Db, organization: string): Promise<TeamRow[]> {
-  return (await db.prepare("SELECT * FROM teams WHERE organization_name = ? ORDER BY name COLLATE NOCASE, id").bind(organization).all<TeamRow>()).results;
+export async function organizationTeams(db: Db, organizationId: string): Promise<TeamRow[]> {
+  return (await db.prepare("SELECT * FROM teams WHERE organization_id = ? ORDER BY name COLLATE NOCASE, id").bind(organizationId).all<TeamRow>()).results;
 }
 
 /** The given ids that are teams of the organisation. */
-export async function teamsIn(db: Db, organization: string, ids: string[]): Promise<Array<{ id: string; is_owners: number }>> {
+export async function teamsIn(db: Db, organizationId: string, ids: string[]): Promise<Array<{ id: string; is_owners: number }>> {
   const rows = await db
-    .prepare("SELECT id, is_owners FROM teams WHERE organization_name = ? AND id IN (SELECT value FROM json_each(?))")
-    .bind(organization, JSON.stringify(ids))
+    .prepare("SELECT id, is_owners FROM teams WHERE organization_id = ? AND id IN (SELECT value FROM json_each(?))")
+    .bind(organizationId, JSON.stringify(ids))
     .all<{ id: string; is_owners: number }>();
   return rows.results;
 }
@@ -27,7 +27,7 @@ export async function insertTeam(
   t: Pick<
     TeamRow,
     | "id"
-    | "organization_name"
+    | "organization_id"
     | "name"
     | "visibility"
     | "sso_team_id"
@@ -39,20 +39,10 @@ export async function insertTeam(
 ): Promise<boolean> {
   const res = await db
     .prepare(
-      `INSERT INTO teams (id, organization_name, name, visibility, sso_team_id, organization_access, allow_member_token_management, service_user_id, created_at)
+      `INSERT INTO teams (id, organization_id, name, visibility, sso_team_id, organization_access, allow_member_token_management, service_user_id, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
     )
-    .bind(
-      t.id,
-      t.organization_name,
-      t.name,
-      t.visibility,
-      t.sso_team_id,
-      t.organization_access,
-      t.allow_member_token_management,
-      t.service_user_id,
-      t.created_at,
-    )
+    .bind(t.id, t.organization_id, t.name, t.visibility, t.sso_team_id, t.organization_access, t.allow_member_token_management, t.service_user_id, t.created_at)
     .run();
   return res.meta.changes === 1;
 }
@@ -99,7 +89,7 @@ export async function membersLeft(db: Db, teamId: string, leaving: string[]): Pr
  * Removes users from a team and from the team's pending invitations. With `keepOne` (the owners
  * team) the guard is repeated inside the delete, so that concurrent removals cannot empty it.
  */
-export async function removeMembers(db: Db, team: Pick<TeamRow, "id" | "organization_name">, userIds: string[], keepOne: boolean): Promise<void> {
+export async function removeMembers(db: Db, team: Pick<TeamRow, "id" | "organization_id">, userIds: string[], keepOne: boolean): Promise<void> {
   const ids = JSON.stringify(userIds);
   await db.batch([
     db
@@ -111,9 +101,9 @@ export async function removeMembers(db: Db, team: Pick<TeamRow, "id" | "organiza
     db
       .prepare(
         `DELETE FROM invitation_teams WHERE team_id = ? AND membership_id IN
-         (SELECT id FROM organization_memberships WHERE organization_name = ? AND user_id IN (SELECT value FROM json_each(?)))`,
+         (SELECT id FROM organization_memberships WHERE organization_id = ? AND user_id IN (SELECT value FROM json_each(?)))`,
       )
-      .bind(team.id, team.organization_name, ids),
+      .bind(team.id, team.organization_id, ids),
   ]);
 }
 
@@ -123,26 +113,26 @@ export async function removeMembers(db: Db, team: Pick<TeamRow, "id" | "organiza
  */
 export async function addMembers(
   db: Db,
-  team: Pick<TeamRow, "id" | "organization_name">,
+  team: Pick<TeamRow, "id" | "organization_id">,
   users: Array<{ userId: string; membershipId: string }>,
   createdAt: string,
 ): Promise<void> {
   await db.batch(
     users.flatMap(({ userId, membershipId }) => [
       db
-        .prepare("INSERT INTO organization_memberships (id, organization_name, user_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING")
-        .bind(membershipId, team.organization_name, userId, createdAt),
+        .prepare("INSERT INTO organization_memberships (id, organization_id, user_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING")
+        .bind(membershipId, team.organization_id, userId, createdAt),
       db
         .prepare(
           `INSERT OR IGNORE INTO team_members (team_id, user_id) SELECT ?1, ?2 WHERE NOT EXISTS
-           (SELECT 1 FROM organization_memberships WHERE organization_name = ?3 AND user_id = ?2 AND status = 'invited')`,
+           (SELECT 1 FROM organization_memberships WHERE organization_id = ?3 AND user_id = ?2 AND status = 'invited')`,
         )
-        .bind(team.id, userId, team.organization_name),
+        .bind(team.id, userId, team.organization_id),
       db
         .prepare(
-          "INSERT OR IGNORE INTO invitation_teams (membership_id, team_id) SELECT id, ? FROM organization_memberships WHERE organization_name = ? AND user_id = ? AND status = 'invited'",
+          "INSERT OR IGNORE INTO invitation_teams (membership_id, team_id) SELECT id, ? FROM organization_memberships WHERE organization_id = ? AND user_id = ? AND status = 'invited'",
         )
-        .bind(team.id, team.organization_name, userId),
+        .bind(team.id, team.organization_id, userId),
     ]),
   );
 }
@@ -151,8 +141,8 @@ export async function addMembers(
  * A user's standing in the organisation's owners team: whether it is a member and how many other
  * members the team has (null: the organisation has no owners team).
  */
-export async function ownersTeamStanding(db: Db, organization: string, userId: string): Promise<{ member: boolean; others: number } | null> {
-  const owners = await db.prepare("SELECT id FROM teams WHERE organization_name = ? AND is_owners = 1").bind(organization).first<{ id: string }>();
+export async function ownersTeamStanding(db: Db, organizationId: string, userId: string): Promise<{ member: boolean; others: number } | null> {
+  const owners = await db.prepare("SELECT id FROM teams WHERE organization_id = ? AND is_owners = 1").bind(organizationId).first<{ id: string }>();
   if (!owners) return null;
   const member = await db.prepare("SELECT 1 FROM team_members WHERE team_id = ? AND user_id = ?").bind(owners.id, userId).first();
   const others = await db.prepare("SELECT count(*) AS n FROM team_members WHERE team_id = ? AND user_id != ?").bind(owners.id, userId).first<{ n: number }>();

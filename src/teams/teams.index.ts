@@ -1,7 +1,8 @@
 /** D1 queries for teams and memberships. */
 export interface TeamRow {
   id: string;
-  organization_name: string;
+  /** The organisation's id (migration 0016). */
+  organization_id: string;
   name: string;
   is_owners: number;
   visibility: string;

@@ -33,7 +33,7 @@ const membershipsBody = z
   .object({ data: z.array(z.object({ type: z.literal("organization-memberships"), id: z.string().max(64) })).max(100) })
   .openapi("TeamOrganizationMemberships");
 
-const render = (v: TeamView) => serializeTeam(v.row, v.members, v.rights, v.memberships);
+const render = (v: TeamView) => serializeTeam(v.row, v.organization, v.members, v.rights, v.memberships);
 
 teams.openapi(
   createRoute({

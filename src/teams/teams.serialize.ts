@@ -36,7 +36,8 @@ export interface TeamCallerRights {
   changeMembers?: boolean;
 }
 
-export function serializeTeam(row: TeamRow, members: string[], rights: TeamCallerRights, memberships: string[] = []): Resource {
+/** `organization`: the name of the team's organisation as the request read it (rows name it by id). */
+export function serializeTeam(row: TeamRow, organization: string, members: string[], rights: TeamCallerRights, memberships: string[] = []): Resource {
   const owners = row.is_owners === 1;
   return {
     id: row.id,
@@ -59,7 +60,7 @@ export function serializeTeam(row: TeamRow, members: string[], rights: TeamCalle
       },
     },
     relationships: {
-      organization: { data: { id: row.organization_name, type: "organizations" } },
+      organization: { data: { id: organization, type: "organizations" } },
       users: { data: members.map((id) => ({ id, type: "users" })) },
       "organization-memberships": { data: memberships.map((id) => ({ id, type: "organization-memberships" })) },
       "authentication-token": { meta: {} },

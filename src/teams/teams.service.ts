@@ -16,6 +16,8 @@ import type { TeamCallerRights } from "./teams.serialize";
 /** A team with what its serialisation shows: member user ids, membership ids and the caller's rights on it. */
 export interface TeamView {
   row: TeamRow;
+  /** The organisation's name, as the caller's access read it. */
+  organization: string;
   members: string[];
   memberships: string[];
   rights: TeamCallerRights;
@@ -45,7 +47,7 @@ function canSee(access: OrgAccess, team: TeamRow): boolean {
 export async function loadTeam(caller: Caller, teamId: string): Promise<{ team: TeamRow; access: OrgAccess }> {
   const team = await findTeam(caller.db, teamId);
   if (!team) throw ApiError.of("not_found");
-  const access = await requireOrgAccess(caller, team.organization_name);
+  const access = await requireOrgAccess(caller, { id: team.organization_id });
   if (!canSee(access, team)) throw ApiError.of("not_found");
   return { team, access };
 }
@@ -56,6 +58,7 @@ async function views(db: Db, rows: TeamRow[], access: OrgAccess): Promise<TeamVi
   const rights = teamRights(access);
   return rows.map((t) => ({
     row: t,
+    organization: access.organization.name,
     members: members.get(t.id) ?? [],
     memberships: memberships.get(t.id) ?? [],
     rights: { ...rights, changeMembers: mayChangeMembers(access, t), manageTokens: mayManageTeamTokens(access, t) },
@@ -72,7 +75,7 @@ function orgAccessOrFail(stored: Record<string, boolean>, given: OrgAccessInput)
 
 export async function createTeam(caller: Caller, organization: string, a: TeamAttributes & { name: string }): Promise<TeamView> {
   const db = caller.db;
-  const access = await requireOrgAccess(caller, organization);
+  const access = await requireOrgAccess(caller, { name: organization });
   authorize(caller, "teams.manage", { access });
   if (!TEAM_NAME.test(a.name)) throw invalidName();
   if (a.name.toLowerCase() === "owners") throw nameTaken();
@@ -83,7 +86,7 @@ export async function createTeam(caller: Caller, organization: string, a: TeamAt
   const id = newId("team");
   const inserted = await insertTeam(db, {
     id,
-    organization_name: access.organization.name,
+    organization_id: access.organization.externalId,
     name: a.name,
     visibility: a.visibility ?? "secret",
     sso_team_id: a["sso-team-id"] ?? null,
@@ -104,9 +107,9 @@ export async function listTeams(
   page: Page,
 ): Promise<{ teams: TeamView[]; total: number }> {
   const db = caller.db;
-  const access = await requireOrgAccess(caller, organization);
+  const access = await requireOrgAccess(caller, { name: organization });
   const { q } = filter;
-  const all = await organizationTeams(db, access.organization.name);
+  const all = await organizationTeams(db, access.organization.externalId);
   const names = filter.names ? new Set(filter.names.split(",").map((s) => s.trim().toLowerCase())) : null;
   const visible = all.filter((t) => canSee(access, t) && (!q || t.name.toLowerCase().includes(q.toLowerCase())) && (!names || names.has(t.name.toLowerCase())));
   const slice = visible.slice((page.number - 1) * page.size, page.number * page.size);
@@ -227,7 +230,7 @@ export async function changeUsers(caller: Caller, teamId: string, refs: string[]
 export async function changeMemberships(caller: Caller, teamId: string, ids: string[], add: boolean): Promise<void> {
   const team = await teamForMembership(caller, teamId);
   const rows = await membershipsById(caller.db, ids);
-  const byId = new Map(rows.filter((m) => m.organization_name.toLowerCase() === team.organization_name.toLowerCase()).map((m) => [m.id, m.user_id]));
+  const byId = new Map(rows.filter((m) => m.organization_id === team.organization_id).map((m) => [m.id, m.user_id]));
   const missing = ids.findIndex((id) => !byId.has(id));
   if (missing >= 0) throw ApiError.of("not_found", { detail: `Organization membership not found: ${ids[missing]}`, pointer: `/data/${missing}/id` });
   await changeMembers(caller.db, team, [...new Set(ids.map((id) => byId.get(id)!))], add);

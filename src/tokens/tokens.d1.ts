@@ -7,7 +7,8 @@ export interface TokenRow {
   kind: string;
   user_id: string | null;
   team_id: string | null;
-  organization_name: string | null;
+  /** The organisation's id (organisation tokens, and team tokens denormalised). */
+  organization_id: string | null;
   description: string | null;
   legacy: number;
   created_by: string | null;
@@ -23,18 +24,21 @@ export interface AuthTokenRow {
   kind: "user" | "team" | "organization" | "audit-trails";
   user_id: string | null;
   team_id: string | null;
-  organization_name: string | null;
+  organization_id: string | null;
   expired_at: string | null;
   username: string | null;
   is_site_admin: number | null;
   team_org: string | null;
   team_service_user: string | null;
+  /** The current name of the token's organisation (an organisation token's, or its team's). */
+  organization_name: string | null;
 }
 
 /** `AuthTokenRow`'s columns over `tokens k` and its joins (the UI's session read joins the same, src/ui/ui.sessions.d1.ts). */
-export const AUTH_TOKEN_COLUMNS = `k.id, k.last_used_at, k.kind, k.user_id, k.team_id, k.organization_name, k.expired_at,
-  u.username, u.is_site_admin, t.organization_name AS team_org, t.service_user_id AS team_service_user`;
-export const AUTH_TOKEN_JOINS = "LEFT JOIN users u ON u.id = k.user_id LEFT JOIN teams t ON t.id = k.team_id";
+export const AUTH_TOKEN_COLUMNS = `k.id, k.last_used_at, k.kind, k.user_id, k.team_id, k.organization_id, k.expired_at,
+  u.username, u.is_site_admin, t.organization_id AS team_org, t.service_user_id AS team_service_user, o.name AS organization_name`;
+export const AUTH_TOKEN_JOINS = `LEFT JOIN users u ON u.id = k.user_id LEFT JOIN teams t ON t.id = k.team_id
+  LEFT JOIN organizations o ON o.external_id = coalesce(t.organization_id, k.organization_id)`;
 
 export async function tokenByHash(db: Db, hash: string): Promise<AuthTokenRow | null> {
   return db.prepare(`SELECT ${AUTH_TOKEN_COLUMNS} FROM tokens k ${AUTH_TOKEN_JOINS} WHERE k.token_hash = ?`).bind(hash).first<AuthTokenRow>();
@@ -51,7 +55,7 @@ export async function touchToken(db: Db, id: string, at: string): Promise<void> 
 export async function insertToken(db: Db, row: TokenRow, tokenHash: string, replace?: D1PreparedStatement): Promise<boolean> {
   const insert = db
     .prepare(
-      `INSERT INTO tokens (id, token_hash, kind, user_id, team_id, organization_name, description, legacy, created_by, created_at, expired_at)
+      `INSERT INTO tokens (id, token_hash, kind, user_id, team_id, organization_id, description, legacy, created_by, created_at, expired_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
@@ -60,7 +64,7 @@ export async function insertToken(db: Db, row: TokenRow, tokenHash: string, repl
       row.kind,
       row.user_id,
       row.team_id,
-      row.organization_name,
+      row.organization_id,
       row.description,
       row.legacy,
       row.created_by,
@@ -118,7 +122,7 @@ export function isTeamTokenSort(key: string): boolean {
  */
 export async function organizationTeamTokens(
   db: Db,
-  organization: string,
+  organizationId: string,
   opts: { q: string | null; sort: { key: string; desc: boolean } | null; withOwners: boolean },
   page: Page,
 ): Promise<{ rows: TokenRow[]; total: number }> {
@@ -126,8 +130,8 @@ export async function organizationTeamTokens(
   // Tokens without the sorted value (never used, never expiring) come last either way.
   const order = sort ? `${TEAM_TOKEN_SORTS[sort.key]} IS NULL, ${TEAM_TOKEN_SORTS[sort.key]} ${sort.desc ? "DESC" : "ASC"}, k.id` : "k.created_at, k.id";
   const ownersClause = opts.withOwners ? "" : " AND t.is_owners = 0";
-  const where = `FROM tokens k JOIN teams t ON t.id = k.team_id WHERE k.kind = 'team' AND t.organization_name = ? AND (? IS NULL OR instr(lower(t.name), lower(?)) > 0)${ownersClause}`;
-  const binds = [organization, q, q];
+  const where = `FROM tokens k JOIN teams t ON t.id = k.team_id WHERE k.kind = 'team' AND t.organization_id = ? AND (? IS NULL OR instr(lower(t.name), lower(?)) > 0)${ownersClause}`;
+  const binds = [organizationId, q, q];
   const [total, rows] = await db.batch([
     db.prepare(`SELECT count(*) AS n ${where}`).bind(...binds),
     db.prepare(`SELECT k.* ${where} ORDER BY ${order} LIMIT ? OFFSET ?`).bind(...binds, page.size, (page.number - 1) * page.size),
@@ -144,25 +148,25 @@ export async function organizationTeamTokens(
 export type OrganizationTokenKind = "organization" | "audit-trails";
 
 /** The service user the organisation token acts as, kept across replacements (null: none yet). */
-export async function organizationTokenUserId(db: Db, organization: string, kind: OrganizationTokenKind): Promise<string | null> {
+export async function organizationTokenUserId(db: Db, organizationId: string, kind: OrganizationTokenKind): Promise<string | null> {
   const row = await db
-    .prepare("SELECT user_id FROM tokens WHERE organization_name = ? AND kind = ?")
-    .bind(organization, kind)
+    .prepare("SELECT user_id FROM tokens WHERE organization_id = ? AND kind = ?")
+    .bind(organizationId, kind)
     .first<{ user_id: string | null }>();
   return row?.user_id ?? null;
 }
 
-export function deleteOrganizationTokenStatement(db: Db, organization: string, kind: OrganizationTokenKind): D1PreparedStatement {
-  return db.prepare("DELETE FROM tokens WHERE organization_name = ? AND kind = ?").bind(organization, kind);
+export function deleteOrganizationTokenStatement(db: Db, organizationId: string, kind: OrganizationTokenKind): D1PreparedStatement {
+  return db.prepare("DELETE FROM tokens WHERE organization_id = ? AND kind = ?").bind(organizationId, kind);
 }
 
-export async function findOrganizationToken(db: Db, organization: string, kind: OrganizationTokenKind): Promise<TokenRow | null> {
-  return db.prepare("SELECT * FROM tokens WHERE organization_name = ? AND kind = ?").bind(organization, kind).first<TokenRow>();
+export async function findOrganizationToken(db: Db, organizationId: string, kind: OrganizationTokenKind): Promise<TokenRow | null> {
+  return db.prepare("SELECT * FROM tokens WHERE organization_id = ? AND kind = ?").bind(organizationId, kind).first<TokenRow>();
 }
 
 /** False when the organisation had no token of that kind. */
-export async function deleteOrganizationToken(db: Db, organization: string, kind: OrganizationTokenKind): Promise<boolean> {
-  const res = await deleteOrganizationTokenStatement(db, organization, kind).run();
+export async function deleteOrganizationToken(db: Db, organizationId: string, kind: OrganizationTokenKind): Promise<boolean> {
+  const res = await deleteOrganizationTokenStatement(db, organizationId, kind).run();
   return res.meta.changes > 0;
 }
 

@@ -102,7 +102,7 @@ export async function createLegacyTeamToken(caller: Caller, teamId: string, inpu
   return mint(
     caller,
     now,
-    { kind: "team", user_id: null, team_id: team.id, organization_name: team.organization_name, description: null, legacy: 1, expired_at: a.expiredAt },
+    { kind: "team", user_id: null, team_id: team.id, organization_id: team.organization_id, description: null, legacy: 1, expired_at: a.expiredAt },
     deleteLegacyTeamTokenStatement(caller.db, team.id),
   );
 }
@@ -128,7 +128,7 @@ export async function createTeamToken(caller: Caller, teamId: string, input: Res
     kind: "team",
     user_id: null,
     team_id: team.id,
-    organization_name: team.organization_name,
+    organization_id: team.organization_id,
     description: a.description,
     legacy: 0,
     expired_at: a.expiredAt,
@@ -154,14 +154,14 @@ export async function listOrganizationTeamTokens(
   query: { q?: string; sort?: string },
   page: Page,
 ): Promise<{ rows: TokenRow[]; total: number }> {
-  const access = await requireOrgAccess(caller, organization);
+  const access = await requireOrgAccess(caller, { name: organization });
   authorize(caller, "teams.manage", { access });
   const { q, sort } = query;
   const key = sort?.replace(/^-/, "");
   if (key !== undefined && !isTeamTokenSort(key)) throw ApiError.of("bad_request", { detail: `Invalid sort parameter: ${sort}`, parameter: "sort" });
   return organizationTeamTokens(
     caller.db,
-    access.organization.name,
+    access.organization.externalId,
     // The owners team's tokens are owners' business alone (see mayManageTeamTokens).
     { q: q ?? null, sort: key !== undefined ? { key, desc: sort!.startsWith("-") } : null, withOwners: access.isOwner },
     page,
@@ -173,7 +173,7 @@ export async function listOrganizationTeamTokens(
 /** Creating (replacing) it is for owners and the token itself; reading and deleting it for owners. */
 async function organizationForToken(caller: Caller, organization: string, action: "organization.manage" | "organization.owner") {
   // Part of the organisation's settings: owners reach it even with user tokens refused.
-  const access = await requireOrgAccess(caller, organization, { ownerSettings: true });
+  const access = await requireOrgAccess(caller, { name: organization }, { ownerSettings: true });
   authorize(caller, action, { access });
   return access.organization;
 }
@@ -189,26 +189,26 @@ export async function createOrganizationToken(
   const a = attributesOf(input, now);
   // The organisation token acts as one service user of the organisation, kept across replacements.
   // The audit-trails token only reads audit trails: it acts as no one (it authenticates nowhere here).
-  const userId = kind === "organization" ? ((await organizationTokenUserId(caller.db, org.name, kind)) ?? newId("user")) : null;
+  const userId = kind === "organization" ? ((await organizationTokenUserId(caller.db, org.externalId, kind)) ?? newId("user")) : null;
   return mint(
     caller,
     now,
-    { kind, user_id: userId, team_id: null, organization_name: org.name, description: null, legacy: 1, expired_at: a.expiredAt },
+    { kind, user_id: userId, team_id: null, organization_id: org.externalId, description: null, legacy: 1, expired_at: a.expiredAt },
     // Replaces only the token of its own kind: the ordinary and audit-trails tokens coexist.
-    deleteOrganizationTokenStatement(caller.db, org.name, kind),
+    deleteOrganizationTokenStatement(caller.db, org.externalId, kind),
   );
 }
 
 export async function showOrganizationToken(caller: Caller, organization: string, kind: OrganizationTokenKind = "organization"): Promise<TokenRow> {
   const org = await organizationForToken(caller, organization, "organization.owner");
-  const row = await findOrganizationToken(caller.db, org.name, kind);
+  const row = await findOrganizationToken(caller.db, org.externalId, kind);
   if (!row) throw ApiError.of("not_found");
   return row;
 }
 
 export async function deleteOrganizationTokenOf(caller: Caller, organization: string, kind: OrganizationTokenKind = "organization"): Promise<void> {
   const org = await organizationForToken(caller, organization, "organization.owner");
-  if (!(await deleteOrganizationToken(caller.db, org.name, kind))) throw ApiError.of("not_found");
+  if (!(await deleteOrganizationToken(caller.db, org.externalId, kind))) throw ApiError.of("not_found");
 }
 
 // ---- user tokens ----
@@ -229,7 +229,7 @@ export async function createUserToken(caller: Caller, userId: string, input: Res
     kind: "user",
     user_id: userId,
     team_id: null,
-    organization_name: null,
+    organization_id: null,
     description: a.description,
     legacy: 0,
     expired_at: a.expiredAt,
@@ -257,8 +257,8 @@ export async function showToken(caller: Caller, id: string): Promise<TokenRow> {
     authorize(caller, "token.manage", { access, team });
     return row;
   }
-  if ((row.kind === "organization" || row.kind === "audit-trails") && row.organization_name) {
-    const access = await requireOrgAccess(caller, row.organization_name, { ownerSettings: true });
+  if ((row.kind === "organization" || row.kind === "audit-trails") && row.organization_id) {
+    const access = await requireOrgAccess(caller, { id: row.organization_id }, { ownerSettings: true });
     authorize(caller, "token.manage", { access });
     return row;
   }

@@ -110,7 +110,7 @@ async function workspacePage(c: Ctx, refusal?: Refusal): Promise<Response> {
       ws={{
         id: record.id,
         name: record.name,
-        organization: record.organization,
+        organization: scope.access.organization.name,
         project,
         attributes,
         lock: record.lock,

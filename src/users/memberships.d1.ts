@@ -4,6 +4,8 @@ import type { Page } from "../jsonapi/document";
 
 export interface MembershipRow {
   id: string;
+  organization_id: string;
+  /** The organisation's current name, joined in (rows name it by id). */
   organization_name: string;
   user_id: string;
   status: string;
@@ -14,8 +16,8 @@ export interface MembershipRow {
 /** A membership's address: an invitation's is the invited one (it is bound to it), a member's its user's. */
 const MEMBERSHIP_EMAIL = "CASE WHEN m.status = 'invited' AND m.invited_email IS NOT NULL THEN m.invited_email ELSE u.email END";
 
-const SELECT = `SELECT m.id, m.organization_name, m.user_id, m.status, ${MEMBERSHIP_EMAIL} AS email, u.username
-  FROM organization_memberships m JOIN users u ON u.id = m.user_id`;
+const SELECT = `SELECT m.id, m.organization_id, o.name AS organization_name, m.user_id, m.status, ${MEMBERSHIP_EMAIL} AS email, u.username
+  FROM organization_memberships m JOIN users u ON u.id = m.user_id JOIN organizations o ON o.external_id = m.organization_id`;
 
 export async function membershipsById(db: Db, ids: string[]): Promise<MembershipRow[]> {
   if (ids.length === 0) return [];
@@ -35,7 +37,7 @@ export async function teamMemberships(db: Db, teamIds: string[]): Promise<Map<st
     .prepare(
       `SELECT tm.team_id, om.id FROM team_members tm
        JOIN teams t ON t.id = tm.team_id
-       JOIN organization_memberships om ON om.user_id = tm.user_id AND om.organization_name = t.organization_name
+       JOIN organization_memberships om ON om.user_id = tm.user_id AND om.organization_id = t.organization_id
        WHERE tm.team_id IN (SELECT value FROM json_each(?1))
        UNION SELECT team_id, membership_id FROM invitation_teams WHERE team_id IN (SELECT value FROM json_each(?1))
        ORDER BY 2`,
@@ -47,7 +49,7 @@ export async function teamMemberships(db: Db, teamIds: string[]): Promise<Map<st
 }
 
 /** Each user's teams in the organisation (an invitation's teams included). */
-export async function membershipTeams(db: Db, organization: string, userIds: string[]): Promise<Map<string, string[]>> {
+export async function membershipTeams(db: Db, organizationId: string, userIds: string[]): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
   if (userIds.length === 0) return out;
   const rows = await db
@@ -55,11 +57,11 @@ export async function membershipTeams(db: Db, organization: string, userIds: str
       `SELECT x.user_id, t.id FROM (
          SELECT m.user_id, m.team_id FROM team_members m WHERE m.user_id IN (SELECT value FROM json_each(?2))
          UNION SELECT om.user_id, it.team_id FROM invitation_teams it JOIN organization_memberships om ON om.id = it.membership_id
-         WHERE om.organization_name = ?1 AND om.user_id IN (SELECT value FROM json_each(?2))
+         WHERE om.organization_id = ?1 AND om.user_id IN (SELECT value FROM json_each(?2))
        ) x JOIN teams t ON t.id = x.team_id
-       WHERE t.organization_name = ?1 ORDER BY t.name COLLATE NOCASE, t.id`,
+       WHERE t.organization_id = ?1 ORDER BY t.name COLLATE NOCASE, t.id`,
     )
-    .bind(organization, JSON.stringify(userIds))
+    .bind(organizationId, JSON.stringify(userIds))
     .all<{ user_id: string; id: string }>();
   for (const r of rows.results) out.set(r.user_id, [...(out.get(r.user_id) ?? []), r.id]);
   return out;
@@ -76,25 +78,26 @@ function sqlString(v: string): string {
  */
 export async function organizationMemberships(
   db: Db,
-  organization: string,
+  organizationId: string,
   viewer: { seesAllEmails: boolean; userId: string | null },
   filter: { status: string | null; emails: string[] | null; q: string | null },
   page: Page,
 ): Promise<{ rows: MembershipRow[]; total: number }> {
   const visible = viewer.seesAllEmails ? MEMBERSHIP_EMAIL : `CASE WHEN m.user_id = ${sqlString(viewer.userId ?? "")} THEN ${MEMBERSHIP_EMAIL} END`;
-  const where = `FROM organization_memberships m JOIN users u ON u.id = m.user_id
-    WHERE m.organization_name = ?
+  const where = `FROM organization_memberships m JOIN users u ON u.id = m.user_id JOIN organizations o ON o.external_id = m.organization_id
+    WHERE m.organization_id = ?
       AND (? IS NULL OR m.status = ?)
       AND (? IS NULL OR lower(${visible}) IN (SELECT value FROM json_each(?)))
       AND (? IS NULL OR instr(lower(coalesce(${visible}, '')), lower(?)) > 0 OR instr(lower(u.username), lower(?)) > 0)`;
   const { status, q } = filter;
   const emailJson = filter.emails ? JSON.stringify(filter.emails) : null;
-  const binds = [organization, status, status, emailJson, emailJson, q, q, q];
+  const binds = [organizationId, status, status, emailJson, emailJson, q, q, q];
   const [total, rows] = await db.batch([
     db.prepare(`SELECT count(*) AS n ${where}`).bind(...binds),
     db
       .prepare(
-        `SELECT m.id, m.organization_name, m.user_id, m.status, ${MEMBERSHIP_EMAIL} AS email, u.username ${where} ORDER BY m.created_at, m.id LIMIT ? OFFSET ?`,
+        `SELECT m.id, m.organization_id, o.name AS organization_name, m.user_id, m.status, ${MEMBERSHIP_EMAIL} AS email, u.username ${where}
+         ORDER BY m.created_at, m.id LIMIT ? OFFSET ?`,
       )
       .bind(...binds, page.size, (page.number - 1) * page.size),
   ]);
@@ -107,13 +110,13 @@ export async function organizationMemberships(
  */
 export async function insertInvitation(
   db: Db,
-  inv: { id: string; organization: string; userId: string; email: string; teamIds: string[]; createdAt: string },
+  inv: { id: string; organizationId: string; userId: string; email: string; teamIds: string[]; createdAt: string },
 ): Promise<boolean> {
   const res = await db
     .prepare(
-      "INSERT INTO organization_memberships (id, organization_name, user_id, status, invited_email, created_at) VALUES (?, ?, ?, 'invited', ?, ?) ON CONFLICT DO NOTHING",
+      "INSERT INTO organization_memberships (id, organization_id, user_id, status, invited_email, created_at) VALUES (?, ?, ?, 'invited', ?, ?) ON CONFLICT DO NOTHING",
     )
-    .bind(inv.id, inv.organization, inv.userId, inv.email, inv.createdAt)
+    .bind(inv.id, inv.organizationId, inv.userId, inv.email, inv.createdAt)
     .run();
   if (res.meta.changes !== 1) return false;
   if (inv.teamIds.length)
@@ -145,15 +148,15 @@ export async function acceptInvitation(db: Db, id: string): Promise<void> {
 }
 
 /** Removes a membership with its invitation teams and team memberships, unless that takes out the last owner. */
-export async function deleteMembership(db: Db, m: Pick<MembershipRow, "id" | "organization_name" | "user_id">): Promise<void> {
+export async function deleteMembership(db: Db, m: Pick<MembershipRow, "id" | "organization_id" | "user_id">): Promise<void> {
   // Guarded in SQL, so that concurrent removals cannot take out the last owner.
-  const keepsAnOwner = `NOT EXISTS (SELECT 1 FROM teams t JOIN team_members tm ON tm.team_id = t.id WHERE t.organization_name = ?2 AND t.is_owners = 1 AND tm.user_id = ?1)
-    OR EXISTS (SELECT 1 FROM teams t JOIN team_members tm ON tm.team_id = t.id WHERE t.organization_name = ?2 AND t.is_owners = 1 AND tm.user_id != ?1)`;
+  const keepsAnOwner = `NOT EXISTS (SELECT 1 FROM teams t JOIN team_members tm ON tm.team_id = t.id WHERE t.organization_id = ?2 AND t.is_owners = 1 AND tm.user_id = ?1)
+    OR EXISTS (SELECT 1 FROM teams t JOIN team_members tm ON tm.team_id = t.id WHERE t.organization_id = ?2 AND t.is_owners = 1 AND tm.user_id != ?1)`;
   await db.batch([
-    db.prepare(`DELETE FROM invitation_teams WHERE membership_id = ?3 AND (${keepsAnOwner})`).bind(m.user_id, m.organization_name, m.id),
-    db.prepare(`DELETE FROM organization_memberships WHERE id = ?3 AND (${keepsAnOwner})`).bind(m.user_id, m.organization_name, m.id),
+    db.prepare(`DELETE FROM invitation_teams WHERE membership_id = ?3 AND (${keepsAnOwner})`).bind(m.user_id, m.organization_id, m.id),
+    db.prepare(`DELETE FROM organization_memberships WHERE id = ?3 AND (${keepsAnOwner})`).bind(m.user_id, m.organization_id, m.id),
     db
-      .prepare(`DELETE FROM team_members WHERE user_id = ?1 AND team_id IN (SELECT id FROM teams WHERE organization_name = ?2) AND (${keepsAnOwner})`)
-      .bind(m.user_id, m.organization_name),
+      .prepare(`DELETE FROM team_members WHERE user_id = ?1 AND team_id IN (SELECT id FROM teams WHERE organization_id = ?2) AND (${keepsAnOwner})`)
+      .bind(m.user_id, m.organization_id),
   ]);
 }

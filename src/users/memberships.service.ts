@@ -50,7 +50,7 @@ async function viewOf(db: Db, all: MembershipRow[], include: Set<string>, access
   // Addresses only for those who may see them (item 14); `null` access: the membership's own user.
   const rows = access ? all.map((m) => redactEmail(access, m)) : all;
   const byOrg = new Map<string, MembershipRow[]>();
-  for (const m of rows) byOrg.set(m.organization_name, [...(byOrg.get(m.organization_name) ?? []), m]);
+  for (const m of rows) byOrg.set(m.organization_id, [...(byOrg.get(m.organization_id) ?? []), m]);
   const teamsOf = new Map<string, string[]>();
   for (const [org, ms] of byOrg) {
     for (const [userId, ids] of await membershipTeams(
@@ -65,7 +65,7 @@ async function viewOf(db: Db, all: MembershipRow[], include: Set<string>, access
     const ids = [...new Set([...teamsOf.values()].flat())];
     includedTeams = ids.length ? await teamNames(db, ids) : [];
   }
-  return { rows, teams: rows.map((m) => teamsOf.get(`${m.organization_name}\u0000${m.user_id}`) ?? []), includeUsers: include.has("user"), includedTeams };
+  return { rows, teams: rows.map((m) => teamsOf.get(`${m.organization_id}\u0000${m.user_id}`) ?? []), includeUsers: include.has("user"), includedTeams };
 }
 
 /**
@@ -75,11 +75,11 @@ async function viewOf(db: Db, all: MembershipRow[], include: Set<string>, access
  */
 export async function inviteMember(caller: Caller, organization: string, input: { email: string; teamIds: string[] }): Promise<MembershipsView> {
   const db = caller.db;
-  const access = await requireOrgAccess(caller, organization);
+  const access = await requireOrgAccess(caller, { name: organization });
   authorize(caller, "membership.manage", { access });
   const { email } = input;
   checkEmail(email);
-  const org = access.organization.name;
+  const org = access.organization.externalId;
   const teamIds = [...new Set(input.teamIds)];
   if (teamIds.length) {
     const found = await teamsIn(db, org, teamIds);
@@ -96,7 +96,7 @@ export async function inviteMember(caller: Caller, organization: string, input: 
   if (!userId) throw ApiError.of("internal");
   const id = newId("ou");
   // The teams are granted when the invitation is accepted, not before.
-  if (!(await insertInvitation(db, { id, organization: org, userId, email, teamIds, createdAt: nowIso() }))) {
+  if (!(await insertInvitation(db, { id, organizationId: org, userId, email, teamIds, createdAt: nowIso() }))) {
     throw ApiError.of("invalid_attribute", { detail: "User is already a member of this organization", pointer: "/data/attributes/email" });
   }
   const row = await membershipById(db, id);
@@ -112,7 +112,7 @@ export async function listMemberships(
   page: Page,
 ): Promise<{ view: MembershipsView; total: number }> {
   const db = caller.db;
-  const access = await requireOrgAccess(caller, organization);
+  const access = await requireOrgAccess(caller, { name: organization });
   const include = readIncludes(query.include);
   const emails = query["filter[email]"]
     ? query["filter[email]"]
@@ -122,7 +122,7 @@ export async function listMemberships(
     : null;
   const { rows, total } = await organizationMemberships(
     db,
-    access.organization.name,
+    access.organization.externalId,
     { seesAllEmails: seesMemberEmails(access), userId: viewerUserId(access) },
     { status: query["filter[status]"] ?? null, emails, q: query.q?.trim() ? query.q.trim() : null },
     page,
@@ -143,7 +143,7 @@ async function loadMembership(caller: Caller, id: string, manage: boolean): Prom
     authorize(caller, "membership.read", { userId: m.user_id });
     return { m, access: null };
   }
-  const access = await requireOrgAccess(caller, m.organization_name);
+  const access = await requireOrgAccess(caller, { id: m.organization_id });
   authorize(caller, manage ? "membership.manage" : "membership.read", { access });
   return { m, access };
 }
@@ -173,7 +173,7 @@ export async function acceptInvitation(caller: Caller, id: string): Promise<Memb
 /** Removes a user from the organisation and its teams; the owners team keeps at least one member. */
 export async function removeMembership(caller: Caller, id: string): Promise<void> {
   const { m, access } = await loadMembership(caller, id, true);
-  const owners = await ownersTeamStanding(caller.db, m.organization_name, m.user_id);
+  const owners = await ownersTeamStanding(caller.db, m.organization_id, m.user_id);
   if (owners) {
     // Removing an owner changes the owners team: owners only.
     if (owners.member && !allows(caller.principal, "teams.change-members", { access, team: membersOnly({ id: "", is_owners: 1 }) }))

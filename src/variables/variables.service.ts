@@ -22,7 +22,8 @@ export async function viewOf(env: Bindings, v: StoredVariable, owner: VariableVi
   return { id, key, value, description, category, hcl, sensitive, versionId, createdAt, owner };
 }
 
-const ownerOf = (w: WorkspaceRecord): VariableView["owner"] => ({ kind: "workspace", id: w.id, organization: w.organization, name: w.name });
+/** `organization`: the workspace's organisation's name as the request read it (records name it by id). */
+const ownerOf = (w: WorkspaceRecord, organization: string): VariableView["owner"] => ({ kind: "workspace", id: w.id, organization, name: w.name });
 
 /** A new variable from a create body: id, sealed value, fresh version. */
 export async function newVariable(env: Bindings, a: VariableCreateAttributes): Promise<StoredVariable> {
@@ -52,20 +53,22 @@ export async function patchOf(env: Bindings, id: string, a: VariableUpdateAttrib
   return patch;
 }
 
-async function authorised(caller: Caller, workspaceId: string, need: 1 | 2): Promise<WorkspaceRecord> {
-  return (await readById(caller, workspaceId, need === 1 ? "variables.read" : "variables.write")).record;
+/** The workspace's record and its organisation's name, once the caller is authorised on its variables. */
+async function authorised(caller: Caller, workspaceId: string, need: 1 | 2): Promise<{ record: WorkspaceRecord; organization: string }> {
+  const { record, scope } = await readById(caller, workspaceId, need === 1 ? "variables.read" : "variables.write");
+  return { record, organization: scope.access.organization.name };
 }
 
 export async function listWorkspaceVariables(caller: Caller, workspaceId: string): Promise<VariableView[]> {
-  await authorised(caller, workspaceId, 1);
+  const { organization } = await authorised(caller, workspaceId, 1);
   const res = unwrap(await workspaceStub(caller.env, workspaceId).listVariables());
-  return Promise.all(res.value.variables.map((v) => viewOf(caller.env, v, ownerOf(res.value.workspace))));
+  return Promise.all(res.value.variables.map((v) => viewOf(caller.env, v, ownerOf(res.value.workspace, organization))));
 }
 
 export async function readWorkspaceVariable(caller: Caller, workspaceId: string, id: string): Promise<VariableView> {
-  await authorised(caller, workspaceId, 1);
+  const { organization } = await authorised(caller, workspaceId, 1);
   const res = unwrap(await workspaceStub(caller.env, workspaceId).getVariable(id));
-  return viewOf(caller.env, res.value.variable, ownerOf(res.value.workspace));
+  return viewOf(caller.env, res.value.variable, ownerOf(res.value.workspace, organization));
 }
 
 export async function createWorkspaceVariable(
@@ -74,16 +77,16 @@ export async function createWorkspaceVariable(
   a: VariableCreateAttributes,
   faults: Faults | undefined,
 ): Promise<{ view: VariableView; bookmark?: string | null }> {
-  await authorised(caller, workspaceId, 2);
+  const { organization } = await authorised(caller, workspaceId, 2);
   const variable = await newVariable(caller.env, a);
   const res = unwrap(await workspaceStub(caller.env, workspaceId).createVariable({ variable, faults }));
-  return { view: await viewOf(caller.env, res.value.variable, ownerOf(res.value.workspace)), bookmark: res.bookmark };
+  return { view: await viewOf(caller.env, res.value.variable, ownerOf(res.value.workspace, organization)), bookmark: res.bookmark };
 }
 
 export async function updateWorkspaceVariable(caller: Caller, workspaceId: string, id: string, a: VariableUpdateAttributes): Promise<VariableView> {
-  await authorised(caller, workspaceId, 2);
+  const { organization } = await authorised(caller, workspaceId, 2);
   const res = unwrap(await workspaceStub(caller.env, workspaceId).updateVariable({ id, patch: await patchOf(caller.env, id, a) }));
-  return viewOf(caller.env, res.value.variable, ownerOf(res.value.workspace));
+  return viewOf(caller.env, res.value.variable, ownerOf(res.value.workspace, organization));
 }
 
 export async function deleteWorkspaceVariable(
@@ -101,12 +104,14 @@ export async function deleteWorkspaceVariable(
  * global), one per key and category by precedence (variables.rules.ts). Needs read on the workspace's variables.
  */
 export async function listEffectiveVariables(caller: Caller, workspaceId: string): Promise<VariableView[]> {
-  const record = await authorised(caller, workspaceId, 1);
+  const { record, organization } = await authorised(caller, workspaceId, 1);
   const [own, sets] = await Promise.all([
     workspaceStub(caller.env, workspaceId).listVariables(),
-    varsetsReachingWorkspace(caller.db, record.organization, record.id, record.projectId),
+    varsetsReachingWorkspace(caller.db, record.organizationId, record.id, record.projectId),
   ]);
   const ws = unwrap(own).value;
   const chosen = effectiveVariables(ws.variables, sets);
-  return Promise.all(chosen.map((c) => viewOf(caller.env, c.variable, c.from === "workspace" ? ownerOf(ws.workspace) : { kind: "varset", id: c.varsetId })));
+  return Promise.all(
+    chosen.map((c) => viewOf(caller.env, c.variable, c.from === "workspace" ? ownerOf(ws.workspace, organization) : { kind: "varset", id: c.varsetId })),
+  );
 }

@@ -10,6 +10,8 @@ import { variableFromRow, type StoredVariable, type VariableRow } from "../varia
 
 interface VarsetRow {
   id: string;
+  organization_id: string;
+  /** The organisation's current name, joined in by `SELECT_SETS` (rows name it by id, migration 0016). */
   organization_name: string;
   name: string;
   description: string;
@@ -22,6 +24,8 @@ interface VarsetRow {
 
 export interface Varset {
   id: string;
+  organizationId: string;
+  /** The organisation's name when the set was read. */
   organization: string;
   name: string;
   description: string;
@@ -44,6 +48,9 @@ const toVariable = variableFromRow;
 
 const placeholders = (n: number) => `(${Array.from({ length: n }, () => "?").join(", ")})`;
 
+/** Sets with their organisation's name (a subquery: a join would make the sets' own `name` ambiguous in WHERE clauses). */
+const SELECT_SETS = "SELECT varsets.*, (SELECT o.name FROM organizations o WHERE o.external_id = varsets.organization_id) AS organization_name FROM varsets";
+
 /** Sets with their relationship ids, in two more statements for any number of sets. */
 async function withRelations(db: Db, rows: VarsetRow[]): Promise<Varset[]> {
   if (rows.length === 0) return [];
@@ -62,6 +69,7 @@ async function withRelations(db: Db, rows: VarsetRow[]): Promise<Varset[]> {
   const of = (id: string, kind: string) => [...links.results, ...vars.results].filter((l) => l.varset_id === id && l.kind === kind).map((l) => l.target);
   return rows.map((r) => ({
     id: r.id,
+    organizationId: r.organization_id,
     organization: r.organization_name,
     name: r.name,
     description: r.description,
@@ -77,7 +85,7 @@ async function withRelations(db: Db, rows: VarsetRow[]): Promise<Varset[]> {
 }
 
 export async function getVarset(db: Db, id: string): Promise<Varset | null> {
-  const row = await db.prepare("SELECT * FROM varsets WHERE id = ?").bind(id).first<VarsetRow>();
+  const row = await db.prepare(`${SELECT_SETS} WHERE id = ?`).bind(id).first<VarsetRow>();
   return row ? ((await withRelations(db, [row]))[0] ?? null) : null;
 }
 
@@ -88,25 +96,25 @@ export interface VarsetPage {
 
 async function page(db: Db, where: string, binds: unknown[], p: VarsetPage): Promise<{ items: Varset[]; total: number }> {
   const [rows, count] = await db.batch<VarsetRow | { n: number }>([
-    db.prepare(`SELECT * FROM varsets WHERE ${where} ORDER BY name, id LIMIT ? OFFSET ?`).bind(...binds, p.limit, p.offset),
+    db.prepare(`${SELECT_SETS} WHERE ${where} ORDER BY name, id LIMIT ? OFFSET ?`).bind(...binds, p.limit, p.offset),
     db.prepare(`SELECT count(*) AS n FROM varsets WHERE ${where}`).bind(...binds),
   ]);
   return { items: await withRelations(db, rows.results as VarsetRow[]), total: (count.results[0] as { n: number }).n };
 }
 
 /** The organisation's sets; `q` matches part of the name (case-insensitive). */
-export async function listVarsets(db: Db, organization: string, q: string | undefined, p: VarsetPage): Promise<{ items: Varset[]; total: number }> {
-  if (!q) return page(db, "organization_name = ?", [organization], p);
-  return page(db, "organization_name = ? AND instr(lower(name), lower(?)) > 0", [organization, q], p);
+export async function listVarsets(db: Db, organizationId: string, q: string | undefined, p: VarsetPage): Promise<{ items: Varset[]; total: number }> {
+  if (!q) return page(db, "organization_id = ?", [organizationId], p);
+  return page(db, "organization_id = ? AND instr(lower(name), lower(?)) > 0", [organizationId, q], p);
 }
 
-const REACHES_WORKSPACE = `organization_name = ? AND (global = 1
+const REACHES_WORKSPACE = `organization_id = ? AND (global = 1
   OR id IN (SELECT varset_id FROM varset_workspaces WHERE workspace_id = ?)
   OR id IN (SELECT varset_id FROM varset_projects WHERE project_id = ?))`;
 
 /** Sets that reach a workspace: applied to it, applied to its project, or global. */
-export async function listVarsetsForWorkspace(db: Db, organization: string, workspaceId: string, projectId: string, p: VarsetPage) {
-  return page(db, REACHES_WORKSPACE, [organization, workspaceId, projectId], p);
+export async function listVarsetsForWorkspace(db: Db, organizationId: string, workspaceId: string, projectId: string, p: VarsetPage) {
+  return page(db, REACHES_WORKSPACE, [organizationId, workspaceId, projectId], p);
 }
 
 /** Sets applied to a project. */
@@ -115,13 +123,13 @@ export async function listVarsetsForProject(db: Db, projectId: string, p: Varset
 }
 
 /** The sets reaching a workspace with their variables and the scope they reach it from (for `all-vars`). */
-export async function varsetsReachingWorkspace(db: Db, organization: string, workspaceId: string, projectId: string): Promise<ScopedSetVariables[]> {
+export async function varsetsReachingWorkspace(db: Db, organizationId: string, workspaceId: string, projectId: string): Promise<ScopedSetVariables[]> {
   const [sets, direct, vars] = await db.batch<VarsetRow | { varset_id: string } | VarRow>([
-    db.prepare(`SELECT * FROM varsets WHERE ${REACHES_WORKSPACE}`).bind(organization, workspaceId, projectId),
+    db.prepare(`SELECT * FROM varsets WHERE ${REACHES_WORKSPACE}`).bind(organizationId, workspaceId, projectId),
     db.prepare("SELECT varset_id FROM varset_workspaces WHERE workspace_id = ?").bind(workspaceId),
     db
       .prepare(`SELECT * FROM varset_vars WHERE varset_id IN (SELECT id FROM varsets WHERE ${REACHES_WORKSPACE}) ORDER BY created_at, id`)
-      .bind(organization, workspaceId, projectId),
+      .bind(organizationId, workspaceId, projectId),
   ]);
   const applied = new Set((direct.results as Array<{ varset_id: string }>).map((r) => r.varset_id));
   return (sets.results as VarsetRow[]).map((s) => ({
@@ -135,7 +143,7 @@ export async function varsetsReachingWorkspace(db: Db, organization: string, wor
 
 export interface NewVarset {
   id: string;
-  organization: string;
+  organizationId: string;
   name: string;
   description: string;
   global: boolean;
@@ -153,10 +161,10 @@ export async function insertVarset(db: Db, v: NewVarset): Promise<boolean> {
   try {
     await db
       .prepare(
-        `INSERT INTO varsets (id, organization_name, name, description, global, priority, project_id, created_at, updated_at)
+        `INSERT INTO varsets (id, organization_id, name, description, global, priority, project_id, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .bind(v.id, v.organization, v.name, v.description, v.global ? 1 : 0, v.priority ? 1 : 0, v.projectId, v.now, v.now)
+      .bind(v.id, v.organizationId, v.name, v.description, v.global ? 1 : 0, v.priority ? 1 : 0, v.projectId, v.now, v.now)
       .run();
     return true;
   } catch (err) {
@@ -210,21 +218,21 @@ export async function deleteVarset(db: Db, id: string): Promise<boolean> {
 // ---- targets ----
 
 /** Workspaces (id → project) of the organisation among the given ids. */
-export async function workspacesIn(db: Db, organization: string, ids: string[]): Promise<Map<string, string>> {
+export async function workspacesIn(db: Db, organizationId: string, ids: string[]): Promise<Map<string, string>> {
   if (ids.length === 0) return new Map();
   const rows = await db
-    .prepare(`SELECT id, project_id FROM workspaces WHERE organization_name = ? AND id IN ${placeholders(ids.length)}`)
-    .bind(organization, ...ids)
+    .prepare(`SELECT id, project_id FROM workspaces WHERE organization_id = ? AND id IN ${placeholders(ids.length)}`)
+    .bind(organizationId, ...ids)
     .all<{ id: string; project_id: string }>();
   return new Map(rows.results.map((r) => [r.id, r.project_id]));
 }
 
 /** Projects of the organisation among the given ids. */
-export async function projectsIn(db: Db, organization: string, ids: string[]): Promise<Set<string>> {
+export async function projectsIn(db: Db, organizationId: string, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   const rows = await db
-    .prepare(`SELECT id FROM projects WHERE organization_name = ? AND id IN ${placeholders(ids.length)}`)
-    .bind(organization, ...ids)
+    .prepare(`SELECT id FROM projects WHERE organization_id = ? AND id IN ${placeholders(ids.length)}`)
+    .bind(organizationId, ...ids)
     .all<{ id: string }>();
   return new Set(rows.results.map((r) => r.id));
 }

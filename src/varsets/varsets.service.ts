@@ -65,7 +65,7 @@ const invalid = (detail: string, pointer: string) => ApiError.of("invalid_attrib
 async function load(caller: Caller, id: string, manage: boolean): Promise<{ varset: Varset; access: OrgAccess }> {
   const varset = await repo.getVarset(caller.db, id);
   if (!varset) throw ApiError.of("not_found");
-  const access = await requireOrgAccess(caller, varset.organization);
+  const access = await requireOrgAccess(caller, { id: varset.organizationId });
   authorize(caller, manage ? "varsets.manage" : "varsets.read", { access });
   return { varset, access };
 }
@@ -81,16 +81,21 @@ function checkName(name: string): void {
 }
 
 export async function listOrganizationVarsets(caller: Caller, organization: string, q: string | undefined, page: Page, include: string[] = []) {
-  const access = await requireOrgAccess(caller, organization);
+  const access = await requireOrgAccess(caller, { name: organization });
   authorize(caller, "varsets.read", { access });
-  const res = await repo.listVarsets(caller.db, access.organization.name, q, toPage(page));
+  const res = await repo.listVarsets(caller.db, access.organization.externalId, q, toPage(page));
   return { ...res, full: true, included: await includedFor(caller, res.items, include) };
 }
 
 /** The workspaces of a request body, all in the set's organisation (and its project, for a project-owned set). */
-async function checkWorkspaces(caller: Caller, varset: Pick<Varset, "organization" | "projectId" | "global">, ids: string[], base: string): Promise<void> {
+async function checkWorkspaces(
+  caller: Caller,
+  varset: Pick<Varset, "organizationId" | "organization" | "projectId" | "global">,
+  ids: string[],
+  base: string,
+): Promise<void> {
   if (ids.length > 0 && varset.global) throw invalid("A global variable set applies to every workspace; it cannot be applied to particular ones", base);
-  const found = await repo.workspacesIn(caller.db, varset.organization, ids);
+  const found = await repo.workspacesIn(caller.db, varset.organizationId, ids);
   ids.forEach((id, i) => {
     const project = found.get(id);
     if (project === undefined) throw invalid(`Workspace ${id} not found in organization ${varset.organization}`, `${base}/${i}/id`);
@@ -98,9 +103,14 @@ async function checkWorkspaces(caller: Caller, varset: Pick<Varset, "organizatio
   });
 }
 
-async function checkProjects(caller: Caller, varset: Pick<Varset, "organization" | "projectId" | "global">, ids: string[], base: string): Promise<void> {
+async function checkProjects(
+  caller: Caller,
+  varset: Pick<Varset, "organizationId" | "organization" | "projectId" | "global">,
+  ids: string[],
+  base: string,
+): Promise<void> {
   if (ids.length > 0 && varset.global) throw invalid("A global variable set applies to every project; it cannot be applied to particular ones", base);
-  const found = await repo.projectsIn(caller.db, varset.organization, ids);
+  const found = await repo.projectsIn(caller.db, varset.organizationId, ids);
   ids.forEach((id, i) => {
     if (!found.has(id)) throw invalid(`Project ${id} not found in organization ${varset.organization}`, `${base}/${i}/id`);
     if (varset.projectId && id !== varset.projectId) throw invalid("A project-owned variable set can only be applied to its own project", `${base}/${i}/id`);
@@ -108,9 +118,10 @@ async function checkProjects(caller: Caller, varset: Pick<Varset, "organization"
 }
 
 export async function createVarset(caller: Caller, organization: string, data: VarsetCreateData): Promise<Varset> {
-  const access = await requireOrgAccess(caller, organization);
+  const access = await requireOrgAccess(caller, { name: organization });
   authorize(caller, "varsets.manage", { access });
   const org = access.organization.name;
+  const orgId = access.organization.externalId;
   const a = data.attributes;
   checkName(a.name);
   const parent = data.relationships?.parent?.data ?? null;
@@ -119,13 +130,13 @@ export async function createVarset(caller: Caller, organization: string, data: V
     throw invalid("The parent organization must be the organization the set is created in", "/data/relationships/parent/data/id");
   }
   if (parent?.type === "projects") {
-    if (!(await repo.projectsIn(caller.db, org, [parent.id])).has(parent.id)) {
+    if (!(await repo.projectsIn(caller.db, orgId, [parent.id])).has(parent.id)) {
       throw invalid(`Project ${parent.id} not found in organization ${org}`, "/data/relationships/parent/data/id");
     }
     if (a.global) throw invalid("A project-owned variable set cannot be global", "/data/attributes/global");
     projectId = parent.id;
   }
-  const shape = { organization: org, projectId, global: a.global ?? false };
+  const shape = { organizationId: orgId, organization: org, projectId, global: a.global ?? false };
   const workspaceIds = (data.relationships?.workspaces?.data ?? []).map((w) => w.id);
   const projectIds = (data.relationships?.projects?.data ?? []).map((p) => p.id);
   await checkWorkspaces(caller, shape, workspaceIds, "/data/relationships/workspaces/data");
@@ -133,7 +144,7 @@ export async function createVarset(caller: Caller, organization: string, data: V
   const id = newId("varset");
   const inserted = await repo.insertVarset(caller.db, {
     id,
-    organization: org,
+    organizationId: orgId,
     name: a.name,
     description: a.description ?? "",
     global: shape.global,
@@ -198,7 +209,7 @@ export async function changeProjects(caller: Caller, id: string, op: "add" | "re
 /** Sets reaching a workspace (applied to it, to its project, or global): needs read on its variables. */
 export async function listWorkspaceVarsets(caller: Caller, workspaceId: string, page: Page, include: string[] = []) {
   const { record, scope } = await readById(caller, workspaceId, "variables.read");
-  const res = await repo.listVarsetsForWorkspace(caller.db, record.organization, record.id, record.projectId, toPage(page));
+  const res = await repo.listVarsetsForWorkspace(caller.db, record.organizationId, record.id, record.projectId, toPage(page));
   return { ...res, full: readsVarsets(scope.access), included: await includedFor(caller, res.items, include) };
 }
 

@@ -27,12 +27,12 @@ export async function listConsumers(
     // Callers who read every workspace of the organisation: page and count in SQL.
     const { docs, total } = await consumerPage(listDb, where, page.size, (page.number - 1) * page.size);
     const records = docs.map(parseDoc);
-    const pageScope = await loadScope(caller, record.organization, records);
+    const pageScope = await loadScope(caller, record.organizationId, records);
     if (!pageScope) throw ApiError.of("not_found");
     return { records, scope: pageScope, total };
   }
   const candidates = (await allConsumers(listDb, where)).map(parseDoc);
-  const seen = await loadScope(caller, record.organization, candidates);
+  const seen = await loadScope(caller, record.organizationId, candidates);
   if (!seen) throw ApiError.of("not_found");
   const readable = candidates.filter((w) => allows(caller.principal, "workspace.read", { access: seen.access, caps: seen.capsOf(w) }));
   const records = readable.slice((page.number - 1) * page.size, page.number * page.size);
@@ -57,11 +57,11 @@ export async function changeConsumers(
   // Every listed workspace must exist in this organisation and be readable by the caller.
   const byName = "names" in targets;
   const keys = byName ? targets.names : targets.ids;
-  const rows = byName ? await workspaceDocsByNames(caller.db, record.organization, keys) : await workspaceDocsByIds(caller.db, record.organization, keys);
+  const rows = byName ? await workspaceDocsByNames(caller.db, record.organizationId, keys) : await workspaceDocsByIds(caller.db, record.organizationId, keys);
   const docs = rows.map(parseDoc);
   // Names are unique case-insensitively (as the index compares them).
   const found = new Map(docs.map((w) => [byName ? w.name.toLowerCase() : w.id, w]));
-  const listed = await loadScope(caller, record.organization, docs);
+  const listed = await loadScope(caller, record.organizationId, docs);
   const ids: string[] = [];
   for (const [i, key] of keys.entries()) {
     const w = found.get(byName ? key.toLowerCase() : key);
@@ -75,10 +75,10 @@ export async function changeConsumers(
 /** Assigns (id) or unassigns (null) the workspace's SSH key. */
 export async function setSshKey(caller: Caller, id: string, keyId: string | null, faults: Faults | undefined): Promise<Written> {
   const { record, scope } = await readById(caller, id, "workspace.update");
-  if (keyId !== null && !(await sshKeyExists(caller.db, keyId, record.organization))) {
+  if (keyId !== null && !(await sshKeyExists(caller.db, keyId, record.organizationId))) {
     throw ApiError.of("not_found", { detail: "SSH key not found", pointer: "/data/attributes/id" });
   }
   const result = unwrap(await workspaceStub(caller.env, id).setSshKey({ keyId, now: nowIso(), faults, guard: guardOf(record) }));
-  const fresh = await loadScope(caller, record.organization, [result.value]);
+  const fresh = await loadScope(caller, record.organizationId, [result.value]);
   return { workspace: result.value, scope: fresh ?? scope, bookmark: result.bookmark };
 }

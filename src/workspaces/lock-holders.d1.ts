@@ -10,7 +10,8 @@ import type { LockHolder } from "./workspace.types";
 export function holderNameSql(type: string, id: string): string {
   return `CASE ${type}
     WHEN 'users' THEN coalesce((SELECT u.username FROM users u WHERE u.id = ${id}),
-      (SELECT 'api-org-' || k.organization_name FROM tokens k WHERE k.user_id = ${id} AND k.kind = 'organization' LIMIT 1))
+      (SELECT 'api-org-' || o.name FROM tokens k JOIN organizations o ON o.external_id = k.organization_id
+        WHERE k.user_id = ${id} AND k.kind = 'organization' LIMIT 1))
     WHEN 'teams' THEN (SELECT t.name FROM teams t WHERE t.id = ${id})
   END`;
 }

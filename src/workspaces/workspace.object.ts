@@ -48,7 +48,7 @@ type Stored =
 export type WorkspaceResult = Result<WorkspaceRecord>;
 export type VariableResult = Result<{ workspace: WorkspaceRecord; variable: StoredVariable }>;
 
-const SCHEMA_VERSION = 5;
+const SCHEMA_VERSION = 6;
 const RETRY_BASE_MS = 1_000;
 const RETRY_MAX_MS = 60_000;
 /** When the alarm armed by every commit fires if the flush never finished (the process died). */
@@ -95,7 +95,30 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     if (current < 3) this.splitTagSets();
     if (current < 4) migrateVariables(sql);
     if (current < 5) migrateBackingData(sql);
+    if (current < 6) this.dropOrganizationName();
     sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", String(SCHEMA_VERSION));
+  }
+
+  /**
+   * Schema 6 (issue 19): the record names its organisation by its immutable id (`organizationId`) alone, so an
+   * organisation rename never has to visit it; the name it also kept is dropped from the stored record and from
+   * pending outbox entries. Nothing else changes, so no new version is committed: D1 migration 0016 drops the name
+   * from the index documents in the same way, and readers ignore it wherever it is left (`upgradeRecord`).
+   */
+  private dropOrganizationName(): void {
+    const sql = this.ctx.storage.sql;
+    const upgraded = (text: string): string | null => {
+      const stored = JSON.parse(text) as WorkspaceRecord;
+      const next = upgradeRecord(stored);
+      return next === stored ? null : JSON.stringify(next);
+    };
+    const row = sql.exec<{ record: string | null }>("SELECT record FROM workspace WHERE singleton = 1").toArray()[0];
+    const record = row?.record ? upgraded(row.record) : null;
+    if (record !== null) sql.exec("UPDATE workspace SET record = ? WHERE singleton = 1", record);
+    for (const entry of sql.exec<{ seq: number; record: string }>("SELECT seq, record FROM outbox").toArray()) {
+      const next = upgraded(entry.record);
+      if (next !== null) sql.exec("UPDATE outbox SET record = ? WHERE seq = ?", next, entry.seq);
+    }
   }
 
   /**

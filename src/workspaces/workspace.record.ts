@@ -5,7 +5,6 @@ import type { CreateInput, WorkspaceRecord } from "./workspace.types";
 export function initialRecord(input: CreateInput): WorkspaceRecord {
   return {
     id: input.id,
-    organization: input.organization,
     organizationId: input.organizationId,
     projectId: input.projectId,
     name: input.name,
@@ -30,9 +29,14 @@ export function initialRecord(input: CreateInput): WorkspaceRecord {
 /**
  * A record as stored, brought to the current shape: one written before issue 14 has a single tag
  * set (`tags` with values, no `tagBindings`), split as the schema migration does (valued entries
- * become bindings, key-only ones flat tags). Used on the DO's stored record and on D1 docs.
+ * become bindings, key-only ones flat tags); one written before issue 19 also names its organisation
+ * (`organization`), which the record no longer keeps (schema 6: it names it by `organizationId` alone).
+ * Used on the DO's stored record and outbox, and on D1 docs. Returns `raw` itself when already current.
  */
 export function upgradeRecord(raw: WorkspaceRecord): WorkspaceRecord {
-  if (Array.isArray((raw as Partial<WorkspaceRecord>).tagBindings)) return raw;
-  return { ...raw, ...splitLegacyTags((raw.tags ?? []) as Parameters<typeof splitLegacyTags>[0]) };
+  const legacy = raw as WorkspaceRecord & { organization?: unknown };
+  const split = !Array.isArray((raw as Partial<WorkspaceRecord>).tagBindings);
+  if (!split && legacy.organization === undefined) return raw;
+  const { organization: _name, ...rest } = legacy;
+  return split ? { ...rest, ...splitLegacyTags((raw.tags ?? []) as Parameters<typeof splitLegacyTags>[0]) } : rest;
 }

@@ -83,8 +83,11 @@ export interface DataRetentionPolicy {
 
 export interface WorkspaceRecord {
   id: string;
-  organization: string;
-  /** external id of the organisation the workspace was created in (a re-created org differs). */
+  /**
+   * The external id of the organisation the workspace was created in (a re-created org differs): the record's only
+   * reference to its organisation. Its name is not kept (schema 6, migration 0016): a rename changes only the
+   * organisations row, and readers show the name they read there.
+   */
   organizationId: string;
   projectId: string;
   name: string;
@@ -113,7 +116,6 @@ export interface WorkspaceRecord {
 
 export interface CreateInput {
   id: string;
-  organization: string;
   organizationId: string;
   projectId: string;
   name: string;

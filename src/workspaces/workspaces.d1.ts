@@ -8,36 +8,36 @@ export async function liveSshKeyIds(db: Db, ids: string[]): Promise<Set<string>>
   return new Set(rows.results.map((k) => k.id));
 }
 
-export async function agentPoolExists(db: Db, id: string, organization: string): Promise<boolean> {
-  return !!(await db.prepare("SELECT id FROM agent_pools WHERE id = ? AND organization_name = ?").bind(id, organization).first());
+export async function agentPoolExists(db: Db, id: string, organizationId: string): Promise<boolean> {
+  return !!(await db.prepare("SELECT id FROM agent_pools WHERE id = ? AND organization_id = ?").bind(id, organizationId).first());
 }
 
-export async function oauthTokenExists(db: Db, id: string, organization: string): Promise<boolean> {
-  return !!(await db.prepare("SELECT id FROM oauth_tokens WHERE id = ? AND organization_name = ?").bind(id, organization).first());
+export async function oauthTokenExists(db: Db, id: string, organizationId: string): Promise<boolean> {
+  return !!(await db.prepare("SELECT id FROM oauth_tokens WHERE id = ? AND organization_id = ?").bind(id, organizationId).first());
 }
 
-export async function projectExists(db: Db, id: string, organization: string): Promise<boolean> {
-  return !!(await db.prepare("SELECT id FROM projects WHERE id = ? AND organization_name = ?").bind(id, organization).first());
+export async function projectExists(db: Db, id: string, organizationId: string): Promise<boolean> {
+  return !!(await db.prepare("SELECT id FROM projects WHERE id = ? AND organization_id = ?").bind(id, organizationId).first());
 }
 
-export async function sshKeyExists(db: Db, id: string, organization: string): Promise<boolean> {
-  return !!(await db.prepare("SELECT id FROM ssh_keys WHERE id = ? AND organization_name = ?").bind(id, organization).first());
+export async function sshKeyExists(db: Db, id: string, organizationId: string): Promise<boolean> {
+  return !!(await db.prepare("SELECT id FROM ssh_keys WHERE id = ? AND organization_id = ?").bind(id, organizationId).first());
 }
 
 /** Index documents of the given workspaces of one organisation (missing ids are simply absent). */
-export async function workspaceDocsByIds(db: Db, organization: string, ids: string[]): Promise<Array<{ doc: string }>> {
+export async function workspaceDocsByIds(db: Db, organizationId: string, ids: string[]): Promise<Array<{ doc: string }>> {
   const rows = await db
-    .prepare("SELECT doc FROM workspaces WHERE organization_name = ? AND id IN (SELECT value FROM json_each(?))")
-    .bind(organization, JSON.stringify(ids))
+    .prepare("SELECT doc FROM workspaces WHERE organization_id = ? AND id IN (SELECT value FROM json_each(?))")
+    .bind(organizationId, JSON.stringify(ids))
     .all<{ doc: string }>();
   return rows.results;
 }
 
 /** As workspaceDocsByIds, by name (case-insensitively, as the index's names compare). */
-export async function workspaceDocsByNames(db: Db, organization: string, names: string[]): Promise<Array<{ doc: string }>> {
+export async function workspaceDocsByNames(db: Db, organizationId: string, names: string[]): Promise<Array<{ doc: string }>> {
   const rows = await db
-    .prepare("SELECT doc FROM workspaces WHERE organization_name = ? AND name IN (SELECT value FROM json_each(?))")
-    .bind(organization, JSON.stringify(names))
+    .prepare("SELECT doc FROM workspaces WHERE organization_id = ? AND name IN (SELECT value FROM json_each(?))")
+    .bind(organizationId, JSON.stringify(names))
     .all<{ doc: string }>();
   return rows.results;
 }
@@ -52,12 +52,12 @@ export function consumerScope(record: WorkspaceRecord): ConsumerScope {
   const s = record.settings;
   // Global sharing: every other workspace of the organisation; project sharing: of the same project;
   // otherwise the explicit list (deleted workspaces drop out here, at read time).
-  if (s["global-remote-state"]) return { sql: "w.organization_name = ? AND w.id <> ?", binds: [record.organization, record.id] };
+  if (s["global-remote-state"]) return { sql: "w.organization_id = ? AND w.id <> ?", binds: [record.organizationId, record.id] };
   if (s["project-remote-state"])
-    return { sql: "w.organization_name = ? AND w.project_id = ? AND w.id <> ?", binds: [record.organization, record.projectId, record.id] };
+    return { sql: "w.organization_id = ? AND w.project_id = ? AND w.id <> ?", binds: [record.organizationId, record.projectId, record.id] };
   return {
-    sql: "w.organization_name = ? AND w.id IN (SELECT value FROM json_each(?))",
-    binds: [record.organization, JSON.stringify(record.remoteStateConsumers)],
+    sql: "w.organization_id = ? AND w.id IN (SELECT value FROM json_each(?))",
+    binds: [record.organizationId, JSON.stringify(record.remoteStateConsumers)],
   };
 }
 

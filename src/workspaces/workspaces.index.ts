@@ -1,4 +1,5 @@
 /** D1 statements for the workspace index. The DO writes through `indexWrite`; the Worker reads. */
+import { orgIdSql, type OrgRef } from "../organizations/organizations.index";
 import { upgradeRecord } from "./workspace.record";
 import type { WorkspaceRecord } from "./workspace.types";
 
@@ -6,16 +7,17 @@ import type { WorkspaceRecord } from "./workspace.types";
 export function indexUpsertStatements(db: D1Database | D1DatabaseSession, r: WorkspaceRecord): D1PreparedStatement[] {
   const doc = JSON.stringify(r);
   const tags = JSON.stringify(tagRowsOf(r)); // both tag sets (issue 14)
-  // The row is written only while the organisation it was created in still exists.
+  // The row is written only while the organisation it was created in still exists (by its id: a rename is no
+  // concern of the index, which names the organisation by id alone, migration 0016).
   const sameVersion = "(SELECT version FROM workspaces WHERE id = ?) = ?";
   return [
     db
       .prepare(
-        `INSERT INTO workspaces (id, organization_name, name, project_id, version, created_at, updated_at,
+        `INSERT INTO workspaces (id, organization_id, name, project_id, version, created_at, updated_at,
            latest_change_at, current_run_status, current_run_created_at, ssh_key_id, agent_pool_id, locked, doc)
          SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
-         WHERE EXISTS (SELECT 1 FROM organizations WHERE name = ? AND external_id = ?)
-         ON CONFLICT(id) DO UPDATE SET organization_name = excluded.organization_name, name = excluded.name,
+         WHERE EXISTS (SELECT 1 FROM organizations WHERE external_id = ?)
+         ON CONFLICT(id) DO UPDATE SET organization_id = excluded.organization_id, name = excluded.name,
            project_id = excluded.project_id, version = excluded.version, updated_at = excluded.updated_at,
            latest_change_at = excluded.latest_change_at, current_run_status = excluded.current_run_status,
            current_run_created_at = excluded.current_run_created_at, ssh_key_id = excluded.ssh_key_id,
@@ -24,7 +26,7 @@ export function indexUpsertStatements(db: D1Database | D1DatabaseSession, r: Wor
       )
       .bind(
         r.id,
-        r.organization,
+        r.organizationId,
         r.name,
         r.projectId,
         r.version,
@@ -37,21 +39,20 @@ export function indexUpsertStatements(db: D1Database | D1DatabaseSession, r: Wor
         r.settings["agent-pool-id"],
         r.lock.locked ? 1 : 0,
         doc,
-        r.organization,
         r.organizationId,
       ),
     db.prepare(`DELETE FROM workspace_tags WHERE workspace_id = ? AND ${sameVersion}`).bind(r.id, r.id, r.version),
     db
       .prepare(
-        `INSERT INTO workspace_tags (workspace_id, organization_name, kind, key, value, position, tag_id)
+        `INSERT INTO workspace_tags (workspace_id, organization_id, kind, key, value, position, tag_id)
          SELECT ?, ?, json_extract(j.value, '$.kind'), json_extract(j.value, '$.key'), json_extract(j.value, '$.value'), j.key, json_extract(j.value, '$.tagId')
          FROM json_each(?) j WHERE ${sameVersion}`,
       )
-      .bind(r.id, r.organization, tags, r.id, r.version),
+      .bind(r.id, r.organizationId, tags, r.id, r.version),
     // The name lease becomes permanent; names the workspace no longer has are released.
     db
-      .prepare(`UPDATE workspace_names SET committed = 1 WHERE organization_name = ? AND name = ? AND workspace_id = ? AND ${sameVersion}`)
-      .bind(r.organization, r.name, r.id, r.id, r.version),
+      .prepare(`UPDATE workspace_names SET committed = 1 WHERE organization_id = ? AND name = ? AND workspace_id = ? AND ${sameVersion}`)
+      .bind(r.organizationId, r.name, r.id, r.id, r.version),
     db.prepare(`DELETE FROM workspace_names WHERE workspace_id = ? AND name <> ? AND ${sameVersion}`).bind(r.id, r.name, r.id, r.version),
     // Organisation tags are not deleted here: their existence and instance-count are derived from
     // workspace_tags (flat rows carry their tag_id) at read time (src/tags/tags.index.ts).
@@ -104,21 +105,22 @@ export function indexDeleteStatements(db: D1Database | D1DatabaseSession, r: Wor
 
 export interface IndexRow {
   id: string;
-  organization_name: string;
+  organization_id: string;
   name: string;
   project_id: string;
   version: number;
   doc: string;
 }
 
-/** A doc written before issue 14 (one tag set) reads as the DO's migration will rewrite it. */
+/** A doc written before issue 14 (one tag set) or issue 19 (the organisation's name) reads as the DO's migrations rewrite it. */
 export function parseDoc(row: { doc: string }): WorkspaceRecord {
   return upgradeRecord(JSON.parse(row.doc) as WorkspaceRecord);
 }
 
-/** Name lookup (case-insensitive, as uniqueness is). */
-export function selectByName(db: D1Database | D1DatabaseSession, organization: string, name: string): D1PreparedStatement {
-  return db.prepare("SELECT id, version, doc FROM workspaces WHERE organization_name = ? AND name = ?").bind(organization, name);
+/** Name lookup (case-insensitive, as uniqueness is), in the organisation as a request names it (one statement). */
+export function selectByName(db: D1Database | D1DatabaseSession, organization: OrgRef, name: string): D1PreparedStatement {
+  const org = orgIdSql(organization);
+  return db.prepare(`SELECT id, version, doc FROM workspaces WHERE organization_id = ${org.sql} AND name = ?`).bind(...org.binds, name);
 }
 
 /** How long a name claim may stay uncommitted before another request may reclaim it. */
@@ -126,29 +128,29 @@ export const NAME_LEASE_MS = 30_000;
 
 export type ClaimOutcome = { claimed: true } | { claimed: false; holder: string; committed: boolean; claimedAt: number };
 
-/** Claims (org, name) for a workspace id. Case-insensitive, decided by D1's primary key. */
-export async function claimName(db: D1Database, organization: string, name: string, workspaceId: string, now: number): Promise<ClaimOutcome> {
+/** Claims (organisation id, name) for a workspace id. Case-insensitive, decided by D1's primary key. */
+export async function claimName(db: D1Database, organizationId: string, name: string, workspaceId: string, now: number): Promise<ClaimOutcome> {
   const res = await db
     .prepare(
-      `INSERT INTO workspace_names (organization_name, name, workspace_id, claimed_at, committed) VALUES (?, ?, ?, ?, 0)
-       ON CONFLICT(organization_name, name) DO NOTHING`,
+      `INSERT INTO workspace_names (organization_id, name, workspace_id, claimed_at, committed) VALUES (?, ?, ?, ?, 0)
+       ON CONFLICT(organization_id, name) DO NOTHING`,
     )
-    .bind(organization, name, workspaceId, now)
+    .bind(organizationId, name, workspaceId, now)
     .run();
   if (res.meta.changes === 1) return { claimed: true };
   const row = await db
-    .prepare("SELECT workspace_id, committed, claimed_at FROM workspace_names WHERE organization_name = ? AND name = ?")
-    .bind(organization, name)
+    .prepare("SELECT workspace_id, committed, claimed_at FROM workspace_names WHERE organization_id = ? AND name = ?")
+    .bind(organizationId, name)
     .first<{ workspace_id: string; committed: number; claimed_at: number }>();
-  if (!row) return claimName(db, organization, name, workspaceId, now); // released meanwhile
+  if (!row) return claimName(db, organizationId, name, workspaceId, now); // released meanwhile
   if (row.workspace_id === workspaceId) return { claimed: true };
   return { claimed: false, holder: row.workspace_id, committed: row.committed === 1, claimedAt: row.claimed_at };
 }
 
 /** Drops an uncommitted claim (the DO refused the create or rename, or its holder released it). */
-export async function releaseClaim(db: D1Database, organization: string, name: string, workspaceId: string): Promise<void> {
+export async function releaseClaim(db: D1Database, organizationId: string, name: string, workspaceId: string): Promise<void> {
   await db
-    .prepare("DELETE FROM workspace_names WHERE organization_name = ? AND name = ? AND workspace_id = ? AND committed = 0")
-    .bind(organization, name, workspaceId)
+    .prepare("DELETE FROM workspace_names WHERE organization_id = ? AND name = ? AND workspace_id = ? AND committed = 0")
+    .bind(organizationId, name, workspaceId)
     .run();
 }

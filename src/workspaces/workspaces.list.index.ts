@@ -76,7 +76,7 @@ class Params {
   }
 }
 
-/** One filter in its two forms: ids in the organisation `org` (an SQL expression), and a predicate on `w`. */
+/** One filter in its two forms: ids in the organisation `org` (an SQL expression of its id), and a predicate on `w`. */
 interface Term {
   set(org: string): string;
   pred: string;
@@ -99,9 +99,9 @@ function ftsPhrase(s: string): string {
 function projectTerm(P: Params, projectId: string): Term {
   const p = P.add(projectId);
   return {
-    set: (org) => `SELECT w2.id AS id FROM workspaces w2 WHERE w2.organization_name = ${org} AND w2.project_id = ${p}`,
+    set: (org) => `SELECT w2.id AS id FROM workspaces w2 WHERE w2.organization_id = ${org} AND w2.project_id = ${p}`,
     pred: `w.project_id = ${p}`,
-    counter: (org) => `(SELECT coalesce(sum(c.n), 0) FROM workspace_counts c WHERE c.organization_name = ${org} AND c.project_id = ${p})`,
+    counter: (org) => `(SELECT coalesce(sum(c.n), 0) FROM workspace_counts c WHERE c.organization_id = ${org} AND c.project_id = ${p})`,
   };
 }
 
@@ -109,7 +109,7 @@ function runStatusTerm(P: Params, statuses: string[]): Term {
   const p = P.add(JSON.stringify(statuses));
   const cond = `IN (SELECT value FROM json_each(${p}))`;
   return {
-    set: (org) => `SELECT w2.id AS id FROM workspaces w2 WHERE w2.organization_name = ${org} AND w2.current_run_status ${cond}`,
+    set: (org) => `SELECT w2.id AS id FROM workspaces w2 WHERE w2.organization_id = ${org} AND w2.current_run_status ${cond}`,
     pred: `w.current_run_status ${cond}`,
   };
 }
@@ -123,12 +123,12 @@ function nameTerm(P: Params, m: NameMatch): Term {
     return {
       // An inactive variant (org NULL) matches the empty phrase, which finds nothing without reading the index.
       set: (org) => `SELECT s.workspace_id AS id FROM workspace_search_fts CROSS JOIN workspace_search s ON s.rid = workspace_search_fts.rowid
-        WHERE workspace_search_fts MATCH (CASE WHEN ${org} IS NULL THEN '""' ELSE ${q} END) AND s.organization_name = ${org} AND ${recheck}`,
+        WHERE workspace_search_fts MATCH (CASE WHEN ${org} IS NULL THEN '""' ELSE ${q} END) AND s.organization_id = ${org} AND ${recheck}`,
       pred: `w.name LIKE ${like} ${LIKE_ESCAPE}`,
     };
   }
   return {
-    set: (org) => `SELECT s.workspace_id AS id FROM workspace_search s WHERE s.organization_name = ${org} AND ${recheck}`,
+    set: (org) => `SELECT s.workspace_id AS id FROM workspace_search s WHERE s.organization_id = ${org} AND ${recheck}`,
     pred: `w.name LIKE ${like} ${LIKE_ESCAPE}`,
   };
 }
@@ -141,8 +141,8 @@ function keyTerm(P: Params, key: string): Term {
   const k = P.add(key);
   const inherited = `SELECT pb.project_id FROM project_tag_bindings pb WHERE pb.key = ${k}`;
   return {
-    set: (org) => `SELECT wt.workspace_id AS id FROM workspace_tags wt WHERE wt.organization_name = ${org} AND wt.key = ${k} AND ${LIVE_ROW}
-      UNION SELECT w2.id FROM workspaces w2 WHERE w2.organization_name = ${org} AND w2.project_id IN (${inherited})`,
+    set: (org) => `SELECT wt.workspace_id AS id FROM workspace_tags wt WHERE wt.organization_id = ${org} AND wt.key = ${k} AND ${LIVE_ROW}
+      UNION SELECT w2.id FROM workspaces w2 WHERE w2.organization_id = ${org} AND w2.project_id IN (${inherited})`,
     pred: `(EXISTS (SELECT 1 FROM workspace_tags wt WHERE wt.workspace_id = w.id AND wt.key = ${k} AND ${LIVE_ROW}) OR w.project_id IN (${inherited}))`,
   };
 }
@@ -152,8 +152,8 @@ function bindingKeyTerm(P: Params, key: string): Term {
   const k = P.add(key);
   const inherited = `SELECT pb.project_id FROM project_tag_bindings pb WHERE pb.key = ${k}`;
   return {
-    set: (org) => `SELECT wt.workspace_id AS id FROM workspace_tags wt WHERE wt.organization_name = ${org} AND wt.key = ${k} AND wt.kind = 'binding'
-      UNION SELECT w2.id FROM workspaces w2 WHERE w2.organization_name = ${org} AND w2.project_id IN (${inherited})`,
+    set: (org) => `SELECT wt.workspace_id AS id FROM workspace_tags wt WHERE wt.organization_id = ${org} AND wt.key = ${k} AND wt.kind = 'binding'
+      UNION SELECT w2.id FROM workspaces w2 WHERE w2.organization_id = ${org} AND w2.project_id IN (${inherited})`,
     pred: `(EXISTS (SELECT 1 FROM workspace_tags wt WHERE wt.workspace_id = w.id AND wt.key = ${k} AND wt.kind = 'binding') OR w.project_id IN (${inherited}))`,
   };
 }
@@ -170,9 +170,9 @@ function keyValueTerm(P: Params, key: string, value: string): Term {
   return {
     set: (
       org,
-    ) => `SELECT wt.workspace_id AS id FROM workspace_tags wt WHERE wt.organization_name = ${org} AND wt.key = ${k} AND wt.kind = 'binding' AND wt.value = ${v}
-      UNION SELECT id FROM (SELECT w2.id AS id FROM workspaces w2 WHERE w2.organization_name = ${org} AND w2.project_id IN (${inherited})
-        EXCEPT SELECT wt.workspace_id FROM workspace_tags wt WHERE wt.organization_name = ${org} AND wt.key = ${k} AND wt.kind = 'binding')`,
+    ) => `SELECT wt.workspace_id AS id FROM workspace_tags wt WHERE wt.organization_id = ${org} AND wt.key = ${k} AND wt.kind = 'binding' AND wt.value = ${v}
+      UNION SELECT id FROM (SELECT w2.id AS id FROM workspaces w2 WHERE w2.organization_id = ${org} AND w2.project_id IN (${inherited})
+        EXCEPT SELECT wt.workspace_id FROM workspace_tags wt WHERE wt.organization_id = ${org} AND wt.key = ${k} AND wt.kind = 'binding')`,
     pred: `(EXISTS (SELECT 1 FROM workspace_tags wt WHERE wt.workspace_id = w.id AND wt.key = ${k} AND wt.kind = 'binding' AND wt.value = ${v})
       OR (w.project_id IN (${inherited}) AND NOT EXISTS (SELECT 1 FROM workspace_tags wt WHERE wt.workspace_id = w.id AND wt.key = ${k} AND wt.kind = 'binding')))`,
   };
@@ -188,7 +188,7 @@ function readableTerm(): Term {
   return {
     set: (org) => `SELECT tw.workspace_id AS id FROM team_workspaces tw JOIN workspaces w3 ON w3.id = tw.workspace_id
         WHERE tw.team_id IN (SELECT id FROM caller_teams WHERE ${org} IS NOT NULL)
-      UNION SELECT w2.id FROM workspaces w2 WHERE w2.organization_name = ${org} AND w2.project_id IN (${projects})`,
+      UNION SELECT w2.id FROM workspaces w2 WHERE w2.organization_id = ${org} AND w2.project_id IN (${projects})`,
     pred: `(w.id IN (${direct}) OR w.project_id IN (${projects}))`,
   };
 }
@@ -214,27 +214,36 @@ function sortKeys(sort: SortParam | null): { keys: string[]; desc: boolean; coll
 
 const KEY_SLOTS = 4;
 
-/** The caller's teams in the organisation, as SQL for a `caller_teams(id)` CTE. */
+/**
+ * The id of the organisation named by the SQL parameter `nameParam`. The request names the organisation; every
+ * row names it by id (migration 0016), resolved inside each statement of the one batch, so a concurrent rename
+ * is either wholly before the list or wholly after it.
+ */
+function orgIdOf(nameParam: string): string {
+  return `(SELECT external_id FROM organizations WHERE name = ${nameParam})`;
+}
+
+/** The caller's teams in the organisation (`org`: an SQL expression of its id), as SQL for a `caller_teams(id)` CTE. */
 function callerTeamsSql(P: Params, principal: Principal, org: string): string {
   switch (principal.kind) {
     case "user":
-      return `SELECT m.team_id AS id FROM team_members m JOIN teams t ON t.id = m.team_id WHERE m.user_id = ${P.add(principal.userId)} AND t.organization_name = ${org}`;
+      return `SELECT m.team_id AS id FROM team_members m JOIN teams t ON t.id = m.team_id WHERE m.user_id = ${P.add(principal.userId)} AND t.organization_id = ${org}`;
     case "team":
-      return `SELECT t.id AS id FROM teams t WHERE t.id = ${P.add(principal.teamId)} AND t.organization_name = ${org}`;
+      return `SELECT t.id AS id FROM teams t WHERE t.id = ${P.add(principal.teamId)} AND t.organization_id = ${org}`;
     case "organization":
       // An organisation token belongs to no team (the organisation parameter is still referenced: D1 counts them).
-      return `SELECT t.id AS id FROM teams t WHERE 0 AND t.organization_name = ${org}`;
+      return `SELECT t.id AS id FROM teams t WHERE 0 AND t.organization_id = ${org}`;
   }
 }
 
 /**
  * Mirrors `workspace.read` (src/auth/requirements.ts) on `orgWideCapabilities(standing)`: site admin, the
- * organisation's token, an owners team, or a team with manage-workspaces or read-workspaces.
+ * organisation's token, an owners team, or a team with manage-workspaces or read-workspaces. A condition on the
+ * organisations row `o` (an organisation token is this organisation's when its organisation id is `o`'s).
  */
-function orgWideReadSql(principal: Principal, organization: string): string {
-  const siteAdmin = principal.kind === "user" && principal.isSiteAdmin;
-  const orgToken = principal.kind === "organization" && principal.organization.toLowerCase() === organization.toLowerCase();
-  if (siteAdmin || orgToken) return "1";
+function orgWideReadSql(P: Params, principal: Principal): string {
+  if (principal.kind === "user" && principal.isSiteAdmin) return "1";
+  if (principal.kind === "organization") return `o.external_id = ${P.add(principal.organizationId)}`;
   return `EXISTS (SELECT 1 FROM teams t WHERE t.id IN (SELECT id FROM caller_teams) AND (t.is_owners = 1
     OR json_extract(t.organization_access, '$."manage-workspaces"') IS 1 OR json_extract(t.organization_access, '$."read-workspaces"') IS 1))`;
 }
@@ -295,7 +304,7 @@ function pageParts(principal: Principal, organization: string, spec: ListSpec, v
   const orgParam = P.add(organization);
   const L = P.add(spec.limit);
   const O = P.add(spec.offset);
-  const teams = callerTeamsSql(P, principal, orgParam);
+  const teams = callerTeamsSql(P, principal, orgIdOf(orgParam));
   const { positive, negative } = termsOf(P, spec.filters, variant);
   const { keys, desc, collate } = sortKeys(spec.sort);
   const dir = desc ? " DESC" : "";
@@ -307,11 +316,12 @@ function pageParts(principal: Principal, organization: string, spec: ListSpec, v
 /** The page statement of one variant; unguarded when the variant is known to apply. */
 export function pageSql(principal: Principal, organization: string, spec: ListSpec, variant: Variant, guarded: boolean, strategy: Strategy): Sql {
   const { P, orgParam, L, O, teams, positive, negative, keys, dir, collate, order, preds } = pageParts(principal, organization, spec, variant);
-  const wide = orgWideReadSql(principal, organization);
-  const guard = !guarded ? "" : variant === "org-wide" ? ` AND ${wide}` : ` AND NOT ${wide}`;
+  const wide = guarded ? orgWideReadSql(P, principal) : "";
+  const guard = !guarded ? "" : variant === "org-wide" ? ` AND ${wide}` : ` AND NOT (${wide})`;
 
-  const ORG = "(SELECT name FROM org)";
-  const orgTotal = `(SELECT coalesce(sum(c.n), 0) FROM workspace_counts c WHERE c.organization_name = ${ORG})`;
+  // The organisation's id: every index row names it by id (migration 0016).
+  const ORG = "(SELECT id FROM org)";
+  const orgTotal = `(SELECT coalesce(sum(c.n), 0) FROM workspace_counts c WHERE c.organization_id = ${ORG})`;
   let count: string;
   if (positive.length === 0) {
     count = negative.length ? `${orgTotal} - (SELECT count(*) FROM (${union(negative.map((t) => t.set(ORG)))}))` : orgTotal;
@@ -328,9 +338,9 @@ export function pageSql(principal: Principal, organization: string, spec: ListSp
   // stops once the page is full). Walking costs about (offset + limit) * total / n index entries,
   // sorting about n row reads, each a few index entries' worth; a page beyond the end costs neither.
   const small = positive.length === 0 || strategy === "scan" ? "0" : strategy === "sort" ? "1" : `(k.n * k.n * 5 <= 2 * (${O} + ${L}) * k.total)`;
-  const scanOrg = `(SELECT org.name FROM org, k WHERE NOT ${small} AND ${O} < k.n)`;
-  const sortOrg = `(SELECT org.name FROM org, k WHERE ${small} AND ${O} < k.n)`;
-  const scanArm = `SELECT w.id AS id, ${slots} FROM workspaces w WHERE w.organization_name = ${scanOrg}${preds.map((p) => ` AND ${p}`).join("")}
+  const scanOrg = `(SELECT org.id FROM org, k WHERE NOT ${small} AND ${O} < k.n)`;
+  const sortOrg = `(SELECT org.id FROM org, k WHERE ${small} AND ${O} < k.n)`;
+  const scanArm = `SELECT w.id AS id, ${slots} FROM workspaces w WHERE w.organization_id = ${scanOrg}${preds.map((p) => ` AND ${p}`).join("")}
     ORDER BY ${order} LIMIT ${L} OFFSET ${O}`;
   const arms = [`SELECT * FROM (${scanArm})`];
   if (positive.length > 0 && strategy !== "scan") {
@@ -339,7 +349,7 @@ export function pageSql(principal: Principal, organization: string, spec: ListSp
   }
 
   const sql = `WITH caller_teams(id) AS (${teams}),
-  org(name) AS (SELECT o.name FROM organizations o WHERE o.name = ${orgParam}${guard}),
+  org(id) AS (SELECT o.external_id FROM organizations o WHERE o.name = ${orgParam}${guard}),
   k(n, total) AS MATERIALIZED (SELECT ${count}, ${orgTotal}),
   page(id, s1, s2, s3, s4) AS (${arms.join(" UNION ALL ")})
 SELECT 0 AS kind, k.n AS total, NULL AS doc, NULL AS ws_grants, NULL AS prj_grants, NULL AS project, NULL AS ssh_live, NULL AS holder_name,
@@ -350,7 +360,7 @@ SELECT 1, NULL, w.doc,
      FROM team_workspaces tw WHERE tw.workspace_id = w.id AND tw.team_id IN (SELECT id FROM caller_teams)),
   (SELECT json_group_array(json_object('team_id', tp.team_id, 'target_id', tp.project_id, 'access', tp.access, 'perms', tp.perms))
      FROM team_projects tp WHERE tp.project_id = w.project_id AND tp.team_id IN (SELECT id FROM caller_teams)),
-  (SELECT json_object('id', p.id, 'organization_name', p.organization_name, 'name', p.name, 'default_execution_mode', p.default_execution_mode,
+  (SELECT json_object('id', p.id, 'organization_id', p.organization_id, 'name', p.name, 'default_execution_mode', p.default_execution_mode,
      'default_agent_pool_id', p.default_agent_pool_id) FROM projects p WHERE p.id = w.project_id),
   (SELECT 1 FROM ssh_keys sk WHERE sk.id = w.ssh_key_id),
   CASE WHEN w.locked = 1 THEN ${holderNameSql("json_extract(w.doc, '$.lock.holder.type')", "json_extract(w.doc, '$.lock.holder.id')")} END,
@@ -380,7 +390,7 @@ export function listBatch(
   opts: { orgWideRead?: boolean; strategy?: Strategy; projectOptions?: boolean } = {},
 ): ListBatch {
   const P = new Params();
-  const teams = callerTeamsSql(P, principal, P.add(organization));
+  const teams = callerTeamsSql(P, principal, orgIdOf(P.add(organization)));
   const strategy = opts.strategy ?? "auto";
   const variants: Variant[] = opts.orgWideRead === undefined ? ["org-wide", "grants"] : [opts.orgWideRead ? "org-wide" : "grants"];
   const guarded = opts.orgWideRead === undefined;
@@ -408,18 +418,18 @@ export const PROJECT_OPTIONS_MAX = 100;
  */
 function projectOptionsStatements(db: D1Database | D1DatabaseSession, principal: Principal, organization: string): D1PreparedStatement[] {
   const P = new Params();
-  const org = P.add(organization);
+  const org = orgIdOf(P.add(organization));
   const teams = callerTeamsSql(P, principal, org);
   const order = `ORDER BY p.name COLLATE NOCASE, p.id LIMIT ${PROJECT_OPTIONS_MAX}`;
   return [
-    db.prepare(`SELECT p.id, p.name FROM projects p WHERE p.organization_name = ? ${order}`).bind(organization),
+    db.prepare(`SELECT p.id, p.name FROM projects p WHERE p.organization_id = ${orgIdOf("?")} ${order}`).bind(organization),
     db
       .prepare(
         `WITH caller_teams(id) AS (${teams})
-        SELECT p.id, p.name FROM projects p WHERE p.organization_name = ${org} AND (
+        SELECT p.id, p.name FROM projects p WHERE p.organization_id = ${org} AND (
           p.id IN (SELECT tp.project_id FROM team_projects tp WHERE tp.team_id IN (SELECT id FROM caller_teams))
           OR p.id IN (SELECT w.project_id FROM team_workspaces tw JOIN workspaces w ON w.id = tw.workspace_id
-            WHERE w.organization_name = ${org} AND tw.team_id IN (SELECT id FROM caller_teams))) ${order}`,
+            WHERE w.organization_id = ${org} AND tw.team_id IN (SELECT id FROM caller_teams))) ${order}`,
       )
       .bind(...P.values),
   ];
@@ -453,7 +463,7 @@ export function includeProjectsStatement(db: D1Database | D1DatabaseSession, ids
   return db
     .prepare(
       `SELECT p.*,
-         coalesce((SELECT c.n FROM workspace_counts c WHERE c.organization_name = p.organization_name AND c.project_id = p.id), 0) AS workspace_count,
+         coalesce((SELECT c.n FROM workspace_counts c WHERE c.organization_id = p.organization_id AND c.project_id = p.id), 0) AS workspace_count,
          (SELECT count(*) FROM team_projects tp WHERE tp.project_id = p.id) AS team_count
        FROM projects p WHERE p.id IN (SELECT value FROM json_each(?))`,
     )
@@ -467,7 +477,13 @@ export function includeUsersStatement(db: D1Database | D1DatabaseSession, ids: s
 }
 
 export function includeTeamsStatement(db: D1Database | D1DatabaseSession, ids: string[]): D1PreparedStatement {
-  return db.prepare("SELECT id, name, organization_name FROM teams WHERE id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(ids));
+  // With the name of the team's organisation, joined in (rows name it by id).
+  return db
+    .prepare(
+      `SELECT id, name, (SELECT o.name FROM organizations o WHERE o.external_id = teams.organization_id) AS organization_name
+       FROM teams WHERE id IN (SELECT value FROM json_each(?))`,
+    )
+    .bind(JSON.stringify(ids));
 }
 
 export function includeAgentPoolsStatement(db: D1Database | D1DatabaseSession, ids: string[]): D1PreparedStatement {
@@ -480,6 +496,7 @@ export function includeProjectBindingsStatement(db: D1Database | D1DatabaseSessi
     .bind(JSON.stringify(projectIds));
 }
 
+/** The deleted tag ids of the organisation of this name. */
 export function deletedTagsStatement(db: D1Database | D1DatabaseSession, organization: string): D1PreparedStatement {
-  return db.prepare("SELECT id FROM deleted_tags WHERE organization_name = ?").bind(organization);
+  return db.prepare(`SELECT id FROM deleted_tags WHERE organization_id = ${orgIdOf("?")}`).bind(organization);
 }

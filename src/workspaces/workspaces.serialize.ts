@@ -5,6 +5,8 @@ import { effectiveExecution, type Defaults } from "./workspace.rules";
 import type { WorkspaceRecord } from "./workspace.types";
 
 export interface SerializeContext {
+  /** The organisation's name (the record names it by id; a rename shows at once). */
+  organization: string;
   flags: PermissionFlags;
   /** Execution defaults of the workspace's project, else its organisation. */
   defaults: Defaults;
@@ -106,7 +108,7 @@ export function serializeWorkspace(r: Omit<WorkspaceRecord, "tagBindings">, ctx:
     "current-assessment-result": { data: null },
     "effective-tag-bindings": { links: { related: `${self}/effective-tag-bindings` } },
     "tag-bindings": { links: { related: `${self}/tag-bindings` } },
-    organization: { data: { id: r.organization, type: "organizations" } },
+    organization: { data: { id: ctx.organization, type: "organizations" } },
     outputs: { data: (r.outputIds ?? []).map((id) => ({ id, type: "workspace-outputs" })), links: { related: `${self}/current-state-version-outputs` } },
     project: { data: { id: r.projectId, type: "projects" } },
     readme: { data: null },
@@ -130,8 +132,8 @@ export function serializeWorkspace(r: Omit<WorkspaceRecord, "tagBindings">, ctx:
     attributes,
     relationships,
     links: {
-      self: `${API}/organizations/${r.organization}/workspaces/${r.name}`,
-      "self-html": `/app/${r.organization}/workspaces/${r.name}`,
+      self: `${API}/organizations/${ctx.organization}/workspaces/${r.name}`,
+      "self-html": `/app/${ctx.organization}/workspaces/${r.name}`,
     },
   };
 }

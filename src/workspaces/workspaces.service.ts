@@ -39,10 +39,13 @@ export function defaultsFor(access: OrgAccess, project: ProjectDefaultsRow | und
   return { executionMode: access.organization.defaultExecutionMode, agentPoolId: access.organization.defaultAgentPoolId };
 }
 
-/** Loads the caller's access for these workspaces (one D1 batch); null when the org is not visible. */
+/**
+ * Loads the caller's access for these workspaces of one organisation, named by its id (one D1 batch); null when
+ * the org is not visible (or no longer exists).
+ */
 export async function loadScope(
   caller: Caller,
-  organization: string,
+  organizationId: string,
   records: WorkspaceRecord[],
   extraProjectIds: string[] = [],
 ): Promise<WorkspaceScope | null> {
@@ -55,11 +58,11 @@ export async function loadScope(
     loadAccessBatch(
       db,
       caller.principal,
-      organization,
+      { id: organizationId },
       records.map((r) => r.id),
       projectIds,
     ),
-    records.some((r) => keyOnlyTagIds(r.tags).length > 0) ? deadTagIds(db, organization) : null,
+    records.some((r) => keyOnlyTagIds(r.tags).length > 0) ? deadTagIds(db, organizationId) : null,
     sshKeyIds.length ? liveSshKeyIds(db, sshKeyIds) : null,
   ]);
   if (!loaded) return null;
@@ -86,6 +89,8 @@ export function scopeFrom(
     capsOf,
     serialize: (r) =>
       serializeWorkspace(deadTags ? { ...r, tags: withoutDeadTags(r.tags, deadTags) } : r, {
+        // The organisation's name as this request read it: the record names it by id (issue 19).
+        organization: access.organization.name,
         flags: flagsFor(access, capsOf(r)),
         defaults: defaultsFor(access, projects.get(r.projectId)),
         edition: ed,
@@ -94,7 +99,7 @@ export function scopeFrom(
   };
 }
 
-/** A workspace named by id, or by organisation and name (resolved through the D1 index). */
+/** A workspace named by id, or by organisation name and name as a URL names it (resolved through the D1 index). */
 export type WorkspaceRef = string | { organization: string; name: string };
 
 /** The workspace's id (a name is looked up case-insensitively in the D1 index). */
@@ -148,7 +153,7 @@ export async function readRef(caller: Caller, ref: WorkspaceRef, action: Action 
 async function readFresh(caller: Caller, id: string, action: Action): Promise<Readable> {
   const res = await workspaceStub(caller.env, id).get();
   if (!res.ok) throw ApiError.of("not_found");
-  const scope = await loadScope(caller, res.value.organization, [res.value]);
+  const scope = await loadScope(caller, res.value.organizationId, [res.value]);
   if (!scope) throw ApiError.of("not_found");
   return authoriseOn(caller, res.value, scope, action);
 }
@@ -186,9 +191,9 @@ export async function mutateAs<T>(
   return { readable, value: done.value, bookmark: done.bookmark };
 }
 
-/** Name → id through the D1 index (case-insensitive). */
+/** Name → id through the D1 index (case-insensitive), in the organisation of that name. */
 export async function idByName(caller: Caller, organization: string, name: string): Promise<string> {
-  const row = await selectByName(caller.db, organization, name).first<{ id: string }>();
+  const row = await selectByName(caller.db, { name: organization }, name).first<{ id: string }>();
   if (!row) throw ApiError.of("not_found");
   return row.id;
 }

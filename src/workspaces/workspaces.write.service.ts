@@ -24,38 +24,41 @@ export interface Written {
   bookmark?: string | null;
 }
 
-/** Claims a workspace name, taking over a claim whose holder never committed (lease expired). */
-async function claim(caller: Caller, organization: string, name: string, workspaceId: string): Promise<number> {
+/**
+ * Claims a workspace name in the organisation (by its id, so a concurrent organisation rename changes nothing here),
+ * taking over a claim whose holder never committed (lease expired).
+ */
+async function claim(caller: Caller, organizationId: string, name: string, workspaceId: string): Promise<number> {
   const db = caller.env.DB;
   for (let attempt = 0; attempt < 3; attempt++) {
     const now = Date.now();
-    const outcome = await claimName(db, organization, name, workspaceId, now);
+    const outcome = await claimName(db, organizationId, name, workspaceId, now);
     if (outcome.claimed) return now;
     const stale = !outcome.committed && now - outcome.claimedAt > NAME_LEASE_MS;
     if (!stale) break;
     const { released } = unwrap(await workspaceStub(caller.env, outcome.holder).releaseName(name, now)).value;
     if (!released) break;
-    await releaseClaim(db, organization, name, outcome.holder);
+    await releaseClaim(db, organizationId, name, outcome.holder);
   }
   throw ApiError.of("invalid_attribute", { detail: "Name has already been taken", pointer: "/data/attributes/name" });
 }
 
-/** Checks references the attributes make to organisation registries (agent pools, OAuth tokens). */
-async function checkReferences(caller: Caller, organization: string, n: NormalisedAttributes): Promise<void> {
+/** Checks references the attributes make to organisation registries (agent pools, OAuth tokens), by organisation id. */
+async function checkReferences(caller: Caller, organizationId: string, n: NormalisedAttributes): Promise<void> {
   const poolId = n.settings["agent-pool-id"];
-  if (poolId && !(await agentPoolExists(caller.db, poolId, organization))) {
+  if (poolId && !(await agentPoolExists(caller.db, poolId, organizationId))) {
     throw ApiError.of("invalid_attribute", { detail: "Agent pool not found", pointer: "/data/attributes/agent-pool-id" });
   }
   const tokenId = n.vcsRepo?.["oauth-token-id"];
-  if (tokenId && !(await oauthTokenExists(caller.db, tokenId, organization))) {
+  if (tokenId && !(await oauthTokenExists(caller.db, tokenId, organizationId))) {
     throw ApiError.of("invalid_attribute", { detail: "OAuth token not found", pointer: "/data/attributes/vcs-repo/oauth-token-id" });
   }
 }
 
 const projectNotFound = () => ApiError.of("invalid_attribute", { detail: "Project not found", pointer: "/data/relationships/project/data/id" });
 
-async function requireProject(caller: Caller, organization: string, projectId: string): Promise<void> {
-  if (!(await projectExists(caller.db, projectId, organization))) throw projectNotFound();
+async function requireProject(caller: Caller, organizationId: string, projectId: string): Promise<void> {
+  if (!(await projectExists(caller.db, projectId, organizationId))) throw projectNotFound();
 }
 
 /**
@@ -63,8 +66,8 @@ async function requireProject(caller: Caller, organization: string, projectId: s
  * delete either sees the hold and refuses, or came first and the hold fails. `onRefused` undoes
  * what the request took before (its name claim).
  */
-async function holdProjectFor(caller: Caller, organization: string, projectId: string, workspaceId: string, onRefused: () => Promise<void>): Promise<void> {
-  if (await holdProject(caller.db, projectId, organization, workspaceId, Date.now())) return;
+async function holdProjectFor(caller: Caller, organizationId: string, projectId: string, workspaceId: string, onRefused: () => Promise<void>): Promise<void> {
+  if (await holdProject(caller.db, projectId, organizationId, workspaceId, Date.now())) return;
   await onRefused();
   throw projectNotFound();
 }
@@ -85,14 +88,16 @@ export async function createWorkspace(
   const requestedProject = body.relationships?.project?.data?.id || undefined;
   // One batch: the organisation, the caller's teams and their grants on the target project (the
   // default one resolved in SQL), and that project, which also proves it belongs to the organisation.
-  const rows = await createAccessRows(caller.db, caller.principal, organizationName, requestedProject ?? null);
+  // From here on the organisation is its id: a rename racing this create leaves it unaffected (the workspace is
+  // created in the organisation the name denoted when this batch ran, as if the create came first).
+  const rows = await createAccessRows(caller.db, caller.principal, { name: organizationName }, requestedProject ?? null);
   const access = rows.org ? buildOrgAccess(caller.principal, toOrganization(rows.org), rows.teams) : null;
   if (!access) throw ApiError.of("not_found");
   const organization = access.organization;
   const projectId = requestedProject ?? organization.defaultProjectId;
   if (requestedProject && !rows.projects.some((p) => p.id === requestedProject)) throw projectNotFound();
   authorize(caller, "workspace.create", { access, project: projectRights(access, projectId, rows.grants.projects) });
-  await checkReferences(caller, organization.name, n);
+  await checkReferences(caller, organization.externalId, n);
   const settings = applySettings(defaultSettings(caller.env.LATEST_ENGINE_VERSION ?? "1.14.0"), n);
   if (isFailure(settings)) throw ApiError.of(settings.code, { detail: settings.detail, pointer: settings.pointer });
   // A new workspace that inherits its project's auto-destroy settings and sets no duration of its
@@ -105,15 +110,15 @@ export async function createWorkspace(
 
   const now = nowIso();
   // Tags given on create: flat tags (`relationships.tags`, as go-tfe sends them) and key-value bindings.
-  const tagSets = await createTagEntries(caller, organization.name, body.relationships, now);
+  const tagSets = await createTagEntries(caller, organization.externalId, body.relationships, now);
   const id = newId("ws");
   const name = n.name ?? body.attributes.name;
-  await claim(caller, organization.name, name, id);
-  if (requestedProject) await holdProjectFor(caller, organization.name, projectId, id, () => releaseClaim(caller.env.DB, organization.name, name, id));
+  const orgId = organization.externalId;
+  await claim(caller, orgId, name, id);
+  if (requestedProject) await holdProjectFor(caller, orgId, projectId, id, () => releaseClaim(caller.env.DB, orgId, name, id));
   const result = await workspaceStub(caller.env, id).create({
     id,
-    organization: organization.name,
-    organizationId: organization.externalId,
+    organizationId: orgId,
     projectId,
     name,
     settings,
@@ -123,7 +128,7 @@ export async function createWorkspace(
     faults,
   });
   if (!result.ok) {
-    await releaseClaim(caller.env.DB, organization.name, name, id);
+    await releaseClaim(caller.env.DB, orgId, name, id);
     if (requestedProject) await releaseProject(caller.db, projectId, id);
     unwrap(result);
     throw ApiError.of("internal");
@@ -141,16 +146,17 @@ export async function updateWorkspace(
 ): Promise<Written> {
   const { record, scope, caps } = await readRef(caller, ref, "workspace.update");
   const n = normalise(caller, body.attributes ?? {});
-  const organization = scope.access.organization.name;
-  await checkReferences(caller, organization, n);
+  // The organisation by id: the record's own reference, unchanged by a concurrent organisation rename.
+  const organizationId = record.organizationId;
+  await checkReferences(caller, organizationId, n);
   const now = nowIso();
 
   let projectId: string | undefined;
   const requestedProject = body.relationships?.project?.data?.id;
   if (requestedProject && requestedProject !== record.projectId) {
-    await requireProject(caller, organization, requestedProject);
+    await requireProject(caller, organizationId, requestedProject);
     // Moving needs admin (move) on both the source and the destination project (spec §5.8).
-    const dest = await loadScope(caller, organization, [{ ...record, projectId: requestedProject }]);
+    const dest = await loadScope(caller, organizationId, [{ ...record, projectId: requestedProject }]);
     if (!dest) throw ApiError.of("not_found");
     const destCaps = dest.capsOf({ ...record, projectId: requestedProject });
     if (
@@ -170,16 +176,16 @@ export async function updateWorkspace(
   }
   let flatTags: FlatInput[] | undefined;
   if (body.relationships?.tags) {
-    flatTags = await resolveFlatAdds(caller, organization, body.relationships.tags.data, "/data/relationships/tags/data", now);
+    flatTags = await resolveFlatAdds(caller, organizationId, body.relationships.tags.data, "/data/relationships/tags/data", now);
   }
 
   let nameClaimedAt: number | undefined;
   const renaming = n.name !== undefined && n.name !== record.name;
-  if (renaming) nameClaimedAt = await claim(caller, organization, n.name!, record.id);
+  if (renaming) nameClaimedAt = await claim(caller, organizationId, n.name!, record.id);
   const releaseName = async () => {
-    if (renaming && n.name!.toLowerCase() !== record.name.toLowerCase()) await releaseClaim(caller.env.DB, organization, n.name!, record.id);
+    if (renaming && n.name!.toLowerCase() !== record.name.toLowerCase()) await releaseClaim(caller.env.DB, organizationId, n.name!, record.id);
   };
-  if (projectId) await holdProjectFor(caller, organization, projectId, record.id, releaseName);
+  if (projectId) await holdProjectFor(caller, organizationId, projectId, record.id, releaseName);
   const result = await workspaceStub(caller.env, record.id).update({
     name: n.name,
     nameClaimedAt,
@@ -198,7 +204,7 @@ export async function updateWorkspace(
     unwrap(result);
   }
   const done = unwrap(result);
-  const fresh = projectId ? await loadScope(caller, organization, [done.value]) : scope;
+  const fresh = projectId ? await loadScope(caller, organizationId, [done.value]) : scope;
   if (!fresh) throw ApiError.of("not_found");
   return { workspace: done.value, scope: fresh, bookmark: done.bookmark };
 }

@@ -1,0 +1,206 @@
+#!/usr/bin/env node
+// `npm run test:store-upgrade`: a store written by the code before organisation renames (issue 19: D1 rows and
+// workspace records naming their organisation by name) keeps working after the upgrade. The previous code (by default
+// the parent of the commit that added migrations/0016_organization_ids.sql, else HEAD; `--from <ref>` to choose) is
+// extracted with `git archive` into a temporary directory and run with `npm start` on a fresh PERSIST_DIR; it writes an
+// organisation with workspaces, tags, a lock, a state version, a variable, teams and tokens. Then this checkout's
+// `npm start` runs on the same store: it must apply migration 0016, show everything as it was, rename the organisation
+// and find nothing inconsistent. Prints PASS/FAIL per check; exit code 1 on any failure. Node built-ins, git and tar.
+import { spawn, spawnSync } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdtempSync, openSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { root } from "./lib/local-env.mjs";
+import { freePort, groups, killAllGroups, newAdminToken, sleep, stopGroup, tail } from "./lib/service.mjs";
+
+const MIGRATION = "migrations/0016_organization_ids.sql";
+const argv = process.argv.slice(2);
+const fromArg = argv.indexOf("--from");
+const git = (...args) => spawnSync("git", ["-C", root, ...args], { encoding: "utf8" });
+
+function oldRef() {
+  if (fromArg >= 0) return argv[fromArg + 1];
+  const added = git("log", "-1", "--format=%H", "--diff-filter=A", "HEAD", "--", MIGRATION).stdout.trim();
+  return added ? `${added}^` : "HEAD";
+}
+
+const ref = oldRef();
+if (git("ls-tree", "--name-only", ref, "--", MIGRATION).stdout.trim()) {
+  console.error(`store-upgrade: ${ref} already has ${MIGRATION}; pass --from <a ref before it>`);
+  process.exit(1);
+}
+const work = mkdtempSync(join(tmpdir(), "store-upgrade-"));
+const oldRoot = join(work, "previous");
+const store = join(work, "store");
+const extract = spawnSync("sh", ["-c", `mkdir -p "${oldRoot}" && git -C "${root}" archive "${ref}" | tar -x -C "${oldRoot}"`], { encoding: "utf8" });
+if (extract.status !== 0) {
+  console.error(`store-upgrade: could not extract ${ref}: ${extract.stderr}`);
+  process.exit(1);
+}
+// The previous code runs on this checkout's dependencies (same lock file, or close enough to build it).
+symlinkSync(join(root, "node_modules"), join(oldRoot, "node_modules"), "dir");
+
+const token = newAdminToken();
+// The same secrets for both runs: the variables' values are sealed with a key derived from VARIABLES_ENCRYPTION_KEY.
+const secrets = { ADMIN_TOKEN: token, BLOB_SIGNING_KEY: randomBytes(16).toString("hex"), VARIABLES_ENCRYPTION_KEY: randomBytes(32).toString("hex") };
+let failures = 0;
+const check = (ok, what) => {
+  console.log(`${ok ? "PASS" : "FAIL"} ${what}`);
+  if (!ok) failures++;
+};
+process.on("exit", killAllGroups);
+
+async function withRuntime(dir, label, fn) {
+  const port = await freePort();
+  const log = join(work, `${label}.log`);
+  const fd = openSync(log, "w");
+  const child = spawn(process.execPath, [join(dir, "scripts", "start.mjs")], {
+    cwd: dir,
+    detached: true,
+    stdio: ["ignore", fd, fd],
+    env: { ...process.env, ...secrets, PORT: String(port), PERSIST_DIR: store, RATE_LIMIT: "0", EDITION: "self-hosted" },
+  });
+  groups.add(child.pid);
+  const base = `http://127.0.0.1:${port}/api/v2`;
+  const api = async (method, path, body, as = token) => {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${as}`, "Content-Type": "application/vnd.api+json" },
+      body: body && JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null };
+  };
+  const until = Date.now() + 180_000;
+  for (;;) {
+    try {
+      if ((await fetch(`${base}/ping`, { headers: { Authorization: `Bearer ${token}` } })).status === 204) break;
+    } catch {}
+    if (Date.now() > until) throw new Error(`${label} did not start:\n${tail(log)}`);
+    await sleep(300);
+  }
+  try {
+    await fn(api, () => readFileSync(log, "utf8"));
+  } finally {
+    await stopGroup(child.pid);
+  }
+}
+
+const ORG = "upgrade-org";
+const RENAMED = "upgrade-renamed";
+const doc = (type, attributes, relationships) => ({ data: { type, attributes, ...(relationships ? { relationships } : {}) } });
+const STATE = JSON.stringify({ version: 4, serial: 1, lineage: "upgrade", resources: [], outputs: { o: { value: "v", type: "string" } } });
+const ids = (res) => res.body.data.map((x) => x.id).sort();
+let alpha, beta, teamToken, orgToken, before;
+
+try {
+  console.log(`store-upgrade: previous code from ${ref} (${git("rev-parse", "--short", ref).stdout.trim()})`);
+  await withRuntime(oldRoot, "previous", async (api) => {
+    check((await api("POST", "/organizations", doc("organizations", { name: ORG, email: "u@example.com" }))).status === 201, "previous: create organisation");
+    const project = await api("POST", `/organizations/${ORG}/projects`, doc("projects", { name: "proj-a" }));
+    alpha = (
+      await api(
+        "POST",
+        `/organizations/${ORG}/workspaces`,
+        doc(
+          "workspaces",
+          { name: "alpha", description: "d" },
+          {
+            project: { data: { type: "projects", id: project.body.data.id } },
+            tags: { data: [{ type: "tags", attributes: { name: "flat1" } }] },
+            "tag-bindings": { data: [{ type: "tag-bindings", attributes: { key: "env", value: "prod" } }] },
+          },
+        ),
+      )
+    ).body.data.id;
+    beta = (await api("POST", `/organizations/${ORG}/workspaces`, doc("workspaces", { name: "beta" }))).body.data.id;
+    check(!!alpha && !!beta, "previous: create workspaces (tags, bindings, a project)");
+    check((await api("POST", `/workspaces/${alpha}/vars`, doc("vars", { key: "k", value: "v", category: "terraform" }))).status === 201, "previous: variable");
+    const key = await api("POST", `/organizations/${ORG}/ssh-keys`, doc("ssh-keys", { name: "key", value: "secret" }));
+    check(
+      (await api("PATCH", `/workspaces/${alpha}/relationships/ssh-key`, doc("workspaces", { id: key.body.data.id }))).status === 200,
+      "previous: SSH key assigned",
+    );
+    check((await api("POST", `/workspaces/${beta}/actions/lock`, { reason: "held" })).status === 200, "previous: lock");
+    const sv = await api("POST", `/workspaces/${beta}/state-versions`, {
+      data: {
+        type: "state-versions",
+        attributes: { serial: 1, md5: createHash("md5").update(STATE).digest("hex"), state: Buffer.from(STATE).toString("base64") },
+      },
+    });
+    check(sv.status === 201, "previous: state version");
+    const team = await api("POST", `/organizations/${ORG}/teams`, doc("teams", { name: "devs" }));
+    await api("POST", "/team-workspaces", {
+      data: {
+        type: "team-workspaces",
+        attributes: { access: "read" },
+        relationships: { team: { data: { type: "teams", id: team.body.data.id } }, workspace: { data: { type: "workspaces", id: beta } } },
+      },
+    });
+    teamToken = (await api("POST", `/teams/${team.body.data.id}/authentication-token`, doc("authentication-tokens", {}))).body?.data?.attributes?.token;
+    orgToken = (await api("POST", `/organizations/${ORG}/authentication-token`, doc("authentication-tokens", {}))).body?.data?.attributes?.token;
+    check(!!teamToken && !!orgToken, "previous: team token and organisation token");
+    check((await api("POST", `/organizations/${ORG}/varsets`, doc("varsets", { name: "vs", global: true }))).status === 201, "previous: variable set");
+    check(
+      (await api("POST", `/organizations/${ORG}/relationships/data-retention-policy`, doc("data-retention-policy-dont-deletes", {}))).status < 300,
+      "previous: organisation retention policy",
+    );
+    before = {
+      alpha: (await api("GET", `/workspaces/${alpha}`)).body.data,
+      beta: (await api("GET", `/workspaces/${beta}`)).body.data,
+      list: ids(await api("GET", `/organizations/${ORG}/workspaces`)),
+    };
+  });
+
+  await withRuntime(root, "upgraded", async (api, log) => {
+    check(/applied 0016_organization_ids\.sql/.test(log()), "upgraded: applies migration 0016 to the previous code's store");
+    const shownAlpha = await api("GET", `/workspaces/${alpha}`);
+    const shownBeta = await api("GET", `/workspaces/${beta}`);
+    check(JSON.stringify(shownAlpha.body.data) === JSON.stringify(before.alpha), "upgraded: a workspace reads exactly as before (by id)");
+    check(JSON.stringify(shownBeta.body.data) === JSON.stringify(before.beta), "upgraded: the locked workspace reads exactly as before");
+    check((await api("GET", `/organizations/${ORG}/workspaces/alpha`)).body?.data?.id === alpha, "upgraded: name lookup");
+    check(JSON.stringify(ids(await api("GET", `/organizations/${ORG}/workspaces`))) === JSON.stringify(before.list), "upgraded: list");
+    const tagged = await api("GET", `/organizations/${ORG}/workspaces?filter%5Btagged%5D%5B0%5D%5Bkey%5D=env&filter%5Btagged%5D%5B0%5D%5Bvalue%5D=prod`);
+    check(JSON.stringify(ids(tagged)) === JSON.stringify([alpha]), "upgraded: tag binding filter");
+    check(
+      JSON.stringify(ids(await api("GET", `/organizations/${ORG}/workspaces?search%5Btags%5D=flat1`))) === JSON.stringify([alpha]),
+      "upgraded: flat tag search",
+    );
+    const tags = await api("GET", `/organizations/${ORG}/tags`);
+    check(tags.body?.data?.[0]?.attributes?.["instance-count"] === 1, "upgraded: organisation tags");
+    check((await api("GET", `/workspaces/${alpha}/vars`)).body?.data?.[0]?.attributes?.value === "v", "upgraded: variable (DO)");
+    check((await api("GET", `/workspaces/${beta}/current-state-version`)).status === 200, "upgraded: current state version (DO)");
+    check((await api("GET", `/workspaces/${beta}`, undefined, teamToken)).status === 200, "upgraded: the previous team token reads its workspace");
+    check((await api("GET", `/organizations/${ORG}`, undefined, orgToken)).status === 200, "upgraded: the previous organisation token");
+    check((await api("GET", `/organizations/${ORG}/relationships/data-retention-policy`)).status === 200, "upgraded: organisation retention policy");
+    check((await api("GET", `/organizations/${ORG}/varsets`)).body?.data?.length === 1, "upgraded: variable sets");
+    const consistent = await api("GET", "/admin/consistency?page%5Bsize%5D=100");
+    check(consistent.status === 200 && consistent.body.data.length === 0, "upgraded: the consistency checker finds no difference");
+
+    const renamed = await api("PATCH", `/organizations/${ORG}`, doc("organizations", { name: RENAMED }));
+    check(renamed.status === 200 && renamed.body.data.id === RENAMED, "upgraded: rename the organisation");
+    check((await api("GET", `/organizations/${ORG}/workspaces/alpha`)).status === 404, "upgraded: the old name answers 404");
+    const after = await api("GET", `/workspaces/${alpha}`);
+    check(
+      after.body?.data?.relationships?.organization?.data?.id === RENAMED && after.body.data.links["self-html"] === `/app/${RENAMED}/workspaces/alpha`,
+      "upgraded: workspaces show the new name",
+    );
+    check(JSON.stringify(ids(await api("GET", `/organizations/${RENAMED}/workspaces`))) === JSON.stringify(before.list), "upgraded: list under the new name");
+    check((await api("GET", `/workspaces/${beta}`, undefined, teamToken)).status === 200, "upgraded: the team token after the rename");
+    check((await api("GET", `/organizations/${RENAMED}`, undefined, orgToken)).status === 200, "upgraded: the organisation token after the rename");
+    check((await api("POST", `/workspaces/${beta}/actions/unlock`)).status === 200, "upgraded: unlock the previous code's lock");
+    check((await api("POST", `/organizations/${RENAMED}/workspaces`, doc("workspaces", { name: "gamma" }))).status === 201, "upgraded: create a workspace");
+    check((await api("POST", "/organizations", doc("organizations", { name: ORG, email: "u@example.com" }))).status === 201, "upgraded: the old name is free");
+    check((await api("GET", `/organizations/${ORG}/workspaces`)).body?.data?.length === 0, "upgraded: the new organisation of that name is empty");
+    const again = await api("GET", "/admin/consistency?page%5Bsize%5D=100");
+    check(again.status === 200 && again.body.data.length === 0, "upgraded: still consistent after the rename");
+  });
+} catch (err) {
+  console.error(err.stack ?? err);
+  failures++;
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+console.log(failures ? `store-upgrade: ${failures} failure(s)` : "store-upgrade: the previous code's store works after the upgrade");
+process.exit(failures ? 1 : 0);
