@@ -1,0 +1,402 @@
+// The three servers of the side-by-side bench (bench/peers.mjs): how each is found or installed, started on loopback
+// with a throwaway store, given an API token, and stopped. Each server is an object:
+//   { key, label, version, notes[], skip (a reason, or null), base, token, parts: [{ name, pgid }], prepare() (finds or
+//     installs it: returns null, or why it cannot run), start(), stop(), createBody(name, tagged), pingStatuses, logFiles }
+// Peers are run as they are shipped; nothing of theirs is copied here. Where a peer cannot be had, `skip` says why.
+import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { chownSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort, groups, newAdminToken, sleep, stopGroup, tail } from "../../scripts/lib/service.mjs";
+
+export const OTF_MODULE = "github.com/leg100/otf/cmd/otfd";
+export const OTF_VERSION = process.env.OTF_VERSION || "v0.6.3";
+export const BUN_VERSION = process.env.BUN_VERSION || "1.3.14"; // the Bun Terrence's CI pins (setup-bun bun-version)
+
+const run = (cmd, args, opts = {}) => spawnSync(cmd, args, { encoding: "utf8", maxBuffer: 64 << 20, ...opts });
+// Error texts go into the report: registry addresses are replaced by a placeholder.
+const firstLines = (text, n = 4) =>
+  String(text ?? "")
+    .replace(/https?:\/\/[^/\s]+/g, "<registry>")
+    .trim()
+    .split("\n")
+    .slice(0, n)
+    .join(" | ");
+
+// ---------------------------------------------------------------- HTTP helpers for setup
+async function http(base, token, method, path, body) {
+  const res = await fetch(`${base}/api/v2${path}`, {
+    method,
+    headers: {
+      ...(token ? { Authorization: `Bearer ${token}` } : {}),
+      "Content-Type": "application/vnd.api+json",
+      Accept: "application/vnd.api+json",
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await res.text();
+  let json = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {}
+  return { status: res.status, json, text };
+}
+
+async function waitFor(what, logFile, isUp, exited, timeoutMs = 180_000) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    if (exited()) throw new Error(`${what} exited (${exited()}); last lines of ${logFile}:\n${tail(logFile)}`);
+    try {
+      if (await isUp()) return;
+    } catch {}
+    if (Date.now() > until) throw new Error(`${what} did not come up within ${timeoutMs / 1000} s; last lines of ${logFile}:\n${tail(logFile)}`);
+    await sleep(300);
+  }
+}
+
+/** Spawns a command in its own process group (registered for cleanup); returns { pgid, exited() }. */
+function spawnGroup(cmd, args, { cwd, env, logFile }) {
+  const fd = openSync(logFile, "a");
+  const child = spawn(cmd, args, { cwd, env, detached: true, stdio: ["ignore", fd, fd] });
+  let exited = null;
+  child.on("error", (e) => (exited = `could not run ${cmd}: ${e.message}`));
+  child.on("exit", (code, sig) => (exited = sig ?? `code ${code}`));
+  if (child.pid) groups.add(child.pid);
+  return { pgid: child.pid, exited: () => exited };
+}
+
+// ---------------------------------------------------------------- ours: `npm start` (node scripts/start.mjs)
+export function ours(root) {
+  const s = {
+    key: "ours",
+    label: "workspace-service",
+    version: null,
+    notes: ["`npm start` (scripts/start.mjs: the built Worker on workerd through Miniflare), fresh PERSIST_DIR, EXPOSE_HOPS=1, RATE_LIMIT=0"],
+    skip: null,
+    pingStatuses: [204],
+    parts: [],
+    logFiles: [],
+    dirs: [],
+    createBody: (name, tagged) => ({
+      data: {
+        type: "workspaces",
+        attributes: { name },
+        ...(tagged ? { relationships: { tags: { data: [{ type: "tags", attributes: { name: "critical" } }] } } } : {}),
+      },
+    }),
+  };
+  const sha = run("git", ["-C", root, "rev-parse", "--short", "HEAD"]).stdout?.trim();
+  const dirty = run("git", ["-C", root, "status", "--porcelain", "--untracked-files=no"]).stdout?.trim();
+  s.version = `${sha || "unknown commit"}${dirty ? " + uncommitted changes" : ""} (node ${process.versions.node})`;
+  s.start = async () => {
+    const dir = mkdtempSync(join(tmpdir(), "peers-ours-"));
+    s.dirs.push(dir);
+    const logFile = join(dir, "server.log");
+    s.logFiles.push(logFile);
+    const port = await freePort();
+    s.token = newAdminToken();
+    s.base = `http://127.0.0.1:${port}`;
+    // node scripts/start.mjs (what `npm start` runs), without npm's own process in the RSS, as bench/run.mjs does.
+    const p = spawnGroup(process.execPath, [join(root, "scripts", "start.mjs")], {
+      cwd: root,
+      logFile,
+      env: {
+        ...process.env,
+        PORT: String(port),
+        ADMIN_TOKEN: s.token,
+        PERSIST_DIR: join(dir, "store"),
+        RATE_LIMIT: "0",
+        EXPOSE_HOPS: "1",
+        EDITION: "self-hosted",
+      },
+    });
+    s.parts = [{ name: "node + workerd", pgid: p.pgid }];
+    await waitFor("npm start", logFile, async () => (await http(s.base, s.token, "GET", "/ping")).status === 204, p.exited);
+  };
+  s.stop = async () => {
+    for (const p of s.parts) await stopGroup(p.pgid);
+  };
+  return s;
+}
+
+// ---------------------------------------------------------------- OTF: otfd + a throwaway PostgreSQL cluster
+function pgBinDir() {
+  const candidates = [process.env.PG_BINDIR, "/usr/lib/postgresql/15/bin", run("pg_config", ["--bindir"]).stdout?.trim()].filter(Boolean);
+  return candidates.find((d) => existsSync(join(d, "initdb")) && existsSync(join(d, "postgres"))) ?? null;
+}
+
+export function otf(root) {
+  const peersDir = join(root, ".peers");
+  const bin = process.env.OTF_BIN || join(peersDir, "bin", "otfd");
+  const s = {
+    key: "otf",
+    label: "OTF",
+    version: null,
+    notes: [],
+    skip: null,
+    pingStatuses: [204],
+    parts: [],
+    logFiles: [],
+    dirs: [],
+    // OTF takes tags as a `tags` relationship (names), as the TFE API documents.
+    createBody: (name, tagged) => ({
+      data: {
+        type: "workspaces",
+        attributes: { name },
+        ...(tagged ? { relationships: { tags: { data: [{ type: "tags", attributes: { name: "critical" } }] } } } : {}),
+      },
+    }),
+  };
+  s.prepare = () => {
+    if (!existsSync(bin)) {
+      if (process.env.OTF_BIN) return `OTF_BIN=${bin} does not exist`;
+      if (process.env.PEERS_INSTALL === "0") return `no otfd at ${bin} (PEERS_INSTALL=0: not installing)`;
+      if (run("go", ["version"]).status !== 0) return "no otfd binary and no Go toolchain to install it";
+      mkdirSync(join(peersDir, "bin"), { recursive: true });
+      console.log(`peers: go install ${OTF_MODULE}@${OTF_VERSION} (GOBIN=${join(peersDir, "bin")}) …`);
+      const r = run("go", ["install", `${OTF_MODULE}@${OTF_VERSION}`], { env: { ...process.env, GOBIN: join(peersDir, "bin") }, cwd: tmpdir() });
+      if (r.status !== 0 || !existsSync(bin)) {
+        return `\`go install ${OTF_MODULE}@${OTF_VERSION}\` failed: ${firstLines(r.stderr || r.error?.message, 3)}`;
+      }
+    }
+    const v = run(bin, ["--version"]);
+    if (v.status !== 0) return `${bin} --version failed: ${firstLines(v.stderr || v.error?.message)}`;
+    s.pgBin = pgBinDir();
+    if (!s.pgBin) return "no PostgreSQL server binaries (initdb, postgres) found; set PG_BINDIR";
+    const pgv = run(join(s.pgBin, "postgres"), ["--version"]).stdout?.trim();
+    s.version = `${v.stdout.trim()} (${bin}); ${pgv}`;
+    if (process.getuid?.() === 0) {
+      // PostgreSQL refuses to run as root: its processes run as the `postgres` user, through setpriv (no extra process).
+      const uid = run("id", ["-u", "postgres"]).stdout?.trim();
+      const gid = run("id", ["-g", "postgres"]).stdout?.trim();
+      if (!uid || !gid) return "running as root and there is no `postgres` user to run PostgreSQL as";
+      s.pgUser = { uid: Number(uid), gid: Number(gid) };
+    }
+    s.notes.push(
+      `otfd (version above); a throwaway PostgreSQL cluster (initdb into a temp dir, trust auth on 127.0.0.1, own port${s.pgUser ? ", run as the `postgres` user" : ""}, default settings); site token for every API call`,
+      "otfd's in-process runner and schedulers run as shipped; at start it tries to look up the latest Terraform release (fails: no network), which it only logs",
+    );
+    return null;
+  };
+  s.start = async () => {
+    const dir = mkdtempSync(join(tmpdir(), "peers-otf-"));
+    s.dirs.push(dir);
+    const pgLog = join(dir, "postgres.log");
+    const otfLog = join(dir, "otfd.log");
+    s.logFiles.push(otfLog, pgLog);
+    const asPg = s.pgUser ? ["setpriv", `--reuid=${s.pgUser.uid}`, `--regid=${s.pgUser.gid}`, "--clear-groups", "--"] : [];
+    if (s.pgUser) chownSync(dir, s.pgUser.uid, s.pgUser.gid);
+    writeFileSync(pgLog, "");
+    if (s.pgUser) chownSync(pgLog, s.pgUser.uid, s.pgUser.gid);
+    const data = join(dir, "pgdata");
+    const init = [...asPg, join(s.pgBin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"];
+    const r = run(init[0], init.slice(1), { cwd: dir });
+    if (r.status !== 0) throw new Error(`initdb failed: ${firstLines(r.stderr || r.stdout || r.error?.message, 6)}`);
+    const pgPort = await freePort();
+    const pgArgs = [
+      ...asPg,
+      join(s.pgBin, "postgres"),
+      "-D",
+      data,
+      "-p",
+      String(pgPort),
+      "-c",
+      "listen_addresses=127.0.0.1",
+      "-c",
+      `unix_socket_directories=${dir}`,
+    ];
+    const pg = spawnGroup(pgArgs[0], pgArgs.slice(1), { cwd: dir, env: process.env, logFile: pgLog });
+    s.parts = [{ name: "postgres", pgid: pg.pgid }];
+    await waitFor(
+      "postgres",
+      pgLog,
+      async () => run(join(s.pgBin, "pg_isready"), ["-h", "127.0.0.1", "-p", String(pgPort), "-U", "postgres"]).status === 0,
+      pg.exited,
+      60_000,
+    );
+    const c = run(join(s.pgBin, "createdb"), ["-h", "127.0.0.1", "-p", String(pgPort), "-U", "postgres", "otf"]);
+    if (c.status !== 0) throw new Error(`createdb failed: ${firstLines(c.stderr || c.error?.message)}`);
+    const port = await freePort();
+    s.token = `site-${randomBytes(24).toString("hex")}`;
+    s.base = `http://127.0.0.1:${port}`;
+    const o = spawnGroup(
+      bin,
+      [
+        "--address",
+        `127.0.0.1:${port}`,
+        "--hostname",
+        `127.0.0.1:${port}`,
+        "--database",
+        `postgres://postgres@127.0.0.1:${pgPort}/otf?sslmode=disable`,
+        "--secret",
+        randomBytes(16).toString("hex"),
+        "--site-token",
+        s.token,
+        "--engine-bins-dir",
+        join(dir, "engines"),
+      ],
+      { cwd: dir, env: process.env, logFile: otfLog },
+    );
+    s.parts = [
+      { name: "otfd", pgid: o.pgid },
+      { name: "postgres", pgid: pg.pgid },
+    ];
+    await waitFor("otfd", otfLog, async () => (await http(s.base, s.token, "GET", "/ping")).status === 204, o.exited);
+  };
+  s.stop = async () => {
+    for (const p of s.parts) await stopGroup(p.pgid, 10_000); // otfd first, then PostgreSQL
+  };
+  return s;
+}
+
+// ---------------------------------------------------------------- Terrence: its backend on Bun (Bun from npm)
+function npmCommand() {
+  const cli = process.env.npm_execpath;
+  return cli?.endsWith(".js") ? [process.execPath, cli] : ["npm"];
+}
+
+/** Bun BUN_VERSION from npm, installed into .peers/bun; returns the path of its binary, or throws with the reason. */
+function ensureBun(peersDir) {
+  const dir = join(peersDir, "bun");
+  const candidates = () => [
+    join(dir, "node_modules", "bun", "bin", "bun.exe"),
+    join(dir, "node_modules", "@oven", "bun-linux-x64", "bin", "bun"),
+    join(dir, "node_modules", "@oven", "bun-linux-x64-baseline", "bin", "bun"),
+  ];
+  const working = () => candidates().find((b) => existsSync(b) && run(b, ["--version"]).stdout?.trim() === BUN_VERSION);
+  let bunBin = working();
+  if (bunBin) return bunBin;
+  if (process.env.PEERS_INSTALL === "0") throw new Error(`no Bun ${BUN_VERSION} in ${dir} (PEERS_INSTALL=0: not installing)`);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "package.json"), `${JSON.stringify({ name: "peers-bun", private: true }, null, 2)}\n`);
+  const [cmd, ...pre] = npmCommand();
+  console.log(`peers: npm install bun@${BUN_VERSION} into ${dir} …`);
+  const r = run(cmd, [...pre, "install", "--no-audit", "--no-fund", `bun@${BUN_VERSION}`], { cwd: dir });
+  bunBin = working();
+  if (!bunBin) throw new Error(`npm install bun@${BUN_VERSION} gave no working bun: ${firstLines(r.stderr || r.error?.message, 6)}`);
+  return bunBin;
+}
+
+export function terrence(root) {
+  const peersDir = join(root, ".peers");
+  const dir = process.env.TERRENCE_DIR || join(peersDir, "terrence", "backend");
+  const s = {
+    key: "terrence",
+    label: "Terrence",
+    version: null,
+    notes: [],
+    skip: null,
+    // Terrence's GET /api/v2/ping answers 200 with a JSON body, and is public: a bad token is not refused there (its
+    // auth derive still looks the token up on every request).
+    pingStatuses: [200],
+    parts: [],
+    logFiles: [],
+    dirs: [],
+    // Terrence's workspace create reads tags only from `tag-bindings`; a binding with a key and no value is its flat
+    // tag, which `search[tags]` matches by key.
+    createBody: (name, tagged) => ({
+      data: {
+        type: "workspaces",
+        attributes: { name },
+        ...(tagged ? { relationships: { "tag-bindings": { data: [{ type: "tag-bindings", attributes: { key: "critical" } }] } } } : {}),
+      },
+    }),
+  };
+  s.prepare = () => {
+    if (!existsSync(join(dir, "index.ts")) || !existsSync(join(dir, "node_modules", "elysia"))) {
+      // Terrence is not published on npm; say what the registry answers, in case that changes.
+      const [cmd, ...pre] = npmCommand();
+      const v = run(cmd, [...pre, "view", "terrence", "name", "version", "repository.url"], { cwd: tmpdir(), timeout: 60_000 });
+      const errors = String(v.stderr ?? v.error?.message ?? "")
+        .split("\n")
+        .filter((l) => !/^npm (warn|notice)/.test(l))
+        .join("\n");
+      const npmSays = v.status === 0 ? `npm has a package "terrence": ${firstLines(v.stdout, 3)} (not known to be this Terrence)` : firstLines(errors, 2);
+      return (
+        `no Terrence backend with installed dependencies at ${dir} (set TERRENCE_DIR). Terrence is not on the npm registry ` +
+        `(\`npm view terrence\`: ${npmSays}); its source is the GitHub repository essinghigh-org/terrence, which this harness does not fetch or build`
+      );
+    }
+    try {
+      s.bun = ensureBun(peersDir);
+    } catch (e) {
+      return e.message;
+    }
+    const revFile = join(dir, "..", "PEER_REVISION");
+    const rev = existsSync(revFile) ? readFileSync(revFile, "utf8").trim() : "revision unknown (no PEER_REVISION file beside the backend directory)";
+    const dep = (name) => {
+      try {
+        return JSON.parse(readFileSync(join(dir, "node_modules", name, "package.json"), "utf8")).version;
+      } catch {
+        return "?";
+      }
+    };
+    s.version = `${rev}; Bun ${BUN_VERSION} from npm; elysia ${dep("elysia")}, drizzle-orm ${dep("drizzle-orm")}, elysia-rate-limit ${dep("elysia-rate-limit")}`;
+    s.notes.push(
+      `\`bun --preload bench/peers/bun-loopback.mjs index.ts\` in ${dir}: NODE_ENV=production, SQLite (DATABASE_URL=file:<temp dir>/terrence.db), admin bootstrapped with ADMIN_PASSWORD, RATE_LIMIT_MAX=1000000000 (its per-principal API rate limit, default 30/s, off in effect); its run worker and schedulers run as shipped`,
+      "API token: log in as the bootstrapped admin, change the one-time password it requires, log in again, then POST /api/v2/users/:id/authentication-tokens",
+      "its GET /api/v2/ping is public (200 with a JSON body; a bad token is not refused), so the authenticated ping there is the ping with the token sent: its auth layer still looks the token up in SQLite on every request that carries one",
+      "tags: its workspace create reads them only from `tag-bindings`; a binding with key `critical` and no value is its flat tag, which `search[tags]` matches",
+    );
+    return null;
+  };
+  s.start = async () => {
+    const tmp = mkdtempSync(join(tmpdir(), "peers-terrence-"));
+    s.dirs.push(tmp);
+    const logFile = join(tmp, "terrence.log");
+    s.logFiles.push(logFile);
+    const port = await freePort();
+    const systemPort = await freePort([8787, port]);
+    s.base = `http://127.0.0.1:${port}`;
+    const pass1 = `Bench-${randomBytes(12).toString("hex")}-1a!`;
+    const pass2 = `Bench-${randomBytes(12).toString("hex")}-2b!`;
+    const p = spawnGroup(s.bun, ["--preload", join(root, "bench", "peers", "bun-loopback.mjs"), "index.ts"], {
+      cwd: dir,
+      logFile,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        NODE_ENV: "production",
+        PORT: String(port),
+        SYSTEM_API_PORT: String(systemPort),
+        DATABASE_URL: `file:${join(tmp, "terrence.db")}`,
+        STORAGE_DIR: join(tmp, "storage"),
+        ADMIN_PASSWORD: pass1,
+        RATE_LIMIT_MAX: "1000000000",
+      },
+    });
+    s.parts = [{ name: "bun", pgid: p.pgid }];
+    await waitFor("Terrence", logFile, async () => (await http(s.base, null, "GET", "/ping")).status === 200, p.exited);
+    const login = async (password) => {
+      const r = await http(s.base, null, "POST", "/users/login", { data: { type: "users", attributes: { username: "admin", password } } });
+      const t = r.json?.data?.attributes?.token;
+      if (r.status !== 200 || !t) throw new Error(`Terrence login: ${r.status} ${r.text.slice(0, 300)}`);
+      return t;
+    };
+    const t1 = await login(pass1);
+    const ch = await http(s.base, t1, "PATCH", "/account/password", {
+      data: { type: "users", attributes: { "current-password": pass1, password: pass2, "password-confirmation": pass2 } },
+    });
+    if (ch.status !== 200) throw new Error(`Terrence password change: ${ch.status} ${ch.text.slice(0, 300)}`);
+    const t2 = await login(pass2);
+    const me = await http(s.base, t2, "GET", "/account/details");
+    const userId = me.json?.data?.id;
+    if (!userId) throw new Error(`Terrence account details: ${me.status} ${me.text.slice(0, 300)}`);
+    const tok = await http(s.base, t2, "POST", `/users/${userId}/authentication-tokens`, {
+      data: { type: "authentication-tokens", attributes: { description: "side-by-side bench" } },
+    });
+    s.token = tok.json?.data?.attributes?.token;
+    if (tok.status !== 201 || !s.token) throw new Error(`Terrence token: ${tok.status} ${tok.text.slice(0, 300)}`);
+  };
+  s.stop = async () => {
+    for (const p of s.parts) await stopGroup(p.pgid);
+  };
+  return s;
+}
+
+/** Removes a server's temporary directories (stores, logs). */
+export function removeDirs(s) {
+  for (const d of s.dirs) rmSync(d, { recursive: true, force: true });
+}
