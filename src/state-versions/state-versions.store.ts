@@ -33,11 +33,13 @@ export interface StateVersionView extends Omit<StateVersionRow, "parsed"> {
   parsed: ParsedState | null;
 }
 
+/** Schema 2. A new object gets schema 5's `backing` column here too, so creating one never runs an ALTER TABLE. */
 export function migrateStateVersions(sql: SqlStorage): void {
   sql.exec(`CREATE TABLE IF NOT EXISTS state_versions (
     id TEXT PRIMARY KEY, seq INTEGER NOT NULL UNIQUE, serial INTEGER NOT NULL, md5 TEXT NOT NULL, lineage TEXT,
     status TEXT NOT NULL, intermediate INTEGER NOT NULL, created_at TEXT NOT NULL, size INTEGER NOT NULL DEFAULT 0,
-    parsed TEXT, json_present INTEGER NOT NULL DEFAULT 0, created_by TEXT)`);
+    parsed TEXT, json_present INTEGER NOT NULL DEFAULT 0, created_by TEXT,
+    backing TEXT NOT NULL DEFAULT 'present')`);
   // kind: "state" | "json" once complete; "<kind>~<upload id>" while an upload is being received.
   sql.exec(`CREATE TABLE IF NOT EXISTS state_chunks (
     sv_id TEXT NOT NULL, kind TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (sv_id, kind, seq))`);

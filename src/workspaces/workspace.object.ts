@@ -96,7 +96,8 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     if (current < 4) migrateVariables(sql);
     if (current < 5) migrateBackingData(sql);
     if (current < 6) this.dropOrganizationName();
-    sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", String(SCHEMA_VERSION));
+    // Every start of the object runs this: a current schema costs two reads and no write.
+    if (current < SCHEMA_VERSION) sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", String(SCHEMA_VERSION));
   }
 
   /**
