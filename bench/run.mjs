@@ -18,6 +18,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { freePort, groups, killAllGroups, sleep, stopGroup, tail } from "../scripts/lib/service.mjs";
+import { measureUiList } from "./ui-list.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { values: opt } = parseArgs({
@@ -242,6 +243,7 @@ const result = {
   rows: [],
   population: [],
   rss: {},
+  uiList: [],
 };
 try {
   const t0 = Date.now();
@@ -278,6 +280,18 @@ try {
       }
     }
     result.rss[`load${size}`] = peakRss || null;
+    // The web UI's list page against the JSON list call for the same query (issue 20: p50 ≤ 1.5×).
+    for (const [label, query] of [
+      ["page 1", ""],
+      ["deep page", `page%5Bnumber%5D=${Math.max(1, Math.floor(size / 20 / 2))}`],
+    ]) {
+      const token = headers.Authorization.slice("Bearer ".length);
+      const m = await measureUiList({ base, token, organization: ORG, query, seconds: SECONDS });
+      result.uiList.push({ size, label, ...m });
+      console.log(
+        `bench: ${size} UI list ${label}: p50 ${m.ui.p50.toFixed(1)} ms vs JSON ${m.json.p50.toFixed(1)} ms (${m.ratio.toFixed(2)}×), same rows: ${m.sameRows}`,
+      );
+    }
   }
   await sleep(15_000); // idle Durable Objects are evicted after 10 s
   result.rss.restEnd = rssMb();
@@ -355,6 +369,12 @@ const md = [
   "|---|---:|---:|---:|---:|",
   ...ratios.map((r) => `| ${r.shape} | ${r.size} | ${f(r.p50)} | ${f(r.smallP50)} | ${f(r.ratio, 2)} |`),
   "",
+  "The web UI's workspace list page against the JSON list call for the same query (concurrency 1, interleaved):",
+  "",
+  "| workspaces | query | UI p50 | JSON p50 | ratio | same rows | UI hops |",
+  "|---:|---|---:|---:|---:|---|---|",
+  ...result.uiList.map((u) => `| ${u.size} | ${u.label} | ${f(u.ui.p50)} | ${f(u.json.p50)} | ${f(u.ratio, 2)} | ${u.sameRows} | ${hopsText(u.ui.hops)} |`),
+  "",
   "RSS (MB, all processes of the server: node + workerd; rest/load<size>: the process that populated the store; restRestarted/loadRestarted: a server started on the populated store, at rest and under every shape but create at concurrency 8):",
   "",
   ...Object.entries(result.rss).map(([k, v]) => `- ${k}: ${f(v, 0)}`),
@@ -369,6 +389,7 @@ const md = [
   `- ${verdict(result.targets.rssRest.pass)} RSS at rest ${f(restMb, 0)} MB ≤ ${TARGETS.rssRestMb} MB`,
   `- ${verdict(result.targets.rssLoad.pass)} RSS under load ${f(loadMb, 0)} MB ≤ ${TARGETS.rssLoadMb} MB`,
   `- ${verdict(burstMb <= TARGETS.rssLoadMb)} RSS of the process that populated the store (its peak, kept by the allocator) ${f(burstMb, 0)} MB ≤ ${TARGETS.rssLoadMb} MB`,
+  ...result.uiList.map((u) => `- ${verdict(u.ratio <= 1.5)} UI list page (${u.label}) at ${u.size} workspaces ${f(u.ratio, 2)}× the JSON list ≤ 1.5×`),
   `- ${verdict(result.targets.population.pass)} population ${f(popRate, 0)} workspaces/s ≥ ${TARGETS.populationPerSecond}/s`,
   "",
 ];
