@@ -19,6 +19,7 @@ import { workspaces } from "./workspaces/workspaces.routes";
 import { workspaceActions } from "./workspaces/workspace-actions.routes";
 import { teams } from "./teams/teams.routes";
 import { tokens } from "./tokens/tokens.routes";
+import { tokenTtlPolicies } from "./tokens/token-ttl-policies.routes";
 import { teamAccess } from "./team-access/team-access.routes";
 import { users } from "./users/users.routes";
 import { projects } from "./projects/projects.routes";
@@ -51,6 +52,7 @@ const API_ROUTERS = [
   workspaceActions,
   teams,
   tokens,
+  tokenTtlPolicies,
   teamAccess,
   users,
   projects,

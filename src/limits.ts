@@ -29,6 +29,12 @@ export const LIMITS = {
   listTagFiltersMax: 20,
   /** API tokens created without `expired-at` expire after this many years (as the real service; go-tfe checks it). */
   tokenDefaultLifetimeYears: 2,
+  /**
+   * An organisation token TTL policy's default maximum (two average Gregorian years, as the real service answers;
+   * go-tfe's `ttl2YearsDefaultInMs`), and the largest maximum a policy may set (100 such years).
+   */
+  tokenTtlPolicyDefaultMs: 63_113_904_000,
+  tokenTtlPolicyMaxMs: 3_155_695_200_000,
   /** Workspace and variable-set variables (issue 17). */
   variableKeyMax: 128,
   variableValueMax: 256 * 1024,

@@ -639,6 +639,22 @@ const ROWS: Row[] = [
       return { path: `/organizations/${name}/authentication-token` };
     },
   },
+  // Issue 19: token TTL policies, on the fixture's organisation (its organisation token is a caller there).
+  {
+    method: "GET",
+    route: "/api/v2/organizations/:organization_name/token-ttl-policies",
+    ok: 200,
+    make: async () => ({ path: `/organizations/${org()}/token-ttl-policies` }),
+  },
+  {
+    method: "PATCH",
+    route: "/api/v2/organizations/:organization_name/token-ttl-policies",
+    ok: 200,
+    make: async () => ({
+      path: `/organizations/${org()}/token-ttl-policies`,
+      body: { data: { type: "organization-token-ttl-policies", attributes: { "token-ttl-policies": [{ "token-type": "team", "max-ttl-ms": 86_400_000 }] } } },
+    }),
+  },
   {
     method: "POST",
     route: "/api/v2/users/:user_id/authentication-tokens",

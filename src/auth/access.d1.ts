@@ -1,6 +1,6 @@
 /** The SQL behind access.ts: the organisation, the caller's teams and their grants. */
 import type { Db } from "../caller";
-import { orgIdSql, orgWhere, type OrganizationRow, type OrgRef } from "../organizations/organizations.index";
+import { ORGANIZATION_COLUMNS, orgIdSql, orgWhere, type OrganizationRow, type OrgRef } from "../organizations/organizations.index";
 import type { Principal } from "./principal";
 
 /** A team of the caller, as much of it as access needs. */
@@ -37,7 +37,7 @@ function teamSubquery(principal: Principal, ref: OrgRef): { sql: string; binds: 
 /** The organisations row of `ref` (by name or by id). */
 function orgStatement(db: Db, ref: OrgRef): D1PreparedStatement {
   const where = orgWhere(ref);
-  return db.prepare(`SELECT * FROM organizations WHERE ${where.sql}`).bind(...where.binds);
+  return db.prepare(`SELECT ${ORGANIZATION_COLUMNS} FROM organizations WHERE ${where.sql}`).bind(...where.binds);
 }
 
 /** The organisation and the caller's teams in it, in one round trip (one batch: one snapshot, even across a rename). */
@@ -96,7 +96,7 @@ export async function workspaceAccessRows(db: Db, principal: Principal, ref: str
   const teams = teamSubqueryIn(principal, ws("organization_id"), binds);
   const results = await db.batch([
     db.prepare(`SELECT doc FROM workspaces WHERE ${where}`).bind(...binds),
-    db.prepare(`SELECT * FROM organizations WHERE external_id = ${ws("organization_id")}`).bind(...binds),
+    db.prepare(`SELECT ${ORGANIZATION_COLUMNS} FROM organizations WHERE external_id = ${ws("organization_id")}`).bind(...binds),
     db.prepare(`SELECT id, is_owners, organization_access FROM teams WHERE id IN (${teams.sql})`).bind(...teams.binds),
     db
       .prepare(`SELECT team_id, workspace_id AS target_id, access, perms FROM team_workspaces WHERE workspace_id = ${ws("id")} AND team_id IN (${teams.sql})`)

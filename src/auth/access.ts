@@ -71,6 +71,11 @@ export function buildOrgAccess(principal: Principal, organization: Organization,
   if (principal.kind === "user" && organization.attrs["user-tokens-enabled"] === false && !((isOwner || isSiteAdmin) && opts.ownerSettings)) {
     throw ApiError.of("unauthorized");
   }
+  // A user token older than the organisation's user token TTL policy allows no longer reaches the organisation's
+  // resources (the tfe provider's tfe_org_max_token_ttl_policy docs: "stop working and return an Unauthorized error").
+  if (principal.kind === "user" && principal.tokenCreatedAt && typeof organization.userTokenTtlMs === "number") {
+    if (Date.parse(principal.tokenCreatedAt) + organization.userTokenTtlMs <= Date.now()) throw ApiError.of("unauthorized");
+  }
   if (!isSiteAdmin && !isOrgToken && teams.length === 0) return null;
 
   let orgPermissions: OrgPermissions = { ...NO_ORG_PERMISSIONS };

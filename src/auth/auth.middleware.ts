@@ -84,13 +84,22 @@ export async function siteAdminPrincipal(env: Bindings, hash: string, hops?: Hop
 export function principalOfTokenRow(row: AuthTokenRow | null, defer?: (p: Promise<unknown>) => void, env?: Bindings): Principal | null {
   if (!row) return null;
   if (row.expired_at && Date.parse(row.expired_at) <= Date.now()) return null;
+  // A token older than its organisation's token TTL policy allows ceases to work, whatever its own expiry.
+  if (typeof row.ttl_cap_ms === "number" && Date.parse(row.created_at) + row.ttl_cap_ms <= Date.now()) return null;
   if (defer && env && (!row.last_used_at || Date.now() - Date.parse(row.last_used_at) > LAST_USED_RESOLUTION_MS)) {
     defer(touchToken(env.DB, row.id, nowIso()).catch(() => undefined));
   }
   switch (row.kind) {
     case "user":
       if (!row.user_id || row.username === null) return null;
-      return { kind: "user", userId: row.user_id, username: row.username, isSiteAdmin: row.is_site_admin === 1, tokenId: row.id };
+      return {
+        kind: "user",
+        userId: row.user_id,
+        username: row.username,
+        isSiteAdmin: row.is_site_admin === 1,
+        tokenId: row.id,
+        tokenCreatedAt: row.created_at,
+      };
     case "team":
       if (!row.team_id || !row.team_org || row.organization_name === null) return null;
       return {

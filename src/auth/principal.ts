@@ -4,7 +4,15 @@
  * name when the token was resolved, for display only (a rename may change it at any time).
  */
 export type Principal =
-  | { kind: "user"; userId: string; username: string; isSiteAdmin: boolean; tokenId: string | null }
+  | {
+      kind: "user";
+      userId: string;
+      username: string;
+      isSiteAdmin: boolean;
+      tokenId: string | null;
+      /** When the user's token was created (its organisations' token TTL policies count from it); absent: ADMIN_TOKEN. */
+      tokenCreatedAt?: string;
+    }
   | { kind: "team"; teamId: string; organizationId: string; organization: string; serviceUserId: string; tokenId: string }
   | { kind: "organization"; organizationId: string; organization: string; serviceUserId: string; tokenId: string };
 

@@ -188,6 +188,8 @@ export const ROUTE_REQUIREMENTS: Record<string, Action> = {
   "POST /api/v2/organizations/:organization_name/authentication-token": "organization.manage",
   "GET /api/v2/organizations/:organization_name/authentication-token": "organization.owner",
   "DELETE /api/v2/organizations/:organization_name/authentication-token": "organization.owner",
+  "GET /api/v2/organizations/:organization_name/token-ttl-policies": "organization.manage",
+  "PATCH /api/v2/organizations/:organization_name/token-ttl-policies": "organization.manage",
 
   "POST /api/v2/organizations/:organization_name/organization-memberships": "membership.manage",
   "GET /api/v2/organizations/:organization_name/organization-memberships": "organization.read",

@@ -1,4 +1,5 @@
 /** D1 queries for organisations (SQL for this resource lives only here). */
+import { LIMITS } from "../limits";
 import type { Subscription } from "../subscriptions/feature-sets";
 
 export interface OrganizationRow {
@@ -13,7 +14,17 @@ export interface OrganizationRow {
   default_project_id: string;
   /** JSON of the assigned Subscription (hosted edition), NULL when none (migration 0015). */
   subscription: string | null;
+  /** Read with `ORGANIZATION_COLUMNS` only: see `Organization.userTokenTtlMs`. */
+  user_token_ttl_ms?: number | null;
 }
+
+/**
+ * An organisations row's columns for reads that authorise (`SELECT ${ORGANIZATION_COLUMNS} FROM organizations`): every
+ * column, and the user token TTL policy's maximum when the organisation enforces its policies (`max-ttl-enabled`).
+ */
+export const ORGANIZATION_COLUMNS = `*, CASE WHEN json_extract(organizations.attrs, '$."max-ttl-enabled"') = 1 THEN coalesce(
+  (SELECT p.max_ttl_ms FROM token_ttl_policies p WHERE p.organization_id = organizations.external_id AND p.token_type = 'user'),
+  ${LIMITS.tokenTtlPolicyDefaultMs}) END AS user_token_ttl_ms`;
 
 export interface Organization {
   name: string;
@@ -27,6 +38,11 @@ export interface Organization {
   defaultProjectId: string;
   /** The plan a site admin assigned (hosted edition); null: none. */
   subscription: Subscription | null;
+  /**
+   * How long a user token may access the organisation's resources, counted from its creation (ms), when the
+   * organisation enforces its token TTL policies; null or absent: no limit (src/tokens/token-ttl-policies.service.ts).
+   */
+  userTokenTtlMs?: number | null;
 }
 
 export function toOrganization(row: OrganizationRow): Organization {
@@ -41,6 +57,7 @@ export function toOrganization(row: OrganizationRow): Organization {
     allowForceDeleteWorkspaces: row.allow_force_delete_workspaces === 1,
     defaultProjectId: row.default_project_id,
     subscription: row.subscription ? (JSON.parse(row.subscription) as Subscription) : null,
+    userTokenTtlMs: row.user_token_ttl_ms ?? null,
   };
 }
 
@@ -62,7 +79,7 @@ export function orgWhere(ref: OrgRef): { sql: string; binds: unknown[] } {
 
 export function selectOrganization(db: D1Database | D1DatabaseSession, ref: OrgRef): D1PreparedStatement {
   const where = orgWhere(ref);
-  return db.prepare(`SELECT * FROM organizations WHERE ${where.sql}`).bind(...where.binds);
+  return db.prepare(`SELECT ${ORGANIZATION_COLUMNS} FROM organizations WHERE ${where.sql}`).bind(...where.binds);
 }
 
 export async function findOrganization(db: D1Database | D1DatabaseSession, ref: OrgRef): Promise<Organization | null> {

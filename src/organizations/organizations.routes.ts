@@ -36,6 +36,7 @@ const orgAttributes = z.object({
   "default-agent-pool-id": z.string().max(64).nullable().optional(),
   "user-tokens-enabled": z.boolean().optional(),
   "stacks-enabled": z.boolean().optional(),
+  "max-ttl-enabled": z.boolean().optional(),
 });
 const orgRelationships = z
   .object({

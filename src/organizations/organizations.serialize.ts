@@ -70,6 +70,7 @@ export function serializeOrganization(o: Organization, permissions?: Record<stri
     "saml-enabled": false,
     "two-factor-conformant": false,
     "stacks-enabled": a["stacks-enabled"] ?? false,
+    "max-ttl-enabled": a["max-ttl-enabled"] ?? false,
     "remaining-testable-count": 5,
   };
   if (permissions) attributes.permissions = permissions;

@@ -46,6 +46,8 @@ const STORED_ATTRS = [
   "assessments-enforced",
   "user-tokens-enabled",
   "stacks-enabled",
+  // Whether the organisation's token TTL policies apply (src/tokens/token-ttl-policies.service.ts).
+  "max-ttl-enabled",
 ] as const;
 
 /** The attributes a create or update may send (validated by the route's schema). */

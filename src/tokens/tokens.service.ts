@@ -8,6 +8,7 @@ import { newId, newTokenSecret, sha256Hex } from "../ids";
 import type { Page } from "../jsonapi/document";
 import { LIMITS } from "../limits";
 import { loadTeam } from "../teams/teams.service";
+import { tokenLifetimeCap } from "./token-ttl-policies.service";
 import { userExists } from "../users/users.d1";
 import {
   deleteLegacyTeamToken,
@@ -51,8 +52,15 @@ function defaultExpiry(now: Date): string {
 /**
  * The token's description and expiry. The body is checked only once the caller is authorised, so
  * it arrives as a Result. `expired-at` omitted → the default lifetime; null → never; in the past → 422.
+ * `capMs`: the organisation's token TTL policy for the token's type, when it enforces one: a token may not
+ * outlive it (tokens beyond it cease to work, per the tfe provider's `tfe_org_max_token_ttl_policy` docs), so
+ * a later or absent expiry becomes `now + capMs`.
  */
-function attributesOf(input: Result<{ attributes: TokenInput }>, now: Date): { description: string | null; expiredAt: string | null } {
+function attributesOf(
+  input: Result<{ attributes: TokenInput }>,
+  now: Date,
+  capMs: number | null = null,
+): { description: string | null; expiredAt: string | null } {
   const a = unwrap(input).value.attributes;
   let expiredAt: string | null = defaultExpiry(now);
   if (a["expired-at"] === null) expiredAt = null;
@@ -62,6 +70,10 @@ function attributesOf(input: Result<{ attributes: TokenInput }>, now: Date): { d
     if (t <= now.getTime())
       throw ApiError.of("invalid_attribute", { detail: "Expired at must be a date in the future", pointer: "/data/attributes/expired-at" });
     expiredAt = new Date(t).toISOString();
+  }
+  if (capMs !== null) {
+    const cap = now.getTime() + capMs;
+    if (expiredAt === null || Date.parse(expiredAt) > cap) expiredAt = new Date(cap).toISOString();
   }
   // An empty description is kept as given (go-tfe reads back "").
   return { description: a.description ?? null, expiredAt };
@@ -94,11 +106,18 @@ async function teamForTokens(caller: Caller, teamId: string) {
   return team;
 }
 
+/** As `teamForTokens`, with the lifetime cap the team's organisation sets new team tokens (null: none). */
+async function teamForNewToken(caller: Caller, teamId: string) {
+  const { team, access } = await loadTeam(caller, teamId);
+  authorize(caller, "teams.manage-tokens", { access, team });
+  return { team, capMs: await tokenLifetimeCap(caller, access.organization, "team") };
+}
+
 /** Creates (replaces) the team's legacy token. */
 export async function createLegacyTeamToken(caller: Caller, teamId: string, input: Result<{ attributes: TokenInput }>): Promise<MintedToken> {
-  const team = await teamForTokens(caller, teamId);
+  const { team, capMs } = await teamForNewToken(caller, teamId);
   const now = new Date();
-  const a = attributesOf(input, now);
+  const a = attributesOf(input, now, capMs);
   return mint(
     caller,
     now,
@@ -121,9 +140,9 @@ export async function deleteLegacyTeamTokenOf(caller: Caller, teamId: string): P
 
 /** Creates a described team token; the description is unique per team (the index decides, see tokens.d1.ts). */
 export async function createTeamToken(caller: Caller, teamId: string, input: Result<{ attributes: TokenInput }>): Promise<MintedToken> {
-  const team = await teamForTokens(caller, teamId);
+  const { team, capMs } = await teamForNewToken(caller, teamId);
   const now = new Date();
-  const a = attributesOf(input, now);
+  const a = attributesOf(input, now, capMs);
   return mint(caller, now, {
     kind: "team",
     user_id: null,
@@ -186,7 +205,7 @@ export async function createOrganizationToken(
 ): Promise<MintedToken> {
   const org = await organizationForToken(caller, organization, "organization.manage");
   const now = new Date();
-  const a = attributesOf(input, now);
+  const a = attributesOf(input, now, await tokenLifetimeCap(caller, org, kind === "audit-trails" ? "audit_trails" : "organization"));
   // The organisation token acts as one service user of the organisation, kept across replacements.
   // The audit-trails token only reads audit trails: it acts as no one (it authenticates nowhere here).
   const userId = kind === "organization" ? ((await organizationTokenUserId(caller.db, org.externalId, kind)) ?? newId("user")) : null;

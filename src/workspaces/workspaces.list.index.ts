@@ -21,6 +21,7 @@
  * time proportional to the matches (not to the organisation).
  */
 import type { Principal } from "../auth/principal";
+import { ORGANIZATION_COLUMNS } from "../organizations/organizations.index";
 import { LIVE_ROW } from "../tags/tags.index";
 import { holderNameSql } from "./lock-holders.d1";
 
@@ -395,7 +396,7 @@ export function listBatch(
   const variants: Variant[] = opts.orgWideRead === undefined ? ["org-wide", "grants"] : [opts.orgWideRead ? "org-wide" : "grants"];
   const guarded = opts.orgWideRead === undefined;
   const statements = [
-    db.prepare("SELECT * FROM organizations WHERE name = ?").bind(organization),
+    db.prepare(`SELECT ${ORGANIZATION_COLUMNS} FROM organizations WHERE name = ?`).bind(organization),
     db.prepare(`SELECT id, is_owners, organization_access FROM teams WHERE id IN (${teams})`).bind(...P.values),
     deletedTagsStatement(db, organization),
     ...variants.map((v) => {

@@ -1,0 +1,66 @@
+/** Organisation token TTL policies: GET lists all four token types' policies, PATCH sets some of them (bulk). */
+import { createRoute, z } from "@hono/zod-openapi";
+import { callerOf } from "../auth/caller.http";
+import { jsonapi, paginated, readPage, type Resource } from "../jsonapi/document";
+import { LIMITS } from "../limits";
+import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
+import { TTL_TOKEN_TYPES, type TokenTtlPolicyRow } from "./token-ttl-policies.d1";
+import { listPolicies, updatePolicies } from "./token-ttl-policies.service";
+
+const tags = ["Tokens"];
+export const tokenTtlPolicies = router();
+
+const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
+const path = "/organizations/{organization_name}/token-ttl-policies";
+
+const policyItem = z.object({
+  "token-type": z.enum(TTL_TOKEN_TYPES),
+  "max-ttl-ms": z.number().int().min(1).max(LIMITS.tokenTtlPolicyMaxMs),
+});
+const updateBody = z
+  .object({
+    data: z.object({
+      type: z.literal("organization-token-ttl-policies").optional(),
+      attributes: z.object({ "token-ttl-policies": z.array(policyItem).min(1).max(TTL_TOKEN_TYPES.length) }),
+    }),
+  })
+  .openapi("TokenTtlPoliciesUpdate");
+
+function serializePolicy(row: TokenTtlPolicyRow): Resource {
+  return {
+    id: row.id,
+    type: "organization-token-ttl-policies",
+    attributes: { "token-type": row.token_type, "max-ttl-ms": row.max_ttl_ms, "created-at": row.created_at, "updated-at": row.updated_at },
+  };
+}
+
+tokenTtlPolicies.openapi(
+  createRoute({
+    method: "get",
+    path,
+    tags,
+    summary: "List the organisation's token TTL policies (one per token type: organization, team, user, audit_trails)",
+    request: { params: orgParam },
+    responses: { ...ok("A page of policies"), ...errorResponses },
+  }),
+  async (c) => {
+    const page = readPage(c);
+    const { rows, total } = await listPolicies(callerOf(c), c.req.valid("param").organization_name, page);
+    return jsonapi(c, paginated(c, rows.map(serializePolicy), page, total));
+  },
+);
+
+tokenTtlPolicies.openapi(
+  createRoute({
+    method: "patch",
+    path,
+    tags,
+    summary: "Set the maximum lifetime (ms) of the given token types; answers every policy",
+    request: { params: orgParam, body: jsonBody(updateBody) },
+    responses: { ...ok("Every policy"), ...errorResponses },
+  }),
+  async (c) => {
+    const rows = await updatePolicies(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data.attributes["token-ttl-policies"]);
+    return jsonapi(c, { data: rows.map(serializePolicy) });
+  },
+);
