@@ -33,6 +33,7 @@ import { blobs } from "./blobs/blobs.routes";
 import { admin } from "./admin/consistency";
 import { subscriptions } from "./subscriptions/subscriptions.routes";
 import { organizationTags } from "./tags/organization-tags.routes";
+import { reservedTagKeys } from "./tags/reserved-tag-keys.routes";
 import { tagBindings } from "./tags/tag-bindings.routes";
 import { workspaceTags } from "./tags/workspace-tags.routes";
 import { variables } from "./variables/variables.routes";
@@ -49,6 +50,7 @@ const API_ROUTERS = [
   workspaceTags,
   tagBindings,
   organizationTags,
+  reservedTagKeys,
   workspaceActions,
   teams,
   tokens,

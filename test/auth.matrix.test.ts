@@ -161,6 +161,8 @@ const team = async (attrs: Record<string, unknown> = {}) =>
 const project = async () => adminPost(`/organizations/${fx.org}/projects`, { data: { type: "projects", attributes: { name: uniqueName("p") } } });
 const sshKey = async () => adminPost(`/organizations/${fx.org}/ssh-keys`, { data: { type: "ssh-keys", attributes: { name: "k", value: "v" } } });
 const pool = async () => adminPost(`/organizations/${fx.org}/agent-pools`, { data: { type: "agent-pools", attributes: { name: uniqueName("pool") } } });
+const reservedKey = async () =>
+  adminPost(`/organizations/${fx.org}/reserved-tag-keys`, { data: { type: "reserved-tag-keys", attributes: { key: uniqueName("rtk") } } });
 const oauthClient = async () =>
   adminPost(`/organizations/${fx.org}/oauth-clients`, { data: { type: "oauth-clients", attributes: { "service-provider": "github" } } });
 const tb = { data: [{ type: "tag-bindings", attributes: { key: "k", value: "v" } }] };
@@ -451,6 +453,31 @@ const ROWS: Row[] = [
     make: async () => ({ path: `/projects/${fx.ids.defaultProject}/effective-tag-bindings` }),
   },
   { method: "GET", route: "/api/v2/organizations/:organization_name/tags", ok: 200, make: async () => ({ path: `/organizations/${org()}/tags` }) },
+  {
+    method: "GET",
+    route: "/api/v2/organizations/:organization_name/reserved-tag-keys",
+    ok: 200,
+    make: async () => ({ path: `/organizations/${org()}/reserved-tag-keys` }),
+  },
+  {
+    method: "POST",
+    route: "/api/v2/organizations/:organization_name/reserved-tag-keys",
+    ok: 201,
+    make: async () => ({
+      path: `/organizations/${org()}/reserved-tag-keys`,
+      body: { data: { type: "reserved-tag-keys", attributes: { key: uniqueName("rtk"), "disable-overrides": true } } },
+    }),
+  },
+  {
+    method: "PATCH",
+    route: "/api/v2/reserved-tag-keys/:id",
+    ok: 200,
+    make: async () => ({
+      path: `/reserved-tag-keys/${(await reservedKey()).id}`,
+      body: { data: { type: "reserved-tag-keys", attributes: { "disable-overrides": true } } },
+    }),
+  },
+  { method: "DELETE", route: "/api/v2/reserved-tag-keys/:id", ok: 204, make: async () => ({ path: `/reserved-tag-keys/${(await reservedKey()).id}` }) },
   {
     method: "DELETE",
     route: "/api/v2/organizations/:organization_name/tags",

@@ -269,6 +269,11 @@ export const ROUTE_REQUIREMENTS: Record<string, Action> = {
   "GET /api/v2/organizations/:organization_name/tags": "organization.read",
   "DELETE /api/v2/organizations/:organization_name/tags": "workspaces.manage",
   "POST /api/v2/tags/:tag_id/relationships/workspaces": "workspace.manage-tags",
+  // Reserved tag keys: members read them; the docs ask for the admin preset to manage them (owners, organisation token).
+  "GET /api/v2/organizations/:organization_name/reserved-tag-keys": "organization.read",
+  "POST /api/v2/organizations/:organization_name/reserved-tag-keys": "organization.manage",
+  "PATCH /api/v2/reserved-tag-keys/:id": "organization.manage",
+  "DELETE /api/v2/reserved-tag-keys/:id": "organization.manage",
 
   "POST /api/v2/workspaces/:workspace_id/state-versions": "state.create",
   "GET /api/v2/state-versions": "state.read",

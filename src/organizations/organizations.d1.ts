@@ -181,6 +181,7 @@ export async function deleteOrganization(db: Db, ref: { id: string; name: string
     cascade("DELETE FROM ssh_keys WHERE organization_id = ?1"),
     cascade("DELETE FROM tags WHERE organization_id = ?1"),
     cascade("DELETE FROM deleted_tags WHERE organization_id = ?1"),
+    cascade("DELETE FROM reserved_tag_keys WHERE organization_id = ?1"),
     cascade("DELETE FROM workspace_tags WHERE organization_id = ?1"),
     cascade("DELETE FROM workspace_names WHERE organization_id = ?1"),
     cascade("DELETE FROM workspaces WHERE organization_id = ?1"),

@@ -13,20 +13,46 @@ export interface BindingInput {
   value?: string | null;
 }
 
+/** What is wrong with a tag key (binding keys and reserved tag keys share the rules), or null. */
+export type KeyProblem = "blank" | "too-long" | "characters" | "reserved-prefix";
+
+export function keyProblem(key: string): KeyProblem | null {
+  if (key.length === 0) return "blank";
+  if (key.length > LIMITS.tagKeyMax) return "too-long";
+  if (!TAG_BINDING_CHARS.test(key)) return "characters";
+  if (RESERVED_PREFIX.test(key)) return "reserved-prefix";
+  return null;
+}
+
+const KEY_DETAILS: Record<KeyProblem, string> = {
+  blank: "Key can't be blank",
+  "too-long": `Key is too long (maximum is ${LIMITS.tagKeyMax} characters)`,
+  characters: "Key may only contain letters, numbers, and _ . = + - @ :",
+  "reserved-prefix": "Key may not start with the reserved prefixes hc: or hcp:",
+};
+
 /** Validates key-value bindings as sent; `pointerBase` locates entry i as `${pointerBase}/${i}`. */
 export function checkBindings(bindings: BindingInput[], pointerBase: string): Failure | null {
   for (const [i, b] of bindings.entries()) {
     const at = `${pointerBase}/${i}/attributes`;
-    if (b.key.length === 0) return fail("invalid_attribute", "Key can't be blank", `${at}/key`);
-    if (b.key.length > LIMITS.tagKeyMax) return fail("invalid_attribute", `Key is too long (maximum is ${LIMITS.tagKeyMax} characters)`, `${at}/key`);
-    if (!TAG_BINDING_CHARS.test(b.key)) return fail("invalid_attribute", "Key may only contain letters, numbers, and _ . = + - @ :", `${at}/key`);
-    if (RESERVED_PREFIX.test(b.key)) return fail("invalid_attribute", "Key may not start with the reserved prefixes hc: or hcp:", `${at}/key`);
+    const problem = keyProblem(b.key);
+    if (problem) return fail("invalid_attribute", KEY_DETAILS[problem], `${at}/key`);
     const v = b.value ?? "";
     if (v.length > LIMITS.tagValueMax) return fail("invalid_attribute", `Value is too long (maximum is ${LIMITS.tagValueMax} characters)`, `${at}/value`);
     if (v.length > 0 && !TAG_BINDING_CHARS.test(v))
       return fail("invalid_attribute", "Value may only contain letters, numbers, and _ . = + - @ :", `${at}/value`);
   }
   return null;
+}
+
+/**
+ * A reserved tag key: a binding key's rules (so every reserved key can be bound), with the real service's texts,
+ * which go-tfe matches: "Key can't be blank", "Key is invalid".
+ */
+export function checkReservedKey(key: string, pointer: string): Failure | null {
+  const problem = keyProblem(key);
+  if (!problem) return null;
+  return fail("invalid_attribute", problem === "characters" || problem === "reserved-prefix" ? "Key is invalid" : KEY_DETAILS[problem], pointer);
 }
 
 export function checkFlatTagName(name: string, pointer: string): Failure | null {

@@ -16,6 +16,7 @@ import { workspaceDocsByIds } from "../workspaces/workspaces.d1";
 import { parseDoc } from "../workspaces/workspaces.index";
 import { loadScope, readById } from "../workspaces/workspaces.service";
 import { isProjectLimitError, projectBindings, type ProjectBindingRow } from "./project-tags.index";
+import { refuseOverrides } from "./reserved-tag-keys.service";
 import { upsertProjectBindings } from "./tags.d1";
 import { deleteTags, listOrganizationTags, tagById, tagNotFound, tagRowsById, tagsById, type TagRow } from "./tags.index";
 import { bindingValue, checkBindings, type BindingInput as SentBinding } from "./tags.rules";
@@ -81,6 +82,7 @@ export async function upsertWorkspaceTagBindings(
   const now = nowIso();
   const inputs = resolveBindings(sent, "/data");
   if (inputs.length === 0) return { bindings: echoed(record.tagBindings, inputs) };
+  await refuseOverrides(caller, record, inputs, "/data");
   const done = await changeTags(caller, record, { op: "upsert-bindings", bindings: inputs, pointerBase: "/data" }, now, faults);
   return { bindings: echoed(done.workspace.tagBindings, inputs), bookmark: done.bookmark };
 }

@@ -9,6 +9,7 @@ import { ApiError, unwrap } from "../errors";
 import { newId, nowIso } from "../ids";
 import { holdProject, releaseProject } from "../projects/projects.index";
 import type { BindingInput, FlatInput } from "../tags/workspace-tags.logic";
+import { refuseOverrides } from "../tags/reserved-tag-keys.service";
 import { createTagEntries, resolveBindings, resolveFlatAdds } from "../tags/workspace-tags.service";
 import { applySettings, defaultSettings, isFailure, normaliseAttributes, type NormalisedAttributes } from "./workspace.rules";
 import type { Faults, WorkspaceRecord } from "./workspace.types";
@@ -111,6 +112,13 @@ export async function createWorkspace(
   const now = nowIso();
   // Tags given on create: flat tags (`relationships.tags`, as go-tfe sends them) and key-value bindings.
   const tagSets = await createTagEntries(caller, organization.externalId, body.relationships, now);
+  const sentBindings = body.relationships?.["tag-bindings"]?.data ?? [];
+  await refuseOverrides(
+    caller,
+    { organizationId: organization.externalId, projectId },
+    sentBindings.map((d, index) => ({ key: d.attributes.key, index })),
+    "/data/relationships/tag-bindings/data",
+  );
   const id = newId("ws");
   const name = n.name ?? body.attributes.name;
   const orgId = organization.externalId;
@@ -173,6 +181,8 @@ export async function updateWorkspace(
   if (body.relationships?.["tag-bindings"]) {
     const inputs = body.relationships["tag-bindings"].data.map((d) => d.attributes);
     tagBindings = resolveBindings(inputs, "/data/relationships/tag-bindings/data");
+    // Against the project the workspace ends up in (a move in the same request included).
+    await refuseOverrides(caller, { organizationId, projectId: projectId ?? record.projectId }, tagBindings, "/data/relationships/tag-bindings/data");
   }
   let flatTags: FlatInput[] | undefined;
   if (body.relationships?.tags) {

@@ -1,0 +1,94 @@
+/** Reserved tag keys (HCP reserved-tag-keys API; go-tfe ReservedTagKeys): list, create, update, delete. */
+import { createRoute, z } from "@hono/zod-openapi";
+import { callerOf } from "../auth/caller.http";
+import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
+import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import type { ReservedTagKeyRow } from "./reserved-tag-keys.d1";
+import { createReservedTagKey, listOrgReservedTagKeys, removeReservedTagKey, updateReservedTagKeyById } from "./reserved-tag-keys.service";
+
+const tags = ["Reserved tag keys"];
+export const reservedTagKeys = router();
+
+const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
+const idParam = z.object({ id: z.string().regex(/^rtk-[A-Za-z0-9]{1,64}$/) });
+// The key's rules (and their texts, which go-tfe matches) are the service's: here only a bound on the size.
+const attributes = z.object({ key: z.string().max(1000).optional(), "disable-overrides": z.boolean().optional() });
+const body = (name: string) => z.object({ data: z.object({ type: z.literal("reserved-tag-keys"), attributes: attributes.optional() }) }).openapi(name);
+
+function serialize(r: ReservedTagKeyRow): Resource {
+  return {
+    id: r.id,
+    type: "reserved-tag-keys",
+    attributes: {
+      key: r.key,
+      "disable-overrides": r.disable_overrides === 1,
+      // Registry environment tags are a hosted-registry feature this service does not have.
+      "is-registry-tag": false,
+      "created-at": r.created_at,
+      "updated-at": r.updated_at,
+    },
+  };
+}
+
+reservedTagKeys.openapi(
+  createRoute({
+    method: "get",
+    path: "/organizations/{organization_name}/reserved-tag-keys",
+    tags,
+    summary: "List reserved tag keys",
+    request: { params: orgParam },
+    responses: { ...ok("A page of reserved tag keys, oldest first"), ...errorResponses },
+  }),
+  async (c) => {
+    const page = readPage(c);
+    const { rows, total } = await listOrgReservedTagKeys(callerOf(c), c.req.valid("param").organization_name, page);
+    return jsonapi(c, paginated(c, rows.map(serialize), page, total));
+  },
+);
+
+reservedTagKeys.openapi(
+  createRoute({
+    method: "post",
+    path: "/organizations/{organization_name}/reserved-tag-keys",
+    tags,
+    summary: "Add a reserved tag key",
+    request: { params: orgParam, body: jsonBody(body("ReservedTagKeyCreate")) },
+    responses: { ...ok("The reserved tag key", 201), ...errorResponses },
+  }),
+  async (c) => {
+    const a = c.req.valid("json").data.attributes ?? {};
+    const row = await createReservedTagKey(callerOf(c), c.req.valid("param").organization_name, { key: a.key, disableOverrides: a["disable-overrides"] });
+    return jsonapi(c, { data: serialize(row) }, 201);
+  },
+);
+
+reservedTagKeys.openapi(
+  createRoute({
+    method: "patch",
+    path: "/reserved-tag-keys/{id}",
+    tags,
+    summary: "Update a reserved tag key",
+    request: { params: idParam, body: jsonBody(body("ReservedTagKeyUpdate")) },
+    responses: { ...ok("The reserved tag key"), ...errorResponses },
+  }),
+  async (c) => {
+    const a = c.req.valid("json").data.attributes ?? {};
+    const row = await updateReservedTagKeyById(callerOf(c), c.req.valid("param").id, { key: a.key, disableOverrides: a["disable-overrides"] });
+    return jsonapi(c, { data: serialize(row) });
+  },
+);
+
+reservedTagKeys.openapi(
+  createRoute({
+    method: "delete",
+    path: "/reserved-tag-keys/{id}",
+    tags,
+    summary: "Delete a reserved tag key",
+    request: { params: idParam },
+    responses: { ...noContentResponse, ...errorResponses },
+  }),
+  async (c) => {
+    await removeReservedTagKey(callerOf(c), c.req.valid("param").id);
+    return noContent(c);
+  },
+);
