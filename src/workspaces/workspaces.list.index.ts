@@ -424,13 +424,16 @@ function projectOptionsStatements(db: D1Database | D1DatabaseSession, principal:
   const order = `ORDER BY p.name COLLATE NOCASE, p.id LIMIT ${PROJECT_OPTIONS_MAX}`;
   return [
     db.prepare(`SELECT p.id, p.name FROM projects p WHERE p.organization_id = ${orgIdOf("?")} ${order}`).bind(organization),
+    // From the caller's grants to their workspaces (CROSS JOIN keeps that order: starting from the organisation's
+    // workspaces made every page read all of them, 2.9× the JSON list at 100,000). The caller's teams are the
+    // organisation's, so their grants are on its workspaces, and the outer query keeps its projects only.
     db
       .prepare(
         `WITH caller_teams(id) AS (${teams})
         SELECT p.id, p.name FROM projects p WHERE p.organization_id = ${org} AND (
           p.id IN (SELECT tp.project_id FROM team_projects tp WHERE tp.team_id IN (SELECT id FROM caller_teams))
-          OR p.id IN (SELECT w.project_id FROM team_workspaces tw JOIN workspaces w ON w.id = tw.workspace_id
-            WHERE w.organization_id = ${org} AND tw.team_id IN (SELECT id FROM caller_teams))) ${order}`,
+          OR p.id IN (SELECT w.project_id FROM team_workspaces tw CROSS JOIN workspaces w ON w.id = tw.workspace_id
+            WHERE tw.team_id IN (SELECT id FROM caller_teams))) ${order}`,
       )
       .bind(...P.values),
   ];
