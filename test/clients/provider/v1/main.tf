@@ -121,6 +121,9 @@ data "tfe_workspace_ids" "by_binding" {
 data "tfe_project" "main" {
   organization = var.organization
   name         = tfe_project.main.name
+  # It lists the project's workspaces: without this, Terraform may read it while the workspace is still being
+  # created (a race in this configuration, not in the service).
+  depends_on = [tfe_workspace.main]
 }
 
 data "tfe_outputs" "other" {
