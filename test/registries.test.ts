@@ -169,6 +169,51 @@ describe("agent pools", () => {
 });
 
 describe("OAuth clients and tokens", () => {
+  it("takes the organisation's agent pool as its relationship; another's or none is refused with go-tfe's text", async () => {
+    const org = await createOrg();
+    const other = await createOrg();
+    const pool = (await createPool(org, { name: "vcs-pool" })).body.data.id;
+    const foreign = (await createPool(other, { name: "elsewhere" })).body.data.id;
+    const withPool = (id: string) =>
+      api("POST", `/organizations/${org}/oauth-clients`, {
+        body: { data: { type: "oauth-clients", attributes: GITHUB, relationships: { "agent-pool": { data: { type: "agent-pools", id } } } } },
+      });
+    const ok = await withPool(pool);
+    expect(ok.status).toBe(201);
+    expect(ok.body.data.relationships["agent-pool"].data).toEqual({ id: pool, type: "agent-pools" });
+    expect((await api("GET", `/oauth-clients/${ok.body.data.id}`)).body.data.relationships["agent-pool"].data).toEqual({ id: pool, type: "agent-pools" });
+    for (const id of [foreign, "apool-doesnotexist00"]) {
+      const refused = await withPool(id);
+      expect(refused.status).toBe(422);
+      expect(refused.body.errors[0]).toMatchObject({
+        status: "422",
+        detail: "the provided agent pool does not exist or you are not authorized to use it",
+        source: { pointer: "/data/relationships/agent-pool/data/id" },
+      });
+    }
+    const listed = await api("GET", `/organizations/${org}/oauth-clients`);
+    expect(listed.body.data.map((c: { id: string }) => c.id)).toEqual([ok.body.data.id]);
+  });
+
+  it("a Bitbucket Data Center client keeps its consumer key: an empty key is refused and changes nothing", async () => {
+    const org = await createOrg();
+    const bbdc = { "service-provider": "bitbucket_data_center", "http-url": "https://bbdc.example", "api-url": "https://bbdc.example", key: "k1" };
+    const created = await createClient(org, bbdc);
+    expect(created.status).toBe(201);
+    const id = created.body.data.id;
+    const refused = await api("PATCH", `/oauth-clients/${id}`, { body: { data: { type: "oauth-clients", attributes: { key: "" } } } });
+    expect(refused.status).toBe(422);
+    expect(refused.body.errors[0]).toMatchObject({
+      detail: "The Consumer Key for Bitbucket Data Center must be present. Please add a value for `key`.",
+      source: { pointer: "/data/attributes/key" },
+    });
+    expect((await api("GET", `/oauth-clients/${id}`)).body.data.attributes.key).toBe("k1");
+    const changed = await api("PATCH", `/oauth-clients/${id}`, { body: { data: { type: "oauth-clients", attributes: { key: "k2" } } } });
+    expect(changed.status).toBe(200);
+    expect(changed.body.data.attributes.key).toBe("k2");
+    expect((await createClient(org, { ...bbdc, key: "" })).status).toBe(422);
+  });
+
   it("creates a client (201) with an ot- token; secrets are never returned nor stored", async () => {
     const org = await createOrg();
     const res = await createClient(org, {

@@ -62,8 +62,15 @@ const attributes = z.object({
   "rsa-public-key": z.string().max(20_000).optional(),
   "organization-scoped": z.boolean().optional(),
 });
+const agentPoolRelationship = z.object({ data: z.object({ type: z.literal("agent-pools"), id: z.string().min(1).max(255) }).nullable() });
 const createBody = z
-  .object({ data: z.object({ type: z.literal("oauth-clients"), attributes: attributes.extend({ "service-provider": z.enum(PROVIDERS) }) }) })
+  .object({
+    data: z.object({
+      type: z.literal("oauth-clients"),
+      attributes: attributes.extend({ "service-provider": z.enum(PROVIDERS) }),
+      relationships: z.object({ "agent-pool": agentPoolRelationship.optional() }).optional(),
+    }),
+  })
   .openapi("OAuthClientCreate");
 const updateBody = z.object({ data: z.object({ type: z.literal("oauth-clients"), attributes: attributes.optional() }) }).openapi("OAuthClientUpdate");
 const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
@@ -89,7 +96,7 @@ function serializeClient({ client: c, tokenIds: tokens, organization }: ClientWi
       organization: { data: { id: organization, type: "organizations" } },
       "oauth-tokens": { data: tokens.map((id) => ({ id, type: "oauth-tokens" })), links: { related: `/api/v2/oauth-clients/${c.id}/oauth-tokens` } },
       projects: { data: [] },
-      "agent-pool": { data: null },
+      "agent-pool": { data: typeof a["agent-pool-id"] === "string" ? { id: a["agent-pool-id"], type: "agent-pools" } : null },
     },
     links: { self: `/api/v2/oauth-clients/${c.id}` },
   };
@@ -119,7 +126,8 @@ oauth.openapi(
     responses: { ...ok("The client", 201), ...errorResponses },
   }),
   async (c) => {
-    const created = await createClient(callerOf(c), c.req.valid("param").organization_name, publicAttrs(c.req.valid("json").data.attributes));
+    const { attributes: sent, relationships } = c.req.valid("json").data;
+    const created = await createClient(callerOf(c), c.req.valid("param").organization_name, publicAttrs(sent), relationships?.["agent-pool"]?.data?.id ?? null);
     return jsonapi(c, { data: serializeClient(created) }, 201);
   },
 );

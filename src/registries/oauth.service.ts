@@ -19,6 +19,7 @@ import {
   deleteToken,
   setTokenSshKey,
 } from "./oauth.d1";
+import { poolExists } from "../organizations/organizations.d1";
 import { loadOwned } from "./registry.common";
 
 /** A client with the ids of its tokens (its `oauth-tokens` relationship) and its organisation's name. */
@@ -34,10 +35,41 @@ const withTokens = async (caller: Caller, client: ClientRow, access: OrgAccess):
   organization: access.organization.name,
 });
 
-/** Creates a client and its OAuth token; `attrs` are its public attributes (secrets are never stored). */
-export async function createClient(caller: Caller, organization: string, attrs: Record<string, unknown>): Promise<ClientWithTokens> {
+/** Providers whose client cannot work without its consumer key, and the real service's words for it. */
+const KEY_REQUIRED: Record<string, string> = {
+  bitbucket_data_center: "The Consumer Key for Bitbucket Data Center must be present. Please add a value for `key`.",
+};
+
+function checkKey(provider: unknown, attrs: Record<string, unknown>): void {
+  const required = KEY_REQUIRED[String(provider)];
+  if (required && "key" in attrs && (typeof attrs.key !== "string" || attrs.key.trim() === "")) {
+    throw ApiError.of("invalid_attribute", { detail: required, pointer: "/data/attributes/key" });
+  }
+}
+
+/**
+ * Creates a client and its OAuth token; `attrs` are its public attributes (secrets are never stored). `agentPoolId`:
+ * the agent pool its VCS requests would go through, which must be the organisation's.
+ */
+export async function createClient(
+  caller: Caller,
+  organization: string,
+  attrs: Record<string, unknown>,
+  agentPoolId: string | null = null,
+): Promise<ClientWithTokens> {
   const access = await requireOrgAccess(caller, { name: organization });
   authorize(caller, "vcs.manage", { access });
+  checkKey(attrs["service-provider"], attrs);
+  if (agentPoolId !== null) {
+    if (!(await poolExists(caller.db, access.organization.externalId, agentPoolId))) {
+      // go-tfe matches this text.
+      throw ApiError.of("invalid_attribute", {
+        detail: "the provided agent pool does not exist or you are not authorized to use it",
+        pointer: "/data/relationships/agent-pool/data/id",
+      });
+    }
+    attrs = { ...attrs, "agent-pool-id": agentPoolId };
+  }
   const client: ClientRow = { id: newId("oc"), organization_id: access.organization.externalId, attrs: JSON.stringify(attrs), created_at: nowIso() };
   const token: TokenRow = {
     id: newId("ot"),
@@ -66,6 +98,7 @@ export async function showClient(caller: Caller, id: string): Promise<ClientWith
 export async function updateClient(caller: Caller, id: string, attrs: Record<string, unknown>): Promise<ClientWithTokens> {
   const { row, access } = await loadOwned(caller, findClient, id);
   authorize(caller, "vcs.manage", { access });
+  checkKey(attrs["service-provider"] ?? (JSON.parse(row.attrs) as Record<string, unknown>)["service-provider"], attrs);
   const updated = await patchClientAttrs(caller.db, row.id, attrs);
   if (!updated) throw ApiError.of("not_found"); // deleted concurrently
   return withTokens(caller, updated, access);
