@@ -1,14 +1,13 @@
 #!/usr/bin/env node
-// `npm run test:store-compat`: `npm start` (Miniflare, the built Worker) and `npm run dev` (wrangler dev) share one
-// store. On a fresh PERSIST_DIR: the lean runtime migrates it and writes; wrangler dev (after its own
-// `d1 migrations apply`, which must find nothing to apply) reads that back and writes more; the lean runtime
-// (which must apply nothing either) reads both runtimes' writes — Durable Object state (show by id, lock) and the
-// D1 index (list, name lookup, tags). Prints PASS/FAIL per check; exit code 1 on any failure.
-import { spawn } from "node:child_process";
-import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+// `npm run test:store-compat`: `npm start` (workerd on the configuration Miniflare assembles for the built Worker) and
+// `npm run dev` (wrangler dev) share one store. On a fresh PERSIST_DIR: the lean runtime migrates it and writes;
+// wrangler dev (after its own `d1 migrations apply`, which must find nothing to apply) reads that back and writes
+// more; the lean runtime (which must apply nothing either) reads both runtimes' writes — Durable Object state (show by
+// id, lock) and the D1 index (list, name lookup, tags). Prints PASS/FAIL per check; exit code 1 on any failure.
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, groups, killAllGroups, newAdminToken, sleep, stopGroup, tail } from "./lib/service.mjs";
+import { killAllGroups, newAdminToken, withRuntime } from "./lib/service.mjs";
 import { root } from "./lib/local-env.mjs";
 
 const store = mkdtempSync(join(tmpdir(), "store-compat-"));
@@ -20,41 +19,20 @@ const check = (ok, what) => {
 };
 process.on("exit", killAllGroups);
 
-async function withRuntime(script, label, fn) {
-  const port = await freePort();
-  const log = join(store, `${label}.log`);
-  const fd = openSync(log, "w");
-  const child = spawn(process.execPath, [join(root, "scripts", script)], {
-    cwd: root,
-    detached: true,
-    stdio: ["ignore", fd, fd],
-    env: { ...process.env, PORT: String(port), ADMIN_TOKEN: token, PERSIST_DIR: store, RATE_LIMIT: "0", BLOB_SIGNING_KEY: "compat" },
-  });
-  groups.add(child.pid);
-  const base = `http://127.0.0.1:${port}/api/v2`;
-  const api = async (method, path, body) => {
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" },
-      body: body && JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null };
-  };
-  const until = Date.now() + 120_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${base}/ping`, { headers: { Authorization: `Bearer ${token}` } })).status === 204) break;
-    } catch {}
-    if (Date.now() > until) throw new Error(`${label} did not start:\n${tail(log)}`);
-    await sleep(300);
-  }
-  try {
-    await fn(api, () => readFileSync(log, "utf8"));
-  } finally {
-    await stopGroup(child.pid);
-  }
-}
+const withRuntimeOf = (script, label, fn) =>
+  withRuntime(
+    {
+      dir: root,
+      script,
+      label,
+      store,
+      logFile: join(store, `${label}.log`),
+      token,
+      env: { ADMIN_TOKEN: token, BLOB_SIGNING_KEY: "compat" },
+      timeoutMs: 120_000,
+    },
+    fn,
+  );
 
 const ws = (name) => ({ data: { type: "workspaces", attributes: { name } } });
 const names = (list) =>
@@ -64,7 +42,7 @@ const names = (list) =>
     .join(",");
 let first;
 try {
-  await withRuntime("start.mjs", "lean-1", async (api, log) => {
+  await withRuntimeOf("start.mjs", "lean-1", async (api, log) => {
     check(/applied 0001_init\.sql/.test(log()), "lean runtime migrates a fresh store");
     check(
       (await api("POST", "/organizations", { data: { type: "organizations", attributes: { name: "compat", email: "c@example.com" } } })).status === 201,
@@ -79,7 +57,7 @@ try {
       "lean: tag binding",
     );
   });
-  await withRuntime("dev.mjs", "wrangler-dev", async (api, log) => {
+  await withRuntimeOf("dev.mjs", "wrangler-dev", async (api, log) => {
     check(/No migrations to apply/.test(log()), "wrangler d1 migrations apply finds the lean runtime's migrations applied");
     const shown = await api("GET", `/workspaces/${first}`);
     check(shown.status === 200 && shown.body.data.attributes.locked === true, "wrangler dev: shows the lean runtime's workspace, locked (DO)");
@@ -90,7 +68,7 @@ try {
     check((await api("POST", "/organizations/compat/workspaces", ws("written-by-dev"))).status === 201, "wrangler dev: create workspace");
     check((await api("POST", `/workspaces/${first}/actions/unlock`)).status === 200, "wrangler dev: unlock the lean runtime's lock");
   });
-  await withRuntime("start.mjs", "lean-2", async (api, log) => {
+  await withRuntimeOf("start.mjs", "lean-2", async (api, log) => {
     check(!/applied \d+_/.test(log()), "lean runtime applies nothing to a store wrangler migrated");
     const list = await api("GET", "/organizations/compat/workspaces");
     check(list.status === 200 && names(list) === "written-by-dev,written-by-lean", "lean: lists both runtimes' workspaces (D1)");

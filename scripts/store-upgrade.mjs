@@ -6,13 +6,13 @@
 // organisation with workspaces, tags, a lock, a state version, a variable, teams and tokens. Then this checkout's
 // `npm start` runs on the same store: it must apply migration 0016, show everything as it was, rename the organisation
 // and find nothing inconsistent. Prints PASS/FAIL per check; exit code 1 on any failure. Node built-ins, git and tar.
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtempSync, openSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { root } from "./lib/local-env.mjs";
-import { freePort, groups, killAllGroups, newAdminToken, sleep, stopGroup, tail } from "./lib/service.mjs";
+import { killAllGroups, newAdminToken, withRuntime } from "./lib/service.mjs";
 
 const MIGRATION = "migrations/0016_organization_ids.sql";
 const argv = process.argv.slice(2);
@@ -51,41 +51,8 @@ const check = (ok, what) => {
 };
 process.on("exit", killAllGroups);
 
-async function withRuntime(dir, label, fn) {
-  const port = await freePort();
-  const log = join(work, `${label}.log`);
-  const fd = openSync(log, "w");
-  const child = spawn(process.execPath, [join(dir, "scripts", "start.mjs")], {
-    cwd: dir,
-    detached: true,
-    stdio: ["ignore", fd, fd],
-    env: { ...process.env, ...secrets, PORT: String(port), PERSIST_DIR: store, RATE_LIMIT: "0", EDITION: "self-hosted" },
-  });
-  groups.add(child.pid);
-  const base = `http://127.0.0.1:${port}/api/v2`;
-  const api = async (method, path, body, as = token) => {
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${as}`, "Content-Type": "application/vnd.api+json" },
-      body: body && JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null };
-  };
-  const until = Date.now() + 180_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${base}/ping`, { headers: { Authorization: `Bearer ${token}` } })).status === 204) break;
-    } catch {}
-    if (Date.now() > until) throw new Error(`${label} did not start:\n${tail(log)}`);
-    await sleep(300);
-  }
-  try {
-    await fn(api, () => readFileSync(log, "utf8"));
-  } finally {
-    await stopGroup(child.pid);
-  }
-}
+const withRuntimeOf = (dir, label, fn) =>
+  withRuntime({ dir, label, store, logFile: join(work, `${label}.log`), token, env: { ...secrets, EDITION: "self-hosted" } }, fn);
 
 const ORG = "upgrade-org";
 const RENAMED = "upgrade-renamed";
@@ -96,7 +63,7 @@ let alpha, beta, teamToken, orgToken, before;
 
 try {
   console.log(`store-upgrade: previous code from ${ref} (${git("rev-parse", "--short", ref).stdout.trim()})`);
-  await withRuntime(oldRoot, "previous", async (api) => {
+  await withRuntimeOf(oldRoot, "previous", async (api) => {
     check((await api("POST", "/organizations", doc("organizations", { name: ORG, email: "u@example.com" }))).status === 201, "previous: create organisation");
     const project = await api("POST", `/organizations/${ORG}/projects`, doc("projects", { name: "proj-a" }));
     alpha = (
@@ -153,7 +120,7 @@ try {
     };
   });
 
-  await withRuntime(root, "upgraded", async (api, log) => {
+  await withRuntimeOf(root, "upgraded", async (api, log) => {
     check(/applied 0016_organization_ids\.sql/.test(log()), "upgraded: applies migration 0016 to the previous code's store");
     const shownAlpha = await api("GET", `/workspaces/${alpha}`);
     const shownBeta = await api("GET", `/workspaces/${beta}`);

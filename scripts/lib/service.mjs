@@ -123,3 +123,44 @@ export async function startService({ root, logFile, timeoutMs = 120_000, env = {
   }
   return { base, port, token, storeDir, pid: child.pid, startSeconds: (Date.now() - started) / 1000, stop, exited: () => exited };
 }
+
+/**
+ * The store checks' runtime (scripts/store-compat.mjs, scripts/store-upgrade.mjs): runs `node <dir>/scripts/<script>`
+ * on `store` with `env`, its output in `logFile`, until GET /api/v2/ping accepts `token`; then calls
+ * `fn(api, readLog)`, where `api(method, path, body?, as = token)` resolves { status, body } and `readLog()` is the
+ * output so far, and stops the process group whatever `fn` does.
+ */
+export async function withRuntime({ dir, script = "start.mjs", label, store, logFile, token, env = {}, timeoutMs = 180_000 }, fn) {
+  const port = await freePort();
+  const fd = openSync(logFile, "w");
+  const child = spawn(process.execPath, [join(dir, "scripts", script)], {
+    cwd: dir,
+    detached: true,
+    stdio: ["ignore", fd, fd],
+    env: { ...process.env, RATE_LIMIT: "0", ...env, PORT: String(port), PERSIST_DIR: store },
+  });
+  groups.add(child.pid);
+  const base = `http://127.0.0.1:${port}/api/v2`;
+  const api = async (method, path, body, as = token) => {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${as}`, "Content-Type": "application/vnd.api+json" },
+      body: body && JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null };
+  };
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if ((await fetch(`${base}/ping`, { headers: { Authorization: `Bearer ${token}` } })).status === 204) break;
+    } catch {}
+    if (Date.now() > until) throw new Error(`${label} did not start:\n${tail(logFile)}`);
+    await sleep(300);
+  }
+  try {
+    await fn(api, () => readFileSync(logFile, "utf8"));
+  } finally {
+    await stopGroup(child.pid);
+  }
+}
