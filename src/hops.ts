@@ -8,37 +8,87 @@ export interface Hops {
   do: number;
 }
 
-const real = new WeakMap<object, D1PreparedStatement>();
-const EXECUTE = new Set(["first", "all", "run", "raw"]);
+/**
+ * A check that must pass before the request's round trips take effect (the cached principal's recheck,
+ * src/auth/principal-cache.ts). `through` runs a round trip once it may: when the check is still to be made and
+ * the round trip only reads, `op` gets the check's statement to run first in the same batch and hands back its first
+ * row; otherwise the check runs alone first.
+ */
+export interface Gate {
+  through<T>(canRide: boolean, op: (check: CheckStatement | null) => Promise<{ value: T; check?: unknown }>): Promise<T>;
+}
 
-function countedStatement(stmt: D1PreparedStatement, hops: Hops): D1PreparedStatement {
+/** The check's statement, prepared on the handle whose batch carries it. */
+export type CheckStatement = (db: D1Database | D1DatabaseSession) => D1PreparedStatement;
+
+const real = new WeakMap<object, D1PreparedStatement>();
+/** Statements that only read: a check may ride along with them. */
+const readOnly = new WeakSet<object>();
+const EXECUTE = new Set(["first", "all", "run", "raw"]);
+// A WITH clause reads too, unless its statement writes.
+const READ_SQL = /^\s*(SELECT\b|WITH\b(?![\s\S]*\b(INSERT|UPDATE|DELETE|REPLACE)\b))/i;
+
+function countedStatement(
+  stmt: D1PreparedStatement,
+  sql: string,
+  hops: Hops,
+  db: D1Database | D1DatabaseSession,
+  primary: boolean,
+  gate?: Gate,
+): D1PreparedStatement {
   const proxy = new Proxy(stmt, {
     get(target, prop) {
-      if (prop === "bind") return (...values: unknown[]) => countedStatement(target.bind(...values), hops);
+      if (prop === "bind") return (...values: unknown[]) => countedStatement(target.bind(...values), sql, hops, db, primary, gate);
       const value = Reflect.get(target, prop, target);
       if (typeof prop === "string" && EXECUTE.has(prop) && typeof value === "function") {
         return (...args: unknown[]) => {
           hops.d1++;
-          return (value as (...a: unknown[]) => unknown).apply(target, args);
+          const call = () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          if (!gate) return call();
+          const canRide = primary && prop !== "raw" && READ_SQL.test(sql);
+          return gate.through(canRide, async (check) => {
+            if (!check) return { value: await call() };
+            const [checked, result] = await db.batch([check(db), target]);
+            return { value: singleResult(prop, args, result), check: checked?.results?.[0] ?? null };
+          });
         };
       }
       return typeof value === "function" ? value.bind(target) : value;
     },
   });
   real.set(proxy, stmt);
+  if (READ_SQL.test(sql)) readOnly.add(proxy);
   return proxy;
 }
 
-/** A D1 handle whose calls count; statements it prepares go back to D1 unwrapped in a batch. */
-export function countedDb<T extends D1Database | D1DatabaseSession>(db: T, hops: Hops): T {
+/** What `first`/`all`/`run` would have answered, from the statement's result in a batch. */
+function singleResult(method: string, args: unknown[], result: D1Result | undefined): unknown {
+  if (method !== "first") return result;
+  const row = (result?.results?.[0] ?? null) as Record<string, unknown> | null;
+  const column = args[0];
+  return typeof column === "string" ? (row?.[column] ?? null) : row;
+}
+
+/** A D1 handle whose calls count (and pass `gate`); statements it prepares go back to D1 unwrapped in a batch. */
+export function countedDb<T extends D1Database | D1DatabaseSession>(db: T, hops: Hops, gate?: Gate, primary = true): T {
   return new Proxy(db, {
     get(target, prop) {
-      if (prop === "prepare") return (sql: string) => countedStatement(target.prepare(sql), hops);
-      if (prop === "withSession") return (...args: unknown[]) => countedDb((target as D1Database).withSession(...(args as [string])), hops);
+      if (prop === "prepare") return (sql: string) => countedStatement(target.prepare(sql), sql, hops, target, primary, gate);
+      // Only the primary may carry the check: a replica could still show a token the primary has revoked.
+      if (prop === "withSession") {
+        return (...args: unknown[]) => countedDb((target as D1Database).withSession(...(args as [string])), hops, gate, args[0] === "first-primary");
+      }
       if (prop === "batch") {
         return (statements: D1PreparedStatement[]) => {
           hops.d1++;
-          return target.batch(statements.map((s) => real.get(s) ?? s));
+          const unwrapped = statements.map((s) => real.get(s) ?? s);
+          if (!gate) return target.batch(unwrapped);
+          const canRide = primary && statements.length > 0 && statements.every((s) => readOnly.has(s));
+          return gate.through(canRide, async (check) => {
+            if (!check) return { value: await target.batch(unwrapped) };
+            const [checked, ...results] = await target.batch([check(target), ...unwrapped]);
+            return { value: results, check: checked?.results?.[0] ?? null };
+          });
         };
       }
       const value = Reflect.get(target, prop, target);
@@ -47,8 +97,8 @@ export function countedDb<T extends D1Database | D1DatabaseSession>(db: T, hops:
   });
 }
 
-/** A Durable Object namespace whose stubs count each RPC. */
-export function countedNamespace<T extends object>(ns: T, hops: Hops): T {
+/** A Durable Object namespace whose stubs count each RPC (made once `gate` passed). */
+export function countedNamespace<T extends object>(ns: T, hops: Hops, gate?: Gate): T {
   return new Proxy(ns, {
     get(target, prop) {
       const value = Reflect.get(target, prop, target);
@@ -62,7 +112,8 @@ export function countedNamespace<T extends object>(ns: T, hops: Hops): T {
             // An RPC stub answers any property as a remote method (even `apply`): call it as a method.
             return (...callArgs: unknown[]) => {
               hops.do++;
-              return (s as unknown as Record<string, (...a: unknown[]) => unknown>)[method](...callArgs);
+              const call = () => (s as unknown as Record<string, (...a: unknown[]) => unknown>)[method](...callArgs);
+              return gate ? gate.through(false, async () => ({ value: await call() })) : call();
             };
           },
         });

@@ -4,9 +4,10 @@ import type { AppEnv, Bindings } from "../env";
 import { newId, nowIso, sha256Hex } from "../ids";
 import type { Hops } from "../hops";
 import { hopsOf } from "./caller.http";
+import { cachedPrincipal, rememberPrincipal, TokenGate } from "./principal-cache";
 import { principalKey, type Principal } from "./principal";
 import { configuredLimit, rateHeaders, RateLimiter } from "../ratelimit/ratelimit";
-import { tokenByHash, touchToken, type AuthTokenRow } from "../tokens/tokens.d1";
+import { tokenByHash, tokenByHashStatement, touchToken, type AuthTokenRow } from "../tokens/tokens.d1";
 import { bootstrapAdmin, insertBootstrapAdmin } from "../users/users.d1";
 
 /** Per-isolate memo of the site admin's user id (the row is created once, idempotently). */
@@ -52,10 +53,7 @@ async function adminTokenHash(adminToken: string): Promise<string> {
  * Resolves a bearer token to a principal, or null when it is unknown, deleted or expired: one D1 read (the token
  * with its user or team, one indexed statement), none for the site admin's token once its user row is known.
  *
- * Principals are deliberately not cached across requests. A deletion, a revocation, a team's deletion or a user
- * losing site admin happens in whichever isolate served that request; another isolate's cache could learn of it only
- * by reading a revocation version from D1 (or a Durable Object) — the same one round trip the lookup itself costs.
- * So the lookup is that one read, and an expired or revoked token fails on its very next request everywhere.
+ * Uncached: the API's middleware (`requireAuth`) uses the principal cache; sign-in and tests resolve afresh.
  */
 export async function authenticate(env: Bindings, token: string, defer?: (p: Promise<unknown>) => void, hops?: Hops): Promise<Principal | null> {
   return authenticateHash(env, await sha256Hex(token), defer, hops);
@@ -167,14 +165,44 @@ function limit(c: Ctx, key: string): void {
   }
 }
 
-/** Every API request but discovery and the signed blob URLs needs `Authorization: Bearer <token>`. */
+/**
+ * Every API request but discovery and the signed blob URLs needs `Authorization: Bearer <token>`. A token this
+ * isolate resolved lately is taken from the principal cache and rechecked inside the request's first round trip
+ * (src/auth/principal-cache.ts); otherwise it costs one D1 read here.
+ */
 export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
   const header = c.req.header("Authorization") ?? "";
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  const principal = match && match[1].length <= 512 ? await authenticate(c.env, match[1], (p) => waitUntil(c, p), hopsOf(c)) : null;
+  const hops = hopsOf(c);
+  const defer = (p: Promise<unknown>) => waitUntil(c, p);
+  let principal: Principal | null = null;
+  let gate: TokenGate | undefined;
+  if (match && match[1].length <= 512) {
+    const hash = await sha256Hex(match[1]);
+    principal = await siteAdminPrincipal(c.env, hash, hops);
+    if (!principal) {
+      principal = cachedPrincipal(hash);
+      if (principal) {
+        gate = new TokenGate(
+          c.env,
+          hash,
+          (db) => tokenByHashStatement(db, hash),
+          (row) => principalOfTokenRow(row, defer, c.env),
+          hops,
+        );
+        c.set("tokenGate", gate);
+      } else {
+        hops.d1++;
+        principal = principalOfTokenRow(await tokenByHash(c.env.DB.withSession("first-primary"), hash), defer, c.env);
+        if (principal) rememberPrincipal(hash, principal);
+      }
+    }
+  }
   // Unauthenticated requests are counted per client IP, authenticated ones per user.
   limit(c, principal ? principalKey(principal) : clientKey(c));
   if (!principal) throw ApiError.of("unauthorized");
   c.set("principal", principal);
   await next();
+  // A request that made no round trip still answers only a token that stands (throws 401 otherwise).
+  if (gate) await gate.settled();
 });

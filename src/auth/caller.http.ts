@@ -20,10 +20,11 @@ export function callerOf(c: Context<AppEnv>): Caller {
   return { env, principal: c.get("principal"), db: env.DB.withSession("first-primary"), authorized: record.authorized };
 }
 
-/** The request's bindings with D1 and the workspace DOs counting their round trips (src/hops.ts). */
+/** The request's bindings with D1 and the workspace DOs counting their round trips, behind the token's recheck (src/hops.ts). */
 export function countedEnv(c: Context<AppEnv>): AppEnv["Bindings"] {
   const hops = hopsOf(c);
-  return { ...c.env, DB: countedDb(c.env.DB, hops), WORKSPACES: countedNamespace(c.env.WORKSPACES, hops) };
+  const gate = c.get("tokenGate");
+  return { ...c.env, DB: countedDb(c.env.DB, hops, gate), WORKSPACES: countedNamespace(c.env.WORKSPACES, hops, gate) };
 }
 
 /** The request's round-trip counter (src/hops.ts). */

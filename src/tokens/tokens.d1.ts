@@ -50,8 +50,13 @@ export const AUTH_TOKEN_COLUMNS = `k.id, k.last_used_at, k.kind, k.user_id, k.te
 export const AUTH_TOKEN_JOINS = `LEFT JOIN users u ON u.id = k.user_id LEFT JOIN teams t ON t.id = k.team_id
   LEFT JOIN organizations o ON o.external_id = coalesce(t.organization_id, k.organization_id)`;
 
+/** The token read, as a statement (a cached principal's recheck rides in another batch: src/auth/principal-cache.ts). */
+export function tokenByHashStatement(db: Db, hash: string): D1PreparedStatement {
+  return db.prepare(`SELECT ${AUTH_TOKEN_COLUMNS} FROM tokens k ${AUTH_TOKEN_JOINS} WHERE k.token_hash = ?`).bind(hash);
+}
+
 export async function tokenByHash(db: Db, hash: string): Promise<AuthTokenRow | null> {
-  return db.prepare(`SELECT ${AUTH_TOKEN_COLUMNS} FROM tokens k ${AUTH_TOKEN_JOINS} WHERE k.token_hash = ?`).bind(hash).first<AuthTokenRow>();
+  return tokenByHashStatement(db, hash).first<AuthTokenRow>();
 }
 
 export async function touchToken(db: Db, id: string, at: string): Promise<void> {

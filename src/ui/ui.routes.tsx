@@ -26,7 +26,7 @@ import { UI_CSS } from "./ui.css";
 import { ErrorPage } from "./ui.layout";
 import { OrganizationsPage, ProjectsPage, SignInPage, WorkspaceListPage, type ListRow } from "./ui.pages";
 import { UI_ROUTE_REQUIREMENTS } from "./ui.requirements";
-import { principalOfSession, SESSION_COOKIE, SESSION_TTL_SECONDS, signIn, signOut } from "./ui.session";
+import { endSession, principalOfSession, SESSION_COOKIE, SESSION_TTL_SECONDS, signIn, signOut } from "./ui.session";
 import { workspaceUi } from "./ui.workspace";
 
 const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
@@ -50,15 +50,32 @@ ui.use("*", csrf());
 // Every other page needs a live session; the route's declared action must have been authorised.
 ui.use("*", async (c, next) => {
   if (PUBLIC.has(c.req.path)) return next();
-  const principal = await principalOfSession(c.env, getCookie(c, SESSION_COOKIE), hopsOf(c));
-  if (!principal) {
+  const sessionId = getCookie(c, SESSION_COOKIE);
+  const session = await principalOfSession(c.env, sessionId, hopsOf(c));
+  if (!session) {
     deleteCookie(c, SESSION_COOKIE, { path: "/app" });
     return c.redirect("/app/session/new", 303);
   }
-  c.set("principal", principal);
+  c.set("principal", session.principal);
+  if (session.gate) c.set("tokenGate", session.gate);
   const authz = { authorized: new Set<string>() };
   c.set("authz", authz);
   await next();
+  // A cached session is rechecked in the page's first round trip (or now, if it made none): when its token no
+  // longer stands, whatever the page answered gives way to signing in again.
+  if (
+    session.gate &&
+    (await session.gate.settled().then(
+      () => false,
+      () => session.gate?.failed === true,
+    ))
+  ) {
+    await endSession(c.env, sessionId);
+    c.res = undefined as unknown as Response;
+    c.res = new Response(null, { status: 303, headers: { Location: "/app/session/new" } });
+    deleteCookie(c, SESSION_COOKIE, { path: "/app" });
+    return;
+  }
   // The page's own route: middleware and the catch-all 404 are registered for ALL methods.
   // HEAD is served by the GET route.
   const method = c.req.method === "HEAD" ? "GET" : c.req.method;

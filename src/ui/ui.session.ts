@@ -2,15 +2,17 @@
  * Web UI sessions (issue 20). Sign-in checks a pasted API token with `authenticate`; the cookie then holds
  * a random session id whose SHA-256 is stored in D1 with the SHA-256 of that token. Every UI request
  * re-authenticates through the stored token hash — the API's own token lookup, joined to the session in the
- * same read — so a revoked, deleted or expired token ends its sessions on their very next request.
+ * same read (cached sessions: in the page's first batch) — so a revoked, deleted or expired token ends its sessions
+ * on their very next request.
  */
 import type { Principal } from "../auth/principal";
 import { authenticate, principalOfTokenRow, siteAdminPrincipal } from "../auth/auth.middleware";
+import { cachedPrincipal, rememberPrincipal, TokenGate } from "../auth/principal-cache";
 import type { Bindings } from "../env";
 import type { Hops } from "../hops";
 import type { AuthTokenRow } from "../tokens/tokens.d1";
 import { nowIso, randomBase62, sha256Hex } from "../ids";
-import { deleteExpiredSessions, deleteSession, insertSession, sessionByIdHash } from "./ui.sessions.d1";
+import { deleteExpiredSessions, deleteSession, insertSession, sessionByIdHash, sessionByIdHashStatement, type SessionRow } from "./ui.sessions.d1";
 
 export const SESSION_COOKIE = "ws_session";
 /** A session lasts at most this long, whatever the token's own expiry (which is checked on every request too). */
@@ -29,31 +31,51 @@ export async function signIn(env: Bindings, token: string): Promise<string | nul
   return id;
 }
 
+/** The principal a session row stands for now: none when it expired or its token no longer stands. */
+function principalOfSessionRow(row: SessionRow | null): Principal | null {
+  if (!row || Date.parse(row.session_expires_at) <= Date.now()) return null;
+  return principalOfTokenRow(row.id === null ? null : (row as AuthTokenRow));
+}
+
 /**
- * The principal a session cookie stands for, or null (unknown, expired, or its token no longer valid): one D1
- * read, the session joined to its token. `hops` counts the round trips (src/hops.ts), as the API's `authenticate` does.
+ * The principal a session cookie stands for, or null (unknown, expired, or its token no longer valid). A session this
+ * isolate resolved lately comes from the principal cache with a `gate` that rechecks it inside the page's first
+ * round trip (src/auth/principal-cache.ts); otherwise it costs one D1 read, the session joined to its token.
+ * `hops` counts the round trips (src/hops.ts), as the API's authentication does.
  */
-export async function principalOfSession(env: Bindings, sessionId: string | undefined, hops?: Hops): Promise<Principal | null> {
+export async function principalOfSession(env: Bindings, sessionId: string | undefined, hops: Hops): Promise<{ principal: Principal; gate?: TokenGate } | null> {
   if (!sessionId || sessionId.length > 100) return null;
   const db = env.DB.withSession("first-primary");
   const idHash = await sha256Hex(sessionId);
-  const count = () => {
-    if (hops) hops.d1++;
-  };
-  count();
+  const key = `session:${idHash}`;
+  const cached = cachedPrincipal(key);
+  if (cached) {
+    const gate = new TokenGate(
+      env,
+      key,
+      (d) => sessionByIdHashStatement(d, idHash),
+      (row) => principalOfSessionRow(row as SessionRow | null),
+      hops,
+    );
+    return { principal: cached, gate };
+  }
+  hops.d1++;
   const row = await sessionByIdHash(db, idHash);
   if (!row) return null;
-  if (Date.parse(row.session_expires_at) <= Date.now()) {
-    count();
+  const principal = (await siteAdminPrincipal(env, row.session_token_hash, hops)) ?? principalOfSessionRow(row);
+  if (!principal) {
+    hops.d1++;
     await deleteSession(db, idHash);
     return null;
   }
-  const principal = (await siteAdminPrincipal(env, row.session_token_hash, hops)) ?? principalOfTokenRow(row.id === null ? null : (row as AuthTokenRow));
-  if (!principal) {
-    count();
-    await deleteSession(db, idHash);
-  }
-  return principal;
+  rememberPrincipal(key, principal);
+  return { principal };
+}
+
+/** Ends a session whose recheck failed (its token was revoked, or it expired while cached). */
+export async function endSession(env: Bindings, sessionId: string | undefined): Promise<void> {
+  if (!sessionId || sessionId.length > 100) return;
+  await deleteSession(env.DB.withSession("first-primary"), await sha256Hex(sessionId));
 }
 
 export async function signOut(env: Bindings, sessionId: string | undefined): Promise<void> {

@@ -13,15 +13,19 @@ export async function insertSession(db: Db, idHash: string, tokenHash: string, c
 }
 
 /** The session and what authenticating its token needs, in one read (the API's token lookup, joined). */
-export async function sessionByIdHash(db: Db, idHash: string): Promise<SessionRow | null> {
+/** The session joined to its token, as a statement (a cached session's recheck rides in another batch). */
+export function sessionByIdHashStatement(db: Db, idHash: string): D1PreparedStatement {
   return db
     .prepare(
       `SELECT s.token_hash AS session_token_hash, s.expires_at AS session_expires_at, ${AUTH_TOKEN_COLUMNS}
        FROM ui_sessions s LEFT JOIN tokens k ON k.token_hash = s.token_hash ${AUTH_TOKEN_JOINS}
        WHERE s.id_hash = ?`,
     )
-    .bind(idHash)
-    .first<SessionRow>();
+    .bind(idHash);
+}
+
+export async function sessionByIdHash(db: Db, idHash: string): Promise<SessionRow | null> {
+  return sessionByIdHashStatement(db, idHash).first<SessionRow>();
 }
 
 export async function deleteSession(db: Db, idHash: string): Promise<void> {
