@@ -53,6 +53,7 @@ const WHO = {
   "organization.manage": ORG_WIDE,
   "organization.owner": ["owners", "siteAdmin"],
   "organization.rename": ["owners", "siteAdmin"],
+  "organization.token-policy": ["owners", "siteAdmin"],
   "teams.manage": ORG_WIDE,
   "teams.manage-organization-access": ORG_WIDE,
   "teams.change-members": ORG_WIDE,
@@ -110,6 +111,8 @@ interface Row {
   ok: number;
   /** Status for authenticated callers who are refused (404 unless the spec names 403). */
   denied?: number;
+  /** Per refused caller, where it differs from `denied` (a caller who sees the resource is told it is forbidden). */
+  deniedFor?: Partial<Record<P, number>>;
   /** What this row's request needs beyond the route's declared action (a body that asks for more, such as a rename). */
   needs?: Action;
   /** Builds a fresh target for one call (so destructive calls never interfere). */
@@ -207,6 +210,18 @@ const ROWS: Row[] = [
     make: async () => ({
       path: `/organizations/${await createOrgFor("owners")}`,
       body: { data: { type: "organizations", attributes: { name: uniqueName("renamed") } } },
+    }),
+  },
+  {
+    // Turning the token TTL policies' enforcement on is for owners only, as the policies are: the organisation token
+    // may not change what bounds its own lifetime (checked on top of the route's organization.manage).
+    method: "PATCH",
+    route: "/api/v2/organizations/:organization_name",
+    needs: "organization.token-policy",
+    ok: 200,
+    make: async () => ({
+      path: `/organizations/${await createOrgFor("owners")}`,
+      body: { data: { type: "organizations", attributes: { "max-ttl-enabled": true } } },
     }),
   },
   {
@@ -677,6 +692,8 @@ const ROWS: Row[] = [
     method: "PATCH",
     route: "/api/v2/organizations/:organization_name/token-ttl-policies",
     ok: 200,
+    // The organisation token reads the policies (GET above), so it is told it may not change them.
+    deniedFor: { orgToken: 403 },
     make: async () => ({
       path: `/organizations/${org()}/token-ttl-policies`,
       body: { data: { type: "organization-token-ttl-policies", attributes: { "token-ttl-policies": [{ "token-type": "team", "max-ttl-ms": 86_400_000 }] } } },
@@ -1147,7 +1164,7 @@ function expected(row: Row, who: P, path: string): number {
   const needs: readonly P[] = WHO[needsOf(row)];
   const allowed = throwaway ? needs.filter((p) => p === "owners" || p === "siteAdmin") : needs;
   if (allowed.includes(who)) return row.ok;
-  const denied = row.denied ?? 404;
+  const denied = row.deniedFor?.[who] ?? row.denied ?? 404;
   // Force delete: callers who cannot even read the workspace get 404, readers 403.
   if (denied === 403 && !WS_READ.includes(who)) return 404;
   return denied;

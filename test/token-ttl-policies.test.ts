@@ -101,7 +101,32 @@ describe("token TTL policies: list and update", () => {
     expect(byType((await api("GET", path(org))).body.data)).toEqual(Object.fromEntries(TYPES.map((t) => [t, DEFAULT_MS])));
   });
 
-  it("is for owners and the organisation token; members and outsiders get 404; an unknown organisation 404", async () => {
+  it("the organisation token reads the policies but may not widen what bounds its own lifetime", async () => {
+    const org = await createOrg();
+    const orgToken = await makeOrgToken(org);
+    const owner = await makeUser({ ownerOf: org });
+    expect((await api("PATCH", path(org), { token: owner.token, body: update([{ "token-type": "organization", "max-ttl-ms": DAY_MS }]) })).status).toBe(200);
+    await enforce(org, true);
+    const widen = await api("PATCH", path(org), { token: orgToken.token, body: update([{ "token-type": "organization", "max-ttl-ms": DEFAULT_MS }]) });
+    expect(widen.status).toBe(403);
+    expect(byType((await api("GET", path(org), { token: orgToken.token })).body.data).organization).toBe(DAY_MS);
+    // Nor may it turn enforcement off; any other setting it may change.
+    const off = await api("PATCH", `/organizations/${org}`, {
+      token: orgToken.token,
+      body: { data: { type: "organizations", attributes: { "max-ttl-enabled": false } } },
+    });
+    expect(off.status).toBe(403);
+    expect((await api("GET", `/organizations/${org}`)).body.data.attributes["max-ttl-enabled"]).toBe(true);
+    const same = await api("PATCH", `/organizations/${org}`, {
+      token: orgToken.token,
+      body: { data: { type: "organizations", attributes: { "max-ttl-enabled": true, email: "ops@example.com" } } },
+    });
+    expect(same.status).toBe(200);
+    expect(same.body.data.attributes.email).toBe("ops@example.com");
+    expect((await api("PATCH", path(org), { token: owner.token, body: update([{ "token-type": "organization", "max-ttl-ms": DEFAULT_MS }]) })).status).toBe(200);
+  });
+
+  it("is for owners (the organisation token reads); members and outsiders get 404; an unknown organisation 404", async () => {
     const org = await createOrg();
     const owner = await makeUser({ ownerOf: org });
     const orgToken = await makeOrgToken(org);
@@ -109,10 +134,9 @@ describe("token TTL policies: list and update", () => {
     const member = await makeUser({ teams: [manager.id] });
     const outsider = await makeUser({ ownerOf: await createOrg() });
     const body = update([{ "token-type": "team", "max-ttl-ms": DAY_MS }]);
-    for (const token of [owner.token, orgToken.token]) {
-      expect((await api("GET", path(org), { token })).status).toBe(200);
-      expect((await api("PATCH", path(org), { token, body })).status).toBe(200);
-    }
+    for (const token of [owner.token, orgToken.token]) expect((await api("GET", path(org), { token })).status).toBe(200);
+    expect((await api("PATCH", path(org), { token: owner.token, body })).status).toBe(200);
+    expect((await api("PATCH", path(org), { token: orgToken.token, body })).status).toBe(403);
     for (const token of [manager.token, member.token, outsider.token]) {
       expect((await api("GET", path(org), { token })).status).toBe(404);
       expect((await api("PATCH", path(org), { token, body })).status).toBe(404);

@@ -67,6 +67,14 @@ export const REQUIREMENTS = {
     // The organisation token may change every other setting: it is told it is forbidden, not that nothing is there.
     denied: (_p, t) => (org(t) ? "forbidden" : "not_found"),
   },
+  // PATCH token-ttl-policies, and PATCH /organizations/:name when the body changes `max-ttl-enabled`: the policies bound
+  // the organisation token's own lifetime, so it may not widen them (no caller extends its own power).
+  "organization.token-policy": {
+    summary: "token lifetime policies: owners (users and the owners team's tokens), not the organisation token",
+    holds: (_p, t) => !!org(t)?.isOwner,
+    // The organisation token sees the policies: it is told it is forbidden; whoever may not see them, that nothing is there.
+    denied: (_p, t) => (ownerOrOrgToken(org(t)) ? "forbidden" : "not_found"),
+  },
   "teams.manage": { summary: "owners, the organisation token, manage-teams", holds: (_p, t) => !!org(t) && teamRights(org(t)!).manageTeams },
   "teams.manage-organization-access": {
     summary: "owners, the organisation token, manage-organization-access",
@@ -189,7 +197,7 @@ export const ROUTE_REQUIREMENTS: Record<string, Action> = {
   "GET /api/v2/organizations/:organization_name/authentication-token": "organization.owner",
   "DELETE /api/v2/organizations/:organization_name/authentication-token": "organization.owner",
   "GET /api/v2/organizations/:organization_name/token-ttl-policies": "organization.manage",
-  "PATCH /api/v2/organizations/:organization_name/token-ttl-policies": "organization.manage",
+  "PATCH /api/v2/organizations/:organization_name/token-ttl-policies": "organization.token-policy",
 
   "POST /api/v2/organizations/:organization_name/organization-memberships": "membership.manage",
   "GET /api/v2/organizations/:organization_name/organization-memberships": "organization.read",

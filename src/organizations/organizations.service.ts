@@ -188,6 +188,10 @@ export async function changeOrganization(
     authorize(caller, "organization.rename", { access });
     checkName(rename);
   }
+  // Turning enforcement of the token TTL policies off (or on) is the policies' owners' call, as the policies are.
+  if (a["max-ttl-enabled"] !== undefined && a["max-ttl-enabled"] !== (org.attrs["max-ttl-enabled"] ?? false)) {
+    authorize(caller, "organization.token-policy", { access });
+  }
   if (a.email !== undefined) checkEmail(a.email);
   if (poolId && !(await poolExists(caller.db, org.externalId, poolId))) {
     throw ApiError.of("invalid_attribute", { detail: "Agent pool not found", pointer: "/data/relationships/default-agent-pool/data/id" });

@@ -1,7 +1,7 @@
 /**
  * Organisation token TTL policies: the longest lifetime each kind of API token may have in the organisation
  * (organisation, team, user and audit-trails tokens). Part of the organisation's settings: owners and the
- * organisation token read and change them. They take effect while the organisation's `max-ttl-enabled` is on
+ * organisation token read them; only owners change them (they bound the organisation token's own lifetime). They take effect while the organisation's `max-ttl-enabled` is on
  * (the tfe provider's `tfe_org_max_token_ttl_policy` docs): see `tokenLifetimeCap` and the token services.
  */
 import { requireOrgAccess } from "../auth/access";
@@ -18,23 +18,23 @@ export interface TokenTtlPolicyInput {
   "max-ttl-ms": number;
 }
 
-async function organizationFor(caller: Caller, organization: string): Promise<Organization> {
+async function organizationFor(caller: Caller, organization: string, action: "organization.manage" | "organization.token-policy"): Promise<Organization> {
   // Owners reach the organisation's settings even with user tokens refused (as for its token).
   const access = await requireOrgAccess(caller, { name: organization }, { ownerSettings: true });
-  authorize(caller, "organization.manage", { access });
+  authorize(caller, action, { access });
   return access.organization;
 }
 
 /** Every token type's policy (four, the defaults for those never set). */
 export async function listPolicies(caller: Caller, organization: string, page: Page): Promise<{ rows: TokenTtlPolicyRow[]; total: number }> {
-  const org = await organizationFor(caller, organization);
+  const org = await organizationFor(caller, organization, "organization.manage");
   const all = await listTokenTtlPolicies(caller.db, org.externalId, nowIso());
   return { rows: all.slice((page.number - 1) * page.size, page.number * page.size), total: all.length };
 }
 
 /** Sets the given token types' maximums; the others keep theirs. Answers every policy, as the real service does. */
 export async function updatePolicies(caller: Caller, organization: string, items: TokenTtlPolicyInput[]): Promise<TokenTtlPolicyRow[]> {
-  const org = await organizationFor(caller, organization);
+  const org = await organizationFor(caller, organization, "organization.token-policy");
   const seen = new Set<string>();
   items.forEach((item, i) => {
     if (seen.has(item["token-type"])) {
