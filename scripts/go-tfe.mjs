@@ -186,6 +186,8 @@ function makeWritable(dir) {
 //   { "exclude": "reason" }                 left out for good (needs runs, VCS, GitHub, HYOK, …)
 //   { "self-hosted": entry, "hosted": entry }   a different entry per edition (both keys required)
 // Every Test function of every listed file must have an entry, so a file is reviewed as a whole.
+// "not-selected": { "<file>_test.go": "reason" } names every other *_test.go file of the module, so every file is
+// accounted for: a file in neither list, in both, or a listed file the module lacks stops the harness.
 const selection = JSON.parse(readFileSync(join(here, "selection.json"), "utf8"));
 if (selection.version !== VERSION) fail(`selection.json is for ${selection.version}, the harness runs ${VERSION}`);
 const problems = [];
@@ -220,6 +222,32 @@ for (const [file, tests] of Object.entries(selection.files)) {
     } else for (const ed of EDITION_NAMES) addEntry(ed, file, name, entry, "");
   }
 }
+// Every *_test.go file of the module (relative paths), selected or not.
+function testFilesOf(dir, prefix = "") {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    if (e.isDirectory()) return testFilesOf(join(dir, e.name), `${prefix}${e.name}/`);
+    return e.name.endsWith("_test.go") ? [`${prefix}${e.name}`] : [];
+  });
+}
+const notSelected = selection["not-selected"];
+if (!notSelected || typeof notSelected !== "object" || Array.isArray(notSelected)) {
+  problems.push('"not-selected" must map every *_test.go file not under "files" to the reason it is not selected');
+} else {
+  const moduleFiles = new Set(testFilesOf(modDir));
+  for (const file of [...moduleFiles].sort()) {
+    if (!(file in selection.files) && !(file in notSelected)) {
+      problems.push(`${file}: in neither "files" nor "not-selected" (select it with an entry per test, or give the reason it is not selected)`);
+    }
+  }
+  for (const [file, reason] of Object.entries(notSelected)) {
+    if (!moduleFiles.has(file)) problems.push(`not-selected: ${file}: no such *_test.go file in ${MODULE}@${VERSION}`);
+    if (file in selection.files) problems.push(`${file}: in both "files" and "not-selected"`);
+    if (typeof reason !== "string" || !reason.trim()) problems.push(`not-selected: ${file}: a reason is required`);
+  }
+}
+/** The module's test files the selection leaves out whole, with why ({ file, reason }). */
+const filesNotSelected = Object.entries(notSelected ?? {}).map(([file, reason]) => ({ file, reason }));
+
 function addEntry(ed, file, name, entry, label) {
   const { selected, leftOut } = plan[ed];
   const check = (reason) => {
@@ -288,6 +316,7 @@ for (const ed of editions) {
   const p = plan[ed.name];
   log(`${ed.name}: ${p.selected.length} tests selected (${p.leftOut.length} tests/subtests left out)`);
 }
+log(`${Object.keys(selection.files).length} test files selected, ${filesNotSelected.length} not selected (each with its reason)`);
 
 // ---------------------------------------------------------------- compile first (no service needed)
 log(`compiling the ${VERSION} test package`);
@@ -645,6 +674,7 @@ const summary = {
   ok,
   totals: Object.fromEntries(results.map((r) => [r.edition, r.totals])),
   editions: results,
+  notSelected: filesNotSelected,
 };
 writeFileSync(join(outDir, `${outName}.json`), `${JSON.stringify(summary, null, 2)}\n`);
 const cell = (s) =>
@@ -704,6 +734,16 @@ for (const r of results) {
     "",
   );
 }
+md.push(
+  `## Test files not selected (${filesNotSelected.length})`,
+  "",
+  `Every other \`*_test.go\` file of ${MODULE}@${VERSION}, with why it is not selected (\`not-selected\` in the selection).`,
+  "",
+  "| file | reason |",
+  "|---|---|",
+  ...filesNotSelected.map((f) => `| \`${f.file}\` | ${cell(f.reason)} |`),
+  "",
+);
 writeFileSync(join(outDir, `${outName}.md`), md.join("\n"));
 
 for (const w of warnings) console.error(`go-tfe: warning: ${w}`);

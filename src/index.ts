@@ -25,6 +25,7 @@ import { users } from "./users/users.routes";
 import { projects } from "./projects/projects.routes";
 import { sshKeys } from "./registries/ssh-keys.routes";
 import { agentPools } from "./registries/agent-pools.routes";
+import { agentTokens } from "./registries/agent-tokens.routes";
 import { oauth } from "./registries/oauth.routes";
 import { consumers } from "./workspaces/consumers.routes";
 import { retention } from "./retention/retention.routes";
@@ -60,6 +61,7 @@ const API_ROUTERS = [
   projects,
   sshKeys,
   agentPools,
+  agentTokens,
   oauth,
   consumers,
   retention,

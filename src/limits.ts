@@ -45,4 +45,6 @@ export const LIMITS = {
   varsetDescriptionMax: 512,
   /** Workspaces or projects in one apply/remove request of a variable set. */
   varsetTargetsPerRequest: 100,
+  /** Projects in one attach/detach request of an OAuth client, or in its create or update. */
+  oauthClientProjectsPerRequest: 100,
 } as const;

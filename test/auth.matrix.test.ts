@@ -164,6 +164,9 @@ const team = async (attrs: Record<string, unknown> = {}) =>
 const project = async () => adminPost(`/organizations/${fx.org}/projects`, { data: { type: "projects", attributes: { name: uniqueName("p") } } });
 const sshKey = async () => adminPost(`/organizations/${fx.org}/ssh-keys`, { data: { type: "ssh-keys", attributes: { name: "k", value: "v" } } });
 const pool = async () => adminPost(`/organizations/${fx.org}/agent-pools`, { data: { type: "agent-pools", attributes: { name: uniqueName("pool") } } });
+/** An agent token of a fresh pool (minted by the site admin). */
+const agentToken = async () =>
+  adminPost(`/agent-pools/${(await pool()).id}/authentication-tokens`, { data: { type: "authentication-tokens", attributes: { description: "agent" } } });
 const reservedKey = async () =>
   adminPost(`/organizations/${fx.org}/reserved-tag-keys`, { data: { type: "reserved-tag-keys", attributes: { key: uniqueName("rtk") } } });
 const oauthClient = async () =>
@@ -937,6 +940,36 @@ const ROWS: Row[] = [
   },
   { method: "DELETE", route: "/api/v2/agent-pools/:pool_id", ok: 204, make: async () => ({ path: `/agent-pools/${(await pool()).id}` }) },
   {
+    method: "GET",
+    route: "/api/v2/agent-pools/:pool_id/authentication-tokens",
+    ok: 200,
+    make: async () => ({ path: `/agent-pools/${(await pool()).id}/authentication-tokens` }),
+  },
+  {
+    method: "POST",
+    route: "/api/v2/agent-pools/:pool_id/authentication-tokens",
+    ok: 201,
+    make: async () => ({
+      path: `/agent-pools/${(await pool()).id}/authentication-tokens`,
+      body: { data: { type: "authentication-tokens", attributes: { description: "agent" } } },
+    }),
+  },
+  // Agent tokens by id: the route is declared `token.manage`, whose rule for an agent token is the pool's management.
+  {
+    method: "GET",
+    route: "/api/v2/authentication-tokens/:token_id",
+    needs: "agent-pools.manage",
+    ok: 200,
+    make: async () => ({ path: `/authentication-tokens/${(await agentToken()).id}` }),
+  },
+  {
+    method: "DELETE",
+    route: "/api/v2/authentication-tokens/:token_id",
+    needs: "agent-pools.manage",
+    ok: 204,
+    make: async () => ({ path: `/authentication-tokens/${(await agentToken()).id}` }),
+  },
+  {
     method: "POST",
     route: "/api/v2/organizations/:organization_name/oauth-clients",
     ok: 201,
@@ -959,6 +992,26 @@ const ROWS: Row[] = [
     make: async () => ({ path: `/oauth-clients/${(await oauthClient()).id}`, body: { data: { type: "oauth-clients", attributes: { name: "n" } } } }),
   },
   { method: "DELETE", route: "/api/v2/oauth-clients/:oauth_client_id", ok: 204, make: async () => ({ path: `/oauth-clients/${(await oauthClient()).id}` }) },
+  {
+    method: "POST",
+    route: "/api/v2/oauth-clients/:oauth_client_id/relationships/projects",
+    ok: 204,
+    make: async () => ({
+      path: `/oauth-clients/${(await oauthClient()).id}/relationships/projects`,
+      body: { data: [{ type: "projects", id: (await project()).id }] },
+    }),
+  },
+  {
+    method: "DELETE",
+    route: "/api/v2/oauth-clients/:oauth_client_id/relationships/projects",
+    ok: 204,
+    make: async () => {
+      const [client, p] = [await oauthClient(), await project()];
+      const body = { data: [{ type: "projects", id: p.id }] };
+      await api("POST", `/oauth-clients/${client.id}/relationships/projects`, { body });
+      return { path: `/oauth-clients/${client.id}/relationships/projects`, body };
+    },
+  },
   {
     method: "GET",
     route: "/api/v2/oauth-clients/:oauth_client_id/oauth-tokens",

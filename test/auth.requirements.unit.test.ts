@@ -61,6 +61,16 @@ describe("the requirement table", () => {
     expect(allows(orgToken, "state.read", { access, caps: FULL_ACCESS })).toBe(true);
   });
 
+  it("an agent token by id follows its pool's management, whoever minted it", () => {
+    const pool = { id: "apool-1" };
+    const manager = accessOf(user("user-4"), [team("t-4", { "manage-agent-pools": true })]);
+    const member = accessOf(user("user-5"), [team("t-5", { "manage-vcs-settings": true, "manage-teams": true })]);
+    expect(allows(user("user-4"), "token.manage", { access: manager, agentPool: pool })).toBe(true);
+    expect(allows(orgToken, "token.manage", { access: accessOf(orgToken, []), agentPool: pool })).toBe(true);
+    expect(allows(user("user-5"), "token.manage", { access: member, agentPool: pool })).toBe(false);
+    expect(allows(user("user-5"), "token.manage", { access: null, agentPool: pool })).toBe(false);
+  });
+
   it("reads state outputs with read-outputs, and the state itself only with read", () => {
     const access = accessOf(user("user-3"), [team("t-3")]);
     const outputsOnly = workspaceAccessCapabilities("custom", { runs: "read", "state-versions": "read-outputs" });

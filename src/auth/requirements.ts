@@ -22,6 +22,8 @@ export interface Target {
   userId?: string;
   /** The caller's rights on the project acted on. */
   project?: ProjectRights;
+  /** The agent pool whose tokens are acted on (they follow the pool's management permission). */
+  agentPool?: { id: string };
 }
 
 interface Requirement {
@@ -51,9 +53,13 @@ export const REQUIREMENTS = {
   },
 
   "token.manage": {
-    summary: "a user token: its user; a team token: who manages the team's tokens; the organisation token: owners and itself",
-    holds: (p, t) =>
-      t.team ? !!org(t) && mayManageTeamTokens(org(t)!, t.team) : t.userId !== undefined ? isUser(p) && p.userId === t.userId : ownerOrOrgToken(org(t)),
+    summary:
+      "a user token: its user; a team token: who manages the team's tokens; the organisation token: owners and itself; an agent token: who manages agent pools",
+    holds: (p, t) => {
+      if (t.agentPool) return orgPermission(org(t), "manage-agent-pools");
+      if (t.team) return !!org(t) && mayManageTeamTokens(org(t)!, t.team);
+      return t.userId !== undefined ? isUser(p) && p.userId === t.userId : ownerOrOrgToken(org(t));
+    },
   },
 
   // ---- the organisation ----
@@ -328,11 +334,16 @@ export const ROUTE_REQUIREMENTS: Record<string, Action> = {
   "GET /api/v2/agent-pools/:pool_id": "organization.read",
   "PATCH /api/v2/agent-pools/:pool_id": "agent-pools.manage",
   "DELETE /api/v2/agent-pools/:pool_id": "agent-pools.manage",
+  // Agent tokens: listing and minting follow the pool's management (read and delete by id: `token.manage`).
+  "GET /api/v2/agent-pools/:pool_id/authentication-tokens": "agent-pools.manage",
+  "POST /api/v2/agent-pools/:pool_id/authentication-tokens": "agent-pools.manage",
   "POST /api/v2/organizations/:organization_name/oauth-clients": "vcs.manage",
   "GET /api/v2/organizations/:organization_name/oauth-clients": "organization.read",
   "GET /api/v2/oauth-clients/:oauth_client_id": "organization.read",
   "PATCH /api/v2/oauth-clients/:oauth_client_id": "vcs.manage",
   "DELETE /api/v2/oauth-clients/:oauth_client_id": "vcs.manage",
+  "POST /api/v2/oauth-clients/:oauth_client_id/relationships/projects": "vcs.manage",
+  "DELETE /api/v2/oauth-clients/:oauth_client_id/relationships/projects": "vcs.manage",
   "GET /api/v2/oauth-clients/:oauth_client_id/oauth-tokens": "organization.read",
   "GET /api/v2/organizations/:organization_name/oauth-tokens": "organization.read",
   "GET /api/v2/oauth-tokens/:oauth_token_id": "organization.read",

@@ -38,8 +38,8 @@ export async function listOrgTokens(db: Db, organizationId: string): Promise<Tok
   return (await db.prepare("SELECT * FROM oauth_tokens WHERE organization_id = ? ORDER BY created_at, id").bind(organizationId).all<TokenRow>()).results;
 }
 
-/** A client and its one token, in one batch. */
-export async function insertClientWithToken(db: Db, client: ClientRow, token: TokenRow): Promise<void> {
+/** A client, its one token and the projects it is attached to, in one batch. */
+export async function insertClientWithToken(db: Db, client: ClientRow, token: TokenRow, projectIds: string[] = []): Promise<void> {
   await db.batch([
     db
       .prepare("INSERT INTO oauth_clients (id, organization_id, attrs, created_at) VALUES (?, ?, ?, ?)")
@@ -47,6 +47,7 @@ export async function insertClientWithToken(db: Db, client: ClientRow, token: To
     db
       .prepare("INSERT INTO oauth_tokens (id, oauth_client_id, organization_id, service_provider_user, created_at) VALUES (?, ?, ?, ?, ?)")
       .bind(token.id, token.oauth_client_id, token.organization_id, null, token.created_at),
+    ...projectIds.map((p) => attachStatement(db, client.id, p, client.created_at)),
   ]);
 }
 
@@ -70,4 +71,68 @@ export async function deleteToken(db: Db, id: string): Promise<boolean> {
 
 export async function deleteClient(db: Db, id: string): Promise<void> {
   await db.batch([db.prepare("DELETE FROM oauth_tokens WHERE oauth_client_id = ?").bind(id), db.prepare("DELETE FROM oauth_clients WHERE id = ?").bind(id)]);
+}
+
+// ---- the projects a client is attached to (migration 0019) ----
+
+/** Each client's attached projects (its `projects` relationship), oldest attachment first, in one query for a page. */
+export async function projectsOf(db: Db, clientIds: string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>(clientIds.map((id) => [id, []]));
+  if (clientIds.length === 0) return out;
+  const rows = await db
+    .prepare(
+      `SELECT oauth_client_id, project_id FROM oauth_client_projects
+         WHERE oauth_client_id IN (SELECT value FROM json_each(?)) ORDER BY created_at, project_id`,
+    )
+    .bind(JSON.stringify(clientIds))
+    .all<{ oauth_client_id: string; project_id: string }>();
+  for (const r of rows.results) out.get(r.oauth_client_id)?.push(r.project_id);
+  return out;
+}
+
+/** Which of `ids` are projects of the organisation. */
+export async function organizationProjectIds(db: Db, organizationId: string, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const found = await db
+    .prepare("SELECT id FROM projects WHERE organization_id = ? AND id IN (SELECT value FROM json_each(?))")
+    .bind(organizationId, JSON.stringify(ids))
+    .all<{ id: string }>();
+  return new Set(found.results.map((f) => f.id));
+}
+
+/**
+ * Attaches only while the project and the client exist in one organisation (a concurrent delete of either wins); an
+ * attached project stays as it was.
+ */
+function attachStatement(db: Db, clientId: string, projectId: string, at: string): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO oauth_client_projects (oauth_client_id, project_id, created_at)
+       SELECT ?, ?, ? WHERE EXISTS (
+         SELECT 1 FROM projects p JOIN oauth_clients c ON c.organization_id = p.organization_id WHERE p.id = ? AND c.id = ?)
+       ON CONFLICT (oauth_client_id, project_id) DO NOTHING`,
+    )
+    .bind(clientId, projectId, at, projectId, clientId);
+}
+
+export async function attachProjects(db: Db, clientId: string, projectIds: string[], at: string): Promise<void> {
+  if (projectIds.length) await db.batch(projectIds.map((p) => attachStatement(db, clientId, p, at)));
+}
+
+export async function detachProjects(db: Db, clientId: string, projectIds: string[]): Promise<void> {
+  if (projectIds.length === 0) return;
+  await db
+    .prepare("DELETE FROM oauth_client_projects WHERE oauth_client_id = ? AND project_id IN (SELECT value FROM json_each(?))")
+    .bind(clientId, JSON.stringify(projectIds))
+    .run();
+}
+
+/** Makes the client's projects exactly `projectIds` (PATCH's `relationships.projects`; `[]` clears), in one batch. */
+export async function replaceProjects(db: Db, clientId: string, projectIds: string[], at: string): Promise<void> {
+  await db.batch([
+    db
+      .prepare("DELETE FROM oauth_client_projects WHERE oauth_client_id = ? AND project_id NOT IN (SELECT value FROM json_each(?))")
+      .bind(clientId, JSON.stringify(projectIds)),
+    ...projectIds.map((p) => attachStatement(db, clientId, p, at)),
+  ]);
 }

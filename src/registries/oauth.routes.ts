@@ -7,7 +7,9 @@ import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { TokenRow } from "./oauth.d1";
+import { LIMITS } from "../limits";
 import {
+  changeClientProjects,
   type ClientWithTokens,
   createClient,
   listClientTokens,
@@ -63,16 +65,28 @@ const attributes = z.object({
   "organization-scoped": z.boolean().optional(),
 });
 const agentPoolRelationship = z.object({ data: z.object({ type: z.literal("agent-pools"), id: z.string().min(1).max(255) }).nullable() });
+// go-tfe sends whole project resources; only `type` and `id` are read.
+const projectRefs = z.array(z.object({ type: z.literal("projects"), id: z.string().min(1).max(64) })).max(LIMITS.oauthClientProjectsPerRequest);
 const createBody = z
   .object({
     data: z.object({
       type: z.literal("oauth-clients"),
       attributes: attributes.extend({ "service-provider": z.enum(PROVIDERS) }),
-      relationships: z.object({ "agent-pool": agentPoolRelationship.optional() }).optional(),
+      relationships: z.object({ "agent-pool": agentPoolRelationship.optional(), projects: z.object({ data: projectRefs }).optional() }).optional(),
     }),
   })
   .openapi("OAuthClientCreate");
-const updateBody = z.object({ data: z.object({ type: z.literal("oauth-clients"), attributes: attributes.optional() }) }).openapi("OAuthClientUpdate");
+const updateBody = z
+  .object({
+    data: z.object({
+      type: z.literal("oauth-clients"),
+      attributes: attributes.optional(),
+      // Replaces the client's projects (`[]` clears them), as the docs' PATCH describes.
+      relationships: z.object({ projects: z.object({ data: projectRefs }).optional() }).optional(),
+    }),
+  })
+  .openapi("OAuthClientUpdate");
+const projectsBody = z.object({ data: projectRefs.min(1) }).openapi("OAuthClientProjects");
 const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 const clientParam = z.object({ oauth_client_id: z.string().regex(/^oc-[A-Za-z0-9]{1,64}$/) });
 const tokenParam = z.object({ oauth_token_id: z.string().regex(/^ot-[A-Za-z0-9]{1,64}$/) });
@@ -80,7 +94,7 @@ const tokenUpdateBody = z
   .object({ data: z.object({ type: z.literal("oauth-tokens").optional(), attributes: z.object({ "ssh-key": z.string().max(16_384).optional() }).optional() }) })
   .openapi("OAuthTokenUpdate");
 
-function serializeClient({ client: c, tokenIds: tokens, organization }: ClientWithTokens): Resource {
+function serializeClient({ client: c, tokenIds: tokens, projectIds, organization }: ClientWithTokens): Resource {
   const a = JSON.parse(c.attrs) as Record<string, unknown>;
   return {
     id: c.id,
@@ -91,11 +105,13 @@ function serializeClient({ client: c, tokenIds: tokens, organization }: ClientWi
       "connect-path": `/auth/${c.id}?organization_id=${c.organization_id}`,
       "service-provider-display-name": DISPLAY_NAMES[a["service-provider"] as keyof typeof DISPLAY_NAMES] ?? null,
       ...Object.fromEntries(PUBLIC_ATTRS.map((k) => [k, a[k] ?? null])),
+      // The docs: "Defaults to `true`".
+      "organization-scoped": a["organization-scoped"] ?? true,
     },
     relationships: {
       organization: { data: { id: organization, type: "organizations" } },
       "oauth-tokens": { data: tokens.map((id) => ({ id, type: "oauth-tokens" })), links: { related: `/api/v2/oauth-clients/${c.id}/oauth-tokens` } },
-      projects: { data: [] },
+      projects: { data: projectIds.map((id) => ({ id, type: "projects" })) },
       "agent-pool": { data: typeof a["agent-pool-id"] === "string" ? { id: a["agent-pool-id"], type: "agent-pools" } : null },
     },
     links: { self: `/api/v2/oauth-clients/${c.id}` },
@@ -127,7 +143,13 @@ oauth.openapi(
   }),
   async (c) => {
     const { attributes: sent, relationships } = c.req.valid("json").data;
-    const created = await createClient(callerOf(c), c.req.valid("param").organization_name, publicAttrs(sent), relationships?.["agent-pool"]?.data?.id ?? null);
+    const created = await createClient(
+      callerOf(c),
+      c.req.valid("param").organization_name,
+      publicAttrs(sent),
+      relationships?.["agent-pool"]?.data?.id ?? null,
+      relationships?.projects?.data.map((p) => p.id) ?? [],
+    );
     return jsonapi(c, { data: serializeClient(created) }, 201);
   },
 );
@@ -172,10 +194,36 @@ oauth.openapi(
     responses: { ...ok("The client"), ...errorResponses },
   }),
   async (c) => {
-    const attrs = publicAttrs(c.req.valid("json").data.attributes ?? {});
-    return jsonapi(c, { data: serializeClient(await updateClient(callerOf(c), c.req.valid("param").oauth_client_id, attrs)) });
+    const { attributes: sent, relationships } = c.req.valid("json").data;
+    const projectIds = relationships?.projects?.data.map((p) => p.id);
+    return jsonapi(c, { data: serializeClient(await updateClient(callerOf(c), c.req.valid("param").oauth_client_id, publicAttrs(sent ?? {}), projectIds)) });
   },
 );
+
+for (const [method, op] of [
+  ["post", "add"],
+  ["delete", "remove"],
+] as const) {
+  oauth.openapi(
+    createRoute({
+      method,
+      path: "/oauth-clients/{oauth_client_id}/relationships/projects",
+      tags,
+      summary: op === "add" ? "Attach an OAuth client to projects of its organisation" : "Detach an OAuth client from projects",
+      request: { params: clientParam, body: jsonBody(projectsBody) },
+      responses: { ...noContentResponse, ...errorResponses },
+    }),
+    async (c) => {
+      await changeClientProjects(
+        callerOf(c),
+        c.req.valid("param").oauth_client_id,
+        op,
+        c.req.valid("json").data.map((p) => p.id),
+      );
+      return noContent(c);
+    },
+  );
+}
 
 oauth.openapi(
   createRoute({

@@ -6,13 +6,18 @@ import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
 import {
+  attachProjects,
   deleteClient,
+  detachProjects,
   findClient,
   findToken,
   insertClientWithToken,
   listClients,
   listOrgTokens,
+  organizationProjectIds,
   patchClientAttrs,
+  projectsOf,
+  replaceProjects,
   tokensOf,
   type ClientRow,
   type TokenRow,
@@ -22,18 +27,28 @@ import {
 import { poolExists } from "../organizations/organizations.d1";
 import { loadOwned } from "./registry.common";
 
-/** A client with the ids of its tokens (its `oauth-tokens` relationship) and its organisation's name. */
+/**
+ * A client with the ids of its tokens (its `oauth-tokens` relationship), of the projects it is attached to (its
+ * `projects` relationship) and its organisation's name.
+ */
 export interface ClientWithTokens {
   client: ClientRow;
   tokenIds: string[];
+  projectIds: string[];
   organization: string;
 }
 
-const withTokens = async (caller: Caller, client: ClientRow, access: OrgAccess): Promise<ClientWithTokens> => ({
-  client,
-  tokenIds: (await tokensOf(caller.db, client.id)).map((t) => t.id),
-  organization: access.organization.name,
-});
+const withTokens = async (caller: Caller, client: ClientRow, access: OrgAccess): Promise<ClientWithTokens> => {
+  const [tokens, projects] = await Promise.all([tokensOf(caller.db, client.id), projectsOf(caller.db, [client.id])]);
+  return { client, tokenIds: tokens.map((t) => t.id), projectIds: projects.get(client.id) ?? [], organization: access.organization.name };
+};
+
+/** 422 naming the first of `ids` that is not a project of the organisation (the docs: "one or more projects not found"). */
+async function checkProjects(caller: Caller, organizationId: string, ids: string[], base: string): Promise<void> {
+  const known = await organizationProjectIds(caller.db, organizationId, ids);
+  const i = ids.findIndex((id) => !known.has(id));
+  if (i >= 0) throw ApiError.of("invalid_attribute", { detail: `Project ${ids[i]} not found in this organization`, pointer: `${base}/${i}/id` });
+}
 
 /** Providers whose client cannot work without its consumer key, and the real service's words for it. */
 const KEY_REQUIRED: Record<string, string> = {
@@ -49,13 +64,17 @@ function checkKey(provider: unknown, attrs: Record<string, unknown>): void {
 
 /**
  * Creates a client and its OAuth token; `attrs` are its public attributes (secrets are never stored). `agentPoolId`:
- * the agent pool its VCS requests would go through, which must be the organisation's.
+ * the agent pool its VCS requests would go through, which must be the organisation's. `projectIds`: the projects to
+ * attach it to; those that are not the organisation's are left out, not refused, because go-tfe's
+ * TestOAuthClientsReadWithOptions creates a client in one organisation with another's project and expects it created
+ * (POST …/relationships/projects refuses them).
  */
 export async function createClient(
   caller: Caller,
   organization: string,
   attrs: Record<string, unknown>,
   agentPoolId: string | null = null,
+  projectIds: string[] = [],
 ): Promise<ClientWithTokens> {
   const access = await requireOrgAccess(caller, { name: organization });
   authorize(caller, "vcs.manage", { access });
@@ -78,16 +97,30 @@ export async function createClient(
     service_provider_user: null,
     created_at: client.created_at,
   };
-  await insertClientWithToken(caller.db, client, token);
-  return { client, tokenIds: [token.id], organization: access.organization.name };
+  const known = await organizationProjectIds(caller.db, client.organization_id, projectIds);
+  const projects = [...new Set(projectIds)].filter((id) => known.has(id));
+  await insertClientWithToken(caller.db, client, token, projects);
+  return { client, tokenIds: [token.id], projectIds: projects, organization: access.organization.name };
 }
 
-/** One page of the organisation's clients (tokens are read for that page only) and the total count. */
+/** One page of the organisation's clients (tokens and projects are read for that page only) and the total count. */
 export async function listOrgClients(caller: Caller, organization: string, page: Page): Promise<{ clients: ClientWithTokens[]; total: number }> {
   const access = await requireOrgAccess(caller, { name: organization });
   const rows = await listClients(caller.db, access.organization.externalId);
   const slice = rows.slice((page.number - 1) * page.size, page.number * page.size);
-  return { clients: await Promise.all(slice.map((r) => withTokens(caller, r, access))), total: rows.length };
+  const projects = await projectsOf(
+    caller.db,
+    slice.map((r) => r.id),
+  );
+  const clients = await Promise.all(
+    slice.map(async (client) => ({
+      client,
+      tokenIds: (await tokensOf(caller.db, client.id)).map((t) => t.id),
+      projectIds: projects.get(client.id) ?? [],
+      organization: access.organization.name,
+    })),
+  );
+  return { clients, total: rows.length };
 }
 
 export async function showClient(caller: Caller, id: string): Promise<ClientWithTokens> {
@@ -95,13 +128,30 @@ export async function showClient(caller: Caller, id: string): Promise<ClientWith
   return withTokens(caller, row, access);
 }
 
-export async function updateClient(caller: Caller, id: string, attrs: Record<string, unknown>): Promise<ClientWithTokens> {
+/** Updates public attributes; `projectIds` (PATCH's `relationships.projects`), when given, replaces the client's projects. */
+export async function updateClient(caller: Caller, id: string, attrs: Record<string, unknown>, projectIds?: string[]): Promise<ClientWithTokens> {
   const { row, access } = await loadOwned(caller, findClient, id);
   authorize(caller, "vcs.manage", { access });
   checkKey(attrs["service-provider"] ?? (JSON.parse(row.attrs) as Record<string, unknown>)["service-provider"], attrs);
+  if (projectIds) await checkProjects(caller, row.organization_id, projectIds, "/data/relationships/projects/data");
   const updated = await patchClientAttrs(caller.db, row.id, attrs);
   if (!updated) throw ApiError.of("not_found"); // deleted concurrently
+  if (projectIds) await replaceProjects(caller.db, row.id, [...new Set(projectIds)], nowIso());
   return withTokens(caller, updated, access);
+}
+
+/**
+ * Attaches the client to projects, or detaches it from them (POST / DELETE …/relationships/projects). Every project
+ * must be the client's organisation's (422 naming the first that is not, and nothing changes); attaching an attached
+ * project or detaching one that is not attached changes nothing.
+ */
+export async function changeClientProjects(caller: Caller, id: string, op: "add" | "remove", projectIds: string[]): Promise<void> {
+  const { row, access } = await loadOwned(caller, findClient, id);
+  authorize(caller, "vcs.manage", { access });
+  await checkProjects(caller, row.organization_id, projectIds, "/data");
+  const ids = [...new Set(projectIds)];
+  if (op === "add") await attachProjects(caller.db, row.id, ids, nowIso());
+  else await detachProjects(caller.db, row.id, ids);
 }
 
 export async function removeClient(caller: Caller, id: string): Promise<void> {

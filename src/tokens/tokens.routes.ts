@@ -8,6 +8,7 @@ import { callerOf } from "../auth/caller.http";
 import { fail, ok as success, type Result } from "../errors";
 import { jsonapi, noContent, paginated, readPage, type Page, type Resource } from "../jsonapi/document";
 import { errorResponses, noContentResponse, ok, router } from "../jsonapi/validation";
+import { serializeAgentToken } from "../registries/agent-tokens.serialize";
 import type { TokenRow } from "./tokens.d1";
 import {
   createLegacyTeamToken,
@@ -297,11 +298,14 @@ tokens.openapi(
     method: "get",
     path: "/authentication-tokens/{token_id}",
     tags,
-    summary: "Show a token",
+    summary: "Show a token (an API token, or an agent pool's agent token); no secret",
     request: { params: tokenParam },
     responses: { ...ok("The token (no secret)"), ...errorResponses },
   }),
-  async (c) => jsonapi(c, { data: serializeToken(await showToken(callerOf(c), c.req.valid("param").token_id)) }),
+  async (c) => {
+    const shown = await showToken(callerOf(c), c.req.valid("param").token_id);
+    return jsonapi(c, { data: shown.kind === "agent" ? serializeAgentToken(shown.row) : serializeToken(shown.row) });
+  },
 );
 
 tokens.openapi(
@@ -309,7 +313,7 @@ tokens.openapi(
     method: "delete",
     path: "/authentication-tokens/{token_id}",
     tags,
-    summary: "Delete a token (it stops working at once)",
+    summary: "Delete a token, API or agent (it stops working at once)",
     request: { params: tokenParam },
     responses: { ...noContentResponse, ...errorResponses },
   }),

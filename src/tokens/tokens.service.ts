@@ -10,6 +10,8 @@ import { LIMITS } from "../limits";
 import { loadTeam } from "../teams/teams.service";
 import { tokenLifetimeCap } from "./token-ttl-policies.service";
 import { userExists } from "../users/users.d1";
+import type { AgentTokenRow } from "../registries/agent-tokens.d1";
+import { deleteShownAgentToken, showAgentToken } from "../registries/agent-tokens.service";
 import {
   deleteLegacyTeamToken,
   deleteLegacyTeamTokenStatement,
@@ -263,29 +265,36 @@ export async function listUserTokens(caller: Caller, userId: string, page: Page)
 
 // ---- tokens by id ----
 
-/** A token is visible to its user, or (team and organisation tokens) to those who manage them. */
-export async function showToken(caller: Caller, id: string): Promise<TokenRow> {
+/** A token shown by id: an API token, or an agent token (the same `authentication-tokens` ids and endpoints). */
+export type TokenById = { kind: "api"; row: TokenRow } | { kind: "agent"; row: AgentTokenRow };
+
+/**
+ * A token is visible to its user, or (team and organisation tokens) to those who manage them; an id no API token
+ * has may be an agent token's, which those who manage its agent pool see (src/registries/agent-tokens.service.ts).
+ */
+export async function showToken(caller: Caller, id: string): Promise<TokenById> {
   const row = await findToken(caller.db, id);
-  if (!row) throw ApiError.of("not_found");
+  if (!row) return { kind: "agent", row: await showAgentToken(caller, id) };
   if (row.kind === "user" && row.user_id) {
     authorize(caller, "token.manage", { userId: row.user_id });
-    return row;
+    return { kind: "api", row };
   }
   if (row.kind === "team" && row.team_id) {
     const { team, access } = await loadTeam(caller, row.team_id);
     authorize(caller, "token.manage", { access, team });
-    return row;
+    return { kind: "api", row };
   }
   if ((row.kind === "organization" || row.kind === "audit-trails") && row.organization_id) {
     const access = await requireOrgAccess(caller, { id: row.organization_id }, { ownerSettings: true });
     authorize(caller, "token.manage", { access });
-    return row;
+    return { kind: "api", row };
   }
   throw ApiError.of("not_found");
 }
 
 /** Deletes a visible token; it stops working at once. */
 export async function deleteToken(caller: Caller, id: string): Promise<void> {
-  const row = await showToken(caller, id);
-  await deleteTokenRow(caller.db, row.id);
+  const shown = await showToken(caller, id);
+  if (shown.kind === "agent") await deleteShownAgentToken(caller, shown.row);
+  else await deleteTokenRow(caller.db, shown.row.id);
 }

@@ -1,0 +1,69 @@
+/**
+ * Agent tokens of an agent pool (the agent tokens API reference): list and create here; show and delete by id are
+ * GET/DELETE /authentication-tokens/:id (src/tokens/tokens.routes.ts), shared with the API tokens.
+ */
+import { createRoute, z } from "@hono/zod-openapi";
+import { callerOf } from "../auth/caller.http";
+import { jsonapi, paginated, readPage } from "../jsonapi/document";
+import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
+import { LIMITS } from "../limits";
+import { serializeAgentToken } from "./agent-tokens.serialize";
+import { createPoolToken, listPoolTokens } from "./agent-tokens.service";
+
+const tags = ["Agent tokens"];
+export const agentTokens = router();
+
+const poolParam = z.object({ pool_id: z.string().regex(/^apool-[A-Za-z0-9]{1,64}$/) });
+// The docs say `authentication-tokens`; go-tfe sends `agent-tokens`.
+const createBody = z
+  .object({
+    data: z.object({
+      type: z.enum(["authentication-tokens", "agent-tokens"]),
+      attributes: z.object({ description: z.string().max(LIMITS.descriptionMax) }),
+    }),
+  })
+  .openapi("AgentTokenCreate");
+
+agentTokens.openapi(
+  createRoute({
+    method: "get",
+    path: "/agent-pools/{pool_id}/authentication-tokens",
+    tags,
+    summary: "List an agent pool's tokens (sort: created-at or -created-at); no secrets",
+    request: {
+      params: poolParam,
+      query: z
+        .object({ sort: z.string().max(32).optional(), "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional() })
+        .passthrough(),
+    },
+    responses: { ...ok("A page of agent tokens"), ...errorResponses },
+  }),
+  async (c) => {
+    const page = readPage(c);
+    const { rows, total } = await listPoolTokens(callerOf(c), c.req.valid("param").pool_id, c.req.valid("query").sort, page);
+    return jsonapi(
+      c,
+      paginated(
+        c,
+        rows.map((r) => serializeAgentToken(r)),
+        page,
+        total,
+      ),
+    );
+  },
+);
+
+agentTokens.openapi(
+  createRoute({
+    method: "post",
+    path: "/agent-pools/{pool_id}/authentication-tokens",
+    tags,
+    summary: "Create an agent token (its secret is shown only in this response; it never authenticates API requests)",
+    request: { params: poolParam, body: jsonBody(createBody) },
+    responses: { ...ok("The token, with its secret", 201), ...errorResponses },
+  }),
+  async (c) => {
+    const minted = await createPoolToken(callerOf(c), c.req.valid("param").pool_id, c.req.valid("json").data.attributes.description);
+    return jsonapi(c, { data: serializeAgentToken(minted.row, minted.secret) }, 201);
+  },
+);
