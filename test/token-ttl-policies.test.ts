@@ -123,7 +123,9 @@ describe("token TTL policies: list and update", () => {
     });
     expect(same.status).toBe(200);
     expect(same.body.data.attributes.email).toBe("ops@example.com");
-    expect((await api("PATCH", path(org), { token: owner.token, body: update([{ "token-type": "organization", "max-ttl-ms": DEFAULT_MS }]) })).status).toBe(200);
+    expect((await api("PATCH", path(org), { token: owner.token, body: update([{ "token-type": "organization", "max-ttl-ms": DEFAULT_MS }]) })).status).toBe(
+      200,
+    );
   });
 
   it("is for owners (the organisation token reads); members and outsiders get 404; an unknown organisation 404", async () => {
