@@ -18,6 +18,7 @@
 //   OTF_BIN             otfd to run (default .peers/bin/otfd; else `go install` of OTF_VERSION into .peers/bin)
 //   TERRENCE_DIR        Terrence's backend directory, dependencies installed (default .peers/terrence/backend)
 //   PEERS_INSTALL=0     install nothing (Bun, otfd); a peer without its binaries is skipped
+//   PEERS_LABEL         suffix of the result files (bench/results/<date>-side-by-side-<label>.md), so a day keeps several runs
 //   PEERS_KEEP=1        keep the servers' temporary directories (stores, logs) after the run
 // A peer that cannot be had or started is skipped with its reason in the report. Linux only for RSS and CPU (/proc).
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -506,7 +507,9 @@ const md = [
 ];
 const dir = join(root, "bench", "results");
 mkdirSync(dir, { recursive: true });
-const stem = join(dir, `${result.date.slice(0, 10)}-side-by-side${N === 10_000 ? "" : `-${N}`}${ONLY.length < 3 ? `-${ONLY.join("-")}` : ""}`);
+// PEERS_LABEL names a run apart from the day's others (its files are not overwritten by the next run that day).
+const runLabel = env.PEERS_LABEL ? `-${env.PEERS_LABEL.replace(/[^a-z0-9]+/gi, "-")}` : "";
+const stem = join(dir, `${result.date.slice(0, 10)}-side-by-side${N === 10_000 ? "" : `-${N}`}${ONLY.length < 3 ? `-${ONLY.join("-")}` : ""}${runLabel}`);
 writeFileSync(`${stem}.json`, `${JSON.stringify(result, null, 2)}\n`);
 writeFileSync(`${stem}.md`, md.join("\n"));
 console.log(`\n${md.join("\n")}\npeers: wrote ${stem}.md and .json`);

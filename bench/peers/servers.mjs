@@ -73,7 +73,10 @@ export function ours(root) {
     key: "ours",
     label: "workspace-service",
     version: null,
-    notes: ["`npm start` (scripts/start.mjs: the built Worker on workerd through Miniflare), fresh PERSIST_DIR, EXPOSE_HOPS=1, RATE_LIMIT=0"],
+    notes: [
+      "`npm start` (scripts/start.mjs: the built Worker on workerd through Miniflare), fresh PERSIST_DIR, EXPOSE_HOPS=1, RATE_LIMIT=0",
+      "API token: an ordinary user's (created with POST /admin/users, its first token issued by the site admin), who creates the organisations and so owns them",
+    ],
     skip: null,
     pingStatuses: [204],
     parts: [],
@@ -114,6 +117,17 @@ export function ours(root) {
     });
     s.parts = [{ name: "node + workerd", pgid: p.pgid }];
     await waitFor("npm start", logFile, async () => (await http(s.base, s.token, "GET", "/ping")).status === 204, p.exited);
+    // Measured as a real client: an ordinary user (not the site admin, whose ADMIN_TOKEN costs no D1 read) with its
+    // own API token, who creates the organisations (and so owns them).
+    const user = await http(s.base, s.token, "POST", "/admin/users", {
+      data: { type: "users", attributes: { username: "bench", email: "bench@example.com" } },
+    });
+    if (user.status !== 201) throw new Error(`ours: POST /admin/users answered ${user.status}`);
+    const tok = await http(s.base, s.token, "POST", `/users/${user.json.data.id}/authentication-tokens`, {
+      data: { type: "authentication-tokens", attributes: { description: "bench" } },
+    });
+    if (tok.status !== 201) throw new Error(`ours: POST /users/:id/authentication-tokens answered ${tok.status}`);
+    s.token = tok.json.data.attributes.token;
   };
   s.stop = async () => {
     for (const p of s.parts) await stopGroup(p.pgid);
