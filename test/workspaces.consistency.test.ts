@@ -163,3 +163,58 @@ describe("the consistency checker", () => {
     expect(await expectConsistent()).toBeGreaterThanOrEqual(10);
   });
 });
+
+// The DO leaves a workspace's tag rows and name claim out of its index write while they equal what it last wrote
+// (a lock rewrites the one row): whatever changes between locks still reaches the index, failed writes included.
+describe("index writes that leave unchanged tags and names out", () => {
+  const tagRows = (id: string) =>
+    env.DB.prepare("SELECT kind, key, value FROM workspace_tags WHERE workspace_id = ? ORDER BY kind, key")
+      .bind(id)
+      .all<{ kind: string; key: string; value: string | null }>()
+      .then((r) => r.results.map((t) => `${t.kind}:${t.key}=${t.value ?? ""}`));
+  const claims = (id: string) =>
+    env.DB.prepare("SELECT name, committed FROM workspace_names WHERE workspace_id = ? ORDER BY name")
+      .bind(id)
+      .all<{ name: string; committed: number }>()
+      .then((r) => r.results.map((c) => `${c.name}:${c.committed}`));
+  const lockUnlock = async (id: string) => {
+    expect((await api("POST", `/workspaces/${id}/actions/lock`)).status).toBe(200);
+    expect((await api("POST", `/workspaces/${id}/actions/unlock`)).status).toBe(200);
+  };
+
+  it("tags, bindings and renames between locks reach the index, also after a failed index write", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org, { name: uniqueName("keep") }, undefined, {
+      tags: { data: [{ type: "tags", attributes: { name: "alpha" } }] },
+    });
+    await lockUnlock(ws.id);
+    expect(await tagRows(ws.id)).toEqual(["flat:alpha="]);
+
+    expect((await api("POST", `/workspaces/${ws.id}/relationships/tags`, { body: { data: [{ type: "tags", attributes: { name: "beta" } }] } })).status).toBe(
+      204,
+    );
+    await lockUnlock(ws.id);
+    expect(await tagRows(ws.id)).toEqual(["flat:alpha=", "flat:beta="]);
+
+    // A binding whose index write fails: the next lock's write (the latest record) must still carry it.
+    const patch = await api("PATCH", `/workspaces/${ws.id}/tag-bindings`, {
+      body: { data: [{ type: "tag-bindings", attributes: { key: "env", value: "prod" } }] },
+      headers: { "X-Fault-Fail-Index-Writes": "1" },
+    });
+    expect(patch.status).toBe(200);
+    expect(await tagRows(ws.id)).toEqual(["flat:alpha=", "flat:beta="]);
+    await lockUnlock(ws.id);
+    expect(await tagRows(ws.id)).toEqual(["binding:env=prod", "flat:alpha=", "flat:beta="]);
+    const found = await api("GET", `/organizations/${org}/workspaces?filter%5Btagged%5D%5B0%5D%5Bkey%5D=env&filter%5Btagged%5D%5B0%5D%5Bvalue%5D=prod`);
+    expect(found.body.data.map((w: { id: string }) => w.id)).toEqual([ws.id]);
+
+    // A rename between locks: the new name's claim is committed and the old one released (another may take it).
+    const old = ws.attributes.name;
+    const next = uniqueName("renamed");
+    expect((await api("PATCH", `/workspaces/${ws.id}`, { body: { data: { type: "workspaces", attributes: { name: next } } } })).status).toBe(200);
+    await lockUnlock(ws.id);
+    expect(await claims(ws.id)).toEqual([`${next}:1`]);
+    expect((await api("GET", `/organizations/${org}/workspaces/${next}`)).status).toBe(200);
+    expect((await createWorkspace(org, { name: old })).attributes.name).toBe(old);
+  });
+});

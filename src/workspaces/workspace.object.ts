@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Bindings } from "../env";
 import { fail, ok, type Failure, type Result } from "../errors";
 import { applySettings, checkName, isFailure } from "./workspace.rules";
-import { indexDeleteStatements, indexUpsertStatements } from "./workspaces.index";
+import { indexDeleteStatements, indexUpsertStatements, tagRowsJson } from "./workspaces.index";
 import type { CreateInput, Faults, Guard, LockHolder, UpdateInput, WorkspaceRecord } from "./workspace.types";
 import { checkSafeDelete, forceUnlock, lock, unlock } from "./lock.rules";
 import { initialRecord, upgradeRecord } from "./workspace.record";
@@ -63,6 +63,11 @@ type DelayFaults = Faults & { delayIndexWritesMs?: number };
  */
 export class WorkspaceObject extends DurableObject<Bindings> {
   private flushChain: Promise<void> = Promise.resolve();
+  /**
+   * The tag rows and name this object's last successful index write carried (null after a start: the next write
+   * sends them all). Only this object writes them for its workspace, so while they are unchanged they are not resent.
+   */
+  private indexed: { tags: string; name: string } | null = null;
   private bookmark: string | null = null;
   private faultBudget = 0;
 
@@ -505,7 +510,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     if (!latest) return;
     const record = JSON.parse(latest.record) as WorkspaceRecord;
     const session = this.env.DB.withSession("first-primary");
-    const statements = latest.op === "delete" ? indexDeleteStatements(session, record) : indexUpsertStatements(session, record);
+    const statements = latest.op === "delete" ? indexDeleteStatements(session, record) : indexUpsertStatements(session, record, this.indexed);
     // The project hold of a create or move (issue 13 item 7) ends once the index row carries it.
     statements.push(settledRefsStatement(session, record.id, latest.op === "delete"));
     // The state-version id → workspace map is this DO's to write too, in the same batch.
@@ -519,6 +524,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
       }
       await session.batch(statements);
       this.bookmark = session.getBookmark();
+      this.indexed = latest.op === "delete" ? null : { tags: tagRowsJson(record), name: record.name };
     } catch (err) {
       sql.exec("UPDATE outbox SET attempts = attempts + 1 WHERE seq = ?", latest.seq);
       const delay = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** Math.min(latest.attempts, 6));

@@ -3,17 +3,26 @@ import { orgIdSql, type OrgRef } from "../organizations/organizations.index";
 import { upgradeRecord } from "./workspace.record";
 import type { WorkspaceRecord } from "./workspace.types";
 
-/** Statements that make D1's index row equal to this record (version-guarded, idempotent). */
-export function indexUpsertStatements(db: D1Database | D1DatabaseSession, r: WorkspaceRecord): D1PreparedStatement[] {
+/**
+ * Statements that make D1's index row equal to this record (version-guarded, idempotent): the row, its tag rows and
+ * its name's claim. `alreadyIndexed`: the tag rows (`tagRowsJson`) and
+ * the name this same object last wrote to D1, when it knows them: if the record has the same, those statements are
+ * left out (a lock or an attribute change rewrites the one row only).
+ */
+export function indexUpsertStatements(
+  db: D1Database | D1DatabaseSession,
+  r: WorkspaceRecord,
+  alreadyIndexed?: { tags: string; name: string } | null,
+): D1PreparedStatement[] {
   const doc = JSON.stringify(r);
-  const tags = JSON.stringify(tagRowsOf(r)); // both tag sets (issue 14)
+  const tags = tagRowsJson(r); // both tag sets (issue 14)
+  const unchanged = alreadyIndexed?.tags === tags && alreadyIndexed.name === r.name;
   // The row is written only while the organisation it was created in still exists (by its id: a rename is no
   // concern of the index, which names the organisation by id alone, migration 0016).
   const sameVersion = "(SELECT version FROM workspaces WHERE id = ?) = ?";
-  return [
-    db
-      .prepare(
-        `INSERT INTO workspaces (id, organization_id, name, project_id, version, created_at, updated_at,
+  const row = db
+    .prepare(
+      `INSERT INTO workspaces (id, organization_id, name, project_id, version, created_at, updated_at,
            latest_change_at, current_run_status, current_run_created_at, ssh_key_id, agent_pool_id, locked, doc)
          SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
          WHERE EXISTS (SELECT 1 FROM organizations WHERE external_id = ?)
@@ -23,24 +32,27 @@ export function indexUpsertStatements(db: D1Database | D1DatabaseSession, r: Wor
            current_run_created_at = excluded.current_run_created_at, ssh_key_id = excluded.ssh_key_id,
            agent_pool_id = excluded.agent_pool_id, locked = excluded.locked, doc = excluded.doc
          WHERE excluded.version > workspaces.version`,
-      )
-      .bind(
-        r.id,
-        r.organizationId,
-        r.name,
-        r.projectId,
-        r.version,
-        r.createdAt,
-        r.updatedAt,
-        r.latestChangeAt,
-        r.currentRun?.status ?? null,
-        r.currentRun?.createdAt ?? null,
-        r.sshKeyId,
-        r.settings["agent-pool-id"],
-        r.lock.locked ? 1 : 0,
-        doc,
-        r.organizationId,
-      ),
+    )
+    .bind(
+      r.id,
+      r.organizationId,
+      r.name,
+      r.projectId,
+      r.version,
+      r.createdAt,
+      r.updatedAt,
+      r.latestChangeAt,
+      r.currentRun?.status ?? null,
+      r.currentRun?.createdAt ?? null,
+      r.sshKeyId,
+      r.settings["agent-pool-id"],
+      r.lock.locked ? 1 : 0,
+      doc,
+      r.organizationId,
+    );
+  if (unchanged) return [row];
+  return [
+    row,
     db.prepare(`DELETE FROM workspace_tags WHERE workspace_id = ? AND ${sameVersion}`).bind(r.id, r.id, r.version),
     db
       .prepare(
@@ -57,6 +69,11 @@ export function indexUpsertStatements(db: D1Database | D1DatabaseSession, r: Wor
     // Organisation tags are not deleted here: their existence and instance-count are derived from
     // workspace_tags (flat rows carry their tag_id) at read time (src/tags/tags.index.ts).
   ];
+}
+
+/** The record's tag rows as the index statements bind them (and as the DO remembers what it last indexed). */
+export function tagRowsJson(r: WorkspaceRecord): string {
+  return JSON.stringify(tagRowsOf(r));
 }
 
 /** A workspace_tags row as the index holds it. */
