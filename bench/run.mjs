@@ -254,9 +254,7 @@ try {
   result.rss.restEmpty = rssMb();
   // An ordinary user (the site admin's principal is never cached, and its ADMIN_TOKEN costs no D1 read), whose first
   // token the site admin issues; it creates the organisations, and so owns them.
-  const me = (
-    await call("POST", "/admin/users", { data: { type: "users", attributes: { username: ORG, email: `${ORG}@example.com` } } }, [201])
-  ).json.data.id;
+  const me = (await call("POST", "/admin/users", { data: { type: "users", attributes: { username: ORG, email: `${ORG}@example.com` } } }, [201])).json.data.id;
   const userToken = (
     await call("POST", `/users/${me}/authentication-tokens`, { data: { type: "authentication-tokens", attributes: { description: "bench" } } }, [201])
   ).json.data.attributes.token;
