@@ -22,31 +22,24 @@ export interface Gate {
 export type CheckStatement = (db: D1Database | D1DatabaseSession) => D1PreparedStatement;
 
 const real = new WeakMap<object, D1PreparedStatement>();
-/** Statements that only read: a check may ride along with them. */
+/** Statements that only read, on the primary: a check may ride along with them. */
 const readOnly = new WeakSet<object>();
 const EXECUTE = new Set(["first", "all", "run", "raw"]);
 // A WITH clause reads too, unless its statement writes.
 const READ_SQL = /^\s*(SELECT\b|WITH\b(?![\s\S]*\b(INSERT|UPDATE|DELETE|REPLACE)\b))/i;
 
-function countedStatement(
-  stmt: D1PreparedStatement,
-  sql: string,
-  hops: Hops,
-  db: D1Database | D1DatabaseSession,
-  primary: boolean,
-  gate?: Gate,
-): D1PreparedStatement {
+/** `reads`: the statement only reads and runs on the primary, so a gate's check may ride with it. */
+function countedStatement(stmt: D1PreparedStatement, reads: boolean, hops: Hops, db: D1Database | D1DatabaseSession, gate?: Gate): D1PreparedStatement {
   const proxy = new Proxy(stmt, {
     get(target, prop) {
-      if (prop === "bind") return (...values: unknown[]) => countedStatement(target.bind(...values), sql, hops, db, primary, gate);
+      if (prop === "bind") return (...values: unknown[]) => countedStatement(target.bind(...values), reads, hops, db, gate);
       const value = Reflect.get(target, prop, target);
       if (typeof prop === "string" && EXECUTE.has(prop) && typeof value === "function") {
         return (...args: unknown[]) => {
           hops.d1++;
           const call = () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
           if (!gate) return call();
-          const canRide = primary && prop !== "raw" && READ_SQL.test(sql);
-          return gate.through(canRide, async (check) => {
+          return gate.through(reads && prop !== "raw", async (check) => {
             if (!check) return { value: await call() };
             const [checked, result] = await db.batch([check(db), target]);
             return { value: singleResult(prop, args, result), check: checked?.results?.[0] ?? null };
@@ -57,7 +50,7 @@ function countedStatement(
     },
   });
   real.set(proxy, stmt);
-  if (READ_SQL.test(sql)) readOnly.add(proxy);
+  if (reads) readOnly.add(proxy);
   return proxy;
 }
 
@@ -73,7 +66,7 @@ function singleResult(method: string, args: unknown[], result: D1Result | undefi
 export function countedDb<T extends D1Database | D1DatabaseSession>(db: T, hops: Hops, gate?: Gate, primary = true): T {
   return new Proxy(db, {
     get(target, prop) {
-      if (prop === "prepare") return (sql: string) => countedStatement(target.prepare(sql), sql, hops, target, primary, gate);
+      if (prop === "prepare") return (sql: string) => countedStatement(target.prepare(sql), primary && READ_SQL.test(sql), hops, target, gate);
       // Only the primary may carry the check: a replica could still show a token the primary has revoked.
       if (prop === "withSession") {
         return (...args: unknown[]) => countedDb((target as D1Database).withSession(...(args as [string])), hops, gate, args[0] === "first-primary");

@@ -53,13 +53,13 @@ async function adminTokenHash(adminToken: string): Promise<string> {
  * Resolves a bearer token to a principal, or null when it is unknown, deleted or expired: one D1 read (the token
  * with its user or team, one indexed statement), none for the site admin's token once its user row is known.
  *
- * Uncached: the API's middleware (`requireAuth`) uses the principal cache; sign-in and tests resolve afresh.
+ * Uncached: sign-in and tests resolve afresh; the API's middleware (`requireAuth`) looks in the principal cache first.
  */
 export async function authenticate(env: Bindings, token: string, defer?: (p: Promise<unknown>) => void, hops?: Hops): Promise<Principal | null> {
   return authenticateHash(env, await sha256Hex(token), defer, hops);
 }
 
-/** As `authenticate`, from the token's SHA-256 (a UI session keeps only that hash: src/ui/ui.session.ts). */
+/** As `authenticate`, from the token's SHA-256 (the API's middleware, when its cache has no principal for it). */
 export async function authenticateHash(env: Bindings, hash: string, defer?: (p: Promise<unknown>) => void, hops?: Hops): Promise<Principal | null> {
   const admin = await siteAdminPrincipal(env, hash, hops);
   if (admin) return admin;
@@ -179,23 +179,20 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
   let gate: TokenGate | undefined;
   if (match && match[1].length <= 512) {
     const hash = await sha256Hex(match[1]);
-    principal = await siteAdminPrincipal(c.env, hash, hops);
-    if (!principal) {
-      principal = cachedPrincipal(hash);
-      if (principal) {
-        gate = new TokenGate(
-          c.env,
-          hash,
-          (db) => tokenByHashStatement(db, hash),
-          (row) => principalOfTokenRow(row, defer, c.env),
-          hops,
-        );
-        c.set("tokenGate", gate);
-      } else {
-        hops.d1++;
-        principal = principalOfTokenRow(await tokenByHash(c.env.DB.withSession("first-primary"), hash), defer, c.env);
-        if (principal) rememberPrincipal(hash, principal);
-      }
+    // Never ADMIN_TOKEN's principal: site admins are not cached.
+    principal = cachedPrincipal(hash);
+    if (principal) {
+      gate = new TokenGate(
+        c.env,
+        hash,
+        (db) => tokenByHashStatement(db, hash),
+        (row) => principalOfTokenRow(row, defer, c.env),
+        hops,
+      );
+      c.set("tokenGate", gate);
+    } else {
+      principal = await authenticateHash(c.env, hash, defer, hops);
+      if (principal) rememberPrincipal(hash, principal);
     }
   }
   // Unauthenticated requests are counted per client IP, authenticated ones per user.

@@ -75,18 +75,24 @@ export async function deleteClient(db: Db, id: string): Promise<void> {
 
 // ---- the projects a client is attached to (migration 0019) ----
 
-/** Each client's attached projects (its `projects` relationship), oldest attachment first, in one query for a page. */
-export async function projectsOf(db: Db, clientIds: string[]): Promise<Map<string, string[]>> {
-  const out = new Map<string, string[]>(clientIds.map((id) => [id, []]));
+/**
+ * Each client's token ids (its `oauth-tokens` relationship, oldest first) and attached project ids (its `projects`
+ * relationship, oldest attachment first): one batch for a whole page of clients.
+ */
+export async function relationsOf(db: Db, clientIds: string[]): Promise<Map<string, { tokenIds: string[]; projectIds: string[] }>> {
+  const out = new Map(clientIds.map((id) => [id, { tokenIds: [] as string[], projectIds: [] as string[] }]));
   if (clientIds.length === 0) return out;
-  const rows = await db
-    .prepare(
-      `SELECT oauth_client_id, project_id FROM oauth_client_projects
-         WHERE oauth_client_id IN (SELECT value FROM json_each(?)) ORDER BY created_at, project_id`,
-    )
-    .bind(JSON.stringify(clientIds))
-    .all<{ oauth_client_id: string; project_id: string }>();
-  for (const r of rows.results) out.get(r.oauth_client_id)?.push(r.project_id);
+  const ids = JSON.stringify(clientIds);
+  const [tokens, projects] = await db.batch([
+    db.prepare("SELECT oauth_client_id, id FROM oauth_tokens WHERE oauth_client_id IN (SELECT value FROM json_each(?)) ORDER BY created_at").bind(ids),
+    db
+      .prepare(
+        "SELECT oauth_client_id, project_id AS id FROM oauth_client_projects WHERE oauth_client_id IN (SELECT value FROM json_each(?)) ORDER BY created_at, project_id",
+      )
+      .bind(ids),
+  ]);
+  for (const r of (tokens?.results ?? []) as { oauth_client_id: string; id: string }[]) out.get(r.oauth_client_id)?.tokenIds.push(r.id);
+  for (const r of (projects?.results ?? []) as { oauth_client_id: string; id: string }[]) out.get(r.oauth_client_id)?.projectIds.push(r.id);
   return out;
 }
 

@@ -16,7 +16,7 @@ import {
   listOrgTokens,
   organizationProjectIds,
   patchClientAttrs,
-  projectsOf,
+  relationsOf,
   replaceProjects,
   tokensOf,
   type ClientRow,
@@ -38,10 +38,17 @@ export interface ClientWithTokens {
   organization: string;
 }
 
-const withTokens = async (caller: Caller, client: ClientRow, access: OrgAccess): Promise<ClientWithTokens> => {
-  const [tokens, projects] = await Promise.all([tokensOf(caller.db, client.id), projectsOf(caller.db, [client.id])]);
-  return { client, tokenIds: tokens.map((t) => t.id), projectIds: projects.get(client.id) ?? [], organization: access.organization.name };
-};
+/** Clients with their relationships, read for all of them in one batch. */
+async function withRelations(caller: Caller, clients: ClientRow[], access: OrgAccess): Promise<ClientWithTokens[]> {
+  const relations = await relationsOf(
+    caller.db,
+    clients.map((c) => c.id),
+  );
+  return clients.map((client) => ({ client, tokenIds: [], projectIds: [], ...relations.get(client.id), organization: access.organization.name }));
+}
+
+const withTokens = async (caller: Caller, client: ClientRow, access: OrgAccess): Promise<ClientWithTokens> =>
+  (await withRelations(caller, [client], access))[0]!;
 
 /** 422 naming the first of `ids` that is not a project of the organisation (the docs: "one or more projects not found"). */
 async function checkProjects(caller: Caller, organizationId: string, ids: string[], base: string): Promise<void> {
@@ -108,19 +115,7 @@ export async function listOrgClients(caller: Caller, organization: string, page:
   const access = await requireOrgAccess(caller, { name: organization });
   const rows = await listClients(caller.db, access.organization.externalId);
   const slice = rows.slice((page.number - 1) * page.size, page.number * page.size);
-  const projects = await projectsOf(
-    caller.db,
-    slice.map((r) => r.id),
-  );
-  const clients = await Promise.all(
-    slice.map(async (client) => ({
-      client,
-      tokenIds: (await tokensOf(caller.db, client.id)).map((t) => t.id),
-      projectIds: projects.get(client.id) ?? [],
-      organization: access.organization.name,
-    })),
-  );
-  return { clients, total: rows.length };
+  return { clients: await withRelations(caller, slice, access), total: rows.length };
 }
 
 export async function showClient(caller: Caller, id: string): Promise<ClientWithTokens> {

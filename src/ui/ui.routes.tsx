@@ -26,7 +26,7 @@ import { UI_CSS } from "./ui.css";
 import { ErrorPage } from "./ui.layout";
 import { OrganizationsPage, ProjectsPage, SignInPage, WorkspaceListPage, type ListRow } from "./ui.pages";
 import { UI_ROUTE_REQUIREMENTS } from "./ui.requirements";
-import { endSession, principalOfSession, SESSION_COOKIE, SESSION_TTL_SECONDS, signIn, signOut } from "./ui.session";
+import { principalOfSession, SESSION_COOKIE, SESSION_TTL_SECONDS, signIn, signOut } from "./ui.session";
 import { workspaceUi } from "./ui.workspace";
 
 const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
@@ -70,7 +70,7 @@ ui.use("*", async (c, next) => {
       () => session.gate?.failed === true,
     ))
   ) {
-    await endSession(c.env, sessionId);
+    await signOut(c.env, sessionId);
     c.res = undefined as unknown as Response;
     c.res = new Response(null, { status: 303, headers: { Location: "/app/session/new" } });
     deleteCookie(c, SESSION_COOKIE, { path: "/app" });

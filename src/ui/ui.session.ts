@@ -45,7 +45,6 @@ function principalOfSessionRow(row: SessionRow | null): Principal | null {
  */
 export async function principalOfSession(env: Bindings, sessionId: string | undefined, hops: Hops): Promise<{ principal: Principal; gate?: TokenGate } | null> {
   if (!sessionId || sessionId.length > 100) return null;
-  const db = env.DB.withSession("first-primary");
   const idHash = await sha256Hex(sessionId);
   const key = `session:${idHash}`;
   const cached = cachedPrincipal(key);
@@ -60,6 +59,7 @@ export async function principalOfSession(env: Bindings, sessionId: string | unde
     return { principal: cached, gate };
   }
   hops.d1++;
+  const db = env.DB.withSession("first-primary");
   const row = await sessionByIdHash(db, idHash);
   if (!row) return null;
   const principal = (await siteAdminPrincipal(env, row.session_token_hash, hops)) ?? principalOfSessionRow(row);
@@ -72,12 +72,7 @@ export async function principalOfSession(env: Bindings, sessionId: string | unde
   return { principal };
 }
 
-/** Ends a session whose recheck failed (its token was revoked, or it expired while cached). */
-export async function endSession(env: Bindings, sessionId: string | undefined): Promise<void> {
-  if (!sessionId || sessionId.length > 100) return;
-  await deleteSession(env.DB.withSession("first-primary"), await sha256Hex(sessionId));
-}
-
+/** Ends a session: on sign-out, and when a cached session's recheck failed. */
 export async function signOut(env: Bindings, sessionId: string | undefined): Promise<void> {
   if (!sessionId || sessionId.length > 100) return;
   await deleteSession(env.DB.withSession("first-primary"), await sha256Hex(sessionId));
