@@ -3,6 +3,8 @@
 //   terraform: the one on PATH when it is >= 1.10, else TERRAFORM_VERSION built from source inside the downloaded
 //              module directory (`go install` refuses terraform because of the replace directives in its go.mod).
 //   terraform-provider-tfe: PROVIDER_VERSION, `go build` inside the downloaded module directory.
+//   tofu: TOFU_VERSION (OpenTofu), `go build ./cmd/tofu` inside a writable copy of the downloaded module (its go.mod
+//         has a replace directive, which `go install` refuses).
 // Node built-ins only.
 import { spawnSync } from "node:child_process";
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -13,6 +15,8 @@ export const TERRAFORM_MIN = [1, 10, 0];
 export const TERRAFORM_VERSION = "v1.11.4"; // built from source only when PATH has none >= TERRAFORM_MIN
 export const PROVIDER_MODULE = "github.com/hashicorp/terraform-provider-tfe";
 export const PROVIDER_VERSION = "v0.79.0";
+export const TOFU_MODULE = "github.com/opentofu/opentofu";
+export const TOFU_VERSION = "v1.10.10";
 
 export const cacheDir = () => process.env.CLIENTS_CACHE_DIR || join(homedir(), ".cache", "workspace-service-clients");
 
@@ -41,12 +45,12 @@ function download(module, version) {
   return info;
 }
 
-// `go build -o out .` inside the module's directory; the module cache is read-only, so the build must not
+// `go build -o out <pkg>` inside the module's directory; the module cache is read-only, so the build must not
 // need to write there (-mod=mod lets go resolve missing go.sum lines without editing the module's files).
-function build(dir, out, log, extraArgs = []) {
+function build(dir, out, log, extraArgs = [], pkg = ".") {
   mkdirSync(join(out, ".."), { recursive: true });
   const tmpOut = `${out}.tmp-${process.pid}`;
-  const b = run("go", ["build", "-trimpath", ...extraArgs, "-o", tmpOut, "."], {
+  const b = run("go", ["build", "-trimpath", ...extraArgs, "-o", tmpOut, pkg], {
     cwd: dir,
     env: { ...process.env, GOFLAGS: `${process.env.GOFLAGS ?? ""} -mod=mod`.trim(), CGO_ENABLED: "0" },
   });
@@ -99,6 +103,22 @@ function makeWritable(dir) {
   }
 }
 
+// build() in a writable copy of a module, dropping the go.mod `godebug` lines this Go does not know.
+function buildCopy(src, out, log, extraArgs, pkg = ".") {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return build(src, out, log, extraArgs, pkg);
+    } catch (e) {
+      const m = /go\.mod:(\d+): unknown godebug "([^"]+)"/.exec(e.message);
+      if (!m || attempt >= 5) throw e;
+      log?.(`dropping godebug ${m[2]} (go.mod line ${m[1]}), unknown to this Go`);
+      const lines = readFileSync(join(src, "go.mod"), "utf8").split("\n");
+      lines.splice(Number(m[1]) - 1, 1);
+      writeFileSync(join(src, "go.mod"), lines.join("\n"));
+    }
+  }
+}
+
 const parseVersion = (s) => (/(\d+)\.(\d+)\.(\d+)/.exec(s) ?? []).slice(1, 4).map(Number);
 const atLeast = (v, min) => {
   for (let i = 0; i < 3; i++) if (v[i] !== min[i]) return v[i] > min[i];
@@ -133,20 +153,8 @@ export function ensureTerraform(log) {
     cpSync(info.Dir, src, { recursive: true });
     makeWritable(src);
     addNestedModules(src, info, log);
-    for (let attempt = 0; ; attempt++) {
-      try {
-        // As release builds do: without version.dev=no the binary calls itself "1.11.4-dev".
-        build(src, out, log, ["-ldflags", "-X github.com/hashicorp/terraform/version.dev=no"]);
-        break;
-      } catch (e) {
-        const m = /go\.mod:(\d+): unknown godebug "([^"]+)"/.exec(e.message);
-        if (!m || attempt >= 5) throw e;
-        log?.(`dropping godebug ${m[2]} (go.mod line ${m[1]}), unknown to this Go`);
-        const lines = readFileSync(join(src, "go.mod"), "utf8").split("\n");
-        lines.splice(Number(m[1]) - 1, 1);
-        writeFileSync(join(src, "go.mod"), lines.join("\n"));
-      }
-    }
+    // As release builds do: without version.dev=no the binary calls itself "1.11.4-dev".
+    buildCopy(src, out, log, ["-ldflags", "-X github.com/hashicorp/terraform/version.dev=no"]);
     rmSync(src, { recursive: true, force: true });
   }
   const v = run(out, ["version", "-json"]);
@@ -165,4 +173,25 @@ export function ensureProvider(log) {
   build(info.Dir, path, log);
   writeFileSync(stamp, `${info.Sum}\n`);
   return { dir, path, version: PROVIDER_VERSION, built: true, sum: info.Sum };
+}
+
+// Resolves { path, version, built } for OpenTofu's `tofu`, built once and cached per version.
+export function ensureTofu(log) {
+  const out = join(cacheDir(), `tofu_${TOFU_VERSION}`, "tofu");
+  let built = false;
+  if (!existsSync(out)) {
+    log?.(`building ${TOFU_MODULE}@${TOFU_VERSION} (${goAvailable()}); cached in ${out}`);
+    const info = download(TOFU_MODULE, TOFU_VERSION);
+    const src = join(cacheDir(), `tofu_${TOFU_VERSION}-src`);
+    rmSync(src, { recursive: true, force: true });
+    cpSync(info.Dir, src, { recursive: true });
+    makeWritable(src);
+    // As release builds do: without version.dev=no the binary calls itself "1.10.10-dev".
+    buildCopy(src, out, log, ["-ldflags", "-X github.com/opentofu/opentofu/version.dev=no"], "./cmd/tofu");
+    rmSync(src, { recursive: true, force: true });
+    built = true;
+  }
+  const v = run(out, ["version", "-json"]);
+  if (v.status !== 0) throw new Error(`${out} does not run: ${v.stderr || v.error?.message}`);
+  return { path: out, version: JSON.parse(v.stdout).terraform_version, built };
 }
