@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // `npm run test:clients`: drives the REAL clients against the service on a fresh local store: Terraform's `cloud`
-// block and the `tfe` provider (terraform-provider-tfe, built from the Go module proxy and cached outside the
-// repository; see scripts/lib/binaries.mjs). Fixtures: test/clients/**.
+// block, the `tfe` provider (terraform-provider-tfe) and OpenTofu's `cloud` block (with and without state
+// encryption); the provider and `tofu` are built from the Go module proxy and cached outside the repository (see
+// scripts/lib/binaries.mjs). Fixtures: test/clients/**.
 //
 // How the clients reach a local plain-http service: the CLI configuration (TF_CLI_CONFIG_FILE) maps the host
 // "localhost:<port>" to the service with a `host` block (tfe.v2, tfe.v2.1, tfe.v2.2 services as absolute http
-// URLs), so neither Terraform nor the provider runs https service discovery; the provider is loaded through
+// URLs), so neither Terraform, OpenTofu nor the provider runs https service discovery; the provider is loaded through
 // `dev_overrides`. The clients talk to a recording proxy (scripts/lib/proxy.mjs) in front of the service, so a
 // failing step names the HTTP exchange that failed (method, path, status, body).
 //
@@ -15,14 +16,14 @@
 //   --keep           leave the service running and the work directory in place afterwards
 // CLIENTS_CACHE_DIR: where the built binaries are cached (default ~/.cache/workspace-service-clients);
 // CLIENTS_SERVICE_ROOT: run `npm start` from another checkout (default: this one).
-// Node built-ins only. Needs `go` (to build the provider once) and terraform >= 1.10 on PATH (else built too).
+// Node built-ins only. Needs `go` (to build the provider and tofu once) and terraform >= 1.10 on PATH (else built too).
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ensureProvider, ensureTerraform } from "./lib/binaries.mjs";
+import { ensureProvider, ensureTerraform, ensureTofu } from "./lib/binaries.mjs";
 import { startRecordingProxy } from "./lib/proxy.mjs";
 import { groups, killAllGroups, killGroup, sleep, startService } from "./lib/service.mjs";
 
@@ -81,14 +82,16 @@ function fatal(msg) {
 // ---------------------------------------------------------------- binaries
 let terraform;
 let provider;
+let tofu;
 try {
   terraform = ensureTerraform(log);
   provider = ensureProvider(log);
+  tofu = ensureTofu(log);
 } catch (e) {
   fatal(e.message);
 }
 log(
-  `terraform ${terraform.version} (${terraform.path}, ${terraform.source}); terraform-provider-tfe ${provider.version} (${provider.path}${provider.built ? ", just built" : ", cached"})`,
+  `terraform ${terraform.version} (${terraform.path}, ${terraform.source}); terraform-provider-tfe ${provider.version} (${provider.path}${provider.built ? ", just built" : ", cached"}); tofu ${tofu.version} (${tofu.path}${tofu.built ? ", just built" : ", cached"})`,
 );
 
 // The time limit covers the scenarios (the binaries above are built once and cached).
@@ -113,17 +116,9 @@ const apiURL = `${proxy.base}/api/v2/`;
 log(`service ${service.base} up after ${service.startSeconds.toFixed(1)} s (store ${service.storeDir}); clients use ${HOST} -> proxy ${proxy.base}`);
 log(`work directory ${work}`);
 
-const cliConfig = join(work, "terraform.rc");
-writeFileSync(
-  cliConfig,
-  `provider_installation {
-  dev_overrides {
-    "hashicorp/tfe" = ${JSON.stringify(provider.dir)}
-  }
-  direct {}
-}
-
-host ${JSON.stringify(HOST)} {
+// The host and credentials blocks, for Terraform and OpenTofu alike (OpenTofu reads the same CLI configuration
+// syntax from TF_CLI_CONFIG_FILE; TF_TOKEN_<host> cannot name a host with a port, so the token is given here).
+const hostBlocks = `host ${JSON.stringify(HOST)} {
   services = {
     "tfe.v2"   = ${JSON.stringify(apiURL)}
     "tfe.v2.1" = ${JSON.stringify(apiURL)}
@@ -134,8 +129,22 @@ host ${JSON.stringify(HOST)} {
 credentials ${JSON.stringify(HOST)} {
   token = ${JSON.stringify(service.token)}
 }
-`,
+`;
+const cliConfig = join(work, "terraform.rc");
+writeFileSync(
+  cliConfig,
+  `provider_installation {
+  dev_overrides {
+    "hashicorp/tfe" = ${JSON.stringify(provider.dir)}
+  }
+  direct {}
+}
+
+${hostBlocks}`,
 );
+// OpenTofu's configurations use built-in resources only: no provider installation settings.
+const tofuCliConfig = join(work, "tofu.rc");
+writeFileSync(tofuCliConfig, hostBlocks);
 
 // Only our settings reach terraform: any TF_*/TFE_* of the caller's environment is dropped.
 const tfEnv = {
@@ -150,17 +159,19 @@ const tfEnv = {
   TF_VAR_organization: ORG,
   TF_VAR_outputs_workspace: "cb-migrated",
 };
+const TF = { name: "terraform", path: terraform.path, env: tfEnv };
+const TOFU = { name: "tofu", path: tofu.path, env: { ...tfEnv, TF_CLI_CONFIG_FILE: tofuCliConfig } };
 
 // ---------------------------------------------------------------- helpers
 let cmdSeq = 0;
-// Runs terraform in `dir`. Resolves { code, signal, out, cmd, logFile }. With `background`, returns
-// { child, pgid, done, output() } at once (the command runs in its own process group).
-function tf(dir, args, { input = null, env = {}, timeoutMs = TF_TIMEOUT_MS, background = false } = {}) {
-  const cmd = `terraform ${args.join(" ")}`;
-  const logFile = join(work, "logs", `${String(++cmdSeq).padStart(3, "0")}-${args[0]}.log`);
-  const child = spawn(terraform.path, [...args], {
+// Runs terraform (or `client`: TOFU) in `dir`. Resolves { code, signal, out, cmd, logFile }. With `background`,
+// returns { child, pgid, done, output() } at once (the command runs in its own process group).
+function tf(dir, args, { input = null, env = {}, timeoutMs = TF_TIMEOUT_MS, background = false, client = TF } = {}) {
+  const cmd = `${client.name} ${args.join(" ")}`;
+  const logFile = join(work, "logs", `${String(++cmdSeq).padStart(3, "0")}-${client === TF ? "" : `${client.name}-`}${args[0]}.log`);
+  const child = spawn(client.path, [...args], {
     cwd: dir,
-    env: { ...tfEnv, ...env },
+    env: { ...client.env, ...env },
     detached: true,
     stdio: [input === null ? "ignore" : "pipe", "pipe", "pipe"],
   });
@@ -280,11 +291,12 @@ function fixture(name, into = name.replace(/\//g, "-")) {
 }
 
 // Plans with -out and explains every change: resource changes (with the attributes that differ), drift, outputs.
-async function planChanges(dir, args = []) {
+// `options` as tf's (client, env).
+async function planChanges(dir, args = [], options = {}) {
   const planFile = join(dir, `plan-${cmdSeq + 1}.bin`);
-  const r = await tf(dir, ["plan", "-input=false", "-no-color", "-detailed-exitcode", `-out=${planFile}`, ...args]);
+  const r = await tf(dir, ["plan", "-input=false", "-no-color", "-detailed-exitcode", `-out=${planFile}`, ...args], options);
   check(r.code === 0 || r.code === 2, `\`${r.cmd}\` exited with ${r.code ?? r.signal}`, r);
-  const show = await tfOk(dir, ["show", "-json", planFile]);
+  const show = await tfOk(dir, ["show", "-json", planFile], options);
   const plan = JSON.parse(show.out.slice(show.out.indexOf("{")));
   const changes = [];
   const diffKeys = (before, after, unknown) => {
@@ -308,7 +320,7 @@ async function planChanges(dir, args = []) {
       `output ${name} ${oc.actions.join("+")}: ${oc.after_sensitive || oc.before_sensitive ? "(sensitive)" : `${JSON.stringify(oc.before)} -> ${JSON.stringify(oc.after)}`}`,
     );
   }
-  return { code: r.code, changes, drift, result: r };
+  return { code: r.code, changes, drift, result: r, planFile };
 }
 // The failure text for a plan that should be empty: the changes, then any refresh-detected drift (which names
 // the attributes the service returned differently from what the client stored).
@@ -339,7 +351,7 @@ function describeFailure(e, mark) {
       .filter(Boolean);
     const i = errs.findIndex((l) => /^Error:/.test(l));
     const excerpt = (i >= 0 ? errs.slice(i, i + 8) : errs.slice(-8)).join(" / ");
-    lines.push(`terraform said: ${excerpt.slice(0, 800)}`);
+    lines.push(`${r.cmd?.split(" ")[0] ?? "terraform"} said: ${excerpt.slice(0, 800)}`);
     lines.push(`full output: ${r.logFile}`);
   }
   for (const rel of e.related ?? []) {
@@ -490,43 +502,53 @@ await step("cloud: state list, output -json and a second plan with no changes", 
   check(p.code === 0 && p.changes.length === 0, `second plan is not empty: ${planProblem(p)}`, p.result);
 });
 
-await step("cloud: lock contention (plan -lock-timeout=0 during a long apply fails; the lock is released)", async () => {
-  const bg = tf(mainDir, ["apply", "-auto-approve", "-input=false", "-no-color", ...gen(2, 12)], { background: true });
+// Lock contention: a plan with -lock-timeout=0 fails while a long apply holds the lock, which the apply releases.
+async function lockContention(dir, wsId, client) {
+  const bg = tf(dir, ["apply", "-auto-approve", "-input=false", "-no-color", ...gen(2, 12)], { background: true, client });
   try {
-    await waitFor("the long apply to lock the workspace", async () => (await api("GET", `/workspaces/${mainWs.id}`)).json?.data?.attributes?.locked === true);
-    const p = await tf(mainDir, ["plan", "-lock-timeout=0", "-input=false", "-no-color", ...gen(2)]);
+    await waitFor("the long apply to lock the workspace", async () => (await api("GET", `/workspaces/${wsId}`)).json?.data?.attributes?.locked === true);
+    const p = await tf(dir, ["plan", "-lock-timeout=0", "-input=false", "-no-color", ...gen(2)], { client });
     check(p.code !== 0, "plan -lock-timeout=0 succeeded while another apply held the lock", p);
     check(/state lock|locked/i.test(p.out), "plan -lock-timeout=0 failed, but not on the lock", p);
   } finally {
     const r = await bg.done;
     check(r.code === 0, `the long apply exited with ${r.code ?? r.signal}`, r);
   }
-  const ws = (await apiOk("GET", `/workspaces/${mainWs.id}`)).json.data.attributes;
+  const ws = (await apiOk("GET", `/workspaces/${wsId}`)).json.data.attributes;
   check(ws.locked === false, `after the long apply the workspace is still locked (${JSON.stringify(ws["locked-by"] ?? null)})`);
-  const p2 = await planChanges(mainDir, ["-lock-timeout=0", ...gen(2)]);
+  const p2 = await planChanges(dir, ["-lock-timeout=0", ...gen(2)], { client });
   check(p2.code === 0 && p2.changes.length === 0, `plan after the apply: ${planProblem(p2)}`, p2.result);
-});
+}
 
-await step("cloud: kill -9 mid-apply leaves the lock; force-unlock clears it", async () => {
-  const bg = tf(mainDir, ["apply", "-auto-approve", "-input=false", "-no-color", ...gen(3, 120)], { background: true, timeoutMs: 150_000 });
+// kill -9 mid-apply leaves the workspace locked (plans fail on the lock) until `force-unlock <org>/<workspace>`.
+async function killThenForceUnlock(dir, wsId, lockId, client) {
+  const bg = tf(dir, ["apply", "-auto-approve", "-input=false", "-no-color", ...gen(3, 120)], { background: true, timeoutMs: 150_000, client });
   try {
-    await waitFor("the apply to lock the workspace", async () => (await api("GET", `/workspaces/${mainWs.id}`)).json?.data?.attributes?.locked === true);
+    await waitFor("the apply to lock the workspace", async () => (await api("GET", `/workspaces/${wsId}`)).json?.data?.attributes?.locked === true);
     await waitFor("the apply to reach the provisioner", async () => /Provisioning with 'local-exec'|Still creating/.test(bg.output()));
   } finally {
     killGroup(bg.pgid, "SIGKILL");
   }
   const killed = await bg.done;
-  check(killed.signal === "SIGKILL", `terraform apply was not killed (exit ${killed.code})`, killed);
-  const locked = (await apiOk("GET", `/workspaces/${mainWs.id}`)).json.data.attributes;
+  check(killed.signal === "SIGKILL", `${client.name} apply was not killed (exit ${killed.code})`, killed);
+  const locked = (await apiOk("GET", `/workspaces/${wsId}`)).json.data.attributes;
   check(locked.locked === true, "after kill -9 the workspace is not locked any more (the lock must stay until force-unlock)");
-  const blocked = await tf(mainDir, ["plan", "-lock-timeout=0", "-input=false", "-no-color", ...gen(3)]);
+  const blocked = await tf(dir, ["plan", "-lock-timeout=0", "-input=false", "-no-color", ...gen(3)], { client });
   check(blocked.code !== 0 && /state lock|locked/i.test(blocked.out), "plan after kill -9 did not fail on the lock", blocked);
-  await tfOk(mainDir, ["force-unlock", "-force", `${ORG}/cb-main`]);
-  const unlocked = (await apiOk("GET", `/workspaces/${mainWs.id}`)).json.data.attributes;
+  await tfOk(dir, ["force-unlock", "-force", lockId], { client });
+  const unlocked = (await apiOk("GET", `/workspaces/${wsId}`)).json.data.attributes;
   check(unlocked.locked === false, "after force-unlock the workspace is still locked");
-  await tfOk(mainDir, ["apply", "-auto-approve", "-input=false", "-no-color", ...gen(3)]);
-  const p = await planChanges(mainDir, gen(3));
+  await tfOk(dir, ["apply", "-auto-approve", "-input=false", "-no-color", ...gen(3)], { client });
+  const p = await planChanges(dir, gen(3), { client });
   check(p.code === 0 && p.changes.length === 0, `plan after recovery: ${planProblem(p)}`, p.result);
+}
+
+await step("cloud: lock contention (plan -lock-timeout=0 during a long apply fails; the lock is released)", async () => {
+  await lockContention(mainDir, mainWs.id, TF);
+});
+
+await step("cloud: kill -9 mid-apply leaves the lock; force-unlock clears it", async () => {
+  await killThenForceUnlock(mainDir, mainWs.id, `${ORG}/cb-main`, TF);
 });
 
 await step("cloud: migration of an existing local state into the cloud block", async () => {
@@ -872,6 +894,160 @@ await step("cloud: destroy", async () => {
   check(ws.locked === false, "workspace locked after destroy");
 });
 
+// ---------------------------------------------------------------- OpenTofu: cloud block
+const tofuDir = fixture("tofu/main", "tofu-main");
+let tofuWs = null;
+const tofuResources = ["terraform_data.base", "terraform_data.slow"];
+// The resource addresses a plan creates (its `changes` lines: "<address> <actions>: ...", outputs left out).
+const created = (p) => p.changes.filter((c) => !c.startsWith("output ") && / create: /.test(c)).map((c) => c.split(" ")[0]);
+
+await step("tofu: init creates the workspace", async () => {
+  await tfOk(tofuDir, ["init", "-input=false", "-no-color"], { client: TOFU });
+  const r = await api("GET", `/organizations/${ORG}/workspaces/tofu-main`);
+  check(
+    r.status === 200,
+    `after tofu init, GET /organizations/${ORG}/workspaces/tofu-main answered ${r.status} (expected the workspace): ${r.text.slice(0, 300)}`,
+  );
+  tofuWs = r.json.data;
+});
+
+await step("tofu: plan -out, apply of the saved plan; state version, state pull and outputs through the API", async () => {
+  tofuWs ??= await workspaceByName("tofu-main");
+  const p = await planChanges(tofuDir, gen(1), { client: TOFU });
+  check(p.code === 2 && sameSet(created(p), tofuResources), `tofu plan should create ${tofuResources.join(", ")}: ${planProblem(p)}`, p.result);
+  await tfOk(tofuDir, ["apply", "-input=false", "-no-color", p.planFile], { client: TOFU });
+  const { sv, bytes, state } = await currentState(tofuWs.id);
+  check(sv.attributes.status === "finalized", `current state version ${sv.id} status is ${sv.attributes.status}, expected finalized`);
+  check(sv.attributes.serial === state.serial, `state version serial ${sv.attributes.serial} != downloaded state's serial ${state.serial}`);
+  const addrs = (state.resources ?? []).map((r) => `${r.type}.${r.name}`);
+  check(sameSet(addrs, tofuResources), `downloaded state has resources ${addrs.join(", ")}`);
+  check(state.outputs?.greeting?.value === "hello from tofu", `downloaded state's outputs: ${JSON.stringify(state.outputs)}`);
+  const pulled = await tfOk(tofuDir, ["state", "pull"], { client: TOFU });
+  check(
+    md5(Buffer.from(pulled.out)) === md5(bytes) || JSON.stringify(JSON.parse(pulled.out)) === JSON.stringify(state),
+    "`tofu state pull` differs from the state downloaded through the signed URL",
+    pulled,
+  );
+  const outs = (await apiOk("GET", `/workspaces/${tofuWs.id}/current-state-version-outputs`)).json.data;
+  const byName = Object.fromEntries(outs.map((o) => [o.attributes.name, o.attributes]));
+  check(sameSet(Object.keys(byName), ["greeting", "object", "secret"]), `current-state-version-outputs lists ${Object.keys(byName).join(", ")}`);
+  check(byName.object.value?.slow === "generation-1", `output object: ${JSON.stringify(byName.object)}`);
+  check(
+    byName.secret.sensitive === true && byName.secret.value !== "t0fu-s3cr3t",
+    `output secret must be sensitive, its value not listed: ${JSON.stringify(byName.secret)}`,
+  );
+  const ws = (await apiOk("GET", `/workspaces/${tofuWs.id}`)).json.data.attributes;
+  check(ws.locked === false, "workspace still locked after tofu apply");
+});
+
+await step("tofu: state list, output -json and a second plan with no changes", async () => {
+  const list = await tfOk(tofuDir, ["state", "list"], { client: TOFU });
+  check(sameSet(workspaceList(list.out), tofuResources), `tofu state list: ${list.out.trim()}`, list);
+  const out = await tfOk(tofuDir, ["output", "-json"], { client: TOFU });
+  const o = JSON.parse(out.out);
+  check(o.greeting?.value === "hello from tofu" && o.object?.value?.slow === "generation-1", `tofu output -json: ${out.out.slice(0, 400)}`, out);
+  check(o.secret?.sensitive === true && o.secret?.value === "t0fu-s3cr3t", `tofu output -json secret: ${JSON.stringify(o.secret)}`, out);
+  const p = await planChanges(tofuDir, gen(1), { client: TOFU });
+  check(p.code === 0 && p.changes.length === 0, `second tofu plan is not empty: ${planProblem(p)}`, p.result);
+});
+
+await step("tofu: lock contention (plan -lock-timeout=0 during a long apply fails; the lock is released)", async () => {
+  await lockContention(tofuDir, tofuWs.id, TOFU);
+});
+
+await step("tofu: kill -9 mid-apply leaves the lock; force-unlock clears it", async () => {
+  await killThenForceUnlock(tofuDir, tofuWs.id, `${ORG}/tofu-main`, TOFU);
+});
+
+// ---------------------------------------------------------------- OpenTofu: state and plan encryption
+// The service stores what tofu uploads: the encrypted envelope ({ serial, lineage, meta, encrypted_data,
+// encryption_version }), whose resources it cannot read. Only tofu with the passphrase reads the state.
+const encDir = fixture("tofu/encrypted", "tofu-encrypted");
+const encEnv = { TF_VAR_passphrase: "clients-tofu-passphrase-0123456789" };
+const encResources = ["terraform_data.first", "terraform_data.second"];
+let encWs = null;
+// `tofu state pull` decrypts (it prints the state in plain text); resolves the parsed state.
+async function encPull() {
+  const r = await tfOk(encDir, ["state", "pull"], { client: TOFU, env: encEnv });
+  let state;
+  try {
+    state = JSON.parse(r.out);
+  } catch (e) {
+    check(false, `tofu state pull printed no JSON state: ${e.message}`, r);
+  }
+  const addrs = (state.resources ?? []).map((x) => `${x.type}.${x.name}`);
+  check(sameSet(addrs, encResources), `tofu state pull (with the passphrase) lists resources [${addrs.join(", ")}]`, r);
+  return state;
+}
+// The raw current state through the API's signed download URL: the encrypted envelope, no plain text in it.
+async function checkEnvelope() {
+  const { sv, bytes, state } = await currentState(encWs.id);
+  check(
+    typeof state.encryption_version === "string" && typeof state.encrypted_data === "string" && state.meta,
+    `the stored state is not an OpenTofu encrypted envelope (keys: ${Object.keys(state).join(", ")})`,
+  );
+  check(state.resources === undefined && state.outputs === undefined, "the stored state has plain resources or outputs next to the encrypted data");
+  const text = bytes.toString("utf8");
+  for (const plain of ["tofu-enc-first-value", "tofu-enc-second-value", "terraform_data"])
+    check(!text.includes(plain), `the stored state contains "${plain}" in plain text`);
+  check(sv.attributes.serial === state.serial, `state version serial ${sv.attributes.serial} != the envelope's serial ${state.serial}`);
+  return state;
+}
+
+await step("tofu encryption: init, plan -out (encrypted plan file) and apply with pbkdf2 and aes_gcm; two resources", async () => {
+  await tfOk(encDir, ["init", "-input=false", "-no-color"], { client: TOFU, env: encEnv });
+  encWs = await workspaceByName("tofu-encrypted");
+  const p = await planChanges(encDir, [], { client: TOFU, env: encEnv });
+  check(p.code === 2 && sameSet(created(p), encResources), `tofu plan should create ${encResources.join(", ")}: ${planProblem(p)}`, p.result);
+  // A plain plan file is a zip archive ("PK"); an encrypted one is a JSON envelope.
+  const planBytes = readFileSync(p.planFile);
+  let envelope = null;
+  try {
+    envelope = JSON.parse(planBytes.toString("utf8"));
+  } catch {}
+  check(
+    planBytes.subarray(0, 2).toString() !== "PK" && typeof envelope?.encryption_version === "string",
+    `the saved plan ${p.planFile} is not encrypted (starts with ${JSON.stringify(planBytes.subarray(0, 8).toString("latin1"))})`,
+  );
+  await tfOk(encDir, ["apply", "-input=false", "-no-color", p.planFile], { client: TOFU, env: encEnv });
+  const list = await tfOk(encDir, ["state", "list"], { client: TOFU, env: encEnv });
+  check(sameSet(workspaceList(list.out), encResources), `tofu state list: ${list.out.trim()}`, list);
+  const ws = (await apiOk("GET", `/workspaces/${encWs.id}`)).json.data.attributes;
+  check(ws.locked === false, "workspace still locked after tofu apply");
+});
+
+await step("tofu encryption: the API serves the encrypted envelope; state pull decrypts it with the passphrase, not a wrong one", async () => {
+  const envelope = await checkEnvelope();
+  const state = await encPull();
+  check(
+    state.lineage === envelope.lineage && state.serial === envelope.serial,
+    `decrypted lineage/serial ${state.lineage}/${state.serial} != the envelope's ${envelope.lineage}/${envelope.serial}`,
+  );
+  // The outputs as the decrypted state holds them (`tofu output` reads current-state-version-outputs instead,
+  // which the service derives from the stored state, here the envelope).
+  check(
+    JSON.stringify(state.outputs?.names?.value) === JSON.stringify(["tofu-enc-first-value", "tofu-enc-second-value"]),
+    `the decrypted state's outputs: ${JSON.stringify(state.outputs)}`,
+  );
+  const wrong = await tf(encDir, ["state", "pull"], { client: TOFU, env: { TF_VAR_passphrase: "not-the-right-passphrase-at-all" } });
+  check(wrong.code !== 0, "tofu state pull with a wrong passphrase succeeded: the state is not encrypted with the passphrase", wrong);
+  const p = await planChanges(encDir, [], { client: TOFU, env: encEnv });
+  check(p.code === 0 && p.changes.length === 0, `second tofu plan is not empty: ${planProblem(p)}`, p.result);
+});
+
+// Last of the scenario: a safe delete the service answered with 204 would delete the workspace.
+await step("tofu encryption: safe delete refused (409) for state the service cannot read; workspace and state kept", async () => {
+  const r = await api("POST", `/workspaces/${encWs.id}/actions/safe-delete`);
+  check(
+    r.status === 409 && r.json?.errors?.[0]?.status === "409",
+    `POST /api/v2/workspaces/${encWs.id}/actions/safe-delete answered ${r.status} (expected 409: the encrypted state's resources cannot be counted): ${r.text.slice(0, 400)}`,
+  );
+  const ws = await api("GET", `/workspaces/${encWs.id}`);
+  check(ws.status === 200, `after the refused safe delete, GET /api/v2/workspaces/${encWs.id} answered ${ws.status}`);
+  await checkEnvelope();
+  await encPull();
+});
+
 // ---------------------------------------------------------------- summary
 const seconds = (Date.now() - t0) / 1000;
 const passed = results.filter((r) => r.ok).length;
@@ -894,6 +1070,6 @@ console.log(`| ${"step".padEnd(width)} | result | seconds |`);
 console.log(`|${"-".repeat(width + 2)}|--------|--------:|`);
 for (const r of results) console.log(`| ${r.name.padEnd(width)} | ${r.ok ? "PASS  " : "FAIL  "} | ${r.seconds.toFixed(1).padStart(7)} |`);
 console.log("");
-log(`terraform ${terraform.version}, terraform-provider-tfe ${provider.version}; total ${seconds.toFixed(0)} s`);
+log(`terraform ${terraform.version}, terraform-provider-tfe ${provider.version}, tofu ${tofu.version}; total ${seconds.toFixed(0)} s`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed || results.length === 0 ? 1 : 0);
