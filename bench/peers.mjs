@@ -7,7 +7,7 @@
 // and 8 in short blocks that alternate between the servers (A B C, then B C A, …) so that drift on a shared machine
 // falls on all alike. Every response is checked (status, and that the body is the expected JSON:API document) and
 // failures are counted. Results: p50, p99, operations/s and server CPU per operation per server, the p50 ratio
-// ours/peer, RSS (and PSS) at rest and under load; written to bench/results/<date>-side-by-side.md and .json.
+// ours/peer, RSS (and PSS) at rest and under load; written to bench/results/side-by-side.md and .json (overwritten by each run).
 //
 // Environment:
 //   PEERS_WORKSPACES    workspaces per server (default 10000)
@@ -18,7 +18,7 @@
 //   OTF_BIN             otfd to run (default .peers/bin/otfd; else `go install` of OTF_VERSION into .peers/bin)
 //   TERRENCE_DIR        Terrence's backend directory, dependencies installed (default .peers/terrence/backend)
 //   PEERS_INSTALL=0     install nothing (Bun, otfd); a peer without its binaries is skipped
-//   PEERS_LABEL         suffix of the result files (bench/results/<date>-side-by-side-<label>.md), so a day keeps several runs
+//   PEERS_LABEL         a label for the run, printed in its result file
 //   PEERS_KEEP=1        keep the servers' temporary directories (stores, logs) after the run
 // A peer that cannot be had or started is skipped with its reason in the report. Linux only for RSS and CPU (/proc).
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -436,7 +436,7 @@ const memText = (m) =>
     : "n/a";
 const pssText = (m) => (m?.pssMb === null || m?.pssMb === undefined ? "n/a" : String(m.pssMb));
 const md = [
-  `# Side by side ${result.date.slice(0, 10)}: ${measured.map((s) => s.label).join(", ")}`,
+  `# Side by side ${result.date.slice(0, 10)}: ${measured.map((s) => s.label).join(", ")}${env.PEERS_LABEL ? ` (${env.PEERS_LABEL})` : ""}`,
   "",
   `${N} workspaces per server in one organisation (every tenth tagged \`critical\`, every seventh named \`…-prod\`), populated through each server's API. One machine (${result.machine.cores} cores, ${result.machine.model}); client, servers and databases share it. Same client for all (Node ${process.versions.node} fetch, keep-alive). Each shape and concurrency ran ${ROUNDS} blocks of ${BLOCK_SECONDS} s per server, alternating between the servers (the order rotates each round) after ${WARMUP} warm-up operations; every response is checked (status and JSON:API body: names, lengths, total counts) and failures are counted and left out of the latencies. Latency in ms per operation (lock + unlock is one operation of two requests); ops/s over the blocks; CPU = the server's CPU time per operation (all its processes, PostgreSQL included for OTF; /proc, 10 ms resolution).`,
   "",
@@ -507,9 +507,7 @@ const md = [
 ];
 const dir = join(root, "bench", "results");
 mkdirSync(dir, { recursive: true });
-// PEERS_LABEL names a run apart from the day's others (its files are not overwritten by the next run that day).
-const runLabel = env.PEERS_LABEL ? `-${env.PEERS_LABEL.replace(/[^a-z0-9]+/gi, "-")}` : "";
-const stem = join(dir, `${result.date.slice(0, 10)}-side-by-side${N === 10_000 ? "" : `-${N}`}${ONLY.length < 3 ? `-${ONLY.join("-")}` : ""}${runLabel}`);
+const stem = join(dir, `side-by-side${N === 10_000 ? "" : `-${N}`}${ONLY.length < 3 ? `-${ONLY.join("-")}` : ""}`);
 writeFileSync(`${stem}.json`, `${JSON.stringify(result, null, 2)}\n`);
 writeFileSync(`${stem}.md`, md.join("\n"));
 console.log(`\n${md.join("\n")}\npeers: wrote ${stem}.md and .json`);

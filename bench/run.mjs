@@ -5,7 +5,8 @@
 // every request shape is measured at concurrency 1 and 8: p50, p99, requests/s, workerd CPU ms per request
 // (/proc/<pid>/stat), D1 and DO hops per request (the Worker's X-Hops header; "n/a" without it). RSS (node +
 // workerd) is sampled at rest and under load. Speed targets are printed as PASS/FAIL here, never asserted in a
-// test. Results: bench/results/<date>.md and .json.
+// test. Results: bench/results/bench.md and .json (bench-<sizes>.* for other sizes), overwritten by each run so
+// history shows code, not result churn.
 //
 // `-- --url http://127.0.0.1:8787 --token <site-admin token> [--pgid <process group>]` measures a server already
 // running instead (for example `npm run dev`, to compare with wrangler dev; start it with RATE_LIMIT=0). Linux only
@@ -407,7 +408,7 @@ function readCpuCount() {
 }
 const dir = join(root, "bench", "results");
 mkdirSync(dir, { recursive: true });
-const stem = join(dir, `${result.date.slice(0, 10)}${opt.label ? `-${opt.label.replace(/[^a-z0-9]+/gi, "-")}` : ""}`);
+const stem = join(dir, opt.size === "1000,10000" ? "bench" : `bench-${SIZES.map((n) => (n >= 1000 ? `${n / 1000}k` : n)).join("-")}`);
 writeFileSync(`${stem}.json`, `${JSON.stringify(result, null, 2)}\n`);
 writeFileSync(`${stem}.md`, md.join("\n"));
 console.log(`\n${md.join("\n")}\nbench: wrote ${stem}.md and .json`);

@@ -1,4 +1,4 @@
-/** The one table of limits. Every check in the service reads it; the README mirrors it. */
+/** The one table of limits. Every check in the service reads it; docs/behaviour.md mirrors it. */
 export const LIMITS = {
   /** API request bodies (JSON:API documents). Larger bodies get 413 before parsing. */
   apiBodyBytes: 1024 * 1024,

@@ -4,8 +4,9 @@
 import { env } from "cloudflare:workers";
 import SparkMD5 from "spark-md5";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ROUTE_REQUIREMENTS, type Action } from "../src/auth/requirements";
+import type { Action } from "../src/auth/requirements";
 import { app } from "../src/index";
+import { ROUTE_ACTIONS } from "../src/jsonapi/define-route";
 import { api, createOrg, createWorkspace, uniqueName } from "./helpers";
 import { grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser } from "./principals";
 
@@ -36,7 +37,7 @@ const ORG_WIDE: P[] = ["owners", "orgToken", "siteAdmin"];
 /**
  * The test's own oracle: which fixture callers satisfy each action of the requirement table
  * (everyone else authenticated gets the action's refusal, default 404). Which action each route is
- * declared against comes from the same table the router enforces (ROUTE_REQUIREMENTS).
+ * declared against comes from the routes' own declarations, which the router enforces (ROUTE_ACTIONS).
  */
 const WS_READ: P[] = [...WS_TEAMS, "projectMaintain", ...ORG_WIDE, ...FLAG_EXTRAS];
 const WS_ADMIN: P[] = ["admin", "projectMaintain", ...ORG_WIDE];
@@ -89,7 +90,7 @@ const WHO = {
 } satisfies Record<Action, P[]>;
 
 const needsOf = (row: { method: string; route: string; needs?: Action }): Action => {
-  const action = row.needs ?? ROUTE_REQUIREMENTS[`${row.method} ${row.route}`];
+  const action = row.needs ?? ROUTE_ACTIONS[`${row.method} ${row.route}`];
   if (!action) throw new Error(`${row.method} ${row.route} is declared against no requirement`);
   return action;
 };
@@ -1270,8 +1271,9 @@ describe("authorisation matrix", () => {
       .map((r) => `${r.method} ${r.path}`);
     const rows = new Set(ROWS.map((r) => `${r.method} ${r.route}`));
     expect([...new Set(served)].filter((r) => !rows.has(r)).sort()).toEqual([]);
-    // The requirement table declares exactly the served routes: none missing, none stale.
-    expect(Object.keys(ROUTE_REQUIREMENTS).sort()).toEqual([...new Set(served)].sort());
+    // The declarations name exactly the served routes, and every declared route has a row.
+    expect(Object.keys(ROUTE_ACTIONS).sort()).toEqual([...new Set(served)].sort());
+    expect(Object.keys(ROUTE_ACTIONS).filter((r) => !rows.has(r))).toEqual([]);
     expect(ROWS.length * PRINCIPALS.length).toBeGreaterThan(1000);
   });
 

@@ -379,7 +379,7 @@ describe("workspace tag bindings", () => {
     expect(res.body.data).toHaveLength(10);
     expect(await tagNames(ws.id)).toEqual(names);
     expect(pairsOf(await bindings(ws.id))).toEqual(names.map((k) => [k, ""]));
-    // An eleventh tag would need an eleventh binding: the documented limit (README).
+    // An eleventh tag would need an eleventh binding: the documented limit (docs/behaviour.md).
     const over = await patch(ws.id, kv([...names, "app-10"].map((k) => [k])));
     expect(over.status).toBe(422);
     expect(over.body.errors[0].detail).toBe("Tag bindings cannot exceed 10 per resource");

@@ -3,7 +3,7 @@ import { env, exports } from "cloudflare:workers";
 import SparkMD5 from "spark-md5";
 import { describe, expect, it } from "vitest";
 import app from "../src/index";
-import { UI_ROUTE_REQUIREMENTS } from "../src/ui/ui.requirements";
+import { UI_ROUTE_ACTIONS } from "../src/ui/ui.requirements";
 import { REQUIREMENTS } from "../src/auth/requirements";
 import { ADMIN, api, createOrg, createWorkspace, uniqueName } from "./helpers";
 import { grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser } from "./principals";
@@ -858,7 +858,7 @@ describe("UI team access", () => {
 describe("UI authorisation table", () => {
   it("declares every served /app route, each against a known action", () => {
     const served = new Set(app.routes.filter((r) => r.path.startsWith("/app") && r.method !== "ALL").map((r) => `${r.method} ${r.path}`));
-    expect([...served].sort()).toEqual(Object.keys(UI_ROUTE_REQUIREMENTS).sort());
-    for (const action of Object.values(UI_ROUTE_REQUIREMENTS)) if (action) expect(REQUIREMENTS).toHaveProperty(action);
+    expect([...served].sort()).toEqual(Object.keys(UI_ROUTE_ACTIONS).sort());
+    for (const action of Object.values(UI_ROUTE_ACTIONS)) if (action) expect(REQUIREMENTS).toHaveProperty(action);
   });
 });

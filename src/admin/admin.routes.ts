@@ -1,16 +1,18 @@
 /** Site-admin endpoints: the consistency checker's pages. */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi } from "../jsonapi/document";
 import { errorResponses, ok, router } from "../jsonapi/validation";
 import { consistencyReport } from "./consistency.service";
+import { defineRoute } from "../jsonapi/define-route";
 
 export const admin = router();
 
 admin.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/admin/consistency",
+    action: "site-admin",
     tags: ["Admin"],
     summary: "Compare each workspace's Durable Object with its D1 index row (site admins; paged by cursor)",
     request: { query: z.object({ cursor: z.string().max(100).optional(), "page[size]": z.string().max(10).optional() }).passthrough() },

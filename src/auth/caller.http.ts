@@ -5,11 +5,11 @@ import type { Caller } from "../caller";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { countedDb, countedNamespace, type Hops } from "../hops";
-import { ROUTE_REQUIREMENTS } from "./requirements";
+import { ROUTE_ACTIONS } from "../jsonapi/define-route";
 
 export function callerOf(c: Context<AppEnv>): Caller {
-  const declared = ROUTE_REQUIREMENTS[`${c.req.method} ${c.req.routePath}`];
-  // Fail closed: a route nobody declared against the requirement table serves nothing.
+  const declared = ROUTE_ACTIONS[`${c.req.method} ${c.req.routePath}`];
+  // Fail closed: a route declared without an action serves nothing.
   if (!declared) throw ApiError.of("internal", { detail: `No requirement declared for ${c.req.method} ${c.req.routePath}` });
   let record = c.get("authz");
   if (!record) {
@@ -44,7 +44,7 @@ export function hopsOf(c: Context<AppEnv>): Hops {
  * than data. The route is the last one Hono matched (middleware come first).
  */
 export function declaredActionHeld(c: Context<AppEnv>): boolean {
-  const declared = ROUTE_REQUIREMENTS[`${c.req.method} ${routePath(c, -1)}`];
+  const declared = ROUTE_ACTIONS[`${c.req.method} ${routePath(c, -1)}`];
   if (!declared || declared === "authenticated") return true;
   return c.get("authz")?.authorized.has(declared) ?? false;
 }

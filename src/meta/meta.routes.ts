@@ -1,10 +1,11 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { edition, type AppEnv } from "../env";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi } from "../jsonapi/document";
 import { errorResponses, ok, router } from "../jsonapi/validation";
 import type { Hono } from "hono";
 import { accountDetails } from "./meta.service";
+import { defineRoute } from "../jsonapi/define-route";
 
 /** Headers go-tfe and Terraform read from every response (notably the ping). */
 export function apiMetaHeaders(env: AppEnv["Bindings"]): Record<string, string> {
@@ -25,9 +26,10 @@ export function mountDiscovery(app: Hono<AppEnv>): void {
 export const meta = router();
 
 meta.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/ping",
+    action: "authenticated",
     tags: ["Meta"],
     summary: "No-op; clients read the API version and rate-limit headers",
     responses: { 204: { description: "Pong (headers only)" }, ...errorResponses },
@@ -36,9 +38,10 @@ meta.openapi(
 );
 
 meta.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/account/details",
+    action: "authenticated",
     tags: ["Meta"],
     summary: "Who the token belongs to",
     responses: { ...ok("The calling user (service users for team and organisation tokens)"), ...errorResponses },

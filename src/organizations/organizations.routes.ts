@@ -1,4 +1,4 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { LIMITS } from "../limits";
 import { jsonapi, noContent, paginated, readPage } from "../jsonapi/document";
@@ -13,6 +13,7 @@ import {
   showOrganization,
   type OrganizationView,
 } from "./organizations.service";
+import { defineRoute } from "../jsonapi/define-route";
 
 const tags = ["Organizations"];
 export const organizations = router();
@@ -61,9 +62,10 @@ const orgUpdateBody = z
 const serializeView = (v: OrganizationView) => serializeOrganization(v.organization, orgPermissions(v.owner, v.plan), v.retention);
 
 organizations.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/organizations",
+    action: "user",
     tags,
     summary: "Create an organisation (its owners team and Default Project come with it)",
     request: { body: jsonBody(orgCreateBody) },
@@ -77,9 +79,10 @@ organizations.openapi(
 );
 
 organizations.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/organizations",
+    action: "authenticated",
     tags,
     summary: "List the organisations the caller belongs to",
     request: {
@@ -99,9 +102,10 @@ organizations.openapi(
 );
 
 organizations.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/organizations/{organization_name}",
+    action: "organization.read",
     tags,
     summary: "Show an organisation",
     request: { params: orgParam },
@@ -111,9 +115,10 @@ organizations.openapi(
 );
 
 organizations.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/organizations/{organization_name}/entitlement-set",
+    action: "organization.read",
     tags,
     summary: "Show an organisation's entitlements: its plan's in the hosted edition (operations: false, so Terraform runs locally)",
     request: { params: orgParam },
@@ -126,9 +131,10 @@ organizations.openapi(
 );
 
 organizations.openapi(
-  createRoute({
+  defineRoute({
     method: "patch",
     path: "/organizations/{organization_name}",
+    action: "organization.manage",
     tags,
     summary: "Update an organisation",
     request: { params: orgParam, body: jsonBody(orgUpdateBody) },
@@ -143,9 +149,10 @@ organizations.openapi(
 );
 
 organizations.openapi(
-  createRoute({
+  defineRoute({
     method: "delete",
     path: "/organizations/{organization_name}",
+    action: "organization.owner",
     tags,
     summary: "Delete an organisation and everything in it",
     request: { params: orgParam },

@@ -1,5 +1,4 @@
 /** Projects (tfe-api-notes §2.2): every workspace belongs to one; every organisation has a "Default Project". */
-import { createRoute } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, readPage } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
@@ -8,14 +7,16 @@ import { parseProjectQuery } from "./projects.list";
 import { createProjectBody, listProjectsQuery, orgParam, projectParam, showProjectQuery, updateProjectBody } from "./projects.schemas";
 import { serializeProject } from "./projects.serialize";
 import { createProject, deleteProject, listProjectsFor, showProject, updateProject } from "./projects.service";
+import { defineRoute } from "../jsonapi/define-route";
 
 const tags = ["Projects"];
 export const projects = router();
 
 projects.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/organizations/{organization_name}/projects",
+    action: "projects.manage",
     tags,
     summary: "Create a project",
     request: { params: orgParam, body: jsonBody(createProjectBody) },
@@ -28,9 +29,10 @@ projects.openapi(
 );
 
 projects.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/organizations/{organization_name}/projects",
+    action: "organization.read",
     tags,
     summary: "List projects",
     request: { params: orgParam, query: listProjectsQuery },
@@ -47,9 +49,10 @@ projects.openapi(
 );
 
 projects.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/projects/{project_id}",
+    action: "project.read",
     tags,
     summary: "Show a project",
     request: { params: projectParam, query: showProjectQuery },
@@ -64,9 +67,10 @@ projects.openapi(
 );
 
 projects.openapi(
-  createRoute({
+  defineRoute({
     method: "patch",
     path: "/projects/{project_id}",
+    action: "projects.manage",
     tags,
     summary: "Update a project",
     request: { params: projectParam, body: jsonBody(updateProjectBody) },
@@ -79,9 +83,10 @@ projects.openapi(
 );
 
 projects.openapi(
-  createRoute({
+  defineRoute({
     method: "delete",
     path: "/projects/{project_id}",
+    action: "projects.manage",
     tags,
     summary: "Delete an empty project (never the Default Project)",
     description:

@@ -1,10 +1,11 @@
 /** Agent pools (tfe-api-notes §2.7): what workspaces in `agent` execution mode name. */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { PoolRow } from "./agent-pools.d1";
 import { createPool, listOrgPools, removePool, showPool, updatePool, type PoolWithUsers } from "./agent-pools.service";
+import { defineRoute } from "../jsonapi/define-route";
 
 const tags = ["Agent pools"];
 export const agentPools = router();
@@ -46,9 +47,10 @@ function serialize(p: PoolRow, using: string[], organization: string): Resource 
 const serializeOne = ({ pool, using, organization }: PoolWithUsers): Resource => serialize(pool, using, organization);
 
 agentPools.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/organizations/{organization_name}/agent-pools",
+    action: "agent-pools.manage",
     tags,
     summary: "Create an agent pool",
     request: { params: orgParam, body: jsonBody(createBody) },
@@ -66,9 +68,10 @@ agentPools.openapi(
 );
 
 agentPools.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/organizations/{organization_name}/agent-pools",
+    action: "organization.read",
     tags,
     summary: "List agent pools",
     request: {
@@ -103,9 +106,10 @@ agentPools.openapi(
 );
 
 agentPools.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/agent-pools/{pool_id}",
+    action: "organization.read",
     tags,
     summary: "Show an agent pool",
     request: { params: poolParam },
@@ -115,9 +119,10 @@ agentPools.openapi(
 );
 
 agentPools.openapi(
-  createRoute({
+  defineRoute({
     method: "patch",
     path: "/agent-pools/{pool_id}",
+    action: "agent-pools.manage",
     tags,
     summary: "Update an agent pool",
     request: { params: poolParam, body: jsonBody(updateBody) },
@@ -135,9 +140,10 @@ agentPools.openapi(
 );
 
 agentPools.openapi(
-  createRoute({
+  defineRoute({
     method: "delete",
     path: "/agent-pools/{pool_id}",
+    action: "agent-pools.manage",
     tags,
     summary: "Delete an unused agent pool",
     request: { params: poolParam },

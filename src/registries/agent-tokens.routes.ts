@@ -2,13 +2,14 @@
  * Agent tokens of an agent pool (the agent tokens API reference): list and create here; show and delete by id are
  * GET/DELETE /authentication-tokens/:id (src/tokens/tokens.routes.ts), shared with the API tokens.
  */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, paginated, readPage } from "../jsonapi/document";
 import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
 import { LIMITS } from "../limits";
 import { serializeAgentToken } from "./agent-tokens.serialize";
 import { createPoolToken, listPoolTokens } from "./agent-tokens.service";
+import { defineRoute } from "../jsonapi/define-route";
 
 const tags = ["Agent tokens"];
 export const agentTokens = router();
@@ -25,9 +26,11 @@ const createBody = z
   .openapi("AgentTokenCreate");
 
 agentTokens.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/agent-pools/{pool_id}/authentication-tokens",
+    // Agent tokens: listing and minting follow the pool's management (read and delete by id: `token.manage`).
+    action: "agent-pools.manage",
     tags,
     summary: "List an agent pool's tokens (sort: created-at or -created-at); no secrets",
     request: {
@@ -54,9 +57,10 @@ agentTokens.openapi(
 );
 
 agentTokens.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/agent-pools/{pool_id}/authentication-tokens",
+    action: "agent-pools.manage",
     tags,
     summary: "Create an agent token (its secret is shown only in this response; it never authenticates API requests)",
     request: { params: poolParam, body: jsonBody(createBody) },

@@ -2,7 +2,7 @@
  * OAuth clients and their OAuth tokens (tfe-api-notes §2.8): what a workspace's `vcs-repo.oauth-token-id`
  * names. Secrets (`oauth-token-string`, `secret`, `private-key`) are write-only and never stored.
  */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
@@ -22,6 +22,7 @@ import {
   updateClient,
   updateToken,
 } from "./oauth.service";
+import { defineRoute } from "../jsonapi/define-route";
 
 const tags = ["OAuth"];
 export const oauth = router();
@@ -133,9 +134,10 @@ function publicAttrs(a: z.infer<typeof attributes>): Record<string, unknown> {
 }
 
 oauth.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/organizations/{organization_name}/oauth-clients",
+    action: "vcs.manage",
     tags,
     summary: "Create an OAuth client (and its OAuth token)",
     request: { params: orgParam, body: jsonBody(createBody) },
@@ -155,9 +157,10 @@ oauth.openapi(
 );
 
 oauth.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/organizations/{organization_name}/oauth-clients",
+    action: "organization.read",
     tags,
     summary: "List OAuth clients",
     request: { params: orgParam },
@@ -171,9 +174,10 @@ oauth.openapi(
 );
 
 oauth.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/oauth-clients/{oauth_client_id}",
+    action: "organization.read",
     tags,
     summary: "Show an OAuth client",
     request: { params: clientParam },
@@ -185,9 +189,10 @@ oauth.openapi(
 );
 
 oauth.openapi(
-  createRoute({
+  defineRoute({
     method: "patch",
     path: "/oauth-clients/{oauth_client_id}",
+    action: "vcs.manage",
     tags,
     summary: "Update an OAuth client",
     request: { params: clientParam, body: jsonBody(updateBody) },
@@ -205,9 +210,10 @@ for (const [method, op] of [
   ["delete", "remove"],
 ] as const) {
   oauth.openapi(
-    createRoute({
+    defineRoute({
       method,
       path: "/oauth-clients/{oauth_client_id}/relationships/projects",
+      action: "vcs.manage",
       tags,
       summary: op === "add" ? "Attach an OAuth client to projects of its organisation" : "Detach an OAuth client from projects",
       request: { params: clientParam, body: jsonBody(projectsBody) },
@@ -226,9 +232,10 @@ for (const [method, op] of [
 }
 
 oauth.openapi(
-  createRoute({
+  defineRoute({
     method: "delete",
     path: "/oauth-clients/{oauth_client_id}",
+    action: "vcs.manage",
     tags,
     summary: "Delete an OAuth client and its tokens",
     request: { params: clientParam },
@@ -241,9 +248,10 @@ oauth.openapi(
 );
 
 oauth.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/oauth-clients/{oauth_client_id}/oauth-tokens",
+    action: "organization.read",
     tags,
     summary: "List a client's OAuth tokens",
     request: { params: clientParam },
@@ -257,9 +265,10 @@ oauth.openapi(
 );
 
 oauth.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/organizations/{organization_name}/oauth-tokens",
+    action: "organization.read",
     tags,
     summary: "List the organisation's OAuth tokens",
     request: { params: orgParam },
@@ -273,9 +282,10 @@ oauth.openapi(
 );
 
 oauth.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/oauth-tokens/{oauth_token_id}",
+    action: "organization.read",
     tags,
     summary: "Show an OAuth token",
     request: { params: tokenParam },
@@ -285,9 +295,10 @@ oauth.openapi(
 );
 
 oauth.openapi(
-  createRoute({
+  defineRoute({
     method: "patch",
     path: "/oauth-tokens/{oauth_token_id}",
+    action: "vcs.manage",
     tags,
     summary: "Set an OAuth token's private SSH key (only whether one is set is kept)",
     request: { params: tokenParam, body: jsonBody(tokenUpdateBody) },
@@ -300,9 +311,10 @@ oauth.openapi(
 );
 
 oauth.openapi(
-  createRoute({
+  defineRoute({
     method: "delete",
     path: "/oauth-tokens/{oauth_token_id}",
+    action: "vcs.manage",
     tags,
     summary: "Delete an OAuth token",
     request: { params: tokenParam },

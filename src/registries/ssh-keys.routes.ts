@@ -1,10 +1,11 @@
 /** SSH keys (tfe-api-notes §2.6). The key value is write-only: nothing of it is stored or returned. */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { SshKeyRow } from "./ssh-keys.d1";
 import { createSshKey, listOrgSshKeys, removeSshKey, showSshKey, updateSshKey } from "./ssh-keys.service";
+import { defineRoute } from "../jsonapi/define-route";
 
 const tags = ["SSH keys"];
 export const sshKeys = router();
@@ -26,9 +27,10 @@ const updateBody = z
 const serialize = (k: SshKeyRow): Resource => ({ id: k.id, type: "ssh-keys", attributes: { name: k.name }, links: { self: `/api/v2/ssh-keys/${k.id}` } });
 
 sshKeys.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/organizations/{organization_name}/ssh-keys",
+    action: "ssh-keys.create",
     tags,
     summary: "Create an SSH key (not with an organisation token)",
     request: { params: orgParam, body: jsonBody(createBody) },
@@ -41,9 +43,10 @@ sshKeys.openapi(
 );
 
 sshKeys.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/organizations/{organization_name}/ssh-keys",
+    action: "organization.read",
     tags,
     summary: "List SSH keys",
     request: { params: orgParam },
@@ -57,9 +60,10 @@ sshKeys.openapi(
 );
 
 sshKeys.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/ssh-keys/{ssh_key_id}",
+    action: "organization.read",
     tags,
     summary: "Show an SSH key",
     request: { params: keyParam },
@@ -69,9 +73,10 @@ sshKeys.openapi(
 );
 
 sshKeys.openapi(
-  createRoute({
+  defineRoute({
     method: "patch",
     path: "/ssh-keys/{ssh_key_id}",
+    action: "vcs.manage",
     tags,
     summary: "Rename an SSH key",
     request: { params: keyParam, body: jsonBody(updateBody) },
@@ -84,9 +89,10 @@ sshKeys.openapi(
 );
 
 sshKeys.openapi(
-  createRoute({
+  defineRoute({
     method: "delete",
     path: "/ssh-keys/{ssh_key_id}",
+    action: "vcs.manage",
     tags,
     summary: "Delete an SSH key (workspaces using it show no key from then on)",
     request: { params: keyParam },

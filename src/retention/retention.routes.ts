@@ -2,7 +2,7 @@
  * Data retention policies (spec §4.14; self-hosted edition only — the hosted edition answers 404).
  * A workspace's own policy lives in its Durable Object; the organisation default in D1.
  */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
@@ -20,6 +20,7 @@ import {
   workspacePolicy,
   type PolicyRequest,
 } from "./retention.service";
+import { defineRoute } from "../jsonapi/define-route";
 
 const tags = ["Data retention policies"];
 export const retention = router();
@@ -49,9 +50,10 @@ function serializePolicy(p: DataRetentionPolicy, target: { id: string; type: str
 const wsPath = "/workspaces/{workspace_id}/relationships/data-retention-policy";
 
 retention.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: wsPath,
+    action: "workspace.read",
     tags,
     summary: "Show the workspace's policy, else the organisation default",
     request: { params: workspaceIdParam },
@@ -72,9 +74,10 @@ async function setPolicy(c: Context<AppEnv>, workspaceId: string, request: Polic
 }
 
 retention.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: wsPath,
+    action: "workspace.update",
     tags,
     summary: "Create (201) or replace (200) the workspace's policy",
     request: { params: workspaceIdParam, body: jsonBody(policyBody) },
@@ -84,9 +87,10 @@ retention.openapi(
 );
 
 retention.openapi(
-  createRoute({
+  defineRoute({
     method: "patch",
     path: wsPath,
+    action: "workspace.update",
     tags,
     summary: "Set the workspace's policy (deprecated form)",
     request: { params: workspaceIdParam, body: jsonBody(policyBody) },
@@ -96,9 +100,10 @@ retention.openapi(
 );
 
 retention.openapi(
-  createRoute({
+  defineRoute({
     method: "delete",
     path: wsPath,
+    action: "workspace.update",
     tags,
     summary: "Remove the workspace's own policy (it inherits again)",
     request: { params: workspaceIdParam },
@@ -116,9 +121,10 @@ const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 const orgPath = "/organizations/{organization_name}/relationships/data-retention-policy";
 
 retention.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: orgPath,
+    action: "organization.read",
     tags,
     summary: "Show the organisation's default policy",
     request: { params: orgParam },
@@ -131,9 +137,10 @@ retention.openapi(
 );
 
 retention.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: orgPath,
+    action: "organization.manage",
     tags,
     summary: "Create (201) or replace (200) the organisation's default policy",
     request: { params: orgParam, body: jsonBody(policyBody) },
@@ -146,9 +153,10 @@ retention.openapi(
 );
 
 retention.openapi(
-  createRoute({
+  defineRoute({
     method: "delete",
     path: orgPath,
+    action: "organization.manage",
     tags,
     summary: "Remove the organisation's default policy",
     request: { params: orgParam },

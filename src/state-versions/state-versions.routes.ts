@@ -1,5 +1,5 @@
 /** State versions (tfe-api-notes §2.9): created under the lock, bodies inline or through signed upload URLs. */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
@@ -17,6 +17,7 @@ import {
   readStateVersion,
   resourcesState,
 } from "./state-versions.service";
+import { defineRoute } from "../jsonapi/define-route";
 
 const tags = ["State versions"];
 export const stateVersions = router();
@@ -44,9 +45,10 @@ const createBody = z
 const origin = (c: Context<AppEnv>) => new URL(c.req.url).origin;
 
 stateVersions.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/workspaces/{workspace_id}/state-versions",
+    action: "state.create",
     tags,
     summary: "Create a state version (the caller must hold the lock)",
     request: { params: workspaceIdParam, body: jsonBody(createBody) },
@@ -75,9 +77,10 @@ function withOutputs(c: Context<AppEnv>, sv: Parameters<typeof serializeOutputs>
 }
 
 stateVersions.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/state-versions/{state_version_id}",
+    action: "state.read",
     tags,
     summary: "Show a state version",
     request: { params: svParam, query: includeQuery },
@@ -90,9 +93,10 @@ stateVersions.openapi(
 );
 
 stateVersions.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/state-versions/{state_version_id}/outputs",
+    action: "state.read-outputs",
     tags,
     summary: "A state version's outputs",
     request: { params: svParam },
@@ -107,9 +111,10 @@ stateVersions.openapi(
 );
 
 stateVersions.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/workspaces/{workspace_id}/current-state-version",
+    action: "state.read",
     tags,
     summary: "The workspace's current state version (404 when none)",
     request: { params: workspaceIdParam, query: includeQuery },
@@ -123,9 +128,10 @@ stateVersions.openapi(
 );
 
 stateVersions.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/workspaces/{workspace_id}/current-state-version-outputs",
+    action: "state.read-outputs",
     tags,
     summary: "Outputs of the current state version",
     request: { params: workspaceIdParam },
@@ -141,9 +147,10 @@ stateVersions.openapi(
 );
 
 stateVersions.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/workspaces/{workspace_id}/resources",
+    action: "workspace.read",
     tags,
     summary: "The managed resources of the workspace's current state",
     request: { params: workspaceIdParam },
@@ -158,9 +165,10 @@ stateVersions.openapi(
 );
 
 stateVersions.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/state-versions",
+    action: "state.read",
     tags,
     summary: "List a workspace's state versions, newest first",
     request: {
@@ -189,9 +197,10 @@ stateVersions.openapi(
 const outputParam = z.object({ output_id: z.string().regex(/^wsout-[A-Za-z0-9]{3,80}$/) });
 
 stateVersions.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/state-version-outputs/{output_id}",
+    action: "state.read-outputs",
     tags,
     summary: "Show one output",
     request: { params: outputParam },
@@ -210,9 +219,10 @@ stateVersions.openapi(
 // Terraform Enterprise's backing-data actions (go-tfe StateVersions.SoftDeleteBackingData and friends).
 for (const action of ["soft_delete_backing_data", "restore_backing_data", "permanently_delete_backing_data"] as const) {
   stateVersions.openapi(
-    createRoute({
+    defineRoute({
       method: "post",
       path: `/state-versions/{state_version_id}/actions/${action}`,
+      action: "workspace.update",
       tags,
       summary: `${action.replace(/_/g, " ")} (self-hosted edition; not the current state version)`,
       request: { params: svParam },

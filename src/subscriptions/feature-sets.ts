@@ -236,7 +236,7 @@ const INSTALLATION: ReadonlySet<Feature> = new Set<Feature>(["state-storage", "t
 /**
  * An organisation's entitlement set: its plan's features (the installation's without a plan), the contract's
  * user limit over the plan's. `operations` is always false: this service runs nothing, and Terraform's cloud
- * backend runs plans and applies remotely whenever the entitlement set allows it (README, "Known differences").
+ * backend runs plans and applies remotely whenever the entitlement set allows it (docs/behaviour.md, "Compatibility with the real clients").
  */
 export function entitlementSet(planned: FeatureSet | null, subscription: Subscription | null): EntitlementSet {
   const features = planned?.features ?? INSTALLATION;

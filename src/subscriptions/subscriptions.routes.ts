@@ -2,12 +2,13 @@
  * HCP Terraform's admin endpoints for plans (hosted edition only; site admins): list the feature sets,
  * assign one to an organisation. go-tfe's subscription helpers (`newSubscriptionUpdater`) call both.
  */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, paginated, readPage } from "../jsonapi/document";
 import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
 import { serializeFeatureSet, serializeSubscription } from "./subscriptions.serialize";
 import { assignSubscription, listFeatureSets } from "./subscriptions.service";
+import { defineRoute } from "../jsonapi/define-route";
 
 const tags = ["Admin"];
 export const subscriptions = router();
@@ -42,9 +43,10 @@ const subscriptionBody = z
   .openapi("SubscriptionAssign");
 
 subscriptions.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/admin/feature-sets",
+    action: "site-admin",
     tags,
     summary: "List the plans (feature sets) an organisation can be assigned, by name (hosted edition; site admins)",
     request: {
@@ -62,9 +64,10 @@ subscriptions.openapi(
 );
 
 subscriptions.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/admin/organizations/{organization_name}/subscription",
+    action: "site-admin",
     tags,
     summary: "Assign a plan to an organisation; its entitlement set follows (hosted edition; site admins)",
     request: { params: z.object({ organization_name: z.string().min(1).max(255) }), body: jsonBody(subscriptionBody) },

@@ -3,7 +3,7 @@
  * instance-count), delete by ids (detaches the tag from every workspace), and attach one tag to
  * many workspaces.
  */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { noContent, paginated, jsonapi, readPage } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
@@ -12,6 +12,7 @@ import { orgParam } from "../workspaces/workspaces.schemas";
 import { acknowledge, faultsOf } from "../workspaces/workspaces.http";
 import { serializeTag } from "./tags.serialize";
 import { attachTagToWorkspaces, deleteOrganizationTags, organizationTags as listTags } from "./tags.service";
+import { defineRoute } from "../jsonapi/define-route";
 
 const tags = ["Tags"];
 export const organizationTags = router();
@@ -43,9 +44,10 @@ const workspaceIdsBody = z
   .openapi("WorkspaceIds");
 
 organizationTags.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/organizations/{organization_name}/tags",
+    action: "organization.read",
     tags,
     summary: "List the organisation's tags (those on at least one workspace), by name",
     request: { params: orgParam, query: listQuery },
@@ -76,9 +78,10 @@ organizationTags.openapi(
 );
 
 organizationTags.openapi(
-  createRoute({
+  defineRoute({
     method: "delete",
     path: "/organizations/{organization_name}/tags",
+    action: "workspaces.manage",
     tags,
     summary: "Delete organisation tags: each is detached from every workspace that carries it",
     request: { params: orgParam, body: jsonBody(tagIdsBody) },
@@ -95,9 +98,10 @@ organizationTags.openapi(
 );
 
 organizationTags.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/tags/{tag_id}/relationships/workspaces",
+    action: "workspace.manage-tags",
     tags,
     summary: "Attach an existing organisation tag to workspaces",
     request: { params: z.object({ tag_id: z.string().min(1).max(64) }), body: jsonBody(workspaceIdsBody) },

@@ -1,10 +1,11 @@
 /** Reserved tag keys (HCP reserved-tag-keys API; go-tfe ReservedTagKeys): list, create, update, delete. */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { ReservedTagKeyRow } from "./reserved-tag-keys.d1";
 import { createReservedTagKey, listOrgReservedTagKeys, removeReservedTagKey, updateReservedTagKeyById } from "./reserved-tag-keys.service";
+import { defineRoute } from "../jsonapi/define-route";
 
 const tags = ["Reserved tag keys"];
 export const reservedTagKeys = router();
@@ -31,9 +32,11 @@ function serialize(r: ReservedTagKeyRow): Resource {
 }
 
 reservedTagKeys.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/organizations/{organization_name}/reserved-tag-keys",
+    // Reserved tag keys: members read them; the docs ask for the admin preset to manage them (owners, organisation token).
+    action: "organization.read",
     tags,
     summary: "List reserved tag keys",
     request: { params: orgParam },
@@ -47,9 +50,10 @@ reservedTagKeys.openapi(
 );
 
 reservedTagKeys.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/organizations/{organization_name}/reserved-tag-keys",
+    action: "organization.manage",
     tags,
     summary: "Add a reserved tag key",
     request: { params: orgParam, body: jsonBody(body("ReservedTagKeyCreate")) },
@@ -63,9 +67,10 @@ reservedTagKeys.openapi(
 );
 
 reservedTagKeys.openapi(
-  createRoute({
+  defineRoute({
     method: "patch",
     path: "/reserved-tag-keys/{id}",
+    action: "organization.manage",
     tags,
     summary: "Update a reserved tag key",
     request: { params: idParam, body: jsonBody(body("ReservedTagKeyUpdate")) },
@@ -79,9 +84,10 @@ reservedTagKeys.openapi(
 );
 
 reservedTagKeys.openapi(
-  createRoute({
+  defineRoute({
     method: "delete",
     path: "/reserved-tag-keys/{id}",
+    action: "organization.manage",
     tags,
     summary: "Delete a reserved tag key",
     request: { params: idParam },

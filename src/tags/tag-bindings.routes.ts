@@ -3,7 +3,7 @@
  * (a workspace's direct ones plus its project's, merged at read time so a project change shows
  * at once).
  */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi } from "../jsonapi/document";
 import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
@@ -12,6 +12,7 @@ import { tagBindingInput, workspaceIdParam } from "../workspaces/workspaces.sche
 import { acknowledge, faultsOf } from "../workspaces/workspaces.http";
 import { effectiveBindings, projectEffectiveBindings, serializeBinding, serializeProjectBinding } from "./tags.serialize";
 import { projectTagBindings, upsertProjectTagBindings, upsertWorkspaceTagBindings, workspaceEffectiveTagBindings, workspaceTagBindings } from "./tags.service";
+import { defineRoute } from "../jsonapi/define-route";
 
 const tags = ["Tag bindings"];
 export const tagBindings = router();
@@ -23,9 +24,10 @@ const API = "/api/v2";
 // ---- workspaces ----
 
 tagBindings.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/workspaces/{workspace_id}/tag-bindings",
+    action: "workspace.read",
     tags,
     summary: "List a workspace's direct tag bindings (never its flat tags; not paginated)",
     request: { params: workspaceIdParam },
@@ -38,9 +40,10 @@ tagBindings.openapi(
 );
 
 tagBindings.openapi(
-  createRoute({
+  defineRoute({
     method: "patch",
     path: "/workspaces/{workspace_id}/tag-bindings",
+    action: "workspace.manage-tags",
     tags,
     summary: "Add or update tag bindings by key (never removes); answers the bindings sent, in order",
     request: { params: workspaceIdParam, body: jsonBody(tagBindingsBody) },
@@ -55,9 +58,10 @@ tagBindings.openapi(
 );
 
 tagBindings.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/workspaces/{workspace_id}/effective-tag-bindings",
+    action: "workspace.read",
     tags,
     summary: "List a workspace's effective tag bindings: direct plus inherited from its project (direct wins)",
     request: { params: workspaceIdParam },
@@ -72,9 +76,10 @@ tagBindings.openapi(
 // ---- projects ----
 
 tagBindings.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/projects/{project_id}/tag-bindings",
+    action: "project.read",
     tags,
     summary: "List a project's tag bindings",
     request: { params: projectIdParam },
@@ -88,9 +93,10 @@ tagBindings.openapi(
 );
 
 tagBindings.openapi(
-  createRoute({
+  defineRoute({
     method: "patch",
     path: "/projects/{project_id}/tag-bindings",
+    action: "project.admin",
     tags,
     summary: "Add or update a project's tag bindings by key (never removes); at most 10 per project",
     request: { params: projectIdParam, body: jsonBody(tagBindingsBody) },
@@ -107,9 +113,10 @@ tagBindings.openapi(
 );
 
 tagBindings.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/projects/{project_id}/effective-tag-bindings",
+    action: "project.read",
     tags,
     summary: "List a project's effective tag bindings (its own; projects inherit nothing)",
     request: { params: projectIdParam },

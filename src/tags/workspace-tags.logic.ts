@@ -9,7 +9,7 @@
  * The 10-binding limit (spec §2.4, §8) counts every direct binding, key-only ones included (go-tfe
  * expects a PATCH of 26 key-only bindings to be refused); flat tags never count. Terraform's
  * `cloud` block with a set of tags adds one key-only binding per tag, so sets of up to ten tags
- * work (README, limits).
+ * work (docs/behaviour.md, "Limits").
  */
 import { fail, type Failure } from "../errors";
 import { newId } from "../ids";

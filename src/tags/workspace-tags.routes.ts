@@ -1,5 +1,5 @@
 /** Flat tags of a workspace: GET / POST / DELETE /workspaces/:id/relationships/tags (spec §4.12). */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, readPage } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
@@ -8,6 +8,7 @@ import { workspaceIdParam } from "../workspaces/workspaces.schemas";
 import { acknowledge, faultsOf } from "../workspaces/workspaces.http";
 import { serializeTag } from "./tags.serialize";
 import { addWorkspaceFlatTags, removeWorkspaceFlatTags, workspaceFlatTags } from "./tags.service";
+import { defineRoute } from "../jsonapi/define-route";
 
 const tags = ["Tags"];
 export const workspaceTags = router();
@@ -36,9 +37,10 @@ const listQuery = z
 const path = "/workspaces/{workspace_id}/relationships/tags";
 
 workspaceTags.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path,
+    action: "workspace.read",
     tags,
     summary: "List a workspace's flat tags (insertion order; `name` filters by substring)",
     request: { params: workspaceIdParam, query: listQuery },
@@ -61,9 +63,10 @@ workspaceTags.openapi(
 );
 
 workspaceTags.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path,
+    action: "workspace.manage-tags",
     tags,
     summary: "Add flat tags (by name, creating missing organisation tags, or by id)",
     request: { params: workspaceIdParam, body: jsonBody(flatTagsBody) },
@@ -76,9 +79,10 @@ workspaceTags.openapi(
 );
 
 workspaceTags.openapi(
-  createRoute({
+  defineRoute({
     method: "delete",
     path,
+    action: "workspace.manage-tags",
     tags,
     summary: "Remove flat tags (an unknown name has no effect; an unknown id is 404)",
     request: { params: workspaceIdParam, body: jsonBody(flatTagsBody) },

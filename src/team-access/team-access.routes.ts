@@ -1,5 +1,5 @@
 /** Team access to workspaces (`team-workspaces`) and projects (`team-projects`), per the real role tables. */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
@@ -17,6 +17,7 @@ import {
   showTeamWorkspace,
   workspaceTeamAccesses,
 } from "./team-access.service";
+import { defineRoute } from "../jsonapi/define-route";
 
 const tags = ["Team access"];
 export const teamAccess = router();
@@ -64,9 +65,10 @@ function serializeTw(r: TwRow): Resource {
 }
 
 teamAccess.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/team-workspaces",
+    action: "workspace.update",
     tags,
     summary: "Give a team access to a workspace",
     request: { body: jsonBody(twCreateBody) },
@@ -81,9 +83,10 @@ teamAccess.openapi(
 );
 
 teamAccess.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/team-workspaces",
+    action: "workspace.read",
     tags,
     summary: "List the team access of a workspace",
     request: {
@@ -103,9 +106,10 @@ teamAccess.openapi(
 const twParam = z.object({ id: z.string().regex(/^tws-[A-Za-z0-9]{1,64}$/) });
 
 teamAccess.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/team-workspaces/{id}",
+    action: "workspace.read",
     tags,
     summary: "Show a team access",
     request: { params: twParam },
@@ -115,9 +119,10 @@ teamAccess.openapi(
 );
 
 teamAccess.openapi(
-  createRoute({
+  defineRoute({
     method: "patch",
     path: "/team-workspaces/{id}",
+    action: "workspace.update",
     tags,
     summary: "Change a team access",
     request: { params: twParam, body: jsonBody(twUpdateBody) },
@@ -130,9 +135,10 @@ teamAccess.openapi(
 );
 
 teamAccess.openapi(
-  createRoute({
+  defineRoute({
     method: "delete",
     path: "/team-workspaces/{id}",
+    action: "workspace.update",
     tags,
     summary: "Remove a team access",
     request: { params: twParam },
@@ -204,9 +210,10 @@ function serializeTp(r: TpRow): Resource {
 }
 
 teamAccess.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/team-projects",
+    action: "project.manage-teams",
     tags,
     summary: "Give a team access to a project",
     request: { body: jsonBody(tpCreateBody) },
@@ -225,9 +232,10 @@ teamAccess.openapi(
 );
 
 teamAccess.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/team-projects",
+    action: "project.read-teams",
     tags,
     summary: "List the team access of a project",
     request: {
@@ -247,9 +255,10 @@ teamAccess.openapi(
 const tpParam = z.object({ id: z.string().regex(/^tprj-[A-Za-z0-9]{1,64}$/) });
 
 teamAccess.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/team-projects/{id}",
+    action: "project.read-teams",
     tags,
     summary: "Show a project team access",
     request: { params: tpParam },
@@ -259,9 +268,10 @@ teamAccess.openapi(
 );
 
 teamAccess.openapi(
-  createRoute({
+  defineRoute({
     method: "patch",
     path: "/team-projects/{id}",
+    action: "project.manage-teams",
     tags,
     summary: "Change a project team access",
     request: { params: tpParam, body: jsonBody(tpUpdateBody) },
@@ -274,9 +284,10 @@ teamAccess.openapi(
 );
 
 teamAccess.openapi(
-  createRoute({
+  defineRoute({
     method: "delete",
     path: "/team-projects/{id}",
+    action: "project.manage-teams",
     tags,
     summary: "Remove a project team access",
     request: { params: tpParam },

@@ -1,5 +1,5 @@
 /** Teams, team membership and organisation memberships (issue 3; real shapes in tfe-api-notes §2.3). */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { LIMITS } from "../limits";
 import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
@@ -7,6 +7,7 @@ import { errorResponses, jsonBody, noContentResponse, ok, router } from "../json
 import { serializeMembership } from "../users/memberships";
 import { ORG_ACCESS_KEYS, serializeTeam } from "./teams.serialize";
 import { changeMemberships, changeUsers, createTeam, deleteTeam, listTeams, showTeam, updateTeam, type TeamView } from "./teams.service";
+import { defineRoute } from "../jsonapi/define-route";
 
 const tags = ["Teams"];
 export const teams = router();
@@ -36,9 +37,10 @@ const membershipsBody = z
 const render = (v: TeamView) => serializeTeam(v.row, v.organization, v.members, v.rights, v.memberships);
 
 teams.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/organizations/{organization_name}/teams",
+    action: "teams.manage",
     tags,
     summary: "Create a team (200, as the real service documents)",
     request: { params: orgParam, body: jsonBody(teamCreateBody) },
@@ -51,9 +53,10 @@ teams.openapi(
 );
 
 teams.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/organizations/{organization_name}/teams",
+    action: "organization.read",
     tags,
     summary: "List teams",
     request: {
@@ -78,9 +81,10 @@ teams.openapi(
 );
 
 teams.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/teams/{team_id}",
+    action: "organization.read",
     tags,
     summary: "Show a team (include: users, organization-memberships)",
     request: { params: teamParam, query: z.object({ include: z.string().max(200).optional() }).passthrough() },
@@ -97,9 +101,10 @@ teams.openapi(
 );
 
 teams.openapi(
-  createRoute({
+  defineRoute({
     method: "patch",
     path: "/teams/{team_id}",
+    action: "teams.manage",
     tags,
     summary: "Update a team",
     request: { params: teamParam, body: jsonBody(teamUpdateBody) },
@@ -112,9 +117,10 @@ teams.openapi(
 );
 
 teams.openapi(
-  createRoute({
+  defineRoute({
     method: "delete",
     path: "/teams/{team_id}",
+    action: "teams.manage",
     tags,
     summary: "Delete a team (never the owners team)",
     request: { params: teamParam },
@@ -131,9 +137,10 @@ for (const [method, add] of [
   ["delete", false],
 ] as const) {
   teams.openapi(
-    createRoute({
+    defineRoute({
       method,
       path: "/teams/{team_id}/relationships/users",
+      action: "teams.change-members",
       tags,
       summary: add ? "Add users to a team (by id or username)" : "Remove users from a team (by id or username)",
       request: { params: teamParam, body: jsonBody(usersBody) },
@@ -150,9 +157,10 @@ for (const [method, add] of [
     },
   );
   teams.openapi(
-    createRoute({
+    defineRoute({
       method,
       path: "/teams/{team_id}/relationships/organization-memberships",
+      action: "teams.change-members",
       tags,
       summary: add ? "Add organisation members to a team (by membership id)" : "Remove organisation members from a team (by membership id)",
       request: { params: teamParam, body: jsonBody(membershipsBody) },

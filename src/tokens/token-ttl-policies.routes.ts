@@ -1,11 +1,12 @@
 /** Organisation token TTL policies: GET lists all four token types' policies, PATCH sets some of them (bulk). */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, paginated, readPage, type Resource } from "../jsonapi/document";
 import { LIMITS } from "../limits";
 import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
 import { TTL_TOKEN_TYPES, type TokenTtlPolicyRow } from "./token-ttl-policies.d1";
 import { listPolicies, updatePolicies } from "./token-ttl-policies.service";
+import { defineRoute } from "../jsonapi/define-route";
 
 const tags = ["Tokens"];
 export const tokenTtlPolicies = router();
@@ -35,9 +36,10 @@ function serializePolicy(row: TokenTtlPolicyRow): Resource {
 }
 
 tokenTtlPolicies.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path,
+    action: "organization.manage",
     tags,
     summary: "List the organisation's token TTL policies (one per token type: organization, team, user, audit_trails)",
     request: { params: orgParam },
@@ -51,9 +53,10 @@ tokenTtlPolicies.openapi(
 );
 
 tokenTtlPolicies.openapi(
-  createRoute({
+  defineRoute({
     method: "patch",
     path,
+    action: "organization.token-policy",
     tags,
     summary: "Set the maximum lifetime (ms) of the given token types; answers every policy",
     request: { params: orgParam, body: jsonBody(updateBody) },

@@ -2,7 +2,7 @@
  * API tokens: team tokens (legacy single and described multiples), the organisation token, user
  * tokens. Secrets exist in clear only in the create response; D1 keeps their SHA-256.
  */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import { fail, ok as success, type Result } from "../errors";
@@ -28,6 +28,7 @@ import {
   type MintedToken,
   type TokenInput,
 } from "./tokens.service";
+import { defineRoute } from "../jsonapi/define-route";
 
 const tags = ["Tokens"];
 export const tokens = router();
@@ -100,9 +101,10 @@ const listed = (c: Context, page: Page, p: { rows: TokenRow[]; total: number }) 
 const teamParam = z.object({ team_id: z.string().regex(/^team-[A-Za-z0-9]{1,64}$/) });
 
 tokens.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/teams/{team_id}/authentication-token",
+    action: "teams.manage-tokens",
     tags,
     summary: "Create (replace) the team's legacy token",
     request: { params: teamParam },
@@ -113,9 +115,10 @@ tokens.openapi(
 );
 
 tokens.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/teams/{team_id}/authentication-token",
+    action: "teams.manage-tokens",
     tags,
     summary: "Show the team's legacy token",
     request: { params: teamParam },
@@ -125,9 +128,10 @@ tokens.openapi(
 );
 
 tokens.openapi(
-  createRoute({
+  defineRoute({
     method: "delete",
     path: "/teams/{team_id}/authentication-token",
+    action: "teams.manage-tokens",
     tags,
     summary: "Delete the team's legacy token",
     request: { params: teamParam },
@@ -140,9 +144,10 @@ tokens.openapi(
 );
 
 tokens.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/teams/{team_id}/authentication-tokens",
+    action: "teams.manage-tokens",
     tags,
     summary: "Create a described team token",
     request: { params: teamParam },
@@ -153,9 +158,10 @@ tokens.openapi(
 );
 
 tokens.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/teams/{team_id}/authentication-tokens",
+    action: "teams.manage-tokens",
     tags,
     summary: "List a team's tokens",
     request: { params: teamParam },
@@ -168,9 +174,10 @@ tokens.openapi(
 );
 
 tokens.openapi(
-  createRoute({
+  defineRoute({
     method: "delete",
     path: "/teams/{team_id}/authentication-tokens",
+    action: "teams.manage-tokens",
     tags,
     summary: "Revoke every token of a team (legacy and described) in one call",
     request: { params: teamParam },
@@ -183,9 +190,10 @@ tokens.openapi(
 );
 
 tokens.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/organizations/{organization_name}/team-tokens",
+    action: "teams.manage",
     tags,
     summary: "List the organisation's team tokens (q: team name; sort: team-name, created-by, created-at, expired-at, last-used-at)",
     request: {
@@ -216,9 +224,10 @@ const orgTokenQuery = z.object({ token: z.enum(["audit-trails"]).optional() });
 const kindOf = (q: { token?: "audit-trails" }) => q.token ?? "organization";
 
 tokens.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/organizations/{organization_name}/authentication-token",
+    action: "organization.manage",
     tags,
     summary: "Create (replace) the organisation token",
     request: { params: orgParam, query: orgTokenQuery },
@@ -230,9 +239,10 @@ tokens.openapi(
 );
 
 tokens.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/organizations/{organization_name}/authentication-token",
+    action: "organization.owner",
     tags,
     summary: "Show the organisation token",
     request: { params: orgParam, query: orgTokenQuery },
@@ -245,9 +255,10 @@ tokens.openapi(
 );
 
 tokens.openapi(
-  createRoute({
+  defineRoute({
     method: "delete",
     path: "/organizations/{organization_name}/authentication-token",
+    action: "organization.owner",
     tags,
     summary: "Delete the organisation token",
     request: { params: orgParam, query: orgTokenQuery },
@@ -264,9 +275,10 @@ tokens.openapi(
 const userParam = z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) });
 
 tokens.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/users/{user_id}/authentication-tokens",
+    action: "user.self-or-site-admin",
     tags,
     summary: "Create a user token: for yourself, or (site admins) a user's first token",
     request: { params: userParam },
@@ -277,9 +289,10 @@ tokens.openapi(
 );
 
 tokens.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/users/{user_id}/authentication-tokens",
+    action: "user.self",
     tags,
     summary: "List your user tokens",
     request: { params: userParam },
@@ -294,9 +307,10 @@ tokens.openapi(
 const tokenParam = z.object({ token_id: z.string().regex(/^at-[A-Za-z0-9]{1,64}$/) });
 
 tokens.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/authentication-tokens/{token_id}",
+    action: "token.manage",
     tags,
     summary: "Show a token (an API token, or an agent pool's agent token); no secret",
     request: { params: tokenParam },
@@ -309,9 +323,10 @@ tokens.openapi(
 );
 
 tokens.openapi(
-  createRoute({
+  defineRoute({
     method: "delete",
     path: "/authentication-tokens/{token_id}",
+    action: "token.manage",
     tags,
     summary: "Delete a token, API or agent (it stops working at once)",
     request: { params: tokenParam },

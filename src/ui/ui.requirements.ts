@@ -1,30 +1,20 @@
 /**
- * The web UI's routes against the requirement table's actions (src/auth/requirements.ts), as
- * ROUTE_REQUIREMENTS does for the API. `null`: served without a session (sign-in, the stylesheet).
- * The UI router answers 500 rather than a page when a route's declared action was never authorised,
- * and test/ui.test.ts checks every served /app route has a row.
+ * The web UI's routes, each declared once with the requirement table's action (src/auth/requirements.ts),
+ * as `defineRoute` does for the API. `null`: served without a session (sign-in, the stylesheet). The UI
+ * router answers 500 rather than a page when a route's declared action was never authorised, and
+ * test/ui.test.ts checks every served /app route was declared.
  */
+import type { Hono, Handler } from "hono";
 import type { Action } from "../auth/requirements";
+import type { AppEnv } from "../env";
 
-export const UI_ROUTE_REQUIREMENTS: Record<string, Action | null> = {
-  "GET /app/ui.css": null,
-  "GET /app/session/new": null,
-  "POST /app/session": null,
-  "POST /app/session/delete": null,
-  "GET /app": "authenticated",
-  "GET /app/:organization/workspaces": "organization.read",
-  "GET /app/:organization/projects": "organization.read",
-  "GET /app/:organization/workspaces/:name": "workspace.read",
-  "POST /app/:organization/workspaces/:name/settings": "workspace.update",
-  "POST /app/:organization/workspaces/:name/lock": "workspace.lock",
-  "POST /app/:organization/workspaces/:name/unlock": "workspace.lock",
-  "POST /app/:organization/workspaces/:name/force-unlock": "workspace.force-unlock",
-  "POST /app/:organization/workspaces/:name/safe-delete": "workspace.delete",
-  // As POST and DELETE /workspaces/:id/relationships/remote-state-consumers.
-  "POST /app/:organization/workspaces/:name/consumers": "workspace.update",
-  "POST /app/:organization/workspaces/:name/consumers/delete": "workspace.update",
-  // As POST, PATCH and DELETE /team-workspaces.
-  "POST /app/:organization/workspaces/:name/team-access": "workspace.update",
-  "POST /app/:organization/workspaces/:name/team-access/:id": "workspace.update",
-  "POST /app/:organization/workspaces/:name/team-access/:id/delete": "workspace.update",
-};
+/** Each UI route, as Hono names it (`METHOD /app/...`), and its action. */
+export const UI_ROUTE_ACTIONS: Record<string, Action | null> = {};
+
+/** Declares a UI route on a router mounted at /app: registers its action, then serves it. */
+export function page<P extends string>(router: Hono<AppEnv>, method: "get" | "post", path: P, action: Action | null, handler: Handler<AppEnv, P>) {
+  const key = `${method.toUpperCase()} /app${path === "/" ? "" : path}`;
+  if (key in UI_ROUTE_ACTIONS) throw new Error(`${key} is declared twice`);
+  UI_ROUTE_ACTIONS[key] = action;
+  router.on(method.toUpperCase(), path, handler);
+}

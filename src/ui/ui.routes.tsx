@@ -25,7 +25,7 @@ import { callerOf } from "./ui.context";
 import { UI_CSS } from "./ui.css";
 import { ErrorPage } from "./ui.layout";
 import { OrganizationsPage, ProjectsPage, SignInPage, WorkspaceListPage, type ListRow } from "./ui.pages";
-import { UI_ROUTE_REQUIREMENTS } from "./ui.requirements";
+import { page, UI_ROUTE_ACTIONS } from "./ui.requirements";
 import { principalOfSession, SESSION_COOKIE, SESSION_TTL_SECONDS, signIn, signOut } from "./ui.session";
 import { workspaceUi } from "./ui.workspace";
 
@@ -80,7 +80,7 @@ ui.use("*", async (c, next) => {
   // HEAD is served by the GET route.
   const method = c.req.method === "HEAD" ? "GET" : c.req.method;
   const route = matchedRoutes(c).findLast((r) => r.method === method);
-  const declared = route ? UI_ROUTE_REQUIREMENTS[`${method} ${route.path}`] : undefined;
+  const declared = route ? UI_ROUTE_ACTIONS[`${method} ${route.path}`] : undefined;
   if (c.res.status < 400 && declared !== "authenticated" && !(declared && authz.authorized.has(declared))) {
     console.log(
       JSON.stringify({
@@ -94,11 +94,11 @@ ui.use("*", async (c, next) => {
   }
 });
 
-ui.get("/ui.css", (c) => c.body(UI_CSS, 200, { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=300" }));
+page(ui, "get", "/ui.css", null, (c) => c.body(UI_CSS, 200, { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=300" }));
 
-ui.get("/session/new", (c) => c.html(<SignInPage />));
+page(ui, "get", "/session/new", null, (c) => c.html(<SignInPage />));
 
-ui.post("/session", async (c) => {
+page(ui, "post", "/session", null, async (c) => {
   const form = await c.req.parseBody();
   const token = typeof form.token === "string" ? form.token.trim() : "";
   const id = await signIn(c.env, token);
@@ -114,20 +114,20 @@ ui.post("/session", async (c) => {
   return c.redirect("/app", 303);
 });
 
-ui.post("/session/delete", async (c) => {
+page(ui, "post", "/session/delete", null, async (c) => {
   await signOut(c.env, getCookie(c, SESSION_COOKIE));
   deleteCookie(c, SESSION_COOKIE, { path: "/app" });
   return c.redirect("/app/session/new", 303);
 });
 
-ui.get("/", async (c) => {
+page(ui, "get", "/", "authenticated", async (c) => {
   const caller = callerOf(c);
   const { items } = await listCallerOrganizations(caller, { q: "" }, { number: 1, size: 100 });
   const organizations = items.map((o) => ({ name: o.organization.name, email: o.organization.email, owner: o.owner }));
   return c.html(<OrganizationsPage principal={caller.principal} organizations={organizations} />);
 });
 
-ui.get("/:organization/workspaces", async (c) => {
+page(ui, "get", "/:organization/workspaces", "organization.read", async (c) => {
   const organization = c.req.param("organization");
   const query = new URL(c.req.url).searchParams;
   const page = readPage(c);
@@ -162,7 +162,7 @@ ui.get("/:organization/workspaces", async (c) => {
   );
 });
 
-ui.get("/:organization/projects", async (c) => {
+page(ui, "get", "/:organization/projects", "organization.read", async (c) => {
   const organization = c.req.param("organization");
   // The filter form sends its empty fields too; an empty field is no filter (the API reads `filter[names]=` as
   // "none of no names", which no one filling a form means).

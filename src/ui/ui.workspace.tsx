@@ -24,6 +24,7 @@ import { forceUnlockWorkspace, lockHolderNameOf, lockWorkspace, safeDeleteWorksp
 import { workspaceAttributesInput } from "../workspaces/workspaces.schemas";
 import { readByName, type WorkspaceRef } from "../workspaces/workspaces.service";
 import { updateWorkspace } from "../workspaces/workspaces.write.service";
+import { page } from "./ui.requirements";
 import { callerOf, type Ctx, orgPath, wsPath } from "./ui.context";
 import { type FormName, type Refusal, type StateRow, WorkspacePage } from "./ui.workspace-page";
 
@@ -135,7 +136,7 @@ async function workspacePage(c: Ctx, refusal?: Refusal): Promise<Response> {
   );
 }
 
-workspaceUi.get("/:organization/workspaces/:name", (c) => workspacePage(c));
+page(workspaceUi, "get", "/:organization/workspaces/:name", "workspace.read", (c) => workspacePage(c));
 
 const backTo = (c: Ctx) => {
   const { organization, name } = refOf(c);
@@ -166,23 +167,23 @@ async function refuse(c: Ctx, caller: Caller, form: FormName, values: Record<str
   return workspacePage(c, { form, values, errors: error.errors.map((x) => x.detail ?? x.title) });
 }
 
-workspaceUi.post("/:organization/workspaces/:name/lock", async (c) => {
+page(workspaceUi, "post", "/:organization/workspaces/:name/lock", "workspace.lock", async (c) => {
   const form = await c.req.parseBody();
   await lockWorkspace(callerOf(c), refOf(c), text(form, "reason").slice(0, 200), undefined);
   return c.redirect(backTo(c), 303);
 });
 
-workspaceUi.post("/:organization/workspaces/:name/unlock", async (c) => {
+page(workspaceUi, "post", "/:organization/workspaces/:name/unlock", "workspace.lock", async (c) => {
   await unlockWorkspace(callerOf(c), refOf(c), undefined);
   return c.redirect(backTo(c), 303);
 });
 
-workspaceUi.post("/:organization/workspaces/:name/force-unlock", async (c) => {
+page(workspaceUi, "post", "/:organization/workspaces/:name/force-unlock", "workspace.force-unlock", async (c) => {
   await forceUnlockWorkspace(callerOf(c), refOf(c), undefined);
   return c.redirect(backTo(c), 303);
 });
 
-workspaceUi.post("/:organization/workspaces/:name/safe-delete", async (c) => {
+page(workspaceUi, "post", "/:organization/workspaces/:name/safe-delete", "workspace.delete", async (c) => {
   const form = await c.req.parseBody();
   const ref = refOf(c);
   if (form.confirm !== ref.name) throw ApiError.of("bad_request", { detail: "Type the workspace's name to confirm its deletion." });
@@ -208,7 +209,7 @@ function settingsAttributes(form: Form): Record<string, unknown> {
   return attributes;
 }
 
-workspaceUi.post("/:organization/workspaces/:name/settings", async (c) => {
+page(workspaceUi, "post", "/:organization/workspaces/:name/settings", "workspace.update", async (c) => {
   const form = await c.req.parseBody();
   const caller = callerOf(c);
   const fields = ["description", "execution-mode", "agent-pool-id", "terraform-version", "working-directory"];
@@ -218,20 +219,22 @@ workspaceUi.post("/:organization/workspaces/:name/settings", async (c) => {
   return submit(c, "settings", values, () => updateWorkspace(caller, refOf(c), { type: "workspaces", attributes: parsed.data }, undefined));
 });
 
-workspaceUi.post("/:organization/workspaces/:name/consumers", async (c) => {
+// As POST and DELETE /workspaces/:id/relationships/remote-state-consumers.
+page(workspaceUi, "post", "/:organization/workspaces/:name/consumers", "workspace.update", async (c) => {
   const form = await c.req.parseBody();
   const name = text(form, "name").trim();
   return submit(c, "consumers", { name }, () => changeConsumers(callerOf(c), refOf(c), "add", { names: [name] }, undefined));
 });
 
-workspaceUi.post("/:organization/workspaces/:name/consumers/delete", async (c) => {
+page(workspaceUi, "post", "/:organization/workspaces/:name/consumers/delete", "workspace.update", async (c) => {
   const form = await c.req.parseBody();
   return submit(c, "consumers", {}, () => changeConsumers(callerOf(c), refOf(c), "remove", { ids: [text(form, "id")] }, undefined));
 });
 
 const accessLevel = z.object({ access: z.enum(WS_LEVELS) });
 
-workspaceUi.post("/:organization/workspaces/:name/team-access", async (c) => {
+// As POST, PATCH and DELETE /team-workspaces.
+page(workspaceUi, "post", "/:organization/workspaces/:name/team-access", "workspace.update", async (c) => {
   const form = await c.req.parseBody();
   const caller = callerOf(c);
   const values = { team: text(form, "team"), access: text(form, "access") };
@@ -241,7 +244,7 @@ workspaceUi.post("/:organization/workspaces/:name/team-access", async (c) => {
   return submit(c, "team-access", values, () => createTeamWorkspace(caller, { teamId: values.team, workspace: ref, access: parsed.data.access, given: {} }));
 });
 
-workspaceUi.post("/:organization/workspaces/:name/team-access/:id", async (c) => {
+page(workspaceUi, "post", "/:organization/workspaces/:name/team-access/:id", "workspace.update", async (c) => {
   const form = await c.req.parseBody();
   const caller = callerOf(c);
   const values = { access: text(form, "access") };
@@ -250,7 +253,7 @@ workspaceUi.post("/:organization/workspaces/:name/team-access/:id", async (c) =>
   return submit(c, "team-access", values, () => changeTeamWorkspace(caller, c.req.param("id"), { access: parsed.data.access, given: {} }));
 });
 
-workspaceUi.post("/:organization/workspaces/:name/team-access/:id/delete", async (c) => {
+page(workspaceUi, "post", "/:organization/workspaces/:name/team-access/:id/delete", "workspace.update", async (c) => {
   await removeTeamWorkspace(callerOf(c), c.req.param("id"));
   return c.redirect(backTo(c), 303);
 });

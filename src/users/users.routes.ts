@@ -2,7 +2,7 @@
  * Users. The real service has no public user-creation API; site admins create users here, under
  * /admin/users, and users then manage their own tokens.
  */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
@@ -11,6 +11,7 @@ import { serializeMembership } from "./memberships";
 import { acceptInvitation, inviteMember, listMemberships, removeMembership, showMembership, type MembershipsView } from "./memberships.service";
 import type { UserRow } from "./users.d1";
 import { confirmEmailChange, createUser, showUser, updateAccount } from "./users.service";
+import { defineRoute } from "../jsonapi/define-route";
 
 const tags = ["Users"];
 export const users = router();
@@ -27,9 +28,10 @@ const userBody = z
 const render = (u: UserRow) => userResource(u.id, u.username, u.email, u.is_site_admin === 1, false, { id: u.id, type: "users" }, u.unconfirmed_email ?? null);
 
 users.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/admin/users",
+    action: "site-admin",
     tags,
     summary: "Create a user (site admins)",
     request: { body: jsonBody(userBody) },
@@ -39,9 +41,10 @@ users.openapi(
 );
 
 users.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/users/{user_id}",
+    action: "authenticated",
     tags,
     summary: "Show a user",
     request: { params: z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) }) },
@@ -62,9 +65,10 @@ const accountBody = z
   .openapi("AccountUpdate");
 
 users.openapi(
-  createRoute({
+  defineRoute({
     method: "patch",
     path: "/account/update",
+    action: "user",
     tags,
     summary: "Change your username or email (user tokens only); a new email waits as unconfirmed-email until confirmed",
     request: { body: jsonBody(accountBody) },
@@ -74,9 +78,10 @@ users.openapi(
 );
 
 users.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/admin/users/{user_id}/actions/confirm-email",
+    action: "site-admin",
     tags,
     summary: "Confirm a user's email change (site admins; the local stand-in for the confirmation email)",
     request: { params: z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) }) },
@@ -117,9 +122,10 @@ function renderMemberships(view: MembershipsView): { data: Resource[]; included:
 }
 
 users.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/organizations/{organization_name}/organization-memberships",
+    action: "membership.manage",
     tags,
     summary: "Invite a user (by email) to the organisation",
     request: { params: orgParam, body: jsonBody(membershipBody) },
@@ -136,9 +142,10 @@ users.openapi(
 );
 
 users.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/organizations/{organization_name}/organization-memberships",
+    action: "organization.read",
     tags,
     summary: "List the organisation's memberships (q: email or username; filter[email]: comma-separated; filter[status]: active|invited; include: user,teams)",
     request: {
@@ -167,9 +174,10 @@ users.openapi(
 const membershipParam = z.object({ id: z.string().regex(/^ou-[A-Za-z0-9]{1,64}$/) });
 
 users.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/organization-memberships/{id}",
+    action: "membership.read",
     tags,
     summary: "Show a membership (include: user,teams)",
     request: { params: membershipParam, query: z.object({ include: z.string().max(200).optional() }).passthrough() },
@@ -182,9 +190,10 @@ users.openapi(
 );
 
 users.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/organization-memberships/{id}/actions/accept",
+    action: "user.self",
     tags,
     summary: "Accept an invitation (its invited user, whose confirmed email is the invited address); its teams apply from then on",
     request: { params: membershipParam },
@@ -197,9 +206,10 @@ users.openapi(
 );
 
 users.openapi(
-  createRoute({
+  defineRoute({
     method: "delete",
     path: "/organization-memberships/{id}",
+    action: "membership.manage",
     tags,
     summary: "Remove a user from the organisation and its teams",
     request: { params: membershipParam },

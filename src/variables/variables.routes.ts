@@ -1,5 +1,5 @@
 /** Workspace variables (issue 17): validate, one service call, serialise. */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
@@ -8,6 +8,7 @@ import { acknowledge, faultsOf } from "../workspaces/workspaces.http";
 import { createVariableBody, updateVariableBody, variableIdParam } from "./variables.schemas";
 import { serializeVariable } from "./variables.serialize";
 import * as service from "./variables.service";
+import { defineRoute } from "../jsonapi/define-route";
 
 const tags = ["Workspace variables"];
 export const variables = router();
@@ -16,9 +17,10 @@ const path = "/workspaces/{workspace_id}/vars";
 const varParams = z.object({ workspace_id: workspaceIdParam.shape.workspace_id, var_id: variableIdParam });
 
 variables.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path,
+    action: "variables.read",
     tags,
     summary: "List the workspace's own variables (sensitive values are never shown)",
     request: { params: workspaceIdParam },
@@ -28,9 +30,10 @@ variables.openapi(
 );
 
 variables.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path,
+    action: "variables.write",
     tags,
     summary: "Create a variable (one key per category)",
     request: { params: workspaceIdParam, body: jsonBody(createVariableBody) },
@@ -44,9 +47,10 @@ variables.openapi(
 );
 
 variables.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: `${path}/{var_id}`,
+    action: "variables.read",
     tags,
     summary: "Show a variable",
     request: { params: varParams },
@@ -59,9 +63,10 @@ variables.openapi(
 );
 
 variables.openapi(
-  createRoute({
+  defineRoute({
     method: "patch",
     path: `${path}/{var_id}`,
+    action: "variables.write",
     tags,
     summary: "Update a variable (a sensitive one stays sensitive)",
     request: { params: varParams, body: jsonBody(updateVariableBody) },
@@ -75,9 +80,10 @@ variables.openapi(
 );
 
 variables.openapi(
-  createRoute({
+  defineRoute({
     method: "delete",
     path: `${path}/{var_id}`,
+    action: "variables.write",
     tags,
     summary: "Delete a variable",
     request: { params: varParams },
@@ -91,9 +97,10 @@ variables.openapi(
 );
 
 variables.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/workspaces/{workspace_id}/all-vars",
+    action: "variables.read",
     tags,
     summary: "The workspace's effective variables: its own and those of the variable sets reaching it, by precedence",
     request: { params: workspaceIdParam },

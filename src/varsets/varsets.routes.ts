@@ -1,5 +1,5 @@
 /** Variable sets and their variables (issue 17): validate, one service call, serialise. */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
@@ -23,6 +23,7 @@ import {
 } from "./varsets.schemas";
 import { serializeVarset } from "./varsets.serialize";
 import * as service from "./varsets.service";
+import { defineRoute } from "../jsonapi/define-route";
 
 const tags = ["Variable sets"];
 export const varsets = router();
@@ -41,9 +42,10 @@ function oneDocument(c: Context<AppEnv>, res: { varset: Varset; full: boolean; i
 }
 
 varsets.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/organizations/{organization_name}/varsets",
+    action: "varsets.read",
     tags,
     summary: "List the organisation's variable sets",
     request: { params: orgParam, query: listQuery },
@@ -56,9 +58,10 @@ varsets.openapi(
 );
 
 varsets.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/organizations/{organization_name}/varsets",
+    action: "varsets.manage",
     tags,
     summary: "Create a variable set",
     request: { params: orgParam, body: jsonBody(createVarsetBody) },
@@ -71,9 +74,10 @@ varsets.openapi(
 );
 
 varsets.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/varsets/{varset_id}",
+    action: "varsets.read",
     tags,
     summary: "Show a variable set",
     request: { params: varsetIdParam, query: includeQuery },
@@ -83,9 +87,10 @@ varsets.openapi(
 );
 
 varsets.openapi(
-  createRoute({
+  defineRoute({
     method: "patch",
     path: "/varsets/{varset_id}",
+    action: "varsets.manage",
     tags,
     summary: "Update a variable set (relationships.workspaces replaces its workspaces)",
     request: { params: varsetIdParam, query: includeQuery, body: jsonBody(updateVarsetBody) },
@@ -95,9 +100,10 @@ varsets.openapi(
 );
 
 varsets.openapi(
-  createRoute({
+  defineRoute({
     method: "delete",
     path: "/varsets/{varset_id}",
+    action: "varsets.manage",
     tags,
     summary: "Delete a variable set",
     request: { params: varsetIdParam },
@@ -116,9 +122,10 @@ for (const [method, op] of [
   ["delete", "remove"],
 ] as const) {
   varsets.openapi(
-    createRoute({
+    defineRoute({
       method,
       path: "/varsets/{varset_id}/relationships/workspaces",
+      action: "varsets.manage",
       tags,
       summary: op === "add" ? "Apply the set to workspaces" : "Remove the set from workspaces",
       request: { params: varsetIdParam, body: jsonBody(workspaceRefsBody) },
@@ -135,9 +142,10 @@ for (const [method, op] of [
     },
   );
   varsets.openapi(
-    createRoute({
+    defineRoute({
       method,
       path: "/varsets/{varset_id}/relationships/projects",
+      action: "varsets.manage",
       tags,
       summary: op === "add" ? "Apply the set to projects" : "Remove the set from projects",
       request: { params: varsetIdParam, body: jsonBody(projectRefsBody) },
@@ -160,9 +168,10 @@ const pageQuery = z
   .passthrough();
 
 varsets.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/workspaces/{workspace_id}/varsets",
+    action: "variables.read",
     tags,
     summary: "Variable sets reaching a workspace (applied to it, to its project, or global)",
     request: { params: workspaceIdParam, query: pageQuery },
@@ -172,9 +181,10 @@ varsets.openapi(
 );
 
 varsets.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/projects/{project_id}/varsets",
+    action: "project.read-variables",
     tags,
     summary: "Variable sets applied to a project",
     request: { params: projectIdParam, query: pageQuery },
@@ -188,9 +198,10 @@ varsets.openapi(
 const varsPath = "/varsets/{varset_id}/relationships/vars";
 
 varsets.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: varsPath,
+    action: "varsets.read",
     tags,
     summary: "List a set's variables (sensitive values are never shown)",
     request: { params: varsetIdParam },
@@ -200,9 +211,10 @@ varsets.openapi(
 );
 
 varsets.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: varsPath,
+    action: "varsets.manage",
     tags,
     summary: "Add a variable to a set",
     request: { params: varsetIdParam, body: jsonBody(createVariableBody) },
@@ -215,9 +227,10 @@ varsets.openapi(
 );
 
 varsets.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: `${varsPath}/{var_id}`,
+    action: "varsets.read",
     tags,
     summary: "Show a set's variable",
     request: { params: varsetVarParams },
@@ -230,9 +243,10 @@ varsets.openapi(
 );
 
 varsets.openapi(
-  createRoute({
+  defineRoute({
     method: "patch",
     path: `${varsPath}/{var_id}`,
+    action: "varsets.manage",
     tags,
     summary: "Update a set's variable (a sensitive one stays sensitive)",
     request: { params: varsetVarParams, body: jsonBody(updateVariableBody) },
@@ -246,9 +260,10 @@ varsets.openapi(
 );
 
 varsets.openapi(
-  createRoute({
+  defineRoute({
     method: "delete",
     path: `${varsPath}/{var_id}`,
+    action: "varsets.manage",
     tags,
     summary: "Delete a set's variable",
     request: { params: varsetVarParams },

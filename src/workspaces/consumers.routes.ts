@@ -1,5 +1,5 @@
 /** Remote-state consumers (spec §4.11) and SSH key assignment (spec §4.10). */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import { listSession } from "../db";
@@ -11,6 +11,7 @@ import type { ConsumerChange } from "./consumers.logic";
 import { changeConsumers, listConsumers, setSshKey } from "./consumers.service";
 import { workspaceIdParam } from "./workspaces.schemas";
 import { acknowledge, faultsOf } from "./workspaces.http";
+import { defineRoute } from "../jsonapi/define-route";
 
 const tags = ["Remote state consumers"];
 export const consumers = router();
@@ -23,9 +24,10 @@ const consumersReplaceBody = z.object({ data: consumerEntries }).openapi("Remote
 const path = "/workspaces/{workspace_id}/relationships/remote-state-consumers";
 
 consumers.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path,
+    action: "workspace.read",
     tags,
     summary: "List the workspaces that may read this workspace's state",
     request: {
@@ -54,9 +56,10 @@ for (const [method, op, summary] of [
   ["delete", "remove", "Remove remote state consumers"],
 ] as const) {
   consumers.openapi(
-    createRoute({
+    defineRoute({
       method,
       path,
+      action: method === "patch" ? "workspaces.manage" : "workspace.update",
       tags,
       summary,
       request: { params: workspaceIdParam, body: jsonBody(op === "replace" ? consumersReplaceBody : consumersBody) },
@@ -73,9 +76,10 @@ const sshKeyBody = z
   .openapi("WorkspaceSshKey");
 
 consumers.openapi(
-  createRoute({
+  defineRoute({
     method: "patch",
     path: "/workspaces/{workspace_id}/relationships/ssh-key",
+    action: "workspace.update",
     tags: ["Workspaces"],
     summary: "Assign (id) or unassign (null) the workspace's SSH key",
     request: { params: workspaceIdParam, body: jsonBody(sshKeyBody) },

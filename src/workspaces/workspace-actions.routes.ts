@@ -1,5 +1,5 @@
 /** Lock, unlock, force-unlock and safe delete (spec §3, §4.7, §4.9). */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
@@ -12,6 +12,7 @@ import { orgWorkspaceParam, workspaceIdParam } from "./workspaces.schemas";
 import { forceUnlockWorkspace, lockWorkspace, safeDeleteWorkspace, unlockWorkspace } from "./workspace-actions.service";
 import { acknowledge, faultsOf } from "./workspaces.http";
 import type { WorkspaceRef } from "./workspaces.service";
+import { defineRoute } from "../jsonapi/define-route";
 
 const tags = ["Workspace actions"];
 export const workspaceActions = router();
@@ -38,9 +39,10 @@ async function readLockReason(c: Context<AppEnv>): Promise<string> {
 }
 
 workspaceActions.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/workspaces/{workspace_id}/actions/lock",
+    action: "workspace.lock",
     tags,
     summary: "Lock a workspace",
     // The body is optional and may be empty even with a JSON:API Content-Type, so it is parsed by the
@@ -59,9 +61,10 @@ workspaceActions.openapi(
 );
 
 workspaceActions.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/workspaces/{workspace_id}/actions/unlock",
+    action: "workspace.lock",
     tags,
     summary: "Unlock a workspace (only its locker may)",
     request: { params: workspaceIdParam },
@@ -81,9 +84,10 @@ workspaceActions.openapi(
 );
 
 workspaceActions.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/workspaces/{workspace_id}/actions/force-unlock",
+    action: "workspace.force-unlock",
     tags,
     summary: "Force-unlock a workspace (workspace admins)",
     request: { params: workspaceIdParam },
@@ -103,9 +107,10 @@ async function safeDelete(c: Context<AppEnv>, ref: WorkspaceRef): Promise<Respon
 }
 
 workspaceActions.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/workspaces/{workspace_id}/actions/safe-delete",
+    action: "workspace.delete",
     tags,
     summary: "Delete a workspace only if it is unlocked and manages no resources",
     request: { params: workspaceIdParam },
@@ -115,9 +120,10 @@ workspaceActions.openapi(
 );
 
 workspaceActions.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/organizations/{organization_name}/workspaces/{name}/actions/safe-delete",
+    action: "workspace.delete",
     tags,
     summary: "Safe delete by organisation and name",
     request: { params: orgWorkspaceParam },

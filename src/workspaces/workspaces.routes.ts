@@ -1,4 +1,3 @@
-import { createRoute } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
@@ -10,6 +9,7 @@ import { listQuery, listWorkspaces } from "./workspaces.list";
 import { includeQuery, orgParam, orgWorkspaceParam, workspaceCreateBody, workspaceIdParam, workspaceUpdateBody } from "./workspaces.schemas";
 import { readById, readByName, type WorkspaceRef } from "./workspaces.service";
 import { createWorkspace, forceDeleteWorkspace, updateWorkspace } from "./workspaces.write.service";
+import { defineRoute } from "../jsonapi/define-route";
 
 const tags = ["Workspaces"];
 export const workspaces = router();
@@ -17,9 +17,10 @@ export const workspaces = router();
 // ---- create ----
 
 workspaces.openapi(
-  createRoute({
+  defineRoute({
     method: "post",
     path: "/organizations/{organization_name}/workspaces",
+    action: "workspace.create",
     tags,
     summary: "Create a workspace",
     request: { params: orgParam, body: jsonBody(workspaceCreateBody) },
@@ -35,9 +36,10 @@ workspaces.openapi(
 // ---- show ----
 
 workspaces.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/workspaces/{workspace_id}",
+    action: "workspace.read",
     tags,
     summary: "Show a workspace by ID",
     request: { params: workspaceIdParam, query: includeQuery },
@@ -54,9 +56,10 @@ workspaces.openapi(
 );
 
 workspaces.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/organizations/{organization_name}/workspaces/{name}",
+    action: "workspace.read",
     tags,
     summary: "Show a workspace by organisation and name",
     request: { params: orgWorkspaceParam, query: includeQuery },
@@ -75,9 +78,10 @@ workspaces.openapi(
 // ---- list ----
 
 workspaces.openapi(
-  createRoute({
+  defineRoute({
     method: "get",
     path: "/organizations/{organization_name}/workspaces",
+    action: "organization.read",
     tags,
     summary: "List workspaces",
     request: { params: orgParam, query: listQuery },
@@ -95,9 +99,10 @@ async function update(c: Context<AppEnv>, ref: WorkspaceRef, body: (typeof works
 }
 
 workspaces.openapi(
-  createRoute({
+  defineRoute({
     method: "patch",
     path: "/workspaces/{workspace_id}",
+    action: "workspace.update",
     tags,
     summary: "Update a workspace by ID",
     request: { params: workspaceIdParam, body: jsonBody(workspaceUpdateBody) },
@@ -107,9 +112,10 @@ workspaces.openapi(
 );
 
 workspaces.openapi(
-  createRoute({
+  defineRoute({
     method: "patch",
     path: "/organizations/{organization_name}/workspaces/{name}",
+    action: "workspace.update",
     tags,
     summary: "Update a workspace by organisation and name",
     request: { params: orgWorkspaceParam, body: jsonBody(workspaceUpdateBody) },
@@ -129,9 +135,10 @@ async function forceDelete(c: Context<AppEnv>, ref: WorkspaceRef): Promise<Respo
 }
 
 workspaces.openapi(
-  createRoute({
+  defineRoute({
     method: "delete",
     path: "/workspaces/{workspace_id}",
+    action: "workspace.force-delete",
     tags,
     summary: "Force delete a workspace by ID",
     request: { params: workspaceIdParam },
@@ -141,9 +148,10 @@ workspaces.openapi(
 );
 
 workspaces.openapi(
-  createRoute({
+  defineRoute({
     method: "delete",
     path: "/organizations/{organization_name}/workspaces/{name}",
+    action: "workspace.force-delete",
     tags,
     summary: "Force delete a workspace by organisation and name",
     request: { params: orgWorkspaceParam },
