@@ -1,9 +1,9 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { requestId } from "hono/request-id";
 import { secureHeaders } from "hono/secure-headers";
 import { limitByClient, requireAuth } from "./auth/auth.middleware";
+import { drainUnreadBody, limitBody } from "./body";
 import { principalKey } from "./auth/principal";
 import type { AppEnv } from "./env";
 import { SplitRouter } from "./router";
@@ -74,6 +74,8 @@ const API_ROUTERS = [
 
 export const app = new OpenAPIHono<AppEnv>({ defaultHook, router: new SplitRouter() });
 
+// Outermost, so every early answer (413, 401, 415, 429…) first reads what the client is still sending.
+app.use("*", drainUnreadBody);
 app.use("*", requestId({ headerName: "X-Request-Id" }));
 // Browser portals call the API cross-origin with bearer tokens (no cookies), so any origin may.
 app.use(
@@ -119,11 +121,8 @@ const api = new OpenAPIHono<AppEnv>({ defaultHook });
 // Bodies: 413 before parsing when too large; 415 unless JSON:API.
 api.use(
   "*",
-  bodyLimit({
-    maxSize: LIMITS.apiBodyBytes,
-    onError: () => {
-      throw ApiError.of("payload_too_large", { detail: `Request bodies are limited to ${LIMITS.apiBodyBytes} bytes` });
-    },
+  limitBody(LIMITS.apiBodyBytes, () => {
+    throw ApiError.of("payload_too_large", { detail: `Request bodies are limited to ${LIMITS.apiBodyBytes} bytes` });
   }),
 );
 api.use("*", async (c, next) => {

@@ -4,6 +4,11 @@ export const LIMITS = {
   apiBodyBytes: 1024 * 1024,
   /** Raw state uploads through the signed URLs. */
   stateBodyBytes: 64 * 1024 * 1024,
+  /**
+   * A body answered before it was read (413, 401, 415…) is read and discarded up to this many bytes, so the client
+   * receives the answer instead of a connection reset (src/body.ts); past it the connection is closed.
+   */
+  drainBodyBytes: 128 * 1024 * 1024,
   pageSizeDefault: 20,
   pageSizeMax: 100,
   workspaceNameMax: 90,

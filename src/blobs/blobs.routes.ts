@@ -5,6 +5,7 @@
  */
 import { Hono, type Context } from "hono";
 import type { AppEnv } from "../env";
+import { discardRest } from "../body";
 import { ApiError, unwrap } from "../errors";
 import { nowIso } from "../ids";
 import { LIMITS } from "../limits";
@@ -43,7 +44,8 @@ async function* pieces(body: ReadableStream<Uint8Array> | null): AsyncGenerator<
     if (done) break;
     total += value.byteLength;
     if (total > LIMITS.stateBodyBytes) {
-      await reader.cancel();
+      // Read to the end (within the drain bound) so the client receives the 413 rather than a reset.
+      await discardRest(reader, total);
       throw tooLarge();
     }
     let off = 0;

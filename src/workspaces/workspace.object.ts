@@ -215,8 +215,12 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     const nameFailure = checkName(input.name);
     if (nameFailure) return nameFailure;
     const record = initialRecord(input);
+    const fault = this.env.FAULT_INJECTION === "1" ? input.faults?.failCreate : undefined;
+    if (fault === "result") return fail("internal");
+    if (fault === "throw") throw new Error("injected fault: create failed before its commit");
     this.commit("live", record);
     await this.flush(input.faults);
+    if (fault === "throw-after-commit") throw new Error("injected fault: create failed after its commit");
     return ok(record, this.bookmark);
   }
 

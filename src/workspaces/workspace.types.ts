@@ -155,6 +155,11 @@ export interface Guard {
 /** Test-only fault injection (honoured only when FAULT_INJECTION=1). */
 export interface Faults {
   failIndexWrites?: number;
+  /**
+   * The DO's create fails: "result" answers a failure before committing, "throw" throws before committing,
+   * "throw-after-commit" throws once the workspace is committed (its answer lost, as when the call breaks).
+   */
+  failCreate?: "result" | "throw" | "throw-after-commit";
 }
 
 /** A flat tag to add, resolved by the Worker to its organisation tag id. */

@@ -44,6 +44,21 @@ async function claim(caller: Caller, organizationId: string, name: string, works
   throw ApiError.of("invalid_attribute", { detail: "Name has already been taken", pointer: "/data/attributes/name" });
 }
 
+/**
+ * After a create call that threw (no answer: it may have failed before or after the commit), asks the workspace's
+ * DO, serialised with that create, to give the name up: true when the workspace was not created and now never will
+ * be, so the claim can go at once (the client's retry must not find its name taken). False when it was created, or
+ * when the DO cannot be asked either: the claim then stays until its lease runs out (NAME_LEASE_MS).
+ */
+async function neverCreated(caller: Caller, workspaceId: string, name: string): Promise<boolean> {
+  try {
+    const outcome = await workspaceStub(caller.env, workspaceId).releaseName(name, Date.now());
+    return outcome.ok && outcome.value.released;
+  } catch {
+    return false;
+  }
+}
+
 /** Checks references the attributes make to organisation registries (agent pools, OAuth tokens), by organisation id. */
 async function checkReferences(caller: Caller, organizationId: string, n: NormalisedAttributes): Promise<void> {
   const poolId = n.settings["agent-pool-id"];
@@ -124,20 +139,19 @@ export async function createWorkspace(
   const orgId = organization.externalId;
   await claim(caller, orgId, name, id);
   if (requestedProject) await holdProjectFor(caller, orgId, projectId, id, () => releaseClaim(caller.env.DB, orgId, name, id));
-  const result = await workspaceStub(caller.env, id).create({
-    id,
-    organizationId: orgId,
-    projectId,
-    name,
-    settings,
-    tags: tagSets.tags,
-    tagBindings: tagSets.tagBindings,
-    now,
-    faults,
-  });
-  if (!result.ok) {
+  const release = async () => {
     await releaseClaim(caller.env.DB, orgId, name, id);
     if (requestedProject) await releaseProject(caller.db, projectId, id);
+  };
+  const input = { id, organizationId: orgId, projectId, name, settings, tags: tagSets.tags, tagBindings: tagSets.tagBindings, now, faults };
+  const result = await workspaceStub(caller.env, id)
+    .create(input)
+    .catch(async (err: unknown) => {
+      if (await neverCreated(caller, id, name)) await release();
+      throw err;
+    });
+  if (!result.ok) {
+    await release();
     unwrap(result);
     throw ApiError.of("internal");
   }
