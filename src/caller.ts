@@ -1,5 +1,6 @@
 import type { Principal } from "./auth/principal";
 import type { Bindings } from "./env";
+import type { Faults } from "./workspaces/workspace.types";
 
 /**
  * What a service needs to know about a request, without HTTP: who calls, the Worker's bindings and
@@ -14,6 +15,8 @@ export interface Caller {
   db: D1DatabaseSession;
   /** The actions `authorize` let through for this request (the router checks the route's is among them). */
   authorized?: Set<string>;
+  /** Test-only (FAULT_INJECTION=1): the request's X-Fault-* headers; `env.WORKSPACES` applies them to each RPC. */
+  faults?: Faults;
 }
 
 /** A repository's handle: D1 itself or one of its sessions. */

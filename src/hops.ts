@@ -1,3 +1,5 @@
+import type { Faults } from "./workspaces/workspace.types";
+
 /**
  * Round trips per request, counted in code: D1 calls (a batch or one statement's first/all/run/raw)
  * and Durable Object RPCs. Services reach D1 and the DOs only through the Caller, whose handles
@@ -90,8 +92,11 @@ export function countedDb<T extends D1Database | D1DatabaseSession>(db: T, hops:
   });
 }
 
-/** A Durable Object namespace whose stubs count each RPC (made once `gate` passed). */
-export function countedNamespace<T extends object>(ns: T, hops: Hops, gate?: Gate): T {
+/**
+ * A Durable Object namespace whose stubs count each RPC (made once `gate` passed). With a request's test-only `faults`
+ * (the Caller's, FAULT_INJECTION=1), each RPC goes through the object's `withFaults`, which applies them to that call.
+ */
+export function countedNamespace<T extends object>(ns: T, hops: Hops, gate?: Gate, faults?: Faults): T {
   return new Proxy(ns, {
     get(target, prop) {
       const value = Reflect.get(target, prop, target);
@@ -105,7 +110,8 @@ export function countedNamespace<T extends object>(ns: T, hops: Hops, gate?: Gat
             // An RPC stub answers any property as a remote method (even `apply`): call it as a method.
             return (...callArgs: unknown[]) => {
               hops.do++;
-              const call = () => (s as unknown as Record<string, (...a: unknown[]) => unknown>)[method](...callArgs);
+              const rpc = s as unknown as Record<string, (...a: unknown[]) => unknown>;
+              const call = () => (faults ? rpc.withFaults(faults, method, callArgs) : rpc[method](...callArgs));
               return gate ? gate.through(false, async () => ({ value: await call() })) : call();
             };
           },

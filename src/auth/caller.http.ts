@@ -6,6 +6,7 @@ import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { countedDb, countedNamespace, type Hops } from "../hops";
 import { ROUTE_ACTIONS } from "../jsonapi/define-route";
+import type { Faults } from "../workspaces/workspace.types";
 
 export function callerOf(c: Context<AppEnv>): Caller {
   const declared = ROUTE_ACTIONS[`${c.req.method} ${c.req.routePath}`];
@@ -16,15 +17,35 @@ export function callerOf(c: Context<AppEnv>): Caller {
     record = { authorized: new Set() };
     c.set("authz", record);
   }
-  const env = countedEnv(c);
-  return { env, principal: c.get("principal"), db: env.DB.withSession("first-primary"), authorized: record.authorized };
+  const faults = faultsOf(c);
+  const env = countedEnv(c, faults);
+  return { env, principal: c.get("principal"), db: env.DB.withSession("first-primary"), authorized: record.authorized, ...(faults ? { faults } : {}) };
 }
 
-/** The request's bindings with D1 and the workspace DOs counting their round trips, behind the token's recheck (src/hops.ts). */
-export function countedEnv(c: Context<AppEnv>): AppEnv["Bindings"] {
+/** Test-only fault injection from the X-Fault-* headers, read only when FAULT_INJECTION=1. */
+function faultsOf(c: Context<AppEnv>): Faults | undefined {
+  if (c.env.FAULT_INJECTION !== "1") return undefined;
+  const n = Number(c.req.header("X-Fault-Fail-Index-Writes") ?? "0");
+  // Holds the index write after the DO commit (the crash test kills the process inside that window).
+  const delay = Number(c.req.header("X-Fault-Delay-Index-Writes-Ms") ?? "0");
+  const create = c.req.header("X-Fault-Fail-Create");
+  const failCreate = create === "result" || create === "throw" || create === "throw-after-commit" ? create : undefined;
+  if (!(n > 0) && !(delay > 0) && !failCreate) return undefined;
+  return {
+    ...(n > 0 ? { failIndexWrites: Math.min(n, 100) } : {}),
+    ...(delay > 0 ? { delayIndexWritesMs: Math.min(delay, 10_000) } : {}),
+    ...(failCreate ? { failCreate } : {}),
+  };
+}
+
+/**
+ * The request's bindings with D1 and the workspace DOs counting their round trips, behind the token's recheck
+ * (src/hops.ts); the workspace stubs carry the request's test-only `faults`.
+ */
+export function countedEnv(c: Context<AppEnv>, faults?: Faults): AppEnv["Bindings"] {
   const hops = hopsOf(c);
   const gate = c.get("tokenGate");
-  return { ...c.env, DB: countedDb(c.env.DB, hops, gate), WORKSPACES: countedNamespace(c.env.WORKSPACES, hops, gate) };
+  return { ...c.env, DB: countedDb(c.env.DB, hops, gate), WORKSPACES: countedNamespace(c.env.WORKSPACES, hops, gate, faults) };
 }
 
 /** The request's round-trip counter (src/hops.ts). */

@@ -9,7 +9,7 @@ import type { AppEnv } from "../env";
 import { jsonapi, noContent, type Resource } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { DataRetentionPolicy } from "../workspaces/workspace.types";
-import { acknowledge, faultsOf } from "../workspaces/workspaces.http";
+import { acknowledge } from "../workspaces/workspaces.http";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
 import {
   organizationPolicy,
@@ -67,7 +67,7 @@ retention.openapi(
 
 /** POST and the deprecated PATCH: the deprecated request type is answered in kind. */
 async function setPolicy(c: Context<AppEnv>, workspaceId: string, request: PolicyRequest): Promise<Response> {
-  const set = await setWorkspacePolicy(callerOf(c), workspaceId, request, faultsOf(c));
+  const set = await setWorkspacePolicy(callerOf(c), workspaceId, request);
   acknowledge(c, set);
   const asType = request.type === "data-retention-policies" ? "data-retention-policies" : undefined;
   return jsonapi(c, { data: serializePolicy(set.policy, { id: workspaceId, type: "workspaces" }, asType) }, set.replaced ? 200 : 201);
@@ -110,7 +110,7 @@ retention.openapi(
     responses: { ...noContentResponse, ...errorResponses },
   }),
   async (c) => {
-    acknowledge(c, await removeWorkspacePolicy(callerOf(c), c.req.valid("param").workspace_id, faultsOf(c)));
+    acknowledge(c, await removeWorkspacePolicy(callerOf(c), c.req.valid("param").workspace_id));
     return noContent(c);
   },
 );

@@ -9,7 +9,7 @@ import type { Caller } from "../caller";
 import { edition } from "../env";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
-import type { DataRetentionPolicy, Faults } from "../workspaces/workspace.types";
+import type { DataRetentionPolicy } from "../workspaces/workspace.types";
 import { mutateAs, readById, workspaceStub } from "../workspaces/workspaces.service";
 import { deleteOrgPolicy, findOrgPolicy, upsertOrgPolicy } from "./retention.d1";
 
@@ -65,22 +65,21 @@ export async function setWorkspacePolicy(
   caller: Caller,
   workspaceId: string,
   request: PolicyRequest,
-  faults: Faults | undefined,
 ): Promise<{ policy: DataRetentionPolicy; replaced: boolean; bookmark?: string | null }> {
   requireSelfHosted(caller);
   let replaced = false;
   const done = await mutateAs(caller, workspaceId, "workspace.update", (r, guard) => {
     replaced = !!r.record.dataRetentionPolicy;
-    return workspaceStub(caller.env, workspaceId).setRetention({ policy: policyOf(request, r.record.dataRetentionPolicy), faults, guard });
+    return workspaceStub(caller.env, workspaceId).setRetention({ policy: policyOf(request, r.record.dataRetentionPolicy), guard });
   });
   return { policy: done.value.dataRetentionPolicy!, replaced, bookmark: done.bookmark };
 }
 
 /** Removes the workspace's own policy (it inherits again). */
-export async function removeWorkspacePolicy(caller: Caller, workspaceId: string, faults: Faults | undefined): Promise<{ bookmark?: string | null }> {
+export async function removeWorkspacePolicy(caller: Caller, workspaceId: string): Promise<{ bookmark?: string | null }> {
   requireSelfHosted(caller);
   const done = await mutateAs(caller, workspaceId, "workspace.update", (_r, guard) =>
-    workspaceStub(caller.env, workspaceId).setRetention({ policy: null, faults, guard }),
+    workspaceStub(caller.env, workspaceId).setRetention({ policy: null, guard }),
   );
   return { bookmark: done.bookmark };
 }

@@ -7,7 +7,6 @@ import { ApiError } from "../errors";
 import { jsonapi, noContent, paginated, readPage } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
-import { faultsOf } from "../workspaces/workspaces.http";
 import { serializeOutputs, serializeResources, serializeStateVersion } from "./state-versions.serialize";
 import {
   createStateVersion,
@@ -56,7 +55,7 @@ stateVersions.openapi(
   }),
   async (c) => {
     const wsId = c.req.valid("param").workspace_id;
-    const sv = await createStateVersion(callerOf(c), wsId, c.req.valid("json").data.attributes, faultsOf(c));
+    const sv = await createStateVersion(callerOf(c), wsId, c.req.valid("json").data.attributes);
     return jsonapi(c, { data: await serializeStateVersion(c.env, origin(c), wsId, sv, { canUpload: true }) }, 201);
   },
 );

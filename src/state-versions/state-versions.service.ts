@@ -5,7 +5,6 @@ import { edition } from "../env";
 import { ApiError, unwrap } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
-import type { Faults } from "../workspaces/workspace.types";
 import { guardOf, idByName, mutateAs, readById } from "../workspaces/workspaces.service";
 import { workspaceOfStateVersion } from "./state-versions.d1";
 import { canUpload } from "./state-versions.serialize";
@@ -48,7 +47,7 @@ function decodeBase64(value: string | undefined, pointer: string): Uint8Array | 
 const stateAction = (need: StateNeed) => (need >= 2 ? "state.read" : "state.read-outputs");
 
 /** Creates a state version; the caller must hold the workspace's lock (the DO checks). */
-export async function createStateVersion(caller: Caller, workspaceId: string, a: StateVersionInput, faults: Faults | undefined): Promise<StateVersionView> {
+export async function createStateVersion(caller: Caller, workspaceId: string, a: StateVersionInput): Promise<StateVersionView> {
   // Organisation tokens cannot upload state (real service rule).
   const { record } = await readById(caller, workspaceId, "state.create");
   const state = decodeBase64(a.state, "/data/attributes/state");
@@ -67,7 +66,6 @@ export async function createStateVersion(caller: Caller, workspaceId: string, a:
     jsonState,
     now,
     createdBy: p.kind === "user" ? p.userId : p.serviceUserId,
-    faults,
     guard: guardOf(record),
   });
   // The DO indexes the version (state_version_index) in the same flush as the workspace's row.

@@ -9,7 +9,7 @@ import { noContent, paginated, jsonapi, readPage } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { LIMITS } from "../limits";
 import { orgParam } from "../workspaces/workspaces.schemas";
-import { acknowledge, faultsOf } from "../workspaces/workspaces.http";
+import { acknowledge } from "../workspaces/workspaces.http";
 import { serializeTag } from "./tags.serialize";
 import { attachTagToWorkspaces, deleteOrganizationTags, organizationTags as listTags } from "./tags.service";
 import { defineRoute } from "../jsonapi/define-route";
@@ -109,7 +109,7 @@ organizationTags.openapi(
   }),
   async (c) => {
     const ids = c.req.valid("json").data.map((d) => d.id);
-    acknowledge(c, await attachTagToWorkspaces(callerOf(c), c.req.valid("param").tag_id, ids, faultsOf(c)));
+    acknowledge(c, await attachTagToWorkspaces(callerOf(c), c.req.valid("param").tag_id, ids));
     return noContent(c);
   },
 );

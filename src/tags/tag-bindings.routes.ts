@@ -9,7 +9,7 @@ import { jsonapi } from "../jsonapi/document";
 import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
 import { LIMITS } from "../limits";
 import { tagBindingInput, workspaceIdParam } from "../workspaces/workspaces.schemas";
-import { acknowledge, faultsOf } from "../workspaces/workspaces.http";
+import { acknowledge } from "../workspaces/workspaces.http";
 import { effectiveBindings, projectEffectiveBindings, serializeBinding, serializeProjectBinding } from "./tags.serialize";
 import { projectTagBindings, upsertProjectTagBindings, upsertWorkspaceTagBindings, workspaceEffectiveTagBindings, workspaceTagBindings } from "./tags.service";
 import { defineRoute } from "../jsonapi/define-route";
@@ -51,7 +51,7 @@ tagBindings.openapi(
   }),
   async (c) => {
     const sent = c.req.valid("json").data.map((d) => d.attributes);
-    const result = await upsertWorkspaceTagBindings(callerOf(c), c.req.valid("param").workspace_id, sent, faultsOf(c));
+    const result = await upsertWorkspaceTagBindings(callerOf(c), c.req.valid("param").workspace_id, sent);
     acknowledge(c, result);
     return jsonapi(c, { data: result.bindings.map(serializeBinding) });
   },

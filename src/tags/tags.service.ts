@@ -11,7 +11,7 @@ import type { Page } from "../jsonapi/document";
 import { LIMITS } from "../limits";
 import { getProject } from "../projects/projects.index";
 import { canReadProject } from "../projects/projects.service";
-import type { BindingEntry, Faults, WorkspaceRecord } from "../workspaces/workspace.types";
+import type { BindingEntry, WorkspaceRecord } from "../workspaces/workspace.types";
 import { workspaceDocsByIds } from "../workspaces/workspaces.d1";
 import { parseDoc } from "../workspaces/workspaces.index";
 import { loadScope, readById } from "../workspaces/workspaces.service";
@@ -50,18 +50,18 @@ export async function workspaceFlatTags(
 }
 
 /** Adds flat tags (by name, creating missing organisation tags, or by id); needs can-manage-tags. */
-export async function addWorkspaceFlatTags(caller: Caller, workspaceId: string, refs: FlatTagRef[], faults: Faults | undefined): Promise<Acknowledged> {
+export async function addWorkspaceFlatTags(caller: Caller, workspaceId: string, refs: FlatTagRef[]): Promise<Acknowledged> {
   const { record } = await readById(caller, workspaceId, "workspace.manage-tags");
   const now = nowIso();
   const inputs = await resolveFlatAdds(caller, record.organizationId, refs, "/data", now);
-  return inputs.length > 0 ? changeTags(caller, record, { op: "add-flat", tags: inputs }, now, faults) : {};
+  return inputs.length > 0 ? changeTags(caller, record, { op: "add-flat", tags: inputs }, now) : {};
 }
 
 /** Removes flat tags (an unknown name has no effect; an unknown id is 404). */
-export async function removeWorkspaceFlatTags(caller: Caller, workspaceId: string, refs: FlatTagRef[], faults: Faults | undefined): Promise<Acknowledged> {
+export async function removeWorkspaceFlatTags(caller: Caller, workspaceId: string, refs: FlatTagRef[]): Promise<Acknowledged> {
   const { record } = await readById(caller, workspaceId, "workspace.manage-tags");
   const keys = await resolveFlatRemovals(caller, record.organizationId, refs, "/data");
-  return keys.length > 0 ? changeTags(caller, record, { op: "remove-flat", keys }, nowIso(), faults) : {};
+  return keys.length > 0 ? changeTags(caller, record, { op: "remove-flat", keys }, nowIso()) : {};
 }
 
 // ---- workspace tag bindings ----
@@ -76,14 +76,13 @@ export async function upsertWorkspaceTagBindings(
   caller: Caller,
   workspaceId: string,
   sent: SentBinding[],
-  faults: Faults | undefined,
 ): Promise<{ bindings: BindingEntry[] } & Acknowledged> {
   const { record } = await readById(caller, workspaceId, "workspace.manage-tags");
   const now = nowIso();
   const inputs = resolveBindings(sent, "/data");
   if (inputs.length === 0) return { bindings: echoed(record.tagBindings, inputs) };
   await refuseOverrides(caller, record, inputs, "/data");
-  const done = await changeTags(caller, record, { op: "upsert-bindings", bindings: inputs, pointerBase: "/data" }, now, faults);
+  const done = await changeTags(caller, record, { op: "upsert-bindings", bindings: inputs, pointerBase: "/data" }, now);
   return { bindings: echoed(done.workspace.tagBindings, inputs), bookmark: done.bookmark };
 }
 
@@ -187,7 +186,7 @@ async function forEachLimited<T>(items: T[], fn: (item: T) => Promise<void>, wid
 }
 
 /** Attaches an existing organisation tag to workspaces; answers the last index write's bookmark. */
-export async function attachTagToWorkspaces(caller: Caller, tagId: string, workspaceIds: string[], faults: Faults | undefined): Promise<Acknowledged> {
+export async function attachTagToWorkspaces(caller: Caller, tagId: string, workspaceIds: string[]): Promise<Acknowledged> {
   const tag = await tagById(caller.db, tagId);
   // A tag no workspace carries no longer exists (it left the organisation's list).
   if (!tag || tag.instance_count === 0) throw ApiError.of("not_found");
@@ -196,7 +195,7 @@ export async function attachTagToWorkspaces(caller: Caller, tagId: string, works
   const now = nowIso();
   const acknowledged: Acknowledged = {};
   await forEachLimited(records, async (r) => {
-    const done = await changeTags(caller, r, { op: "add-flat", tags: [{ key: tag.name, tagId: tag.id, index: 0 }] }, now, faults);
+    const done = await changeTags(caller, r, { op: "add-flat", tags: [{ key: tag.name, tagId: tag.id, index: 0 }] }, now);
     if (done.bookmark) acknowledged.bookmark = done.bookmark;
   });
   return acknowledged;

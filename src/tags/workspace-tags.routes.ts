@@ -5,7 +5,7 @@ import { jsonapi, noContent, paginated, readPage } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { LIMITS } from "../limits";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
-import { acknowledge, faultsOf } from "../workspaces/workspaces.http";
+import { acknowledge } from "../workspaces/workspaces.http";
 import { serializeTag } from "./tags.serialize";
 import { addWorkspaceFlatTags, removeWorkspaceFlatTags, workspaceFlatTags } from "./tags.service";
 import { defineRoute } from "../jsonapi/define-route";
@@ -73,7 +73,7 @@ workspaceTags.openapi(
     responses: { ...noContentResponse, ...errorResponses },
   }),
   async (c) => {
-    acknowledge(c, await addWorkspaceFlatTags(callerOf(c), c.req.valid("param").workspace_id, c.req.valid("json").data, faultsOf(c)));
+    acknowledge(c, await addWorkspaceFlatTags(callerOf(c), c.req.valid("param").workspace_id, c.req.valid("json").data));
     return noContent(c);
   },
 );
@@ -89,7 +89,7 @@ workspaceTags.openapi(
     responses: { ...noContentResponse, ...errorResponses },
   }),
   async (c) => {
-    acknowledge(c, await removeWorkspaceFlatTags(callerOf(c), c.req.valid("param").workspace_id, c.req.valid("json").data, faultsOf(c)));
+    acknowledge(c, await removeWorkspaceFlatTags(callerOf(c), c.req.valid("param").workspace_id, c.req.valid("json").data));
     return noContent(c);
   },
 );

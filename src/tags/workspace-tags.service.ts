@@ -2,7 +2,7 @@
 import type { Caller } from "../caller";
 import { ApiError, unwrap } from "../errors";
 import { isFailure } from "../workspaces/workspace.rules";
-import type { Faults, WorkspaceRecord } from "../workspaces/workspace.types";
+import type { WorkspaceRecord } from "../workspaces/workspace.types";
 import { workspaceStub } from "../workspaces/workspaces.service";
 import { bindingValue, checkBindings, checkFlatTagName, type BindingInput as SentBinding } from "./tags.rules";
 import { deadTagIds, ensureTagIds, tagNotFound, tagsById } from "./tags.index";
@@ -100,12 +100,11 @@ export async function changeTags(
   seen: WorkspaceRecord,
   change: TagChange,
   now: string,
-  faults: Faults | undefined,
 ): Promise<{ workspace: WorkspaceRecord; bookmark?: string | null }> {
   const ids = keyOnlyTagIds(seen.tags);
   const dead = ids.length ? await deadTagIds(caller.db, seen.organizationId) : new Set<string>();
   const purge = ids.filter((id) => dead.has(id));
-  const result = await workspaceStub(caller.env, seen.id).changeTags({ change, purge, now, faults });
+  const result = await workspaceStub(caller.env, seen.id).changeTags({ change, purge, now });
   const done = unwrap(result);
   return { workspace: done.value as WorkspaceRecord, bookmark: done.bookmark };
 }

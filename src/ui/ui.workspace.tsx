@@ -169,17 +169,17 @@ async function refuse(c: Ctx, caller: Caller, form: FormName, values: Record<str
 
 page(workspaceUi, "post", "/:organization/workspaces/:name/lock", "workspace.lock", async (c) => {
   const form = await c.req.parseBody();
-  await lockWorkspace(callerOf(c), refOf(c), text(form, "reason").slice(0, 200), undefined);
+  await lockWorkspace(callerOf(c), refOf(c), text(form, "reason").slice(0, 200));
   return c.redirect(backTo(c), 303);
 });
 
 page(workspaceUi, "post", "/:organization/workspaces/:name/unlock", "workspace.lock", async (c) => {
-  await unlockWorkspace(callerOf(c), refOf(c), undefined);
+  await unlockWorkspace(callerOf(c), refOf(c));
   return c.redirect(backTo(c), 303);
 });
 
 page(workspaceUi, "post", "/:organization/workspaces/:name/force-unlock", "workspace.force-unlock", async (c) => {
-  await forceUnlockWorkspace(callerOf(c), refOf(c), undefined);
+  await forceUnlockWorkspace(callerOf(c), refOf(c));
   return c.redirect(backTo(c), 303);
 });
 
@@ -187,7 +187,7 @@ page(workspaceUi, "post", "/:organization/workspaces/:name/safe-delete", "worksp
   const form = await c.req.parseBody();
   const ref = refOf(c);
   if (form.confirm !== ref.name) throw ApiError.of("bad_request", { detail: "Type the workspace's name to confirm its deletion." });
-  await safeDeleteWorkspace(callerOf(c), ref, undefined);
+  await safeDeleteWorkspace(callerOf(c), ref);
   return c.redirect(orgPath(ref.organization, "workspaces"), 303);
 });
 
@@ -216,19 +216,19 @@ page(workspaceUi, "post", "/:organization/workspaces/:name/settings", "workspace
   const values = { ...Object.fromEntries(fields.map((k) => [k, text(form, k)])), "auto-apply": String(text(form, "auto-apply") === "on") };
   const parsed = workspaceAttributesInput.safeParse(settingsAttributes(form));
   if (!parsed.success) return refuse(c, caller, "settings", values, validationError(parsed.error, "json"));
-  return submit(c, "settings", values, () => updateWorkspace(caller, refOf(c), { type: "workspaces", attributes: parsed.data }, undefined));
+  return submit(c, "settings", values, () => updateWorkspace(caller, refOf(c), { type: "workspaces", attributes: parsed.data }));
 });
 
 // As POST and DELETE /workspaces/:id/relationships/remote-state-consumers.
 page(workspaceUi, "post", "/:organization/workspaces/:name/consumers", "workspace.update", async (c) => {
   const form = await c.req.parseBody();
   const name = text(form, "name").trim();
-  return submit(c, "consumers", { name }, () => changeConsumers(callerOf(c), refOf(c), "add", { names: [name] }, undefined));
+  return submit(c, "consumers", { name }, () => changeConsumers(callerOf(c), refOf(c), "add", { names: [name] }));
 });
 
 page(workspaceUi, "post", "/:organization/workspaces/:name/consumers/delete", "workspace.update", async (c) => {
   const form = await c.req.parseBody();
-  return submit(c, "consumers", {}, () => changeConsumers(callerOf(c), refOf(c), "remove", { ids: [text(form, "id")] }, undefined));
+  return submit(c, "consumers", {}, () => changeConsumers(callerOf(c), refOf(c), "remove", { ids: [text(form, "id")] }));
 });
 
 const accessLevel = z.object({ access: z.enum(WS_LEVELS) });

@@ -4,7 +4,7 @@ import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
-import { acknowledge, faultsOf } from "../workspaces/workspaces.http";
+import { acknowledge } from "../workspaces/workspaces.http";
 import { createVariableBody, updateVariableBody, variableIdParam } from "./variables.schemas";
 import { serializeVariable } from "./variables.serialize";
 import * as service from "./variables.service";
@@ -40,7 +40,7 @@ variables.openapi(
     responses: { ...ok("The variable", 201), ...errorResponses },
   }),
   async (c) => {
-    const res = await service.createWorkspaceVariable(callerOf(c), c.req.valid("param").workspace_id, c.req.valid("json").data.attributes, faultsOf(c));
+    const res = await service.createWorkspaceVariable(callerOf(c), c.req.valid("param").workspace_id, c.req.valid("json").data.attributes);
     acknowledge(c, res);
     return jsonapi(c, { data: serializeVariable(res.view) }, 201);
   },
@@ -91,7 +91,7 @@ variables.openapi(
   }),
   async (c) => {
     const p = c.req.valid("param");
-    acknowledge(c, await service.deleteWorkspaceVariable(callerOf(c), p.workspace_id, p.var_id, faultsOf(c)));
+    acknowledge(c, await service.deleteWorkspaceVariable(callerOf(c), p.workspace_id, p.var_id));
     return noContent(c);
   },
 );

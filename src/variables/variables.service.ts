@@ -7,7 +7,7 @@ import type { Caller } from "../caller";
 import type { Bindings } from "../env";
 import { unwrap } from "../errors";
 import { newId, nowIso } from "../ids";
-import type { Faults, WorkspaceRecord } from "../workspaces/workspace.types";
+import type { WorkspaceRecord } from "../workspaces/workspace.types";
 import { readById, workspaceStub } from "../workspaces/workspaces.service";
 import { varsetsReachingWorkspace } from "../varsets/varsets.d1";
 import { openValue, sealValue } from "./variables.crypto";
@@ -75,11 +75,10 @@ export async function createWorkspaceVariable(
   caller: Caller,
   workspaceId: string,
   a: VariableCreateAttributes,
-  faults: Faults | undefined,
 ): Promise<{ view: VariableView; bookmark?: string | null }> {
   const { organization } = await authorised(caller, workspaceId, 2);
   const variable = await newVariable(caller.env, a);
-  const res = unwrap(await workspaceStub(caller.env, workspaceId).createVariable({ variable, faults }));
+  const res = unwrap(await workspaceStub(caller.env, workspaceId).createVariable({ variable }));
   return { view: await viewOf(caller.env, res.value.variable, ownerOf(res.value.workspace, organization)), bookmark: res.bookmark };
 }
 
@@ -89,14 +88,9 @@ export async function updateWorkspaceVariable(caller: Caller, workspaceId: strin
   return viewOf(caller.env, res.value.variable, ownerOf(res.value.workspace, organization));
 }
 
-export async function deleteWorkspaceVariable(
-  caller: Caller,
-  workspaceId: string,
-  id: string,
-  faults: Faults | undefined,
-): Promise<{ bookmark?: string | null }> {
+export async function deleteWorkspaceVariable(caller: Caller, workspaceId: string, id: string): Promise<{ bookmark?: string | null }> {
   await authorised(caller, workspaceId, 2);
-  return unwrap(await workspaceStub(caller.env, workspaceId).deleteVariable({ id, faults }));
+  return unwrap(await workspaceStub(caller.env, workspaceId).deleteVariable({ id }));
 }
 
 /**

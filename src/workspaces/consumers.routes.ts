@@ -10,7 +10,7 @@ import { errorResponses, jsonBody, noContentResponse, ok, router } from "../json
 import type { ConsumerChange } from "./consumers.logic";
 import { changeConsumers, listConsumers, setSshKey } from "./consumers.service";
 import { workspaceIdParam } from "./workspaces.schemas";
-import { acknowledge, faultsOf } from "./workspaces.http";
+import { acknowledge } from "./workspaces.http";
 import { defineRoute } from "../jsonapi/define-route";
 
 const tags = ["Remote state consumers"];
@@ -46,7 +46,7 @@ consumers.openapi(
 async function change(c: Context<AppEnv>, op: ConsumerChange["op"]): Promise<Response> {
   const id = c.req.param("workspace_id")!;
   const ids = (c.req.valid as (t: "json") => z.infer<typeof consumersBody>)("json").data.map((d) => d.id);
-  acknowledge(c, await changeConsumers(callerOf(c), id, op, { ids }, faultsOf(c)));
+  acknowledge(c, await changeConsumers(callerOf(c), id, op, { ids }));
   return noContent(c);
 }
 
@@ -86,7 +86,7 @@ consumers.openapi(
     responses: { ...ok("The workspace"), ...errorResponses },
   }),
   async (c) => {
-    const result = await setSshKey(callerOf(c), c.req.valid("param").workspace_id, c.req.valid("json").data.attributes.id, faultsOf(c));
+    const result = await setSshKey(callerOf(c), c.req.valid("param").workspace_id, c.req.valid("json").data.attributes.id);
     acknowledge(c, result);
     return jsonapi(c, { data: result.scope.serialize(result.workspace) });
   },

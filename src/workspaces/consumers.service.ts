@@ -5,7 +5,7 @@ import { ApiError, unwrap } from "../errors";
 import { nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
 import type { ConsumerChange } from "./consumers.logic";
-import type { Faults, WorkspaceRecord } from "./workspace.types";
+import type { WorkspaceRecord } from "./workspace.types";
 import { allConsumers, consumerPage, consumerScope, sshKeyExists, workspaceDocsByIds, workspaceDocsByNames } from "./workspaces.d1";
 import { parseDoc } from "./workspaces.index";
 import { guardOf, loadScope, readById, readRef, workspaceStub, type WorkspaceRef, type WorkspaceScope } from "./workspaces.service";
@@ -49,7 +49,6 @@ export async function changeConsumers(
   ref: WorkspaceRef,
   op: ConsumerChange["op"],
   targets: { ids: string[] } | { names: string[] },
-  faults: Faults | undefined,
 ): Promise<{ bookmark?: string | null }> {
   const { record, scope } = await readRef(caller, ref, "workspace.update");
   // Replacing the whole list is for organisation-wide workspace managers only (spec §5.7).
@@ -69,16 +68,16 @@ export async function changeConsumers(
       throw ApiError.of("not_found", { detail: `Workspace not found: ${key}`, pointer: `/data/${i}/id` });
     ids.push(w.id);
   }
-  return unwrap(await workspaceStub(caller.env, record.id).changeConsumers({ change: { op, ids }, now: nowIso(), faults, guard: guardOf(record) }));
+  return unwrap(await workspaceStub(caller.env, record.id).changeConsumers({ change: { op, ids }, now: nowIso(), guard: guardOf(record) }));
 }
 
 /** Assigns (id) or unassigns (null) the workspace's SSH key. */
-export async function setSshKey(caller: Caller, id: string, keyId: string | null, faults: Faults | undefined): Promise<Written> {
+export async function setSshKey(caller: Caller, id: string, keyId: string | null): Promise<Written> {
   const { record, scope } = await readById(caller, id, "workspace.update");
   if (keyId !== null && !(await sshKeyExists(caller.db, keyId, record.organizationId))) {
     throw ApiError.of("not_found", { detail: "SSH key not found", pointer: "/data/attributes/id" });
   }
-  const result = unwrap(await workspaceStub(caller.env, id).setSshKey({ keyId, now: nowIso(), faults, guard: guardOf(record) }));
+  const result = unwrap(await workspaceStub(caller.env, id).setSshKey({ keyId, now: nowIso(), guard: guardOf(record) }));
   const fresh = await loadScope(caller, record.organizationId, [result.value]);
   return { workspace: result.value, scope: fresh ?? scope, bookmark: result.bookmark };
 }

@@ -10,7 +10,7 @@ import { errorResponses, noContentResponse, ok, router } from "../jsonapi/valida
 import { validationError } from "../jsonapi/validation";
 import { orgWorkspaceParam, workspaceIdParam } from "./workspaces.schemas";
 import { forceUnlockWorkspace, lockWorkspace, safeDeleteWorkspace, unlockWorkspace } from "./workspace-actions.service";
-import { acknowledge, faultsOf } from "./workspaces.http";
+import { acknowledge } from "./workspaces.http";
 import type { WorkspaceRef } from "./workspaces.service";
 import { defineRoute } from "../jsonapi/define-route";
 
@@ -54,7 +54,7 @@ workspaceActions.openapi(
   async (c) => {
     const { workspace_id } = c.req.valid("param");
     const reasonText = await readLockReason(c);
-    const result = await lockWorkspace(callerOf(c), workspace_id, reasonText, faultsOf(c));
+    const result = await lockWorkspace(callerOf(c), workspace_id, reasonText);
     acknowledge(c, result);
     return jsonapi(c, { data: result.scope.serialize(result.workspace) });
   },
@@ -77,7 +77,7 @@ workspaceActions.openapi(
   }),
   async (c) => {
     const { workspace_id } = c.req.valid("param");
-    const result = await unlockWorkspace(callerOf(c), workspace_id, faultsOf(c));
+    const result = await unlockWorkspace(callerOf(c), workspace_id);
     acknowledge(c, result);
     return jsonapi(c, { data: result.scope.serialize(result.workspace) });
   },
@@ -95,14 +95,14 @@ workspaceActions.openapi(
   }),
   async (c) => {
     const { workspace_id } = c.req.valid("param");
-    const result = await forceUnlockWorkspace(callerOf(c), workspace_id, faultsOf(c));
+    const result = await forceUnlockWorkspace(callerOf(c), workspace_id);
     acknowledge(c, result);
     return jsonapi(c, { data: result.scope.serialize(result.workspace) });
   },
 );
 
 async function safeDelete(c: Context<AppEnv>, ref: WorkspaceRef): Promise<Response> {
-  await safeDeleteWorkspace(callerOf(c), ref, faultsOf(c));
+  await safeDeleteWorkspace(callerOf(c), ref);
   return noContent(c);
 }
 

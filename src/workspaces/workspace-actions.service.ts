@@ -2,30 +2,29 @@
 import { lockHolderOf } from "../auth/principal";
 import type { Caller } from "../caller";
 import { nowIso } from "../ids";
-import type { Faults } from "./workspace.types";
 import { lockHolderName } from "./lock-holders.d1";
 import { mutateAs, workspaceStub, type Readable, type WorkspaceRef } from "./workspaces.service";
 import type { Written } from "./workspaces.write.service";
 
 /** `ref`: an id (the API), or organisation and name (the web UI: no lookup before the read that authorises). */
-export async function lockWorkspace(caller: Caller, ref: WorkspaceRef, reason: string, faults: Faults | undefined): Promise<Written> {
+export async function lockWorkspace(caller: Caller, ref: WorkspaceRef, reason: string): Promise<Written> {
   const holder = lockHolderOf(caller.principal);
   const done = await mutateAs(caller, ref, "workspace.lock", (r, guard) =>
-    workspaceStub(caller.env, r.record.id).lock({ holder, reason, now: nowIso(), faults, guard }),
+    workspaceStub(caller.env, r.record.id).lock({ holder, reason, now: nowIso(), guard }),
   );
   return { workspace: done.value, scope: done.readable.scope, bookmark: done.bookmark };
 }
 
 /** Only the lock's holder may unlock (the DO compares holders). */
-export async function unlockWorkspace(caller: Caller, ref: WorkspaceRef, faults: Faults | undefined): Promise<Written> {
+export async function unlockWorkspace(caller: Caller, ref: WorkspaceRef): Promise<Written> {
   const holder = lockHolderOf(caller.principal);
-  const done = await mutateAs(caller, ref, "workspace.lock", (r, guard) => workspaceStub(caller.env, r.record.id).unlock({ holder, faults, guard }));
+  const done = await mutateAs(caller, ref, "workspace.lock", (r, guard) => workspaceStub(caller.env, r.record.id).unlock({ holder, guard }));
   return { workspace: done.value, scope: done.readable.scope, bookmark: done.bookmark };
 }
 
 /** Workspace admins may unlock whoever holds the lock. */
-export async function forceUnlockWorkspace(caller: Caller, ref: WorkspaceRef, faults: Faults | undefined): Promise<Written> {
-  const done = await mutateAs(caller, ref, "workspace.force-unlock", (r, guard) => workspaceStub(caller.env, r.record.id).forceUnlock({ faults, guard }));
+export async function forceUnlockWorkspace(caller: Caller, ref: WorkspaceRef): Promise<Written> {
+  const done = await mutateAs(caller, ref, "workspace.force-unlock", (r, guard) => workspaceStub(caller.env, r.record.id).forceUnlock({ guard }));
   return { workspace: done.value, scope: done.readable.scope, bookmark: done.bookmark };
 }
 
@@ -36,6 +35,6 @@ export async function lockHolderNameOf(caller: Caller, readable: Readable): Prom
 }
 
 /** Spec §7: a caller who may not delete gets 404, as for a missing workspace. */
-export async function safeDeleteWorkspace(caller: Caller, ref: WorkspaceRef, faults: Faults | undefined): Promise<void> {
-  await mutateAs(caller, ref, "workspace.delete", (r, guard) => workspaceStub(caller.env, r.record.id).remove({ safe: true, faults, guard }));
+export async function safeDeleteWorkspace(caller: Caller, ref: WorkspaceRef): Promise<void> {
+  await mutateAs(caller, ref, "workspace.delete", (r, guard) => workspaceStub(caller.env, r.record.id).remove({ safe: true, guard }));
 }

@@ -53,8 +53,6 @@ const RETRY_BASE_MS = 1_000;
 const RETRY_MAX_MS = 60_000;
 /** When the alarm armed by every commit fires if the flush never finished (the process died). */
 const CRASH_RETRY_MS = 5_000;
-/** Test-only: hold an index write this long after its commit (crash-window tests; FAULT_INJECTION=1). */
-type DelayFaults = Faults & { delayIndexWritesMs?: number };
 
 /**
  * One SQLite-backed Durable Object per workspace (named by its id): the single writer of that
@@ -70,6 +68,8 @@ export class WorkspaceObject extends DurableObject<Bindings> {
   private indexed: { tags: string; name: string } | null = null;
   private bookmark: string | null = null;
   private faultBudget = 0;
+  /** Test-only: the faults of the call `withFaults` is making, for the index write that call flushes. */
+  private callFaults: Faults | undefined;
 
   constructor(ctx: DurableObjectState, env: Bindings) {
     super(ctx, env);
@@ -196,14 +196,14 @@ export class WorkspaceObject extends DurableObject<Bindings> {
   }
 
   /** Runs a synchronous mutation of a live workspace, commits it, then flushes the index. */
-  protected async mutate(input: { faults?: Faults; guard?: Guard }, change: (current: WorkspaceRecord) => WorkspaceRecord | Failure): Promise<WorkspaceResult> {
+  protected async mutate(input: { guard?: Guard }, change: (current: WorkspaceRecord) => WorkspaceRecord | Failure): Promise<WorkspaceResult> {
     const current = this.guarded(input.guard);
     if (isFailure(current)) return current;
     const next = change(structuredClone(current));
     if (isFailure(next)) return next;
     next.version = current.version + 1;
     this.commit("live", next);
-    await this.flush(input.faults);
+    await this.flush(this.callFaults);
     return ok(next, this.bookmark);
   }
 
@@ -215,11 +215,11 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     const nameFailure = checkName(input.name);
     if (nameFailure) return nameFailure;
     const record = initialRecord(input);
-    const fault = this.env.FAULT_INJECTION === "1" ? input.faults?.failCreate : undefined;
+    const fault = this.env.FAULT_INJECTION === "1" ? this.callFaults?.failCreate : undefined;
     if (fault === "result") return fail("internal");
     if (fault === "throw") throw new Error("injected fault: create failed before its commit");
     this.commit("live", record);
-    await this.flush(input.faults);
+    await this.flush(this.callFaults);
     if (fault === "throw-after-commit") throw new Error("injected fault: create failed after its commit");
     return ok(record, this.bookmark);
   }
@@ -267,7 +267,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
    * One serialised change of the flat tags or of the bindings (issue 14: two sets, a change touches
    * one); computed and committed with no await in between; a no-op commits nothing.
    */
-  async changeTags(input: { change: TagChange; purge?: string[]; now: string; faults?: Faults; guard?: Guard }): Promise<WorkspaceResult> {
+  async changeTags(input: { change: TagChange; purge?: string[]; now: string; guard?: Guard }): Promise<WorkspaceResult> {
     const current = this.live();
     if (isFailure(current)) return current;
     const sets = applyTagChange(current, input.change, input.now, input.purge);
@@ -283,25 +283,25 @@ export class WorkspaceObject extends DurableObject<Bindings> {
 
   // ---- remote-state consumers, SSH key, retention policy (spec §4.10, §4.11, §4.14) ----
 
-  async changeConsumers(input: { change: ConsumerChange; now: string; faults?: Faults; guard?: Guard }): Promise<WorkspaceResult> {
+  async changeConsumers(input: { change: ConsumerChange; now: string; guard?: Guard }): Promise<WorkspaceResult> {
     return this.mutate(input, (w) => changeConsumers(w, input.change));
   }
 
-  async setSshKey(input: { keyId: string | null; now: string; faults?: Faults; guard?: Guard }): Promise<WorkspaceResult> {
+  async setSshKey(input: { keyId: string | null; now: string; guard?: Guard }): Promise<WorkspaceResult> {
     return this.mutate(input, (w) => {
       w.updatedAt = input.now;
       return setSshKey(w, input.keyId);
     });
   }
 
-  async setRetention(input: { policy: DataRetentionPolicy | null; faults?: Faults; guard?: Guard }): Promise<WorkspaceResult> {
+  async setRetention(input: { policy: DataRetentionPolicy | null; guard?: Guard }): Promise<WorkspaceResult> {
     return this.mutate(input, (w) => setRetention(w, input.policy));
   }
 
   // ---- variables (issue 17; logic in src/variables/variables.store.ts): values arrive sealed ----
 
   /** Creates a variable; the key check and the insert are one critical section, so racing creates serialise. */
-  async createVariable(input: { variable: StoredVariable; faults?: Faults; guard?: Guard }): Promise<VariableResult> {
+  async createVariable(input: { variable: StoredVariable; guard?: Guard }): Promise<VariableResult> {
     const result = await this.mutate(input, (w) => insertVariable(this.ctx.storage.sql, w, input.variable));
     return result.ok ? ok({ workspace: result.value, variable: input.variable }, result.bookmark) : result;
   }
@@ -314,7 +314,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     return isFailure(variable) ? variable : ok({ workspace: w, variable });
   }
 
-  async deleteVariable(input: { id: string; faults?: Faults; guard?: Guard }): Promise<WorkspaceResult> {
+  async deleteVariable(input: { id: string; guard?: Guard }): Promise<WorkspaceResult> {
     return this.mutate(input, (w) => deleteVariable(this.ctx.storage.sql, w, input.id));
   }
 
@@ -332,7 +332,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
 
   // ---- locking (spec §3); serialised here so N racing lockers end as a serial order would ----
 
-  async lock(input: { holder: LockHolder; reason: string; now: string; faults?: Faults; guard?: Guard }): Promise<WorkspaceResult> {
+  async lock(input: { holder: LockHolder; reason: string; now: string; guard?: Guard }): Promise<WorkspaceResult> {
     return this.mutate(input, (w) => lock(w, input.holder, input.reason, input.now));
   }
 
@@ -340,7 +340,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
    * Unlock (spec §3): only the holder; refused with 503 while the latest state version is still
    * pending; promotes the latest finalized intermediate state version to current.
    */
-  async unlock(input: { holder: LockHolder; now?: string; faults?: Faults; guard?: Guard }): Promise<WorkspaceResult> {
+  async unlock(input: { holder: LockHolder; now?: string; guard?: Guard }): Promise<WorkspaceResult> {
     const now = input.now ?? new Date().toISOString();
     return this.mutate(input, (w) => {
       const next = unlock(w, input.holder);
@@ -349,7 +349,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
   }
 
   /** Force-unlock works while a state version is pending; a finalized intermediate one still becomes current. */
-  async forceUnlock(input: { now?: string; faults?: Faults; guard?: Guard } = {}): Promise<WorkspaceResult> {
+  async forceUnlock(input: { now?: string; guard?: Guard } = {}): Promise<WorkspaceResult> {
     const now = input.now ?? new Date().toISOString();
     return this.mutate(input, (w) => {
       const next = forceUnlock(w);
@@ -360,7 +360,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
   // ---- state versions (issue 5; logic in src/state-versions/state-versions.store.ts) ----
 
   /** Creates a state version; the caller must hold the lock. With inline state it is finalized at once. */
-  async createStateVersion(input: CreateVersionInput & { faults?: Faults; guard?: Guard }): Promise<Result<StateVersionView>> {
+  async createStateVersion(input: CreateVersionInput & { guard?: Guard }): Promise<Result<StateVersionView>> {
     const sql = this.ctx.storage.sql;
     const result = await this.mutate(input, (w) => createVersion(sql, w, input));
     if (!result.ok) return result;
@@ -379,15 +379,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
   }
 
   /** Completes an upload with its last piece: md5 verified, parsed, finalized and (unless intermediate) made current. */
-  async completeBlob(input: {
-    id: string;
-    kind: BlobKind;
-    upload: string;
-    bytes: Uint8Array;
-    now: string;
-    faults?: Faults;
-    guard?: Guard;
-  }): Promise<Result<null>> {
+  async completeBlob(input: { id: string; kind: BlobKind; upload: string; bytes: Uint8Array; now: string; guard?: Guard }): Promise<Result<null>> {
     const sql = this.ctx.storage.sql;
     if (this.load().kind !== "live") return fail("not_found");
     const done = completeUpload(sql, input.id, input.kind, input.upload, input.bytes);
@@ -439,7 +431,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
    * Delete: a permanent tombstone; the data is dropped once D1 has the delete. With `safe`, the
    * safe-delete conditions are checked in the same synchronous section as the delete.
    */
-  async remove(opts: { faults?: Faults; safe?: boolean; guard?: Guard } = {}): Promise<Result<null>> {
+  async remove(opts: { safe?: boolean; guard?: Guard } = {}): Promise<Result<null>> {
     const current = this.guarded(opts.guard);
     if (isFailure(current)) return current;
     if (opts.safe) {
@@ -448,7 +440,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     }
     const tomb = { ...current, version: current.version + 1 };
     this.commit("deleted", tomb);
-    await this.flush(opts.faults);
+    await this.flush(this.callFaults);
     return ok(null, this.bookmark);
   }
 
@@ -487,6 +479,26 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     return ok({ kind: s.kind, record: "record" in s ? s.record : null, pending, armed });
   }
 
+  // ---- test-only ----
+
+  /**
+   * Fault injection (FAULT_INJECTION=1): makes RPC call `method(...args)` with `faults` applied to the index write it
+   * flushes. The Worker's stub wrapper (`countedNamespace`, src/hops.ts) calls this in place of the method when the
+   * request carries X-Fault-* headers, so no method's input names them. A mutation flushes in the synchronous section
+   * that commits it, before its first await, so clearing them once the call has returned its promise confines them to
+   * this call.
+   */
+  withFaults(faults: Faults, method: string, args: unknown[]): Promise<unknown> {
+    const fn = (this as unknown as Record<string, unknown>)[method];
+    if (method === "withFaults" || typeof fn !== "function") throw new Error(`withFaults: no RPC method ${method}`);
+    this.callFaults = faults;
+    try {
+      return Promise.resolve(fn.apply(this, args));
+    } finally {
+      this.callFaults = undefined;
+    }
+  }
+
   // ---- outbox ----
 
   /** The last state version (by seq) the D1 index has. */
@@ -498,7 +510,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
   /** Serialised flush: always writes the newest outbox entry, so an older one can never land last. */
   protected flush(faults: Faults | undefined): Promise<void> {
     if (faults?.failIndexWrites && this.env.FAULT_INJECTION === "1") this.faultBudget += faults.failIndexWrites;
-    const delayMs = this.env.FAULT_INJECTION === "1" ? ((faults as DelayFaults | undefined)?.delayIndexWritesMs ?? 0) : 0;
+    const delayMs = this.env.FAULT_INJECTION === "1" ? (faults?.delayIndexWritesMs ?? 0) : 0;
     const run = this.flushChain.then(() => this.flushOnce(delayMs));
     this.flushChain = run.catch(() => undefined);
     return this.flushChain;

@@ -124,7 +124,6 @@ export interface CreateInput {
   /** Optional for callers that only set flat tags (the bench's bulk loader). */
   tagBindings?: BindingEntry[];
   now: string;
-  faults?: Faults;
 }
 
 /** A patch already validated against the request; the DO checks rules that need current state. */
@@ -139,7 +138,6 @@ export interface UpdateInput {
   /** `relationships.tags`: replaces the flat tags only. */
   tags?: FlatInput[];
   now: string;
-  faults?: Faults;
   guard?: Guard;
 }
 
@@ -152,14 +150,20 @@ export interface Guard {
   organizationId: string;
 }
 
-/** Test-only fault injection (honoured only when FAULT_INJECTION=1). */
+/**
+ * Test-only fault injection from a request's X-Fault-* headers (honoured only when FAULT_INJECTION=1). It rides on the
+ * request's `Caller`; the workspace stubs hand it to the object (`WorkspaceObject.withFaults`), never a method's input.
+ */
 export interface Faults {
+  /** Index writes of this object to fail (the alarm retries them). */
   failIndexWrites?: number;
   /**
    * The DO's create fails: "result" answers a failure before committing, "throw" throws before committing,
    * "throw-after-commit" throws once the workspace is committed (its answer lost, as when the call breaks).
    */
   failCreate?: "result" | "throw" | "throw-after-commit";
+  /** Holds the index write after the commit (the crash test kills the process inside that window). */
+  delayIndexWritesMs?: number;
 }
 
 /** A flat tag to add, resolved by the Worker to its organisation tag id. */

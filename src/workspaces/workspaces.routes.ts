@@ -4,7 +4,7 @@ import type { AppEnv } from "../env";
 import { jsonapi, noContent } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { includeFor } from "./workspaces.include";
-import { acknowledge, faultsOf } from "./workspaces.http";
+import { acknowledge } from "./workspaces.http";
 import { listQuery, listWorkspaces } from "./workspaces.list";
 import { includeQuery, orgParam, orgWorkspaceParam, workspaceCreateBody, workspaceIdParam, workspaceUpdateBody } from "./workspaces.schemas";
 import { readById, readByName, type WorkspaceRef } from "./workspaces.service";
@@ -27,7 +27,7 @@ workspaces.openapi(
     responses: { ...ok("The created workspace", 201), ...errorResponses },
   }),
   async (c) => {
-    const result = await createWorkspace(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data, faultsOf(c));
+    const result = await createWorkspace(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data);
     acknowledge(c, result);
     return jsonapi(c, { data: result.scope.serialize(result.workspace) }, 201);
   },
@@ -93,7 +93,7 @@ workspaces.openapi(
 // ---- update ----
 
 async function update(c: Context<AppEnv>, ref: WorkspaceRef, body: (typeof workspaceUpdateBody)["_output"]["data"]): Promise<Response> {
-  const result = await updateWorkspace(callerOf(c), ref, body, faultsOf(c));
+  const result = await updateWorkspace(callerOf(c), ref, body);
   acknowledge(c, result);
   return jsonapi(c, { data: result.scope.serialize(result.workspace) });
 }
@@ -130,7 +130,7 @@ workspaces.openapi(
 // ---- force delete ----
 
 async function forceDelete(c: Context<AppEnv>, ref: WorkspaceRef): Promise<Response> {
-  await forceDeleteWorkspace(callerOf(c), ref, faultsOf(c));
+  await forceDeleteWorkspace(callerOf(c), ref);
   return noContent(c);
 }
 

@@ -12,7 +12,7 @@ import type { BindingInput, FlatInput } from "../tags/workspace-tags.logic";
 import { refuseOverrides } from "../tags/reserved-tag-keys.service";
 import { createTagEntries, resolveBindings, resolveFlatAdds } from "../tags/workspace-tags.service";
 import { applySettings, defaultSettings, isFailure, normaliseAttributes, type NormalisedAttributes } from "./workspace.rules";
-import type { Faults, WorkspaceRecord } from "./workspace.types";
+import type { WorkspaceRecord } from "./workspace.types";
 import { agentPoolExists, oauthTokenExists, projectExists } from "./workspaces.d1";
 import { claimName, NAME_LEASE_MS, releaseClaim } from "./workspaces.index";
 import type { workspaceCreateBody, workspaceUpdateBody } from "./workspaces.schemas";
@@ -94,12 +94,7 @@ function normalise(caller: Caller, attrs: Parameters<typeof normaliseAttributes>
   return n;
 }
 
-export async function createWorkspace(
-  caller: Caller,
-  organizationName: string,
-  body: (typeof workspaceCreateBody)["_output"]["data"],
-  faults: Faults | undefined,
-): Promise<Written> {
+export async function createWorkspace(caller: Caller, organizationName: string, body: (typeof workspaceCreateBody)["_output"]["data"]): Promise<Written> {
   const n = normalise(caller, body.attributes);
   const requestedProject = body.relationships?.project?.data?.id || undefined;
   // One batch: the organisation, the caller's teams and their grants on the target project (the
@@ -143,7 +138,7 @@ export async function createWorkspace(
     await releaseClaim(caller.env.DB, orgId, name, id);
     if (requestedProject) await releaseProject(caller.db, projectId, id);
   };
-  const input = { id, organizationId: orgId, projectId, name, settings, tags: tagSets.tags, tagBindings: tagSets.tagBindings, now, faults };
+  const input = { id, organizationId: orgId, projectId, name, settings, tags: tagSets.tags, tagBindings: tagSets.tagBindings, now };
   const result = await workspaceStub(caller.env, id)
     .create(input)
     .catch(async (err: unknown) => {
@@ -160,12 +155,7 @@ export async function createWorkspace(
   return { workspace: result.value, scope, bookmark: result.bookmark };
 }
 
-export async function updateWorkspace(
-  caller: Caller,
-  ref: WorkspaceRef,
-  body: (typeof workspaceUpdateBody)["_output"]["data"],
-  faults: Faults | undefined,
-): Promise<Written> {
+export async function updateWorkspace(caller: Caller, ref: WorkspaceRef, body: (typeof workspaceUpdateBody)["_output"]["data"]): Promise<Written> {
   const { record, scope, caps } = await readRef(caller, ref, "workspace.update");
   const n = normalise(caller, body.attributes ?? {});
   // The organisation by id: the record's own reference, unchanged by a concurrent organisation rename.
@@ -218,7 +208,6 @@ export async function updateWorkspace(
     tagBindings,
     tags: flatTags,
     now,
-    faults,
     // Should the workspace have moved since the index said where it is, the DO refuses (409, retry).
     guard: guardOf(record),
   });
@@ -234,6 +223,6 @@ export async function updateWorkspace(
 }
 
 /** Force delete: whatever the workspace holds (spec §4.8); 403 for readers who may not. */
-export async function forceDeleteWorkspace(caller: Caller, ref: WorkspaceRef, faults: Faults | undefined): Promise<void> {
-  await mutateAs(caller, ref, "workspace.force-delete", (r, guard) => workspaceStub(caller.env, r.record.id).remove({ faults, guard }));
+export async function forceDeleteWorkspace(caller: Caller, ref: WorkspaceRef): Promise<void> {
+  await mutateAs(caller, ref, "workspace.force-delete", (r, guard) => workspaceStub(caller.env, r.record.id).remove({ guard }));
 }
