@@ -30,6 +30,7 @@ export interface StateVersionInput {
   lineage?: string;
   state?: string;
   "json-state"?: string;
+  "json-state-outputs"?: string;
   intermediate?: boolean;
 }
 
@@ -53,6 +54,7 @@ export async function createStateVersion(caller: Caller, workspaceId: string, a:
   const { record } = await readById(caller, workspaceId, "state.create");
   const state = decodeBase64(a.state, "/data/attributes/state");
   const jsonState = decodeBase64(a["json-state"], "/data/attributes/json-state");
+  const jsonOutputs = decodeBase64(a["json-state-outputs"], "/data/attributes/json-state-outputs");
   const id = newId("sv");
   const now = nowIso();
   const p = caller.principal;
@@ -65,6 +67,7 @@ export async function createStateVersion(caller: Caller, workspaceId: string, a:
     intermediate: a.intermediate === true,
     state,
     jsonState,
+    jsonOutputs,
     now,
     createdBy: p.kind === "user" ? p.userId : p.serviceUserId,
     faults,
