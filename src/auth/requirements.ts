@@ -290,6 +290,7 @@ export const ROUTE_REQUIREMENTS: Record<string, Action> = {
   "DELETE /api/v2/reserved-tag-keys/:id": "organization.manage",
 
   "POST /api/v2/workspaces/:workspace_id/state-versions": "state.create",
+  "PATCH /api/v2/workspaces/:workspace_id/state-versions": "state.create",
   "GET /api/v2/state-versions": "state.read",
   "GET /api/v2/workspaces/:workspace_id/resources": "workspace.read",
   "GET /api/v2/state-versions/:state_version_id": "state.read",

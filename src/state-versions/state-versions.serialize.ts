@@ -54,6 +54,7 @@ export async function serializeStateVersion(
     },
     relationships: {
       run: { data: null },
+      "rollback-state-version": { data: sv.rollback_of ? { id: sv.rollback_of, type: "state-versions" } : null },
       "created-by": { data: sv.created_by ? { id: sv.created_by, type: "users" } : null },
       workspace: { data: { id: workspaceId, type: "workspaces" } },
       outputs: { data: outputs.map((_, i) => ({ id: outputId(sv.id, i), type: "state-version-outputs" })) },

@@ -78,6 +78,25 @@ export async function createStateVersion(caller: Caller, workspaceId: string, a:
 }
 
 /**
+ * Rolls the workspace back to one of its state versions: a new current version copying it. The same power
+ * as creating a state version, and the caller must hold the lock (the DO checks, as for a create).
+ */
+export async function rollbackStateVersion(caller: Caller, workspaceId: string, sourceId: string, faults: Faults | undefined): Promise<StateVersionView> {
+  const { record } = await readById(caller, workspaceId, "state.create");
+  const p = caller.principal;
+  const result = await stateStub(caller.env, workspaceId).rollbackStateVersion({
+    id: newId("sv"),
+    sourceId,
+    holder: lockHolderOf(p),
+    now: nowIso(),
+    createdBy: p.kind === "user" ? p.userId : p.serviceUserId,
+    faults,
+    guard: guardOf(record),
+  });
+  return unwrap(result).value;
+}
+
+/**
  * Finds the workspace of a state version and checks the caller may read it: the state version itself
  * (with its download URLs) needs state `read` (can-read-state-versions); its outputs need only
  * `read-outputs` (can-read-state-outputs), sensitive values then being hidden.

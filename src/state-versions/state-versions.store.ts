@@ -29,19 +29,24 @@ export type StateVersionRow = {
   parsed: string | null;
   json_present: number;
   created_by: string | null;
+  /** The version a rollback copied (schema 8; null otherwise). */
+  rollback_of: string | null;
 };
 
 export interface StateVersionView extends Omit<StateVersionRow, "parsed"> {
   parsed: ParsedState | null;
 }
 
-/** Schema 2. A new object gets schema 5's `backing` column here too, so creating one never runs an ALTER TABLE. */
+/**
+ * Schema 2. A new object gets schema 5's `backing` and schema 8's `rollback_of` columns here too, so creating one
+ * never runs an ALTER TABLE.
+ */
 export function migrateStateVersions(sql: SqlStorage): void {
   sql.exec(`CREATE TABLE IF NOT EXISTS state_versions (
     id TEXT PRIMARY KEY, seq INTEGER NOT NULL UNIQUE, serial INTEGER NOT NULL, md5 TEXT NOT NULL, lineage TEXT,
     status TEXT NOT NULL, intermediate INTEGER NOT NULL, created_at TEXT NOT NULL, size INTEGER NOT NULL DEFAULT 0,
     parsed TEXT, json_present INTEGER NOT NULL DEFAULT 0, created_by TEXT,
-    backing TEXT NOT NULL DEFAULT 'present')`);
+    backing TEXT NOT NULL DEFAULT 'present', rollback_of TEXT)`);
   // kind: "state" | "json" once complete; "<kind>~<upload id>" while an upload is being received.
   sql.exec(`CREATE TABLE IF NOT EXISTS state_chunks (
     sv_id TEXT NOT NULL, kind TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (sv_id, kind, seq))`);
@@ -72,6 +77,12 @@ export function migrateReparse(sql: SqlStorage): void {
     const next = hasState ? deriveState(textOfChunks(sql, row.id, "state"), json, null) : fromClient(json, null);
     sql.exec("UPDATE state_versions SET parsed = ? WHERE id = ?", JSON.stringify(next), row.id);
   }
+}
+
+/** Schema 8: a rolled-back version names the version it copies. */
+export function migrateRollback(sql: SqlStorage): void {
+  const columns = sql.exec<{ name: string }>("PRAGMA table_info(state_versions)").toArray();
+  if (!columns.some((c) => c.name === "rollback_of")) sql.exec("ALTER TABLE state_versions ADD COLUMN rollback_of TEXT");
 }
 
 export type BackingAction = "soft_delete_backing_data" | "restore_backing_data" | "permanently_delete_backing_data";
@@ -246,24 +257,34 @@ export interface CreateVersionInput {
   createdBy: string;
 }
 
+/** Creating a state version, or rolling back to one, needs the caller's own lock (a 409 otherwise, as the real service). */
+function notHeldBy(w: WorkspaceRecord, holder: LockHolder): Failure | null {
+  const h = w.lock.holder;
+  if (w.lock.locked && h && h.type === holder.type && h.id === holder.id) return null;
+  return fail("conflict", "The workspace must be locked by the caller to create a state version");
+}
+
+/** A new version supersedes every still-pending one: a late upload to them can never replace newer state. */
+function discardPending(sql: SqlStorage): void {
+  for (const old of sql.exec<{ id: string }>("SELECT id FROM state_versions WHERE status = 'pending'").toArray()) clearStaging(sql, old.id);
+  sql.exec("UPDATE state_versions SET status = 'discarded' WHERE status = 'pending'");
+}
+
 /**
  * Creates a state version under the caller's lock. A still-pending older version is superseded
  * (`discarded`), so a late upload to it can never replace newer state. With inline state the
  * version is finalized at once and, unless intermediate, becomes current.
  */
 export function createVersion(sql: SqlStorage, w: WorkspaceRecord, input: CreateVersionInput): WorkspaceRecord | Failure {
-  const h = w.lock.holder;
-  if (!w.lock.locked || !h || h.type !== input.holder.type || h.id !== input.holder.id) {
-    return fail("conflict", "The workspace must be locked by the caller to create a state version");
-  }
+  const unlocked = notHeldBy(w, input.holder);
+  if (unlocked) return unlocked;
   const md5 = input.md5.toLowerCase();
   if (input.state && md5Hex(input.state) !== md5) {
     return fail("invalid_attribute", "md5 does not match the state", "/data/attributes/md5");
   }
   const text = (bytes: Uint8Array | null | undefined) => (bytes ? new TextDecoder().decode(bytes) : null);
   const parsed = input.state ? deriveState(text(input.state)!, text(input.jsonState), text(input.jsonOutputs)) : null;
-  for (const old of sql.exec<{ id: string }>("SELECT id FROM state_versions WHERE status = 'pending'").toArray()) clearStaging(sql, old.id);
-  sql.exec("UPDATE state_versions SET status = 'discarded' WHERE status = 'pending'");
+  discardPending(sql);
   sql.exec(
     `INSERT INTO state_versions (id, seq, serial, md5, lineage, status, intermediate, created_at, size, parsed, json_present, created_by)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -287,6 +308,57 @@ export function createVersion(sql: SqlStorage, w: WorkspaceRecord, input: Create
   if (input.now > w.latestChangeAt) w.latestChangeAt = input.now;
   w.updatedAt = input.now;
   if (input.state && !input.intermediate) promote(sql, w, getRow(sql, input.id)!, input.now);
+  return w;
+}
+
+export interface RollbackInput {
+  id: string;
+  /** The version to roll back to (`rollback-state-version`). */
+  sourceId: string;
+  holder: LockHolder;
+  now: string;
+  createdBy: string;
+}
+
+/**
+ * Rollback (the real API's `PATCH /workspaces/:id/state-versions`): a new version, current at once, holding a
+ * copy of an older one: its bytes (so its serial and lineage), its JSON state and what was read of them. No
+ * version is rewritten; the history keeps every one. Under the caller's lock, as a create. A version this
+ * workspace does not have, or one without state (pending, discarded, backing data gone), is refused (422).
+ */
+export function rollbackVersion(sql: SqlStorage, w: WorkspaceRecord, input: RollbackInput): WorkspaceRecord | Failure {
+  const unlocked = notHeldBy(w, input.holder);
+  if (unlocked) return unlocked;
+  const pointer = "/data/relationships/rollback-state-version/data/id";
+  const src = getRow(sql, input.sourceId);
+  if (!src) return fail("invalid_attribute", "State version not found", pointer);
+  if (src.status !== "finalized" || !backingPresent(sql, src.id)) {
+    return fail("invalid_attribute", "The state version has no state to roll back to (its state was never uploaded, or its data was deleted)", pointer);
+  }
+  discardPending(sql);
+  sql.exec(
+    `INSERT INTO state_versions (id, seq, serial, md5, lineage, status, intermediate, created_at, size, parsed, json_present, created_by, rollback_of)
+     VALUES (?, ?, ?, ?, ?, 'finalized', 0, ?, ?, ?, ?, ?, ?)`,
+    input.id,
+    nextSeq(sql),
+    src.serial,
+    src.md5,
+    src.lineage,
+    input.now,
+    src.size,
+    src.parsed,
+    src.json_present,
+    input.createdBy,
+    src.id,
+  );
+  // Complete blobs only (an unfinished upload's staging rows hold a `~`).
+  sql.exec(
+    "INSERT INTO state_chunks (sv_id, kind, seq, data) SELECT ?, kind, seq, data FROM state_chunks WHERE sv_id = ? AND kind NOT LIKE '%~%'",
+    input.id,
+    src.id,
+  );
+  if (input.now > w.latestChangeAt) w.latestChangeAt = input.now;
+  promote(sql, w, getRow(sql, input.id)!, input.now);
   return w;
 }
 

@@ -26,8 +26,11 @@ import {
   manageBackingData,
   migrateBackingData,
   migrateReparse,
+  migrateRollback,
   recount,
+  rollbackVersion,
   type BackingAction,
+  type RollbackInput,
   view,
   type BlobKind,
   type CreateVersionInput,
@@ -51,7 +54,7 @@ type Stored =
 export type WorkspaceResult = Result<WorkspaceRecord>;
 export type VariableResult = Result<{ workspace: WorkspaceRecord; variable: StoredVariable }>;
 
-const SCHEMA_VERSION = 7;
+const SCHEMA_VERSION = 8;
 const RETRY_BASE_MS = 1_000;
 const RETRY_MAX_MS = 60_000;
 /** When the alarm armed by every commit fires if the flush never finished (the process died). */
@@ -105,6 +108,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     if (current < 5) migrateBackingData(sql);
     if (current < 6) this.dropOrganizationName();
     if (current < 7) this.reparseStates();
+    if (current < 8) migrateRollback(sql);
     // Every start of the object runs this: a current schema costs two reads and no write.
     if (current < SCHEMA_VERSION) sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", String(SCHEMA_VERSION));
   }
@@ -380,6 +384,17 @@ export class WorkspaceObject extends DurableObject<Bindings> {
   async createStateVersion(input: CreateVersionInput & { faults?: Faults; guard?: Guard }): Promise<Result<StateVersionView>> {
     const sql = this.ctx.storage.sql;
     const result = await this.mutate(input, (w) => createVersion(sql, w, input));
+    if (!result.ok) return result;
+    return ok(view(getRow(sql, input.id)!), result.bookmark);
+  }
+
+  /**
+   * Rollback: a new current version copying an older one of this workspace (the caller must hold the lock).
+   * A version id of another workspace is simply not found here.
+   */
+  async rollbackStateVersion(input: RollbackInput & { faults?: Faults; guard?: Guard }): Promise<Result<StateVersionView>> {
+    const sql = this.ctx.storage.sql;
+    const result = await this.mutate(input, (w) => rollbackVersion(sql, w, input));
     if (!result.ok) return result;
     return ok(view(getRow(sql, input.id)!), result.bookmark);
   }

@@ -224,6 +224,7 @@ describe("state versions stored before unreadable states were told apart", () =>
       const sql = state.storage.sql;
       const empty = { terraformVersion: null, resources: [], resourceCount: 0, outputs: [], providers: {}, modules: {} };
       sql.exec("UPDATE state_versions SET parsed = ? WHERE id = ?", JSON.stringify(empty), svId);
+      sql.exec("ALTER TABLE state_versions DROP COLUMN rollback_of");
       sql.exec("UPDATE meta SET value = '6' WHERE key = 'schema_version'");
     });
     return stub;
