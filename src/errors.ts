@@ -54,6 +54,16 @@ export const ERRORS = {
     title: "conflict",
     detail: "workspace cannot be safely deleted because it is still managing resources",
   },
+  /**
+   * Not a go-tfe text: it must contain neither "locked" nor "being processed", so that go-tfe reports it as
+   * ErrWorkspaceNotSafeToDelete (a retry cannot help).
+   */
+  safe_delete_unreadable: {
+    status: 409,
+    title: "conflict",
+    detail:
+      "workspace cannot be safely deleted because its current state could not be read (it may be encrypted, and no JSON state was sent with it), so it may still be managing resources",
+  },
   safe_delete_processing: {
     status: 409,
     title: "conflict",

@@ -1146,6 +1146,21 @@ const ROWS: Row[] = [
       };
     },
   },
+  {
+    // Rollback: the power to create state versions, under the caller's own lock (held by it when it may lock).
+    method: "PATCH",
+    route: "/api/v2/workspaces/:workspace_id/state-versions",
+    ok: 201,
+    make: async (_fx, who) => {
+      const { ws, sv } = await stateVersion();
+      const token = fx.tokens[who];
+      await api("POST", `/workspaces/${ws}/actions/lock`, { token: token && (WHO["workspace.lock"] as readonly P[]).includes(who) ? token : undefined });
+      return {
+        path: `/workspaces/${ws}/state-versions`,
+        body: { data: { type: "state-versions", relationships: { "rollback-state-version": { data: { type: "state-versions", id: sv } } } } },
+      };
+    },
+  },
   ...(["soft_delete_backing_data", "restore_backing_data", "permanently_delete_backing_data"] as const).map(
     (action): Row => ({
       method: "POST",
@@ -1312,6 +1327,7 @@ describe("permission flags match what the endpoints allow", () => {
     { flag: "can-destroy", row: "POST /api/v2/workspaces/:workspace_id/actions/safe-delete" },
     { flag: "can-manage-tags", row: "PATCH /api/v2/workspaces/:workspace_id/tag-bindings" },
     { flag: "can-create-state-versions", row: "POST /api/v2/workspaces/:workspace_id/state-versions" },
+    { flag: "can-create-state-versions", row: "PATCH /api/v2/workspaces/:workspace_id/state-versions" },
     { flag: "can-read-state-versions", row: "GET /api/v2/state-versions/:state_version_id" },
     { flag: "can-read-state-versions", row: "GET /api/v2/workspaces/:workspace_id/current-state-version" },
     { flag: "can-read-state-outputs", row: "GET /api/v2/workspaces/:workspace_id/current-state-version-outputs" },

@@ -52,6 +52,8 @@ describe("lock rules", () => {
     expect(checkSafeDelete(record({ lock: { locked: true, reason: "", holder: alice, lockedAt: NOW } }), true)?.code).toBe("safe_delete_locked");
     expect(checkSafeDelete(record(), true)?.code).toBe("safe_delete_processing");
     expect(checkSafeDelete(record({ resourceCount: 3 }), false)?.code).toBe("safe_delete_managing");
+    // A current state nobody could read: its count of 0 proves nothing.
+    expect(checkSafeDelete(record(), false, true)?.code).toBe("safe_delete_unreadable");
     expect(checkSafeDelete(record(), false)).toBeNull();
   });
 });

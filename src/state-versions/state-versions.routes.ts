@@ -15,6 +15,7 @@ import {
   manageStateVersionBackingData,
   readStateVersion,
   resourcesState,
+  rollbackStateVersion,
 } from "./state-versions.service";
 import { defineRoute } from "../jsonapi/define-route";
 
@@ -56,6 +57,35 @@ stateVersions.openapi(
   async (c) => {
     const wsId = c.req.valid("param").workspace_id;
     const sv = await createStateVersion(callerOf(c), wsId, c.req.valid("json").data.attributes);
+    return jsonapi(c, { data: await serializeStateVersion(c.env, origin(c), wsId, sv, { canUpload: true }) }, 201);
+  },
+);
+
+const rollbackBody = z
+  .object({
+    data: z.object({
+      type: z.literal("state-versions"),
+      relationships: z.object({
+        "rollback-state-version": z.object({ data: z.object({ type: z.literal("state-versions"), id: z.string().min(1).max(80) }) }),
+      }),
+    }),
+  })
+  .openapi("StateVersionRollback");
+
+stateVersions.openapi(
+  defineRoute({
+    method: "patch",
+    path: "/workspaces/{workspace_id}/state-versions",
+    action: "state.create",
+    tags,
+    summary: "Roll back to a previous state version: a new current version copying it (the caller must hold the lock)",
+    request: { params: workspaceIdParam, body: jsonBody(rollbackBody) },
+    responses: { ...ok("The new state version", 201), 409: { description: "Not locked by the caller" }, ...errorResponses },
+  }),
+  async (c) => {
+    const wsId = c.req.valid("param").workspace_id;
+    const sourceId = c.req.valid("json").data.relationships["rollback-state-version"].data.id;
+    const sv = await rollbackStateVersion(callerOf(c), wsId, sourceId);
     return jsonapi(c, { data: await serializeStateVersion(c.env, origin(c), wsId, sv, { canUpload: true }) }, 201);
   },
 );

@@ -2,6 +2,7 @@ import { signedBlobUrl } from "../blobs/blob-urls";
 import type { Bindings } from "../env";
 import type { Resource } from "../jsonapi/document";
 import { outputId, type StateVersionView } from "./state-versions.store";
+import { resourcesUnknown } from "./state.parse";
 
 export { outputId };
 
@@ -37,7 +38,9 @@ export async function serializeStateVersion(
       intermediate: sv.intermediate === 1,
       "state-version": 4,
       "terraform-version": sv.parsed?.terraformVersion ?? null,
-      "resources-processed": finalized,
+      // False while the state has not arrived, and for good when neither it nor a JSON state could be read:
+      // its empty resources then mean "unknown", as the docs say of an unprocessed version.
+      "resources-processed": finalized && !resourcesUnknown(sv.parsed),
       // The instance keys are ours (for /workspaces/:id/resources); the state version shows what the real one does.
       resources: (sv.parsed?.resources ?? []).map(({ keys: _keys, ...r }) => r),
       providers: sv.parsed?.providers ?? {},
@@ -51,6 +54,7 @@ export async function serializeStateVersion(
     },
     relationships: {
       run: { data: null },
+      "rollback-state-version": { data: sv.rollback_of ? { id: sv.rollback_of, type: "state-versions" } : null },
       "created-by": { data: sv.created_by ? { id: sv.created_by, type: "users" } : null },
       workspace: { data: { id: workspaceId, type: "workspaces" } },
       outputs: { data: outputs.map((_, i) => ({ id: outputId(sv.id, i), type: "state-version-outputs" })) },

@@ -29,6 +29,7 @@ export interface StateVersionInput {
   lineage?: string;
   state?: string;
   "json-state"?: string;
+  "json-state-outputs"?: string;
   intermediate?: boolean;
 }
 
@@ -52,6 +53,7 @@ export async function createStateVersion(caller: Caller, workspaceId: string, a:
   const { record } = await readById(caller, workspaceId, "state.create");
   const state = decodeBase64(a.state, "/data/attributes/state");
   const jsonState = decodeBase64(a["json-state"], "/data/attributes/json-state");
+  const jsonOutputs = decodeBase64(a["json-state-outputs"], "/data/attributes/json-state-outputs");
   const id = newId("sv");
   const now = nowIso();
   const p = caller.principal;
@@ -64,11 +66,30 @@ export async function createStateVersion(caller: Caller, workspaceId: string, a:
     intermediate: a.intermediate === true,
     state,
     jsonState,
+    jsonOutputs,
     now,
     createdBy: p.kind === "user" ? p.userId : p.serviceUserId,
     guard: guardOf(record),
   });
   // The DO indexes the version (state_version_index) in the same flush as the workspace's row.
+  return unwrap(result).value;
+}
+
+/**
+ * Rolls the workspace back to one of its state versions: a new current version copying it. The same power
+ * as creating a state version, and the caller must hold the lock (the DO checks, as for a create).
+ */
+export async function rollbackStateVersion(caller: Caller, workspaceId: string, sourceId: string): Promise<StateVersionView> {
+  const { record } = await readById(caller, workspaceId, "state.create");
+  const p = caller.principal;
+  const result = await stateStub(caller.env, workspaceId).rollbackStateVersion({
+    id: newId("sv"),
+    sourceId,
+    holder: lockHolderOf(p),
+    now: nowIso(),
+    createdBy: p.kind === "user" ? p.userId : p.serviceUserId,
+    guard: guardOf(record),
+  });
   return unwrap(result).value;
 }
 

@@ -6,13 +6,15 @@
 import SparkMD5 from "spark-md5";
 import { fail, type Failure } from "../errors";
 import type { LockHolder, WorkspaceRecord } from "../workspaces/workspace.types";
-import { parseState, type ParsedState } from "./state.parse";
+import { deriveState, fromClient, resourcesUnknown, type ParsedState } from "./state.parse";
 
 /** One stored chunk; also the most a blob read returns per RPC call (well under the 32 MiB RPC limit). */
 export const CHUNK_BYTES = 1024 * 1024;
 export const READ_PARTS_PER_CALL = 8;
 
 export type BlobKind = "state" | "json";
+/** Chunks of `json-state-outputs` as the client sent them inline (never served; read when the raw state is unreadable). */
+const OUTPUTS = "outputs";
 
 export type StateVersionRow = {
   id: string;
@@ -27,19 +29,24 @@ export type StateVersionRow = {
   parsed: string | null;
   json_present: number;
   created_by: string | null;
+  /** The version a rollback copied (schema 8; null otherwise). */
+  rollback_of: string | null;
 };
 
 export interface StateVersionView extends Omit<StateVersionRow, "parsed"> {
   parsed: ParsedState | null;
 }
 
-/** Schema 2. A new object gets schema 5's `backing` column here too, so creating one never runs an ALTER TABLE. */
+/**
+ * Schema 2. A new object gets schema 5's `backing` and schema 8's `rollback_of` columns here too, so creating one
+ * never runs an ALTER TABLE.
+ */
 export function migrateStateVersions(sql: SqlStorage): void {
   sql.exec(`CREATE TABLE IF NOT EXISTS state_versions (
     id TEXT PRIMARY KEY, seq INTEGER NOT NULL UNIQUE, serial INTEGER NOT NULL, md5 TEXT NOT NULL, lineage TEXT,
     status TEXT NOT NULL, intermediate INTEGER NOT NULL, created_at TEXT NOT NULL, size INTEGER NOT NULL DEFAULT 0,
     parsed TEXT, json_present INTEGER NOT NULL DEFAULT 0, created_by TEXT,
-    backing TEXT NOT NULL DEFAULT 'present')`);
+    backing TEXT NOT NULL DEFAULT 'present', rollback_of TEXT)`);
   // kind: "state" | "json" once complete; "<kind>~<upload id>" while an upload is being received.
   sql.exec(`CREATE TABLE IF NOT EXISTS state_chunks (
     sv_id TEXT NOT NULL, kind TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (sv_id, kind, seq))`);
@@ -49,6 +56,33 @@ export function migrateStateVersions(sql: SqlStorage): void {
 export function migrateBackingData(sql: SqlStorage): void {
   const columns = sql.exec<{ name: string }>("PRAGMA table_info(state_versions)").toArray();
   if (!columns.some((c) => c.name === "backing")) sql.exec("ALTER TABLE state_versions ADD COLUMN backing TEXT NOT NULL DEFAULT 'present'");
+}
+
+/**
+ * Schema 7: versions parsed before it are read again. The parser used to take any raw state it could not read
+ * (OpenTofu's encrypted envelope, anything not JSON) for an empty one, so a version that showed no resources
+ * may in truth hold some. Only those (a count of 0) are re-read, now with the client's JSON state beside them;
+ * one whose blobs are gone can no longer be read at all and is unknown. The caller then brings the record in
+ * line (`recount`).
+ */
+export function migrateReparse(sql: SqlStorage): void {
+  const rows = sql
+    .exec<{ id: string; parsed: string; json_present: number }>("SELECT id, parsed, json_present FROM state_versions WHERE parsed IS NOT NULL")
+    .toArray();
+  for (const row of rows) {
+    const old = JSON.parse(row.parsed) as ParsedState;
+    if (old.source !== undefined || old.resourceCount > 0) continue;
+    const hasState = sql.exec<{ n: number }>("SELECT count(*) AS n FROM state_chunks WHERE sv_id = ? AND kind = 'state'", row.id).one().n > 0;
+    const json = row.json_present === 1 ? textOfChunks(sql, row.id, "json") : null;
+    const next = hasState ? deriveState(textOfChunks(sql, row.id, "state"), json, null) : fromClient(json, null);
+    sql.exec("UPDATE state_versions SET parsed = ? WHERE id = ?", JSON.stringify(next), row.id);
+  }
+}
+
+/** Schema 8: a rolled-back version names the version it copies. */
+export function migrateRollback(sql: SqlStorage): void {
+  const columns = sql.exec<{ name: string }>("PRAGMA table_info(state_versions)").toArray();
+  if (!columns.some((c) => c.name === "rollback_of")) sql.exec("ALTER TABLE state_versions ADD COLUMN rollback_of TEXT");
 }
 
 export type BackingAction = "soft_delete_backing_data" | "restore_backing_data" | "permanently_delete_backing_data";
@@ -189,6 +223,22 @@ function promote(sql: SqlStorage, w: WorkspaceRecord, sv: StateVersionRow, now: 
   if (sv.intermediate === 1) sql.exec("UPDATE state_versions SET intermediate = 0 WHERE id = ?", sv.id);
 }
 
+/**
+ * Brings the record's resource count and outputs in line with its current version as stored now (after the
+ * version was read again: its JSON state arrived after its raw state, or the schema 7 migration). False when
+ * they already agree, so nothing needs committing.
+ */
+export function recount(sql: SqlStorage, w: WorkspaceRecord): boolean {
+  const row = w.currentStateVersionId ? getRow(sql, w.currentStateVersionId) : null;
+  if (!row?.parsed) return false;
+  const parsed = JSON.parse(row.parsed) as ParsedState;
+  const outputIds = parsed.outputs.map((_, i) => outputId(row.id, i));
+  if (w.resourceCount === parsed.resourceCount && (w.outputIds ?? []).join() === outputIds.join()) return false;
+  w.resourceCount = parsed.resourceCount;
+  w.outputIds = outputIds;
+  return true;
+}
+
 /** Stable output ids derived from the state version (outputs are not stored separately). */
 export const outputId = (svId: string, i: number) => `wsout-${svId.slice(3)}${i.toString(36).padStart(2, "0")}`;
 
@@ -201,8 +251,23 @@ export interface CreateVersionInput {
   intermediate: boolean;
   state: Uint8Array | null;
   jsonState: Uint8Array | null;
+  /** `json-state-outputs` as sent (it has no upload URL: only inline). */
+  jsonOutputs?: Uint8Array | null;
   now: string;
   createdBy: string;
+}
+
+/** Creating a state version, or rolling back to one, needs the caller's own lock (a 409 otherwise, as the real service). */
+function notHeldBy(w: WorkspaceRecord, holder: LockHolder): Failure | null {
+  const h = w.lock.holder;
+  if (w.lock.locked && h && h.type === holder.type && h.id === holder.id) return null;
+  return fail("conflict", "The workspace must be locked by the caller to create a state version");
+}
+
+/** A new version supersedes every still-pending one: a late upload to them can never replace newer state. */
+function discardPending(sql: SqlStorage): void {
+  for (const old of sql.exec<{ id: string }>("SELECT id FROM state_versions WHERE status = 'pending'").toArray()) clearStaging(sql, old.id);
+  sql.exec("UPDATE state_versions SET status = 'discarded' WHERE status = 'pending'");
 }
 
 /**
@@ -211,17 +276,15 @@ export interface CreateVersionInput {
  * version is finalized at once and, unless intermediate, becomes current.
  */
 export function createVersion(sql: SqlStorage, w: WorkspaceRecord, input: CreateVersionInput): WorkspaceRecord | Failure {
-  const h = w.lock.holder;
-  if (!w.lock.locked || !h || h.type !== input.holder.type || h.id !== input.holder.id) {
-    return fail("conflict", "The workspace must be locked by the caller to create a state version");
-  }
+  const unlocked = notHeldBy(w, input.holder);
+  if (unlocked) return unlocked;
   const md5 = input.md5.toLowerCase();
   if (input.state && md5Hex(input.state) !== md5) {
     return fail("invalid_attribute", "md5 does not match the state", "/data/attributes/md5");
   }
-  const parsed = input.state ? parseState(new TextDecoder().decode(input.state)) : null;
-  for (const old of sql.exec<{ id: string }>("SELECT id FROM state_versions WHERE status = 'pending'").toArray()) clearStaging(sql, old.id);
-  sql.exec("UPDATE state_versions SET status = 'discarded' WHERE status = 'pending'");
+  const text = (bytes: Uint8Array | null | undefined) => (bytes ? new TextDecoder().decode(bytes) : null);
+  const parsed = input.state ? deriveState(text(input.state)!, text(input.jsonState), text(input.jsonOutputs)) : null;
+  discardPending(sql);
   sql.exec(
     `INSERT INTO state_versions (id, seq, serial, md5, lineage, status, intermediate, created_at, size, parsed, json_present, created_by)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -240,10 +303,62 @@ export function createVersion(sql: SqlStorage, w: WorkspaceRecord, input: Create
   );
   if (input.state) appendChunks(sql, input.id, "state", input.state);
   if (input.jsonState) appendChunks(sql, input.id, "json", input.jsonState);
+  if (input.jsonOutputs) appendChunks(sql, input.id, OUTPUTS, input.jsonOutputs);
   // Spec §2.1: latest-change-at is the creation time of the latest state version.
   if (input.now > w.latestChangeAt) w.latestChangeAt = input.now;
   w.updatedAt = input.now;
   if (input.state && !input.intermediate) promote(sql, w, getRow(sql, input.id)!, input.now);
+  return w;
+}
+
+export interface RollbackInput {
+  id: string;
+  /** The version to roll back to (`rollback-state-version`). */
+  sourceId: string;
+  holder: LockHolder;
+  now: string;
+  createdBy: string;
+}
+
+/**
+ * Rollback (the real API's `PATCH /workspaces/:id/state-versions`): a new version, current at once, holding a
+ * copy of an older one: its bytes (so its serial and lineage), its JSON state and what was read of them. No
+ * version is rewritten; the history keeps every one. Under the caller's lock, as a create. A version this
+ * workspace does not have, or one without state (pending, discarded, backing data gone), is refused (422).
+ */
+export function rollbackVersion(sql: SqlStorage, w: WorkspaceRecord, input: RollbackInput): WorkspaceRecord | Failure {
+  const unlocked = notHeldBy(w, input.holder);
+  if (unlocked) return unlocked;
+  const pointer = "/data/relationships/rollback-state-version/data/id";
+  const src = getRow(sql, input.sourceId);
+  if (!src) return fail("invalid_attribute", "State version not found", pointer);
+  if (src.status !== "finalized" || !backingPresent(sql, src.id)) {
+    return fail("invalid_attribute", "The state version has no state to roll back to (its state was never uploaded, or its data was deleted)", pointer);
+  }
+  discardPending(sql);
+  sql.exec(
+    `INSERT INTO state_versions (id, seq, serial, md5, lineage, status, intermediate, created_at, size, parsed, json_present, created_by, rollback_of)
+     VALUES (?, ?, ?, ?, ?, 'finalized', 0, ?, ?, ?, ?, ?, ?)`,
+    input.id,
+    nextSeq(sql),
+    src.serial,
+    src.md5,
+    src.lineage,
+    input.now,
+    src.size,
+    src.parsed,
+    src.json_present,
+    input.createdBy,
+    src.id,
+  );
+  // Complete blobs only (an unfinished upload's staging rows hold a `~`).
+  sql.exec(
+    "INSERT INTO state_chunks (sv_id, kind, seq, data) SELECT ?, kind, seq, data FROM state_chunks WHERE sv_id = ? AND kind NOT LIKE '%~%'",
+    input.id,
+    src.id,
+  );
+  if (input.now > w.latestChangeAt) w.latestChangeAt = input.now;
+  promote(sql, w, getRow(sql, input.id)!, input.now);
   return w;
 }
 
@@ -270,33 +385,54 @@ export function abortUpload(sql: SqlStorage, svId: string, kind: BlobKind, uploa
   clearChunks(sql, svId, staging(kind, upload));
 }
 
+/** The stored text of a blob, or null when there is none. */
+function blobText(sql: SqlStorage, svId: string, kind: string): string | null {
+  return sql.exec<{ n: number }>("SELECT count(*) AS n FROM state_chunks WHERE sv_id = ? AND kind = ?", svId, kind).one().n > 0
+    ? textOfChunks(sql, svId, kind)
+    : null;
+}
+
 /**
  * Completes an upload: the staged bytes replace the blob. For the raw state the md5 must match;
- * the version is then parsed and finalized. Returns the finalized row when it should become
- * current (a non-intermediate state), else null.
+ * the version is then parsed (with the JSON state and outputs, if the raw state is unreadable) and
+ * finalized: `promote` is the finalized row when it should become current (a non-intermediate state).
+ * A JSON state arriving after an unreadable raw state is read in its place: `reread` then says the
+ * version's resources changed (the record follows if it is current).
  */
-export function completeUpload(sql: SqlStorage, svId: string, kind: BlobKind, upload: string, last: Uint8Array): { promote: StateVersionRow | null } | Failure {
+export function completeUpload(
+  sql: SqlStorage,
+  svId: string,
+  kind: BlobKind,
+  upload: string,
+  last: Uint8Array,
+): { promote: StateVersionRow | null; reread: boolean } | Failure {
   const row = getRow(sql, svId);
   const refused = checkUploadable(row, kind);
   if (refused || !row) return refused ?? fail("not_found");
   const from = staging(kind, upload);
   appendChunks(sql, svId, from, last);
+  let reread = false;
   if (kind === "state") {
     const { md5, size } = md5OfChunks(sql, svId, from);
     if (md5 !== row.md5) {
       clearChunks(sql, svId, from);
       return fail("invalid_attribute", "md5 does not match the uploaded state", "/md5");
     }
-    const parsed = parseState(textOfChunks(sql, svId, from));
+    const json = row.json_present === 1 ? textOfChunks(sql, svId, "json") : null;
+    const parsed = deriveState(textOfChunks(sql, svId, from), json, blobText(sql, svId, OUTPUTS));
     sql.exec("UPDATE state_versions SET status = 'finalized', size = ?, parsed = ? WHERE id = ?", size, JSON.stringify(parsed), svId);
   } else {
-    sql.exec("UPDATE state_versions SET json_present = 1 WHERE id = ?", svId);
+    const parsed = row.parsed ? (JSON.parse(row.parsed) as ParsedState) : null;
+    // The raw state came first and could not be read: its resources are the JSON state's.
+    reread = resourcesUnknown(parsed);
+    const next = reread ? JSON.stringify(fromClient(textOfChunks(sql, svId, from), blobText(sql, svId, OUTPUTS))) : row.parsed;
+    sql.exec("UPDATE state_versions SET json_present = 1, parsed = ? WHERE id = ?", next, svId);
   }
   clearChunks(sql, svId, kind);
   sql.exec("UPDATE state_chunks SET kind = ? WHERE sv_id = ? AND kind = ?", kind, svId, from);
   clearStaging(sql, svId, kind);
   const done = getRow(sql, svId)!;
-  return { promote: kind === "state" && done.intermediate === 0 ? done : null };
+  return { promote: kind === "state" && done.intermediate === 0 ? done : null, reread };
 }
 
 /** Applies a finalized version to the record (called inside the DO's mutation). */
@@ -318,6 +454,12 @@ export function onUnlock(sql: SqlStorage, w: WorkspaceRecord, now: string, opts:
     .toArray()[0];
   if (candidate) promote(sql, w, candidate, now);
   return w;
+}
+
+/** Whether the current version's resources could not be read (safe delete cannot tell the workspace manages none). */
+export function currentResourcesUnknown(sql: SqlStorage, w: WorkspaceRecord): boolean {
+  const row = w.currentStateVersionId ? getRow(sql, w.currentStateVersionId) : null;
+  return !!row?.parsed && resourcesUnknown(JSON.parse(row.parsed) as ParsedState);
 }
 
 /** Safe delete reports "being processed" while the latest version's state has not arrived. */

@@ -7,7 +7,15 @@ import type { WorkspaceObject } from "../workspaces/workspace.object";
  */
 export type StateVersionApi = Pick<
   WorkspaceObject,
-  "getStateVersion" | "listStateVersions" | "createStateVersion" | "readBlobPart" | "appendBlob" | "completeBlob" | "abortBlob" | "manageBackingData"
+  | "getStateVersion"
+  | "listStateVersions"
+  | "createStateVersion"
+  | "rollbackStateVersion"
+  | "readBlobPart"
+  | "appendBlob"
+  | "completeBlob"
+  | "abortBlob"
+  | "manageBackingData"
 >;
 
 export function stateStub(env: Bindings, workspaceId: string): StateVersionApi {

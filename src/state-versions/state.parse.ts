@@ -1,4 +1,8 @@
-/** What a raw Terraform state says about managed resources and outputs (pure, for the DO). */
+/**
+ * What a state version says about managed resources and outputs (pure, for the DO): read from the raw
+ * state when it is a Terraform state, else from what the client sent beside it (its `json-state`, the
+ * `terraform show -json` format, and `json-state-outputs`), as the real service does.
+ */
 
 /** JSON values (typed so they cross Durable Object RPC). */
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
@@ -20,6 +24,14 @@ export interface StateOutput {
   value: Json;
 }
 
+/**
+ * Where the resources were read from: the raw state; the client's JSON state (the raw state was not one
+ * the service can read, such as OpenTofu's encrypted envelope); or nowhere ("none"): the resources are then
+ * unknown, not none, and the count of 0 means nothing. Absent in versions parsed before schema 7 whose
+ * raw state had resources (the DO's migration re-read the others).
+ */
+export type ParseSource = "state" | "json-state" | "none";
+
 export interface ParsedState {
   terraformVersion: string | null;
   resources: StateResource[];
@@ -28,45 +40,141 @@ export interface ParsedState {
   outputs: StateOutput[];
   providers: Record<string, Json>;
   modules: Record<string, Json>;
+  source?: ParseSource;
 }
 
-interface RawState {
-  terraform_version?: unknown;
-  resources?: Array<{ mode?: unknown; type?: unknown; name?: unknown; module?: unknown; provider?: unknown; instances?: unknown[] }>;
-  outputs?: Record<string, { value?: Json; type?: Json; sensitive?: unknown }>;
-}
+/** A finalized version whose resources nobody could read: safe delete must not take its 0 for an answer. */
+export const resourcesUnknown = (p: ParsedState | null): boolean => p?.source === "none";
 
-/** Parses state JSON; anything that is not a Terraform state yields an empty result rather than a failure. */
-export function parseState(text: string): ParsedState {
-  let raw: RawState;
+type Obj = Record<string, unknown>;
+const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function parseJson(text: string): unknown {
   try {
-    raw = JSON.parse(text) as RawState;
+    return JSON.parse(text);
   } catch {
-    return { terraformVersion: null, resources: [], resourceCount: 0, outputs: [], providers: {}, modules: {} };
+    return undefined;
   }
-  const resources: StateResource[] = [];
-  const providers: Record<string, Json> = {};
-  const modules: Record<string, Json> = {};
-  let resourceCount = 0;
-  for (const r of Array.isArray(raw.resources) ? raw.resources : []) {
-    if (r.mode !== "managed") continue;
-    const count = Array.isArray(r.instances) ? r.instances.length : 0;
-    resourceCount += count;
-    const provider = String(r.provider ?? "");
-    const module = String(r.module ?? "root");
-    const keys = (Array.isArray(r.instances) ? r.instances : []).map((i) => {
-      const key = (i as { index_key?: unknown } | null)?.index_key;
+}
+
+/** Outputs of a `{name: {value, type, sensitive}}` map (the raw state's `outputs` and `json-state-outputs` alike). */
+function outputsOf(map: Obj): StateOutput[] {
+  return Object.entries(map).map(([name, raw]) => {
+    const o = isObject(raw) ? (raw as { value?: Json; type?: Json; sensitive?: unknown }) : {};
+    return { name, sensitive: o.sensitive === true, type: o.type ?? typeof o.value, value: o.value ?? null };
+  });
+}
+
+/** Adds one resource's instances to the running totals (providers and modules are keyed as the raw state names them). */
+class Tally {
+  resources: StateResource[] = [];
+  providers: Record<string, Json> = {};
+  modules: Record<string, Json> = {};
+  count = 0;
+  add(r: Omit<StateResource, "count">): void {
+    const count = r.keys?.length ?? 0;
+    this.count += count;
+    this.resources.push({ ...r, count });
+    this.providers[r.provider] = {};
+    this.modules[r.module] = {};
+  }
+}
+
+/**
+ * The raw state (version 4, the format Terraform and OpenTofu write), or null when the text is not one:
+ * not JSON, JSON without a `version` and a `resources` list, or an encrypted envelope (`encryption_version`),
+ * whose lack of resources says nothing about what it holds.
+ */
+export function parseRawState(text: string): ParsedState | null {
+  const raw = parseJson(text);
+  if (!isObject(raw) || typeof raw.version !== "number" || !Array.isArray(raw.resources) || "encryption_version" in raw) return null;
+  const tally = new Tally();
+  for (const r of raw.resources as unknown[]) {
+    if (!isObject(r) || r.mode !== "managed") continue;
+    const instances = Array.isArray(r.instances) ? r.instances : [];
+    const keys = instances.map((i) => {
+      const key = isObject(i) ? i.index_key : undefined;
       return typeof key === "number" || typeof key === "string" ? key : null;
     });
-    resources.push({ name: String(r.name ?? ""), type: String(r.type ?? ""), count, module, provider, keys });
-    providers[provider] = {};
-    modules[module] = {};
+    tally.add({ name: String(r.name ?? ""), type: String(r.type ?? ""), module: String(r.module ?? "root"), provider: String(r.provider ?? ""), keys });
   }
-  const outputs: StateOutput[] = Object.entries(raw.outputs && typeof raw.outputs === "object" ? raw.outputs : {}).map(([name, o]) => ({
-    name,
-    sensitive: o?.sensitive === true,
-    type: o?.type ?? typeof o?.value,
-    value: o?.value ?? null,
-  }));
-  return { terraformVersion: typeof raw.terraform_version === "string" ? raw.terraform_version : null, resources, resourceCount, outputs, providers, modules };
+  return {
+    terraformVersion: typeof raw.terraform_version === "string" ? raw.terraform_version : null,
+    resources: tally.resources,
+    resourceCount: tally.count,
+    outputs: outputsOf(isObject(raw.outputs) ? raw.outputs : {}),
+    providers: tally.providers,
+    modules: tally.modules,
+    source: "state",
+  };
+}
+
+interface JsonModule {
+  address?: unknown;
+  resources?: unknown;
+  child_modules?: unknown;
+}
+
+/**
+ * The client's JSON state (`terraform show -json`: `values.root_module.resources` and nested `child_modules`,
+ * one entry per resource instance), or null when it is not one. An empty state has no `values` at all.
+ */
+export function parseJsonState(text: string): (Omit<ParsedState, "outputs" | "source"> & { outputs: StateOutput[] | null }) | null {
+  const doc = parseJson(text);
+  if (!isObject(doc) || typeof doc.format_version !== "string") return null;
+  const values = isObject(doc.values) ? doc.values : {};
+  const tally = new Tally();
+  const visit = (m: JsonModule, module: string) => {
+    // Instances of one resource, in order; a deposed object repeats its instance's address and is not another instance.
+    const groups = new Map<string, { r: Obj; keys: Array<string | number | null>; seen: Set<string> }>();
+    for (const r of Array.isArray(m.resources) ? (m.resources as unknown[]) : []) {
+      if (!isObject(r) || r.mode !== "managed") continue;
+      const id = `${r.type}.${r.name}`;
+      const group = groups.get(id) ?? { r, keys: [], seen: new Set<string>() };
+      groups.set(id, group);
+      const address = String(r.address ?? `${id}[${JSON.stringify(r.index ?? null)}]`);
+      if (group.seen.has(address)) continue;
+      group.seen.add(address);
+      group.keys.push(typeof r.index === "number" || typeof r.index === "string" ? r.index : null);
+    }
+    for (const { r, keys } of groups.values()) {
+      const provider = typeof r.provider_name === "string" ? `provider["${r.provider_name}"]` : "";
+      tally.add({ name: String(r.name ?? ""), type: String(r.type ?? ""), module, provider, keys });
+    }
+    for (const child of Array.isArray(m.child_modules) ? (m.child_modules as unknown[]) : []) {
+      if (isObject(child)) visit(child, typeof child.address === "string" ? child.address : module);
+    }
+  };
+  if (isObject(values.root_module)) visit(values.root_module, "root");
+  return {
+    terraformVersion: typeof doc.terraform_version === "string" ? doc.terraform_version : null,
+    resources: tally.resources,
+    resourceCount: tally.count,
+    outputs: isObject(values.outputs) ? outputsOf(values.outputs) : null,
+    providers: tally.providers,
+    modules: tally.modules,
+  };
+}
+
+/** `json-state-outputs` (the `values.outputs` map of the JSON state), or null when it is not a JSON object. */
+export function parseJsonOutputs(text: string): StateOutput[] | null {
+  const doc = parseJson(text);
+  return isObject(doc) ? outputsOf(doc) : null;
+}
+
+/**
+ * What the service knows of a finalized version. The raw state wins when it is a Terraform state. Otherwise
+ * resources and the Terraform version come from the JSON state, outputs from `json-state-outputs` (else the
+ * JSON state's own); without a readable JSON state the resources are unknown (`source: "none"`).
+ */
+export function deriveState(raw: string, json: string | null, outputs: string | null): ParsedState {
+  return parseRawState(raw) ?? fromClient(json, outputs);
+}
+
+/** The client's side alone (the raw state is known to be unreadable). */
+export function fromClient(json: string | null, outputs: string | null): ParsedState {
+  const j = json === null ? null : parseJsonState(json);
+  const outs = (outputs === null ? null : parseJsonOutputs(outputs)) ?? j?.outputs ?? [];
+  if (!j) return { terraformVersion: null, resources: [], resourceCount: 0, outputs: outs, providers: {}, modules: {}, source: "none" };
+  return { ...j, outputs: outs, source: "json-state" };
 }

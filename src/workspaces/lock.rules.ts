@@ -27,10 +27,14 @@ export function forceUnlock(w: WorkspaceRecord): WorkspaceRecord | Failure {
   return w;
 }
 
-/** Safe delete (spec §4.7): only an unlocked workspace that manages no resources. */
-export function checkSafeDelete(w: WorkspaceRecord, processing: boolean): Failure | null {
+/**
+ * Safe delete (spec §4.7): only an unlocked workspace that manages no resources. `unknown`: its current state
+ * could not be read (nor a JSON state beside it), so a count of 0 proves nothing and it counts as managing.
+ */
+export function checkSafeDelete(w: WorkspaceRecord, processing: boolean, unknown = false): Failure | null {
   if (w.lock.locked) return fail("safe_delete_locked");
   if (processing) return fail("safe_delete_processing");
+  if (unknown) return fail("safe_delete_unreadable");
   if (w.resourceCount > 0) return fail("safe_delete_managing");
   return null;
 }

@@ -13,6 +13,7 @@ import {
   appendUpload,
   completeUpload,
   createVersion,
+  currentResourcesUnknown,
   eraseAll,
   getRow,
   latestPending,
@@ -24,7 +25,12 @@ import {
   backingPresent,
   manageBackingData,
   migrateBackingData,
+  migrateReparse,
+  migrateRollback,
+  recount,
+  rollbackVersion,
   type BackingAction,
+  type RollbackInput,
   view,
   type BlobKind,
   type CreateVersionInput,
@@ -48,7 +54,7 @@ type Stored =
 export type WorkspaceResult = Result<WorkspaceRecord>;
 export type VariableResult = Result<{ workspace: WorkspaceRecord; variable: StoredVariable }>;
 
-const SCHEMA_VERSION = 6;
+const SCHEMA_VERSION = 8;
 const RETRY_BASE_MS = 1_000;
 const RETRY_MAX_MS = 60_000;
 /** When the alarm armed by every commit fires if the flush never finished (the process died). */
@@ -101,6 +107,8 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     if (current < 4) migrateVariables(sql);
     if (current < 5) migrateBackingData(sql);
     if (current < 6) this.dropOrganizationName();
+    if (current < 7) this.reparseStates();
+    if (current < 8) migrateRollback(sql);
     // Every start of the object runs this: a current schema costs two reads and no write.
     if (current < SCHEMA_VERSION) sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", String(SCHEMA_VERSION));
   }
@@ -125,6 +133,23 @@ export class WorkspaceObject extends DurableObject<Bindings> {
       const next = upgraded(entry.record);
       if (next !== null) sql.exec("UPDATE outbox SET record = ? WHERE seq = ?", next, entry.seq);
     }
+  }
+
+  /**
+   * Schema 7: state versions read again (see `migrateReparse`). A version once taken for empty may
+   * now be unknown (safe delete refuses it; the record is unchanged) or show the resources and outputs of its
+   * JSON state: a live record then follows its current version, committed as a new version with its outbox
+   * entry so the index has the new count on the alarm's flush.
+   */
+  private reparseStates(): void {
+    const sql = this.ctx.storage.sql;
+    migrateReparse(sql);
+    const s = this.load();
+    if (s.kind !== "live") return;
+    const next = structuredClone(s.record);
+    if (!recount(sql, next)) return;
+    this.commit("live", { ...next, version: s.record.version + 1 });
+    void this.ctx.storage.setAlarm(Date.now());
   }
 
   /**
@@ -367,6 +392,17 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     return ok(view(getRow(sql, input.id)!), result.bookmark);
   }
 
+  /**
+   * Rollback: a new current version copying an older one of this workspace (the caller must hold the lock).
+   * A version id of another workspace is simply not found here.
+   */
+  async rollbackStateVersion(input: RollbackInput & { guard?: Guard }): Promise<Result<StateVersionView>> {
+    const sql = this.ctx.storage.sql;
+    const result = await this.mutate(input, (w) => rollbackVersion(sql, w, input));
+    if (!result.ok) return result;
+    return ok(view(getRow(sql, input.id)!), result.bookmark);
+  }
+
   /** Stores one piece of an upload through a signed URL (pieces of one upload arrive in order). */
   async appendBlob(input: { id: string; kind: BlobKind; upload: string; bytes: Uint8Array }): Promise<Result<null>> {
     if (this.load().kind !== "live") return fail("not_found");
@@ -387,6 +423,15 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     const row = done.promote;
     if (row) {
       const result = await this.mutate(input, (w) => makeCurrent(sql, w, row, input.now));
+      if (!result.ok) return result;
+    }
+    // A JSON state read in place of an unreadable raw state: the record follows if that version is current.
+    const current = this.live();
+    if (done.reread && !isFailure(current) && recount(sql, structuredClone(current))) {
+      const result = await this.mutate(input, (w) => {
+        recount(sql, w);
+        return w;
+      });
       if (!result.ok) return result;
     }
     return ok(null);
@@ -435,7 +480,8 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     const current = this.guarded(opts.guard);
     if (isFailure(current)) return current;
     if (opts.safe) {
-      const refused = checkSafeDelete(current, latestPending(this.ctx.storage.sql));
+      const sql = this.ctx.storage.sql;
+      const refused = checkSafeDelete(current, latestPending(sql), currentResourcesUnknown(sql, current));
       if (refused) return refused;
     }
     const tomb = { ...current, version: current.version + 1 };
