@@ -819,6 +819,13 @@ const ROWS: Row[] = [
   // HCP Terraform's plans: the hosted edition's admin API (the self-hosted edition answers 404 to everyone).
   { method: "GET", route: "/api/v2/admin/feature-sets", ok: 200, edition: "hosted", make: async () => ({ path: "/admin/feature-sets?q=Business" }) },
   {
+    method: "GET",
+    route: "/api/v2/organizations/:organization_name/subscription",
+    ok: 200,
+    edition: "hosted",
+    make: async () => ({ path: `/organizations/${org()}/subscription` }),
+  },
+  {
     method: "POST",
     route: "/api/v2/admin/organizations/:organization_name/subscription",
     ok: 201,

@@ -196,6 +196,7 @@ export const ROUTE_REQUIREMENTS: Record<string, Action> = {
   "PATCH /api/v2/organizations/:organization_name": "organization.manage",
   "DELETE /api/v2/organizations/:organization_name": "organization.owner",
   "GET /api/v2/organizations/:organization_name/entitlement-set": "organization.read",
+  "GET /api/v2/organizations/:organization_name/subscription": "organization.read",
   "GET /api/v2/organizations/:organization_name/relationships/data-retention-policy": "organization.read",
   "POST /api/v2/organizations/:organization_name/relationships/data-retention-policy": "organization.manage",
   "DELETE /api/v2/organizations/:organization_name/relationships/data-retention-policy": "organization.manage",
