@@ -2,12 +2,14 @@
  * Variable sets (issue 17). Organisation-level: reading them needs `read-workspaces` or `manage-workspaces`
  * (owners, the organisation token and the site admin hold every organisation permission); creating, changing,
  * applying and deleting them, and writing their variables, needs `manage-workspaces` ("Manage all workspaces"
- * includes managing variable sets in the real permission model). Readers of a workspace's variables also see
- * the sets reaching it (`/workspaces/:id/varsets`, `all-vars`). Anyone else gets 404, as for another
- * organisation's set.
+ * includes managing variable sets in the real permission model). A set a project owns is also read by teams
+ * whose access to that project has `project-access.variable-sets` read, and managed with write (the admin role
+ * implies it). Readers of a workspace's variables also see the sets reaching it (`/workspaces/:id/varsets`,
+ * `all-vars`). Anyone else gets 404, as for another organisation's set.
  */
 import { loadGrants, projectRights, requireOrgAccess, type OrgAccess } from "../auth/access";
-import { allows, authorize } from "../auth/requirements";
+import { allows, authorize, type Action } from "../auth/requirements";
+import type { ProjectRights } from "../auth/permissions";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
@@ -62,11 +64,22 @@ const toPage = (p: Page) => ({ offset: (p.number - 1) * p.size, limit: p.size })
 
 const invalid = (detail: string, pointer: string) => ApiError.of("invalid_attribute", { detail, pointer });
 
+/**
+ * The caller's rights on the project owning a set (or named as a new set's parent), for `varsets.read` / `manage`;
+ * looked up (one D1 read) only when the organisation permissions do not already decide.
+ */
+async function owningProjectRights(caller: Caller, access: OrgAccess, projectId: string | null, action: Action): Promise<ProjectRights | undefined> {
+  if (!projectId || allows(access.principal, action, { access })) return undefined;
+  const grants = await loadGrants(caller.db, access, [], [projectId]);
+  return projectRights(access, projectId, grants.projects);
+}
+
 async function load(caller: Caller, id: string, manage: boolean): Promise<{ varset: Varset; access: OrgAccess }> {
   const varset = await repo.getVarset(caller.db, id);
   if (!varset) throw ApiError.of("not_found");
   const access = await requireOrgAccess(caller, { id: varset.organizationId });
-  authorize(caller, manage ? "varsets.manage" : "varsets.read", { access });
+  const action = manage ? "varsets.manage" : "varsets.read";
+  authorize(caller, action, { access, project: await owningProjectRights(caller, access, varset.projectId, action) });
   return { varset, access };
 }
 
@@ -119,12 +132,14 @@ async function checkProjects(
 
 export async function createVarset(caller: Caller, organization: string, data: VarsetCreateData): Promise<Varset> {
   const access = await requireOrgAccess(caller, { name: organization });
-  authorize(caller, "varsets.manage", { access });
+  const parent = data.relationships?.parent?.data ?? null;
+  // A set for a project: who manages that project's sets may create it (the project is checked to be the organisation's below).
+  const parentProject = parent?.type === "projects" ? parent.id : null;
+  authorize(caller, "varsets.manage", { access, project: await owningProjectRights(caller, access, parentProject, "varsets.manage") });
   const org = access.organization.name;
   const orgId = access.organization.externalId;
   const a = data.attributes;
   checkName(a.name);
-  const parent = data.relationships?.parent?.data ?? null;
   let projectId: string | null = null;
   if (parent?.type === "organizations" && parent.id.toLowerCase() !== org.toLowerCase()) {
     throw invalid("The parent organization must be the organization the set is created in", "/data/relationships/parent/data/id");
