@@ -820,6 +820,13 @@ const ROWS: Row[] = [
   // HCP Terraform's plans: the hosted edition's admin API (the self-hosted edition answers 404 to everyone).
   { method: "GET", route: "/api/v2/admin/feature-sets", ok: 200, edition: "hosted", make: async () => ({ path: "/admin/feature-sets?q=Business" }) },
   {
+    method: "GET",
+    route: "/api/v2/organizations/:organization_name/subscription",
+    ok: 200,
+    edition: "hosted",
+    make: async () => ({ path: `/organizations/${org()}/subscription` }),
+  },
+  {
     method: "POST",
     route: "/api/v2/admin/organizations/:organization_name/subscription",
     ok: 201,
@@ -1481,6 +1488,128 @@ describe("delegated roles against owners-team targets", () => {
         const res = await api(target.method, t.path, { token: tokens[who], body: t.body });
         cells.push({ who, got: res.status, want: who === "owners" ? target.ok : 404 });
       }
+      expect(cells.filter((c) => c.got !== c.want)).toEqual([]);
+    });
+  }
+});
+
+/**
+ * Variable sets a project owns: besides the organisation permissions, a team's access to the owning project decides
+ * (`project-access.variable-sets` read / write; the admin role writes; maintain and custom without it give nothing),
+ * on every route of a set and on creating one for the project. The action each route needs comes from the route
+ * table; who holds it on a project-owned set is this block's oracle.
+ */
+describe("variable sets a project owns", () => {
+  const CALLERS = ["owners", "orgToken", "manageWorkspaces", "projectMaintain", "read", "setsRead", "setsWrite", "projectAdmin", "otherSetsWrite"] as const;
+  type Caller = (typeof CALLERS)[number];
+  const ORG: Caller[] = ["owners", "orgToken", "manageWorkspaces"];
+  const OWNED_WHO: Partial<Record<Action, Caller[]>> = {
+    "varsets.read": [...ORG, "setsRead", "setsWrite", "projectAdmin"],
+    "varsets.manage": [...ORG, "setsWrite", "projectAdmin"],
+  };
+  const tokens = {} as Record<Caller, string>;
+  const owned = () => ({ parent: { data: { type: "projects", id: fx.ids.defaultProject } } });
+  const ownedSet = async () =>
+    (await adminPost(`/organizations/${fx.org}/varsets`, { data: { type: "varsets", attributes: { name: uniqueName("vs") }, relationships: owned() } }))
+      .id as string;
+  const ownedVar = async () => {
+    const set = await ownedSet();
+    return { set, v: (await adminPost(`/varsets/${set}/relationships/vars`, varBody())).id as string };
+  };
+  const wsRef = async () => ({ data: [{ type: "workspaces", id: (await workspace()).id }] });
+  const prjRef = () => ({ data: [{ type: "projects", id: fx.ids.defaultProject }] });
+
+  const TARGETS: Array<{ method: string; route: string; ok: number; make: () => Promise<Target> }> = [
+    {
+      method: "POST",
+      route: "/api/v2/organizations/:organization_name/varsets",
+      ok: 201,
+      make: async () => ({
+        path: `/organizations/${fx.org}/varsets`,
+        body: { data: { type: "varsets", attributes: { name: uniqueName("vs") }, relationships: owned() } },
+      }),
+    },
+    { method: "GET", route: "/api/v2/varsets/:varset_id", ok: 200, make: async () => ({ path: `/varsets/${await ownedSet()}?include=vars` }) },
+    {
+      method: "PATCH",
+      route: "/api/v2/varsets/:varset_id",
+      ok: 200,
+      make: async () => ({ path: `/varsets/${await ownedSet()}`, body: { data: { type: "varsets", attributes: { description: "d" } } } }),
+    },
+    { method: "DELETE", route: "/api/v2/varsets/:varset_id", ok: 204, make: async () => ({ path: `/varsets/${await ownedSet()}` }) },
+    ...(["POST", "DELETE"] as const).flatMap((method) => [
+      {
+        method,
+        route: "/api/v2/varsets/:varset_id/relationships/workspaces",
+        ok: 204,
+        make: async () => ({ path: `/varsets/${await ownedSet()}/relationships/workspaces`, body: await wsRef() }),
+      },
+      {
+        method,
+        route: "/api/v2/varsets/:varset_id/relationships/projects",
+        ok: 204,
+        make: async () => ({ path: `/varsets/${await ownedSet()}/relationships/projects`, body: prjRef() }),
+      },
+    ]),
+    {
+      method: "GET",
+      route: "/api/v2/varsets/:varset_id/relationships/vars",
+      ok: 200,
+      make: async () => ({ path: `/varsets/${(await ownedVar()).set}/relationships/vars` }),
+    },
+    {
+      method: "POST",
+      route: "/api/v2/varsets/:varset_id/relationships/vars",
+      ok: 201,
+      make: async () => ({ path: `/varsets/${await ownedSet()}/relationships/vars`, body: varBody() }),
+    },
+    ...(["GET", "PATCH", "DELETE"] as const).map((method) => ({
+      method,
+      route: "/api/v2/varsets/:varset_id/relationships/vars/:var_id",
+      ok: method === "GET" ? 200 : method === "PATCH" ? 200 : 204,
+      make: async () => {
+        const x = await ownedVar();
+        return {
+          path: `/varsets/${x.set}/relationships/vars/${x.v}`,
+          body: method === "PATCH" ? { data: { type: "vars", attributes: { value: "w" } } } : undefined,
+        };
+      },
+    })),
+  ];
+
+  beforeAll(async () => {
+    for (const who of ["owners", "orgToken", "manageWorkspaces", "projectMaintain", "read"] as const) tokens[who] = fx.tokens[who]!;
+    const other = await project();
+    const grants: Array<[Exclude<Caller, "owners" | "orgToken" | "manageWorkspaces" | "projectMaintain" | "read">, string, string, unknown]> = [
+      ["setsRead", fx.ids.defaultProject, "custom", { "project-access": { "variable-sets": "read" } }],
+      ["setsWrite", fx.ids.defaultProject, "custom", { "project-access": { "variable-sets": "write" } }],
+      ["projectAdmin", fx.ids.defaultProject, "admin", undefined],
+      ["otherSetsWrite", other.id, "custom", { "project-access": { "variable-sets": "write" } }],
+    ];
+    for (const [who, projectId, access, perms] of grants) {
+      const t = await makeTeam(fx.org);
+      await grantProject(t.id, projectId, access, perms as Record<string, unknown> | undefined);
+      tokens[who] = t.token;
+    }
+  });
+
+  it("covers every route of a set, and creating one", () => {
+    const routes = Object.keys(ROUTE_ACTIONS).filter((r) => r.includes("/api/v2/varsets/:varset_id"));
+    expect(routes.filter((r) => !TARGETS.some((t) => `${t.method} ${t.route}` === r))).toEqual([]);
+  });
+
+  for (const target of TARGETS) {
+    it(`${target.method} ${target.route}`, async () => {
+      const action = ROUTE_ACTIONS[`${target.method} ${target.route}`]!;
+      const allowed = OWNED_WHO[action];
+      expect(allowed, action).toBeDefined();
+      const cells = await Promise.all(
+        CALLERS.map(async (who) => {
+          const t = await target.make();
+          const res = await api(target.method, t.path, { token: tokens[who], body: t.body });
+          return { who, got: res.status, want: allowed!.includes(who) ? target.ok : 404 };
+        }),
+      );
       expect(cells.filter((c) => c.got !== c.want)).toEqual([]);
     });
   }

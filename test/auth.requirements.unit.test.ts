@@ -94,4 +94,25 @@ describe("the requirement table", () => {
     expect(projectRights(access, "prj-2", [grant("admin")])).toMatchObject({ read: false, admin: false });
     expect(projectRights(access, "prj-2", [], true).read).toBe(true);
   });
+
+  it("derives the project's own variable sets: custom variable-sets read / write, the admin role writes, others none", () => {
+    const access = accessOf(user("user-6"), [team("t-6")]);
+    const sets = (g: ReturnType<typeof grant>) => {
+      const r = projectRights(access, "prj-1", [g]);
+      return { read: r.readVariableSets, manage: r.manageVariableSets };
+    };
+    expect(sets(grant("custom", { "project-access": { "variable-sets": "read" } }))).toEqual({ read: true, manage: false });
+    expect(sets(grant("custom", { "project-access": { "variable-sets": "write" } }))).toEqual({ read: true, manage: true });
+    expect(sets(grant("custom", { "project-access": { "variable-sets": "none" } }))).toEqual({ read: false, manage: false });
+    expect(sets(grant("custom"))).toEqual({ read: false, manage: false });
+    expect(sets(grant("admin"))).toEqual({ read: true, manage: true });
+    for (const level of ["read", "write", "maintain"]) expect(sets(grant(level))).toEqual({ read: false, manage: false });
+    // The set's project only: a grant on another project gives nothing here.
+    expect(projectRights(access, "prj-2", [grant("admin")]).manageVariableSets).toBe(false);
+    // varsets.read / varsets.manage take the owning project's rights; without them the organisation permissions decide.
+    const project = projectRights(access, "prj-1", [grant("custom", { "project-access": { "variable-sets": "read" } })]);
+    expect(allows(user("user-6"), "varsets.read", { access, project })).toBe(true);
+    expect(allows(user("user-6"), "varsets.manage", { access, project })).toBe(false);
+    expect(allows(user("user-6"), "varsets.read", { access })).toBe(false);
+  });
 });

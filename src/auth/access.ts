@@ -14,6 +14,7 @@ import {
   type OrgPermissions,
   type PermissionFlags,
   standingOf,
+  projectVariableSetsLevel,
   type ProjectRights,
 } from "./permissions";
 import type { Principal } from "./principal";
@@ -154,6 +155,8 @@ export function projectRights(access: OrgAccess, projectId: string, projectGrant
     readTeams: orgWide || p["read-projects"] === true || here.length > 0,
     createWorkspaces: createAllowed(standingOf(access), here),
     readVariables: p["read-workspaces"] === true || p["manage-workspaces"] === true || effectiveCapabilities(standingOf(access), [], here).variables >= 1,
+    readVariableSets: orgWide || here.some((g) => projectVariableSetsLevel(g) >= 1),
+    manageVariableSets: orgWide || here.some((g) => projectVariableSetsLevel(g) >= 2),
   };
 }
 

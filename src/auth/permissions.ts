@@ -202,6 +202,24 @@ export interface ProjectRights {
   createWorkspaces: boolean;
   /** Reading its variable sets: variable-set readers, or a grant on it that reads variables. */
   readVariables: boolean;
+  /** Reading the variable sets it owns: manage-projects, or a grant on it with variable-sets read or write. */
+  readVariableSets: boolean;
+  /** Creating, changing, applying and deleting the sets it owns: manage-projects, or variable-sets write. */
+  manageVariableSets: boolean;
+}
+
+const VARIABLE_SETS: Record<string, number> = { none: 0, read: 1, write: 2 };
+
+/**
+ * A project grant's level over the variable sets the project owns (0 none, 1 read, 2 write): the admin role
+ * implies write (the project permissions reference gives it "Manage variable sets"), other fixed roles none, a
+ * custom grant its `project-access.variable-sets` (default none).
+ */
+export function projectVariableSetsLevel(g: GrantLevel): number {
+  if (g.access === "admin") return 2;
+  if (g.access !== "custom") return 0;
+  const projectAccess = (g.perms["project-access"] ?? {}) as Record<string, unknown>;
+  return VARIABLE_SETS[String(projectAccess["variable-sets"] ?? "none")] ?? 0;
 }
 
 /** The spec's 21 permission flags (plus the ones go-tfe also decodes), from capabilities. */

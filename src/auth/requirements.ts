@@ -117,11 +117,15 @@ export const REQUIREMENTS = {
     holds: (_p, t) => orgPermission(org(t), "manage-agent-pools"),
   },
 
+  // `project`: the rights on the project owning the set acted on (a project-owned set), or on the parent of one created.
   "varsets.read": {
-    summary: "owners, the organisation token, read-workspaces or manage-workspaces",
-    holds: (_p, t) => orgPermission(org(t), "read-workspaces") || orgPermission(org(t), "manage-workspaces"),
+    summary: "owners, the organisation token, read-workspaces or manage-workspaces; a project's own sets: its variable-sets read",
+    holds: (_p, t) => orgPermission(org(t), "read-workspaces") || orgPermission(org(t), "manage-workspaces") || (!!org(t) && !!t.project?.readVariableSets),
   },
-  "varsets.manage": { summary: "owners, the organisation token, manage-workspaces", holds: (_p, t) => orgPermission(org(t), "manage-workspaces") },
+  "varsets.manage": {
+    summary: "owners, the organisation token, manage-workspaces; a project's own sets: its variable-sets write",
+    holds: (_p, t) => orgPermission(org(t), "manage-workspaces") || (!!org(t) && !!t.project?.manageVariableSets),
+  },
 
   // ---- a project ----
   "project.read": { summary: "a reader of the project", holds: (_p, t) => !!org(t) && !!t.project?.read },

@@ -59,7 +59,7 @@ const orgUpdateBody = z
   })
   .openapi("OrganizationUpdate");
 
-const serializeView = (v: OrganizationView) => serializeOrganization(v.organization, orgPermissions(v.owner, v.plan), v.retention);
+const serializeView = (v: OrganizationView) => serializeOrganization(v.organization, orgPermissions(v.owner, v.plan), v.retention, v.plan);
 
 organizations.openapi(
   defineRoute({

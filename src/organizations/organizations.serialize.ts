@@ -42,8 +42,14 @@ export function orgPermissions(owner: boolean, plan: FeatureSet | null): Record<
 /**
  * `retention`: the organisation's default data retention policy for its `data-retention-policy`
  * relationship (go-tfe decodes it as DataRetentionPolicyChoice); undefined leaves the relationship out.
+ * `plan`: the organisation's plan (hosted edition); only then is there a subscription for its `subscription` link.
  */
-export function serializeOrganization(o: Organization, permissions?: Record<string, boolean>, retention?: DataRetentionPolicy | null): Resource {
+export function serializeOrganization(
+  o: Organization,
+  permissions?: Record<string, boolean>,
+  retention?: DataRetentionPolicy | null,
+  plan?: FeatureSet | null,
+): Resource {
   const a = o.attrs;
   const attributes: Record<string, unknown> = {
     name: o.name,
@@ -87,7 +93,8 @@ export function serializeOrganization(o: Organization, permissions?: Record<stri
         data: { id: o.externalId, type: "entitlement-sets" },
         links: { related: `${API}/organizations/${o.name}/entitlement-set` },
       },
-      subscription: { links: { related: `${API}/organizations/${o.name}/subscription` } },
+      // GET /organizations/:name/subscription (src/subscriptions/subscriptions.routes.ts), as the real link names it.
+      ...(plan ? { subscription: { links: { related: `${API}/organizations/${o.name}/subscription` } } } : {}),
       ...(retention === undefined
         ? {}
         : {

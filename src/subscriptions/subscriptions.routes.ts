@@ -1,13 +1,14 @@
 /**
  * HCP Terraform's admin endpoints for plans (hosted edition only; site admins): list the feature sets,
- * assign one to an organisation. go-tfe's subscription helpers (`newSubscriptionUpdater`) call both.
+ * assign one to an organisation. go-tfe's subscription helpers (`newSubscriptionUpdater`) call both. Members
+ * read their organisation's subscription, where its `subscription` link leads.
  */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, paginated, readPage } from "../jsonapi/document";
 import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
 import { serializeFeatureSet, serializeSubscription } from "./subscriptions.serialize";
-import { assignSubscription, listFeatureSets } from "./subscriptions.service";
+import { assignSubscription, listFeatureSets, showSubscription } from "./subscriptions.service";
 import { defineRoute } from "../jsonapi/define-route";
 
 const tags = ["Admin"];
@@ -77,5 +78,21 @@ subscriptions.openapi(
     const { attributes = {}, relationships } = c.req.valid("json").data;
     const view = await assignSubscription(callerOf(c), c.req.valid("param").organization_name, relationships["feature-set"].data.id, attributes);
     return jsonapi(c, { data: serializeSubscription(view), included: [serializeFeatureSet(view.featureSet)] }, 201);
+  },
+);
+
+subscriptions.openapi(
+  defineRoute({
+    method: "get",
+    path: "/organizations/{organization_name}/subscription",
+    action: "organization.read",
+    tags: ["Organizations"],
+    summary: "Show the organisation's subscription, its feature set included (hosted edition; members)",
+    request: { params: z.object({ organization_name: z.string().min(1).max(255) }) },
+    responses: { ...ok("The subscription, its feature set included"), ...errorResponses },
+  }),
+  async (c) => {
+    const view = await showSubscription(callerOf(c), c.req.valid("param").organization_name);
+    return jsonapi(c, { data: serializeSubscription(view), included: [serializeFeatureSet(view.featureSet)] });
   },
 );

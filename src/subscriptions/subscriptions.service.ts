@@ -3,6 +3,7 @@
  * 404): site admins list the feature sets and assign one to an organisation, whose entitlement set and
  * permissions then follow it (src/subscriptions/feature-sets.ts).
  */
+import { requireOrgAccess } from "../auth/access";
 import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import { edition } from "../env";
@@ -10,7 +11,7 @@ import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
 import { setOrganizationSubscription } from "../organizations/organizations.d1";
-import { featureSetById, searchFeatureSets, type FeatureSet, type Subscription } from "./feature-sets";
+import { DEFAULT_FEATURE_SET, featureSetById, searchFeatureSets, type FeatureSet, type Subscription } from "./feature-sets";
 
 /** The terms a site admin may set; omitted ceilings take the plan's defaults, omitted contract terms are none. */
 export interface SubscriptionTerms {
@@ -69,4 +70,29 @@ export async function assignSubscription(caller: Caller, organization: string, f
   // One write: no row changed means no such organisation.
   if (!(await setOrganizationSubscription(caller.db, organization, subscription))) throw ApiError.of("not_found");
   return { organization, subscription, featureSet };
+}
+
+/**
+ * The organisation's subscription (`GET /organizations/:name/subscription`, which its `subscription` link names), for
+ * any member. An organisation no plan was assigned to is on Free from its creation, as a new HCP Terraform
+ * organisation is; that subscription is implied, so its id is derived from the organisation's (stable across reads).
+ */
+export async function showSubscription(caller: Caller, organization: string): Promise<SubscriptionView> {
+  requireHosted(caller);
+  const access = await requireOrgAccess(caller, { name: organization });
+  const org = access.organization;
+  const featureSet = (org.subscription && featureSetById(org.subscription.featureSetId)) || DEFAULT_FEATURE_SET;
+  const subscription: Subscription = org.subscription ?? {
+    id: `sub-${org.externalId.replace(/^org-/, "")}`,
+    featureSetId: featureSet.id,
+    startAt: org.createdAt,
+    runsCeiling: featureSet.defaultRunsCeiling,
+    agentsCeiling: featureSet.defaultAgentsCeiling,
+    contractStartAt: null,
+    endAt: null,
+    contractUserLimit: null,
+    contractApplyLimit: null,
+    contractManagedResourcesLimit: null,
+  };
+  return { organization: org.name, subscription, featureSet };
 }

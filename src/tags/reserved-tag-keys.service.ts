@@ -89,12 +89,13 @@ export async function removeReservedTagKey(caller: Caller, id: string): Promise<
  * `disable-overrides`: a workspace may not bind a key its project binds when the organisation reserves that key with
  * overrides disabled (the binding would override the inherited value). Checks the bindings a request writes, not
  * those the workspace already has: like the real service, enabling the option is not retroactive. 422 on the first.
+ * `pointer`: the base of the entries' pointers (`<base>/<index>/attributes/key`), or a function naming the pointer.
  */
 export async function refuseOverrides(
   caller: Caller,
   where: { organizationId: string; projectId: string },
   bindings: Array<{ key: string; index: number }>,
-  pointerBase: string,
+  pointer: string | ((index: number) => string),
 ): Promise<void> {
   if (bindings.length === 0) return;
   const locked = await lockedProjectKeys(
@@ -107,6 +108,6 @@ export async function refuseOverrides(
   if (first)
     throw ApiError.of("invalid_attribute", {
       detail: `Key ${first.key} is reserved with overrides disabled: the workspace cannot override the value its project sets`,
-      pointer: `${pointerBase}/${first.index}/attributes/key`,
+      pointer: typeof pointer === "string" ? `${pointer}/${first.index}/attributes/key` : pointer(first.index),
     });
 }

@@ -4,7 +4,7 @@ import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { TpRow, TwRow } from "./team-access.d1";
-import { PRJ_LEVELS, WS_DEFAULT_CUSTOM, WS_IMPLIED, WS_LEVELS, type PrjAccess, type WsCustom } from "./team-access.rules";
+import { PRJ_IMPLIED, PRJ_LEVELS, WS_DEFAULT_CUSTOM, WS_IMPLIED, WS_LEVELS, type PrjAccess, type WsCustom } from "./team-access.rules";
 import {
   changeTeamProject,
   changeTeamWorkspace,
@@ -197,10 +197,12 @@ const tpUpdateBody = z
 
 function serializeTp(r: TpRow): Resource {
   const perms = JSON.parse(r.perms) as PrjAccess;
+  // Rows written before a permission existed (variable-sets) show its implied value for their level.
+  const projectAccess = { ...PRJ_IMPLIED[r.access]?.["project-access"], ...perms["project-access"] };
   return {
     id: r.id,
     type: "team-projects",
-    attributes: { access: r.access, "project-access": perms["project-access"], "workspace-access": perms["workspace-access"] },
+    attributes: { access: r.access, "project-access": projectAccess, "workspace-access": perms["workspace-access"] },
     relationships: {
       team: { data: { id: r.team_id, type: "teams" }, links: { related: `/api/v2/teams/${r.team_id}` } },
       project: { data: { id: r.project_id, type: "projects" }, links: { related: `/api/v2/projects/${r.project_id}` } },

@@ -56,11 +56,16 @@ const ws = (runs: string, mocks: string, state: string, vars: string, create: bo
   "run-tasks": tasks,
 });
 
-/** The implied-permissions table (tfe-api-notes §2.4). */
+const prj = (settings: string, teams: string, variableSets: string) => ({ settings, teams, "variable-sets": variableSets });
+
+/**
+ * The implied-permissions table (tfe-api-notes §2.4). `variable-sets` (the sets the project owns): only the admin
+ * role manages them, as the project permissions reference lists "Manage variable sets" for admins alone.
+ */
 export const PRJ_IMPLIED: Record<string, PrjAccess> = {
-  read: { "project-access": { settings: "read", teams: "none" }, "workspace-access": ws("read", "none", "read", "read", false, false, false, false, false) },
-  write: { "project-access": { settings: "read", teams: "none" }, "workspace-access": ws("apply", "read", "write", "write", false, true, false, false, false) },
-  maintain: { "project-access": { settings: "read", teams: "none" }, "workspace-access": ws("apply", "read", "write", "write", true, true, true, false, true) },
-  admin: { "project-access": { settings: "delete", teams: "manage" }, "workspace-access": ws("apply", "read", "write", "write", true, true, true, true, true) },
-  custom: { "project-access": { settings: "read", teams: "none" }, "workspace-access": ws("read", "none", "none", "none", false, false, false, false, false) },
+  read: { "project-access": prj("read", "none", "none"), "workspace-access": ws("read", "none", "read", "read", false, false, false, false, false) },
+  write: { "project-access": prj("read", "none", "none"), "workspace-access": ws("apply", "read", "write", "write", false, true, false, false, false) },
+  maintain: { "project-access": prj("read", "none", "none"), "workspace-access": ws("apply", "read", "write", "write", true, true, true, false, true) },
+  admin: { "project-access": prj("delete", "manage", "write"), "workspace-access": ws("apply", "read", "write", "write", true, true, true, true, true) },
+  custom: { "project-access": prj("read", "none", "none"), "workspace-access": ws("read", "none", "none", "none", false, false, false, false, false) },
 };

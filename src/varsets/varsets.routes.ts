@@ -7,7 +7,6 @@ import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsona
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { createVariableBody, updateVariableBody } from "../variables/variables.schemas";
 import { serializeVariable } from "../variables/variables.serialize";
-import type { VariableView } from "../variables/variables.types";
 import { orgParam, workspaceIdParam } from "../workspaces/workspaces.schemas";
 import type { Varset } from "./varsets.d1";
 import {
@@ -30,14 +29,14 @@ export const varsets = router();
 
 const include = (c: Context<AppEnv>) => service.parseVarsetInclude(c.req.query("include"));
 
-function listDocument(c: Context<AppEnv>, res: { items: Varset[]; total: number; full: boolean; included: VariableView[] }) {
+function listDocument(c: Context<AppEnv>, res: { items: Varset[]; total: number; full: boolean; included: Resource[] }) {
   const data = res.items.map((v) => serializeVarset(v, res.full));
-  return jsonapi(c, paginated(c, data, readPage(c), res.total, { included: res.included.map(serializeVariable) }));
+  return jsonapi(c, paginated(c, data, readPage(c), res.total, res.included.length ? { included: res.included } : {}));
 }
 
-function oneDocument(c: Context<AppEnv>, res: { varset: Varset; full: boolean; included: VariableView[] }) {
+function oneDocument(c: Context<AppEnv>, res: { varset: Varset; full: boolean; included: Resource[] }) {
   const doc: { data: Resource; included?: Resource[] } = { data: serializeVarset(res.varset, res.full) };
-  if (res.included.length) doc.included = res.included.map(serializeVariable);
+  if (res.included.length) doc.included = res.included;
   return jsonapi(c, doc);
 }
 

@@ -2,16 +2,18 @@
  * Variable sets (issue 17). Organisation-level: reading them needs `read-workspaces` or `manage-workspaces`
  * (owners, the organisation token and the site admin hold every organisation permission); creating, changing,
  * applying and deleting them, and writing their variables, needs `manage-workspaces` ("Manage all workspaces"
- * includes managing variable sets in the real permission model). Readers of a workspace's variables also see
- * the sets reaching it (`/workspaces/:id/varsets`, `all-vars`). Anyone else gets 404, as for another
- * organisation's set.
+ * includes managing variable sets in the real permission model). A set a project owns is also read by teams
+ * whose access to that project has `project-access.variable-sets` read, and managed with write (the admin role
+ * implies it). Readers of a workspace's variables also see the sets reaching it (`/workspaces/:id/varsets`,
+ * `all-vars`). Anyone else gets 404, as for another organisation's set.
  */
 import { loadGrants, projectRights, requireOrgAccess, type OrgAccess } from "../auth/access";
-import { allows, authorize } from "../auth/requirements";
+import { allows, authorize, type Action } from "../auth/requirements";
+import type { ProjectRights } from "../auth/permissions";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
-import type { Page } from "../jsonapi/document";
+import type { Page, Resource } from "../jsonapi/document";
 import { LIMITS } from "../limits";
 import { showProject } from "../projects/projects.service";
 import { newVariable, patchOf, viewOf } from "../variables/variables.service";
@@ -21,6 +23,7 @@ import type { VariableView } from "../variables/variables.types";
 import { isFailure } from "../workspaces/workspace.rules";
 import { readById } from "../workspaces/workspaces.service";
 import * as repo from "./varsets.d1";
+import { includeForSets } from "./varsets.include";
 import type { Varset } from "./varsets.d1";
 import type { VarsetCreateData, VarsetUpdateData } from "./varsets.schemas";
 
@@ -34,7 +37,7 @@ export interface VarsetRead {
   full: boolean;
 }
 
-/** `include` values of set reads: `vars` adds the variables (values redacted as everywhere); the others are accepted. */
+/** `include` values of set reads (varsets.include.ts); `stacks` is accepted and resolves to nothing (no stacks here). */
 const INCLUDES = new Set(["vars", "workspaces", "projects", "stacks"]);
 
 export function parseVarsetInclude(raw: string | undefined): string[] {
@@ -50,23 +53,26 @@ export function parseVarsetInclude(raw: string | undefined): string[] {
   return values;
 }
 
-async function includedFor(caller: Caller, sets: Varset[], include: string[]): Promise<VariableView[]> {
-  if (!include.includes("vars")) return [];
-  const lists = await Promise.all(
-    sets.map(async (s) => Promise.all((await repo.listVarsetVariables(caller.db, s.id)).map((v) => viewOf(caller.env, v, { kind: "varset", id: s.id })))),
-  );
-  return lists.flat();
-}
-
 const toPage = (p: Page) => ({ offset: (p.number - 1) * p.size, limit: p.size });
 
 const invalid = (detail: string, pointer: string) => ApiError.of("invalid_attribute", { detail, pointer });
+
+/**
+ * The caller's rights on the project owning a set (or named as a new set's parent), for `varsets.read` / `manage`;
+ * looked up (one D1 read) only when the organisation permissions do not already decide.
+ */
+async function owningProjectRights(caller: Caller, access: OrgAccess, projectId: string | null, action: Action): Promise<ProjectRights | undefined> {
+  if (!projectId || allows(access.principal, action, { access })) return undefined;
+  const grants = await loadGrants(caller.db, access, [], [projectId]);
+  return projectRights(access, projectId, grants.projects);
+}
 
 async function load(caller: Caller, id: string, manage: boolean): Promise<{ varset: Varset; access: OrgAccess }> {
   const varset = await repo.getVarset(caller.db, id);
   if (!varset) throw ApiError.of("not_found");
   const access = await requireOrgAccess(caller, { id: varset.organizationId });
-  authorize(caller, manage ? "varsets.manage" : "varsets.read", { access });
+  const action = manage ? "varsets.manage" : "varsets.read";
+  authorize(caller, action, { access, project: await owningProjectRights(caller, access, varset.projectId, action) });
   return { varset, access };
 }
 
@@ -84,7 +90,7 @@ export async function listOrganizationVarsets(caller: Caller, organization: stri
   const access = await requireOrgAccess(caller, { name: organization });
   authorize(caller, "varsets.read", { access });
   const res = await repo.listVarsets(caller.db, access.organization.externalId, q, toPage(page));
-  return { ...res, full: true, included: await includedFor(caller, res.items, include) };
+  return { ...res, full: true, included: await includeForSets(caller, access, res.items, include, true) };
 }
 
 /** The workspaces of a request body, all in the set's organisation (and its project, for a project-owned set). */
@@ -119,12 +125,14 @@ async function checkProjects(
 
 export async function createVarset(caller: Caller, organization: string, data: VarsetCreateData): Promise<Varset> {
   const access = await requireOrgAccess(caller, { name: organization });
-  authorize(caller, "varsets.manage", { access });
+  const parent = data.relationships?.parent?.data ?? null;
+  // A set for a project: who manages that project's sets may create it (the project is checked to be the organisation's below).
+  const parentProject = parent?.type === "projects" ? parent.id : null;
+  authorize(caller, "varsets.manage", { access, project: await owningProjectRights(caller, access, parentProject, "varsets.manage") });
   const org = access.organization.name;
   const orgId = access.organization.externalId;
   const a = data.attributes;
   checkName(a.name);
-  const parent = data.relationships?.parent?.data ?? null;
   let projectId: string | null = null;
   if (parent?.type === "organizations" && parent.id.toLowerCase() !== org.toLowerCase()) {
     throw invalid("The parent organization must be the organization the set is created in", "/data/relationships/parent/data/id");
@@ -158,18 +166,13 @@ export async function createVarset(caller: Caller, organization: string, data: V
   return reload(caller, id);
 }
 
-export async function showVarset(caller: Caller, id: string, include: string[] = []): Promise<VarsetRead & { included: VariableView[] }> {
-  const { varset } = await load(caller, id, false);
-  return { varset, full: true, included: await includedFor(caller, [varset], include) };
+export async function showVarset(caller: Caller, id: string, include: string[] = []): Promise<VarsetRead & { included: Resource[] }> {
+  const { varset, access } = await load(caller, id, false);
+  return { varset, full: true, included: await includeForSets(caller, access, [varset], include, true) };
 }
 
-export async function updateVarset(
-  caller: Caller,
-  id: string,
-  data: VarsetUpdateData,
-  include: string[] = [],
-): Promise<VarsetRead & { included: VariableView[] }> {
-  const { varset } = await load(caller, id, true);
+export async function updateVarset(caller: Caller, id: string, data: VarsetUpdateData, include: string[] = []): Promise<VarsetRead & { included: Resource[] }> {
+  const { varset, access } = await load(caller, id, true);
   const a = data.attributes ?? {};
   if (a.name !== undefined) checkName(a.name);
   if (a.global === true && varset.projectId) throw invalid("A project-owned variable set cannot be global", "/data/attributes/global");
@@ -183,7 +186,7 @@ export async function updateVarset(
   if (workspaceIds) changes.workspaceIds = workspaceIds;
   if (!(await repo.updateVarset(caller.db, id, changes, nowIso()))) throw ApiError.of("name_taken", { pointer: "/data/attributes/name" });
   const updated = await reload(caller, id);
-  return { varset: updated, full: true, included: await includedFor(caller, [updated], include) };
+  return { varset: updated, full: true, included: await includeForSets(caller, access, [updated], include, true) };
 }
 
 export async function deleteVarset(caller: Caller, id: string): Promise<void> {
@@ -210,7 +213,8 @@ export async function changeProjects(caller: Caller, id: string, op: "add" | "re
 export async function listWorkspaceVarsets(caller: Caller, workspaceId: string, page: Page, include: string[] = []) {
   const { record, scope } = await readById(caller, workspaceId, "variables.read");
   const res = await repo.listVarsetsForWorkspace(caller.db, record.organizationId, record.id, record.projectId, toPage(page));
-  return { ...res, full: readsVarsets(scope.access), included: await includedFor(caller, res.items, include) };
+  const full = readsVarsets(scope.access);
+  return { ...res, full, included: await includeForSets(caller, scope.access, res.items, include, full) };
 }
 
 /** Sets applied to a project: organisation-wide readers, or a project grant that reads variables. */
@@ -220,7 +224,7 @@ export async function listProjectVarsets(caller: Caller, projectId: string, page
   const grants = full ? { projects: [] } : await loadGrants(caller.db, access, [], [project.id]);
   authorize(caller, "project.read-variables", { access, project: projectRights(access, project.id, grants.projects) });
   const res = await repo.listVarsetsForProject(caller.db, project.id, toPage(page));
-  return { ...res, full, included: await includedFor(caller, res.items, include) };
+  return { ...res, full, included: await includeForSets(caller, access, res.items, include, full) };
 }
 
 // ---- the sets' variables ----

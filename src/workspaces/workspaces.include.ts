@@ -9,6 +9,7 @@ import { serializeProject } from "../projects/projects.serialize";
 import { includeStateVersions } from "../state-versions/state-versions.include";
 import type { ProjectBindingRow } from "../tags/project-tags.index";
 import { effectiveBindings } from "../tags/tags.serialize";
+import { includeVariables } from "../variables/variables.include";
 import type { WorkspaceRecord } from "./workspace.types";
 import {
   includeAgentPoolsStatement,
@@ -87,8 +88,8 @@ const unique = <T>(xs: T[]) => [...new Set(xs)];
 /**
  * Resolves includes for a set of workspaces and their serialised resources (relationship data is
  * filled where an include needs it). The D1 lookups of every requested include go in one batch.
- * Resources this service does not hold (runs, configuration versions, readme, assessments, variables,
- * no-code modules) resolve to nothing.
+ * Resources this service does not hold (runs, configuration versions, readme, assessments, no-code modules)
+ * resolve to nothing.
  */
 export async function includeFor(
   caller: Caller,
@@ -175,5 +176,7 @@ export async function includeFor(
   }
   // Outputs and the current state version live in each workspace's Durable Object (state-version issue).
   await includeStateVersions(caller.env, origin, records, scope, values, included);
+  // The workspaces' own variables live in their Durable Objects too, shown only to readers of variables.
+  if (values.has("vars")) await includeVariables(caller.env, records, scope, included);
   return included.items.length ? { included: included.items } : {};
 }

@@ -187,6 +187,15 @@ export async function updateWorkspace(caller: Caller, ref: WorkspaceRef, body: (
     tagBindings = resolveBindings(inputs, "/data/relationships/tag-bindings/data");
     // Against the project the workspace ends up in (a move in the same request included).
     await refuseOverrides(caller, { organizationId, projectId: projectId ?? record.projectId }, tagBindings, "/data/relationships/tag-bindings/data");
+  } else if (projectId) {
+    // A move brings the workspace's own bindings under the destination's bindings: the same refusal as binding the
+    // key there directly, blamed on the project relationship (the bindings are not in the request).
+    await refuseOverrides(
+      caller,
+      { organizationId, projectId },
+      record.tagBindings.map((b, index) => ({ key: b.key, index })),
+      () => "/data/relationships/project/data/id",
+    );
   }
   let flatTags: FlatInput[] | undefined;
   if (body.relationships?.tags) {
