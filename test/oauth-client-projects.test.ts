@@ -97,11 +97,21 @@ describe("OAuth client projects", () => {
     expect((await attach("oc-doesnotexist00000", [p])).status).toBe(404);
   });
 
-  it("create attaches the organisation's projects from relationships.projects, leaving out any other organisation's", async () => {
+  it("create attaches the organisation's projects from relationships.projects; another organisation's is refused and nothing is created", async () => {
     const org = await createOrg();
     const p = await project(org);
     const foreign = await project(await createOrg());
-    const oc = await client(org, { projects: refs([p, foreign]) });
+    const refused = await api("POST", `/organizations/${org}/oauth-clients`, {
+      body: { data: { type: "oauth-clients", attributes: GITHUB, relationships: { projects: refs([p, foreign]) } } },
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.body.errors[0]).toMatchObject({
+      status: "422",
+      detail: `Project ${foreign} not found in this organization`,
+      source: { pointer: "/data/relationships/projects/data/1/id" },
+    });
+    expect((await api("GET", `/organizations/${org}/oauth-clients`)).body.data).toEqual([]);
+    const oc = await client(org, { projects: refs([p]) });
     expect(oc.relationships.projects.data).toEqual([{ id: p, type: "projects" }]);
     expect(await shownProjects(oc.id)).toEqual([p]);
   });

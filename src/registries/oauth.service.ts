@@ -72,9 +72,7 @@ function checkKey(provider: unknown, attrs: Record<string, unknown>): void {
 /**
  * Creates a client and its OAuth token; `attrs` are its public attributes (secrets are never stored). `agentPoolId`:
  * the agent pool its VCS requests would go through, which must be the organisation's. `projectIds`: the projects to
- * attach it to; those that are not the organisation's are left out, not refused, because go-tfe's
- * TestOAuthClientsReadWithOptions creates a client in one organisation with another's project and expects it created
- * (POST …/relationships/projects refuses them).
+ * attach it to, each the organisation's (422 naming the entry otherwise, as attach and update answer).
  */
 export async function createClient(
   caller: Caller,
@@ -104,8 +102,8 @@ export async function createClient(
     service_provider_user: null,
     created_at: client.created_at,
   };
-  const known = await organizationProjectIds(caller.db, client.organization_id, projectIds);
-  const projects = [...new Set(projectIds)].filter((id) => known.has(id));
+  await checkProjects(caller, client.organization_id, projectIds, "/data/relationships/projects/data");
+  const projects = [...new Set(projectIds)];
   await insertClientWithToken(caller.db, client, token, projects);
   return { client, tokenIds: [token.id], projectIds: projects, organization: access.organization.name };
 }
