@@ -7,6 +7,7 @@ import type { Db } from "../caller";
 import type { Page } from "../jsonapi/document";
 import type { Subscription } from "../subscriptions/feature-sets";
 import type { OrganizationRow } from "./organizations.index";
+import { appendTo, textMatchSql } from "../text-match";
 
 export interface NewOrganization {
   name: string;
@@ -70,9 +71,9 @@ export async function listOrganizations(
   ownerId: string,
   page: Page,
 ): Promise<{ total: number; rows: Array<OrganizationRow & { is_owner: number }> }> {
-  const like = `%${filter.q.replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
-  let where = "WHERE (o.name LIKE ? ESCAPE '\\' OR o.email LIKE ? ESCAPE '\\')";
-  const binds: unknown[] = [like, like];
+  const binds: unknown[] = [];
+  const bind = appendTo(binds);
+  let where = `WHERE (${textMatchSql("o.name", filter.q, "contains", bind)} OR ${textMatchSql("o.email", filter.q, "contains", bind)})`;
   if (filter.email) {
     where += " AND o.email = ?";
     binds.push(filter.email);

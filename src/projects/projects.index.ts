@@ -1,4 +1,6 @@
 /** D1 access for projects: rows, listing, reader sets and the guarded delete. */
+import { appendTo, textMatchSql } from "../text-match";
+
 type Db = D1Database | D1DatabaseSession;
 
 export interface ProjectRow {
@@ -60,8 +62,6 @@ export interface ProjectFilter {
   offset: number;
 }
 
-const escapeLike = (s: string) => s.replace(/[\\%_]/g, (m) => `\\${m}`);
-
 /** One page of matching, readable projects plus the counts the list meta reports. */
 export async function listProjects(db: Db, f: ProjectFilter): Promise<{ rows: ProjectRow[]; matching: number; total: number }> {
   const base = ["p.organization_id = ?"];
@@ -73,9 +73,7 @@ export async function listProjects(db: Db, f: ProjectFilter): Promise<{ rows: Pr
   const where = [...base];
   const binds = [...baseBinds];
   if (f.q) {
-    // LIKE is case-insensitive for ASCII in SQLite, as the real `q` is.
-    where.push("p.name LIKE ? ESCAPE '\\'");
-    binds.push(`%${escapeLike(f.q)}%`);
+    where.push(textMatchSql("p.name", f.q, "contains", appendTo(binds)));
   }
   if (f.names) {
     where.push("p.name IN (SELECT value FROM json_each(?))");

@@ -20,6 +20,7 @@ import {
   type PoolRow,
 } from "./agent-pools.d1";
 import { loadOwned, uniqueViolation } from "./registry.common";
+import { containsText } from "../text-match";
 
 const NAME = /^[A-Za-z0-9_-]+$/;
 
@@ -109,7 +110,7 @@ export async function createPool(caller: Caller, organization: string, input: Po
 export async function listOrgPools(caller: Caller, organization: string, query: PoolListQuery, page: Page): Promise<{ pools: PoolWithUsers[]; total: number }> {
   const access = await requireOrgAccess(caller, { name: organization });
   const org = access.organization.externalId;
-  const q = (query.q ?? "").toLowerCase();
+  const q = query.q ?? "";
   const sort = query.sort ?? "name";
   if (!isPoolSort(sort)) throw ApiError.of("bad_request", { detail: "sort must be name, -name, created-at or -created-at", parameter: "sort" });
   const rows = await listPools(caller.db, org, sort);
@@ -118,9 +119,7 @@ export async function listOrgPools(caller: Caller, organization: string, query: 
   const wsId = await usable(query.allowedWorkspaceName, "workspaces");
   const prjId = await usable(query.allowedProjectName, "projects");
   const allows = (p: PoolRow, id: string | null, list: string) => id === null || p.organization_scoped === 1 || (JSON.parse(list) as string[]).includes(id);
-  const matching = rows.filter(
-    (p) => (!q || p.name.toLowerCase().includes(q)) && allows(p, wsId, p.allowed_workspaces) && allows(p, prjId, p.allowed_projects),
-  );
+  const matching = rows.filter((p) => (!q || containsText(p.name, q)) && allows(p, wsId, p.allowed_workspaces) && allows(p, prjId, p.allowed_projects));
   const slice = matching.slice((page.number - 1) * page.size, page.number * page.size);
   const using = await workspacesUsing(
     caller.db,

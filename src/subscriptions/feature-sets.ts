@@ -9,6 +9,7 @@
  * (`GET /feature-sets`, `GET /organizations/:name/entitlement-set`).
  */
 import type { Edition } from "../env";
+import { containsText } from "../text-match";
 
 /** Everything a plan may include. Each is a feature-set attribute; ENTITLEMENTS lists those the entitlement set shows. */
 export const FEATURES = [
@@ -217,8 +218,8 @@ export function featureSetById(id: string): FeatureSet | undefined {
 
 /** The plans whose name contains `q`, case-insensitively (go-tfe looks plans up by name). */
 export function searchFeatureSets(q: string): FeatureSet[] {
-  const needle = q.trim().toLowerCase();
-  return FEATURE_SETS.filter((f) => f.name.toLowerCase().includes(needle));
+  const needle = q.trim();
+  return FEATURE_SETS.filter((f) => containsText(f.name, needle));
 }
 
 /** The plan an organisation is on: none in the self-hosted edition; its subscription's, else Free, in the hosted one. */

@@ -16,6 +16,7 @@
  */
 import { ApiError } from "../errors";
 import { newId } from "../ids";
+import { appendTo, textMatchSql } from "../text-match";
 
 type Db = D1Database | D1DatabaseSession;
 
@@ -108,26 +109,22 @@ export async function deleteTags(db: Db, organizationId: string, ids: string[], 
   ]);
 }
 
-/** LIKE pattern for a case-insensitive substring search (wildcards in the input are literal). */
-export function containsPattern(q: string): string {
-  return `%${q.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
-}
-
 /** The organisation's tags (those carried by at least one workspace), by name, one page. */
 export async function listOrganizationTags(
   db: Db,
   organizationId: string,
   opts: { q?: string; excludeWorkspaceId?: string; limit: number; offset: number },
 ): Promise<{ rows: TagRow[]; total: number }> {
-  const pattern = opts.q ? containsPattern(opts.q) : null;
   const ex = opts.excludeWorkspaceId ?? null;
+  const binds: unknown[] = [organizationId];
+  const named = opts.q ? textMatchSql("t.name", opts.q, "contains", appendTo(binds)) : "1";
+  binds.push(ex, ex);
   const grouped = `SELECT t.id, t.name, t.created_at, count(*) AS instance_count
     FROM tags t JOIN workspace_tags wt ON wt.tag_id = t.id AND wt.kind = 'flat'
     WHERE t.organization_id = ?
-      AND (? IS NULL OR t.name LIKE ? ESCAPE '\\')
+      AND ${named}
       AND (? IS NULL OR t.id NOT IN (SELECT tag_id FROM workspace_tags WHERE workspace_id = ? AND tag_id IS NOT NULL))
     GROUP BY t.id`;
-  const binds = [organizationId, pattern, pattern, ex, ex];
   const [page, count] = await db.batch([
     db.prepare(`${grouped} ORDER BY t.name LIMIT ? OFFSET ?`).bind(...binds, opts.limit, opts.offset),
     db.prepare(`SELECT count(*) AS n FROM (${grouped})`).bind(...binds),

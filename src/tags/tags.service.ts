@@ -22,6 +22,7 @@ import { deleteTags, listOrganizationTags, tagById, tagNotFound, tagRowsById, ta
 import { bindingValue, checkBindings, type BindingInput as SentBinding } from "./tags.rules";
 import { dedupe, echoed, keyOnlyTagIds, LIMIT_DETAIL } from "./workspace-tags.logic";
 import { changeTags, resolveBindings, resolveFlatAdds, resolveFlatRemovals, type FlatTagRef } from "./workspace-tags.service";
+import { containsText } from "../text-match";
 
 /** What a tag write hands back to the route: the index write's bookmark, if any. */
 export interface Acknowledged {
@@ -40,7 +41,7 @@ export async function workspaceFlatTags(
   nameContains: string | undefined,
 ): Promise<{ rows: TagRow[]; organization: string }> {
   const { record, scope } = await readById(caller, workspaceId);
-  const candidates = record.tags.filter((t) => !nameContains || t.key.toLowerCase().includes(nameContains));
+  const candidates = record.tags.filter((t) => !nameContains || containsText(t.key, nameContains));
   const byId = await tagRowsById(caller.db, keyOnlyTagIds(candidates));
   const rows = candidates.flatMap((t) => {
     const row = t.tagId ? byId.get(t.tagId) : undefined;

@@ -47,7 +47,7 @@ workspaceTags.openapi(
     responses: { ...ok("A page of tags"), ...errorResponses },
   }),
   async (c) => {
-    const { rows, organization } = await workspaceFlatTags(callerOf(c), c.req.valid("param").workspace_id, c.req.valid("query").name?.toLowerCase());
+    const { rows, organization } = await workspaceFlatTags(callerOf(c), c.req.valid("param").workspace_id, c.req.valid("query").name);
     const page = readPage(c);
     const slice = rows.slice((page.number - 1) * page.size, page.number * page.size);
     return jsonapi(

@@ -12,6 +12,7 @@ import { addMembers, deleteTeam as deleteTeamRows, insertTeam, membersLeft, orga
 import { findTeam, teamMembers, type TeamRow } from "./teams.index";
 import { mayChangeMembers, mayManageTeamTokens, resolveOrgAccess, teamRights, type OrgAccessInput } from "./teams.rules";
 import type { TeamCallerRights } from "./teams.serialize";
+import { containsText, foldAscii } from "../text-match";
 
 /** A team with what its serialisation shows: member user ids, membership ids and the caller's rights on it. */
 export interface TeamView {
@@ -110,8 +111,8 @@ export async function listTeams(
   const access = await requireOrgAccess(caller, { name: organization });
   const { q } = filter;
   const all = await organizationTeams(db, access.organization.externalId);
-  const names = filter.names ? new Set(filter.names.split(",").map((s) => s.trim().toLowerCase())) : null;
-  const visible = all.filter((t) => canSee(access, t) && (!q || t.name.toLowerCase().includes(q.toLowerCase())) && (!names || names.has(t.name.toLowerCase())));
+  const names = filter.names ? new Set(filter.names.split(",").map((s) => foldAscii(s.trim()))) : null;
+  const visible = all.filter((t) => canSee(access, t) && (!q || containsText(t.name, q)) && (!names || names.has(foldAscii(t.name))));
   const slice = visible.slice((page.number - 1) * page.size, page.number * page.size);
   return { teams: await views(db, slice, access), total: visible.length };
 }

@@ -19,6 +19,7 @@ import {
 } from "./memberships.d1";
 import { userIdForEmail } from "./users.d1";
 import { checkEmail } from "./users.service";
+import { foldAscii } from "../text-match";
 
 /** Memberships as the caller may see them, each with its teams, and what was asked to be included. */
 export interface MembershipsView {
@@ -117,7 +118,8 @@ export async function listMemberships(
   const emails = query["filter[email]"]
     ? query["filter[email]"]
         .split(",")
-        .map((e) => e.trim().toLowerCase())
+        // lower() in SQL folds ASCII only.
+        .map((e) => foldAscii(e.trim()))
         .filter(Boolean)
     : null;
   const { rows, total } = await organizationMemberships(

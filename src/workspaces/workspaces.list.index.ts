@@ -23,15 +23,16 @@
 import type { Principal } from "../auth/principal";
 import { ORGANIZATION_COLUMNS } from "../organizations/organizations.index";
 import { LIVE_ROW } from "../tags/tags.index";
+import { textMatchSql, type TextMatchMode } from "../text-match";
 import { holderNameSql } from "./lock-holders.d1";
 
 export const SORTS = ["name", "-name", "current-run.created-at", "-current-run.created-at", "latest-change-at", "-latest-change-at"] as const;
 export type SortParam = (typeof SORTS)[number];
 
-/** A name condition: every match contains `literal`; `like` is the exact (case-insensitive) LIKE pattern. */
+/** A name condition: the name matches `literal` by `mode` (ASCII case-insensitively, src/text-match.ts); every match contains it. */
 export interface NameMatch {
   literal: string;
-  like: string;
+  mode: TextMatchMode;
 }
 
 export interface TagFilter {
@@ -85,13 +86,6 @@ interface Term {
   counter?(org: string): string;
 }
 
-const LIKE_ESCAPE = "ESCAPE '\\'";
-
-/** LIKE-escapes a literal: every character matches itself, including `%` and `_`. */
-export function likeLiteral(s: string): string {
-  return s.replace(/[\\%_]/g, (m) => `\\${m}`);
-}
-
 /** An FTS5 phrase: the literal as one quoted string (trigrams match it as a substring). */
 function ftsPhrase(s: string): string {
   return `"${s.replace(/"/g, '""')}"`;
@@ -117,20 +111,27 @@ function runStatusTerm(P: Params, statuses: string[]): Term {
 
 /** Names through the trigram index when the literal has 3+ characters, else a scan of the organisation's names. */
 function nameTerm(P: Params, m: NameMatch): Term {
-  const like = P.add(m.like);
-  const recheck = `s.name LIKE ${like} ${LIKE_ESCAPE}`;
+  // One placeholder per value, shared by the set's recheck and the row predicate.
+  const placed = new Map<string, string>();
+  const bind = (v: string) => {
+    const p = placed.get(v) ?? P.add(v);
+    placed.set(v, p);
+    return p;
+  };
+  const recheck = textMatchSql("s.name", m.literal, m.mode, bind);
+  const pred = textMatchSql("w.name", m.literal, m.mode, bind);
   if ([...m.literal].length >= 3) {
     const q = P.add(ftsPhrase(m.literal));
     return {
       // An inactive variant (org NULL) matches the empty phrase, which finds nothing without reading the index.
       set: (org) => `SELECT s.workspace_id AS id FROM workspace_search_fts CROSS JOIN workspace_search s ON s.rid = workspace_search_fts.rowid
         WHERE workspace_search_fts MATCH (CASE WHEN ${org} IS NULL THEN '""' ELSE ${q} END) AND s.organization_id = ${org} AND ${recheck}`,
-      pred: `w.name LIKE ${like} ${LIKE_ESCAPE}`,
+      pred,
     };
   }
   return {
     set: (org) => `SELECT s.workspace_id AS id FROM workspace_search s WHERE s.organization_id = ${org} AND ${recheck}`,
-    pred: `w.name LIKE ${like} ${LIKE_ESCAPE}`,
+    pred,
   };
 }
 

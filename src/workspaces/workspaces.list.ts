@@ -8,7 +8,7 @@ import { ApiError } from "../errors";
 import { jsonapi, paginated, readPage, type Page } from "../jsonapi/document";
 import { LIMITS } from "../limits";
 import { includeFor, parseInclude } from "./workspaces.include";
-import { likeLiteral, SORTS, type ListFilters, type ListSpec, type NameMatch, type SortParam, type TagFilter } from "./workspaces.list.index";
+import { SORTS, type ListFilters, type ListSpec, type NameMatch, type SortParam, type TagFilter } from "./workspaces.list.index";
 import { listWorkspacePage } from "./workspaces.list.service";
 
 // The listing test calls the batch directly.
@@ -48,7 +48,7 @@ function wildcardMatch(raw: string): NameMatch | null {
   const trail = raw.length > 1 && raw.endsWith("*");
   const core = raw.slice(lead ? 1 : 0, trail ? -1 : undefined);
   if (core === "" && (lead || trail)) return null; // `*` or `**`: every name
-  return { literal: core, like: `${lead ? "%" : ""}${likeLiteral(core)}${trail ? "%" : ""}` };
+  return { literal: core, mode: lead && trail ? "contains" : lead ? "suffix" : trail ? "prefix" : "exact" };
 }
 
 /** `filter[tagged][i][key]` / `[value]`: a value pairs with the key of the same index; an empty value means any. */
@@ -92,7 +92,7 @@ export function parseListQuery(params: URLSearchParams, page: Page): ListSpec {
     nothing: [...params].some(([k, v]) => /^(search|filter)\[/.test(k) && k !== "search[exclude-tags]" && v.includes("\u0000")),
   };
   const name = params.get("search[name]");
-  if (name) filters.names.push({ literal: name, like: `%${likeLiteral(name)}%` });
+  if (name) filters.names.push({ literal: name, mode: "contains" });
   const wildcard = params.get("search[wildcard-name]");
   const w = wildcard ? wildcardMatch(wildcard) : null;
   if (w) filters.names.push(w);
