@@ -1,7 +1,7 @@
 // Issue 19: a store written by the code before organisation renames (rows and workspace records naming their
 // organisation by name) keeps working after the upgrade: D1 migration 0016 turns every name into the organisation's
-// id, and the Durable Object's schema 6 drops the name from its record.
-import { applyD1Migrations, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+// id (the Durable Object's schema 6, which drops the name from its record, is tested in test/do/workspace.migrations.test.ts).
+import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { workspaceAccessRows } from "../../src/auth/access.d1";
@@ -9,11 +9,8 @@ import type { Principal } from "../../src/auth/principal";
 import { sha256Hex } from "../../src/ids";
 import { updateOrganization } from "../../src/organizations/organizations.d1";
 import { tokenByHash } from "../../src/tokens/tokens.d1";
-import type { WorkspaceRecord } from "../../src/workspaces/workspace.types";
 import { parseListQuery } from "../../src/workspaces/workspaces.list";
 import { loadListPage } from "../../src/workspaces/workspaces.list.service";
-import { expectConsistent } from "../consistency-helper";
-import { api, createOrg, createWorkspace } from "../helpers";
 
 const ACME = "org-AcmeAcmeAcme0001";
 const OTHER = "org-OtherOtherOthr01";
@@ -169,44 +166,5 @@ describe("D1 migration 0016 on a store written with organisation names", () => {
 
     await db.prepare("DELETE FROM organizations WHERE external_id = ?").bind(ACME).run();
     expect(await ids("SELECT id FROM varsets")).toEqual([]);
-  });
-});
-
-describe("the Durable Object's schema 6", () => {
-  it("drops the organisation's name from a record and outbox written by the previous code; nothing else changes", async () => {
-    const org = await createOrg();
-    const ws = await createWorkspace(org);
-    const stub = env.WORKSPACES.getByName(ws.id);
-    const current = ((await stub.get()) as { value: WorkspaceRecord }).value;
-    // The record as the previous code stored it (schema 5): with its organisation's name, and a pending index write.
-    const old = { ...current, organization: org };
-    await runInDurableObject(stub, (_instance, state) => {
-      const sql = state.storage.sql;
-      sql.exec("UPDATE workspace SET record = ? WHERE singleton = 1", JSON.stringify(old));
-      sql.exec("INSERT INTO outbox (version, op, record) VALUES (?, 'upsert', ?)", old.version, JSON.stringify(old));
-      sql.exec("UPDATE meta SET value = '5' WHERE key = 'schema_version'");
-    });
-    await env.DB.prepare("UPDATE workspaces SET doc = ? WHERE id = ?").bind(JSON.stringify(old), ws.id).run();
-    // Readers ignore the name even before the object migrates (the index doc of a store not yet migrated).
-    expect((await api("GET", `/workspaces/${ws.id}`)).body.data.relationships.organization.data.id).toBe(org);
-
-    await runInDurableObject(stub, (instance, state) => {
-      (instance as unknown as { migrate(): void }).migrate();
-      const sql = state.storage.sql;
-      const stored = JSON.parse(sql.exec<{ record: string }>("SELECT record FROM workspace").one().record) as Record<string, unknown>;
-      expect(stored).toEqual(current);
-      for (const row of sql.exec<{ record: string }>("SELECT record FROM outbox").toArray()) expect(JSON.parse(row.record)).not.toHaveProperty("organization");
-      expect(sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'schema_version'").one().value).toBe("6");
-    });
-    await runDurableObjectAlarm(stub);
-    expect(((await stub.get()) as { value: WorkspaceRecord }).value.version).toBe(current.version);
-    const shown = await api("GET", `/workspaces/${ws.id}`);
-    expect(shown.status).toBe(200);
-    expect(shown.body.data.relationships.organization.data.id).toBe(org);
-    // Writes after the migration index records without the name.
-    expect((await api("POST", `/workspaces/${ws.id}/actions/lock`)).status).toBe(200);
-    const doc = await env.DB.prepare("SELECT doc FROM workspaces WHERE id = ?").bind(ws.id).first<{ doc: string }>();
-    expect(JSON.parse(doc!.doc)).not.toHaveProperty("organization");
-    await expectConsistent();
   });
 });

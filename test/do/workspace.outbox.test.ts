@@ -1,8 +1,11 @@
-// The consistency rule: the DO commits with an outbox entry; the D1 index follows (alarm retries);
-// name leases decided by D1 never leak and never let two workspaces share a name.
-import { runDurableObjectAlarm } from "cloudflare:test";
+// The consistency rule: the DO commits with an outbox entry and arms its alarm in the same section; the D1 index
+// follows (alarm retries); name leases decided by D1 never leak and never let two workspaces share a name; a deleted
+// workspace's object keeps only a tombstone once the index has the delete.
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import SparkMD5 from "spark-md5";
 import { describe, expect, it } from "vitest";
+import type { WorkspaceRecord } from "../../src/workspaces/workspace.types";
 import { api, createOrg, createWorkspace, uniqueName } from "../helpers";
 
 const indexRow = (id: string) =>
@@ -216,5 +219,63 @@ describe("index writes that leave unchanged tags and names out", () => {
     expect(await claims(ws.id)).toEqual([`${next}:1`]);
     expect((await api("GET", `/organizations/${org}/workspaces/${next}`)).status).toBe(200);
     expect((await createWorkspace(org, { name: old })).attributes.name).toBe(old);
+  });
+});
+
+describe("item 9: the outbox alarm is committed with the write", () => {
+  it("a commit left without its flush has an alarm, and the alarm writes the index", async () => {
+    const ws = await createWorkspace(await createOrg());
+    const stub = env.WORKSPACES.getByName(ws.id);
+    await runDurableObjectAlarm(stub); // whatever the create armed
+    // A commit whose flush never ran (the process died right after it).
+    const alarm = await runInDurableObject(stub, async (instance, state) => {
+      const w = (await instance.get()) as { ok: true; value: WorkspaceRecord };
+      const next = { ...w.value, version: w.value.version + 1, settings: { ...w.value.settings, description: "crashed" } };
+      (instance as unknown as { commit(k: string, r: WorkspaceRecord): void }).commit("live", next);
+      return state.storage.getAlarm();
+    });
+    expect(alarm).not.toBeNull();
+    const before = await env.DB.prepare("SELECT version FROM workspaces WHERE id = ?").bind(ws.id).first<{ version: number }>();
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    const after = await env.DB.prepare("SELECT version, doc FROM workspaces WHERE id = ?").bind(ws.id).first<{ version: number; doc: string }>();
+    expect(after!.version).toBe(before!.version + 1);
+    expect(JSON.parse(after!.doc).settings.description).toBe("crashed");
+    const pending = await runInDurableObject(stub, async (_i, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n);
+    expect(pending).toBe(0);
+  });
+});
+
+describe("a deleted workspace's storage", () => {
+  it("keeps the data until D1 has the delete, then erases it and keeps only a tombstone", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const state = JSON.stringify({ version: 4, serial: 1, lineage: "l", outputs: {}, resources: [] });
+    await api("POST", `/workspaces/${ws.id}/actions/lock`);
+    const sv = await api("POST", `/workspaces/${ws.id}/state-versions`, {
+      body: { data: { type: "state-versions", attributes: { serial: 1, md5: SparkMD5.hash(state), state: btoa(state) } } },
+    });
+    expect(sv.status).toBe(201);
+    const del = await api("DELETE", `/workspaces/${ws.id}`, { headers: { "X-Fault-Fail-Index-Writes": "1" } });
+    expect(del.status).toBe(204);
+    // The DO holds only a tombstone at once: its state is gone for clients although the index write
+    // failed; the workspace itself leaves reads when the alarm repairs the index.
+    expect((await api("GET", `/state-versions/${sv.body.data.id}`)).status).toBe(404);
+    expect((await api("POST", `/workspaces/${ws.id}/actions/lock`)).status).toBe(404);
+    const stub = env.WORKSPACES.getByName(ws.id);
+    const inside = () =>
+      runInDurableObject(stub, async (_i, st) => ({
+        kind: st.storage.sql.exec<{ kind: string }>("SELECT kind FROM workspace").one().kind,
+        versions: st.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM state_versions").one().n,
+        outbox: st.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n,
+      }));
+    expect(await inside()).toEqual({ kind: "deleted", versions: 1, outbox: 1 });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await inside()).toEqual({ kind: "deleted", versions: 0, outbox: 0 });
+    const row = await env.DB.prepare("SELECT count(*) AS n FROM workspaces WHERE id = ?").bind(ws.id).first<{ n: number }>();
+    expect(row?.n).toBe(0);
+    expect((await api("GET", `/workspaces/${ws.id}`)).status).toBe(404);
+    // A later request to the id cannot bring the workspace back.
+    expect((await api("POST", `/workspaces/${ws.id}/actions/lock`)).status).toBe(404);
+    expect((await inside()).kind).toBe("deleted");
   });
 });
