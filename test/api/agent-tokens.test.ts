@@ -3,8 +3,8 @@
 // or organisation takes its tokens.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { ADMIN, api, createOrg, uniqueName } from "../helpers";
-import { makeOrgToken, makeTeam, makeUser } from "../principals";
+import { createOrg, makeOrgToken, makeTeam, makeUser } from "../fixtures";
+import { ADMIN, api, sha256, uniqueName } from "../helpers";
 
 const SECRET = /^[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9]{67}$/;
 const body = (description: unknown, type = "authentication-tokens") => ({ data: { type, attributes: { description } } });
@@ -16,8 +16,6 @@ async function pool(org: string): Promise<string> {
 }
 const createToken = (poolId: string, description: unknown = "agent", token?: string, type?: string) =>
   api("POST", `/agent-pools/${poolId}/authentication-tokens`, { token, body: body(description, type) });
-const sha256 = async (s: string) =>
-  [...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(s)))].map((b) => b.toString(16).padStart(2, "0")).join("");
 const tokenCount = async (poolId: string) =>
   (await env.DB.prepare("SELECT count(*) AS n FROM agent_tokens WHERE agent_pool_id = ?").bind(poolId).first<{ n: number }>())!.n;
 

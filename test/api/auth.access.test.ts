@@ -1,7 +1,7 @@
 // Issue 3: teams, tokens, team access — what a client observes.
 import { describe, expect, it } from "vitest";
-import { api, createOrg, createWorkspace } from "../helpers";
-import { grantProject, grantWorkspace, makeTeam, makeUser } from "../principals";
+import { createOrg, createWorkspace, grantProject, grantWorkspace, makeTeam, makeUser } from "../fixtures";
+import { api } from "../helpers";
 
 async function team(org: string, attrs: Record<string, unknown> = {}, token?: string) {
   return api("POST", `/organizations/${org}/teams`, {

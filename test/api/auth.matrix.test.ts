@@ -1,14 +1,13 @@
 // The authorisation matrix (issue 3): every API route × every kind of caller. Each route's action
 // comes from the requirement table the router enforces (src/auth/requirements.ts); which callers
 // pass each action is this test's own oracle. A route without a row fails the completeness test.
-import { env } from "cloudflare:workers";
 import SparkMD5 from "spark-md5";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Action } from "../../src/auth/requirements";
 import { app } from "../../src/index";
 import { ROUTE_ACTIONS } from "../../src/jsonapi/define-route";
-import { api, createOrg, createWorkspace, uniqueName } from "../helpers";
-import { grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser } from "../principals";
+import { createOrg, createWorkspace, grantProject, grantWorkspace, makeOrgToken, makeOwner, makeTeam, makeUser } from "../fixtures";
+import { api, uniqueName } from "../helpers";
 
 const PRINCIPALS = [
   "none",
@@ -368,12 +367,7 @@ const ROWS: Row[] = [
     make: async (_fx, who) => {
       // A throwaway organisation the caller is owner of only when the row says so.
       const name = await createOrg();
-      if (who === "owners")
-        await env.DB.prepare(
-          "INSERT INTO team_members (team_id, user_id) SELECT id, ? FROM teams WHERE organization_id = (SELECT external_id FROM organizations WHERE name = ?) AND is_owners = 1",
-        )
-          .bind(fx.ids.ownerUser, name)
-          .run();
+      if (who === "owners") await makeOwner(fx.ids.ownerUser, name);
       return { path: `/organizations/${name}` };
     },
   },
@@ -1198,11 +1192,7 @@ const ROWS: Row[] = [
 /** A throwaway organisation where the fixture's owners user (and, with "all", its teams' kinds) are owners. */
 async function createOrgFor(_who: "owners" | "all"): Promise<string> {
   const name = await createOrg();
-  await env.DB.prepare(
-    "INSERT INTO team_members (team_id, user_id) SELECT id, ? FROM teams WHERE organization_id = (SELECT external_id FROM organizations WHERE name = ?) AND is_owners = 1",
-  )
-    .bind(fx.ids.ownerUser, name)
-    .run();
+  await makeOwner(fx.ids.ownerUser, name);
   // The fixture's organisation token and teams belong to the fixture's organisation: here they are outsiders.
   return name;
 }
@@ -1226,7 +1216,7 @@ function expected(row: Row, who: P, path: string): number {
 
 beforeAll(async () => {
   const name = await createOrg();
-  const owner = await (await import("../principals")).makeUser({ ownerOf: name });
+  const owner = await makeUser({ ownerOf: name });
   const teams: Record<string, { id: string; token: string }> = {};
   for (const t of ["read", "plan", "write", "admin", "customLock", "projectMaintain", "readOutputs", "projectDelete"]) teams[t] = await makeTeam(name);
   teams.manageWorkspaces = await makeTeam(name, { "manage-workspaces": true, "read-workspaces": true });

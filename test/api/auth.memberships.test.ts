@@ -1,7 +1,7 @@
 // Issue 3: organisation memberships (invite by email, filters, includes) and team membership.
 import { describe, expect, it } from "vitest";
-import { api, createOrg } from "../helpers";
-import { makeTeam, makeUser } from "../principals";
+import { createOrg, makeTeam, makeUser } from "../fixtures";
+import { api } from "../helpers";
 
 const invite = (org: string, email: string, extra: Record<string, unknown> = {}, token?: string) =>
   api("POST", `/organizations/${org}/organization-memberships`, {

@@ -3,8 +3,8 @@
 // The direct D1 writes stand for another isolate, or another instance, revoking: nothing in this isolate hears of them.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createOrg, createWorkspace, uniqueName } from "../helpers";
-import { makeTeam, makeUser } from "../principals";
+import { createOrg, createWorkspace, makeTeam, makeUser } from "../fixtures";
+import { api, uniqueName } from "../helpers";
 
 describe("revocation at once", () => {
   it("a team token revoked through the API gets 401 on the next request", async () => {

@@ -1,8 +1,8 @@
 // Issue 3: the token lifecycle — team, organisation and user tokens, expiry, deletion, who-am-I.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createOrg, createWorkspace } from "../helpers";
-import { makeUser } from "../principals";
+import { createOrg, createWorkspace, makeUser } from "../fixtures";
+import { api, sha256 } from "../helpers";
 
 async function team(org: string, attrs: Record<string, unknown> = {}) {
   const res = await api("POST", `/organizations/${org}/teams`, {
@@ -48,10 +48,7 @@ describe("team tokens", () => {
     const secret: string = created.body.data.attributes.token;
     const row = await env.DB.prepare("SELECT * FROM tokens WHERE id = ?").bind(created.body.data.id).first<Record<string, unknown>>();
     expect(Object.values(row!).some((v) => typeof v === "string" && v.includes(secret.split(".")[2]))).toBe(false);
-    const digest = [...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(secret)))]
-      .map((b) => b.toString(16).padStart(2, "0"))
-      .join("");
-    expect(row!.token_hash).toBe(digest);
+    expect(row!.token_hash).toBe(await sha256(secret));
   });
 
   it("described tokens: unique description per team, even under concurrent creates", async () => {

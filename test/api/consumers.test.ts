@@ -1,7 +1,7 @@
 // Issue 7: remote-state consumers, SSH key assignment, data retention policies.
 import { describe, expect, it } from "vitest";
-import { api, createOrg, createWorkspace } from "../helpers";
-import { grantWorkspace, makeTeam } from "../principals";
+import { createOrg, createWorkspace, grantWorkspace, makeTeam } from "../fixtures";
+import { api } from "../helpers";
 
 const path = (id: string) => `/workspaces/${id}/relationships/remote-state-consumers`;
 const refs = (...ids: string[]) => ({

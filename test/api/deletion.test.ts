@@ -2,8 +2,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createOrg, createWorkspace } from "../helpers";
-import { grantWorkspace, makeTeam } from "../principals";
+import { createOrg, createWorkspace, grantWorkspace, makeTeam } from "../fixtures";
+import { api } from "../helpers";
 
 async function setResourceCount(id: string, n: number) {
   // Stands in for a state version that manages resources (the state-version endpoints set this for real).

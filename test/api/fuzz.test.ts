@@ -5,7 +5,8 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../src/index";
 import { openApiDocument } from "../../src/openapi";
-import { api, createOrg, createWorkspace, uniqueName } from "../helpers";
+import { createOrg, createWorkspace } from "../fixtures";
+import { api, uniqueName } from "../helpers";
 
 declare const __FUZZ_RUNS__: string;
 declare const __FUZZ_SEED__: string;

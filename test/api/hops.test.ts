@@ -2,8 +2,8 @@
 // D1 read to authenticate the first time an isolate sees it; after that its principal is cached and rechecked inside
 // the request's first read batch, so a request is its own work only.
 import { describe, expect, it } from "vitest";
-import { api, createOrg, createWorkspace, uniqueName } from "../helpers";
-import { makeUser } from "../principals";
+import { createOrg, createWorkspace, makeUser } from "../fixtures";
+import { api, uniqueName } from "../helpers";
 
 const hops = (res: { headers: Headers }) => res.headers.get("X-Hops");
 

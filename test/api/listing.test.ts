@@ -6,8 +6,8 @@ import type { Bindings } from "../../src/env";
 import { INCLUDE_VALUES } from "../../src/workspaces/workspaces.include";
 import { loadListPage, parseListQuery } from "../../src/workspaces/workspaces.list";
 import type { Strategy } from "../../src/workspaces/workspaces.list.index";
-import { ADMIN, api, createOrg, createWorkspace, uniqueName, type ApiResponse } from "../helpers";
-import { grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser } from "../principals";
+import { createOrg, createWorkspace, grantProject, grantWorkspace, makeOrgToken, makeProject, makeTeam, makeUser } from "../fixtures";
+import { ADMIN, api, type ApiResponse, uniqueName } from "../helpers";
 
 type Doc = { id: string; type: string; attributes: Record<string, any>; relationships: Record<string, any>; links?: Record<string, unknown> };
 
@@ -17,12 +17,6 @@ const sorted = (xs: string[]) => [...xs].sort();
 const kv = (pairs: Array<[string, string]>) => pairs.map(([key, value]) => ({ type: "tag-bindings", attributes: { key, value } }));
 /** The same query with every `[` and `]` percent-encoded (spec §4.4: clients may send either). */
 const encoded = (q: string) => q.replace(/\[/g, "%5B").replace(/\]/g, "%5D");
-
-async function createProject(org: string, name = uniqueName("prj")): Promise<string> {
-  const res = await api("POST", `/organizations/${org}/projects`, { body: { data: { type: "projects", attributes: { name: name.slice(0, 40) } } } });
-  if (res.status !== 201) throw new Error(`createProject: ${res.status} ${res.text}`);
-  return res.body.data.id;
-}
 
 interface Spec {
   name: string;
@@ -266,7 +260,7 @@ describe("tags: search[tags], search[exclude-tags], filter[tagged]", () => {
 
   it("filter[tagged] matches direct and project-inherited bindings (the workspace's own wins); AND across indices", async () => {
     const org = await createOrg();
-    const prj = await createProject(org);
+    const prj = await makeProject(org);
     const ids = await seed(org, [
       { name: "w1", bindings: { key1: "value1", key2: "value2a" } },
       { name: "w2", bindings: { key2: "value2b", key3: "value3" } },
@@ -319,7 +313,7 @@ describe("tags: search[tags], search[exclude-tags], filter[tagged]", () => {
 describe("filter[project][id], filter[current-run][status], sort", () => {
   it("filters by project and follows workspaces moving between projects", async () => {
     const org = await createOrg();
-    const prj = await createProject(org);
+    const prj = await makeProject(org);
     const ids = await seed(org, [{ name: "a" }, { name: "b", project: prj }, { name: "c", project: prj }]);
     await expectMatches(org, `filter[project][id]=${prj}`, ["b", "c"]);
     await expectMatches(org, "filter[project][id]=prj-nothere", []);
@@ -371,7 +365,7 @@ describe("filter[project][id], filter[current-run][status], sort", () => {
 
   it("combines every parameter at once and ignores parameters it does not know (go-tfe sends some)", async () => {
     const org = await createOrg();
-    const prj = await createProject(org);
+    const prj = await makeProject(org);
     await seed(org, [
       { name: "svc-a-prod", tags: ["web"], bindings: { tier: "1" }, project: prj },
       { name: "svc-b-prod", tags: ["web", "legacy"], bindings: { tier: "1" }, project: prj },
@@ -389,7 +383,7 @@ describe("filter[project][id], filter[current-run][status], sort", () => {
 describe("permissions: a caller sees only what it may read, and total-count counts only that", () => {
   it("teams with workspace and project grants, users in several teams, organisation-wide readers", async () => {
     const org = await createOrg();
-    const prj = await createProject(org);
+    const prj = await makeProject(org);
     const ids = await seed(org, [{ name: "a" }, { name: "b" }, { name: "c", project: prj }, { name: "d", project: prj }, { name: "e-x" }]);
 
     const readerOfB = await makeTeam(org);
@@ -471,7 +465,7 @@ describe("include (spec §4.6)", () => {
 
   it("effective_tag_bindings: own bindings without links, inherited ones pointing at their project", async () => {
     const org = await createOrg();
-    const prj = await createProject(org);
+    const prj = await makeProject(org);
     expect(
       (
         await api("PATCH", `/projects/${prj}/tag-bindings`, {

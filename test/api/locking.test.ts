@@ -1,21 +1,7 @@
 // Spec §3: every transition of the lock table, with the texts go-tfe classifies.
 import { describe, expect, it } from "vitest";
-import { api, createOrg, createWorkspace } from "../helpers";
-import { env } from "cloudflare:workers";
-import { grantWorkspace, makeOrgToken, makeTeam, makeUser } from "../principals";
-
-/** A second token of an existing team (descriptive team tokens: a team may have several). */
-async function addTeamToken(teamId: string, org: string): Promise<string> {
-  const token = `${crypto.randomUUID().replace(/-/g, "").slice(0, 14)}.atlasv1.${crypto.randomUUID().replace(/-/g, "")}`;
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token));
-  const hash = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-  await env.DB.prepare(
-    "INSERT INTO tokens (id, token_hash, kind, team_id, organization_id, created_at) VALUES (?, ?, 'team', ?, (SELECT external_id FROM organizations WHERE name = ?), ?)",
-  )
-    .bind(`at-${crypto.randomUUID().slice(0, 8)}`, hash, teamId, org, new Date().toISOString())
-    .run();
-  return token;
-}
+import { addTeamToken, createOrg, createWorkspace, grantWorkspace, makeOrgToken, makeTeam, makeUser } from "../fixtures";
+import { api } from "../helpers";
 
 const lock = (id: string, token?: string, body?: unknown) => api("POST", `/workspaces/${id}/actions/lock`, { token, body });
 const unlock = (id: string, token?: string) => api("POST", `/workspaces/${id}/actions/unlock`, { token });

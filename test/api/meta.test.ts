@@ -1,6 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createOrg } from "../helpers";
+import { createOrg } from "../fixtures";
+import { api } from "../helpers";
 
 describe("discovery and client bootstrap", () => {
   it("serves service discovery without a token, as application/json", async () => {

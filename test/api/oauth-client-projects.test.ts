@@ -2,8 +2,8 @@
 // update; go-tfe's TestOAuthClientsAddProjects / RemoveProjects): what a client observes in the `projects` relationship
 // of show, list and create, refusals that change nothing, and a deleted project leaving the relationship.
 import { describe, expect, it } from "vitest";
-import { api, createOrg, uniqueName } from "../helpers";
-import { makeOrgToken, makeTeam, makeUser } from "../principals";
+import { createOrg, makeOrgToken, makeTeam, makeUser } from "../fixtures";
+import { api, uniqueName } from "../helpers";
 
 const GITHUB = { "service-provider": "github", "http-url": "https://github.com", "api-url": "https://api.github.com" };
 const refs = (ids: string[]) => ({ data: ids.map((id) => ({ type: "projects", id })) });

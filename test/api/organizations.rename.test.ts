@@ -3,9 +3,8 @@
 // that touches no workspace, and every response shows the new name at once.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { expectConsistent } from "../consistency-helper";
-import { ADMIN, api, createOrg, createWorkspace, uniqueName } from "../helpers";
-import { makeOrgToken, makeTeam, makeUser } from "../principals";
+import { createOrg, createWorkspace, makeOrgToken, makeTeam, makeUser } from "../fixtures";
+import { ADMIN, api, expectConsistent, uniqueName } from "../helpers";
 
 const rename = (from: string, name: string, token: string = ADMIN) =>
   api("PATCH", `/organizations/${from}`, { token, body: { data: { type: "organizations", attributes: { name } } } });

@@ -2,8 +2,8 @@
 import { describe, expect, it } from "vitest";
 import { serializeWorkspace } from "../../src/workspaces/workspaces.serialize";
 import { defaultSettings } from "../../src/workspaces/workspace.rules";
-import { api, createOrg, createWorkspace } from "../helpers";
-import { makeTeam } from "../principals";
+import { createOrg, createWorkspace, makeTeam } from "../fixtures";
+import { api } from "../helpers";
 
 const project = (org: string, attributes: Record<string, unknown>, relationships?: unknown, token?: string) =>
   api("POST", `/organizations/${org}/projects`, { token, body: { data: { type: "projects", attributes, ...(relationships ? { relationships } : {}) } } });

@@ -1,8 +1,9 @@
 // Issue 2: projects (tfe-api-notes §2.2) — shapes, name rules, list filters, execution defaults, permissions, delete rules.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createOrg, createWorkspace, uniqueName } from "../helpers";
-import { grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser } from "../principals";
+import { insertProjectStatement } from "../../src/projects/projects.index";
+import { createOrg, createWorkspace, grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser, organizationId } from "../fixtures";
+import { api, uniqueName } from "../helpers";
 
 type Attrs = Record<string, unknown>;
 const create = (org: string, attributes: Attrs, relationships?: unknown, token?: string) =>
@@ -507,13 +508,17 @@ describe("project writes: limits, both pool forms, concurrency", () => {
       expect(poolLeft).toBe(made_.status === 201 ? 200 : 404);
     }
     // The database itself refuses a project row naming a missing pool (migration 0002), whatever the writer.
-    await expect(
-      env.DB.prepare(
-        "INSERT INTO projects (id, organization_id, name, created_at, default_execution_mode, default_agent_pool_id) VALUES (?, (SELECT external_id FROM organizations WHERE name = ?), ?, ?, 'agent', ?)",
-      )
-        .bind("prj-direct0000000000", org, "Direct", new Date().toISOString(), "apool-missing000000000")
-        .run(),
-    ).rejects.toThrow(/project_default_agent_pool_missing/);
+    const direct = insertProjectStatement(env.DB, {
+      id: "prj-direct0000000000",
+      organizationId: await organizationId(org),
+      name: "Direct",
+      description: null,
+      attrs: {},
+      mode: "agent",
+      pool: "apool-missing000000000",
+      createdAt: new Date().toISOString(),
+    });
+    await expect(direct.run()).rejects.toThrow(/project_default_agent_pool_missing/);
   });
 
   it("teams with access to a workspace in a project can read that project", async () => {

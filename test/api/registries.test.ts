@@ -1,8 +1,8 @@
 // Issue 2: registries workspaces refer to — agent pools (§2.7), OAuth clients/tokens (§2.8), SSH keys (§2.6).
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createOrg, createWorkspace, uniqueName } from "../helpers";
-import { makeOrgToken, makeTeam, makeUser } from "../principals";
+import { createOrg, createWorkspace, makeOrgToken, makeTeam, makeUser } from "../fixtures";
+import { api, uniqueName } from "../helpers";
 
 type Rel = Record<string, unknown>;
 const createPool = (org: string, attributes: Record<string, unknown>, relationships?: Rel, token?: string) =>

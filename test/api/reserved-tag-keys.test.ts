@@ -2,8 +2,8 @@
 // texts go-tfe matches, who may read and manage them, the organisation delete, and what disable-overrides refuses.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createOrg, createWorkspace, uniqueName } from "../helpers";
-import { makeOrgToken, makeTeam, makeUser } from "../principals";
+import { createOrg, createWorkspace, makeOrgToken, makeProject, makeTeam, makeUser } from "../fixtures";
+import { api, uniqueName } from "../helpers";
 
 const create = (org: string, attributes: Record<string, unknown>, token?: string) =>
   api("POST", `/organizations/${org}/reserved-tag-keys`, { token, body: { data: { type: "reserved-tag-keys", attributes } } });
@@ -11,11 +11,6 @@ const update = (id: string, attributes: Record<string, unknown>, token?: string)
   api("PATCH", `/reserved-tag-keys/${id}`, { token, body: { data: { type: "reserved-tag-keys", attributes } } });
 const list = (org: string, query = "", token?: string) => api("GET", `/organizations/${org}/reserved-tag-keys${query}`, { token });
 
-async function createProject(org: string): Promise<string> {
-  const res = await api("POST", `/organizations/${org}/projects`, { body: { data: { type: "projects", attributes: { name: uniqueName("prj") } } } });
-  expect(res.status).toBe(201);
-  return res.body.data.id;
-}
 const inProject = (project: string) => ({ project: { data: { type: "projects", id: project } } });
 const kv = (pairs: Array<[string, string]>) => pairs.map(([key, value]) => ({ type: "tag-bindings", attributes: { key, value } }));
 
@@ -175,7 +170,7 @@ describe("reserved tag keys", () => {
 describe("disable-overrides", () => {
   it("refuses a workspace binding of a key its project binds, on every path that writes bindings", async () => {
     const org = await createOrg();
-    const prj = await createProject(org);
+    const prj = await makeProject(org);
     expect((await api("PATCH", `/projects/${prj}/tag-bindings`, { body: { data: kv([["env", "prod"]]) } })).status).toBe(200);
     const rtk = (await create(org, { key: "env", "disable-overrides": true })).body.data.id;
     const ws = await createWorkspace(org, {}, undefined, inProject(prj));
@@ -233,7 +228,7 @@ describe("disable-overrides", () => {
 
   it("is not retroactive, and a reserved key without disable-overrides refuses nothing", async () => {
     const org = await createOrg();
-    const prj = await createProject(org);
+    const prj = await makeProject(org);
     expect((await api("PATCH", `/projects/${prj}/tag-bindings`, { body: { data: kv([["env", "prod"]]) } })).status).toBe(200);
     const rtk = (await create(org, { key: "env" })).body.data.id;
     const ws = await createWorkspace(org, {}, undefined, inProject(prj));

@@ -3,8 +3,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { app } from "../../src/index";
-import { api, createOrg, createWorkspace, uniqueName } from "../helpers";
-import { grantWorkspace, makeOrgToken, makeTeam, makeUser } from "../principals";
+import { createOrg, createWorkspace, grantWorkspace, makeOrgToken, makeTeam, makeUser } from "../fixtures";
+import { api, uniqueName } from "../helpers";
 
 const ownersOf = async (org: string): Promise<string> => (await api("GET", `/organizations/${org}/teams?filter%5Bnames%5D=owners`)).body.data[0].id;
 const teamIn = async (org: string, attrs: Record<string, unknown> = {}): Promise<string> =>

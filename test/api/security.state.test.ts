@@ -4,8 +4,8 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import SparkMD5 from "spark-md5";
 import { describe, expect, it } from "vitest";
-import { api, createOrg, createWorkspace, uniqueName } from "../helpers";
-import { grantWorkspace, makeTeam } from "../principals";
+import { claimWorkspaceName, createOrg, createWorkspace, grantWorkspace, makeTeam } from "../fixtures";
+import { api, uniqueName } from "../helpers";
 
 const STATE = JSON.stringify({
   version: 4,
@@ -206,11 +206,7 @@ describe("item 10: stale name leases", () => {
     const org = await createOrg();
     const id = `ws-${crypto.randomUUID().replace(/-/g, "").slice(0, 16)}`;
     const name = uniqueName("lost");
-    await env.DB.prepare(
-      "INSERT INTO workspace_names (organization_id, name, workspace_id, claimed_at, committed) VALUES ((SELECT external_id FROM organizations WHERE name = ?), ?, ?, ?, 0)",
-    )
-      .bind(org, name, id, Date.now() - 10 * 60_000)
-      .run();
+    await claimWorkspaceName(org, name, id, Date.now() - 10 * 60_000);
     const kinds = async () =>
       (await api("GET", "/admin/consistency?page%5Bsize%5D=100")).body.data
         .filter((d: any) => d.attributes["workspace-id"] === id)

@@ -3,8 +3,8 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import SparkMD5 from "spark-md5";
 import { describe, expect, it } from "vitest";
-import { api, createOrg, createWorkspace } from "../helpers";
-import { grantWorkspace, makeTeam } from "../principals";
+import { createOrg, createWorkspace, grantWorkspace, makeTeam } from "../fixtures";
+import { api } from "../helpers";
 
 const STATE = JSON.stringify({
   version: 4,

@@ -2,8 +2,8 @@
 // organisation, whose entitlement set and plan-gated permissions then follow it. The self-hosted edition has
 // no plans: the endpoints answer 404 and entitlements are the installation's.
 import { describe, expect, it } from "vitest";
-import { api, createOrg } from "../helpers";
-import { makeTeam, makeUser } from "../principals";
+import { createOrg, makeTeam, makeUser } from "../fixtures";
+import { api } from "../helpers";
 
 const hosted = { edition: "hosted" } as const;
 

@@ -1,9 +1,8 @@
 // Key-value tag bindings (spec §2.4, §2.5, §4.13, §8): a set of their own, apart from flat tags
 // (issue 14), the 10-binding limit, project bindings and their inheritance into effective bindings.
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { sha256Hex } from "../../src/ids";
-import { api, createOrg, createWorkspace, uniqueName } from "../helpers";
+import { createOrg, createWorkspace, makeProject, teamToken } from "../fixtures";
+import { api, uniqueName } from "../helpers";
 
 type Binding = {
   id: string;
@@ -27,55 +26,6 @@ const tagNames = async (ws: string) => (await api("GET", `/workspaces/${ws}`)).b
 const updateBindings = (ws: string, data: unknown[]) =>
   api("PATCH", `/workspaces/${ws}`, { body: { data: { type: "workspaces", relationships: { "tag-bindings": { data } } } } });
 
-/** A team token with the given organisation access and workspace grants (seeded directly in D1). */
-async function teamToken(
-  org: string,
-  opts: { orgAccess?: Record<string, boolean>; workspaces?: Record<string, string>; projects?: Record<string, string> } = {},
-): Promise<string> {
-  const teamId = `team-${uniqueName("t").replace(/[^A-Za-z0-9]/g, "")}`;
-  const now = new Date().toISOString();
-  const token = `${uniqueName("tok")}.atlasv1.secret`;
-  const stmts = [
-    env.DB.prepare(
-      "INSERT INTO teams (id, organization_id, name, organization_access, created_at) VALUES (?, (SELECT external_id FROM organizations WHERE name = ?), ?, ?, ?)",
-    ).bind(teamId, org, teamId, JSON.stringify(opts.orgAccess ?? {}), now),
-    env.DB.prepare(
-      "INSERT INTO tokens (id, token_hash, kind, team_id, organization_id, created_at) VALUES (?, ?, 'team', ?, (SELECT external_id FROM organizations WHERE name = ?), ?)",
-    ).bind(`at-${teamId}`, await sha256Hex(token), teamId, org, now),
-  ];
-  for (const [ws, access] of Object.entries(opts.workspaces ?? {})) {
-    stmts.push(
-      env.DB.prepare("INSERT INTO team_workspaces (id, team_id, workspace_id, access, created_at) VALUES (?, ?, ?, ?, ?)").bind(
-        `tws-${uniqueName("x")}`,
-        teamId,
-        ws,
-        access,
-        now,
-      ),
-    );
-  }
-  for (const [prj, access] of Object.entries(opts.projects ?? {})) {
-    stmts.push(
-      env.DB.prepare("INSERT INTO team_projects (id, team_id, project_id, access, created_at) VALUES (?, ?, ?, ?, ?)").bind(
-        `tprj-${uniqueName("x")}`,
-        teamId,
-        prj,
-        access,
-        now,
-      ),
-    );
-  }
-  await env.DB.batch(stmts);
-  return token;
-}
-
-async function createProject(org: string): Promise<string> {
-  const id = `prj-${uniqueName("p").replace(/[^A-Za-z0-9]/g, "")}`;
-  await env.DB.prepare("INSERT INTO projects (id, organization_id, name, created_at) VALUES (?, (SELECT external_id FROM organizations WHERE name = ?), ?, ?)")
-    .bind(id, org, uniqueName("project"), new Date().toISOString())
-    .run();
-  return id;
-}
 const inProject = (project: string) => ({ project: { data: { type: "projects", id: project } } });
 const patchProject = (prj: string, data: unknown[], token?: string) => api("PATCH", `/projects/${prj}/tag-bindings`, { body: { data }, token });
 
@@ -433,7 +383,7 @@ describe("workspace tag bindings", () => {
 describe("project tag bindings and inheritance", () => {
   it("PATCH /projects/:id/tag-bindings adds and updates; GET and effective list them", async () => {
     const org = await createOrg();
-    const prj = await createProject(org);
+    const prj = await makeProject(org);
     const res = await patchProject(
       prj,
       kv([
@@ -475,7 +425,7 @@ describe("project tag bindings and inheritance", () => {
 
   it("limits a project to 10 bindings, also under concurrent PATCHes", async () => {
     const org = await createOrg();
-    const prj = await createProject(org);
+    const prj = await makeProject(org);
     const eleven = await patchProject(prj, kv(Array.from({ length: 11 }, (_, i) => [`k${i}`, "v"] as [string, string])));
     expect(eleven.status).toBe(422);
     expect(eleven.body.errors[0].source.pointer).toBe("/data/10");
@@ -495,7 +445,7 @@ describe("project tag bindings and inheritance", () => {
 
   it("project bindings show at once in workspace effective bindings, with inherited-from links; direct wins", async () => {
     const org = await createOrg();
-    const prj = await createProject(org);
+    const prj = await makeProject(org);
     const ws = await createWorkspace(org, { name: "mycoolworkspace" }, undefined, inProject(prj));
     await patch(
       ws.id,
@@ -540,7 +490,7 @@ describe("project tag bindings and inheritance", () => {
     ]);
 
     // Moving the workspace to another project changes what it inherits.
-    const other = await createProject(org);
+    const other = await makeProject(org);
     await patchProject(other, kv([["team", "blue"]]));
     const moved = await api("PATCH", `/workspaces/${ws.id}`, { body: { data: { type: "workspaces", relationships: inProject(other) } } });
     expect(moved.status).toBe(200);
@@ -552,7 +502,7 @@ describe("project tag bindings and inheritance", () => {
 
   it("needs project admin to PATCH and project read access to list", async () => {
     const org = await createOrg();
-    const prj = await createProject(org);
+    const prj = await makeProject(org);
     const reader = await teamToken(org, { projects: { [prj]: "read" } });
     const maintainer = await teamToken(org, { projects: { [prj]: "maintain" } });
     const admin = await teamToken(org, { projects: { [prj]: "admin" } });
@@ -587,7 +537,7 @@ describe("list filters over both tag sets and project inheritance", () => {
 
   it("filter[tagged] matches direct and inherited bindings (direct wins); search[tags] matches the same keys", async () => {
     const org = await createOrg();
-    const prj = await createProject(org);
+    const prj = await makeProject(org);
     await createWorkspace(org, { name: "w1" }, undefined, {
       "tag-bindings": {
         data: kv([

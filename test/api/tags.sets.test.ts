@@ -5,8 +5,8 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { WorkspaceRecord } from "../../src/workspaces/workspace.types";
-import { expectConsistent } from "../consistency-helper";
-import { api, createOrg, createWorkspace } from "../helpers";
+import { createOrg, createWorkspace } from "../fixtures";
+import { api, expectConsistent } from "../helpers";
 
 type Pair = [string, string];
 const kv = (pairs: Array<[string, string?]>) =>

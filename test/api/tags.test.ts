@@ -3,10 +3,10 @@
 // organisation exactly when its last workspace drops it.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { sha256Hex } from "../../src/ids";
 import type { WorkspaceRecord } from "../../src/workspaces/workspace.types";
 import { indexUpsertStatements } from "../../src/workspaces/workspaces.index";
-import { api, createOrg, createWorkspace, uniqueName } from "../helpers";
+import { createOrg, createWorkspace, teamToken } from "../fixtures";
+import { api, uniqueName } from "../helpers";
 
 const tagsOf = (ws: string, query = "") => api("GET", `/workspaces/${ws}/relationships/tags${query}`);
 const addTags = (ws: string, data: unknown[], token?: string) => api("POST", `/workspaces/${ws}/relationships/tags`, { body: { data }, token });
@@ -19,48 +19,6 @@ async function orgTag(org: string, name: string): Promise<{ id: string; attribut
   const res = await orgTags(org, `?q=${encodeURIComponent(name)}&page[size]=100`);
   expect(res.status).toBe(200);
   return res.body.data.find((t: { attributes: { name: string } }) => t.attributes.name === name);
-}
-
-/** A team token with the given organisation access and workspace grants (seeded directly in D1). */
-async function teamToken(
-  org: string,
-  opts: { orgAccess?: Record<string, boolean>; workspaces?: Record<string, string>; projects?: Record<string, string> } = {},
-): Promise<string> {
-  const teamId = `team-${uniqueName("t").replace(/[^A-Za-z0-9]/g, "")}`;
-  const now = new Date().toISOString();
-  const token = `${uniqueName("tok")}.atlasv1.secret`;
-  const stmts = [
-    env.DB.prepare(
-      "INSERT INTO teams (id, organization_id, name, organization_access, created_at) VALUES (?, (SELECT external_id FROM organizations WHERE name = ?), ?, ?, ?)",
-    ).bind(teamId, org, teamId, JSON.stringify(opts.orgAccess ?? {}), now),
-    env.DB.prepare(
-      "INSERT INTO tokens (id, token_hash, kind, team_id, organization_id, created_at) VALUES (?, ?, 'team', ?, (SELECT external_id FROM organizations WHERE name = ?), ?)",
-    ).bind(`at-${teamId}`, await sha256Hex(token), teamId, org, now),
-  ];
-  for (const [ws, access] of Object.entries(opts.workspaces ?? {})) {
-    stmts.push(
-      env.DB.prepare("INSERT INTO team_workspaces (id, team_id, workspace_id, access, created_at) VALUES (?, ?, ?, ?, ?)").bind(
-        `tws-${uniqueName("x")}`,
-        teamId,
-        ws,
-        access,
-        now,
-      ),
-    );
-  }
-  for (const [prj, access] of Object.entries(opts.projects ?? {})) {
-    stmts.push(
-      env.DB.prepare("INSERT INTO team_projects (id, team_id, project_id, access, created_at) VALUES (?, ?, ?, ?, ?)").bind(
-        `tprj-${uniqueName("x")}`,
-        teamId,
-        prj,
-        access,
-        now,
-      ),
-    );
-  }
-  await env.DB.batch(stmts);
-  return token;
 }
 
 describe("flat tags on a workspace", () => {

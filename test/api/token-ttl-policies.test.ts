@@ -2,8 +2,8 @@
 // the organisation's tokens while its `max-ttl-enabled` is on.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createOrg, createWorkspace } from "../helpers";
-import { makeOrgToken, makeTeam, makeUser } from "../principals";
+import { createOrg, createWorkspace, makeOrgToken, makeOwner, makeTeam, makeUser } from "../fixtures";
+import { api } from "../helpers";
 
 const DEFAULT_MS = 63_113_904_000;
 const DAY_MS = 86_400_000;
@@ -248,11 +248,7 @@ describe("token TTL policies: enforcement", () => {
     const other = await createOrg();
     const ws = await createWorkspace(org);
     const user = await makeUser({ ownerOf: org });
-    await env.DB.prepare(
-      "INSERT INTO team_members (team_id, user_id) SELECT id, ? FROM teams WHERE is_owners = 1 AND organization_id = (SELECT external_id FROM organizations WHERE name = ?)",
-    )
-      .bind(user.id, other)
-      .run();
+    await makeOwner(user.id, other);
     await env.DB.prepare("UPDATE tokens SET created_at = ? WHERE user_id = ? AND kind = 'user'")
       .bind(new Date(Date.now() - 2 * DAY_MS).toISOString(), user.id)
       .run();

@@ -5,8 +5,8 @@ import { describe, expect, it } from "vitest";
 import app from "../../src/index";
 import { UI_ROUTE_ACTIONS } from "../../src/ui/ui.requirements";
 import { REQUIREMENTS } from "../../src/auth/requirements";
-import { ADMIN, api, createOrg, createWorkspace, uniqueName } from "../helpers";
-import { grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser } from "../principals";
+import { createOrg, createWorkspace, grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser } from "../fixtures";
+import { ADMIN, api, uniqueName } from "../helpers";
 
 const ORIGIN = "http://localhost";
 

@@ -3,8 +3,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { api, createOrg, createWorkspace, uniqueName, type ApiResponse } from "../helpers";
-import { grantWorkspace, makeTeam } from "../principals";
+import { createOrg, createWorkspace, grantWorkspace, makeTeam } from "../fixtures";
+import { api, type ApiResponse, uniqueName } from "../helpers";
 
 const varBody = (attributes: Record<string, unknown>) => ({ data: { type: "vars", attributes: { category: "terraform", ...attributes } } });
 const create = (ws: string, attributes: Record<string, unknown>, token?: string) => api("POST", `/workspaces/${ws}/vars`, { body: varBody(attributes), token });

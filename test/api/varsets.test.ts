@@ -3,8 +3,8 @@
 // cascades of deletes, and the organisation permissions that govern them.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createOrg, createWorkspace, uniqueName, type ApiResponse } from "../helpers";
-import { grantWorkspace, makeTeam, makeUser } from "../principals";
+import { createOrg, createWorkspace, grantWorkspace, makeTeam, makeUser } from "../fixtures";
+import { api, type ApiResponse, uniqueName } from "../helpers";
 
 const setBody = (attributes: Record<string, unknown> = {}, relationships?: unknown) => ({
   data: { type: "varsets", attributes: { name: uniqueName("vs"), global: false, ...attributes }, ...(relationships ? { relationships } : {}) },

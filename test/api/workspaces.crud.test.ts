@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { api, assertJsonApi, createOrg, createWorkspace, uniqueName } from "../helpers";
+import { createOrg, createWorkspace } from "../fixtures";
+import { api, assertJsonApi, uniqueName } from "../helpers";
 
 describe("workspace create/show", () => {
   it("creates a workspace with defaults and shows it by id and by name", async () => {

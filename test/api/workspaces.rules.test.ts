@@ -1,7 +1,7 @@
 // Spec §2.1 rules for the workspace resource, one test (or more) per rule.
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, assertJsonApi, createOrg, createWorkspace, uniqueName } from "../helpers";
+import { createOrg, createWorkspace, makeAgentPool, makeOAuthToken } from "../fixtures";
+import { api, assertJsonApi, uniqueName } from "../helpers";
 
 const create = (org: string, attributes: Record<string, unknown>, relationships?: unknown) =>
   api("POST", `/organizations/${org}/workspaces`, {
@@ -17,29 +17,6 @@ function expect422(res: Awaited<ReturnType<typeof api>>, pointer: string, detail
   expect(res.body.errors[0].title).toBe("invalid attribute");
   expect(res.body.errors[0].source).toEqual({ pointer });
   if (detail) expect(res.body.errors[0].detail).toMatch(detail);
-}
-
-async function oauthToken(org: string): Promise<string> {
-  const id = `ot-${crypto.randomUUID().replace(/-/g, "").slice(0, 16)}`;
-  await env.DB.prepare("INSERT INTO oauth_clients (id, organization_id, created_at) VALUES (?, (SELECT external_id FROM organizations WHERE name = ?), ?)")
-    .bind(`oc-${id.slice(3)}`, org, new Date().toISOString())
-    .run();
-  await env.DB.prepare(
-    "INSERT INTO oauth_tokens (id, oauth_client_id, organization_id, created_at) VALUES (?, ?, (SELECT external_id FROM organizations WHERE name = ?), ?)",
-  )
-    .bind(id, `oc-${id.slice(3)}`, org, new Date().toISOString())
-    .run();
-  return id;
-}
-
-async function agentPool(org: string): Promise<string> {
-  const id = `apool-${crypto.randomUUID().replace(/-/g, "").slice(0, 16)}`;
-  await env.DB.prepare(
-    "INSERT INTO agent_pools (id, organization_id, name, created_at) VALUES (?, (SELECT external_id FROM organizations WHERE name = ?), ?, ?)",
-  )
-    .bind(id, org, uniqueName("pool"), new Date().toISOString())
-    .run();
-  return id;
 }
 
 describe("name", () => {
@@ -225,11 +202,11 @@ describe("execution mode, operations and agent pools", () => {
 
   it("ties agent-pool-id to execution-mode agent", async () => {
     const org = await createOrg();
-    const pool = await agentPool(org);
+    const pool = await makeAgentPool(org);
     expect422(await create(org, { name: uniqueName(), "execution-mode": "agent" }), "/data/attributes/agent-pool-id");
     expect422(await create(org, { name: uniqueName(), "execution-mode": "remote", "agent-pool-id": pool }), "/data/attributes/agent-pool-id");
     expect422(await create(org, { name: uniqueName(), operations: true, "agent-pool-id": pool }), "/data/attributes/agent-pool-id");
-    const otherPool = await agentPool(await createOrg());
+    const otherPool = await makeAgentPool(await createOrg());
     expect422(await create(org, { name: uniqueName(), "execution-mode": "agent", "agent-pool-id": otherPool }), "/data/attributes/agent-pool-id");
     const ok = await create(org, { name: uniqueName(), "execution-mode": "agent", "agent-pool-id": pool });
     expect(ok.status).toBe(201);
@@ -256,7 +233,7 @@ describe("auto-destroy-activity-duration", () => {
 describe("vcs-repo", () => {
   it("needs oauth-token-id and identifier on create, modifies only given keys, and null removes it", async () => {
     const org = await createOrg();
-    const ot = await oauthToken(org);
+    const ot = await makeOAuthToken(org);
     expect422(await create(org, { name: uniqueName(), "vcs-repo": { identifier: "acme/app" } }), "/data/attributes/vcs-repo/oauth-token-id");
     expect422(await create(org, { name: uniqueName(), "vcs-repo": { "oauth-token-id": ot } }), "/data/attributes/vcs-repo/identifier");
     const res = await create(org, { name: uniqueName(), "vcs-repo": { identifier: "acme/app", "oauth-token-id": ot, branch: "main" } });
@@ -277,12 +254,12 @@ describe("vcs-repo", () => {
 
   it("refuses oauth-token-id with vcs-app-installation-id, and unknown or foreign tokens", async () => {
     const org = await createOrg();
-    const ot = await oauthToken(org);
+    const ot = await makeOAuthToken(org);
     expect422(
       await create(org, { name: uniqueName(), "vcs-repo": { identifier: "a/b", "oauth-token-id": ot, "vcs-app-installation-id": "ghain-1" } }),
       "/data/attributes/vcs-repo/oauth-token-id",
     );
-    const foreign = await oauthToken(await createOrg());
+    const foreign = await makeOAuthToken(await createOrg());
     expect422(
       await create(org, { name: uniqueName(), "vcs-repo": { identifier: "a/b", "oauth-token-id": foreign } }),
       "/data/attributes/vcs-repo/oauth-token-id",

@@ -4,8 +4,8 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { WorkspaceRecord } from "../../src/workspaces/workspace.types";
-import { expectConsistent } from "../consistency-helper";
-import { api, createOrg, createWorkspace } from "../helpers";
+import { createOrg, createWorkspace } from "../fixtures";
+import { api, expectConsistent } from "../helpers";
 
 describe("the Durable Object's schema 6", () => {
   it("drops the organisation's name from a record and outbox written by the previous code; nothing else changes", async () => {

@@ -6,7 +6,8 @@ import { env } from "cloudflare:workers";
 import SparkMD5 from "spark-md5";
 import { describe, expect, it } from "vitest";
 import type { WorkspaceRecord } from "../../src/workspaces/workspace.types";
-import { api, createOrg, createWorkspace, uniqueName } from "../helpers";
+import { claimWorkspaceName, createOrg, createWorkspace } from "../fixtures";
+import { api, uniqueName } from "../helpers";
 
 const indexRow = (id: string) =>
   env.DB.prepare("SELECT name, version, doc FROM workspaces WHERE id = ?").bind(id).first<{ name: string; version: number; doc: string }>();
@@ -59,11 +60,7 @@ describe("index consistency", () => {
     const org = await createOrg();
     const name = uniqueName("leased");
     const ghost = "ws-GhostGhostGhost01";
-    await env.DB.prepare(
-      "INSERT INTO workspace_names (organization_id, name, workspace_id, claimed_at, committed) VALUES ((SELECT external_id FROM organizations WHERE name = ?), ?, ?, ?, 0)",
-    )
-      .bind(org, name, ghost, Date.now() - 5 * 60_000)
-      .run();
+    await claimWorkspaceName(org, name, ghost, Date.now() - 5 * 60_000);
     const res = await api("POST", `/organizations/${org}/workspaces`, { body: { data: { type: "workspaces", attributes: { name } } } });
     expect(res.status).toBe(201);
     // The Worker that died between claim and commit could still call the DO: it must refuse.
@@ -82,11 +79,7 @@ describe("index consistency", () => {
   it("a fresh claim (lease not expired) is respected", async () => {
     const org = await createOrg();
     const name = uniqueName("fresh");
-    await env.DB.prepare(
-      "INSERT INTO workspace_names (organization_id, name, workspace_id, claimed_at, committed) VALUES ((SELECT external_id FROM organizations WHERE name = ?), ?, ?, ?, 0)",
-    )
-      .bind(org, name, "ws-InFlightInFlight1", Date.now())
-      .run();
+    await claimWorkspaceName(org, name, "ws-InFlightInFlight1", Date.now());
     const res = await api("POST", `/organizations/${org}/workspaces`, { body: { data: { type: "workspaces", attributes: { name } } } });
     expect(res.status).toBe(422);
     // The in-flight request of this scenario never existed: drop its lease so later checks stay meaningful.
@@ -97,11 +90,7 @@ describe("index consistency", () => {
     const org = await createOrg();
     const holder = await createWorkspace(org);
     const name = uniqueName("stale-rename");
-    await env.DB.prepare(
-      "INSERT INTO workspace_names (organization_id, name, workspace_id, claimed_at, committed) VALUES ((SELECT external_id FROM organizations WHERE name = ?), ?, ?, ?, 0)",
-    )
-      .bind(org, name, holder.id, Date.now() - 5 * 60_000)
-      .run();
+    await claimWorkspaceName(org, name, holder.id, Date.now() - 5 * 60_000);
     const res = await api("POST", `/organizations/${org}/workspaces`, { body: { data: { type: "workspaces", attributes: { name } } } });
     expect(res.status).toBe(201);
     // The holder's stale rename (claimed before the release) can no longer take the name.
@@ -143,7 +132,7 @@ describe("read-your-writes", () => {
 
 describe("the consistency checker", () => {
   it("finds a lagging index row, and none once the alarms ran after concurrent creates, renames, tag writes, deletes and failed writes", async () => {
-    const { expectConsistent } = await import("../consistency-helper");
+    const { expectConsistent } = await import("../helpers");
     const org = await createOrg();
     const wss = await Promise.all(Array.from({ length: 12 }, () => createWorkspace(org)));
     // A failed index write is reported while it waits for its retry.
