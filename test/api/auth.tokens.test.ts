@@ -165,7 +165,11 @@ describe("organisation token", () => {
     expect(plain.status).toBe(201);
     const audit = await api("POST", `${path}?token=audit-trails`);
     expect(audit.status).toBe(201);
-    expect(audit.body.data.id).not.toBe(plain.body.data.id);
+    const rows = await env.DB.prepare("SELECT id, kind FROM tokens WHERE id IN (?, ?) ORDER BY kind").bind(plain.body.data.id, audit.body.data.id).all();
+    expect(rows.results).toEqual([
+      { id: audit.body.data.id, kind: "audit-trails" },
+      { id: plain.body.data.id, kind: "organization" },
+    ]);
     // The audit-trails token did not revoke the ordinary one.
     expect((await api("GET", "/account/details", { token: plain.body.data.attributes.token })).status).toBe(200);
     expect((await api("GET", path)).body.data.id).toBe(plain.body.data.id);

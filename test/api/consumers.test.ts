@@ -133,8 +133,13 @@ describe("data retention policies (self-hosted edition)", () => {
     const shown = await api("GET", `/workspaces/${ws.id}`);
     expect(shown.body.data.relationships["data-retention-policy"].data).toEqual({ id: created.body.data.id, type: "data-retention-policy-delete-olders" });
     const dont = await api("POST", p, { body: { data: { type: "data-retention-policy-dont-deletes" } } });
+    expect(dont.status).toBe(200);
     expect(dont.body.data.attributes).toEqual({});
-    expect(dont.body.data.id).not.toBe(created.body.data.id);
+    // A policy of another type is a new policy (its own id), and it is the workspace's now.
+    const ids = [created.body.data.id, dont.body.data.id];
+    expect(ids).toEqual([expect.stringMatching(/^drp-/), expect.stringMatching(/^drp-/)]);
+    expect(new Set(ids).size).toBe(2);
+    expect((await api("GET", p)).body.data).toEqual(dont.body.data);
     expect(
       (await api("POST", p, { body: { data: { type: "data-retention-policy-delete-olders", attributes: { "delete-older-than-n-days": 0 } } } })).status,
     ).toBe(422);

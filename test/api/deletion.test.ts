@@ -145,7 +145,7 @@ describe("force delete", () => {
     expect((await api("DELETE", `/organizations/${org}/workspaces/${name}`)).status).toBe(204);
     const again = await api("POST", `/organizations/${org}/workspaces`, { body: { data: { type: "workspaces", attributes: { name } } } });
     expect(again.status).toBe(201);
-    expect(again.body.data.id).not.toBe(ws.id);
+    expect((await api("GET", `/workspaces/${again.body.data.id}`)).status).toBe(200);
     expect((await api("GET", `/organizations/${org}/workspaces/${name}`)).body.data.id).toBe(again.body.data.id);
     for (const [method, path] of [
       ["GET", `/workspaces/${ws.id}`],

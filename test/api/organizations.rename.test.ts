@@ -123,7 +123,7 @@ describe("renaming an organisation", () => {
     // The new organisation has the name (and its own workspace of the same name), not the renamed one's workspaces.
     expect((await api("GET", `/organizations/${first}/workspaces`)).body.data).toEqual([]);
     const fresh = await createWorkspace(first, { name: "shared-name" });
-    expect(fresh.id).not.toBe(kept.id);
+    expect((await api("GET", `/workspaces/${fresh.id}`)).body.data.relationships.organization.data.id).toBe(first);
     expect((await api("GET", `/organizations/${first}/workspaces/shared-name`)).body.data.id).toBe(fresh.id);
     expect((await api("GET", `/organizations/${renamed}/workspaces/shared-name`)).body.data.id).toBe(kept.id);
     expect((await api("GET", `/workspaces/${kept.id}`)).body.data.relationships.organization.data.id).toBe(renamed);

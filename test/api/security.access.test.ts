@@ -121,7 +121,10 @@ describe("item 4: invitations bind to the invited address and grant nothing unti
     expect(patched.body.data.attributes["unconfirmed-email"]).toBe(target);
     const inv = await invite(org, target, [team]);
     expect(inv.status).toBe(201);
-    expect(inv.body.data.relationships.user.data.id).not.toBe(squatter.id);
+    // The invitation names the user that has the address (a new one), not the squatter that only asked for it.
+    const invited = await api("GET", `/users/${inv.body.data.relationships.user.data.id}`);
+    expect(invited.status).toBe(200);
+    expect(invited.body.data.attributes.email).toBe(target);
     expect((await api("GET", `/organizations/${org}`, { token: squatter.token })).status).toBe(404);
     expect((await api("POST", `/organization-memberships/${inv.body.data.id}/actions/accept`, { token: squatter.token })).status).toBe(404);
   });

@@ -1,6 +1,7 @@
 // HCP Terraform's plans (issue 19): the hosted edition's admin API lists feature sets and assigns one to an
 // organisation, whose entitlement set and plan-gated permissions then follow it. The self-hosted edition has
 // no plans: the endpoints answer 404 and entitlements are the installation's.
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createOrg, makeTeam, makeUser } from "../fixtures";
 import { api } from "../helpers";
@@ -174,7 +175,12 @@ describe("subscriptions (hosted edition)", () => {
     const first = await api("POST", `/admin/organizations/${org}/subscription`, { ...hosted, body: assignment(await planId("Business")) });
     const second = await api("POST", `/admin/organizations/${org}/subscription`, { ...hosted, body: assignment(await planId("Free"), { "runs-ceiling": 1 }) });
     expect(second.status).toBe(201);
-    expect(second.body.data.id).not.toBe(first.body.data.id);
+    // A new subscription (its own id) takes the old one's place.
+    const ids = [first.body.data.id, second.body.data.id];
+    expect(ids).toEqual([expect.stringMatching(/^sub-/), expect.stringMatching(/^sub-/)]);
+    expect(new Set(ids).size).toBe(2);
+    const stored = await env.DB.prepare("SELECT json_extract(subscription, '$.id') AS id FROM organizations WHERE name = ?").bind(org).first<{ id: string }>();
+    expect(stored?.id).toBe(second.body.data.id);
     expect(second.body.data.attributes["agents-ceiling"]).toBe(0);
     expect(await entitlements(org)).toMatchObject({ teams: false, "audit-logging": false, "user-limit": null });
   });

@@ -217,7 +217,9 @@ describe("organisation tags", () => {
     expect((await removeTags(b.id, [{ type: "tags", id: gone.id }])).status).toBe(404);
     expect((await addTags(b.id, byName("gone"))).status).toBe(204);
     const again = (await orgTag(org, "gone"))!;
-    expect(again.id).not.toBe(gone.id);
+    // A new tag: the deleted one's id stays unknown to the organisation.
+    expect((await api("DELETE", `/organizations/${org}/tags`, { body: { data: [{ type: "tags", id: gone.id }] } })).status).toBe(404);
+    expect((await tagsOf(b.id)).body.data.map((t: { id: string }) => t.id)).toEqual([again.id]);
     expect(again.attributes["instance-count"]).toBe(1);
     // The next tag change of a workspace purges the dead entry from its record and the index.
     await addTags(a.id, byName("later"));
@@ -336,7 +338,8 @@ describe("organisation tags under concurrency", () => {
     for (const r of results.slice(1, 7)) expect(r.status).toBe(204);
     for (const r of results.slice(7)) expect([204, 404]).toContain(r.status);
     const after = await orgTag(org, "doomed");
-    expect(after?.id).not.toBe(doomed.id);
+    // Whatever carries the name now is a new tag: the deleted id stays unknown to the organisation.
+    expect((await api("DELETE", `/organizations/${org}/tags`, { body: { data: [{ type: "tags", id: doomed.id }] } })).status).toBe(404);
     let carriers = 0;
     for (const w of wss) {
       const listed = (await tagsOf(w.id)).body.data as Array<{ id: string }>;

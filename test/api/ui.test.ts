@@ -404,7 +404,7 @@ describe("UI workspace details", () => {
       expect(page.text).not.toContain("/blobs/");
       expect(page.text).not.toContain("hunter2-output");
       expect(page.text.includes("https://ui.example")).toBe(outputs);
-      expect((await api("GET", `/workspaces/${ws.id}/current-state-version`, { token: team.token })).status).not.toBe(200);
+      expect((await api("GET", `/workspaces/${ws.id}/current-state-version`, { token: team.token })).status).toBe(404);
     }
   });
 

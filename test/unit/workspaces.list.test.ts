@@ -17,7 +17,7 @@ describe("list query rules", () => {
   it("takes * in wildcard names only at the ends, escapes LIKE metacharacters, and matches nothing for NUL", () => {
     expect(spec("search[wildcard-name]=*-prod").filters.names[0]?.like.startsWith("%")).toBe(true);
     expect(spec("search[wildcard-name]=*").filters.names).toEqual([]);
-    expect(spec("search[name]=50%25_off").filters.names[0]?.like).not.toBe("%50%_off%");
+    expect(spec("search[name]=50%25_off").filters.names[0]?.like).toBe("%50\\%\\_off%");
     expect(spec("search[name]=a%00b").filters.nothing).toBe(true);
   });
 
