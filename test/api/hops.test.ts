@@ -31,7 +31,6 @@ describe("round trips per request", () => {
       list: hops(await api("GET", `/organizations/${org}/workspaces`, { token })),
       nameSearch: hops(await api("GET", `/organizations/${org}/workspaces?search%5Bname%5D=hop`, { token })),
     };
-    console.warn(JSON.stringify({ first, ...shapes }));
     // The token's first request in this isolate: its read, then the one batch of the request.
     expect(first).toBe("d1=2, do=0");
     expect(shapes).toEqual({
