@@ -11,7 +11,7 @@ export default defineConfig(async () => ({
             wrangler: { configPath: "./wrangler.toml" },
             remoteBindings: false,
             miniflare: {
-              // A second, empty database for the store-upgrade test (test/organizations.upgrade.test.ts): it applies
+              // A second, empty database for the store-upgrade test (test/api/organizations.upgrade.test.ts): it applies
               // the migrations before 0016, writes rows as the previous code did, then applies the rest.
               d1Databases: { UPGRADE_DB: "upgrade-test" },
               bindings: {

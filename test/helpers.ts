@@ -1,5 +1,9 @@
+// What every HTTP test uses: the request helper (each JSON:API response is checked against the schema), and checks
+// of the state afterwards. Seeds live in test/fixtures.ts.
+import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { Validator } from "@cfworker/json-schema";
+import { expect } from "vitest";
 import schema from "./jsonapi/schema-1.0-relaxed.json";
 
 export const ADMIN = "test-admin-token";
@@ -70,20 +74,24 @@ export function uniqueName(prefix = "t"): string {
   return `${prefix}-${Date.now().toString(36)}-${counter}-${Math.random().toString(36).slice(2, 8)}`;
 }
 
-export async function createOrg(token: string = ADMIN, name = uniqueName("org")): Promise<string> {
-  const res = await api("POST", "/organizations", {
-    token,
-    body: { data: { type: "organizations", attributes: { name, email: "owner@example.com" } } },
-  });
-  if (res.status !== 201) throw new Error(`createOrg: ${res.status} ${res.text}`);
-  return name;
+/** SHA-256 as hex, computed apart from the service's own helper, to check what it stores for a secret. */
+export async function sha256(value: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(value));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-export async function createWorkspace(org: string, attributes: Record<string, unknown> = {}, token: string = ADMIN, relationships?: unknown) {
-  const res = await api("POST", `/organizations/${org}/workspaces`, {
-    token,
-    body: { data: { type: "workspaces", attributes: { name: uniqueName("ws"), ...attributes }, ...(relationships ? { relationships } : {}) } },
-  });
-  if (res.status !== 201) throw new Error(`createWorkspace: ${res.status} ${res.text}`);
-  return res.body.data as { id: string; attributes: Record<string, any>; relationships: Record<string, any> };
+/** Runs every pending outbox alarm, then walks the checker's pages and expects no difference. */
+export async function expectConsistent(): Promise<number> {
+  const ids = await env.DB.prepare("SELECT id FROM workspaces UNION SELECT workspace_id FROM workspace_names").all<{ id: string }>();
+  for (const { id } of ids.results) await runDurableObjectAlarm(env.WORKSPACES.getByName(id));
+  let cursor = "";
+  let checked = 0;
+  for (;;) {
+    const res = await api("GET", `/admin/consistency?page%5Bsize%5D=100&cursor=${encodeURIComponent(cursor)}`);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual([]);
+    checked += res.body.meta.checked;
+    if (!res.body.meta["next-cursor"]) return checked;
+    cursor = res.body.meta["next-cursor"];
+  }
 }

@@ -3,7 +3,8 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createOrg, createWorkspace } from "../helpers";
+import { api } from "../helpers";
+import { createOrg, createWorkspace } from "../fixtures";
 
 const FAIL_ONE = { "X-Fault-Fail-Index-Writes": "1" };
 const indexedVersion = (id: string) => env.DB.prepare("SELECT version FROM workspaces WHERE id = ?").bind(id).first<number>("version");

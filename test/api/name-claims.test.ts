@@ -3,7 +3,8 @@
 // call broke after the commit, or nobody could be asked) does the claim stay.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createOrg, uniqueName } from "../helpers";
+import { api, uniqueName } from "../helpers";
+import { createOrg } from "../fixtures";
 
 const create = (org: string, name: string, fault?: string) =>
   api("POST", `/organizations/${org}/workspaces`, {

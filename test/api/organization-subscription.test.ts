@@ -2,8 +2,9 @@
 // "Show Subscription For Organization"), which answers the organisation's plan; the self-hosted edition has no
 // plans, so its organisations carry no such link.
 import { describe, expect, it } from "vitest";
-import { api, createOrg } from "../helpers";
-import { makeTeam, makeUser } from "../principals";
+import { api } from "../helpers";
+import { createOrg } from "../fixtures";
+import { makeTeam, makeUser } from "../fixtures";
 
 const follow = (related: string, token: string) => api("GET", `http://localhost${related}`, { token, edition: "hosted" });
 

@@ -1,7 +1,8 @@
 // A key reserved with disable-overrides may not be bound on a workspace whose project binds it; moving a workspace
 // that binds the key into such a project is refused the same way (422), and nothing moves.
 import { describe, expect, it } from "vitest";
-import { api, createOrg, createWorkspace, uniqueName } from "../helpers";
+import { api, uniqueName } from "../helpers";
+import { createOrg, createWorkspace } from "../fixtures";
 
 async function project(org: string, bindings: Array<[string, string]> = []): Promise<string> {
   const res = await api("POST", `/organizations/${org}/projects`, { body: { data: { type: "projects", attributes: { name: uniqueName("prj") } } } });

@@ -4,8 +4,9 @@
 import { exports } from "cloudflare:workers";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ADMIN, api, createOrg, createWorkspace, uniqueName } from "../helpers";
-import { makeUser } from "../principals";
+import { ADMIN, api, uniqueName } from "../helpers";
+import { createOrg, createWorkspace } from "../fixtures";
+import { makeUser } from "../fixtures";
 
 const ORIGIN = "http://localhost";
 

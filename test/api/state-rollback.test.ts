@@ -4,8 +4,9 @@
 import { exports } from "cloudflare:workers";
 import SparkMD5 from "spark-md5";
 import { describe, expect, it } from "vitest";
-import { api, createOrg, createWorkspace } from "../helpers";
-import { grantWorkspace, makeOrgToken, makeTeam } from "../principals";
+import { api } from "../helpers";
+import { createOrg, createWorkspace } from "../fixtures";
+import { grantWorkspace, makeOrgToken, makeTeam } from "../fixtures";
 
 const stateOf = (serial: number, resources: number, output: string) =>
   JSON.stringify({

@@ -5,7 +5,8 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import SparkMD5 from "spark-md5";
 import { describe, expect, it } from "vitest";
-import { api, createOrg, createWorkspace } from "../helpers";
+import { api } from "../helpers";
+import { createOrg, createWorkspace } from "../fixtures";
 
 /** What OpenTofu 1.10 uploads as the raw state with `encryption { state { method = aes_gcm } }` (pbkdf2 key provider). */
 const ENVELOPE = JSON.stringify({

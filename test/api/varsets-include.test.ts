@@ -2,8 +2,9 @@
 // VariableSetListOptions; the tfe provider reads sets with include=workspaces): the resources the set's
 // relationships name, each as its own endpoint shows it to the caller, and only those the caller may read.
 import { describe, expect, it } from "vitest";
-import { api, createOrg, createWorkspace, uniqueName, type ApiResponse } from "../helpers";
-import { grantProject, grantWorkspace, makeTeam } from "../principals";
+import { api, uniqueName, type ApiResponse } from "../helpers";
+import { createOrg, createWorkspace } from "../fixtures";
+import { grantProject, grantWorkspace, makeTeam } from "../fixtures";
 
 const setBody = (relationships?: unknown) => ({
   data: { type: "varsets", attributes: { name: uniqueName("vs"), global: false }, ...(relationships ? { relationships } : {}) },

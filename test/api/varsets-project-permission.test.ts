@@ -2,8 +2,9 @@
 // the admin role implies write): a team reads or manages the sets its project owns, and nothing else by it.
 // Organisation-owned sets stay governed by the organisation permissions (read-workspaces, manage-workspaces).
 import { describe, expect, it } from "vitest";
-import { api, createOrg, createWorkspace, uniqueName } from "../helpers";
-import { makeTeam } from "../principals";
+import { api, uniqueName } from "../helpers";
+import { createOrg, createWorkspace } from "../fixtures";
+import { makeTeam } from "../fixtures";
 
 const setBody = (relationships?: unknown) => ({
   data: { type: "varsets", attributes: { name: uniqueName("vs"), global: false }, ...(relationships ? { relationships } : {}) },

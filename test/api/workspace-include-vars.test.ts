@@ -1,8 +1,9 @@
 // `include=vars` on workspace reads (the real API's OpenAPI document lists it): the workspace's own variables in
 // `included`, as GET /workspaces/:id/vars shows them (a sensitive value never), for callers who may read them.
 import { describe, expect, it } from "vitest";
-import { api, createOrg, createWorkspace, uniqueName, type ApiResponse } from "../helpers";
-import { grantWorkspace, makeTeam } from "../principals";
+import { api, uniqueName, type ApiResponse } from "../helpers";
+import { createOrg, createWorkspace } from "../fixtures";
+import { grantWorkspace, makeTeam } from "../fixtures";
 
 const SECRET = "s3cret-value-never-shown";
 const key = () => uniqueName("k").replace(/[^A-Za-z0-9_]/g, "_");

@@ -1,0 +1,864 @@
+// The web UI (issue 20) through the Worker: sessions, CSRF, pages, and that pages and the API agree.
+import { env, exports } from "cloudflare:workers";
+import SparkMD5 from "spark-md5";
+import { describe, expect, it } from "vitest";
+import app from "../../src/index";
+import { UI_ROUTE_ACTIONS } from "../../src/ui/ui.requirements";
+import { REQUIREMENTS } from "../../src/auth/requirements";
+import { createOrg, createWorkspace, grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser } from "../fixtures";
+import { ADMIN, api, uniqueName } from "../helpers";
+
+const ORIGIN = "http://localhost";
+
+async function ui(method: string, path: string, opts: { cookie?: string; form?: Record<string, string>; origin?: string | null } = {}) {
+  const headers: Record<string, string> = {};
+  if (opts.cookie) headers.Cookie = opts.cookie;
+  let body: string | undefined;
+  if (opts.form) {
+    body = new URLSearchParams(opts.form).toString();
+    headers["Content-Type"] = "application/x-www-form-urlencoded";
+  }
+  if (method !== "GET" && opts.origin !== null) headers.Origin = opts.origin ?? ORIGIN;
+  const res = await exports.default.fetch(new Request(`${ORIGIN}${path}`, { method, headers, body, redirect: "manual" }));
+  return { status: res.status, headers: res.headers, text: await res.text() };
+}
+
+async function signIn(token: string): Promise<string> {
+  const res = await ui("POST", "/app/session", { form: { token } });
+  expect(res.status).toBe(303);
+  const set = res.headers.get("Set-Cookie") ?? "";
+  const m = /ws_session=([^;]+)/.exec(set);
+  if (!m) throw new Error(`no session cookie: ${set}`);
+  return `ws_session=${m[1]}`;
+}
+
+const hopsOf = (res: { headers: Headers }) => res.headers.get("X-Hops");
+const flatTags = (...names: string[]) => ({ tags: { data: names.map((name) => ({ type: "tags", attributes: { name } })) } });
+const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
+const workspaceNamesIn = (html: string) => [...html.matchAll(/<tr data-workspace="([^"]+)"/g)].map((m) => m[1]);
+
+describe("UI sessions", () => {
+  it("sign-in sets an HttpOnly, SameSite=Strict session cookie (Secure except on localhost)", async () => {
+    const res = await ui("POST", "/app/session", { form: { token: ADMIN } });
+    expect(res.status).toBe(303);
+    expect(res.headers.get("Location")).toBe("/app");
+    const cookie = res.headers.get("Set-Cookie") ?? "";
+    expect(cookie).toMatch(/^ws_session=[A-Za-z0-9]{43};/);
+    expect(cookie).toContain("HttpOnly");
+    expect(cookie).toContain("SameSite=Strict");
+    expect(cookie).toContain("Path=/app");
+    expect(cookie).not.toContain("Secure");
+    // The cookie never carries the token, and D1 keeps only hashes.
+    expect(cookie).not.toContain(ADMIN);
+
+    const remote = await exports.default.fetch(
+      new Request("https://ui.example.com/app/session", {
+        method: "POST",
+        headers: { Origin: "https://ui.example.com", "Content-Type": "application/x-www-form-urlencoded" },
+        body: `token=${ADMIN}`,
+        redirect: "manual",
+      }),
+    );
+    expect(remote.status).toBe(303);
+    expect(remote.headers.get("Set-Cookie")).toContain("Secure");
+  });
+
+  it("refuses a bad token, and pages without a session redirect to sign-in", async () => {
+    const bad = await ui("POST", "/app/session", { form: { token: "nope.atlasv1.nope" } });
+    expect(bad.status).toBe(401);
+    expect(bad.headers.get("Set-Cookie")).toBeNull();
+    expect(bad.text).toContain("not valid");
+    const anon = await ui("GET", "/app");
+    expect(anon.status).toBe(303);
+    expect(anon.headers.get("Location")).toBe("/app/session/new");
+    expect((await ui("GET", "/app", { cookie: "ws_session=forged" })).status).toBe(303);
+    const page = await ui("GET", "/app/session/new");
+    expect(page.status).toBe(200);
+    expect(page.headers.get("Content-Security-Policy")).toContain("default-src 'none'");
+  });
+
+  it("sign-out ends the session", async () => {
+    const cookie = await signIn(ADMIN);
+    expect((await ui("GET", "/app", { cookie })).status).toBe(200);
+    expect((await ui("HEAD", "/app", { cookie })).status).toBe(200);
+    const out = await ui("POST", "/app/session/delete", { cookie });
+    expect(out.status).toBe(303);
+    expect(out.headers.get("Set-Cookie")).toMatch(/ws_session=;/);
+    expect((await ui("GET", "/app", { cookie })).status).toBe(303);
+  });
+
+  it("a revoked token ends its sessions at once", async () => {
+    const user = await makeUser();
+    const created = await api("POST", `/users/${user.id}/authentication-tokens`, {
+      token: user.token,
+      body: { data: { type: "authentication-tokens", attributes: {} } },
+    });
+    expect(created.status).toBe(201);
+    const cookie = await signIn(created.body.data.attributes.token);
+    expect((await ui("GET", "/app", { cookie })).status).toBe(200);
+    expect((await api("DELETE", `/authentication-tokens/${created.body.data.id}`, { token: user.token })).status).toBe(204);
+    const after = await ui("GET", "/app", { cookie });
+    expect(after.status).toBe(303);
+    expect(after.headers.get("Location")).toBe("/app/session/new");
+  });
+
+  it("a cached session whose token is revoked elsewhere locks nothing and signs in again", async () => {
+    const org = await createOrg();
+    const user = await makeUser({ ownerOf: org });
+    const ws = await createWorkspace(org);
+    const cookie = await signIn(user.token);
+    // Twice: the session's principal is cached, and the second page carries its recheck in its one batch.
+    expect((await ui("GET", `/app/${org}/workspaces`, { cookie })).status).toBe(200);
+    expect(hopsOf(await ui("GET", `/app/${org}/workspaces`, { cookie }))).toBe("d1=1, do=0");
+    // Another isolate (or instance) revokes: nothing in this one hears of it.
+    await env.DB.prepare("DELETE FROM tokens WHERE user_id = ?").bind(user.id).run();
+    const lock = await ui("POST", `/app/${org}/workspaces/${ws.attributes.name}/lock`, { cookie, form: { reason: "late" } });
+    expect(lock.status).toBe(303);
+    expect(lock.headers.get("Location")).toBe("/app/session/new");
+    expect(hopsOf(lock)).toMatch(/do=0$/);
+    expect((await api("GET", `/workspaces/${ws.id}`)).body.data.attributes.locked).toBe(false);
+    expect((await ui("GET", "/app", { cookie })).status).toBe(303);
+  });
+
+  it("an expired token cannot sign in", async () => {
+    const user = await makeUser({ expiredAt: new Date(Date.now() - 1000).toISOString() });
+    expect((await ui("POST", "/app/session", { form: { token: user.token } })).status).toBe(401);
+  });
+
+  it("a cross-origin or origin-less form POST is refused", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const cookie = await signIn(ADMIN);
+    for (const origin of ["https://evil.example", null]) {
+      const res = await ui("POST", `/app/${org}/workspaces/${ws.attributes.name}/lock`, { cookie, origin, form: { reason: "x" } });
+      expect(res.status).toBe(403);
+    }
+    expect((await ui("POST", "/app/session", { origin: "https://evil.example", form: { token: ADMIN } })).status).toBe(403);
+    expect((await api("GET", `/workspaces/${ws.id}`)).body.data.attributes.locked).toBe(false);
+  });
+});
+
+describe("UI pages", () => {
+  it("render for a signed-in user, and links.self-html points at the workspace page", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org, {}, undefined, flatTags("web"));
+    const cookie = await signIn(ADMIN);
+    const home = await ui("GET", "/app", { cookie });
+    expect(home.status).toBe(200);
+    expect(home.text).toContain(`href="/app/${org}/workspaces"`);
+    const list = await ui("GET", `/app/${org}/workspaces`, { cookie });
+    expect(list.status).toBe(200);
+    expect(workspaceNamesIn(list.text)).toEqual([ws.attributes.name]);
+    const shown = await api("GET", `/workspaces/${ws.id}`);
+    const page = await ui("GET", shown.body.data.links["self-html"], { cookie });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(ws.id);
+    expect(page.text).toContain("web");
+    expect(page.text).toContain(`action="/app/${org}/workspaces/${ws.attributes.name}/lock"`);
+    expect(page.text).toContain("Delete this workspace");
+    expect((await ui("GET", `/app/${org}/workspaces/nope`, { cookie })).status).toBe(404);
+    expect((await ui("GET", `/app/${org}/workspaces?sort=bogus`, { cookie })).status).toBe(400);
+  });
+
+  it("shows variables to callers who may read them, sensitive values masked", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const varBody = (attributes: Record<string, unknown>) => ({ data: { type: "vars", attributes: { category: "terraform", ...attributes } } });
+    expect((await api("POST", `/workspaces/${ws.id}/vars`, { body: varBody({ key: "region", value: "eu-west-9" }) })).status).toBe(201);
+    expect((await api("POST", `/workspaces/${ws.id}/vars`, { body: varBody({ key: "password", value: "hunter2-secret", sensitive: true }) })).status).toBe(201);
+    const cookie = await signIn(ADMIN);
+    const page = await ui("GET", `/app/${org}/workspaces/${ws.attributes.name}`, { cookie });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain("eu-west-9");
+    expect(page.text).toContain("password");
+    expect(page.text).toContain("(sensitive)");
+    expect(page.text).not.toContain("hunter2-secret");
+  });
+
+  it("lock and unlock through the UI change what the API shows", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const cookie = await signIn(ADMIN);
+    const base = `/app/${org}/workspaces/${ws.attributes.name}`;
+    const locked = await ui("POST", `${base}/lock`, { cookie, form: { reason: "maintenance" } });
+    expect(locked.status).toBe(303);
+    expect(locked.headers.get("Location")).toBe(base);
+    let shown = await api("GET", `/workspaces/${ws.id}`);
+    expect(shown.body.data.attributes.locked).toBe(true);
+    expect(shown.body.data.attributes["locked-reason"]).toBe("maintenance");
+    const page = await ui("GET", base, { cookie });
+    expect(page.text).toContain("(you)");
+    expect(page.text).toContain(`${base}/unlock`);
+    expect((await ui("POST", `${base}/lock`, { cookie, form: {} })).status).toBe(409);
+    expect((await ui("POST", `${base}/unlock`, { cookie })).status).toBe(303);
+    shown = await api("GET", `/workspaces/${ws.id}`);
+    expect(shown.body.data.attributes.locked).toBe(false);
+  });
+
+  it("a read-only user sees no lock button, and a forged lock POST is refused", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const team = await makeTeam(org);
+    await grantWorkspace(team.id, ws.id, "read");
+    const reader = await makeUser({ teams: [team.id] });
+    const cookie = await signIn(reader.token);
+    const base = `/app/${org}/workspaces/${ws.attributes.name}`;
+    const page = await ui("GET", base, { cookie });
+    expect(page.status).toBe(200);
+    expect(page.text).not.toContain(`${base}/lock`);
+    expect(page.text).not.toContain("force-unlock");
+    expect(page.text).not.toContain("Delete this workspace");
+    const forged = await ui("POST", `${base}/lock`, { cookie, form: { reason: "x" } });
+    expect(forged.status).toBe(404);
+    expect((await ui("POST", `${base}/safe-delete`, { cookie, form: { confirm: ws.attributes.name } })).status).toBe(404);
+    expect((await api("GET", `/workspaces/${ws.id}`)).body.data.attributes.locked).toBe(false);
+  });
+
+  it("force-unlock is offered to admins when someone else holds the lock; safe delete needs the name", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const other = await makeUser({ ownerOf: org });
+    expect((await api("POST", `/workspaces/${ws.id}/actions/lock`, { token: other.token })).status).toBe(200);
+    const cookie = await signIn(ADMIN);
+    const base = `/app/${org}/workspaces/${ws.attributes.name}`;
+    const page = await ui("GET", base, { cookie });
+    expect(page.text).toContain(`${base}/force-unlock`);
+    expect(page.text).not.toContain(`${base}/unlock"`);
+    expect((await ui("POST", `${base}/force-unlock`, { cookie })).status).toBe(303);
+    expect((await api("GET", `/workspaces/${ws.id}`)).body.data.attributes.locked).toBe(false);
+    expect((await ui("POST", `${base}/safe-delete`, { cookie, form: { confirm: "wrong" } })).status).toBe(400);
+    expect((await ui("POST", `${base}/safe-delete`, { cookie, form: { confirm: ws.attributes.name } })).status).toBe(303);
+    expect((await api("GET", `/workspaces/${ws.id}`)).status).toBe(404);
+  });
+
+  it("the list page shows the same workspaces as the API for the same query", async () => {
+    const org = await createOrg();
+    let projectId = "";
+    for (let i = 0; i < 7; i++) {
+      const name = `${i % 2 ? "app" : "db"}-${i}-${uniqueName("w")}`;
+      const ws = await createWorkspace(org, { name }, undefined, flatTags(i % 3 === 0 ? "prod" : "dev"));
+      projectId = ws.relationships.project.data.id;
+    }
+    const cookie = await signIn(ADMIN);
+    expect((await api("GET", `/organizations/${org}/workspaces?search[tags]=prod`)).body.data).toHaveLength(3);
+    const queries = [
+      "",
+      "sort=name",
+      "sort=-name&page[size]=3&page[number]=2",
+      "search[name]=app",
+      "search[wildcard-name]=db-*",
+      "search[tags]=prod",
+      "search[exclude-tags]=prod&sort=name",
+      `filter[project][id]=${projectId}&sort=name&page[size]=5`,
+    ];
+    for (const q of queries) {
+      const fromApi = await api("GET", `/organizations/${org}/workspaces?${q}`);
+      const page = await ui("GET", `/app/${org}/workspaces?${q}`, { cookie });
+      expect(page.status).toBe(200);
+      expect(workspaceNamesIn(page.text), q).toEqual(fromApi.body.data.map((w: { attributes: { name: string } }) => w.attributes.name));
+      expect(page.text).toContain(`${fromApi.body.meta.pagination["total-count"]} workspace`);
+    }
+  });
+});
+
+const STATE = JSON.stringify({
+  version: 4,
+  terraform_version: "1.9.0",
+  serial: 7,
+  lineage: "ui",
+  outputs: { url: { value: "https://ui.example", type: "string" }, secret: { value: "hunter2-output", type: "string", sensitive: true } },
+  resources: [{ mode: "managed", type: "null_resource", name: "a", provider: 'provider["registry.terraform.io/hashicorp/null"]', instances: [{}, {}, {}] }],
+});
+const unescapeHtml = (s: string) =>
+  s
+    .replace(/&amp;/g, "&")
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'");
+
+async function withState(org: string) {
+  const ws = await createWorkspace(org);
+  expect((await api("POST", `/workspaces/${ws.id}/actions/lock`)).status).toBe(200);
+  const sv = await api("POST", `/workspaces/${ws.id}/state-versions`, {
+    body: { data: { type: "state-versions", attributes: { serial: 7, lineage: "ui", md5: SparkMD5.hash(STATE), state: btoa(STATE) } } },
+  });
+  expect(sv.status).toBe(201);
+  expect((await api("POST", `/workspaces/${ws.id}/actions/unlock`)).status).toBe(200);
+  return { ws, sv: sv.body.data };
+}
+
+describe("UI round trips", () => {
+  it("a page reads its session and token in one D1 read; the list page costs what the JSON list costs", async () => {
+    const org = await createOrg();
+    const user = await makeUser({ ownerOf: org });
+    for (let i = 0; i < 3; i++) await createWorkspace(org, {}, undefined, flatTags("hop"));
+    const cookie = await signIn(user.token);
+    // One D1 read: the session joined to its token (and the user), nothing else.
+    expect(hopsOf(await ui("GET", "/app/no-such-org/nothing", { cookie }))).toBe("d1=1, do=0");
+    // From then on the session's principal is cached and rechecked inside each page's first batch (as the API's token).
+    await api("GET", `/organizations/${org}/workspaces`, { token: user.token });
+    for (const q of ["", "?search%5Btags%5D=hop&sort=-name", "?search%5Bname%5D=ws"]) {
+      const fromApi = await api("GET", `/organizations/${org}/workspaces${q}`, { token: user.token });
+      const page = await ui("GET", `/app/${org}/workspaces${q}`, { cookie });
+      expect(page.status).toBe(200);
+      // The same one list batch (which also brings the project filter's options and the holders' names).
+      expect(hopsOf(page), q).toBe(hopsOf(fromApi));
+      expect(hopsOf(page)).toBe("d1=1, do=0");
+    }
+  });
+
+  it("a UI action by name costs what the API's action by id costs (no lookup of the name first)", async () => {
+    const org = await createOrg();
+    const user = await makeUser({ ownerOf: org });
+    const ws = await createWorkspace(org);
+    const cookie = await signIn(user.token);
+    // Both principals cached (the session's and the token's), so each action is its own work only.
+    expect((await ui("GET", "/app", { cookie })).status).toBe(200);
+    expect((await api("GET", "/ping", { token: user.token })).status).toBe(204);
+    const base = `/app/${org}/workspaces/${ws.attributes.name}`;
+    const viaUi = await ui("POST", `${base}/lock`, { cookie, form: { reason: "hops" } });
+    expect(viaUi.status).toBe(303);
+    const unlockUi = await ui("POST", `${base}/unlock`, { cookie });
+    const viaApi = await api("POST", `/workspaces/${ws.id}/actions/lock`, { token: user.token });
+    expect(hopsOf(viaUi)).toBe(hopsOf(viaApi));
+    expect(hopsOf(unlockUi)).toBe(hopsOf(await api("POST", `/workspaces/${ws.id}/actions/unlock`, { token: user.token })));
+    expect(hopsOf(viaUi)).toBe("d1=1, do=1");
+  });
+});
+
+describe("UI lock holders", () => {
+  it("name the user, team or organisation token holding the lock, in the list and on the workspace page", async () => {
+    const org = await createOrg();
+    const user = await makeUser({ ownerOf: org });
+    const team = await makeTeam(org);
+    const orgToken = await makeOrgToken(org);
+    const byUser = await createWorkspace(org, { name: uniqueName("by-user") });
+    const byTeam = await createWorkspace(org, { name: uniqueName("by-team") });
+    const byOrg = await createWorkspace(org, { name: uniqueName("by-org") });
+    await grantWorkspace(team.id, byTeam.id, "write");
+    expect((await api("POST", `/workspaces/${byUser.id}/actions/lock`, { token: user.token })).status).toBe(200);
+    expect((await api("POST", `/workspaces/${byTeam.id}/actions/lock`, { token: team.token })).status).toBe(200);
+    expect((await api("POST", `/workspaces/${byOrg.id}/actions/lock`, { token: orgToken.token })).status).toBe(200);
+    const username = (await api("GET", `/users/${user.id}`)).body.data.attributes.username;
+    const teamName = (await api("GET", `/teams/${team.id}`)).body.data.attributes.name;
+    const expected = [
+      [byUser, username],
+      [byTeam, `team ${teamName}`],
+      [byOrg, `api-org-${org}`],
+    ] as const;
+    const cookie = await signIn(ADMIN);
+    const list = await ui("GET", `/app/${org}/workspaces?page[size]=100`, { cookie });
+    for (const [ws, who] of expected) {
+      const row = new RegExp(`<tr data-workspace="${ws.attributes.name}">([\\s\\S]*?)</tr>`).exec(list.text)?.[1] ?? "";
+      // The whole badge: the name, not the holder's id.
+      expect(row).toContain(`<span class="badge locked">locked by ${who}</span>`);
+      const page = await ui("GET", `/app/${org}/workspaces/${ws.attributes.name}`, { cookie });
+      expect(/<strong id="lock-holder">([^<]*)<\/strong>/.exec(page.text)?.[1]).toBe(who);
+    }
+    // The lock's own holder is told it is theirs.
+    const mine = await ui("GET", `/app/${org}/workspaces/${byUser.attributes.name}`, { cookie: await signIn(user.token) });
+    expect(mine.text).toContain(`<strong id="lock-holder">${username}</strong> (you)`);
+  });
+});
+
+describe("UI workspace details", () => {
+  it("a state reader sees serial, resources, the API's download link and outputs with sensitive values masked", async () => {
+    const org = await createOrg();
+    const { ws, sv } = await withState(org);
+    const team = await makeTeam(org);
+    await grantWorkspace(team.id, ws.id, "read");
+    const reader = await makeUser({ teams: [team.id] });
+    const cookie = await signIn(reader.token);
+    const page = await ui("GET", `/app/${org}/workspaces/${ws.attributes.name}`, { cookie });
+    expect(page.status).toBe(200);
+    const row = new RegExp(`<tr data-state-version="${sv.id}">([\\s\\S]*?)</tr>`).exec(page.text)?.[1] ?? "";
+    expect(row).toMatch(/<td>7<\/td>/);
+    expect(row).toMatch(/<td>3<\/td>/);
+    const href = /<a class="download" href="([^"]+)"/.exec(row)?.[1];
+    expect(href).toBeTruthy();
+    // The same signed URL the API hands out, and it serves the state.
+    const download = await exports.default.fetch(new Request(unescapeHtml(href!)));
+    expect(download.status).toBe(200);
+    expect(await download.text()).toBe(STATE);
+    expect(page.text).toContain("https://ui.example");
+    expect(page.text).toContain("secret");
+    expect(page.text).toContain("(sensitive)");
+    expect(page.text).not.toContain("hunter2-output");
+  });
+
+  it("a caller without state read sees no state versions or download link; outputs only with read-outputs", async () => {
+    const org = await createOrg();
+    const { ws } = await withState(org);
+    const outputsOnly = await makeTeam(org);
+    await grantWorkspace(outputsOnly.id, ws.id, "custom", { "state-versions": "read-outputs" });
+    const noState = await makeTeam(org);
+    await grantWorkspace(noState.id, ws.id, "custom", { "state-versions": "none" });
+    for (const [team, outputs] of [
+      [outputsOnly, true],
+      [noState, false],
+    ] as const) {
+      const cookie = await signIn(team.token);
+      const page = await ui("GET", `/app/${org}/workspaces/${ws.attributes.name}`, { cookie });
+      expect(page.status).toBe(200);
+      expect(page.text).not.toContain("State versions");
+      expect(page.text).not.toContain('class="download"');
+      expect(page.text).not.toContain("/blobs/");
+      expect(page.text).not.toContain("hunter2-output");
+      expect(page.text.includes("https://ui.example")).toBe(outputs);
+      expect((await api("GET", `/workspaces/${ws.id}/current-state-version`, { token: team.token })).status).toBe(404);
+    }
+  });
+
+  it("shows inherited tag bindings with their project, remote-state consumers and team access", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org, {}, undefined, { "tag-bindings": { data: [{ type: "tag-bindings", attributes: { key: "env", value: "prod" } }] } });
+    const projectId = ws.relationships.project.data.id;
+    const project = await api("GET", `/projects/${projectId}`);
+    const bind = await api("PATCH", `/projects/${projectId}/tag-bindings`, {
+      body: {
+        data: [
+          { type: "tag-bindings", attributes: { key: "cost-centre", value: "cc-42" } },
+          { type: "tag-bindings", attributes: { key: "env", value: "project-env" } },
+        ],
+      },
+    });
+    expect(bind.status).toBe(200);
+    const consumer = await createWorkspace(org);
+    expect(
+      (await api("POST", `/workspaces/${ws.id}/relationships/remote-state-consumers`, { body: { data: [{ type: "workspaces", id: consumer.id }] } })).status,
+    ).toBe(204);
+    const team = await makeTeam(org);
+    await grantWorkspace(team.id, ws.id, "plan");
+    const teamName = (await api("GET", `/teams/${team.id}`)).body.data.attributes.name;
+    const cookie = await signIn(ADMIN);
+    const page = await ui("GET", `/app/${org}/workspaces/${ws.attributes.name}`, { cookie });
+    expect(page.status).toBe(200);
+    const bindings = /<table id="tag-bindings">([\s\S]*?)<\/table>/.exec(page.text)?.[1] ?? "";
+    expect(bindings).toMatch(/cost-centre<\/td><td>cc-42<\/td><td>inherited from project <strong>[^<]+<\/strong>/);
+    expect(bindings).toContain(`<strong>${project.body.data.attributes.name}</strong>`);
+    // A direct key wins over the project's.
+    expect(bindings).toContain("prod");
+    expect(bindings).not.toContain("project-env");
+    const consumers = /<ul id="consumers"[^>]*>([\s\S]*?)<\/ul>/.exec(page.text)?.[1] ?? "";
+    expect(consumers).toContain(consumer.attributes.name);
+    const teams = /<table id="team-access">([\s\S]*?)<\/table>/.exec(page.text)?.[1] ?? "";
+    expect(teams).toContain(teamName);
+    expect(teams).toContain("plan");
+  });
+});
+
+describe("UI projects page", () => {
+  it("lists the projects the API lists for the caller, each linking to its filtered workspace list", async () => {
+    const org = await createOrg();
+    const made: string[] = [];
+    for (const name of ["alpha", "beta", "gamma"]) {
+      const p = await api("POST", `/organizations/${org}/projects`, {
+        body: { data: { type: "projects", attributes: { name: `${name}-${uniqueName("p")}` } } },
+      });
+      expect(p.status).toBe(201);
+      made.push(p.body.data.id);
+    }
+    const ws = await createWorkspace(org, {}, undefined, { project: { data: { type: "projects", id: made[1] } } });
+    const team = await makeTeam(org);
+    await grantProject(team.id, made[0], "read");
+    const user = await makeUser({ teams: [team.id] });
+    const ids = (html: string) => [...html.matchAll(/<tr data-project="([^"]+)"/g)].map((m) => m[1]);
+    for (const token of [ADMIN, user.token]) {
+      const fromApi = await api("GET", `/organizations/${org}/projects?page[size]=100`, { token });
+      const cookie = await signIn(token);
+      const page = await ui("GET", `/app/${org}/projects?page[size]=100`, { cookie });
+      expect(page.status).toBe(200);
+      expect(ids(page.text)).toEqual(fromApi.body.data.map((p: { id: string }) => p.id));
+      for (const id of ids(page.text)) expect(page.text).toContain(`href="/app/${org}/workspaces?filter%5Bproject%5D%5Bid%5D=${id}"`);
+    }
+    expect(ids((await ui("GET", `/app/${org}/projects`, { cookie: await signIn(user.token) })).text)).toEqual([made[0]]);
+    // The link's list is the project's workspaces.
+    const cookie = await signIn(ADMIN);
+    const list = await ui("GET", `/app/${org}/workspaces?filter%5Bproject%5D%5Bid%5D=${made[1]}`, { cookie });
+    expect(workspaceNamesIn(list.text)).toEqual([ws.attributes.name]);
+    expect(list.text).toContain(`href="/app/${org}/projects"`);
+    expect((await ui("GET", "/app/no-such-org/projects", { cookie })).status).toBe(404);
+  });
+});
+
+describe("UI settings form", () => {
+  const settings = (over: Record<string, string> = {}) => ({
+    description: "set from the UI",
+    "execution-mode": "local",
+    "terraform-version": "1.6.2",
+    "working-directory": "infra/app",
+    "auto-apply": "on",
+    ...over,
+  });
+
+  it("changes what the API shows; refusals come from the API's rules, shown next to the form", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const cookie = await signIn(ADMIN);
+    const base = `/app/${org}/workspaces/${ws.attributes.name}`;
+    const page = await ui("GET", base, { cookie });
+    expect(page.text).toContain(`action="${base}/settings"`);
+    const saved = await ui("POST", `${base}/settings`, { cookie, form: settings() });
+    expect(saved.status).toBe(303);
+    expect(saved.headers.get("Location")).toBe(base);
+    const a = (await api("GET", `/workspaces/${ws.id}`)).body.data.attributes;
+    expect(a).toMatchObject({
+      description: "set from the UI",
+      "execution-mode": "local",
+      "terraform-version": "1.6.2",
+      "working-directory": "infra/app",
+      "auto-apply": true,
+    });
+    // An unticked checkbox is sent as nothing: auto-apply off.
+    const { "auto-apply": _, ...off } = settings();
+    expect((await ui("POST", `${base}/settings`, { cookie, form: off })).status).toBe(303);
+    expect((await api("GET", `/workspaces/${ws.id}`)).body.data.attributes["auto-apply"]).toBe(false);
+
+    for (const bad of <Array<Record<string, string>>>[{ "terraform-version": "not a version" }, { "execution-mode": "agent" }, { "execution-mode": "bogus" }]) {
+      const apiRefusal = await api("PATCH", `/workspaces/${ws.id}`, { body: { data: { type: "workspaces", attributes: bad } } });
+      expect(apiRefusal.status).toBe(422);
+      const refused = await ui("POST", `${base}/settings`, { cookie, form: settings(bad) });
+      expect(refused.status, JSON.stringify(bad)).toBe(422);
+      expect(refused.text).toContain('id="settings-errors"');
+      expect(refused.text).toContain(escapeHtml(apiRefusal.body.errors[0].detail));
+      // The page, not an error page: the form keeps what was sent.
+      expect(refused.text).toContain(`<h1>${ws.attributes.name}</h1>`);
+      expect(refused.text).toContain('value="set from the UI"');
+    }
+    expect((await api("GET", `/workspaces/${ws.id}`)).body.data.attributes["execution-mode"]).toBe("local");
+  });
+
+  it("a read-only caller sees no settings form, and a forged or cross-origin settings POST is refused", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org, { description: "before" });
+    const team = await makeTeam(org);
+    await grantWorkspace(team.id, ws.id, "write");
+    const writer = await makeUser({ teams: [team.id] });
+    const base = `/app/${org}/workspaces/${ws.attributes.name}`;
+    const cookie = await signIn(writer.token);
+    const page = await ui("GET", base, { cookie });
+    expect(page.status).toBe(200);
+    expect(page.text).not.toContain(`${base}/settings`);
+    const forged = await ui("POST", `${base}/settings`, { cookie, form: settings() });
+    expect(forged.status).toBe(404);
+    expect(forged.text).not.toContain("settings-errors");
+    // Invalid input from a caller who may not update is refused the same way (no form, no detail).
+    expect((await ui("POST", `${base}/settings`, { cookie, form: settings({ "execution-mode": "bogus" }) })).status).toBe(404);
+    const admin = await signIn(ADMIN);
+    expect((await ui("POST", `${base}/settings`, { cookie: admin, origin: "https://evil.example", form: settings() })).status).toBe(403);
+    expect((await api("GET", `/workspaces/${ws.id}`)).body.data.attributes.description).toBe("before");
+  });
+});
+
+describe("UI projects page: filters and paging", () => {
+  it("gives the API's projects and counts for the same query, page by page", async () => {
+    const org = await createOrg();
+    const made: Array<{ id: string; name: string }> = [];
+    for (const name of ["alpha-one", "alpha-two", "beta-one", "gamma-one", "Alpha-three"]) {
+      const p = await api("POST", `/organizations/${org}/projects`, { body: { data: { type: "projects", attributes: { name } } } });
+      expect(p.status).toBe(201);
+      made.push({ id: p.body.data.id, name });
+    }
+    const bind = await api("PATCH", `/projects/${made[1].id}/tag-bindings`, {
+      body: { data: [{ type: "tag-bindings", attributes: { key: "env", value: "prod" } }] },
+    });
+    expect(bind.status).toBe(200);
+    expect(
+      (await api("PATCH", `/projects/${made[3].id}/tag-bindings`, { body: { data: [{ type: "tag-bindings", attributes: { key: "env", value: "dev" } }] } }))
+        .status,
+    ).toBe(200);
+    const cookie = await signIn(ADMIN);
+    const ids = (html: string) => [...html.matchAll(/<tr data-project="([^"]+)"/g)].map((m) => m[1]);
+    const queries = [
+      "",
+      "sort=name",
+      "sort=-name&page[size]=2",
+      "sort=-name&page[size]=2&page[number]=2",
+      "sort=name&page[size]=2&page[number]=3",
+      "q=alpha",
+      "q=ALPHA&sort=-name",
+      "filter[names]=beta-one,gamma-one",
+      "filter[tagged][0][key]=env",
+      "filter[tagged][0][key]=env&filter[tagged][0][value]=prod",
+    ];
+    for (const q of queries) {
+      const fromApi = await api("GET", `/organizations/${org}/projects?${q}`);
+      const page = await ui("GET", `/app/${org}/projects?${q}`, { cookie });
+      expect(page.status, q).toBe(200);
+      expect(ids(page.text), q).toEqual(fromApi.body.data.map((p: { id: string }) => p.id));
+      const matching = fromApi.body.meta.pagination["total-count"];
+      const all = fromApi.body.meta["status-counts"].total;
+      expect(/<p class="muted" id="total">([^<]*)<\/p>/.exec(page.text)?.[1], q).toBe(
+        `${matching} ${matching === 1 ? "project" : "projects"}${matching !== all ? ` of ${all}` : ""}`,
+      );
+      const pages = fromApi.body.meta.pagination["total-pages"];
+      const current = fromApi.body.meta.pagination["current-page"];
+      expect(page.text).toContain(`Page ${current} of ${Math.max(1, pages)}`);
+      expect(page.text.includes('rel="next"'), q).toBe(current < pages);
+    }
+    // The form sends its empty fields too: they filter nothing.
+    const emptyFields = await ui("GET", `/app/${org}/projects?q=&filter%5Bnames%5D=&filter%5Btagged%5D%5B0%5D%5Bkey%5D=&sort=name`, { cookie });
+    expect(ids(emptyFields.text)).toEqual((await api("GET", `/organizations/${org}/projects?sort=name`)).body.data.map((p: { id: string }) => p.id));
+    // The form shows the query it was given, and its links keep it.
+    const filtered = await ui("GET", `/app/${org}/projects?q=alpha&sort=name&page[size]=2`, { cookie });
+    expect(filtered.text).toContain('id="p-q" name="q" value="alpha"');
+    expect(filtered.text).toMatch(/<option value="name" selected="">/);
+    expect(filtered.text).toContain('href="?q=alpha&amp;sort=name&amp;page%5Bsize%5D=2&amp;page%5Bnumber%5D=2" rel="next"');
+    expect((await ui("GET", `/app/${org}/projects?sort=bogus`, { cookie })).status).toBe(400);
+  });
+});
+
+describe("UI list: project filter options, binding filters and every sort", () => {
+  it("offers the projects the caller may read, and key/value and latest-change sorts give the API's workspaces", async () => {
+    const org = await createOrg();
+    const other = await api("POST", `/organizations/${org}/projects`, { body: { data: { type: "projects", attributes: { name: uniqueName("other") } } } });
+    const hidden = await api("POST", `/organizations/${org}/projects`, { body: { data: { type: "projects", attributes: { name: uniqueName("hidden") } } } });
+    const made = [];
+    for (let i = 0; i < 5; i++) {
+      const bindings = { "tag-bindings": { data: [{ type: "tag-bindings", attributes: { key: "env", value: i % 2 ? "prod" : "dev" } }] } };
+      const project = i === 4 ? { project: { data: { type: "projects", id: other.body.data.id } } } : {};
+      made.push(await createWorkspace(org, { name: uniqueName(`kv${i}`) }, undefined, { ...bindings, ...project }));
+    }
+    const admin = await signIn(ADMIN);
+    for (const q of [
+      "filter[tagged][0][key]=env&filter[tagged][0][value]=prod",
+      "filter[tagged][0][key]=env&sort=name",
+      "sort=latest-change-at",
+      "sort=-latest-change-at",
+      "sort=current-run.created-at&page[size]=2",
+      `filter[project][id]=${other.body.data.id}`,
+    ]) {
+      const fromApi = await api("GET", `/organizations/${org}/workspaces?${q}`);
+      const page = await ui("GET", `/app/${org}/workspaces?${q}`, { cookie: admin });
+      expect(workspaceNamesIn(page.text), q).toEqual(fromApi.body.data.map((w: { attributes: { name: string } }) => w.attributes.name));
+    }
+    const projectOptions = (html: string) =>
+      [...(/<select id="f-project"[^>]*>([\s\S]*?)<\/select>/.exec(html)?.[1] ?? "").matchAll(/<option value="(prj-[^"]+)"/g)].map((m) => m[1]);
+    const adminOptions = projectOptions((await ui("GET", `/app/${org}/workspaces`, { cookie: admin })).text);
+    const all = await api("GET", `/organizations/${org}/projects?sort=name&page[size]=100`);
+    expect(adminOptions).toEqual(all.body.data.map((p: { id: string }) => p.id));
+    expect(adminOptions).toContain(hidden.body.data.id);
+    // A user reaching one workspace in `other` sees that project only: the API's project list for them.
+    const team = await makeTeam(org);
+    await grantWorkspace(team.id, made[4].id, "read");
+    const user = await makeUser({ teams: [team.id] });
+    const theirs = await api("GET", `/organizations/${org}/projects?sort=name`, { token: user.token });
+    const userOptions = projectOptions((await ui("GET", `/app/${org}/workspaces`, { cookie: await signIn(user.token) })).text);
+    expect(userOptions).toEqual(theirs.body.data.map((p: { id: string }) => p.id));
+    expect(userOptions).toEqual([other.body.data.id]);
+    // Rows name their project.
+    const row = new RegExp(`<tr data-workspace="${made[4].attributes.name}">([\\s\\S]*?)</tr>`).exec(
+      (await ui("GET", `/app/${org}/workspaces`, { cookie: admin })).text,
+    )?.[1];
+    expect(row).toContain(`<td>${other.body.data.attributes.name}</td>`);
+  });
+});
+
+describe("UI settings form: agent pool", () => {
+  const form = (over: Record<string, string>) => ({ description: "", "execution-mode": "agent", "terraform-version": "", "working-directory": "", ...over });
+  const makePool = async (org: string, attributes: Record<string, unknown> = {}, relationships?: unknown) => {
+    const res = await api("POST", `/organizations/${org}/agent-pools`, {
+      body: { data: { type: "agent-pools", attributes: { name: uniqueName("pool"), ...attributes }, ...(relationships ? { relationships } : {}) } },
+    });
+    expect(res.status).toBe(201);
+    return res.body.data as { id: string; attributes: { name: string } };
+  };
+
+  it("offers the pools the workspace may use; the API's rules refuse agent mode without one, or a pool not found", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const otherWs = await createWorkspace(org);
+    const pool = await makePool(org);
+    const scopedElsewhere = await makePool(org, { "organization-scoped": false }, { "allowed-workspaces": { data: [{ type: "workspaces", id: otherWs.id }] } });
+    const foreign = await makePool(await createOrg());
+    const cookie = await signIn(ADMIN);
+    const base = `/app/${org}/workspaces/${ws.attributes.name}`;
+    const page = await ui("GET", base, { cookie });
+    const offered = [...(/<select id="s-pool"[^>]*>([\s\S]*?)<\/select>/.exec(page.text)?.[1] ?? "").matchAll(/<option value="([^"]*)"/g)].map((m) => m[1]);
+    const usable = await api("GET", `/organizations/${org}/agent-pools?filter[allowed_workspaces][name]=${ws.attributes.name}`);
+    expect(offered).toEqual(["", ...usable.body.data.map((p: { id: string }) => p.id)]);
+    expect(offered).toContain(pool.id);
+    expect(offered).not.toContain(scopedElsewhere.id);
+
+    // Refused as the API refuses the same attributes, with its words, next to the form.
+    for (const [sent, attributes] of [
+      [{ "agent-pool-id": "" }, { "execution-mode": "agent", "agent-pool-id": null }],
+      [{ "agent-pool-id": foreign.id }, { "execution-mode": "agent", "agent-pool-id": foreign.id }],
+      [{ "agent-pool-id": "apool-nope" }, { "execution-mode": "agent", "agent-pool-id": "apool-nope" }],
+    ] as const) {
+      const fromApi = await api("PATCH", `/workspaces/${ws.id}`, { body: { data: { type: "workspaces", attributes } } });
+      expect(fromApi.status).toBe(422);
+      const refused = await ui("POST", `${base}/settings`, { cookie, form: form(sent) });
+      expect(refused.status).toBe(422);
+      expect(/<div class="error" role="alert" id="settings-errors">([\s\S]*?)<\/div>/.exec(refused.text)?.[1]).toContain(
+        escapeHtml(fromApi.body.errors[0].detail),
+      );
+    }
+    expect((await api("GET", `/workspaces/${ws.id}`)).body.data.attributes["execution-mode"]).toBe("remote");
+
+    // Saved: the API shows agent mode with the pool, and the form selects it.
+    expect((await ui("POST", `${base}/settings`, { cookie, form: form({ "agent-pool-id": pool.id }) })).status).toBe(303);
+    let shown = (await api("GET", `/workspaces/${ws.id}`)).body.data;
+    expect(shown.attributes["execution-mode"]).toBe("agent");
+    expect(shown.relationships["agent-pool"].data).toEqual({ id: pool.id, type: "agent-pools" });
+    expect((await ui("GET", base, { cookie })).text).toContain(`<option value="${pool.id}" selected="">`);
+    // Leaving agent mode drops the pool, whatever the (ignored) select says.
+    expect((await ui("POST", `${base}/settings`, { cookie, form: form({ "execution-mode": "remote", "agent-pool-id": pool.id }) })).status).toBe(303);
+    shown = (await api("GET", `/workspaces/${ws.id}`)).body.data;
+    expect(shown.attributes["execution-mode"]).toBe("remote");
+    expect(shown.relationships["agent-pool"].data).toBeNull();
+  });
+});
+
+describe("UI remote-state consumers", () => {
+  it("an admin adds (by name) and removes consumers through the same service as the API; refusals show next to the form", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const consumer = await createWorkspace(org, { name: uniqueName("Cons") });
+    const cookie = await signIn(ADMIN);
+    const base = `/app/${org}/workspaces/${ws.attributes.name}`;
+    expect((await ui("GET", base, { cookie })).text).toContain(`action="${base}/consumers"`);
+    // Names compare case-insensitively, as the API's names do.
+    const added = await ui("POST", `${base}/consumers`, { cookie, form: { name: consumer.attributes.name.toLowerCase() } });
+    expect(added.status).toBe(303);
+    expect(added.headers.get("Location")).toBe(base);
+    const listed = await api("GET", `/workspaces/${ws.id}/relationships/remote-state-consumers`);
+    expect(listed.body.data.map((w: { id: string }) => w.id)).toEqual([consumer.id]);
+    const page = await ui("GET", base, { cookie });
+    expect(page.text).toContain(`<input type="hidden" name="id" value="${consumer.id}"/>`);
+
+    for (const [name, detail] of [
+      ["no-such-workspace", "Workspace not found: no-such-workspace"],
+      [ws.attributes.name, "A workspace cannot be a remote state consumer of itself"],
+    ]) {
+      const refused = await ui("POST", `${base}/consumers`, { cookie, form: { name } });
+      expect(refused.status).toBe(422);
+      const errors = /<div class="error" role="alert" id="consumers-errors">([\s\S]*?)<\/div>/.exec(refused.text)?.[1] ?? "";
+      expect(errors).toContain(escapeHtml(detail));
+      expect(refused.text).toContain(`id="c-name" name="name" required="" autocomplete="off" value="${escapeHtml(name)}"`);
+    }
+
+    expect((await ui("POST", `${base}/consumers/delete`, { cookie, form: { id: consumer.id } })).status).toBe(303);
+    expect((await api("GET", `/workspaces/${ws.id}/relationships/remote-state-consumers`)).body.data).toEqual([]);
+
+    // While sharing globally the list is fixed: no forms.
+    expect((await api("PATCH", `/workspaces/${ws.id}`, { body: { data: { type: "workspaces", attributes: { "global-remote-state": true } } } })).status).toBe(
+      200,
+    );
+    const global = await ui("GET", base, { cookie });
+    expect(global.text).toContain("Every workspace of the organisation may read");
+    expect(global.text).not.toContain(`action="${base}/consumers"`);
+  });
+
+  it("a caller who may not administer the workspace sees no consumer forms, and forged or cross-origin POSTs change nothing", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const consumer = await createWorkspace(org);
+    expect(
+      (await api("POST", `/workspaces/${ws.id}/relationships/remote-state-consumers`, { body: { data: [{ type: "workspaces", id: consumer.id }] } })).status,
+    ).toBe(204);
+    const team = await makeTeam(org);
+    await grantWorkspace(team.id, ws.id, "write");
+    await grantWorkspace(team.id, consumer.id, "write");
+    const writer = await makeUser({ teams: [team.id] });
+    const cookie = await signIn(writer.token);
+    const base = `/app/${org}/workspaces/${ws.attributes.name}`;
+    const page = await ui("GET", base, { cookie });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(consumer.attributes.name);
+    expect(page.text).not.toContain(`${base}/consumers`);
+    expect((await ui("POST", `${base}/consumers/delete`, { cookie, form: { id: consumer.id } })).status).toBe(404);
+    expect((await ui("POST", `${base}/consumers`, { cookie, form: { name: "no-such-workspace" } })).status).toBe(404);
+    const admin = await signIn(ADMIN);
+    expect((await ui("POST", `${base}/consumers/delete`, { cookie: admin, origin: "https://evil.example", form: { id: consumer.id } })).status).toBe(403);
+    const listed = await api("GET", `/workspaces/${ws.id}/relationships/remote-state-consumers`);
+    expect(listed.body.data.map((w: { id: string }) => w.id)).toEqual([consumer.id]);
+  });
+});
+
+describe("UI team access", () => {
+  const accessesOf = async (wsId: string) =>
+    (await api("GET", `/team-workspaces?filter[workspace][id]=${wsId}`)).body.data.map(
+      (d: { id: string; attributes: { access: string }; relationships: { team: { data: { id: string } } } }) => ({
+        id: d.id,
+        team: d.relationships.team.data.id,
+        access: d.attributes.access,
+      }),
+    );
+
+  it("an admin gives, changes and removes a team's access; the API shows each change; refusals show next to the form", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const team = await makeTeam(org);
+    const stranger = await makeTeam(await createOrg());
+    const cookie = await signIn(ADMIN);
+    const base = `/app/${org}/workspaces/${ws.attributes.name}`;
+    const page = await ui("GET", base, { cookie });
+    expect(page.text).toContain(`<option value="${team.id}"`);
+    expect((await ui("POST", `${base}/team-access`, { cookie, form: { team: team.id, access: "plan" } })).status).toBe(303);
+    let accesses = await accessesOf(ws.id);
+    expect(accesses).toEqual([{ id: expect.any(String), team: team.id, access: "plan" }]);
+    const tw = accesses[0].id;
+    // A team that has access is no longer offered; its row can be changed and removed.
+    const after = await ui("GET", base, { cookie });
+    expect(/<select id="ta-team"[^>]*>([\s\S]*?)<\/select>/.exec(after.text)?.[1] ?? "").not.toContain(team.id);
+    expect(after.text).toContain(`action="${base}/team-access/${tw}"`);
+
+    for (const [form, detail] of [
+      [{ team: team.id, access: "read" }, "Team already has access to this workspace"],
+      [{ team: stranger.id, access: "read" }, "Team not found"],
+      [{ team: team.id, access: "owner" }, "access: "],
+    ] as const) {
+      const refused = await ui("POST", `${base}/team-access`, { cookie, form });
+      expect(refused.status, JSON.stringify(form)).toBe(422);
+      expect(/<div class="error" role="alert" id="team-access-errors">([\s\S]*?)<\/div>/.exec(refused.text)?.[1]).toContain(detail);
+    }
+    // The API refuses the same two with the same words.
+    const body = (teamId: string) => ({
+      data: {
+        type: "team-workspaces",
+        attributes: { access: "read" },
+        relationships: { workspace: { data: { type: "workspaces", id: ws.id } }, team: { data: { type: "teams", id: teamId } } },
+      },
+    });
+    expect((await api("POST", "/team-workspaces", { body: body(team.id) })).body.errors[0].detail).toBe("Team already has access to this workspace");
+    expect((await api("POST", "/team-workspaces", { body: body(stranger.id) })).body.errors[0].detail).toBe("Team not found");
+
+    expect((await ui("POST", `${base}/team-access/${tw}`, { cookie, form: { access: "admin" } })).status).toBe(303);
+    expect((await accessesOf(ws.id))[0].access).toBe("admin");
+    expect((await ui("POST", `${base}/team-access/${tw}`, { cookie, form: { access: "bogus" } })).status).toBe(422);
+    expect((await ui("POST", `${base}/team-access/${tw}/delete`, { cookie })).status).toBe(303);
+    accesses = await accessesOf(ws.id);
+    expect(accesses).toEqual([]);
+  });
+
+  it("a caller who may not administer the workspace sees no team-access forms, and forged POSTs change nothing", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const team = await makeTeam(org);
+    await grantWorkspace(team.id, ws.id, "write");
+    const other = await makeTeam(org);
+    const writer = await makeUser({ teams: [team.id] });
+    const cookie = await signIn(writer.token);
+    const base = `/app/${org}/workspaces/${ws.attributes.name}`;
+    const page = await ui("GET", base, { cookie });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('id="team-access"');
+    expect(page.text).not.toContain(`${base}/team-access`);
+    const [tw] = await accessesOf(ws.id);
+    expect((await ui("POST", `${base}/team-access`, { cookie, form: { team: other.id, access: "admin" } })).status).toBe(404);
+    expect((await ui("POST", `${base}/team-access`, { cookie, form: { team: other.id, access: "bogus" } })).status).toBe(404);
+    expect((await ui("POST", `${base}/team-access/${tw.id}`, { cookie, form: { access: "admin" } })).status).toBe(404);
+    expect((await ui("POST", `${base}/team-access/${tw.id}/delete`, { cookie })).status).toBe(404);
+    const admin = await signIn(ADMIN);
+    expect((await ui("POST", `${base}/team-access/${tw.id}/delete`, { cookie: admin, origin: "https://evil.example" })).status).toBe(403);
+    expect(await accessesOf(ws.id)).toEqual([{ id: tw.id, team: team.id, access: "write" }]);
+  });
+});
+
+describe("UI authorisation table", () => {
+  it("declares every served /app route, each against a known action", () => {
+    const served = new Set(app.routes.filter((r) => r.path.startsWith("/app") && r.method !== "ALL").map((r) => `${r.method} ${r.path}`));
+    expect([...served].sort()).toEqual(Object.keys(UI_ROUTE_ACTIONS).sort());
+    for (const action of Object.values(UI_ROUTE_ACTIONS)) if (action) expect(REQUIREMENTS).toHaveProperty(action);
+  });
+});

@@ -1,0 +1,193 @@
+// Seeds for the tests. Organisations and workspaces are created through the API, as a client would; principals,
+// grants and registry rows are written with the repositories' own insert functions, so a seed is the row the
+// service writes and a permission-dependent test does not depend on the token and team endpoints.
+import { env } from "cloudflare:workers";
+import { newId, newTokenSecret, nowIso, sha256Hex } from "../src/ids";
+import { findOrganization } from "../src/organizations/organizations.index";
+import { insertProjectStatement } from "../src/projects/projects.index";
+import { insertPool } from "../src/registries/agent-pools.d1";
+import { insertClientWithToken } from "../src/registries/oauth.d1";
+import { insertTeamProject, insertTeamWorkspace } from "../src/team-access/team-access.d1";
+import { addMembers, insertTeam, organizationTeams } from "../src/teams/teams.d1";
+import { findTeam } from "../src/teams/teams.index";
+import { insertToken, type TokenRow } from "../src/tokens/tokens.d1";
+import { insertUser } from "../src/users/users.d1";
+import { claimName } from "../src/workspaces/workspaces.index";
+import { ADMIN, api, uniqueName } from "./helpers";
+
+// ---- through the API ----
+
+export async function createOrg(token: string = ADMIN, name = uniqueName("org")): Promise<string> {
+  const res = await api("POST", "/organizations", {
+    token,
+    body: { data: { type: "organizations", attributes: { name, email: "owner@example.com" } } },
+  });
+  if (res.status !== 201) throw new Error(`createOrg: ${res.status} ${res.text}`);
+  return name;
+}
+
+export async function createWorkspace(org: string, attributes: Record<string, unknown> = {}, token: string = ADMIN, relationships?: unknown) {
+  const res = await api("POST", `/organizations/${org}/workspaces`, {
+    token,
+    body: { data: { type: "workspaces", attributes: { name: uniqueName("ws"), ...attributes }, ...(relationships ? { relationships } : {}) } },
+  });
+  if (res.status !== 201) throw new Error(`createWorkspace: ${res.status} ${res.text}`);
+  return res.body.data as { id: string; attributes: Record<string, any>; relationships: Record<string, any> };
+}
+
+// ---- principals and grants, through the repositories ----
+
+export interface TestPrincipal {
+  token: string;
+  id: string;
+}
+
+/** The organisation's immutable id, which every table but `organizations` keys by. */
+export async function organizationId(org: string): Promise<string> {
+  const found = await findOrganization(env.DB, { name: org });
+  if (!found) throw new Error(`no organisation ${org}`);
+  return found.externalId;
+}
+
+/** A new API token of the given owner; returns its secret and its id. */
+async function seedToken(owner: Pick<TokenRow, "kind" | "user_id" | "team_id" | "organization_id">, expiredAt: string | null = null): Promise<TestPrincipal> {
+  const token = newTokenSecret();
+  const id = newId("at");
+  const row: TokenRow = { id, ...owner, description: null, legacy: 0, created_by: null, created_at: nowIso(), last_used_at: null, expired_at: expiredAt };
+  if (!(await insertToken(env.DB, row, await sha256Hex(token)))) throw new Error("seedToken: not inserted");
+  return { token, id };
+}
+
+/** Makes users members of a team (and of its organisation), as adding them through the API does. */
+async function addToTeam(team: { id: string; organization_id: string }, userIds: string[]): Promise<void> {
+  await addMembers(
+    env.DB,
+    team,
+    userIds.map((userId) => ({ userId, membershipId: newId("ou") })),
+    nowIso(),
+  );
+}
+
+/** Adds a user to the organisation's owners team. */
+export async function makeOwner(userId: string, org: string): Promise<void> {
+  const owners = (await organizationTeams(env.DB, await organizationId(org))).find((t) => t.is_owners === 1);
+  if (!owners) throw new Error(`no owners team in ${org}`);
+  await addToTeam(owners, [userId]);
+}
+
+/** A user with a token; optionally an owner of the organisation or a member of given teams. */
+export async function makeUser(opts: { ownerOf?: string; teams?: string[]; expiredAt?: string } = {}): Promise<TestPrincipal> {
+  const id = newId("user");
+  if (!(await insertUser(env.DB, { id, username: `u-${id}`, email: `${id}@example.com`, is_site_admin: 0 }, nowIso()))) throw new Error("makeUser: taken");
+  const { token } = await seedToken({ kind: "user", user_id: id, team_id: null, organization_id: null }, opts.expiredAt ?? null);
+  if (opts.ownerOf) await makeOwner(id, opts.ownerOf);
+  for (const teamId of opts.teams ?? []) {
+    const team = await findTeam(env.DB, teamId);
+    if (!team) throw new Error(`makeUser: no team ${teamId}`);
+    await addToTeam(team, [id]);
+  }
+  return { token, id };
+}
+
+/** A team of the organisation with optional organisation access; returns its id and a team token. */
+export async function makeTeam(org: string, organizationAccess: Record<string, boolean> = {}): Promise<TestPrincipal> {
+  const orgId = await organizationId(org);
+  const id = newId("team");
+  const inserted = await insertTeam(env.DB, {
+    id,
+    organization_id: orgId,
+    name: uniqueName("team"),
+    visibility: "secret",
+    sso_team_id: null,
+    organization_access: JSON.stringify(organizationAccess),
+    allow_member_token_management: 1,
+    service_user_id: newId("user"),
+    created_at: nowIso(),
+  });
+  if (!inserted) throw new Error("makeTeam: name taken");
+  const { token } = await seedToken({ kind: "team", user_id: null, team_id: id, organization_id: orgId });
+  return { token, id };
+}
+
+/** Another token of an existing team (descriptive team tokens: a team may have several). */
+export async function addTeamToken(teamId: string, org: string): Promise<string> {
+  return (await seedToken({ kind: "team", user_id: null, team_id: teamId, organization_id: await organizationId(org) })).token;
+}
+
+export async function grantWorkspace(teamId: string, workspaceId: string, access: string, perms: Record<string, unknown> = {}): Promise<void> {
+  await insertTeamWorkspace(env.DB, { id: newId("tws"), team_id: teamId, workspace_id: workspaceId, access, perms: JSON.stringify(perms) }, nowIso());
+}
+
+export async function grantProject(teamId: string, projectId: string, access: string, perms: Record<string, unknown> = {}): Promise<void> {
+  await insertTeamProject(env.DB, { id: newId("tprj"), team_id: teamId, project_id: projectId, access, perms: JSON.stringify(perms) }, nowIso());
+}
+
+/** A team token with the given organisation access and workspace and project grants (id → access). */
+export async function teamToken(
+  org: string,
+  opts: { orgAccess?: Record<string, boolean>; workspaces?: Record<string, string>; projects?: Record<string, string> } = {},
+): Promise<string> {
+  const team = await makeTeam(org, opts.orgAccess);
+  for (const [ws, access] of Object.entries(opts.workspaces ?? {})) await grantWorkspace(team.id, ws, access);
+  for (const [prj, access] of Object.entries(opts.projects ?? {})) await grantProject(team.id, prj, access);
+  return team.token;
+}
+
+/** An organisation token (acts as the organisation's service user). */
+export async function makeOrgToken(org: string): Promise<TestPrincipal> {
+  return seedToken({ kind: "organization", user_id: newId("user"), team_id: null, organization_id: await organizationId(org) });
+}
+
+// ---- other rows, through the repositories ----
+
+/** A project of the organisation with the given name; returns its id. */
+export async function makeProject(org: string, name = uniqueName("project")): Promise<string> {
+  const id = newId("prj");
+  await insertProjectStatement(env.DB, {
+    id,
+    organizationId: await organizationId(org),
+    name,
+    description: null,
+    attrs: {},
+    mode: null,
+    pool: null,
+    createdAt: nowIso(),
+  }).run();
+  return id;
+}
+
+/** An organisation-scoped agent pool; returns its id. */
+export async function makeAgentPool(org: string): Promise<string> {
+  const id = newId("apool");
+  await insertPool(env.DB, {
+    id,
+    organization_id: await organizationId(org),
+    name: uniqueName("pool"),
+    organization_scoped: 1,
+    allowed_workspaces: "[]",
+    allowed_projects: "[]",
+    excluded_workspaces: "[]",
+    created_at: nowIso(),
+  });
+  return id;
+}
+
+/** An OAuth client with its one OAuth token; returns the token's id. */
+export async function makeOAuthToken(org: string): Promise<string> {
+  const orgId = await organizationId(org);
+  const clientId = newId("oc");
+  const tokenId = newId("ot");
+  const at = nowIso();
+  await insertClientWithToken(
+    env.DB,
+    { id: clientId, organization_id: orgId, attrs: "{}", created_at: at },
+    { id: tokenId, oauth_client_id: clientId, organization_id: orgId, service_provider_user: null, created_at: at },
+  );
+  return tokenId;
+}
+
+/** A name lease taken for a workspace id at `claimedAt` (ms) that no create or rename has committed. */
+export async function claimWorkspaceName(org: string, name: string, workspaceId: string, claimedAt: number): Promise<void> {
+  const outcome = await claimName(env.DB, await organizationId(org), name, workspaceId, claimedAt);
+  if (!outcome.claimed) throw new Error(`claimWorkspaceName: ${name} is held by ${outcome.holder}`);
+}
