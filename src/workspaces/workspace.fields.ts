@@ -130,6 +130,13 @@ export const FIELDS = {
   "global-remote-state": bool(false),
   // A Terraform Enterprise setting: the hosted edition does not show it (it still honours a sent value).
   "project-remote-state": bool(false, { shownIn: "self-hosted" }),
+  // Hold-your-own-key encryption needs a key configuration in the organisation, which this service does not offer.
+  "hyok-enabled": field({
+    input: z.boolean(),
+    default: false,
+    update: (on) => (on ? invalid("hyok-enabled", "Hold your own key is not available, so hyok-enabled can only be false") : on),
+    edition: "hosted",
+  }),
   "queue-all-runs": bool(false),
   "source-name": field({ input: nullableStr(255), default: null }),
   "source-url": field({ input: nullableStr(), default: null }),

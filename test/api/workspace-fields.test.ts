@@ -45,3 +45,51 @@ describe("a workspace stored before its settings existed", () => {
     });
   }
 });
+
+describe("hyok-enabled (hosted edition only)", () => {
+  const hosted = { edition: "hosted" as const };
+  const create = (org: string, attributes: Record<string, unknown>, edition: "hosted" | "self-hosted" = "hosted") =>
+    api("POST", `/organizations/${org}/workspaces`, { edition, body: { data: { type: "workspaces", attributes: { name: uniqueName("ws"), ...attributes } } } });
+  const patch = (id: string, attributes: Record<string, unknown>) =>
+    api("PATCH", `/workspaces/${id}`, { ...hosted, body: { data: { type: "workspaces", attributes } } });
+
+  it("is false on a new workspace, whether omitted or sent false, and stays false on update (go-tfe's hyok tests)", async () => {
+    const org = await createOrg();
+    const omitted = await create(org, {});
+    expect(omitted.status).toBe(201);
+    expect(omitted.body.data.attributes["hyok-enabled"]).toBe(false);
+    const sent = await create(org, { "hyok-enabled": false });
+    expect(sent.status).toBe(201);
+    expect(sent.body.data.attributes["hyok-enabled"]).toBe(false);
+    const updated = await patch(sent.body.data.id, { "hyok-enabled": false });
+    expect(updated.status).toBe(200);
+    expect(updated.body.data.attributes["hyok-enabled"]).toBe(false);
+    expect((await api("GET", `/workspaces/${sent.body.data.id}`, hosted)).body.data.attributes["hyok-enabled"]).toBe(false);
+  });
+
+  it("refuses true (no organisation has a hold-your-own-key configuration here) and changes nothing", async () => {
+    const org = await createOrg();
+    const name = uniqueName("ws");
+    const refused = await create(org, { name, "hyok-enabled": true });
+    expect(refused.status).toBe(422);
+    expect(refused.body.errors[0]).toMatchObject({ status: "422", source: { pointer: "/data/attributes/hyok-enabled" } });
+    expect((await api("GET", `/organizations/${org}/workspaces/${name}`, hosted)).status).toBe(404);
+
+    const w = (await create(org, {})).body.data;
+    const again = await patch(w.id, { "hyok-enabled": true, description: "not applied" });
+    expect(again.status).toBe(422);
+    expect(again.body.errors[0].source.pointer).toBe("/data/attributes/hyok-enabled");
+    const after = (await api("GET", `/workspaces/${w.id}`, hosted)).body.data.attributes;
+    expect(after["hyok-enabled"]).toBe(false);
+    expect(after.description).toBeNull();
+    expect((await patch(w.id, { "hyok-enabled": "yes" })).status).toBe(422);
+  });
+
+  it("is neither shown nor taken by the self-hosted edition", async () => {
+    const org = await createOrg();
+    const res = await create(org, { "hyok-enabled": true }, "self-hosted");
+    expect(res.status).toBe(201);
+    expect("hyok-enabled" in res.body.data.attributes).toBe(false);
+    expect("hyok-enabled" in (await api("GET", `/workspaces/${res.body.data.id}`)).body.data.attributes).toBe(false);
+  });
+});
