@@ -25,7 +25,9 @@ export interface Variables {
 
 export type AppEnv = { Bindings: Bindings; Variables: Variables };
 
-export type Edition = "self-hosted" | "hosted";
+import type { Edition } from "./edition";
+
+export type { Edition };
 
 export function edition(env: Bindings): Edition {
   return env.EDITION === "hosted" ? "hosted" : "self-hosted";

@@ -8,7 +8,7 @@ import type { Page } from "../jsonapi/document";
 import { LIMITS } from "../limits";
 import { isProjectLimitError, replaceProjectBindingsStatements } from "../tags/project-tags.index";
 import { checkBindings } from "../tags/tags.rules";
-import { AUTO_DESTROY_DURATION } from "../workspaces/workspaces.schemas";
+import { AUTO_DESTROY_DURATION } from "../workspaces/workspace.fields";
 import { writeProjectBatch } from "./projects.d1";
 import {
   agentPoolInOrganization,

@@ -179,7 +179,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     const row = this.ctx.storage.sql.exec<{ kind: string; record: string | null }>("SELECT kind, record FROM workspace WHERE singleton = 1").toArray()[0];
     if (!row) return { kind: "absent" };
     if (row.kind === "abandoned") return { kind: "abandoned" };
-    const record = JSON.parse(row.record ?? "null") as WorkspaceRecord;
+    const record = upgradeRecord(JSON.parse(row.record ?? "null") as WorkspaceRecord);
     return row.kind === "deleted" ? { kind: "deleted", record } : { kind: "live", record };
   }
 

@@ -1,4 +1,5 @@
 import { splitLegacyTags } from "../tags/workspace-tags.logic";
+import { upgradeSettings } from "./workspace.fields";
 import type { CreateInput, WorkspaceRecord } from "./workspace.types";
 
 /** The record a new workspace starts with (the DO's create, and the bench's bulk loader). */
@@ -30,13 +31,16 @@ export function initialRecord(input: CreateInput): WorkspaceRecord {
  * A record as stored, brought to the current shape: one written before issue 14 has a single tag
  * set (`tags` with values, no `tagBindings`), split as the schema migration does (valued entries
  * become bindings, key-only ones flat tags); one written before issue 19 also names its organisation
- * (`organization`), which the record no longer keeps (schema 6: it names it by `organizationId` alone).
- * Used on the DO's stored record and outbox, and on D1 docs. Returns `raw` itself when already current.
+ * (`organization`), which the record no longer keeps (schema 6: it names it by `organizationId` alone);
+ * one written before a setting existed gets the value the field table gives it (workspace.fields.ts).
+ * Used on every record the DO loads, its outbox, and on D1 docs. Returns `raw` itself when already current.
  */
 export function upgradeRecord(raw: WorkspaceRecord): WorkspaceRecord {
   const legacy = raw as WorkspaceRecord & { organization?: unknown };
   const split = !Array.isArray((raw as Partial<WorkspaceRecord>).tagBindings);
-  if (!split && legacy.organization === undefined) return raw;
+  const settings = upgradeSettings(raw.settings);
+  if (!split && legacy.organization === undefined && settings === raw.settings) return raw;
   const { organization: _name, ...rest } = legacy;
-  return split ? { ...rest, ...splitLegacyTags((raw.tags ?? []) as Parameters<typeof splitLegacyTags>[0]) } : rest;
+  const current = settings === raw.settings ? rest : { ...rest, settings };
+  return split ? { ...current, ...splitLegacyTags((raw.tags ?? []) as Parameters<typeof splitLegacyTags>[0]) } : current;
 }

@@ -2,13 +2,17 @@
  * Pure workspace rules shared by the Worker (create) and the Durable Object (update, where the
  * rules need the current state). Failures are returned as values so they can cross RPC.
  */
+import type { Edition } from "../env";
 import { fail, type Failure } from "../errors";
 import { LIMITS } from "../limits";
+import { acceptedIn, fieldRows } from "./workspace.fields";
 import type { WorkspaceAttributesInput } from "./workspaces.schemas";
-import { AUTO_DESTROY_DURATION, ENGINE_VERSION, WORKSPACE_NAME } from "./workspaces.schemas";
+import { WORKSPACE_NAME } from "./workspaces.schemas";
 import type { ExecutionMode, NormalisedAttributes, VcsRepo, WorkspaceSettings } from "./workspace.types";
 
 export type { NormalisedAttributes };
+// The defaults are the field table's (the create path and the tests take them from here).
+export { defaultSettings } from "./workspace.fields";
 
 const A = "/data/attributes";
 
@@ -37,7 +41,7 @@ function alias<T>(values: Array<[string, T | undefined]>): { value?: T; failure?
 }
 
 /** Maps request attributes to settings, checking every rule that needs only the request. */
-export function normaliseAttributes(attrs: WorkspaceAttributesInput, editionHosted: boolean): NormalisedAttributes | Failure {
+export function normaliseAttributes(attrs: WorkspaceAttributesInput, edition: Edition): NormalisedAttributes | Failure {
   const out: NormalisedAttributes = { settings: {} };
   const s = out.settings;
   if (attrs.name !== undefined) {
@@ -45,58 +49,23 @@ export function normaliseAttributes(attrs: WorkspaceAttributesInput, editionHost
     if (f) return f;
     out.name = attrs.name;
   }
-  const version = alias<string>([
-    ["engine-version", attrs["engine-version"]],
-    ["engine_version", attrs.engine_version],
-    ["terraform-version", attrs["terraform-version"]],
-    ["terraform_version", attrs.terraform_version],
-  ]);
-  if (version.failure) return version.failure;
-  if (version.value !== undefined) {
-    if (!ENGINE_VERSION.test(version.value)) {
-      return fail("invalid_attribute", `Engine version "${version.value}" is not a valid version or version constraint`, `${A}/engine-version`);
-    }
-    s["engine-version"] = version.value.trim();
+  // Every setting the field table takes from a request by itself (those it leaves to the rules follow below).
+  const sent = attrs as Record<string, unknown>;
+  for (const [key, row] of fieldRows) {
+    if (row.byRules || !acceptedIn(row, edition)) continue;
+    const given = alias<unknown>([key, ...(row.aliases ?? [])].map((name) => [name, sent[name]]));
+    if (given.failure) return given.failure;
+    if (given.value === undefined) continue;
+    const value = row.update ? row.update(given.value) : given.value;
+    if (isFailure(value)) return value;
+    (s as Record<string, unknown>)[key] = value;
   }
   if (attrs["execution-mode"] !== undefined && attrs.operations !== undefined) {
     return fail("invalid_attribute", "operations is deprecated and cannot be specified when execution mode is used", `${A}/operations`);
   }
-  const booleans = [
-    "allow-destroy-plan",
-    "auto-apply",
-    "auto-apply-run-trigger",
-    "inherits-project-auto-destroy",
-    "file-triggers-enabled",
-    "global-remote-state",
-    "project-remote-state",
-    "queue-all-runs",
-    "speculative-enabled",
-    "structured-run-output-enabled",
-  ] as const;
-  for (const k of booleans) if (attrs[k] !== undefined) s[k] = attrs[k];
-  // The self-hosted edition ignores assessments-enabled (go-tfe always sends false).
-  if (editionHosted && attrs["assessments-enabled"] !== undefined) s["assessments-enabled"] = attrs["assessments-enabled"];
   if (attrs["global-remote-state"] === true && attrs["project-remote-state"] === true) {
     return fail("invalid_attribute", "Project remote state cannot be enabled when global remote state sharing is enabled", `${A}/project-remote-state`);
   }
-  for (const k of ["description", "source-name", "source-url", "working-directory"] as const) {
-    if (attrs[k] !== undefined) s[k] = attrs[k];
-  }
-  if (attrs["auto-destroy-at"] !== undefined) {
-    s["auto-destroy-at"] = attrs["auto-destroy-at"] === null ? null : new Date(attrs["auto-destroy-at"]).toISOString();
-  }
-  const duration = attrs["auto-destroy-activity-duration"];
-  if (duration !== undefined) {
-    if (duration !== null && (!AUTO_DESTROY_DURATION.test(duration) || parseInt(duration, 10) <= 0)) {
-      return fail(
-        "invalid_attribute",
-        "Auto destroy activity duration has an incorrect format, we expect up to 4 numeric digits and 1 unit ('d' or 'h')",
-        `${A}/auto-destroy-activity-duration`,
-      );
-    }
-    s["auto-destroy-activity-duration"] = duration;
-  }
-  for (const k of ["trigger-patterns", "trigger-prefixes"] as const) if (attrs[k] !== undefined) s[k] = attrs[k];
   if (attrs["execution-mode"] !== undefined) s["execution-mode"] = attrs["execution-mode"];
   if (attrs.operations !== undefined) {
     out.operations = attrs.operations;
@@ -221,34 +190,6 @@ export function applySettings(current: WorkspaceSettings, n: NormalisedAttribute
   if (vcs && "ok" in vcs) return vcs;
   next["vcs-repo"] = vcs as VcsRepo | null;
   return checkSettings(next) ?? next;
-}
-
-export function defaultSettings(latestEngineVersion: string): WorkspaceSettings {
-  return {
-    "allow-destroy-plan": true,
-    "assessments-enabled": false,
-    "auto-apply": false,
-    "auto-apply-run-trigger": false,
-    "auto-destroy-at": null,
-    "auto-destroy-activity-duration": null,
-    "inherits-project-auto-destroy": true,
-    description: null,
-    "execution-mode": null,
-    "agent-pool-id": null,
-    "file-triggers-enabled": true,
-    "global-remote-state": false,
-    "project-remote-state": false,
-    "queue-all-runs": false,
-    "source-name": null,
-    "source-url": null,
-    "speculative-enabled": true,
-    "structured-run-output-enabled": true,
-    "engine-version": latestEngineVersion,
-    "trigger-patterns": [],
-    "trigger-prefixes": [],
-    "working-directory": null,
-    "vcs-repo": null,
-  };
 }
 
 export function isFailure(x: unknown): x is Failure {

@@ -3,45 +3,10 @@
  * A workspace record is the DO's truth and, as `doc`, the D1 index row's copy.
  */
 
-export type ExecutionMode = "remote" | "local" | "agent";
+import type { ExecutionMode, VcsRepo, WorkspaceSettings } from "./workspace.fields";
 
-export interface VcsRepo {
-  identifier: string;
-  "oauth-token-id": string | null;
-  "vcs-app-installation-id": string | null;
-  branch: string;
-  "ingress-submodules": boolean;
-  "tags-regex": string | null;
-}
-
-/** Writable settings, keyed by their (spec) wire names. */
-export interface WorkspaceSettings {
-  "allow-destroy-plan": boolean;
-  "assessments-enabled": boolean;
-  "auto-apply": boolean;
-  "auto-apply-run-trigger": boolean;
-  "auto-destroy-at": string | null;
-  "auto-destroy-activity-duration": string | null;
-  "inherits-project-auto-destroy": boolean;
-  description: string | null;
-  /** null while inheriting the project's / organisation's default (setting-overwrites false). */
-  "execution-mode": ExecutionMode | null;
-  /** null while inheriting, or when the mode is not `agent`. */
-  "agent-pool-id": string | null;
-  "file-triggers-enabled": boolean;
-  "global-remote-state": boolean;
-  "project-remote-state": boolean;
-  "queue-all-runs": boolean;
-  "source-name": string | null;
-  "source-url": string | null;
-  "speculative-enabled": boolean;
-  "structured-run-output-enabled": boolean;
-  "engine-version": string;
-  "trigger-patterns": string[];
-  "trigger-prefixes": string[];
-  "working-directory": string | null;
-  "vcs-repo": VcsRepo | null;
-}
+/** The settings are declared once, in the field table (workspace.fields.ts), keyed by their wire names. */
+export type { ExecutionMode, VcsRepo, WorkspaceSettings };
 
 export interface LockHolder {
   type: "users" | "teams" | "runs";

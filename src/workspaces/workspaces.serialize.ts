@@ -1,6 +1,7 @@
 import type { Edition } from "../env";
 import type { PermissionFlags } from "../auth/permissions";
 import type { Resource } from "../jsonapi/document";
+import { fieldRows, shownIn, wireNames } from "./workspace.fields";
 import { effectiveExecution, type Defaults } from "./workspace.rules";
 import type { WorkspaceRecord } from "./workspace.types";
 
@@ -44,20 +45,11 @@ export function serializeWorkspace(r: Omit<WorkspaceRecord, "tagBindings">, ctx:
   const sshKeyId = r.sshKeyId && ctx.sshKeyExists !== false ? r.sshKeyId : null;
   const attributes: Record<string, unknown> = {
     actions: { "is-destroyable": true },
-    "allow-destroy-plan": s["allow-destroy-plan"],
-    "auto-apply": s["auto-apply"],
-    "auto-apply-run-trigger": s["auto-apply-run-trigger"],
-    "auto-destroy-at": s["auto-destroy-at"],
     "auto-destroy-status": null,
-    "auto-destroy-activity-duration": s["auto-destroy-activity-duration"],
-    "inherits-project-auto-destroy": s["inherits-project-auto-destroy"],
     "can-queue-destroy-plan": s["allow-destroy-plan"],
     "created-at": r.createdAt,
-    description: s.description,
     environment: "default",
     "execution-mode": exec.mode,
-    "file-triggers-enabled": s["file-triggers-enabled"],
-    "global-remote-state": s["global-remote-state"],
     "latest-change-at": r.latestChangeAt,
     "last-assessment-result-at": null,
     locked: r.lock.locked,
@@ -69,32 +61,24 @@ export function serializeWorkspace(r: Omit<WorkspaceRecord, "tagBindings">, ctx:
     "apply-duration-average": null,
     "plan-duration-average": null,
     "policy-check-failures": null,
-    "queue-all-runs": s["queue-all-runs"],
     "resource-count": r.resourceCount,
     "run-failures": null,
     source: r.source,
-    "source-name": s["source-name"],
-    "source-url": s["source-url"],
-    "speculative-enabled": s["speculative-enabled"],
-    "structured-run-output-enabled": s["structured-run-output-enabled"],
     // Flat tags only (never binding keys), in the order they were added (issue 14).
     "tag-names": r.tags.map((t) => t.key),
-    "engine-version": s["engine-version"],
-    "terraform-version": s["engine-version"],
-    "trigger-prefixes": s["trigger-prefixes"],
-    "trigger-patterns": s["trigger-patterns"],
     "updated-at": r.updatedAt,
     "vcs-repo": vcsRepoView(r),
     "vcs-repo-identifier": s["vcs-repo"]?.identifier ?? null,
-    "working-directory": s["working-directory"],
     "workspace-kpis-runs-count": null,
     "setting-overwrites": {
       "execution-mode": s["execution-mode"] !== null,
       "agent-pool": s["execution-mode"] !== null,
     },
   };
-  if (ctx.edition === "hosted") attributes["assessments-enabled"] = s["assessments-enabled"];
-  else attributes["project-remote-state"] = s["project-remote-state"];
+  // Every setting the field table shows as stored, under its names, in the editions that show it.
+  for (const [key, row] of fieldRows) {
+    if (shownIn(row, ctx.edition)) for (const name of wireNames(key, row)) attributes[name] = s[key];
+  }
 
   const relationships: Record<string, unknown> = {
     "agent-pool": { data: exec.agentPoolId ? { id: exec.agentPoolId, type: "agent-pools" } : null },

@@ -89,7 +89,7 @@ async function holdProjectFor(caller: Caller, organizationId: string, projectId:
 }
 
 function normalise(caller: Caller, attrs: Parameters<typeof normaliseAttributes>[0]): NormalisedAttributes {
-  const n = normaliseAttributes(attrs, edition(caller.env) === "hosted");
+  const n = normaliseAttributes(attrs, edition(caller.env));
   if (isFailure(n)) throw ApiError.of(n.code, { detail: n.detail, pointer: n.pointer });
   return n;
 }
