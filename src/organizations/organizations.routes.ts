@@ -1,7 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { LIMITS } from "../limits";
-import { jsonapi, noContent, paginated, readPage } from "../jsonapi/document";
+import { jsonapi, noContent, paginated } from "../jsonapi/document";
+import { orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { orgPermissions, serializeEntitlements, serializeOrganization } from "./organizations.serialize";
 import {
@@ -17,8 +18,6 @@ import { defineRoute } from "../jsonapi/define-route";
 
 const tags = ["Organizations"];
 export const organizations = router();
-
-const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 
 const orgAttributes = z.object({
   name: z.string().max(LIMITS.organizationNameMax).optional(),
@@ -86,16 +85,17 @@ organizations.openapi(
     tags,
     summary: "List the organisations the caller belongs to",
     request: {
-      query: z
-        .object({ "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional(), q: z.string().max(255).optional() })
+      query: pageQuery
+        .extend({ q: z.string().max(255).optional(), "q[name]": z.string().max(255).optional(), "q[email]": z.string().max(255).optional() })
         .passthrough(),
     },
     responses: { ...ok("A page of organisations"), ...errorResponses },
   }),
   async (c) => {
-    const page = readPage(c);
+    const query = c.req.valid("query");
+    const page = pageOf(query);
     // `q` matches the name or the email (go-tfe queries by either); q[email] / q[name] narrow it.
-    const filter = { q: c.req.query("q") ?? c.req.query("q[name]") ?? "", email: c.req.query("q[email]") };
+    const filter = { q: query.q ?? query["q[name]"] ?? "", email: query["q[email]"] };
     const { items, total } = await listCallerOrganizations(callerOf(c), filter, page);
     return jsonapi(c, paginated(c, items.map(serializeView), page, total));
   },

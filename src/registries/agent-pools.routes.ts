@@ -1,7 +1,8 @@
 /** Agent pools (tfe-api-notes §2.7): what workspaces in `agent` execution mode name. */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, type Resource } from "../jsonapi/document";
+import { orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { PoolRow } from "./agent-pools.d1";
 import { createPool, listOrgPools, removePool, showPool, updatePool, type PoolWithUsers } from "./agent-pools.service";
@@ -10,7 +11,6 @@ import { defineRoute } from "../jsonapi/define-route";
 const tags = ["Agent pools"];
 export const agentPools = router();
 
-const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 const poolParam = z.object({ pool_id: z.string().regex(/^apool-[A-Za-z0-9]{1,64}$/) });
 const refs = (type: string) => z.object({ data: z.array(z.object({ type: z.literal(type), id: z.string().max(64) })).max(1000) }).optional();
 const relationships = z
@@ -76,8 +76,8 @@ agentPools.openapi(
     summary: "List agent pools",
     request: {
       params: orgParam,
-      query: z
-        .object({
+      query: pageQuery
+        .extend({
           q: z.string().max(255).optional(),
           sort: z.string().max(32).optional(),
           "filter[allowed_workspaces][name]": z.string().max(255).optional(),
@@ -88,8 +88,8 @@ agentPools.openapi(
     responses: { ...ok("A page of pools"), ...errorResponses },
   }),
   async (c) => {
-    const page = readPage(c);
     const query = c.req.valid("query");
+    const page = pageOf(query);
     const { pools, total } = await listOrgPools(
       callerOf(c),
       c.req.valid("param").organization_name,

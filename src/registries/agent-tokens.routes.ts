@@ -4,7 +4,8 @@
  */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, paginated, readPage } from "../jsonapi/document";
+import { jsonapi, paginated } from "../jsonapi/document";
+import { pageOf, pageQuery } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
 import { LIMITS } from "../limits";
 import { serializeAgentToken } from "./agent-tokens.serialize";
@@ -35,15 +36,14 @@ agentTokens.openapi(
     summary: "List an agent pool's tokens (sort: created-at or -created-at); no secrets",
     request: {
       params: poolParam,
-      query: z
-        .object({ sort: z.string().max(32).optional(), "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional() })
-        .passthrough(),
+      query: pageQuery.extend({ sort: z.string().max(32).optional() }).passthrough(),
     },
     responses: { ...ok("A page of agent tokens"), ...errorResponses },
   }),
   async (c) => {
-    const page = readPage(c);
-    const { rows, total } = await listPoolTokens(callerOf(c), c.req.valid("param").pool_id, c.req.valid("query").sort, page);
+    const query = c.req.valid("query");
+    const page = pageOf(query);
+    const { rows, total } = await listPoolTokens(callerOf(c), c.req.valid("param").pool_id, query.sort, page);
     return jsonapi(
       c,
       paginated(

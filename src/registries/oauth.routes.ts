@@ -4,7 +4,8 @@
  */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, type Resource } from "../jsonapi/document";
+import { orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { TokenRow } from "./oauth.d1";
 import { LIMITS } from "../limits";
@@ -88,7 +89,6 @@ const updateBody = z
   })
   .openapi("OAuthClientUpdate");
 const projectsBody = z.object({ data: projectRefs.min(1) }).openapi("OAuthClientProjects");
-const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 const clientParam = z.object({ oauth_client_id: z.string().regex(/^oc-[A-Za-z0-9]{1,64}$/) });
 const tokenParam = z.object({ oauth_token_id: z.string().regex(/^ot-[A-Za-z0-9]{1,64}$/) });
 const tokenUpdateBody = z
@@ -163,11 +163,11 @@ oauth.openapi(
     action: "organization.read",
     tags,
     summary: "List OAuth clients",
-    request: { params: orgParam },
+    request: { params: orgParam, query: pageQuery },
     responses: { ...ok("A page of clients"), ...errorResponses },
   }),
   async (c) => {
-    const page = readPage(c);
+    const page = pageOf(c.req.valid("query"));
     const { clients, total } = await listOrgClients(callerOf(c), c.req.valid("param").organization_name, page);
     return jsonapi(c, paginated(c, clients.map(serializeClient), page, total));
   },
@@ -254,12 +254,12 @@ oauth.openapi(
     action: "organization.read",
     tags,
     summary: "List a client's OAuth tokens",
-    request: { params: clientParam },
+    request: { params: clientParam, query: pageQuery },
     responses: { ...ok("A page of tokens"), ...errorResponses },
   }),
   async (c) => {
     const rows = await listClientTokens(callerOf(c), c.req.valid("param").oauth_client_id);
-    const page = readPage(c);
+    const page = pageOf(c.req.valid("query"));
     return jsonapi(c, paginated(c, rows.slice((page.number - 1) * page.size, page.number * page.size).map(serializeToken), page, rows.length));
   },
 );
@@ -271,12 +271,12 @@ oauth.openapi(
     action: "organization.read",
     tags,
     summary: "List the organisation's OAuth tokens",
-    request: { params: orgParam },
+    request: { params: orgParam, query: pageQuery },
     responses: { ...ok("A page of tokens"), ...errorResponses },
   }),
   async (c) => {
     const rows = await listOrgOAuthTokens(callerOf(c), c.req.valid("param").organization_name);
-    const page = readPage(c);
+    const page = pageOf(c.req.valid("query"));
     return jsonapi(c, paginated(c, rows.slice((page.number - 1) * page.size, page.number * page.size).map(serializeToken), page, rows.length));
   },
 );

@@ -1,7 +1,8 @@
 /** SSH keys (tfe-api-notes §2.6). The key value is write-only: nothing of it is stored or returned. */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, type Resource } from "../jsonapi/document";
+import { orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { SshKeyRow } from "./ssh-keys.d1";
 import { createSshKey, listOrgSshKeys, removeSshKey, showSshKey, updateSshKey } from "./ssh-keys.service";
@@ -10,7 +11,6 @@ import { defineRoute } from "../jsonapi/define-route";
 const tags = ["SSH keys"];
 export const sshKeys = router();
 
-const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 const keyParam = z.object({ ssh_key_id: z.string().regex(/^sshkey-[A-Za-z0-9]{1,64}$/) });
 const createBody = z
   .object({ data: z.object({ type: z.literal("ssh-keys"), attributes: z.object({ name: z.string().min(1).max(255), value: z.string().min(1).max(16_384) }) }) })
@@ -49,12 +49,12 @@ sshKeys.openapi(
     action: "organization.read",
     tags,
     summary: "List SSH keys",
-    request: { params: orgParam },
+    request: { params: orgParam, query: pageQuery },
     responses: { ...ok("A page of keys"), ...errorResponses },
   }),
   async (c) => {
     const rows = await listOrgSshKeys(callerOf(c), c.req.valid("param").organization_name);
-    const page = readPage(c);
+    const page = pageOf(c.req.valid("query"));
     return jsonapi(c, paginated(c, rows.slice((page.number - 1) * page.size, page.number * page.size).map(serialize), page, rows.length));
   },
 );

@@ -7,6 +7,7 @@ import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { jsonapi, noContent, type Resource } from "../jsonapi/document";
+import { orgParam } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { DataRetentionPolicy } from "../workspaces/workspace.types";
 import { acknowledge, faultsOf } from "../workspaces/workspaces.http";
@@ -117,7 +118,6 @@ retention.openapi(
 
 // ---- organisation default ----
 
-const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 const orgPath = "/organizations/{organization_name}/relationships/data-retention-policy";
 
 retention.openapi(

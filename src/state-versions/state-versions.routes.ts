@@ -4,7 +4,8 @@ import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
-import { jsonapi, noContent, paginated, readPage } from "../jsonapi/document";
+import { jsonapi, noContent, paginated } from "../jsonapi/document";
+import { includeQuery, pageOf, pageQuery } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
 import { faultsOf } from "../workspaces/workspaces.http";
@@ -62,11 +63,10 @@ stateVersions.openapi(
 );
 
 const svParam = z.object({ state_version_id: z.string().regex(/^sv-[A-Za-z0-9]{1,64}$/) });
-const includeQuery = z.object({ include: z.string().max(200).optional() }).passthrough();
 
 /** `include=outputs` on state-version reads (go-tfe's ReadCurrentWithOptions). */
-function withOutputs(c: Context<AppEnv>, sv: Parameters<typeof serializeOutputs>[0], canReadState: boolean) {
-  const values = (c.req.query("include") ?? "")
+function withOutputs(include: string | undefined, sv: Parameters<typeof serializeOutputs>[0], canReadState: boolean) {
+  const values = (include ?? "")
     .split(",")
     .map((v) => v.trim())
     .filter(Boolean);
@@ -88,7 +88,10 @@ stateVersions.openapi(
   }),
   async (c) => {
     const { workspaceId, sv, canReadState, uploads } = await readStateVersion(callerOf(c), c.req.valid("param").state_version_id);
-    return jsonapi(c, { data: await serializeStateVersion(c.env, origin(c), workspaceId, sv, { canUpload: uploads }), ...withOutputs(c, sv, canReadState) });
+    return jsonapi(c, {
+      data: await serializeStateVersion(c.env, origin(c), workspaceId, sv, { canUpload: uploads }),
+      ...withOutputs(c.req.valid("query").include, sv, canReadState),
+    });
   },
 );
 
@@ -99,12 +102,12 @@ stateVersions.openapi(
     action: "state.read-outputs",
     tags,
     summary: "A state version's outputs",
-    request: { params: svParam },
+    request: { params: svParam, query: pageQuery },
     responses: { ...ok("The outputs"), ...errorResponses },
   }),
   async (c) => {
     const { sv, canReadState } = await readStateVersion(callerOf(c), c.req.valid("param").state_version_id, 1);
-    const page = readPage(c);
+    const page = pageOf(c.req.valid("query"));
     const all = serializeOutputs(sv, "state-version-outputs", canReadState);
     return jsonapi(c, paginated(c, all.slice((page.number - 1) * page.size, page.number * page.size), page, all.length));
   },
@@ -123,7 +126,10 @@ stateVersions.openapi(
   async (c) => {
     const wsId = c.req.valid("param").workspace_id;
     const { sv, canReadState, uploads } = await currentStateVersion(callerOf(c), wsId);
-    return jsonapi(c, { data: await serializeStateVersion(c.env, origin(c), wsId, sv, { canUpload: uploads }), ...withOutputs(c, sv, canReadState) });
+    return jsonapi(c, {
+      data: await serializeStateVersion(c.env, origin(c), wsId, sv, { canUpload: uploads }),
+      ...withOutputs(c.req.valid("query").include, sv, canReadState),
+    });
   },
 );
 
@@ -134,12 +140,12 @@ stateVersions.openapi(
     action: "state.read-outputs",
     tags,
     summary: "Outputs of the current state version",
-    request: { params: workspaceIdParam },
+    request: { params: workspaceIdParam, query: pageQuery },
     responses: { ...ok("The outputs"), ...errorResponses },
   }),
   async (c) => {
     const { sv } = await currentStateVersion(callerOf(c), c.req.valid("param").workspace_id, 1);
-    const page = readPage(c);
+    const page = pageOf(c.req.valid("query"));
     // As the real service does, this endpoint never shows sensitive values (go-tfe's tests rely on it).
     const all = serializeOutputs(sv, "state-version-outputs", false);
     return jsonapi(c, paginated(c, all.slice((page.number - 1) * page.size, page.number * page.size), page, all.length));
@@ -153,13 +159,13 @@ stateVersions.openapi(
     action: "workspace.read",
     tags,
     summary: "The managed resources of the workspace's current state",
-    request: { params: workspaceIdParam },
+    request: { params: workspaceIdParam, query: pageQuery },
     responses: { ...ok("The resources"), ...errorResponses },
   }),
   async (c) => {
     const { workspace_id } = c.req.valid("param");
     const all = serializeResources(workspace_id, await resourcesState(callerOf(c), workspace_id));
-    const page = readPage(c);
+    const page = pageOf(c.req.valid("query"));
     return jsonapi(c, paginated(c, all.slice((page.number - 1) * page.size, page.number * page.size), page, all.length));
   },
 );
@@ -172,13 +178,11 @@ stateVersions.openapi(
     tags,
     summary: "List a workspace's state versions, newest first",
     request: {
-      query: z
-        .object({
+      query: pageQuery
+        .extend({
           "filter[workspace][name]": z.string().min(1).max(255),
           "filter[organization][name]": z.string().min(1).max(255),
           "filter[status]": z.enum(["pending", "finalized", "discarded"]).optional(),
-          "page[number]": z.string().max(20).optional(),
-          "page[size]": z.string().max(20).optional(),
         })
         .passthrough(),
     },
@@ -186,7 +190,7 @@ stateVersions.openapi(
   }),
   async (c) => {
     const q = c.req.valid("query");
-    const page = readPage(c);
+    const page = pageOf(q);
     const workspace = { organization: q["filter[organization][name]"], name: q["filter[workspace][name]"] };
     const { workspaceId, items, total, uploads } = await listStateVersions(callerOf(c), workspace, q["filter[status]"], page);
     const data = await Promise.all(items.map((sv) => serializeStateVersion(c.env, origin(c), workspaceId, sv, { canUpload: uploads })));

@@ -4,7 +4,8 @@
  */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, paginated, readPage } from "../jsonapi/document";
+import { jsonapi, paginated } from "../jsonapi/document";
+import { orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
 import { serializeFeatureSet, serializeSubscription } from "./subscriptions.serialize";
 import { assignSubscription, listFeatureSets } from "./subscriptions.service";
@@ -50,15 +51,14 @@ subscriptions.openapi(
     tags,
     summary: "List the plans (feature sets) an organisation can be assigned, by name (hosted edition; site admins)",
     request: {
-      query: z
-        .object({ q: z.string().max(255).optional(), "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional() })
-        .passthrough(),
+      query: pageQuery.extend({ q: z.string().max(255).optional() }).passthrough(),
     },
     responses: { ...ok("A page of feature sets"), ...errorResponses },
   }),
   (c) => {
-    const page = readPage(c);
-    const { items, total } = listFeatureSets(callerOf(c), c.req.valid("query").q ?? "", page);
+    const query = c.req.valid("query");
+    const page = pageOf(query);
+    const { items, total } = listFeatureSets(callerOf(c), query.q ?? "", page);
     return jsonapi(c, paginated(c, items.map(serializeFeatureSet), page, total));
   },
 );
@@ -70,7 +70,7 @@ subscriptions.openapi(
     action: "site-admin",
     tags,
     summary: "Assign a plan to an organisation; its entitlement set follows (hosted edition; site admins)",
-    request: { params: z.object({ organization_name: z.string().min(1).max(255) }), body: jsonBody(subscriptionBody) },
+    request: { params: orgParam, body: jsonBody(subscriptionBody) },
     responses: { ...ok("The new subscription, its feature set included", 201), ...errorResponses },
   }),
   async (c) => {

@@ -5,10 +5,10 @@
  */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { noContent, paginated, jsonapi, readPage } from "../jsonapi/document";
+import { noContent, paginated, jsonapi } from "../jsonapi/document";
+import { orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { LIMITS } from "../limits";
-import { orgParam } from "../workspaces/workspaces.schemas";
 import { acknowledge, faultsOf } from "../workspaces/workspaces.http";
 import { serializeTag } from "./tags.serialize";
 import { attachTagToWorkspaces, deleteOrganizationTags, organizationTags as listTags } from "./tags.service";
@@ -17,14 +17,7 @@ import { defineRoute } from "../jsonapi/define-route";
 const tags = ["Tags"];
 export const organizationTags = router();
 
-const listQuery = z
-  .object({
-    "page[number]": z.string().max(20).optional(),
-    "page[size]": z.string().max(20).optional(),
-    q: z.string().max(255).optional(),
-    "filter[exclude][taggable][id]": z.string().max(64).optional(),
-  })
-  .passthrough();
+const listQuery = pageQuery.extend({ q: z.string().max(255).optional(), "filter[exclude][taggable][id]": z.string().max(64).optional() }).passthrough();
 
 const tagIdsBody = z
   .object({
@@ -55,7 +48,7 @@ organizationTags.openapi(
   }),
   async (c) => {
     const query = c.req.valid("query");
-    const page = readPage(c);
+    const page = pageOf(query);
     const { rows, total, organization } = await listTags(
       callerOf(c),
       c.req.valid("param").organization_name,

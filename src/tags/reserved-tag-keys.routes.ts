@@ -1,7 +1,8 @@
 /** Reserved tag keys (HCP reserved-tag-keys API; go-tfe ReservedTagKeys): list, create, update, delete. */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, type Resource } from "../jsonapi/document";
+import { orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { ReservedTagKeyRow } from "./reserved-tag-keys.d1";
 import { createReservedTagKey, listOrgReservedTagKeys, removeReservedTagKey, updateReservedTagKeyById } from "./reserved-tag-keys.service";
@@ -10,7 +11,6 @@ import { defineRoute } from "../jsonapi/define-route";
 const tags = ["Reserved tag keys"];
 export const reservedTagKeys = router();
 
-const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 const idParam = z.object({ id: z.string().regex(/^rtk-[A-Za-z0-9]{1,64}$/) });
 // The key's rules (and their texts, which go-tfe matches) are the service's: here only a bound on the size.
 const attributes = z.object({ key: z.string().max(1000).optional(), "disable-overrides": z.boolean().optional() });
@@ -39,11 +39,11 @@ reservedTagKeys.openapi(
     action: "organization.read",
     tags,
     summary: "List reserved tag keys",
-    request: { params: orgParam },
+    request: { params: orgParam, query: pageQuery },
     responses: { ...ok("A page of reserved tag keys, oldest first"), ...errorResponses },
   }),
   async (c) => {
-    const page = readPage(c);
+    const page = pageOf(c.req.valid("query"));
     const { rows, total } = await listOrgReservedTagKeys(callerOf(c), c.req.valid("param").organization_name, page);
     return jsonapi(c, paginated(c, rows.map(serialize), page, total));
   },

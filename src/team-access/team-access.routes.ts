@@ -1,7 +1,8 @@
 /** Team access to workspaces (`team-workspaces`) and projects (`team-projects`), per the real role tables. */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, type Resource } from "../jsonapi/document";
+import { pageOf, pageQuery } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { TpRow, TwRow } from "./team-access.d1";
 import { PRJ_LEVELS, WS_DEFAULT_CUSTOM, WS_IMPLIED, WS_LEVELS, type PrjAccess, type WsCustom } from "./team-access.rules";
@@ -90,15 +91,14 @@ teamAccess.openapi(
     tags,
     summary: "List the team access of a workspace",
     request: {
-      query: z
-        .object({ "filter[workspace][id]": z.string().max(64), "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional() })
-        .passthrough(),
+      query: pageQuery.extend({ "filter[workspace][id]": z.string().max(64) }).passthrough(),
     },
     responses: { ...ok("Team accesses"), ...errorResponses },
   }),
   async (c) => {
-    const rows = await workspaceTeamAccesses(callerOf(c), c.req.valid("query")["filter[workspace][id]"]);
-    const page = readPage(c);
+    const query = c.req.valid("query");
+    const rows = await workspaceTeamAccesses(callerOf(c), query["filter[workspace][id]"]);
+    const page = pageOf(query);
     return jsonapi(c, paginated(c, rows.slice((page.number - 1) * page.size, page.number * page.size).map(serializeTw), page, rows.length));
   },
 );
@@ -239,15 +239,14 @@ teamAccess.openapi(
     tags,
     summary: "List the team access of a project",
     request: {
-      query: z
-        .object({ "filter[project][id]": z.string().max(64), "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional() })
-        .passthrough(),
+      query: pageQuery.extend({ "filter[project][id]": z.string().max(64) }).passthrough(),
     },
     responses: { ...ok("Team accesses"), ...errorResponses },
   }),
   async (c) => {
-    const rows = await projectTeamAccesses(callerOf(c), c.req.valid("query")["filter[project][id]"]);
-    const page = readPage(c);
+    const query = c.req.valid("query");
+    const rows = await projectTeamAccesses(callerOf(c), query["filter[project][id]"]);
+    const page = pageOf(query);
     return jsonapi(c, paginated(c, rows.slice((page.number - 1) * page.size, page.number * page.size).map(serializeTp), page, rows.length));
   },
 );

@@ -2,7 +2,8 @@
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { LIMITS } from "../limits";
-import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, type Resource } from "../jsonapi/document";
+import { includeQuery, orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { serializeMembership } from "../users/memberships";
 import { ORG_ACCESS_KEYS, serializeTeam } from "./teams.serialize";
@@ -12,7 +13,6 @@ import { defineRoute } from "../jsonapi/define-route";
 const tags = ["Teams"];
 export const teams = router();
 
-const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 const teamParam = z.object({ team_id: z.string().regex(/^team-[A-Za-z0-9]{1,64}$/) });
 
 const orgAccessInput = z.object(
@@ -61,20 +61,14 @@ teams.openapi(
     summary: "List teams",
     request: {
       params: orgParam,
-      query: z
-        .object({
-          q: z.string().max(255).optional(),
-          "filter[names]": z.string().max(2000).optional(),
-          "page[number]": z.string().max(20).optional(),
-          "page[size]": z.string().max(20).optional(),
-        })
-        .passthrough(),
+      query: pageQuery.extend({ q: z.string().max(255).optional(), "filter[names]": z.string().max(2000).optional() }).passthrough(),
     },
     responses: { ...ok("A page of teams"), ...errorResponses },
   }),
   async (c) => {
-    const { q, "filter[names]": names } = c.req.valid("query");
-    const page = readPage(c);
+    const query = c.req.valid("query");
+    const { q, "filter[names]": names } = query;
+    const page = pageOf(query);
     const { teams: rows, total } = await listTeams(callerOf(c), c.req.valid("param").organization_name, { q, names }, page);
     return jsonapi(c, paginated(c, rows.map(render), page, total));
   },
@@ -87,7 +81,7 @@ teams.openapi(
     action: "organization.read",
     tags,
     summary: "Show a team (include: users, organization-memberships)",
-    request: { params: teamParam, query: z.object({ include: z.string().max(200).optional() }).passthrough() },
+    request: { params: teamParam, query: includeQuery },
     responses: { ...ok("The team"), ...errorResponses },
   }),
   async (c) => {

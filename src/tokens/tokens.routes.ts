@@ -6,7 +6,8 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import { fail, ok as success, type Result } from "../errors";
-import { jsonapi, noContent, paginated, readPage, type Page, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, type Page, type Resource } from "../jsonapi/document";
+import { orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
 import { errorResponses, noContentResponse, ok, router } from "../jsonapi/validation";
 import { serializeAgentToken } from "../registries/agent-tokens.serialize";
 import type { TokenRow } from "./tokens.d1";
@@ -164,11 +165,11 @@ tokens.openapi(
     action: "teams.manage-tokens",
     tags,
     summary: "List a team's tokens",
-    request: { params: teamParam },
+    request: { params: teamParam, query: pageQuery },
     responses: { ...ok("A page of tokens"), ...errorResponses },
   }),
   async (c) => {
-    const page = readPage(c);
+    const page = pageOf(c.req.valid("query"));
     return listed(c, page, await listTeamTokens(callerOf(c), c.req.valid("param").team_id, page));
   },
 );
@@ -197,28 +198,20 @@ tokens.openapi(
     tags,
     summary: "List the organisation's team tokens (q: team name; sort: team-name, created-by, created-at, expired-at, last-used-at)",
     request: {
-      params: z.object({ organization_name: z.string().min(1).max(255) }),
-      query: z
-        .object({
-          q: z.string().max(255).optional(),
-          sort: z.string().max(64).optional(),
-          "page[number]": z.string().max(20).optional(),
-          "page[size]": z.string().max(20).optional(),
-        })
-        .passthrough(),
+      params: orgParam,
+      query: pageQuery.extend({ q: z.string().max(255).optional(), sort: z.string().max(64).optional() }).passthrough(),
     },
     responses: { ...ok("A page of team tokens"), ...errorResponses },
   }),
   async (c) => {
-    const page = readPage(c);
-    const { q, sort } = c.req.valid("query");
+    const { q, sort, ...query } = c.req.valid("query");
+    const page = pageOf(query);
     return listed(c, page, await listOrganizationTeamTokens(callerOf(c), c.req.valid("param").organization_name, { q, sort }, page));
   },
 );
 
 // ---- organisation token ----
 
-const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 /** `?token=audit-trails` addresses the audit-trails token; without it, the ordinary organisation token. */
 const orgTokenQuery = z.object({ token: z.enum(["audit-trails"]).optional() });
 const kindOf = (q: { token?: "audit-trails" }) => q.token ?? "organization";
@@ -295,11 +288,11 @@ tokens.openapi(
     action: "user.self",
     tags,
     summary: "List your user tokens",
-    request: { params: userParam },
+    request: { params: userParam, query: pageQuery },
     responses: { ...ok("A page of tokens"), ...errorResponses },
   }),
   async (c) => {
-    const page = readPage(c);
+    const page = pageOf(c.req.valid("query"));
     return listed(c, page, await listUserTokens(callerOf(c), c.req.valid("param").user_id, page));
   },
 );

@@ -4,7 +4,8 @@
  */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, type Resource } from "../jsonapi/document";
+import { includeQuery, orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { userResource } from "../meta/meta.routes";
 import { serializeMembership } from "./memberships";
@@ -92,7 +93,6 @@ users.openapi(
 
 // ---- organisation memberships ----
 
-const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 const membershipBody = z
   .object({
     data: z.object({
@@ -152,20 +152,20 @@ users.openapi(
       params: orgParam,
       query: z
         .object({
+          ...pageQuery.shape,
+          ...includeQuery.shape,
           q: z.string().max(255).optional(),
           "filter[email]": z.string().max(5000).optional(),
           "filter[status]": z.enum(["active", "invited"]).optional(),
-          include: z.string().max(200).optional(),
-          "page[number]": z.string().max(20).optional(),
-          "page[size]": z.string().max(20).optional(),
         })
         .passthrough(),
     },
     responses: { ...ok("A page of memberships"), ...errorResponses },
   }),
   async (c) => {
-    const page = readPage(c);
-    const { view, total } = await listMemberships(callerOf(c), c.req.valid("param").organization_name, c.req.valid("query"), page);
+    const query = c.req.valid("query");
+    const page = pageOf(query);
+    const { view, total } = await listMemberships(callerOf(c), c.req.valid("param").organization_name, query, page);
     const { data, included } = renderMemberships(view);
     return jsonapi(c, paginated(c, data, page, total, included.length ? { included } : undefined));
   },
@@ -180,7 +180,7 @@ users.openapi(
     action: "membership.read",
     tags,
     summary: "Show a membership (include: user,teams)",
-    request: { params: membershipParam, query: z.object({ include: z.string().max(200).optional() }).passthrough() },
+    request: { params: membershipParam, query: includeQuery },
     responses: { ...ok("The membership"), ...errorResponses },
   }),
   async (c) => {

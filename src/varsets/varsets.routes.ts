@@ -1,19 +1,19 @@
 /** Variable sets and their variables (issue 17): validate, one service call, serialise. */
-import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
-import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, type Page, type Resource } from "../jsonapi/document";
+import { includeQuery, orgParam, pageOf } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { createVariableBody, updateVariableBody } from "../variables/variables.schemas";
 import { serializeVariable } from "../variables/variables.serialize";
 import type { VariableView } from "../variables/variables.types";
-import { orgParam, workspaceIdParam } from "../workspaces/workspaces.schemas";
+import { workspaceIdParam } from "../workspaces/workspaces.schemas";
 import type { Varset } from "./varsets.d1";
 import {
   createVarsetBody,
-  includeQuery,
   listQuery,
+  pageIncludeQuery,
   projectIdParam,
   projectRefsBody,
   updateVarsetBody,
@@ -28,11 +28,11 @@ import { defineRoute } from "../jsonapi/define-route";
 const tags = ["Variable sets"];
 export const varsets = router();
 
-const include = (c: Context<AppEnv>) => service.parseVarsetInclude(c.req.query("include"));
+const include = (query: { include?: string }) => service.parseVarsetInclude(query.include);
 
-function listDocument(c: Context<AppEnv>, res: { items: Varset[]; total: number; full: boolean; included: VariableView[] }) {
+function listDocument(c: Context<AppEnv>, page: Page, res: { items: Varset[]; total: number; full: boolean; included: VariableView[] }) {
   const data = res.items.map((v) => serializeVarset(v, res.full));
-  return jsonapi(c, paginated(c, data, readPage(c), res.total, { included: res.included.map(serializeVariable) }));
+  return jsonapi(c, paginated(c, data, page, res.total, { included: res.included.map(serializeVariable) }));
 }
 
 function oneDocument(c: Context<AppEnv>, res: { varset: Varset; full: boolean; included: VariableView[] }) {
@@ -52,8 +52,9 @@ varsets.openapi(
     responses: { ...ok("A page of variable sets"), ...errorResponses },
   }),
   async (c) => {
-    const org = c.req.valid("param").organization_name;
-    return listDocument(c, await service.listOrganizationVarsets(callerOf(c), org, c.req.valid("query").q, readPage(c), include(c)));
+    const query = c.req.valid("query");
+    const page = pageOf(query);
+    return listDocument(c, page, await service.listOrganizationVarsets(callerOf(c), c.req.valid("param").organization_name, query.q, page, include(query)));
   },
 );
 
@@ -83,7 +84,7 @@ varsets.openapi(
     request: { params: varsetIdParam, query: includeQuery },
     responses: { ...ok("The variable set"), ...errorResponses },
   }),
-  async (c) => oneDocument(c, await service.showVarset(callerOf(c), c.req.valid("param").varset_id, include(c))),
+  async (c) => oneDocument(c, await service.showVarset(callerOf(c), c.req.valid("param").varset_id, include(c.req.valid("query")))),
 );
 
 varsets.openapi(
@@ -96,7 +97,7 @@ varsets.openapi(
     request: { params: varsetIdParam, query: includeQuery, body: jsonBody(updateVarsetBody) },
     responses: { ...ok("The variable set"), ...errorResponses },
   }),
-  async (c) => oneDocument(c, await service.updateVarset(callerOf(c), c.req.valid("param").varset_id, c.req.valid("json").data, include(c))),
+  async (c) => oneDocument(c, await service.updateVarset(callerOf(c), c.req.valid("param").varset_id, c.req.valid("json").data, include(c.req.valid("query")))),
 );
 
 varsets.openapi(
@@ -163,10 +164,6 @@ for (const [method, op] of [
   );
 }
 
-const pageQuery = z
-  .object({ include: z.string().max(200).optional(), "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional() })
-  .passthrough();
-
 varsets.openapi(
   defineRoute({
     method: "get",
@@ -174,10 +171,14 @@ varsets.openapi(
     action: "variables.read",
     tags,
     summary: "Variable sets reaching a workspace (applied to it, to its project, or global)",
-    request: { params: workspaceIdParam, query: pageQuery },
+    request: { params: workspaceIdParam, query: pageIncludeQuery },
     responses: { ...ok("A page of variable sets"), ...errorResponses },
   }),
-  async (c) => listDocument(c, await service.listWorkspaceVarsets(callerOf(c), c.req.valid("param").workspace_id, readPage(c), include(c))),
+  async (c) => {
+    const query = c.req.valid("query");
+    const page = pageOf(query);
+    return listDocument(c, page, await service.listWorkspaceVarsets(callerOf(c), c.req.valid("param").workspace_id, page, include(query)));
+  },
 );
 
 varsets.openapi(
@@ -187,10 +188,14 @@ varsets.openapi(
     action: "project.read-variables",
     tags,
     summary: "Variable sets applied to a project",
-    request: { params: projectIdParam, query: pageQuery },
+    request: { params: projectIdParam, query: pageIncludeQuery },
     responses: { ...ok("A page of variable sets"), ...errorResponses },
   }),
-  async (c) => listDocument(c, await service.listProjectVarsets(callerOf(c), c.req.valid("param").project_id, readPage(c), include(c))),
+  async (c) => {
+    const query = c.req.valid("query");
+    const page = pageOf(query);
+    return listDocument(c, page, await service.listProjectVarsets(callerOf(c), c.req.valid("param").project_id, page, include(query)));
+  },
 );
 
 // ---- the sets' variables ----

@@ -5,7 +5,8 @@ import { callerOf } from "../auth/caller.http";
 import { listSession } from "../db";
 import type { AppEnv } from "../env";
 import { LIMITS } from "../limits";
-import { jsonapi, noContent, paginated, readPage } from "../jsonapi/document";
+import { jsonapi, noContent, paginated } from "../jsonapi/document";
+import { pageOf, pageQuery } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { ConsumerChange } from "./consumers.logic";
 import { changeConsumers, listConsumers, setSshKey } from "./consumers.service";
@@ -32,12 +33,12 @@ consumers.openapi(
     summary: "List the workspaces that may read this workspace's state",
     request: {
       params: workspaceIdParam,
-      query: z.object({ "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional() }).passthrough(),
+      query: pageQuery,
     },
     responses: { ...ok("A page of workspaces"), ...errorResponses },
   }),
   async (c) => {
-    const page = readPage(c);
+    const page = pageOf(c.req.valid("query"));
     const { records, scope, total } = await listConsumers(callerOf(c), listSession(c), c.req.valid("param").workspace_id, page);
     return jsonapi(c, paginated(c, records.map(scope.serialize), page, total));
   },

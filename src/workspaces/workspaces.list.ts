@@ -5,7 +5,8 @@ import { callerOf } from "../auth/caller.http";
 import { exposeBookmark } from "../db";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
-import { jsonapi, paginated, readPage, type Page } from "../jsonapi/document";
+import { jsonapi, paginated, type Page } from "../jsonapi/document";
+import { includeQuery, pageOf, pageQuery } from "../jsonapi/schemas";
 import { LIMITS } from "../limits";
 import { includeFor, parseInclude } from "./workspaces.include";
 import { likeLiteral, SORTS, type ListFilters, type ListSpec, type NameMatch, type SortParam, type TagFilter } from "./workspaces.list.index";
@@ -18,8 +19,8 @@ const text = z.string().max(LIMITS.genericStringMax).optional();
 /** The documented parameters; anything else (go-tfe sends junk such as `TagBindings=...`) is ignored. */
 export const listQuery = z
   .object({
-    "page[number]": text,
-    "page[size]": text,
+    ...pageQuery.shape,
+    ...includeQuery.shape,
     "search[name]": text,
     "search[wildcard-name]": text,
     "search[tags]": text,
@@ -27,7 +28,6 @@ export const listQuery = z
     "filter[project][id]": text,
     "filter[current-run][status]": text,
     sort: text,
-    include: text,
   })
   .passthrough();
 
@@ -105,7 +105,7 @@ export function parseListQuery(params: URLSearchParams, page: Page): ListSpec {
 
 export async function listWorkspaces(c: Context<AppEnv>, organization: string): Promise<Response> {
   const params = new URL(c.req.url).searchParams;
-  const page = readPage(c);
+  const page = pageOf(c.req.query());
   const include = params.get("include") ?? undefined;
   parseInclude(include);
   const spec = parseListQuery(params, page);

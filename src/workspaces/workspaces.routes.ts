@@ -6,7 +6,8 @@ import { errorResponses, jsonBody, noContentResponse, ok, router } from "../json
 import { includeFor } from "./workspaces.include";
 import { acknowledge, faultsOf } from "./workspaces.http";
 import { listQuery, listWorkspaces } from "./workspaces.list";
-import { includeQuery, orgParam, orgWorkspaceParam, workspaceCreateBody, workspaceIdParam, workspaceUpdateBody } from "./workspaces.schemas";
+import { orgWorkspaceParam, workspaceCreateBody, workspaceIdParam, workspaceUpdateBody } from "./workspaces.schemas";
+import { includeQuery, orgParam } from "../jsonapi/schemas";
 import { readById, readByName, type WorkspaceRef } from "./workspaces.service";
 import { createWorkspace, forceDeleteWorkspace, updateWorkspace } from "./workspaces.write.service";
 import { defineRoute } from "../jsonapi/define-route";

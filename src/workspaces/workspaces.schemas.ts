@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { LIMITS } from "../limits";
+import { orgParam } from "../jsonapi/schemas";
 
 /** Workspace names: letters, numbers, `-`, `_` (spec §2.1). Compared case-insensitively. */
 export const WORKSPACE_NAME = /^[A-Za-z0-9_-]+$/;
@@ -101,9 +102,4 @@ export const workspaceUpdateBody = z
   .openapi("WorkspaceUpdate");
 
 export const workspaceIdParam = z.object({ workspace_id: z.string().regex(/^ws-[A-Za-z0-9]{1,64}$/) });
-export const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
-export const orgWorkspaceParam = z.object({
-  organization_name: z.string().min(1).max(255),
-  name: z.string().min(1).max(255),
-});
-export const includeQuery = z.object({ include: z.string().max(2000).optional() });
+export const orgWorkspaceParam = orgParam.extend({ name: z.string().min(1).max(255) });
