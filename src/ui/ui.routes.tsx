@@ -130,10 +130,9 @@ page(ui, "get", "/", "authenticated", async (c) => {
 page(ui, "get", "/:organization/workspaces", "organization.read", async (c) => {
   const organization = c.req.param("organization");
   const query = new URL(c.req.url).searchParams;
-  const page = pageOf(c.req.query());
-  // The API's own parser and service: the same query gives the same workspaces, from the same one D1
+  // The API's own query schema and service: the same query gives the same workspaces, from the same one D1
   // batch, which also brings the project filter's options, project names and lock holders' names.
-  const spec = parseListQuery(query, page);
+  const { spec, page } = parseListQuery(c.req.query());
   const caller = callerOf(c);
   const result = await listWorkspacePage(caller, organization, spec, { projectOptions: true });
   const rows: ListRow[] = result.records.map((r) => {

@@ -85,10 +85,12 @@ workspaces.openapi(
     action: "organization.read",
     tags,
     summary: "List workspaces",
+    description:
+      "`filter[tagged][i][key]` and `filter[tagged][i][value]` (i = 0, 1, …) narrow the list to workspaces with every given tag binding; an empty value means any.",
     request: { params: orgParam, query: listQuery },
     responses: { ...ok("A page of workspaces"), ...errorResponses },
   }),
-  async (c) => listWorkspaces(c, c.req.valid("param").organization_name),
+  async (c) => listWorkspaces(c, c.req.valid("param").organization_name, c.req.valid("query")),
 );
 
 // ---- update ----
