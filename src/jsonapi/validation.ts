@@ -1,7 +1,8 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Hook } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { ZodError } from "zod";
-import { ApiError, type ErrorObject } from "../errors";
+import { ApiError, fail, ok as success, type ErrorObject, type Result } from "../errors";
 import type { AppEnv } from "../env";
 
 /** RFC 6901 escaping for JSON pointers. */
@@ -42,6 +43,28 @@ export function router(): OpenAPIHono<AppEnv> {
 /** Request body content for JSON:API documents. */
 export function jsonBody<T extends z.ZodType>(schema: T, required = true) {
   return { content: { "application/vnd.api+json": { schema } }, required };
+}
+
+/**
+ * A body that may be absent, or empty even under a JSON Content-Type (the lock's reason, token create bodies),
+ * which the route validator would refuse: the handler reads it here. An absent or empty body is parsed as
+ * `undefined`, so the schema says whether that is valid and what it means. The outcome is a Result, so a service
+ * may report a bad body only to a caller allowed to send it; a failure is the first error the validator would give.
+ */
+export async function optionalJsonBody<T extends z.ZodType>(c: Context, schema: T): Promise<Result<z.output<T>>> {
+  const text = await c.req.text();
+  let json: unknown;
+  if (text.trim() !== "") {
+    try {
+      json = JSON.parse(text);
+    } catch {
+      return fail("malformed_body");
+    }
+  }
+  const parsed = await schema.safeParseAsync(json);
+  if (parsed.success) return success(parsed.data);
+  const [first] = validationError(parsed.error, "json").errors;
+  return fail("invalid_attribute", first?.detail, first?.source && "pointer" in first.source ? first.source.pointer : undefined);
 }
 
 /** Response declaration shared by routes (the document shapes live in the serialisers). */

@@ -5,10 +5,9 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
-import { fail, ok as success, type Result } from "../errors";
 import { jsonapi, noContent, paginated, type Page, type Resource } from "../jsonapi/document";
 import { orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
-import { errorResponses, noContentResponse, ok, router } from "../jsonapi/validation";
+import { errorResponses, noContentResponse, ok, optionalJsonBody, router } from "../jsonapi/validation";
 import { serializeAgentToken } from "../registries/agent-tokens.serialize";
 import type { TokenRow } from "./tokens.d1";
 import {
@@ -38,10 +37,15 @@ const tokenAttributes = z.object({
   description: z.string().max(255).nullable().optional(),
   "expired-at": z.string().max(64).nullable().optional(),
 });
+/**
+ * An optional create body (go-tfe sends none, or `expired-at` / `description`). A bad body is not thrown: the
+ * service reports it only to a caller allowed to create the token.
+ */
 const tokenBody = z
   .object({ data: z.object({ type: z.string().max(64).optional(), attributes: tokenAttributes.optional() }).optional() })
-  .openapi("TokenCreate");
-/** Token bodies are optional and may be empty even with a JSON:API Content-Type: parsed by the handler. */
+  .optional()
+  .transform((b): { attributes: TokenInput } => ({ attributes: b?.data?.attributes ?? {} }));
+/** Token bodies are optional and may be empty even with a JSON:API Content-Type: read by the handler (optionalJsonBody). */
 const TOKEN_BODY_DOC = 'Body (optional): `{"data":{"type":"authentication-tokens","attributes":{"description":"...","expired-at":"..."}}}`.';
 
 function serializeToken(row: TokenRow, secret?: string): Resource {
@@ -62,27 +66,6 @@ function serializeToken(row: TokenRow, secret?: string): Resource {
     relationships,
     links: { self: `/api/v2/authentication-tokens/${row.id}` },
   };
-}
-
-/**
- * Parses an optional create body (go-tfe sends none, or `expired-at` / `description`). A bad body is
- * returned, not thrown: the service reports it only to a caller allowed to create the token.
- */
-async function readTokenBody(c: Context): Promise<Result<{ attributes: TokenInput }>> {
-  const text = await c.req.text();
-  if (text.trim() === "") return success({ attributes: {} });
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return fail("malformed_body");
-  }
-  const parsed = tokenBody.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return fail("invalid_attribute", issue?.message, `/${(issue?.path ?? ["data", "attributes"]).join("/")}`);
-  }
-  return success({ attributes: parsed.data.data?.attributes ?? {} });
 }
 
 const created = (c: Context, t: MintedToken) => jsonapi(c, { data: serializeToken(t.row, t.secret) }, 201);
@@ -112,7 +95,7 @@ tokens.openapi(
     description: TOKEN_BODY_DOC,
     responses: { ...ok("The token, with its secret", 201), ...errorResponses },
   }),
-  async (c) => created(c, await createLegacyTeamToken(callerOf(c), c.req.valid("param").team_id, await readTokenBody(c))),
+  async (c) => created(c, await createLegacyTeamToken(callerOf(c), c.req.valid("param").team_id, await optionalJsonBody(c, tokenBody))),
 );
 
 tokens.openapi(
@@ -155,7 +138,7 @@ tokens.openapi(
     description: TOKEN_BODY_DOC,
     responses: { ...ok("The token, with its secret", 201), ...errorResponses },
   }),
-  async (c) => created(c, await createTeamToken(callerOf(c), c.req.valid("param").team_id, await readTokenBody(c))),
+  async (c) => created(c, await createTeamToken(callerOf(c), c.req.valid("param").team_id, await optionalJsonBody(c, tokenBody))),
 );
 
 tokens.openapi(
@@ -228,7 +211,10 @@ tokens.openapi(
     responses: { ...ok("The token, with its secret", 201), ...errorResponses },
   }),
   async (c) =>
-    created(c, await createOrganizationToken(callerOf(c), c.req.valid("param").organization_name, await readTokenBody(c), kindOf(c.req.valid("query")))),
+    created(
+      c,
+      await createOrganizationToken(callerOf(c), c.req.valid("param").organization_name, await optionalJsonBody(c, tokenBody), kindOf(c.req.valid("query"))),
+    ),
 );
 
 tokens.openapi(
@@ -278,7 +264,7 @@ tokens.openapi(
     description: TOKEN_BODY_DOC,
     responses: { ...ok("The token, with its secret", 201), ...errorResponses },
   }),
-  async (c) => created(c, await createUserToken(callerOf(c), c.req.valid("param").user_id, await readTokenBody(c))),
+  async (c) => created(c, await createUserToken(callerOf(c), c.req.valid("param").user_id, await optionalJsonBody(c, tokenBody))),
 );
 
 tokens.openapi(

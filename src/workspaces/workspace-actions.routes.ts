@@ -3,11 +3,10 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
-import { ApiError } from "../errors";
+import { unwrap } from "../errors";
 import { LIMITS } from "../limits";
 import { jsonapi, noContent } from "../jsonapi/document";
-import { errorResponses, noContentResponse, ok, router } from "../jsonapi/validation";
-import { validationError } from "../jsonapi/validation";
+import { errorResponses, noContentResponse, ok, optionalJsonBody, router } from "../jsonapi/validation";
 import { orgWorkspaceParam, workspaceIdParam } from "./workspaces.schemas";
 import { forceUnlockWorkspace, lockWorkspace, safeDeleteWorkspace, unlockWorkspace } from "./workspace-actions.service";
 import { acknowledge, faultsOf } from "./workspaces.http";
@@ -19,24 +18,10 @@ export const workspaceActions = router();
 
 const reason = z.string().max(LIMITS.descriptionMax).nullable().optional();
 /** go-tfe and Terraform wrap the reason in a JSON:API document with an empty type; plain `{reason}` and no body work too. */
-export const lockBody = z
+const lockBody = z
   .union([z.object({ data: z.object({ type: z.string().max(64).optional(), attributes: z.object({ reason }).optional() }) }), z.object({ reason }).strict()])
-  .openapi("LockRequest");
-
-async function readLockReason(c: Context<AppEnv>): Promise<string> {
-  const text = await c.req.text();
-  if (text.trim() === "") return "";
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw ApiError.of("malformed_body");
-  }
-  const parsed = lockBody.safeParse(json);
-  if (!parsed.success) throw validationError(parsed.error, "json");
-  const v = parsed.data;
-  return ("data" in v ? v.data.attributes?.reason : v.reason) ?? "";
-}
+  .optional()
+  .transform((v) => (v === undefined ? undefined : "data" in v ? v.data.attributes?.reason : v.reason) ?? "");
 
 workspaceActions.openapi(
   defineRoute({
@@ -45,15 +30,14 @@ workspaceActions.openapi(
     action: "workspace.lock",
     tags,
     summary: "Lock a workspace",
-    // The body is optional and may be empty even with a JSON:API Content-Type, so it is parsed by the
-    // handler (lockBody) rather than by the validator, which would reject an empty JSON body.
+    // The body is optional and may be empty even with a JSON:API Content-Type: the handler reads it (optionalJsonBody).
     description: 'Body (optional): `{"data":{"type":"","attributes":{"reason":"..."}}}` or `{"reason":"..."}`.',
     request: { params: workspaceIdParam },
     responses: { ...ok("The locked workspace"), 409: { description: "Already locked" }, ...errorResponses },
   }),
   async (c) => {
     const { workspace_id } = c.req.valid("param");
-    const reasonText = await readLockReason(c);
+    const reasonText = unwrap(await optionalJsonBody(c, lockBody)).value;
     const result = await lockWorkspace(callerOf(c), workspace_id, reasonText, faultsOf(c));
     acknowledge(c, result);
     return jsonapi(c, { data: result.scope.serialize(result.workspace) });
