@@ -2,10 +2,11 @@
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi } from "../jsonapi/document";
-import { pageQuery } from "../jsonapi/schemas";
+import { listDocument, pageQuery } from "../jsonapi/schemas";
 import { errorResponses, ok, router } from "../jsonapi/validation";
 import { consistencyReport } from "./consistency.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { consistencyDifferenceResource } from "./admin.schemas";
 
 export const admin = router();
 
@@ -23,7 +24,7 @@ admin.openapi(
         .extend({ cursor: z.string().max(100).optional() })
         .passthrough(),
     },
-    responses: { ...ok("Differences found in this page"), ...errorResponses },
+    responses: { ...ok("Differences found in this page", listDocument(consistencyDifferenceResource)), ...errorResponses },
   }),
   async (c) => {
     const q = c.req.valid("query");

@@ -1,4 +1,4 @@
-import { OpenAPIHono, z } from "@hono/zod-openapi";
+import { OpenAPIHono, type z } from "@hono/zod-openapi";
 import type { Hook } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { ZodError } from "zod";
@@ -67,10 +67,9 @@ export async function optionalJsonBody<T extends z.ZodType>(c: Context, schema: 
   return fail("invalid_attribute", first?.detail, first?.source && "pointer" in first.source ? first.source.pointer : undefined);
 }
 
-/** Response declaration shared by routes (the document shapes live in the serialisers). */
-export const anyDocument = z.object({}).passthrough().openapi("Document");
-export function ok(description: string, status: 200 | 201 = 200) {
-  return { [status]: { description, content: { "application/vnd.api+json": { schema: anyDocument } } } } as const;
+/** A response with a body: its document schema (`resourceDocument` / `listDocument` of src/jsonapi/schemas.ts). */
+export function ok(description: string, document: z.ZodType, status: 200 | 201 = 200) {
+  return { [status]: { description, content: { "application/vnd.api+json": { schema: document } } } } as const;
 }
 export const errorResponses = {
   400: { description: "Malformed request or bad include parameter" },

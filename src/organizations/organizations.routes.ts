@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { LIMITS } from "../limits";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";
-import { orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
+import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { orgPermissions, serializeEntitlements, serializeOrganization } from "./organizations.serialize";
 import {
@@ -15,6 +15,7 @@ import {
   type OrganizationView,
 } from "./organizations.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { entitlementSetResource, organizationResource } from "./organizations.schemas";
 
 const tags = ["Organizations"];
 export const organizations = router();
@@ -68,7 +69,7 @@ organizations.openapi(
     tags,
     summary: "Create an organisation (its owners team and Default Project come with it)",
     request: { body: jsonBody(orgCreateBody) },
-    responses: { ...ok("The organisation", 201), ...errorResponses },
+    responses: { ...ok("The organisation", resourceDocument(organizationResource), 201), ...errorResponses },
   }),
   async (c) => {
     // The default-agent-pool relationship is accepted and ignored: a new organisation has no pool yet.
@@ -89,7 +90,7 @@ organizations.openapi(
         .extend({ q: z.string().max(255).optional(), "q[name]": z.string().max(255).optional(), "q[email]": z.string().max(255).optional() })
         .passthrough(),
     },
-    responses: { ...ok("A page of organisations"), ...errorResponses },
+    responses: { ...ok("A page of organisations", listDocument(organizationResource)), ...errorResponses },
   }),
   async (c) => {
     const query = c.req.valid("query");
@@ -109,7 +110,7 @@ organizations.openapi(
     tags,
     summary: "Show an organisation",
     request: { params: orgParam },
-    responses: { ...ok("The organisation"), ...errorResponses },
+    responses: { ...ok("The organisation", resourceDocument(organizationResource)), ...errorResponses },
   }),
   async (c) => jsonapi(c, { data: serializeView(await showOrganization(callerOf(c), c.req.valid("param").organization_name)) }),
 );
@@ -122,7 +123,7 @@ organizations.openapi(
     tags,
     summary: "Show an organisation's entitlements: its plan's in the hosted edition (operations: false, so Terraform runs locally)",
     request: { params: orgParam },
-    responses: { ...ok("The entitlement set"), ...errorResponses },
+    responses: { ...ok("The entitlement set", resourceDocument(entitlementSetResource)), ...errorResponses },
   }),
   async (c) => {
     const { organization, plan } = await entitlementsOf(callerOf(c), c.req.valid("param").organization_name);
@@ -138,7 +139,7 @@ organizations.openapi(
     tags,
     summary: "Update an organisation",
     request: { params: orgParam, body: jsonBody(orgUpdateBody) },
-    responses: { ...ok("The organisation"), ...errorResponses },
+    responses: { ...ok("The organisation", resourceDocument(organizationResource)), ...errorResponses },
   }),
   async (c) => {
     const { attributes = {}, relationships } = c.req.valid("json").data;

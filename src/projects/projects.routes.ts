@@ -1,11 +1,11 @@
 /** Projects (tfe-api-notes §2.2): every workspace belongs to one; every organisation has a "Default Project". */
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";
-import { includeQuery, orgParam, pageOf } from "../jsonapi/schemas";
+import { includeQuery, listDocument, orgParam, pageOf, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { withBindings } from "./projects.include";
 import { parseProjectQuery } from "./projects.list";
-import { createProjectBody, listProjectsQuery, projectParam, updateProjectBody } from "./projects.schemas";
+import { createProjectBody, listProjectsQuery, projectParam, projectResource, updateProjectBody } from "./projects.schemas";
 import { serializeProject } from "./projects.serialize";
 import { createProject, deleteProject, listProjectsFor, showProject, updateProject } from "./projects.service";
 import { defineRoute } from "../jsonapi/define-route";
@@ -21,7 +21,7 @@ projects.openapi(
     tags,
     summary: "Create a project",
     request: { params: orgParam, body: jsonBody(createProjectBody) },
-    responses: { ...ok("The project", 201), ...errorResponses },
+    responses: { ...ok("The project", resourceDocument(projectResource), 201), ...errorResponses },
   }),
   async (c) => {
     const { project, access } = await createProject(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data);
@@ -37,7 +37,7 @@ projects.openapi(
     tags,
     summary: "List projects",
     request: { params: orgParam, query: listProjectsQuery },
-    responses: { ...ok("A page of projects"), ...errorResponses },
+    responses: { ...ok("A page of projects", listDocument(projectResource)), ...errorResponses },
   }),
   async (c) => {
     const caller = callerOf(c);
@@ -58,7 +58,7 @@ projects.openapi(
     tags,
     summary: "Show a project",
     request: { params: projectParam, query: includeQuery },
-    responses: { ...ok("The project"), ...errorResponses },
+    responses: { ...ok("The project", resourceDocument(projectResource)), ...errorResponses },
   }),
   async (c) => {
     const caller = callerOf(c);
@@ -76,7 +76,7 @@ projects.openapi(
     tags,
     summary: "Update a project",
     request: { params: projectParam, body: jsonBody(updateProjectBody) },
-    responses: { ...ok("The project"), ...errorResponses },
+    responses: { ...ok("The project", resourceDocument(projectResource)), ...errorResponses },
   }),
   async (c) => {
     const { project, access } = await updateProject(callerOf(c), c.req.valid("param").project_id, c.req.valid("json").data);

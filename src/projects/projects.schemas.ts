@@ -1,7 +1,7 @@
 /** Request schemas for projects (tfe-api-notes §2.2). Name rules are checked in the handler for the real texts. */
 import { z } from "@hono/zod-openapi";
 import { LIMITS } from "../limits";
-import { includeQuery, pageQuery } from "../jsonapi/schemas";
+import { attr, includeQuery, pageQuery, resourceSchema } from "../jsonapi/schemas";
 
 /** Letters, numbers, spaces, - and _; no leading or trailing space (length is checked separately). */
 export const PROJECT_NAME = /^[A-Za-z0-9_-]([A-Za-z0-9 _-]*[A-Za-z0-9_-])?$/;
@@ -79,3 +79,21 @@ export const listProjectsQuery = z
 
 export type ProjectAttributes = z.infer<typeof projectAttributes>;
 export type ProjectRelationships = z.infer<typeof projectRelationships>;
+
+/** The project resource (src/projects/projects.serialize.ts). */
+export const projectResource = resourceSchema("Project", "projects", {
+  name: attr.string,
+  description: attr.nullableString,
+  "created-at": attr.time,
+  "workspace-count": attr.int,
+  "team-count": attr.int,
+  "default-execution-mode": z.enum(EXECUTION_MODES),
+  "auto-destroy-activity-duration": attr.nullableString,
+  "setting-overwrites": z.object({
+    "execution-mode": z.boolean(),
+    "agent-pool": z.boolean(),
+    "default-execution-mode": z.boolean(),
+    "default-agent-pool": z.boolean(),
+  }),
+  permissions: attr.permissions,
+});

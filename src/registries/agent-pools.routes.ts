@@ -2,11 +2,12 @@
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, type Resource } from "../jsonapi/document";
-import { orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
+import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { PoolRow } from "./agent-pools.d1";
 import { createPool, listOrgPools, removePool, showPool, updatePool, type PoolWithUsers } from "./agent-pools.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { agentPoolResource } from "./agent-pools.schemas";
 
 const tags = ["Agent pools"];
 export const agentPools = router();
@@ -54,7 +55,7 @@ agentPools.openapi(
     tags,
     summary: "Create an agent pool",
     request: { params: orgParam, body: jsonBody(createBody) },
-    responses: { ...ok("The pool", 201), ...errorResponses },
+    responses: { ...ok("The pool", resourceDocument(agentPoolResource), 201), ...errorResponses },
   }),
   async (c) => {
     const { attributes: a, relationships } = c.req.valid("json").data;
@@ -85,7 +86,7 @@ agentPools.openapi(
         })
         .passthrough(),
     },
-    responses: { ...ok("A page of pools"), ...errorResponses },
+    responses: { ...ok("A page of pools", listDocument(agentPoolResource)), ...errorResponses },
   }),
   async (c) => {
     const query = c.req.valid("query");
@@ -113,7 +114,7 @@ agentPools.openapi(
     tags,
     summary: "Show an agent pool",
     request: { params: poolParam },
-    responses: { ...ok("The pool"), ...errorResponses },
+    responses: { ...ok("The pool", resourceDocument(agentPoolResource)), ...errorResponses },
   }),
   async (c) => jsonapi(c, { data: serializeOne(await showPool(callerOf(c), c.req.valid("param").pool_id)) }),
 );
@@ -126,7 +127,7 @@ agentPools.openapi(
     tags,
     summary: "Update an agent pool",
     request: { params: poolParam, body: jsonBody(updateBody) },
-    responses: { ...ok("The pool"), ...errorResponses },
+    responses: { ...ok("The pool", resourceDocument(agentPoolResource)), ...errorResponses },
   }),
   async (c) => {
     const { attributes: a = {}, relationships } = c.req.valid("json").data;

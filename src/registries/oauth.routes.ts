@@ -5,7 +5,7 @@
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, type Resource } from "../jsonapi/document";
-import { orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
+import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { TokenRow } from "./oauth.d1";
 import { LIMITS } from "../limits";
@@ -24,6 +24,7 @@ import {
   updateToken,
 } from "./oauth.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { oauthClientResource, oauthTokenResource } from "./oauth.schemas";
 
 const tags = ["OAuth"];
 export const oauth = router();
@@ -141,7 +142,7 @@ oauth.openapi(
     tags,
     summary: "Create an OAuth client (and its OAuth token)",
     request: { params: orgParam, body: jsonBody(createBody) },
-    responses: { ...ok("The client", 201), ...errorResponses },
+    responses: { ...ok("The client", resourceDocument(oauthClientResource), 201), ...errorResponses },
   }),
   async (c) => {
     const { attributes: sent, relationships } = c.req.valid("json").data;
@@ -164,7 +165,7 @@ oauth.openapi(
     tags,
     summary: "List OAuth clients",
     request: { params: orgParam, query: pageQuery },
-    responses: { ...ok("A page of clients"), ...errorResponses },
+    responses: { ...ok("A page of clients", listDocument(oauthClientResource)), ...errorResponses },
   }),
   async (c) => {
     const page = pageOf(c.req.valid("query"));
@@ -181,7 +182,7 @@ oauth.openapi(
     tags,
     summary: "Show an OAuth client",
     request: { params: clientParam },
-    responses: { ...ok("The client"), ...errorResponses },
+    responses: { ...ok("The client", resourceDocument(oauthClientResource)), ...errorResponses },
   }),
   async (c) => {
     return jsonapi(c, { data: serializeClient(await showClient(callerOf(c), c.req.valid("param").oauth_client_id)) });
@@ -196,7 +197,7 @@ oauth.openapi(
     tags,
     summary: "Update an OAuth client",
     request: { params: clientParam, body: jsonBody(updateBody) },
-    responses: { ...ok("The client"), ...errorResponses },
+    responses: { ...ok("The client", resourceDocument(oauthClientResource)), ...errorResponses },
   }),
   async (c) => {
     const { attributes: sent, relationships } = c.req.valid("json").data;
@@ -255,7 +256,7 @@ oauth.openapi(
     tags,
     summary: "List a client's OAuth tokens",
     request: { params: clientParam, query: pageQuery },
-    responses: { ...ok("A page of tokens"), ...errorResponses },
+    responses: { ...ok("A page of tokens", listDocument(oauthTokenResource)), ...errorResponses },
   }),
   async (c) => {
     const rows = await listClientTokens(callerOf(c), c.req.valid("param").oauth_client_id);
@@ -272,7 +273,7 @@ oauth.openapi(
     tags,
     summary: "List the organisation's OAuth tokens",
     request: { params: orgParam, query: pageQuery },
-    responses: { ...ok("A page of tokens"), ...errorResponses },
+    responses: { ...ok("A page of tokens", listDocument(oauthTokenResource)), ...errorResponses },
   }),
   async (c) => {
     const rows = await listOrgOAuthTokens(callerOf(c), c.req.valid("param").organization_name);
@@ -289,7 +290,7 @@ oauth.openapi(
     tags,
     summary: "Show an OAuth token",
     request: { params: tokenParam },
-    responses: { ...ok("The token"), ...errorResponses },
+    responses: { ...ok("The token", resourceDocument(oauthTokenResource)), ...errorResponses },
   }),
   async (c) => jsonapi(c, { data: serializeToken(await showToken(callerOf(c), c.req.valid("param").oauth_token_id)) }),
 );
@@ -302,7 +303,7 @@ oauth.openapi(
     tags,
     summary: "Set an OAuth token's private SSH key (only whether one is set is kept)",
     request: { params: tokenParam, body: jsonBody(tokenUpdateBody) },
-    responses: { ...ok("The token"), ...errorResponses },
+    responses: { ...ok("The token", resourceDocument(oauthTokenResource)), ...errorResponses },
   }),
   async (c) => {
     const sshKey = c.req.valid("json").data.attributes?.["ssh-key"];

@@ -5,7 +5,7 @@ import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";
-import { includeQuery, pageOf, pageQuery } from "../jsonapi/schemas";
+import { includeQuery, listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
 import { faultsOf } from "../workspaces/workspaces.http";
@@ -19,6 +19,7 @@ import {
   resourcesState,
 } from "./state-versions.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { stateResource, stateVersionOutputResource, stateVersionResource } from "./state-versions.schemas";
 
 const tags = ["State versions"];
 export const stateVersions = router();
@@ -53,7 +54,7 @@ stateVersions.openapi(
     tags,
     summary: "Create a state version (the caller must hold the lock)",
     request: { params: workspaceIdParam, body: jsonBody(createBody) },
-    responses: { ...ok("The state version", 201), 409: { description: "Not locked by the caller" }, ...errorResponses },
+    responses: { ...ok("The state version", resourceDocument(stateVersionResource), 201), 409: { description: "Not locked by the caller" }, ...errorResponses },
   }),
   async (c) => {
     const wsId = c.req.valid("param").workspace_id;
@@ -84,7 +85,7 @@ stateVersions.openapi(
     tags,
     summary: "Show a state version",
     request: { params: svParam, query: includeQuery },
-    responses: { ...ok("The state version"), ...errorResponses },
+    responses: { ...ok("The state version", resourceDocument(stateVersionResource)), ...errorResponses },
   }),
   async (c) => {
     const { workspaceId, sv, canReadState, uploads } = await readStateVersion(callerOf(c), c.req.valid("param").state_version_id);
@@ -103,7 +104,7 @@ stateVersions.openapi(
     tags,
     summary: "A state version's outputs",
     request: { params: svParam, query: pageQuery },
-    responses: { ...ok("The outputs"), ...errorResponses },
+    responses: { ...ok("The outputs", listDocument(stateVersionOutputResource)), ...errorResponses },
   }),
   async (c) => {
     const { sv, canReadState } = await readStateVersion(callerOf(c), c.req.valid("param").state_version_id, 1);
@@ -121,7 +122,7 @@ stateVersions.openapi(
     tags,
     summary: "The workspace's current state version (404 when none)",
     request: { params: workspaceIdParam, query: includeQuery },
-    responses: { ...ok("The state version"), ...errorResponses },
+    responses: { ...ok("The state version", resourceDocument(stateVersionResource)), ...errorResponses },
   }),
   async (c) => {
     const wsId = c.req.valid("param").workspace_id;
@@ -141,7 +142,7 @@ stateVersions.openapi(
     tags,
     summary: "Outputs of the current state version",
     request: { params: workspaceIdParam, query: pageQuery },
-    responses: { ...ok("The outputs"), ...errorResponses },
+    responses: { ...ok("The outputs", listDocument(stateVersionOutputResource)), ...errorResponses },
   }),
   async (c) => {
     const { sv } = await currentStateVersion(callerOf(c), c.req.valid("param").workspace_id, 1);
@@ -160,7 +161,7 @@ stateVersions.openapi(
     tags,
     summary: "The managed resources of the workspace's current state",
     request: { params: workspaceIdParam, query: pageQuery },
-    responses: { ...ok("The resources"), ...errorResponses },
+    responses: { ...ok("The resources", listDocument(stateResource)), ...errorResponses },
   }),
   async (c) => {
     const { workspace_id } = c.req.valid("param");
@@ -186,7 +187,7 @@ stateVersions.openapi(
         })
         .passthrough(),
     },
-    responses: { ...ok("A page of state versions"), ...errorResponses },
+    responses: { ...ok("A page of state versions", listDocument(stateVersionResource)), ...errorResponses },
   }),
   async (c) => {
     const q = c.req.valid("query");
@@ -208,7 +209,7 @@ stateVersions.openapi(
     tags,
     summary: "Show one output",
     request: { params: outputParam },
-    responses: { ...ok("The output"), ...errorResponses },
+    responses: { ...ok("The output", resourceDocument(stateVersionOutputResource)), ...errorResponses },
   }),
   async (c) => {
     // Output ids are the state version's id followed by the output's index (see outputId).

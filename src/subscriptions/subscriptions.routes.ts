@@ -5,11 +5,12 @@
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, paginated } from "../jsonapi/document";
-import { orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
+import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
 import { serializeFeatureSet, serializeSubscription } from "./subscriptions.serialize";
 import { assignSubscription, listFeatureSets } from "./subscriptions.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { featureSetResource, subscriptionResource } from "./subscriptions.schemas";
 
 const tags = ["Admin"];
 export const subscriptions = router();
@@ -53,7 +54,7 @@ subscriptions.openapi(
     request: {
       query: pageQuery.extend({ q: z.string().max(255).optional() }).passthrough(),
     },
-    responses: { ...ok("A page of feature sets"), ...errorResponses },
+    responses: { ...ok("A page of feature sets", listDocument(featureSetResource)), ...errorResponses },
   }),
   (c) => {
     const query = c.req.valid("query");
@@ -71,7 +72,7 @@ subscriptions.openapi(
     tags,
     summary: "Assign a plan to an organisation; its entitlement set follows (hosted edition; site admins)",
     request: { params: orgParam, body: jsonBody(subscriptionBody) },
-    responses: { ...ok("The new subscription, its feature set included", 201), ...errorResponses },
+    responses: { ...ok("The new subscription, its feature set included", resourceDocument(subscriptionResource), 201), ...errorResponses },
   }),
   async (c) => {
     const { attributes = {}, relationships } = c.req.valid("json").data;

@@ -6,13 +6,14 @@
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { noContent, paginated, jsonapi } from "../jsonapi/document";
-import { orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
+import { listDocument, orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { LIMITS } from "../limits";
 import { acknowledge, faultsOf } from "../workspaces/workspaces.http";
 import { serializeTag } from "./tags.serialize";
 import { attachTagToWorkspaces, deleteOrganizationTags, organizationTags as listTags } from "./tags.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { tagResource } from "./tags.schemas";
 
 const tags = ["Tags"];
 export const organizationTags = router();
@@ -44,7 +45,7 @@ organizationTags.openapi(
     tags,
     summary: "List the organisation's tags (those on at least one workspace), by name",
     request: { params: orgParam, query: listQuery },
-    responses: { ...ok("A page of tags"), ...errorResponses },
+    responses: { ...ok("A page of tags", listDocument(tagResource)), ...errorResponses },
   }),
   async (c) => {
     const query = c.req.valid("query");

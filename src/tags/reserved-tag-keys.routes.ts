@@ -2,11 +2,12 @@
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, type Resource } from "../jsonapi/document";
-import { orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
+import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { ReservedTagKeyRow } from "./reserved-tag-keys.d1";
 import { createReservedTagKey, listOrgReservedTagKeys, removeReservedTagKey, updateReservedTagKeyById } from "./reserved-tag-keys.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { reservedTagKeyResource } from "./tags.schemas";
 
 const tags = ["Reserved tag keys"];
 export const reservedTagKeys = router();
@@ -40,7 +41,7 @@ reservedTagKeys.openapi(
     tags,
     summary: "List reserved tag keys",
     request: { params: orgParam, query: pageQuery },
-    responses: { ...ok("A page of reserved tag keys, oldest first"), ...errorResponses },
+    responses: { ...ok("A page of reserved tag keys, oldest first", listDocument(reservedTagKeyResource)), ...errorResponses },
   }),
   async (c) => {
     const page = pageOf(c.req.valid("query"));
@@ -57,7 +58,7 @@ reservedTagKeys.openapi(
     tags,
     summary: "Add a reserved tag key",
     request: { params: orgParam, body: jsonBody(body("ReservedTagKeyCreate")) },
-    responses: { ...ok("The reserved tag key", 201), ...errorResponses },
+    responses: { ...ok("The reserved tag key", resourceDocument(reservedTagKeyResource), 201), ...errorResponses },
   }),
   async (c) => {
     const a = c.req.valid("json").data.attributes ?? {};
@@ -74,7 +75,7 @@ reservedTagKeys.openapi(
     tags,
     summary: "Update a reserved tag key",
     request: { params: idParam, body: jsonBody(body("ReservedTagKeyUpdate")) },
-    responses: { ...ok("The reserved tag key"), ...errorResponses },
+    responses: { ...ok("The reserved tag key", resourceDocument(reservedTagKeyResource)), ...errorResponses },
   }),
   async (c) => {
     const a = c.req.valid("json").data.attributes ?? {};

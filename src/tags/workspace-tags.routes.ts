@@ -2,7 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";
-import { pageOf, pageQuery } from "../jsonapi/schemas";
+import { listDocument, pageOf, pageQuery } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { LIMITS } from "../limits";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
@@ -10,6 +10,7 @@ import { acknowledge, faultsOf } from "../workspaces/workspaces.http";
 import { serializeTag } from "./tags.serialize";
 import { addWorkspaceFlatTags, removeWorkspaceFlatTags, workspaceFlatTags } from "./tags.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { tagResource } from "./tags.schemas";
 
 const tags = ["Tags"];
 export const workspaceTags = router();
@@ -39,7 +40,7 @@ workspaceTags.openapi(
     tags,
     summary: "List a workspace's flat tags (insertion order; `name` filters by substring)",
     request: { params: workspaceIdParam, query: listQuery },
-    responses: { ...ok("A page of tags"), ...errorResponses },
+    responses: { ...ok("A page of tags", listDocument(tagResource)), ...errorResponses },
   }),
   async (c) => {
     const query = c.req.valid("query");

@@ -2,7 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, type Resource } from "../jsonapi/document";
-import { pageOf, pageQuery } from "../jsonapi/schemas";
+import { listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { TpRow, TwRow } from "./team-access.d1";
 import { PRJ_LEVELS, WS_DEFAULT_CUSTOM, WS_IMPLIED, WS_LEVELS, type PrjAccess, type WsCustom } from "./team-access.rules";
@@ -19,6 +19,7 @@ import {
   workspaceTeamAccesses,
 } from "./team-access.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { teamProjectResource, teamWorkspaceResource } from "./team-access.schemas";
 
 const tags = ["Team access"];
 export const teamAccess = router();
@@ -73,7 +74,7 @@ teamAccess.openapi(
     tags,
     summary: "Give a team access to a workspace",
     request: { body: jsonBody(twCreateBody) },
-    responses: { ...ok("The access", 201), ...errorResponses },
+    responses: { ...ok("The access", resourceDocument(teamWorkspaceResource), 201), ...errorResponses },
   }),
   async (c) => {
     const { attributes, relationships } = c.req.valid("json").data;
@@ -93,7 +94,7 @@ teamAccess.openapi(
     request: {
       query: pageQuery.extend({ "filter[workspace][id]": z.string().max(64) }).passthrough(),
     },
-    responses: { ...ok("Team accesses"), ...errorResponses },
+    responses: { ...ok("Team accesses", listDocument(teamWorkspaceResource)), ...errorResponses },
   }),
   async (c) => {
     const query = c.req.valid("query");
@@ -113,7 +114,7 @@ teamAccess.openapi(
     tags,
     summary: "Show a team access",
     request: { params: twParam },
-    responses: { ...ok("The access"), ...errorResponses },
+    responses: { ...ok("The access", resourceDocument(teamWorkspaceResource)), ...errorResponses },
   }),
   async (c) => jsonapi(c, { data: serializeTw(await showTeamWorkspace(callerOf(c), c.req.valid("param").id)) }),
 );
@@ -126,7 +127,7 @@ teamAccess.openapi(
     tags,
     summary: "Change a team access",
     request: { params: twParam, body: jsonBody(twUpdateBody) },
-    responses: { ...ok("The access"), ...errorResponses },
+    responses: { ...ok("The access", resourceDocument(teamWorkspaceResource)), ...errorResponses },
   }),
   async (c) => {
     const { access, ...given } = c.req.valid("json").data.attributes;
@@ -217,7 +218,7 @@ teamAccess.openapi(
     tags,
     summary: "Give a team access to a project",
     request: { body: jsonBody(tpCreateBody) },
-    responses: { ...ok("The access", 201), ...errorResponses },
+    responses: { ...ok("The access", resourceDocument(teamProjectResource), 201), ...errorResponses },
   }),
   async (c) => {
     const { attributes: a, relationships } = c.req.valid("json").data;
@@ -241,7 +242,7 @@ teamAccess.openapi(
     request: {
       query: pageQuery.extend({ "filter[project][id]": z.string().max(64) }).passthrough(),
     },
-    responses: { ...ok("Team accesses"), ...errorResponses },
+    responses: { ...ok("Team accesses", listDocument(teamProjectResource)), ...errorResponses },
   }),
   async (c) => {
     const query = c.req.valid("query");
@@ -261,7 +262,7 @@ teamAccess.openapi(
     tags,
     summary: "Show a project team access",
     request: { params: tpParam },
-    responses: { ...ok("The access"), ...errorResponses },
+    responses: { ...ok("The access", resourceDocument(teamProjectResource)), ...errorResponses },
   }),
   async (c) => jsonapi(c, { data: serializeTp(await showTeamProject(callerOf(c), c.req.valid("param").id)) }),
 );
@@ -274,7 +275,7 @@ teamAccess.openapi(
     tags,
     summary: "Change a project team access",
     request: { params: tpParam, body: jsonBody(tpUpdateBody) },
-    responses: { ...ok("The access"), ...errorResponses },
+    responses: { ...ok("The access", resourceDocument(teamProjectResource)), ...errorResponses },
   }),
   async (c) => {
     const a = c.req.valid("json").data.attributes;

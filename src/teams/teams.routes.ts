@@ -3,12 +3,13 @@ import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { LIMITS } from "../limits";
 import { jsonapi, noContent, paginated, type Resource } from "../jsonapi/document";
-import { includeQuery, orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
+import { includeQuery, listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { serializeMembership } from "../users/memberships";
 import { ORG_ACCESS_KEYS, serializeTeam } from "./teams.serialize";
 import { changeMemberships, changeUsers, createTeam, deleteTeam, listTeams, showTeam, updateTeam, type TeamView } from "./teams.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { teamResource } from "./teams.schemas";
 
 const tags = ["Teams"];
 export const teams = router();
@@ -44,7 +45,7 @@ teams.openapi(
     tags,
     summary: "Create a team (200, as the real service documents)",
     request: { params: orgParam, body: jsonBody(teamCreateBody) },
-    responses: { ...ok("The team"), ...errorResponses },
+    responses: { ...ok("The team", resourceDocument(teamResource)), ...errorResponses },
   }),
   async (c) => {
     const team = await createTeam(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data.attributes);
@@ -63,7 +64,7 @@ teams.openapi(
       params: orgParam,
       query: pageQuery.extend({ q: z.string().max(255).optional(), "filter[names]": z.string().max(2000).optional() }).passthrough(),
     },
-    responses: { ...ok("A page of teams"), ...errorResponses },
+    responses: { ...ok("A page of teams", listDocument(teamResource)), ...errorResponses },
   }),
   async (c) => {
     const query = c.req.valid("query");
@@ -82,7 +83,7 @@ teams.openapi(
     tags,
     summary: "Show a team (include: users, organization-memberships)",
     request: { params: teamParam, query: includeQuery },
-    responses: { ...ok("The team"), ...errorResponses },
+    responses: { ...ok("The team", resourceDocument(teamResource)), ...errorResponses },
   }),
   async (c) => {
     const { team, users, memberships } = await showTeam(callerOf(c), c.req.valid("param").team_id, c.req.valid("query").include);
@@ -102,7 +103,7 @@ teams.openapi(
     tags,
     summary: "Update a team",
     request: { params: teamParam, body: jsonBody(teamUpdateBody) },
-    responses: { ...ok("The team"), ...errorResponses },
+    responses: { ...ok("The team", resourceDocument(teamResource)), ...errorResponses },
   }),
   async (c) => {
     const team = await updateTeam(callerOf(c), c.req.valid("param").team_id, c.req.valid("json").data.attributes ?? {});

@@ -2,12 +2,13 @@
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, paginated, type Resource } from "../jsonapi/document";
-import { orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
+import { listDocument, orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
 import { LIMITS } from "../limits";
 import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
 import { TTL_TOKEN_TYPES, type TokenTtlPolicyRow } from "./token-ttl-policies.d1";
 import { listPolicies, updatePolicies } from "./token-ttl-policies.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { tokenTtlPolicyResource } from "./tokens.schemas";
 
 const tags = ["Tokens"];
 export const tokenTtlPolicies = router();
@@ -43,7 +44,7 @@ tokenTtlPolicies.openapi(
     tags,
     summary: "List the organisation's token TTL policies (one per token type: organization, team, user, audit_trails)",
     request: { params: orgParam, query: pageQuery },
-    responses: { ...ok("A page of policies"), ...errorResponses },
+    responses: { ...ok("A page of policies", listDocument(tokenTtlPolicyResource)), ...errorResponses },
   }),
   async (c) => {
     const page = pageOf(c.req.valid("query"));
@@ -60,7 +61,7 @@ tokenTtlPolicies.openapi(
     tags,
     summary: "Set the maximum lifetime (ms) of the given token types; answers every policy",
     request: { params: orgParam, body: jsonBody(updateBody) },
-    responses: { ...ok("Every policy"), ...errorResponses },
+    responses: { ...ok("Every policy", listDocument(tokenTtlPolicyResource)), ...errorResponses },
   }),
   async (c) => {
     const rows = await updatePolicies(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data.attributes["token-ttl-policies"]);

@@ -6,7 +6,7 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, type Page, type Resource } from "../jsonapi/document";
-import { orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
+import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, noContentResponse, ok, optionalJsonBody, router } from "../jsonapi/validation";
 import { serializeAgentToken } from "../registries/agent-tokens.serialize";
 import type { TokenRow } from "./tokens.d1";
@@ -29,6 +29,7 @@ import {
   type TokenInput,
 } from "./tokens.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { authenticationTokenResource } from "./tokens.schemas";
 
 const tags = ["Tokens"];
 export const tokens = router();
@@ -93,7 +94,7 @@ tokens.openapi(
     summary: "Create (replace) the team's legacy token",
     request: { params: teamParam },
     description: TOKEN_BODY_DOC,
-    responses: { ...ok("The token, with its secret", 201), ...errorResponses },
+    responses: { ...ok("The token, with its secret", resourceDocument(authenticationTokenResource), 201), ...errorResponses },
   }),
   async (c) => created(c, await createLegacyTeamToken(callerOf(c), c.req.valid("param").team_id, await optionalJsonBody(c, tokenBody))),
 );
@@ -106,7 +107,7 @@ tokens.openapi(
     tags,
     summary: "Show the team's legacy token",
     request: { params: teamParam },
-    responses: { ...ok("The token (no secret)"), ...errorResponses },
+    responses: { ...ok("The token (no secret)", resourceDocument(authenticationTokenResource)), ...errorResponses },
   }),
   async (c) => jsonapi(c, { data: serializeToken(await showLegacyTeamToken(callerOf(c), c.req.valid("param").team_id)) }),
 );
@@ -136,7 +137,7 @@ tokens.openapi(
     summary: "Create a described team token",
     request: { params: teamParam },
     description: TOKEN_BODY_DOC,
-    responses: { ...ok("The token, with its secret", 201), ...errorResponses },
+    responses: { ...ok("The token, with its secret", resourceDocument(authenticationTokenResource), 201), ...errorResponses },
   }),
   async (c) => created(c, await createTeamToken(callerOf(c), c.req.valid("param").team_id, await optionalJsonBody(c, tokenBody))),
 );
@@ -149,7 +150,7 @@ tokens.openapi(
     tags,
     summary: "List a team's tokens",
     request: { params: teamParam, query: pageQuery },
-    responses: { ...ok("A page of tokens"), ...errorResponses },
+    responses: { ...ok("A page of tokens", listDocument(authenticationTokenResource)), ...errorResponses },
   }),
   async (c) => {
     const page = pageOf(c.req.valid("query"));
@@ -184,7 +185,7 @@ tokens.openapi(
       params: orgParam,
       query: pageQuery.extend({ q: z.string().max(255).optional(), sort: z.string().max(64).optional() }).passthrough(),
     },
-    responses: { ...ok("A page of team tokens"), ...errorResponses },
+    responses: { ...ok("A page of team tokens", listDocument(authenticationTokenResource)), ...errorResponses },
   }),
   async (c) => {
     const { q, sort, ...query } = c.req.valid("query");
@@ -208,7 +209,7 @@ tokens.openapi(
     summary: "Create (replace) the organisation token",
     request: { params: orgParam, query: orgTokenQuery },
     description: TOKEN_BODY_DOC,
-    responses: { ...ok("The token, with its secret", 201), ...errorResponses },
+    responses: { ...ok("The token, with its secret", resourceDocument(authenticationTokenResource), 201), ...errorResponses },
   }),
   async (c) =>
     created(
@@ -225,7 +226,7 @@ tokens.openapi(
     tags,
     summary: "Show the organisation token",
     request: { params: orgParam, query: orgTokenQuery },
-    responses: { ...ok("The token (no secret)"), ...errorResponses },
+    responses: { ...ok("The token (no secret)", resourceDocument(authenticationTokenResource)), ...errorResponses },
   }),
   async (c) =>
     jsonapi(c, {
@@ -262,7 +263,7 @@ tokens.openapi(
     summary: "Create a user token: for yourself, or (site admins) a user's first token",
     request: { params: userParam },
     description: TOKEN_BODY_DOC,
-    responses: { ...ok("The token, with its secret", 201), ...errorResponses },
+    responses: { ...ok("The token, with its secret", resourceDocument(authenticationTokenResource), 201), ...errorResponses },
   }),
   async (c) => created(c, await createUserToken(callerOf(c), c.req.valid("param").user_id, await optionalJsonBody(c, tokenBody))),
 );
@@ -275,7 +276,7 @@ tokens.openapi(
     tags,
     summary: "List your user tokens",
     request: { params: userParam, query: pageQuery },
-    responses: { ...ok("A page of tokens"), ...errorResponses },
+    responses: { ...ok("A page of tokens", listDocument(authenticationTokenResource)), ...errorResponses },
   }),
   async (c) => {
     const page = pageOf(c.req.valid("query"));
@@ -293,7 +294,7 @@ tokens.openapi(
     tags,
     summary: "Show a token (an API token, or an agent pool's agent token); no secret",
     request: { params: tokenParam },
-    responses: { ...ok("The token (no secret)"), ...errorResponses },
+    responses: { ...ok("The token (no secret)", resourceDocument(authenticationTokenResource)), ...errorResponses },
   }),
   async (c) => {
     const shown = await showToken(callerOf(c), c.req.valid("param").token_id);

@@ -5,7 +5,7 @@
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, type Resource } from "../jsonapi/document";
-import { includeQuery, orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
+import { includeQuery, listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { userResource } from "../meta/meta.routes";
 import { serializeMembership } from "./memberships";
@@ -13,6 +13,7 @@ import { acceptInvitation, inviteMember, listMemberships, removeMembership, show
 import type { UserRow } from "./users.d1";
 import { confirmEmailChange, createUser, showUser, updateAccount } from "./users.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { membershipResource, userResource as userSchema } from "./users.schemas";
 
 const tags = ["Users"];
 export const users = router();
@@ -36,7 +37,7 @@ users.openapi(
     tags,
     summary: "Create a user (site admins)",
     request: { body: jsonBody(userBody) },
-    responses: { ...ok("The user", 201), ...errorResponses },
+    responses: { ...ok("The user", resourceDocument(userSchema), 201), ...errorResponses },
   }),
   async (c) => jsonapi(c, { data: render(await createUser(callerOf(c), c.req.valid("json").data.attributes)) }, 201),
 );
@@ -49,7 +50,7 @@ users.openapi(
     tags,
     summary: "Show a user",
     request: { params: z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) }) },
-    responses: { ...ok("The user"), ...errorResponses },
+    responses: { ...ok("The user", resourceDocument(userSchema)), ...errorResponses },
   }),
   async (c) => jsonapi(c, { data: render(await showUser(callerOf(c), c.req.valid("param").user_id)) }),
 );
@@ -73,7 +74,7 @@ users.openapi(
     tags,
     summary: "Change your username or email (user tokens only); a new email waits as unconfirmed-email until confirmed",
     request: { body: jsonBody(accountBody) },
-    responses: { ...ok("Your user"), ...errorResponses },
+    responses: { ...ok("Your user", resourceDocument(userSchema)), ...errorResponses },
   }),
   async (c) => jsonapi(c, { data: render(await updateAccount(callerOf(c), c.req.valid("json").data.attributes ?? {})) }),
 );
@@ -86,7 +87,7 @@ users.openapi(
     tags,
     summary: "Confirm a user's email change (site admins; the local stand-in for the confirmation email)",
     request: { params: z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) }) },
-    responses: { ...ok("The user"), ...errorResponses },
+    responses: { ...ok("The user", resourceDocument(userSchema)), ...errorResponses },
   }),
   async (c) => jsonapi(c, { data: render(await confirmEmailChange(callerOf(c), c.req.valid("param").user_id)) }),
 );
@@ -129,7 +130,7 @@ users.openapi(
     tags,
     summary: "Invite a user (by email) to the organisation",
     request: { params: orgParam, body: jsonBody(membershipBody) },
-    responses: { ...ok("The membership (its user included)", 201), ...errorResponses },
+    responses: { ...ok("The membership (its user included)", resourceDocument(membershipResource), 201), ...errorResponses },
   }),
   async (c) => {
     const d = c.req.valid("json").data;
@@ -160,7 +161,7 @@ users.openapi(
         })
         .passthrough(),
     },
-    responses: { ...ok("A page of memberships"), ...errorResponses },
+    responses: { ...ok("A page of memberships", listDocument(membershipResource)), ...errorResponses },
   }),
   async (c) => {
     const query = c.req.valid("query");
@@ -181,7 +182,7 @@ users.openapi(
     tags,
     summary: "Show a membership (include: user,teams)",
     request: { params: membershipParam, query: includeQuery },
-    responses: { ...ok("The membership"), ...errorResponses },
+    responses: { ...ok("The membership", resourceDocument(membershipResource)), ...errorResponses },
   }),
   async (c) => {
     const { data, included } = renderMemberships(await showMembership(callerOf(c), c.req.valid("param").id, c.req.valid("query").include));
@@ -197,7 +198,7 @@ users.openapi(
     tags,
     summary: "Accept an invitation (its invited user, whose confirmed email is the invited address); its teams apply from then on",
     request: { params: membershipParam },
-    responses: { ...ok("The membership, now active"), ...errorResponses },
+    responses: { ...ok("The membership, now active", resourceDocument(membershipResource)), ...errorResponses },
   }),
   async (c) => {
     const { data } = renderMemberships(await acceptInvitation(callerOf(c), c.req.valid("param").id));

@@ -3,9 +3,9 @@ import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { jsonapi, noContent, paginated, type Page, type Resource } from "../jsonapi/document";
-import { includeQuery, orgParam, pageOf } from "../jsonapi/schemas";
+import { includeQuery, listDocument as listOf, orgParam, pageOf, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
-import { createVariableBody, updateVariableBody } from "../variables/variables.schemas";
+import { createVariableBody, updateVariableBody, variableResource } from "../variables/variables.schemas";
 import { serializeVariable } from "../variables/variables.serialize";
 import type { VariableView } from "../variables/variables.types";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
@@ -17,6 +17,7 @@ import {
   projectIdParam,
   projectRefsBody,
   updateVarsetBody,
+  varsetResource,
   varsetIdParam,
   varsetVarParams,
   workspaceRefsBody,
@@ -49,7 +50,7 @@ varsets.openapi(
     tags,
     summary: "List the organisation's variable sets",
     request: { params: orgParam, query: listQuery },
-    responses: { ...ok("A page of variable sets"), ...errorResponses },
+    responses: { ...ok("A page of variable sets", listOf(varsetResource)), ...errorResponses },
   }),
   async (c) => {
     const query = c.req.valid("query");
@@ -66,7 +67,7 @@ varsets.openapi(
     tags,
     summary: "Create a variable set",
     request: { params: orgParam, body: jsonBody(createVarsetBody) },
-    responses: { ...ok("The variable set", 201), ...errorResponses },
+    responses: { ...ok("The variable set", resourceDocument(varsetResource), 201), ...errorResponses },
   }),
   async (c) => {
     const set = await service.createVarset(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data);
@@ -82,7 +83,7 @@ varsets.openapi(
     tags,
     summary: "Show a variable set",
     request: { params: varsetIdParam, query: includeQuery },
-    responses: { ...ok("The variable set"), ...errorResponses },
+    responses: { ...ok("The variable set", resourceDocument(varsetResource)), ...errorResponses },
   }),
   async (c) => oneDocument(c, await service.showVarset(callerOf(c), c.req.valid("param").varset_id, include(c.req.valid("query")))),
 );
@@ -95,7 +96,7 @@ varsets.openapi(
     tags,
     summary: "Update a variable set (relationships.workspaces replaces its workspaces)",
     request: { params: varsetIdParam, query: includeQuery, body: jsonBody(updateVarsetBody) },
-    responses: { ...ok("The variable set"), ...errorResponses },
+    responses: { ...ok("The variable set", resourceDocument(varsetResource)), ...errorResponses },
   }),
   async (c) => oneDocument(c, await service.updateVarset(callerOf(c), c.req.valid("param").varset_id, c.req.valid("json").data, include(c.req.valid("query")))),
 );
@@ -172,7 +173,7 @@ varsets.openapi(
     tags,
     summary: "Variable sets reaching a workspace (applied to it, to its project, or global)",
     request: { params: workspaceIdParam, query: pageIncludeQuery },
-    responses: { ...ok("A page of variable sets"), ...errorResponses },
+    responses: { ...ok("A page of variable sets", listOf(varsetResource)), ...errorResponses },
   }),
   async (c) => {
     const query = c.req.valid("query");
@@ -189,7 +190,7 @@ varsets.openapi(
     tags,
     summary: "Variable sets applied to a project",
     request: { params: projectIdParam, query: pageIncludeQuery },
-    responses: { ...ok("A page of variable sets"), ...errorResponses },
+    responses: { ...ok("A page of variable sets", listOf(varsetResource)), ...errorResponses },
   }),
   async (c) => {
     const query = c.req.valid("query");
@@ -210,7 +211,7 @@ varsets.openapi(
     tags,
     summary: "List a set's variables (sensitive values are never shown)",
     request: { params: varsetIdParam },
-    responses: { ...ok("The variables"), ...errorResponses },
+    responses: { ...ok("The variables", listOf(variableResource)), ...errorResponses },
   }),
   async (c) => jsonapi(c, { data: (await service.listVarsetVariables(callerOf(c), c.req.valid("param").varset_id)).map(serializeVariable) }),
 );
@@ -223,7 +224,7 @@ varsets.openapi(
     tags,
     summary: "Add a variable to a set",
     request: { params: varsetIdParam, body: jsonBody(createVariableBody) },
-    responses: { ...ok("The variable", 201), ...errorResponses },
+    responses: { ...ok("The variable", resourceDocument(variableResource), 201), ...errorResponses },
   }),
   async (c) => {
     const view = await service.createVarsetVariable(callerOf(c), c.req.valid("param").varset_id, c.req.valid("json").data.attributes);
@@ -239,7 +240,7 @@ varsets.openapi(
     tags,
     summary: "Show a set's variable",
     request: { params: varsetVarParams },
-    responses: { ...ok("The variable"), ...errorResponses },
+    responses: { ...ok("The variable", resourceDocument(variableResource)), ...errorResponses },
   }),
   async (c) => {
     const p = c.req.valid("param");
@@ -255,7 +256,7 @@ varsets.openapi(
     tags,
     summary: "Update a set's variable (a sensitive one stays sensitive)",
     request: { params: varsetVarParams, body: jsonBody(updateVariableBody) },
-    responses: { ...ok("The variable"), ...errorResponses },
+    responses: { ...ok("The variable", resourceDocument(variableResource)), ...errorResponses },
   }),
   async (c) => {
     const p = c.req.valid("param");

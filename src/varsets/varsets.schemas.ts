@@ -1,7 +1,7 @@
 /** Request shapes of variable sets. */
 import { z } from "@hono/zod-openapi";
 import { LIMITS } from "../limits";
-import { includeQuery, pageQuery } from "../jsonapi/schemas";
+import { attr, includeQuery, pageQuery, resourceSchema } from "../jsonapi/schemas";
 
 export const varsetIdParam = z.object({ varset_id: z.string().regex(/^varset-[A-Za-z0-9]{1,64}$/) });
 export const varsetVarParams = z.object({ varset_id: varsetIdParam.shape.varset_id, var_id: z.string().regex(/^var-[A-Za-z0-9]{1,64}$/) });
@@ -67,3 +67,15 @@ export type VarsetUpdateData = z.infer<typeof updateVarsetBody>["data"];
 export const listQuery = z.object({ ...pageQuery.shape, ...includeQuery.shape, q: z.string().max(255).optional() }).passthrough();
 /** The lists of the sets reaching a workspace or applied to a project. */
 export const pageIncludeQuery = z.object({ ...pageQuery.shape, ...includeQuery.shape }).passthrough();
+
+/** The `varsets` resource (./varsets.serialize.ts): create, show and list answer the same shape. */
+export const varsetResource = resourceSchema("Varset", "varsets", {
+  name: attr.string,
+  description: attr.string,
+  global: attr.boolean,
+  priority: attr.boolean,
+  "updated-at": attr.time,
+  "var-count": attr.int,
+  "workspace-count": attr.int,
+  "project-count": attr.int,
+});

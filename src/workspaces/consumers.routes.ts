@@ -6,11 +6,11 @@ import { listSession } from "../db";
 import type { AppEnv } from "../env";
 import { LIMITS } from "../limits";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";
-import { pageOf, pageQuery } from "../jsonapi/schemas";
+import { listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { ConsumerChange } from "./consumers.logic";
 import { changeConsumers, listConsumers, setSshKey } from "./consumers.service";
-import { workspaceIdParam } from "./workspaces.schemas";
+import { workspaceIdParam, workspaceResource } from "./workspaces.schemas";
 import { acknowledge, faultsOf } from "./workspaces.http";
 import { defineRoute } from "../jsonapi/define-route";
 
@@ -35,7 +35,7 @@ consumers.openapi(
       params: workspaceIdParam,
       query: pageQuery,
     },
-    responses: { ...ok("A page of workspaces"), ...errorResponses },
+    responses: { ...ok("A page of workspaces", listDocument(workspaceResource)), ...errorResponses },
   }),
   async (c) => {
     const page = pageOf(c.req.valid("query"));
@@ -84,7 +84,7 @@ consumers.openapi(
     tags: ["Workspaces"],
     summary: "Assign (id) or unassign (null) the workspace's SSH key",
     request: { params: workspaceIdParam, body: jsonBody(sshKeyBody) },
-    responses: { ...ok("The workspace"), ...errorResponses },
+    responses: { ...ok("The workspace", resourceDocument(workspaceResource)), ...errorResponses },
   }),
   async (c) => {
     const result = await setSshKey(callerOf(c), c.req.valid("param").workspace_id, c.req.valid("json").data.attributes.id, faultsOf(c));

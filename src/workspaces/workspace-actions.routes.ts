@@ -7,11 +7,12 @@ import { unwrap } from "../errors";
 import { LIMITS } from "../limits";
 import { jsonapi, noContent } from "../jsonapi/document";
 import { errorResponses, noContentResponse, ok, optionalJsonBody, router } from "../jsonapi/validation";
-import { orgWorkspaceParam, workspaceIdParam } from "./workspaces.schemas";
+import { orgWorkspaceParam, workspaceIdParam, workspaceResource } from "./workspaces.schemas";
 import { forceUnlockWorkspace, lockWorkspace, safeDeleteWorkspace, unlockWorkspace } from "./workspace-actions.service";
 import { acknowledge, faultsOf } from "./workspaces.http";
 import type { WorkspaceRef } from "./workspaces.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { resourceDocument } from "../jsonapi/schemas";
 
 const tags = ["Workspace actions"];
 export const workspaceActions = router();
@@ -33,7 +34,7 @@ workspaceActions.openapi(
     // The body is optional and may be empty even with a JSON:API Content-Type: the handler reads it (optionalJsonBody).
     description: 'Body (optional): `{"data":{"type":"","attributes":{"reason":"..."}}}` or `{"reason":"..."}`.',
     request: { params: workspaceIdParam },
-    responses: { ...ok("The locked workspace"), 409: { description: "Already locked" }, ...errorResponses },
+    responses: { ...ok("The locked workspace", resourceDocument(workspaceResource)), 409: { description: "Already locked" }, ...errorResponses },
   }),
   async (c) => {
     const { workspace_id } = c.req.valid("param");
@@ -53,7 +54,7 @@ workspaceActions.openapi(
     summary: "Unlock a workspace (only its locker may)",
     request: { params: workspaceIdParam },
     responses: {
-      ...ok("The unlocked workspace"),
+      ...ok("The unlocked workspace", resourceDocument(workspaceResource)),
       409: { description: "Not locked, or locked by someone else" },
       503: { description: "Latest state version still pending; retry" },
       ...errorResponses,
@@ -75,7 +76,7 @@ workspaceActions.openapi(
     tags,
     summary: "Force-unlock a workspace (workspace admins)",
     request: { params: workspaceIdParam },
-    responses: { ...ok("The unlocked workspace"), 409: { description: "Not locked" }, ...errorResponses },
+    responses: { ...ok("The unlocked workspace", resourceDocument(workspaceResource)), 409: { description: "Not locked" }, ...errorResponses },
   }),
   async (c) => {
     const { workspace_id } = c.req.valid("param");
