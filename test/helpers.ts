@@ -5,6 +5,7 @@ import { env, exports } from "cloudflare:workers";
 import { Validator } from "@cfworker/json-schema";
 import { expect } from "vitest";
 import schema from "./jsonapi/schema-1.0-relaxed.json";
+import { assertDocumented } from "./openapi-responses";
 
 export const ADMIN = "test-admin-token";
 const BASE = "http://localhost/api/v2";
@@ -55,7 +56,11 @@ export async function api(
   }
   const out = { status: res.status, headers: res.headers, body: parsed, text };
   // Every JSON:API response of every test is checked against the relaxed 1.0 schema.
-  if ((res.headers.get("Content-Type") ?? "").startsWith("application/vnd.api+json")) assertJsonApi(out);
+  if ((res.headers.get("Content-Type") ?? "").startsWith("application/vnd.api+json")) {
+    assertJsonApi(out);
+    // ... and every 2xx one against its route's response schema in openapi.json.
+    assertDocumented(method, url, out);
+  }
   return out;
 }
 

@@ -2,9 +2,11 @@
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi } from "../jsonapi/document";
+import { listDocument, pageQuery } from "../jsonapi/schemas";
 import { errorResponses, ok, router } from "../jsonapi/validation";
 import { consistencyReport } from "./consistency.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { consistencyDifferenceResource } from "./admin.schemas";
 
 export const admin = router();
 
@@ -15,8 +17,14 @@ admin.openapi(
     action: "site-admin",
     tags: ["Admin"],
     summary: "Compare each workspace's Durable Object with its D1 index row (site admins; paged by cursor)",
-    request: { query: z.object({ cursor: z.string().max(100).optional(), "page[size]": z.string().max(10).optional() }).passthrough() },
-    responses: { ...ok("Differences found in this page"), ...errorResponses },
+    // Paged by cursor: `page[size]` alone (1 to 100, default 50), the next page's cursor in `meta.next-cursor`.
+    request: {
+      query: pageQuery
+        .pick({ "page[size]": true })
+        .extend({ cursor: z.string().max(100).optional() })
+        .passthrough(),
+    },
+    responses: { ...ok("Differences found in this page", listDocument(consistencyDifferenceResource)), ...errorResponses },
   }),
   async (c) => {
     const q = c.req.valid("query");

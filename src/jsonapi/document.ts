@@ -1,6 +1,5 @@
 import type { Context } from "hono";
 import { JSONAPI } from "../errors";
-import { LIMITS } from "../limits";
 
 export interface ResourceIdentifier {
   id: string;
@@ -33,22 +32,6 @@ export function noContent(c: Context): Response {
 export interface Page {
   number: number;
   size: number;
-}
-
-/** page[number] and page[size]: below 1 → 1; sizes above the maximum clamp to it. */
-export function readPage(c: Context): Page {
-  const num = parsePositiveInt(c.req.query("page[number]")) ?? 1;
-  const size = parsePositiveInt(c.req.query("page[size]")) ?? LIMITS.pageSizeDefault;
-  return { number: num, size: Math.min(size, LIMITS.pageSizeMax) };
-}
-
-function parsePositiveInt(raw: string | undefined): number | undefined {
-  if (raw === undefined || raw.trim() === "") return undefined;
-  const n = Number(raw);
-  if (!Number.isFinite(n)) return undefined;
-  const i = Math.trunc(n);
-  if (i < 1) return 1;
-  return Math.min(i, 1_000_000_000);
 }
 
 /** The pagination envelope of spec §2.2: absolute links and meta.pagination. */

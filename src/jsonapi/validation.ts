@@ -1,7 +1,8 @@
-import { OpenAPIHono, z } from "@hono/zod-openapi";
+import { OpenAPIHono, type z } from "@hono/zod-openapi";
 import type { Hook } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { ZodError } from "zod";
-import { ApiError, type ErrorObject } from "../errors";
+import { ApiError, fail, ok as success, type ErrorObject, type Result } from "../errors";
 import type { AppEnv } from "../env";
 
 /** RFC 6901 escaping for JSON pointers. */
@@ -44,10 +45,31 @@ export function jsonBody<T extends z.ZodType>(schema: T, required = true) {
   return { content: { "application/vnd.api+json": { schema } }, required };
 }
 
-/** Response declaration shared by routes (the document shapes live in the serialisers). */
-export const anyDocument = z.object({}).passthrough().openapi("Document");
-export function ok(description: string, status: 200 | 201 = 200) {
-  return { [status]: { description, content: { "application/vnd.api+json": { schema: anyDocument } } } } as const;
+/**
+ * A body that may be absent, or empty even under a JSON Content-Type (the lock's reason, token create bodies),
+ * which the route validator would refuse: the handler reads it here. An absent or empty body is parsed as
+ * `undefined`, so the schema says whether that is valid and what it means. The outcome is a Result, so a service
+ * may report a bad body only to a caller allowed to send it; a failure is the first error the validator would give.
+ */
+export async function optionalJsonBody<T extends z.ZodType>(c: Context, schema: T): Promise<Result<z.output<T>>> {
+  const text = await c.req.text();
+  let json: unknown;
+  if (text.trim() !== "") {
+    try {
+      json = JSON.parse(text);
+    } catch {
+      return fail("malformed_body");
+    }
+  }
+  const parsed = await schema.safeParseAsync(json);
+  if (parsed.success) return success(parsed.data);
+  const [first] = validationError(parsed.error, "json").errors;
+  return fail("invalid_attribute", first?.detail, first?.source && "pointer" in first.source ? first.source.pointer : undefined);
+}
+
+/** A response with a body: its document schema (`resourceDocument` / `listDocument` of src/jsonapi/schemas.ts). */
+export function ok(description: string, document: z.ZodType, status: 200 | 201 = 200) {
+  return { [status]: { description, content: { "application/vnd.api+json": { schema: document } } } } as const;
 }
 export const errorResponses = {
   400: { description: "Malformed request or bad include parameter" },

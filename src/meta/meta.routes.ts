@@ -6,6 +6,8 @@ import { errorResponses, ok, router } from "../jsonapi/validation";
 import type { Hono } from "hono";
 import { accountDetails } from "./meta.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { userResource as userSchema } from "../users/users.schemas";
+import { resourceDocument } from "../jsonapi/schemas";
 
 /** Headers go-tfe and Terraform read from every response (notably the ping). */
 export function apiMetaHeaders(env: AppEnv["Bindings"]): Record<string, string> {
@@ -44,7 +46,7 @@ meta.openapi(
     action: "authenticated",
     tags: ["Meta"],
     summary: "Who the token belongs to",
-    responses: { ...ok("The calling user (service users for team and organisation tokens)"), ...errorResponses },
+    responses: { ...ok("The calling user (service users for team and organisation tokens)", resourceDocument(userSchema)), ...errorResponses },
   }),
   async (c) => {
     const a = await accountDetails(callerOf(c));

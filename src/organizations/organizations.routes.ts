@@ -1,7 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { LIMITS } from "../limits";
-import { jsonapi, noContent, paginated, readPage } from "../jsonapi/document";
+import { jsonapi, noContent, paginated } from "../jsonapi/document";
+import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { orgPermissions, serializeEntitlements, serializeOrganization } from "./organizations.serialize";
 import {
@@ -14,11 +15,10 @@ import {
   type OrganizationView,
 } from "./organizations.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { entitlementSetResource, organizationResource } from "./organizations.schemas";
 
 const tags = ["Organizations"];
 export const organizations = router();
-
-const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 
 const orgAttributes = z.object({
   name: z.string().max(LIMITS.organizationNameMax).optional(),
@@ -69,7 +69,7 @@ organizations.openapi(
     tags,
     summary: "Create an organisation (its owners team and Default Project come with it)",
     request: { body: jsonBody(orgCreateBody) },
-    responses: { ...ok("The organisation", 201), ...errorResponses },
+    responses: { ...ok("The organisation", resourceDocument(organizationResource), 201), ...errorResponses },
   }),
   async (c) => {
     // The default-agent-pool relationship is accepted and ignored: a new organisation has no pool yet.
@@ -86,16 +86,17 @@ organizations.openapi(
     tags,
     summary: "List the organisations the caller belongs to",
     request: {
-      query: z
-        .object({ "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional(), q: z.string().max(255).optional() })
+      query: pageQuery
+        .extend({ q: z.string().max(255).optional(), "q[name]": z.string().max(255).optional(), "q[email]": z.string().max(255).optional() })
         .passthrough(),
     },
-    responses: { ...ok("A page of organisations"), ...errorResponses },
+    responses: { ...ok("A page of organisations", listDocument(organizationResource)), ...errorResponses },
   }),
   async (c) => {
-    const page = readPage(c);
+    const query = c.req.valid("query");
+    const page = pageOf(query);
     // `q` matches the name or the email (go-tfe queries by either); q[email] / q[name] narrow it.
-    const filter = { q: c.req.query("q") ?? c.req.query("q[name]") ?? "", email: c.req.query("q[email]") };
+    const filter = { q: query.q ?? query["q[name]"] ?? "", email: query["q[email]"] };
     const { items, total } = await listCallerOrganizations(callerOf(c), filter, page);
     return jsonapi(c, paginated(c, items.map(serializeView), page, total));
   },
@@ -109,7 +110,7 @@ organizations.openapi(
     tags,
     summary: "Show an organisation",
     request: { params: orgParam },
-    responses: { ...ok("The organisation"), ...errorResponses },
+    responses: { ...ok("The organisation", resourceDocument(organizationResource)), ...errorResponses },
   }),
   async (c) => jsonapi(c, { data: serializeView(await showOrganization(callerOf(c), c.req.valid("param").organization_name)) }),
 );
@@ -122,7 +123,7 @@ organizations.openapi(
     tags,
     summary: "Show an organisation's entitlements: its plan's in the hosted edition (operations: false, so Terraform runs locally)",
     request: { params: orgParam },
-    responses: { ...ok("The entitlement set"), ...errorResponses },
+    responses: { ...ok("The entitlement set", resourceDocument(entitlementSetResource)), ...errorResponses },
   }),
   async (c) => {
     const { organization, plan } = await entitlementsOf(callerOf(c), c.req.valid("param").organization_name);
@@ -138,7 +139,7 @@ organizations.openapi(
     tags,
     summary: "Update an organisation",
     request: { params: orgParam, body: jsonBody(orgUpdateBody) },
-    responses: { ...ok("The organisation"), ...errorResponses },
+    responses: { ...ok("The organisation", resourceDocument(organizationResource)), ...errorResponses },
   }),
   async (c) => {
     const { attributes = {}, relationships } = c.req.valid("json").data;

@@ -1,10 +1,11 @@
 /** Projects (tfe-api-notes §2.2): every workspace belongs to one; every organisation has a "Default Project". */
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, noContent, paginated, readPage } from "../jsonapi/document";
+import { jsonapi, noContent, paginated } from "../jsonapi/document";
+import { includeQuery, listDocument, orgParam, pageOf, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { withBindings } from "./projects.include";
 import { parseProjectQuery } from "./projects.list";
-import { createProjectBody, listProjectsQuery, orgParam, projectParam, showProjectQuery, updateProjectBody } from "./projects.schemas";
+import { createProjectBody, listProjectsQuery, projectParam, projectResource, updateProjectBody } from "./projects.schemas";
 import { serializeProject } from "./projects.serialize";
 import { createProject, deleteProject, listProjectsFor, showProject, updateProject } from "./projects.service";
 import { defineRoute } from "../jsonapi/define-route";
@@ -20,7 +21,7 @@ projects.openapi(
     tags,
     summary: "Create a project",
     request: { params: orgParam, body: jsonBody(createProjectBody) },
-    responses: { ...ok("The project", 201), ...errorResponses },
+    responses: { ...ok("The project", resourceDocument(projectResource), 201), ...errorResponses },
   }),
   async (c) => {
     const { project, access } = await createProject(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data);
@@ -36,14 +37,15 @@ projects.openapi(
     tags,
     summary: "List projects",
     request: { params: orgParam, query: listProjectsQuery },
-    responses: { ...ok("A page of projects"), ...errorResponses },
+    responses: { ...ok("A page of projects", listDocument(projectResource)), ...errorResponses },
   }),
   async (c) => {
     const caller = callerOf(c);
-    const page = readPage(c);
-    const result = await listProjectsFor(caller, c.req.valid("param").organization_name, parseProjectQuery(new URL(c.req.url).searchParams), page);
+    const query = c.req.valid("query");
+    const page = pageOf(query);
+    const result = await listProjectsFor(caller, c.req.valid("param").organization_name, parseProjectQuery(query), page);
     const data = result.rows.map((p) => serializeProject(p, result.access));
-    const inc = await withBindings(caller.db, data, c.req.query("include"));
+    const inc = await withBindings(caller.db, data, query.include);
     return jsonapi(c, paginated(c, data, page, result.matching, { ...inc, meta: { "status-counts": { total: result.total, matching: result.matching } } }));
   },
 );
@@ -55,14 +57,14 @@ projects.openapi(
     action: "project.read",
     tags,
     summary: "Show a project",
-    request: { params: projectParam, query: showProjectQuery },
-    responses: { ...ok("The project"), ...errorResponses },
+    request: { params: projectParam, query: includeQuery },
+    responses: { ...ok("The project", resourceDocument(projectResource)), ...errorResponses },
   }),
   async (c) => {
     const caller = callerOf(c);
     const { project, access } = await showProject(caller, c.req.valid("param").project_id);
     const data = serializeProject(project, access);
-    return jsonapi(c, { data, ...(await withBindings(caller.db, [data], c.req.query("include"))) });
+    return jsonapi(c, { data, ...(await withBindings(caller.db, [data], c.req.valid("query").include)) });
   },
 );
 
@@ -74,7 +76,7 @@ projects.openapi(
     tags,
     summary: "Update a project",
     request: { params: projectParam, body: jsonBody(updateProjectBody) },
-    responses: { ...ok("The project"), ...errorResponses },
+    responses: { ...ok("The project", resourceDocument(projectResource)), ...errorResponses },
   }),
   async (c) => {
     const { project, access } = await updateProject(callerOf(c), c.req.valid("param").project_id, c.req.valid("json").data);

@@ -1,6 +1,7 @@
 /** Request schemas for projects (tfe-api-notes §2.2). Name rules are checked in the handler for the real texts. */
 import { z } from "@hono/zod-openapi";
 import { LIMITS } from "../limits";
+import { attr, includeQuery, pageQuery, resourceSchema } from "../jsonapi/schemas";
 
 /** Letters, numbers, spaces, - and _; no leading or trailing space (length is checked separately). */
 export const PROJECT_NAME = /^[A-Za-z0-9_-]([A-Za-z0-9 _-]*[A-Za-z0-9_-])?$/;
@@ -8,7 +9,6 @@ export const PROJECT_NAME = /^[A-Za-z0-9_-]([A-Za-z0-9 _-]*[A-Za-z0-9_-])?$/;
 export const EXECUTION_MODES = ["remote", "local", "agent"] as const;
 export type ExecutionMode = (typeof EXECUTION_MODES)[number];
 
-export const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 export const projectParam = z.object({ project_id: z.string().regex(/^prj-[A-Za-z0-9]{1,64}$/) });
 
 const bindingInput = z.object({
@@ -69,16 +69,31 @@ export const updateProjectBody = z
 
 export const listProjectsQuery = z
   .object({
+    ...pageQuery.shape,
+    ...includeQuery.shape,
     q: z.string().max(255).optional(),
     "filter[names]": z.string().max(4000).optional(),
     sort: z.enum(["name", "-name"]).optional(),
-    include: z.string().max(200).optional(),
-    "page[number]": z.string().max(20).optional(),
-    "page[size]": z.string().max(20).optional(),
   })
   .passthrough();
 
-export const showProjectQuery = z.object({ include: z.string().max(200).optional() }).passthrough();
-
 export type ProjectAttributes = z.infer<typeof projectAttributes>;
 export type ProjectRelationships = z.infer<typeof projectRelationships>;
+
+/** The project resource (src/projects/projects.serialize.ts). */
+export const projectResource = resourceSchema("Project", "projects", {
+  name: attr.string,
+  description: attr.nullableString,
+  "created-at": attr.time,
+  "workspace-count": attr.int,
+  "team-count": attr.int,
+  "default-execution-mode": z.enum(EXECUTION_MODES),
+  "auto-destroy-activity-duration": attr.nullableString,
+  "setting-overwrites": z.object({
+    "execution-mode": z.boolean(),
+    "agent-pool": z.boolean(),
+    "default-execution-mode": z.boolean(),
+    "default-agent-pool": z.boolean(),
+  }),
+  permissions: attr.permissions,
+});

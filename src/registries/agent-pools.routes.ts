@@ -1,16 +1,17 @@
 /** Agent pools (tfe-api-notes §2.7): what workspaces in `agent` execution mode name. */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, type Resource } from "../jsonapi/document";
+import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { PoolRow } from "./agent-pools.d1";
 import { createPool, listOrgPools, removePool, showPool, updatePool, type PoolWithUsers } from "./agent-pools.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { agentPoolResource } from "./agent-pools.schemas";
 
 const tags = ["Agent pools"];
 export const agentPools = router();
 
-const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 const poolParam = z.object({ pool_id: z.string().regex(/^apool-[A-Za-z0-9]{1,64}$/) });
 const refs = (type: string) => z.object({ data: z.array(z.object({ type: z.literal(type), id: z.string().max(64) })).max(1000) }).optional();
 const relationships = z
@@ -54,7 +55,7 @@ agentPools.openapi(
     tags,
     summary: "Create an agent pool",
     request: { params: orgParam, body: jsonBody(createBody) },
-    responses: { ...ok("The pool", 201), ...errorResponses },
+    responses: { ...ok("The pool", resourceDocument(agentPoolResource), 201), ...errorResponses },
   }),
   async (c) => {
     const { attributes: a, relationships } = c.req.valid("json").data;
@@ -76,8 +77,8 @@ agentPools.openapi(
     summary: "List agent pools",
     request: {
       params: orgParam,
-      query: z
-        .object({
+      query: pageQuery
+        .extend({
           q: z.string().max(255).optional(),
           sort: z.string().max(32).optional(),
           "filter[allowed_workspaces][name]": z.string().max(255).optional(),
@@ -85,11 +86,11 @@ agentPools.openapi(
         })
         .passthrough(),
     },
-    responses: { ...ok("A page of pools"), ...errorResponses },
+    responses: { ...ok("A page of pools", listDocument(agentPoolResource)), ...errorResponses },
   }),
   async (c) => {
-    const page = readPage(c);
     const query = c.req.valid("query");
+    const page = pageOf(query);
     const { pools, total } = await listOrgPools(
       callerOf(c),
       c.req.valid("param").organization_name,
@@ -113,7 +114,7 @@ agentPools.openapi(
     tags,
     summary: "Show an agent pool",
     request: { params: poolParam },
-    responses: { ...ok("The pool"), ...errorResponses },
+    responses: { ...ok("The pool", resourceDocument(agentPoolResource)), ...errorResponses },
   }),
   async (c) => jsonapi(c, { data: serializeOne(await showPool(callerOf(c), c.req.valid("param").pool_id)) }),
 );
@@ -126,7 +127,7 @@ agentPools.openapi(
     tags,
     summary: "Update an agent pool",
     request: { params: poolParam, body: jsonBody(updateBody) },
-    responses: { ...ok("The pool"), ...errorResponses },
+    responses: { ...ok("The pool", resourceDocument(agentPoolResource)), ...errorResponses },
   }),
   async (c) => {
     const { attributes: a = {}, relationships } = c.req.valid("json").data;

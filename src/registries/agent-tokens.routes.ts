@@ -4,12 +4,14 @@
  */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, paginated, readPage } from "../jsonapi/document";
+import { jsonapi, paginated } from "../jsonapi/document";
+import { listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
 import { LIMITS } from "../limits";
 import { serializeAgentToken } from "./agent-tokens.serialize";
 import { createPoolToken, listPoolTokens } from "./agent-tokens.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { authenticationTokenResource } from "../tokens/tokens.schemas";
 
 const tags = ["Agent tokens"];
 export const agentTokens = router();
@@ -35,15 +37,14 @@ agentTokens.openapi(
     summary: "List an agent pool's tokens (sort: created-at or -created-at); no secrets",
     request: {
       params: poolParam,
-      query: z
-        .object({ sort: z.string().max(32).optional(), "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional() })
-        .passthrough(),
+      query: pageQuery.extend({ sort: z.string().max(32).optional() }).passthrough(),
     },
-    responses: { ...ok("A page of agent tokens"), ...errorResponses },
+    responses: { ...ok("A page of agent tokens", listDocument(authenticationTokenResource)), ...errorResponses },
   }),
   async (c) => {
-    const page = readPage(c);
-    const { rows, total } = await listPoolTokens(callerOf(c), c.req.valid("param").pool_id, c.req.valid("query").sort, page);
+    const query = c.req.valid("query");
+    const page = pageOf(query);
+    const { rows, total } = await listPoolTokens(callerOf(c), c.req.valid("param").pool_id, query.sort, page);
     return jsonapi(
       c,
       paginated(
@@ -64,7 +65,7 @@ agentTokens.openapi(
     tags,
     summary: "Create an agent token (its secret is shown only in this response; it never authenticates API requests)",
     request: { params: poolParam, body: jsonBody(createBody) },
-    responses: { ...ok("The token, with its secret", 201), ...errorResponses },
+    responses: { ...ok("The token, with its secret", resourceDocument(authenticationTokenResource), 201), ...errorResponses },
   }),
   async (c) => {
     const minted = await createPoolToken(callerOf(c), c.req.valid("param").pool_id, c.req.valid("json").data.attributes.description);

@@ -4,7 +4,8 @@
  */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, type Resource } from "../jsonapi/document";
+import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { TokenRow } from "./oauth.d1";
 import { LIMITS } from "../limits";
@@ -23,6 +24,7 @@ import {
   updateToken,
 } from "./oauth.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { oauthClientResource, oauthTokenResource } from "./oauth.schemas";
 
 const tags = ["OAuth"];
 export const oauth = router();
@@ -88,7 +90,6 @@ const updateBody = z
   })
   .openapi("OAuthClientUpdate");
 const projectsBody = z.object({ data: projectRefs.min(1) }).openapi("OAuthClientProjects");
-const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 const clientParam = z.object({ oauth_client_id: z.string().regex(/^oc-[A-Za-z0-9]{1,64}$/) });
 const tokenParam = z.object({ oauth_token_id: z.string().regex(/^ot-[A-Za-z0-9]{1,64}$/) });
 const tokenUpdateBody = z
@@ -141,7 +142,7 @@ oauth.openapi(
     tags,
     summary: "Create an OAuth client (and its OAuth token)",
     request: { params: orgParam, body: jsonBody(createBody) },
-    responses: { ...ok("The client", 201), ...errorResponses },
+    responses: { ...ok("The client", resourceDocument(oauthClientResource), 201), ...errorResponses },
   }),
   async (c) => {
     const { attributes: sent, relationships } = c.req.valid("json").data;
@@ -163,11 +164,11 @@ oauth.openapi(
     action: "organization.read",
     tags,
     summary: "List OAuth clients",
-    request: { params: orgParam },
-    responses: { ...ok("A page of clients"), ...errorResponses },
+    request: { params: orgParam, query: pageQuery },
+    responses: { ...ok("A page of clients", listDocument(oauthClientResource)), ...errorResponses },
   }),
   async (c) => {
-    const page = readPage(c);
+    const page = pageOf(c.req.valid("query"));
     const { clients, total } = await listOrgClients(callerOf(c), c.req.valid("param").organization_name, page);
     return jsonapi(c, paginated(c, clients.map(serializeClient), page, total));
   },
@@ -181,7 +182,7 @@ oauth.openapi(
     tags,
     summary: "Show an OAuth client",
     request: { params: clientParam },
-    responses: { ...ok("The client"), ...errorResponses },
+    responses: { ...ok("The client", resourceDocument(oauthClientResource)), ...errorResponses },
   }),
   async (c) => {
     return jsonapi(c, { data: serializeClient(await showClient(callerOf(c), c.req.valid("param").oauth_client_id)) });
@@ -196,7 +197,7 @@ oauth.openapi(
     tags,
     summary: "Update an OAuth client",
     request: { params: clientParam, body: jsonBody(updateBody) },
-    responses: { ...ok("The client"), ...errorResponses },
+    responses: { ...ok("The client", resourceDocument(oauthClientResource)), ...errorResponses },
   }),
   async (c) => {
     const { attributes: sent, relationships } = c.req.valid("json").data;
@@ -254,12 +255,12 @@ oauth.openapi(
     action: "organization.read",
     tags,
     summary: "List a client's OAuth tokens",
-    request: { params: clientParam },
-    responses: { ...ok("A page of tokens"), ...errorResponses },
+    request: { params: clientParam, query: pageQuery },
+    responses: { ...ok("A page of tokens", listDocument(oauthTokenResource)), ...errorResponses },
   }),
   async (c) => {
     const rows = await listClientTokens(callerOf(c), c.req.valid("param").oauth_client_id);
-    const page = readPage(c);
+    const page = pageOf(c.req.valid("query"));
     return jsonapi(c, paginated(c, rows.slice((page.number - 1) * page.size, page.number * page.size).map(serializeToken), page, rows.length));
   },
 );
@@ -271,12 +272,12 @@ oauth.openapi(
     action: "organization.read",
     tags,
     summary: "List the organisation's OAuth tokens",
-    request: { params: orgParam },
-    responses: { ...ok("A page of tokens"), ...errorResponses },
+    request: { params: orgParam, query: pageQuery },
+    responses: { ...ok("A page of tokens", listDocument(oauthTokenResource)), ...errorResponses },
   }),
   async (c) => {
     const rows = await listOrgOAuthTokens(callerOf(c), c.req.valid("param").organization_name);
-    const page = readPage(c);
+    const page = pageOf(c.req.valid("query"));
     return jsonapi(c, paginated(c, rows.slice((page.number - 1) * page.size, page.number * page.size).map(serializeToken), page, rows.length));
   },
 );
@@ -289,7 +290,7 @@ oauth.openapi(
     tags,
     summary: "Show an OAuth token",
     request: { params: tokenParam },
-    responses: { ...ok("The token"), ...errorResponses },
+    responses: { ...ok("The token", resourceDocument(oauthTokenResource)), ...errorResponses },
   }),
   async (c) => jsonapi(c, { data: serializeToken(await showToken(callerOf(c), c.req.valid("param").oauth_token_id)) }),
 );
@@ -302,7 +303,7 @@ oauth.openapi(
     tags,
     summary: "Set an OAuth token's private SSH key (only whether one is set is kept)",
     request: { params: tokenParam, body: jsonBody(tokenUpdateBody) },
-    responses: { ...ok("The token"), ...errorResponses },
+    responses: { ...ok("The token", resourceDocument(oauthTokenResource)), ...errorResponses },
   }),
   async (c) => {
     const sshKey = c.req.valid("json").data.attributes?.["ssh-key"];

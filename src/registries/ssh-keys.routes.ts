@@ -1,16 +1,17 @@
 /** SSH keys (tfe-api-notes §2.6). The key value is write-only: nothing of it is stored or returned. */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, type Resource } from "../jsonapi/document";
+import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { SshKeyRow } from "./ssh-keys.d1";
 import { createSshKey, listOrgSshKeys, removeSshKey, showSshKey, updateSshKey } from "./ssh-keys.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { sshKeyResource } from "./ssh-keys.schemas";
 
 const tags = ["SSH keys"];
 export const sshKeys = router();
 
-const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 const keyParam = z.object({ ssh_key_id: z.string().regex(/^sshkey-[A-Za-z0-9]{1,64}$/) });
 const createBody = z
   .object({ data: z.object({ type: z.literal("ssh-keys"), attributes: z.object({ name: z.string().min(1).max(255), value: z.string().min(1).max(16_384) }) }) })
@@ -34,7 +35,7 @@ sshKeys.openapi(
     tags,
     summary: "Create an SSH key (not with an organisation token)",
     request: { params: orgParam, body: jsonBody(createBody) },
-    responses: { ...ok("The key", 201), ...errorResponses },
+    responses: { ...ok("The key", resourceDocument(sshKeyResource), 201), ...errorResponses },
   }),
   async (c) => {
     const row = await createSshKey(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data.attributes.name);
@@ -49,12 +50,12 @@ sshKeys.openapi(
     action: "organization.read",
     tags,
     summary: "List SSH keys",
-    request: { params: orgParam },
-    responses: { ...ok("A page of keys"), ...errorResponses },
+    request: { params: orgParam, query: pageQuery },
+    responses: { ...ok("A page of keys", listDocument(sshKeyResource)), ...errorResponses },
   }),
   async (c) => {
     const rows = await listOrgSshKeys(callerOf(c), c.req.valid("param").organization_name);
-    const page = readPage(c);
+    const page = pageOf(c.req.valid("query"));
     return jsonapi(c, paginated(c, rows.slice((page.number - 1) * page.size, page.number * page.size).map(serialize), page, rows.length));
   },
 );
@@ -67,7 +68,7 @@ sshKeys.openapi(
     tags,
     summary: "Show an SSH key",
     request: { params: keyParam },
-    responses: { ...ok("The key"), ...errorResponses },
+    responses: { ...ok("The key", resourceDocument(sshKeyResource)), ...errorResponses },
   }),
   async (c) => jsonapi(c, { data: serialize(await showSshKey(callerOf(c), c.req.valid("param").ssh_key_id)) }),
 );
@@ -80,7 +81,7 @@ sshKeys.openapi(
     tags,
     summary: "Rename an SSH key",
     request: { params: keyParam, body: jsonBody(updateBody) },
-    responses: { ...ok("The key"), ...errorResponses },
+    responses: { ...ok("The key", resourceDocument(sshKeyResource)), ...errorResponses },
   }),
   async (c) => {
     const row = await updateSshKey(callerOf(c), c.req.valid("param").ssh_key_id, c.req.valid("json").data.attributes.name);

@@ -7,6 +7,7 @@ import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { jsonapi, noContent, type Resource } from "../jsonapi/document";
+import { orgParam, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { DataRetentionPolicy } from "../workspaces/workspace.types";
 import { acknowledge } from "../workspaces/workspaces.http";
@@ -21,6 +22,7 @@ import {
   type PolicyRequest,
 } from "./retention.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { retentionPolicyResource } from "./retention.schemas";
 
 const tags = ["Data retention policies"];
 export const retention = router();
@@ -57,7 +59,7 @@ retention.openapi(
     tags,
     summary: "Show the workspace's policy, else the organisation default",
     request: { params: workspaceIdParam },
-    responses: { ...ok("The policy"), ...errorResponses },
+    responses: { ...ok("The policy", resourceDocument(retentionPolicyResource)), ...errorResponses },
   }),
   async (c) => {
     const { policy, target } = await workspacePolicy(callerOf(c), c.req.valid("param").workspace_id);
@@ -81,7 +83,11 @@ retention.openapi(
     tags,
     summary: "Create (201) or replace (200) the workspace's policy",
     request: { params: workspaceIdParam, body: jsonBody(policyBody) },
-    responses: { ...ok("The policy", 201), ...errorResponses },
+    responses: {
+      ...ok("The replaced policy", resourceDocument(retentionPolicyResource)),
+      ...ok("The created policy", resourceDocument(retentionPolicyResource), 201),
+      ...errorResponses,
+    },
   }),
   async (c) => setPolicy(c, c.req.valid("param").workspace_id, c.req.valid("json").data),
 );
@@ -94,7 +100,11 @@ retention.openapi(
     tags,
     summary: "Set the workspace's policy (deprecated form)",
     request: { params: workspaceIdParam, body: jsonBody(policyBody) },
-    responses: { ...ok("The policy"), ...errorResponses },
+    responses: {
+      ...ok("The replaced policy", resourceDocument(retentionPolicyResource)),
+      ...ok("The created policy", resourceDocument(retentionPolicyResource), 201),
+      ...errorResponses,
+    },
   }),
   async (c) => setPolicy(c, c.req.valid("param").workspace_id, c.req.valid("json").data),
 );
@@ -117,7 +127,6 @@ retention.openapi(
 
 // ---- organisation default ----
 
-const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 const orgPath = "/organizations/{organization_name}/relationships/data-retention-policy";
 
 retention.openapi(
@@ -128,7 +137,7 @@ retention.openapi(
     tags,
     summary: "Show the organisation's default policy",
     request: { params: orgParam },
-    responses: { ...ok("The policy"), ...errorResponses },
+    responses: { ...ok("The policy", resourceDocument(retentionPolicyResource)), ...errorResponses },
   }),
   async (c) => {
     const { policy, target } = await organizationPolicy(callerOf(c), c.req.valid("param").organization_name);
@@ -144,7 +153,11 @@ retention.openapi(
     tags,
     summary: "Create (201) or replace (200) the organisation's default policy",
     request: { params: orgParam, body: jsonBody(policyBody) },
-    responses: { ...ok("The policy", 201), ...errorResponses },
+    responses: {
+      ...ok("The replaced policy", resourceDocument(retentionPolicyResource)),
+      ...ok("The created policy", resourceDocument(retentionPolicyResource), 201),
+      ...errorResponses,
+    },
   }),
   async (c) => {
     const set = await setOrganizationPolicy(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data);

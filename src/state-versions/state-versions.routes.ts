@@ -4,7 +4,8 @@ import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
-import { jsonapi, noContent, paginated, readPage } from "../jsonapi/document";
+import { jsonapi, noContent, paginated } from "../jsonapi/document";
+import { includeQuery, listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
 import { serializeOutputs, serializeResources, serializeStateVersion } from "./state-versions.serialize";
@@ -18,6 +19,7 @@ import {
   rollbackStateVersion,
 } from "./state-versions.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { stateResource, stateVersionOutputResource, stateVersionResource } from "./state-versions.schemas";
 
 const tags = ["State versions"];
 export const stateVersions = router();
@@ -52,7 +54,7 @@ stateVersions.openapi(
     tags,
     summary: "Create a state version (the caller must hold the lock)",
     request: { params: workspaceIdParam, body: jsonBody(createBody) },
-    responses: { ...ok("The state version", 201), 409: { description: "Not locked by the caller" }, ...errorResponses },
+    responses: { ...ok("The state version", resourceDocument(stateVersionResource), 201), 409: { description: "Not locked by the caller" }, ...errorResponses },
   }),
   async (c) => {
     const wsId = c.req.valid("param").workspace_id;
@@ -80,7 +82,11 @@ stateVersions.openapi(
     tags,
     summary: "Roll back to a previous state version: a new current version copying it (the caller must hold the lock)",
     request: { params: workspaceIdParam, body: jsonBody(rollbackBody) },
-    responses: { ...ok("The new state version", 201), 409: { description: "Not locked by the caller" }, ...errorResponses },
+    responses: {
+      ...ok("The new state version", resourceDocument(stateVersionResource), 201),
+      409: { description: "Not locked by the caller" },
+      ...errorResponses,
+    },
   }),
   async (c) => {
     const wsId = c.req.valid("param").workspace_id;
@@ -91,11 +97,10 @@ stateVersions.openapi(
 );
 
 const svParam = z.object({ state_version_id: z.string().regex(/^sv-[A-Za-z0-9]{1,64}$/) });
-const includeQuery = z.object({ include: z.string().max(200).optional() }).passthrough();
 
 /** `include=outputs` on state-version reads (go-tfe's ReadCurrentWithOptions). */
-function withOutputs(c: Context<AppEnv>, sv: Parameters<typeof serializeOutputs>[0], canReadState: boolean) {
-  const values = (c.req.query("include") ?? "")
+function withOutputs(include: string | undefined, sv: Parameters<typeof serializeOutputs>[0], canReadState: boolean) {
+  const values = (include ?? "")
     .split(",")
     .map((v) => v.trim())
     .filter(Boolean);
@@ -113,11 +118,14 @@ stateVersions.openapi(
     tags,
     summary: "Show a state version",
     request: { params: svParam, query: includeQuery },
-    responses: { ...ok("The state version"), ...errorResponses },
+    responses: { ...ok("The state version", resourceDocument(stateVersionResource)), ...errorResponses },
   }),
   async (c) => {
     const { workspaceId, sv, canReadState, uploads } = await readStateVersion(callerOf(c), c.req.valid("param").state_version_id);
-    return jsonapi(c, { data: await serializeStateVersion(c.env, origin(c), workspaceId, sv, { canUpload: uploads }), ...withOutputs(c, sv, canReadState) });
+    return jsonapi(c, {
+      data: await serializeStateVersion(c.env, origin(c), workspaceId, sv, { canUpload: uploads }),
+      ...withOutputs(c.req.valid("query").include, sv, canReadState),
+    });
   },
 );
 
@@ -128,12 +136,12 @@ stateVersions.openapi(
     action: "state.read-outputs",
     tags,
     summary: "A state version's outputs",
-    request: { params: svParam },
-    responses: { ...ok("The outputs"), ...errorResponses },
+    request: { params: svParam, query: pageQuery },
+    responses: { ...ok("The outputs", listDocument(stateVersionOutputResource)), ...errorResponses },
   }),
   async (c) => {
     const { sv, canReadState } = await readStateVersion(callerOf(c), c.req.valid("param").state_version_id, 1);
-    const page = readPage(c);
+    const page = pageOf(c.req.valid("query"));
     const all = serializeOutputs(sv, "state-version-outputs", canReadState);
     return jsonapi(c, paginated(c, all.slice((page.number - 1) * page.size, page.number * page.size), page, all.length));
   },
@@ -147,12 +155,15 @@ stateVersions.openapi(
     tags,
     summary: "The workspace's current state version (404 when none)",
     request: { params: workspaceIdParam, query: includeQuery },
-    responses: { ...ok("The state version"), ...errorResponses },
+    responses: { ...ok("The state version", resourceDocument(stateVersionResource)), ...errorResponses },
   }),
   async (c) => {
     const wsId = c.req.valid("param").workspace_id;
     const { sv, canReadState, uploads } = await currentStateVersion(callerOf(c), wsId);
-    return jsonapi(c, { data: await serializeStateVersion(c.env, origin(c), wsId, sv, { canUpload: uploads }), ...withOutputs(c, sv, canReadState) });
+    return jsonapi(c, {
+      data: await serializeStateVersion(c.env, origin(c), wsId, sv, { canUpload: uploads }),
+      ...withOutputs(c.req.valid("query").include, sv, canReadState),
+    });
   },
 );
 
@@ -163,12 +174,12 @@ stateVersions.openapi(
     action: "state.read-outputs",
     tags,
     summary: "Outputs of the current state version",
-    request: { params: workspaceIdParam },
-    responses: { ...ok("The outputs"), ...errorResponses },
+    request: { params: workspaceIdParam, query: pageQuery },
+    responses: { ...ok("The outputs", listDocument(stateVersionOutputResource)), ...errorResponses },
   }),
   async (c) => {
     const { sv } = await currentStateVersion(callerOf(c), c.req.valid("param").workspace_id, 1);
-    const page = readPage(c);
+    const page = pageOf(c.req.valid("query"));
     // As the real service does, this endpoint never shows sensitive values (go-tfe's tests rely on it).
     const all = serializeOutputs(sv, "state-version-outputs", false);
     return jsonapi(c, paginated(c, all.slice((page.number - 1) * page.size, page.number * page.size), page, all.length));
@@ -182,13 +193,13 @@ stateVersions.openapi(
     action: "workspace.read",
     tags,
     summary: "The managed resources of the workspace's current state",
-    request: { params: workspaceIdParam },
-    responses: { ...ok("The resources"), ...errorResponses },
+    request: { params: workspaceIdParam, query: pageQuery },
+    responses: { ...ok("The resources", listDocument(stateResource)), ...errorResponses },
   }),
   async (c) => {
     const { workspace_id } = c.req.valid("param");
     const all = serializeResources(workspace_id, await resourcesState(callerOf(c), workspace_id));
-    const page = readPage(c);
+    const page = pageOf(c.req.valid("query"));
     return jsonapi(c, paginated(c, all.slice((page.number - 1) * page.size, page.number * page.size), page, all.length));
   },
 );
@@ -201,21 +212,19 @@ stateVersions.openapi(
     tags,
     summary: "List a workspace's state versions, newest first",
     request: {
-      query: z
-        .object({
+      query: pageQuery
+        .extend({
           "filter[workspace][name]": z.string().min(1).max(255),
           "filter[organization][name]": z.string().min(1).max(255),
           "filter[status]": z.enum(["pending", "finalized", "discarded"]).optional(),
-          "page[number]": z.string().max(20).optional(),
-          "page[size]": z.string().max(20).optional(),
         })
         .passthrough(),
     },
-    responses: { ...ok("A page of state versions"), ...errorResponses },
+    responses: { ...ok("A page of state versions", listDocument(stateVersionResource)), ...errorResponses },
   }),
   async (c) => {
     const q = c.req.valid("query");
-    const page = readPage(c);
+    const page = pageOf(q);
     const workspace = { organization: q["filter[organization][name]"], name: q["filter[workspace][name]"] };
     const { workspaceId, items, total, uploads } = await listStateVersions(callerOf(c), workspace, q["filter[status]"], page);
     const data = await Promise.all(items.map((sv) => serializeStateVersion(c.env, origin(c), workspaceId, sv, { canUpload: uploads })));
@@ -233,7 +242,7 @@ stateVersions.openapi(
     tags,
     summary: "Show one output",
     request: { params: outputParam },
-    responses: { ...ok("The output"), ...errorResponses },
+    responses: { ...ok("The output", resourceDocument(stateVersionOutputResource)), ...errorResponses },
   }),
   async (c) => {
     // Output ids are the state version's id followed by the output's index (see outputId).

@@ -52,7 +52,7 @@ export type Entitlement = (typeof ENTITLEMENTS)[number];
 export type EntitlementSet = Record<Entitlement, boolean> & { "user-limit": number | null };
 
 /** Policy and run-task limits of a plan (null: unlimited). */
-const LIMIT_KEYS = [
+export const LIMIT_KEYS = [
   "policy-limit",
   "policy-mandatory-enforcement-limit",
   "policy-set-limit",

@@ -5,11 +5,13 @@
  */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, paginated, readPage } from "../jsonapi/document";
+import { jsonapi, paginated } from "../jsonapi/document";
+import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
 import { serializeFeatureSet, serializeSubscription } from "./subscriptions.serialize";
 import { assignSubscription, listFeatureSets, showSubscription } from "./subscriptions.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { featureSetResource, subscriptionResource } from "./subscriptions.schemas";
 
 const tags = ["Admin"];
 export const subscriptions = router();
@@ -51,15 +53,14 @@ subscriptions.openapi(
     tags,
     summary: "List the plans (feature sets) an organisation can be assigned, by name (hosted edition; site admins)",
     request: {
-      query: z
-        .object({ q: z.string().max(255).optional(), "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional() })
-        .passthrough(),
+      query: pageQuery.extend({ q: z.string().max(255).optional() }).passthrough(),
     },
-    responses: { ...ok("A page of feature sets"), ...errorResponses },
+    responses: { ...ok("A page of feature sets", listDocument(featureSetResource)), ...errorResponses },
   }),
   (c) => {
-    const page = readPage(c);
-    const { items, total } = listFeatureSets(callerOf(c), c.req.valid("query").q ?? "", page);
+    const query = c.req.valid("query");
+    const page = pageOf(query);
+    const { items, total } = listFeatureSets(callerOf(c), query.q ?? "", page);
     return jsonapi(c, paginated(c, items.map(serializeFeatureSet), page, total));
   },
 );
@@ -71,8 +72,8 @@ subscriptions.openapi(
     action: "site-admin",
     tags,
     summary: "Assign a plan to an organisation; its entitlement set follows (hosted edition; site admins)",
-    request: { params: z.object({ organization_name: z.string().min(1).max(255) }), body: jsonBody(subscriptionBody) },
-    responses: { ...ok("The new subscription, its feature set included", 201), ...errorResponses },
+    request: { params: orgParam, body: jsonBody(subscriptionBody) },
+    responses: { ...ok("The new subscription, its feature set included", resourceDocument(subscriptionResource), 201), ...errorResponses },
   }),
   async (c) => {
     const { attributes = {}, relationships } = c.req.valid("json").data;
@@ -88,8 +89,8 @@ subscriptions.openapi(
     action: "organization.read",
     tags: ["Organizations"],
     summary: "Show the organisation's subscription, its feature set included (hosted edition; members)",
-    request: { params: z.object({ organization_name: z.string().min(1).max(255) }) },
-    responses: { ...ok("The subscription, its feature set included"), ...errorResponses },
+    request: { params: orgParam },
+    responses: { ...ok("The subscription, its feature set included", resourceDocument(subscriptionResource)), ...errorResponses },
   }),
   async (c) => {
     const view = await showSubscription(callerOf(c), c.req.valid("param").organization_name);

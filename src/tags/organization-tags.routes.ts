@@ -5,26 +5,20 @@
  */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { noContent, paginated, jsonapi, readPage } from "../jsonapi/document";
+import { noContent, paginated, jsonapi } from "../jsonapi/document";
+import { listDocument, orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { LIMITS } from "../limits";
-import { orgParam } from "../workspaces/workspaces.schemas";
 import { acknowledge } from "../workspaces/workspaces.http";
 import { serializeTag } from "./tags.serialize";
 import { attachTagToWorkspaces, deleteOrganizationTags, organizationTags as listTags } from "./tags.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { tagResource } from "./tags.schemas";
 
 const tags = ["Tags"];
 export const organizationTags = router();
 
-const listQuery = z
-  .object({
-    "page[number]": z.string().max(20).optional(),
-    "page[size]": z.string().max(20).optional(),
-    q: z.string().max(255).optional(),
-    "filter[exclude][taggable][id]": z.string().max(64).optional(),
-  })
-  .passthrough();
+const listQuery = pageQuery.extend({ q: z.string().max(255).optional(), "filter[exclude][taggable][id]": z.string().max(64).optional() }).passthrough();
 
 const tagIdsBody = z
   .object({
@@ -51,11 +45,11 @@ organizationTags.openapi(
     tags,
     summary: "List the organisation's tags (those on at least one workspace), by name",
     request: { params: orgParam, query: listQuery },
-    responses: { ...ok("A page of tags"), ...errorResponses },
+    responses: { ...ok("A page of tags", listDocument(tagResource)), ...errorResponses },
   }),
   async (c) => {
     const query = c.req.valid("query");
-    const page = readPage(c);
+    const page = pageOf(query);
     const { rows, total, organization } = await listTags(
       callerOf(c),
       c.req.valid("param").organization_name,

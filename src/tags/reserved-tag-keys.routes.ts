@@ -1,16 +1,17 @@
 /** Reserved tag keys (HCP reserved-tag-keys API; go-tfe ReservedTagKeys): list, create, update, delete. */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, type Resource } from "../jsonapi/document";
+import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { ReservedTagKeyRow } from "./reserved-tag-keys.d1";
 import { createReservedTagKey, listOrgReservedTagKeys, removeReservedTagKey, updateReservedTagKeyById } from "./reserved-tag-keys.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { reservedTagKeyResource } from "./tags.schemas";
 
 const tags = ["Reserved tag keys"];
 export const reservedTagKeys = router();
 
-const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 const idParam = z.object({ id: z.string().regex(/^rtk-[A-Za-z0-9]{1,64}$/) });
 // The key's rules (and their texts, which go-tfe matches) are the service's: here only a bound on the size.
 const attributes = z.object({ key: z.string().max(1000).optional(), "disable-overrides": z.boolean().optional() });
@@ -39,11 +40,11 @@ reservedTagKeys.openapi(
     action: "organization.read",
     tags,
     summary: "List reserved tag keys",
-    request: { params: orgParam },
-    responses: { ...ok("A page of reserved tag keys, oldest first"), ...errorResponses },
+    request: { params: orgParam, query: pageQuery },
+    responses: { ...ok("A page of reserved tag keys, oldest first", listDocument(reservedTagKeyResource)), ...errorResponses },
   }),
   async (c) => {
-    const page = readPage(c);
+    const page = pageOf(c.req.valid("query"));
     const { rows, total } = await listOrgReservedTagKeys(callerOf(c), c.req.valid("param").organization_name, page);
     return jsonapi(c, paginated(c, rows.map(serialize), page, total));
   },
@@ -57,7 +58,7 @@ reservedTagKeys.openapi(
     tags,
     summary: "Add a reserved tag key",
     request: { params: orgParam, body: jsonBody(body("ReservedTagKeyCreate")) },
-    responses: { ...ok("The reserved tag key", 201), ...errorResponses },
+    responses: { ...ok("The reserved tag key", resourceDocument(reservedTagKeyResource), 201), ...errorResponses },
   }),
   async (c) => {
     const a = c.req.valid("json").data.attributes ?? {};
@@ -74,7 +75,7 @@ reservedTagKeys.openapi(
     tags,
     summary: "Update a reserved tag key",
     request: { params: idParam, body: jsonBody(body("ReservedTagKeyUpdate")) },
-    responses: { ...ok("The reserved tag key"), ...errorResponses },
+    responses: { ...ok("The reserved tag key", resourceDocument(reservedTagKeyResource)), ...errorResponses },
   }),
   async (c) => {
     const a = c.req.valid("json").data.attributes ?? {};

@@ -13,6 +13,8 @@ import { acknowledge } from "../workspaces/workspaces.http";
 import { effectiveBindings, projectEffectiveBindings, serializeBinding, serializeProjectBinding } from "./tags.serialize";
 import { projectTagBindings, upsertProjectTagBindings, upsertWorkspaceTagBindings, workspaceEffectiveTagBindings, workspaceTagBindings } from "./tags.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { effectiveTagBindingResource, tagBindingResource } from "./tags.schemas";
+import { listDocument } from "../jsonapi/schemas";
 
 const tags = ["Tag bindings"];
 export const tagBindings = router();
@@ -31,7 +33,7 @@ tagBindings.openapi(
     tags,
     summary: "List a workspace's direct tag bindings (never its flat tags; not paginated)",
     request: { params: workspaceIdParam },
-    responses: { ...ok("The direct tag bindings"), ...errorResponses },
+    responses: { ...ok("The direct tag bindings", listDocument(tagBindingResource)), ...errorResponses },
   }),
   async (c) => {
     const record = await workspaceTagBindings(callerOf(c), c.req.valid("param").workspace_id);
@@ -47,7 +49,7 @@ tagBindings.openapi(
     tags,
     summary: "Add or update tag bindings by key (never removes); answers the bindings sent, in order",
     request: { params: workspaceIdParam, body: jsonBody(tagBindingsBody) },
-    responses: { ...ok("The bindings sent"), ...errorResponses },
+    responses: { ...ok("The bindings sent", listDocument(tagBindingResource)), ...errorResponses },
   }),
   async (c) => {
     const sent = c.req.valid("json").data.map((d) => d.attributes);
@@ -65,7 +67,7 @@ tagBindings.openapi(
     tags,
     summary: "List a workspace's effective tag bindings: direct plus inherited from its project (direct wins)",
     request: { params: workspaceIdParam },
-    responses: { ...ok("The effective tag bindings"), ...errorResponses },
+    responses: { ...ok("The effective tag bindings", listDocument(effectiveTagBindingResource)), ...errorResponses },
   }),
   async (c) => {
     const { record, inherited } = await workspaceEffectiveTagBindings(callerOf(c), c.req.valid("param").workspace_id);
@@ -83,7 +85,7 @@ tagBindings.openapi(
     tags,
     summary: "List a project's tag bindings",
     request: { params: projectIdParam },
-    responses: { ...ok("The project's tag bindings"), ...errorResponses },
+    responses: { ...ok("The project's tag bindings", listDocument(tagBindingResource)), ...errorResponses },
   }),
   async (c) => {
     const projectId = c.req.valid("param").project_id;
@@ -100,7 +102,7 @@ tagBindings.openapi(
     tags,
     summary: "Add or update a project's tag bindings by key (never removes); at most 10 per project",
     request: { params: projectIdParam, body: jsonBody(tagBindingsBody) },
-    responses: { ...ok("The bindings sent"), ...errorResponses },
+    responses: { ...ok("The bindings sent", listDocument(tagBindingResource)), ...errorResponses },
   }),
   async (c) => {
     const rows = await upsertProjectTagBindings(
@@ -120,7 +122,7 @@ tagBindings.openapi(
     tags,
     summary: "List a project's effective tag bindings (its own; projects inherit nothing)",
     request: { params: projectIdParam },
-    responses: { ...ok("The project's effective tag bindings"), ...errorResponses },
+    responses: { ...ok("The project's effective tag bindings", listDocument(effectiveTagBindingResource)), ...errorResponses },
   }),
   async (c) => {
     return jsonapi(c, { data: projectEffectiveBindings(await projectTagBindings(callerOf(c), c.req.valid("param").project_id)) });

@@ -1,7 +1,8 @@
 /** Flat tags of a workspace: GET / POST / DELETE /workspaces/:id/relationships/tags (spec §4.12). */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, noContent, paginated, readPage } from "../jsonapi/document";
+import { jsonapi, noContent, paginated } from "../jsonapi/document";
+import { listDocument, pageOf, pageQuery } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { LIMITS } from "../limits";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
@@ -9,6 +10,7 @@ import { acknowledge } from "../workspaces/workspaces.http";
 import { serializeTag } from "./tags.serialize";
 import { addWorkspaceFlatTags, removeWorkspaceFlatTags, workspaceFlatTags } from "./tags.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { tagResource } from "./tags.schemas";
 
 const tags = ["Tags"];
 export const workspaceTags = router();
@@ -26,13 +28,7 @@ const flatTagRef = z
 
 export const flatTagsBody = z.object({ data: z.array(flatTagRef).max(LIMITS.tagRefsPerRequest) }).openapi("TagReferences");
 
-const listQuery = z
-  .object({
-    "page[number]": z.string().max(20).optional(),
-    "page[size]": z.string().max(20).optional(),
-    name: z.string().max(255).optional(),
-  })
-  .passthrough();
+const listQuery = pageQuery.extend({ name: z.string().max(255).optional() }).passthrough();
 
 const path = "/workspaces/{workspace_id}/relationships/tags";
 
@@ -44,11 +40,12 @@ workspaceTags.openapi(
     tags,
     summary: "List a workspace's flat tags (insertion order; `name` filters by substring)",
     request: { params: workspaceIdParam, query: listQuery },
-    responses: { ...ok("A page of tags"), ...errorResponses },
+    responses: { ...ok("A page of tags", listDocument(tagResource)), ...errorResponses },
   }),
   async (c) => {
-    const { rows, organization } = await workspaceFlatTags(callerOf(c), c.req.valid("param").workspace_id, c.req.valid("query").name);
-    const page = readPage(c);
+    const query = c.req.valid("query");
+    const { rows, organization } = await workspaceFlatTags(callerOf(c), c.req.valid("param").workspace_id, query.name);
+    const page = pageOf(query);
     const slice = rows.slice((page.number - 1) * page.size, page.number * page.size);
     return jsonapi(
       c,

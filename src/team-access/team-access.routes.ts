@@ -1,7 +1,8 @@
 /** Team access to workspaces (`team-workspaces`) and projects (`team-projects`), per the real role tables. */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, type Resource } from "../jsonapi/document";
+import { listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { TpRow, TwRow } from "./team-access.d1";
 import { PRJ_IMPLIED, PRJ_LEVELS, WS_DEFAULT_CUSTOM, WS_IMPLIED, WS_LEVELS, type PrjAccess, type WsCustom } from "./team-access.rules";
@@ -18,6 +19,7 @@ import {
   workspaceTeamAccesses,
 } from "./team-access.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { teamProjectResource, teamWorkspaceResource } from "./team-access.schemas";
 
 const tags = ["Team access"];
 export const teamAccess = router();
@@ -72,7 +74,7 @@ teamAccess.openapi(
     tags,
     summary: "Give a team access to a workspace",
     request: { body: jsonBody(twCreateBody) },
-    responses: { ...ok("The access", 201), ...errorResponses },
+    responses: { ...ok("The access", resourceDocument(teamWorkspaceResource), 201), ...errorResponses },
   }),
   async (c) => {
     const { attributes, relationships } = c.req.valid("json").data;
@@ -90,15 +92,14 @@ teamAccess.openapi(
     tags,
     summary: "List the team access of a workspace",
     request: {
-      query: z
-        .object({ "filter[workspace][id]": z.string().max(64), "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional() })
-        .passthrough(),
+      query: pageQuery.extend({ "filter[workspace][id]": z.string().max(64) }).passthrough(),
     },
-    responses: { ...ok("Team accesses"), ...errorResponses },
+    responses: { ...ok("Team accesses", listDocument(teamWorkspaceResource)), ...errorResponses },
   }),
   async (c) => {
-    const rows = await workspaceTeamAccesses(callerOf(c), c.req.valid("query")["filter[workspace][id]"]);
-    const page = readPage(c);
+    const query = c.req.valid("query");
+    const rows = await workspaceTeamAccesses(callerOf(c), query["filter[workspace][id]"]);
+    const page = pageOf(query);
     return jsonapi(c, paginated(c, rows.slice((page.number - 1) * page.size, page.number * page.size).map(serializeTw), page, rows.length));
   },
 );
@@ -113,7 +114,7 @@ teamAccess.openapi(
     tags,
     summary: "Show a team access",
     request: { params: twParam },
-    responses: { ...ok("The access"), ...errorResponses },
+    responses: { ...ok("The access", resourceDocument(teamWorkspaceResource)), ...errorResponses },
   }),
   async (c) => jsonapi(c, { data: serializeTw(await showTeamWorkspace(callerOf(c), c.req.valid("param").id)) }),
 );
@@ -126,7 +127,7 @@ teamAccess.openapi(
     tags,
     summary: "Change a team access",
     request: { params: twParam, body: jsonBody(twUpdateBody) },
-    responses: { ...ok("The access"), ...errorResponses },
+    responses: { ...ok("The access", resourceDocument(teamWorkspaceResource)), ...errorResponses },
   }),
   async (c) => {
     const { access, ...given } = c.req.valid("json").data.attributes;
@@ -219,7 +220,7 @@ teamAccess.openapi(
     tags,
     summary: "Give a team access to a project",
     request: { body: jsonBody(tpCreateBody) },
-    responses: { ...ok("The access", 201), ...errorResponses },
+    responses: { ...ok("The access", resourceDocument(teamProjectResource), 201), ...errorResponses },
   }),
   async (c) => {
     const { attributes: a, relationships } = c.req.valid("json").data;
@@ -241,15 +242,14 @@ teamAccess.openapi(
     tags,
     summary: "List the team access of a project",
     request: {
-      query: z
-        .object({ "filter[project][id]": z.string().max(64), "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional() })
-        .passthrough(),
+      query: pageQuery.extend({ "filter[project][id]": z.string().max(64) }).passthrough(),
     },
-    responses: { ...ok("Team accesses"), ...errorResponses },
+    responses: { ...ok("Team accesses", listDocument(teamProjectResource)), ...errorResponses },
   }),
   async (c) => {
-    const rows = await projectTeamAccesses(callerOf(c), c.req.valid("query")["filter[project][id]"]);
-    const page = readPage(c);
+    const query = c.req.valid("query");
+    const rows = await projectTeamAccesses(callerOf(c), query["filter[project][id]"]);
+    const page = pageOf(query);
     return jsonapi(c, paginated(c, rows.slice((page.number - 1) * page.size, page.number * page.size).map(serializeTp), page, rows.length));
   },
 );
@@ -264,7 +264,7 @@ teamAccess.openapi(
     tags,
     summary: "Show a project team access",
     request: { params: tpParam },
-    responses: { ...ok("The access"), ...errorResponses },
+    responses: { ...ok("The access", resourceDocument(teamProjectResource)), ...errorResponses },
   }),
   async (c) => jsonapi(c, { data: serializeTp(await showTeamProject(callerOf(c), c.req.valid("param").id)) }),
 );
@@ -277,7 +277,7 @@ teamAccess.openapi(
     tags,
     summary: "Change a project team access",
     request: { params: tpParam, body: jsonBody(tpUpdateBody) },
-    responses: { ...ok("The access"), ...errorResponses },
+    responses: { ...ok("The access", resourceDocument(teamProjectResource)), ...errorResponses },
   }),
   async (c) => {
     const a = c.req.valid("json").data.attributes;

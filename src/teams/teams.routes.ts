@@ -2,17 +2,18 @@
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { LIMITS } from "../limits";
-import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, type Resource } from "../jsonapi/document";
+import { includeQuery, listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { serializeMembership } from "../users/memberships";
 import { ORG_ACCESS_KEYS, serializeTeam } from "./teams.serialize";
 import { changeMemberships, changeUsers, createTeam, deleteTeam, listTeams, showTeam, updateTeam, type TeamView } from "./teams.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { teamResource } from "./teams.schemas";
 
 const tags = ["Teams"];
 export const teams = router();
 
-const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 const teamParam = z.object({ team_id: z.string().regex(/^team-[A-Za-z0-9]{1,64}$/) });
 
 const orgAccessInput = z.object(
@@ -44,7 +45,7 @@ teams.openapi(
     tags,
     summary: "Create a team (200, as the real service documents)",
     request: { params: orgParam, body: jsonBody(teamCreateBody) },
-    responses: { ...ok("The team"), ...errorResponses },
+    responses: { ...ok("The team", resourceDocument(teamResource)), ...errorResponses },
   }),
   async (c) => {
     const team = await createTeam(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data.attributes);
@@ -61,20 +62,14 @@ teams.openapi(
     summary: "List teams",
     request: {
       params: orgParam,
-      query: z
-        .object({
-          q: z.string().max(255).optional(),
-          "filter[names]": z.string().max(2000).optional(),
-          "page[number]": z.string().max(20).optional(),
-          "page[size]": z.string().max(20).optional(),
-        })
-        .passthrough(),
+      query: pageQuery.extend({ q: z.string().max(255).optional(), "filter[names]": z.string().max(2000).optional() }).passthrough(),
     },
-    responses: { ...ok("A page of teams"), ...errorResponses },
+    responses: { ...ok("A page of teams", listDocument(teamResource)), ...errorResponses },
   }),
   async (c) => {
-    const { q, "filter[names]": names } = c.req.valid("query");
-    const page = readPage(c);
+    const query = c.req.valid("query");
+    const { q, "filter[names]": names } = query;
+    const page = pageOf(query);
     const { teams: rows, total } = await listTeams(callerOf(c), c.req.valid("param").organization_name, { q, names }, page);
     return jsonapi(c, paginated(c, rows.map(render), page, total));
   },
@@ -87,8 +82,8 @@ teams.openapi(
     action: "organization.read",
     tags,
     summary: "Show a team (include: users, organization-memberships)",
-    request: { params: teamParam, query: z.object({ include: z.string().max(200).optional() }).passthrough() },
-    responses: { ...ok("The team"), ...errorResponses },
+    request: { params: teamParam, query: includeQuery },
+    responses: { ...ok("The team", resourceDocument(teamResource)), ...errorResponses },
   }),
   async (c) => {
     const { team, users, memberships } = await showTeam(callerOf(c), c.req.valid("param").team_id, c.req.valid("query").include);
@@ -108,7 +103,7 @@ teams.openapi(
     tags,
     summary: "Update a team",
     request: { params: teamParam, body: jsonBody(teamUpdateBody) },
-    responses: { ...ok("The team"), ...errorResponses },
+    responses: { ...ok("The team", resourceDocument(teamResource)), ...errorResponses },
   }),
   async (c) => {
     const team = await updateTeam(callerOf(c), c.req.valid("param").team_id, c.req.valid("json").data.attributes ?? {});

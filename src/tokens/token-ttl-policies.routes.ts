@@ -1,17 +1,18 @@
 /** Organisation token TTL policies: GET lists all four token types' policies, PATCH sets some of them (bulk). */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, paginated, readPage, type Resource } from "../jsonapi/document";
+import { jsonapi, paginated, type Resource } from "../jsonapi/document";
+import { listDocument, orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
 import { LIMITS } from "../limits";
 import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
 import { TTL_TOKEN_TYPES, type TokenTtlPolicyRow } from "./token-ttl-policies.d1";
 import { listPolicies, updatePolicies } from "./token-ttl-policies.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { tokenTtlPolicyResource } from "./tokens.schemas";
 
 const tags = ["Tokens"];
 export const tokenTtlPolicies = router();
 
-const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 const path = "/organizations/{organization_name}/token-ttl-policies";
 
 const policyItem = z.object({
@@ -42,11 +43,11 @@ tokenTtlPolicies.openapi(
     action: "organization.manage",
     tags,
     summary: "List the organisation's token TTL policies (one per token type: organization, team, user, audit_trails)",
-    request: { params: orgParam },
-    responses: { ...ok("A page of policies"), ...errorResponses },
+    request: { params: orgParam, query: pageQuery },
+    responses: { ...ok("A page of policies", listDocument(tokenTtlPolicyResource)), ...errorResponses },
   }),
   async (c) => {
-    const page = readPage(c);
+    const page = pageOf(c.req.valid("query"));
     const { rows, total } = await listPolicies(callerOf(c), c.req.valid("param").organization_name, page);
     return jsonapi(c, paginated(c, rows.map(serializePolicy), page, total));
   },
@@ -60,7 +61,7 @@ tokenTtlPolicies.openapi(
     tags,
     summary: "Set the maximum lifetime (ms) of the given token types; answers every policy",
     request: { params: orgParam, body: jsonBody(updateBody) },
-    responses: { ...ok("Every policy"), ...errorResponses },
+    responses: { ...ok("Every policy", listDocument(tokenTtlPolicyResource)), ...errorResponses },
   }),
   async (c) => {
     const rows = await updatePolicies(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data.attributes["token-ttl-policies"]);

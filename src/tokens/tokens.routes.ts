@@ -5,9 +5,9 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
-import { fail, ok as success, type Result } from "../errors";
-import { jsonapi, noContent, paginated, readPage, type Page, type Resource } from "../jsonapi/document";
-import { errorResponses, noContentResponse, ok, router } from "../jsonapi/validation";
+import { jsonapi, noContent, paginated, type Page, type Resource } from "../jsonapi/document";
+import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
+import { errorResponses, noContentResponse, ok, optionalJsonBody, router } from "../jsonapi/validation";
 import { serializeAgentToken } from "../registries/agent-tokens.serialize";
 import type { TokenRow } from "./tokens.d1";
 import {
@@ -29,6 +29,7 @@ import {
   type TokenInput,
 } from "./tokens.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { authenticationTokenResource } from "./tokens.schemas";
 
 const tags = ["Tokens"];
 export const tokens = router();
@@ -37,10 +38,15 @@ const tokenAttributes = z.object({
   description: z.string().max(255).nullable().optional(),
   "expired-at": z.string().max(64).nullable().optional(),
 });
+/**
+ * An optional create body (go-tfe sends none, or `expired-at` / `description`). A bad body is not thrown: the
+ * service reports it only to a caller allowed to create the token.
+ */
 const tokenBody = z
   .object({ data: z.object({ type: z.string().max(64).optional(), attributes: tokenAttributes.optional() }).optional() })
-  .openapi("TokenCreate");
-/** Token bodies are optional and may be empty even with a JSON:API Content-Type: parsed by the handler. */
+  .optional()
+  .transform((b): { attributes: TokenInput } => ({ attributes: b?.data?.attributes ?? {} }));
+/** Token bodies are optional and may be empty even with a JSON:API Content-Type: read by the handler (optionalJsonBody). */
 const TOKEN_BODY_DOC = 'Body (optional): `{"data":{"type":"authentication-tokens","attributes":{"description":"...","expired-at":"..."}}}`.';
 
 function serializeToken(row: TokenRow, secret?: string): Resource {
@@ -61,27 +67,6 @@ function serializeToken(row: TokenRow, secret?: string): Resource {
     relationships,
     links: { self: `/api/v2/authentication-tokens/${row.id}` },
   };
-}
-
-/**
- * Parses an optional create body (go-tfe sends none, or `expired-at` / `description`). A bad body is
- * returned, not thrown: the service reports it only to a caller allowed to create the token.
- */
-async function readTokenBody(c: Context): Promise<Result<{ attributes: TokenInput }>> {
-  const text = await c.req.text();
-  if (text.trim() === "") return success({ attributes: {} });
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return fail("malformed_body");
-  }
-  const parsed = tokenBody.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return fail("invalid_attribute", issue?.message, `/${(issue?.path ?? ["data", "attributes"]).join("/")}`);
-  }
-  return success({ attributes: parsed.data.data?.attributes ?? {} });
 }
 
 const created = (c: Context, t: MintedToken) => jsonapi(c, { data: serializeToken(t.row, t.secret) }, 201);
@@ -109,9 +94,9 @@ tokens.openapi(
     summary: "Create (replace) the team's legacy token",
     request: { params: teamParam },
     description: TOKEN_BODY_DOC,
-    responses: { ...ok("The token, with its secret", 201), ...errorResponses },
+    responses: { ...ok("The token, with its secret", resourceDocument(authenticationTokenResource), 201), ...errorResponses },
   }),
-  async (c) => created(c, await createLegacyTeamToken(callerOf(c), c.req.valid("param").team_id, await readTokenBody(c))),
+  async (c) => created(c, await createLegacyTeamToken(callerOf(c), c.req.valid("param").team_id, await optionalJsonBody(c, tokenBody))),
 );
 
 tokens.openapi(
@@ -122,7 +107,7 @@ tokens.openapi(
     tags,
     summary: "Show the team's legacy token",
     request: { params: teamParam },
-    responses: { ...ok("The token (no secret)"), ...errorResponses },
+    responses: { ...ok("The token (no secret)", resourceDocument(authenticationTokenResource)), ...errorResponses },
   }),
   async (c) => jsonapi(c, { data: serializeToken(await showLegacyTeamToken(callerOf(c), c.req.valid("param").team_id)) }),
 );
@@ -152,9 +137,9 @@ tokens.openapi(
     summary: "Create a described team token",
     request: { params: teamParam },
     description: TOKEN_BODY_DOC,
-    responses: { ...ok("The token, with its secret", 201), ...errorResponses },
+    responses: { ...ok("The token, with its secret", resourceDocument(authenticationTokenResource), 201), ...errorResponses },
   }),
-  async (c) => created(c, await createTeamToken(callerOf(c), c.req.valid("param").team_id, await readTokenBody(c))),
+  async (c) => created(c, await createTeamToken(callerOf(c), c.req.valid("param").team_id, await optionalJsonBody(c, tokenBody))),
 );
 
 tokens.openapi(
@@ -164,11 +149,11 @@ tokens.openapi(
     action: "teams.manage-tokens",
     tags,
     summary: "List a team's tokens",
-    request: { params: teamParam },
-    responses: { ...ok("A page of tokens"), ...errorResponses },
+    request: { params: teamParam, query: pageQuery },
+    responses: { ...ok("A page of tokens", listDocument(authenticationTokenResource)), ...errorResponses },
   }),
   async (c) => {
-    const page = readPage(c);
+    const page = pageOf(c.req.valid("query"));
     return listed(c, page, await listTeamTokens(callerOf(c), c.req.valid("param").team_id, page));
   },
 );
@@ -197,28 +182,20 @@ tokens.openapi(
     tags,
     summary: "List the organisation's team tokens (q: team name; sort: team-name, created-by, created-at, expired-at, last-used-at)",
     request: {
-      params: z.object({ organization_name: z.string().min(1).max(255) }),
-      query: z
-        .object({
-          q: z.string().max(255).optional(),
-          sort: z.string().max(64).optional(),
-          "page[number]": z.string().max(20).optional(),
-          "page[size]": z.string().max(20).optional(),
-        })
-        .passthrough(),
+      params: orgParam,
+      query: pageQuery.extend({ q: z.string().max(255).optional(), sort: z.string().max(64).optional() }).passthrough(),
     },
-    responses: { ...ok("A page of team tokens"), ...errorResponses },
+    responses: { ...ok("A page of team tokens", listDocument(authenticationTokenResource)), ...errorResponses },
   }),
   async (c) => {
-    const page = readPage(c);
-    const { q, sort } = c.req.valid("query");
+    const { q, sort, ...query } = c.req.valid("query");
+    const page = pageOf(query);
     return listed(c, page, await listOrganizationTeamTokens(callerOf(c), c.req.valid("param").organization_name, { q, sort }, page));
   },
 );
 
 // ---- organisation token ----
 
-const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 /** `?token=audit-trails` addresses the audit-trails token; without it, the ordinary organisation token. */
 const orgTokenQuery = z.object({ token: z.enum(["audit-trails"]).optional() });
 const kindOf = (q: { token?: "audit-trails" }) => q.token ?? "organization";
@@ -232,10 +209,13 @@ tokens.openapi(
     summary: "Create (replace) the organisation token",
     request: { params: orgParam, query: orgTokenQuery },
     description: TOKEN_BODY_DOC,
-    responses: { ...ok("The token, with its secret", 201), ...errorResponses },
+    responses: { ...ok("The token, with its secret", resourceDocument(authenticationTokenResource), 201), ...errorResponses },
   }),
   async (c) =>
-    created(c, await createOrganizationToken(callerOf(c), c.req.valid("param").organization_name, await readTokenBody(c), kindOf(c.req.valid("query")))),
+    created(
+      c,
+      await createOrganizationToken(callerOf(c), c.req.valid("param").organization_name, await optionalJsonBody(c, tokenBody), kindOf(c.req.valid("query"))),
+    ),
 );
 
 tokens.openapi(
@@ -246,7 +226,7 @@ tokens.openapi(
     tags,
     summary: "Show the organisation token",
     request: { params: orgParam, query: orgTokenQuery },
-    responses: { ...ok("The token (no secret)"), ...errorResponses },
+    responses: { ...ok("The token (no secret)", resourceDocument(authenticationTokenResource)), ...errorResponses },
   }),
   async (c) =>
     jsonapi(c, {
@@ -283,9 +263,9 @@ tokens.openapi(
     summary: "Create a user token: for yourself, or (site admins) a user's first token",
     request: { params: userParam },
     description: TOKEN_BODY_DOC,
-    responses: { ...ok("The token, with its secret", 201), ...errorResponses },
+    responses: { ...ok("The token, with its secret", resourceDocument(authenticationTokenResource), 201), ...errorResponses },
   }),
-  async (c) => created(c, await createUserToken(callerOf(c), c.req.valid("param").user_id, await readTokenBody(c))),
+  async (c) => created(c, await createUserToken(callerOf(c), c.req.valid("param").user_id, await optionalJsonBody(c, tokenBody))),
 );
 
 tokens.openapi(
@@ -295,11 +275,11 @@ tokens.openapi(
     action: "user.self",
     tags,
     summary: "List your user tokens",
-    request: { params: userParam },
-    responses: { ...ok("A page of tokens"), ...errorResponses },
+    request: { params: userParam, query: pageQuery },
+    responses: { ...ok("A page of tokens", listDocument(authenticationTokenResource)), ...errorResponses },
   }),
   async (c) => {
-    const page = readPage(c);
+    const page = pageOf(c.req.valid("query"));
     return listed(c, page, await listUserTokens(callerOf(c), c.req.valid("param").user_id, page));
   },
 );
@@ -314,7 +294,7 @@ tokens.openapi(
     tags,
     summary: "Show a token (an API token, or an agent pool's agent token); no secret",
     request: { params: tokenParam },
-    responses: { ...ok("The token (no secret)"), ...errorResponses },
+    responses: { ...ok("The token (no secret)", resourceDocument(authenticationTokenResource)), ...errorResponses },
   }),
   async (c) => {
     const shown = await showToken(callerOf(c), c.req.valid("param").token_id);

@@ -15,7 +15,7 @@ import { hopsOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { hopsHeader } from "../hops";
-import { readPage } from "../jsonapi/document";
+import { pageOf } from "../jsonapi/schemas";
 import { listCallerOrganizations } from "../organizations/organizations.service";
 import { parseProjectQuery } from "../projects/projects.list";
 import { listProjectsFor } from "../projects/projects.service";
@@ -130,10 +130,9 @@ page(ui, "get", "/", "authenticated", async (c) => {
 page(ui, "get", "/:organization/workspaces", "organization.read", async (c) => {
   const organization = c.req.param("organization");
   const query = new URL(c.req.url).searchParams;
-  const page = readPage(c);
-  // The API's own parser and service: the same query gives the same workspaces, from the same one D1
+  // The API's own query schema and service: the same query gives the same workspaces, from the same one D1
   // batch, which also brings the project filter's options, project names and lock holders' names.
-  const spec = parseListQuery(query, page);
+  const { spec, page } = parseListQuery(c.req.query());
   const caller = callerOf(c);
   const result = await listWorkspacePage(caller, organization, spec, { projectOptions: true });
   const rows: ListRow[] = result.records.map((r) => {
@@ -167,10 +166,10 @@ page(ui, "get", "/:organization/projects", "organization.read", async (c) => {
   // The filter form sends its empty fields too; an empty field is no filter (the API reads `filter[names]=` as
   // "none of no names", which no one filling a form means).
   const query = new URLSearchParams([...new URL(c.req.url).searchParams].filter(([, v]) => v !== ""));
-  const page = readPage(c);
+  const page = pageOf(c.req.query());
   const caller = callerOf(c);
   // The API's own parser and list (GET /organizations/:name/projects): the same query gives the same projects.
-  const { rows, matching, total } = await listProjectsFor(caller, organization, parseProjectQuery(query), page);
+  const { rows, matching, total } = await listProjectsFor(caller, organization, parseProjectQuery(Object.fromEntries(query)), page);
   const projects = rows.map((p) => ({ id: p.id, name: p.name, description: p.description, workspaceCount: p.workspace_count, isDefault: p.is_default === 1 }));
   return c.html(
     <ProjectsPage principal={caller.principal} organization={organization} projects={projects} matching={matching} total={total} page={page} query={query} />,

@@ -4,7 +4,8 @@
  */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, type Resource } from "../jsonapi/document";
+import { includeQuery, listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { userResource } from "../meta/meta.routes";
 import { serializeMembership } from "./memberships";
@@ -12,6 +13,7 @@ import { acceptInvitation, inviteMember, listMemberships, removeMembership, show
 import type { UserRow } from "./users.d1";
 import { confirmEmailChange, createUser, showUser, updateAccount } from "./users.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { membershipResource, userResource as userSchema } from "./users.schemas";
 
 const tags = ["Users"];
 export const users = router();
@@ -35,7 +37,7 @@ users.openapi(
     tags,
     summary: "Create a user (site admins)",
     request: { body: jsonBody(userBody) },
-    responses: { ...ok("The user", 201), ...errorResponses },
+    responses: { ...ok("The user", resourceDocument(userSchema), 201), ...errorResponses },
   }),
   async (c) => jsonapi(c, { data: render(await createUser(callerOf(c), c.req.valid("json").data.attributes)) }, 201),
 );
@@ -48,7 +50,7 @@ users.openapi(
     tags,
     summary: "Show a user",
     request: { params: z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) }) },
-    responses: { ...ok("The user"), ...errorResponses },
+    responses: { ...ok("The user", resourceDocument(userSchema)), ...errorResponses },
   }),
   async (c) => jsonapi(c, { data: render(await showUser(callerOf(c), c.req.valid("param").user_id)) }),
 );
@@ -72,7 +74,7 @@ users.openapi(
     tags,
     summary: "Change your username or email (user tokens only); a new email waits as unconfirmed-email until confirmed",
     request: { body: jsonBody(accountBody) },
-    responses: { ...ok("Your user"), ...errorResponses },
+    responses: { ...ok("Your user", resourceDocument(userSchema)), ...errorResponses },
   }),
   async (c) => jsonapi(c, { data: render(await updateAccount(callerOf(c), c.req.valid("json").data.attributes ?? {})) }),
 );
@@ -85,14 +87,13 @@ users.openapi(
     tags,
     summary: "Confirm a user's email change (site admins; the local stand-in for the confirmation email)",
     request: { params: z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) }) },
-    responses: { ...ok("The user"), ...errorResponses },
+    responses: { ...ok("The user", resourceDocument(userSchema)), ...errorResponses },
   }),
   async (c) => jsonapi(c, { data: render(await confirmEmailChange(callerOf(c), c.req.valid("param").user_id)) }),
 );
 
 // ---- organisation memberships ----
 
-const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
 const membershipBody = z
   .object({
     data: z.object({
@@ -129,7 +130,7 @@ users.openapi(
     tags,
     summary: "Invite a user (by email) to the organisation",
     request: { params: orgParam, body: jsonBody(membershipBody) },
-    responses: { ...ok("The membership (its user included)", 201), ...errorResponses },
+    responses: { ...ok("The membership (its user included)", resourceDocument(membershipResource), 201), ...errorResponses },
   }),
   async (c) => {
     const d = c.req.valid("json").data;
@@ -152,20 +153,20 @@ users.openapi(
       params: orgParam,
       query: z
         .object({
+          ...pageQuery.shape,
+          ...includeQuery.shape,
           q: z.string().max(255).optional(),
           "filter[email]": z.string().max(5000).optional(),
           "filter[status]": z.enum(["active", "invited"]).optional(),
-          include: z.string().max(200).optional(),
-          "page[number]": z.string().max(20).optional(),
-          "page[size]": z.string().max(20).optional(),
         })
         .passthrough(),
     },
-    responses: { ...ok("A page of memberships"), ...errorResponses },
+    responses: { ...ok("A page of memberships", listDocument(membershipResource)), ...errorResponses },
   }),
   async (c) => {
-    const page = readPage(c);
-    const { view, total } = await listMemberships(callerOf(c), c.req.valid("param").organization_name, c.req.valid("query"), page);
+    const query = c.req.valid("query");
+    const page = pageOf(query);
+    const { view, total } = await listMemberships(callerOf(c), c.req.valid("param").organization_name, query, page);
     const { data, included } = renderMemberships(view);
     return jsonapi(c, paginated(c, data, page, total, included.length ? { included } : undefined));
   },
@@ -180,8 +181,8 @@ users.openapi(
     action: "membership.read",
     tags,
     summary: "Show a membership (include: user,teams)",
-    request: { params: membershipParam, query: z.object({ include: z.string().max(200).optional() }).passthrough() },
-    responses: { ...ok("The membership"), ...errorResponses },
+    request: { params: membershipParam, query: includeQuery },
+    responses: { ...ok("The membership", resourceDocument(membershipResource)), ...errorResponses },
   }),
   async (c) => {
     const { data, included } = renderMemberships(await showMembership(callerOf(c), c.req.valid("param").id, c.req.valid("query").include));
@@ -197,7 +198,7 @@ users.openapi(
     tags,
     summary: "Accept an invitation (its invited user, whose confirmed email is the invited address); its teams apply from then on",
     request: { params: membershipParam },
-    responses: { ...ok("The membership, now active"), ...errorResponses },
+    responses: { ...ok("The membership, now active", resourceDocument(membershipResource)), ...errorResponses },
   }),
   async (c) => {
     const { data } = renderMemberships(await acceptInvitation(callerOf(c), c.req.valid("param").id));

@@ -5,10 +5,11 @@ import { jsonapi, noContent } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
 import { acknowledge } from "../workspaces/workspaces.http";
-import { createVariableBody, updateVariableBody, variableIdParam } from "./variables.schemas";
+import { createVariableBody, updateVariableBody, variableIdParam, variableResource } from "./variables.schemas";
 import { serializeVariable } from "./variables.serialize";
 import * as service from "./variables.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { listDocument, resourceDocument } from "../jsonapi/schemas";
 
 const tags = ["Workspace variables"];
 export const variables = router();
@@ -24,7 +25,7 @@ variables.openapi(
     tags,
     summary: "List the workspace's own variables (sensitive values are never shown)",
     request: { params: workspaceIdParam },
-    responses: { ...ok("The variables"), ...errorResponses },
+    responses: { ...ok("The variables", listDocument(variableResource)), ...errorResponses },
   }),
   async (c) => jsonapi(c, { data: (await service.listWorkspaceVariables(callerOf(c), c.req.valid("param").workspace_id)).map(serializeVariable) }),
 );
@@ -37,7 +38,7 @@ variables.openapi(
     tags,
     summary: "Create a variable (one key per category)",
     request: { params: workspaceIdParam, body: jsonBody(createVariableBody) },
-    responses: { ...ok("The variable", 201), ...errorResponses },
+    responses: { ...ok("The variable", resourceDocument(variableResource), 201), ...errorResponses },
   }),
   async (c) => {
     const res = await service.createWorkspaceVariable(callerOf(c), c.req.valid("param").workspace_id, c.req.valid("json").data.attributes);
@@ -54,7 +55,7 @@ variables.openapi(
     tags,
     summary: "Show a variable",
     request: { params: varParams },
-    responses: { ...ok("The variable"), ...errorResponses },
+    responses: { ...ok("The variable", resourceDocument(variableResource)), ...errorResponses },
   }),
   async (c) => {
     const p = c.req.valid("param");
@@ -70,7 +71,7 @@ variables.openapi(
     tags,
     summary: "Update a variable (a sensitive one stays sensitive)",
     request: { params: varParams, body: jsonBody(updateVariableBody) },
-    responses: { ...ok("The variable"), ...errorResponses },
+    responses: { ...ok("The variable", resourceDocument(variableResource)), ...errorResponses },
   }),
   async (c) => {
     const p = c.req.valid("param");
@@ -104,7 +105,7 @@ variables.openapi(
     tags,
     summary: "The workspace's effective variables: its own and those of the variable sets reaching it, by precedence",
     request: { params: workspaceIdParam },
-    responses: { ...ok("The variables"), ...errorResponses },
+    responses: { ...ok("The variables", listDocument(variableResource)), ...errorResponses },
   }),
   async (c) => jsonapi(c, { data: (await service.listEffectiveVariables(callerOf(c), c.req.valid("param").workspace_id)).map(serializeVariable) }),
 );

@@ -1,6 +1,7 @@
 /** Request shapes of variables (workspace and variable-set variables share them). */
 import { z } from "@hono/zod-openapi";
 import { LIMITS } from "../limits";
+import { attr, resourceSchema } from "../jsonapi/schemas";
 import { CATEGORIES } from "./variables.rules";
 
 const category = z.enum(CATEGORIES);
@@ -48,3 +49,15 @@ export type VariableUpdateAttributes = NonNullable<z.infer<typeof updateVariable
 
 /** Variable ids in paths: anything else (go-tfe's tests send "nonexisting") is a plain 404. */
 export const variableIdParam = z.string().regex(/^var-[A-Za-z0-9]{1,64}$/);
+
+/** The `vars` resource (./variables.serialize.ts): a sensitive value is null. */
+export const variableResource = resourceSchema("Variable", "vars", {
+  key: attr.string,
+  value: attr.nullableString,
+  description: attr.nullableString,
+  sensitive: attr.boolean,
+  category: z.enum(CATEGORIES),
+  hcl: attr.boolean,
+  "created-at": attr.time,
+  "version-id": attr.string,
+});

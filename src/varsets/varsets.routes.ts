@@ -1,21 +1,22 @@
 /** Variable sets and their variables (issue 17): validate, one service call, serialise. */
-import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
-import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, type Page, type Resource } from "../jsonapi/document";
+import { includeQuery, listDocument as listOf, orgParam, pageOf, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
-import { createVariableBody, updateVariableBody } from "../variables/variables.schemas";
+import { createVariableBody, updateVariableBody, variableResource } from "../variables/variables.schemas";
 import { serializeVariable } from "../variables/variables.serialize";
-import { orgParam, workspaceIdParam } from "../workspaces/workspaces.schemas";
+import { workspaceIdParam } from "../workspaces/workspaces.schemas";
 import type { Varset } from "./varsets.d1";
 import {
   createVarsetBody,
-  includeQuery,
   listQuery,
+  pageIncludeQuery,
   projectIdParam,
   projectRefsBody,
   updateVarsetBody,
+  varsetResource,
   varsetIdParam,
   varsetVarParams,
   workspaceRefsBody,
@@ -27,11 +28,11 @@ import { defineRoute } from "../jsonapi/define-route";
 const tags = ["Variable sets"];
 export const varsets = router();
 
-const include = (c: Context<AppEnv>) => service.parseVarsetInclude(c.req.query("include"));
+const include = (query: { include?: string }) => service.parseVarsetInclude(query.include);
 
-function listDocument(c: Context<AppEnv>, res: { items: Varset[]; total: number; full: boolean; included: Resource[] }) {
+function listDocument(c: Context<AppEnv>, page: Page, res: { items: Varset[]; total: number; full: boolean; included: Resource[] }) {
   const data = res.items.map((v) => serializeVarset(v, res.full));
-  return jsonapi(c, paginated(c, data, readPage(c), res.total, res.included.length ? { included: res.included } : {}));
+  return jsonapi(c, paginated(c, data, page, res.total, res.included.length ? { included: res.included } : {}));
 }
 
 function oneDocument(c: Context<AppEnv>, res: { varset: Varset; full: boolean; included: Resource[] }) {
@@ -48,11 +49,12 @@ varsets.openapi(
     tags,
     summary: "List the organisation's variable sets",
     request: { params: orgParam, query: listQuery },
-    responses: { ...ok("A page of variable sets"), ...errorResponses },
+    responses: { ...ok("A page of variable sets", listOf(varsetResource)), ...errorResponses },
   }),
   async (c) => {
-    const org = c.req.valid("param").organization_name;
-    return listDocument(c, await service.listOrganizationVarsets(callerOf(c), org, c.req.valid("query").q, readPage(c), include(c)));
+    const query = c.req.valid("query");
+    const page = pageOf(query);
+    return listDocument(c, page, await service.listOrganizationVarsets(callerOf(c), c.req.valid("param").organization_name, query.q, page, include(query)));
   },
 );
 
@@ -64,7 +66,7 @@ varsets.openapi(
     tags,
     summary: "Create a variable set",
     request: { params: orgParam, body: jsonBody(createVarsetBody) },
-    responses: { ...ok("The variable set", 201), ...errorResponses },
+    responses: { ...ok("The variable set", resourceDocument(varsetResource), 201), ...errorResponses },
   }),
   async (c) => {
     const set = await service.createVarset(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data);
@@ -80,9 +82,9 @@ varsets.openapi(
     tags,
     summary: "Show a variable set",
     request: { params: varsetIdParam, query: includeQuery },
-    responses: { ...ok("The variable set"), ...errorResponses },
+    responses: { ...ok("The variable set", resourceDocument(varsetResource)), ...errorResponses },
   }),
-  async (c) => oneDocument(c, await service.showVarset(callerOf(c), c.req.valid("param").varset_id, include(c))),
+  async (c) => oneDocument(c, await service.showVarset(callerOf(c), c.req.valid("param").varset_id, include(c.req.valid("query")))),
 );
 
 varsets.openapi(
@@ -93,9 +95,9 @@ varsets.openapi(
     tags,
     summary: "Update a variable set (relationships.workspaces replaces its workspaces)",
     request: { params: varsetIdParam, query: includeQuery, body: jsonBody(updateVarsetBody) },
-    responses: { ...ok("The variable set"), ...errorResponses },
+    responses: { ...ok("The variable set", resourceDocument(varsetResource)), ...errorResponses },
   }),
-  async (c) => oneDocument(c, await service.updateVarset(callerOf(c), c.req.valid("param").varset_id, c.req.valid("json").data, include(c))),
+  async (c) => oneDocument(c, await service.updateVarset(callerOf(c), c.req.valid("param").varset_id, c.req.valid("json").data, include(c.req.valid("query")))),
 );
 
 varsets.openapi(
@@ -162,10 +164,6 @@ for (const [method, op] of [
   );
 }
 
-const pageQuery = z
-  .object({ include: z.string().max(200).optional(), "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional() })
-  .passthrough();
-
 varsets.openapi(
   defineRoute({
     method: "get",
@@ -173,10 +171,14 @@ varsets.openapi(
     action: "variables.read",
     tags,
     summary: "Variable sets reaching a workspace (applied to it, to its project, or global)",
-    request: { params: workspaceIdParam, query: pageQuery },
-    responses: { ...ok("A page of variable sets"), ...errorResponses },
+    request: { params: workspaceIdParam, query: pageIncludeQuery },
+    responses: { ...ok("A page of variable sets", listOf(varsetResource)), ...errorResponses },
   }),
-  async (c) => listDocument(c, await service.listWorkspaceVarsets(callerOf(c), c.req.valid("param").workspace_id, readPage(c), include(c))),
+  async (c) => {
+    const query = c.req.valid("query");
+    const page = pageOf(query);
+    return listDocument(c, page, await service.listWorkspaceVarsets(callerOf(c), c.req.valid("param").workspace_id, page, include(query)));
+  },
 );
 
 varsets.openapi(
@@ -186,10 +188,14 @@ varsets.openapi(
     action: "project.read-variables",
     tags,
     summary: "Variable sets applied to a project",
-    request: { params: projectIdParam, query: pageQuery },
-    responses: { ...ok("A page of variable sets"), ...errorResponses },
+    request: { params: projectIdParam, query: pageIncludeQuery },
+    responses: { ...ok("A page of variable sets", listOf(varsetResource)), ...errorResponses },
   }),
-  async (c) => listDocument(c, await service.listProjectVarsets(callerOf(c), c.req.valid("param").project_id, readPage(c), include(c))),
+  async (c) => {
+    const query = c.req.valid("query");
+    const page = pageOf(query);
+    return listDocument(c, page, await service.listProjectVarsets(callerOf(c), c.req.valid("param").project_id, page, include(query)));
+  },
 );
 
 // ---- the sets' variables ----
@@ -204,7 +210,7 @@ varsets.openapi(
     tags,
     summary: "List a set's variables (sensitive values are never shown)",
     request: { params: varsetIdParam },
-    responses: { ...ok("The variables"), ...errorResponses },
+    responses: { ...ok("The variables", listOf(variableResource)), ...errorResponses },
   }),
   async (c) => jsonapi(c, { data: (await service.listVarsetVariables(callerOf(c), c.req.valid("param").varset_id)).map(serializeVariable) }),
 );
@@ -217,7 +223,7 @@ varsets.openapi(
     tags,
     summary: "Add a variable to a set",
     request: { params: varsetIdParam, body: jsonBody(createVariableBody) },
-    responses: { ...ok("The variable", 201), ...errorResponses },
+    responses: { ...ok("The variable", resourceDocument(variableResource), 201), ...errorResponses },
   }),
   async (c) => {
     const view = await service.createVarsetVariable(callerOf(c), c.req.valid("param").varset_id, c.req.valid("json").data.attributes);
@@ -233,7 +239,7 @@ varsets.openapi(
     tags,
     summary: "Show a set's variable",
     request: { params: varsetVarParams },
-    responses: { ...ok("The variable"), ...errorResponses },
+    responses: { ...ok("The variable", resourceDocument(variableResource)), ...errorResponses },
   }),
   async (c) => {
     const p = c.req.valid("param");
@@ -249,7 +255,7 @@ varsets.openapi(
     tags,
     summary: "Update a set's variable (a sensitive one stays sensitive)",
     request: { params: varsetVarParams, body: jsonBody(updateVariableBody) },
-    responses: { ...ok("The variable"), ...errorResponses },
+    responses: { ...ok("The variable", resourceDocument(variableResource)), ...errorResponses },
   }),
   async (c) => {
     const p = c.req.valid("param");

@@ -1,6 +1,7 @@
 /** Request shapes of variable sets. */
 import { z } from "@hono/zod-openapi";
 import { LIMITS } from "../limits";
+import { attr, includeQuery, pageQuery, resourceSchema } from "../jsonapi/schemas";
 
 export const varsetIdParam = z.object({ varset_id: z.string().regex(/^varset-[A-Za-z0-9]{1,64}$/) });
 export const varsetVarParams = z.object({ varset_id: varsetIdParam.shape.varset_id, var_id: z.string().regex(/^var-[A-Za-z0-9]{1,64}$/) });
@@ -63,12 +64,18 @@ export const projectRefsBody = z.object({ data: projectRefs.min(1) }).openapi("V
 export type VarsetCreateData = z.infer<typeof createVarsetBody>["data"];
 export type VarsetUpdateData = z.infer<typeof updateVarsetBody>["data"];
 
-export const listQuery = z
-  .object({
-    q: z.string().max(255).optional(),
-    include: z.string().max(200).optional(),
-    "page[number]": z.string().max(20).optional(),
-    "page[size]": z.string().max(20).optional(),
-  })
-  .passthrough();
-export const includeQuery = z.object({ include: z.string().max(200).optional() }).passthrough();
+export const listQuery = z.object({ ...pageQuery.shape, ...includeQuery.shape, q: z.string().max(255).optional() }).passthrough();
+/** The lists of the sets reaching a workspace or applied to a project. */
+export const pageIncludeQuery = z.object({ ...pageQuery.shape, ...includeQuery.shape }).passthrough();
+
+/** The `varsets` resource (./varsets.serialize.ts): create, show and list answer the same shape. */
+export const varsetResource = resourceSchema("Varset", "varsets", {
+  name: attr.string,
+  description: attr.string,
+  global: attr.boolean,
+  priority: attr.boolean,
+  "updated-at": attr.time,
+  "var-count": attr.int,
+  "workspace-count": attr.int,
+  "project-count": attr.int,
+});

@@ -5,11 +5,12 @@ import { callerOf } from "../auth/caller.http";
 import { listSession } from "../db";
 import type { AppEnv } from "../env";
 import { LIMITS } from "../limits";
-import { jsonapi, noContent, paginated, readPage } from "../jsonapi/document";
+import { jsonapi, noContent, paginated } from "../jsonapi/document";
+import { listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { ConsumerChange } from "./consumers.logic";
 import { changeConsumers, listConsumers, setSshKey } from "./consumers.service";
-import { workspaceIdParam } from "./workspaces.schemas";
+import { workspaceIdParam, workspaceResource } from "./workspaces.schemas";
 import { acknowledge } from "./workspaces.http";
 import { defineRoute } from "../jsonapi/define-route";
 
@@ -32,12 +33,12 @@ consumers.openapi(
     summary: "List the workspaces that may read this workspace's state",
     request: {
       params: workspaceIdParam,
-      query: z.object({ "page[number]": z.string().max(20).optional(), "page[size]": z.string().max(20).optional() }).passthrough(),
+      query: pageQuery,
     },
-    responses: { ...ok("A page of workspaces"), ...errorResponses },
+    responses: { ...ok("A page of workspaces", listDocument(workspaceResource)), ...errorResponses },
   }),
   async (c) => {
-    const page = readPage(c);
+    const page = pageOf(c.req.valid("query"));
     const { records, scope, total } = await listConsumers(callerOf(c), listSession(c), c.req.valid("param").workspace_id, page);
     return jsonapi(c, paginated(c, records.map(scope.serialize), page, total));
   },
@@ -83,7 +84,7 @@ consumers.openapi(
     tags: ["Workspaces"],
     summary: "Assign (id) or unassign (null) the workspace's SSH key",
     request: { params: workspaceIdParam, body: jsonBody(sshKeyBody) },
-    responses: { ...ok("The workspace"), ...errorResponses },
+    responses: { ...ok("The workspace", resourceDocument(workspaceResource)), ...errorResponses },
   }),
   async (c) => {
     const result = await setSshKey(callerOf(c), c.req.valid("param").workspace_id, c.req.valid("json").data.attributes.id);

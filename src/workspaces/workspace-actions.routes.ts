@@ -3,40 +3,26 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
-import { ApiError } from "../errors";
+import { unwrap } from "../errors";
 import { LIMITS } from "../limits";
 import { jsonapi, noContent } from "../jsonapi/document";
-import { errorResponses, noContentResponse, ok, router } from "../jsonapi/validation";
-import { validationError } from "../jsonapi/validation";
-import { orgWorkspaceParam, workspaceIdParam } from "./workspaces.schemas";
+import { errorResponses, noContentResponse, ok, optionalJsonBody, router } from "../jsonapi/validation";
+import { orgWorkspaceParam, workspaceIdParam, workspaceResource } from "./workspaces.schemas";
 import { forceUnlockWorkspace, lockWorkspace, safeDeleteWorkspace, unlockWorkspace } from "./workspace-actions.service";
 import { acknowledge } from "./workspaces.http";
 import type { WorkspaceRef } from "./workspaces.service";
 import { defineRoute } from "../jsonapi/define-route";
+import { resourceDocument } from "../jsonapi/schemas";
 
 const tags = ["Workspace actions"];
 export const workspaceActions = router();
 
 const reason = z.string().max(LIMITS.descriptionMax).nullable().optional();
 /** go-tfe and Terraform wrap the reason in a JSON:API document with an empty type; plain `{reason}` and no body work too. */
-export const lockBody = z
+const lockBody = z
   .union([z.object({ data: z.object({ type: z.string().max(64).optional(), attributes: z.object({ reason }).optional() }) }), z.object({ reason }).strict()])
-  .openapi("LockRequest");
-
-async function readLockReason(c: Context<AppEnv>): Promise<string> {
-  const text = await c.req.text();
-  if (text.trim() === "") return "";
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw ApiError.of("malformed_body");
-  }
-  const parsed = lockBody.safeParse(json);
-  if (!parsed.success) throw validationError(parsed.error, "json");
-  const v = parsed.data;
-  return ("data" in v ? v.data.attributes?.reason : v.reason) ?? "";
-}
+  .optional()
+  .transform((v) => (v === undefined ? undefined : "data" in v ? v.data.attributes?.reason : v.reason) ?? "");
 
 workspaceActions.openapi(
   defineRoute({
@@ -45,15 +31,14 @@ workspaceActions.openapi(
     action: "workspace.lock",
     tags,
     summary: "Lock a workspace",
-    // The body is optional and may be empty even with a JSON:API Content-Type, so it is parsed by the
-    // handler (lockBody) rather than by the validator, which would reject an empty JSON body.
+    // The body is optional and may be empty even with a JSON:API Content-Type: the handler reads it (optionalJsonBody).
     description: 'Body (optional): `{"data":{"type":"","attributes":{"reason":"..."}}}` or `{"reason":"..."}`.',
     request: { params: workspaceIdParam },
-    responses: { ...ok("The locked workspace"), 409: { description: "Already locked" }, ...errorResponses },
+    responses: { ...ok("The locked workspace", resourceDocument(workspaceResource)), 409: { description: "Already locked" }, ...errorResponses },
   }),
   async (c) => {
     const { workspace_id } = c.req.valid("param");
-    const reasonText = await readLockReason(c);
+    const reasonText = unwrap(await optionalJsonBody(c, lockBody)).value;
     const result = await lockWorkspace(callerOf(c), workspace_id, reasonText);
     acknowledge(c, result);
     return jsonapi(c, { data: result.scope.serialize(result.workspace) });
@@ -69,7 +54,7 @@ workspaceActions.openapi(
     summary: "Unlock a workspace (only its locker may)",
     request: { params: workspaceIdParam },
     responses: {
-      ...ok("The unlocked workspace"),
+      ...ok("The unlocked workspace", resourceDocument(workspaceResource)),
       409: { description: "Not locked, or locked by someone else" },
       503: { description: "Latest state version still pending; retry" },
       ...errorResponses,
@@ -91,7 +76,7 @@ workspaceActions.openapi(
     tags,
     summary: "Force-unlock a workspace (workspace admins)",
     request: { params: workspaceIdParam },
-    responses: { ...ok("The unlocked workspace"), 409: { description: "Not locked" }, ...errorResponses },
+    responses: { ...ok("The unlocked workspace", resourceDocument(workspaceResource)), 409: { description: "Not locked" }, ...errorResponses },
   }),
   async (c) => {
     const { workspace_id } = c.req.valid("param");

@@ -189,6 +189,14 @@ export const fieldRows: ReadonlyArray<readonly [FieldName, AnyRow]> = rows;
 /** The attributes a response shows a setting under. */
 export const wireNames = (name: FieldName, row: AnyRow): readonly string[] => row.wire ?? [name];
 
+/**
+ * The response attributes of every setting shown under its own names, with the stored value's schema (optional
+ * when only one edition shows it), for the workspace's response schema.
+ */
+export const settingsResponseShape: Record<string, z.ZodType> = Object.fromEntries(
+  rows.flatMap(([k, r]) => wireNames(k, r).map((name) => [name, r.edition || r.shownIn ? (r.value ?? r.input).optional() : (r.value ?? r.input)])),
+);
+
 const copy = <T>(v: T): T => (Array.isArray(v) ? ([...v] as T) : v);
 
 /** A new workspace's settings before its request applies. */

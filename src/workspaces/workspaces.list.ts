@@ -4,8 +4,9 @@ import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import { exposeBookmark } from "../db";
 import type { AppEnv } from "../env";
-import { ApiError } from "../errors";
-import { jsonapi, paginated, readPage, type Page } from "../jsonapi/document";
+import { jsonapi, paginated, type Page } from "../jsonapi/document";
+import { includeQuery, pageOf, pageQuery } from "../jsonapi/schemas";
+import { validationError } from "../jsonapi/validation";
 import { LIMITS } from "../limits";
 import { includeFor, parseInclude } from "./workspaces.include";
 import { SORTS, type ListFilters, type ListSpec, type NameMatch, type SortParam, type TagFilter } from "./workspaces.list.index";
@@ -15,23 +16,69 @@ import { listWorkspacePage } from "./workspaces.list.service";
 export { loadListPage } from "./workspaces.list.service";
 
 const text = z.string().max(LIMITS.genericStringMax).optional();
-/** The documented parameters; anything else (go-tfe sends junk such as `TagBindings=...`) is ignored. */
+const TAGGED = /^filter\[tagged\]\[(\d{1,3})\]\[(key|value)\]$/;
+
+/**
+ * The documented parameters, and `filter[tagged][i][key]` / `[value]` among the rest; anything else (go-tfe
+ * sends junk such as `TagBindings=...`) is ignored. The route's validator runs it, so its output is the list's
+ * page, filters and sort; bad values are a 400 naming the parameter.
+ */
 export const listQuery = z
   .object({
-    "page[number]": text,
-    "page[size]": text,
+    ...pageQuery.shape,
+    ...includeQuery.shape,
     "search[name]": text,
     "search[wildcard-name]": text,
     "search[tags]": text,
     "search[exclude-tags]": text,
     "filter[project][id]": text,
     "filter[current-run][status]": text,
-    sort: text,
-    include: text,
+    // Empty: the default order.
+    sort: z.enum([...SORTS, ""]).optional(),
   })
-  .passthrough();
+  .passthrough()
+  .transform((q, ctx): ListQuery => {
+    const page = pageOf(q);
+    const tagged = taggedFilters(q, ctx);
+    const filters: ListFilters = {
+      names: [],
+      tags: csv(q["search[tags]"]),
+      // No tag contains NUL: such a key excludes nothing (dropped here; SQLite would cut it short).
+      excludeTags: csv(q["search[exclude-tags]"]).filter((k) => !k.includes("\u0000")),
+      projectId: q["filter[project][id]"] || null,
+      runStatuses: csv(q["filter[current-run][status]"]),
+      tagged,
+      // No name or tag contains NUL (SQLite would cut a pattern there): such a search matches nothing.
+      // search[exclude-tags] is not such a search: it can only narrow by what it names.
+      nothing: Object.entries(q).some(
+        ([k, v]) => /^(search|filter)\[/.test(k) && k !== "search[exclude-tags]" && [v].flat().some((s) => typeof s === "string" && s.includes("\u0000")),
+      ),
+    };
+    const name = q["search[name]"];
+    if (name) filters.names.push({ literal: name, mode: "contains" });
+    const wildcard = q["search[wildcard-name]"];
+    const w = wildcard ? wildcardMatch(wildcard) : null;
+    if (w) filters.names.push(w);
+    // Each tag condition is one or two bound values; D1 binds at most 100 per statement.
+    if (filters.tags.length + filters.excludeTags.length + filters.tagged.length > LIMITS.listTagFiltersMax) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["search[tags]"],
+        message: `at most ${LIMITS.listTagFiltersMax} tag conditions (search[tags], search[exclude-tags] and filter[tagged] together)`,
+      });
+    }
+    const spec: ListSpec = { filters, sort: q.sort || null, limit: page.size, offset: (page.number - 1) * page.size };
+    return { spec, page, include: q.include };
+  });
 
-const csv = (raw: string | null) => [
+/** What the list query asks for: the list's spec, its page and its `include`. */
+export interface ListQuery {
+  spec: ListSpec;
+  page: Page;
+  include: string | undefined;
+}
+
+const csv = (raw: string | undefined) => [
   ...new Set(
     (raw ?? "")
       .split(",")
@@ -39,8 +86,6 @@ const csv = (raw: string | null) => [
       .filter((s) => s.length > 0),
   ),
 ];
-
-const badRequest = (parameter: string, detail: string) => ApiError.of("bad_request", { detail, parameter });
 
 /** `search[wildcard-name]`: `*` only as prefix and/or suffix; every other character (a middle `*` too) is literal. */
 function wildcardMatch(raw: string): NameMatch | null {
@@ -51,12 +96,16 @@ function wildcardMatch(raw: string): NameMatch | null {
   return { literal: core, mode: lead && trail ? "contains" : lead ? "suffix" : trail ? "prefix" : "exact" };
 }
 
-/** `filter[tagged][i][key]` / `[value]`: a value pairs with the key of the same index; an empty value means any. */
-function taggedFilters(params: URLSearchParams): TagFilter[] {
+/**
+ * `filter[tagged][i][key]` / `[value]`: a value pairs with the key of the same index; an empty value means any.
+ * A parameter sent twice counts once, its last value (as a query string read in order would).
+ */
+function taggedFilters(q: Record<string, unknown>, ctx: z.RefinementCtx): TagFilter[] {
   const byIndex = new Map<number, { key?: string; value?: string }>();
-  for (const [k, v] of params) {
-    const m = /^filter\[tagged\]\[(\d{1,3})\]\[(key|value)\]$/.exec(k);
-    if (!m) continue;
+  for (const [k, raw] of Object.entries(q)) {
+    const m = TAGGED.exec(k);
+    const v = [raw].flat().at(-1);
+    if (!m || typeof v !== "string") continue;
     const entry = byIndex.get(Number(m[1])) ?? {};
     entry[m[2] as "key" | "value"] = v;
     byIndex.set(Number(m[1]), entry);
@@ -64,7 +113,7 @@ function taggedFilters(params: URLSearchParams): TagFilter[] {
   const out: TagFilter[] = [];
   for (const [i, f] of [...byIndex].sort((a, b) => a[0] - b[0])) {
     if (!f.key) {
-      if (f.value) throw badRequest(`filter[tagged][${i}][key]`, `filter[tagged][${i}][value] needs filter[tagged][${i}][key]`);
+      if (f.value) ctx.addIssue({ code: "custom", path: [`filter[tagged][${i}][key]`], message: `required with filter[tagged][${i}][value]` });
       continue;
     }
     out.push({ key: f.key, value: f.value || undefined });
@@ -73,42 +122,18 @@ function taggedFilters(params: URLSearchParams): TagFilter[] {
 }
 
 /**
- * The list parameters of spec §4.4 (URLSearchParams decodes brackets sent percent-encoded or not).
- * Bad values are a 400 naming the parameter.
+ * The list query outside the API route (the web UI's workspace list): the same schema, so the same
+ * parameters give the same workspaces; bad values are the API's 400.
  */
-export function parseListQuery(params: URLSearchParams, page: Page): ListSpec {
-  const sort = params.get("sort") || null;
-  if (sort !== null && !(SORTS as readonly string[]).includes(sort)) throw badRequest("sort", `sort must be one of ${SORTS.join(", ")}`);
-  const filters: ListFilters = {
-    names: [],
-    tags: csv(params.get("search[tags]")),
-    // No tag contains NUL: such a key excludes nothing (dropped here; SQLite would cut it short).
-    excludeTags: csv(params.get("search[exclude-tags]")).filter((k) => !k.includes("\u0000")),
-    projectId: params.get("filter[project][id]") || null,
-    runStatuses: csv(params.get("filter[current-run][status]")),
-    tagged: taggedFilters(params),
-    // No name or tag contains NUL (SQLite would cut a pattern there): such a search matches nothing.
-    // search[exclude-tags] is not such a search: it can only narrow by what it names.
-    nothing: [...params].some(([k, v]) => /^(search|filter)\[/.test(k) && k !== "search[exclude-tags]" && v.includes("\u0000")),
-  };
-  const name = params.get("search[name]");
-  if (name) filters.names.push({ literal: name, mode: "contains" });
-  const wildcard = params.get("search[wildcard-name]");
-  const w = wildcard ? wildcardMatch(wildcard) : null;
-  if (w) filters.names.push(w);
-  // Each tag condition is one or two bound values; D1 binds at most 100 per statement.
-  if (filters.tags.length + filters.excludeTags.length + filters.tagged.length > LIMITS.listTagFiltersMax) {
-    throw badRequest("search[tags]", `at most ${LIMITS.listTagFiltersMax} tag conditions (search[tags], search[exclude-tags] and filter[tagged] together)`);
-  }
-  return { filters, sort: sort as SortParam | null, limit: page.size, offset: (page.number - 1) * page.size };
+export function parseListQuery(query: Record<string, string | string[]>): ListQuery {
+  const parsed = listQuery.safeParse(query);
+  if (!parsed.success) throw validationError(parsed.error, "query");
+  return parsed.data;
 }
 
-export async function listWorkspaces(c: Context<AppEnv>, organization: string): Promise<Response> {
-  const params = new URL(c.req.url).searchParams;
-  const page = readPage(c);
-  const include = params.get("include") ?? undefined;
+export async function listWorkspaces(c: Context<AppEnv>, organization: string, query: ListQuery): Promise<Response> {
+  const { spec, page, include } = query;
   parseInclude(include);
-  const spec = parseListQuery(params, page);
 
   // Authorisation data travels in the same batch, so the whole list reads the primary (brief: auth on the primary).
   const caller = callerOf(c);

@@ -6,7 +6,8 @@ import { errorResponses, jsonBody, noContentResponse, ok, router } from "../json
 import { includeFor } from "./workspaces.include";
 import { acknowledge } from "./workspaces.http";
 import { listQuery, listWorkspaces } from "./workspaces.list";
-import { includeQuery, orgParam, orgWorkspaceParam, workspaceCreateBody, workspaceIdParam, workspaceUpdateBody } from "./workspaces.schemas";
+import { orgWorkspaceParam, workspaceCreateBody, workspaceIdParam, workspaceResource, workspaceUpdateBody } from "./workspaces.schemas";
+import { includeQuery, listDocument, orgParam, resourceDocument } from "../jsonapi/schemas";
 import { readById, readByName, type WorkspaceRef } from "./workspaces.service";
 import { createWorkspace, forceDeleteWorkspace, updateWorkspace } from "./workspaces.write.service";
 import { defineRoute } from "../jsonapi/define-route";
@@ -24,7 +25,7 @@ workspaces.openapi(
     tags,
     summary: "Create a workspace",
     request: { params: orgParam, body: jsonBody(workspaceCreateBody) },
-    responses: { ...ok("The created workspace", 201), ...errorResponses },
+    responses: { ...ok("The created workspace", resourceDocument(workspaceResource), 201), ...errorResponses },
   }),
   async (c) => {
     const result = await createWorkspace(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data);
@@ -43,7 +44,7 @@ workspaces.openapi(
     tags,
     summary: "Show a workspace by ID",
     request: { params: workspaceIdParam, query: includeQuery },
-    responses: { ...ok("The workspace"), ...errorResponses },
+    responses: { ...ok("The workspace", resourceDocument(workspaceResource)), ...errorResponses },
   }),
   async (c) => {
     const { workspace_id } = c.req.valid("param");
@@ -63,7 +64,7 @@ workspaces.openapi(
     tags,
     summary: "Show a workspace by organisation and name",
     request: { params: orgWorkspaceParam, query: includeQuery },
-    responses: { ...ok("The workspace"), ...errorResponses },
+    responses: { ...ok("The workspace", resourceDocument(workspaceResource)), ...errorResponses },
   }),
   async (c) => {
     const { organization_name, name } = c.req.valid("param");
@@ -84,10 +85,12 @@ workspaces.openapi(
     action: "organization.read",
     tags,
     summary: "List workspaces",
+    description:
+      "`filter[tagged][i][key]` and `filter[tagged][i][value]` (i = 0, 1, …) narrow the list to workspaces with every given tag binding; an empty value means any.",
     request: { params: orgParam, query: listQuery },
-    responses: { ...ok("A page of workspaces"), ...errorResponses },
+    responses: { ...ok("A page of workspaces", listDocument(workspaceResource)), ...errorResponses },
   }),
-  async (c) => listWorkspaces(c, c.req.valid("param").organization_name),
+  async (c) => listWorkspaces(c, c.req.valid("param").organization_name, c.req.valid("query")),
 );
 
 // ---- update ----
@@ -106,7 +109,7 @@ workspaces.openapi(
     tags,
     summary: "Update a workspace by ID",
     request: { params: workspaceIdParam, body: jsonBody(workspaceUpdateBody) },
-    responses: { ...ok("The updated workspace"), ...errorResponses },
+    responses: { ...ok("The updated workspace", resourceDocument(workspaceResource)), ...errorResponses },
   }),
   async (c) => update(c, c.req.valid("param").workspace_id, c.req.valid("json").data),
 );
@@ -119,7 +122,7 @@ workspaces.openapi(
     tags,
     summary: "Update a workspace by organisation and name",
     request: { params: orgWorkspaceParam, body: jsonBody(workspaceUpdateBody) },
-    responses: { ...ok("The updated workspace"), ...errorResponses },
+    responses: { ...ok("The updated workspace", resourceDocument(workspaceResource)), ...errorResponses },
   }),
   async (c) => {
     const { organization_name, name } = c.req.valid("param");

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { LIMITS } from "../limits";
-import { settingsInputShape } from "./workspace.fields";
+import { settingsInputShape, settingsResponseShape } from "./workspace.fields";
+import { attr, orgParam, resourceSchema } from "../jsonapi/schemas";
 
 /** Workspace names: letters, numbers, `-`, `_`. Compared case-insensitively. */
 export const WORKSPACE_NAME = /^[A-Za-z0-9_-]+$/;
@@ -53,9 +54,74 @@ export const workspaceUpdateBody = z
   .openapi("WorkspaceUpdate");
 
 export const workspaceIdParam = z.object({ workspace_id: z.string().regex(/^ws-[A-Za-z0-9]{1,64}$/) });
-export const orgParam = z.object({ organization_name: z.string().min(1).max(255) });
-export const orgWorkspaceParam = z.object({
-  organization_name: z.string().min(1).max(255),
-  name: z.string().min(1).max(255),
+export const orgWorkspaceParam = orgParam.extend({ name: z.string().min(1).max(255) });
+
+// ---- responses ----
+
+const vcsRepoView = z.object({
+  branch: z.string(),
+  "display-identifier": z.string(),
+  identifier: z.string(),
+  "ingress-submodules": z.boolean(),
+  "oauth-token-id": z.string().nullable(),
+  "vcs-app-installation-id": z.string().nullable(),
+  "github-app-installation-id": z.string().nullable(),
+  "repository-http-url": z.string(),
+  "service-provider": z.string(),
+  "tags-regex": z.string().nullable(),
+  "webhook-url": z.string().nullable(),
 });
-export const includeQuery = z.object({ include: z.string().max(2000).optional() });
+
+/** The workspace resource (src/workspaces/workspaces.serialize.ts): every attribute, every time. */
+export const workspaceResource = resourceSchema("Workspace", "workspaces", {
+  // Every setting of the field table; the entries below describe what the serialiser derives or shows differently.
+  ...settingsResponseShape,
+  actions: z.object({ "is-destroyable": z.boolean() }),
+  "allow-destroy-plan": attr.boolean,
+  "auto-apply": attr.boolean,
+  "auto-apply-run-trigger": attr.boolean,
+  "auto-destroy-at": attr.nullableTime,
+  "auto-destroy-status": attr.nullableString,
+  "auto-destroy-activity-duration": attr.nullableString,
+  "inherits-project-auto-destroy": attr.boolean,
+  "can-queue-destroy-plan": attr.boolean,
+  "created-at": attr.time,
+  description: attr.nullableString,
+  environment: attr.string,
+  "execution-mode": z.enum(["remote", "local", "agent"]),
+  "file-triggers-enabled": attr.boolean,
+  "global-remote-state": attr.boolean,
+  "latest-change-at": attr.time,
+  "last-assessment-result-at": attr.nullableTime,
+  locked: attr.boolean,
+  "locked-reason": attr.nullableString,
+  name: attr.string,
+  "oauth-client-name": attr.nullableString,
+  operations: attr.boolean,
+  permissions: attr.permissions,
+  "apply-duration-average": attr.nullableInt,
+  "plan-duration-average": attr.nullableInt,
+  "policy-check-failures": attr.nullableInt,
+  "queue-all-runs": attr.boolean,
+  "resource-count": attr.int,
+  "run-failures": attr.nullableInt,
+  source: attr.string,
+  "source-name": attr.nullableString,
+  "source-url": attr.nullableString,
+  "speculative-enabled": attr.boolean,
+  "structured-run-output-enabled": attr.boolean,
+  "tag-names": attr.strings,
+  "engine-version": attr.string,
+  "terraform-version": attr.string,
+  "trigger-prefixes": attr.strings,
+  "trigger-patterns": attr.strings,
+  "updated-at": attr.time,
+  "vcs-repo": vcsRepoView.nullable(),
+  "vcs-repo-identifier": attr.nullableString,
+  "working-directory": attr.nullableString,
+  "workspace-kpis-runs-count": attr.nullableInt,
+  "setting-overwrites": z.object({ "execution-mode": z.boolean(), "agent-pool": z.boolean() }),
+  // One edition's each: the hosted edition has assessments, the self-hosted one project remote state.
+  "assessments-enabled": attr.boolean.optional(),
+  "project-remote-state": attr.boolean.optional(),
+});

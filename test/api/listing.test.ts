@@ -63,7 +63,7 @@ async function plansAgree(org: string, query: string, token: string = ADMIN): Pr
     const ids: string[] = [];
     let total = 0;
     for (let n = 1; n <= 50; n++) {
-      const spec = parseListQuery(new URLSearchParams(query), { number: n, size: 2 });
+      const { spec } = parseListQuery({ ...Object.fromEntries(new URLSearchParams(query)), "page[number]": String(n), "page[size]": "2" });
       const page = (await loadListPage(db, principal, org, spec, strategy))!;
       total = page.total;
       const got = page.rows.map((r) => (JSON.parse(r.doc!) as { name: string }).name);

@@ -38,6 +38,38 @@ describe("OpenAPI document", () => {
     expect([...documented].filter((r) => !served.has(r)).sort()).toEqual([]);
   });
 
+  it("describes every 2xx response with a body by its resource's own schema, never a generic document", () => {
+    type Schema = { $ref?: string; type?: string; items?: Schema; enum?: string[]; properties?: Record<string, Schema>; additionalProperties?: unknown };
+    const schemas = committed.components.schemas as unknown as Record<string, Schema>;
+    const deref = (s: Schema | undefined) => (s?.$ref ? schemas[s.$ref.replace("#/components/schemas/", "")] : s);
+    const generic: string[] = [];
+    let described = 0;
+    for (const [path, ops] of Object.entries(
+      committed.paths as Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Schema }> }> }>>,
+    )) {
+      for (const [method, op] of Object.entries(ops)) {
+        for (const [status, response] of Object.entries(op.responses)) {
+          if (!status.startsWith("2")) continue;
+          const key = `${method.toUpperCase()} ${path} ${status}`;
+          if (status === "204") {
+            if (response.content) generic.push(`${key}: a 204 with a body`);
+            continue;
+          }
+          const document = deref(response.content?.["application/vnd.api+json"]?.schema);
+          const data = deref(document?.properties?.data);
+          const resource = deref(data?.type === "array" ? data.items : data);
+          const attributes = resource?.properties?.attributes;
+          // A resource schema names its type and exactly its attributes (test/openapi-responses.ts holds responses to them).
+          if (!resource?.properties?.type?.enum?.length || attributes?.additionalProperties !== false || !Object.keys(attributes.properties ?? {}).length) {
+            generic.push(key);
+          } else described++;
+        }
+      }
+    }
+    expect(generic).toEqual([]);
+    expect(described).toBeGreaterThan(100);
+  });
+
   it("is served publicly at /api/v2/openapi.json", async () => {
     const res = await api("GET", "/openapi.json", { token: null });
     expect(res.status).toBe(200);

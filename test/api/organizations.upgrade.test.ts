@@ -123,15 +123,10 @@ describe("D1 migration 0016 on a store written with organisation names", () => {
     expect(byName.org?.external_id).toBe(ACME);
     expect(byName.teams.map((t) => t.id)).toEqual(["team-owners"]);
     expect(byName.deadTagIds).toEqual(["tag-0"]);
-    const page = await loadListPage(db.withSession("first-primary"), owner, "acme", parseListQuery(new URLSearchParams(), { number: 1, size: 20 }));
+    const page = await loadListPage(db.withSession("first-primary"), owner, "acme", parseListQuery({}).spec);
     expect(page?.total).toBe(1);
     expect(page?.rows.map((r) => JSON.parse(r.doc!).id)).toEqual(["ws-acme"]);
-    const searched = await loadListPage(
-      db.withSession("first-primary"),
-      owner,
-      "Acme",
-      parseListQuery(new URLSearchParams("search[name]=on"), { number: 1, size: 20 }),
-    );
+    const searched = await loadListPage(db.withSession("first-primary"), owner, "Acme", parseListQuery({ "search[name]": "on" }).spec);
     expect(searched?.rows.map((r) => JSON.parse(r.doc!).id)).toEqual(["ws-acme"]);
     expect(await tokenByHash(db, orgTokenHash)).toMatchObject({ kind: "organization", organization_id: ACME, organization_name: "Acme" });
     expect(await tokenByHash(db, teamTokenHash)).toMatchObject({ kind: "team", team_org: ACME, organization_name: "Acme" });

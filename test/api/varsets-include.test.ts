@@ -42,7 +42,7 @@ describe("include on variable-set reads", () => {
 
     const shown = await api("GET", `/varsets/${set}?include=workspaces,projects,vars`);
     expect(shown.status).toBe(200);
-    expect(idsOf(shown, "workspaces")).toEqual(sorted([w1.id, w2.id]));
+    expect(sorted(idsOf(shown, "workspaces"))).toEqual(sorted([w1.id, w2.id]));
     expect(idsOf(shown, "projects")).toEqual([p]);
     expect(idsOf(shown, "vars")).toEqual([v]);
     // Each as its own endpoint shows it.
@@ -57,7 +57,7 @@ describe("include on variable-set reads", () => {
     for (const path of [`/organizations/${org}/varsets`, `/projects/${p}/varsets`, `/workspaces/${w1.id}/varsets`]) {
       const res = await api("GET", `${path}?include=workspaces,projects`);
       expect(res.status, path).toBe(200);
-      expect(idsOf(res, "workspaces"), path).toEqual(sorted([w1.id, w2.id]));
+      expect(sorted(idsOf(res, "workspaces")), path).toEqual(sorted([w1.id, w2.id]));
       expect(idsOf(res, "projects"), path).toEqual([p]);
     }
     // PATCH answers with the same includes.

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { parseListQuery } from "../../src/workspaces/workspaces.list";
 
 describe("list query rules", () => {
-  const spec = (q: string) => parseListQuery(new URLSearchParams(q), { number: 2, size: 10 });
+  const spec = (q: string) => parseListQuery({ ...Object.fromEntries(new URLSearchParams(q)), "page[number]": "2", "page[size]": "10" }).spec;
 
   it("reads every filter, the sort and the page", () => {
     const s = spec(
