@@ -9,7 +9,7 @@ import { includeQuery, pageOf, pageQuery } from "../jsonapi/schemas";
 import { validationError } from "../jsonapi/validation";
 import { LIMITS } from "../limits";
 import { includeFor, parseInclude } from "./workspaces.include";
-import { SORTS, type ListFilters, type ListSpec, type NameMatch, type SortParam, type TagFilter } from "./workspaces.list.index";
+import { SORTS, type ListFilters, type ListSpec, type NameMatch, type TagFilter } from "./workspaces.list.index";
 import { listWorkspacePage } from "./workspaces.list.service";
 
 // The listing test calls the batch directly.
