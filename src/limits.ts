@@ -30,7 +30,7 @@ export const LIMITS = {
   triggerListMax: 100,
   consumersPerRequest: 100,
   includeValuesMax: 20,
-  /** search[tags] + search[exclude-tags] + filter[tagged] conditions in one list request (D1 binds at most 100 values per statement). */
+  /** search[tags] + search[exclude-tags] + filter[tagged] conditions in one list request (each is checked on every workspace the list reads). */
   listTagFiltersMax: 20,
   /** API tokens created without `expired-at` expire after this many years (as the real service; go-tfe checks it). */
   tokenDefaultLifetimeYears: 2,

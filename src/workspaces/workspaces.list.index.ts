@@ -136,16 +136,46 @@ function nameTerm(P: Params, m: NameMatch): Term {
 }
 
 /**
- * `search[tags]` / `search[exclude-tags]`: the workspace carries key K as a flat tag (live) or a
- * binding key, directly or inherited from its project's bindings (issue 14: either set).
+ * `= key`, or `IN` the keys: one key binds as itself (the common case keeps its plan), several as one JSON array,
+ * so a statement's bound values do not grow with their number (D1 binds at most 100).
  */
-function keyTerm(P: Params, key: string): Term {
-  const k = P.add(key);
-  const inherited = `SELECT pb.project_id FROM project_tag_bindings pb WHERE pb.key = ${k}`;
+function keysSql(P: Params, keys: string[]): string {
+  return keys.length === 1 ? `= ${P.add(keys[0])}` : `IN (SELECT value FROM json_each(${P.add(JSON.stringify(keys))}))`;
+}
+
+/**
+ * `search[exclude-tags]`, and `search[tags]` with one key: the workspace carries one of the keys as a flat tag
+ * (live) or a binding key, directly or inherited from its project's bindings (issue 14: either set).
+ */
+function anyKeyTerm(P: Params, keys: string[]): Term {
+  const k = keysSql(P, keys);
+  const inherited = `SELECT pb.project_id FROM project_tag_bindings pb WHERE pb.key ${k}`;
   return {
-    set: (org) => `SELECT wt.workspace_id AS id FROM workspace_tags wt WHERE wt.organization_id = ${org} AND wt.key = ${k} AND ${LIVE_ROW}
+    set: (org) => `SELECT wt.workspace_id AS id FROM workspace_tags wt WHERE wt.organization_id = ${org} AND wt.key ${k} AND ${LIVE_ROW}
       UNION SELECT w2.id FROM workspaces w2 WHERE w2.organization_id = ${org} AND w2.project_id IN (${inherited})`,
-    pred: `(EXISTS (SELECT 1 FROM workspace_tags wt WHERE wt.workspace_id = w.id AND wt.key = ${k} AND ${LIVE_ROW}) OR w.project_id IN (${inherited}))`,
+    pred: `(EXISTS (SELECT 1 FROM workspace_tags wt WHERE wt.workspace_id = w.id AND wt.key ${k} AND ${LIVE_ROW}) OR w.project_id IN (${inherited}))`,
+  };
+}
+
+/**
+ * `search[tags]`: the workspace carries every key, each as in `anyKeyTerm`. Several keys are one term that
+ * counts the keys a workspace carries: a term per key made the statement too large for D1 (SQLITE_NOMEM,
+ * "Expression tree is too large") long before LIMITS.listTagFiltersMax.
+ */
+function allKeysTerm(P: Params, list: string[]): Term {
+  const keys = [...new Set(list)];
+  if (keys.length === 1) return anyKeyTerm(P, keys);
+  const json = P.add(JSON.stringify(keys));
+  return {
+    set: (org) => `SELECT t.id AS id FROM (
+        SELECT wt.workspace_id AS id, wt.key AS key FROM workspace_tags wt
+          WHERE wt.organization_id = ${org} AND wt.key IN (SELECT value FROM json_each(${json})) AND ${LIVE_ROW}
+        UNION ALL SELECT w2.id, j.value FROM json_each(${json}) j CROSS JOIN workspaces w2
+          WHERE w2.organization_id = ${org} AND w2.project_id IN (SELECT pb.project_id FROM project_tag_bindings pb WHERE pb.key = j.value)
+      ) t GROUP BY t.id HAVING count(DISTINCT t.key) = ${keys.length}`,
+    pred: `(SELECT count(*) FROM json_each(${json}) j
+      WHERE EXISTS (SELECT 1 FROM workspace_tags wt WHERE wt.workspace_id = w.id AND wt.key = j.value AND ${LIVE_ROW})
+        OR EXISTS (SELECT 1 FROM project_tag_bindings pb WHERE pb.project_id = w.project_id AND pb.key = j.value)) = ${keys.length}`,
   };
 }
 
@@ -177,6 +207,43 @@ function keyValueTerm(P: Params, key: string, value: string): Term {
         EXCEPT SELECT wt.workspace_id FROM workspace_tags wt WHERE wt.organization_id = ${org} AND wt.key = ${k} AND wt.kind = 'binding')`,
     pred: `(EXISTS (SELECT 1 FROM workspace_tags wt WHERE wt.workspace_id = w.id AND wt.key = ${k} AND wt.kind = 'binding' AND wt.value = ${v})
       OR (w.project_id IN (${inherited}) AND NOT EXISTS (SELECT 1 FROM workspace_tags wt WHERE wt.workspace_id = w.id AND wt.key = ${k} AND wt.kind = 'binding')))`,
+  };
+}
+
+/**
+ * Every `filter[tagged]` condition: the workspace's effective binding for each key K exists (and has value V
+ * when the condition has one), as in `keyValueTerm` / `bindingKeyTerm`. Several conditions are one term over one
+ * JSON array of [K, V or null] that counts the conditions a workspace meets (see `allKeysTerm`).
+ */
+function taggedTerm(P: Params, conditions: TagFilter[]): Term {
+  if (conditions.length === 1) {
+    const [t] = conditions;
+    return t.value ? keyValueTerm(P, t.key, t.value) : bindingKeyTerm(P, t.key);
+  }
+  const json = P.add(JSON.stringify(conditions.map((t) => [t.key, t.value || null])));
+  const c = `(SELECT j.key AS i, json_extract(j.value, '$[0]') AS k, json_extract(j.value, '$[1]') AS v FROM json_each(${json}) j)`;
+  const ownBinding = (what: string, ws: string) =>
+    `SELECT ${what} FROM workspace_tags wt WHERE wt.workspace_id = ${ws} AND wt.kind = 'binding' AND wt.key = c.k`;
+  // A condition with a value seeks it in the (key, value) indexes; one without matches any value of the key:
+  // two arms each, for the kinds of condition present.
+  const arms = (org: string, valued: boolean) => {
+    const v = valued ? "c.v IS NOT NULL" : "c.v IS NULL";
+    return [
+      `SELECT wt.workspace_id AS id, c.i AS i FROM ${c} c CROSS JOIN workspace_tags wt
+        WHERE ${v} AND wt.organization_id = ${org} AND wt.key = c.k AND wt.kind = 'binding'${valued ? " AND wt.value = c.v" : ""}`,
+      `SELECT w2.id, c.i FROM ${c} c CROSS JOIN workspaces w2 WHERE ${v} AND w2.organization_id = ${org}
+        AND w2.project_id IN (SELECT pb.project_id FROM project_tag_bindings pb WHERE pb.key = c.k${valued ? " AND pb.value = c.v" : ""})
+        AND NOT EXISTS (${ownBinding("1", "w2.id")})`,
+    ];
+  };
+  const kinds = [...new Set(conditions.map((t) => !!t.value))];
+  return {
+    set: (org) => `SELECT t.id AS id FROM (${kinds.flatMap((valued) => arms(org, valued)).join(" UNION ALL ")})
+      t GROUP BY t.id HAVING count(DISTINCT t.i) = ${conditions.length}`,
+    // Binding values are never NULL: a missing binding is NULL, and a condition without a value matches any other.
+    pred: `(SELECT count(*) FROM (SELECT c.v AS want, coalesce((${ownBinding("wt.value", "w.id")}),
+        (SELECT pb.value FROM project_tag_bindings pb WHERE pb.project_id = w.project_id AND pb.key = c.k)) AS got FROM ${c} c) e
+      WHERE e.got = coalesce(e.want, e.got)) = ${conditions.length}`,
   };
 }
 
@@ -258,9 +325,10 @@ function termsOf(P: Params, f: ListFilters, variant: Variant): { positive: Term[
   if (f.projectId) positive.push(projectTerm(P, f.projectId));
   if (f.runStatuses.length) positive.push(runStatusTerm(P, f.runStatuses));
   for (const m of f.names) positive.push(nameTerm(P, m));
-  for (const key of f.tags) positive.push(keyTerm(P, key));
-  for (const t of f.tagged) positive.push(t.value ? keyValueTerm(P, t.key, t.value) : bindingKeyTerm(P, t.key));
-  const negative = f.excludeTags.map((key) => keyTerm(P, key));
+  // Each kind of tag condition is one term, however many conditions it has (LIMITS.listTagFiltersMax in all).
+  if (f.tags.length) positive.push(allKeysTerm(P, f.tags));
+  if (f.tagged.length) positive.push(taggedTerm(P, f.tagged));
+  const negative = f.excludeTags.length ? [anyKeyTerm(P, f.excludeTags)] : [];
   return { positive, negative };
 }
 

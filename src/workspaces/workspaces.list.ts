@@ -59,7 +59,7 @@ export const listQuery = z
     const wildcard = q["search[wildcard-name]"];
     const w = wildcard ? wildcardMatch(wildcard) : null;
     if (w) filters.names.push(w);
-    // Each tag condition is one or two bound values; D1 binds at most 100 per statement.
+    // Each kind of tag condition is one SQL term and one bound value (workspaces.list.index.ts), whatever their number.
     if (filters.tags.length + filters.excludeTags.length + filters.tagged.length > LIMITS.listTagFiltersMax) {
       ctx.addIssue({
         code: "custom",

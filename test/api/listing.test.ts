@@ -6,7 +6,7 @@ import type { Bindings } from "../../src/env";
 import { INCLUDE_VALUES } from "../../src/workspaces/workspaces.include";
 import { loadListPage, parseListQuery } from "../../src/workspaces/workspaces.list";
 import type { Strategy } from "../../src/workspaces/workspaces.list.index";
-import { createOrg, createWorkspace, grantProject, grantWorkspace, makeOrgToken, makeProject, makeTeam, makeUser } from "../fixtures";
+import { createOrg, createWorkspace, grantProject, grantWorkspace, makeOrgToken, makeProject, makeTeam, makeUser, teamToken } from "../fixtures";
 import { ADMIN, api, type ApiResponse, uniqueName } from "../helpers";
 
 type Doc = { id: string; type: string; attributes: Record<string, any>; relationships: Record<string, any>; links?: Record<string, unknown> };
@@ -530,5 +530,132 @@ describe("include (spec §4.6)", () => {
         expect(res.body.errors[0].source.parameter).toBe("include");
       }
     }
+  });
+});
+
+// Up to LIMITS.listTagFiltersMax tag conditions in one list (Terraform's cloud block sends one filter[tagged] pair per tag).
+describe("many tag conditions at once", () => {
+  const keys = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+  const pairs = (b: Record<string, string>) => kv(Object.entries(b));
+  const tagged = (conds: Array<[string, string?]>) =>
+    conds.map(([k, v], i) => `filter[tagged][${i}][key]=${k}${v === undefined ? "" : `&filter[tagged][${i}][value]=${v}`}`).join("&");
+  const setProjectBindings = async (prj: string, b: Record<string, string>) =>
+    expect((await api("PATCH", `/projects/${prj}/tag-bindings`, { body: { data: pairs(b) } })).status).toBe(200);
+
+  it("20 search[tags] keys need every key (flat, own binding or the project's); 20 search[exclude-tags] drop any", async () => {
+    const org = await createOrg();
+    const prj = await makeProject(org);
+    const other = await makeProject(org);
+    // k0..k9 flat, k10..k14 own bindings, k15..k19 the project's bindings.
+    const all = keys("k", 20);
+    await setProjectBindings(prj, Object.fromEntries(all.slice(15).map((k) => [k, "p"])));
+    const own = Object.fromEntries(all.slice(10, 15).map((k) => [k, ""]));
+    const ids = await seed(org, [
+      { name: "all", tags: all.slice(0, 10), bindings: own, project: prj },
+      { name: "all-but-k7", tags: all.slice(0, 10).filter((k) => k !== "k7"), bindings: own, project: prj },
+      { name: "not-inheriting", tags: all.slice(0, 10), bindings: own, project: other },
+      { name: "only-inherited", project: prj },
+      { name: "one-flat", tags: ["k3", "unrelated"] },
+      { name: "none", tags: ["unrelated"], bindings: { x: "y" } },
+    ]);
+    await expectMatches(org, `search[tags]=${all.join(",")}`, ["all"]);
+    await expectMatches(org, `search[tags]=${all.slice(0, 19).join(",")}`, ["all"]);
+    await expectMatches(org, `search[tags]=${all.join(",")}`, ["all"], await teamToken(org, { projects: { [prj]: "read" } }));
+    await expectMatches(org, `search[exclude-tags]=${all.join(",")}`, ["none"]);
+    await expectMatches(org, `search[exclude-tags]=${all.slice(1).join(",")}`, ["none"]);
+    await expectMatches(org, `search[exclude-tags]=${[...keys("k", 4), ...keys("zz", 16)].join(",")}`, ["only-inherited", "none"]);
+    // The grants variant: the caller reads two of them.
+    const token = await teamToken(org, { workspaces: { [ids.none]: "read", [ids["one-flat"]]: "read" } });
+    await expectMatches(org, `search[exclude-tags]=${all.join(",")}`, ["none"], token);
+  });
+
+  // The project binds e0..e9 = p0..p9; each workspace's own binding for a key wins over the project's.
+  async function taggedOrg() {
+    const org = await createOrg();
+    const prj = await makeProject(org);
+    await setProjectBindings(prj, Object.fromEntries(keys("e", 10).map((k, i) => [k, `p${i}`])));
+    const f = Object.fromEntries(keys("f", 8).map((k) => [k, "a"]));
+    const ids = await seed(org, [
+      { name: "A", bindings: { ...f, e0: "mine", e6: "own6" }, project: prj },
+      // e1's own value hides the project's p1.
+      { name: "B", bindings: { ...f, e0: "mine", e1: "x" }, project: prj },
+      // e0 is the project's p0.
+      { name: "C", bindings: { ...f, e6: "z", e7: "zz" }, project: prj },
+      { name: "D", bindings: { ...f, e0: "mine" } },
+      { name: "E", project: prj },
+      // Flat tags are not bindings.
+      { name: "F", tags: keys("f", 8), bindings: { e0: "mine" }, project: prj },
+    ]);
+    return { org, prj, ids };
+  }
+
+  it("10 filter[tagged] pairs, with values and key-only, inherited and overridden", async () => {
+    const { org, ids } = await taggedOrg();
+    const keyOnly = tagged([...keys("f", 8), "e6", "e9"].map((k) => [k]));
+    await expectMatches(org, keyOnly, ["A", "B", "C"]);
+    await expectMatches(org, keyOnly.replace(/\[key\]=f(\d)/g, "[key]=f$1&filter[tagged][$1][value]="), ["A", "B", "C"]);
+    const valued: Array<[string, string?]> = [...keys("f", 8).map((k): [string, string] => [k, "a"]), ["e0", "mine"], ["e2", "p2"]];
+    await expectMatches(org, tagged(valued), ["A", "B"]);
+    await expectMatches(org, tagged([...valued.slice(0, 9), ["e1", "p1"]]), ["A"]);
+    await expectMatches(org, tagged([...valued.slice(0, 8), ["e0", "p0"], ["e1", "p1"]]), ["C"]);
+    await expectMatches(org, tagged([...valued.slice(0, 8), ["e0", "p0"], ["e0", "mine"]]), []);
+    await expectMatches(org, tagged([...valued.slice(0, 9), ["e3"]]), ["A", "B"], await teamToken(org, { workspaces: { [ids.A]: "read", [ids.B]: "read" } }));
+  });
+
+  it("20 filter[tagged] pairs, with values and key-only, inherited and overridden", async () => {
+    const { org, prj, ids } = await taggedOrg();
+    const conds: Array<[string, string?]> = [
+      ...keys("f", 8).map((k): [string, string] => [k, "a"]),
+      ["e0", "mine"],
+      ...[1, 2, 3, 4, 5].map((i): [string, string] => [`e${i}`, `p${i}`]),
+      ...["e6", "e7", "e8", "e9", "f0", "e1"].map((k): [string] => [k]),
+    ];
+    expect(conds).toHaveLength(20);
+    await expectMatches(org, tagged(conds), ["A"]);
+    // B misses only e1=p1, C only e0=mine, D every inherited one.
+    await expectMatches(org, tagged(conds.map(([k, v]) => (k === "e1" && v ? [k] : [k, v]))), ["A", "B"]);
+    await expectMatches(org, tagged(conds.map(([k, v]) => (k === "e0" ? [k] : [k, v]))), ["A", "C"]);
+    const grants = await teamToken(org, { workspaces: { [ids.D]: "read" }, projects: { [prj]: "read" } });
+    await expectMatches(org, tagged(conds), ["A"], grants);
+  });
+
+  it("the maximum mix of tag conditions with search[name], filter[project][id] and filter[current-run][status]", async () => {
+    const org = await createOrg();
+    const prj = await makeProject(org);
+    await setProjectBindings(prj, Object.fromEntries(keys("e", 10).map((k, i) => [k, `p${i}`])));
+    const own = { b0: "v0", b1: "v1", b2: "v2", e0: "mine" };
+    const tags = ["t0", "t1", "t2"];
+    const ids = await seed(org, [
+      { name: "svc-all", tags, bindings: own, project: prj },
+      { name: "svc-not-running", tags, bindings: own, project: prj },
+      { name: "svc-excluded", tags: [...tags, "x3"], bindings: own, project: prj },
+      { name: "svc-other-project", tags, bindings: own },
+      { name: "svc-b2-differs", tags, bindings: { ...own, b2: "other" }, project: prj },
+      { name: "svc-no-t2", tags: tags.slice(0, 2), bindings: own, project: prj },
+      { name: "web-all", tags, bindings: own, project: prj },
+      { name: "svc-none", project: prj },
+    ]);
+    for (const [name, id] of Object.entries(ids)) {
+      if (name === "svc-not-running") continue;
+      await env.DB.prepare("UPDATE workspaces SET current_run_status = 'applied', current_run_created_at = ? WHERE id = ?")
+        .bind("2026-01-01T00:00:00Z", id)
+        .run();
+    }
+    // 5 search[tags] (flat, own binding key, the project's key), 5 exclusions, 10 filter[tagged].
+    const q = [
+      "search[tags]=t0,t1,t2,b0,e9",
+      "search[exclude-tags]=x0,x1,x2,x3,x4",
+      tagged([["b0", "v0"], ["b1", "v1"], ["b2", "v2"], ["b0"], ["e0", "mine"], ["e1", "p1"], ["e2", "p2"], ["e3"], ["e4", ""], ["e5", "p5"]]),
+      "search[name]=svc",
+      `filter[project][id]=${prj}`,
+      "filter[current-run][status]=applied,planned",
+    ].join("&");
+    await expectMatches(org, q, ["svc-all"]);
+    for (const sort of ["name", "-current-run.created-at"]) await expectMatches(org, `${q}&sort=${sort}`, ["svc-all"]);
+    const grants = await teamToken(org, { projects: { [prj]: "read" } });
+    await expectMatches(org, q, ["svc-all"], grants);
+    // One condition over the maximum is a 400, not a 500.
+    const over = await list(org, `${q}&filter[tagged][10][key]=e6`);
+    expect(over.status).toBe(400);
   });
 });

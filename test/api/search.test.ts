@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { ADMIN, api, uniqueName } from "../helpers";
 import { createOrg, createWorkspace } from "../fixtures";
 import { makeUser } from "../fixtures";
+import { LIMITS } from "../../src/limits";
 
 const ORIGIN = "http://localhost";
 
@@ -534,7 +535,7 @@ describe("property: free-text query parameters", () => {
 
     // search[tags] / search[exclude-tags]: comma-separated keys, each an exact flat tag name or binding key.
     const allKeys = [...new Set([...keysOf.values()].flatMap((k) => [...k.flat, ...k.bindings.map((b) => b.key)]))];
-    // Short lists of long keys: this is about the terms; how many conditions one list takes is a limit of its own.
+    // Lists of long keys, up to the route's maximum number of tag conditions (one list's terms are one SQL term).
     const keyList = fc
       .array(
         fc.oneof(
@@ -542,9 +543,10 @@ describe("property: free-text query parameters", () => {
           fc.constantFrom(...allKeys).map(swapCase),
           termOf(allKeys, 300).map((k) => k.replace(/,/g, "")),
         ),
-        { maxLength: 5 },
+        { maxLength: LIMITS.listTagFiltersMax },
       )
       .map((ks) => clip(ks.join(","), 1000));
+    const fullList = [...allKeys, ...Array.from({ length: LIMITS.listTagFiltersMax - allKeys.length }, (_, i) => `absent-${i}`)].join(",");
     const csv = (raw: string) => [...new Set(raw.split(",").map((s) => s.trim()))].filter((s) => s.length > 0);
     const carries = (w: string, key: string) => {
       const k = keysOf.get(w);
@@ -556,7 +558,7 @@ describe("property: free-text query parameters", () => {
         path: wsPath,
         actual: nameList,
         arb: keyList.map((v) => ({ [param]: v })),
-        examples: [allKeys.join(","), ...edgeTerms(allKeys, 1000)].map((v) => ({ [param]: v })),
+        examples: [allKeys.join(","), fullList, ...edgeTerms(allKeys, 1000)].map((v) => ({ [param]: v })),
         expected: (p) => {
           const keys = csv(p[param]);
           if (param === "search[tags]") return { status: 200, items: hasNul(p[param]) ? [] : wsAll.filter((w) => keys.every((k) => carries(w, k))) };
@@ -585,6 +587,75 @@ describe("property: free-text query parameters", () => {
         if (hasNul(key) || hasNul(value)) return { status: 200, items: [] };
         return { status: 200, items: wsAll.filter((w) => keysOf.get(w)?.bindings.some((b) => b.key === key && (!value || b.value === value))) };
       },
+    });
+    // Several filter[tagged] pairs (AND across indices), up to the route's maximum, alone and with the other tag
+    // conditions (at most that maximum in all).
+    const pair = fc.tuple(
+      fc.oneof(fc.constantFrom(...bindingKeys), fc.constantFrom(...bindingKeys).map(swapCase), termOf(bindingKeys, 200)),
+      fc.oneof(fc.constant(""), fc.constantFrom(...bindingValues), termOf(bindingValues, 200)),
+    );
+    const taggedParams = (pairs: Array<[string, string]>) =>
+      Object.fromEntries(
+        pairs.flatMap(([key, value], i) => [
+          [`filter[tagged][${i}][key]`, key],
+          [`filter[tagged][${i}][value]`, value],
+        ]),
+      );
+    const taggedPairs = (p: Record<string, string>) => {
+      const out: Array<[string, string]> = [];
+      for (let i = 0; `filter[tagged][${i}][key]` in p; i++) out.push([p[`filter[tagged][${i}][key]`], p[`filter[tagged][${i}][value]`]]);
+      return out;
+    };
+    /** What every tag condition of `p` together gives (search[tags] and search[exclude-tags] when present). */
+    const tagConditions = (p: Record<string, string>): Expectation => {
+      const pairs = taggedPairs(p);
+      if (pairs.some(([key, value]) => !key && value)) return { status: 400 };
+      const all = csv(p["search[tags]"] ?? "");
+      const none = csv(p["search[exclude-tags]"] ?? "");
+      if (pairs.some(([key, value]) => hasNul(key) || hasNul(value)) || hasNul(p["search[tags]"] ?? "")) return { status: 200, items: [] };
+      const meets = (w: string, [key, value]: [string, string]) =>
+        !key || !!keysOf.get(w)?.bindings.some((b) => b.key === key && (!value || b.value === value));
+      return {
+        status: 200,
+        items: wsAll.filter((w) => pairs.every((t) => meets(w, t)) && all.every((k) => carries(w, k)) && !none.some((k) => carries(w, k))),
+      };
+    };
+    const everyBinding = bindings.map((b): [string, string] => [b.key, b.value]);
+    const maxPairs = Array.from({ length: LIMITS.listTagFiltersMax }, (_, i) => everyBinding[i % everyBinding.length]);
+    targets.push({
+      label: "workspaces filter[tagged] (several)",
+      path: wsPath,
+      actual: nameList,
+      arb: fc.array(pair, { maxLength: LIMITS.listTagFiltersMax }).map(taggedParams),
+      examples: [taggedParams(maxPairs), taggedParams(maxPairs.map(([key]) => [key, ""])), taggedParams([...maxPairs.slice(1), ["absent", ""]])],
+      expected: tagConditions,
+    });
+    const third = Math.floor(LIMITS.listTagFiltersMax / 3);
+    const someKeys = (n: number) =>
+      fc
+        .array(
+          fc.oneof(
+            fc.constantFrom(...allKeys),
+            termOf(allKeys, 100).map((k) => k.replace(/,/g, "")),
+          ),
+          { maxLength: n },
+        )
+        .map((ks) => ks.join(","));
+    targets.push({
+      label: "workspaces search[tags] + search[exclude-tags] + filter[tagged]",
+      path: wsPath,
+      actual: nameList,
+      arb: fc
+        .tuple(someKeys(third), someKeys(third), fc.array(pair, { maxLength: LIMITS.listTagFiltersMax - 2 * third }))
+        .map(([all, none, pairs]) => ({ "search[tags]": all, "search[exclude-tags]": none, ...taggedParams(pairs) })),
+      examples: [
+        {
+          "search[tags]": allKeys.slice(0, third).join(","),
+          "search[exclude-tags]": "absent",
+          ...taggedParams(maxPairs.slice(0, LIMITS.listTagFiltersMax - third - 1)),
+        },
+      ],
+      expected: tagConditions,
     });
     // Exact-name lists.
     targets.push({
