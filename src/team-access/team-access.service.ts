@@ -8,7 +8,7 @@ import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
-import { findTeam } from "../teams/teams.index";
+import { findTeam } from "../teams/teams.d1";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
 import { readById, readRef, type WorkspaceRef } from "../workspaces/workspaces.service";
 import {

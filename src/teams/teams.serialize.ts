@@ -1,5 +1,5 @@
 import type { Resource } from "../jsonapi/document";
-import type { TeamRow } from "./teams.index";
+import type { TeamRow } from "./teams.d1";
 
 /** Every organisation-access key a team carries (the owners team has all of them). */
 export const ORG_ACCESS_KEYS = [

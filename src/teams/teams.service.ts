@@ -8,8 +8,18 @@ import type { Page } from "../jsonapi/document";
 import { redactEmail } from "../users/memberships";
 import { membershipsById, teamMemberships, type MembershipRow } from "../users/memberships.d1";
 import { usernames, usersByIdOrUsername } from "../users/users.d1";
-import { addMembers, deleteTeam as deleteTeamRows, insertTeam, membersLeft, organizationTeams, removeMembers, updateTeam as updateTeamRow } from "./teams.d1";
-import { findTeam, teamMembers, type TeamRow } from "./teams.index";
+import {
+  addMembers,
+  deleteTeam as deleteTeamRows,
+  findTeam,
+  insertTeam,
+  membersLeft,
+  organizationTeams,
+  removeMembers,
+  teamMembers,
+  updateTeam as updateTeamRow,
+  type TeamRow,
+} from "./teams.d1";
 import { mayChangeMembers, mayManageTeamTokens, resolveOrgAccess, teamRights, type OrgAccessInput } from "./teams.rules";
 import type { TeamCallerRights } from "./teams.serialize";
 
