@@ -1,6 +1,6 @@
 /** The SQL behind access.ts: the organisation, the caller's teams and their grants. */
 import type { Db } from "../caller";
-import { ORGANIZATION_COLUMNS, orgIdSql, orgWhere, type OrganizationRow, type OrgRef } from "../organizations/organizations.index";
+import { ORGANIZATION_COLUMNS, orgIdSql, orgWhere, type OrganizationRow, type OrgRef } from "../organizations/organizations.d1";
 import type { Principal } from "./principal";
 
 /** A team of the caller, as much of it as access needs. */

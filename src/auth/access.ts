@@ -1,5 +1,5 @@
 import { ApiError } from "../errors";
-import { toOrganization, type Organization, type OrgRef } from "../organizations/organizations.index";
+import { toOrganization, type Organization, type OrgRef } from "../organizations/organizations.d1";
 import { accessRows, orgWithCallerTeams, teamGrants, type AccessTeamRow, type Grant, type ProjectDefaultsRow } from "./access.d1";
 import {
   FULL_ACCESS,

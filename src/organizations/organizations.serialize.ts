@@ -1,7 +1,7 @@
 import type { Resource } from "../jsonapi/document";
 import { entitlementSet, plannedPermissions, type FeatureSet } from "../subscriptions/feature-sets";
 import type { DataRetentionPolicy } from "../workspaces/workspace.types";
-import type { Organization } from "./organizations.index";
+import type { Organization } from "./organizations.d1";
 
 const API = "/api/v2";
 

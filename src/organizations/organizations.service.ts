@@ -12,17 +12,19 @@ import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
 import {
   deleteOrganization,
+  findOrganization,
   insertOrganization,
   listOrganizations,
   poolExists,
   seedOrganization,
+  toOrganization,
   updateOrganization,
+  type Organization,
   type OrganizationScope,
 } from "./organizations.d1";
 import { findOrgPolicy } from "../retention/retention.d1";
 import { planOf, type FeatureSet } from "../subscriptions/feature-sets";
 import type { DataRetentionPolicy } from "../workspaces/workspace.types";
-import { findOrganization, toOrganization, type Organization } from "./organizations.index";
 
 const ORG_NAME = /^[A-Za-z0-9_-]+$/;
 

@@ -1,5 +1,5 @@
 /** D1 statements for the workspace index. The DO writes through `indexWrite`; the Worker reads. */
-import { orgIdSql, type OrgRef } from "../organizations/organizations.index";
+import { orgIdSql, type OrgRef } from "../organizations/organizations.d1";
 import { upgradeRecord } from "./workspace.record";
 import type { WorkspaceRecord } from "./workspace.types";
 

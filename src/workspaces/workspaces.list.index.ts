@@ -21,7 +21,7 @@
  * time proportional to the matches (not to the organisation).
  */
 import type { Principal } from "../auth/principal";
-import { ORGANIZATION_COLUMNS } from "../organizations/organizations.index";
+import { ORGANIZATION_COLUMNS } from "../organizations/organizations.d1";
 import { LIVE_ROW } from "../tags/tags.index";
 import { holderNameSql } from "./lock-holders.d1";
 

@@ -4,7 +4,7 @@ import { allows, authorize } from "../auth/requirements";
 import type { Principal } from "../auth/principal";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
-import { toOrganization, type OrganizationRow } from "../organizations/organizations.index";
+import { toOrganization, type OrganizationRow } from "../organizations/organizations.d1";
 import type { WorkspaceRecord } from "./workspace.types";
 import { parseDoc } from "./workspaces.index";
 import { listBatch, pageOf, projectOptionsOf, type ListSpec, type PageRow, type ProjectOption, type Strategy } from "./workspaces.list.index";

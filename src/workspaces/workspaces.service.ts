@@ -1,7 +1,7 @@
 /** Worker-side workspace operations shared by the services: resolve, authorise, serialise. */
 import { buildOrgAccess, loadAccessBatch, flagsFor, workspaceCapabilities, type OrgAccess, type Grant, type ProjectDefaultsRow } from "../auth/access";
 import { workspaceAccessRows } from "../auth/access.d1";
-import { toOrganization } from "../organizations/organizations.index";
+import { toOrganization } from "../organizations/organizations.d1";
 import { authorize, type Action } from "../auth/requirements";
 import type { Capabilities } from "../auth/permissions";
 import type { Caller } from "../caller";

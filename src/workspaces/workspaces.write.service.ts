@@ -1,7 +1,7 @@
 /** Create, update and force delete of workspaces: authorise, claim names and projects, then one DO call. */
 import { buildOrgAccess, projectRights } from "../auth/access";
 import { createAccessRows } from "../auth/access.d1";
-import { toOrganization } from "../organizations/organizations.index";
+import { toOrganization } from "../organizations/organizations.d1";
 import { allows, authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import { edition } from "../env";
