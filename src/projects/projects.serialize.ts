@@ -2,7 +2,7 @@
 import type { OrgAccess } from "../auth/access";
 import { allows } from "../auth/requirements";
 import type { Resource } from "../jsonapi/document";
-import type { ProjectRow } from "./projects.index";
+import type { ProjectRow } from "./projects.d1";
 
 /**
  * While a project inherits (no own mode), it reports the organisation's current default mode and pool,

@@ -1,4 +1,4 @@
-/** Projects (tfe-api-notes §2.2): authorise, validate, then write through projects.index.ts. */
+/** Projects (tfe-api-notes §2.2): authorise, validate, then write through projects.d1.ts. */
 import { projectRights, readsAllProjects, requireOrgAccess, type OrgAccess } from "../auth/access";
 import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
@@ -9,7 +9,6 @@ import { LIMITS } from "../limits";
 import { isProjectLimitError, replaceProjectBindingsStatements } from "../tags/project-tags.index";
 import { checkBindings } from "../tags/tags.rules";
 import { AUTO_DESTROY_DURATION } from "../workspaces/workspaces.schemas";
-import { writeProjectBatch } from "./projects.d1";
 import {
   agentPoolInOrganization,
   deleteEmptyProject,
@@ -24,8 +23,9 @@ import {
   releaseProject,
   teamReadableProjectIds,
   updateProjectStatement,
+  writeProjectBatch,
   type ProjectRow,
-} from "./projects.index";
+} from "./projects.d1";
 import { PROJECT_NAME, type createProjectBody, type ProjectAttributes, type ProjectRelationships, type updateProjectBody } from "./projects.schemas";
 
 /** A project with the caller's access to its organisation (what the serialiser needs). */

@@ -9,7 +9,7 @@ import { ApiError } from "../errors";
 import { nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
 import { LIMITS } from "../limits";
-import { getProject } from "../projects/projects.index";
+import { getProject } from "../projects/projects.d1";
 import { canReadProject } from "../projects/projects.service";
 import type { BindingEntry, WorkspaceRecord } from "../workspaces/workspace.types";
 import { workspaceDocsByIds } from "../workspaces/workspaces.d1";

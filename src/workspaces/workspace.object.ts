@@ -31,7 +31,7 @@ import {
   type StateVersionRow,
   type StateVersionView,
 } from "../state-versions/state-versions.store";
-import { settledRefsStatement } from "../projects/projects.index";
+import { settledRefsStatement } from "../projects/projects.d1";
 import { dropStateVersionIndexStatement, stateVersionIndexStatement } from "../state-versions/state-versions.d1";
 import { applyTagChange, sameTags, type TagChange } from "../tags/workspace-tags.logic";
 import { deleteVariable, eraseVariables, getVariable, insertVariable, listVariables, migrateVariables, updateVariable } from "../variables/variables.store";

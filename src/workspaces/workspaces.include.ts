@@ -4,7 +4,7 @@ import { ApiError } from "../errors";
 import { Included, type Resource } from "../jsonapi/document";
 import { userResource } from "../meta/meta.routes";
 import { serializeOrganization } from "../organizations/organizations.serialize";
-import type { ProjectRow } from "../projects/projects.index";
+import type { ProjectRow } from "../projects/projects.d1";
 import { serializeProject } from "../projects/projects.serialize";
 import { includeStateVersions } from "../state-versions/state-versions.include";
 import type { ProjectBindingRow } from "../tags/project-tags.index";

@@ -7,7 +7,7 @@ import type { Caller } from "../caller";
 import { edition } from "../env";
 import { ApiError, unwrap } from "../errors";
 import { newId, nowIso } from "../ids";
-import { holdProject, releaseProject } from "../projects/projects.index";
+import { holdProject, releaseProject } from "../projects/projects.d1";
 import type { BindingInput, FlatInput } from "../tags/workspace-tags.logic";
 import { refuseOverrides } from "../tags/reserved-tag-keys.service";
 import { createTagEntries, resolveBindings, resolveFlatAdds } from "../tags/workspace-tags.service";
