@@ -6,7 +6,7 @@ import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
 import { LIMITS } from "../limits";
-import { isProjectLimitError, replaceProjectBindingsStatements } from "../tags/project-tags.index";
+import { isProjectLimitError, replaceProjectBindingsStatements } from "../tags/project-tags.d1";
 import { checkBindings } from "../tags/tags.rules";
 import { AUTO_DESTROY_DURATION } from "../workspaces/workspaces.schemas";
 import {

@@ -1,8 +1,8 @@
 /** JSON:API views of tags: organisation tags, tag bindings and effective tag bindings. */
 import type { Resource } from "../jsonapi/document";
 import type { BindingEntry } from "../workspaces/workspace.types";
-import type { ProjectBindingRow } from "./project-tags.index";
-import type { TagRow } from "./tags.index";
+import type { ProjectBindingRow } from "./project-tags.d1";
+import type { TagRow } from "./tags.d1";
 
 const API = "/api/v2";
 

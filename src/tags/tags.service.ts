@@ -15,10 +15,9 @@ import type { BindingEntry, WorkspaceRecord } from "../workspaces/workspace.type
 import { workspaceDocsByIds } from "../workspaces/workspaces.d1";
 import { parseDoc } from "../workspaces/workspaces.index";
 import { loadScope, readById } from "../workspaces/workspaces.service";
-import { isProjectLimitError, projectBindings, type ProjectBindingRow } from "./project-tags.index";
+import { isProjectLimitError, projectBindings, upsertProjectBindings, type ProjectBindingRow } from "./project-tags.d1";
 import { refuseOverrides } from "./reserved-tag-keys.service";
-import { upsertProjectBindings } from "./tags.d1";
-import { deleteTags, listOrganizationTags, tagById, tagNotFound, tagRowsById, tagsById, type TagRow } from "./tags.index";
+import { deleteTags, listOrganizationTags, tagById, tagNotFound, tagRowsById, tagsById, type TagRow } from "./tags.d1";
 import { bindingValue, checkBindings, type BindingInput as SentBinding } from "./tags.rules";
 import { dedupe, echoed, keyOnlyTagIds, LIMIT_DETAIL } from "./workspace-tags.logic";
 import { changeTags, resolveBindings, resolveFlatAdds, resolveFlatRemovals, type FlatTagRef } from "./workspace-tags.service";

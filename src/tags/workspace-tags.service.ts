@@ -5,7 +5,7 @@ import { isFailure } from "../workspaces/workspace.rules";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
 import { workspaceStub } from "../workspaces/workspaces.service";
 import { bindingValue, checkBindings, checkFlatTagName, type BindingInput as SentBinding } from "./tags.rules";
-import { deadTagIds, ensureTagIds, tagNotFound, tagsById } from "./tags.index";
+import { deadTagIds, ensureTagIds, tagNotFound, tagsById } from "./tags.d1";
 import { applyTagChange, keyOnlyTagIds, type BindingInput, type FlatInput, type TagChange, type TagSets } from "./workspace-tags.logic";
 
 /** A flat tag reference as sent: `{type: "tags", id?}` or `{type: "tags", attributes: {name}}`. */

@@ -7,7 +7,7 @@ import { serializeOrganization } from "../organizations/organizations.serialize"
 import type { ProjectRow } from "../projects/projects.d1";
 import { serializeProject } from "../projects/projects.serialize";
 import { includeStateVersions } from "../state-versions/state-versions.include";
-import type { ProjectBindingRow } from "../tags/project-tags.index";
+import type { ProjectBindingRow } from "../tags/project-tags.d1";
 import { effectiveBindings } from "../tags/tags.serialize";
 import type { WorkspaceRecord } from "./workspace.types";
 import {

@@ -22,7 +22,7 @@
  */
 import type { Principal } from "../auth/principal";
 import { ORGANIZATION_COLUMNS } from "../organizations/organizations.d1";
-import { LIVE_ROW } from "../tags/tags.index";
+import { LIVE_ROW } from "../tags/tags.d1";
 import { holderNameSql } from "./lock-holders.d1";
 
 export const SORTS = ["name", "-name", "current-run.created-at", "-current-run.created-at", "latest-change-at", "-latest-change-at"] as const;

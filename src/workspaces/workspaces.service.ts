@@ -13,7 +13,7 @@ import type { Guard, WorkspaceRecord } from "./workspace.types";
 import { liveSshKeyIds } from "./workspaces.d1";
 import { parseDoc, selectByName } from "./workspaces.index";
 import { serializeWorkspace } from "./workspaces.serialize";
-import { deadTagIds } from "../tags/tags.index";
+import { deadTagIds } from "../tags/tags.d1";
 import { keyOnlyTagIds, withoutDeadTags } from "../tags/workspace-tags.logic";
 
 export function workspaceStub(env: Bindings, id: string) {

@@ -4,9 +4,8 @@
  * transaction); the 10-per-project limit is enforced by a trigger (migration 0005), so concurrent
  * PATCHes can never together exceed it.
  */
+import type { Db } from "../caller";
 import { newId } from "../ids";
-
-type Db = D1Database | D1DatabaseSession;
 
 export interface ProjectBindingRow {
   project_id: string;
@@ -86,6 +85,15 @@ export function replaceProjectBindingsStatements(
         .bind(projectId, b.key, b.value, newId("tb"), i, now),
     ),
   ];
+}
+
+/**
+ * Adds or updates a project's bindings by key in one batch, one transaction; the trigger of migration
+ * 0005 makes the limit hold under races (its error is `isProjectLimitError`).
+ */
+export async function upsertProjectBindings(db: Db, projectId: string, bindings: Array<{ key: string; value: string }>, now: string): Promise<void> {
+  const stmts = upsertProjectBindingsStatements(db, projectId, bindings, now);
+  if (stmts.length) await db.batch(stmts); // an empty list changes nothing (D1 refuses an empty batch)
 }
 
 export function isProjectLimitError(err: unknown): boolean {
