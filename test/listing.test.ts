@@ -5,7 +5,7 @@ import { authenticate } from "../src/auth/auth.middleware";
 import type { Bindings } from "../src/env";
 import { INCLUDE_VALUES } from "../src/workspaces/workspaces.include";
 import { loadListPage, parseListQuery } from "../src/workspaces/workspaces.list";
-import type { Strategy } from "../src/workspaces/workspaces.list.index";
+import type { Strategy } from "../src/workspaces/workspaces.list.d1";
 import { ADMIN, api, createOrg, createWorkspace, uniqueName, type ApiResponse } from "./helpers";
 import { grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser } from "./principals";
 

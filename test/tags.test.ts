@@ -5,7 +5,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../src/ids";
 import type { WorkspaceRecord } from "../src/workspaces/workspace.types";
-import { indexUpsertStatements } from "../src/workspaces/workspaces.index";
+import { indexUpsertStatements } from "../src/workspaces/workspaces.d1";
 import { api, createOrg, createWorkspace, uniqueName } from "./helpers";
 
 const tagsOf = (ws: string, query = "") => api("GET", `/workspaces/${ws}/relationships/tags${query}`);

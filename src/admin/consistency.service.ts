@@ -6,7 +6,7 @@ import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import type { Bindings } from "../env";
 import { unwrap } from "../errors";
-import { NAME_LEASE_MS, parseDoc, releaseClaim, tagRowsDifference } from "../workspaces/workspaces.index";
+import { NAME_LEASE_MS, parseDoc, releaseClaim, tagRowsDifference } from "../workspaces/workspaces.d1";
 import { indexFacts, workspaceIdsAfter } from "./consistency.d1";
 
 export interface Difference {

@@ -12,8 +12,7 @@ import { LIMITS } from "../limits";
 import { getProject } from "../projects/projects.d1";
 import { canReadProject } from "../projects/projects.service";
 import type { BindingEntry, WorkspaceRecord } from "../workspaces/workspace.types";
-import { workspaceDocsByIds } from "../workspaces/workspaces.d1";
-import { parseDoc } from "../workspaces/workspaces.index";
+import { parseDoc, workspaceDocsByIds } from "../workspaces/workspaces.d1";
 import { loadScope, readById } from "../workspaces/workspaces.service";
 import { isProjectLimitError, projectBindings, upsertProjectBindings, type ProjectBindingRow } from "./project-tags.d1";
 import { refuseOverrides } from "./reserved-tag-keys.service";
@@ -175,7 +174,7 @@ export async function deleteOrganizationTags(caller: Caller, organization: strin
   ids.forEach((id, i) => {
     if (!known.has(id)) throw tagNotFound(`/data/${i}/id`, id);
   });
-  // One batch, no fan-out: entries carrying these ids are dead from now on (src/tags/tags.index.ts).
+  // One batch, no fan-out: entries carrying these ids are dead from now on (src/tags/tags.d1.ts).
   await deleteTags(caller.db, org, [...known.keys()], nowIso());
 }
 

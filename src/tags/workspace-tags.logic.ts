@@ -76,7 +76,7 @@ export function keyOnlyTagIds(tags: TagEntry[]): string[] {
   return tags.flatMap((t) => (t.tagId ? [t.tagId] : []));
 }
 
-/** The flat tags that count: those of deleted organisation tags are dead (src/tags/tags.index.ts). */
+/** The flat tags that count: those of deleted organisation tags are dead (src/tags/tags.d1.ts). */
 export function withoutDeadTags(tags: TagEntry[], dead: Set<string>): TagEntry[] {
   return dead.size === 0 ? tags : tags.filter((t) => t.tagId === null || !dead.has(t.tagId));
 }

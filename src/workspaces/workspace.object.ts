@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Bindings } from "../env";
 import { fail, ok, type Failure, type Result } from "../errors";
 import { applySettings, checkName, isFailure } from "./workspace.rules";
-import { indexDeleteStatements, indexUpsertStatements, tagRowsJson } from "./workspaces.index";
+import { indexDeleteStatements, indexUpsertStatements, tagRowsJson } from "./workspaces.d1";
 import type { CreateInput, Faults, Guard, LockHolder, UpdateInput, WorkspaceRecord } from "./workspace.types";
 import { checkSafeDelete, forceUnlock, lock, unlock } from "./lock.rules";
 import { initialRecord, upgradeRecord } from "./workspace.record";

@@ -16,7 +16,7 @@ import {
   includeProjectsStatement,
   includeTeamsStatement,
   includeUsersStatement,
-} from "./workspaces.list.index";
+} from "./workspaces.list.d1";
 import type { WorkspaceScope } from "./workspaces.service";
 
 /** Every value the docs, go-tfe and the real API's OpenAPI document send. */

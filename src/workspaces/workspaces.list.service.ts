@@ -6,8 +6,8 @@ import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { toOrganization, type OrganizationRow } from "../organizations/organizations.d1";
 import type { WorkspaceRecord } from "./workspace.types";
-import { parseDoc } from "./workspaces.index";
-import { listBatch, pageOf, projectOptionsOf, type ListSpec, type PageRow, type ProjectOption, type Strategy } from "./workspaces.list.index";
+import { parseDoc } from "./workspaces.d1";
+import { listBatch, pageOf, projectOptionsOf, type ListSpec, type PageRow, type ProjectOption, type Strategy } from "./workspaces.list.d1";
 import { scopeFrom, type WorkspaceScope } from "./workspaces.service";
 
 interface Loaded {
@@ -20,7 +20,7 @@ interface Loaded {
 }
 
 /**
- * Runs the list's one batch (see workspaces.list.index.ts) and checks the SQL's view of "reads every
+ * Runs the list's one batch (see workspaces.list.d1.ts) and checks the SQL's view of "reads every
  * workspace" against the permission model; if they disagree it asks again with the model's answer.
  * Exported for the listing test, which runs each strategy against the permission model.
  */

@@ -8,7 +8,7 @@ import { ApiError } from "../errors";
 import { jsonapi, paginated, readPage, type Page } from "../jsonapi/document";
 import { LIMITS } from "../limits";
 import { includeFor, parseInclude } from "./workspaces.include";
-import { likeLiteral, SORTS, type ListFilters, type ListSpec, type NameMatch, type SortParam, type TagFilter } from "./workspaces.list.index";
+import { likeLiteral, SORTS, type ListFilters, type ListSpec, type NameMatch, type SortParam, type TagFilter } from "./workspaces.list.d1";
 import { listWorkspacePage } from "./workspaces.list.service";
 
 // The listing test calls the batch directly.

@@ -13,8 +13,7 @@ import { refuseOverrides } from "../tags/reserved-tag-keys.service";
 import { createTagEntries, resolveBindings, resolveFlatAdds } from "../tags/workspace-tags.service";
 import { applySettings, defaultSettings, isFailure, normaliseAttributes, type NormalisedAttributes } from "./workspace.rules";
 import type { WorkspaceRecord } from "./workspace.types";
-import { agentPoolExists, oauthTokenExists, projectExists } from "./workspaces.d1";
-import { claimName, NAME_LEASE_MS, releaseClaim } from "./workspaces.index";
+import { agentPoolExists, claimName, NAME_LEASE_MS, oauthTokenExists, projectExists, releaseClaim } from "./workspaces.d1";
 import type { workspaceCreateBody, workspaceUpdateBody } from "./workspaces.schemas";
 import { guardOf, loadScope, mutateAs, readRef, scopeFrom, workspaceStub, type WorkspaceRef, type WorkspaceScope } from "./workspaces.service";
 

@@ -414,7 +414,7 @@ export const PROJECT_OPTIONS_MAX = 100;
 /**
  * The UI list's project filter, in the list's own batch: the organisation's first projects by name (for callers
  * who read every project), and the projects the caller's teams reach (for the others) — the set
- * `teamReadableProjectIds` (src/projects/projects.index.ts) computes, from the caller's teams in SQL. Which
+ * `teamReadableProjectIds` (src/projects/projects.d1.ts) computes, from the caller's teams in SQL. Which
  * of the two applies is decided after the batch by the permission model (`readsAllProjects`).
  */
 function projectOptionsStatements(db: D1Database | D1DatabaseSession, principal: Principal, organization: string): D1PreparedStatement[] {
