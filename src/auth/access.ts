@@ -1,3 +1,4 @@
+import type { Caller, Db } from "../caller";
 import { ApiError } from "../errors";
 import { toOrganization, type Organization, type OrgRef } from "../organizations/organizations.d1";
 import { accessRows, orgWithCallerTeams, teamGrants, type AccessTeamRow, type Grant, type ProjectDefaultsRow } from "./access.d1";
@@ -108,6 +109,20 @@ export async function requireOrgAccess(
   const access = await loadOrgAccess(caller.db, caller.principal, ref, opts);
   authorize(caller, "organization.read", { access });
   return access!;
+}
+
+/**
+ * Loads a row of an organisation's resource (through its repository's finder) and the caller's standing in its
+ * organisation (404 when the row or the standing is missing).
+ */
+export async function loadOwned<T extends { organization_id: string }>(
+  caller: Caller,
+  find: (db: Db, id: string) => Promise<T | null>,
+  id: string,
+): Promise<{ row: T; access: OrgAccess }> {
+  const row = await find(caller.db, id);
+  if (!row) throw ApiError.of("not_found");
+  return { row, access: await requireOrgAccess(caller, { id: row.organization_id }) };
 }
 
 /** Team grants on the given workspaces and projects, in one batch. */

@@ -3,13 +3,12 @@
  * them; owners and the organisation token manage them (the docs ask for the admin preset). A key reserved with
  * `disable-overrides` may not be bound on a workspace whose project binds it (`refuseOverrides`).
  */
-import { requireOrgAccess, type OrgAccess } from "../auth/access";
+import { loadOwned, requireOrgAccess, type OrgAccess } from "../auth/access";
 import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
-import { loadOwned } from "../registries/registry.common";
 import {
   deleteReservedTagKey,
   findReservedTagKey,

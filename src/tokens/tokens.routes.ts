@@ -8,7 +8,7 @@ import { callerOf } from "../auth/caller.http";
 import { fail, ok as success, type Result } from "../errors";
 import { jsonapi, noContent, paginated, readPage, type Page, type Resource } from "../jsonapi/document";
 import { errorResponses, noContentResponse, ok, router } from "../jsonapi/validation";
-import { serializeAgentToken } from "../registries/agent-tokens.serialize";
+import { serializeAgentToken } from "../agent-pools/agent-tokens.serialize";
 import type { TokenRow } from "./tokens.d1";
 import {
   createLegacyTeamToken,

@@ -10,8 +10,8 @@ import { LIMITS } from "../limits";
 import { loadTeam } from "../teams/teams.service";
 import { tokenLifetimeCap } from "./token-ttl-policies.service";
 import { userExists } from "../users/users.d1";
-import type { AgentTokenRow } from "../registries/agent-tokens.d1";
-import { deleteShownAgentToken, showAgentToken } from "../registries/agent-tokens.service";
+import type { AgentTokenRow } from "../agent-pools/agent-tokens.d1";
+import { deleteShownAgentToken, showAgentToken } from "../agent-pools/agent-tokens.service";
 import {
   deleteLegacyTeamToken,
   deleteLegacyTeamTokenStatement,
@@ -270,7 +270,7 @@ export type TokenById = { kind: "api"; row: TokenRow } | { kind: "agent"; row: A
 
 /**
  * A token is visible to its user, or (team and organisation tokens) to those who manage them; an id no API token
- * has may be an agent token's, which those who manage its agent pool see (src/registries/agent-tokens.service.ts).
+ * has may be an agent token's, which those who manage its agent pool see (src/agent-pools/agent-tokens.service.ts).
  */
 export async function showToken(caller: Caller, id: string): Promise<TokenById> {
   const row = await findToken(caller.db, id);

@@ -11,7 +11,7 @@ import type { Caller } from "../caller";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { validationError } from "../jsonapi/validation";
-import { listOrgPools } from "../registries/agent-pools.service";
+import { listOrgPools } from "../agent-pools/agent-pools.service";
 import { currentStateVersion, listStateVersions } from "../state-versions/state-versions.service";
 import { serializeOutputs, serializeStateVersion } from "../state-versions/state-versions.serialize";
 import { workspaceEffectiveTagBindings } from "../tags/tags.service";

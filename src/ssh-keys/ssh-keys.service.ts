@@ -1,10 +1,9 @@
 /** SSH keys (tfe-api-notes §2.6): who may see and manage them. */
 import { authorize } from "../auth/requirements";
-import { requireOrgAccess } from "../auth/access";
+import { loadOwned, requireOrgAccess } from "../auth/access";
 import type { Caller } from "../caller";
 import { newId, nowIso } from "../ids";
 import { deleteSshKey, findSshKey, insertSshKey, listSshKeys, renameSshKey, type SshKeyRow } from "./ssh-keys.d1";
-import { loadOwned } from "./registry.common";
 
 export async function createSshKey(caller: Caller, organization: string, name: string): Promise<SshKeyRow> {
   const access = await requireOrgAccess(caller, { name: organization });

@@ -1,6 +1,6 @@
 /** Agent pools (tfe-api-notes §2.7): members read them; manage-agent-pools manages them. */
 import { authorize } from "../auth/requirements";
-import { requireOrgAccess, type OrgAccess } from "../auth/access";
+import { loadOwned, requireOrgAccess, type OrgAccess } from "../auth/access";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
@@ -19,7 +19,6 @@ import {
   type PoolChanges,
   type PoolRow,
 } from "./agent-pools.d1";
-import { loadOwned, uniqueViolation } from "./registry.common";
 
 const NAME = /^[A-Za-z0-9_-]+$/;
 
@@ -54,6 +53,11 @@ const REF_COLUMNS = [
 ] as const;
 
 const idsOf = (list: RefList) => JSON.stringify(list?.data.map((d) => d.id) ?? []);
+
+function uniqueViolation(err: unknown): never {
+  if (String(err).includes("UNIQUE")) throw ApiError.of("invalid_attribute", { detail: "Name has already been taken", pointer: "/data/attributes/name" });
+  throw err;
+}
 
 function checkName(name: string | undefined): void {
   if (name !== undefined && !NAME.test(name))

@@ -3,7 +3,7 @@
  * (manage-agent-pools); their secrets exist in clear only in the create response. They are never API callers:
  * authentication reads `tokens` alone (src/tokens/tokens.d1.ts), and these live in `agent_tokens`.
  */
-import { requireOrgAccess } from "../auth/access";
+import { loadOwned, requireOrgAccess } from "../auth/access";
 import type { Principal } from "../auth/principal";
 import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
@@ -12,7 +12,6 @@ import { newId, newTokenSecret, nowIso, sha256Hex } from "../ids";
 import type { Page } from "../jsonapi/document";
 import { findPool, type PoolRow } from "./agent-pools.d1";
 import { deleteAgentToken, findAgentToken, insertAgentToken, isAgentTokenSort, poolTokens, type AgentTokenRow } from "./agent-tokens.d1";
-import { loadOwned } from "./registry.common";
 
 /** A new agent token with its secret, which exists in clear only here. */
 export interface MintedAgentToken {

@@ -1,6 +1,6 @@
 /** OAuth clients and tokens (tfe-api-notes §2.8): members read them; manage-vcs-settings manages clients. */
 import { authorize } from "../auth/requirements";
-import { requireOrgAccess, type OrgAccess } from "../auth/access";
+import { loadOwned, requireOrgAccess, type OrgAccess } from "../auth/access";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
@@ -25,7 +25,6 @@ import {
   setTokenSshKey,
 } from "./oauth.d1";
 import { poolExists } from "../organizations/organizations.d1";
-import { loadOwned } from "./registry.common";
 
 /**
  * A client with the ids of its tokens (its `oauth-tokens` relationship), of the projects it is attached to (its
