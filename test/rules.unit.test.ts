@@ -1,12 +1,12 @@
 // Issue 15: the pure rules behind the Durable Object and the list, tested without HTTP or storage.
 import { describe, expect, it } from "vitest";
 import { isFailure } from "../src/workspaces/workspace.rules";
-import { changeConsumers } from "../src/workspaces/consumers.logic";
+import { changeConsumers } from "../src/workspaces/consumers.rules";
 import { checkSafeDelete, forceUnlock, lock, unlock } from "../src/workspaces/lock.rules";
 import { initialRecord } from "../src/workspaces/workspace.record";
 import { defaultSettings } from "../src/workspaces/workspace.rules";
 import type { WorkspaceRecord } from "../src/workspaces/workspace.types";
-import { applyTagChange, sameTags } from "../src/tags/workspace-tags.logic";
+import { applyTagChange, sameTags } from "../src/tags/workspace-tags.rules";
 import { checkBindings } from "../src/tags/tags.rules";
 import { parseListQuery } from "../src/workspaces/workspaces.list";
 

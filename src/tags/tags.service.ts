@@ -18,7 +18,7 @@ import { isProjectLimitError, projectBindings, upsertProjectBindings, type Proje
 import { refuseOverrides } from "./reserved-tag-keys.service";
 import { deleteTags, listOrganizationTags, tagById, tagNotFound, tagRowsById, tagsById, type TagRow } from "./tags.d1";
 import { bindingValue, checkBindings, type BindingInput as SentBinding } from "./tags.rules";
-import { dedupe, echoed, keyOnlyTagIds, LIMIT_DETAIL } from "./workspace-tags.logic";
+import { dedupe, echoed, keyOnlyTagIds, LIMIT_DETAIL } from "./workspace-tags.rules";
 import { changeTags, resolveBindings, resolveFlatAdds, resolveFlatRemovals, type FlatTagRef } from "./workspace-tags.service";
 
 /** What a tag write hands back to the route: the index write's bookmark, if any. */

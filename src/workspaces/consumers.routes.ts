@@ -7,7 +7,7 @@ import type { AppEnv } from "../env";
 import { LIMITS } from "../limits";
 import { jsonapi, noContent, paginated, readPage } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
-import type { ConsumerChange } from "./consumers.logic";
+import type { ConsumerChange } from "./consumers.rules";
 import { changeConsumers, listConsumers, setSshKey } from "./consumers.service";
 import { workspaceIdParam } from "./workspaces.schemas";
 import { acknowledge } from "./workspaces.http";

@@ -6,7 +6,7 @@ import { indexDeleteStatements, indexUpsertStatements, tagRowsJson } from "./wor
 import type { CreateInput, Faults, Guard, LockHolder, UpdateInput, WorkspaceRecord } from "./workspace.types";
 import { checkSafeDelete, forceUnlock, lock, unlock } from "./lock.rules";
 import { initialRecord, upgradeRecord } from "./workspace.record";
-import { changeConsumers, setRetention, setSshKey, type ConsumerChange } from "./consumers.logic";
+import { changeConsumers, setRetention, setSshKey, type ConsumerChange } from "./consumers.rules";
 import type { DataRetentionPolicy } from "./workspace.types";
 import {
   abortUpload,
@@ -33,7 +33,7 @@ import {
 } from "../state-versions/state-versions.store";
 import { settledRefsStatement } from "../projects/projects.d1";
 import { dropStateVersionIndexStatement, stateVersionIndexStatement } from "../state-versions/state-versions.d1";
-import { applyTagChange, sameTags, type TagChange } from "../tags/workspace-tags.logic";
+import { applyTagChange, sameTags, type TagChange } from "../tags/workspace-tags.rules";
 import { deleteVariable, eraseVariables, getVariable, insertVariable, listVariables, migrateVariables, updateVariable } from "../variables/variables.store";
 import type { StoredVariable, VariablePatch } from "../variables/variables.types";
 

@@ -1,4 +1,4 @@
-import { splitLegacyTags } from "../tags/workspace-tags.logic";
+import { splitLegacyTags } from "../tags/workspace-tags.rules";
 import type { CreateInput, WorkspaceRecord } from "./workspace.types";
 
 /** The record a new workspace starts with (the DO's create, and the bench's bulk loader). */

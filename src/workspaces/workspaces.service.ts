@@ -13,7 +13,7 @@ import type { Guard, WorkspaceRecord } from "./workspace.types";
 import { liveSshKeyIds, parseDoc, selectByName } from "./workspaces.d1";
 import { serializeWorkspace } from "./workspaces.serialize";
 import { deadTagIds } from "../tags/tags.d1";
-import { keyOnlyTagIds, withoutDeadTags } from "../tags/workspace-tags.logic";
+import { keyOnlyTagIds, withoutDeadTags } from "../tags/workspace-tags.rules";
 
 export function workspaceStub(env: Bindings, id: string) {
   return env.WORKSPACES.getByName(id);

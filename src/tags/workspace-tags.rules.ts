@@ -1,5 +1,5 @@
 /**
- * Pure tag logic of a workspace (runs inside its Durable Object, and on create in the Worker).
+ * Pure tag rules of a workspace (runs inside its Durable Object, and on create in the Worker).
  *
  * Two sets per workspace (issue 14), as the real service keeps them: flat tags (names, each an
  * organisation tag carrying its id) and tag bindings (key → value, "" for a key-only binding). A
@@ -15,8 +15,6 @@ import { fail, type Failure } from "../errors";
 import { newId } from "../ids";
 import { LIMITS } from "../limits";
 import type { BindingEntry, BindingInput, FlatInput, TagEntry } from "../workspaces/workspace.types";
-
-export type { BindingInput, FlatInput };
 
 /** Both sets of a workspace. */
 export interface TagSets {
