@@ -1,4 +1,3 @@
-import { z } from "@hono/zod-openapi";
 import { edition, type AppEnv } from "../env";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi } from "../jsonapi/document";
@@ -87,5 +86,3 @@ export function userResource(
     links: { self: `/api/v2/users/${id}` },
   };
 }
-
-export const metaSchemas = { z };

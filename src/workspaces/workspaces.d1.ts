@@ -124,15 +124,6 @@ export function indexDeleteStatements(db: D1Database | D1DatabaseSession, r: Wor
   ];
 }
 
-export interface IndexRow {
-  id: string;
-  organization_id: string;
-  name: string;
-  project_id: string;
-  version: number;
-  doc: string;
-}
-
 /** A doc written before issue 14 (one tag set) or issue 19 (the organisation's name) reads as the DO's migrations rewrite it. */
 export function parseDoc(row: { doc: string }): WorkspaceRecord {
   return upgradeRecord(JSON.parse(row.doc) as WorkspaceRecord);

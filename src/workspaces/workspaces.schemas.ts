@@ -25,7 +25,6 @@ export const vcsRepoInput = z.object({
   "ingress-submodules": z.boolean().optional(),
   "tags-regex": nullableStr(255).optional(),
 });
-export type VcsRepoInput = z.infer<typeof vcsRepoInput>;
 
 const triggerList = z.array(z.string().max(LIMITS.genericStringMax)).max(LIMITS.triggerListMax);
 

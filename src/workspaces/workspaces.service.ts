@@ -101,11 +101,6 @@ export function scopeFrom(
 /** A workspace named by id, or by organisation name and name as a URL names it (resolved through the D1 index). */
 export type WorkspaceRef = string | { organization: string; name: string };
 
-/** The workspace's id (a name is looked up case-insensitively in the D1 index). */
-export async function resolveId(caller: Caller, ref: WorkspaceRef): Promise<string> {
-  return typeof ref === "string" ? ref : idByName(caller, ref.organization, ref.name);
-}
-
 export interface Readable {
   record: WorkspaceRecord;
   scope: WorkspaceScope;
