@@ -267,3 +267,8 @@ export interface OrgAccess {
 export function standingOf(access: OrgAccess): Standing {
   return { siteAdmin: access.isSiteAdmin, owner: access.isOwner, orgToken: access.isOrgToken, orgPermissions: access.orgPermissions };
 }
+
+/** Who may create state versions, and so receive upload URLs (organisation tokens cannot, as in the real service). */
+export function canUpload(scope: { access: { isOrgToken: boolean } }, caps: { stateVersions: number }): boolean {
+  return caps.stateVersions >= 3 && !scope.access.isOrgToken;
+}

@@ -1,6 +1,7 @@
 /** Teams and their members: authorisation (teams.rules.ts) and orchestration of the repositories. */
 import { authorize } from "../auth/requirements";
 import { requireOrgAccess, type OrgAccess } from "../auth/access";
+import { mayChangeMembers, mayManageTeamTokens, teamRights } from "../auth/team-rights";
 import type { Caller, Db } from "../caller";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
@@ -20,7 +21,7 @@ import {
   updateTeam as updateTeamRow,
   type TeamRow,
 } from "./teams.d1";
-import { mayChangeMembers, mayManageTeamTokens, resolveOrgAccess, teamRights, type OrgAccessInput } from "./teams.rules";
+import { resolveOrgAccess, type OrgAccessInput } from "./teams.rules";
 import type { TeamCallerRights } from "./teams.serialize";
 
 /** A team with what its serialisation shows: member user ids, membership ids and the caller's rights on it. */

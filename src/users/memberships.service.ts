@@ -1,12 +1,13 @@
 /** Organisation memberships: invitations, their acceptance and removal, and who sees what of them. */
 import { allows, authorize } from "../auth/requirements";
 import { requireOrgAccess, type OrgAccess } from "../auth/access";
+import { seesMemberEmails } from "../auth/team-rights";
 import type { Caller, Db } from "../caller";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
 import { teamNames, teamsIn, ownersTeamStanding } from "../teams/teams.d1";
-import { redactEmail, seesMemberEmails, viewerUserId } from "./memberships";
+import { redactEmail, viewerUserId } from "./memberships";
 import {
   acceptInvitation as acceptInvitationRows,
   deleteMembership,

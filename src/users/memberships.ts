@@ -1,17 +1,8 @@
 /** Organisation memberships: who sees members' addresses, and the JSON:API shape (shared by the user and team routes). */
 import type { OrgAccess } from "../auth/access";
+import { seesMemberEmails } from "../auth/team-rights";
 import type { Resource } from "../jsonapi/document";
-import { teamRights } from "../teams/teams.rules";
 import type { MembershipRow } from "./memberships.d1";
-
-/**
- * Members' addresses are for those who manage membership (owners, the organisation token,
- * manage-membership) and the site admin; every other member sees its own address only, as the real
- * service shows other users' addresses to no one else.
- */
-export function seesMemberEmails(access: OrgAccess): boolean {
-  return access.isOwner || access.isOrgToken || teamRights(access).manageMembership;
-}
 
 /** The caller's own user id, whose own address it always sees. */
 export function viewerUserId(access: OrgAccess): string | null {
