@@ -4,7 +4,7 @@
 import { applyD1Migrations, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { workspaceAccessRows } from "../src/auth/access.d1";
+import { workspaceAccessRows } from "../src/workspaces/workspaces.d1";
 import type { Principal } from "../src/auth/principal";
 import { sha256Hex } from "../src/ids";
 import { updateOrganization } from "../src/organizations/organizations.d1";

@@ -70,56 +70,6 @@ export async function teamGrants(db: Db, teamIds: string[], workspaceIds: string
   return { workspaces: (ws?.results ?? []) as Grant[], projects: (prj?.results ?? []) as Grant[] };
 }
 
-/** Everything needed to authorise and serialise one workspace, read from its index row. */
-export interface WorkspaceAccessRows {
-  doc: string | null;
-  org: OrganizationRow | null;
-  teams: AccessTeamRow[];
-  grants: { workspaces: Grant[]; projects: Grant[] };
-  projects: ProjectDefaultsRow[];
-  deadTagIds: string[];
-  liveSshKeyIds: string[];
-}
-
-/**
- * One workspace (by id, or by organisation and name) with the caller's access to it, in one batch:
- * its index row, its organisation, the caller's teams there, their grants on the workspace and its
- * project, the project's defaults, the organisation's deleted tag ids and whether its SSH key still
- * exists. Every statement finds the workspace through the same index row, so no round trip waits on
- * another.
- */
-export async function workspaceAccessRows(db: Db, principal: Principal, ref: string | { organization: string; name: string }): Promise<WorkspaceAccessRows> {
-  // By name: the organisation's name is resolved to its id in each statement of the one batch (one snapshot).
-  const where = typeof ref === "string" ? "id = ?" : "organization_id = (SELECT external_id FROM organizations WHERE name = ?) AND name = ?";
-  const binds = typeof ref === "string" ? [ref] : [ref.organization, ref.name];
-  const ws = (column: string) => `(SELECT ${column} FROM workspaces WHERE ${where})`;
-  const teams = teamSubqueryIn(principal, ws("organization_id"), binds);
-  const results = await db.batch([
-    db.prepare(`SELECT doc FROM workspaces WHERE ${where}`).bind(...binds),
-    db.prepare(`SELECT ${ORGANIZATION_COLUMNS} FROM organizations WHERE external_id = ${ws("organization_id")}`).bind(...binds),
-    db.prepare(`SELECT id, is_owners, organization_access FROM teams WHERE id IN (${teams.sql})`).bind(...teams.binds),
-    db
-      .prepare(`SELECT team_id, workspace_id AS target_id, access, perms FROM team_workspaces WHERE workspace_id = ${ws("id")} AND team_id IN (${teams.sql})`)
-      .bind(...binds, ...teams.binds),
-    db
-      .prepare(`SELECT team_id, project_id AS target_id, access, perms FROM team_projects WHERE project_id = ${ws("project_id")} AND team_id IN (${teams.sql})`)
-      .bind(...binds, ...teams.binds),
-    db.prepare(`SELECT id, organization_id, name, default_execution_mode, default_agent_pool_id FROM projects WHERE id = ${ws("project_id")}`).bind(...binds),
-    db.prepare(`SELECT id FROM deleted_tags WHERE organization_id = ${ws("organization_id")}`).bind(...binds),
-    db.prepare(`SELECT id FROM ssh_keys WHERE id = ${ws("ssh_key_id")}`).bind(...binds),
-  ]);
-  const rows = <T>(i: number) => (results[i]?.results ?? []) as T[];
-  return {
-    doc: rows<{ doc: string }>(0)[0]?.doc ?? null,
-    org: rows<OrganizationRow>(1)[0] ?? null,
-    teams: rows<AccessTeamRow>(2),
-    grants: { workspaces: rows<Grant>(3), projects: rows<Grant>(4) },
-    projects: rows<ProjectDefaultsRow>(5),
-    deadTagIds: rows<{ id: string }>(6).map((r) => r.id),
-    liveSshKeyIds: rows<{ id: string }>(7).map((r) => r.id),
-  };
-}
-
 /**
  * What creating a workspace needs, in one batch: the organisation, the caller's teams, their grants
  * on the target project (the one requested, else the organisation's default, resolved in SQL) and
@@ -159,7 +109,7 @@ export async function createAccessRows(
 }
 
 /** The caller's teams in the organisation whose id is a SQL expression (with its bindings). */
-function teamSubqueryIn(principal: Principal, organizationSql: string, organizationBinds: unknown[]): { sql: string; binds: unknown[] } {
+export function teamSubqueryIn(principal: Principal, organizationSql: string, organizationBinds: unknown[]): { sql: string; binds: unknown[] } {
   if (principal.kind === "user") {
     return {
       sql: `SELECT m.team_id FROM team_members m JOIN teams t ON t.id = m.team_id WHERE m.user_id = ? AND t.organization_id = ${organizationSql}`,

@@ -1,6 +1,5 @@
 /** Worker-side workspace operations shared by the services: resolve, authorise, serialise. */
 import { buildOrgAccess, loadAccessBatch, flagsFor, workspaceCapabilities, type OrgAccess, type Grant, type ProjectDefaultsRow } from "../auth/access";
-import { workspaceAccessRows } from "../auth/access.d1";
 import { toOrganization } from "../organizations/organizations.d1";
 import { authorize, type Action } from "../auth/requirements";
 import type { Capabilities } from "../auth/permissions";
@@ -10,7 +9,7 @@ import { ApiError, unwrap, type Result } from "../errors";
 import type { Resource } from "../jsonapi/document";
 import type { Defaults } from "./workspace.rules";
 import type { Guard, WorkspaceRecord } from "./workspace.types";
-import { liveSshKeyIds, parseDoc, selectByName } from "./workspaces.d1";
+import { liveSshKeyIds, parseDoc, selectByName, workspaceAccessRows } from "./workspaces.d1";
 import { serializeWorkspace } from "./workspaces.serialize";
 import { deadTagIds } from "../tags/tags.d1";
 import { keyOnlyTagIds, withoutDeadTags } from "../tags/workspace-tags.rules";
