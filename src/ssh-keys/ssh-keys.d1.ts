@@ -1,25 +1,39 @@
 /** D1 statements for SSH keys (names only: the key value is never stored). */
 import type { Db } from "../caller";
 
-export interface SshKeyRow {
+interface SshKeyRow {
   id: string;
   organization_id: string;
   name: string;
   created_at: string;
 }
 
-export async function findSshKey(db: Db, id: string): Promise<SshKeyRow | null> {
-  return db.prepare("SELECT * FROM ssh_keys WHERE id = ?").bind(id).first<SshKeyRow>();
+export interface SshKey {
+  id: string;
+  organizationId: string;
+  name: string;
+  createdAt: string;
 }
 
-export async function listSshKeys(db: Db, organizationId: string): Promise<SshKeyRow[]> {
-  return (await db.prepare("SELECT * FROM ssh_keys WHERE organization_id = ? ORDER BY created_at, id").bind(organizationId).all<SshKeyRow>()).results;
+function toSshKey(row: SshKeyRow): SshKey {
+  return { id: row.id, organizationId: row.organization_id, name: row.name, createdAt: row.created_at };
 }
 
-export async function insertSshKey(db: Db, row: SshKeyRow): Promise<void> {
+export async function findSshKey(db: Db, id: string): Promise<SshKey | null> {
+  const row = await db.prepare("SELECT * FROM ssh_keys WHERE id = ?").bind(id).first<SshKeyRow>();
+  return row ? toSshKey(row) : null;
+}
+
+export async function listSshKeys(db: Db, organizationId: string): Promise<SshKey[]> {
+  return (await db.prepare("SELECT * FROM ssh_keys WHERE organization_id = ? ORDER BY created_at, id").bind(organizationId).all<SshKeyRow>()).results.map(
+    toSshKey,
+  );
+}
+
+export async function insertSshKey(db: Db, key: SshKey): Promise<void> {
   await db
     .prepare("INSERT INTO ssh_keys (id, organization_id, name, created_at) VALUES (?, ?, ?, ?)")
-    .bind(row.id, row.organization_id, row.name, row.created_at)
+    .bind(key.id, key.organizationId, key.name, key.createdAt)
     .run();
 }
 

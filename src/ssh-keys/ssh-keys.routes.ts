@@ -1,9 +1,9 @@
 /** SSH keys (tfe-api-notes §2.6). The key value is write-only: nothing of it is stored or returned. */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, readPage } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
-import type { SshKeyRow } from "./ssh-keys.d1";
+import { serializeSshKey } from "./ssh-keys.serialize";
 import { createSshKey, listOrgSshKeys, removeSshKey, showSshKey, updateSshKey } from "./ssh-keys.service";
 import { defineRoute } from "../jsonapi/define-route";
 
@@ -24,8 +24,6 @@ const updateBody = z
   })
   .openapi("SshKeyUpdate");
 
-const serialize = (k: SshKeyRow): Resource => ({ id: k.id, type: "ssh-keys", attributes: { name: k.name }, links: { self: `/api/v2/ssh-keys/${k.id}` } });
-
 sshKeys.openapi(
   defineRoute({
     method: "post",
@@ -37,8 +35,8 @@ sshKeys.openapi(
     responses: { ...ok("The key", 201), ...errorResponses },
   }),
   async (c) => {
-    const row = await createSshKey(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data.attributes.name);
-    return jsonapi(c, { data: serialize(row) }, 201);
+    const key = await createSshKey(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data.attributes.name);
+    return jsonapi(c, { data: serializeSshKey(key) }, 201);
   },
 );
 
@@ -53,9 +51,9 @@ sshKeys.openapi(
     responses: { ...ok("A page of keys"), ...errorResponses },
   }),
   async (c) => {
-    const rows = await listOrgSshKeys(callerOf(c), c.req.valid("param").organization_name);
+    const keys = await listOrgSshKeys(callerOf(c), c.req.valid("param").organization_name);
     const page = readPage(c);
-    return jsonapi(c, paginated(c, rows.slice((page.number - 1) * page.size, page.number * page.size).map(serialize), page, rows.length));
+    return jsonapi(c, paginated(c, keys.slice((page.number - 1) * page.size, page.number * page.size).map(serializeSshKey), page, keys.length));
   },
 );
 
@@ -69,7 +67,7 @@ sshKeys.openapi(
     request: { params: keyParam },
     responses: { ...ok("The key"), ...errorResponses },
   }),
-  async (c) => jsonapi(c, { data: serialize(await showSshKey(callerOf(c), c.req.valid("param").ssh_key_id)) }),
+  async (c) => jsonapi(c, { data: serializeSshKey(await showSshKey(callerOf(c), c.req.valid("param").ssh_key_id)) }),
 );
 
 sshKeys.openapi(
@@ -83,8 +81,8 @@ sshKeys.openapi(
     responses: { ...ok("The key"), ...errorResponses },
   }),
   async (c) => {
-    const row = await updateSshKey(callerOf(c), c.req.valid("param").ssh_key_id, c.req.valid("json").data.attributes.name);
-    return jsonapi(c, { data: serialize(row) });
+    const key = await updateSshKey(callerOf(c), c.req.valid("param").ssh_key_id, c.req.valid("json").data.attributes.name);
+    return jsonapi(c, { data: serializeSshKey(key) });
   },
 );
 

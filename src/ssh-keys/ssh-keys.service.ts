@@ -3,27 +3,27 @@ import { authorize } from "../auth/requirements";
 import { loadOwned, requireOrgAccess } from "../auth/access";
 import type { Caller } from "../caller";
 import { newId, nowIso } from "../ids";
-import { deleteSshKey, findSshKey, insertSshKey, listSshKeys, renameSshKey, type SshKeyRow } from "./ssh-keys.d1";
+import { deleteSshKey, findSshKey, insertSshKey, listSshKeys, renameSshKey, type SshKey } from "./ssh-keys.d1";
 
-export async function createSshKey(caller: Caller, organization: string, name: string): Promise<SshKeyRow> {
+export async function createSshKey(caller: Caller, organization: string, name: string): Promise<SshKey> {
   const access = await requireOrgAccess(caller, { name: organization });
   // The real service refuses organisation tokens here.
   authorize(caller, "ssh-keys.create", { access });
-  const row: SshKeyRow = { id: newId("sshkey"), organization_id: access.organization.externalId, name, created_at: nowIso() };
-  await insertSshKey(caller.db, row);
-  return row;
+  const key: SshKey = { id: newId("sshkey"), organizationId: access.organization.externalId, name, createdAt: nowIso() };
+  await insertSshKey(caller.db, key);
+  return key;
 }
 
-export async function listOrgSshKeys(caller: Caller, organization: string): Promise<SshKeyRow[]> {
+export async function listOrgSshKeys(caller: Caller, organization: string): Promise<SshKey[]> {
   const access = await requireOrgAccess(caller, { name: organization });
   return listSshKeys(caller.db, access.organization.externalId);
 }
 
-export async function showSshKey(caller: Caller, id: string): Promise<SshKeyRow> {
+export async function showSshKey(caller: Caller, id: string): Promise<SshKey> {
   return (await loadOwned(caller, findSshKey, id)).row;
 }
 
-export async function updateSshKey(caller: Caller, id: string, name: string | undefined): Promise<SshKeyRow> {
+export async function updateSshKey(caller: Caller, id: string, name: string | undefined): Promise<SshKey> {
   const { row, access } = await loadOwned(caller, findSshKey, id);
   authorize(caller, "vcs.manage", { access });
   const next = { ...row, name: name ?? row.name };
