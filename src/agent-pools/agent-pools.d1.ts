@@ -1,7 +1,7 @@
 /** D1 statements for agent pools and the references that keep one in use. */
 import type { Db } from "../caller";
 
-export interface PoolRow {
+interface PoolRow {
   id: string;
   organization_id: string;
   name: string;
@@ -10,6 +10,31 @@ export interface PoolRow {
   allowed_projects: string;
   excluded_workspaces: string;
   created_at: string;
+}
+
+export interface AgentPool {
+  id: string;
+  organizationId: string;
+  name: string;
+  /** Every workspace of the organisation may use it (else only the allowed ones). */
+  organizationScoped: boolean;
+  allowedWorkspaces: string[];
+  allowedProjects: string[];
+  excludedWorkspaces: string[];
+  createdAt: string;
+}
+
+function toAgentPool(row: PoolRow): AgentPool {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    name: row.name,
+    organizationScoped: row.organization_scoped === 1,
+    allowedWorkspaces: JSON.parse(row.allowed_workspaces) as string[],
+    allowedProjects: JSON.parse(row.allowed_projects) as string[],
+    excludedWorkspaces: JSON.parse(row.excluded_workspaces) as string[],
+    createdAt: row.created_at,
+  };
 }
 
 /** The list's `sort` values and their ORDER BY (names case-insensitively). */
@@ -22,21 +47,17 @@ const ORDERS = {
 export type PoolSort = keyof typeof ORDERS;
 export const isPoolSort = (s: string): s is PoolSort => Object.hasOwn(ORDERS, s);
 
-/** The columns a PATCH may write. */
-export interface PoolChanges {
-  name?: string;
-  organization_scoped?: number;
-  allowed_workspaces?: string;
-  allowed_projects?: string;
-  excluded_workspaces?: string;
+/** What a PATCH may change; absent fields are left as stored. */
+export type PoolChanges = Partial<Pick<AgentPool, "name" | "organizationScoped" | "allowedWorkspaces" | "allowedProjects" | "excludedWorkspaces">>;
+
+export async function findPool(db: Db, id: string): Promise<AgentPool | null> {
+  const row = await db.prepare("SELECT * FROM agent_pools WHERE id = ?").bind(id).first<PoolRow>();
+  return row ? toAgentPool(row) : null;
 }
 
-export async function findPool(db: Db, id: string): Promise<PoolRow | null> {
-  return db.prepare("SELECT * FROM agent_pools WHERE id = ?").bind(id).first<PoolRow>();
-}
-
-export async function listPools(db: Db, organizationId: string, sort: PoolSort): Promise<PoolRow[]> {
-  return (await db.prepare(`SELECT * FROM agent_pools WHERE organization_id = ? ORDER BY ${ORDERS[sort]}, id`).bind(organizationId).all<PoolRow>()).results;
+export async function listPools(db: Db, organizationId: string, sort: PoolSort): Promise<AgentPool[]> {
+  const rows = await db.prepare(`SELECT * FROM agent_pools WHERE organization_id = ? ORDER BY ${ORDERS[sort]}, id`).bind(organizationId).all<PoolRow>();
+  return rows.results.map(toAgentPool);
 }
 
 /** Workspaces naming each pool (the index's `agent_pool_id`), in one query for a whole page. */
@@ -69,18 +90,34 @@ export async function idByName(db: Db, table: "workspaces" | "projects", organiz
   return row?.id ?? null;
 }
 
-export async function insertPool(db: Db, row: PoolRow): Promise<void> {
+export async function insertPool(db: Db, pool: AgentPool): Promise<void> {
   await db
     .prepare(
       "INSERT INTO agent_pools (id, organization_id, name, organization_scoped, allowed_workspaces, allowed_projects, excluded_workspaces, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     )
-    .bind(row.id, row.organization_id, row.name, row.organization_scoped, row.allowed_workspaces, row.allowed_projects, row.excluded_workspaces, row.created_at)
+    .bind(
+      pool.id,
+      pool.organizationId,
+      pool.name,
+      pool.organizationScoped ? 1 : 0,
+      JSON.stringify(pool.allowedWorkspaces),
+      JSON.stringify(pool.allowedProjects),
+      JSON.stringify(pool.excludedWorkspaces),
+      pool.createdAt,
+    )
     .run();
 }
 
-/** Writes only the given columns, so concurrent PATCHes of different fields both land. */
+/** Writes only the given fields, so concurrent PATCHes of different fields both land. */
 export async function updatePoolColumns(db: Db, id: string, changes: PoolChanges): Promise<void> {
-  const sets = Object.entries(changes).filter(([, v]) => v !== undefined);
+  const columns: Array<[string, unknown]> = [
+    ["name", changes.name],
+    ["organization_scoped", changes.organizationScoped === undefined ? undefined : changes.organizationScoped ? 1 : 0],
+    ["allowed_workspaces", changes.allowedWorkspaces && JSON.stringify(changes.allowedWorkspaces)],
+    ["allowed_projects", changes.allowedProjects && JSON.stringify(changes.allowedProjects)],
+    ["excluded_workspaces", changes.excludedWorkspaces && JSON.stringify(changes.excludedWorkspaces)],
+  ];
+  const sets = columns.filter(([, v]) => v !== undefined);
   if (sets.length === 0) return;
   await db
     .prepare(`UPDATE agent_pools SET ${sets.map(([k]) => `${k} = ?`).join(", ")} WHERE id = ?`)
@@ -89,7 +126,7 @@ export async function updatePoolColumns(db: Db, id: string, changes: PoolChanges
 }
 
 /** Deletes the pool unless anything names it, decided in the statement itself; false when nothing was deleted. */
-export async function deleteUnusedPool(db: Db, row: PoolRow): Promise<boolean> {
+export async function deleteUnusedPool(db: Db, pool: AgentPool): Promise<boolean> {
   const res = await db
     .prepare(
       `DELETE FROM agent_pools WHERE id = ?
@@ -97,17 +134,17 @@ export async function deleteUnusedPool(db: Db, row: PoolRow): Promise<boolean> {
          AND NOT EXISTS (SELECT 1 FROM organizations WHERE external_id = ? AND default_agent_pool_id = ?)
          AND NOT EXISTS (SELECT 1 FROM projects WHERE organization_id = ? AND default_agent_pool_id = ?)`,
     )
-    .bind(row.id, row.organization_id, row.id, row.organization_id, row.id, row.organization_id, row.id)
+    .bind(pool.id, pool.organizationId, pool.id, pool.organizationId, pool.id, pool.organizationId, pool.id)
     .run();
   return res.meta.changes > 0;
 }
 
 /** How many workspaces, organisations (as default) and projects (as default) name the pool. */
-export async function poolUses(db: Db, row: PoolRow): Promise<{ workspaces: number; organization: number; projects: number }> {
+export async function poolUses(db: Db, pool: AgentPool): Promise<{ workspaces: number; organization: number; projects: number }> {
   const [ws, org, prj] = await db.batch<{ n: number }>([
-    db.prepare("SELECT count(*) AS n FROM workspaces WHERE organization_id = ? AND agent_pool_id = ?").bind(row.organization_id, row.id),
-    db.prepare("SELECT count(*) AS n FROM organizations WHERE external_id = ? AND default_agent_pool_id = ?").bind(row.organization_id, row.id),
-    db.prepare("SELECT count(*) AS n FROM projects WHERE organization_id = ? AND default_agent_pool_id = ?").bind(row.organization_id, row.id),
+    db.prepare("SELECT count(*) AS n FROM workspaces WHERE organization_id = ? AND agent_pool_id = ?").bind(pool.organizationId, pool.id),
+    db.prepare("SELECT count(*) AS n FROM organizations WHERE external_id = ? AND default_agent_pool_id = ?").bind(pool.organizationId, pool.id),
+    db.prepare("SELECT count(*) AS n FROM projects WHERE organization_id = ? AND default_agent_pool_id = ?").bind(pool.organizationId, pool.id),
   ]);
   const n = (r: D1Result<{ n: number }> | undefined) => r?.results[0]?.n ?? 0;
   return { workspaces: n(ws), organization: n(org), projects: n(prj) };

@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
-import type { PoolRow } from "./agent-pools.d1";
+import { serializeAgentPool } from "./agent-pools.serialize";
 import { createPool, listOrgPools, removePool, showPool, updatePool, type PoolWithUsers } from "./agent-pools.service";
 import { defineRoute } from "../jsonapi/define-route";
 
@@ -24,27 +24,7 @@ const updateBody = z
   .object({ data: z.object({ type: z.literal("agent-pools"), attributes: attributes.optional(), relationships }) })
   .openapi("AgentPoolUpdate");
 
-const ids = (json: string, type: string) => (JSON.parse(json) as string[]).map((id) => ({ id, type }));
-
-function serialize(p: PoolRow, using: string[], organization: string): Resource {
-  return {
-    id: p.id,
-    type: "agent-pools",
-    attributes: { name: p.name, "created-at": p.created_at, "organization-scoped": p.organization_scoped === 1, "agent-count": 0 },
-    relationships: {
-      organization: { data: { id: organization, type: "organizations" } },
-      agents: { links: { related: `/api/v2/agent-pools/${p.id}/agents` } },
-      "authentication-tokens": { links: { related: `/api/v2/agent-pools/${p.id}/authentication-tokens` } },
-      workspaces: { data: using.map((id) => ({ id, type: "workspaces" })) },
-      "allowed-workspaces": { data: ids(p.allowed_workspaces, "workspaces") },
-      "allowed-projects": { data: ids(p.allowed_projects, "projects") },
-      "excluded-workspaces": { data: ids(p.excluded_workspaces, "workspaces") },
-    },
-    links: { self: `/api/v2/agent-pools/${p.id}` },
-  };
-}
-
-const serializeOne = ({ pool, using, organization }: PoolWithUsers): Resource => serialize(pool, using, organization);
+const serializeOne = ({ pool, using, organization }: PoolWithUsers): Resource => serializeAgentPool(pool, using, organization);
 
 agentPools.openapi(
   defineRoute({

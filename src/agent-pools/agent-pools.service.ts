@@ -16,8 +16,8 @@ import {
   poolUses,
   updatePoolColumns,
   workspacesUsing,
+  type AgentPool,
   type PoolChanges,
-  type PoolRow,
 } from "./agent-pools.d1";
 
 const NAME = /^[A-Za-z0-9_-]+$/;
@@ -34,7 +34,7 @@ export interface PoolInput {
 
 /** A pool with the workspaces that name it (its `workspaces` relationship) and its organisation's name. */
 export interface PoolWithUsers {
-  pool: PoolRow;
+  pool: AgentPool;
   using: string[];
   organization: string;
 }
@@ -46,13 +46,13 @@ export interface PoolListQuery {
   allowedProjectName?: string;
 }
 
-const REF_COLUMNS = [
-  ["allowed-workspaces", "allowed_workspaces"],
-  ["allowed-projects", "allowed_projects"],
-  ["excluded-workspaces", "excluded_workspaces"],
+const REF_FIELDS = [
+  ["allowed-workspaces", "allowedWorkspaces"],
+  ["allowed-projects", "allowedProjects"],
+  ["excluded-workspaces", "excludedWorkspaces"],
 ] as const;
 
-const idsOf = (list: RefList) => JSON.stringify(list?.data.map((d) => d.id) ?? []);
+const idsOf = (list: RefList) => list?.data.map((d) => d.id) ?? [];
 
 function uniqueViolation(err: unknown): never {
   if (String(err).includes("UNIQUE")) throw ApiError.of("invalid_attribute", { detail: "Name has already been taken", pointer: "/data/attributes/name" });
@@ -84,8 +84,8 @@ async function checkRefs(caller: Caller, org: string, r: PoolRefs): Promise<void
   }
 }
 
-async function withUsers(caller: Caller, pool: PoolRow, access: OrgAccess): Promise<PoolWithUsers> {
-  const using = (await workspacesUsing(caller.db, pool.organization_id, [pool.id])).get(pool.id) ?? [];
+async function withUsers(caller: Caller, pool: AgentPool, access: OrgAccess): Promise<PoolWithUsers> {
+  const using = (await workspacesUsing(caller.db, pool.organizationId, [pool.id])).get(pool.id) ?? [];
   return { pool, using, organization: access.organization.name };
 }
 
@@ -95,18 +95,18 @@ export async function createPool(caller: Caller, organization: string, input: Po
   checkName(input.name);
   await checkRefs(caller, access.organization.externalId, input.refs);
   const r = input.refs;
-  const row: PoolRow = {
+  const pool: AgentPool = {
     id: newId("apool"),
-    organization_id: access.organization.externalId,
+    organizationId: access.organization.externalId,
     name: input.name,
-    organization_scoped: input.organizationScoped === false ? 0 : 1,
-    allowed_workspaces: idsOf(r?.["allowed-workspaces"]),
-    allowed_projects: idsOf(r?.["allowed-projects"]),
-    excluded_workspaces: idsOf(r?.["excluded-workspaces"]),
-    created_at: nowIso(),
+    organizationScoped: input.organizationScoped !== false,
+    allowedWorkspaces: idsOf(r?.["allowed-workspaces"]),
+    allowedProjects: idsOf(r?.["allowed-projects"]),
+    excludedWorkspaces: idsOf(r?.["excluded-workspaces"]),
+    createdAt: nowIso(),
   };
-  await insertPool(caller.db, row).catch((err) => uniqueViolation(err));
-  return withUsers(caller, row, access);
+  await insertPool(caller.db, pool).catch((err) => uniqueViolation(err));
+  return withUsers(caller, pool, access);
 }
 
 /** One page of the organisation's pools matching the query, and how many match. */
@@ -116,15 +116,13 @@ export async function listOrgPools(caller: Caller, organization: string, query: 
   const q = (query.q ?? "").toLowerCase();
   const sort = query.sort ?? "name";
   if (!isPoolSort(sort)) throw ApiError.of("bad_request", { detail: "sort must be name, -name, created-at or -created-at", parameter: "sort" });
-  const rows = await listPools(caller.db, org, sort);
+  const pools = await listPools(caller.db, org, sort);
   // Pools a named workspace / project may use: organisation-scoped ones, and those that allow it ("" when the name is unknown).
   const usable = async (name: string | undefined, table: "workspaces" | "projects") => (name ? ((await idByName(caller.db, table, org, name)) ?? "") : null);
   const wsId = await usable(query.allowedWorkspaceName, "workspaces");
   const prjId = await usable(query.allowedProjectName, "projects");
-  const allows = (p: PoolRow, id: string | null, list: string) => id === null || p.organization_scoped === 1 || (JSON.parse(list) as string[]).includes(id);
-  const matching = rows.filter(
-    (p) => (!q || p.name.toLowerCase().includes(q)) && allows(p, wsId, p.allowed_workspaces) && allows(p, prjId, p.allowed_projects),
-  );
+  const allows = (p: AgentPool, id: string | null, list: string[]) => id === null || p.organizationScoped || list.includes(id);
+  const matching = pools.filter((p) => (!q || p.name.toLowerCase().includes(q)) && allows(p, wsId, p.allowedWorkspaces) && allows(p, prjId, p.allowedProjects));
   const slice = matching.slice((page.number - 1) * page.size, page.number * page.size);
   const using = await workspacesUsing(
     caller.db,
@@ -143,11 +141,11 @@ export async function updatePool(caller: Caller, id: string, input: PoolInput): 
   const { row, access } = await loadOwned(caller, findPool, id);
   authorize(caller, "agent-pools.manage", { access });
   checkName(input.name);
-  await checkRefs(caller, row.organization_id, input.refs);
+  await checkRefs(caller, row.organizationId, input.refs);
   // Only what the request names is written, so concurrent PATCHes of different fields both land.
   const changes: PoolChanges = { name: input.name };
-  if (input.organizationScoped !== undefined) changes.organization_scoped = input.organizationScoped ? 1 : 0;
-  for (const [rel, column] of REF_COLUMNS) if (input.refs?.[rel]) changes[column] = idsOf(input.refs[rel]);
+  if (input.organizationScoped !== undefined) changes.organizationScoped = input.organizationScoped;
+  for (const [rel, field] of REF_FIELDS) if (input.refs?.[rel]) changes[field] = idsOf(input.refs[rel]);
   await updatePoolColumns(caller.db, row.id, changes).catch((err) => uniqueViolation(err));
   const updated = await findPool(caller.db, row.id);
   if (!updated) throw ApiError.of("not_found"); // deleted concurrently

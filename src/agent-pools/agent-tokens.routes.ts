@@ -7,7 +7,7 @@ import { callerOf } from "../auth/caller.http";
 import { jsonapi, paginated, readPage } from "../jsonapi/document";
 import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
 import { LIMITS } from "../limits";
-import { serializeAgentToken } from "./agent-tokens.serialize";
+import { serializeAuthenticationToken } from "../tokens/tokens.serialize";
 import { createPoolToken, listPoolTokens } from "./agent-tokens.service";
 import { defineRoute } from "../jsonapi/define-route";
 
@@ -43,12 +43,12 @@ agentTokens.openapi(
   }),
   async (c) => {
     const page = readPage(c);
-    const { rows, total } = await listPoolTokens(callerOf(c), c.req.valid("param").pool_id, c.req.valid("query").sort, page);
+    const { tokens, total } = await listPoolTokens(callerOf(c), c.req.valid("param").pool_id, c.req.valid("query").sort, page);
     return jsonapi(
       c,
       paginated(
         c,
-        rows.map((r) => serializeAgentToken(r)),
+        tokens.map((t) => serializeAuthenticationToken(t)),
         page,
         total,
       ),
@@ -68,6 +68,6 @@ agentTokens.openapi(
   }),
   async (c) => {
     const minted = await createPoolToken(callerOf(c), c.req.valid("param").pool_id, c.req.valid("json").data.attributes.description);
-    return jsonapi(c, { data: serializeAgentToken(minted.row, minted.secret) }, 201);
+    return jsonapi(c, { data: serializeAuthenticationToken(minted.token, minted.secret) }, 201);
   },
 );
