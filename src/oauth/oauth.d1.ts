@@ -1,67 +1,108 @@
 /** D1 statements for OAuth clients and their OAuth tokens (no secret is ever stored). */
 import type { Db } from "../caller";
 
-export interface ClientRow {
+interface ClientRow {
   id: string;
   organization_id: string;
   attrs: string;
   created_at: string;
 }
 
-export interface TokenRow {
+interface TokenRow {
   id: string;
   oauth_client_id: string;
   organization_id: string;
   service_provider_user: string | null;
   created_at: string;
+  has_ssh_key: number;
+}
+
+export interface OAuthClient {
+  id: string;
+  organizationId: string;
+  /** Its public attributes as sent (secrets are never stored), and `agent-pool-id`. */
+  attrs: Record<string, unknown>;
+  createdAt: string;
+}
+
+export interface OAuthToken {
+  id: string;
+  oauthClientId: string;
+  organizationId: string;
+  serviceProviderUser: string | null;
+  createdAt: string;
   /** Whether a private SSH key was set (the key itself is never kept). */
-  has_ssh_key?: number;
+  hasSshKey: boolean;
 }
 
-export async function findClient(db: Db, id: string): Promise<ClientRow | null> {
-  return db.prepare("SELECT * FROM oauth_clients WHERE id = ?").bind(id).first<ClientRow>();
+function toClient(row: ClientRow): OAuthClient {
+  return { id: row.id, organizationId: row.organization_id, attrs: JSON.parse(row.attrs) as Record<string, unknown>, createdAt: row.created_at };
 }
 
-export async function findToken(db: Db, id: string): Promise<TokenRow | null> {
-  return db.prepare("SELECT * FROM oauth_tokens WHERE id = ?").bind(id).first<TokenRow>();
+function toToken(row: TokenRow): OAuthToken {
+  return {
+    id: row.id,
+    oauthClientId: row.oauth_client_id,
+    organizationId: row.organization_id,
+    serviceProviderUser: row.service_provider_user,
+    createdAt: row.created_at,
+    hasSshKey: row.has_ssh_key === 1,
+  };
 }
 
-export async function listClients(db: Db, organizationId: string): Promise<ClientRow[]> {
-  return (await db.prepare("SELECT * FROM oauth_clients WHERE organization_id = ? ORDER BY created_at, id").bind(organizationId).all<ClientRow>()).results;
+export async function findClient(db: Db, id: string): Promise<OAuthClient | null> {
+  const row = await db.prepare("SELECT * FROM oauth_clients WHERE id = ?").bind(id).first<ClientRow>();
+  return row ? toClient(row) : null;
 }
 
-export async function tokensOf(db: Db, clientId: string): Promise<TokenRow[]> {
-  return (await db.prepare("SELECT * FROM oauth_tokens WHERE oauth_client_id = ? ORDER BY created_at").bind(clientId).all<TokenRow>()).results;
+export async function findToken(db: Db, id: string): Promise<OAuthToken | null> {
+  const row = await db.prepare("SELECT * FROM oauth_tokens WHERE id = ?").bind(id).first<TokenRow>();
+  return row ? toToken(row) : null;
 }
 
-export async function listOrgTokens(db: Db, organizationId: string): Promise<TokenRow[]> {
-  return (await db.prepare("SELECT * FROM oauth_tokens WHERE organization_id = ? ORDER BY created_at, id").bind(organizationId).all<TokenRow>()).results;
+export async function listClients(db: Db, organizationId: string): Promise<OAuthClient[]> {
+  const rows = await db.prepare("SELECT * FROM oauth_clients WHERE organization_id = ? ORDER BY created_at, id").bind(organizationId).all<ClientRow>();
+  return rows.results.map(toClient);
+}
+
+export async function tokensOf(db: Db, clientId: string): Promise<OAuthToken[]> {
+  return (await db.prepare("SELECT * FROM oauth_tokens WHERE oauth_client_id = ? ORDER BY created_at").bind(clientId).all<TokenRow>()).results.map(toToken);
+}
+
+export async function listOrgTokens(db: Db, organizationId: string): Promise<OAuthToken[]> {
+  const rows = await db.prepare("SELECT * FROM oauth_tokens WHERE organization_id = ? ORDER BY created_at, id").bind(organizationId).all<TokenRow>();
+  return rows.results.map(toToken);
 }
 
 /** A client, its one token and the projects it is attached to, in one batch. */
-export async function insertClientWithToken(db: Db, client: ClientRow, token: TokenRow, projectIds: string[] = []): Promise<void> {
+export async function insertClientWithToken(db: Db, client: OAuthClient, token: OAuthToken, projectIds: string[] = []): Promise<void> {
   await db.batch([
     db
       .prepare("INSERT INTO oauth_clients (id, organization_id, attrs, created_at) VALUES (?, ?, ?, ?)")
-      .bind(client.id, client.organization_id, client.attrs, client.created_at),
+      .bind(client.id, client.organizationId, JSON.stringify(client.attrs), client.createdAt),
     db
       .prepare("INSERT INTO oauth_tokens (id, oauth_client_id, organization_id, service_provider_user, created_at) VALUES (?, ?, ?, ?, ?)")
-      .bind(token.id, token.oauth_client_id, token.organization_id, null, token.created_at),
-    ...projectIds.map((p) => attachStatement(db, client.id, p, client.created_at)),
+      .bind(token.id, token.oauthClientId, token.organizationId, null, token.createdAt),
+    ...projectIds.map((p) => attachStatement(db, client.id, p, client.createdAt)),
   ]);
 }
 
 /** Merged in SQL (a null removes the key, which reads back as null) so concurrent PATCHes both land; null when gone. */
-export async function patchClientAttrs(db: Db, id: string, attrs: Record<string, unknown>): Promise<ClientRow | null> {
-  return db.prepare("UPDATE oauth_clients SET attrs = json_patch(attrs, ?) WHERE id = ? RETURNING *").bind(JSON.stringify(attrs), id).first<ClientRow>();
+export async function patchClientAttrs(db: Db, id: string, attrs: Record<string, unknown>): Promise<OAuthClient | null> {
+  const row = await db
+    .prepare("UPDATE oauth_clients SET attrs = json_patch(attrs, ?) WHERE id = ? RETURNING *")
+    .bind(JSON.stringify(attrs), id)
+    .first<ClientRow>();
+  return row ? toClient(row) : null;
 }
 
 /** Records that the token has (or no longer has) a private SSH key; null when the token is gone. */
-export async function setTokenSshKey(db: Db, id: string, has: boolean): Promise<TokenRow | null> {
-  return db
+export async function setTokenSshKey(db: Db, id: string, has: boolean): Promise<OAuthToken | null> {
+  const row = await db
     .prepare("UPDATE oauth_tokens SET has_ssh_key = ? WHERE id = ? RETURNING *")
     .bind(has ? 1 : 0, id)
     .first<TokenRow>();
+  return row ? toToken(row) : null;
 }
 
 /** False when the token was already gone. */

@@ -4,13 +4,12 @@
  */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, readPage } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
-import type { TokenRow } from "./oauth.d1";
+import { OAUTH_PROVIDERS, PUBLIC_ATTRS, serializeClient, serializeToken } from "./oauth.serialize";
 import { LIMITS } from "../limits";
 import {
   changeClientProjects,
-  type ClientWithTokens,
   createClient,
   listClientTokens,
   listOrgClients,
@@ -27,35 +26,9 @@ import { defineRoute } from "../jsonapi/define-route";
 const tags = ["OAuth"];
 export const oauth = router();
 
-const PROVIDERS = [
-  "github",
-  "github_enterprise",
-  "gitlab_hosted",
-  "gitlab_community_edition",
-  "gitlab_enterprise_edition",
-  "ado_server",
-  "ado_services",
-  "bitbucket_hosted",
-  "bitbucket_server",
-  "bitbucket_data_center",
-] as const;
-/** `service-provider-display-name`: the providers' product names (the reference notes give no list; these follow the VCS docs). */
-const DISPLAY_NAMES: Record<(typeof PROVIDERS)[number], string> = {
-  github: "GitHub",
-  github_enterprise: "GitHub Enterprise",
-  gitlab_hosted: "GitLab.com",
-  gitlab_community_edition: "GitLab Community Edition",
-  gitlab_enterprise_edition: "GitLab Enterprise Edition",
-  ado_server: "Azure DevOps Server",
-  ado_services: "Azure DevOps Services",
-  bitbucket_hosted: "Bitbucket Cloud",
-  bitbucket_server: "Bitbucket Server",
-  bitbucket_data_center: "Bitbucket Data Center",
-};
-const PUBLIC_ATTRS = ["name", "service-provider", "http-url", "api-url", "key", "rsa-public-key", "organization-scoped"] as const;
 const attributes = z.object({
   name: z.string().max(255).nullable().optional(),
-  "service-provider": z.enum(PROVIDERS).optional(),
+  "service-provider": z.enum(OAUTH_PROVIDERS).optional(),
   "http-url": z.string().max(1000).optional(),
   "api-url": z.string().max(1000).optional(),
   "oauth-token-string": z.string().max(10_000).optional(),
@@ -72,7 +45,7 @@ const createBody = z
   .object({
     data: z.object({
       type: z.literal("oauth-clients"),
-      attributes: attributes.extend({ "service-provider": z.enum(PROVIDERS) }),
+      attributes: attributes.extend({ "service-provider": z.enum(OAUTH_PROVIDERS) }),
       relationships: z.object({ "agent-pool": agentPoolRelationship.optional(), projects: z.object({ data: projectRefs }).optional() }).optional(),
     }),
   })
@@ -94,40 +67,6 @@ const tokenParam = z.object({ oauth_token_id: z.string().regex(/^ot-[A-Za-z0-9]{
 const tokenUpdateBody = z
   .object({ data: z.object({ type: z.literal("oauth-tokens").optional(), attributes: z.object({ "ssh-key": z.string().max(16_384).optional() }).optional() }) })
   .openapi("OAuthTokenUpdate");
-
-function serializeClient({ client: c, tokenIds: tokens, projectIds, organization }: ClientWithTokens): Resource {
-  const a = JSON.parse(c.attrs) as Record<string, unknown>;
-  return {
-    id: c.id,
-    type: "oauth-clients",
-    attributes: {
-      "created-at": c.created_at,
-      "callback-url": `/auth/${c.id}/callback`,
-      "connect-path": `/auth/${c.id}?organization_id=${c.organization_id}`,
-      "service-provider-display-name": DISPLAY_NAMES[a["service-provider"] as keyof typeof DISPLAY_NAMES] ?? null,
-      ...Object.fromEntries(PUBLIC_ATTRS.map((k) => [k, a[k] ?? null])),
-      // The docs: "Defaults to `true`".
-      "organization-scoped": a["organization-scoped"] ?? true,
-    },
-    relationships: {
-      organization: { data: { id: organization, type: "organizations" } },
-      "oauth-tokens": { data: tokens.map((id) => ({ id, type: "oauth-tokens" })), links: { related: `/api/v2/oauth-clients/${c.id}/oauth-tokens` } },
-      projects: { data: projectIds.map((id) => ({ id, type: "projects" })) },
-      "agent-pool": { data: typeof a["agent-pool-id"] === "string" ? { id: a["agent-pool-id"], type: "agent-pools" } : null },
-    },
-    links: { self: `/api/v2/oauth-clients/${c.id}` },
-  };
-}
-
-const serializeToken = (t: TokenRow): Resource => ({
-  id: t.id,
-  type: "oauth-tokens",
-  attributes: { "created-at": t.created_at, "service-provider-user": t.service_provider_user, "has-ssh-key": t.has_ssh_key === 1 },
-  relationships: {
-    "oauth-client": { data: { id: t.oauth_client_id, type: "oauth-clients" }, links: { related: `/api/v2/oauth-clients/${t.oauth_client_id}` } },
-  },
-  links: { self: `/api/v2/oauth-tokens/${t.id}` },
-});
 
 function publicAttrs(a: z.infer<typeof attributes>): Record<string, unknown> {
   return Object.fromEntries(PUBLIC_ATTRS.filter((k) => a[k] !== undefined).map((k) => [k, a[k]]));

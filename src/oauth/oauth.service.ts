@@ -19,8 +19,8 @@ import {
   relationsOf,
   replaceProjects,
   tokensOf,
-  type ClientRow,
-  type TokenRow,
+  type OAuthClient,
+  type OAuthToken,
   deleteToken,
   setTokenSshKey,
 } from "./oauth.d1";
@@ -31,14 +31,14 @@ import { poolExists } from "../organizations/organizations.d1";
  * `projects` relationship) and its organisation's name.
  */
 export interface ClientWithTokens {
-  client: ClientRow;
+  client: OAuthClient;
   tokenIds: string[];
   projectIds: string[];
   organization: string;
 }
 
 /** Clients with their relationships, read for all of them in one batch. */
-async function withRelations(caller: Caller, clients: ClientRow[], access: OrgAccess): Promise<ClientWithTokens[]> {
+async function withRelations(caller: Caller, clients: OAuthClient[], access: OrgAccess): Promise<ClientWithTokens[]> {
   const relations = await relationsOf(
     caller.db,
     clients.map((c) => c.id),
@@ -46,7 +46,7 @@ async function withRelations(caller: Caller, clients: ClientRow[], access: OrgAc
   return clients.map((client) => ({ client, tokenIds: [], projectIds: [], ...relations.get(client.id), organization: access.organization.name }));
 }
 
-const withTokens = async (caller: Caller, client: ClientRow, access: OrgAccess): Promise<ClientWithTokens> =>
+const withTokens = async (caller: Caller, client: OAuthClient, access: OrgAccess): Promise<ClientWithTokens> =>
   (await withRelations(caller, [client], access))[0]!;
 
 /** 422 naming the first of `ids` that is not a project of the organisation (the docs: "one or more projects not found"). */
@@ -95,15 +95,16 @@ export async function createClient(
     }
     attrs = { ...attrs, "agent-pool-id": agentPoolId };
   }
-  const client: ClientRow = { id: newId("oc"), organization_id: access.organization.externalId, attrs: JSON.stringify(attrs), created_at: nowIso() };
-  const token: TokenRow = {
+  const client: OAuthClient = { id: newId("oc"), organizationId: access.organization.externalId, attrs, createdAt: nowIso() };
+  const token: OAuthToken = {
     id: newId("ot"),
-    oauth_client_id: client.id,
-    organization_id: client.organization_id,
-    service_provider_user: null,
-    created_at: client.created_at,
+    oauthClientId: client.id,
+    organizationId: client.organizationId,
+    serviceProviderUser: null,
+    createdAt: client.createdAt,
+    hasSshKey: false,
   };
-  const known = await organizationProjectIds(caller.db, client.organization_id, projectIds);
+  const known = await organizationProjectIds(caller.db, client.organizationId, projectIds);
   const projects = [...new Set(projectIds)].filter((id) => known.has(id));
   await insertClientWithToken(caller.db, client, token, projects);
   return { client, tokenIds: [token.id], projectIds: projects, organization: access.organization.name };
@@ -112,9 +113,9 @@ export async function createClient(
 /** One page of the organisation's clients (tokens and projects are read for that page only) and the total count. */
 export async function listOrgClients(caller: Caller, organization: string, page: Page): Promise<{ clients: ClientWithTokens[]; total: number }> {
   const access = await requireOrgAccess(caller, { name: organization });
-  const rows = await listClients(caller.db, access.organization.externalId);
-  const slice = rows.slice((page.number - 1) * page.size, page.number * page.size);
-  return { clients: await withRelations(caller, slice, access), total: rows.length };
+  const all = await listClients(caller.db, access.organization.externalId);
+  const slice = all.slice((page.number - 1) * page.size, page.number * page.size);
+  return { clients: await withRelations(caller, slice, access), total: all.length };
 }
 
 export async function showClient(caller: Caller, id: string): Promise<ClientWithTokens> {
@@ -126,8 +127,8 @@ export async function showClient(caller: Caller, id: string): Promise<ClientWith
 export async function updateClient(caller: Caller, id: string, attrs: Record<string, unknown>, projectIds?: string[]): Promise<ClientWithTokens> {
   const { row, access } = await loadOwned(caller, findClient, id);
   authorize(caller, "vcs.manage", { access });
-  checkKey(attrs["service-provider"] ?? (JSON.parse(row.attrs) as Record<string, unknown>)["service-provider"], attrs);
-  if (projectIds) await checkProjects(caller, row.organization_id, projectIds, "/data/relationships/projects/data");
+  checkKey(attrs["service-provider"] ?? row.attrs["service-provider"], attrs);
+  if (projectIds) await checkProjects(caller, row.organizationId, projectIds, "/data/relationships/projects/data");
   const updated = await patchClientAttrs(caller.db, row.id, attrs);
   if (!updated) throw ApiError.of("not_found"); // deleted concurrently
   if (projectIds) await replaceProjects(caller.db, row.id, [...new Set(projectIds)], nowIso());
@@ -142,7 +143,7 @@ export async function updateClient(caller: Caller, id: string, attrs: Record<str
 export async function changeClientProjects(caller: Caller, id: string, op: "add" | "remove", projectIds: string[]): Promise<void> {
   const { row, access } = await loadOwned(caller, findClient, id);
   authorize(caller, "vcs.manage", { access });
-  await checkProjects(caller, row.organization_id, projectIds, "/data");
+  await checkProjects(caller, row.organizationId, projectIds, "/data");
   const ids = [...new Set(projectIds)];
   if (op === "add") await attachProjects(caller.db, row.id, ids, nowIso());
   else await detachProjects(caller.db, row.id, ids);
@@ -154,17 +155,17 @@ export async function removeClient(caller: Caller, id: string): Promise<void> {
   await deleteClient(caller.db, row.id);
 }
 
-export async function listClientTokens(caller: Caller, clientId: string): Promise<TokenRow[]> {
+export async function listClientTokens(caller: Caller, clientId: string): Promise<OAuthToken[]> {
   const { row } = await loadOwned(caller, findClient, clientId);
   return tokensOf(caller.db, row.id);
 }
 
-export async function listOrgOAuthTokens(caller: Caller, organization: string): Promise<TokenRow[]> {
+export async function listOrgOAuthTokens(caller: Caller, organization: string): Promise<OAuthToken[]> {
   const access = await requireOrgAccess(caller, { name: organization });
   return listOrgTokens(caller.db, access.organization.externalId);
 }
 
-export async function showToken(caller: Caller, id: string): Promise<TokenRow> {
+export async function showToken(caller: Caller, id: string): Promise<OAuthToken> {
   return (await loadOwned(caller, findToken, id)).row;
 }
 
@@ -172,7 +173,7 @@ export async function showToken(caller: Caller, id: string): Promise<TokenRow> {
 const PRIVATE_KEY = /^-----BEGIN ([A-Z0-9]+ )?PRIVATE KEY-----\r?\n[\s\S]+\r?\n-----END ([A-Z0-9]+ )?PRIVATE KEY-----\s*$/;
 
 /** Sets the token's private SSH key (`sshKey` undefined: nothing changes); only whether one is set is kept. */
-export async function updateToken(caller: Caller, id: string, sshKey: string | undefined): Promise<TokenRow> {
+export async function updateToken(caller: Caller, id: string, sshKey: string | undefined): Promise<OAuthToken> {
   const { row, access } = await loadOwned(caller, findToken, id);
   authorize(caller, "vcs.manage", { access });
   if (sshKey === undefined) return row;
