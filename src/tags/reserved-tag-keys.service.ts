@@ -16,8 +16,8 @@ import {
   listReservedTagKeys,
   lockedProjectKeys,
   updateReservedTagKey,
+  type ReservedTagKey,
   type ReservedTagKeyChanges,
-  type ReservedTagKeyRow,
 } from "./reserved-tag-keys.d1";
 import { checkReservedKey } from "./tags.rules";
 
@@ -39,40 +39,39 @@ function keyTaken(err: unknown): never {
 }
 
 /** One page of the organisation's reserved keys, oldest first. */
-export async function listOrgReservedTagKeys(caller: Caller, organization: string, page: Page): Promise<{ rows: ReservedTagKeyRow[]; total: number }> {
+export async function listOrgReservedTagKeys(caller: Caller, organization: string, page: Page): Promise<{ keys: ReservedTagKey[]; total: number }> {
   const access = await requireOrgAccess(caller, { name: organization });
   return listReservedTagKeys(caller.db, access.organization.externalId, page.size, (page.number - 1) * page.size);
 }
 
-export async function createReservedTagKey(caller: Caller, organization: string, input: ReservedTagKeyInput): Promise<ReservedTagKeyRow> {
+export async function createReservedTagKey(caller: Caller, organization: string, input: ReservedTagKeyInput): Promise<ReservedTagKey> {
   const access = await requireOrgAccess(caller, { name: organization });
   authorize(caller, "organization.manage", { access });
   checkKey(input.key ?? "");
   const now = nowIso();
-  const row: ReservedTagKeyRow = {
+  const reserved: ReservedTagKey = {
     id: newId("rtk"),
-    organization_id: access.organization.externalId,
+    organizationId: access.organization.externalId,
     key: input.key!,
-    disable_overrides: input.disableOverrides ? 1 : 0,
-    created_at: now,
-    updated_at: now,
+    disableOverrides: !!input.disableOverrides,
+    createdAt: now,
+    updatedAt: now,
   };
-  await insertReservedTagKey(caller.db, row).catch(keyTaken);
-  return row;
+  await insertReservedTagKey(caller.db, reserved).catch(keyTaken);
+  return reserved;
 }
 
-async function loadManaged(caller: Caller, id: string): Promise<{ row: ReservedTagKeyRow; access: OrgAccess }> {
+async function loadManaged(caller: Caller, id: string): Promise<{ row: ReservedTagKey; access: OrgAccess }> {
   const loaded = await loadOwned(caller, findReservedTagKey, id);
   authorize(caller, "organization.manage", { access: loaded.access });
   return loaded;
 }
 
-/** Changes what the request names; answers the row as stored. */
-export async function updateReservedTagKeyById(caller: Caller, id: string, input: ReservedTagKeyInput): Promise<ReservedTagKeyRow> {
+/** Changes what the request names; answers the key as stored. */
+export async function updateReservedTagKeyById(caller: Caller, id: string, input: ReservedTagKeyInput): Promise<ReservedTagKey> {
   const { row } = await loadManaged(caller, id);
   if (input.key !== undefined) checkKey(input.key);
-  const changes: ReservedTagKeyChanges = { key: input.key, updated_at: nowIso() };
-  if (input.disableOverrides !== undefined) changes.disable_overrides = input.disableOverrides ? 1 : 0;
+  const changes: ReservedTagKeyChanges = { key: input.key, disableOverrides: input.disableOverrides, updatedAt: nowIso() };
   if (!(await updateReservedTagKey(caller.db, row.id, changes).catch(keyTaken))) throw ApiError.of("not_found"); // deleted concurrently
   const updated = await findReservedTagKey(caller.db, row.id);
   if (!updated) throw ApiError.of("not_found");
