@@ -97,7 +97,7 @@ async function workspacePage(c: Ctx, refusal?: Refusal): Promise<Response> {
   const direct = new Set(effective.record.tagBindings.map((b) => b.key));
   const inherited = effective.inherited.filter((b) => !direct.has(b.key)).map((b) => ({ key: b.key, value: b.value, project }));
   const teamNames = new Map(teams.teams.map((t) => [t.row.id, t.row.name] as const));
-  const granted = new Set(accesses.map((a) => a.team_id));
+  const granted = new Set(accesses.map((a) => a.teamId));
   const me = caller.principal;
   const holder = record.lock.holder;
   const myId = me.kind === "user" ? me.userId : me.kind === "team" ? me.teamId : me.serviceUserId;
@@ -125,7 +125,7 @@ async function workspacePage(c: Ctx, refusal?: Refusal): Promise<Response> {
         stateVersions: stateRows,
         outputs,
         consumers: consumers.records.map((w) => ({ id: w.id, name: w.name })),
-        teamAccess: accesses.map((a) => ({ id: a.id, team: teamNames.get(a.team_id) ?? a.team_id, access: a.access })),
+        teamAccess: accesses.map((a) => ({ id: a.id, team: teamNames.get(a.teamId) ?? a.teamId, access: a.access })),
         teamsWithout: teams.teams.filter((t) => !granted.has(t.row.id)).map((t) => ({ id: t.row.id, name: t.row.name })),
         agentPoolId: poolId,
         agentPools,
