@@ -6,10 +6,9 @@ import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
-import { userResource } from "../meta/meta.routes";
 import { serializeMembership } from "./memberships";
 import { acceptInvitation, inviteMember, listMemberships, removeMembership, showMembership, type MembershipsView } from "./memberships.service";
-import type { UserRow } from "./users.d1";
+import { serializeStoredUser } from "./users.serialize";
 import { confirmEmailChange, createUser, showUser, updateAccount } from "./users.service";
 import { defineRoute } from "../jsonapi/define-route";
 
@@ -25,8 +24,6 @@ const userBody = z
   })
   .openapi("UserCreate");
 
-const render = (u: UserRow) => userResource(u.id, u.username, u.email, u.is_site_admin === 1, false, { id: u.id, type: "users" }, u.unconfirmed_email ?? null);
-
 users.openapi(
   defineRoute({
     method: "post",
@@ -37,7 +34,7 @@ users.openapi(
     request: { body: jsonBody(userBody) },
     responses: { ...ok("The user", 201), ...errorResponses },
   }),
-  async (c) => jsonapi(c, { data: render(await createUser(callerOf(c), c.req.valid("json").data.attributes)) }, 201),
+  async (c) => jsonapi(c, { data: serializeStoredUser(await createUser(callerOf(c), c.req.valid("json").data.attributes)) }, 201),
 );
 
 users.openapi(
@@ -50,7 +47,7 @@ users.openapi(
     request: { params: z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) }) },
     responses: { ...ok("The user"), ...errorResponses },
   }),
-  async (c) => jsonapi(c, { data: render(await showUser(callerOf(c), c.req.valid("param").user_id)) }),
+  async (c) => jsonapi(c, { data: serializeStoredUser(await showUser(callerOf(c), c.req.valid("param").user_id)) }),
 );
 
 // ---- the caller's own account ----
@@ -74,7 +71,7 @@ users.openapi(
     request: { body: jsonBody(accountBody) },
     responses: { ...ok("Your user"), ...errorResponses },
   }),
-  async (c) => jsonapi(c, { data: render(await updateAccount(callerOf(c), c.req.valid("json").data.attributes ?? {})) }),
+  async (c) => jsonapi(c, { data: serializeStoredUser(await updateAccount(callerOf(c), c.req.valid("json").data.attributes ?? {})) }),
 );
 
 users.openapi(
@@ -87,7 +84,7 @@ users.openapi(
     request: { params: z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) }) },
     responses: { ...ok("The user"), ...errorResponses },
   }),
-  async (c) => jsonapi(c, { data: render(await confirmEmailChange(callerOf(c), c.req.valid("param").user_id)) }),
+  async (c) => jsonapi(c, { data: serializeStoredUser(await confirmEmailChange(callerOf(c), c.req.valid("param").user_id)) }),
 );
 
 // ---- organisation memberships ----
@@ -114,7 +111,7 @@ function renderMemberships(view: MembershipsView): { data: Resource[]; included:
     for (const m of view.rows) {
       if (seen.has(m.user_id)) continue;
       seen.add(m.user_id);
-      included.push(render({ id: m.user_id, username: m.username, email: m.email, is_site_admin: 0 }));
+      included.push(serializeStoredUser({ id: m.user_id, username: m.username, email: m.email, isSiteAdmin: false, unconfirmedEmail: null }));
     }
   }
   for (const t of view.includedTeams ?? []) included.push({ id: t.id, type: "teams", attributes: { name: t.name }, links: { self: `/api/v2/teams/${t.id}` } });

@@ -2,13 +2,13 @@
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { Included, type Resource } from "../jsonapi/document";
-import { userResource } from "../meta/meta.routes";
 import { serializeOrganization } from "../organizations/organizations.serialize";
 import type { ProjectRow } from "../projects/projects.d1";
 import { serializeProject } from "../projects/projects.serialize";
 import { includeStateVersions } from "../state-versions/state-versions.include";
 import type { ProjectBindingRow } from "../tags/project-tags.d1";
 import { effectiveBindings } from "../tags/tags.serialize";
+import { serializeUser } from "../users/users.serialize";
 import type { WorkspaceRecord } from "./workspace.types";
 import {
   includeAgentPoolsStatement,
@@ -134,8 +134,24 @@ export async function includeFor(
       // Not a stored user: the service user of the organisation's token (lockHolderOf).
       included.add(
         u
-          ? userResource(u.id, u.username, u.email, u.is_site_admin === 1, u.is_service_account === 1, { id: u.id, type: "users" })
-          : userResource(id, `api-org-${organization.name}`, null, false, true, { id: organization.name, type: "organizations" }),
+          ? serializeUser({
+              id: u.id,
+              username: u.username,
+              email: u.email,
+              isSiteAdmin: u.is_site_admin === 1,
+              isService: u.is_service_account === 1,
+              authenticated: { id: u.id, type: "users" },
+              unconfirmedEmail: null,
+            })
+          : serializeUser({
+              id,
+              username: `api-org-${organization.name}`,
+              email: null,
+              isSiteAdmin: false,
+              isService: true,
+              authenticated: { id: organization.name, type: "organizations" },
+              unconfirmedEmail: null,
+            }),
       );
     }
     for (const t of rows<{ id: string; name: string; organization_name: string }>(slot.teams)) {
