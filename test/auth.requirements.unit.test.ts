@@ -29,15 +29,15 @@ describe("the requirement table", () => {
   it("owners may do everything in the organisation; manage-teams alone may not touch the owners team", () => {
     const owner = accessOf(user(), [team("owners", {}, true)]);
     const delegate = accessOf(user("user-2"), [team("t-1", { "manage-membership": true, "manage-teams": true })]);
-    const ownersTeam = { id: "owners", is_owners: 1, organization_access: "{}", allow_member_token_management: 0 };
-    const plainTeam = { id: "t-9", is_owners: 0, organization_access: "{}", allow_member_token_management: 0 };
+    const ownersTeam = { id: "owners", isOwners: true, organizationAccess: {}, allowMemberTokenManagement: false };
+    const plainTeam = { id: "t-9", isOwners: false, organizationAccess: {}, allowMemberTokenManagement: false };
     expect(allows(user(), "teams.change-members", { access: owner, team: ownersTeam })).toBe(true);
     expect(allows(user("user-2"), "teams.change-members", { access: delegate, team: ownersTeam })).toBe(false);
     expect(allows(user("user-2"), "teams.change-members", { access: delegate, team: plainTeam })).toBe(true);
     expect(allows(user("user-2"), "teams.manage-tokens", { access: delegate, team: ownersTeam })).toBe(false);
     // A team holding a permission the caller lacks: its tokens would be more power than the caller has.
     expect(
-      allows(user("user-2"), "teams.manage-tokens", { access: delegate, team: { ...plainTeam, organization_access: '{"manage-vcs-settings":true}' } }),
+      allows(user("user-2"), "teams.manage-tokens", { access: delegate, team: { ...plainTeam, organizationAccess: { "manage-vcs-settings": true } } }),
     ).toBe(false);
   });
 

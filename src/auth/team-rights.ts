@@ -23,17 +23,18 @@ export function teamRights(access: OrgAccess) {
 /** The parts of a team the rules below look at. */
 export interface TeamFacts {
   id: string;
-  is_owners: number;
-  organization_access: string;
-  allow_member_token_management: number;
+  isOwners: boolean;
+  /** The organisation permissions the team holds. */
+  organizationAccess: Record<string, unknown>;
+  allowMemberTokenManagement: boolean;
 }
 
 /**
  * Adding, removing or inviting members: the owners team only by owners (the site admin included);
  * anyone else doing it could make themselves, or anyone, an owner. Other teams: manage-membership.
  */
-export function mayChangeMembers(access: OrgAccess, team: Pick<TeamFacts, "is_owners">): boolean {
-  if (team.is_owners === 1) return access.isOwner;
+export function mayChangeMembers(access: OrgAccess, team: Pick<TeamFacts, "isOwners">): boolean {
+  if (team.isOwners) return access.isOwner;
   return teamRights(access).manageMembership;
 }
 
@@ -47,13 +48,12 @@ export function mayChangeMembers(access: OrgAccess, team: Pick<TeamFacts, "is_ow
  * not even siblings that would outlive its own revocation.
  */
 export function mayManageTeamTokens(access: OrgAccess, team: TeamFacts): boolean {
-  if (team.is_owners === 1) return access.isOwner;
+  if (team.isOwners) return access.isOwner;
   const principal = access.principal;
-  if (principal.kind === "user" && access.teamIds.includes(team.id) && team.allow_member_token_management === 1) return true;
+  if (principal.kind === "user" && access.teamIds.includes(team.id) && team.allowMemberTokenManagement) return true;
   if (access.isOwner || access.isOrgToken) return true;
   if (!teamRights(access).manageTeams) return false;
-  const held = JSON.parse(team.organization_access) as Record<string, unknown>;
-  return Object.entries(held).every(([k, v]) => v !== true || access.orgPermissions[k] === true);
+  return Object.entries(team.organizationAccess).every(([k, v]) => v !== true || access.orgPermissions[k] === true);
 }
 
 /**

@@ -76,7 +76,7 @@ export async function createTeamWorkspace(
 ): Promise<TeamWorkspace> {
   const ws = await adminOfWorkspace(caller, input.workspace);
   const team = await findTeam(caller.db, input.teamId);
-  if (!team || team.organization_id !== ws.organizationId) throw teamNotFound();
+  if (!team || team.organizationId !== ws.organizationId) throw teamNotFound();
   const perms = customPerms(input.access, input.given, WS_DEFAULT_CUSTOM, "/data/attributes");
   const tw: TeamWorkspace = { id: newId("tws"), teamId: team.id, workspaceId: ws.id, access: input.access, perms: perms ?? {} };
   if (!(await insertTeamWorkspace(caller.db, tw, nowIso()))) {
@@ -157,7 +157,7 @@ async function loadTp(caller: Caller, id: string, manage: boolean): Promise<Team
 export async function createTeamProject(caller: Caller, input: { teamId: string; projectId: string; access: string; given: PrjGiven }): Promise<TeamProject> {
   const organizationId = await projectManager(caller, input.projectId, true);
   const team = await findTeam(caller.db, input.teamId);
-  if (!team || team.organization_id !== organizationId) throw teamNotFound();
+  if (!team || team.organizationId !== organizationId) throw teamNotFound();
   const tp: TeamProject = { id: newId("tprj"), teamId: team.id, projectId: input.projectId, access: input.access, perms: tpPerms(input.access, input.given) };
   if (!(await insertTeamProject(caller.db, tp, nowIso()))) {
     throw ApiError.of("invalid_attribute", { detail: "Team already has access to this project", pointer: "/data/relationships/team/data/id" });

@@ -1,6 +1,25 @@
 /** Pure rules of teams: organisation-access dependencies (who may manage what: src/auth/team-rights.ts). */
 import type { Failure } from "../errors";
-import { ORG_ACCESS_KEYS } from "./teams.serialize";
+
+/** Every organisation-access key a team carries (the owners team has all of them). */
+export const ORG_ACCESS_KEYS = [
+  "manage-policies",
+  "manage-policy-overrides",
+  "delegate-policy-overrides",
+  "manage-workspaces",
+  "manage-vcs-settings",
+  "manage-providers",
+  "manage-modules",
+  "manage-run-tasks",
+  "manage-projects",
+  "read-workspaces",
+  "read-projects",
+  "manage-membership",
+  "manage-teams",
+  "manage-organization-access",
+  "access-secret-teams",
+  "manage-agent-pools",
+] as const;
 
 export type OrgAccessKey = (typeof ORG_ACCESS_KEYS)[number];
 export type OrgAccessInput = Partial<Record<OrgAccessKey, boolean | undefined>>;

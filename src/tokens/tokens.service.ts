@@ -123,7 +123,7 @@ export async function createLegacyTeamToken(caller: Caller, teamId: string, inpu
   return mint(
     caller,
     now,
-    { kind: "team", userId: null, teamId: team.id, organizationId: team.organization_id, description: null, legacy: true, expiredAt: a.expiredAt },
+    { kind: "team", userId: null, teamId: team.id, organizationId: team.organizationId, description: null, legacy: true, expiredAt: a.expiredAt },
     deleteLegacyTeamTokenStatement(caller.db, team.id),
   );
 }
@@ -149,7 +149,7 @@ export async function createTeamToken(caller: Caller, teamId: string, input: Res
     kind: "team",
     userId: null,
     teamId: team.id,
-    organizationId: team.organization_id,
+    organizationId: team.organizationId,
     description: a.description,
     legacy: false,
     expiredAt: a.expiredAt,

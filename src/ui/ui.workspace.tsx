@@ -96,7 +96,7 @@ async function workspacePage(c: Ctx, refusal?: Refusal): Promise<Response> {
   const project = scope.projects.get(record.projectId)?.name ?? record.projectId;
   const direct = new Set(effective.record.tagBindings.map((b) => b.key));
   const inherited = effective.inherited.filter((b) => !direct.has(b.key)).map((b) => ({ key: b.key, value: b.value, project }));
-  const teamNames = new Map(teams.teams.map((t) => [t.row.id, t.row.name] as const));
+  const teamNames = new Map(teams.teams.map((t) => [t.team.id, t.team.name] as const));
   const granted = new Set(accesses.map((a) => a.teamId));
   const me = caller.principal;
   const holder = record.lock.holder;
@@ -126,7 +126,7 @@ async function workspacePage(c: Ctx, refusal?: Refusal): Promise<Response> {
         outputs,
         consumers: consumers.records.map((w) => ({ id: w.id, name: w.name })),
         teamAccess: accesses.map((a) => ({ id: a.id, team: teamNames.get(a.teamId) ?? a.teamId, access: a.access })),
-        teamsWithout: teams.teams.filter((t) => !granted.has(t.row.id)).map((t) => ({ id: t.row.id, name: t.row.name })),
+        teamsWithout: teams.teams.filter((t) => !granted.has(t.team.id)).map((t) => ({ id: t.team.id, name: t.team.name })),
         agentPoolId: poolId,
         agentPools,
         refusal,

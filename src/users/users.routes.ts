@@ -4,10 +4,10 @@
  */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, readPage } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
-import { serializeMembership } from "./memberships";
-import { acceptInvitation, inviteMember, listMemberships, removeMembership, showMembership, type MembershipsView } from "./memberships.service";
+import { serializeMemberships } from "./memberships.serialize";
+import { acceptInvitation, inviteMember, listMemberships, removeMembership, showMembership } from "./memberships.service";
 import { serializeStoredUser } from "./users.serialize";
 import { confirmEmailChange, createUser, showUser, updateAccount } from "./users.service";
 import { defineRoute } from "../jsonapi/define-route";
@@ -102,22 +102,6 @@ const membershipBody = z
   })
   .openapi("OrganizationMembershipCreate");
 
-/** Memberships with their teams, and the included users and teams. */
-function renderMemberships(view: MembershipsView): { data: Resource[]; included: Resource[] } {
-  const data = view.rows.map((m, i) => serializeMembership(m, view.teams[i]));
-  const included: Resource[] = [];
-  if (view.includeUsers) {
-    const seen = new Set<string>();
-    for (const m of view.rows) {
-      if (seen.has(m.user_id)) continue;
-      seen.add(m.user_id);
-      included.push(serializeStoredUser({ id: m.user_id, username: m.username, email: m.email, isSiteAdmin: false, unconfirmedEmail: null }));
-    }
-  }
-  for (const t of view.includedTeams ?? []) included.push({ id: t.id, type: "teams", attributes: { name: t.name }, links: { self: `/api/v2/teams/${t.id}` } });
-  return { data, included };
-}
-
 users.openapi(
   defineRoute({
     method: "post",
@@ -131,7 +115,7 @@ users.openapi(
   async (c) => {
     const d = c.req.valid("json").data;
     const teamIds = d.relationships?.teams?.data.map((t) => t.id) ?? [];
-    const { data, included } = renderMemberships(
+    const { data, included } = serializeMemberships(
       await inviteMember(callerOf(c), c.req.valid("param").organization_name, { email: d.attributes.email, teamIds }),
     );
     return jsonapi(c, { data: data[0], included }, 201);
@@ -163,7 +147,7 @@ users.openapi(
   async (c) => {
     const page = readPage(c);
     const { view, total } = await listMemberships(callerOf(c), c.req.valid("param").organization_name, c.req.valid("query"), page);
-    const { data, included } = renderMemberships(view);
+    const { data, included } = serializeMemberships(view);
     return jsonapi(c, paginated(c, data, page, total, included.length ? { included } : undefined));
   },
 );
@@ -181,7 +165,7 @@ users.openapi(
     responses: { ...ok("The membership"), ...errorResponses },
   }),
   async (c) => {
-    const { data, included } = renderMemberships(await showMembership(callerOf(c), c.req.valid("param").id, c.req.valid("query").include));
+    const { data, included } = serializeMemberships(await showMembership(callerOf(c), c.req.valid("param").id, c.req.valid("query").include));
     return jsonapi(c, included.length ? { data: data[0], included } : { data: data[0] });
   },
 );
@@ -197,7 +181,7 @@ users.openapi(
     responses: { ...ok("The membership, now active"), ...errorResponses },
   }),
   async (c) => {
-    const { data } = renderMemberships(await acceptInvitation(callerOf(c), c.req.valid("param").id));
+    const { data } = serializeMemberships(await acceptInvitation(callerOf(c), c.req.valid("param").id));
     return jsonapi(c, { data: data[0] });
   },
 );
