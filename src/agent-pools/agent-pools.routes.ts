@@ -1,10 +1,10 @@
 /** Agent pools (tfe-api-notes §2.7): what workspaces in `agent` execution mode name. */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, noContent, paginated, readPage, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, readPage } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { serializeAgentPool } from "./agent-pools.serialize";
-import { createPool, listOrgPools, removePool, showPool, updatePool, type PoolWithUsers } from "./agent-pools.service";
+import { createPool, listOrgPools, removePool, showPool, updatePool } from "./agent-pools.service";
 import { defineRoute } from "../jsonapi/define-route";
 
 const tags = ["Agent pools"];
@@ -24,8 +24,6 @@ const updateBody = z
   .object({ data: z.object({ type: z.literal("agent-pools"), attributes: attributes.optional(), relationships }) })
   .openapi("AgentPoolUpdate");
 
-const serializeOne = ({ pool, using, organization }: PoolWithUsers): Resource => serializeAgentPool(pool, using, organization);
-
 agentPools.openapi(
   defineRoute({
     method: "post",
@@ -43,7 +41,7 @@ agentPools.openapi(
       organizationScoped: a["organization-scoped"],
       refs: relationships,
     });
-    return jsonapi(c, { data: serializeOne(created) }, 201);
+    return jsonapi(c, { data: serializeAgentPool(created) }, 201);
   },
 );
 
@@ -81,7 +79,7 @@ agentPools.openapi(
       },
       page,
     );
-    return jsonapi(c, paginated(c, pools.map(serializeOne), page, total));
+    return jsonapi(c, paginated(c, pools.map(serializeAgentPool), page, total));
   },
 );
 
@@ -95,7 +93,7 @@ agentPools.openapi(
     request: { params: poolParam },
     responses: { ...ok("The pool"), ...errorResponses },
   }),
-  async (c) => jsonapi(c, { data: serializeOne(await showPool(callerOf(c), c.req.valid("param").pool_id)) }),
+  async (c) => jsonapi(c, { data: serializeAgentPool(await showPool(callerOf(c), c.req.valid("param").pool_id)) }),
 );
 
 agentPools.openapi(
@@ -115,7 +113,7 @@ agentPools.openapi(
       organizationScoped: a["organization-scoped"],
       refs: relationships,
     });
-    return jsonapi(c, { data: serializeOne(updated) });
+    return jsonapi(c, { data: serializeAgentPool(updated) });
   },
 );
 

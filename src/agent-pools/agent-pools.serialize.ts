@@ -1,11 +1,11 @@
 /** The agent pool resource. */
 import type { Resource } from "../jsonapi/document";
-import type { AgentPool } from "./agent-pools.d1";
+import type { PoolWithUsers } from "./agent-pools.service";
 
 const refs = (ids: string[], type: string) => ids.map((id) => ({ id, type }));
 
 /** `using`: the workspaces that name the pool; `organization`: its organisation's name. */
-export function serializeAgentPool(p: AgentPool, using: string[], organization: string): Resource {
+export function serializeAgentPool({ pool: p, using, organization }: PoolWithUsers): Resource {
   return {
     id: p.id,
     type: "agent-pools",
