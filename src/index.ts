@@ -31,7 +31,7 @@ import { consumers } from "./workspaces/consumers.routes";
 import { retention } from "./retention/retention.routes";
 import { stateVersions } from "./state-versions/state-versions.routes";
 import { blobs } from "./blobs/blobs.routes";
-import { admin } from "./admin/consistency";
+import { admin } from "./admin/admin.routes";
 import { subscriptions } from "./subscriptions/subscriptions.routes";
 import { organizationTags } from "./tags/organization-tags.routes";
 import { reservedTagKeys } from "./tags/reserved-tag-keys.routes";

@@ -37,7 +37,7 @@ export async function consistencyReport(caller: Caller, cursor: string, limit: n
 }
 
 /** Checks up to `limit` workspace ids after `cursor`; returns the differences and the next cursor. */
-export async function checkConsistency(env: Bindings, cursor: string, limit: number): Promise<ConsistencyPage> {
+async function checkConsistency(env: Bindings, cursor: string, limit: number): Promise<ConsistencyPage> {
   const db = env.DB.withSession("first-primary");
   const ids = await workspaceIdsAfter(db, cursor, limit);
   const differences: Difference[] = [];

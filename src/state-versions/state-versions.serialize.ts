@@ -3,8 +3,6 @@ import type { Bindings } from "../env";
 import type { Resource } from "../jsonapi/document";
 import { outputId, type StateVersionView } from "./state-versions.store";
 
-export { outputId };
-
 /**
  * `canUpload`: the caller may create state versions (issue 13 item 5). Upload URLs go only to such
  * callers and only while the version is pending; the DO accepts each blob once.

@@ -11,9 +11,6 @@ import { includeFor, parseInclude } from "./workspaces.include";
 import { likeLiteral, SORTS, type ListFilters, type ListSpec, type NameMatch, type SortParam, type TagFilter } from "./workspaces.list.d1";
 import { listWorkspacePage } from "./workspaces.list.service";
 
-// The listing test calls the batch directly.
-export { loadListPage } from "./workspaces.list.service";
-
 const text = z.string().max(LIMITS.genericStringMax).optional();
 /** The documented parameters; anything else (go-tfe sends junk such as `TagBindings=...`) is ignored. */
 export const listQuery = z
