@@ -133,21 +133,21 @@ export async function listOrgPools(caller: Caller, organization: string, query: 
 }
 
 export async function showPool(caller: Caller, id: string): Promise<PoolWithUsers> {
-  const { row, access } = await loadOwned(caller, findPool, id);
-  return withUsers(caller, row, access);
+  const { item: pool, access } = await loadOwned(caller, findPool, id);
+  return withUsers(caller, pool, access);
 }
 
 export async function updatePool(caller: Caller, id: string, input: PoolInput): Promise<PoolWithUsers> {
-  const { row, access } = await loadOwned(caller, findPool, id);
+  const { item: pool, access } = await loadOwned(caller, findPool, id);
   authorize(caller, "agent-pools.manage", { access });
   checkName(input.name);
-  await checkRefs(caller, row.organizationId, input.refs);
+  await checkRefs(caller, pool.organizationId, input.refs);
   // Only what the request names is written, so concurrent PATCHes of different fields both land.
   const changes: PoolChanges = { name: input.name };
   if (input.organizationScoped !== undefined) changes.organizationScoped = input.organizationScoped;
   for (const [rel, field] of REF_FIELDS) if (input.refs?.[rel]) changes[field] = idsOf(input.refs[rel]);
-  await updatePoolColumns(caller.db, row.id, changes).catch((err) => uniqueViolation(err));
-  const updated = await findPool(caller.db, row.id);
+  await updatePoolColumns(caller.db, pool.id, changes).catch((err) => uniqueViolation(err));
+  const updated = await findPool(caller.db, pool.id);
   if (!updated) throw ApiError.of("not_found"); // deleted concurrently
   return withUsers(caller, updated, access);
 }
@@ -157,10 +157,10 @@ export async function updatePool(caller: Caller, id: string, input: PoolInput): 
  * any request that the pool's current references make invalid; no workspace is touched, the check reads D1 only).
  */
 export async function removePool(caller: Caller, id: string): Promise<void> {
-  const { row, access } = await loadOwned(caller, findPool, id);
+  const { item: pool, access } = await loadOwned(caller, findPool, id);
   authorize(caller, "agent-pools.manage", { access });
-  if (await deleteUnusedPool(caller.db, row)) return;
-  const n = await poolUses(caller.db, row);
+  if (await deleteUnusedPool(caller.db, pool)) return;
+  const n = await poolUses(caller.db, pool);
   if (n.workspaces + n.organization + n.projects === 0) throw ApiError.of("not_found"); // deleted concurrently
   const uses = [
     n.organization > 0 ? "it is the organization's default agent pool" : null,

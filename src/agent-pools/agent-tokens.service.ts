@@ -21,9 +21,9 @@ export interface MintedAgentToken {
 
 /** The pool, when the caller may manage its tokens (404 otherwise, as the docs say: "Agent Pool not found, or user unauthorized"). */
 async function poolForTokens(caller: Caller, poolId: string): Promise<AgentPool> {
-  const { row, access } = await loadOwned(caller, findPool, poolId);
+  const { item: pool, access } = await loadOwned(caller, findPool, poolId);
   authorize(caller, "agent-pools.manage", { access });
-  return row;
+  return pool;
 }
 
 const creatorId = (p: Principal): string => (p.kind === "user" ? p.userId : p.serviceUserId);

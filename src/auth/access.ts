@@ -115,14 +115,14 @@ export async function requireOrgAccess(
  * Loads a row of an organisation's resource (through its repository's finder) and the caller's standing in its
  * organisation (404 when the row or the standing is missing).
  */
-export async function loadOwned<T extends { organizationId: string } | { organization_id: string }>(
+export async function loadOwned<T extends { organizationId: string }>(
   caller: Caller,
   find: (db: Db, id: string) => Promise<T | null>,
   id: string,
-): Promise<{ row: T; access: OrgAccess }> {
-  const row = await find(caller.db, id);
-  if (!row) throw ApiError.of("not_found");
-  return { row, access: await requireOrgAccess(caller, { id: "organizationId" in row ? row.organizationId : row.organization_id }) };
+): Promise<{ item: T; access: OrgAccess }> {
+  const item = await find(caller.db, id);
+  if (!item) throw ApiError.of("not_found");
+  return { item, access: await requireOrgAccess(caller, { id: item.organizationId }) };
 }
 
 /** Team grants on the given workspaces and projects, in one batch. */

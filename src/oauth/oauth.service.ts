@@ -119,19 +119,19 @@ export async function listOrgClients(caller: Caller, organization: string, page:
 }
 
 export async function showClient(caller: Caller, id: string): Promise<ClientWithTokens> {
-  const { row, access } = await loadOwned(caller, findClient, id);
-  return withTokens(caller, row, access);
+  const { item: client, access } = await loadOwned(caller, findClient, id);
+  return withTokens(caller, client, access);
 }
 
 /** Updates public attributes; `projectIds` (PATCH's `relationships.projects`), when given, replaces the client's projects. */
 export async function updateClient(caller: Caller, id: string, attrs: Record<string, unknown>, projectIds?: string[]): Promise<ClientWithTokens> {
-  const { row, access } = await loadOwned(caller, findClient, id);
+  const { item: client, access } = await loadOwned(caller, findClient, id);
   authorize(caller, "vcs.manage", { access });
-  checkKey(attrs["service-provider"] ?? row.attrs["service-provider"], attrs);
-  if (projectIds) await checkProjects(caller, row.organizationId, projectIds, "/data/relationships/projects/data");
-  const updated = await patchClientAttrs(caller.db, row.id, attrs);
+  checkKey(attrs["service-provider"] ?? client.attrs["service-provider"], attrs);
+  if (projectIds) await checkProjects(caller, client.organizationId, projectIds, "/data/relationships/projects/data");
+  const updated = await patchClientAttrs(caller.db, client.id, attrs);
   if (!updated) throw ApiError.of("not_found"); // deleted concurrently
-  if (projectIds) await replaceProjects(caller.db, row.id, [...new Set(projectIds)], nowIso());
+  if (projectIds) await replaceProjects(caller.db, client.id, [...new Set(projectIds)], nowIso());
   return withTokens(caller, updated, access);
 }
 
@@ -141,23 +141,23 @@ export async function updateClient(caller: Caller, id: string, attrs: Record<str
  * project or detaching one that is not attached changes nothing.
  */
 export async function changeClientProjects(caller: Caller, id: string, op: "add" | "remove", projectIds: string[]): Promise<void> {
-  const { row, access } = await loadOwned(caller, findClient, id);
+  const { item: client, access } = await loadOwned(caller, findClient, id);
   authorize(caller, "vcs.manage", { access });
-  await checkProjects(caller, row.organizationId, projectIds, "/data");
+  await checkProjects(caller, client.organizationId, projectIds, "/data");
   const ids = [...new Set(projectIds)];
-  if (op === "add") await attachProjects(caller.db, row.id, ids, nowIso());
-  else await detachProjects(caller.db, row.id, ids);
+  if (op === "add") await attachProjects(caller.db, client.id, ids, nowIso());
+  else await detachProjects(caller.db, client.id, ids);
 }
 
 export async function removeClient(caller: Caller, id: string): Promise<void> {
-  const { row, access } = await loadOwned(caller, findClient, id);
+  const { item: client, access } = await loadOwned(caller, findClient, id);
   authorize(caller, "vcs.manage", { access });
-  await deleteClient(caller.db, row.id);
+  await deleteClient(caller.db, client.id);
 }
 
 export async function listClientTokens(caller: Caller, clientId: string): Promise<OAuthToken[]> {
-  const { row } = await loadOwned(caller, findClient, clientId);
-  return tokensOf(caller.db, row.id);
+  const { item: client } = await loadOwned(caller, findClient, clientId);
+  return tokensOf(caller.db, client.id);
 }
 
 export async function listOrgOAuthTokens(caller: Caller, organization: string): Promise<OAuthToken[]> {
@@ -166,7 +166,7 @@ export async function listOrgOAuthTokens(caller: Caller, organization: string): 
 }
 
 export async function showToken(caller: Caller, id: string): Promise<OAuthToken> {
-  return (await loadOwned(caller, findToken, id)).row;
+  return (await loadOwned(caller, findToken, id)).item;
 }
 
 /** A PEM private key (RSA, OpenSSH, EC, …): what the real service accepts for VCS clones. */
@@ -174,18 +174,18 @@ const PRIVATE_KEY = /^-----BEGIN ([A-Z0-9]+ )?PRIVATE KEY-----\r?\n[\s\S]+\r?\n-
 
 /** Sets the token's private SSH key (`sshKey` undefined: nothing changes); only whether one is set is kept. */
 export async function updateToken(caller: Caller, id: string, sshKey: string | undefined): Promise<OAuthToken> {
-  const { row, access } = await loadOwned(caller, findToken, id);
+  const { item: token, access } = await loadOwned(caller, findToken, id);
   authorize(caller, "vcs.manage", { access });
-  if (sshKey === undefined) return row;
+  if (sshKey === undefined) return token;
   // go-tfe matches the "Ssh key is invalid" text.
   if (!PRIVATE_KEY.test(sshKey.trim())) throw ApiError.of("invalid_attribute", { detail: "Ssh key is invalid", pointer: "/data/attributes/ssh-key" });
-  const updated = await setTokenSshKey(caller.db, row.id, true);
+  const updated = await setTokenSshKey(caller.db, token.id, true);
   if (!updated) throw ApiError.of("not_found"); // deleted concurrently
   return updated;
 }
 
 export async function removeToken(caller: Caller, id: string): Promise<void> {
-  const { row, access } = await loadOwned(caller, findToken, id);
+  const { item: token, access } = await loadOwned(caller, findToken, id);
   authorize(caller, "vcs.manage", { access });
-  if (!(await deleteToken(caller.db, row.id))) throw ApiError.of("not_found");
+  if (!(await deleteToken(caller.db, token.id))) throw ApiError.of("not_found");
 }

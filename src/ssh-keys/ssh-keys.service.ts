@@ -20,20 +20,20 @@ export async function listOrgSshKeys(caller: Caller, organization: string): Prom
 }
 
 export async function showSshKey(caller: Caller, id: string): Promise<SshKey> {
-  return (await loadOwned(caller, findSshKey, id)).row;
+  return (await loadOwned(caller, findSshKey, id)).item;
 }
 
 export async function updateSshKey(caller: Caller, id: string, name: string | undefined): Promise<SshKey> {
-  const { row, access } = await loadOwned(caller, findSshKey, id);
+  const { item: key, access } = await loadOwned(caller, findSshKey, id);
   authorize(caller, "vcs.manage", { access });
-  const next = { ...row, name: name ?? row.name };
-  await renameSshKey(caller.db, row.id, next.name);
+  const next = { ...key, name: name ?? key.name };
+  await renameSshKey(caller.db, key.id, next.name);
   return next;
 }
 
 export async function removeSshKey(caller: Caller, id: string): Promise<void> {
-  const { row, access } = await loadOwned(caller, findSshKey, id);
+  const { item: key, access } = await loadOwned(caller, findSshKey, id);
   authorize(caller, "vcs.manage", { access });
   // No fan-out: workspaces still naming this key resolve it as unassigned when read.
-  await deleteSshKey(caller.db, row.id);
+  await deleteSshKey(caller.db, key.id);
 }

@@ -3,7 +3,7 @@
  * them; owners and the organisation token manage them (the docs ask for the admin preset). A key reserved with
  * `disable-overrides` may not be bound on a workspace whose project binds it (`refuseOverrides`).
  */
-import { loadOwned, requireOrgAccess, type OrgAccess } from "../auth/access";
+import { loadOwned, requireOrgAccess } from "../auth/access";
 import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
@@ -61,26 +61,26 @@ export async function createReservedTagKey(caller: Caller, organization: string,
   return reserved;
 }
 
-async function loadManaged(caller: Caller, id: string): Promise<{ row: ReservedTagKey; access: OrgAccess }> {
-  const loaded = await loadOwned(caller, findReservedTagKey, id);
-  authorize(caller, "organization.manage", { access: loaded.access });
-  return loaded;
+async function loadManaged(caller: Caller, id: string): Promise<ReservedTagKey> {
+  const { item, access } = await loadOwned(caller, findReservedTagKey, id);
+  authorize(caller, "organization.manage", { access });
+  return item;
 }
 
 /** Changes what the request names; answers the key as stored. */
 export async function updateReservedTagKeyById(caller: Caller, id: string, input: ReservedTagKeyInput): Promise<ReservedTagKey> {
-  const { row } = await loadManaged(caller, id);
+  const reserved = await loadManaged(caller, id);
   if (input.key !== undefined) checkKey(input.key);
   const changes: ReservedTagKeyChanges = { key: input.key, disableOverrides: input.disableOverrides, updatedAt: nowIso() };
-  if (!(await updateReservedTagKey(caller.db, row.id, changes).catch(keyTaken))) throw ApiError.of("not_found"); // deleted concurrently
-  const updated = await findReservedTagKey(caller.db, row.id);
+  if (!(await updateReservedTagKey(caller.db, reserved.id, changes).catch(keyTaken))) throw ApiError.of("not_found"); // deleted concurrently
+  const updated = await findReservedTagKey(caller.db, reserved.id);
   if (!updated) throw ApiError.of("not_found");
   return updated;
 }
 
 export async function removeReservedTagKey(caller: Caller, id: string): Promise<void> {
-  const { row } = await loadManaged(caller, id);
-  if (!(await deleteReservedTagKey(caller.db, row.id))) throw ApiError.of("not_found");
+  const reserved = await loadManaged(caller, id);
+  if (!(await deleteReservedTagKey(caller.db, reserved.id))) throw ApiError.of("not_found");
 }
 
 /**
