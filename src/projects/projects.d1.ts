@@ -1,9 +1,9 @@
 /** D1 access for projects: rows, listing, reader sets, writes and the guarded delete. */
 import type { Db } from "../caller";
 
+/** A projects row with its counts (what `SELECT` below and the workspace list's include read). */
 export interface ProjectRow {
   id: string;
-  /** The organisation's id (migration 0016). */
   organization_id: string;
   name: string;
   description: string | null;
@@ -11,11 +11,44 @@ export interface ProjectRow {
   created_at: string;
   /** JSON object: auto-destroy-activity-duration. */
   attrs: string;
-  /** null: inherit the organisation's default (workspaces read it through `defaultsFor`). */
   default_execution_mode: string | null;
   default_agent_pool_id: string | null;
   workspace_count: number;
   team_count: number;
+}
+
+export interface Project {
+  id: string;
+  /** The organisation's id (migration 0016). */
+  organizationId: string;
+  name: string;
+  description: string | null;
+  /** The organisation's Default Project (it cannot be deleted). */
+  isDefault: boolean;
+  createdAt: string;
+  autoDestroyActivityDuration: string | null;
+  /** null: inherit the organisation's default (workspaces read it through `defaultsFor`). */
+  defaultExecutionMode: string | null;
+  defaultAgentPoolId: string | null;
+  workspaceCount: number;
+  teamCount: number;
+}
+
+export function toProject(row: ProjectRow): Project {
+  const attrs = JSON.parse(row.attrs) as Record<string, unknown>;
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    name: row.name,
+    description: row.description,
+    isDefault: row.is_default === 1,
+    createdAt: row.created_at,
+    autoDestroyActivityDuration: (attrs["auto-destroy-activity-duration"] as string | undefined) ?? null,
+    defaultExecutionMode: row.default_execution_mode,
+    defaultAgentPoolId: row.default_agent_pool_id,
+    workspaceCount: row.workspace_count,
+    teamCount: row.team_count,
+  };
 }
 
 // The organisation predicate lets the count use the (organization_id, project_id) index.
@@ -24,8 +57,9 @@ const SELECT = `SELECT p.*,
   (SELECT count(*) FROM team_projects tp WHERE tp.project_id = p.id) AS team_count
   FROM projects p`;
 
-export async function getProject(db: Db, id: string): Promise<ProjectRow | null> {
-  return db.prepare(`${SELECT} WHERE p.id = ?`).bind(id).first<ProjectRow>();
+export async function getProject(db: Db, id: string): Promise<Project | null> {
+  const row = await db.prepare(`${SELECT} WHERE p.id = ?`).bind(id).first<ProjectRow>();
+  return row ? toProject(row) : null;
 }
 
 /**
@@ -63,7 +97,12 @@ export interface ProjectFilter {
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (m) => `\\${m}`);
 
 /** One page of matching, readable projects plus the counts the list meta reports. */
-export async function listProjects(db: Db, f: ProjectFilter): Promise<{ rows: ProjectRow[]; matching: number; total: number }> {
+export async function listProjects(db: Db, f: ProjectFilter): Promise<{ projects: Project[]; matching: number; total: number }> {
+  const { rows, matching, total } = await projectRowsPage(db, f);
+  return { projects: rows.map(toProject), matching, total };
+}
+
+async function projectRowsPage(db: Db, f: ProjectFilter): Promise<{ rows: ProjectRow[]; matching: number; total: number }> {
   const base = ["p.organization_id = ?"];
   const baseBinds: unknown[] = [f.organizationId];
   if (f.readable !== null) {

@@ -42,7 +42,7 @@ projects.openapi(
     const caller = callerOf(c);
     const page = readPage(c);
     const result = await listProjectsFor(caller, c.req.valid("param").organization_name, parseProjectQuery(new URL(c.req.url).searchParams), page);
-    const data = result.rows.map((p) => serializeProject(p, result.access));
+    const data = result.projects.map((p) => serializeProject(p, result.access));
     const inc = await withBindings(caller.db, data, c.req.query("include"));
     return jsonapi(c, paginated(c, data, page, result.matching, { ...inc, meta: { "status-counts": { total: result.total, matching: result.matching } } }));
   },

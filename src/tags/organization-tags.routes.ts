@@ -56,7 +56,7 @@ organizationTags.openapi(
   async (c) => {
     const query = c.req.valid("query");
     const page = readPage(c);
-    const { rows, total, organization } = await listTags(
+    const { tags, total, organization } = await listTags(
       callerOf(c),
       c.req.valid("param").organization_name,
       {
@@ -69,7 +69,7 @@ organizationTags.openapi(
       c,
       paginated(
         c,
-        rows.map((r) => serializeTag(r, organization)),
+        tags.map((t) => serializeTag(t, organization)),
         page,
         total,
       ),

@@ -7,6 +7,7 @@
 import type { Db } from "../caller";
 import { newId } from "../ids";
 
+/** A project_tag_bindings row (the workspace list's include reads them too). */
 export interface ProjectBindingRow {
   project_id: string;
   key: string;
@@ -16,17 +17,31 @@ export interface ProjectBindingRow {
   created_at: string;
 }
 
+/** A project's tag binding ("" value: key-only). */
+export interface ProjectBinding {
+  id: string;
+  projectId: string;
+  key: string;
+  value: string;
+  position: number;
+  createdAt: string;
+}
+
+export function toProjectBinding(row: ProjectBindingRow): ProjectBinding {
+  return { id: row.id, projectId: row.project_id, key: row.key, value: row.value, position: row.position, createdAt: row.created_at };
+}
+
 /** The trigger's message (migration 0005); a batch failing with it went over the limit. */
 export const PROJECT_LIMIT_MARKER = "project_tag_bindings_limit";
 
-export async function projectBindings(db: Db, projectId: string): Promise<ProjectBindingRow[]> {
+export async function projectBindings(db: Db, projectId: string): Promise<ProjectBinding[]> {
   const rows = await db.prepare("SELECT * FROM project_tag_bindings WHERE project_id = ? ORDER BY position, key").bind(projectId).all<ProjectBindingRow>();
-  return rows.results;
+  return rows.results.map(toProjectBinding);
 }
 
 /** Bindings of several projects at once (for effective bindings of many workspaces). */
-export async function projectBindingsOf(db: Db, projectIds: string[]): Promise<Map<string, ProjectBindingRow[]>> {
-  const out = new Map<string, ProjectBindingRow[]>();
+export async function projectBindingsOf(db: Db, projectIds: string[]): Promise<Map<string, ProjectBinding[]>> {
+  const out = new Map<string, ProjectBinding[]>();
   if (projectIds.length === 0) return out;
   const rows = await db
     .prepare("SELECT * FROM project_tag_bindings WHERE project_id IN (SELECT value FROM json_each(?)) ORDER BY position, key")
@@ -34,7 +49,7 @@ export async function projectBindingsOf(db: Db, projectIds: string[]): Promise<M
     .all<ProjectBindingRow>();
   for (const r of rows.results) {
     const list = out.get(r.project_id) ?? [];
-    list.push(r);
+    list.push(toProjectBinding(r));
     out.set(r.project_id, list);
   }
   return out;

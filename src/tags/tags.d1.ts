@@ -18,11 +18,23 @@ import type { Db } from "../caller";
 import { ApiError } from "../errors";
 import { newId } from "../ids";
 
-export interface TagRow {
+interface TagRow {
   id: string;
   name: string;
   created_at: string;
   instance_count: number;
+}
+
+/** An organisation tag with how many workspaces carry it. */
+export interface Tag {
+  id: string;
+  name: string;
+  createdAt: string;
+  instanceCount: number;
+}
+
+function toTag(row: TagRow): Tag {
+  return { id: row.id, name: row.name, createdAt: row.created_at, instanceCount: row.instance_count };
 }
 
 /** Carriers of a tag: workspaces holding it as a flat tag. */
@@ -69,21 +81,22 @@ export async function tagsById(db: Db, organizationId: string, ids: string[], vi
 }
 
 /** One tag by id, in any organisation, with its instance count. */
-export async function tagById(db: Db, id: string): Promise<(TagRow & { organization_id: string }) | null> {
-  return db
+export async function tagById(db: Db, id: string): Promise<(Tag & { organizationId: string }) | null> {
+  const row = await db
     .prepare(`SELECT t.id, t.name, t.created_at, t.organization_id, (${CARRIERS}) AS instance_count FROM tags t WHERE t.id = ?`)
     .bind(id)
     .first<TagRow & { organization_id: string }>();
+  return row ? { ...toTag(row), organizationId: row.organization_id } : null;
 }
 
 /** Registry rows (with counts) for these tag ids; ids missing from the result are dead. */
-export async function tagRowsById(db: Db, ids: string[]): Promise<Map<string, TagRow>> {
+export async function tagRowsById(db: Db, ids: string[]): Promise<Map<string, Tag>> {
   if (ids.length === 0) return new Map();
   const rows = await db
     .prepare(`SELECT t.id, t.name, t.created_at, (${CARRIERS}) AS instance_count FROM tags t WHERE t.id IN (SELECT value FROM json_each(?))`)
     .bind(JSON.stringify(ids))
     .all<TagRow>();
-  return new Map(rows.results.map((r) => [r.id, r]));
+  return new Map(rows.results.map((r) => [r.id, toTag(r)]));
 }
 
 /** Ids of the organisation's deleted tags (tombstones: usually none, one small indexed read). */
@@ -114,6 +127,15 @@ export function containsPattern(q: string): string {
 
 /** The organisation's tags (those carried by at least one workspace), by name, one page. */
 export async function listOrganizationTags(
+  db: Db,
+  organizationId: string,
+  opts: { q?: string; excludeWorkspaceId?: string; limit: number; offset: number },
+): Promise<{ tags: Tag[]; total: number }> {
+  const { rows, total } = await organizationTagRows(db, organizationId, opts);
+  return { tags: rows.map(toTag), total };
+}
+
+async function organizationTagRows(
   db: Db,
   organizationId: string,
   opts: { q?: string; excludeWorkspaceId?: string; limit: number; offset: number },

@@ -47,16 +47,16 @@ workspaceTags.openapi(
     responses: { ...ok("A page of tags"), ...errorResponses },
   }),
   async (c) => {
-    const { rows, organization } = await workspaceFlatTags(callerOf(c), c.req.valid("param").workspace_id, c.req.valid("query").name?.toLowerCase());
+    const { tags, organization } = await workspaceFlatTags(callerOf(c), c.req.valid("param").workspace_id, c.req.valid("query").name?.toLowerCase());
     const page = readPage(c);
-    const slice = rows.slice((page.number - 1) * page.size, page.number * page.size);
+    const slice = tags.slice((page.number - 1) * page.size, page.number * page.size);
     return jsonapi(
       c,
       paginated(
         c,
-        slice.map((r) => serializeTag(r, organization)),
+        slice.map((t) => serializeTag(t, organization)),
         page,
-        rows.length,
+        tags.length,
       ),
     );
   },

@@ -23,6 +23,8 @@
 import type { Principal } from "../auth/principal";
 import { ORGANIZATION_COLUMNS } from "../organizations/organizations.d1";
 import { LIVE_ROW } from "../tags/tags.d1";
+import { toProject, type Project, type ProjectRow } from "../projects/projects.d1";
+import { toProjectBinding, type ProjectBinding, type ProjectBindingRow } from "../tags/project-tags.d1";
 import { holderNameSql } from "./lock-holders.d1";
 
 export const SORTS = ["name", "-name", "current-run.created-at", "-current-run.created-at", "latest-change-at", "-latest-change-at"] as const;
@@ -499,6 +501,42 @@ export function includeProjectBindingsStatement(db: D1Database | D1DatabaseSessi
     .prepare("SELECT * FROM project_tag_bindings WHERE project_id IN (SELECT value FROM json_each(?)) ORDER BY position, key")
     .bind(JSON.stringify(projectIds));
 }
+
+/** A user a lock names, as `include=locked_by` shows it. */
+export interface IncludedUser {
+  id: string;
+  username: string;
+  email: string | null;
+  isSiteAdmin: boolean;
+  isServiceAccount: boolean;
+}
+
+/** What the include statements above returned, mapped (each reader takes the result of its own statement). */
+export const includedRows = {
+  projects: (r: D1Result | undefined): Project[] => ((r?.results ?? []) as ProjectRow[]).map(toProject),
+  users: (r: D1Result | undefined): IncludedUser[] =>
+    ((r?.results ?? []) as Array<{ id: string; username: string; email: string | null; is_site_admin: number; is_service_account: number }>).map((u) => ({
+      id: u.id,
+      username: u.username,
+      email: u.email,
+      isSiteAdmin: u.is_site_admin === 1,
+      isServiceAccount: u.is_service_account === 1,
+    })),
+  teams: (r: D1Result | undefined): Array<{ id: string; name: string; organizationName: string }> =>
+    ((r?.results ?? []) as Array<{ id: string; name: string; organization_name: string }>).map((t) => ({
+      id: t.id,
+      name: t.name,
+      organizationName: t.organization_name,
+    })),
+  agentPools: (r: D1Result | undefined): Array<{ id: string; name: string; organizationScoped: boolean; createdAt: string }> =>
+    ((r?.results ?? []) as Array<{ id: string; name: string; organization_scoped: number; created_at: string }>).map((p) => ({
+      id: p.id,
+      name: p.name,
+      organizationScoped: p.organization_scoped === 1,
+      createdAt: p.created_at,
+    })),
+  projectBindings: (r: D1Result | undefined): ProjectBinding[] => ((r?.results ?? []) as ProjectBindingRow[]).map(toProjectBinding),
+};
 
 /** The deleted tag ids of the organisation of this name. */
 export function deletedTagsStatement(db: D1Database | D1DatabaseSession, organization: string): D1PreparedStatement {
