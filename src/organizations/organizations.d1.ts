@@ -154,6 +154,17 @@ export async function listOrganizations(
   filter: OrganizationListFilter,
   ownerId: string,
   page: Page,
+): Promise<{ total: number; organizations: Array<{ organization: Organization; isOwner: boolean }> }> {
+  const { total, rows } = await organizationRowsPage(db, scope, filter, ownerId, page);
+  return { total, organizations: rows.map((r) => ({ organization: toOrganization(r), isOwner: r.is_owner === 1 })) };
+}
+
+async function organizationRowsPage(
+  db: Db,
+  scope: OrganizationScope,
+  filter: OrganizationListFilter,
+  ownerId: string,
+  page: Page,
 ): Promise<{ total: number; rows: Array<OrganizationRow & { is_owner: number }> }> {
   const like = `%${filter.q.replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
   let where = "WHERE (o.name LIKE ? ESCAPE '\\' OR o.email LIKE ? ESCAPE '\\')";
@@ -193,8 +204,8 @@ export interface OrganizationSettings {
   allowForceDeleteWorkspaces: boolean;
 }
 
-/** What became of an update: the row as written, or why nothing was. */
-export type OrganizationUpdate = { updated: OrganizationRow } | { updated: null; reason: "name_taken" | "gone" };
+/** What became of an update: the organisation as written, or why nothing was. */
+export type OrganizationUpdate = { updated: Organization } | { updated: null; reason: "name_taken" | "gone" };
 
 /**
  * Updates (and with `s.name`, renames) the organisation with this id, provided it still has the name the request
@@ -220,7 +231,7 @@ export async function updateOrganization(db: Db, ref: { id: string; name: string
         ref.name,
       )
       .first<OrganizationRow>();
-    return row ? { updated: row } : { updated: null, reason: "gone" };
+    return row ? { updated: toOrganization(row) } : { updated: null, reason: "gone" };
   } catch (err) {
     if (String(err).includes("UNIQUE")) return { updated: null, reason: "name_taken" };
     throw err;

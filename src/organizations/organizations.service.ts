@@ -17,7 +17,6 @@ import {
   listOrganizations,
   poolExists,
   seedOrganization,
-  toOrganization,
   updateOrganization,
   type Organization,
   type OrganizationScope,
@@ -139,14 +138,11 @@ export async function listCallerOrganizations(
 ): Promise<{ items: OrganizationView[]; total: number }> {
   const p = caller.principal;
   const scope: OrganizationScope = p.kind === "user" ? (p.isSiteAdmin ? { all: true } : { memberId: p.userId }) : { organizationId: p.organizationId };
-  const { total, rows } = await listOrganizations(caller.db, scope, filter, p.kind === "user" ? p.userId : "", page);
+  const { total, organizations } = await listOrganizations(caller.db, scope, filter, p.kind === "user" ? p.userId : "", page);
   // Same permissions as show, so a listed organisation equals the one returned by create and read.
   const ownerOfAll = (p.kind === "user" && p.isSiteAdmin) || p.kind === "organization";
   const ed = edition(caller.env);
-  const items = rows.map((r) => {
-    const organization = toOrganization(r);
-    return { organization, owner: r.is_owner === 1 || ownerOfAll, plan: planOf(ed, organization.subscription) };
-  });
+  const items = organizations.map(({ organization, isOwner }) => ({ organization, owner: isOwner || ownerOfAll, plan: planOf(ed, organization.subscription) }));
   return { items, total };
 }
 
@@ -228,7 +224,7 @@ export async function changeOrganization(
     retentionOf(caller, org.externalId),
   ]);
   if (result.updated) {
-    const updated = toOrganization(result.updated);
+    const updated = result.updated;
     return { organization: updated, owner: true, plan: planOf(edition(caller.env), updated.subscription), retention };
   }
   if (result.reason === "name_taken") throw ApiError.of("name_taken", { pointer: "/data/attributes/name" });
