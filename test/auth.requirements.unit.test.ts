@@ -11,11 +11,11 @@ const user = (id = "user-1", isSiteAdmin = false): Principal => ({ kind: "user",
 const orgToken: Principal = { kind: "organization", organizationId: "org-1", organization: "acme", serviceUserId: "user-org" } as Principal;
 const team = (id: string, perms: Record<string, boolean> = {}, owners = false) => ({
   id,
-  is_owners: owners ? 1 : 0,
-  organization_access: JSON.stringify(perms),
+  isOwners: owners,
+  organizationAccess: perms,
 });
 const accessOf = (p: Principal, teams: ReturnType<typeof team>[]) => buildOrgAccess(p, toOrganization(orgRow), teams as never)!;
-const grant = (access: string, perms: Record<string, unknown> = {}): Grant => ({ team_id: "t", target_id: "prj-1", access, perms: JSON.stringify(perms) });
+const grant = (access: string, perms: Record<string, unknown> = {}): Grant => ({ teamId: "t", targetId: "prj-1", access, perms });
 
 describe("the requirement table", () => {
   it("turns away callers without standing whatever the rule", () => {

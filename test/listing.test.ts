@@ -73,7 +73,7 @@ async function plansAgree(org: string, query: string, token: string = ADMIN): Pr
       const spec = parseListQuery(new URLSearchParams(query), { number: n, size: 2 });
       const page = (await loadListPage(db, principal, org, spec, strategy))!;
       total = page.total;
-      const got = page.rows.map((r) => (JSON.parse(r.doc!) as { name: string }).name);
+      const got = page.workspaces.map((w) => w.record.name);
       ids.push(...got);
       if (got.length < 2) break;
     }

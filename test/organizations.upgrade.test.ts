@@ -122,20 +122,20 @@ describe("D1 migration 0016 on a store written with organisation names", () => {
     // The readers of the index and of the tokens, on the migrated store.
     const owner: Principal = { kind: "user", userId: "user-1", username: "alice", isSiteAdmin: false, tokenId: null };
     const byName = await workspaceAccessRows(db, owner, { organization: "ACME", name: "One" });
-    expect(JSON.parse(byName.doc!).id).toBe("ws-acme");
-    expect(byName.org?.external_id).toBe(ACME);
+    expect(byName.record?.id).toBe("ws-acme");
+    expect(byName.org?.externalId).toBe(ACME);
     expect(byName.teams.map((t) => t.id)).toEqual(["team-owners"]);
     expect(byName.deadTagIds).toEqual(["tag-0"]);
     const page = await loadListPage(db.withSession("first-primary"), owner, "acme", parseListQuery(new URLSearchParams(), { number: 1, size: 20 }));
     expect(page?.total).toBe(1);
-    expect(page?.rows.map((r) => JSON.parse(r.doc!).id)).toEqual(["ws-acme"]);
+    expect(page?.workspaces.map((w) => w.record.id)).toEqual(["ws-acme"]);
     const searched = await loadListPage(
       db.withSession("first-primary"),
       owner,
       "Acme",
       parseListQuery(new URLSearchParams("search[name]=on"), { number: 1, size: 20 }),
     );
-    expect(searched?.rows.map((r) => JSON.parse(r.doc!).id)).toEqual(["ws-acme"]);
+    expect(searched?.workspaces.map((w) => w.record.id)).toEqual(["ws-acme"]);
     expect(await tokenByHash(db, orgTokenHash)).toMatchObject({ kind: "organization", organization_id: ACME, organization_name: "Acme" });
     expect(await tokenByHash(db, teamTokenHash)).toMatchObject({ kind: "team", team_org: ACME, organization_name: "Acme" });
 
@@ -164,8 +164,8 @@ describe("D1 migration 0016 on a store written with organisation names", () => {
       { name: "Renamed", email: "a@b.c", attrs: {}, defaultExecutionMode: "remote", defaultAgentPoolId: null, allowForceDeleteWorkspaces: false },
     );
     expect(renamed.updated?.name).toBe("Renamed");
-    expect((await workspaceAccessRows(db, owner, { organization: "renamed", name: "one" })).doc).not.toBeNull();
-    expect((await workspaceAccessRows(db, owner, { organization: "Acme", name: "one" })).doc).toBeNull();
+    expect((await workspaceAccessRows(db, owner, { organization: "renamed", name: "one" })).record).not.toBeNull();
+    expect((await workspaceAccessRows(db, owner, { organization: "Acme", name: "one" })).record).toBeNull();
 
     await db.prepare("DELETE FROM organizations WHERE external_id = ?").bind(ACME).run();
     expect(await ids("SELECT id FROM varsets")).toEqual([]);

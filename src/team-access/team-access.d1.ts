@@ -80,13 +80,13 @@ export async function findProjectOrganization(db: Db, projectId: string): Promis
   return db.prepare("SELECT id, organization_id FROM projects WHERE id = ?").bind(projectId).first<{ id: string; organization_id: string }>();
 }
 
-/** The given teams' grants on one project. */
-export async function projectGrants(db: Db, projectId: string, teamIds: string[]): Promise<Array<{ access: string; perms: string }>> {
+/** The given teams' grants on one project (access level and permissions). */
+export async function projectGrants(db: Db, projectId: string, teamIds: string[]): Promise<Array<{ access: string; perms: Record<string, unknown> }>> {
   const grants = await db
     .prepare("SELECT access, perms FROM team_projects WHERE project_id = ? AND team_id IN (SELECT value FROM json_each(?))")
     .bind(projectId, JSON.stringify(teamIds))
     .all<{ access: string; perms: string }>();
-  return grants.results;
+  return grants.results.map((g) => ({ access: g.access, perms: JSON.parse(g.perms) as Record<string, unknown> }));
 }
 
 /** False when the team already has access to the project. */

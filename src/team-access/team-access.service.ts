@@ -141,7 +141,7 @@ async function projectManager(caller: Caller, projectId: string, manage: boolean
   const rights = projectRights(
     access,
     projectId,
-    grants.map((g) => ({ ...g, team_id: "", target_id: projectId })),
+    grants.map((g) => ({ ...g, teamId: "", targetId: projectId })),
   );
   authorize(caller, manage ? "project.manage-teams" : "project.read-teams", { access, project: rights });
   return project.organization_id;

@@ -2,10 +2,21 @@
  * D1 for workspaces: the index the DO writes through its outbox (`indexUpsertStatements`, `indexDeleteStatements`),
  * name claims, and the Worker's reads of it (by name, references, consumers).
  */
-import { teamSubqueryIn, type AccessTeamRow, type Grant, type ProjectDefaultsRow } from "../auth/access.d1";
+import {
+  teamSubqueryIn,
+  toAccessTeam,
+  toGrant,
+  toProjectDefaults,
+  type AccessTeam,
+  type AccessTeamRow,
+  type Grant,
+  type GrantRow,
+  type ProjectDefaults,
+  type ProjectDefaultsRow,
+} from "../auth/access.d1";
 import type { Principal } from "../auth/principal";
 import type { Db } from "../caller";
-import { ORGANIZATION_COLUMNS, orgIdSql, type OrganizationRow, type OrgRef } from "../organizations/organizations.d1";
+import { ORGANIZATION_COLUMNS, orgIdSql, toOrganization, type Organization, type OrganizationRow, type OrgRef } from "../organizations/organizations.d1";
 import { upgradeRecord } from "./workspace.record";
 import type { WorkspaceRecord } from "./workspace.types";
 
@@ -137,6 +148,11 @@ export function selectByName(db: D1Database | D1DatabaseSession, organization: O
   return db.prepare(`SELECT id, version, doc FROM workspaces WHERE organization_id = ${org.sql} AND name = ?`).bind(...org.binds, name);
 }
 
+/** The id of the workspace with this name (case-insensitive) in the organisation, or null. */
+export async function workspaceIdByName(db: Db, organization: OrgRef, name: string): Promise<string | null> {
+  return (await selectByName(db, organization, name).first<{ id: string }>())?.id ?? null;
+}
+
 /** How long a name claim may stay uncommitted before another request may reclaim it. */
 export const NAME_LEASE_MS = 30_000;
 
@@ -248,11 +264,12 @@ export async function allConsumers(db: Db, where: ConsumerScope): Promise<Array<
 
 /** Everything needed to authorise and serialise one workspace, read from its index row. */
 export interface WorkspaceAccessRows {
-  doc: string | null;
-  org: OrganizationRow | null;
-  teams: AccessTeamRow[];
+  /** The workspace as its index row holds it (null: no such workspace). */
+  record: WorkspaceRecord | null;
+  org: Organization | null;
+  teams: AccessTeam[];
   grants: { workspaces: Grant[]; projects: Grant[] };
-  projects: ProjectDefaultsRow[];
+  projects: ProjectDefaults[];
   deadTagIds: string[];
   liveSshKeyIds: string[];
 }
@@ -285,12 +302,14 @@ export async function workspaceAccessRows(db: Db, principal: Principal, ref: str
     db.prepare(`SELECT id FROM ssh_keys WHERE id = ${ws("ssh_key_id")}`).bind(...binds),
   ]);
   const rows = <T>(i: number) => (results[i]?.results ?? []) as T[];
+  const doc = rows<{ doc: string }>(0)[0];
+  const org = rows<OrganizationRow>(1)[0];
   return {
-    doc: rows<{ doc: string }>(0)[0]?.doc ?? null,
-    org: rows<OrganizationRow>(1)[0] ?? null,
-    teams: rows<AccessTeamRow>(2),
-    grants: { workspaces: rows<Grant>(3), projects: rows<Grant>(4) },
-    projects: rows<ProjectDefaultsRow>(5),
+    record: doc ? parseDoc(doc) : null,
+    org: org ? toOrganization(org) : null,
+    teams: rows<AccessTeamRow>(2).map(toAccessTeam),
+    grants: { workspaces: rows<GrantRow>(3).map(toGrant), projects: rows<GrantRow>(4).map(toGrant) },
+    projects: rows<ProjectDefaultsRow>(5).map(toProjectDefaults),
     deadTagIds: rows<{ id: string }>(6).map((r) => r.id),
     liveSshKeyIds: rows<{ id: string }>(7).map((r) => r.id),
   };

@@ -21,11 +21,24 @@
  * time proportional to the matches (not to the organisation).
  */
 import type { Principal } from "../auth/principal";
-import { ORGANIZATION_COLUMNS } from "../organizations/organizations.d1";
+import {
+  toAccessTeam,
+  toGrant,
+  toProjectDefaults,
+  type AccessTeam,
+  type AccessTeamRow,
+  type Grant,
+  type GrantRow,
+  type ProjectDefaults,
+  type ProjectDefaultsRow,
+} from "../auth/access.d1";
+import { ORGANIZATION_COLUMNS, toOrganization, type Organization, type OrganizationRow } from "../organizations/organizations.d1";
 import { LIVE_ROW } from "../tags/tags.d1";
 import { toProject, type Project, type ProjectRow } from "../projects/projects.d1";
 import { toProjectBinding, type ProjectBinding, type ProjectBindingRow } from "../tags/project-tags.d1";
 import { holderNameSql } from "./lock-holders.d1";
+import type { WorkspaceRecord } from "./workspace.types";
+import { parseDoc } from "./workspaces.d1";
 
 export const SORTS = ["name", "-name", "current-run.created-at", "-current-run.created-at", "latest-change-at", "-latest-change-at"] as const;
 export type SortParam = (typeof SORTS)[number];
@@ -282,7 +295,7 @@ function matching(positive: Term[], negative: Term[], org: string): string {
   return `SELECT m.id AS id FROM (${first.set(org)}) m${conds.length ? ` WHERE ${conds.join(" AND ")}` : ""}`;
 }
 
-export interface PageRow {
+interface PageRow {
   kind: 0 | 1;
   total: number | null;
   doc: string | null;
@@ -453,14 +466,50 @@ export interface ProjectOption {
   name: string;
 }
 
-/** The active variant's total and rows, or null when no page statement of the batch applied. */
-export function pageOf(results: D1Result[], batch: ListBatch): { variant: Variant; total: number; rows: PageRow[] } | null {
+/** A workspace of the page with what authorising and serialising it needs. */
+export interface ListedWorkspace {
+  record: WorkspaceRecord;
+  /** The caller's teams' grants on the workspace and on its project. */
+  grants: { workspaces: Grant[]; projects: Grant[] };
+  /** Its project's execution defaults (null: the project row is gone). */
+  project: ProjectDefaults | null;
+  /** Whether its SSH key (if it names one) still exists. */
+  sshKeyLive: boolean;
+  /** The lock holder's name (lock-holders.d1.ts), for the UI's list; null when unlocked. */
+  holderName: string | null;
+}
+
+function toListed(row: PageRow): ListedWorkspace {
+  return {
+    record: parseDoc({ doc: row.doc ?? "{}" }),
+    grants: {
+      workspaces: (JSON.parse(row.ws_grants ?? "[]") as GrantRow[]).map(toGrant),
+      projects: (JSON.parse(row.prj_grants ?? "[]") as GrantRow[]).map(toGrant),
+    },
+    project: row.project ? toProjectDefaults(JSON.parse(row.project) as ProjectDefaultsRow) : null,
+    sshKeyLive: row.ssh_live === 1,
+    holderName: row.holder_name,
+  };
+}
+
+/** The active variant's total and workspaces, or null when no page statement of the batch applied. */
+export function pageOf(results: D1Result[], batch: ListBatch): { variant: Variant; total: number; workspaces: ListedWorkspace[] } | null {
   for (let i = 0; i < batch.variants.length; i++) {
     const rows = (results[3 + i]?.results ?? []) as PageRow[];
     const head = rows.find((r) => r.kind === 0);
-    if (head) return { variant: batch.variants[i], total: head.total ?? 0, rows: rows.filter((r) => r.kind === 1) };
+    if (head) return { variant: batch.variants[i], total: head.total ?? 0, workspaces: rows.filter((r) => r.kind === 1).map(toListed) };
   }
   return null;
+}
+
+/** The batch's first three statements: the organisation, the caller's teams in it and its deleted tag ids. */
+export function listAccessOf(results: D1Result[]): { org: Organization | null; teams: AccessTeam[]; deadTags: Set<string> } {
+  const org = (results[0]?.results?.[0] ?? null) as OrganizationRow | null;
+  return {
+    org: org ? toOrganization(org) : null,
+    teams: ((results[1]?.results ?? []) as AccessTeamRow[]).map(toAccessTeam),
+    deadTags: new Set(((results[2]?.results ?? []) as Array<{ id: string }>).map((r) => r.id)),
+  };
 }
 
 // ---- include (spec §4.6): the related rows of a page, in one batch ----

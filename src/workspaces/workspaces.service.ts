@@ -1,6 +1,5 @@
 /** Worker-side workspace operations shared by the services: resolve, authorise, serialise. */
-import { buildOrgAccess, loadAccessBatch, flagsFor, workspaceCapabilities, type OrgAccess, type Grant, type ProjectDefaultsRow } from "../auth/access";
-import { toOrganization } from "../organizations/organizations.d1";
+import { buildOrgAccess, loadAccessBatch, flagsFor, workspaceCapabilities, type OrgAccess, type Grant, type ProjectDefaults } from "../auth/access";
 import { authorize, type Action } from "../auth/requirements";
 import type { Capabilities } from "../auth/permissions";
 import type { Caller } from "../caller";
@@ -9,7 +8,7 @@ import { ApiError, unwrap, type Result } from "../errors";
 import type { Resource } from "../jsonapi/document";
 import type { Defaults } from "./workspace.rules";
 import type { Guard, WorkspaceRecord } from "./workspace.types";
-import { liveSshKeyIds, parseDoc, selectByName, workspaceAccessRows } from "./workspaces.d1";
+import { liveSshKeyIds, workspaceAccessRows, workspaceIdByName } from "./workspaces.d1";
 import { serializeWorkspace } from "./workspaces.serialize";
 import { deadTagIds } from "../tags/tags.d1";
 import { keyOnlyTagIds, withoutDeadTags } from "../tags/workspace-tags.rules";
@@ -22,16 +21,16 @@ export function workspaceStub(env: Bindings, id: string) {
 export interface WorkspaceScope {
   access: OrgAccess;
   grants: { workspaces: Grant[]; projects: Grant[] };
-  projects: Map<string, ProjectDefaultsRow>;
+  projects: Map<string, ProjectDefaults>;
   capsOf(r: WorkspaceRecord): Capabilities;
   serialize(r: WorkspaceRecord): Resource;
 }
 
-export function defaultsFor(access: OrgAccess, project: ProjectDefaultsRow | undefined): Defaults {
-  if (project?.default_execution_mode) {
+export function defaultsFor(access: OrgAccess, project: ProjectDefaults | undefined): Defaults {
+  if (project?.defaultExecutionMode) {
     return {
-      executionMode: project.default_execution_mode as Defaults["executionMode"],
-      agentPoolId: project.default_agent_pool_id,
+      executionMode: project.defaultExecutionMode as Defaults["executionMode"],
+      agentPoolId: project.defaultAgentPoolId,
     };
   }
   return { executionMode: access.organization.defaultExecutionMode, agentPoolId: access.organization.defaultAgentPoolId };
@@ -73,7 +72,7 @@ export async function loadScope(
  */
 export function scopeFrom(
   env: Bindings,
-  loaded: { access: OrgAccess; grants: { workspaces: Grant[]; projects: Grant[] }; projects: Map<string, ProjectDefaultsRow> },
+  loaded: { access: OrgAccess; grants: { workspaces: Grant[]; projects: Grant[] }; projects: Map<string, ProjectDefaults> },
   deadTags: Set<string> | null,
   liveKeys: Set<string> | null,
 ): WorkspaceScope {
@@ -123,9 +122,9 @@ export async function readByName(caller: Caller, organization: string, name: str
 
 async function readIndexed(caller: Caller, ref: WorkspaceRef, action: Action): Promise<Readable> {
   const rows = await workspaceAccessRows(caller.db, caller.principal, ref);
-  if (!rows.doc || !rows.org) throw ApiError.of("not_found");
-  const record = parseDoc({ doc: rows.doc });
-  const access = buildOrgAccess(caller.principal, toOrganization(rows.org), rows.teams);
+  if (!rows.record || !rows.org) throw ApiError.of("not_found");
+  const record = rows.record;
+  const access = buildOrgAccess(caller.principal, rows.org, rows.teams);
   if (!access) throw ApiError.of("not_found");
   const deadTags = keyOnlyTagIds(record.tags).length > 0 ? new Set(rows.deadTagIds) : null;
   const scope = scopeFrom(
@@ -186,7 +185,7 @@ export async function mutateAs<T>(
 
 /** Name → id through the D1 index (case-insensitive), in the organisation of that name. */
 export async function idByName(caller: Caller, organization: string, name: string): Promise<string> {
-  const row = await selectByName(caller.db, { name: organization }, name).first<{ id: string }>();
-  if (!row) throw ApiError.of("not_found");
-  return row.id;
+  const id = await workspaceIdByName(caller.db, { name: organization }, name);
+  if (!id) throw ApiError.of("not_found");
+  return id;
 }
