@@ -8,7 +8,7 @@ import { workspaceAccessRows } from "../src/workspaces/workspaces.d1";
 import type { Principal } from "../src/auth/principal";
 import { sha256Hex } from "../src/ids";
 import { updateOrganization } from "../src/organizations/organizations.d1";
-import { tokenByHash } from "../src/tokens/tokens.d1";
+import { tokenByHash } from "../src/auth/principal.d1";
 import type { WorkspaceRecord } from "../src/workspaces/workspace.types";
 import { parseListQuery } from "../src/workspaces/workspaces.list";
 import { loadListPage } from "../src/workspaces/workspaces.list.service";
@@ -136,8 +136,8 @@ describe("D1 migration 0016 on a store written with organisation names", () => {
       parseListQuery(new URLSearchParams("search[name]=on"), { number: 1, size: 20 }),
     );
     expect(searched?.workspaces.map((w) => w.record.id)).toEqual(["ws-acme"]);
-    expect(await tokenByHash(db, orgTokenHash)).toMatchObject({ kind: "organization", organization_id: ACME, organization_name: "Acme" });
-    expect(await tokenByHash(db, teamTokenHash)).toMatchObject({ kind: "team", team_org: ACME, organization_name: "Acme" });
+    expect(await tokenByHash(db, orgTokenHash)).toMatchObject({ kind: "organization", organizationId: ACME, organizationName: "Acme" });
+    expect(await tokenByHash(db, teamTokenHash)).toMatchObject({ kind: "team", teamOrganizationId: ACME, organizationName: "Acme" });
 
     // The recreated triggers follow ids: counts and search on insert, rename and delete; the varsets' cascade.
     await db

@@ -1,7 +1,6 @@
 /** All SQL for API tokens (D1 `tokens`): secrets are never stored, only their SHA-256. */
 import type { Db } from "../caller";
 import type { Page } from "../jsonapi/document";
-import { LIMITS } from "../limits";
 
 interface TokenRow {
   id: string;
@@ -54,51 +53,6 @@ function toToken(row: TokenRow): Token {
 }
 
 const tokenOrNull = (row: TokenRow | null): Token | null => (row ? toToken(row) : null);
-
-/** A token with what authentication needs of its user or team, found by its hash. */
-export interface AuthTokenRow {
-  id: string;
-  last_used_at: string | null;
-  kind: "user" | "team" | "organization" | "audit-trails";
-  user_id: string | null;
-  team_id: string | null;
-  organization_id: string | null;
-  expired_at: string | null;
-  username: string | null;
-  is_site_admin: number | null;
-  team_org: string | null;
-  team_service_user: string | null;
-  /** The current name of the token's organisation (an organisation token's, or its team's). */
-  organization_name: string | null;
-  created_at: string;
-  /**
-   * The longest a team, organisation or audit-trails token may live, when its organisation enforces its token TTL
-   * policies (`max-ttl-enabled`); null otherwise. A token older than that no longer works (src/tokens/token-ttl-policies.service.ts).
-   */
-  ttl_cap_ms: number | null;
-}
-
-/** `AuthTokenRow`'s columns over `tokens k` and its joins (the UI's session read joins the same, src/ui/ui.sessions.d1.ts). */
-export const AUTH_TOKEN_COLUMNS = `k.id, k.last_used_at, k.kind, k.user_id, k.team_id, k.organization_id, k.expired_at, k.created_at,
-  u.username, u.is_site_admin, t.organization_id AS team_org, t.service_user_id AS team_service_user, o.name AS organization_name,
-  CASE WHEN k.kind <> 'user' AND json_extract(o.attrs, '$."max-ttl-enabled"') = 1 THEN coalesce(
-    (SELECT p.max_ttl_ms FROM token_ttl_policies p WHERE p.organization_id = o.external_id AND p.token_type = replace(k.kind, '-', '_')),
-    ${LIMITS.tokenTtlPolicyDefaultMs}) END AS ttl_cap_ms`;
-export const AUTH_TOKEN_JOINS = `LEFT JOIN users u ON u.id = k.user_id LEFT JOIN teams t ON t.id = k.team_id
-  LEFT JOIN organizations o ON o.external_id = coalesce(t.organization_id, k.organization_id)`;
-
-/** The token read, as a statement (a cached principal's recheck rides in another batch: src/auth/principal-cache.ts). */
-export function tokenByHashStatement(db: Db, hash: string): D1PreparedStatement {
-  return db.prepare(`SELECT ${AUTH_TOKEN_COLUMNS} FROM tokens k ${AUTH_TOKEN_JOINS} WHERE k.token_hash = ?`).bind(hash);
-}
-
-export async function tokenByHash(db: Db, hash: string): Promise<AuthTokenRow | null> {
-  return tokenByHashStatement(db, hash).first<AuthTokenRow>();
-}
-
-export async function touchToken(db: Db, id: string, at: string): Promise<void> {
-  await db.prepare("UPDATE tokens SET last_used_at = ? WHERE id = ?").bind(at, id).run();
-}
 
 /**
  * Inserts a token, after `replace` in the same batch when given. False when a described token's

@@ -113,21 +113,3 @@ export async function usernames(db: Db, ids: string[]): Promise<Array<{ id: stri
       .all<{ id: string; username: string }>()
   ).results;
 }
-
-// ---- the bootstrap site admin (found by its marker, migration 0003, as it may rename itself) ----
-
-export async function bootstrapAdmin(db: Db): Promise<{ id: string; username: string } | null> {
-  return db.prepare("SELECT id, username FROM users WHERE is_bootstrap = 1").first<{ id: string; username: string }>();
-}
-
-/** Creates the bootstrap admin unless it exists; a taken username leaves it uncreated. */
-export async function insertBootstrapAdmin(db: Db, id: string, username: string, createdAt: string): Promise<void> {
-  await db
-    .prepare(
-      `INSERT INTO users (id, username, email, is_site_admin, is_bootstrap, created_at)
-       SELECT ?, ?, 'admin@localhost', 1, 1, ? WHERE NOT EXISTS (SELECT 1 FROM users WHERE is_bootstrap = 1)
-       ON CONFLICT DO NOTHING`,
-    )
-    .bind(id, username, createdAt)
-    .run();
-}
