@@ -4,7 +4,7 @@ import { buildOrgAccess, projectRights, type Grant } from "../src/auth/access";
 import { FULL_ACCESS, NO_ACCESS, workspaceAccessCapabilities } from "../src/auth/permissions";
 import type { Principal } from "../src/auth/principal";
 import { allows, authorize, REQUIREMENTS, type Action } from "../src/auth/requirements";
-import { toOrganization } from "../src/organizations/organizations.d1";
+import { toOrganization } from "../src/auth/organization.d1";
 
 const orgRow = { name: "acme", external_id: "org-1", email: "a@b.c", attrs: "{}", created_at: "2026-01-01T00:00:00Z" } as never;
 const user = (id = "user-1", isSiteAdmin = false): Principal => ({ kind: "user", userId: id, isSiteAdmin }) as Principal;

@@ -1,14 +1,6 @@
 /** The SQL behind access.ts: the organisation, the caller's teams and their grants. */
 import type { Db } from "../caller";
-import {
-  ORGANIZATION_COLUMNS,
-  orgIdSql,
-  orgWhere,
-  toOrganization,
-  type Organization,
-  type OrganizationRow,
-  type OrgRef,
-} from "../organizations/organizations.d1";
+import { ORGANIZATION_COLUMNS, orgIdSql, orgWhere, toOrganization, type Organization, type OrganizationRow, type OrgRef } from "./organization.d1";
 import type { Principal } from "./principal";
 
 /** The columns of a teams row access reads (`SELECT id, is_owners, organization_access`). */

@@ -1,6 +1,6 @@
 import type { Caller, Db } from "../caller";
 import { ApiError } from "../errors";
-import type { Organization, OrgRef } from "../organizations/organizations.d1";
+import type { Organization, OrgRef } from "./organization.d1";
 import { accessRows, orgWithCallerTeams, teamGrants, type AccessTeam, type Grant, type ProjectDefaults } from "./access.d1";
 import {
   FULL_ACCESS,

@@ -3,7 +3,7 @@
  * caller holds (site admin, owners, organisation token, team organisation-access, team project
  * access, team workspace access). Grants are cumulative: the most permissive wins per capability.
  */
-import type { Organization } from "../organizations/organizations.d1";
+import type { Organization } from "./organization.d1";
 import type { Principal } from "./principal";
 
 export type RunsLevel = 0 | 1 | 2 | 3; // none, read, plan, apply

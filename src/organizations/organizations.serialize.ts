@@ -1,7 +1,7 @@
 import type { Resource } from "../jsonapi/document";
 import { entitlementSet, plannedPermissions, type FeatureSet } from "../subscriptions/feature-sets";
 import type { DataRetentionPolicy } from "../workspaces/workspace.types";
-import type { Organization } from "./organizations.d1";
+import type { Organization } from "../auth/organization.d1";
 import type { OrganizationView } from "./organizations.service";
 
 const API = "/api/v2";

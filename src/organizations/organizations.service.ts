@@ -3,6 +3,7 @@
  * token change them; owners alone delete them. Each result says whether the caller holds the owners'
  * permissions, which the serialiser shows.
  */
+import type { Organization } from "../auth/organization.d1";
 import { authorize } from "../auth/requirements";
 import { requireOrgAccess } from "../auth/access";
 import type { Caller } from "../caller";
@@ -18,7 +19,6 @@ import {
   poolExists,
   seedOrganization,
   updateOrganization,
-  type Organization,
   type OrganizationScope,
 } from "./organizations.d1";
 import { findOrgPolicy } from "../retention/retention.d1";

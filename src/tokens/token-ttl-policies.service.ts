@@ -10,7 +10,7 @@ import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
-import type { Organization } from "../organizations/organizations.d1";
+import type { Organization } from "../auth/organization.d1";
 import { listTokenTtlPolicies, maxTtlMsOf, updateTokenTtlPolicies, type TokenTtlPolicy, type TtlTokenType } from "./token-ttl-policies.d1";
 
 export interface TokenTtlPolicyInput {

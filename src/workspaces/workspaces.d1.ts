@@ -16,7 +16,7 @@ import {
 } from "../auth/access.d1";
 import type { Principal } from "../auth/principal";
 import type { Db } from "../caller";
-import { ORGANIZATION_COLUMNS, orgIdSql, toOrganization, type Organization, type OrganizationRow, type OrgRef } from "../organizations/organizations.d1";
+import { ORGANIZATION_COLUMNS, orgIdSql, toOrganization, type Organization, type OrganizationRow, type OrgRef } from "../auth/organization.d1";
 import { upgradeRecord } from "./workspace.record";
 import type { WorkspaceRecord } from "./workspace.types";
 

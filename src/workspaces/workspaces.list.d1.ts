@@ -32,7 +32,7 @@ import {
   type ProjectDefaults,
   type ProjectDefaultsRow,
 } from "../auth/access.d1";
-import { ORGANIZATION_COLUMNS, toOrganization, type Organization, type OrganizationRow } from "../organizations/organizations.d1";
+import { ORGANIZATION_COLUMNS, toOrganization, type Organization, type OrganizationRow } from "../auth/organization.d1";
 import { LIVE_ROW } from "../tags/tags.d1";
 import { toProject, type Project, type ProjectRow } from "../projects/projects.d1";
 import { toProjectBinding, type ProjectBinding, type ProjectBindingRow } from "../tags/project-tags.d1";
