@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { app } from "../src/index";
-import { RateLimiter } from "../src/ratelimit/ratelimit";
+import { RateLimiter } from "../src/auth/ratelimit";
 import { makeUser } from "./principals";
 
 describe("rate limiter", () => {

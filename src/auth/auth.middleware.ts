@@ -7,7 +7,7 @@ import { hopsOf } from "./caller.http";
 import { cachedPrincipal, rememberPrincipal, TokenGate } from "./principal-cache";
 import { principalKey, type Principal } from "./principal";
 import { authTokenOf, bootstrapAdmin, insertBootstrapAdmin, tokenByHash, tokenByHashStatement, touchToken, type AuthToken } from "./principal.d1";
-import { configuredLimit, rateHeaders, RateLimiter } from "../ratelimit/ratelimit";
+import { configuredLimit, rateHeaders, RateLimiter } from "./ratelimit";
 
 /** Per-isolate memo of the site admin's user id (the row is created once, idempotently). */
 let siteAdmin: { hash: string; userId: string } | null = null;
