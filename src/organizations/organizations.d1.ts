@@ -15,7 +15,7 @@ import {
 import type { Db } from "../caller";
 import type { Page } from "../jsonapi/document";
 
-export function selectOrganization(db: D1Database | D1DatabaseSession, ref: OrgRef): D1PreparedStatement {
+function selectOrganization(db: D1Database | D1DatabaseSession, ref: OrgRef): D1PreparedStatement {
   const where = orgWhere(ref);
   return db.prepare(`SELECT ${ORGANIZATION_COLUMNS} FROM organizations WHERE ${where.sql}`).bind(...where.binds);
 }

@@ -69,12 +69,7 @@ function upsertStatement(db: Db, projectId: string, key: string, value: string, 
  * Adds or updates bindings by key, never removing (PATCH /projects/:id/tag-bindings). Throws the
  * trigger's error (see `isProjectLimitError`) when the project would have more than 10.
  */
-export function upsertProjectBindingsStatements(
-  db: Db,
-  projectId: string,
-  bindings: Array<{ key: string; value: string }>,
-  now: string,
-): D1PreparedStatement[] {
+function upsertProjectBindingsStatements(db: Db, projectId: string, bindings: Array<{ key: string; value: string }>, now: string): D1PreparedStatement[] {
   return bindings.map((b) => upsertStatement(db, projectId, b.key, b.value, now));
 }
 
