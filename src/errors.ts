@@ -103,15 +103,6 @@ export class ApiError extends Error {
   }
 }
 
-/** 422 "invalid attribute" blamed on one member of the body. */
-export function invalidAttribute(pointer: string, detail: string): ApiError {
-  return ApiError.of("invalid_attribute", { pointer, detail });
-}
-
-export function notFound(): ApiError {
-  return ApiError.of("not_found");
-}
-
 /** Expected failure values that cross the Durable Object RPC boundary (never thrown). */
 export interface Failure {
   ok: false;

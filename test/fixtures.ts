@@ -3,16 +3,15 @@
 // service writes and a permission-dependent test does not depend on the token and team endpoints.
 import { env } from "cloudflare:workers";
 import { newId, newTokenSecret, nowIso, sha256Hex } from "../src/ids";
-import { findOrganization } from "../src/organizations/organizations.index";
-import { insertProjectStatement } from "../src/projects/projects.index";
-import { insertPool } from "../src/registries/agent-pools.d1";
-import { insertClientWithToken } from "../src/registries/oauth.d1";
+import { findOrganization } from "../src/organizations/organizations.d1";
+import { insertProjectStatement } from "../src/projects/projects.d1";
+import { insertPool } from "../src/agent-pools/agent-pools.d1";
+import { insertClientWithToken } from "../src/oauth/oauth.d1";
 import { insertTeamProject, insertTeamWorkspace } from "../src/team-access/team-access.d1";
-import { addMembers, insertTeam, organizationTeams } from "../src/teams/teams.d1";
-import { findTeam } from "../src/teams/teams.index";
-import { insertToken, type TokenRow } from "../src/tokens/tokens.d1";
+import { addMembers, findTeam, insertTeam, organizationTeams } from "../src/teams/teams.d1";
+import { insertToken, type Token } from "../src/tokens/tokens.d1";
 import { insertUser } from "../src/users/users.d1";
-import { claimName } from "../src/workspaces/workspaces.index";
+import { claimName } from "../src/workspaces/workspaces.d1";
 import { ADMIN, api, uniqueName } from "./helpers";
 
 // ---- through the API ----
@@ -50,16 +49,16 @@ export async function organizationId(org: string): Promise<string> {
 }
 
 /** A new API token of the given owner; returns its secret and its id. */
-async function seedToken(owner: Pick<TokenRow, "kind" | "user_id" | "team_id" | "organization_id">, expiredAt: string | null = null): Promise<TestPrincipal> {
+async function seedToken(owner: Pick<Token, "kind" | "userId" | "teamId" | "organizationId">, expiredAt: string | null = null): Promise<TestPrincipal> {
   const token = newTokenSecret();
   const id = newId("at");
-  const row: TokenRow = { id, ...owner, description: null, legacy: 0, created_by: null, created_at: nowIso(), last_used_at: null, expired_at: expiredAt };
+  const row: Token = { id, ...owner, description: null, legacy: false, createdBy: null, createdAt: nowIso(), lastUsedAt: null, expiredAt };
   if (!(await insertToken(env.DB, row, await sha256Hex(token)))) throw new Error("seedToken: not inserted");
   return { token, id };
 }
 
 /** Makes users members of a team (and of its organisation), as adding them through the API does. */
-async function addToTeam(team: { id: string; organization_id: string }, userIds: string[]): Promise<void> {
+async function addToTeam(team: { id: string; organizationId: string }, userIds: string[]): Promise<void> {
   await addMembers(
     env.DB,
     team,
@@ -70,7 +69,7 @@ async function addToTeam(team: { id: string; organization_id: string }, userIds:
 
 /** Adds a user to the organisation's owners team. */
 export async function makeOwner(userId: string, org: string): Promise<void> {
-  const owners = (await organizationTeams(env.DB, await organizationId(org))).find((t) => t.is_owners === 1);
+  const owners = (await organizationTeams(env.DB, await organizationId(org))).find((t) => t.isOwners);
   if (!owners) throw new Error(`no owners team in ${org}`);
   await addToTeam(owners, [userId]);
 }
@@ -78,8 +77,9 @@ export async function makeOwner(userId: string, org: string): Promise<void> {
 /** A user with a token; optionally an owner of the organisation or a member of given teams. */
 export async function makeUser(opts: { ownerOf?: string; teams?: string[]; expiredAt?: string } = {}): Promise<TestPrincipal> {
   const id = newId("user");
-  if (!(await insertUser(env.DB, { id, username: `u-${id}`, email: `${id}@example.com`, is_site_admin: 0 }, nowIso()))) throw new Error("makeUser: taken");
-  const { token } = await seedToken({ kind: "user", user_id: id, team_id: null, organization_id: null }, opts.expiredAt ?? null);
+  if (!(await insertUser(env.DB, { id, username: `u-${id}`, email: `${id}@example.com`, unconfirmedEmail: null, isSiteAdmin: false }, nowIso())))
+    throw new Error("makeUser: taken");
+  const { token } = await seedToken({ kind: "user", userId: id, teamId: null, organizationId: null }, opts.expiredAt ?? null);
   if (opts.ownerOf) await makeOwner(id, opts.ownerOf);
   for (const teamId of opts.teams ?? []) {
     const team = await findTeam(env.DB, teamId);
@@ -95,31 +95,31 @@ export async function makeTeam(org: string, organizationAccess: Record<string, b
   const id = newId("team");
   const inserted = await insertTeam(env.DB, {
     id,
-    organization_id: orgId,
+    organizationId: orgId,
     name: uniqueName("team"),
     visibility: "secret",
-    sso_team_id: null,
-    organization_access: JSON.stringify(organizationAccess),
-    allow_member_token_management: 1,
-    service_user_id: newId("user"),
-    created_at: nowIso(),
+    ssoTeamId: null,
+    organizationAccess,
+    allowMemberTokenManagement: true,
+    serviceUserId: newId("user"),
+    createdAt: nowIso(),
   });
   if (!inserted) throw new Error("makeTeam: name taken");
-  const { token } = await seedToken({ kind: "team", user_id: null, team_id: id, organization_id: orgId });
+  const { token } = await seedToken({ kind: "team", userId: null, teamId: id, organizationId: orgId });
   return { token, id };
 }
 
 /** Another token of an existing team (descriptive team tokens: a team may have several). */
 export async function addTeamToken(teamId: string, org: string): Promise<string> {
-  return (await seedToken({ kind: "team", user_id: null, team_id: teamId, organization_id: await organizationId(org) })).token;
+  return (await seedToken({ kind: "team", userId: null, teamId, organizationId: await organizationId(org) })).token;
 }
 
 export async function grantWorkspace(teamId: string, workspaceId: string, access: string, perms: Record<string, unknown> = {}): Promise<void> {
-  await insertTeamWorkspace(env.DB, { id: newId("tws"), team_id: teamId, workspace_id: workspaceId, access, perms: JSON.stringify(perms) }, nowIso());
+  await insertTeamWorkspace(env.DB, { id: newId("tws"), teamId, workspaceId, access, perms: perms as never }, nowIso());
 }
 
 export async function grantProject(teamId: string, projectId: string, access: string, perms: Record<string, unknown> = {}): Promise<void> {
-  await insertTeamProject(env.DB, { id: newId("tprj"), team_id: teamId, project_id: projectId, access, perms: JSON.stringify(perms) }, nowIso());
+  await insertTeamProject(env.DB, { id: newId("tprj"), teamId, projectId, access, perms: perms as never }, nowIso());
 }
 
 /** A team token with the given organisation access and workspace and project grants (id → access). */
@@ -135,7 +135,7 @@ export async function teamToken(
 
 /** An organisation token (acts as the organisation's service user). */
 export async function makeOrgToken(org: string): Promise<TestPrincipal> {
-  return seedToken({ kind: "organization", user_id: newId("user"), team_id: null, organization_id: await organizationId(org) });
+  return seedToken({ kind: "organization", userId: newId("user"), teamId: null, organizationId: await organizationId(org) });
 }
 
 // ---- other rows, through the repositories ----
@@ -161,13 +161,13 @@ export async function makeAgentPool(org: string): Promise<string> {
   const id = newId("apool");
   await insertPool(env.DB, {
     id,
-    organization_id: await organizationId(org),
+    organizationId: await organizationId(org),
     name: uniqueName("pool"),
-    organization_scoped: 1,
-    allowed_workspaces: "[]",
-    allowed_projects: "[]",
-    excluded_workspaces: "[]",
-    created_at: nowIso(),
+    organizationScoped: true,
+    allowedWorkspaces: [],
+    allowedProjects: [],
+    excludedWorkspaces: [],
+    createdAt: nowIso(),
   });
   return id;
 }
@@ -180,8 +180,8 @@ export async function makeOAuthToken(org: string): Promise<string> {
   const at = nowIso();
   await insertClientWithToken(
     env.DB,
-    { id: clientId, organization_id: orgId, attrs: "{}", created_at: at },
-    { id: tokenId, oauth_client_id: clientId, organization_id: orgId, service_provider_user: null, created_at: at },
+    { id: clientId, organizationId: orgId, attrs: {}, createdAt: at },
+    { id: tokenId, oauthClientId: clientId, organizationId: orgId, serviceProviderUser: null, createdAt: at, hasSshKey: false },
   );
   return tokenId;
 }

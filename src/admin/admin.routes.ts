@@ -4,6 +4,7 @@ import { callerOf } from "../auth/caller.http";
 import { jsonapi } from "../jsonapi/document";
 import { listDocument, pageQuery } from "../jsonapi/schemas";
 import { errorResponses, ok, router } from "../jsonapi/validation";
+import { serializeConsistencyReport } from "./consistency.serialize";
 import { consistencyReport } from "./consistency.service";
 import { defineRoute } from "../jsonapi/define-route";
 import { consistencyDifferenceResource } from "./admin.schemas";
@@ -30,13 +31,6 @@ admin.openapi(
     const q = c.req.valid("query");
     const size = Math.min(100, Math.max(1, Number(q["page[size]"] ?? "50") || 50));
     const result = await consistencyReport(callerOf(c), q.cursor ?? "", size);
-    return jsonapi(c, {
-      data: result.differences.map((d, i) => ({
-        id: `${d.workspaceId}:${i}`,
-        type: "consistency-differences",
-        attributes: { "workspace-id": d.workspaceId, kind: d.kind, detail: d.detail },
-      })),
-      meta: { checked: result.checked, "next-cursor": result.next },
-    });
+    return jsonapi(c, serializeConsistencyReport(result));
   },
 );

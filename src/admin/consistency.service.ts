@@ -6,7 +6,7 @@ import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import type { Bindings } from "../env";
 import { unwrap } from "../errors";
-import { NAME_LEASE_MS, parseDoc, releaseClaim, tagRowsDifference } from "../workspaces/workspaces.index";
+import { NAME_LEASE_MS, releaseClaim, tagRowsDifference } from "../workspaces/workspaces.d1";
 import { indexFacts, workspaceIdsAfter } from "./consistency.d1";
 
 export interface Difference {
@@ -37,7 +37,7 @@ export async function consistencyReport(caller: Caller, cursor: string, limit: n
 }
 
 /** Checks up to `limit` workspace ids after `cursor`; returns the differences and the next cursor. */
-export async function checkConsistency(env: Bindings, cursor: string, limit: number): Promise<ConsistencyPage> {
+async function checkConsistency(env: Bindings, cursor: string, limit: number): Promise<ConsistencyPage> {
   const db = env.DB.withSession("first-primary");
   const ids = await workspaceIdsAfter(db, cursor, limit);
   const differences: Difference[] = [];
@@ -45,7 +45,7 @@ export async function checkConsistency(env: Bindings, cursor: string, limit: num
     const stub = env.WORKSPACES.getByName(id);
     const state = unwrap(await stub.indexState()).value;
     const projectId = state.kind === "live" ? (state.record?.projectId ?? "") : "";
-    const { indexRow, leases, projectExists } = await indexFacts(db, id, projectId);
+    const { indexed, leases, projectExists } = await indexFacts(db, id, projectId);
     if (state.pending > 0) {
       const detail = state.armed
         ? `${state.pending} index write(s) had no alarm to drain them; one was set now`
@@ -57,18 +57,18 @@ export async function checkConsistency(env: Bindings, cursor: string, limit: num
       differences.push({ workspaceId: id, kind: "orphan-project-reference", detail: `project ${projectId} does not exist` });
     }
     if (state.kind === "live" && state.record) {
-      if (!indexRow) differences.push({ workspaceId: id, kind: "missing-index-row", detail: "the DO holds a workspace the index lacks" });
-      else if (indexRow.version !== state.record.version)
-        differences.push({ workspaceId: id, kind: "stale-index-row", detail: `index version ${indexRow.version}, DO version ${state.record.version}` });
+      if (!indexed) differences.push({ workspaceId: id, kind: "missing-index-row", detail: "the DO holds a workspace the index lacks" });
+      else if (indexed.version !== state.record.version)
+        differences.push({ workspaceId: id, kind: "stale-index-row", detail: `index version ${indexed.version}, DO version ${state.record.version}` });
       // Compared as the current shape: a document written before schema 6 may still name the organisation (parseDoc).
-      else if (JSON.stringify(parseDoc(indexRow)) !== JSON.stringify(state.record))
+      else if (JSON.stringify(indexed.record) !== JSON.stringify(state.record))
         differences.push({ workspaceId: id, kind: "different-doc", detail: "same version, different document" });
       else {
         // The list filters read workspace_tags, not the doc: its rows must match both tag sets (issue 14).
         const tags = await tagRowsDifference(db, state.record);
         if (tags) differences.push({ workspaceId: id, kind: "different-tags", detail: tags });
       }
-    } else if (indexRow) {
+    } else if (indexed) {
       differences.push({
         workspaceId: id,
         kind: state.kind === "deleted" ? "index-row-of-deleted-workspace" : "orphan-index-row",
@@ -77,13 +77,13 @@ export async function checkConsistency(env: Bindings, cursor: string, limit: num
     }
     for (const l of leases) {
       const owned = state.kind === "live" && state.record?.name.toLowerCase() === l.name.toLowerCase();
-      if (owned || Date.now() - l.claimed_at <= NAME_LEASE_MS) continue;
+      if (owned || Date.now() - l.claimedAt <= NAME_LEASE_MS) continue;
       // Issue 13 item 10: an uncommitted claim left by a create or rename that died is released here,
       // as a create wanting the name would (the DO decides, serialised with its own writes), so the
       // checker converges instead of reporting it forever. It is reported once, on release.
-      if (l.committed === 0) {
+      if (!l.committed) {
         const { released } = unwrap(await stub.releaseName(l.name, Date.now())).value;
-        if (released) await releaseClaim(env.DB, l.organization_id, l.name, id);
+        if (released) await releaseClaim(env.DB, l.organizationId, l.name, id);
         differences.push({
           workspaceId: id,
           kind: "stale-name-lease",

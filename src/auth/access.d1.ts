@@ -1,31 +1,95 @@
 /** The SQL behind access.ts: the organisation, the caller's teams and their grants. */
 import type { Db } from "../caller";
-import { ORGANIZATION_COLUMNS, orgIdSql, orgWhere, type OrganizationRow, type OrgRef } from "../organizations/organizations.index";
+import { ORGANIZATION_COLUMNS, orgIdSql, orgWhere, toOrganization, type Organization, type OrganizationRow, type OrgRef } from "./organization.d1";
 import type { Principal } from "./principal";
 
-/** A team of the caller, as much of it as access needs. */
+/** The columns of a teams row access reads (`SELECT id, is_owners, organization_access`). */
 export interface AccessTeamRow {
   id: string;
   is_owners: number;
   organization_access: string;
 }
 
-export interface Grant {
+/** A team of the caller, as much of it as access needs. */
+export interface AccessTeam {
+  id: string;
+  isOwners: boolean;
+  /** The organisation permissions it grants (keys set to true). */
+  organizationAccess: Record<string, unknown>;
+}
+
+export function toAccessTeam(row: AccessTeamRow): AccessTeam {
+  return { id: row.id, isOwners: row.is_owners === 1, organizationAccess: JSON.parse(row.organization_access) as Record<string, unknown> };
+}
+
+/** A team_workspaces or team_projects row as access reads it (`target_id`: the workspace or project). */
+export interface GrantRow {
   team_id: string;
   target_id: string;
   access: string;
   perms: string;
 }
 
+/** A team's grant on a workspace or project: its access level and (custom level) its permissions. */
+export interface Grant {
+  teamId: string;
+  targetId: string;
+  access: string;
+  perms: Record<string, unknown>;
+}
+
+export function toGrant(row: GrantRow): Grant {
+  return { teamId: row.team_id, targetId: row.target_id, access: row.access, perms: JSON.parse(row.perms) as Record<string, unknown> };
+}
+
+/** A projects row's execution defaults, as access reads them. */
 export interface ProjectDefaultsRow {
   id: string;
   organization_id: string;
-  /** The project's name, where the read loads it (the list page, a workspace's own read). */
   name?: string;
   default_execution_mode: string | null;
   default_agent_pool_id: string | null;
-  /** Loaded when creating a workspace: the project's auto-destroy-activity-duration, which new workspaces inherit. */
   auto_destroy_activity_duration?: string | null;
+}
+
+/** What a workspace inherits from its project. */
+export interface ProjectDefaults {
+  id: string;
+  organizationId: string;
+  /** The project's name, where the read loads it (the list page, a workspace's own read). */
+  name?: string;
+  /** null: inherit the organisation's. */
+  defaultExecutionMode: string | null;
+  defaultAgentPoolId: string | null;
+  /** Loaded when creating a workspace: the project's auto-destroy-activity-duration, which new workspaces inherit. */
+  autoDestroyActivityDuration?: string | null;
+}
+
+export function toProjectDefaults(row: ProjectDefaultsRow): ProjectDefaults {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    ...(row.name === undefined ? {} : { name: row.name }),
+    defaultExecutionMode: row.default_execution_mode,
+    defaultAgentPoolId: row.default_agent_pool_id,
+    ...(row.auto_destroy_activity_duration === undefined ? {} : { autoDestroyActivityDuration: row.auto_destroy_activity_duration }),
+  };
+}
+
+const firstOrganization = (r: D1Result | undefined): Organization | null => {
+  const row = (r?.results?.[0] ?? null) as OrganizationRow | null;
+  return row ? toOrganization(row) : null;
+};
+const teamsOf = (r: D1Result | undefined): AccessTeam[] => ((r?.results ?? []) as AccessTeamRow[]).map(toAccessTeam);
+const grantsOf = (r: D1Result | undefined): Grant[] => ((r?.results ?? []) as GrantRow[]).map(toGrant);
+const projectsOf = (r: D1Result | undefined): ProjectDefaults[] => ((r?.results ?? []) as ProjectDefaultsRow[]).map(toProjectDefaults);
+
+/** The organisation, the caller's teams there, their grants and the projects' defaults, as one batch read them. */
+export interface AccessRead {
+  org: Organization | null;
+  teams: AccessTeam[];
+  grants: { workspaces: Grant[]; projects: Grant[] };
+  projects: ProjectDefaults[];
 }
 
 /** The caller's teams in an organisation, as a SQL subquery with its bindings. */
@@ -41,13 +105,13 @@ function orgStatement(db: Db, ref: OrgRef): D1PreparedStatement {
 }
 
 /** The organisation and the caller's teams in it, in one round trip (one batch: one snapshot, even across a rename). */
-export async function orgWithCallerTeams(db: Db, principal: Principal, ref: OrgRef): Promise<{ org: OrganizationRow | null; teams: AccessTeamRow[] }> {
+export async function orgWithCallerTeams(db: Db, principal: Principal, ref: OrgRef): Promise<{ org: Organization | null; teams: AccessTeam[] }> {
   const teams = teamSubquery(principal, ref);
   const [orgRes, teamsRes] = await db.batch([
     orgStatement(db, ref),
     db.prepare(`SELECT id, is_owners, organization_access FROM teams WHERE id IN (${teams.sql})`).bind(...teams.binds),
   ]);
-  return { org: (orgRes?.results?.[0] ?? null) as OrganizationRow | null, teams: (teamsRes?.results ?? []) as AccessTeamRow[] };
+  return { org: firstOrganization(orgRes), teams: teamsOf(teamsRes) };
 }
 
 /** The given teams' grants on the given workspaces and projects, in one batch. */
@@ -67,57 +131,7 @@ export async function teamGrants(db: Db, teamIds: string[], workspaceIds: string
       )
       .bind(teams, JSON.stringify(projectIds)),
   ]);
-  return { workspaces: (ws?.results ?? []) as Grant[], projects: (prj?.results ?? []) as Grant[] };
-}
-
-/** Everything needed to authorise and serialise one workspace, read from its index row. */
-export interface WorkspaceAccessRows {
-  doc: string | null;
-  org: OrganizationRow | null;
-  teams: AccessTeamRow[];
-  grants: { workspaces: Grant[]; projects: Grant[] };
-  projects: ProjectDefaultsRow[];
-  deadTagIds: string[];
-  liveSshKeyIds: string[];
-}
-
-/**
- * One workspace (by id, or by organisation and name) with the caller's access to it, in one batch:
- * its index row, its organisation, the caller's teams there, their grants on the workspace and its
- * project, the project's defaults, the organisation's deleted tag ids and whether its SSH key still
- * exists. Every statement finds the workspace through the same index row, so no round trip waits on
- * another.
- */
-export async function workspaceAccessRows(db: Db, principal: Principal, ref: string | { organization: string; name: string }): Promise<WorkspaceAccessRows> {
-  // By name: the organisation's name is resolved to its id in each statement of the one batch (one snapshot).
-  const where = typeof ref === "string" ? "id = ?" : "organization_id = (SELECT external_id FROM organizations WHERE name = ?) AND name = ?";
-  const binds = typeof ref === "string" ? [ref] : [ref.organization, ref.name];
-  const ws = (column: string) => `(SELECT ${column} FROM workspaces WHERE ${where})`;
-  const teams = teamSubqueryIn(principal, ws("organization_id"), binds);
-  const results = await db.batch([
-    db.prepare(`SELECT doc FROM workspaces WHERE ${where}`).bind(...binds),
-    db.prepare(`SELECT ${ORGANIZATION_COLUMNS} FROM organizations WHERE external_id = ${ws("organization_id")}`).bind(...binds),
-    db.prepare(`SELECT id, is_owners, organization_access FROM teams WHERE id IN (${teams.sql})`).bind(...teams.binds),
-    db
-      .prepare(`SELECT team_id, workspace_id AS target_id, access, perms FROM team_workspaces WHERE workspace_id = ${ws("id")} AND team_id IN (${teams.sql})`)
-      .bind(...binds, ...teams.binds),
-    db
-      .prepare(`SELECT team_id, project_id AS target_id, access, perms FROM team_projects WHERE project_id = ${ws("project_id")} AND team_id IN (${teams.sql})`)
-      .bind(...binds, ...teams.binds),
-    db.prepare(`SELECT id, organization_id, name, default_execution_mode, default_agent_pool_id FROM projects WHERE id = ${ws("project_id")}`).bind(...binds),
-    db.prepare(`SELECT id FROM deleted_tags WHERE organization_id = ${ws("organization_id")}`).bind(...binds),
-    db.prepare(`SELECT id FROM ssh_keys WHERE id = ${ws("ssh_key_id")}`).bind(...binds),
-  ]);
-  const rows = <T>(i: number) => (results[i]?.results ?? []) as T[];
-  return {
-    doc: rows<{ doc: string }>(0)[0]?.doc ?? null,
-    org: rows<OrganizationRow>(1)[0] ?? null,
-    teams: rows<AccessTeamRow>(2),
-    grants: { workspaces: rows<Grant>(3), projects: rows<Grant>(4) },
-    projects: rows<ProjectDefaultsRow>(5),
-    deadTagIds: rows<{ id: string }>(6).map((r) => r.id),
-    liveSshKeyIds: rows<{ id: string }>(7).map((r) => r.id),
-  };
+  return { workspaces: grantsOf(ws), projects: grantsOf(prj) };
 }
 
 /**
@@ -125,12 +139,7 @@ export async function workspaceAccessRows(db: Db, principal: Principal, ref: str
  * on the target project (the one requested, else the organisation's default, resolved in SQL) and
  * that project's row when it belongs to the organisation (none: it does not exist there).
  */
-export async function createAccessRows(
-  db: Db,
-  principal: Principal,
-  ref: OrgRef,
-  requestedProject: string | null,
-): Promise<{ org: OrganizationRow | null; teams: AccessTeamRow[]; grants: { workspaces: Grant[]; projects: Grant[] }; projects: ProjectDefaultsRow[] }> {
+export async function createAccessRows(db: Db, principal: Principal, ref: OrgRef, requestedProject: string | null): Promise<AccessRead> {
   const teams = teamSubquery(principal, ref);
   const where = orgWhere(ref);
   const org = orgIdSql(ref);
@@ -151,15 +160,15 @@ export async function createAccessRows(
       .bind(...projectBinds, ...org.binds),
   ]);
   return {
-    org: (results[0]?.results?.[0] ?? null) as OrganizationRow | null,
-    teams: (results[1]?.results ?? []) as AccessTeamRow[],
-    grants: { workspaces: [], projects: (results[2]?.results ?? []) as Grant[] },
-    projects: (results[3]?.results ?? []) as ProjectDefaultsRow[],
+    org: firstOrganization(results[0]),
+    teams: teamsOf(results[1]),
+    grants: { workspaces: [], projects: grantsOf(results[2]) },
+    projects: projectsOf(results[3]),
   };
 }
 
 /** The caller's teams in the organisation whose id is a SQL expression (with its bindings). */
-function teamSubqueryIn(principal: Principal, organizationSql: string, organizationBinds: unknown[]): { sql: string; binds: unknown[] } {
+export function teamSubqueryIn(principal: Principal, organizationSql: string, organizationBinds: unknown[]): { sql: string; binds: unknown[] } {
   if (principal.kind === "user") {
     return {
       sql: `SELECT m.team_id FROM team_members m JOIN teams t ON t.id = m.team_id WHERE m.user_id = ? AND t.organization_id = ${organizationSql}`,
@@ -175,13 +184,7 @@ function teamSubqueryIn(principal: Principal, organizationSql: string, organizat
  * The organisation, the caller's teams, their grants on the given workspaces and projects, and the
  * projects' execution defaults, in one batch.
  */
-export async function accessRows(
-  db: Db,
-  principal: Principal,
-  ref: OrgRef,
-  workspaceIds: string[],
-  projectIds: string[],
-): Promise<{ org: OrganizationRow | null; teams: AccessTeamRow[]; grants: { workspaces: Grant[]; projects: Grant[] }; projects: ProjectDefaultsRow[] }> {
+export async function accessRows(db: Db, principal: Principal, ref: OrgRef, workspaceIds: string[], projectIds: string[]): Promise<AccessRead> {
   const teams = teamSubquery(principal, ref);
   const results = await db.batch([
     orgStatement(db, ref),
@@ -206,9 +209,9 @@ export async function accessRows(
       .bind(JSON.stringify(projectIds)),
   ]);
   return {
-    org: (results[0]?.results?.[0] ?? null) as OrganizationRow | null,
-    teams: (results[1]?.results ?? []) as AccessTeamRow[],
-    grants: { workspaces: (results[2]?.results ?? []) as Grant[], projects: (results[3]?.results ?? []) as Grant[] },
-    projects: (results[4]?.results ?? []) as ProjectDefaultsRow[],
+    org: firstOrganization(results[0]),
+    teams: teamsOf(results[1]),
+    grants: { workspaces: grantsOf(results[2]), projects: grantsOf(results[3]) },
+    projects: projectsOf(results[4]),
   };
 }

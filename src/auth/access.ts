@@ -1,6 +1,7 @@
+import type { Caller, Db } from "../caller";
 import { ApiError } from "../errors";
-import { toOrganization, type Organization, type OrgRef } from "../organizations/organizations.index";
-import { accessRows, orgWithCallerTeams, teamGrants, type AccessTeamRow, type Grant, type ProjectDefaultsRow } from "./access.d1";
+import type { Organization, OrgRef } from "./organization.d1";
+import { accessRows, orgWithCallerTeams, teamGrants, type AccessTeam, type Grant, type ProjectDefaults } from "./access.d1";
 import {
   FULL_ACCESS,
   createAllowed,
@@ -21,7 +22,7 @@ import type { Principal } from "./principal";
 import { authorize } from "./requirements";
 
 export type { OrgAccess, OrgPermissions } from "./permissions";
-export type { Grant, ProjectDefaultsRow } from "./access.d1";
+export type { Grant, ProjectDefaults } from "./access.d1";
 
 const ALL_ORG_PERMISSIONS: OrgPermissions = {
   "manage-workspaces": true,
@@ -49,7 +50,7 @@ export async function loadOrgAccess(
 ): Promise<OrgAccess | null> {
   const { org, teams } = await orgWithCallerTeams(db, principal, ref);
   if (!org) return null;
-  return buildOrgAccess(principal, toOrganization(org), teams, opts);
+  return buildOrgAccess(principal, org, teams, opts);
 }
 
 export interface OrgAccessOptions {
@@ -61,10 +62,10 @@ export interface OrgAccessOptions {
   ownerSettings?: boolean;
 }
 
-export function buildOrgAccess(principal: Principal, organization: Organization, teams: AccessTeamRow[], opts: OrgAccessOptions = {}): OrgAccess | null {
+export function buildOrgAccess(principal: Principal, organization: Organization, teams: AccessTeam[], opts: OrgAccessOptions = {}): OrgAccess | null {
   const isSiteAdmin = principal.kind === "user" && principal.isSiteAdmin;
   const isOrgToken = principal.kind === "organization" && principal.organizationId === organization.externalId;
-  const isOwner = teams.some((t) => t.is_owners === 1);
+  const isOwner = teams.some((t) => t.isOwners);
   // An organisation may refuse user tokens (`user-tokens-enabled: false`): 401 as for an unknown token,
   // the site admin's included (go-tfe checks that its user-token client can no longer read the
   // organisation). Owners and the site admin keep their way back: the organisation's update and
@@ -83,8 +84,7 @@ export function buildOrgAccess(principal: Principal, organization: Organization,
   if (isSiteAdmin || isOwner || isOrgToken) orgPermissions = { ...ALL_ORG_PERMISSIONS };
   else {
     for (const t of teams) {
-      const granted = JSON.parse(t.organization_access) as Record<string, unknown>;
-      for (const [k, v] of Object.entries(granted)) if (v === true) orgPermissions[k] = true;
+      for (const [k, v] of Object.entries(t.organizationAccess)) if (v === true) orgPermissions[k] = true;
     }
   }
   const base = orgWideCapabilities({ siteAdmin: isSiteAdmin, owner: isOwner, orgToken: isOrgToken, orgPermissions });
@@ -111,6 +111,20 @@ export async function requireOrgAccess(
   return access!;
 }
 
+/**
+ * Loads a row of an organisation's resource (through its repository's finder) and the caller's standing in its
+ * organisation (404 when the row or the standing is missing).
+ */
+export async function loadOwned<T extends { organizationId: string }>(
+  caller: Caller,
+  find: (db: Db, id: string) => Promise<T | null>,
+  id: string,
+): Promise<{ item: T; access: OrgAccess }> {
+  const item = await find(caller.db, id);
+  if (!item) throw ApiError.of("not_found");
+  return { item, access: await requireOrgAccess(caller, { id: item.organizationId }) };
+}
+
 /** Team grants on the given workspaces and projects, in one batch. */
 export async function loadGrants(
   db: D1Database | D1DatabaseSession,
@@ -123,7 +137,7 @@ export async function loadGrants(
 }
 
 const levels = (grants: Grant[], targetId: string): GrantLevel[] =>
-  grants.filter((g) => g.target_id === targetId).map((g) => ({ access: g.access, perms: JSON.parse(g.perms) as Record<string, unknown> }));
+  grants.filter((g) => g.targetId === targetId).map((g) => ({ access: g.access, perms: g.perms }));
 
 /** Capabilities of the caller on one workspace (see `effectiveCapabilities`). */
 export function workspaceCapabilities(
@@ -142,7 +156,7 @@ export function workspaceCapabilities(
 export function projectRights(access: OrgAccess, projectId: string, projectGrants: Grant[], viaWorkspaces = false): ProjectRights {
   const p = access.orgPermissions;
   const orgWide = access.isOwner || access.isOrgToken || p["manage-projects"] === true;
-  const here = projectGrants.filter((g) => g.target_id === projectId).map((g) => ({ access: g.access, perms: JSON.parse(g.perms) as Record<string, unknown> }));
+  const here = projectGrants.filter((g) => g.targetId === projectId).map((g) => ({ access: g.access, perms: g.perms }));
   const projectAccess = (perms: Record<string, unknown>) => (perms["project-access"] ?? {}) as Record<string, unknown>;
   const admin =
     orgWide || here.some((g) => g.access === "admin" || (g.access === "custom" && ["update", "delete"].includes(String(projectAccess(g.perms).settings))));
@@ -185,10 +199,10 @@ export async function loadAccessBatch(
   ref: OrgRef,
   workspaceIds: string[],
   projectIds: string[],
-): Promise<{ access: OrgAccess; grants: { workspaces: Grant[]; projects: Grant[] }; projects: Map<string, ProjectDefaultsRow> } | null> {
+): Promise<{ access: OrgAccess; grants: { workspaces: Grant[]; projects: Grant[] }; projects: Map<string, ProjectDefaults> } | null> {
   const rows = await accessRows(db, principal, ref, workspaceIds, projectIds);
   if (!rows.org) return null;
-  const access = buildOrgAccess(principal, toOrganization(rows.org), rows.teams);
+  const access = buildOrgAccess(principal, rows.org, rows.teams);
   if (!access) return null;
   return { access, grants: rows.grants, projects: new Map(rows.projects.map((p) => [p.id, p])) };
 }

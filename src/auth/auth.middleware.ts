@@ -6,9 +6,8 @@ import type { Hops } from "../hops";
 import { hopsOf } from "./caller.http";
 import { cachedPrincipal, rememberPrincipal, TokenGate } from "./principal-cache";
 import { principalKey, type Principal } from "./principal";
-import { configuredLimit, rateHeaders, RateLimiter } from "../ratelimit/ratelimit";
-import { tokenByHash, tokenByHashStatement, touchToken, type AuthTokenRow } from "../tokens/tokens.d1";
-import { bootstrapAdmin, insertBootstrapAdmin } from "../users/users.d1";
+import { authTokenOf, bootstrapAdmin, insertBootstrapAdmin, tokenByHash, tokenByHashStatement, touchToken, type AuthToken } from "./principal.d1";
+import { configuredLimit, rateHeaders, RateLimiter } from "./ratelimit";
 
 /** Per-isolate memo of the site admin's user id (the row is created once, idempotently). */
 let siteAdmin: { hash: string; userId: string } | null = null;
@@ -64,7 +63,7 @@ export async function authenticateHash(env: Bindings, hash: string, defer?: (p: 
   const admin = await siteAdminPrincipal(env, hash, hops);
   if (admin) return admin;
   if (hops) hops.d1++;
-  return principalOfTokenRow(await tokenByHash(env.DB.withSession("first-primary"), hash), defer, env);
+  return principalOfToken(await tokenByHash(env.DB.withSession("first-primary"), hash), defer, env);
 }
 
 /** The site admin when `hash` is ADMIN_TOKEN's (no D1 read once its user row is known), else null. */
@@ -76,46 +75,46 @@ export async function siteAdminPrincipal(env: Bindings, hash: string, hops?: Hop
 }
 
 /**
- * The principal of a token row already read (by `tokenByHash`, or joined to a UI session), or null when
+ * The principal of a token already read (by `tokenByHash`, or joined to a UI session), or null when
  * there is none, it expired, or its user or team is gone. `defer` (with `env`) refreshes `last-used-at`.
  */
-export function principalOfTokenRow(row: AuthTokenRow | null, defer?: (p: Promise<unknown>) => void, env?: Bindings): Principal | null {
-  if (!row) return null;
-  if (row.expired_at && Date.parse(row.expired_at) <= Date.now()) return null;
+export function principalOfToken(token: AuthToken | null, defer?: (p: Promise<unknown>) => void, env?: Bindings): Principal | null {
+  if (!token) return null;
+  if (token.expiredAt && Date.parse(token.expiredAt) <= Date.now()) return null;
   // A token older than its organisation's token TTL policy allows ceases to work, whatever its own expiry.
-  if (typeof row.ttl_cap_ms === "number" && Date.parse(row.created_at) + row.ttl_cap_ms <= Date.now()) return null;
-  if (defer && env && (!row.last_used_at || Date.now() - Date.parse(row.last_used_at) > LAST_USED_RESOLUTION_MS)) {
-    defer(touchToken(env.DB, row.id, nowIso()).catch(() => undefined));
+  if (typeof token.ttlCapMs === "number" && Date.parse(token.createdAt) + token.ttlCapMs <= Date.now()) return null;
+  if (defer && env && (!token.lastUsedAt || Date.now() - Date.parse(token.lastUsedAt) > LAST_USED_RESOLUTION_MS)) {
+    defer(touchToken(env.DB, token.id, nowIso()).catch(() => undefined));
   }
-  switch (row.kind) {
+  switch (token.kind) {
     case "user":
-      if (!row.user_id || row.username === null) return null;
+      if (!token.userId || token.username === null) return null;
       return {
         kind: "user",
-        userId: row.user_id,
-        username: row.username,
-        isSiteAdmin: row.is_site_admin === 1,
-        tokenId: row.id,
-        tokenCreatedAt: row.created_at,
+        userId: token.userId,
+        username: token.username,
+        isSiteAdmin: token.isSiteAdmin,
+        tokenId: token.id,
+        tokenCreatedAt: token.createdAt,
       };
     case "team":
-      if (!row.team_id || !row.team_org || row.organization_name === null) return null;
+      if (!token.teamId || !token.teamOrganizationId || token.organizationName === null) return null;
       return {
         kind: "team",
-        teamId: row.team_id,
-        organizationId: row.team_org,
-        organization: row.organization_name,
-        serviceUserId: row.team_service_user ?? `user-${row.team_id.slice(5)}`,
-        tokenId: row.id,
+        teamId: token.teamId,
+        organizationId: token.teamOrganizationId,
+        organization: token.organizationName,
+        serviceUserId: token.teamServiceUserId ?? `user-${token.teamId.slice(5)}`,
+        tokenId: token.id,
       };
     case "organization":
-      if (!row.organization_id || row.organization_name === null) return null;
+      if (!token.organizationId || token.organizationName === null) return null;
       return {
         kind: "organization",
-        organizationId: row.organization_id,
-        organization: row.organization_name,
-        serviceUserId: row.user_id ?? `user-${row.id.slice(3)}`,
-        tokenId: row.id,
+        organizationId: token.organizationId,
+        organization: token.organizationName,
+        serviceUserId: token.userId ?? `user-${token.id.slice(3)}`,
+        tokenId: token.id,
       };
   }
   return null;
@@ -186,7 +185,7 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
         c.env,
         hash,
         (db) => tokenByHashStatement(db, hash),
-        (row) => principalOfTokenRow(row, defer, c.env),
+        (row) => principalOfToken(authTokenOf(row), defer, c.env),
         hops,
       );
       c.set("tokenGate", gate);

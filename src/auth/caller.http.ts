@@ -6,7 +6,9 @@ import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { countedDb, countedNamespace, type Hops } from "../hops";
 import { ROUTE_ACTIONS } from "../jsonapi/define-route";
-import type { Faults } from "../workspaces/workspace.types";
+
+/** The request's injected faults, as the Caller carries them (their shape is the workspace object's). */
+type Faults = NonNullable<Caller["faults"]>;
 
 export function callerOf(c: Context<AppEnv>): Caller {
   const declared = ROUTE_ACTIONS[`${c.req.method} ${c.req.routePath}`];

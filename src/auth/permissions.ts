@@ -3,7 +3,7 @@
  * caller holds (site admin, owners, organisation token, team organisation-access, team project
  * access, team workspace access). Grants are cumulative: the most permissive wins per capability.
  */
-import type { Organization } from "../organizations/organizations.index";
+import type { Organization } from "./organization.d1";
 import type { Principal } from "./principal";
 
 export type RunsLevel = 0 | 1 | 2 | 3; // none, read, plan, apply
@@ -284,4 +284,9 @@ export interface OrgAccess {
 /** The pure model's view of an OrgAccess. */
 export function standingOf(access: OrgAccess): Standing {
   return { siteAdmin: access.isSiteAdmin, owner: access.isOwner, orgToken: access.isOrgToken, orgPermissions: access.orgPermissions };
+}
+
+/** Who may create state versions, and so receive upload URLs (organisation tokens cannot, as in the real service). */
+export function canUpload(scope: { access: { isOrgToken: boolean } }, caps: { stateVersions: number }): boolean {
+  return caps.stateVersions >= 3 && !scope.access.isOrgToken;
 }

@@ -7,7 +7,6 @@
 import type { Bindings } from "../env";
 import { ApiError } from "../errors";
 import type { CheckStatement, Gate, Hops } from "../hops";
-import type { AuthTokenRow } from "../tokens/tokens.d1";
 import type { Principal } from "./principal";
 
 /** How long a remembered principal may stand in for the token read (each use is still rechecked). */
@@ -52,13 +51,13 @@ export class TokenGate implements Gate {
 
   /**
    * `key`: the cache entry rechecked; `statement`: the read of what the principal rests on (a token, or a UI session
-   * joined to its token); `toPrincipal`: the principal that row stands for now, or null.
+   * joined to its token); `toPrincipal`: the principal the row it returned (null: none) stands for now, or null.
    */
   constructor(
     private readonly env: Bindings,
     private readonly key: string,
     private readonly statement: (db: D1Database | D1DatabaseSession) => D1PreparedStatement,
-    private readonly toPrincipal: (row: AuthTokenRow | null) => Principal | null,
+    private readonly toPrincipal: (row: unknown) => Principal | null,
     private readonly hops: Hops,
   ) {}
 
@@ -74,7 +73,7 @@ export class TokenGate implements Gate {
     });
     try {
       const out = await op(this.statement);
-      if (!this.settle(out.check as AuthTokenRow | null)) throw ApiError.of("unauthorized");
+      if (!this.settle(out.check ?? null)) throw ApiError.of("unauthorized");
       return out.value;
     } catch (err) {
       // The batch itself failed: the check did not happen, and whoever waits on it makes it alone.
@@ -99,7 +98,7 @@ export class TokenGate implements Gate {
     this.state = "running";
     this.hops.d1++;
     this.running = this.statement(this.env.DB.withSession("first-primary"))
-      .first<AuthTokenRow>()
+      .first()
       .then(
         (row) => {
           this.settle(row);
@@ -117,7 +116,7 @@ export class TokenGate implements Gate {
   }
 
   /** Whether the token still stands for a principal; the cache follows what the row says now. */
-  private settle(row: AuthTokenRow | null): boolean {
+  private settle(row: unknown): boolean {
     const principal = this.toPrincipal(row);
     if (!principal) {
       forgetPrincipal(this.key);

@@ -6,9 +6,9 @@
  * service has already loaded, so a check never costs a round trip of its own.
  */
 import { ApiError, type ErrorCode } from "../errors";
-import { mayChangeMembers, mayManageTeamTokens, teamRights, type TeamFacts } from "../teams/teams.rules";
 import { forceDeleteAllowed, standingOf, type Capabilities, type OrgAccess, type ProjectRights } from "./permissions";
 import type { Principal } from "./principal";
+import { mayChangeMembers, mayManageTeamTokens, teamRights, type TeamFacts } from "./team-rights";
 
 /** Everything a rule may look at, loaded by the service before it asks. */
 export interface Target {

@@ -1,9 +1,9 @@
-import { z } from "@hono/zod-openapi";
 import { edition, type AppEnv } from "../env";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi } from "../jsonapi/document";
 import { errorResponses, ok, router } from "../jsonapi/validation";
 import type { Hono } from "hono";
+import { serializeUser } from "../users/users.serialize";
 import { accountDetails } from "./meta.service";
 import { defineRoute } from "../jsonapi/define-route";
 import { userResource as userSchema } from "../users/users.schemas";
@@ -49,45 +49,6 @@ meta.openapi(
     responses: { ...ok("The calling user (service users for team and organisation tokens)", resourceDocument(userSchema)), ...errorResponses },
   }),
   async (c) => {
-    const a = await accountDetails(callerOf(c));
-    return jsonapi(c, { data: userResource(a.id, a.username, a.email, a.isSiteAdmin, a.isService, a.authenticated, a.unconfirmedEmail) });
+    return jsonapi(c, { data: serializeUser(await accountDetails(callerOf(c))) });
   },
 );
-
-export function userResource(
-  id: string,
-  username: string,
-  email: string | null,
-  isSiteAdmin: boolean,
-  isService: boolean,
-  authenticated: { id: string; type: string },
-  /** An email change waiting for confirmation (see PATCH /account/update). */
-  unconfirmedEmail: string | null = null,
-) {
-  const related = authenticated.type === "organizations" ? `/api/v2/organizations/${authenticated.id}` : `/api/v2/${authenticated.type}/${authenticated.id}`;
-  return {
-    id,
-    type: "users",
-    attributes: {
-      username,
-      "is-service-account": isService,
-      "auth-method": "tfc",
-      // A neutral placeholder image (no email hash is published); go-tfe expects a non-empty URL.
-      "avatar-url": `https://www.gravatar.com/avatar/${id.replace(/[^A-Za-z0-9]/g, "")}?s=100&d=mm`,
-      "two-factor": { enabled: false, verified: false },
-      "v2-only": false,
-      "is-site-admin": isSiteAdmin,
-      "is-sso-login": false,
-      email,
-      "unconfirmed-email": unconfirmedEmail,
-      permissions: { "can-create-organizations": !isService, "can-change-email": !isService, "can-change-username": !isService },
-    },
-    relationships: {
-      "authentication-tokens": { links: { related: `/api/v2/users/${id}/authentication-tokens` } },
-      "authenticated-resource": { data: authenticated, links: { related } },
-    },
-    links: { self: `/api/v2/users/${id}` },
-  };
-}
-
-export const metaSchemas = { z };

@@ -1,13 +1,30 @@
 /**
- * D1 statements for organisations beyond the single-row reads of organizations.index.ts: creation with
- * what comes with it, the list, the update (and rename) and the cascade delete. Every other table names
- * an organisation by its immutable id (`external_id`, migration 0016), so the name is written here alone.
+ * D1 statements for organisations: the single-row reads, creation with what comes with it, the list, the update (and
+ * rename) and the cascade delete. Every other table names an organisation by its immutable id (`external_id`,
+ * migration 0016), so the name is written here alone.
  */
+import {
+  ORGANIZATION_COLUMNS,
+  orgWhere,
+  toOrganization,
+  type Organization,
+  type OrganizationRow,
+  type OrgRef,
+  type Subscription,
+} from "../auth/organization.d1";
 import type { Db } from "../caller";
 import type { Page } from "../jsonapi/document";
-import type { Subscription } from "../subscriptions/feature-sets";
-import type { OrganizationRow } from "./organizations.index";
 import { appendTo, textMatchSql } from "../text-match";
+
+function selectOrganization(db: D1Database | D1DatabaseSession, ref: OrgRef): D1PreparedStatement {
+  const where = orgWhere(ref);
+  return db.prepare(`SELECT ${ORGANIZATION_COLUMNS} FROM organizations WHERE ${where.sql}`).bind(...where.binds);
+}
+
+export async function findOrganization(db: D1Database | D1DatabaseSession, ref: OrgRef): Promise<Organization | null> {
+  const row = await selectOrganization(db, ref).first<OrganizationRow>();
+  return row ? toOrganization(row) : null;
+}
 
 export interface NewOrganization {
   name: string;
@@ -70,6 +87,17 @@ export async function listOrganizations(
   filter: OrganizationListFilter,
   ownerId: string,
   page: Page,
+): Promise<{ total: number; organizations: Array<{ organization: Organization; isOwner: boolean }> }> {
+  const { total, rows } = await organizationRowsPage(db, scope, filter, ownerId, page);
+  return { total, organizations: rows.map((r) => ({ organization: toOrganization(r), isOwner: r.is_owner === 1 })) };
+}
+
+async function organizationRowsPage(
+  db: Db,
+  scope: OrganizationScope,
+  filter: OrganizationListFilter,
+  ownerId: string,
+  page: Page,
 ): Promise<{ total: number; rows: Array<OrganizationRow & { is_owner: number }> }> {
   const binds: unknown[] = [];
   const bind = appendTo(binds);
@@ -109,8 +137,8 @@ export interface OrganizationSettings {
   allowForceDeleteWorkspaces: boolean;
 }
 
-/** What became of an update: the row as written, or why nothing was. */
-export type OrganizationUpdate = { updated: OrganizationRow } | { updated: null; reason: "name_taken" | "gone" };
+/** What became of an update: the organisation as written, or why nothing was. */
+export type OrganizationUpdate = { updated: Organization } | { updated: null; reason: "name_taken" | "gone" };
 
 /**
  * Updates (and with `s.name`, renames) the organisation with this id, provided it still has the name the request
@@ -136,7 +164,7 @@ export async function updateOrganization(db: Db, ref: { id: string; name: string
         ref.name,
       )
       .first<OrganizationRow>();
-    return row ? { updated: row } : { updated: null, reason: "gone" };
+    return row ? { updated: toOrganization(row) } : { updated: null, reason: "gone" };
   } catch (err) {
     if (String(err).includes("UNIQUE")) return { updated: null, reason: "name_taken" };
     throw err;

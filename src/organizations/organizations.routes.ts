@@ -4,16 +4,8 @@ import { LIMITS } from "../limits";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
-import { orgPermissions, serializeEntitlements, serializeOrganization } from "./organizations.serialize";
-import {
-  changeOrganization,
-  createOrganization,
-  entitlementsOf,
-  listCallerOrganizations,
-  removeOrganization,
-  showOrganization,
-  type OrganizationView,
-} from "./organizations.service";
+import { serializeEntitlements, serializeOrganizationView } from "./organizations.serialize";
+import { changeOrganization, createOrganization, entitlementsOf, listCallerOrganizations, removeOrganization, showOrganization } from "./organizations.service";
 import { defineRoute } from "../jsonapi/define-route";
 import { entitlementSetResource, organizationResource } from "./organizations.schemas";
 
@@ -59,8 +51,6 @@ const orgUpdateBody = z
   })
   .openapi("OrganizationUpdate");
 
-const serializeView = (v: OrganizationView) => serializeOrganization(v.organization, orgPermissions(v.owner, v.plan), v.retention, v.plan);
-
 organizations.openapi(
   defineRoute({
     method: "post",
@@ -74,7 +64,7 @@ organizations.openapi(
   async (c) => {
     // The default-agent-pool relationship is accepted and ignored: a new organisation has no pool yet.
     const { attributes } = c.req.valid("json").data;
-    return jsonapi(c, { data: serializeView(await createOrganization(callerOf(c), attributes)) }, 201);
+    return jsonapi(c, { data: serializeOrganizationView(await createOrganization(callerOf(c), attributes)) }, 201);
   },
 );
 
@@ -98,7 +88,7 @@ organizations.openapi(
     // `q` matches the name or the email (go-tfe queries by either); q[email] / q[name] narrow it.
     const filter = { q: query.q ?? query["q[name]"] ?? "", email: query["q[email]"] };
     const { items, total } = await listCallerOrganizations(callerOf(c), filter, page);
-    return jsonapi(c, paginated(c, items.map(serializeView), page, total));
+    return jsonapi(c, paginated(c, items.map(serializeOrganizationView), page, total));
   },
 );
 
@@ -112,7 +102,7 @@ organizations.openapi(
     request: { params: orgParam },
     responses: { ...ok("The organisation", resourceDocument(organizationResource)), ...errorResponses },
   }),
-  async (c) => jsonapi(c, { data: serializeView(await showOrganization(callerOf(c), c.req.valid("param").organization_name)) }),
+  async (c) => jsonapi(c, { data: serializeOrganizationView(await showOrganization(callerOf(c), c.req.valid("param").organization_name)) }),
 );
 
 organizations.openapi(
@@ -145,7 +135,7 @@ organizations.openapi(
     const { attributes = {}, relationships } = c.req.valid("json").data;
     const pool = relationships?.["default-agent-pool"];
     const poolId = pool !== undefined ? (pool.data?.id ?? null) : attributes["default-agent-pool-id"];
-    return jsonapi(c, { data: serializeView(await changeOrganization(callerOf(c), c.req.valid("param").organization_name, attributes, poolId)) });
+    return jsonapi(c, { data: serializeOrganizationView(await changeOrganization(callerOf(c), c.req.valid("param").organization_name, attributes, poolId)) });
   },
 );
 

@@ -1,7 +1,8 @@
 import type { Resource } from "../jsonapi/document";
 import { entitlementSet, plannedPermissions, type FeatureSet } from "../subscriptions/feature-sets";
 import type { DataRetentionPolicy } from "../workspaces/workspace.types";
-import type { Organization } from "./organizations.index";
+import type { Organization } from "../auth/organization.d1";
+import type { OrganizationView } from "./organizations.service";
 
 const API = "/api/v2";
 
@@ -120,3 +121,7 @@ export function serializeEntitlements(o: Organization, plan: FeatureSet | null):
     links: { self: `/api/v2/entitlement-sets/${o.externalId}` },
   };
 }
+
+/** An organisation as its own endpoints show it: with the caller's permissions and its default retention policy. */
+export const serializeOrganizationView = (v: OrganizationView): Resource =>
+  serializeOrganization(v.organization, orgPermissions(v.owner, v.plan), v.retention, v.plan);

@@ -3,6 +3,7 @@
  * token change them; owners alone delete them. Each result says whether the caller holds the owners'
  * permissions, which the serialiser shows.
  */
+import type { Organization } from "../auth/organization.d1";
 import { authorize } from "../auth/requirements";
 import { requireOrgAccess } from "../auth/access";
 import type { Caller } from "../caller";
@@ -12,6 +13,7 @@ import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
 import {
   deleteOrganization,
+  findOrganization,
   insertOrganization,
   listOrganizations,
   poolExists,
@@ -22,7 +24,6 @@ import {
 import { findOrgPolicy } from "../retention/retention.d1";
 import { planOf, type FeatureSet } from "../subscriptions/feature-sets";
 import type { DataRetentionPolicy } from "../workspaces/workspace.types";
-import { findOrganization, toOrganization, type Organization } from "./organizations.index";
 
 const ORG_NAME = /^[A-Za-z0-9_-]+$/;
 
@@ -137,14 +138,11 @@ export async function listCallerOrganizations(
 ): Promise<{ items: OrganizationView[]; total: number }> {
   const p = caller.principal;
   const scope: OrganizationScope = p.kind === "user" ? (p.isSiteAdmin ? { all: true } : { memberId: p.userId }) : { organizationId: p.organizationId };
-  const { total, rows } = await listOrganizations(caller.db, scope, filter, p.kind === "user" ? p.userId : "", page);
+  const { total, organizations } = await listOrganizations(caller.db, scope, filter, p.kind === "user" ? p.userId : "", page);
   // Same permissions as show, so a listed organisation equals the one returned by create and read.
   const ownerOfAll = (p.kind === "user" && p.isSiteAdmin) || p.kind === "organization";
   const ed = edition(caller.env);
-  const items = rows.map((r) => {
-    const organization = toOrganization(r);
-    return { organization, owner: r.is_owner === 1 || ownerOfAll, plan: planOf(ed, organization.subscription) };
-  });
+  const items = organizations.map(({ organization, isOwner }) => ({ organization, owner: isOwner || ownerOfAll, plan: planOf(ed, organization.subscription) }));
   return { items, total };
 }
 
@@ -226,7 +224,7 @@ export async function changeOrganization(
     retentionOf(caller, org.externalId),
   ]);
   if (result.updated) {
-    const updated = toOrganization(result.updated);
+    const updated = result.updated;
     return { organization: updated, owner: true, plan: planOf(edition(caller.env), updated.subscription), retention };
   }
   if (result.reason === "name_taken") throw ApiError.of("name_taken", { pointer: "/data/attributes/name" });

@@ -2,7 +2,7 @@
 import type { Db } from "../caller";
 import { ApiError } from "../errors";
 import type { Resource } from "../jsonapi/document";
-import { projectBindingsOf } from "../tags/project-tags.index";
+import { projectBindingsOf } from "../tags/project-tags.d1";
 import { projectEffectiveBindings } from "../tags/tags.serialize";
 
 /** Relationship data on each project plus the bindings in `included`. */

@@ -44,7 +44,7 @@ projects.openapi(
     const query = c.req.valid("query");
     const page = pageOf(query);
     const result = await listProjectsFor(caller, c.req.valid("param").organization_name, parseProjectQuery(query), page);
-    const data = result.rows.map((p) => serializeProject(p, result.access));
+    const data = result.projects.map((p) => serializeProject(p, result.access));
     const inc = await withBindings(caller.db, data, query.include);
     return jsonapi(c, paginated(c, data, page, result.matching, { ...inc, meta: { "status-counts": { total: result.total, matching: result.matching } } }));
   },

@@ -2,18 +2,17 @@
 import type { OrgAccess } from "../auth/access";
 import { allows } from "../auth/requirements";
 import type { Resource } from "../jsonapi/document";
-import type { ProjectRow } from "./projects.index";
+import type { Project } from "./projects.d1";
 
 /**
  * While a project inherits (no own mode), it reports the organisation's current default mode and pool,
  * which is also what its workspaces inherit (`defaultsFor`), with its overwrite flags false.
  */
-export function serializeProject(p: ProjectRow, access: OrgAccess): Resource {
+export function serializeProject(p: Project, access: OrgAccess): Resource {
   const manage = allows(access.principal, "projects.manage", { access });
-  const attrs = JSON.parse(p.attrs) as Record<string, unknown>;
-  const own = p.default_execution_mode !== null;
-  const mode = own ? p.default_execution_mode : access.organization.defaultExecutionMode;
-  const pool = own ? p.default_agent_pool_id : mode === "agent" ? access.organization.defaultAgentPoolId : null;
+  const own = p.defaultExecutionMode !== null;
+  const mode = own ? p.defaultExecutionMode : access.organization.defaultExecutionMode;
+  const pool = own ? p.defaultAgentPoolId : mode === "agent" ? access.organization.defaultAgentPoolId : null;
   // The row names its organisation by id; the name is the one the caller's access read (issue 19: renames).
   const org = access.organization.name;
   return {
@@ -22,11 +21,11 @@ export function serializeProject(p: ProjectRow, access: OrgAccess): Resource {
     attributes: {
       name: p.name,
       description: p.description,
-      "created-at": p.created_at,
-      "workspace-count": p.workspace_count,
-      "team-count": p.team_count,
+      "created-at": p.createdAt,
+      "workspace-count": p.workspaceCount,
+      "team-count": p.teamCount,
       "default-execution-mode": mode,
-      "auto-destroy-activity-duration": attrs["auto-destroy-activity-duration"] ?? null,
+      "auto-destroy-activity-duration": p.autoDestroyActivityDuration,
       "setting-overwrites": {
         "execution-mode": own,
         "agent-pool": own,
@@ -36,7 +35,7 @@ export function serializeProject(p: ProjectRow, access: OrgAccess): Resource {
       permissions: {
         "can-read": true,
         "can-update": manage,
-        "can-destroy": manage && p.is_default !== 1,
+        "can-destroy": manage && !p.isDefault,
         "can-create-workspace": allows(access.principal, "workspaces.manage", { access }),
         "can-move-workspace": manage,
         "can-manage-tags": manage,

@@ -1,4 +1,4 @@
-/** Projects (tfe-api-notes §2.2): authorise, validate, then write through projects.index.ts. */
+/** Projects (tfe-api-notes §2.2): authorise, validate, then write through projects.d1.ts. */
 import { projectRights, readsAllProjects, requireOrgAccess, type OrgAccess } from "../auth/access";
 import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
@@ -6,10 +6,9 @@ import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
 import { LIMITS } from "../limits";
-import { isProjectLimitError, replaceProjectBindingsStatements } from "../tags/project-tags.index";
+import { isProjectLimitError, replaceProjectBindingsStatements } from "../tags/project-tags.d1";
 import { checkBindings } from "../tags/tags.rules";
 import { AUTO_DESTROY_DURATION } from "../workspaces/workspace.fields";
-import { writeProjectBatch } from "./projects.d1";
 import {
   agentPoolInOrganization,
   deleteEmptyProject,
@@ -24,13 +23,14 @@ import {
   releaseProject,
   teamReadableProjectIds,
   updateProjectStatement,
-  type ProjectRow,
-} from "./projects.index";
+  writeProjectBatch,
+  type Project,
+} from "./projects.d1";
 import { PROJECT_NAME, type createProjectBody, type ProjectAttributes, type ProjectRelationships, type updateProjectBody } from "./projects.schemas";
 
 /** A project with the caller's access to its organisation (what the serialiser needs). */
 export interface ProjectView {
-  project: ProjectRow;
+  project: Project;
   access: OrgAccess;
 }
 
@@ -44,7 +44,7 @@ export async function canReadProject(caller: Caller, access: OrgAccess, projectI
 async function loadProject(caller: Caller, id: string, manage: boolean): Promise<ProjectView> {
   const project = await getProject(caller.db, id);
   if (!project) throw ApiError.of("not_found");
-  const access = await requireOrgAccess(caller, { id: project.organization_id });
+  const access = await requireOrgAccess(caller, { id: project.organizationId });
   if (manage) authorize(caller, "projects.manage", { access });
   else authorize(caller, "project.read", { access, project: projectRights(access, id, [], await canReadProject(caller, access, id)) });
   return { project, access };
@@ -75,7 +75,7 @@ interface Defaults {
  * execution-mode overwrite of false, means inherit the organisation's (stored as null); the pool may come as
  * the `default-agent-pool-id` attribute or the `default-agent-pool` relationship and must be in the organisation.
  */
-async function executionDefaults(caller: Caller, access: OrgAccess, a: ProjectAttributes, rel: ProjectRelationships, current?: ProjectRow): Promise<Defaults> {
+async function executionDefaults(caller: Caller, access: OrgAccess, a: ProjectAttributes, rel: ProjectRelationships, current?: Project): Promise<Defaults> {
   const so = a["setting-overwrites"] ?? {};
   const modeOverwrite = so["execution-mode"] ?? so["default-execution-mode"];
   const poolOverwrite = so["agent-pool"] ?? so["default-agent-pool"];
@@ -99,14 +99,14 @@ async function executionDefaults(caller: Caller, access: OrgAccess, a: ProjectAt
   let pool: string | null;
   if (a["default-execution-mode"] !== undefined) mode = a["default-execution-mode"];
   else if (overwrite === false) mode = null;
-  else if (overwrite === true && !current?.default_execution_mode)
+  else if (overwrite === true && !current?.defaultExecutionMode)
     mode = access.organization.defaultExecutionMode; // pin what it inherits now
-  else mode = current?.default_execution_mode ?? null;
+  else mode = current?.defaultExecutionMode ?? null;
 
   if (poolGiven !== undefined) pool = poolGiven;
   else if (mode === "agent") {
-    const inheritedPool = overwrite === true && !current?.default_execution_mode ? access.organization.defaultAgentPoolId : null;
-    pool = current?.default_agent_pool_id ?? inheritedPool;
+    const inheritedPool = overwrite === true && !current?.defaultExecutionMode ? access.organization.defaultAgentPoolId : null;
+    pool = current?.defaultAgentPoolId ?? inheritedPool;
   } else pool = null;
 
   if (mode === "agent" && !pool)
@@ -209,7 +209,7 @@ export async function listProjectsFor(
   organization: string,
   query: ProjectQuery,
   page: Page,
-): Promise<{ rows: ProjectRow[]; matching: number; total: number; access: OrgAccess }> {
+): Promise<{ projects: Project[]; matching: number; total: number; access: OrgAccess }> {
   const db = caller.db;
   const access = await requireOrgAccess(caller, { name: organization });
   const readable = readsAllProjects(access) ? null : [...(await teamReadableProjectIds(db, access.organization.externalId, access.teamIds))];
@@ -275,7 +275,7 @@ export async function deleteProject(caller: Caller, id: string): Promise<void> {
   // Status codes the real service leaves undocumented (issue 2 asks us to choose): the Default Project is a
   // property of the organisation, so deleting it is an invalid request (422); a project that still holds
   // workspaces is a conflict with the current state that moving or deleting them resolves (409).
-  if (project.is_default === 1) throw ApiError.of("invalid_attribute", { detail: "The Default Project cannot be deleted" });
+  if (project.isDefault) throw ApiError.of("invalid_attribute", { detail: "The Default Project cannot be deleted" });
   await dropStaleRefs(caller, project.id);
   if (!(await deleteEmptyProject(caller.db, project.id))) {
     throw ApiError.of("conflict", { detail: "Project still contains workspaces; move or delete them first" });

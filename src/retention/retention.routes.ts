@@ -6,10 +6,9 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
-import { jsonapi, noContent, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent } from "../jsonapi/document";
 import { orgParam, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
-import type { DataRetentionPolicy } from "../workspaces/workspace.types";
 import { acknowledge } from "../workspaces/workspaces.http";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
 import {
@@ -23,6 +22,7 @@ import {
 } from "./retention.service";
 import { defineRoute } from "../jsonapi/define-route";
 import { retentionPolicyResource } from "./retention.schemas";
+import { serializePolicy } from "./retention.serialize";
 
 const tags = ["Data retention policies"];
 export const retention = router();
@@ -37,15 +37,6 @@ const policyBody = z
     }),
   })
   .openapi("DataRetentionPolicy");
-
-function serializePolicy(p: DataRetentionPolicy, target: { id: string; type: string }, asType?: string): Resource {
-  return {
-    id: p.id,
-    type: asType ?? p.type,
-    attributes: p.type === "data-retention-policy-delete-olders" ? { "delete-older-than-n-days": p.deleteOlderThanNDays } : {},
-    relationships: { target: { data: target } },
-  };
-}
 
 // ---- workspace ----
 

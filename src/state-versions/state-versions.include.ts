@@ -3,7 +3,8 @@ import type { Bindings } from "../env";
 import type { Included } from "../jsonapi/document";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
 import type { WorkspaceScope } from "../workspaces/workspaces.service";
-import { canUpload, serializeOutputs, serializeStateVersion } from "./state-versions.serialize";
+import { canUpload } from "../auth/permissions";
+import { serializeOutputs, serializeStateVersion } from "./state-versions.serialize";
 import { stateStub } from "./state-versions.stub";
 
 /**

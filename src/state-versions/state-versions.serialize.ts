@@ -4,13 +4,6 @@ import type { Resource } from "../jsonapi/document";
 import { outputId, type StateVersionView } from "./state-versions.store";
 import { resourcesUnknown } from "./state.parse";
 
-export { outputId };
-
-/** Who may create state versions, and so receive upload URLs (organisation tokens cannot, as in the real service). */
-export function canUpload(scope: { access: { isOrgToken: boolean } }, caps: { stateVersions: number }): boolean {
-  return caps.stateVersions >= 3 && !scope.access.isOrgToken;
-}
-
 /**
  * `canUpload`: the caller may create state versions (issue 13 item 5). Upload URLs go only to such
  * callers and only while the version is pending; the DO accepts each blob once.

@@ -7,7 +7,7 @@ import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
 import { guardOf, idByName, mutateAs, readById } from "../workspaces/workspaces.service";
 import { workspaceOfStateVersion } from "./state-versions.d1";
-import { canUpload } from "./state-versions.serialize";
+import { canUpload } from "../auth/permissions";
 import type { BackingAction, StateVersionView } from "./state-versions.store";
 import { stateStub } from "./state-versions.stub";
 

@@ -8,6 +8,7 @@
  * plans up by these names: "Business", "Free", "Standard (entitlement)"). Attribute names are the API's
  * (`GET /feature-sets`, `GET /organizations/:name/entitlement-set`).
  */
+import type { Subscription } from "../auth/organization.d1";
 import type { Edition } from "../env";
 import { containsText } from "../text-match";
 
@@ -78,20 +79,6 @@ export interface FeatureSet {
   userLimit: number | null;
   features: ReadonlySet<Feature>;
   limits: Limits;
-}
-
-/** An organisation's subscription: the plan assigned to it and the contract's terms. */
-export interface Subscription {
-  id: string;
-  featureSetId: string;
-  startAt: string;
-  runsCeiling: number;
-  agentsCeiling: number;
-  contractStartAt: string | null;
-  endAt: string | null;
-  contractUserLimit: number | null;
-  contractApplyLimit: number | null;
-  contractManagedResourcesLimit: number | null;
 }
 
 const UNLIMITED: Limits = Object.fromEntries(LIMIT_KEYS.map((k) => [k, null])) as Limits;

@@ -50,7 +50,7 @@ organizationTags.openapi(
   async (c) => {
     const query = c.req.valid("query");
     const page = pageOf(query);
-    const { rows, total, organization } = await listTags(
+    const { tags, total, organization } = await listTags(
       callerOf(c),
       c.req.valid("param").organization_name,
       {
@@ -63,7 +63,7 @@ organizationTags.openapi(
       c,
       paginated(
         c,
-        rows.map((r) => serializeTag(r, organization)),
+        tags.map((t) => serializeTag(t, organization)),
         page,
         total,
       ),

@@ -1,7 +1,7 @@
 /** D1 statements for reserved tag keys (migration 0017), and the one query that enforces `disable-overrides`. */
 import type { Db } from "../caller";
 
-export interface ReservedTagKeyRow {
+interface ReservedTagKeyRow {
   id: string;
   organization_id: string;
   key: string;
@@ -10,44 +10,66 @@ export interface ReservedTagKeyRow {
   updated_at: string;
 }
 
-/** The columns a PATCH may write (updated_at always). */
-export interface ReservedTagKeyChanges {
-  key?: string;
-  disable_overrides?: number;
-  updated_at: string;
+export interface ReservedTagKey {
+  id: string;
+  organizationId: string;
+  key: string;
+  /** Workspaces may not bind the key where their project binds it. */
+  disableOverrides: boolean;
+  createdAt: string;
+  updatedAt: string;
 }
 
-export async function findReservedTagKey(db: Db, id: string): Promise<ReservedTagKeyRow | null> {
-  return db.prepare("SELECT * FROM reserved_tag_keys WHERE id = ?").bind(id).first<ReservedTagKeyRow>();
+function toReservedTagKey(row: ReservedTagKeyRow): ReservedTagKey {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    key: row.key,
+    disableOverrides: row.disable_overrides === 1,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** What a PATCH may change (`updatedAt` always). */
+export interface ReservedTagKeyChanges {
+  key?: string;
+  disableOverrides?: boolean;
+  updatedAt: string;
+}
+
+export async function findReservedTagKey(db: Db, id: string): Promise<ReservedTagKey | null> {
+  const row = await db.prepare("SELECT * FROM reserved_tag_keys WHERE id = ?").bind(id).first<ReservedTagKeyRow>();
+  return row ? toReservedTagKey(row) : null;
 }
 
 /** One page of the organisation's reserved keys in the order they were added (rowid), and how many it has (one batch). */
-export async function listReservedTagKeys(
-  db: Db,
-  organizationId: string,
-  limit: number,
-  offset: number,
-): Promise<{ rows: ReservedTagKeyRow[]; total: number }> {
+export async function listReservedTagKeys(db: Db, organizationId: string, limit: number, offset: number): Promise<{ keys: ReservedTagKey[]; total: number }> {
   const [page, count] = await db.batch([
     db.prepare("SELECT * FROM reserved_tag_keys WHERE organization_id = ? ORDER BY rowid LIMIT ? OFFSET ?").bind(organizationId, limit, offset),
     db.prepare("SELECT count(*) AS n FROM reserved_tag_keys WHERE organization_id = ?").bind(organizationId),
   ]);
-  const rows = (page?.results ?? []) as ReservedTagKeyRow[];
+  const keys = ((page?.results ?? []) as ReservedTagKeyRow[]).map(toReservedTagKey);
   const total = (count?.results[0] as { n: number } | undefined)?.n ?? 0;
-  return { rows, total };
+  return { keys, total };
 }
 
 /** Inserts the row; throws D1's UNIQUE error when the organisation already reserves the key. */
-export async function insertReservedTagKey(db: Db, row: ReservedTagKeyRow): Promise<void> {
+export async function insertReservedTagKey(db: Db, k: ReservedTagKey): Promise<void> {
   await db
     .prepare("INSERT INTO reserved_tag_keys (id, organization_id, key, disable_overrides, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)")
-    .bind(row.id, row.organization_id, row.key, row.disable_overrides, row.created_at, row.updated_at)
+    .bind(k.id, k.organizationId, k.key, k.disableOverrides ? 1 : 0, k.createdAt, k.updatedAt)
     .run();
 }
 
-/** Writes only the given columns; false when the row is gone. Throws D1's UNIQUE error on a taken key. */
+/** Writes only the given fields; false when the row is gone. Throws D1's UNIQUE error on a taken key. */
 export async function updateReservedTagKey(db: Db, id: string, changes: ReservedTagKeyChanges): Promise<boolean> {
-  const sets = Object.entries(changes).filter(([, v]) => v !== undefined);
+  const columns: Array<[string, unknown]> = [
+    ["key", changes.key],
+    ["disable_overrides", changes.disableOverrides === undefined ? undefined : changes.disableOverrides ? 1 : 0],
+    ["updated_at", changes.updatedAt],
+  ];
+  const sets = columns.filter(([, v]) => v !== undefined);
   const res = await db
     .prepare(`UPDATE reserved_tag_keys SET ${sets.map(([k]) => `${k} = ?`).join(", ")} WHERE id = ?`)
     .bind(...sets.map(([, v]) => v), id)

@@ -1,10 +1,10 @@
 /** Reserved tag keys (HCP reserved-tag-keys API; go-tfe ReservedTagKeys): list, create, update, delete. */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, noContent, paginated, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
-import type { ReservedTagKeyRow } from "./reserved-tag-keys.d1";
+import { serializeReservedTagKey } from "./reserved-tag-keys.serialize";
 import { createReservedTagKey, listOrgReservedTagKeys, removeReservedTagKey, updateReservedTagKeyById } from "./reserved-tag-keys.service";
 import { defineRoute } from "../jsonapi/define-route";
 import { reservedTagKeyResource } from "./tags.schemas";
@@ -16,21 +16,6 @@ const idParam = z.object({ id: z.string().regex(/^rtk-[A-Za-z0-9]{1,64}$/) });
 // The key's rules (and their texts, which go-tfe matches) are the service's: here only a bound on the size.
 const attributes = z.object({ key: z.string().max(1000).optional(), "disable-overrides": z.boolean().optional() });
 const body = (name: string) => z.object({ data: z.object({ type: z.literal("reserved-tag-keys"), attributes: attributes.optional() }) }).openapi(name);
-
-function serialize(r: ReservedTagKeyRow): Resource {
-  return {
-    id: r.id,
-    type: "reserved-tag-keys",
-    attributes: {
-      key: r.key,
-      "disable-overrides": r.disable_overrides === 1,
-      // Registry environment tags are a hosted-registry feature this service does not have.
-      "is-registry-tag": false,
-      "created-at": r.created_at,
-      "updated-at": r.updated_at,
-    },
-  };
-}
 
 reservedTagKeys.openapi(
   defineRoute({
@@ -45,8 +30,8 @@ reservedTagKeys.openapi(
   }),
   async (c) => {
     const page = pageOf(c.req.valid("query"));
-    const { rows, total } = await listOrgReservedTagKeys(callerOf(c), c.req.valid("param").organization_name, page);
-    return jsonapi(c, paginated(c, rows.map(serialize), page, total));
+    const { keys, total } = await listOrgReservedTagKeys(callerOf(c), c.req.valid("param").organization_name, page);
+    return jsonapi(c, paginated(c, keys.map(serializeReservedTagKey), page, total));
   },
 );
 
@@ -62,8 +47,8 @@ reservedTagKeys.openapi(
   }),
   async (c) => {
     const a = c.req.valid("json").data.attributes ?? {};
-    const row = await createReservedTagKey(callerOf(c), c.req.valid("param").organization_name, { key: a.key, disableOverrides: a["disable-overrides"] });
-    return jsonapi(c, { data: serialize(row) }, 201);
+    const reserved = await createReservedTagKey(callerOf(c), c.req.valid("param").organization_name, { key: a.key, disableOverrides: a["disable-overrides"] });
+    return jsonapi(c, { data: serializeReservedTagKey(reserved) }, 201);
   },
 );
 
@@ -79,8 +64,8 @@ reservedTagKeys.openapi(
   }),
   async (c) => {
     const a = c.req.valid("json").data.attributes ?? {};
-    const row = await updateReservedTagKeyById(callerOf(c), c.req.valid("param").id, { key: a.key, disableOverrides: a["disable-overrides"] });
-    return jsonapi(c, { data: serialize(row) });
+    const reserved = await updateReservedTagKeyById(callerOf(c), c.req.valid("param").id, { key: a.key, disableOverrides: a["disable-overrides"] });
+    return jsonapi(c, { data: serializeReservedTagKey(reserved) });
   },
 );
 

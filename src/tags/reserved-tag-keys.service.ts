@@ -3,13 +3,12 @@
  * them; owners and the organisation token manage them (the docs ask for the admin preset). A key reserved with
  * `disable-overrides` may not be bound on a workspace whose project binds it (`refuseOverrides`).
  */
-import { requireOrgAccess, type OrgAccess } from "../auth/access";
+import { loadOwned, requireOrgAccess } from "../auth/access";
 import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
-import { loadOwned } from "../registries/registry.common";
 import {
   deleteReservedTagKey,
   findReservedTagKey,
@@ -17,8 +16,8 @@ import {
   listReservedTagKeys,
   lockedProjectKeys,
   updateReservedTagKey,
+  type ReservedTagKey,
   type ReservedTagKeyChanges,
-  type ReservedTagKeyRow,
 } from "./reserved-tag-keys.d1";
 import { checkReservedKey } from "./tags.rules";
 
@@ -40,49 +39,48 @@ function keyTaken(err: unknown): never {
 }
 
 /** One page of the organisation's reserved keys, oldest first. */
-export async function listOrgReservedTagKeys(caller: Caller, organization: string, page: Page): Promise<{ rows: ReservedTagKeyRow[]; total: number }> {
+export async function listOrgReservedTagKeys(caller: Caller, organization: string, page: Page): Promise<{ keys: ReservedTagKey[]; total: number }> {
   const access = await requireOrgAccess(caller, { name: organization });
   return listReservedTagKeys(caller.db, access.organization.externalId, page.size, (page.number - 1) * page.size);
 }
 
-export async function createReservedTagKey(caller: Caller, organization: string, input: ReservedTagKeyInput): Promise<ReservedTagKeyRow> {
+export async function createReservedTagKey(caller: Caller, organization: string, input: ReservedTagKeyInput): Promise<ReservedTagKey> {
   const access = await requireOrgAccess(caller, { name: organization });
   authorize(caller, "organization.manage", { access });
   checkKey(input.key ?? "");
   const now = nowIso();
-  const row: ReservedTagKeyRow = {
+  const reserved: ReservedTagKey = {
     id: newId("rtk"),
-    organization_id: access.organization.externalId,
+    organizationId: access.organization.externalId,
     key: input.key!,
-    disable_overrides: input.disableOverrides ? 1 : 0,
-    created_at: now,
-    updated_at: now,
+    disableOverrides: !!input.disableOverrides,
+    createdAt: now,
+    updatedAt: now,
   };
-  await insertReservedTagKey(caller.db, row).catch(keyTaken);
-  return row;
+  await insertReservedTagKey(caller.db, reserved).catch(keyTaken);
+  return reserved;
 }
 
-async function loadManaged(caller: Caller, id: string): Promise<{ row: ReservedTagKeyRow; access: OrgAccess }> {
-  const loaded = await loadOwned(caller, findReservedTagKey, id);
-  authorize(caller, "organization.manage", { access: loaded.access });
-  return loaded;
+async function loadManaged(caller: Caller, id: string): Promise<ReservedTagKey> {
+  const { item, access } = await loadOwned(caller, findReservedTagKey, id);
+  authorize(caller, "organization.manage", { access });
+  return item;
 }
 
-/** Changes what the request names; answers the row as stored. */
-export async function updateReservedTagKeyById(caller: Caller, id: string, input: ReservedTagKeyInput): Promise<ReservedTagKeyRow> {
-  const { row } = await loadManaged(caller, id);
+/** Changes what the request names; answers the key as stored. */
+export async function updateReservedTagKeyById(caller: Caller, id: string, input: ReservedTagKeyInput): Promise<ReservedTagKey> {
+  const reserved = await loadManaged(caller, id);
   if (input.key !== undefined) checkKey(input.key);
-  const changes: ReservedTagKeyChanges = { key: input.key, updated_at: nowIso() };
-  if (input.disableOverrides !== undefined) changes.disable_overrides = input.disableOverrides ? 1 : 0;
-  if (!(await updateReservedTagKey(caller.db, row.id, changes).catch(keyTaken))) throw ApiError.of("not_found"); // deleted concurrently
-  const updated = await findReservedTagKey(caller.db, row.id);
+  const changes: ReservedTagKeyChanges = { key: input.key, disableOverrides: input.disableOverrides, updatedAt: nowIso() };
+  if (!(await updateReservedTagKey(caller.db, reserved.id, changes).catch(keyTaken))) throw ApiError.of("not_found"); // deleted concurrently
+  const updated = await findReservedTagKey(caller.db, reserved.id);
   if (!updated) throw ApiError.of("not_found");
   return updated;
 }
 
 export async function removeReservedTagKey(caller: Caller, id: string): Promise<void> {
-  const { row } = await loadManaged(caller, id);
-  if (!(await deleteReservedTagKey(caller.db, row.id))) throw ApiError.of("not_found");
+  const reserved = await loadManaged(caller, id);
+  if (!(await deleteReservedTagKey(caller.db, reserved.id))) throw ApiError.of("not_found");
 }
 
 /**

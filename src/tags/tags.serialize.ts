@@ -1,16 +1,16 @@
 /** JSON:API views of tags: organisation tags, tag bindings and effective tag bindings. */
 import type { Resource } from "../jsonapi/document";
 import type { BindingEntry } from "../workspaces/workspace.types";
-import type { ProjectBindingRow } from "./project-tags.index";
-import type { TagRow } from "./tags.index";
+import type { ProjectBinding } from "./project-tags.d1";
+import type { Tag } from "./tags.d1";
 
 const API = "/api/v2";
 
-export function serializeTag(row: TagRow, organization: string): Resource {
+export function serializeTag(tag: Tag, organization: string): Resource {
   return {
-    id: row.id,
+    id: tag.id,
     type: "tags",
-    attributes: { name: row.name, "created-at": row.created_at, "instance-count": row.instance_count },
+    attributes: { name: tag.name, "created-at": tag.createdAt, "instance-count": tag.instanceCount },
     relationships: { organization: { data: { id: organization, type: "organizations" } } },
   };
 }
@@ -20,8 +20,8 @@ export function serializeBinding(t: BindingEntry): Resource {
   return { id: t.id, type: "tag-bindings", attributes: { key: t.key, value: t.value, "created-at": t.createdAt } };
 }
 
-export function serializeProjectBinding(b: ProjectBindingRow): Resource {
-  return { id: b.id, type: "tag-bindings", attributes: { key: b.key, value: b.value, "created-at": b.created_at } };
+export function serializeProjectBinding(b: ProjectBinding): Resource {
+  return { id: b.id, type: "tag-bindings", attributes: { key: b.key, value: b.value, "created-at": b.createdAt } };
 }
 
 /**
@@ -31,7 +31,7 @@ export function serializeProjectBinding(b: ProjectBindingRow): Resource {
  * `relationships.inherited-from.links.related` (the spec's shape); direct ones carry no `links`
  * member at all, because go-tfe's tests require their decoded `Links` to be nil.
  */
-export function effectiveBindings(direct: BindingEntry[], projectId: string | null, inherited: ProjectBindingRow[]): Resource[] {
+export function effectiveBindings(direct: BindingEntry[], projectId: string | null, inherited: ProjectBinding[]): Resource[] {
   const own = new Set(direct.map((t) => t.key));
   const out: Resource[] = direct.map((t) => ({ id: t.id, type: "effective-tag-bindings", attributes: { key: t.key, value: t.value } }));
   if (projectId === null) return out;
@@ -50,6 +50,6 @@ export function effectiveBindings(direct: BindingEntry[], projectId: string | nu
 }
 
 /** A project's effective bindings: its own (projects inherit nothing), without links. */
-export function projectEffectiveBindings(rows: ProjectBindingRow[]): Resource[] {
-  return rows.map((b) => ({ id: b.id, type: "effective-tag-bindings", attributes: { key: b.key, value: b.value } }));
+export function projectEffectiveBindings(bindings: ProjectBinding[]): Resource[] {
+  return bindings.map((b) => ({ id: b.id, type: "effective-tag-bindings", attributes: { key: b.key, value: b.value } }));
 }

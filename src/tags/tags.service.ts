@@ -9,18 +9,16 @@ import { ApiError } from "../errors";
 import { nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
 import { LIMITS } from "../limits";
-import { getProject } from "../projects/projects.index";
+import { getProject } from "../projects/projects.d1";
 import { canReadProject } from "../projects/projects.service";
 import type { BindingEntry, WorkspaceRecord } from "../workspaces/workspace.types";
-import { workspaceDocsByIds } from "../workspaces/workspaces.d1";
-import { parseDoc } from "../workspaces/workspaces.index";
+import { parseDoc, workspaceDocsByIds } from "../workspaces/workspaces.d1";
 import { loadScope, readById } from "../workspaces/workspaces.service";
-import { isProjectLimitError, projectBindings, type ProjectBindingRow } from "./project-tags.index";
+import { isProjectLimitError, projectBindings, upsertProjectBindings, type ProjectBinding } from "./project-tags.d1";
 import { refuseOverrides } from "./reserved-tag-keys.service";
-import { upsertProjectBindings } from "./tags.d1";
-import { deleteTags, listOrganizationTags, tagById, tagNotFound, tagRowsById, tagsById, type TagRow } from "./tags.index";
+import { deleteTags, listOrganizationTags, tagById, tagNotFound, tagRowsById, tagsById, type Tag } from "./tags.d1";
 import { bindingValue, checkBindings, type BindingInput as SentBinding } from "./tags.rules";
-import { dedupe, echoed, keyOnlyTagIds, LIMIT_DETAIL } from "./workspace-tags.logic";
+import { dedupe, echoed, keyOnlyTagIds, LIMIT_DETAIL } from "./workspace-tags.rules";
 import { changeTags, resolveBindings, resolveFlatAdds, resolveFlatRemovals, type FlatTagRef } from "./workspace-tags.service";
 import { containsText } from "../text-match";
 
@@ -35,19 +33,15 @@ export interface Acknowledged {
  * The workspace's flat tags (never its bindings), in the order they were added, filtered by a
  * lower-cased substring; a tag whose organisation tag was deleted is not listed (dead).
  */
-export async function workspaceFlatTags(
-  caller: Caller,
-  workspaceId: string,
-  nameContains: string | undefined,
-): Promise<{ rows: TagRow[]; organization: string }> {
+export async function workspaceFlatTags(caller: Caller, workspaceId: string, nameContains: string | undefined): Promise<{ tags: Tag[]; organization: string }> {
   const { record, scope } = await readById(caller, workspaceId);
   const candidates = record.tags.filter((t) => !nameContains || containsText(t.key, nameContains));
   const byId = await tagRowsById(caller.db, keyOnlyTagIds(candidates));
-  const rows = candidates.flatMap((t) => {
-    const row = t.tagId ? byId.get(t.tagId) : undefined;
-    return row ? [row] : [];
+  const tags = candidates.flatMap((t) => {
+    const tag = t.tagId ? byId.get(t.tagId) : undefined;
+    return tag ? [tag] : [];
   });
-  return { rows, organization: scope.access.organization.name };
+  return { tags, organization: scope.access.organization.name };
 }
 
 /** Adds flat tags (by name, creating missing organisation tags, or by id); needs can-manage-tags. */
@@ -88,7 +82,7 @@ export async function upsertWorkspaceTagBindings(
 }
 
 /** The workspace's direct bindings with its project's, to merge at read time (a project change shows at once). */
-export async function workspaceEffectiveTagBindings(caller: Caller, workspaceId: string): Promise<{ record: WorkspaceRecord; inherited: ProjectBindingRow[] }> {
+export async function workspaceEffectiveTagBindings(caller: Caller, workspaceId: string): Promise<{ record: WorkspaceRecord; inherited: ProjectBinding[] }> {
   const { record } = await readById(caller, workspaceId);
   return { record, inherited: await projectBindings(caller.db, record.projectId) };
 }
@@ -97,9 +91,9 @@ export async function workspaceEffectiveTagBindings(caller: Caller, workspaceId:
 
 /** The project's organisation and the caller's rights on it, authorised for `action` (404 otherwise). */
 async function projectAccess(caller: Caller, projectId: string, action: "project.read" | "project.admin"): Promise<void> {
-  const row = await getProject(caller.db, projectId);
-  if (!row) throw ApiError.of("not_found");
-  const loaded = await loadAccessBatch(caller.db, caller.principal, { id: row.organization_id }, [], [projectId]);
+  const found = await getProject(caller.db, projectId);
+  if (!found) throw ApiError.of("not_found");
+  const loaded = await loadAccessBatch(caller.db, caller.principal, { id: found.organizationId }, [], [projectId]);
   if (!loaded) throw ApiError.of("not_found");
   const { access, grants } = loaded;
   let project = projectRights(access, projectId, grants.projects);
@@ -110,13 +104,13 @@ async function projectAccess(caller: Caller, projectId: string, action: "project
 }
 
 /** A project's bindings (projects inherit nothing, so these are also its effective ones). */
-export async function projectTagBindings(caller: Caller, projectId: string): Promise<ProjectBindingRow[]> {
+export async function projectTagBindings(caller: Caller, projectId: string): Promise<ProjectBinding[]> {
   await projectAccess(caller, projectId, "project.read");
   return projectBindings(caller.db, projectId);
 }
 
 /** The first sent entry that takes the project over the limit (null when within it). */
-function projectLimitOffender(existing: ProjectBindingRow[], sent: Array<{ key: string; index: number }>): number | null {
+function projectLimitOffender(existing: ProjectBinding[], sent: Array<{ key: string; index: number }>): number | null {
   const keys = new Set(existing.map((b) => b.key));
   for (const s of sent) {
     keys.add(s.key);
@@ -126,7 +120,7 @@ function projectLimitOffender(existing: ProjectBindingRow[], sent: Array<{ key: 
 }
 
 /** Adds or updates a project's bindings by key (never removes), at most 10 per project; answers the bindings sent. */
-export async function upsertProjectTagBindings(caller: Caller, projectId: string, sent: SentBinding[]): Promise<ProjectBindingRow[]> {
+export async function upsertProjectTagBindings(caller: Caller, projectId: string, sent: SentBinding[]): Promise<ProjectBinding[]> {
   await projectAccess(caller, projectId, "project.admin");
   const f = checkBindings(sent, "/data");
   if (f) throw ApiError.of(f.code, { detail: f.detail, pointer: f.pointer });
@@ -160,11 +154,11 @@ export async function organizationTags(
   organization: string,
   query: { q?: string; excludeWorkspaceId?: string },
   page: Page,
-): Promise<{ rows: TagRow[]; total: number; organization: string }> {
+): Promise<{ tags: Tag[]; total: number; organization: string }> {
   const access = await requireOrgAccess(caller, { name: organization });
   const org = access.organization;
-  const { rows, total } = await listOrganizationTags(caller.db, org.externalId, { ...query, limit: page.size, offset: (page.number - 1) * page.size });
-  return { rows, total, organization: org.name };
+  const { tags, total } = await listOrganizationTags(caller.db, org.externalId, { ...query, limit: page.size, offset: (page.number - 1) * page.size });
+  return { tags, total, organization: org.name };
 }
 
 /** Deletes organisation tags: each is detached from every workspace that carries it. */
@@ -177,7 +171,7 @@ export async function deleteOrganizationTags(caller: Caller, organization: strin
   ids.forEach((id, i) => {
     if (!known.has(id)) throw tagNotFound(`/data/${i}/id`, id);
   });
-  // One batch, no fan-out: entries carrying these ids are dead from now on (src/tags/tags.index.ts).
+  // One batch, no fan-out: entries carrying these ids are dead from now on (src/tags/tags.d1.ts).
   await deleteTags(caller.db, org, [...known.keys()], nowIso());
 }
 
@@ -190,9 +184,9 @@ async function forEachLimited<T>(items: T[], fn: (item: T) => Promise<void>, wid
 export async function attachTagToWorkspaces(caller: Caller, tagId: string, workspaceIds: string[]): Promise<Acknowledged> {
   const tag = await tagById(caller.db, tagId);
   // A tag no workspace carries no longer exists (it left the organisation's list).
-  if (!tag || tag.instance_count === 0) throw ApiError.of("not_found");
-  authorize(caller, "organization.read", { access: await requireOrgAccess(caller, { id: tag.organization_id }) });
-  const records = await resolveWorkspaces(caller, tag.organization_id, workspaceIds);
+  if (!tag || tag.instanceCount === 0) throw ApiError.of("not_found");
+  authorize(caller, "organization.read", { access: await requireOrgAccess(caller, { id: tag.organizationId }) });
+  const records = await resolveWorkspaces(caller, tag.organizationId, workspaceIds);
   const now = nowIso();
   const acknowledged: Acknowledged = {};
   await forEachLimited(records, async (r) => {

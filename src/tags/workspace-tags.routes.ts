@@ -44,16 +44,16 @@ workspaceTags.openapi(
   }),
   async (c) => {
     const query = c.req.valid("query");
-    const { rows, organization } = await workspaceFlatTags(callerOf(c), c.req.valid("param").workspace_id, query.name);
+    const { tags, organization } = await workspaceFlatTags(callerOf(c), c.req.valid("param").workspace_id, query.name);
     const page = pageOf(query);
-    const slice = rows.slice((page.number - 1) * page.size, page.number * page.size);
+    const slice = tags.slice((page.number - 1) * page.size, page.number * page.size);
     return jsonapi(
       c,
       paginated(
         c,
-        slice.map((r) => serializeTag(r, organization)),
+        slice.map((t) => serializeTag(t, organization)),
         page,
-        rows.length,
+        tags.length,
       ),
     );
   },

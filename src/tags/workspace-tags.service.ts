@@ -2,11 +2,11 @@
 import type { Caller } from "../caller";
 import { ApiError, unwrap } from "../errors";
 import { isFailure } from "../workspaces/workspace.rules";
-import type { WorkspaceRecord } from "../workspaces/workspace.types";
+import type { BindingInput, FlatInput, WorkspaceRecord } from "../workspaces/workspace.types";
 import { workspaceStub } from "../workspaces/workspaces.service";
 import { bindingValue, checkBindings, checkFlatTagName, type BindingInput as SentBinding } from "./tags.rules";
-import { deadTagIds, ensureTagIds, tagNotFound, tagsById } from "./tags.index";
-import { applyTagChange, keyOnlyTagIds, type BindingInput, type FlatInput, type TagChange, type TagSets } from "./workspace-tags.logic";
+import { deadTagIds, ensureTagIds, tagNotFound, tagsById } from "./tags.d1";
+import { applyTagChange, keyOnlyTagIds, type TagChange, type TagSets } from "./workspace-tags.rules";
 
 /** A flat tag reference as sent: `{type: "tags", id?}` or `{type: "tags", attributes: {name}}`. */
 export interface FlatTagRef {

@@ -1,11 +1,11 @@
 /** Team access to workspaces (`team-workspaces`) and projects (`team-projects`), per the real role tables. */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, noContent, paginated, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
-import type { TpRow, TwRow } from "./team-access.d1";
-import { PRJ_IMPLIED, PRJ_LEVELS, WS_DEFAULT_CUSTOM, WS_IMPLIED, WS_LEVELS, type PrjAccess, type WsCustom } from "./team-access.rules";
+import { PRJ_LEVELS, WS_LEVELS, type WsCustom } from "./team-access.rules";
+import { serializeTp, serializeTw } from "./team-access.serialize";
 import {
   changeTeamProject,
   changeTeamWorkspace,
@@ -52,20 +52,6 @@ const twUpdateBody = z
   .object({ data: z.object({ type: z.literal("team-workspaces"), attributes: wsCustomInput.extend({ access: z.enum(WS_LEVELS).optional() }) }) })
   .openapi("TeamWorkspaceUpdate");
 
-function serializeTw(r: TwRow): Resource {
-  const implied = r.access === "custom" ? { ...WS_DEFAULT_CUSTOM, ...JSON.parse(r.perms) } : WS_IMPLIED[r.access as keyof typeof WS_IMPLIED];
-  return {
-    id: r.id,
-    type: "team-workspaces",
-    attributes: { access: r.access, ...implied },
-    relationships: {
-      team: { data: { id: r.team_id, type: "teams" }, links: { related: `/api/v2/teams/${r.team_id}` } },
-      workspace: { data: { id: r.workspace_id, type: "workspaces" }, links: { related: `/api/v2/workspaces/${r.workspace_id}` } },
-    },
-    links: { self: `/api/v2/team-workspaces/${r.id}` },
-  };
-}
-
 teamAccess.openapi(
   defineRoute({
     method: "post",
@@ -79,8 +65,8 @@ teamAccess.openapi(
   async (c) => {
     const { attributes, relationships } = c.req.valid("json").data;
     const { access, ...given } = attributes;
-    const row = await createTeamWorkspace(callerOf(c), { teamId: relationships.team.data.id, workspace: relationships.workspace.data.id, access, given });
-    return jsonapi(c, { data: serializeTw(row) }, 201);
+    const tw = await createTeamWorkspace(callerOf(c), { teamId: relationships.team.data.id, workspace: relationships.workspace.data.id, access, given });
+    return jsonapi(c, { data: serializeTw(tw) }, 201);
   },
 );
 
@@ -98,9 +84,9 @@ teamAccess.openapi(
   }),
   async (c) => {
     const query = c.req.valid("query");
-    const rows = await workspaceTeamAccesses(callerOf(c), query["filter[workspace][id]"]);
+    const accesses = await workspaceTeamAccesses(callerOf(c), query["filter[workspace][id]"]);
     const page = pageOf(query);
-    return jsonapi(c, paginated(c, rows.slice((page.number - 1) * page.size, page.number * page.size).map(serializeTw), page, rows.length));
+    return jsonapi(c, paginated(c, accesses.slice((page.number - 1) * page.size, page.number * page.size).map(serializeTw), page, accesses.length));
   },
 );
 
@@ -196,22 +182,6 @@ const tpUpdateBody = z
   })
   .openapi("TeamProjectUpdate");
 
-function serializeTp(r: TpRow): Resource {
-  const perms = JSON.parse(r.perms) as PrjAccess;
-  // Rows written before a permission existed (variable-sets) show its implied value for their level.
-  const projectAccess = { ...PRJ_IMPLIED[r.access]?.["project-access"], ...perms["project-access"] };
-  return {
-    id: r.id,
-    type: "team-projects",
-    attributes: { access: r.access, "project-access": projectAccess, "workspace-access": perms["workspace-access"] },
-    relationships: {
-      team: { data: { id: r.team_id, type: "teams" }, links: { related: `/api/v2/teams/${r.team_id}` } },
-      project: { data: { id: r.project_id, type: "projects" }, links: { related: `/api/v2/projects/${r.project_id}` } },
-    },
-    links: { self: `/api/v2/team-projects/${r.id}` },
-  };
-}
-
 teamAccess.openapi(
   defineRoute({
     method: "post",
@@ -224,13 +194,13 @@ teamAccess.openapi(
   }),
   async (c) => {
     const { attributes: a, relationships } = c.req.valid("json").data;
-    const row = await createTeamProject(callerOf(c), {
+    const tp = await createTeamProject(callerOf(c), {
       teamId: relationships.team.data.id,
       projectId: relationships.project.data.id,
       access: a.access,
       given: a,
     });
-    return jsonapi(c, { data: serializeTp(row) }, 201);
+    return jsonapi(c, { data: serializeTp(tp) }, 201);
   },
 );
 
@@ -248,9 +218,9 @@ teamAccess.openapi(
   }),
   async (c) => {
     const query = c.req.valid("query");
-    const rows = await projectTeamAccesses(callerOf(c), query["filter[project][id]"]);
+    const accesses = await projectTeamAccesses(callerOf(c), query["filter[project][id]"]);
     const page = pageOf(query);
-    return jsonapi(c, paginated(c, rows.slice((page.number - 1) * page.size, page.number * page.size).map(serializeTp), page, rows.length));
+    return jsonapi(c, paginated(c, accesses.slice((page.number - 1) * page.size, page.number * page.size).map(serializeTp), page, accesses.length));
   },
 );
 

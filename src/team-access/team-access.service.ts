@@ -8,7 +8,7 @@ import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
-import { findTeam } from "../teams/teams.index";
+import { findTeam } from "../teams/teams.d1";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
 import { readById, readRef, type WorkspaceRef } from "../workspaces/workspaces.service";
 import {
@@ -24,8 +24,8 @@ import {
   projectGrants,
   updateTeamProject,
   updateTeamWorkspace,
-  type TpRow,
-  type TwRow,
+  type TeamProject,
+  type TeamWorkspace,
 } from "./team-access.d1";
 import { PRJ_IMPLIED, WS_DEFAULT_CUSTOM, type PrjAccess, type WsCustom, type WsLevel } from "./team-access.rules";
 
@@ -62,52 +62,52 @@ async function adminOfWorkspace(caller: Caller, workspace: WorkspaceRef): Promis
 }
 
 /** A workspace access, after checking the caller may read (or, with `admin`, manage) its workspace. */
-async function loadTw(caller: Caller, id: string, admin: boolean): Promise<TwRow> {
-  const row = await findTeamWorkspace(caller.db, id);
-  if (!row) throw ApiError.of("not_found");
-  if (admin) await adminOfWorkspace(caller, row.workspace_id);
-  else await readById(caller, row.workspace_id);
-  return row;
+async function loadTw(caller: Caller, id: string, admin: boolean): Promise<TeamWorkspace> {
+  const tw = await findTeamWorkspace(caller.db, id);
+  if (!tw) throw ApiError.of("not_found");
+  if (admin) await adminOfWorkspace(caller, tw.workspaceId);
+  else await readById(caller, tw.workspaceId);
+  return tw;
 }
 
 export async function createTeamWorkspace(
   caller: Caller,
   input: { teamId: string; workspace: WorkspaceRef; access: WsLevel; given: Partial<WsCustom> },
-): Promise<TwRow> {
+): Promise<TeamWorkspace> {
   const ws = await adminOfWorkspace(caller, input.workspace);
   const team = await findTeam(caller.db, input.teamId);
-  if (!team || team.organization_id !== ws.organizationId) throw teamNotFound();
+  if (!team || team.organizationId !== ws.organizationId) throw teamNotFound();
   const perms = customPerms(input.access, input.given, WS_DEFAULT_CUSTOM, "/data/attributes");
-  const row: TwRow = { id: newId("tws"), team_id: team.id, workspace_id: ws.id, access: input.access, perms: JSON.stringify(perms ?? {}) };
-  if (!(await insertTeamWorkspace(caller.db, row, nowIso()))) {
+  const tw: TeamWorkspace = { id: newId("tws"), teamId: team.id, workspaceId: ws.id, access: input.access, perms: perms ?? {} };
+  if (!(await insertTeamWorkspace(caller.db, tw, nowIso()))) {
     throw ApiError.of("invalid_attribute", { detail: "Team already has access to this workspace", pointer: "/data/relationships/team/data/id" });
   }
-  return row;
+  return tw;
 }
 
 /** The workspace's team accesses (readers of the workspace may list them). */
-export async function workspaceTeamAccesses(caller: Caller, workspaceId: string): Promise<TwRow[]> {
+export async function workspaceTeamAccesses(caller: Caller, workspaceId: string): Promise<TeamWorkspace[]> {
   await readById(caller, workspaceId);
   return listTeamWorkspaces(caller.db, workspaceId);
 }
 
-export async function showTeamWorkspace(caller: Caller, id: string): Promise<TwRow> {
+export async function showTeamWorkspace(caller: Caller, id: string): Promise<TeamWorkspace> {
   return loadTw(caller, id, false);
 }
 
-export async function changeTeamWorkspace(caller: Caller, id: string, input: { access?: WsLevel; given: Partial<WsCustom> }): Promise<TwRow> {
-  const row = await loadTw(caller, id, true);
-  const access = input.access ?? (row.access as WsLevel);
-  const base: WsCustom = access === "custom" && row.access === "custom" ? { ...WS_DEFAULT_CUSTOM, ...JSON.parse(row.perms) } : WS_DEFAULT_CUSTOM;
+export async function changeTeamWorkspace(caller: Caller, id: string, input: { access?: WsLevel; given: Partial<WsCustom> }): Promise<TeamWorkspace> {
+  const tw = await loadTw(caller, id, true);
+  const access = input.access ?? (tw.access as WsLevel);
+  const base: WsCustom = access === "custom" && tw.access === "custom" ? { ...WS_DEFAULT_CUSTOM, ...tw.perms } : WS_DEFAULT_CUSTOM;
   const perms = customPerms(access, input.given, base, "/data/attributes");
-  const next = { ...row, access, perms: JSON.stringify(perms ?? {}) };
-  await updateTeamWorkspace(caller.db, row.id, next.access, next.perms);
+  const next: TeamWorkspace = { ...tw, access, perms: perms ?? {} };
+  await updateTeamWorkspace(caller.db, tw.id, next.access, next.perms);
   return next;
 }
 
 export async function removeTeamWorkspace(caller: Caller, id: string): Promise<void> {
-  const row = await loadTw(caller, id, true);
-  await deleteTeamWorkspace(caller.db, row.id);
+  const tw = await loadTw(caller, id, true);
+  await deleteTeamWorkspace(caller.db, tw.id);
 }
 
 // ---- team-projects ----
@@ -141,55 +141,49 @@ async function projectManager(caller: Caller, projectId: string, manage: boolean
   const rights = projectRights(
     access,
     projectId,
-    grants.map((g) => ({ ...g, team_id: "", target_id: projectId })),
+    grants.map((g) => ({ ...g, teamId: "", targetId: projectId })),
   );
   authorize(caller, manage ? "project.manage-teams" : "project.read-teams", { access, project: rights });
   return project.organization_id;
 }
 
-async function loadTp(caller: Caller, id: string, manage: boolean): Promise<TpRow> {
-  const row = await findTeamProject(caller.db, id);
-  if (!row) throw ApiError.of("not_found");
-  await projectManager(caller, row.project_id, manage);
-  return row;
+async function loadTp(caller: Caller, id: string, manage: boolean): Promise<TeamProject> {
+  const tp = await findTeamProject(caller.db, id);
+  if (!tp) throw ApiError.of("not_found");
+  await projectManager(caller, tp.projectId, manage);
+  return tp;
 }
 
-export async function createTeamProject(caller: Caller, input: { teamId: string; projectId: string; access: string; given: PrjGiven }): Promise<TpRow> {
+export async function createTeamProject(caller: Caller, input: { teamId: string; projectId: string; access: string; given: PrjGiven }): Promise<TeamProject> {
   const organizationId = await projectManager(caller, input.projectId, true);
   const team = await findTeam(caller.db, input.teamId);
-  if (!team || team.organization_id !== organizationId) throw teamNotFound();
-  const row: TpRow = {
-    id: newId("tprj"),
-    team_id: team.id,
-    project_id: input.projectId,
-    access: input.access,
-    perms: JSON.stringify(tpPerms(input.access, input.given)),
-  };
-  if (!(await insertTeamProject(caller.db, row, nowIso()))) {
+  if (!team || team.organizationId !== organizationId) throw teamNotFound();
+  const tp: TeamProject = { id: newId("tprj"), teamId: team.id, projectId: input.projectId, access: input.access, perms: tpPerms(input.access, input.given) };
+  if (!(await insertTeamProject(caller.db, tp, nowIso()))) {
     throw ApiError.of("invalid_attribute", { detail: "Team already has access to this project", pointer: "/data/relationships/team/data/id" });
   }
-  return row;
+  return tp;
 }
 
-export async function projectTeamAccesses(caller: Caller, projectId: string): Promise<TpRow[]> {
+export async function projectTeamAccesses(caller: Caller, projectId: string): Promise<TeamProject[]> {
   await projectManager(caller, projectId, false);
   return listTeamProjects(caller.db, projectId);
 }
 
-export async function showTeamProject(caller: Caller, id: string): Promise<TpRow> {
+export async function showTeamProject(caller: Caller, id: string): Promise<TeamProject> {
   return loadTp(caller, id, false);
 }
 
-export async function changeTeamProject(caller: Caller, id: string, input: { access?: string; given: PrjGiven }): Promise<TpRow> {
-  const row = await loadTp(caller, id, true);
-  const access = input.access ?? row.access;
-  const perms = tpPerms(access, input.given, access === "custom" && row.access === "custom" ? (JSON.parse(row.perms) as PrjAccess) : undefined);
-  const next = { ...row, access, perms: JSON.stringify(perms) };
-  await updateTeamProject(caller.db, row.id, next.access, next.perms);
+export async function changeTeamProject(caller: Caller, id: string, input: { access?: string; given: PrjGiven }): Promise<TeamProject> {
+  const tp = await loadTp(caller, id, true);
+  const access = input.access ?? tp.access;
+  const perms = tpPerms(access, input.given, access === "custom" && tp.access === "custom" ? tp.perms : undefined);
+  const next: TeamProject = { ...tp, access, perms };
+  await updateTeamProject(caller.db, tp.id, next.access, next.perms);
   return next;
 }
 
 export async function removeTeamProject(caller: Caller, id: string): Promise<void> {
-  const row = await loadTp(caller, id, true);
-  await deleteTeamProject(caller.db, row.id);
+  const tp = await loadTp(caller, id, true);
+  await deleteTeamProject(caller.db, tp.id);
 }

@@ -1,18 +1,83 @@
-/** SQL for teams and their members beyond the lookups of teams.index.ts. */
+/** SQL for teams and their members. */
 import type { Db } from "../caller";
-import type { TeamRow } from "./teams.index";
 
-export async function organizationTeams(db: Db, organizationId: string): Promise<TeamRow[]> {
-  return (await db.prepare("SELECT * FROM teams WHERE organization_id = ? ORDER BY name COLLATE NOCASE, id").bind(organizationId).all<TeamRow>()).results;
+interface TeamRow {
+  id: string;
+  organization_id: string;
+  name: string;
+  is_owners: number;
+  visibility: string;
+  sso_team_id: string | null;
+  organization_access: string;
+  allow_member_token_management: number;
+  service_user_id: string | null;
+  created_at: string;
+}
+
+export interface Team {
+  id: string;
+  /** The organisation's id (migration 0016). */
+  organizationId: string;
+  name: string;
+  isOwners: boolean;
+  visibility: string;
+  ssoTeamId: string | null;
+  /** The organisation permissions it was given (the owners team holds all of them whatever this says). */
+  organizationAccess: Record<string, boolean>;
+  allowMemberTokenManagement: boolean;
+  /** The user its tokens act as. */
+  serviceUserId: string | null;
+  createdAt: string;
+}
+
+function toTeam(row: TeamRow): Team {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    name: row.name,
+    isOwners: row.is_owners === 1,
+    visibility: row.visibility,
+    ssoTeamId: row.sso_team_id,
+    organizationAccess: JSON.parse(row.organization_access) as Record<string, boolean>,
+    allowMemberTokenManagement: row.allow_member_token_management === 1,
+    serviceUserId: row.service_user_id,
+    createdAt: row.created_at,
+  };
+}
+
+export async function findTeam(db: Db, id: string): Promise<Team | null> {
+  const row = await db.prepare("SELECT * FROM teams WHERE id = ?").bind(id).first<TeamRow>();
+  return row ? toTeam(row) : null;
+}
+
+export async function teamMembers(db: Db, teamIds: string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  if (teamIds.length === 0) return out;
+  // Invited users are listed with the teams they will join; access comes from team_members alone.
+  const rows = await db
+    .prepare(
+      `SELECT team_id, user_id FROM team_members WHERE team_id IN (SELECT value FROM json_each(?1))
+       UNION SELECT it.team_id, m.user_id FROM invitation_teams it JOIN organization_memberships m ON m.id = it.membership_id
+       WHERE it.team_id IN (SELECT value FROM json_each(?1)) ORDER BY user_id`,
+    )
+    .bind(JSON.stringify(teamIds))
+    .all<{ team_id: string; user_id: string }>();
+  for (const r of rows.results) out.set(r.team_id, [...(out.get(r.team_id) ?? []), r.user_id]);
+  return out;
+}
+
+export async function organizationTeams(db: Db, organizationId: string): Promise<Team[]> {
+  const rows = await db.prepare("SELECT * FROM teams WHERE organization_id = ? ORDER BY name COLLATE NOCASE, id").bind(organizationId).all<TeamRow>();
+  return rows.results.map(toTeam);
 }
 
 /** The given ids that are teams of the organisation. */
-export async function teamsIn(db: Db, organizationId: string, ids: string[]): Promise<Array<{ id: string; is_owners: number }>> {
+export async function teamsIn(db: Db, organizationId: string, ids: string[]): Promise<Array<{ id: string; isOwners: boolean }>> {
   const rows = await db
     .prepare("SELECT id, is_owners FROM teams WHERE organization_id = ? AND id IN (SELECT value FROM json_each(?))")
     .bind(organizationId, JSON.stringify(ids))
     .all<{ id: string; is_owners: number }>();
-  return rows.results;
+  return rows.results.map((r) => ({ id: r.id, isOwners: r.is_owners === 1 }));
 }
 
 export async function teamNames(db: Db, ids: string[]): Promise<Array<{ id: string; name: string }>> {
@@ -22,27 +87,23 @@ export async function teamNames(db: Db, ids: string[]): Promise<Array<{ id: stri
 }
 
 /** False when the name is taken in the organisation. */
-export async function insertTeam(
-  db: Db,
-  t: Pick<
-    TeamRow,
-    | "id"
-    | "organization_id"
-    | "name"
-    | "visibility"
-    | "sso_team_id"
-    | "organization_access"
-    | "allow_member_token_management"
-    | "service_user_id"
-    | "created_at"
-  >,
-): Promise<boolean> {
+export async function insertTeam(db: Db, t: Omit<Team, "isOwners">): Promise<boolean> {
   const res = await db
     .prepare(
       `INSERT INTO teams (id, organization_id, name, visibility, sso_team_id, organization_access, allow_member_token_management, service_user_id, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
     )
-    .bind(t.id, t.organization_id, t.name, t.visibility, t.sso_team_id, t.organization_access, t.allow_member_token_management, t.service_user_id, t.created_at)
+    .bind(
+      t.id,
+      t.organizationId,
+      t.name,
+      t.visibility,
+      t.ssoTeamId,
+      JSON.stringify(t.organizationAccess),
+      t.allowMemberTokenManagement ? 1 : 0,
+      t.serviceUserId,
+      t.createdAt,
+    )
     .run();
   return res.meta.changes === 1;
 }
@@ -50,12 +111,12 @@ export async function insertTeam(
 /** False when the new name is taken in the organisation. */
 export async function updateTeam(
   db: Db,
-  t: Pick<TeamRow, "id" | "name" | "visibility" | "sso_team_id" | "organization_access" | "allow_member_token_management">,
+  t: Pick<Team, "id" | "name" | "visibility" | "ssoTeamId" | "organizationAccess" | "allowMemberTokenManagement">,
 ): Promise<boolean> {
   try {
     await db
       .prepare("UPDATE teams SET name = ?, visibility = ?, sso_team_id = ?, organization_access = ?, allow_member_token_management = ? WHERE id = ?")
-      .bind(t.name, t.visibility, t.sso_team_id, t.organization_access, t.allow_member_token_management, t.id)
+      .bind(t.name, t.visibility, t.ssoTeamId, JSON.stringify(t.organizationAccess), t.allowMemberTokenManagement ? 1 : 0, t.id)
       .run();
   } catch (err) {
     if (String(err).includes("UNIQUE")) return false;
@@ -89,7 +150,7 @@ export async function membersLeft(db: Db, teamId: string, leaving: string[]): Pr
  * Removes users from a team and from the team's pending invitations. With `keepOne` (the owners
  * team) the guard is repeated inside the delete, so that concurrent removals cannot empty it.
  */
-export async function removeMembers(db: Db, team: Pick<TeamRow, "id" | "organization_id">, userIds: string[], keepOne: boolean): Promise<void> {
+export async function removeMembers(db: Db, team: Pick<Team, "id" | "organizationId">, userIds: string[], keepOne: boolean): Promise<void> {
   const ids = JSON.stringify(userIds);
   await db.batch([
     db
@@ -103,7 +164,7 @@ export async function removeMembers(db: Db, team: Pick<TeamRow, "id" | "organiza
         `DELETE FROM invitation_teams WHERE team_id = ? AND membership_id IN
          (SELECT id FROM organization_memberships WHERE organization_id = ? AND user_id IN (SELECT value FROM json_each(?)))`,
       )
-      .bind(team.id, team.organization_id, ids),
+      .bind(team.id, team.organizationId, ids),
   ]);
 }
 
@@ -113,7 +174,7 @@ export async function removeMembers(db: Db, team: Pick<TeamRow, "id" | "organiza
  */
 export async function addMembers(
   db: Db,
-  team: Pick<TeamRow, "id" | "organization_id">,
+  team: Pick<Team, "id" | "organizationId">,
   users: Array<{ userId: string; membershipId: string }>,
   createdAt: string,
 ): Promise<void> {
@@ -121,18 +182,18 @@ export async function addMembers(
     users.flatMap(({ userId, membershipId }) => [
       db
         .prepare("INSERT INTO organization_memberships (id, organization_id, user_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING")
-        .bind(membershipId, team.organization_id, userId, createdAt),
+        .bind(membershipId, team.organizationId, userId, createdAt),
       db
         .prepare(
           `INSERT OR IGNORE INTO team_members (team_id, user_id) SELECT ?1, ?2 WHERE NOT EXISTS
            (SELECT 1 FROM organization_memberships WHERE organization_id = ?3 AND user_id = ?2 AND status = 'invited')`,
         )
-        .bind(team.id, userId, team.organization_id),
+        .bind(team.id, userId, team.organizationId),
       db
         .prepare(
           "INSERT OR IGNORE INTO invitation_teams (membership_id, team_id) SELECT id, ? FROM organization_memberships WHERE organization_id = ? AND user_id = ? AND status = 'invited'",
         )
-        .bind(team.id, team.organization_id, userId),
+        .bind(team.id, team.organizationId, userId),
     ]),
   );
 }

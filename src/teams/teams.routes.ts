@@ -2,12 +2,12 @@
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { LIMITS } from "../limits";
-import { jsonapi, noContent, paginated, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { includeQuery, listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
-import { serializeMembership } from "../users/memberships";
-import { ORG_ACCESS_KEYS, serializeTeam } from "./teams.serialize";
-import { changeMemberships, changeUsers, createTeam, deleteTeam, listTeams, showTeam, updateTeam, type TeamView } from "./teams.service";
+import { ORG_ACCESS_KEYS } from "./teams.rules";
+import { serializeTeamView, serializeTeamWithIncludes } from "./teams.serialize";
+import { changeMemberships, changeUsers, createTeam, deleteTeam, listTeams, showTeam, updateTeam } from "./teams.service";
 import { defineRoute } from "../jsonapi/define-route";
 import { teamResource } from "./teams.schemas";
 
@@ -35,8 +35,6 @@ const membershipsBody = z
   .object({ data: z.array(z.object({ type: z.literal("organization-memberships"), id: z.string().max(64) })).max(100) })
   .openapi("TeamOrganizationMemberships");
 
-const render = (v: TeamView) => serializeTeam(v.row, v.organization, v.members, v.rights, v.memberships);
-
 teams.openapi(
   defineRoute({
     method: "post",
@@ -49,7 +47,7 @@ teams.openapi(
   }),
   async (c) => {
     const team = await createTeam(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data.attributes);
-    return jsonapi(c, { data: render(team) });
+    return jsonapi(c, { data: serializeTeamView(team) });
   },
 );
 
@@ -70,8 +68,8 @@ teams.openapi(
     const query = c.req.valid("query");
     const { q, "filter[names]": names } = query;
     const page = pageOf(query);
-    const { teams: rows, total } = await listTeams(callerOf(c), c.req.valid("param").organization_name, { q, names }, page);
-    return jsonapi(c, paginated(c, rows.map(render), page, total));
+    const { teams: views, total } = await listTeams(callerOf(c), c.req.valid("param").organization_name, { q, names }, page);
+    return jsonapi(c, paginated(c, views.map(serializeTeamView), page, total));
   },
 );
 
@@ -87,11 +85,7 @@ teams.openapi(
   }),
   async (c) => {
     const { team, users, memberships } = await showTeam(callerOf(c), c.req.valid("param").team_id, c.req.valid("query").include);
-    const included: Resource[] = [];
-    for (const u of users ?? []) included.push({ id: u.id, type: "users", attributes: { username: u.username }, links: { self: `/api/v2/users/${u.id}` } });
-    for (const m of memberships ?? []) included.push(serializeMembership(m, []));
-    const data = render(team);
-    return jsonapi(c, included.length ? { data, included } : { data });
+    return jsonapi(c, serializeTeamWithIncludes(team, users, memberships));
   },
 );
 
@@ -107,7 +101,7 @@ teams.openapi(
   }),
   async (c) => {
     const team = await updateTeam(callerOf(c), c.req.valid("param").team_id, c.req.valid("json").data.attributes ?? {});
-    return jsonapi(c, { data: render(team) });
+    return jsonapi(c, { data: serializeTeamView(team) });
   },
 );
 

@@ -1,7 +1,25 @@
-/** Pure rules of teams: organisation-access dependencies and who may manage what (issue 3). */
-import type { OrgAccess } from "../auth/permissions";
+/** Pure rules of teams: organisation-access dependencies (who may manage what: src/auth/team-rights.ts). */
 import type { Failure } from "../errors";
-import { ORG_ACCESS_KEYS } from "./teams.serialize";
+
+/** Every organisation-access key a team carries (the owners team has all of them). */
+export const ORG_ACCESS_KEYS = [
+  "manage-policies",
+  "manage-policy-overrides",
+  "delegate-policy-overrides",
+  "manage-workspaces",
+  "manage-vcs-settings",
+  "manage-providers",
+  "manage-modules",
+  "manage-run-tasks",
+  "manage-projects",
+  "read-workspaces",
+  "read-projects",
+  "manage-membership",
+  "manage-teams",
+  "manage-organization-access",
+  "access-secret-teams",
+  "manage-agent-pools",
+] as const;
 
 export type OrgAccessKey = (typeof ORG_ACCESS_KEYS)[number];
 export type OrgAccessInput = Partial<Record<OrgAccessKey, boolean | undefined>>;
@@ -45,56 +63,4 @@ export function resolveOrgAccess(stored: Record<string, boolean>, given: OrgAcce
     }
   }
   return { ok: true, value: out };
-}
-
-/** Who may do what with teams; owners and the organisation token may do everything. */
-export function teamRights(access: OrgAccess) {
-  const all = access.isOwner || access.isOrgToken;
-  const p = access.orgPermissions;
-  return {
-    /** Create, rename, change visibility, delete teams; manage team tokens. */
-    manageTeams: all || p["manage-teams"] === true,
-    /** Add and remove members; invite and remove organisation members. */
-    manageMembership: all || p["manage-membership"] === true || p["manage-teams"] === true,
-    /** Change a team's organisation access. */
-    manageOrganizationAccess: all || p["manage-organization-access"] === true,
-    /** See secret teams one is not a member of. */
-    seeSecretTeams: all || p["manage-teams"] === true || p["access-secret-teams"] === true,
-  };
-}
-
-/** The parts of a team the rules below look at. */
-export interface TeamFacts {
-  id: string;
-  is_owners: number;
-  organization_access: string;
-  allow_member_token_management: number;
-}
-
-/**
- * Adding, removing or inviting members: the owners team only by owners (the site admin included);
- * anyone else doing it could make themselves, or anyone, an owner. Other teams: manage-membership.
- */
-export function mayChangeMembers(access: OrgAccess, team: Pick<TeamFacts, "is_owners">): boolean {
-  if (team.is_owners === 1) return access.isOwner;
-  return teamRights(access).manageMembership;
-}
-
-/**
- * Managing a team's tokens (create, replace, list, revoke). A minted token never has more power
- * than its minter: the owners team's tokens are for owners alone (not the organisation token, which
- * cannot delete the organisation); other teams' tokens for owners, the organisation token and
- * manage-teams holders (as in the real service) when the team holds no organisation permission
- * the caller lacks. A user who is a member of a team allowing member token management holds the
- * team's power already. A team token acts for no member, so without manage-teams it mints nothing,
- * not even siblings that would outlive its own revocation.
- */
-export function mayManageTeamTokens(access: OrgAccess, team: TeamFacts): boolean {
-  if (team.is_owners === 1) return access.isOwner;
-  const principal = access.principal;
-  if (principal.kind === "user" && access.teamIds.includes(team.id) && team.allow_member_token_management === 1) return true;
-  if (access.isOwner || access.isOrgToken) return true;
-  if (!teamRights(access).manageTeams) return false;
-  const held = JSON.parse(team.organization_access) as Record<string, unknown>;
-  return Object.entries(held).every(([k, v]) => v !== true || access.orgPermissions[k] === true);
 }

@@ -1,7 +1,7 @@
 /** Response schema of teams (src/teams/teams.serialize.ts). */
 import { z } from "@hono/zod-openapi";
 import { attr, resourceSchema } from "../jsonapi/schemas";
-import { ORG_ACCESS_KEYS } from "./teams.serialize";
+import { ORG_ACCESS_KEYS } from "./teams.rules";
 
 export const teamResource = resourceSchema("Team", "teams", {
   name: attr.string,

@@ -1,55 +1,28 @@
 import type { Resource } from "../jsonapi/document";
-import type { TeamRow } from "./teams.index";
+import type { Membership } from "../users/memberships.d1";
+import { serializeMembership } from "../users/memberships.serialize";
+import type { Team } from "./teams.d1";
+import { ORG_ACCESS_KEYS } from "./teams.rules";
+import type { TeamCallerRights, TeamView } from "./teams.service";
 
-/** Every organisation-access key a team carries (the owners team has all of them). */
-export const ORG_ACCESS_KEYS = [
-  "manage-policies",
-  "manage-policy-overrides",
-  "delegate-policy-overrides",
-  "manage-workspaces",
-  "manage-vcs-settings",
-  "manage-providers",
-  "manage-modules",
-  "manage-run-tasks",
-  "manage-projects",
-  "read-workspaces",
-  "read-projects",
-  "manage-membership",
-  "manage-teams",
-  "manage-organization-access",
-  "access-secret-teams",
-  "manage-agent-pools",
-] as const;
-
-export function organizationAccess(row: TeamRow): Record<string, boolean> {
-  const stored = JSON.parse(row.organization_access) as Record<string, boolean>;
-  return Object.fromEntries(ORG_ACCESS_KEYS.map((k) => [k, row.is_owners === 1 ? true : stored[k] === true]));
-}
-
-/** What the caller may do with a team (the `permissions` object). */
-export interface TeamCallerRights {
-  manageTeams: boolean;
-  manageMembership: boolean;
-  manageOrganizationAccess: boolean;
-  /** Per team where it differs from manageTeams / manageMembership (the owners team, stronger teams). */
-  manageTokens?: boolean;
-  changeMembers?: boolean;
+export function organizationAccess(team: Team): Record<string, boolean> {
+  return Object.fromEntries(ORG_ACCESS_KEYS.map((k) => [k, team.isOwners ? true : team.organizationAccess[k] === true]));
 }
 
 /** `organization`: the name of the team's organisation as the request read it (rows name it by id). */
-export function serializeTeam(row: TeamRow, organization: string, members: string[], rights: TeamCallerRights, memberships: string[] = []): Resource {
-  const owners = row.is_owners === 1;
+export function serializeTeam(team: Team, organization: string, members: string[], rights: TeamCallerRights, memberships: string[] = []): Resource {
+  const owners = team.isOwners;
   return {
-    id: row.id,
+    id: team.id,
     type: "teams",
     attributes: {
-      name: row.name,
+      name: team.name,
       "is-unified": false,
-      "organization-access": organizationAccess(row),
-      visibility: row.visibility,
-      "sso-team-id": row.sso_team_id,
+      "organization-access": organizationAccess(team),
+      visibility: team.visibility,
+      "sso-team-id": team.ssoTeamId,
       "users-count": members.length,
-      "allow-member-token-management": row.allow_member_token_management === 1,
+      "allow-member-token-management": team.allowMemberTokenManagement,
       permissions: {
         "can-update-membership": rights.changeMembers ?? rights.manageMembership,
         "can-destroy": rights.manageTeams && !owners,
@@ -65,6 +38,21 @@ export function serializeTeam(row: TeamRow, organization: string, members: strin
       "organization-memberships": { data: memberships.map((id) => ({ id, type: "organization-memberships" })) },
       "authentication-token": { meta: {} },
     },
-    links: { self: `/api/v2/teams/${row.id}` },
+    links: { self: `/api/v2/teams/${team.id}` },
   };
+}
+
+export const serializeTeamView = (v: TeamView): Resource => serializeTeam(v.team, v.organization, v.members, v.rights, v.memberships);
+
+/** A team with the users and memberships its read included (`include`; null: not asked for). */
+export function serializeTeamWithIncludes(
+  v: TeamView,
+  users: Array<{ id: string; username: string }> | null,
+  memberships: Membership[] | null,
+): { data: Resource; included?: Resource[] } {
+  const included: Resource[] = [];
+  for (const u of users ?? []) included.push({ id: u.id, type: "users", attributes: { username: u.username }, links: { self: `/api/v2/users/${u.id}` } });
+  for (const m of memberships ?? []) included.push(serializeMembership(m, []));
+  const data = serializeTeamView(v);
+  return included.length ? { data, included } : { data };
 }

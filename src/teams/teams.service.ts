@@ -1,22 +1,42 @@
 /** Teams and their members: authorisation (teams.rules.ts) and orchestration of the repositories. */
 import { authorize } from "../auth/requirements";
 import { requireOrgAccess, type OrgAccess } from "../auth/access";
+import { mayChangeMembers, mayManageTeamTokens, teamRights } from "../auth/team-rights";
 import type { Caller, Db } from "../caller";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
-import { redactEmail } from "../users/memberships";
-import { membershipsById, teamMemberships, type MembershipRow } from "../users/memberships.d1";
+import { membershipsById, teamMemberships, type Membership } from "../users/memberships.d1";
+import { redactEmail } from "../users/memberships.rules";
 import { usernames, usersByIdOrUsername } from "../users/users.d1";
-import { addMembers, deleteTeam as deleteTeamRows, insertTeam, membersLeft, organizationTeams, removeMembers, updateTeam as updateTeamRow } from "./teams.d1";
-import { findTeam, teamMembers, type TeamRow } from "./teams.index";
-import { mayChangeMembers, mayManageTeamTokens, resolveOrgAccess, teamRights, type OrgAccessInput } from "./teams.rules";
-import type { TeamCallerRights } from "./teams.serialize";
+import {
+  addMembers,
+  deleteTeam as deleteTeamRows,
+  findTeam,
+  insertTeam,
+  membersLeft,
+  organizationTeams,
+  removeMembers,
+  teamMembers,
+  updateTeam as updateTeamRow,
+  type Team,
+} from "./teams.d1";
+import { resolveOrgAccess, type OrgAccessInput } from "./teams.rules";
+
+/** What the caller may do with a team (the `permissions` object). */
+export interface TeamCallerRights {
+  manageTeams: boolean;
+  manageMembership: boolean;
+  manageOrganizationAccess: boolean;
+  /** Per team where it differs from manageTeams / manageMembership (the owners team, stronger teams). */
+  manageTokens?: boolean;
+  changeMembers?: boolean;
+}
 import { containsText, foldAscii } from "../text-match";
 
 /** A team with what its serialisation shows: member user ids, membership ids and the caller's rights on it. */
 export interface TeamView {
-  row: TeamRow;
+  team: Team;
   /** The organisation's name, as the caller's access read it. */
   organization: string;
   members: string[];
@@ -40,25 +60,25 @@ const invalidName = () =>
 const nameTaken = () => ApiError.of("invalid_attribute", { detail: "Name has already been taken", pointer: "/data/attributes/name" });
 
 /** Secret teams are visible to their members and to those who may see secret teams; organisation-visible ones to every member. */
-function canSee(access: OrgAccess, team: TeamRow): boolean {
+function canSee(access: OrgAccess, team: Team): boolean {
   return teamRights(access).seeSecretTeams || team.visibility === "organization" || access.teamIds.includes(team.id);
 }
 
 /** A team the caller may see, with the caller's access to its organisation (404 otherwise). */
-export async function loadTeam(caller: Caller, teamId: string): Promise<{ team: TeamRow; access: OrgAccess }> {
+export async function loadTeam(caller: Caller, teamId: string): Promise<{ team: Team; access: OrgAccess }> {
   const team = await findTeam(caller.db, teamId);
   if (!team) throw ApiError.of("not_found");
-  const access = await requireOrgAccess(caller, { id: team.organization_id });
+  const access = await requireOrgAccess(caller, { id: team.organizationId });
   if (!canSee(access, team)) throw ApiError.of("not_found");
   return { team, access };
 }
 
-async function views(db: Db, rows: TeamRow[], access: OrgAccess): Promise<TeamView[]> {
-  const ids = rows.map((t) => t.id);
+async function views(db: Db, teams: Team[], access: OrgAccess): Promise<TeamView[]> {
+  const ids = teams.map((t) => t.id);
   const [members, memberships] = await Promise.all([teamMembers(db, ids), teamMemberships(db, ids)]);
   const rights = teamRights(access);
-  return rows.map((t) => ({
-    row: t,
+  return teams.map((t) => ({
+    team: t,
     organization: access.organization.name,
     members: members.get(t.id) ?? [],
     memberships: memberships.get(t.id) ?? [],
@@ -66,7 +86,7 @@ async function views(db: Db, rows: TeamRow[], access: OrgAccess): Promise<TeamVi
   }));
 }
 
-const view = async (db: Db, team: TeamRow, access: OrgAccess) => (await views(db, [team], access))[0];
+const view = async (db: Db, team: Team, access: OrgAccess) => (await views(db, [team], access))[0];
 
 function orgAccessOrFail(stored: Record<string, boolean>, given: OrgAccessInput): Record<string, boolean> {
   const r = resolveOrgAccess(stored, given);
@@ -87,14 +107,14 @@ export async function createTeam(caller: Caller, organization: string, a: TeamAt
   const id = newId("team");
   const inserted = await insertTeam(db, {
     id,
-    organization_id: access.organization.externalId,
+    organizationId: access.organization.externalId,
     name: a.name,
     visibility: a.visibility ?? "secret",
-    sso_team_id: a["sso-team-id"] ?? null,
-    organization_access: JSON.stringify(orgAccess),
-    allow_member_token_management: a["allow-member-token-management"] === false ? 0 : 1,
-    service_user_id: newId("user"),
-    created_at: nowIso(),
+    ssoTeamId: a["sso-team-id"] ?? null,
+    organizationAccess: orgAccess,
+    allowMemberTokenManagement: a["allow-member-token-management"] !== false,
+    serviceUserId: newId("user"),
+    createdAt: nowIso(),
   });
   if (!inserted) throw nameTaken();
   return view(db, (await findTeam(db, id))!, access);
@@ -124,7 +144,7 @@ export async function showTeam(
   caller: Caller,
   teamId: string,
   includeParam: string | undefined,
-): Promise<{ team: TeamView; users: Array<{ id: string; username: string }> | null; memberships: MembershipRow[] | null }> {
+): Promise<{ team: TeamView; users: Array<{ id: string; username: string }> | null; memberships: Membership[] | null }> {
   const { team, access } = await loadTeam(caller, teamId);
   const include = (includeParam ?? "")
     .split(",")
@@ -148,7 +168,7 @@ export async function updateTeam(caller: Caller, teamId: string, a: TeamAttribut
   // Team managers change names and settings; organisation-access managers (who also manage teams) change permissions.
   authorize(caller, "teams.manage", { access });
   if (givenAccess !== undefined) authorize(caller, "teams.manage-organization-access", { access });
-  if (team.is_owners === 1) {
+  if (team.isOwners) {
     if (a.name !== undefined && a.name !== team.name)
       throw ApiError.of("invalid_attribute", { detail: "The owners team cannot be renamed", pointer: "/data/attributes/name" });
     const off = Object.entries(givenAccess ?? {}).find(([, v]) => v === false);
@@ -159,20 +179,16 @@ export async function updateTeam(caller: Caller, teamId: string, a: TeamAttribut
       });
   }
   if (a.name !== undefined && !TEAM_NAME.test(a.name)) throw invalidName();
-  if (a.name !== undefined && a.name.toLowerCase() === "owners" && team.is_owners !== 1) throw nameTaken();
-  const orgAccess =
-    team.is_owners === 1
-      ? JSON.parse(team.organization_access)
-      : orgAccessOrFail(JSON.parse(team.organization_access) as Record<string, boolean>, givenAccess ?? {});
+  if (a.name !== undefined && a.name.toLowerCase() === "owners" && !team.isOwners) throw nameTaken();
+  const orgAccess = team.isOwners ? team.organizationAccess : orgAccessOrFail(team.organizationAccess, givenAccess ?? {});
   const db = caller.db;
   const updated = await updateTeamRow(db, {
     id: team.id,
     name: a.name ?? team.name,
     visibility: a.visibility ?? team.visibility,
-    sso_team_id: a["sso-team-id"] !== undefined ? a["sso-team-id"] : team.sso_team_id,
-    organization_access: JSON.stringify(orgAccess),
-    allow_member_token_management:
-      a["allow-member-token-management"] !== undefined ? (a["allow-member-token-management"] ? 1 : 0) : team.allow_member_token_management,
+    ssoTeamId: a["sso-team-id"] !== undefined ? a["sso-team-id"] : team.ssoTeamId,
+    organizationAccess: orgAccess,
+    allowMemberTokenManagement: a["allow-member-token-management"] ?? team.allowMemberTokenManagement,
   });
   if (!updated) throw nameTaken();
   return view(db, (await findTeam(db, team.id))!, access);
@@ -181,11 +197,11 @@ export async function updateTeam(caller: Caller, teamId: string, a: TeamAttribut
 export async function deleteTeam(caller: Caller, teamId: string): Promise<void> {
   const { team, access } = await loadTeam(caller, teamId);
   authorize(caller, "teams.manage", { access });
-  if (team.is_owners === 1) throw ApiError.of("invalid_attribute", { detail: "The owners team cannot be deleted", pointer: "/data" });
+  if (team.isOwners) throw ApiError.of("invalid_attribute", { detail: "The owners team cannot be deleted", pointer: "/data" });
   await deleteTeamRows(caller.db, team.id);
 }
 
-async function teamForMembership(caller: Caller, teamId: string): Promise<TeamRow> {
+async function teamForMembership(caller: Caller, teamId: string): Promise<Team> {
   const { team, access } = await loadTeam(caller, teamId);
   authorize(caller, "teams.change-members", { access, team });
   return team;
@@ -195,13 +211,13 @@ async function teamForMembership(caller: Caller, teamId: string): Promise<TeamRo
  * Adds or removes members (by user id); the owners team keeps at least one member. A user whose
  * organisation membership is still an invitation joins the team when it accepts, not before.
  */
-async function changeMembers(db: Db, team: TeamRow, userIds: string[], add: boolean): Promise<void> {
+async function changeMembers(db: Db, team: Team, userIds: string[], add: boolean): Promise<void> {
   if (userIds.length === 0) return;
   if (!add) {
-    if (team.is_owners === 1 && (await membersLeft(db, team.id, userIds)) === 0) {
+    if (team.isOwners && (await membersLeft(db, team.id, userIds)) === 0) {
       throw ApiError.of("invalid_attribute", { detail: "The owners team must keep at least one member", pointer: "/data" });
     }
-    await removeMembers(db, team, userIds, team.is_owners === 1);
+    await removeMembers(db, team, userIds, team.isOwners);
     return;
   }
   const now = nowIso();
@@ -230,8 +246,8 @@ export async function changeUsers(caller: Caller, teamId: string, refs: string[]
 /** Adds or removes members named by their organisation membership id. */
 export async function changeMemberships(caller: Caller, teamId: string, ids: string[], add: boolean): Promise<void> {
   const team = await teamForMembership(caller, teamId);
-  const rows = await membershipsById(caller.db, ids);
-  const byId = new Map(rows.filter((m) => m.organization_id === team.organization_id).map((m) => [m.id, m.user_id]));
+  const memberships = await membershipsById(caller.db, ids);
+  const byId = new Map(memberships.filter((m) => m.organizationId === team.organizationId).map((m) => [m.id, m.userId]));
   const missing = ids.findIndex((id) => !byId.has(id));
   if (missing >= 0) throw ApiError.of("not_found", { detail: `Organization membership not found: ${ids[missing]}`, pointer: `/data/${missing}/id` });
   await changeMembers(caller.db, team, [...new Set(ids.map((id) => byId.get(id)!))], add);

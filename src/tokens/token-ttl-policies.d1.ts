@@ -7,12 +7,24 @@ import { LIMITS } from "../limits";
 export const TTL_TOKEN_TYPES = ["organization", "team", "user", "audit_trails"] as const;
 export type TtlTokenType = (typeof TTL_TOKEN_TYPES)[number];
 
-export interface TokenTtlPolicyRow {
+interface TokenTtlPolicyRow {
   id: string;
   token_type: TtlTokenType;
   max_ttl_ms: number;
   created_at: string;
   updated_at: string;
+}
+
+export interface TokenTtlPolicy {
+  id: string;
+  tokenType: TtlTokenType;
+  maxTtlMs: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+function toPolicy(row: TokenTtlPolicyRow): TokenTtlPolicy {
+  return { id: row.id, tokenType: row.token_type, maxTtlMs: row.max_ttl_ms, createdAt: row.created_at, updatedAt: row.updated_at };
 }
 
 const COLUMNS = "id, token_type, max_ttl_ms, created_at, updated_at";
@@ -38,11 +50,11 @@ function selectStatement(db: Db, organizationId: string): D1PreparedStatement {
 }
 
 /** Every token type's policy, the defaults written on first use (one read once they exist). */
-export async function listTokenTtlPolicies(db: Db, organizationId: string, now: string): Promise<TokenTtlPolicyRow[]> {
+export async function listTokenTtlPolicies(db: Db, organizationId: string, now: string): Promise<TokenTtlPolicy[]> {
   const rows = (await selectStatement(db, organizationId).all<TokenTtlPolicyRow>()).results;
-  if (rows.length === TTL_TOKEN_TYPES.length) return rows;
+  if (rows.length === TTL_TOKEN_TYPES.length) return rows.map(toPolicy);
   const results = await db.batch([...defaultsStatements(db, organizationId, now), selectStatement(db, organizationId)]);
-  return (results[results.length - 1]?.results ?? []) as TokenTtlPolicyRow[];
+  return ((results[results.length - 1]?.results ?? []) as TokenTtlPolicyRow[]).map(toPolicy);
 }
 
 /** Sets the given types' maximums (the others keep theirs) and returns every policy, in one batch. */
@@ -51,14 +63,14 @@ export async function updateTokenTtlPolicies(
   organizationId: string,
   items: { tokenType: TtlTokenType; maxTtlMs: number }[],
   now: string,
-): Promise<TokenTtlPolicyRow[]> {
+): Promise<TokenTtlPolicy[]> {
   const updates = items.map((i) =>
     db
       .prepare("UPDATE token_ttl_policies SET max_ttl_ms = ?, updated_at = ? WHERE organization_id = ? AND token_type = ?")
       .bind(i.maxTtlMs, now, organizationId, i.tokenType),
   );
   const results = await db.batch([...defaultsStatements(db, organizationId, now), ...updates, selectStatement(db, organizationId)]);
-  return (results[results.length - 1]?.results ?? []) as TokenTtlPolicyRow[];
+  return ((results[results.length - 1]?.results ?? []) as TokenTtlPolicyRow[]).map(toPolicy);
 }
 
 /** The organisation's maximum lifetime for tokens of the type, in ms (the default when none was written yet). */

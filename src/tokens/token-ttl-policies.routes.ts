@@ -1,11 +1,12 @@
 /** Organisation token TTL policies: GET lists all four token types' policies, PATCH sets some of them (bulk). */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, paginated, type Resource } from "../jsonapi/document";
+import { jsonapi, paginated } from "../jsonapi/document";
 import { listDocument, orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
 import { LIMITS } from "../limits";
 import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
-import { TTL_TOKEN_TYPES, type TokenTtlPolicyRow } from "./token-ttl-policies.d1";
+import { TTL_TOKEN_TYPES } from "./token-ttl-policies.d1";
+import { serializePolicy } from "./token-ttl-policies.serialize";
 import { listPolicies, updatePolicies } from "./token-ttl-policies.service";
 import { defineRoute } from "../jsonapi/define-route";
 import { tokenTtlPolicyResource } from "./tokens.schemas";
@@ -28,14 +29,6 @@ const updateBody = z
   })
   .openapi("TokenTtlPoliciesUpdate");
 
-function serializePolicy(row: TokenTtlPolicyRow): Resource {
-  return {
-    id: row.id,
-    type: "organization-token-ttl-policies",
-    attributes: { "token-type": row.token_type, "max-ttl-ms": row.max_ttl_ms, "created-at": row.created_at, "updated-at": row.updated_at },
-  };
-}
-
 tokenTtlPolicies.openapi(
   defineRoute({
     method: "get",
@@ -48,8 +41,8 @@ tokenTtlPolicies.openapi(
   }),
   async (c) => {
     const page = pageOf(c.req.valid("query"));
-    const { rows, total } = await listPolicies(callerOf(c), c.req.valid("param").organization_name, page);
-    return jsonapi(c, paginated(c, rows.map(serializePolicy), page, total));
+    const { policies, total } = await listPolicies(callerOf(c), c.req.valid("param").organization_name, page);
+    return jsonapi(c, paginated(c, policies.map(serializePolicy), page, total));
   },
 );
 
@@ -64,7 +57,7 @@ tokenTtlPolicies.openapi(
     responses: { ...ok("Every policy", listDocument(tokenTtlPolicyResource)), ...errorResponses },
   }),
   async (c) => {
-    const rows = await updatePolicies(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data.attributes["token-ttl-policies"]);
-    return jsonapi(c, { data: rows.map(serializePolicy) });
+    const policies = await updatePolicies(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data.attributes["token-ttl-policies"]);
+    return jsonapi(c, { data: policies.map(serializePolicy) });
   },
 );

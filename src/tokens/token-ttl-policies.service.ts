@@ -10,8 +10,8 @@ import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
-import type { Organization } from "../organizations/organizations.index";
-import { listTokenTtlPolicies, maxTtlMsOf, updateTokenTtlPolicies, type TokenTtlPolicyRow, type TtlTokenType } from "./token-ttl-policies.d1";
+import type { Organization } from "../auth/organization.d1";
+import { listTokenTtlPolicies, maxTtlMsOf, updateTokenTtlPolicies, type TokenTtlPolicy, type TtlTokenType } from "./token-ttl-policies.d1";
 
 export interface TokenTtlPolicyInput {
   "token-type": TtlTokenType;
@@ -26,14 +26,14 @@ async function organizationFor(caller: Caller, organization: string, action: "or
 }
 
 /** Every token type's policy (four, the defaults for those never set). */
-export async function listPolicies(caller: Caller, organization: string, page: Page): Promise<{ rows: TokenTtlPolicyRow[]; total: number }> {
+export async function listPolicies(caller: Caller, organization: string, page: Page): Promise<{ policies: TokenTtlPolicy[]; total: number }> {
   const org = await organizationFor(caller, organization, "organization.manage");
   const all = await listTokenTtlPolicies(caller.db, org.externalId, nowIso());
-  return { rows: all.slice((page.number - 1) * page.size, page.number * page.size), total: all.length };
+  return { policies: all.slice((page.number - 1) * page.size, page.number * page.size), total: all.length };
 }
 
 /** Sets the given token types' maximums; the others keep theirs. Answers every policy, as the real service does. */
-export async function updatePolicies(caller: Caller, organization: string, items: TokenTtlPolicyInput[]): Promise<TokenTtlPolicyRow[]> {
+export async function updatePolicies(caller: Caller, organization: string, items: TokenTtlPolicyInput[]): Promise<TokenTtlPolicy[]> {
   const org = await organizationFor(caller, organization, "organization.token-policy");
   const seen = new Set<string>();
   items.forEach((item, i) => {

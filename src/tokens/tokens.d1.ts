@@ -1,9 +1,8 @@
 /** All SQL for API tokens (D1 `tokens`): secrets are never stored, only their SHA-256. */
 import type { Db } from "../caller";
 import type { Page } from "../jsonapi/document";
-import { LIMITS } from "../limits";
 
-export interface TokenRow {
+interface TokenRow {
   id: string;
   kind: string;
   user_id: string | null;
@@ -18,78 +17,70 @@ export interface TokenRow {
   expired_at: string | null;
 }
 
-/** A token with what authentication needs of its user or team, found by its hash. */
-export interface AuthTokenRow {
+export type TokenKind = "user" | "team" | "organization" | "audit-trails";
+
+/** An API token (never its secret, which only its SHA-256 in D1 stands for). */
+export interface Token {
   id: string;
-  last_used_at: string | null;
-  kind: "user" | "team" | "organization" | "audit-trails";
-  user_id: string | null;
-  team_id: string | null;
-  organization_id: string | null;
-  expired_at: string | null;
-  username: string | null;
-  is_site_admin: number | null;
-  team_org: string | null;
-  team_service_user: string | null;
-  /** The current name of the token's organisation (an organisation token's, or its team's). */
-  organization_name: string | null;
-  created_at: string;
-  /**
-   * The longest a team, organisation or audit-trails token may live, when its organisation enforces its token TTL
-   * policies (`max-ttl-enabled`); null otherwise. A token older than that no longer works (src/tokens/token-ttl-policies.service.ts).
-   */
-  ttl_cap_ms: number | null;
+  kind: TokenKind;
+  userId: string | null;
+  teamId: string | null;
+  /** The organisation's id (organisation tokens, and team tokens denormalised). */
+  organizationId: string | null;
+  description: string | null;
+  /** A team's single legacy token, or an organisation token (one per kind). */
+  legacy: boolean;
+  createdBy: string | null;
+  createdAt: string;
+  lastUsedAt: string | null;
+  expiredAt: string | null;
 }
 
-/** `AuthTokenRow`'s columns over `tokens k` and its joins (the UI's session read joins the same, src/ui/ui.sessions.d1.ts). */
-export const AUTH_TOKEN_COLUMNS = `k.id, k.last_used_at, k.kind, k.user_id, k.team_id, k.organization_id, k.expired_at, k.created_at,
-  u.username, u.is_site_admin, t.organization_id AS team_org, t.service_user_id AS team_service_user, o.name AS organization_name,
-  CASE WHEN k.kind <> 'user' AND json_extract(o.attrs, '$."max-ttl-enabled"') = 1 THEN coalesce(
-    (SELECT p.max_ttl_ms FROM token_ttl_policies p WHERE p.organization_id = o.external_id AND p.token_type = replace(k.kind, '-', '_')),
-    ${LIMITS.tokenTtlPolicyDefaultMs}) END AS ttl_cap_ms`;
-export const AUTH_TOKEN_JOINS = `LEFT JOIN users u ON u.id = k.user_id LEFT JOIN teams t ON t.id = k.team_id
-  LEFT JOIN organizations o ON o.external_id = coalesce(t.organization_id, k.organization_id)`;
-
-/** The token read, as a statement (a cached principal's recheck rides in another batch: src/auth/principal-cache.ts). */
-export function tokenByHashStatement(db: Db, hash: string): D1PreparedStatement {
-  return db.prepare(`SELECT ${AUTH_TOKEN_COLUMNS} FROM tokens k ${AUTH_TOKEN_JOINS} WHERE k.token_hash = ?`).bind(hash);
+function toToken(row: TokenRow): Token {
+  return {
+    id: row.id,
+    kind: row.kind as TokenKind,
+    userId: row.user_id,
+    teamId: row.team_id,
+    organizationId: row.organization_id,
+    description: row.description,
+    legacy: row.legacy === 1,
+    createdBy: row.created_by,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    expiredAt: row.expired_at,
+  };
 }
 
-export async function tokenByHash(db: Db, hash: string): Promise<AuthTokenRow | null> {
-  return tokenByHashStatement(db, hash).first<AuthTokenRow>();
-}
-
-export async function touchToken(db: Db, id: string, at: string): Promise<void> {
-  await db.prepare("UPDATE tokens SET last_used_at = ? WHERE id = ?").bind(at, id).run();
-}
+const tokenOrNull = (row: TokenRow | null): Token | null => (row ? toToken(row) : null);
 
 /**
  * Inserts a token, after `replace` in the same batch when given. False when a described token's
  * description is taken (the unique index of migration 0003 decides, so concurrent creates give one).
  */
-export async function insertToken(db: Db, row: TokenRow, tokenHash: string, replace?: D1PreparedStatement): Promise<boolean> {
+export async function insertToken(db: Db, token: Token, tokenHash: string, replace?: D1PreparedStatement): Promise<boolean> {
   const insert = db
     .prepare(
       `INSERT INTO tokens (id, token_hash, kind, user_id, team_id, organization_id, description, legacy, created_by, created_at, expired_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
-      row.id,
+      token.id,
       tokenHash,
-      row.kind,
-      row.user_id,
-      row.team_id,
-      row.organization_id,
-      row.description,
-      row.legacy,
-      row.created_by,
-      row.created_at,
-      row.expired_at,
+      token.kind,
+      token.userId,
+      token.teamId,
+      token.organizationId,
+      token.description,
+      token.legacy ? 1 : 0,
+      token.createdBy,
+      token.createdAt,
+      token.expiredAt,
     );
   try {
     await db.batch(replace ? [replace, insert] : [insert]);
   } catch (err) {
-    if (String(err).includes("UNIQUE") && row.description !== null) return false;
+    if (String(err).includes("UNIQUE") && token.description !== null) return false;
     throw err;
   }
   return true;
@@ -101,8 +92,8 @@ export function deleteLegacyTeamTokenStatement(db: Db, teamId: string): D1Prepar
   return db.prepare("DELETE FROM tokens WHERE team_id = ? AND legacy = 1").bind(teamId);
 }
 
-export async function findLegacyTeamToken(db: Db, teamId: string): Promise<TokenRow | null> {
-  return db.prepare("SELECT * FROM tokens WHERE team_id = ? AND legacy = 1").bind(teamId).first<TokenRow>();
+export async function findLegacyTeamToken(db: Db, teamId: string): Promise<Token | null> {
+  return tokenOrNull(await db.prepare("SELECT * FROM tokens WHERE team_id = ? AND legacy = 1").bind(teamId).first<TokenRow>());
 }
 
 /** False when the team had no legacy token. */
@@ -111,8 +102,8 @@ export async function deleteLegacyTeamToken(db: Db, teamId: string): Promise<boo
   return res.meta.changes > 0;
 }
 
-export async function teamTokens(db: Db, teamId: string): Promise<TokenRow[]> {
-  return (await db.prepare("SELECT * FROM tokens WHERE team_id = ? ORDER BY created_at, id").bind(teamId).all<TokenRow>()).results;
+export async function teamTokens(db: Db, teamId: string): Promise<Token[]> {
+  return (await db.prepare("SELECT * FROM tokens WHERE team_id = ? ORDER BY created_at, id").bind(teamId).all<TokenRow>()).results.map(toToken);
 }
 
 export async function deleteTeamTokens(db: Db, teamId: string): Promise<void> {
@@ -140,7 +131,7 @@ export async function organizationTeamTokens(
   organizationId: string,
   opts: { q: string | null; sort: { key: string; desc: boolean } | null; withOwners: boolean },
   page: Page,
-): Promise<{ rows: TokenRow[]; total: number }> {
+): Promise<{ tokens: Token[]; total: number }> {
   const { q, sort } = opts;
   // Tokens without the sorted value (never used, never expiring) come last either way.
   const order = sort ? `${TEAM_TOKEN_SORTS[sort.key]} IS NULL, ${TEAM_TOKEN_SORTS[sort.key]} ${sort.desc ? "DESC" : "ASC"}, k.id` : "k.created_at, k.id";
@@ -151,7 +142,7 @@ export async function organizationTeamTokens(
     db.prepare(`SELECT count(*) AS n ${where}`).bind(...binds),
     db.prepare(`SELECT k.* ${where} ORDER BY ${order} LIMIT ? OFFSET ?`).bind(...binds, page.size, (page.number - 1) * page.size),
   ]);
-  return { rows: (rows?.results ?? []) as TokenRow[], total: ((total?.results?.[0] ?? { n: 0 }) as { n: number }).n };
+  return { tokens: ((rows?.results ?? []) as TokenRow[]).map(toToken), total: ((total?.results?.[0] ?? { n: 0 }) as { n: number }).n };
 }
 
 // ---- the organisation token ----
@@ -175,8 +166,8 @@ export function deleteOrganizationTokenStatement(db: Db, organizationId: string,
   return db.prepare("DELETE FROM tokens WHERE organization_id = ? AND kind = ?").bind(organizationId, kind);
 }
 
-export async function findOrganizationToken(db: Db, organizationId: string, kind: OrganizationTokenKind): Promise<TokenRow | null> {
-  return db.prepare("SELECT * FROM tokens WHERE organization_id = ? AND kind = ?").bind(organizationId, kind).first<TokenRow>();
+export async function findOrganizationToken(db: Db, organizationId: string, kind: OrganizationTokenKind): Promise<Token | null> {
+  return tokenOrNull(await db.prepare("SELECT * FROM tokens WHERE organization_id = ? AND kind = ?").bind(organizationId, kind).first<TokenRow>());
 }
 
 /** False when the organisation had no token of that kind. */
@@ -187,12 +178,14 @@ export async function deleteOrganizationToken(db: Db, organizationId: string, ki
 
 // ---- user tokens and tokens by id ----
 
-export async function userTokens(db: Db, userId: string): Promise<TokenRow[]> {
-  return (await db.prepare("SELECT * FROM tokens WHERE user_id = ? AND kind = 'user' ORDER BY created_at, id").bind(userId).all<TokenRow>()).results;
+export async function userTokens(db: Db, userId: string): Promise<Token[]> {
+  return (await db.prepare("SELECT * FROM tokens WHERE user_id = ? AND kind = 'user' ORDER BY created_at, id").bind(userId).all<TokenRow>()).results.map(
+    toToken,
+  );
 }
 
-export async function findToken(db: Db, id: string): Promise<TokenRow | null> {
-  return db.prepare("SELECT * FROM tokens WHERE id = ?").bind(id).first<TokenRow>();
+export async function findToken(db: Db, id: string): Promise<Token | null> {
+  return tokenOrNull(await db.prepare("SELECT * FROM tokens WHERE id = ?").bind(id).first<TokenRow>());
 }
 
 export async function deleteToken(db: Db, id: string): Promise<void> {

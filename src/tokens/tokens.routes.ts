@@ -5,11 +5,11 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, noContent, paginated, type Page, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, type Page } from "../jsonapi/document";
 import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, noContentResponse, ok, optionalJsonBody, router } from "../jsonapi/validation";
-import { serializeAgentToken } from "../registries/agent-tokens.serialize";
-import type { TokenRow } from "./tokens.d1";
+import type { Token } from "./tokens.d1";
+import { serializeAuthenticationToken } from "./tokens.serialize";
 import {
   createLegacyTeamToken,
   createOrganizationToken,
@@ -49,33 +49,13 @@ const tokenBody = z
 /** Token bodies are optional and may be empty even with a JSON:API Content-Type: read by the handler (optionalJsonBody). */
 const TOKEN_BODY_DOC = 'Body (optional): `{"data":{"type":"authentication-tokens","attributes":{"description":"...","expired-at":"..."}}}`.';
 
-function serializeToken(row: TokenRow, secret?: string): Resource {
-  const relationships: Record<string, unknown> = {
-    "created-by": { data: row.created_by ? { id: row.created_by, type: "users" } : null },
-  };
-  if (row.team_id) relationships.team = { data: { id: row.team_id, type: "teams" } };
-  return {
-    id: row.id,
-    type: "authentication-tokens",
-    attributes: {
-      "created-at": row.created_at,
-      "last-used-at": row.last_used_at,
-      description: row.description,
-      "expired-at": row.expired_at,
-      token: secret ?? null,
-    },
-    relationships,
-    links: { self: `/api/v2/authentication-tokens/${row.id}` },
-  };
-}
-
-const created = (c: Context, t: MintedToken) => jsonapi(c, { data: serializeToken(t.row, t.secret) }, 201);
-const listed = (c: Context, page: Page, p: { rows: TokenRow[]; total: number }) =>
+const created = (c: Context, t: MintedToken) => jsonapi(c, { data: serializeAuthenticationToken(t.token, t.secret) }, 201);
+const listed = (c: Context, page: Page, p: { tokens: Token[]; total: number }) =>
   jsonapi(
     c,
     paginated(
       c,
-      p.rows.map((r) => serializeToken(r)),
+      p.tokens.map((t) => serializeAuthenticationToken(t)),
       page,
       p.total,
     ),
@@ -109,7 +89,7 @@ tokens.openapi(
     request: { params: teamParam },
     responses: { ...ok("The token (no secret)", resourceDocument(authenticationTokenResource)), ...errorResponses },
   }),
-  async (c) => jsonapi(c, { data: serializeToken(await showLegacyTeamToken(callerOf(c), c.req.valid("param").team_id)) }),
+  async (c) => jsonapi(c, { data: serializeAuthenticationToken(await showLegacyTeamToken(callerOf(c), c.req.valid("param").team_id)) }),
 );
 
 tokens.openapi(
@@ -230,7 +210,7 @@ tokens.openapi(
   }),
   async (c) =>
     jsonapi(c, {
-      data: serializeToken(await showOrganizationToken(callerOf(c), c.req.valid("param").organization_name, kindOf(c.req.valid("query")))),
+      data: serializeAuthenticationToken(await showOrganizationToken(callerOf(c), c.req.valid("param").organization_name, kindOf(c.req.valid("query")))),
     }),
 );
 
@@ -298,7 +278,7 @@ tokens.openapi(
   }),
   async (c) => {
     const shown = await showToken(callerOf(c), c.req.valid("param").token_id);
-    return jsonapi(c, { data: shown.kind === "agent" ? serializeAgentToken(shown.row) : serializeToken(shown.row) });
+    return jsonapi(c, { data: serializeAuthenticationToken(shown.token) });
   },
 );
 

@@ -10,8 +10,8 @@ import { LIMITS } from "../limits";
 import { loadTeam } from "../teams/teams.service";
 import { tokenLifetimeCap } from "./token-ttl-policies.service";
 import { userExists } from "../users/users.d1";
-import type { AgentTokenRow } from "../registries/agent-tokens.d1";
-import { deleteShownAgentToken, showAgentToken } from "../registries/agent-tokens.service";
+import type { AgentToken } from "../agent-pools/agent-tokens.d1";
+import { deleteShownAgentToken, showAgentToken } from "../agent-pools/agent-tokens.service";
 import {
   deleteLegacyTeamToken,
   deleteLegacyTeamTokenStatement,
@@ -29,7 +29,7 @@ import {
   teamTokens,
   userTokens,
   type OrganizationTokenKind,
-  type TokenRow,
+  type Token,
 } from "./tokens.d1";
 
 /** A create request's attributes as given (`expired-at`: omitted, null or a string to check). */
@@ -40,7 +40,7 @@ export interface TokenInput {
 
 /** A new token with its secret, which exists in clear only here. */
 export interface MintedToken {
-  row: TokenRow;
+  token: Token;
   secret: string;
 }
 
@@ -88,15 +88,15 @@ function creatorId(p: Principal): string {
 async function mint(
   caller: Caller,
   now: Date,
-  row: Omit<TokenRow, "id" | "created_at" | "last_used_at" | "created_by">,
+  fields: Omit<Token, "id" | "createdAt" | "lastUsedAt" | "createdBy">,
   replace?: D1PreparedStatement,
 ): Promise<MintedToken> {
   const secret = newTokenSecret();
-  const full: TokenRow = { ...row, id: newId("at"), created_at: now.toISOString(), last_used_at: null, created_by: creatorId(caller.principal) };
-  if (!(await insertToken(caller.db, full, await sha256Hex(secret), replace))) {
+  const token: Token = { ...fields, id: newId("at"), createdAt: now.toISOString(), lastUsedAt: null, createdBy: creatorId(caller.principal) };
+  if (!(await insertToken(caller.db, token, await sha256Hex(secret), replace))) {
     throw ApiError.of("invalid_attributes", { detail: "Validation failed: Description has already been taken", pointer: "/data/attributes/description" });
   }
-  return { row: full, secret };
+  return { token, secret };
 }
 
 // ---- team tokens ----
@@ -123,16 +123,16 @@ export async function createLegacyTeamToken(caller: Caller, teamId: string, inpu
   return mint(
     caller,
     now,
-    { kind: "team", user_id: null, team_id: team.id, organization_id: team.organization_id, description: null, legacy: 1, expired_at: a.expiredAt },
+    { kind: "team", userId: null, teamId: team.id, organizationId: team.organizationId, description: null, legacy: true, expiredAt: a.expiredAt },
     deleteLegacyTeamTokenStatement(caller.db, team.id),
   );
 }
 
-export async function showLegacyTeamToken(caller: Caller, teamId: string): Promise<TokenRow> {
+export async function showLegacyTeamToken(caller: Caller, teamId: string): Promise<Token> {
   const team = await teamForTokens(caller, teamId);
-  const row = await findLegacyTeamToken(caller.db, team.id);
-  if (!row) throw ApiError.of("not_found");
-  return row;
+  const token = await findLegacyTeamToken(caller.db, team.id);
+  if (!token) throw ApiError.of("not_found");
+  return token;
 }
 
 export async function deleteLegacyTeamTokenOf(caller: Caller, teamId: string): Promise<void> {
@@ -147,19 +147,19 @@ export async function createTeamToken(caller: Caller, teamId: string, input: Res
   const a = attributesOf(input, now, capMs);
   return mint(caller, now, {
     kind: "team",
-    user_id: null,
-    team_id: team.id,
-    organization_id: team.organization_id,
+    userId: null,
+    teamId: team.id,
+    organizationId: team.organizationId,
     description: a.description,
-    legacy: 0,
-    expired_at: a.expiredAt,
+    legacy: false,
+    expiredAt: a.expiredAt,
   });
 }
 
-export async function listTeamTokens(caller: Caller, teamId: string, page: Page): Promise<{ rows: TokenRow[]; total: number }> {
+export async function listTeamTokens(caller: Caller, teamId: string, page: Page): Promise<{ tokens: Token[]; total: number }> {
   const team = await teamForTokens(caller, teamId);
   const all = await teamTokens(caller.db, team.id);
-  return { rows: all.slice((page.number - 1) * page.size, page.number * page.size), total: all.length };
+  return { tokens: all.slice((page.number - 1) * page.size, page.number * page.size), total: all.length };
 }
 
 /** Revokes every token of a team (legacy and described). */
@@ -174,7 +174,7 @@ export async function listOrganizationTeamTokens(
   organization: string,
   query: { q?: string; sort?: string },
   page: Page,
-): Promise<{ rows: TokenRow[]; total: number }> {
+): Promise<{ tokens: Token[]; total: number }> {
   const access = await requireOrgAccess(caller, { name: organization });
   authorize(caller, "teams.manage", { access });
   const { q, sort } = query;
@@ -214,17 +214,17 @@ export async function createOrganizationToken(
   return mint(
     caller,
     now,
-    { kind, user_id: userId, team_id: null, organization_id: org.externalId, description: null, legacy: 1, expired_at: a.expiredAt },
+    { kind, userId, teamId: null, organizationId: org.externalId, description: null, legacy: true, expiredAt: a.expiredAt },
     // Replaces only the token of its own kind: the ordinary and audit-trails tokens coexist.
     deleteOrganizationTokenStatement(caller.db, org.externalId, kind),
   );
 }
 
-export async function showOrganizationToken(caller: Caller, organization: string, kind: OrganizationTokenKind = "organization"): Promise<TokenRow> {
+export async function showOrganizationToken(caller: Caller, organization: string, kind: OrganizationTokenKind = "organization"): Promise<Token> {
   const org = await organizationForToken(caller, organization, "organization.owner");
-  const row = await findOrganizationToken(caller.db, org.externalId, kind);
-  if (!row) throw ApiError.of("not_found");
-  return row;
+  const token = await findOrganizationToken(caller.db, org.externalId, kind);
+  if (!token) throw ApiError.of("not_found");
+  return token;
 }
 
 export async function deleteOrganizationTokenOf(caller: Caller, organization: string, kind: OrganizationTokenKind = "organization"): Promise<void> {
@@ -248,46 +248,46 @@ export async function createUserToken(caller: Caller, userId: string, input: Res
   const a = attributesOf(input, now);
   return mint(caller, now, {
     kind: "user",
-    user_id: userId,
-    team_id: null,
-    organization_id: null,
+    userId,
+    teamId: null,
+    organizationId: null,
     description: a.description,
-    legacy: 0,
-    expired_at: a.expiredAt,
+    legacy: false,
+    expiredAt: a.expiredAt,
   });
 }
 
-export async function listUserTokens(caller: Caller, userId: string, page: Page): Promise<{ rows: TokenRow[]; total: number }> {
+export async function listUserTokens(caller: Caller, userId: string, page: Page): Promise<{ tokens: Token[]; total: number }> {
   requireSelf(caller, userId);
   const all = await userTokens(caller.db, userId);
-  return { rows: all.slice((page.number - 1) * page.size, page.number * page.size), total: all.length };
+  return { tokens: all.slice((page.number - 1) * page.size, page.number * page.size), total: all.length };
 }
 
 // ---- tokens by id ----
 
 /** A token shown by id: an API token, or an agent token (the same `authentication-tokens` ids and endpoints). */
-export type TokenById = { kind: "api"; row: TokenRow } | { kind: "agent"; row: AgentTokenRow };
+export type TokenById = { kind: "api"; token: Token } | { kind: "agent"; token: AgentToken };
 
 /**
  * A token is visible to its user, or (team and organisation tokens) to those who manage them; an id no API token
- * has may be an agent token's, which those who manage its agent pool see (src/registries/agent-tokens.service.ts).
+ * has may be an agent token's, which those who manage its agent pool see (src/agent-pools/agent-tokens.service.ts).
  */
 export async function showToken(caller: Caller, id: string): Promise<TokenById> {
-  const row = await findToken(caller.db, id);
-  if (!row) return { kind: "agent", row: await showAgentToken(caller, id) };
-  if (row.kind === "user" && row.user_id) {
-    authorize(caller, "token.manage", { userId: row.user_id });
-    return { kind: "api", row };
+  const token = await findToken(caller.db, id);
+  if (!token) return { kind: "agent", token: await showAgentToken(caller, id) };
+  if (token.kind === "user" && token.userId) {
+    authorize(caller, "token.manage", { userId: token.userId });
+    return { kind: "api", token };
   }
-  if (row.kind === "team" && row.team_id) {
-    const { team, access } = await loadTeam(caller, row.team_id);
+  if (token.kind === "team" && token.teamId) {
+    const { team, access } = await loadTeam(caller, token.teamId);
     authorize(caller, "token.manage", { access, team });
-    return { kind: "api", row };
+    return { kind: "api", token };
   }
-  if ((row.kind === "organization" || row.kind === "audit-trails") && row.organization_id) {
-    const access = await requireOrgAccess(caller, { id: row.organization_id }, { ownerSettings: true });
+  if ((token.kind === "organization" || token.kind === "audit-trails") && token.organizationId) {
+    const access = await requireOrgAccess(caller, { id: token.organizationId }, { ownerSettings: true });
     authorize(caller, "token.manage", { access });
-    return { kind: "api", row };
+    return { kind: "api", token };
   }
   throw ApiError.of("not_found");
 }
@@ -295,6 +295,6 @@ export async function showToken(caller: Caller, id: string): Promise<TokenById> 
 /** Deletes a visible token; it stops working at once. */
 export async function deleteToken(caller: Caller, id: string): Promise<void> {
   const shown = await showToken(caller, id);
-  if (shown.kind === "agent") await deleteShownAgentToken(caller, shown.row);
-  else await deleteTokenRow(caller.db, shown.row.id);
+  if (shown.kind === "agent") await deleteShownAgentToken(caller, shown.token);
+  else await deleteTokenRow(caller.db, shown.token.id);
 }

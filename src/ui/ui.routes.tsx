@@ -169,8 +169,8 @@ page(ui, "get", "/:organization/projects", "organization.read", async (c) => {
   const page = pageOf(c.req.query());
   const caller = callerOf(c);
   // The API's own parser and list (GET /organizations/:name/projects): the same query gives the same projects.
-  const { rows, matching, total } = await listProjectsFor(caller, organization, parseProjectQuery(Object.fromEntries(query)), page);
-  const projects = rows.map((p) => ({ id: p.id, name: p.name, description: p.description, workspaceCount: p.workspace_count, isDefault: p.is_default === 1 }));
+  const { projects: found, matching, total } = await listProjectsFor(caller, organization, parseProjectQuery(Object.fromEntries(query)), page);
+  const projects = found.map((p) => ({ id: p.id, name: p.name, description: p.description, workspaceCount: p.workspaceCount, isDefault: p.isDefault }));
   return c.html(
     <ProjectsPage principal={caller.principal} organization={organization} projects={projects} matching={matching} total={total} page={page} query={query} />,
   );

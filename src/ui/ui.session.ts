@@ -6,13 +6,12 @@
  * on their very next request.
  */
 import type { Principal } from "../auth/principal";
-import { authenticate, principalOfTokenRow, siteAdminPrincipal } from "../auth/auth.middleware";
+import { authenticate, principalOfToken, siteAdminPrincipal } from "../auth/auth.middleware";
 import { cachedPrincipal, rememberPrincipal, TokenGate } from "../auth/principal-cache";
 import type { Bindings } from "../env";
 import type { Hops } from "../hops";
-import type { AuthTokenRow } from "../tokens/tokens.d1";
 import { nowIso, randomBase62, sha256Hex } from "../ids";
-import { deleteExpiredSessions, deleteSession, insertSession, sessionByIdHash, sessionByIdHashStatement, type SessionRow } from "./ui.sessions.d1";
+import { deleteExpiredSessions, deleteSession, insertSession, sessionByIdHash, sessionByIdHashStatement, sessionOf, type Session } from "./ui.sessions.d1";
 
 export const SESSION_COOKIE = "ws_session";
 /** A session lasts at most this long, whatever the token's own expiry (which is checked on every request too). */
@@ -31,10 +30,10 @@ export async function signIn(env: Bindings, token: string): Promise<string | nul
   return id;
 }
 
-/** The principal a session row stands for now: none when it expired or its token no longer stands. */
-function principalOfSessionRow(row: SessionRow | null): Principal | null {
-  if (!row || Date.parse(row.session_expires_at) <= Date.now()) return null;
-  return principalOfTokenRow(row.id === null ? null : (row as AuthTokenRow));
+/** The principal a session stands for now: none when it expired or its token no longer stands. */
+function principalStandingFor(session: Session | null): Principal | null {
+  if (!session || Date.parse(session.expiresAt) <= Date.now()) return null;
+  return principalOfToken(session.token);
 }
 
 /**
@@ -53,16 +52,16 @@ export async function principalOfSession(env: Bindings, sessionId: string | unde
       env,
       key,
       (d) => sessionByIdHashStatement(d, idHash),
-      (row) => principalOfSessionRow(row as SessionRow | null),
+      (row) => principalStandingFor(sessionOf(row)),
       hops,
     );
     return { principal: cached, gate };
   }
   hops.d1++;
   const db = env.DB.withSession("first-primary");
-  const row = await sessionByIdHash(db, idHash);
-  if (!row) return null;
-  const principal = (await siteAdminPrincipal(env, row.session_token_hash, hops)) ?? principalOfSessionRow(row);
+  const session = await sessionByIdHash(db, idHash);
+  if (!session) return null;
+  const principal = (await siteAdminPrincipal(env, session.tokenHash, hops)) ?? principalStandingFor(session);
   if (!principal) {
     hops.d1++;
     await deleteSession(db, idHash);

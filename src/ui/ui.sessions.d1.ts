@@ -1,9 +1,19 @@
 /** The `ui_sessions` table (migration 0012): all of the web UI's SQL. */
 import type { Db } from "../caller";
-import { AUTH_TOKEN_COLUMNS, AUTH_TOKEN_JOINS, type AuthTokenRow } from "../tokens/tokens.d1";
+import { AUTH_TOKEN_COLUMNS, AUTH_TOKEN_JOINS, authTokenOf, type AuthToken } from "../auth/principal.d1";
 
-/** A session with its token's authentication columns (all null when the token no longer exists). */
-export type SessionRow = { session_token_hash: string; session_expires_at: string } & { [K in keyof AuthTokenRow]: AuthTokenRow[K] | null };
+/** A session with its token as authentication sees it (null when the token no longer exists). */
+export interface Session {
+  tokenHash: string;
+  expiresAt: string;
+  token: AuthToken | null;
+}
+
+/** The session a read of `sessionByIdHashStatement` found (null: none). */
+export function sessionOf(row: unknown): Session | null {
+  const r = row as { session_token_hash: string; session_expires_at: string } | null;
+  return r ? { tokenHash: r.session_token_hash, expiresAt: r.session_expires_at, token: authTokenOf(r) } : null;
+}
 
 export async function insertSession(db: Db, idHash: string, tokenHash: string, createdAt: string, expiresAt: string): Promise<void> {
   await db
@@ -12,8 +22,7 @@ export async function insertSession(db: Db, idHash: string, tokenHash: string, c
     .run();
 }
 
-/** The session and what authenticating its token needs, in one read (the API's token lookup, joined). */
-/** The session joined to its token, as a statement (a cached session's recheck rides in another batch). */
+/** The session joined to its token, as a statement (a cached session's recheck rides in another batch): what authenticating it needs in one read. */
 export function sessionByIdHashStatement(db: Db, idHash: string): D1PreparedStatement {
   return db
     .prepare(
@@ -24,8 +33,8 @@ export function sessionByIdHashStatement(db: Db, idHash: string): D1PreparedStat
     .bind(idHash);
 }
 
-export async function sessionByIdHash(db: Db, idHash: string): Promise<SessionRow | null> {
-  return sessionByIdHashStatement(db, idHash).first<SessionRow>();
+export async function sessionByIdHash(db: Db, idHash: string): Promise<Session | null> {
+  return sessionOf(await sessionByIdHashStatement(db, idHash).first());
 }
 
 export async function deleteSession(db: Db, idHash: string): Promise<void> {

@@ -11,7 +11,7 @@ import type { Caller } from "../caller";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { validationError } from "../jsonapi/validation";
-import { listOrgPools } from "../registries/agent-pools.service";
+import { listOrgPools } from "../agent-pools/agent-pools.service";
 import { currentStateVersion, listStateVersions } from "../state-versions/state-versions.service";
 import { serializeOutputs, serializeStateVersion } from "../state-versions/state-versions.serialize";
 import { workspaceEffectiveTagBindings } from "../tags/tags.service";
@@ -96,8 +96,8 @@ async function workspacePage(c: Ctx, refusal?: Refusal): Promise<Response> {
   const project = scope.projects.get(record.projectId)?.name ?? record.projectId;
   const direct = new Set(effective.record.tagBindings.map((b) => b.key));
   const inherited = effective.inherited.filter((b) => !direct.has(b.key)).map((b) => ({ key: b.key, value: b.value, project }));
-  const teamNames = new Map(teams.teams.map((t) => [t.row.id, t.row.name] as const));
-  const granted = new Set(accesses.map((a) => a.team_id));
+  const teamNames = new Map(teams.teams.map((t) => [t.team.id, t.team.name] as const));
+  const granted = new Set(accesses.map((a) => a.teamId));
   const me = caller.principal;
   const holder = record.lock.holder;
   const myId = me.kind === "user" ? me.userId : me.kind === "team" ? me.teamId : me.serviceUserId;
@@ -125,8 +125,8 @@ async function workspacePage(c: Ctx, refusal?: Refusal): Promise<Response> {
         stateVersions: stateRows,
         outputs,
         consumers: consumers.records.map((w) => ({ id: w.id, name: w.name })),
-        teamAccess: accesses.map((a) => ({ id: a.id, team: teamNames.get(a.team_id) ?? a.team_id, access: a.access })),
-        teamsWithout: teams.teams.filter((t) => !granted.has(t.row.id)).map((t) => ({ id: t.row.id, name: t.row.name })),
+        teamAccess: accesses.map((a) => ({ id: a.id, team: teamNames.get(a.teamId) ?? a.teamId, access: a.access })),
+        teamsWithout: teams.teams.filter((t) => !granted.has(t.team.id)).map((t) => ({ id: t.team.id, name: t.team.name })),
         agentPoolId: poolId,
         agentPools,
         refusal,

@@ -2,15 +2,39 @@
 import type { Db } from "../caller";
 import type { Page } from "../jsonapi/document";
 
-export interface MembershipRow {
+interface MembershipRow {
   id: string;
   organization_id: string;
-  /** The organisation's current name, joined in (rows name it by id). */
   organization_name: string;
   user_id: string;
   status: string;
   email: string | null;
   username: string;
+}
+
+/** An organisation membership (or invitation), with its user's username and the address it shows. */
+export interface Membership {
+  id: string;
+  organizationId: string;
+  /** The organisation's current name, joined in (rows name it by id). */
+  organizationName: string;
+  userId: string;
+  /** `active` or `invited`. */
+  status: string;
+  email: string | null;
+  username: string;
+}
+
+function toMembership(row: MembershipRow): Membership {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    organizationName: row.organization_name,
+    userId: row.user_id,
+    status: row.status,
+    email: row.email,
+    username: row.username,
+  };
 }
 
 /** A membership's address: an invitation's is the invited one (it is bound to it), a member's its user's. */
@@ -19,14 +43,15 @@ const MEMBERSHIP_EMAIL = "CASE WHEN m.status = 'invited' AND m.invited_email IS 
 const SELECT = `SELECT m.id, m.organization_id, o.name AS organization_name, m.user_id, m.status, ${MEMBERSHIP_EMAIL} AS email, u.username
   FROM organization_memberships m JOIN users u ON u.id = m.user_id JOIN organizations o ON o.external_id = m.organization_id`;
 
-export async function membershipsById(db: Db, ids: string[]): Promise<MembershipRow[]> {
+export async function membershipsById(db: Db, ids: string[]): Promise<Membership[]> {
   if (ids.length === 0) return [];
   const rows = await db.prepare(`${SELECT} WHERE m.id IN (SELECT value FROM json_each(?))`).bind(JSON.stringify(ids)).all<MembershipRow>();
-  return rows.results;
+  return rows.results.map(toMembership);
 }
 
-export async function membershipById(db: Db, id: string): Promise<MembershipRow | null> {
-  return db.prepare(`${SELECT} WHERE m.id = ?`).bind(id).first<MembershipRow>();
+export async function membershipById(db: Db, id: string): Promise<Membership | null> {
+  const row = await db.prepare(`${SELECT} WHERE m.id = ?`).bind(id).first<MembershipRow>();
+  return row ? toMembership(row) : null;
 }
 
 /** The memberships of the members of the given teams (a team's `organization-memberships`), per team. */
@@ -82,7 +107,7 @@ export async function organizationMemberships(
   viewer: { seesAllEmails: boolean; userId: string | null },
   filter: { status: string | null; emails: string[] | null; q: string | null },
   page: Page,
-): Promise<{ rows: MembershipRow[]; total: number }> {
+): Promise<{ memberships: Membership[]; total: number }> {
   const visible = viewer.seesAllEmails ? MEMBERSHIP_EMAIL : `CASE WHEN m.user_id = ${sqlString(viewer.userId ?? "")} THEN ${MEMBERSHIP_EMAIL} END`;
   const where = `FROM organization_memberships m JOIN users u ON u.id = m.user_id JOIN organizations o ON o.external_id = m.organization_id
     WHERE m.organization_id = ?
@@ -101,7 +126,7 @@ export async function organizationMemberships(
       )
       .bind(...binds, page.size, (page.number - 1) * page.size),
   ]);
-  return { rows: (rows?.results ?? []) as MembershipRow[], total: ((total?.results?.[0] ?? { n: 0 }) as { n: number }).n };
+  return { memberships: ((rows?.results ?? []) as MembershipRow[]).map(toMembership), total: ((total?.results?.[0] ?? { n: 0 }) as { n: number }).n };
 }
 
 /**
@@ -125,11 +150,12 @@ export async function insertInvitation(
 }
 
 /** An invitation's state as seen by the user it names (null: not that user's). */
-export async function invitationOf(db: Db, id: string, userId: string): Promise<{ status: string; invited_email: string | null; email: string | null } | null> {
-  return db
+export async function invitationOf(db: Db, id: string, userId: string): Promise<{ status: string; invitedEmail: string | null; email: string | null } | null> {
+  const row = await db
     .prepare(`SELECT m.status, m.invited_email, u.email FROM organization_memberships m JOIN users u ON u.id = m.user_id WHERE m.id = ? AND m.user_id = ?`)
     .bind(id, userId)
     .first<{ status: string; invited_email: string | null; email: string | null }>();
+  return row ? { status: row.status, invitedEmail: row.invited_email, email: row.email } : null;
 }
 
 /** Activates an invitation and grants its teams, in one batch (a no-op once active). */
@@ -148,15 +174,15 @@ export async function acceptInvitation(db: Db, id: string): Promise<void> {
 }
 
 /** Removes a membership with its invitation teams and team memberships, unless that takes out the last owner. */
-export async function deleteMembership(db: Db, m: Pick<MembershipRow, "id" | "organization_id" | "user_id">): Promise<void> {
+export async function deleteMembership(db: Db, m: Pick<Membership, "id" | "organizationId" | "userId">): Promise<void> {
   // Guarded in SQL, so that concurrent removals cannot take out the last owner.
   const keepsAnOwner = `NOT EXISTS (SELECT 1 FROM teams t JOIN team_members tm ON tm.team_id = t.id WHERE t.organization_id = ?2 AND t.is_owners = 1 AND tm.user_id = ?1)
     OR EXISTS (SELECT 1 FROM teams t JOIN team_members tm ON tm.team_id = t.id WHERE t.organization_id = ?2 AND t.is_owners = 1 AND tm.user_id != ?1)`;
   await db.batch([
-    db.prepare(`DELETE FROM invitation_teams WHERE membership_id = ?3 AND (${keepsAnOwner})`).bind(m.user_id, m.organization_id, m.id),
-    db.prepare(`DELETE FROM organization_memberships WHERE id = ?3 AND (${keepsAnOwner})`).bind(m.user_id, m.organization_id, m.id),
+    db.prepare(`DELETE FROM invitation_teams WHERE membership_id = ?3 AND (${keepsAnOwner})`).bind(m.userId, m.organizationId, m.id),
+    db.prepare(`DELETE FROM organization_memberships WHERE id = ?3 AND (${keepsAnOwner})`).bind(m.userId, m.organizationId, m.id),
     db
       .prepare(`DELETE FROM team_members WHERE user_id = ?1 AND team_id IN (SELECT id FROM teams WHERE organization_id = ?2) AND (${keepsAnOwner})`)
-      .bind(m.user_id, m.organization_id),
+      .bind(m.userId, m.organizationId),
   ]);
 }

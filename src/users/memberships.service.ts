@@ -1,12 +1,13 @@
 /** Organisation memberships: invitations, their acceptance and removal, and who sees what of them. */
 import { allows, authorize } from "../auth/requirements";
 import { requireOrgAccess, type OrgAccess } from "../auth/access";
+import { seesMemberEmails } from "../auth/team-rights";
 import type { Caller, Db } from "../caller";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
 import { teamNames, teamsIn, ownersTeamStanding } from "../teams/teams.d1";
-import { redactEmail, seesMemberEmails, viewerUserId } from "./memberships";
+import { redactEmail, viewerUserId } from "./memberships.rules";
 import {
   acceptInvitation as acceptInvitationRows,
   deleteMembership,
@@ -15,7 +16,7 @@ import {
   membershipById,
   membershipTeams,
   organizationMemberships,
-  type MembershipRow,
+  type Membership,
 } from "./memberships.d1";
 import { userIdForEmail } from "./users.d1";
 import { checkEmail } from "./users.service";
@@ -23,8 +24,8 @@ import { foldAscii } from "../text-match";
 
 /** Memberships as the caller may see them, each with its teams, and what was asked to be included. */
 export interface MembershipsView {
-  rows: MembershipRow[];
-  /** The teams of each of `rows`, in the same order. */
+  memberships: Membership[];
+  /** The teams of each of `memberships`, in the same order. */
   teams: string[][];
   includeUsers: boolean;
   /** The included teams (null: not asked for). */
@@ -47,17 +48,17 @@ function readIncludes(raw: string | undefined): Set<string> {
 }
 
 /** Memberships with their teams, plus the included teams asked for. */
-async function viewOf(db: Db, all: MembershipRow[], include: Set<string>, access: OrgAccess | null): Promise<MembershipsView> {
+async function viewOf(db: Db, all: Membership[], include: Set<string>, access: OrgAccess | null): Promise<MembershipsView> {
   // Addresses only for those who may see them (item 14); `null` access: the membership's own user.
-  const rows = access ? all.map((m) => redactEmail(access, m)) : all;
-  const byOrg = new Map<string, MembershipRow[]>();
-  for (const m of rows) byOrg.set(m.organization_id, [...(byOrg.get(m.organization_id) ?? []), m]);
+  const memberships = access ? all.map((m) => redactEmail(access, m)) : all;
+  const byOrg = new Map<string, Membership[]>();
+  for (const m of memberships) byOrg.set(m.organizationId, [...(byOrg.get(m.organizationId) ?? []), m]);
   const teamsOf = new Map<string, string[]>();
   for (const [org, ms] of byOrg) {
     for (const [userId, ids] of await membershipTeams(
       db,
       org,
-      ms.map((m) => m.user_id),
+      ms.map((m) => m.userId),
     ))
       teamsOf.set(`${org}\u0000${userId}`, ids);
   }
@@ -66,7 +67,12 @@ async function viewOf(db: Db, all: MembershipRow[], include: Set<string>, access
     const ids = [...new Set([...teamsOf.values()].flat())];
     includedTeams = ids.length ? await teamNames(db, ids) : [];
   }
-  return { rows, teams: rows.map((m) => teamsOf.get(`${m.organization_id}\u0000${m.user_id}`) ?? []), includeUsers: include.has("user"), includedTeams };
+  return {
+    memberships,
+    teams: memberships.map((m) => teamsOf.get(`${m.organizationId}\u0000${m.userId}`) ?? []),
+    includeUsers: include.has("user"),
+    includedTeams,
+  };
 }
 
 /**
@@ -100,10 +106,10 @@ export async function inviteMember(caller: Caller, organization: string, input: 
   if (!(await insertInvitation(db, { id, organizationId: org, userId, email, teamIds, createdAt: nowIso() }))) {
     throw ApiError.of("invalid_attribute", { detail: "User is already a member of this organization", pointer: "/data/attributes/email" });
   }
-  const row = await membershipById(db, id);
-  if (!row) throw ApiError.of("internal");
+  const membership = await membershipById(db, id);
+  if (!membership) throw ApiError.of("internal");
   // The real service embeds the user in the create response (go-tfe compares it with later reads).
-  return viewOf(db, [row], new Set(["user"]), access);
+  return viewOf(db, [membership], new Set(["user"]), access);
 }
 
 export async function listMemberships(
@@ -122,30 +128,30 @@ export async function listMemberships(
         .map((e) => foldAscii(e.trim()))
         .filter(Boolean)
     : null;
-  const { rows, total } = await organizationMemberships(
+  const { memberships, total } = await organizationMemberships(
     db,
     access.organization.externalId,
     { seesAllEmails: seesMemberEmails(access), userId: viewerUserId(access) },
     { status: query["filter[status]"] ?? null, emails, q: query.q?.trim() ? query.q.trim() : null },
     page,
   );
-  return { view: await viewOf(db, rows, include, access), total };
+  return { view: await viewOf(db, memberships, include, access), total };
 }
 
 /** The facts `teams.change-members` looks at (who may change a team's members depends on whether it is the owners team). */
-const membersOnly = (t: { id: string; is_owners: number }) => ({ ...t, organization_access: "{}", allow_member_token_management: 0 });
+const membersOnly = (t: { id: string; isOwners: boolean }) => ({ ...t, organizationAccess: {}, allowMemberTokenManagement: false });
 
 /** A membership, with the caller's access to its organisation (null: the invited user reading its own invitation). */
-async function loadMembership(caller: Caller, id: string, manage: boolean): Promise<{ m: MembershipRow; access: OrgAccess | null }> {
+async function loadMembership(caller: Caller, id: string, manage: boolean): Promise<{ m: Membership; access: OrgAccess | null }> {
   const m = await membershipById(caller.db, id);
   if (!m) throw ApiError.of("not_found");
   const p = caller.principal;
   // The invited user reads its own invitation before it has any standing in the organisation.
-  if (!manage && m.status === "invited" && p.kind === "user" && p.userId === m.user_id) {
-    authorize(caller, "membership.read", { userId: m.user_id });
+  if (!manage && m.status === "invited" && p.kind === "user" && p.userId === m.userId) {
+    authorize(caller, "membership.read", { userId: m.userId });
     return { m, access: null };
   }
-  const access = await requireOrgAccess(caller, { id: m.organization_id });
+  const access = await requireOrgAccess(caller, { id: m.organizationId });
   authorize(caller, manage ? "membership.manage" : "membership.read", { access });
   return { m, access };
 }
@@ -160,11 +166,11 @@ export async function showMembership(caller: Caller, id: string, includeParam: s
 export async function acceptInvitation(caller: Caller, id: string): Promise<MembershipsView> {
   const db = caller.db;
   const p = caller.principal;
-  const row = await invitationOf(db, id, p.kind === "user" ? p.userId : "");
-  const owns = row && (row.invited_email === null || (row.email ?? "").toLowerCase() === row.invited_email.toLowerCase());
-  if (!row || !owns) throw ApiError.of("not_found");
+  const invitation = await invitationOf(db, id, p.kind === "user" ? p.userId : "");
+  const owns = invitation && (invitation.invitedEmail === null || (invitation.email ?? "").toLowerCase() === invitation.invitedEmail.toLowerCase());
+  if (!invitation || !owns) throw ApiError.of("not_found");
   authorize(caller, "user.self", { userId: p.kind === "user" ? p.userId : undefined });
-  if (row.status !== "invited")
+  if (invitation.status !== "invited")
     throw ApiError.of("invalid_attribute", { detail: "The invitation has already been accepted", pointer: "/data/attributes/status" });
   await acceptInvitationRows(db, id);
   const m = await membershipById(db, id);
@@ -175,10 +181,10 @@ export async function acceptInvitation(caller: Caller, id: string): Promise<Memb
 /** Removes a user from the organisation and its teams; the owners team keeps at least one member. */
 export async function removeMembership(caller: Caller, id: string): Promise<void> {
   const { m, access } = await loadMembership(caller, id, true);
-  const owners = await ownersTeamStanding(caller.db, m.organization_id, m.user_id);
+  const owners = await ownersTeamStanding(caller.db, m.organizationId, m.userId);
   if (owners) {
     // Removing an owner changes the owners team: owners only.
-    if (owners.member && !allows(caller.principal, "teams.change-members", { access, team: membersOnly({ id: "", is_owners: 1 }) }))
+    if (owners.member && !allows(caller.principal, "teams.change-members", { access, team: membersOnly({ id: "", isOwners: true }) }))
       throw ApiError.of("not_found");
     if (owners.member && owners.others === 0)
       throw ApiError.of("invalid_attribute", { detail: "The owners team must keep at least one member", pointer: "/data" });

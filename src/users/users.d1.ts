@@ -1,20 +1,34 @@
 /** All SQL for users (D1 `users`). */
 import type { Db } from "../caller";
 
-export interface UserRow {
+interface UserRow {
   id: string;
   username: string;
   email: string | null;
   is_site_admin: number;
-  unconfirmed_email?: string | null;
+  unconfirmed_email: string | null;
+}
+
+export interface User {
+  id: string;
+  username: string;
+  email: string | null;
+  isSiteAdmin: boolean;
+  /** An email change waiting for confirmation (see PATCH /account/update). */
+  unconfirmedEmail: string | null;
+}
+
+function toUser(row: UserRow): User {
+  return { id: row.id, username: row.username, email: row.email, isSiteAdmin: row.is_site_admin === 1, unconfirmedEmail: row.unconfirmed_email ?? null };
 }
 
 const USER_COLUMNS = "id, username, email, is_site_admin, unconfirmed_email";
 
 const isUniqueViolation = (err: unknown) => String(err).includes("UNIQUE");
 
-export async function findUser(db: Db, id: string): Promise<UserRow | null> {
-  return db.prepare(`SELECT ${USER_COLUMNS} FROM users WHERE id = ?`).bind(id).first<UserRow>();
+export async function findUser(db: Db, id: string): Promise<User | null> {
+  const row = await db.prepare(`SELECT ${USER_COLUMNS} FROM users WHERE id = ?`).bind(id).first<UserRow>();
+  return row ? toUser(row) : null;
 }
 
 export async function userExists(db: Db, id: string): Promise<boolean> {
@@ -22,10 +36,10 @@ export async function userExists(db: Db, id: string): Promise<boolean> {
 }
 
 /** False when the username is taken. */
-export async function insertUser(db: Db, row: UserRow, createdAt: string): Promise<boolean> {
+export async function insertUser(db: Db, user: User, createdAt: string): Promise<boolean> {
   const res = await db
     .prepare("INSERT INTO users (id, username, email, is_site_admin, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
-    .bind(row.id, row.username, row.email, row.is_site_admin, createdAt)
+    .bind(user.id, user.username, user.email, user.isSiteAdmin ? 1 : 0, createdAt)
     .run();
   return res.meta.changes === 1;
 }
@@ -98,22 +112,4 @@ export async function usernames(db: Db, ids: string[]): Promise<Array<{ id: stri
       .bind(JSON.stringify(ids))
       .all<{ id: string; username: string }>()
   ).results;
-}
-
-// ---- the bootstrap site admin (found by its marker, migration 0003, as it may rename itself) ----
-
-export async function bootstrapAdmin(db: Db): Promise<{ id: string; username: string } | null> {
-  return db.prepare("SELECT id, username FROM users WHERE is_bootstrap = 1").first<{ id: string; username: string }>();
-}
-
-/** Creates the bootstrap admin unless it exists; a taken username leaves it uncreated. */
-export async function insertBootstrapAdmin(db: Db, id: string, username: string, createdAt: string): Promise<void> {
-  await db
-    .prepare(
-      `INSERT INTO users (id, username, email, is_site_admin, is_bootstrap, created_at)
-       SELECT ?, ?, 'admin@localhost', 1, 1, ? WHERE NOT EXISTS (SELECT 1 FROM users WHERE is_bootstrap = 1)
-       ON CONFLICT DO NOTHING`,
-    )
-    .bind(id, username, createdAt)
-    .run();
 }

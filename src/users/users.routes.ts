@@ -4,13 +4,12 @@
  */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, noContent, paginated, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { includeQuery, listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
-import { userResource } from "../meta/meta.routes";
-import { serializeMembership } from "./memberships";
-import { acceptInvitation, inviteMember, listMemberships, removeMembership, showMembership, type MembershipsView } from "./memberships.service";
-import type { UserRow } from "./users.d1";
+import { serializeMemberships } from "./memberships.serialize";
+import { acceptInvitation, inviteMember, listMemberships, removeMembership, showMembership } from "./memberships.service";
+import { serializeStoredUser } from "./users.serialize";
 import { confirmEmailChange, createUser, showUser, updateAccount } from "./users.service";
 import { defineRoute } from "../jsonapi/define-route";
 import { membershipResource, userResource as userSchema } from "./users.schemas";
@@ -27,8 +26,6 @@ const userBody = z
   })
   .openapi("UserCreate");
 
-const render = (u: UserRow) => userResource(u.id, u.username, u.email, u.is_site_admin === 1, false, { id: u.id, type: "users" }, u.unconfirmed_email ?? null);
-
 users.openapi(
   defineRoute({
     method: "post",
@@ -39,7 +36,7 @@ users.openapi(
     request: { body: jsonBody(userBody) },
     responses: { ...ok("The user", resourceDocument(userSchema), 201), ...errorResponses },
   }),
-  async (c) => jsonapi(c, { data: render(await createUser(callerOf(c), c.req.valid("json").data.attributes)) }, 201),
+  async (c) => jsonapi(c, { data: serializeStoredUser(await createUser(callerOf(c), c.req.valid("json").data.attributes)) }, 201),
 );
 
 users.openapi(
@@ -52,7 +49,7 @@ users.openapi(
     request: { params: z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) }) },
     responses: { ...ok("The user", resourceDocument(userSchema)), ...errorResponses },
   }),
-  async (c) => jsonapi(c, { data: render(await showUser(callerOf(c), c.req.valid("param").user_id)) }),
+  async (c) => jsonapi(c, { data: serializeStoredUser(await showUser(callerOf(c), c.req.valid("param").user_id)) }),
 );
 
 // ---- the caller's own account ----
@@ -76,7 +73,7 @@ users.openapi(
     request: { body: jsonBody(accountBody) },
     responses: { ...ok("Your user", resourceDocument(userSchema)), ...errorResponses },
   }),
-  async (c) => jsonapi(c, { data: render(await updateAccount(callerOf(c), c.req.valid("json").data.attributes ?? {})) }),
+  async (c) => jsonapi(c, { data: serializeStoredUser(await updateAccount(callerOf(c), c.req.valid("json").data.attributes ?? {})) }),
 );
 
 users.openapi(
@@ -89,7 +86,7 @@ users.openapi(
     request: { params: z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) }) },
     responses: { ...ok("The user", resourceDocument(userSchema)), ...errorResponses },
   }),
-  async (c) => jsonapi(c, { data: render(await confirmEmailChange(callerOf(c), c.req.valid("param").user_id)) }),
+  async (c) => jsonapi(c, { data: serializeStoredUser(await confirmEmailChange(callerOf(c), c.req.valid("param").user_id)) }),
 );
 
 // ---- organisation memberships ----
@@ -106,22 +103,6 @@ const membershipBody = z
   })
   .openapi("OrganizationMembershipCreate");
 
-/** Memberships with their teams, and the included users and teams. */
-function renderMemberships(view: MembershipsView): { data: Resource[]; included: Resource[] } {
-  const data = view.rows.map((m, i) => serializeMembership(m, view.teams[i]));
-  const included: Resource[] = [];
-  if (view.includeUsers) {
-    const seen = new Set<string>();
-    for (const m of view.rows) {
-      if (seen.has(m.user_id)) continue;
-      seen.add(m.user_id);
-      included.push(render({ id: m.user_id, username: m.username, email: m.email, is_site_admin: 0 }));
-    }
-  }
-  for (const t of view.includedTeams ?? []) included.push({ id: t.id, type: "teams", attributes: { name: t.name }, links: { self: `/api/v2/teams/${t.id}` } });
-  return { data, included };
-}
-
 users.openapi(
   defineRoute({
     method: "post",
@@ -135,7 +116,7 @@ users.openapi(
   async (c) => {
     const d = c.req.valid("json").data;
     const teamIds = d.relationships?.teams?.data.map((t) => t.id) ?? [];
-    const { data, included } = renderMemberships(
+    const { data, included } = serializeMemberships(
       await inviteMember(callerOf(c), c.req.valid("param").organization_name, { email: d.attributes.email, teamIds }),
     );
     return jsonapi(c, { data: data[0], included }, 201);
@@ -167,7 +148,7 @@ users.openapi(
     const query = c.req.valid("query");
     const page = pageOf(query);
     const { view, total } = await listMemberships(callerOf(c), c.req.valid("param").organization_name, query, page);
-    const { data, included } = renderMemberships(view);
+    const { data, included } = serializeMemberships(view);
     return jsonapi(c, paginated(c, data, page, total, included.length ? { included } : undefined));
   },
 );
@@ -185,7 +166,7 @@ users.openapi(
     responses: { ...ok("The membership", resourceDocument(membershipResource)), ...errorResponses },
   }),
   async (c) => {
-    const { data, included } = renderMemberships(await showMembership(callerOf(c), c.req.valid("param").id, c.req.valid("query").include));
+    const { data, included } = serializeMemberships(await showMembership(callerOf(c), c.req.valid("param").id, c.req.valid("query").include));
     return jsonapi(c, included.length ? { data: data[0], included } : { data: data[0] });
   },
 );
@@ -201,7 +182,7 @@ users.openapi(
     responses: { ...ok("The membership, now active", resourceDocument(membershipResource)), ...errorResponses },
   }),
   async (c) => {
-    const { data } = renderMemberships(await acceptInvitation(callerOf(c), c.req.valid("param").id));
+    const { data } = serializeMemberships(await acceptInvitation(callerOf(c), c.req.valid("param").id));
     return jsonapi(c, { data: data[0] });
   },
 );

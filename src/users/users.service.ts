@@ -3,7 +3,7 @@ import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
-import { confirmEmail, findUser, insertUser, updateAccount as updateAccountRow, type UserRow } from "./users.d1";
+import { confirmEmail, findUser, insertUser, updateAccount as updateAccountRow, type User } from "./users.d1";
 
 const USERNAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}$/;
@@ -24,25 +24,25 @@ function requireSiteAdmin(caller: Caller): void {
   authorize(caller, "site-admin");
 }
 
-export async function createUser(caller: Caller, a: { username: string; email: string; "is-site-admin"?: boolean }): Promise<UserRow> {
+export async function createUser(caller: Caller, a: { username: string; email: string; "is-site-admin"?: boolean }): Promise<User> {
   requireSiteAdmin(caller);
   checkUsername(a.username);
   checkEmail(a.email);
-  const row: UserRow = { id: newId("user"), username: a.username, email: a.email, is_site_admin: a["is-site-admin"] ? 1 : 0 };
-  if (!(await insertUser(caller.db, row, nowIso()))) throw usernameTaken();
-  return row;
+  const user: User = { id: newId("user"), username: a.username, email: a.email, isSiteAdmin: !!a["is-site-admin"], unconfirmedEmail: null };
+  if (!(await insertUser(caller.db, user, nowIso()))) throw usernameTaken();
+  return user;
 }
 
 /** A user; its email only for the user itself and site admins. */
-export async function showUser(caller: Caller, id: string): Promise<UserRow> {
-  const row = await findUser(caller.db, id);
-  if (!row) throw ApiError.of("not_found");
+export async function showUser(caller: Caller, id: string): Promise<User> {
+  const user = await findUser(caller.db, id);
+  if (!user) throw ApiError.of("not_found");
   const p = caller.principal;
-  const self = p.kind === "user" && (p.userId === row.id || p.isSiteAdmin);
-  return self ? row : { ...row, email: null, unconfirmed_email: null };
+  const self = p.kind === "user" && (p.userId === user.id || p.isSiteAdmin);
+  return self ? user : { ...user, email: null, unconfirmedEmail: null };
 }
 
-export async function updateAccount(caller: Caller, a: { username?: string; email?: string }): Promise<UserRow> {
+export async function updateAccount(caller: Caller, a: { username?: string; email?: string }): Promise<User> {
   const p = caller.principal;
   // Service users (team and organisation tokens) have no account to change.
   authorize(caller, "user");
@@ -53,17 +53,17 @@ export async function updateAccount(caller: Caller, a: { username?: string; emai
   // change waits in unconfirmed_email until the site admin confirms it. The site admin's own
   // change has no one above it to confirm it and applies at once.
   if (!(await updateAccountRow(caller.db, p.userId, { username: a.username ?? null, email: a.email ?? null }, p.isSiteAdmin))) throw usernameTaken();
-  const row = await findUser(caller.db, p.userId);
-  if (!row) throw ApiError.of("not_found");
-  return row;
+  const user = await findUser(caller.db, p.userId);
+  if (!user) throw ApiError.of("not_found");
+  return user;
 }
 
 /** Confirms a user's email change (the local stand-in for the confirmation email). */
-export async function confirmEmailChange(caller: Caller, id: string): Promise<UserRow> {
+export async function confirmEmailChange(caller: Caller, id: string): Promise<User> {
   requireSiteAdmin(caller);
-  const row = await findUser(caller.db, id);
-  if (!row) throw ApiError.of("not_found");
-  if (!row.unconfirmed_email) throw ApiError.of("invalid_attribute", { detail: "The user has no email change to confirm", pointer: "/data/attributes/email" });
+  const user = await findUser(caller.db, id);
+  if (!user) throw ApiError.of("not_found");
+  if (!user.unconfirmedEmail) throw ApiError.of("invalid_attribute", { detail: "The user has no email change to confirm", pointer: "/data/attributes/email" });
   // One owner per address: one already confirmed by another user (an invited one included) stays theirs.
   if (!(await confirmEmail(caller.db, id)))
     throw ApiError.of("invalid_attribute", { detail: "Email has already been taken", pointer: "/data/attributes/email" });

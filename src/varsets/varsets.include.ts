@@ -10,13 +10,12 @@ import { readsAllProjects } from "../auth/access";
 import { allows } from "../auth/requirements";
 import type { Caller } from "../caller";
 import { Included, type Resource } from "../jsonapi/document";
-import { teamReadableProjectIds, type ProjectRow } from "../projects/projects.index";
+import { teamReadableProjectIds, toProject, type ProjectRow } from "../projects/projects.d1";
 import { serializeProject } from "../projects/projects.serialize";
 import { serializeVariable } from "../variables/variables.serialize";
 import { viewOf } from "../variables/variables.service";
-import { workspaceDocsByIds } from "../workspaces/workspaces.d1";
-import { parseDoc } from "../workspaces/workspaces.index";
-import { includeProjectsStatement } from "../workspaces/workspaces.list.index";
+import { parseDoc, workspaceDocsByIds } from "../workspaces/workspaces.d1";
+import { includeProjectsStatement } from "../workspaces/workspaces.list.d1";
 import { loadScope } from "../workspaces/workspaces.service";
 import * as repo from "./varsets.d1";
 import type { Varset } from "./varsets.d1";
@@ -61,6 +60,7 @@ async function projectsOf(caller: Caller, access: OrgAccess, ids: string[]): Pro
     readsAllProjects(access) ? null : teamReadableProjectIds(caller.db, access.organization.externalId, access.teamIds),
   ]);
   return rows.results
-    .filter((p) => p.organization_id === access.organization.externalId && (readable === null || readable.has(p.id)))
+    .map(toProject)
+    .filter((p) => p.organizationId === access.organization.externalId && (readable === null || readable.has(p.id)))
     .map((p) => serializeProject(p, access));
 }

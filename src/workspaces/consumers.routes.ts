@@ -8,7 +8,7 @@ import { LIMITS } from "../limits";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
-import type { ConsumerChange } from "./consumers.logic";
+import type { ConsumerChange } from "./consumers.rules";
 import { changeConsumers, listConsumers, setSshKey } from "./consumers.service";
 import { workspaceIdParam, workspaceResource } from "./workspaces.schemas";
 import { acknowledge } from "./workspaces.http";

@@ -4,10 +4,9 @@ import type { Caller, Db } from "../caller";
 import { ApiError, unwrap } from "../errors";
 import { nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
-import type { ConsumerChange } from "./consumers.logic";
+import type { ConsumerChange } from "./consumers.rules";
 import type { WorkspaceRecord } from "./workspace.types";
-import { allConsumers, consumerPage, consumerScope, sshKeyExists, workspaceDocsByIds, workspaceDocsByNames } from "./workspaces.d1";
-import { parseDoc } from "./workspaces.index";
+import { allConsumers, consumerPage, consumerScope, parseDoc, sshKeyExists, workspaceDocsByIds, workspaceDocsByNames } from "./workspaces.d1";
 import { guardOf, loadScope, readById, readRef, workspaceStub, type WorkspaceRef, type WorkspaceScope } from "./workspaces.service";
 import type { Written } from "./workspaces.write.service";
 

@@ -2,12 +2,11 @@ import { DurableObject } from "cloudflare:workers";
 import type { Bindings } from "../env";
 import { fail, ok, type Failure, type Result } from "../errors";
 import { applySettings, checkName, isFailure } from "./workspace.rules";
-import { indexDeleteStatements, indexUpsertStatements, tagRowsJson } from "./workspaces.index";
-import type { CreateInput, Faults, Guard, LockHolder, UpdateInput, WorkspaceRecord } from "./workspace.types";
+import { indexDeleteStatements, indexUpsertStatements, tagRowsJson } from "./workspaces.d1";
+import type { CreateInput, Faults, Guard, LockHolder, UpdateInput, WorkspaceRecord, DataRetentionPolicy } from "./workspace.types";
 import { checkSafeDelete, forceUnlock, lock, unlock } from "./lock.rules";
 import { initialRecord, upgradeRecord } from "./workspace.record";
-import { changeConsumers, setRetention, setSshKey, type ConsumerChange } from "./consumers.logic";
-import type { DataRetentionPolicy } from "./workspace.types";
+import { changeConsumers, setRetention, setSshKey, type ConsumerChange } from "./consumers.rules";
 import {
   abortUpload,
   appendUpload,
@@ -37,9 +36,9 @@ import {
   type StateVersionRow,
   type StateVersionView,
 } from "../state-versions/state-versions.store";
-import { settledRefsStatement } from "../projects/projects.index";
+import { settledRefsStatement } from "../projects/projects.d1";
 import { dropStateVersionIndexStatement, stateVersionIndexStatement } from "../state-versions/state-versions.d1";
-import { applyTagChange, sameTags, type TagChange } from "../tags/workspace-tags.logic";
+import { applyTagChange, sameTags, type TagChange } from "../tags/workspace-tags.rules";
 import { deleteVariable, eraseVariables, getVariable, insertVariable, listVariables, migrateVariables, updateVariable } from "../variables/variables.store";
 import type { StoredVariable, VariablePatch } from "../variables/variables.types";
 

@@ -1,5 +1,5 @@
-import { splitLegacyTags } from "../tags/workspace-tags.logic";
 import { upgradeSettings } from "./workspace.fields";
+import { splitLegacyTags } from "../tags/workspace-tags.rules";
 import type { CreateInput, WorkspaceRecord } from "./workspace.types";
 
 /** The record a new workspace starts with (the DO's create, and the bench's bulk loader). */
@@ -38,7 +38,8 @@ export function initialRecord(input: CreateInput): WorkspaceRecord {
 export function upgradeRecord(raw: WorkspaceRecord): WorkspaceRecord {
   const legacy = raw as WorkspaceRecord & { organization?: unknown };
   const split = !Array.isArray((raw as Partial<WorkspaceRecord>).tagBindings);
-  const settings = upgradeSettings(raw.settings);
+  // A record without settings at all (hand-written in older stores) gets every default.
+  const settings = upgradeSettings(raw.settings ?? ({} as WorkspaceRecord["settings"]));
   if (!split && legacy.organization === undefined && settings === raw.settings) return raw;
   const { organization: _name, ...rest } = legacy;
   const current = settings === raw.settings ? rest : { ...rest, settings };

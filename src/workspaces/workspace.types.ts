@@ -23,7 +23,7 @@ export interface LockState {
 /**
  * A flat tag (issue 14: one of the workspace's two tag sets): a name, which is an organisation tag.
  * `tagId` is that organisation tag's id (`tag-…`); the entry is dead once the tag is deleted
- * (src/tags/tags.index.ts).
+ * (src/tags/tags.d1.ts).
  */
 export interface TagEntry {
   key: string;

@@ -2,14 +2,13 @@
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { Included, type Resource } from "../jsonapi/document";
-import { userResource } from "../meta/meta.routes";
 import { serializeOrganization } from "../organizations/organizations.serialize";
-import type { ProjectRow } from "../projects/projects.index";
 import { serializeProject } from "../projects/projects.serialize";
 import { includeStateVersions } from "../state-versions/state-versions.include";
-import type { ProjectBindingRow } from "../tags/project-tags.index";
+import type { ProjectBinding } from "../tags/project-tags.d1";
 import { effectiveBindings } from "../tags/tags.serialize";
 import { includeVariables } from "../variables/variables.include";
+import { serializeUser } from "../users/users.serialize";
 import type { WorkspaceRecord } from "./workspace.types";
 import {
   includeAgentPoolsStatement,
@@ -17,7 +16,8 @@ import {
   includeProjectsStatement,
   includeTeamsStatement,
   includeUsersStatement,
-} from "./workspaces.list.index";
+  includedRows,
+} from "./workspaces.list.d1";
 import type { WorkspaceScope } from "./workspaces.service";
 
 /** Every value the docs, go-tfe and the real API's OpenAPI document send. */
@@ -68,21 +68,6 @@ export function parseInclude(raw: string | undefined): string[] {
   return values;
 }
 
-interface UserRow {
-  id: string;
-  username: string;
-  email: string | null;
-  is_site_admin: number;
-  is_service_account: number;
-}
-
-interface AgentPoolRow {
-  id: string;
-  name: string;
-  organization_scoped: number;
-  created_at: string;
-}
-
 const unique = <T>(xs: T[]) => [...new Set(xs)];
 
 /**
@@ -123,44 +108,60 @@ export async function includeFor(
     bindings: values.has("effective_tag_bindings") ? at(includeProjectBindingsStatement(db, projectIds)) : -1,
   };
   const results = statements.length ? await db.batch(statements) : [];
-  const rows = <T>(i: number) => (i < 0 ? [] : ((results[i]?.results ?? []) as T[]));
+  const result = (i: number) => (i < 0 ? undefined : results[i]);
 
   const included = new Included();
   if (values.has("organization")) included.add(serializeOrganization(organization));
-  for (const p of rows<ProjectRow>(slot.projects)) included.add(serializeProject(p, scope.access));
+  for (const p of includedRows.projects(result(slot.projects))) included.add(serializeProject(p, scope.access));
   if (values.has("locked_by")) {
-    const users = new Map(rows<UserRow>(slot.users).map((u) => [u.id, u]));
+    const users = new Map(includedRows.users(result(slot.users)).map((u) => [u.id, u]));
     for (const id of userIds) {
       const u = users.get(id);
       // Not a stored user: the service user of the organisation's token (lockHolderOf).
       included.add(
         u
-          ? userResource(u.id, u.username, u.email, u.is_site_admin === 1, u.is_service_account === 1, { id: u.id, type: "users" })
-          : userResource(id, `api-org-${organization.name}`, null, false, true, { id: organization.name, type: "organizations" }),
+          ? serializeUser({
+              id: u.id,
+              username: u.username,
+              email: u.email,
+              isSiteAdmin: u.isSiteAdmin,
+              isService: u.isServiceAccount,
+              authenticated: { id: u.id, type: "users" },
+              unconfirmedEmail: null,
+            })
+          : serializeUser({
+              id,
+              username: `api-org-${organization.name}`,
+              email: null,
+              isSiteAdmin: false,
+              isService: true,
+              authenticated: { id: organization.name, type: "organizations" },
+              unconfirmedEmail: null,
+            }),
       );
     }
-    for (const t of rows<{ id: string; name: string; organization_name: string }>(slot.teams)) {
+    for (const t of includedRows.teams(result(slot.teams))) {
       included.add({
         id: t.id,
         type: "teams",
         attributes: { name: t.name },
-        relationships: { organization: { data: { id: t.organization_name, type: "organizations" } } },
+        relationships: { organization: { data: { id: t.organizationName, type: "organizations" } } },
         links: { self: `/api/v2/teams/${t.id}` },
       });
     }
   }
-  for (const p of rows<AgentPoolRow>(slot.pools)) {
+  for (const p of includedRows.agentPools(result(slot.pools))) {
     included.add({
       id: p.id,
       type: "agent-pools",
-      attributes: { name: p.name, "organization-scoped": p.organization_scoped === 1, "created-at": p.created_at, "agent-count": 0 },
+      attributes: { name: p.name, "organization-scoped": p.organizationScoped, "created-at": p.createdAt, "agent-count": 0 },
       relationships: { organization: { data: { id: organization.name, type: "organizations" } } },
       links: { self: `/api/v2/agent-pools/${p.id}` },
     });
   }
   if (values.has("effective_tag_bindings")) {
-    const inherited = new Map<string, ProjectBindingRow[]>();
-    for (const b of rows<ProjectBindingRow>(slot.bindings)) inherited.set(b.project_id, [...(inherited.get(b.project_id) ?? []), b]);
+    const inherited = new Map<string, ProjectBinding[]>();
+    for (const b of includedRows.projectBindings(result(slot.bindings))) inherited.set(b.projectId, [...(inherited.get(b.projectId) ?? []), b]);
     records.forEach((r, i) => {
       // Bindings only (issue 14): flat tags are not bindings, so deleted organisation tags do not matter here.
       const bindings = effectiveBindings(r.tagBindings, r.projectId, inherited.get(r.projectId) ?? []);

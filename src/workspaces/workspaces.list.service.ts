@@ -1,26 +1,33 @@
 /** Listing workspaces (spec §4.4): one D1 batch that carries the page and the caller's access to it. */
-import { buildOrgAccess, readsAllProjects, type Grant, type OrgAccess, type ProjectDefaultsRow } from "../auth/access";
+import { buildOrgAccess, readsAllProjects, type Grant, type OrgAccess, type ProjectDefaults } from "../auth/access";
 import { allows, authorize } from "../auth/requirements";
 import type { Principal } from "../auth/principal";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
-import { toOrganization, type OrganizationRow } from "../organizations/organizations.index";
 import type { WorkspaceRecord } from "./workspace.types";
-import { parseDoc } from "./workspaces.index";
-import { listBatch, pageOf, projectOptionsOf, type ListSpec, type PageRow, type ProjectOption, type Strategy } from "./workspaces.list.index";
+import {
+  listAccessOf,
+  listBatch,
+  pageOf,
+  projectOptionsOf,
+  type ListedWorkspace,
+  type ListSpec,
+  type ProjectOption,
+  type Strategy,
+} from "./workspaces.list.d1";
 import { scopeFrom, type WorkspaceScope } from "./workspaces.service";
 
 interface Loaded {
   access: OrgAccess;
   total: number;
-  rows: PageRow[];
+  workspaces: ListedWorkspace[];
   deadTags: Set<string>;
   /** With `projectOptions`: the projects the caller may read, by name (at most PROJECT_OPTIONS_MAX). */
   projectOptions?: ProjectOption[];
 }
 
 /**
- * Runs the list's one batch (see workspaces.list.index.ts) and checks the SQL's view of "reads every
+ * Runs the list's one batch (see workspaces.list.d1.ts) and checks the SQL's view of "reads every
  * workspace" against the permission model; if they disagree it asks again with the model's answer.
  * Exported for the listing test, which runs each strategy against the permission model.
  */
@@ -34,11 +41,10 @@ export async function loadListPage(
 ): Promise<Loaded | null> {
   const batch = listBatch(db, principal, organization, spec, { strategy, projectOptions: opts.projectOptions });
   const results = await db.batch(batch.statements);
-  const orgRow = (results[0]?.results?.[0] ?? null) as OrganizationRow | null;
-  if (!orgRow) return null;
-  const access = buildOrgAccess(principal, toOrganization(orgRow), (results[1]?.results ?? []) as Parameters<typeof buildOrgAccess>[2]);
+  const { org, teams, deadTags } = listAccessOf(results);
+  if (!org) return null;
+  const access = buildOrgAccess(principal, org, teams);
   if (!access) return null;
-  const deadTags = new Set(((results[2]?.results ?? []) as Array<{ id: string }>).map((r) => r.id));
   // The SQL's "reads every workspace" shortcut must agree with the requirement table's workspace.read.
   const wide = allows(principal, "workspace.read", { access, caps: access.base });
   let page = pageOf(results, batch);
@@ -51,7 +57,7 @@ export async function loadListPage(
     const options = projectOptionsOf(results, batch);
     projectOptions = readsAllProjects(access) ? options.all : options.reachable;
   }
-  return { access, total: page?.total ?? 0, rows: page?.rows ?? [], deadTags, projectOptions };
+  return { access, total: page?.total ?? 0, workspaces: page?.workspaces ?? [], deadTags, projectOptions };
 }
 
 export interface WorkspacePage {
@@ -73,22 +79,18 @@ export async function listWorkspacePage(caller: Caller, organization: string, sp
   authorize(caller, "organization.read", { access: loaded?.access ?? null });
   if (!loaded) throw ApiError.of("not_found");
 
-  const records = loaded.rows.map((r) => parseDoc({ doc: r.doc ?? "{}" }));
+  const records = loaded.workspaces.map((w) => w.record);
   const grants = { workspaces: [] as Grant[], projects: [] as Grant[] };
-  const projects = new Map<string, ProjectDefaultsRow>();
+  const projects = new Map<string, ProjectDefaults>();
   const liveKeys = new Set<string>();
-  loaded.rows.forEach((row, i) => {
-    grants.workspaces.push(...(JSON.parse(row.ws_grants ?? "[]") as Grant[]));
-    grants.projects.push(...(JSON.parse(row.prj_grants ?? "[]") as Grant[]));
-    if (row.project) {
-      const p = JSON.parse(row.project) as ProjectDefaultsRow;
-      projects.set(p.id, p);
-    }
-    const key = records[i].sshKeyId;
-    if (key && row.ssh_live === 1) liveKeys.add(key);
-  });
+  for (const w of loaded.workspaces) {
+    grants.workspaces.push(...w.grants.workspaces);
+    grants.projects.push(...w.grants.projects);
+    if (w.project) projects.set(w.project.id, w.project);
+    if (w.record.sshKeyId && w.sshKeyLive) liveKeys.add(w.record.sshKeyId);
+  }
   // A project's grants arrive once per row of the page; the permission model unites them, so duplicates are harmless.
   const scope = scopeFrom(caller.env, { access: loaded.access, grants, projects }, loaded.deadTags.size ? loaded.deadTags : null, liveKeys);
-  const holderNames = new Map(loaded.rows.flatMap((row, i) => (row.holder_name === null ? [] : [[records[i].id, row.holder_name] as const])));
+  const holderNames = new Map(loaded.workspaces.flatMap((w) => (w.holderName === null ? [] : [[w.record.id, w.holderName] as const])));
   return { records, scope, total: loaded.total, holderNames, projectOptions: loaded.projectOptions };
 }

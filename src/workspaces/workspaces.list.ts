@@ -9,11 +9,8 @@ import { includeQuery, pageOf, pageQuery } from "../jsonapi/schemas";
 import { validationError } from "../jsonapi/validation";
 import { LIMITS } from "../limits";
 import { includeFor, parseInclude } from "./workspaces.include";
-import { SORTS, type ListFilters, type ListSpec, type NameMatch, type TagFilter } from "./workspaces.list.index";
+import { SORTS, type ListFilters, type ListSpec, type NameMatch, type TagFilter } from "./workspaces.list.d1";
 import { listWorkspacePage } from "./workspaces.list.service";
-
-// The listing test calls the batch directly.
-export { loadListPage } from "./workspaces.list.service";
 
 const text = z.string().max(LIMITS.genericStringMax).optional();
 const TAGGED = /^filter\[tagged\]\[(\d{1,3})\]\[(key|value)\]$/;

@@ -1,7 +1,5 @@
 /** Worker-side workspace operations shared by the services: resolve, authorise, serialise. */
-import { buildOrgAccess, loadAccessBatch, flagsFor, workspaceCapabilities, type OrgAccess, type Grant, type ProjectDefaultsRow } from "../auth/access";
-import { workspaceAccessRows } from "../auth/access.d1";
-import { toOrganization } from "../organizations/organizations.index";
+import { buildOrgAccess, loadAccessBatch, flagsFor, workspaceCapabilities, type OrgAccess, type Grant, type ProjectDefaults } from "../auth/access";
 import { authorize, type Action } from "../auth/requirements";
 import type { Capabilities } from "../auth/permissions";
 import type { Caller } from "../caller";
@@ -10,11 +8,10 @@ import { ApiError, unwrap, type Result } from "../errors";
 import type { Resource } from "../jsonapi/document";
 import type { Defaults } from "./workspace.rules";
 import type { Guard, WorkspaceRecord } from "./workspace.types";
-import { liveSshKeyIds } from "./workspaces.d1";
-import { parseDoc, selectByName } from "./workspaces.index";
+import { liveSshKeyIds, workspaceAccessRows, workspaceIdByName } from "./workspaces.d1";
 import { serializeWorkspace } from "./workspaces.serialize";
-import { deadTagIds } from "../tags/tags.index";
-import { keyOnlyTagIds, withoutDeadTags } from "../tags/workspace-tags.logic";
+import { deadTagIds } from "../tags/tags.d1";
+import { keyOnlyTagIds, withoutDeadTags } from "../tags/workspace-tags.rules";
 
 export function workspaceStub(env: Bindings, id: string) {
   return env.WORKSPACES.getByName(id);
@@ -24,16 +21,16 @@ export function workspaceStub(env: Bindings, id: string) {
 export interface WorkspaceScope {
   access: OrgAccess;
   grants: { workspaces: Grant[]; projects: Grant[] };
-  projects: Map<string, ProjectDefaultsRow>;
+  projects: Map<string, ProjectDefaults>;
   capsOf(r: WorkspaceRecord): Capabilities;
   serialize(r: WorkspaceRecord): Resource;
 }
 
-export function defaultsFor(access: OrgAccess, project: ProjectDefaultsRow | undefined): Defaults {
-  if (project?.default_execution_mode) {
+export function defaultsFor(access: OrgAccess, project: ProjectDefaults | undefined): Defaults {
+  if (project?.defaultExecutionMode) {
     return {
-      executionMode: project.default_execution_mode as Defaults["executionMode"],
-      agentPoolId: project.default_agent_pool_id,
+      executionMode: project.defaultExecutionMode as Defaults["executionMode"],
+      agentPoolId: project.defaultAgentPoolId,
     };
   }
   return { executionMode: access.organization.defaultExecutionMode, agentPoolId: access.organization.defaultAgentPoolId };
@@ -75,7 +72,7 @@ export async function loadScope(
  */
 export function scopeFrom(
   env: Bindings,
-  loaded: { access: OrgAccess; grants: { workspaces: Grant[]; projects: Grant[] }; projects: Map<string, ProjectDefaultsRow> },
+  loaded: { access: OrgAccess; grants: { workspaces: Grant[]; projects: Grant[] }; projects: Map<string, ProjectDefaults> },
   deadTags: Set<string> | null,
   liveKeys: Set<string> | null,
 ): WorkspaceScope {
@@ -102,11 +99,6 @@ export function scopeFrom(
 /** A workspace named by id, or by organisation name and name as a URL names it (resolved through the D1 index). */
 export type WorkspaceRef = string | { organization: string; name: string };
 
-/** The workspace's id (a name is looked up case-insensitively in the D1 index). */
-export async function resolveId(caller: Caller, ref: WorkspaceRef): Promise<string> {
-  return typeof ref === "string" ? ref : idByName(caller, ref.organization, ref.name);
-}
-
 export interface Readable {
   record: WorkspaceRecord;
   scope: WorkspaceScope;
@@ -130,9 +122,9 @@ export async function readByName(caller: Caller, organization: string, name: str
 
 async function readIndexed(caller: Caller, ref: WorkspaceRef, action: Action): Promise<Readable> {
   const rows = await workspaceAccessRows(caller.db, caller.principal, ref);
-  if (!rows.doc || !rows.org) throw ApiError.of("not_found");
-  const record = parseDoc({ doc: rows.doc });
-  const access = buildOrgAccess(caller.principal, toOrganization(rows.org), rows.teams);
+  if (!rows.record || !rows.org) throw ApiError.of("not_found");
+  const record = rows.record;
+  const access = buildOrgAccess(caller.principal, rows.org, rows.teams);
   if (!access) throw ApiError.of("not_found");
   const deadTags = keyOnlyTagIds(record.tags).length > 0 ? new Set(rows.deadTagIds) : null;
   const scope = scopeFrom(
@@ -193,7 +185,7 @@ export async function mutateAs<T>(
 
 /** Name → id through the D1 index (case-insensitive), in the organisation of that name. */
 export async function idByName(caller: Caller, organization: string, name: string): Promise<string> {
-  const row = await selectByName(caller.db, { name: organization }, name).first<{ id: string }>();
-  if (!row) throw ApiError.of("not_found");
-  return row.id;
+  const id = await workspaceIdByName(caller.db, { name: organization }, name);
+  if (!id) throw ApiError.of("not_found");
+  return id;
 }

@@ -1,20 +1,17 @@
 /** Create, update and force delete of workspaces: authorise, claim names and projects, then one DO call. */
 import { buildOrgAccess, projectRights } from "../auth/access";
 import { createAccessRows } from "../auth/access.d1";
-import { toOrganization } from "../organizations/organizations.index";
 import { allows, authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import { edition } from "../env";
 import { ApiError, unwrap } from "../errors";
 import { newId, nowIso } from "../ids";
-import { holdProject, releaseProject } from "../projects/projects.index";
-import type { BindingInput, FlatInput } from "../tags/workspace-tags.logic";
+import { holdProject, releaseProject } from "../projects/projects.d1";
 import { refuseOverrides } from "../tags/reserved-tag-keys.service";
 import { createTagEntries, resolveBindings, resolveFlatAdds } from "../tags/workspace-tags.service";
 import { applySettings, defaultSettings, isFailure, normaliseAttributes, type NormalisedAttributes } from "./workspace.rules";
-import type { WorkspaceRecord } from "./workspace.types";
-import { agentPoolExists, oauthTokenExists, projectExists } from "./workspaces.d1";
-import { claimName, NAME_LEASE_MS, releaseClaim } from "./workspaces.index";
+import type { BindingInput, FlatInput, WorkspaceRecord } from "./workspace.types";
+import { agentPoolExists, claimName, NAME_LEASE_MS, oauthTokenExists, projectExists, releaseClaim } from "./workspaces.d1";
 import type { workspaceCreateBody, workspaceUpdateBody } from "./workspaces.schemas";
 import { guardOf, loadScope, mutateAs, readRef, scopeFrom, workspaceStub, type WorkspaceRef, type WorkspaceScope } from "./workspaces.service";
 
@@ -102,7 +99,7 @@ export async function createWorkspace(caller: Caller, organizationName: string, 
   // From here on the organisation is its id: a rename racing this create leaves it unaffected (the workspace is
   // created in the organisation the name denoted when this batch ran, as if the create came first).
   const rows = await createAccessRows(caller.db, caller.principal, { name: organizationName }, requestedProject ?? null);
-  const access = rows.org ? buildOrgAccess(caller.principal, toOrganization(rows.org), rows.teams) : null;
+  const access = rows.org ? buildOrgAccess(caller.principal, rows.org, rows.teams) : null;
   if (!access) throw ApiError.of("not_found");
   const organization = access.organization;
   const projectId = requestedProject ?? organization.defaultProjectId;
@@ -114,7 +111,7 @@ export async function createWorkspace(caller: Caller, organizationName: string, 
   // A new workspace that inherits its project's auto-destroy settings and sets no duration of its
   // own takes the project's auto-destroy-activity-duration (projects API: "all future workspaces in
   // this project inherit this default value").
-  const inherited = rows.projects.find((p) => p.id === projectId)?.auto_destroy_activity_duration;
+  const inherited = rows.projects.find((p) => p.id === projectId)?.autoDestroyActivityDuration;
   if (body.attributes["auto-destroy-activity-duration"] === undefined && settings["inherits-project-auto-destroy"] && inherited) {
     settings["auto-destroy-activity-duration"] = inherited;
   }

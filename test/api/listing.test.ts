@@ -1,13 +1,14 @@
 // Spec §4.4 / §4.6 / §2.2: list parameters, pagination, permission-filtered totals, include.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { createOrg, createWorkspace, grantProject, grantWorkspace, makeOrgToken, makeProject, makeTeam, makeUser, teamToken } from "../fixtures";
+import { ADMIN, api, type ApiResponse, uniqueName } from "../helpers";
 import { authenticate } from "../../src/auth/auth.middleware";
 import type { Bindings } from "../../src/env";
 import { INCLUDE_VALUES } from "../../src/workspaces/workspaces.include";
-import { loadListPage, parseListQuery } from "../../src/workspaces/workspaces.list";
-import type { Strategy } from "../../src/workspaces/workspaces.list.index";
-import { createOrg, createWorkspace, grantProject, grantWorkspace, makeOrgToken, makeProject, makeTeam, makeUser, teamToken } from "../fixtures";
-import { ADMIN, api, type ApiResponse, uniqueName } from "../helpers";
+import { parseListQuery } from "../../src/workspaces/workspaces.list";
+import { loadListPage } from "../../src/workspaces/workspaces.list.service";
+import type { Strategy } from "../../src/workspaces/workspaces.list.d1";
 
 type Doc = { id: string; type: string; attributes: Record<string, any>; relationships: Record<string, any>; links?: Record<string, unknown> };
 
@@ -66,7 +67,7 @@ async function plansAgree(org: string, query: string, token: string = ADMIN): Pr
       const { spec } = parseListQuery({ ...Object.fromEntries(new URLSearchParams(query)), "page[number]": String(n), "page[size]": "2" });
       const page = (await loadListPage(db, principal, org, spec, strategy))!;
       total = page.total;
-      const got = page.rows.map((r) => (JSON.parse(r.doc!) as { name: string }).name);
+      const got = page.workspaces.map((w) => w.record.name);
       ids.push(...got);
       if (got.length < 2) break;
     }

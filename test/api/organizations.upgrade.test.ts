@@ -4,11 +4,11 @@
 import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { workspaceAccessRows } from "../../src/auth/access.d1";
+import { workspaceAccessRows } from "../../src/workspaces/workspaces.d1";
 import type { Principal } from "../../src/auth/principal";
 import { sha256Hex } from "../../src/ids";
 import { updateOrganization } from "../../src/organizations/organizations.d1";
-import { tokenByHash } from "../../src/tokens/tokens.d1";
+import { tokenByHash } from "../../src/auth/principal.d1";
 import { parseListQuery } from "../../src/workspaces/workspaces.list";
 import { loadListPage } from "../../src/workspaces/workspaces.list.service";
 
@@ -119,17 +119,17 @@ describe("D1 migration 0016 on a store written with organisation names", () => {
     // The readers of the index and of the tokens, on the migrated store.
     const owner: Principal = { kind: "user", userId: "user-1", username: "alice", isSiteAdmin: false, tokenId: null };
     const byName = await workspaceAccessRows(db, owner, { organization: "ACME", name: "One" });
-    expect(JSON.parse(byName.doc!).id).toBe("ws-acme");
-    expect(byName.org?.external_id).toBe(ACME);
+    expect(byName.record?.id).toBe("ws-acme");
+    expect(byName.org?.externalId).toBe(ACME);
     expect(byName.teams.map((t) => t.id)).toEqual(["team-owners"]);
     expect(byName.deadTagIds).toEqual(["tag-0"]);
     const page = await loadListPage(db.withSession("first-primary"), owner, "acme", parseListQuery({}).spec);
     expect(page?.total).toBe(1);
-    expect(page?.rows.map((r) => JSON.parse(r.doc!).id)).toEqual(["ws-acme"]);
+    expect(page?.workspaces.map((w) => w.record.id)).toEqual(["ws-acme"]);
     const searched = await loadListPage(db.withSession("first-primary"), owner, "Acme", parseListQuery({ "search[name]": "on" }).spec);
-    expect(searched?.rows.map((r) => JSON.parse(r.doc!).id)).toEqual(["ws-acme"]);
-    expect(await tokenByHash(db, orgTokenHash)).toMatchObject({ kind: "organization", organization_id: ACME, organization_name: "Acme" });
-    expect(await tokenByHash(db, teamTokenHash)).toMatchObject({ kind: "team", team_org: ACME, organization_name: "Acme" });
+    expect(searched?.workspaces.map((w) => w.record.id)).toEqual(["ws-acme"]);
+    expect(await tokenByHash(db, orgTokenHash)).toMatchObject({ kind: "organization", organizationId: ACME, organizationName: "Acme" });
+    expect(await tokenByHash(db, teamTokenHash)).toMatchObject({ kind: "team", teamOrganizationId: ACME, organizationName: "Acme" });
 
     // The recreated triggers follow ids: counts and search on insert, rename and delete; the varsets' cascade.
     await db
@@ -156,8 +156,8 @@ describe("D1 migration 0016 on a store written with organisation names", () => {
       { name: "Renamed", email: "a@b.c", attrs: {}, defaultExecutionMode: "remote", defaultAgentPoolId: null, allowForceDeleteWorkspaces: false },
     );
     expect(renamed.updated?.name).toBe("Renamed");
-    expect((await workspaceAccessRows(db, owner, { organization: "renamed", name: "one" })).doc).not.toBeNull();
-    expect((await workspaceAccessRows(db, owner, { organization: "Acme", name: "one" })).doc).toBeNull();
+    expect((await workspaceAccessRows(db, owner, { organization: "renamed", name: "one" })).record).not.toBeNull();
+    expect((await workspaceAccessRows(db, owner, { organization: "Acme", name: "one" })).record).toBeNull();
 
     await db.prepare("DELETE FROM organizations WHERE external_id = ?").bind(ACME).run();
     expect(await ids("SELECT id FROM varsets")).toEqual([]);

@@ -1,7 +1,7 @@
 // Issue 2: projects (tfe-api-notes §2.2) — shapes, name rules, list filters, execution defaults, permissions, delete rules.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { insertProjectStatement } from "../../src/projects/projects.index";
+import { insertProjectStatement } from "../../src/projects/projects.d1";
 import { createOrg, createWorkspace, grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser, organizationId } from "../fixtures";
 import { api, uniqueName } from "../helpers";
 

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { app } from "../../src/index";
-import { RateLimiter } from "../../src/ratelimit/ratelimit";
 import { makeUser } from "../fixtures";
+import { app } from "../../src/index";
+import { RateLimiter } from "../../src/auth/ratelimit";
 
 describe("rate limiter", () => {
   it("allows the limit per window per key and reports decimal seconds until the reset", () => {

@@ -3,10 +3,10 @@
 // organisation exactly when its last workspace drops it.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { WorkspaceRecord } from "../../src/workspaces/workspace.types";
-import { indexUpsertStatements } from "../../src/workspaces/workspaces.index";
 import { createOrg, createWorkspace, teamToken } from "../fixtures";
 import { api, uniqueName } from "../helpers";
+import type { WorkspaceRecord } from "../../src/workspaces/workspace.types";
+import { indexUpsertStatements } from "../../src/workspaces/workspaces.d1";
 
 const tagsOf = (ws: string, query = "") => api("GET", `/workspaces/${ws}/relationships/tags${query}`);
 const addTags = (ws: string, data: unknown[], token?: string) => api("POST", `/workspaces/${ws}/relationships/tags`, { body: { data }, token });

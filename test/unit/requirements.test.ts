@@ -4,18 +4,18 @@ import { buildOrgAccess, projectRights, type Grant } from "../../src/auth/access
 import { FULL_ACCESS, NO_ACCESS, workspaceAccessCapabilities } from "../../src/auth/permissions";
 import type { Principal } from "../../src/auth/principal";
 import { allows, authorize, REQUIREMENTS, type Action } from "../../src/auth/requirements";
-import { toOrganization } from "../../src/organizations/organizations.index";
+import { toOrganization } from "../../src/auth/organization.d1";
 
 const orgRow = { name: "acme", external_id: "org-1", email: "a@b.c", attrs: "{}", created_at: "2026-01-01T00:00:00Z" } as never;
 const user = (id = "user-1", isSiteAdmin = false): Principal => ({ kind: "user", userId: id, isSiteAdmin }) as Principal;
 const orgToken: Principal = { kind: "organization", organizationId: "org-1", organization: "acme", serviceUserId: "user-org" } as Principal;
 const team = (id: string, perms: Record<string, boolean> = {}, owners = false) => ({
   id,
-  is_owners: owners ? 1 : 0,
-  organization_access: JSON.stringify(perms),
+  isOwners: owners,
+  organizationAccess: perms,
 });
 const accessOf = (p: Principal, teams: ReturnType<typeof team>[]) => buildOrgAccess(p, toOrganization(orgRow), teams as never)!;
-const grant = (access: string, perms: Record<string, unknown> = {}): Grant => ({ team_id: "t", target_id: "prj-1", access, perms: JSON.stringify(perms) });
+const grant = (access: string, perms: Record<string, unknown> = {}): Grant => ({ teamId: "t", targetId: "prj-1", access, perms });
 
 describe("the requirement table", () => {
   it("turns away callers without standing whatever the rule", () => {
@@ -29,15 +29,15 @@ describe("the requirement table", () => {
   it("owners may do everything in the organisation; manage-teams alone may not touch the owners team", () => {
     const owner = accessOf(user(), [team("owners", {}, true)]);
     const delegate = accessOf(user("user-2"), [team("t-1", { "manage-membership": true, "manage-teams": true })]);
-    const ownersTeam = { id: "owners", is_owners: 1, organization_access: "{}", allow_member_token_management: 0 };
-    const plainTeam = { id: "t-9", is_owners: 0, organization_access: "{}", allow_member_token_management: 0 };
+    const ownersTeam = { id: "owners", isOwners: true, organizationAccess: {}, allowMemberTokenManagement: false };
+    const plainTeam = { id: "t-9", isOwners: false, organizationAccess: {}, allowMemberTokenManagement: false };
     expect(allows(user(), "teams.change-members", { access: owner, team: ownersTeam })).toBe(true);
     expect(allows(user("user-2"), "teams.change-members", { access: delegate, team: ownersTeam })).toBe(false);
     expect(allows(user("user-2"), "teams.change-members", { access: delegate, team: plainTeam })).toBe(true);
     expect(allows(user("user-2"), "teams.manage-tokens", { access: delegate, team: ownersTeam })).toBe(false);
     // A team holding a permission the caller lacks: its tokens would be more power than the caller has.
     expect(
-      allows(user("user-2"), "teams.manage-tokens", { access: delegate, team: { ...plainTeam, organization_access: '{"manage-vcs-settings":true}' } }),
+      allows(user("user-2"), "teams.manage-tokens", { access: delegate, team: { ...plainTeam, organizationAccess: { "manage-vcs-settings": true } } }),
     ).toBe(false);
   });
 
