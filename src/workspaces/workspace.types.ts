@@ -14,7 +14,7 @@ export interface VcsRepo {
   "tags-regex": string | null;
 }
 
-/** Writable settings, keyed by their (spec) wire names. */
+/** Writable settings, keyed by their documented wire names (`engine-version`, not the real clients' `terraform-version`). */
 export interface WorkspaceSettings {
   "allow-destroy-plan": boolean;
   "assessments-enabled": boolean;
@@ -56,7 +56,7 @@ export interface LockState {
 }
 
 /**
- * A flat tag (issue 14: one of the workspace's two tag sets): a name, which is an organisation tag.
+ * A flat tag (one of the workspace's two tag sets): a name, which is an organisation tag.
  * `tagId` is that organisation tag's id (`tag-…`); the entry is dead once the tag is deleted
  * (src/tags/tags.d1.ts).
  */
@@ -110,7 +110,7 @@ export interface WorkspaceRecord {
   outputIds?: string[];
   currentRun: { id: string; status: string; createdAt: string } | null;
   source: string;
-  /** Ids of the workspace's own variables in creation order (the `vars` relationship; issue 17). */
+  /** Ids of the workspace's own variables in creation order (the `vars` relationship). */
   varIds?: string[];
 }
 

@@ -1,5 +1,5 @@
 /**
- * D1 statements for the workspace list (spec §4.4) and its includes (§4.6).
+ * D1 statements for the workspace list (GET /organizations/:org/workspaces) and its includes.
  *
  * One request is one `batch()`: the organisation row, the caller's teams, the organisation's deleted
  * tags, and a page statement that returns the total count, the page's rows and, per row, what
@@ -151,7 +151,7 @@ function nameTerm(P: Params, m: NameMatch): Term {
 
 /**
  * `search[tags]` / `search[exclude-tags]`: the workspace carries key K as a flat tag (live) or a
- * binding key, directly or inherited from its project's bindings (issue 14: either set).
+ * binding key, directly or inherited from its project's bindings (either set).
  */
 function keyTerm(P: Params, key: string): Term {
   const k = P.add(key);
@@ -264,7 +264,7 @@ function orgWideReadSql(P: Params, principal: Principal): string {
     OR json_extract(t.organization_access, '$."manage-workspaces"') IS 1 OR json_extract(t.organization_access, '$."read-workspaces"') IS 1))`;
 }
 
-/** The filters of the spec as terms (positive ones intersect; excluded ones are subtracted). */
+/** The list filters as terms (positive ones intersect; excluded ones are subtracted). */
 function termsOf(P: Params, f: ListFilters, variant: Variant): { positive: Term[]; negative: Term[] } {
   const positive: Term[] = [];
   if (f.nothing) positive.push(NOTHING);
@@ -512,7 +512,7 @@ export function listAccessOf(results: D1Result[]): { org: Organization | null; t
   };
 }
 
-// ---- include (spec §4.6): the related rows of a page, in one batch ----
+// ---- include: the related rows of a page, in one batch ----
 
 export function includeProjectsStatement(db: D1Database | D1DatabaseSession, ids: string[]): D1PreparedStatement {
   return db

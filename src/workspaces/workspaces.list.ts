@@ -1,4 +1,4 @@
-/** GET /organizations/:org/workspaces — listing, search, filters and sort over the D1 index (spec §4.4). */
+/** GET /organizations/:org/workspaces — listing, search, filters and sort over the D1 index. */
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
@@ -70,7 +70,7 @@ function taggedFilters(params: URLSearchParams): TagFilter[] {
 }
 
 /**
- * The list parameters of spec §4.4 (URLSearchParams decodes brackets sent percent-encoded or not).
+ * The parameters of the real API's "List workspaces" (HCP Terraform API docs, Workspaces) (URLSearchParams decodes brackets sent percent-encoded or not).
  * Bad values are a 400 naming the parameter.
  */
 export function parseListQuery(params: URLSearchParams, page: Page): ListSpec {

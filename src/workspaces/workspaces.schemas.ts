@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { LIMITS } from "../limits";
 
-/** Workspace names: letters, numbers, `-`, `_` (spec §2.1). Compared case-insensitively. */
+/** Workspace names: letters, numbers, `-`, `_`. Compared case-insensitively. */
 export const WORKSPACE_NAME = /^[A-Za-z0-9_-]+$/;
-/** `<digits><d|h>`, greater than 0, at most four digits (spec §8). */
+/** `<digits><d|h>`, greater than 0, at most four digits. */
 export const AUTO_DESTROY_DURATION = /^\d{1,4}[dh]$/;
 /** An exact version (`1.2.3`, `1.2.3-beta1`) or a constraint (`~> 1.0.0`, `>= 1.2, < 2.0`), or `latest`. */
 const VERSION = String.raw`v?\d+(\.\d+){0,2}(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?`;
@@ -28,7 +28,7 @@ export const vcsRepoInput = z.object({
 
 const triggerList = z.array(z.string().max(LIMITS.genericStringMax)).max(LIMITS.triggerListMax);
 
-/** Writable attributes (spec §2.1), both the spec's names and the real clients' originals. */
+/** Writable attributes: both the documented names and the ones the real clients send. */
 export const workspaceAttributesInput = z.object({
   name: z.string().max(LIMITS.workspaceNameMax).optional(),
   "agent-pool-id": nullableStr(64).optional(),
