@@ -51,7 +51,7 @@ function parsePositiveInt(raw: string | undefined): number | undefined {
   return Math.min(i, 1_000_000_000);
 }
 
-/** The pagination envelope of spec §2.2: absolute links and meta.pagination. */
+/** The pagination envelope of the real API (HCP Terraform API docs: Pagination): absolute links and meta.pagination. */
 export function paginated(
   c: Context,
   data: Resource[],

@@ -56,7 +56,7 @@ const ws = (runs: string, mocks: string, state: string, vars: string, create: bo
   "run-tasks": tasks,
 });
 
-/** The implied-permissions table (tfe-api-notes §2.4). */
+/** The implied-permissions table (HCP Terraform API docs: Project Team Access). */
 export const PRJ_IMPLIED: Record<string, PrjAccess> = {
   read: { "project-access": { settings: "read", teams: "none" }, "workspace-access": ws("read", "none", "read", "read", false, false, false, false, false) },
   write: { "project-access": { settings: "read", teams: "none" }, "workspace-access": ws("apply", "read", "write", "write", false, true, false, false, false) },
