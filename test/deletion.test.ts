@@ -1,4 +1,4 @@
-// Spec §4.7, §4.8: safe delete and force delete, with the texts go-tfe keys on.
+// Safe delete and force delete (HCP Terraform API docs, Workspaces), with the texts go-tfe keys on.
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import SparkMD5 from "spark-md5";
 import { env } from "cloudflare:workers";

@@ -1,4 +1,4 @@
-// Issue 19: a store written by the code before organisation renames (rows and workspace records naming their
+// A store written by the code before organisation renames (rows and workspace records naming their
 // organisation by name) keeps working after the upgrade: D1 migration 0016 turns every name into the organisation's
 // id, and the Durable Object's schema 6 drops the name from its record.
 import { applyD1Migrations, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";

@@ -1,4 +1,4 @@
-// Issue 15: the pure rules behind the Durable Object and the list, tested without HTTP or storage.
+// The pure rules behind the Durable Object and the list, tested without HTTP or storage.
 import { describe, expect, it } from "vitest";
 import { isFailure } from "../src/workspaces/workspace.rules";
 import { changeConsumers } from "../src/workspaces/consumers.rules";

@@ -1,5 +1,5 @@
-// Issue 13 (items 3, 5, 6, 7, 9, 10 and the consumers PATCH): state access through includes and
-// signed URLs, projects deleted under a workspace, the outbox alarm, and stale name leases.
+// Regression tests for state and consistency findings of an adversarial review: state access through includes and
+// signed URLs, projects deleted under a workspace, the outbox alarm, stale name leases, and the consumers PATCH.
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import SparkMD5 from "spark-md5";
@@ -30,7 +30,7 @@ async function workspaceWithState(org?: string) {
   return { org, ws, sv: sv.body.data };
 }
 
-describe("item 3: read-outputs access through includes", () => {
+describe("read-outputs access through includes", () => {
   it("include=current_state_version on show and list gives a read-outputs team no state version and no URL", async () => {
     const { org, ws } = await workspaceWithState();
     const team = await makeTeam(org);
@@ -56,7 +56,7 @@ describe("item 3: read-outputs access through includes", () => {
   });
 });
 
-describe("item 5: upload URLs", () => {
+describe("upload URLs", () => {
   it("read and plan callers get no upload URL; a finalized version has none at all", async () => {
     const org = await createOrg();
     const ws = await createWorkspace(org);
@@ -96,7 +96,7 @@ describe("item 5: upload URLs", () => {
   });
 });
 
-describe("item 6: signed URLs of a deleted organisation", () => {
+describe("signed URLs of a deleted organisation", () => {
   it("download and upload URLs answer 404 once the organisation is gone", async () => {
     const { org, ws, sv } = await workspaceWithState();
     const pending = (await api("POST", `/workspaces/${ws.id}/state-versions`, { body: svBody({ serial: 2, md5: md5(STATE) }) })).body.data;
@@ -119,7 +119,7 @@ describe("item 6: signed URLs of a deleted organisation", () => {
   });
 });
 
-describe("item 7: a project deleted under a workspace", () => {
+describe("a project deleted under a workspace", () => {
   const project = async (org: string) => {
     const res = await api("POST", `/organizations/${org}/projects`, { body: { data: { type: "projects", attributes: { name: uniqueName("p") } } } });
     expect(res.status).toBe(201);
@@ -202,7 +202,7 @@ describe("item 7: a project deleted under a workspace", () => {
   });
 });
 
-describe("item 9: the outbox alarm is committed with the write", () => {
+describe("the outbox alarm is committed with the write", () => {
   it("a commit left without its flush has an alarm, and the alarm writes the index", async () => {
     const ws = await createWorkspace(await createOrg());
     const stub = env.WORKSPACES.getByName(ws.id);
@@ -225,7 +225,7 @@ describe("item 9: the outbox alarm is committed with the write", () => {
   });
 });
 
-describe("item 10: stale name leases", () => {
+describe("stale name leases", () => {
   it("the checker releases a lease whose create never happened, and then reports nothing", async () => {
     const org = await createOrg();
     const id = `ws-${crypto.randomUUID().replace(/-/g, "").slice(0, 16)}`;

@@ -1,4 +1,4 @@
-// Spec §2.1 rules for the workspace resource, one test (or more) per rule.
+// The rules of the workspace resource, one test (or more) per rule.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { api, assertJsonApi, createOrg, createWorkspace, uniqueName } from "./helpers";
@@ -86,7 +86,7 @@ describe("name", () => {
 });
 
 describe("defaults and plain attributes", () => {
-  it("applies the create defaults of spec §2.1", async () => {
+  it("applies the documented create defaults", async () => {
     const org = await createOrg();
     const ws = await createWorkspace(org);
     const a = ws.attributes;
