@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run bench:peers` (issue 16): this service side by side with its two open-source peers on one machine, OTF (Go
+// `npm run bench:peers`: this service side by side with its two open-source peers on one machine, OTF (Go
 // and PostgreSQL) and Terrence (TypeScript on Bun and SQLite). Each server starts on loopback with a throwaway store
 // (bench/peers/servers.mjs says how each is obtained and started); each gets the same data through its own API (one
 // organisation, PEERS_WORKSPACES workspaces, every tenth tagged `critical`), populated at concurrency 8 in chunks

@@ -284,7 +284,7 @@ try {
       }
     }
     result.rss[`load${size}`] = peakRss || null;
-    // The web UI's list page against the JSON list call for the same query (issue 20: p50 ≤ 1.5×).
+    // The web UI's list page against the JSON list call for the same query (target: p50 ≤ 1.5×).
     for (const [label, query] of [
       ["page 1", ""],
       ["deep page", `page%5Bnumber%5D=${Math.max(1, Math.floor(size / 20 / 2))}`],

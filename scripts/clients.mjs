@@ -830,7 +830,7 @@ await step("provider: destroy, with every resource gone afterwards", async () =>
   check(left.length === 0, `still there after destroy: ${left.join(", ")}`);
 });
 
-// ---------------------------------------------------------------- tfe provider: variables and variable sets (issue 17)
+// ---------------------------------------------------------------- tfe provider: variables and variable sets
 const varsDir = fixture("provider/variables", "provider-variables");
 const varsIds = {};
 

@@ -345,7 +345,7 @@ if (opts.dryRun) {
   process.exit(0);
 }
 
-// Placeholder VCS values (issue 19): go-tfe tests that only need an OAuth client and a repository
+// Placeholder VCS values: go-tfe tests that only need an OAuth client and a repository
 // identifier to exist (this service stores VCS settings and never calls GitHub) run with these.
 // Tests that need GitHub itself stay excluded in the selection.
 const PLACEHOLDERS = {

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run test:store-upgrade`: a store written by the code before organisation renames (issue 19: D1 rows and
+// `npm run test:store-upgrade`: a store written by the code before organisation renames (D1 rows and
 // workspace records naming their organisation by name) keeps working after the upgrade. The previous code (by default
 // the parent of the commit that added migrations/0016_organization_ids.sql, else HEAD; `--from <ref>` to choose) is
 // extracted with `git archive` into a temporary directory and run with `npm start` on a fresh PERSIST_DIR; it writes an

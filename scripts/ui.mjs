@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run test:ui`: the web UI (issue 20) in a real browser. Starts the service (`npm start`) on a free port with a
+// `npm run test:ui`: the web UI in a real browser. Starts the service (`npm start`) on a free port with a
 // fresh store (scripts/lib/service.mjs), drives Debian's chromium through playwright-core, and checks what the UI
 // does against what the API says: sign-in and sign-out, the list's filters, sort and paging, lock and unlock, lock
 // holders named, a read-only caller's page (and its forged POSTs refused, as a cross-origin POST is), the projects

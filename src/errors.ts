@@ -69,7 +69,7 @@ export const ERRORS = {
     title: "conflict",
     detail: "Latest workspace state is being processed to discover resources, please try again later",
   },
-  /** go-tfe and the tfe provider match this text on a duplicate variable key (issue 17). */
+  /** go-tfe and the tfe provider match this text on a duplicate variable key. */
   key_taken: { status: 422, title: "invalid attribute", detail: "Key has already been taken" },
   name_taken: { status: 422, title: "invalid attribute", detail: "Name has already been taken" },
   rate_limited: { status: 429, title: "Too many requests", detail: "You have exceeded the API's rate limit." },

@@ -165,13 +165,13 @@ app.route("/", blobs);
 // The OpenAPI document is public like discovery; registered before the authenticated API.
 app.get("/api/v2/openapi.json", (c) => c.json(openApiDocument(app)));
 app.route("/api/v2", api);
-// The web UI (issue 20): server-rendered pages with their own session, CSRF check and error pages.
+// The web UI: server-rendered pages with their own session, CSRF check and error pages.
 app.route("/app", ui);
 
 app.notFound((c) => errorResponse(c, ApiError.of("not_found")));
 app.onError((err, c) => {
   const apiErr = toApiError(err);
-  // Expected failures (ApiError, including the spec's 503 on unlock) are not logged as errors.
+  // Expected failures (ApiError, including unlock's 503 while a state version is pending) are not logged as errors.
   if (apiErr.status >= 500 && !(err instanceof ApiError)) {
     console.log(JSON.stringify({ level: "error", requestId: c.get("requestId"), error: String(err), stack: err instanceof Error ? err.stack : undefined }));
   }

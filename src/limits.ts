@@ -40,7 +40,7 @@ export const LIMITS = {
    */
   tokenTtlPolicyDefaultMs: 63_113_904_000,
   tokenTtlPolicyMaxMs: 3_155_695_200_000,
-  /** Workspace and variable-set variables (issue 17). */
+  /** Workspace and variable-set variables. */
   variableKeyMax: 128,
   variableValueMax: 256 * 1024,
   variableDescriptionMax: 512,

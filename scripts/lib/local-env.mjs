@@ -28,7 +28,7 @@ export function localVars(env = process.env) {
   const generated = !env.ADMIN_TOKEN && !vars.ADMIN_TOKEN;
   if (!vars.ADMIN_TOKEN) vars.ADMIN_TOKEN = `${randomBytes(10).toString("hex")}.atlasv1.${randomBytes(32).toString("hex")}`;
   if (!vars.BLOB_SIGNING_KEY) vars.BLOB_SIGNING_KEY = randomBytes(32).toString("hex");
-  // The secret the variables' AES-GCM key is derived from (issue 17); production: `wrangler secret put`.
+  // The secret the variables' AES-GCM key is derived from; production: `wrangler secret put`.
   if (!vars.VARIABLES_ENCRYPTION_KEY) vars.VARIABLES_ENCRYPTION_KEY = randomBytes(32).toString("hex");
   if (!vars.EDITION) vars.EDITION = "self-hosted";
   writeFileSync(

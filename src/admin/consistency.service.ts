@@ -52,7 +52,7 @@ async function checkConsistency(env: Bindings, cursor: string, limit: number): P
         : `${state.pending} index write(s) waiting for the alarm`;
       differences.push({ workspaceId: id, kind: "write-pending", detail });
     }
-    // Issue 13 item 7: a live workspace must belong to a project that exists.
+    // A live workspace must belong to a project that exists (creates and moves hold it until indexed).
     if (state.kind === "live" && !projectExists) {
       differences.push({ workspaceId: id, kind: "orphan-project-reference", detail: `project ${projectId} does not exist` });
     }
@@ -64,7 +64,7 @@ async function checkConsistency(env: Bindings, cursor: string, limit: number): P
       else if (JSON.stringify(indexed.record) !== JSON.stringify(state.record))
         differences.push({ workspaceId: id, kind: "different-doc", detail: "same version, different document" });
       else {
-        // The list filters read workspace_tags, not the doc: its rows must match both tag sets (issue 14).
+        // The list filters read workspace_tags, not the doc: its rows must match both tag sets.
         const tags = await tagRowsDifference(db, state.record);
         if (tags) differences.push({ workspaceId: id, kind: "different-tags", detail: tags });
       }
@@ -78,7 +78,7 @@ async function checkConsistency(env: Bindings, cursor: string, limit: number): P
     for (const l of leases) {
       const owned = state.kind === "live" && state.record?.name.toLowerCase() === l.name.toLowerCase();
       if (owned || Date.now() - l.claimedAt <= NAME_LEASE_MS) continue;
-      // Issue 13 item 10: an uncommitted claim left by a create or rename that died is released here,
+      // An uncommitted claim left by a create or rename that died is released here,
       // as a create wanting the name would (the DO decides, serialised with its own writes), so the
       // checker converges instead of reporting it forever. It is reported once, on release.
       if (!l.committed) {

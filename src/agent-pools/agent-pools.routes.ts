@@ -1,4 +1,4 @@
-/** Agent pools (tfe-api-notes §2.7): what workspaces in `agent` execution mode name. */
+/** Agent pools (HCP Terraform API docs: Agent Pools): what workspaces in `agent` execution mode name. */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";

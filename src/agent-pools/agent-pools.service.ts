@@ -1,4 +1,4 @@
-/** Agent pools (tfe-api-notes §2.7): members read them; manage-agent-pools manages them. */
+/** Agent pools (HCP Terraform API docs: Agent Pools): members read them; manage-agent-pools manages them. */
 import { authorize } from "../auth/requirements";
 import { loadOwned, requireOrgAccess, type OrgAccess } from "../auth/access";
 import type { Caller } from "../caller";
@@ -154,7 +154,7 @@ export async function updatePool(caller: Caller, id: string, input: PoolInput): 
 }
 
 /**
- * Deletes an unused pool. Refused while anything names it (issue 2 leaves the status to us: 422, as for
+ * Deletes an unused pool. Refused while anything names it (the real API leaves the status undocumented: 422, as for
  * any request that the pool's current references make invalid; no workspace is touched, the check reads D1 only).
  */
 export async function removePool(caller: Caller, id: string): Promise<void> {

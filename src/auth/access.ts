@@ -179,7 +179,7 @@ export function readsAllProjects(access: OrgAccess): boolean {
   return projectRights(access, "", []).read;
 }
 
-/** Force delete: owners always; workspace admins when the organisation allows it (spec §4.8). */
+/** Force delete: owners always; workspace admins when the organisation sets allow-force-delete-workspaces. */
 export function canForceDelete(access: OrgAccess, caps: Capabilities): boolean {
   return forceDeleteAllowed(standingOf(access), caps, access.organization.allowForceDeleteWorkspaces);
 }

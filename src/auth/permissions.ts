@@ -177,7 +177,7 @@ export function effectiveCapabilities(s: Standing, workspaceGrants: GrantLevel[]
   return caps;
 }
 
-/** Force delete (spec §4.8): owners (and the organisation token) always; workspace admins when the organisation allows it. */
+/** Force delete: owners (and the organisation token) always; workspace admins when the organisation allows it. */
 export function forceDeleteAllowed(s: Standing, caps: Capabilities, allowForceDeleteWorkspaces: boolean): boolean {
   if (s.siteAdmin || s.owner || s.orgToken) return true;
   return caps.admin && caps.delete && allowForceDeleteWorkspaces;
@@ -222,7 +222,7 @@ export function projectVariableSetsLevel(g: GrantLevel): number {
   return VARIABLE_SETS[String(projectAccess["variable-sets"] ?? "none")] ?? 0;
 }
 
-/** The spec's 21 permission flags (plus the ones go-tfe also decodes), from capabilities. */
+/** The 21 documented workspace permission flags (plus the ones go-tfe also decodes), from capabilities. */
 export interface PermissionFlags {
   [flag: string]: boolean;
 }

@@ -1,5 +1,5 @@
 /**
- * The isolate's principal cache, and the check that keeps it honest (issue 16). A token resolved once is remembered
+ * The isolate's principal cache, and the check that keeps it honest. A token resolved once is remembered
  * for a short time, so a request need not spend a round trip on it before its own reads. Revocation still takes
  * effect at once: the token's row is read again in the request's first read batch (`TokenGate`), and the request
  * fails with 401 before any write or Durable Object call when the token no longer stands for the same principal.

@@ -30,7 +30,7 @@ interface Requirement {
   /** One line for people (the OpenAPI document and the matrix test's failures show it). */
   summary: string;
   holds: (p: Principal, t: Target) => boolean;
-  /** The refusal for callers the rule turns away (404 unless the spec names another status). */
+  /** The refusal for callers the rule turns away (404, as for a missing resource, unless the real API documents another status). */
   denied?: (p: Principal, t: Target) => ErrorCode;
 }
 
@@ -152,7 +152,7 @@ export const REQUIREMENTS = {
   "workspace.force-delete": {
     summary: "owners; workspace admins when the organisation allows force delete",
     holds: (_p, t) => !!caps(t) && forceDeleteAllowed(standingOf(org(t)!), caps(t)!, org(t)!.organization.allowForceDeleteWorkspaces),
-    // Spec §4.8: readers are told they are forbidden; others cannot see the workspace at all.
+    // Readers are told they are forbidden (the documented 403); others cannot see the workspace at all (404).
     denied: (_p, t) => ((caps(t)?.runs ?? 0) >= 1 ? "force_delete_forbidden" : "not_found"),
   },
   "variables.read": { summary: "variables: read", holds: (_p, t) => (caps(t)?.variables ?? 0) >= 1 },

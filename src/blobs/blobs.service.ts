@@ -21,7 +21,7 @@ export interface BlobSignature {
 export async function authoriseBlob(env: Bindings, method: "GET" | "PUT", t: BlobTarget, signed: BlobSignature): Promise<void> {
   const ok = signed.method === method && (await verifyBlobUrl(env, method, t.ws, t.sv, t.kind, signed.exp, signed.sig));
   if (!ok) throw ApiError.of("forbidden", { detail: "The URL is not signed for this request, or it has expired" });
-  // A signature outlives nothing it names (issue 13 item 6): the workspace must still be live and its
+  // A signature outlives nothing it names: the workspace must still be live and its
   // organisation the very one it was created in (a deleted, or deleted and re-created, one is not).
   const ws = await workspaceStub(env, t.ws).get();
   if (!ws.ok) throw ApiError.of("not_found");

@@ -34,7 +34,7 @@ export interface Page {
   size: number;
 }
 
-/** The pagination envelope of spec §2.2: absolute links and meta.pagination. */
+/** The pagination envelope: absolute links and meta.pagination (HCP Terraform API docs: Pagination). */
 export function paginated(
   c: Context,
   data: Resource[],

@@ -1,5 +1,5 @@
 /**
- * OAuth clients and their OAuth tokens (tfe-api-notes §2.8): what a workspace's `vcs-repo.oauth-token-id`
+ * OAuth clients and their OAuth tokens (HCP Terraform API docs: OAuth Clients, OAuth Tokens): what a workspace's `vcs-repo.oauth-token-id`
  * names. Secrets (`oauth-token-string`, `secret`, `private-key`) are write-only and never stored.
  */
 import { z } from "@hono/zod-openapi";

@@ -1,4 +1,4 @@
-/** OAuth clients and tokens (tfe-api-notes §2.8): members read them; manage-vcs-settings manages clients. */
+/** OAuth clients and tokens (HCP Terraform API docs: OAuth Clients, OAuth Tokens): members read them; manage-vcs-settings manages clients. */
 import { authorize } from "../auth/requirements";
 import { loadOwned, requireOrgAccess, type OrgAccess } from "../auth/access";
 import type { Caller } from "../caller";

@@ -216,7 +216,7 @@ export function orphanBindingsCleanup(db: Db, projectId: string): D1PreparedStat
   return db.prepare("DELETE FROM project_tag_bindings WHERE project_id = ? AND NOT EXISTS (SELECT 1 FROM projects WHERE id = ?)").bind(projectId, projectId);
 }
 
-// ---- project references of workspace creates and moves in flight (issue 13 item 7) ----
+// ---- project references of workspace creates and moves in flight ----
 
 /** How long a reference may stay without its index row before the project delete asks the workspace's DO. */
 export const PROJECT_REF_MS = 30_000;

@@ -1,5 +1,5 @@
 /**
- * The query of GET /organizations/:org/projects (tfe-api-notes §2.2), read once for the API route and the web
+ * The query of GET /organizations/:org/projects (HCP Terraform API docs, Projects: List projects), read once for the API route and the web
  * UI's projects page, so the same URL parameters give the same projects in both.
  */
 import { validationError } from "../jsonapi/validation";

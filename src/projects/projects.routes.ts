@@ -1,4 +1,4 @@
-/** Projects (tfe-api-notes §2.2): every workspace belongs to one; every organisation has a "Default Project". */
+/** Projects (HCP Terraform API docs: Projects): every workspace belongs to one; every organisation has a "Default Project". */
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { includeQuery, listDocument, orgParam, pageOf, resourceDocument } from "../jsonapi/schemas";

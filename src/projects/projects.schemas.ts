@@ -1,4 +1,4 @@
-/** Request schemas for projects (tfe-api-notes §2.2). Name rules are checked in the handler for the real texts. */
+/** Request schemas for projects (HCP Terraform API docs: Projects). Name rules are checked in the handler for the real texts. */
 import { z } from "@hono/zod-openapi";
 import { LIMITS } from "../limits";
 import { attr, includeQuery, pageQuery, resourceSchema } from "../jsonapi/schemas";

@@ -1,4 +1,4 @@
-/** The `projects` resource (tfe-api-notes §2.2 sample plus the OAS attributes go-tfe decodes). */
+/** The `projects` resource (the sample in the HCP Terraform API docs' Projects page plus the attributes go-tfe's `Project` decodes). */
 import type { OrgAccess } from "../auth/access";
 import { allows } from "../auth/requirements";
 import type { Resource } from "../jsonapi/document";
@@ -13,7 +13,7 @@ export function serializeProject(p: Project, access: OrgAccess): Resource {
   const own = p.defaultExecutionMode !== null;
   const mode = own ? p.defaultExecutionMode : access.organization.defaultExecutionMode;
   const pool = own ? p.defaultAgentPoolId : mode === "agent" ? access.organization.defaultAgentPoolId : null;
-  // The row names its organisation by id; the name is the one the caller's access read (issue 19: renames).
+  // The row names its organisation by id; the name is the one the caller's access read, so a rename never touches project rows.
   const org = access.organization.name;
   return {
     id: p.id,

@@ -1,4 +1,4 @@
-/** Projects (tfe-api-notes §2.2): authorise, validate, then write through projects.d1.ts. */
+/** Projects (HCP Terraform API docs: Projects): authorise, validate, then write through projects.d1.ts. */
 import { projectRights, readsAllProjects, requireOrgAccess, type OrgAccess } from "../auth/access";
 import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
@@ -272,7 +272,7 @@ async function dropStaleRefs(caller: Caller, projectId: string): Promise<void> {
 
 export async function deleteProject(caller: Caller, id: string): Promise<void> {
   const { project } = await loadProject(caller, id, true);
-  // Status codes the real service leaves undocumented (issue 2 asks us to choose): the Default Project is a
+  // Status codes the real service leaves undocumented, chosen here: the Default Project is a
   // property of the organisation, so deleting it is an invalid request (422); a project that still holds
   // workspaces is a conflict with the current state that moving or deleting them resolves (409).
   if (project.isDefault) throw ApiError.of("invalid_attribute", { detail: "The Default Project cannot be deleted" });

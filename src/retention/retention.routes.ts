@@ -1,5 +1,5 @@
 /**
- * Data retention policies (spec §4.14; self-hosted edition only — the hosted edition answers 404).
+ * Data retention policies (Terraform Enterprise API docs: Data Retention Policies; self-hosted edition only — the hosted edition answers 404).
  * A workspace's own policy lives in its Durable Object; the organisation default in D1.
  */
 import { z } from "@hono/zod-openapi";

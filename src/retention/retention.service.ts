@@ -1,5 +1,5 @@
 /**
- * Data retention policies (spec §4.14; self-hosted edition only — the hosted edition answers 404).
+ * Data retention policies (Terraform Enterprise API docs: Data Retention Policies; self-hosted edition only — the hosted edition answers 404).
  * Workspace admins set a workspace's own policy (in its Durable Object); owners and the organisation
  * token set the organisation default (in D1), which members may read.
  */

@@ -1,4 +1,4 @@
-/** SSH keys (tfe-api-notes §2.6). The key value is write-only: nothing of it is stored or returned. */
+/** SSH keys (HCP Terraform API docs: SSH Keys). The key value is write-only: nothing of it is stored or returned. */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";

@@ -1,4 +1,4 @@
-/** SSH keys (tfe-api-notes §2.6): who may see and manage them. */
+/** SSH keys (HCP Terraform API docs: SSH Keys): who may see and manage them. */
 import { authorize } from "../auth/requirements";
 import { loadOwned, requireOrgAccess } from "../auth/access";
 import type { Caller } from "../caller";

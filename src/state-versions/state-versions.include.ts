@@ -1,4 +1,4 @@
-/** `include=outputs` and `include=current_state_version` on workspace reads (spec §4.6). */
+/** `include=outputs` and `include=current_state_version` on workspace reads (HCP Terraform API docs, Workspaces: Available Related Resources). */
 import type { Bindings } from "../env";
 import type { Included } from "../jsonapi/document";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";

@@ -1,4 +1,4 @@
-/** State versions (tfe-api-notes §2.9): created under the lock, bodies inline or through signed upload URLs. */
+/** State versions (HCP Terraform API docs: State Versions): created under the lock, bodies inline or through signed upload URLs. */
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";

@@ -5,7 +5,7 @@ import { outputId, type StateVersionView } from "./state-versions.store";
 import { resourcesUnknown } from "./state.parse";
 
 /**
- * `canUpload`: the caller may create state versions (issue 13 item 5). Upload URLs go only to such
+ * `canUpload`: the caller may create state versions. Upload URLs go only to such
  * callers and only while the version is pending; the DO accepts each blob once.
  */
 export async function serializeStateVersion(

@@ -1,4 +1,4 @@
-/** State versions (tfe-api-notes §2.9): authorise on the workspace, then ask its Durable Object. */
+/** State versions (HCP Terraform API docs: State Versions): authorise on the workspace, then ask its Durable Object. */
 import { lockHolderOf } from "../auth/principal";
 import type { Caller } from "../caller";
 import { edition } from "../env";

@@ -304,7 +304,7 @@ export function createVersion(sql: SqlStorage, w: WorkspaceRecord, input: Create
   if (input.state) appendChunks(sql, input.id, "state", input.state);
   if (input.jsonState) appendChunks(sql, input.id, "json", input.jsonState);
   if (input.jsonOutputs) appendChunks(sql, input.id, OUTPUTS, input.jsonOutputs);
-  // Spec §2.1: latest-change-at is the creation time of the latest state version.
+  // latest-change-at is the creation time of the latest state version.
   if (input.now > w.latestChangeAt) w.latestChangeAt = input.now;
   w.updatedAt = input.now;
   if (input.state && !input.intermediate) promote(sql, w, getRow(sql, input.id)!, input.now);
@@ -367,7 +367,7 @@ export function checkUploadable(row: StateVersionRow | null, kind: BlobKind): Fa
   if (!row) return fail("not_found");
   if (row.status === "discarded") return fail("conflict", "This state version was superseded by a newer one before its state was uploaded");
   if (kind === "state" && row.status !== "pending") return fail("conflict", "The state of this state version was already uploaded");
-  // Each upload URL works once (issue 13 item 5): stored JSON state is never rewritten.
+  // Each upload URL works once: stored JSON state is never rewritten.
   if (kind === "json" && row.json_present === 1) return fail("conflict", "The JSON state of this state version was already uploaded");
   return null;
 }
@@ -442,7 +442,7 @@ export function makeCurrent(sql: SqlStorage, w: WorkspaceRecord, sv: StateVersio
 }
 
 /**
- * On unlock (spec §3): refuses while the latest version is still pending; otherwise the newest
+ * On unlock: refuses while the latest version is still pending; otherwise the newest
  * finalized intermediate version newer than the current one becomes current.
  */
 export function onUnlock(sql: SqlStorage, w: WorkspaceRecord, now: string, opts: { force: boolean }): WorkspaceRecord | Failure {

@@ -1,5 +1,5 @@
 /**
- * Key-value tag bindings (spec §4.13): workspace and project bindings, and effective bindings
+ * Key-value tag bindings: workspace and project bindings, and effective bindings
  * (a workspace's direct ones plus its project's, merged at read time so a project change shows
  * at once).
  */

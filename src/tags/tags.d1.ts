@@ -1,10 +1,10 @@
 /**
  * D1 statements for organisation (flat) tags.
  *
- * Race-free design (issue 6): the `tags` table is a registry of (organisation, name) → id. Whether
+ * Race-free design: the `tags` table is a registry of (organisation, name) → id. Whether
  * an organisation tag *exists*, and its `instance-count`, are derived at read time from
  * `workspace_tags` (the rows each workspace's Durable Object writes, idempotently, through its
- * outbox; a flat-tag row carries its `tag_id`; binding rows are never organisation tags, issue 14):
+ * outbox; a flat-tag row carries its `tag_id`; binding rows are never organisation tags):
  * a tag exists while at least one workspace carries it as a flat tag. So two concurrent creators of one name get the one id D1's unique index decides; counts are
  * never incremented, only counted; and the tag leaves the organisation's list exactly when the
  * last carrier's index write lands. Nothing deletes registry rows except an explicit organisation

@@ -1,7 +1,7 @@
 import { fail, type Failure } from "../errors";
 import { LIMITS } from "../limits";
 
-/** Tag binding keys and values: alphanumerics and `_ . = + - @ :` (spec §2.4). */
+/** Tag binding keys and values: alphanumerics and `_ . = + - @ :`. */
 export const TAG_BINDING_CHARS = /^[A-Za-z0-9_.=+\-@:]+$/;
 /** Flat tag names: letters, numbers, `:`, `-`, `_`, 1-255 characters. */
 export const FLAT_TAG_NAME = /^[A-Za-z0-9:_-]+$/;

@@ -28,7 +28,7 @@ export function serializeProjectBinding(b: ProjectBinding): Resource {
  * Effective bindings: direct bindings (flat tags are not bindings), then the project's bindings whose key the workspace does not
  * set itself (a direct binding wins over an inherited one with the same key). Inherited ones carry
  * `links.inherited-from` (go-tfe decodes it there) and the same URL as
- * `relationships.inherited-from.links.related` (the spec's shape); direct ones carry no `links`
+ * `relationships.inherited-from.links.related` (the documented shape); direct ones carry no `links`
  * member at all, because go-tfe's tests require their decoded `Links` to be nil.
  */
 export function effectiveBindings(direct: BindingEntry[], projectId: string | null, inherited: ProjectBinding[]): Resource[] {

@@ -1,5 +1,5 @@
 /**
- * Tags and tag bindings of workspaces, projects and organisations (spec §4.12, §4.13): authorise,
+ * Tags and tag bindings of workspaces, projects and organisations: authorise,
  * resolve the request's entries, then one DO call per workspace or one D1 batch per project.
  */
 import { loadAccessBatch, projectRights, requireOrgAccess } from "../auth/access";

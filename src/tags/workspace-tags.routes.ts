@@ -1,4 +1,4 @@
-/** Flat tags of a workspace: GET / POST / DELETE /workspaces/:id/relationships/tags (spec §4.12). */
+/** Flat tags of a workspace: GET / POST / DELETE /workspaces/:id/relationships/tags. */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";

@@ -1,12 +1,12 @@
 /**
  * Pure tag rules of a workspace (runs inside its Durable Object, and on create in the Worker).
  *
- * Two sets per workspace (issue 14), as the real service keeps them: flat tags (names, each an
+ * Two sets per workspace, as the real service keeps them: flat tags (names, each an
  * organisation tag carrying its id) and tag bindings (key → value, "" for a key-only binding). A
  * write to one set never touches the other: the `tfe` provider manages `tag_names` through the
  * flat-tag endpoints and `tags` through tag bindings, and reads each back separately.
  *
- * The 10-binding limit (spec §2.4, §8) counts every direct binding, key-only ones included (go-tfe
+ * The 10-binding limit counts every direct binding, key-only ones included (go-tfe
  * expects a PATCH of 26 key-only bindings to be refused); flat tags never count. Terraform's
  * `cloud` block with a set of tags adds one key-only binding per tag, so sets of up to ten tags
  * work (docs/behaviour.md, "Limits").
@@ -158,7 +158,7 @@ export function echoed(bindings: BindingEntry[], sent: BindingInput[]): BindingE
 }
 
 /**
- * Splits a tag list written before issue 14 (one set: `{key, value, id, tagId, createdAt}` with
+ * Splits a tag list written before the two sets (one set: `{key, value, id, tagId, createdAt}` with
  * value null for a key-only entry): valued entries become bindings, key-only entries flat tags.
  */
 export function splitLegacyTags(entries: Array<{ key: string; value?: string | null; id?: string; tagId?: string | null; createdAt: string }>): TagSets {

@@ -18,7 +18,7 @@ function raise(f: { code: Parameters<typeof ApiError.of>[0]; detail?: string; po
   throw ApiError.of(f.code, { detail: f.detail, pointer: f.pointer });
 }
 
-/** One of id or attributes.name is required (spec §4.12); an empty id counts as absent. */
+/** One of id or attributes.name is required; an empty id counts as absent. */
 function refOf(ref: FlatTagRef, pointer: string): { id: string } | { name: string } {
   if (ref.id) return { id: ref.id };
   const name = ref.attributes?.name;

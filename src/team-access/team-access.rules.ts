@@ -59,7 +59,7 @@ const ws = (runs: string, mocks: string, state: string, vars: string, create: bo
 const prj = (settings: string, teams: string, variableSets: string) => ({ settings, teams, "variable-sets": variableSets });
 
 /**
- * The implied-permissions table (tfe-api-notes §2.4). `variable-sets` (the sets the project owns): only the admin
+ * The implied-permissions table (HCP Terraform API docs: Project Team Access). `variable-sets` (the sets the project owns): only the admin
  * role manages them, as the project permissions reference lists "Manage variable sets" for admins alone.
  */
 export const PRJ_IMPLIED: Record<string, PrjAccess> = {

@@ -1,4 +1,4 @@
-/** Teams, team membership and organisation memberships (issue 3; real shapes in tfe-api-notes §2.3). */
+/** Teams, team membership and organisation memberships (HCP Terraform API docs: Teams, Team Membership, Organization Memberships). */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { LIMITS } from "../limits";

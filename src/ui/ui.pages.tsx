@@ -131,7 +131,7 @@ export interface ListRow {
   executionMode: string;
 }
 
-/** Every `sort` of the list API (spec §4.4). */
+/** Every `sort` the workspace list API accepts. */
 const SORT_LABELS: Array<[string, string]> = [
   ["", "Default (creation)"],
   ["name", "Name (A–Z)"],

@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 /**
- * The web UI (issue 20): server-rendered pages behind every workspace's `links.self-html`, calling the
+ * The web UI: server-rendered pages behind every workspace's `links.self-html`, calling the
  * same services as the API with a `Caller` built from the session's principal. Forms work without
  * JavaScript; every state-changing form is a same-origin POST (Hono's csrf Origin check on top of the
  * SameSite=Strict cookie).

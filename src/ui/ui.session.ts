@@ -1,5 +1,5 @@
 /**
- * Web UI sessions (issue 20). Sign-in checks a pasted API token with `authenticate`; the cookie then holds
+ * Web UI sessions. Sign-in checks a pasted API token with `authenticate`; the cookie then holds
  * a random session id whose SHA-256 is stored in D1 with the SHA-256 of that token. Every UI request
  * re-authenticates through the stored token hash — the API's own token lookup, joined to the session in the
  * same read (cached sessions: in the page's first batch) — so a revoked, deleted or expired token ends its sessions

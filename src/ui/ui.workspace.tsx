@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 /**
- * The workspace page and its forms (issue 20). Each form calls the service its API endpoint calls, naming the
+ * The workspace page and its forms. Each form calls the service its API endpoint calls, naming the
  * workspace by organisation and name, so the service's own read authorises it (no lookup first). A refusal of
  * the form's input re-renders the page with the API's reasons next to the form (422); a caller who may not
  * act gets the API's answer (404 for a workspace it may not administer) as an error page.

@@ -99,7 +99,7 @@ function sqlString(v: string): string {
 
 /**
  * A page of an organisation's memberships. Filters see only the addresses the viewer may see (all,
- * or only its own user's), so that none can be probed (item 14).
+ * or only its own user's), so that none can be probed.
  */
 export async function organizationMemberships(
   db: Db,

@@ -49,7 +49,7 @@ function readIncludes(raw: string | undefined): Set<string> {
 
 /** Memberships with their teams, plus the included teams asked for. */
 async function viewOf(db: Db, all: Membership[], include: Set<string>, access: OrgAccess | null): Promise<MembershipsView> {
-  // Addresses only for those who may see them (item 14); `null` access: the membership's own user.
+  // Addresses only for those who may see them; `null` access: the membership's own user.
   const memberships = access ? all.map((m) => redactEmail(access, m)) : all;
   const byOrg = new Map<string, Membership[]>();
   for (const m of memberships) byOrg.set(m.organizationId, [...(byOrg.get(m.organizationId) ?? []), m]);

@@ -1,5 +1,5 @@
 /**
- * Variable values at rest (issue 17): AES-256-GCM through Web Crypto, the key derived (HKDF-SHA-256) from the
+ * Variable values at rest: AES-256-GCM through Web Crypto, the key derived (HKDF-SHA-256) from the
  * `VARIABLES_ENCRYPTION_KEY` secret. Every value is sealed, sensitive or not, so making a variable sensitive
  * later needs no re-encryption inside the Durable Object's synchronous critical section. The variable's id is
  * the associated data: a sealed value copied onto another variable does not open.

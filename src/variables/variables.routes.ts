@@ -1,4 +1,4 @@
-/** Workspace variables (issue 17): validate, one service call, serialise. */
+/** Workspace variables: validate, one service call, serialise. */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent } from "../jsonapi/document";

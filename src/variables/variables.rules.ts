@@ -1,4 +1,4 @@
-/** Pure rules of variables (issue 17): keys, lengths, and which variable wins in a workspace's effective set. */
+/** Pure rules of variables: keys, lengths, and which variable wins in a workspace's effective set. */
 import { fail, type Failure } from "../errors";
 import { LIMITS } from "../limits";
 import type { Category, StoredVariable, VariablePatch } from "./variables.types";

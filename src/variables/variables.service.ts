@@ -1,5 +1,5 @@
 /**
- * Workspace variables (issue 17): authorise on the workspace (team access `variables`: read ≥ 1, write ≥ 2,
+ * Workspace variables: authorise on the workspace (team access `variables`: read ≥ 1, write ≥ 2,
  * i.e. can-read-variable / can-update-variable), seal values here in the Worker, then ask the workspace's
  * Durable Object, the single writer of its variables. A reader without the capability gets 404.
  */

@@ -1,5 +1,5 @@
 /**
- * Workspace variables inside the workspace's Durable Object (its SQLite), issue 17. Synchronous helpers for the
+ * Workspace variables inside the workspace's Durable Object (its SQLite). Synchronous helpers for the
  * DO's critical sections: none awaits, so the uniqueness check and the write of one request run with no other
  * request in between, and N racing creates of one key end as some serial order would. Values arrive sealed.
  */

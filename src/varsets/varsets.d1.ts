@@ -1,5 +1,5 @@
 /**
- * Variable sets in D1 (issue 17, migration 0011): the sets, their variables (values sealed) and the workspaces
+ * Variable sets in D1 (migration 0011): the sets, their variables (values sealed) and the workspaces
  * and projects they are applied to. All of their SQL lives here. Deleted workspaces, projects and organisations
  * leave the sets' lists through the migration's triggers.
  */

@@ -1,4 +1,4 @@
-/** Variable sets and their variables (issue 17): validate, one service call, serialise. */
+/** Variable sets and their variables: validate, one service call, serialise. */
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";

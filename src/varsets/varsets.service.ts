@@ -1,5 +1,5 @@
 /**
- * Variable sets (issue 17). Organisation-level: reading them needs `read-workspaces` or `manage-workspaces`
+ * Variable sets. Organisation-level: reading them needs `read-workspaces` or `manage-workspaces`
  * (owners, the organisation token and the site admin hold every organisation permission); creating, changing,
  * applying and deleting them, and writing their variables, needs `manage-workspaces` ("Manage all workspaces"
  * includes managing variable sets in the real permission model). A set a project owns is also read by teams

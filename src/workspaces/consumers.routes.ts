@@ -1,4 +1,4 @@
-/** Remote-state consumers (spec §4.11) and SSH key assignment (spec §4.10). */
+/** Remote-state consumers and SSH key assignment (HCP Terraform API docs, Workspaces). */
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";

@@ -1,4 +1,4 @@
-/** Remote-state consumers, SSH key and retention policy changes: pure rules over a workspace record (spec §4.10, §4.11, §4.14). */
+/** Remote-state consumers, SSH key and retention policy changes: pure rules over a workspace record. */
 import { fail, type Failure } from "../errors";
 import type { DataRetentionPolicy, WorkspaceRecord } from "./workspace.types";
 

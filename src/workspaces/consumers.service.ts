@@ -1,4 +1,4 @@
-/** Remote-state consumers (spec §4.11) and SSH key assignment (spec §4.10). */
+/** Remote-state consumers and SSH key assignment (HCP Terraform API docs, Workspaces). */
 import { allows, authorize } from "../auth/requirements";
 import type { Caller, Db } from "../caller";
 import { ApiError, unwrap } from "../errors";
@@ -50,7 +50,7 @@ export async function changeConsumers(
   targets: { ids: string[] } | { names: string[] },
 ): Promise<{ bookmark?: string | null }> {
   const { record, scope } = await readRef(caller, ref, "workspace.update");
-  // Replacing the whole list is for organisation-wide workspace managers only (spec §5.7).
+  // Replacing the whole list is for organisation-wide workspace managers only; admins of single workspaces add and remove consumers instead.
   if (op === "replace") authorize(caller, "workspaces.manage", { access: scope.access });
   // Every listed workspace must exist in this organisation and be readable by the caller.
   const byName = "names" in targets;

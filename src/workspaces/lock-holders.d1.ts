@@ -1,4 +1,4 @@
-/** Naming a lock's holder (issue 20: the UI shows who holds a lock by name, as the real UI does, not by id). */
+/** Naming a lock's holder (the UI shows who holds a lock by name, as the real UI does, not by id). */
 import type { Db } from "../caller";
 import type { LockHolder } from "./workspace.types";
 

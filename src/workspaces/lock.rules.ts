@@ -1,11 +1,11 @@
-/** Lock transitions of spec §3, as pure functions over a workspace record. */
+/** Lock transitions (lock, unlock, force-unlock), as pure functions over a workspace record. */
 import { fail, type Failure } from "../errors";
 import type { LockHolder, WorkspaceRecord } from "./workspace.types";
 
 const HOLDER_WORD: Record<LockHolder["type"], string> = { users: "User", teams: "Team", runs: "Run" };
 
 export function lock(w: WorkspaceRecord, holder: LockHolder, reason: string, now: string): WorkspaceRecord | Failure {
-  if (w.lock.locked) return fail("already_locked"); // spec §3: lock of a locked workspace is 409
+  if (w.lock.locked) return fail("already_locked"); // locking a locked workspace is a 409
   w.lock = { locked: true, reason, holder, lockedAt: now };
   return w;
 }
@@ -28,7 +28,7 @@ export function forceUnlock(w: WorkspaceRecord): WorkspaceRecord | Failure {
 }
 
 /**
- * Safe delete (spec §4.7): only an unlocked workspace that manages no resources. `unknown`: its current state
+ * Safe delete: only an unlocked workspace that manages no resources. `unknown`: its current state
  * could not be read (nor a JSON state beside it), so a count of 0 proves nothing and it counts as managing.
  */
 export function checkSafeDelete(w: WorkspaceRecord, processing: boolean, unknown = false): Failure | null {

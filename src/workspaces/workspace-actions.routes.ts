@@ -1,4 +1,4 @@
-/** Lock, unlock, force-unlock and safe delete (spec §3, §4.7, §4.9). */
+/** Lock, unlock, force-unlock and safe delete (HCP Terraform API docs, Workspaces). */
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";

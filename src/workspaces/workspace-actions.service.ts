@@ -1,4 +1,4 @@
-/** Lock, unlock, force-unlock and safe delete (spec §3, §4.7, §4.9): authorise, then one DO call. */
+/** Lock, unlock, force-unlock and safe delete (HCP Terraform API docs, Workspaces): authorise, then one DO call. */
 import { lockHolderOf } from "../auth/principal";
 import type { Caller } from "../caller";
 import { nowIso } from "../ids";
@@ -34,7 +34,7 @@ export async function lockHolderNameOf(caller: Caller, readable: Readable): Prom
   return holder ? lockHolderName(caller.db, holder) : null;
 }
 
-/** Spec §7: a caller who may not delete gets 404, as for a missing workspace. */
+/** A caller who may not delete gets 404, as for a missing workspace (the real API's documented answer). */
 export async function safeDeleteWorkspace(caller: Caller, ref: WorkspaceRef): Promise<void> {
   await mutateAs(caller, ref, "workspace.delete", (r, guard) => workspaceStub(caller.env, r.record.id).remove({ safe: true, guard }));
 }

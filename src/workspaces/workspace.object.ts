@@ -113,7 +113,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
   }
 
   /**
-   * Schema 6 (issue 19): the record names its organisation by its immutable id (`organizationId`) alone, so an
+   * Schema 6: the record names its organisation by its immutable id (`organizationId`) alone, so an
    * organisation rename never has to visit it; the name it also kept is dropped from the stored record and from
    * pending outbox entries. Nothing else changes, so no new version is committed: D1 migration 0016 drops the name
    * from the index documents in the same way, and readers ignore it wherever it is left (`upgradeRecord`).
@@ -152,7 +152,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
   }
 
   /**
-   * Schema 3 (issue 14): the one stored tag set becomes two — valued entries become bindings,
+   * Schema 3: the one stored tag set becomes two — valued entries become bindings,
    * key-only entries flat tags (nothing is lost). A live record is committed as a new version with
    * its outbox entry, so the index (doc and workspace_tags rows) follows on the alarm's flush.
    */
@@ -197,7 +197,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
       JSON.stringify(record),
     );
     sql.exec("INSERT INTO outbox (version, op, record) VALUES (?, ?, ?)", record.version, kind === "live" ? "upsert" : "delete", JSON.stringify(record));
-    // Issue 13 item 9: the alarm that drains the outbox is set in this same synchronous section (no
+    // The alarm that drains the outbox is set in this same synchronous section (no
     // await since the writes above), so it commits atomically with them: a kill before the flush
     // below reaches D1 still leaves an alarm that will. A successful flush clears it again.
     void this.ctx.storage.setAlarm(Date.now() + CRASH_RETRY_MS);
@@ -266,7 +266,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
       if (isFailure(settings)) return settings;
       w.settings = settings;
       if (input.projectId !== undefined) w.projectId = input.projectId;
-      // Issue 14: `relationships.tags` replaces the flat tags, `relationships.tag-bindings` the bindings
+      // `relationships.tags` replaces the flat tags, `relationships.tag-bindings` the bindings
       // ([] clears them); neither touches the other set.
       if (input.tags !== undefined) {
         const sets = applyTagChange(w, { op: "replace-flat", tags: input.tags }, input.now);
@@ -288,7 +288,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
   }
 
   /**
-   * One serialised change of the flat tags or of the bindings (issue 14: two sets, a change touches
+   * One serialised change of the flat tags or of the bindings (two sets; a change touches
    * one); computed and committed with no await in between; a no-op commits nothing.
    */
   async changeTags(input: { change: TagChange; purge?: string[]; now: string; guard?: Guard }): Promise<WorkspaceResult> {
@@ -305,7 +305,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     });
   }
 
-  // ---- remote-state consumers, SSH key, retention policy (spec §4.10, §4.11, §4.14) ----
+  // ---- remote-state consumers, SSH key, retention policy ----
 
   async changeConsumers(input: { change: ConsumerChange; now: string; guard?: Guard }): Promise<WorkspaceResult> {
     return this.mutate(input, (w) => changeConsumers(w, input.change));
@@ -322,7 +322,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     return this.mutate(input, (w) => setRetention(w, input.policy));
   }
 
-  // ---- variables (issue 17; logic in src/variables/variables.store.ts): values arrive sealed ----
+  // ---- variables (logic in src/variables/variables.store.ts): values arrive sealed ----
 
   /** Creates a variable; the key check and the insert are one critical section, so racing creates serialise. */
   async createVariable(input: { variable: StoredVariable; guard?: Guard }): Promise<VariableResult> {
@@ -354,14 +354,14 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     return variable ? ok({ workspace: w, variable }) : fail("not_found");
   }
 
-  // ---- locking (spec §3); serialised here so N racing lockers end as a serial order would ----
+  // ---- locking; serialised here so N racing lockers end as a serial order would ----
 
   async lock(input: { holder: LockHolder; reason: string; now: string; guard?: Guard }): Promise<WorkspaceResult> {
     return this.mutate(input, (w) => lock(w, input.holder, input.reason, input.now));
   }
 
   /**
-   * Unlock (spec §3): only the holder; refused with 503 while the latest state version is still
+   * Unlock: only the holder; refused with 503 while the latest state version is still
    * pending; promotes the latest finalized intermediate state version to current.
    */
   async unlock(input: { holder: LockHolder; now?: string; guard?: Guard }): Promise<WorkspaceResult> {
@@ -381,7 +381,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     });
   }
 
-  // ---- state versions (issue 5; logic in src/state-versions/state-versions.store.ts) ----
+  // ---- state versions (logic in src/state-versions/state-versions.store.ts) ----
 
   /** Creates a state version; the caller must hold the lock. With inline state it is finalized at once. */
   async createStateVersion(input: CreateVersionInput & { guard?: Guard }): Promise<Result<StateVersionView>> {
@@ -515,7 +515,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
   async indexState(): Promise<Result<{ kind: Stored["kind"]; record: WorkspaceRecord | null; pending: number; armed: boolean }>> {
     const s = this.load();
     const pending = this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n;
-    // Outbox rows without an alarm would wait forever (issue 13 item 9): arm one, and say so.
+    // Outbox rows without an alarm would wait forever: arm one, and say so.
     let armed = false;
     if (pending > 0 && (await this.ctx.storage.getAlarm()) === null) {
       await this.ctx.storage.setAlarm(Date.now());
@@ -572,7 +572,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     const record = JSON.parse(latest.record) as WorkspaceRecord;
     const session = this.env.DB.withSession("first-primary");
     const statements = latest.op === "delete" ? indexDeleteStatements(session, record) : indexUpsertStatements(session, record, this.indexed);
-    // The project hold of a create or move (issue 13 item 7) ends once the index row carries it.
+    // The project hold of a create or move ends once the index row carries it.
     statements.push(settledRefsStatement(session, record.id, latest.op === "delete"));
     // The state-version id → workspace map is this DO's to write too, in the same batch.
     const versions = latest.op === "delete" ? [] : unindexedVersions(sql, this.indexedSeq());

@@ -16,7 +16,7 @@ export function initialRecord(input: CreateInput): WorkspaceRecord {
     settings: input.settings,
     lock: { locked: false, reason: null, holder: null, lockedAt: null },
     sshKeyId: null,
-    // Callers that still pass one tag set with values (the bench's loader) get it split (issue 14).
+    // Callers that still pass one tag set with values (the bench's loader) get it split into the two sets.
     ...(input.tagBindings ? { tags: input.tags, tagBindings: input.tagBindings } : splitLegacyTags(input.tags)),
     remoteStateConsumers: [],
     dataRetentionPolicy: null,
@@ -28,12 +28,11 @@ export function initialRecord(input: CreateInput): WorkspaceRecord {
 }
 
 /**
- * A record as stored, brought to the current shape: one written before issue 14 has a single tag
+ * A record as stored, brought to the current shape: one written before tags were split in two has a single tag
  * set (`tags` with values, no `tagBindings`), split as the schema migration does (valued entries
- * become bindings, key-only ones flat tags); one written before issue 19 also names its organisation
- * (`organization`), which the record no longer keeps (schema 6: it names it by `organizationId` alone);
- * one written before a setting existed gets the value the field table gives it (workspace.fields.ts).
- * Used on every record the DO loads, its outbox, and on D1 docs. Returns `raw` itself when already current.
+ * become bindings, key-only ones flat tags); one written before organisation renames also names its organisation
+ * (`organization`), which the record no longer keeps (schema 6: it names it by `organizationId` alone).
+ * Used on the DO's stored record and outbox, and on D1 docs. Returns `raw` itself when already current.
  */
 export function upgradeRecord(raw: WorkspaceRecord): WorkspaceRecord {
   const legacy = raw as WorkspaceRecord & { organization?: unknown };

@@ -27,7 +27,7 @@ export function checkName(name: string): Failure | null {
   return null;
 }
 
-/** Picks one value from alias pairs (spec name and the real clients' name); different values → 422. */
+/** Picks one value from alias pairs (the documented name and the name the real clients send); different values → 422. */
 function alias<T>(values: Array<[string, T | undefined]>): { value?: T; failure?: Failure } {
   const given = values.filter(([, v]) => v !== undefined) as Array<[string, T]>;
   if (given.length === 0) return {};
@@ -115,7 +115,7 @@ export function normaliseAttributes(attrs: WorkspaceAttributesInput, edition: Ed
   return out;
 }
 
-/** Applies a vcs-repo patch: null removes, an object modifies only its keys (spec §2.1). */
+/** Applies a vcs-repo patch: null removes, an object modifies only its keys. */
 export function mergeVcsRepo(current: VcsRepo | null, patch: Partial<VcsRepo> | null | undefined): VcsRepo | null | Failure {
   if (patch === undefined) return current;
   if (patch === null) return null;

@@ -21,7 +21,7 @@ export interface LockState {
 }
 
 /**
- * A flat tag (issue 14: one of the workspace's two tag sets): a name, which is an organisation tag.
+ * A flat tag (one of the workspace's two tag sets): a name, which is an organisation tag.
  * `tagId` is that organisation tag's id (`tag-…`); the entry is dead once the tag is deleted
  * (src/tags/tags.d1.ts).
  */
@@ -75,7 +75,7 @@ export interface WorkspaceRecord {
   outputIds?: string[];
   currentRun: { id: string; status: string; createdAt: string } | null;
   source: string;
-  /** Ids of the workspace's own variables in creation order (the `vars` relationship; issue 17). */
+  /** Ids of the workspace's own variables in creation order (the `vars` relationship). */
   varIds?: string[];
 }
 

@@ -32,7 +32,7 @@ export function indexUpsertStatements(
   alreadyIndexed?: { tags: string; name: string } | null,
 ): D1PreparedStatement[] {
   const doc = JSON.stringify(r);
-  const tags = tagRowsJson(r); // both tag sets (issue 14)
+  const tags = tagRowsJson(r); // both tag sets: flat tags and bindings
   const unchanged = alreadyIndexed?.tags === tags && alreadyIndexed.name === r.name;
   // The row is written only while the organisation it was created in still exists (by its id: a rename is no
   // concern of the index, which names the organisation by id alone, migration 0016).
@@ -102,7 +102,7 @@ export interface TagRow {
 }
 
 /**
- * The workspace_tags rows of a record: both tag sets, one row each (issue 14, migration 0010) —
+ * The workspace_tags rows of a record: both tag sets, one row each (migration 0010) —
  * flat tags with their organisation tag id and a NULL value, bindings with their value ("" when
  * key-only) and no tag id. Position is the index in this list.
  */
@@ -137,7 +137,7 @@ export function indexDeleteStatements(db: D1Database | D1DatabaseSession, r: Wor
   ];
 }
 
-/** A doc written before issue 14 (one tag set) or issue 19 (the organisation's name) reads as the DO's migrations rewrite it. */
+/** A doc written with one tag set or naming its organisation by name reads as the DO's migrations rewrite it. */
 export function parseDoc(row: { doc: string }): WorkspaceRecord {
   return upgradeRecord(JSON.parse(row.doc) as WorkspaceRecord);
 }

@@ -1,4 +1,4 @@
-/** `include` on workspace reads (spec §4.6): related resources in a top-level `included`, each once. */
+/** `include` on workspace reads (HCP Terraform API docs, Workspaces: Available Related Resources): related resources in a top-level `included`, each once. */
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { Included, type Resource } from "../jsonapi/document";
@@ -163,7 +163,7 @@ export async function includeFor(
     const inherited = new Map<string, ProjectBinding[]>();
     for (const b of includedRows.projectBindings(result(slot.bindings))) inherited.set(b.projectId, [...(inherited.get(b.projectId) ?? []), b]);
     records.forEach((r, i) => {
-      // Bindings only (issue 14): flat tags are not bindings, so deleted organisation tags do not matter here.
+      // Bindings only: flat tags are not bindings, so deleted organisation tags do not matter here.
       const bindings = effectiveBindings(r.tagBindings, r.projectId, inherited.get(r.projectId) ?? []);
       const res = resources[i];
       if (res?.relationships) {

@@ -1,5 +1,5 @@
 /**
- * D1 statements for the workspace list (spec §4.4) and its includes (§4.6).
+ * D1 statements for the workspace list (GET /organizations/:org/workspaces) and its includes.
  *
  * One request is one `batch()`: the organisation row, the caller's teams, the organisation's deleted
  * tags, and a page statement that returns the total count, the page's rows and, per row, what
@@ -151,8 +151,8 @@ function nameTerm(P: Params, m: NameMatch): Term {
 }
 
 /**
- * `= key`, or `IN` the keys: one key binds as itself (the common case keeps its plan), several as one JSON array,
- * so a statement's bound values do not grow with their number (D1 binds at most 100).
+ * `search[tags]` / `search[exclude-tags]`: the workspace carries key K as a flat tag (live) or a
+ * binding key, directly or inherited from its project's bindings (either set).
  */
 function keysSql(P: Params, keys: string[]): string {
   return keys.length === 1 ? `= ${P.add(keys[0])}` : `IN (SELECT value FROM json_each(${P.add(JSON.stringify(keys))}))`;
@@ -160,7 +160,7 @@ function keysSql(P: Params, keys: string[]): string {
 
 /**
  * `search[exclude-tags]`, and `search[tags]` with one key: the workspace carries one of the keys as a flat tag
- * (live) or a binding key, directly or inherited from its project's bindings (issue 14: either set).
+ * (live) or a binding key, directly or inherited from its project's bindings (either set).
  */
 function anyKeyTerm(P: Params, keys: string[]): Term {
   const k = keysSql(P, keys);
@@ -332,7 +332,7 @@ function orgWideReadSql(P: Params, principal: Principal): string {
     OR json_extract(t.organization_access, '$."manage-workspaces"') IS 1 OR json_extract(t.organization_access, '$."read-workspaces"') IS 1))`;
 }
 
-/** The filters of the spec as terms (positive ones intersect; excluded ones are subtracted). */
+/** The list filters as terms (positive ones intersect; excluded ones are subtracted). */
 function termsOf(P: Params, f: ListFilters, variant: Variant): { positive: Term[]; negative: Term[] } {
   const positive: Term[] = [];
   if (f.nothing) positive.push(NOTHING);
@@ -581,7 +581,7 @@ export function listAccessOf(results: D1Result[]): { org: Organization | null; t
   };
 }
 
-// ---- include (spec §4.6): the related rows of a page, in one batch ----
+// ---- include: the related rows of a page, in one batch ----
 
 export function includeProjectsStatement(db: D1Database | D1DatabaseSession, ids: string[]): D1PreparedStatement {
   return db

@@ -1,4 +1,4 @@
-/** Listing workspaces (spec §4.4): one D1 batch that carries the page and the caller's access to it. */
+/** Listing workspaces: one D1 batch that carries the page and the caller's access to it. */
 import { buildOrgAccess, readsAllProjects, type Grant, type OrgAccess, type ProjectDefaults } from "../auth/access";
 import { allows, authorize } from "../auth/requirements";
 import type { Principal } from "../auth/principal";

@@ -1,4 +1,4 @@
-/** GET /organizations/:org/workspaces — listing, search, filters and sort over the D1 index (spec §4.4). */
+/** GET /organizations/:org/workspaces — listing, search, filters and sort over the D1 index. */
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
@@ -119,8 +119,8 @@ function taggedFilters(q: Record<string, unknown>, ctx: z.RefinementCtx): TagFil
 }
 
 /**
- * The list query outside the API route (the web UI's workspace list): the same schema, so the same
- * parameters give the same workspaces; bad values are the API's 400.
+ * The parameters of the real API's "List workspaces" (HCP Terraform API docs, Workspaces) (URLSearchParams decodes brackets sent percent-encoded or not).
+ * Bad values are a 400 naming the parameter.
  */
 export function parseListQuery(query: Record<string, string | string[]>): ListQuery {
   const parsed = listQuery.safeParse(query);

@@ -36,7 +36,7 @@ function vcsRepoView(r: Pick<WorkspaceRecord, "settings">) {
   };
 }
 
-/** The complete workspace resource (spec §2.1): every attribute and relationship, every time. */
+/** The complete workspace resource: every attribute and relationship, every time. */
 /** The workspace view needs no bindings (they are read through their own endpoints and include). */
 export function serializeWorkspace(r: Omit<WorkspaceRecord, "tagBindings">, ctx: SerializeContext): Resource {
   const s = r.settings;
@@ -64,7 +64,7 @@ export function serializeWorkspace(r: Omit<WorkspaceRecord, "tagBindings">, ctx:
     "resource-count": r.resourceCount,
     "run-failures": null,
     source: r.source,
-    // Flat tags only (never binding keys), in the order they were added (issue 14).
+    // Flat tags only (never binding keys), in the order they were added.
     "tag-names": r.tags.map((t) => t.key),
     "updated-at": r.updatedAt,
     "vcs-repo": vcsRepoView(r),
@@ -102,7 +102,7 @@ export function serializeWorkspace(r: Omit<WorkspaceRecord, "tagBindings">, ctx:
       r.lock.locked && r.lock.holder
         ? { data: { id: r.lock.holder.id, type: r.lock.holder.type }, links: { related: `${API}/${r.lock.holder.type}/${r.lock.holder.id}` } }
         : { data: null },
-    // Issue 17: the workspace's own variables, shown to callers who may read them (can-read-variable).
+    // The workspace's own variables, shown to callers who may read them (can-read-variable).
     vars: { data: ctx.flags["can-read-variable"] ? (r.varIds ?? []).map((id) => ({ id, type: "vars" })) : [] },
   };
   if (ctx.edition === "self-hosted") {

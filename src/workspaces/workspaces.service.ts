@@ -48,7 +48,7 @@ export async function loadScope(
 ): Promise<WorkspaceScope | null> {
   const db = caller.db;
   const projectIds = [...new Set([...records.map((r) => r.projectId), ...extraProjectIds])];
-  // Key-only tags of deleted organisation tags are dead (issue 6): asked of D1 alongside the access batch.
+  // Key-only tags of deleted organisation tags are dead: asked of D1 alongside the access batch.
   // Deleted SSH keys are unassigned at read time (no fan-out to the workspaces that used them).
   const sshKeyIds = [...new Set(records.map((r) => r.sshKeyId).filter((k): k is string => !!k))];
   const [loaded, deadTags, liveKeys] = await Promise.all([
@@ -86,7 +86,7 @@ export function scopeFrom(
     capsOf,
     serialize: (r) =>
       serializeWorkspace(deadTags ? { ...r, tags: withoutDeadTags(r.tags, deadTags) } : r, {
-        // The organisation's name as this request read it: the record names it by id (issue 19).
+        // The organisation's name as this request read it: the record names it by id, so a rename never visits it.
         organization: access.organization.name,
         flags: flagsFor(access, capsOf(r)),
         defaults: defaultsFor(access, projects.get(r.projectId)),

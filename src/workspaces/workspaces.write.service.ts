@@ -75,7 +75,7 @@ async function requireProject(caller: Caller, organizationId: string, projectId:
 }
 
 /**
- * Holds the project in D1 before the DO commits the workspace into it (issue 13 item 7): a project
+ * Holds the project in D1 before the DO commits the workspace into it: a project
  * delete either sees the hold and refuses, or came first and the hold fails. `onRefused` undoes
  * what the request took before (its name claim).
  */
@@ -164,7 +164,7 @@ export async function updateWorkspace(caller: Caller, ref: WorkspaceRef, body: (
   const requestedProject = body.relationships?.project?.data?.id;
   if (requestedProject && requestedProject !== record.projectId) {
     await requireProject(caller, organizationId, requestedProject);
-    // Moving needs admin (move) on both the source and the destination project (spec §5.8).
+    // Moving needs admin (move) on both the source and the destination project.
     const dest = await loadScope(caller, organizationId, [{ ...record, projectId: requestedProject }]);
     if (!dest) throw ApiError.of("not_found");
     const destCaps = dest.capsOf({ ...record, projectId: requestedProject });
@@ -177,7 +177,7 @@ export async function updateWorkspace(caller: Caller, ref: WorkspaceRef, body: (
     projectId = requestedProject;
   }
 
-  // Issue 14: each relationship replaces its own set only (the binding limit is checked in the DO).
+  // Each relationship replaces its own set only (the binding limit is checked in the DO).
   let tagBindings: BindingInput[] | undefined;
   if (body.relationships?.["tag-bindings"]) {
     const inputs = body.relationships["tag-bindings"].data.map((d) => d.attributes);
@@ -228,7 +228,7 @@ export async function updateWorkspace(caller: Caller, ref: WorkspaceRef, body: (
   return { workspace: done.value, scope: fresh, bookmark: done.bookmark };
 }
 
-/** Force delete: whatever the workspace holds (spec §4.8); 403 for readers who may not. */
+/** Force delete: whatever the workspace holds; 403 for readers who may not. */
 export async function forceDeleteWorkspace(caller: Caller, ref: WorkspaceRef): Promise<void> {
   await mutateAs(caller, ref, "workspace.force-delete", (r, guard) => workspaceStub(caller.env, r.record.id).remove({ guard }));
 }

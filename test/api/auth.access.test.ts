@@ -1,4 +1,4 @@
-// Issue 3: teams, tokens, team access — what a client observes.
+// Teams, tokens, team access — what a client observes.
 import { describe, expect, it } from "vitest";
 import { createOrg, createWorkspace, grantProject, grantWorkspace, makeTeam, makeUser } from "../fixtures";
 import { api } from "../helpers";

@@ -1,4 +1,4 @@
-// The authorisation matrix (issue 3): every API route × every kind of caller. Each route's action
+// The authorisation matrix: every API route × every kind of caller. Each route's action
 // comes from the requirement table the router enforces (src/auth/requirements.ts); which callers
 // pass each action is this test's own oracle. A route without a row fails the completeness test.
 import SparkMD5 from "spark-md5";
@@ -109,7 +109,7 @@ interface Row {
   method: string;
   route: string;
   ok: number;
-  /** Status for authenticated callers who are refused (404 unless the spec names 403). */
+  /** Status for authenticated callers who are refused (404 unless the real API documents 403). */
   denied?: number;
   /** Per refused caller, where it differs from `denied` (a caller who sees the resource is told it is forbidden). */
   deniedFor?: Partial<Record<P, number>>;
@@ -204,8 +204,8 @@ const ROWS: Row[] = [
     make: async () => ({ path: `/organizations/${org()}`, body: { data: { type: "organizations", attributes: { email: "x@y.z" } } } }),
   },
   {
-    // Issue 19: a rename is for owners only (checked on top of the route's organization.manage). A throwaway
-    // organisation per call: its organisation token is tested in test/api/organizations.rename.test.ts.
+    // A rename is for owners only (checked on top of the route's organization.manage). A throwaway
+    // organisation per call: its organisation token is tested in test/organizations.rename.test.ts.
     method: "PATCH",
     route: "/api/v2/organizations/:organization_name",
     needs: "organization.rename",
@@ -679,7 +679,7 @@ const ROWS: Row[] = [
       return { path: `/organizations/${name}/authentication-token` };
     },
   },
-  // Issue 19: token TTL policies, on the fixture's organisation (its organisation token is a caller there).
+  // Token TTL policies, on the fixture's organisation (its organisation token is a caller there).
   {
     method: "GET",
     route: "/api/v2/organizations/:organization_name/token-ttl-policies",
@@ -1360,7 +1360,7 @@ describe("permission flags match what the endpoints allow", () => {
 });
 
 /**
- * Delegated roles against the owners team (issue 13, items 1, 2 and 11): callers holding only
+ * Delegated roles against the owners team: callers holding only
  * manage-membership, only manage-teams (or both), custom state access on a workspace, and the
  * organisation token may not change the owners team, invite into it, or hold its tokens; an owner may.
  */

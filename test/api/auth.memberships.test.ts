@@ -1,4 +1,4 @@
-// Issue 3: organisation memberships (invite by email, filters, includes) and team membership.
+// Organisation memberships (invite by email, filters, includes) and team membership.
 import { describe, expect, it } from "vitest";
 import { createOrg, makeTeam, makeUser } from "../fixtures";
 import { api } from "../helpers";

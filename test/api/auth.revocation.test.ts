@@ -1,5 +1,5 @@
 // Revocation takes effect on the very next request, even right after the same token succeeded and its principal
-// sits in the isolate's cache (issue 16: the cached principal is rechecked inside the request's first round trip).
+// sits in the isolate's cache (the cached principal is rechecked inside the request's first round trip).
 // The direct D1 writes stand for another isolate, or another instance, revoking: nothing in this isolate hears of them.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Issue 3: the token lifecycle — team, organisation and user tokens, expiry, deletion, who-am-I.
+// The token lifecycle — team, organisation and user tokens, expiry, deletion, who-am-I.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createOrg, createWorkspace, makeUser } from "../fixtures";
@@ -158,7 +158,7 @@ describe("organisation token", () => {
     expect((await api("DELETE", `/organizations/${org}/authentication-token`)).status).toBe(404);
   });
 
-  it("coexists with the audit-trails token: each type is created, read and deleted on its own (issue 19)", async () => {
+  it("coexists with the audit-trails token: each type is created, read and deleted on its own", async () => {
     const org = await createOrg();
     const path = `/organizations/${org}/authentication-token`;
     const plain = await api("POST", path);
@@ -249,7 +249,7 @@ describe("user tokens and users", () => {
     });
     expect(upd.status).toBe(200);
     const me = await api("GET", "/account/details", { token: user.token });
-    // A new email waits for confirmation (issue 13, item 4); the site admin confirms it.
+    // A new email waits for confirmation; the site admin confirms it.
     expect(me.body.data.attributes).toMatchObject({
       username: renamed,
       email: `${user.id}@example.com`,

@@ -1,4 +1,4 @@
-// Issue 7: remote-state consumers, SSH key assignment, data retention policies.
+// Remote-state consumers, SSH key assignment, data retention policies.
 import { describe, expect, it } from "vitest";
 import { createOrg, createWorkspace, grantWorkspace, makeTeam } from "../fixtures";
 import { api } from "../helpers";
@@ -152,7 +152,7 @@ describe("data retention policies (self-hosted edition)", () => {
     expect(inherited.body.data.relationships.target.data).toEqual({ id: org, type: "organizations" });
   });
 
-  it("shows the organisation's policy in its data-retention-policy relationship (issue 19)", async () => {
+  it("shows the organisation's policy in its data-retention-policy relationship", async () => {
     const org = await createOrg();
     const rel = async () => (await api("GET", `/organizations/${org}`)).body.data.relationships["data-retention-policy"];
     expect((await rel()).data).toBeNull();

@@ -1,4 +1,4 @@
-// Spec §4.7, §4.8: safe delete and force delete, with the texts go-tfe keys on.
+// Safe delete and force delete, with the texts go-tfe keys on.
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Property-based fuzzing (issue 8): every documented endpoint with a body or a query gets inputs that
+// Property-based fuzzing: every documented endpoint with a body or a query gets inputs that
 // its schema rejects, plus hostile-but-valid search strings. Never a 5xx; every rejection is a JSON:API
 // error; a rejected request leaves the targeted workspace byte-for-byte unchanged.
 import fc from "fast-check";

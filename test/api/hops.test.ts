@@ -1,4 +1,4 @@
-// Issue 16: round trips per request, counted in code (src/hops.ts) and reported in X-Hops. A user token costs one
+// Round trips per request, counted in code (src/hops.ts) and reported in X-Hops. A user token costs one
 // D1 read to authenticate the first time an isolate sees it; after that its principal is cached and rechecked inside
 // the request's first read batch, so a request is its own work only.
 import { describe, expect, it } from "vitest";
@@ -42,7 +42,7 @@ describe("round trips per request", () => {
       unlock: "d1=1, do=1",
       // The access batch (organisation, teams, grants on the target project, the project), then the name claim.
       create: "d1=2, do=1",
-      // The access batch, and the disable-overrides check of reserved tag keys (issue 19).
+      // The access batch, and the disable-overrides check of reserved tag keys.
       tagBindings: "d1=2, do=1",
       list: "d1=1, do=0",
       nameSearch: "d1=1, do=0",

@@ -1,4 +1,4 @@
-// Spec §4.4 / §4.6 / §2.2: list parameters, pagination, permission-filtered totals, include.
+// GET /organizations/:org/workspaces: list parameters, pagination, permission-filtered totals, include.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createOrg, createWorkspace, grantProject, grantWorkspace, makeOrgToken, makeProject, makeTeam, makeUser, teamToken } from "../fixtures";
@@ -16,7 +16,7 @@ const list = (org: string, query = "", token?: string) => api("GET", `/organizat
 const names = (res: ApiResponse) => (res.body.data as Doc[]).map((w) => w.attributes.name);
 const sorted = (xs: string[]) => [...xs].sort();
 const kv = (pairs: Array<[string, string]>) => pairs.map(([key, value]) => ({ type: "tag-bindings", attributes: { key, value } }));
-/** The same query with every `[` and `]` percent-encoded (spec §4.4: clients may send either). */
+/** The same query with every `[` and `]` percent-encoded (clients send either). */
 const encoded = (q: string) => q.replace(/\[/g, "%5B").replace(/\]/g, "%5D");
 
 interface Spec {
@@ -90,7 +90,7 @@ async function expectMatches(org: string, query: string, expected: string[], tok
   expect(sorted(await plansAgree(org, query, token)), query).toEqual(sorted(expected));
 }
 
-describe("pagination (spec §2.2)", () => {
+describe("pagination", () => {
   it("pages with absolute links, a last page, a page beyond the end echoing its number, and clamped sizes", async () => {
     const org = await createOrg();
     await seed(
@@ -273,7 +273,7 @@ describe("tags: search[tags], search[exclude-tags], filter[tagged]", () => {
     await expectMatches(org, "filter[tagged][0][key]=key2", ["w1", "w2"]);
     await expectMatches(org, "filter[tagged][0][key]=key2&filter[tagged][0][value]=value2b", ["w2"]);
     await expectMatches(org, "filter[tagged][0][key]=key2&filter[tagged][0][value]=&filter[tagged][1][key]=key3&filter[tagged][1][value]=value3", ["w2"]);
-    // A flat tag is not a binding: filter[tagged] never matches it, search[tags] does (issue 14).
+    // A flat tag is not a binding: filter[tagged] never matches it, search[tags] does.
     await expectMatches(org, "filter[tagged][0][key]=flat&filter[tagged][0][value]=", []);
     await expectMatches(org, "filter[tagged][0][key]=flat&filter[tagged][0][value]=x", []);
     await expectMatches(org, "search[tags]=flat", ["w3"]);
@@ -430,7 +430,7 @@ describe("permissions: a caller sees only what it may read, and total-count coun
   });
 });
 
-describe("include (spec §4.6)", () => {
+describe("include", () => {
   it("resolves organization, project, locked_by and agent_pool once each, on list and show", async () => {
     const org = await createOrg();
     const pool = await api("POST", `/organizations/${org}/agent-pools`, { body: { data: { type: "agent-pools", attributes: { name: uniqueName("pool") } } } });

@@ -1,4 +1,4 @@
-// Spec §3: every transition of the lock table, with the texts go-tfe classifies.
+// Every transition of the lock (lock, unlock, force-unlock; 409 and 503 included), with the texts go-tfe classifies.
 import { describe, expect, it } from "vitest";
 import { addTeamToken, createOrg, createWorkspace, grantWorkspace, makeOrgToken, makeTeam, makeUser } from "../fixtures";
 import { api } from "../helpers";
@@ -200,7 +200,7 @@ describe("locking and updates", () => {
     expect(w.every((r) => r.status < 300)).toBe(true);
     const final = await api("GET", `/workspaces/${ws.id}`);
     const tb = await api("GET", `/workspaces/${ws.id}/tag-bindings`);
-    // Flat tags and bindings are two sets (issue 14): each write lands in its own.
+    // Flat tags and bindings are two sets: each write lands in its own.
     expect(tb.body.data.map((b: { attributes: { key: string } }) => b.attributes.key).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `k${i}`).sort());
     expect([...final.body.data.attributes["tag-names"]].sort()).toEqual(Array.from({ length: 10 }, (_, i) => `flat-${i}`).sort());
     expect(final.body.data.attributes.description).toBe("kept");

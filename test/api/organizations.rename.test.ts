@@ -1,4 +1,4 @@
-// Issue 19: renaming an organisation (PATCH /organizations/:name with a new `name`). Every row and workspace record
+// Renaming an organisation (PATCH /organizations/:name with a new `name`). Every row and workspace record
 // names its organisation by the immutable id; the name lives in the organisations row alone, so a rename is one write
 // that touches no workspace, and every response shows the new name at once.
 import { env } from "cloudflare:workers";

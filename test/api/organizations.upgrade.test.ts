@@ -1,4 +1,4 @@
-// Issue 19: a store written by the code before organisation renames (rows and workspace records naming their
+// A store written by the code before organisation renames (rows and workspace records naming their
 // organisation by name) keeps working after the upgrade: D1 migration 0016 turns every name into the organisation's
 // id (the Durable Object's schema 6, which drops the name from its record, is tested in test/do/workspace.migrations.test.ts).
 import { applyD1Migrations } from "cloudflare:test";

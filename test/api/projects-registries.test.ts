@@ -1,4 +1,4 @@
-// Issue 2: projects and the registries workspace validation refers to.
+// Projects and the registries workspace validation refers to.
 import { describe, expect, it } from "vitest";
 import { serializeWorkspace } from "../../src/workspaces/workspaces.serialize";
 import { defaultSettings } from "../../src/workspaces/workspace.rules";

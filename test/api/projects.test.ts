@@ -1,4 +1,4 @@
-// Issue 2: projects (tfe-api-notes §2.2) — shapes, name rules, list filters, execution defaults, permissions, delete rules.
+// Projects (HCP Terraform API docs: Projects) — shapes, name rules, list filters, execution defaults, permissions, delete rules.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { insertProjectStatement } from "../../src/projects/projects.d1";
@@ -133,7 +133,7 @@ describe("project create / show / update", () => {
     expect((await update(p.id, { "auto-destroy-activity-duration": null })).body.data.attributes["auto-destroy-activity-duration"]).toBeNull();
   });
 
-  it("gives a new workspace its project's auto-destroy-activity-duration unless it sets its own (issue 19)", async () => {
+  it("gives a new workspace its project's auto-destroy-activity-duration unless it sets its own", async () => {
     const org = await createOrg();
     const p = await made(org, { name: "Short lived", "auto-destroy-activity-duration": "3d" });
     const rel = { project: { data: { type: "projects", id: p.id } } };
@@ -281,7 +281,7 @@ describe("project list", () => {
     for (const name of ["Banana split", "apple pie", "Elm", "Cherry", "Apple"]) await made(org, { name });
     const all = await api("GET", `/organizations/${org}/projects`);
     expect(all.status).toBe(200);
-    // Without sort: by name, the Default Project last (issue 19: go-tfe reads a new project as item 0).
+    // Without sort: by name, the Default Project last (go-tfe's project tests read a new project as item 0).
     expect(names(all)).toEqual(["Apple", "apple pie", "Banana split", "Cherry", "Elm", "Default Project"]);
     expect(all.body.meta["status-counts"]).toEqual({ total: 6, matching: 6 });
     expect(all.body.meta.pagination).toMatchObject({ "current-page": 1, "total-count": 6 });

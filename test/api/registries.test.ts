@@ -1,4 +1,4 @@
-// Issue 2: registries workspaces refer to — agent pools (§2.7), OAuth clients/tokens (§2.8), SSH keys (§2.6).
+// Registries workspaces refer to — agent pools, OAuth clients/tokens, SSH keys (HCP Terraform API docs for each).
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createOrg, createWorkspace, makeOrgToken, makeTeam, makeUser } from "../fixtures";

@@ -1,4 +1,4 @@
-// Issue 19: reserved tag keys (HCP reserved-tag-keys API, go-tfe ReservedTagKeys) — CRUD, paging, the key rules and
+// Reserved tag keys (HCP reserved-tag-keys API, go-tfe ReservedTagKeys) — CRUD, paging, the key rules and
 // texts go-tfe matches, who may read and manage them, the organisation delete, and what disable-overrides refuses.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
-// Regression tests for issue 13's access findings (items 1, 2, 4, 8, 11, 13, 14 and the first-token gap):
-// each drives the HTTP API the way the adversarial review did.
+// Regression tests for the access findings of an adversarial review (delegated roles, token holders, email
+// confirmation, the first-token gap and more): each drives the HTTP API the way the review did.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { app } from "../../src/index";
@@ -25,7 +25,7 @@ const membershipOf = async (org: string, userId: string): Promise<string> => {
 };
 const address = () => `${uniqueName("a")}@x.test`;
 
-describe("item 1: manage-membership does not control the owners team", () => {
+describe("manage-membership does not control the owners team", () => {
   it("cannot add to, invite into or remove from the owners team; the last owner stays", async () => {
     const org = await createOrg();
     const owners = await ownersOf(org);
@@ -56,7 +56,7 @@ describe("item 1: manage-membership does not control the owners team", () => {
   });
 });
 
-describe("item 2: no caller mints a token with more power than its own", () => {
+describe("no caller mints a token with more power than its own", () => {
   it("manage-teams and the organisation token cannot create owners-team tokens; owners can", async () => {
     const org = await createOrg();
     const owners = await ownersOf(org);
@@ -80,7 +80,7 @@ describe("item 2: no caller mints a token with more power than its own", () => {
   });
 });
 
-describe("item 11: team tokens cannot mint siblings; a team's tokens are revoked in one call", () => {
+describe("team tokens cannot mint siblings; a team's tokens are revoked in one call", () => {
   it("a team token without manage-teams cannot create tokens for its own team", async () => {
     const org = await createOrg();
     const t = await makeTeam(org);
@@ -109,7 +109,7 @@ describe("item 11: team tokens cannot mint siblings; a team's tokens are revoked
   });
 });
 
-describe("item 4: invitations bind to the invited address and grant nothing until accepted", () => {
+describe("invitations bind to the invited address and grant nothing until accepted", () => {
   it("an unconfirmed email change does not capture a later invitation", async () => {
     const org = await createOrg();
     const team = await teamIn(org, { "organization-access": { "read-workspaces": true } });
@@ -178,7 +178,7 @@ describe("item 4: invitations bind to the invited address and grant nothing unti
   });
 });
 
-describe("item 8: user-tokens-enabled false leaves owners and the site admin a way back", () => {
+describe("user-tokens-enabled false leaves owners and the site admin a way back", () => {
   it("user tokens get 401 on the organisation's resources; owners and the site admin can still switch it back or delete it", async () => {
     const org = await createOrg();
     const owner = await makeUser({ ownerOf: org });
@@ -225,7 +225,7 @@ describe("item 8: user-tokens-enabled false leaves owners and the site admin a w
   });
 });
 
-describe("item 13: rate limiting of unauthenticated callers", () => {
+describe("rate limiting of unauthenticated callers", () => {
   const limited = { ...env, RATE_LIMIT: "1" };
   const statuses = async (path: string, headers: (i: number) => Record<string, string>) => {
     const out: number[] = [];
@@ -244,7 +244,7 @@ describe("item 13: rate limiting of unauthenticated callers", () => {
   });
 });
 
-describe("item 14: member email addresses", () => {
+describe("member email addresses", () => {
   it("read-level members see their own email only; membership managers see every one", async () => {
     const org = await createOrg();
     const reader = await makeUser();

@@ -1,4 +1,4 @@
-// Issue 13 (items 3, 5, 6, 7, 10 and the consumers PATCH): state access through includes and
+// State access through includes and
 // signed URLs, projects deleted under a workspace, and stale name leases (item 9, the outbox alarm: test/do/workspace.outbox.test.ts).
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
@@ -29,7 +29,7 @@ async function workspaceWithState(org?: string) {
   return { org, ws, sv: sv.body.data };
 }
 
-describe("item 3: read-outputs access through includes", () => {
+describe("read-outputs access through includes", () => {
   it("include=current_state_version on show and list gives a read-outputs team no state version and no URL", async () => {
     const { org, ws } = await workspaceWithState();
     const team = await makeTeam(org);
@@ -55,7 +55,7 @@ describe("item 3: read-outputs access through includes", () => {
   });
 });
 
-describe("item 5: upload URLs", () => {
+describe("upload URLs", () => {
   it("read and plan callers get no upload URL; a finalized version has none at all", async () => {
     const org = await createOrg();
     const ws = await createWorkspace(org);
@@ -95,7 +95,7 @@ describe("item 5: upload URLs", () => {
   });
 });
 
-describe("item 6: signed URLs of a deleted organisation", () => {
+describe("signed URLs of a deleted organisation", () => {
   it("download and upload URLs answer 404 once the organisation is gone", async () => {
     const { org, ws, sv } = await workspaceWithState();
     const pending = (await api("POST", `/workspaces/${ws.id}/state-versions`, { body: svBody({ serial: 2, md5: md5(STATE) }) })).body.data;
@@ -118,7 +118,7 @@ describe("item 6: signed URLs of a deleted organisation", () => {
   });
 });
 
-describe("item 7: a project deleted under a workspace", () => {
+describe("a project deleted under a workspace", () => {
   const project = async (org: string) => {
     const res = await api("POST", `/organizations/${org}/projects`, { body: { data: { type: "projects", attributes: { name: uniqueName("p") } } } });
     expect(res.status).toBe(201);

@@ -1,4 +1,4 @@
-// Issue 5: state versions under the lock, signed upload URLs, outputs, unlock's 503, safe delete with resources.
+// State versions under the lock, signed upload URLs, outputs, unlock's 503, safe delete with resources.
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import SparkMD5 from "spark-md5";

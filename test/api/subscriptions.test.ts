@@ -1,4 +1,4 @@
-// HCP Terraform's plans (issue 19): the hosted edition's admin API lists feature sets and assigns one to an
+// HCP Terraform's plans: the hosted edition's admin API lists feature sets and assigns one to an
 // organisation, whose entitlement set and plan-gated permissions then follow it. The self-hosted edition has
 // no plans: the endpoints answer 404 and entitlements are the installation's.
 import { env } from "cloudflare:workers";

@@ -1,5 +1,5 @@
-// Key-value tag bindings (spec §2.4, §2.5, §4.13, §8): a set of their own, apart from flat tags
-// (issue 14), the 10-binding limit, project bindings and their inheritance into effective bindings.
+// Key-value tag bindings: a set of their own, apart from flat tags,
+// the 10-binding limit, project bindings and their inheritance into effective bindings.
 import { describe, expect, it } from "vitest";
 import { createOrg, createWorkspace, makeProject, teamToken } from "../fixtures";
 import { api, uniqueName } from "../helpers";
@@ -68,7 +68,7 @@ describe("workspace tag bindings", () => {
       ]),
     );
     expect(pairsOf(dup.body.data)).toEqual([["d", "2"]]);
-    // Bindings are not flat tags (issue 14).
+    // Bindings are not flat tags.
     expect(await tagNames(ws.id)).toEqual([]);
   });
 

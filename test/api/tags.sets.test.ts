@@ -1,6 +1,6 @@
-// Issue 14: flat tags and tag bindings are two sets. The `tfe` provider's and Terraform's `cloud`
+// Flat tags and tag bindings are two sets. The `tfe` provider's and Terraform's `cloud`
 // block's exact request sequences, concurrent writes to both sets, and the migration of a store
-// written with one tag set per workspace. Issue 13 item 12: flat-tag name rules and reserved prefixes.
+// written with one tag set per workspace. Also flat-tag name rules and reserved prefixes.
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
@@ -295,7 +295,7 @@ describe("concurrent writes to both sets", () => {
   });
 });
 
-describe("flat tag names (issue 13 item 12)", () => {
+describe("flat tag names", () => {
   it("follow the documented flat-tag rules and reject the reserved prefixes, on add, create and update", async () => {
     const org = await createOrg();
     const ws = await createWorkspace(org);

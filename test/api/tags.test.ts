@@ -1,5 +1,5 @@
-// Flat tags (spec §2.3, §4.12) and the organisation tag endpoints go-tfe uses, including the
-// race rules of issue 6: one tag id per name, exact instance-count, and a tag that leaves the
+// Flat tags and the organisation tag endpoints go-tfe uses, including the
+// race rules: one tag id per name, exact instance-count, and a tag that leaves the
 // organisation exactly when its last workspace drops it.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
@@ -209,7 +209,7 @@ describe("organisation tags", () => {
     expect(await orgTag(org, "gone")).toBeUndefined();
     expect(await tagNames(a.id)).toEqual(["kept"]);
     expect(await tagNames(b.id)).toEqual([]);
-    // Flat tags are not bindings (issue 14).
+    // Flat tags are not bindings.
     expect((await api("GET", `/workspaces/${a.id}/tag-bindings`)).body.data).toEqual([]);
     expect((await tagsOf(a.id)).body.data.map((t: { attributes: { name: string } }) => t.attributes.name)).toEqual(["kept"]);
     // Gone means gone: adding or removing it by id fails; adding the name again makes a new tag.

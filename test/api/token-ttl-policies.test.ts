@@ -1,4 +1,4 @@
-// Issue 19: organisation token TTL policies (GET/PATCH /organizations/:org/token-ttl-policies) and how they limit
+// Organisation token TTL policies (GET/PATCH /organizations/:org/token-ttl-policies) and how they limit
 // the organisation's tokens while its `max-ttl-enabled` is on.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// The web UI (issue 20) through the Worker: sessions, CSRF, pages, and that pages and the API agree.
+// The web UI through the Worker: sessions, CSRF, pages, and that pages and the API agree.
 import { env, exports } from "cloudflare:workers";
 import SparkMD5 from "spark-md5";
 import { describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Workspace variables (issue 17) over HTTP: CRUD, key rules, one key per category, sensitive values never
+// Workspace variables over HTTP: CRUD, key rules, one key per category, sensitive values never
 // shown, the workspace's `vars` relationship, permissions, concurrency and encryption at rest.
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";

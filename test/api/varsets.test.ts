@@ -1,4 +1,4 @@
-// Variable sets (issue 17) over HTTP: the sets, their variables (sensitive values never shown, sealed at rest),
+// Variable sets over HTTP: the sets, their variables (sensitive values never shown, sealed at rest),
 // applying them to workspaces and projects, the lists by workspace and project, all-vars precedence,
 // cascades of deletes, and the organisation permissions that govern them.
 import { env } from "cloudflare:workers";

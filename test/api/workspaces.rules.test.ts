@@ -1,4 +1,4 @@
-// Spec §2.1 rules for the workspace resource, one test (or more) per rule.
+// The workspace resource's attribute rules, one test (or more) per rule.
 import { describe, expect, it } from "vitest";
 import { createOrg, createWorkspace, makeAgentPool, makeOAuthToken } from "../fixtures";
 import { api, assertJsonApi, uniqueName } from "../helpers";
@@ -63,7 +63,7 @@ describe("name", () => {
 });
 
 describe("defaults and plain attributes", () => {
-  it("applies the create defaults of spec §2.1", async () => {
+  it("applies the documented create defaults", async () => {
     const org = await createOrg();
     const ws = await createWorkspace(org);
     const a = ws.attributes;

@@ -268,7 +268,7 @@ try {
 
   // Before the checker runs (it repairs what it finds), the outbox alarms alone must bring the index
   // (list, name lookup) to agree with every DO (show by id): a write committed in a DO but killed
-  // before its index write has no one else to drain it (issue 13 item 9).
+  // before its index write has no one else to drain it.
   let disagree = [];
   const agreeFrom = Date.now();
   for (;;) {

@@ -1,4 +1,4 @@
-// Issue 3: the pure permission model — one function from every grant a caller holds to capabilities and flags.
+// The pure permission model — one function from every grant a caller holds to capabilities and flags.
 import { describe, expect, it } from "vitest";
 import {
   canRead,
@@ -24,7 +24,7 @@ const caps = (s: Standing, ws: GrantLevel[] = [], prj: GrantLevel[] = []) => eff
 const flags = (c: Capabilities, opts: { canForceDelete?: boolean; isOrgToken?: boolean } = {}) =>
   permissionFlags(c, { canForceDelete: opts.canForceDelete ?? false, isOrgToken: opts.isOrgToken });
 
-/** The spec's 21 flags (§2.1), in its order. */
+/** The 21 documented workspace permission flags, in the documented order. */
 const FLAGS = [
   "can-update",
   "can-destroy",
@@ -55,7 +55,7 @@ const trueFlags = (c: Capabilities, opts: { canForceDelete?: boolean; isOrgToken
     .sort();
 
 describe("workspace role table (team-workspaces)", () => {
-  it("yields exactly the spec's 21 flags", () => {
+  it("yields exactly the 21 documented flags", () => {
     expect(Object.keys(flags(NO_ACCESS)).sort()).toEqual([...FLAGS].sort());
   });
 

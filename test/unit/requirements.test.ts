@@ -1,4 +1,4 @@
-// Issue 15: the requirement table's rules, as pure functions of a caller and a loaded target.
+// The requirement table's rules, as pure functions of a caller and a loaded target.
 import { describe, expect, it } from "vitest";
 import { buildOrgAccess, projectRights, type Grant } from "../../src/auth/access";
 import { FULL_ACCESS, NO_ACCESS, workspaceAccessCapabilities } from "../../src/auth/permissions";
@@ -45,7 +45,7 @@ describe("the requirement table", () => {
     const access = accessOf(orgToken, []);
     expect(allows(orgToken, "organization.manage", { access })).toBe(true);
     expect(allows(orgToken, "organization.owner", { access })).toBe(false);
-    // Issue 19: it may change the organisation's settings, not its name; refused as forbidden, since it sees the organisation.
+    // It may change the organisation's settings, not its name; refused as forbidden, since it sees the organisation.
     expect(allows(orgToken, "organization.rename", { access })).toBe(false);
     expect(() => authorize({ principal: orgToken }, "organization.rename", { access })).toThrow(expect.objectContaining({ status: 403 }));
     expect(allows(user(), "organization.rename", { access: accessOf(user(), [team("owners", {}, true)]) })).toBe(true);

@@ -1,4 +1,4 @@
-# The tfe provider managing workspace variables and variable sets (issue 17): tfe_variable on a
+# The tfe provider managing workspace variables and variable sets: tfe_variable on a
 # workspace (terraform, env, HCL and sensitive), tfe_variable_set with a variable of its own, and
 # tfe_workspace_variable_set applying it. Local state.
 terraform {
