@@ -2,7 +2,7 @@
  * The web UI's routes, each declared once with the requirement table's action (src/auth/requirements.ts),
  * as `defineRoute` does for the API. `null`: served without a session (sign-in, the stylesheet). The UI
  * router answers 500 rather than a page when a route's declared action was never authorised, and
- * test/ui.test.ts checks every served /app route was declared.
+ * test/api/ui.test.ts checks every served /app route was declared.
  */
 import type { Hono, Handler } from "hono";
 import type { Action } from "../auth/requirements";

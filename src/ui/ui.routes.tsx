@@ -41,7 +41,7 @@ ui.use("*", async (c, next) => {
   await next();
   c.res.headers.set("Content-Security-Policy", CSP);
   if (c.req.path !== "/app/ui.css") c.res.headers.set("Cache-Control", "no-store");
-  // Round trips, as the API reports them (EXPOSE_HOPS=1: the bench and test/ui.test.ts compare the two).
+  // Round trips, as the API reports them (EXPOSE_HOPS=1: the bench and test/api/ui.test.ts compare the two).
   if (c.env.EXPOSE_HOPS === "1") c.res.headers.set("X-Hops", hopsHeader(hops));
 });
 ui.use("*", bodyLimit({ maxSize: 16 * 1024 }));
