@@ -1,4 +1,4 @@
--- Issue 2: projects and registries.
+-- Projects and registries.
 -- An agent pool's `workspaces` relationship and its in-use check look workspaces up by pool; without
 -- this index each would scan the organisation's whole workspace index.
 CREATE INDEX workspaces_org_agent_pool ON workspaces(organization_name, agent_pool_id);

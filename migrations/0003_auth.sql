@@ -1,4 +1,4 @@
--- Issue 3: the bootstrap site admin is found by a marker, not by its username (which it may change
+-- The bootstrap site admin is found by a marker, not by its username (which it may change
 -- through PATCH /account/update); lookups by email (organisation invitations, membership filters).
 ALTER TABLE users ADD COLUMN is_bootstrap INTEGER NOT NULL DEFAULT 0;
 UPDATE users SET is_bootstrap = 1

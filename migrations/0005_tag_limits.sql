@@ -1,4 +1,4 @@
--- Issue 6: tags.
+-- Tags.
 -- A key-only (flat) entry's organisation tag id, so instance counts follow ids and organisation
 -- tags can be deleted with one batch and no fan-out: the deleted ids are kept in `deleted_tags`,
 -- every read treats an entry carrying one as absent, and its workspace purges it on its next tag
@@ -14,7 +14,7 @@ CREATE TABLE deleted_tags (
 );
 CREATE INDEX deleted_tags_org ON deleted_tags(organization_name);
 
--- At most 10 tag bindings per project (spec §2.4), enforced where concurrent writers meet.
+-- At most 10 tag bindings per project (the documented limit), enforced where concurrent writers meet.
 -- Project tag-binding writes are single D1 batches (transactions); this aborts (and so rolls back)
 -- any batch that would leave a project with more than 10, so concurrent PATCHes cannot add up past it.
 CREATE TRIGGER project_tag_bindings_limit AFTER INSERT ON project_tag_bindings

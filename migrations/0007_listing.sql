@@ -1,4 +1,4 @@
--- Issue 4: listing, search and counts that stay cheap at 100,000 workspaces per organisation.
+-- Listing, search and counts that stay cheap at 100,000 workspaces per organisation.
 -- Everything here is derived from the `workspaces` index rows by triggers, in the same transaction
 -- as the row change (the DO's version-guarded upsert or delete), so it can never drift from them.
 

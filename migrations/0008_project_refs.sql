@@ -1,4 +1,4 @@
--- Issue 13 item 7: a workspace's reference to a project is held here, in D1, from before the DO commits
+-- A workspace's reference to a project is held here, in D1, from before the DO commits
 -- a create or move into the project until the workspace's index row carries it. The lease is taken
 -- only while the project exists, and the project delete refuses while any lease (or index row) names
 -- the project: both are decided by D1, so the two can no longer both succeed.

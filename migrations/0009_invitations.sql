@@ -1,4 +1,4 @@
--- Issue 13 (item 4): an email change waits for confirmation; an invitation binds to the invited
+-- An email change waits for confirmation; an invitation binds to the invited
 -- address, and its teams are granted only when the invited user accepts it.
 ALTER TABLE users ADD COLUMN unconfirmed_email TEXT;
 ALTER TABLE organization_memberships ADD COLUMN invited_email TEXT;

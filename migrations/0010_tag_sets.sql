@@ -1,4 +1,4 @@
--- Issue 14: a workspace has two tag sets, flat tags and tag bindings, and one key may be in both
+-- A workspace has two tag sets, flat tags and tag bindings, and one key may be in both
 -- (Terraform's cloud block gives each tag a flat tag and a key-only binding). `workspace_tags`
 -- gains a `kind` and a primary key that includes it, so the table is rebuilt.
 -- Existing rows split as each workspace's Durable Object migration splits its record: a valued

@@ -1,4 +1,4 @@
--- Issue 17: variable sets are organisation-level, so they live in D1 (workspace variables live in each
+-- Variable sets are organisation-level, so they live in D1 (workspace variables live in each
 -- workspace's Durable Object). Values are stored sealed (AES-GCM, src/variables/variables.crypto.ts).
 CREATE TABLE varsets (
   id TEXT PRIMARY KEY,

@@ -1,4 +1,4 @@
--- Issue 19: the hosted edition's subscriptions. A site admin assigns an organisation a plan (a feature set,
+-- The hosted edition's subscriptions. A site admin assigns an organisation a plan (a feature set,
 -- src/subscriptions/feature-sets.ts) with POST /admin/organizations/:name/subscription; the organisation's
 -- entitlement set and permissions follow it. One JSON document (id, feature set, ceilings, contract dates), kept
 -- on the organisation's own row so every read of the organisation carries its plan and deleting the organisation

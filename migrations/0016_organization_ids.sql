@@ -1,4 +1,4 @@
--- Issue 19: organisations can be renamed. Every row that belongs to an organisation named it by its name; from here
+-- Organisations can be renamed. Every row that belongs to an organisation named it by its name; from here
 -- on it names it by the organisation's immutable id (`organizations.external_id`, `org-…`), and the name lives only in
 -- the organisations row, joined in at read time. A rename is then one UPDATE of that row: no workspace index row,
 -- name claim, team, token or other row changes, and no workspace's Durable Object is visited.

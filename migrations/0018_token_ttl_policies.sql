@@ -1,4 +1,4 @@
--- Issue 19: organisation token TTL policies (GET/PATCH /organizations/:name/token-ttl-policies). One row per
+-- Organisation token TTL policies (GET/PATCH /organizations/:name/token-ttl-policies). One row per
 -- organisation and token type (organization, team, user, audit_trails), written on first use with the default
 -- maximum; an organisation delete removes its rows (src/organizations/organizations.d1.ts), as every other table's.
 CREATE TABLE token_ttl_policies (
