@@ -4,8 +4,9 @@ import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
-import { PRJ_LEVELS, WS_LEVELS, type WsCustom } from "./team-access.rules";
+import { PRJ_LEVELS, WS_LEVELS } from "./team-access.rules";
 import { serializeTp, serializeTw } from "./team-access.serialize";
+import { WS_CUSTOM } from "./team-access.schemas";
 import {
   changeTeamProject,
   changeTeamWorkspace,
@@ -26,15 +27,6 @@ export const teamAccess = router();
 
 // ---- team-workspaces ----
 
-const WS_CUSTOM = {
-  runs: z.enum(["read", "plan", "apply"]),
-  variables: z.enum(["none", "read", "write"]),
-  "state-versions": z.enum(["none", "read-outputs", "read", "write"]),
-  "sentinel-mocks": z.enum(["none", "read"]),
-  "workspace-locking": z.boolean(),
-  "run-tasks": z.boolean(),
-  "policy-overrides": z.boolean(),
-} satisfies { [K in keyof WsCustom]: z.ZodType<WsCustom[K]> };
 const wsCustomInput = z.object(
   Object.fromEntries(Object.entries(WS_CUSTOM).map(([k, v]) => [k, v.optional()])) as { [K in keyof typeof WS_CUSTOM]: z.ZodOptional<(typeof WS_CUSTOM)[K]> },
 );

@@ -1,10 +1,10 @@
 /** Response schemas of team access to workspaces and projects (src/team-access/team-access.routes.ts). */
 import { z } from "@hono/zod-openapi";
 import { resourceSchema } from "../jsonapi/schemas";
-import { PRJ_LEVELS, WS_LEVELS } from "./team-access.rules";
+import { PRJ_LEVELS, WS_LEVELS, type WsCustom } from "./team-access.rules";
 
-export const teamWorkspaceResource = resourceSchema("TeamWorkspace", "team-workspaces", {
-  access: z.enum(WS_LEVELS),
+/** The custom workspace permissions: a request's and a response's. */
+export const WS_CUSTOM = {
   runs: z.enum(["read", "plan", "apply"]),
   variables: z.enum(["none", "read", "write"]),
   "state-versions": z.enum(["none", "read-outputs", "read", "write"]),
@@ -12,6 +12,11 @@ export const teamWorkspaceResource = resourceSchema("TeamWorkspace", "team-works
   "workspace-locking": z.boolean(),
   "run-tasks": z.boolean(),
   "policy-overrides": z.boolean(),
+} satisfies { [K in keyof WsCustom]: z.ZodType<WsCustom[K]> };
+
+export const teamWorkspaceResource = resourceSchema("TeamWorkspace", "team-workspaces", {
+  access: z.enum(WS_LEVELS),
+  ...WS_CUSTOM,
 });
 
 export const teamProjectResource = resourceSchema("TeamProject", "team-projects", {
