@@ -51,6 +51,27 @@ const check = (ok, what) => {
 };
 process.on("exit", killAllGroups);
 
+/** JSON with object keys sorted, so a comparison sees values and not the order a serialiser writes them in. */
+const canonical = (v) =>
+  JSON.stringify(v, (_k, x) =>
+    x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x,
+  );
+/** Checks that a resource reads as before, printing what differs when it does not. */
+const same = (now, before, what) => {
+  const ok = canonical(now) === canonical(before);
+  check(ok, what);
+  if (!ok) {
+    const a = JSON.parse(canonical(before));
+    const b = JSON.parse(canonical(now));
+    for (const k of new Set([...Object.keys(a.attributes ?? {}), ...Object.keys(b.attributes ?? {})]))
+      if (JSON.stringify(a.attributes?.[k]) !== JSON.stringify(b.attributes?.[k]))
+        console.log(`  attributes.${k}: ${JSON.stringify(a.attributes?.[k])} → ${JSON.stringify(b.attributes?.[k])}`);
+    for (const k of new Set([...Object.keys(a.relationships ?? {}), ...Object.keys(b.relationships ?? {})]))
+      if (JSON.stringify(a.relationships?.[k]) !== JSON.stringify(b.relationships?.[k]))
+        console.log(`  relationships.${k}: ${JSON.stringify(a.relationships?.[k])} → ${JSON.stringify(b.relationships?.[k])}`);
+  }
+};
+
 const withRuntimeOf = (dir, label, fn) =>
   withRuntime({ dir, label, store, logFile: join(work, `${label}.log`), token, env: { ...secrets, EDITION: "self-hosted" } }, fn);
 
@@ -124,8 +145,8 @@ try {
     check(/applied 0016_organization_ids\.sql/.test(log()), "upgraded: applies migration 0016 to the previous code's store");
     const shownAlpha = await api("GET", `/workspaces/${alpha}`);
     const shownBeta = await api("GET", `/workspaces/${beta}`);
-    check(JSON.stringify(shownAlpha.body.data) === JSON.stringify(before.alpha), "upgraded: a workspace reads exactly as before (by id)");
-    check(JSON.stringify(shownBeta.body.data) === JSON.stringify(before.beta), "upgraded: the locked workspace reads exactly as before");
+    same(shownAlpha.body.data, before.alpha, "upgraded: a workspace reads exactly as before (by id)");
+    same(shownBeta.body.data, before.beta, "upgraded: the locked workspace reads exactly as before");
     check((await api("GET", `/organizations/${ORG}/workspaces/alpha`)).body?.data?.id === alpha, "upgraded: name lookup");
     check(JSON.stringify(ids(await api("GET", `/organizations/${ORG}/workspaces`))) === JSON.stringify(before.list), "upgraded: list");
     const tagged = await api("GET", `/organizations/${ORG}/workspaces?filter%5Btagged%5D%5B0%5D%5Bkey%5D=env&filter%5Btagged%5D%5B0%5D%5Bvalue%5D=prod`);
