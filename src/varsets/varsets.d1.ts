@@ -290,6 +290,17 @@ export async function listVarsetVariables(db: Db, varsetId: string): Promise<Sto
   return rows.results.map(toVariable);
 }
 
+/** The variables of several sets in one statement, by set id (a list page's `include=vars`). */
+export async function listVariablesOfVarsets(db: Db, varsetIds: string[]): Promise<Map<string, StoredVariable[]>> {
+  const rows = await db
+    .prepare("SELECT * FROM varset_vars WHERE varset_id IN (SELECT value FROM json_each(?)) ORDER BY created_at, id")
+    .bind(JSON.stringify(varsetIds))
+    .all<VarRow>();
+  const bySet = new Map<string, StoredVariable[]>(varsetIds.map((id) => [id, []]));
+  for (const row of rows.results) bySet.get(row.varset_id)?.push(toVariable(row));
+  return bySet;
+}
+
 export async function getVarsetVariable(db: Db, varsetId: string, id: string): Promise<StoredVariable | null> {
   const row = await db.prepare("SELECT * FROM varset_vars WHERE varset_id = ? AND id = ?").bind(varsetId, id).first<VarRow>();
   return row ? toVariable(row) : null;

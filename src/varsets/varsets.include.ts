@@ -36,10 +36,12 @@ export async function includeForSets(caller: Caller, access: OrgAccess, sets: Va
 }
 
 async function variablesOf(caller: Caller, sets: Varset[]): Promise<Resource[]> {
-  const lists = await Promise.all(
-    sets.map(async (s) => Promise.all((await repo.listVarsetVariables(caller.db, s.id)).map((v) => viewOf(caller.env, v, { kind: "varset", id: s.id })))),
+  const bySet = await repo.listVariablesOfVarsets(
+    caller.db,
+    sets.map((s) => s.id),
   );
-  return lists.flat().map(serializeVariable);
+  const views = await Promise.all(sets.flatMap((s) => (bySet.get(s.id) ?? []).map((v) => viewOf(caller.env, v, { kind: "varset", id: s.id }))));
+  return views.map(serializeVariable);
 }
 
 /** The workspaces the caller may read (`workspace.read`), serialised with its permissions on each. */

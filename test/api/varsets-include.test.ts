@@ -100,3 +100,27 @@ describe("include on variable-set reads", () => {
     expect((await api("GET", `/workspaces/${leaves.id}`, { token: team.token })).status).toBe(404);
   });
 });
+
+describe("include=vars on a page of sets", () => {
+  const addVar = (set: string, key: string) =>
+    api("POST", `/varsets/${set}/relationships/vars`, { body: { data: { type: "vars", attributes: { key, value: "v", category: "env" } } } });
+
+  it("reads every set's variables in the same round trips, whatever the number of sets", async () => {
+    const one = await createOrg();
+    const s1 = await newSet(one);
+    await addVar(s1, "a");
+    const many = await createOrg();
+    const sets = [await newSet(many), await newSet(many), await newSet(many)];
+    for (const [i, s] of sets.entries()) for (const k of ["x", "y"]) expect((await addVar(s, `${k}${i}`)).status).toBe(201);
+
+    const small = await api("GET", `/organizations/${one}/varsets?include=vars`);
+    const large = await api("GET", `/organizations/${many}/varsets?include=vars`);
+    expect(small.status).toBe(200);
+    expect(large.status).toBe(200);
+    expect(large.headers.get("X-Hops")).toBe(small.headers.get("X-Hops"));
+    // Every set's variables, each as its own relationship lists them.
+    const listed = large.body.data.flatMap((s: { relationships: { vars: { data: Array<{ id: string }> } } }) => s.relationships.vars.data.map((v) => v.id));
+    expect(sorted(idsOf(large, "vars"))).toEqual(sorted(listed));
+    expect(idsOf(large, "vars")).toHaveLength(6);
+  });
+});
