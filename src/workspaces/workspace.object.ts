@@ -41,6 +41,8 @@ import { dropStateVersionIndexStatement, stateVersionIndexStatement } from "../s
 import { applyTagChange, sameTags, type TagChange } from "../tags/workspace-tags.rules";
 import { deleteVariable, eraseVariables, getVariable, insertVariable, listVariables, migrateVariables, updateVariable } from "../variables/variables.store";
 import type { StoredVariable, VariablePatch } from "../variables/variables.types";
+import { migrateConfigurationVersions } from "../configuration-versions/configuration-versions.store";
+import { migrateRuns } from "../runs/runs.store";
 
 type Stored =
   | { kind: "absent" }
@@ -53,7 +55,7 @@ type Stored =
 export type WorkspaceResult = Result<WorkspaceRecord>;
 export type VariableResult = Result<{ workspace: WorkspaceRecord; variable: StoredVariable }>;
 
-const SCHEMA_VERSION = 8;
+const SCHEMA_VERSION = 9;
 const RETRY_BASE_MS = 1_000;
 const RETRY_MAX_MS = 60_000;
 /** When the alarm armed by every commit fires if the flush never finished (the process died). */
@@ -108,6 +110,10 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     if (current < 6) this.dropOrganizationName();
     if (current < 7) this.reparseStates();
     if (current < 8) migrateRollback(sql);
+    if (current < 9) {
+      migrateConfigurationVersions(sql);
+      migrateRuns(sql);
+    }
     // Every start of the object runs this: a current schema costs two reads and no write.
     if (current < SCHEMA_VERSION) sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", String(SCHEMA_VERSION));
   }

@@ -74,6 +74,8 @@ export interface WorkspaceRecord {
   /** Output ids of the current state version (the `outputs` relationship). */
   outputIds?: string[];
   currentRun: { id: string; status: string; createdAt: string } | null;
+  /** The configuration version runs use by default (`current-configuration-version`); absent in older records. */
+  currentConfigurationVersionId?: string | null;
   source: string;
   /** Ids of the workspace's own variables in creation order (the `vars` relationship). */
   varIds?: string[];

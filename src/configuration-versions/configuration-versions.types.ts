@@ -1,0 +1,24 @@
+/**
+ * Configuration versions across the Durable Object boundary (both sides import these with `import type`).
+ * The design: docs/runs.md.
+ */
+export type CvStatus = "pending" | "uploaded" | "errored" | "archived";
+
+export interface ConfigurationVersionRecord {
+  /** `cv-<16>`. */
+  id: string;
+  workspaceId: string;
+  status: CvStatus;
+  source: string;
+  speculative: boolean;
+  provisional: boolean;
+  autoQueueRuns: boolean;
+  error: string | null;
+  errorMessage: string | null;
+  /** `<status>-at` keys, ISO 8601 with `Z`. */
+  statusTimestamps: Record<string, string>;
+  createdAt: string;
+  /** The upload's size and SHA-256 once uploaded. */
+  size: number | null;
+  sha256: string | null;
+}
