@@ -155,6 +155,25 @@ export const REQUIREMENTS = {
     // Readers are told they are forbidden (the documented 403); others cannot see the workspace at all (404).
     denied: (_p, t) => ((caps(t)?.runs ?? 0) >= 1 ? "force_delete_forbidden" : "not_found"),
   },
+  // ---- runs and configuration versions of a workspace (docs/runs.md); never the organisation token ----
+  "runs.read": { summary: "runs: read (runs, plans, applies, logs, events, comments, configuration versions)", holds: (_p, t) => (caps(t)?.runs ?? 0) >= 1 },
+  "runs.queue": {
+    summary: "runs: plan (queue plans, upload configuration, comment), not the organisation token",
+    holds: (_p, t) => (caps(t)?.runs ?? 0) >= 2 && !org(t)!.isOrgToken,
+  },
+  "runs.apply": {
+    summary: "runs: apply (apply, discard, cancel, force-execute), not the organisation token",
+    holds: (_p, t) => (caps(t)?.runs ?? 0) >= 3 && !org(t)!.isOrgToken,
+  },
+  "runs.destroy": {
+    summary: "queue destroy plans: runs: apply and workspace admin, not the organisation token",
+    holds: (_p, t) => (caps(t)?.runs ?? 0) >= 3 && !!caps(t)?.admin && !org(t)!.isOrgToken,
+  },
+  "runs.force-cancel": {
+    summary: "force-cancel: workspace admin, not the organisation token",
+    holds: (_p, t) => !!caps(t)?.admin && !org(t)!.isOrgToken,
+  },
+  "runs.read-json-plan": { summary: "the unredacted JSON plan: workspace admin", holds: (_p, t) => !!caps(t)?.admin },
   "variables.read": { summary: "variables: read", holds: (_p, t) => (caps(t)?.variables ?? 0) >= 1 },
   "variables.write": { summary: "variables: write", holds: (_p, t) => (caps(t)?.variables ?? 0) >= 2 },
   "state.read-outputs": { summary: "state versions: read-outputs", holds: (_p, t) => (caps(t)?.stateVersions ?? 0) >= 1 },

@@ -86,6 +86,12 @@ const WHO = {
   "state.read-outputs": [...STATE_READ, "readOutputs"],
   "state.read": STATE_READ,
   "state.create": ["write", "admin", "projectMaintain", "owners", "siteAdmin"],
+  "runs.read": WS_READ,
+  "runs.queue": ["plan", "write", "admin", "projectMaintain", "owners", "siteAdmin", "manageWorkspaces"],
+  "runs.apply": ["write", "admin", "projectMaintain", "owners", "siteAdmin", "manageWorkspaces"],
+  "runs.destroy": ["admin", "projectMaintain", "owners", "siteAdmin", "manageWorkspaces"],
+  "runs.force-cancel": ["admin", "projectMaintain", "owners", "siteAdmin", "manageWorkspaces"],
+  "runs.read-json-plan": WS_ADMIN,
 } satisfies Record<Action, P[]>;
 
 const needsOf = (row: { method: string; route: string; needs?: Action }): Action => {
