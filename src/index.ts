@@ -31,6 +31,8 @@ import { consumers } from "./workspaces/consumers.routes";
 import { retention } from "./retention/retention.routes";
 import { stateVersions } from "./state-versions/state-versions.routes";
 import { blobs } from "./blobs/blobs.routes";
+import { runLogs } from "./runs/run-logs.routes";
+import { runs } from "./runs/runs.routes";
 import { admin } from "./admin/admin.routes";
 import { subscriptions } from "./subscriptions/subscriptions.routes";
 import { organizationTags } from "./tags/organization-tags.routes";
@@ -70,6 +72,7 @@ const API_ROUTERS = [
   subscriptions,
   variables,
   varsets,
+  runs,
 ];
 
 export const app = new OpenAPIHono<AppEnv>({ defaultHook, router: new SplitRouter() });
@@ -162,6 +165,10 @@ for (const r of API_ROUTERS) api.route("/", r);
 app.use("/_blobs/*", limitByClient);
 app.use("/api/v2/openapi.json", limitByClient);
 app.route("/", blobs);
+// Signed run-log and plan-artifact URLs: go-tfe's log reader sends no token (the signature is in the path).
+app.use("/_logs/*", limitByClient);
+app.use("/_artifacts/*", limitByClient);
+app.route("/", runLogs);
 // The OpenAPI document is public like discovery; registered before the authenticated API.
 app.get("/api/v2/openapi.json", (c) => c.json(openApiDocument(app)));
 app.route("/api/v2", api);

@@ -52,4 +52,8 @@ export const LIMITS = {
   varsetTargetsPerRequest: 100,
   /** Projects in one attach/detach request of an OAuth client, or in its create or update. */
   oauthClientProjectsPerRequest: 100,
+  /** Runs a filtered run list looks at (newest first); older runs are left out of a filtered list. */
+  runListScanMax: 2_000,
+  /** Bytes of a run log one read answers at most (the client's `limit` may ask for less). */
+  runLogReadMax: 1024 * 1024,
 } as const;
