@@ -6,6 +6,7 @@ import { serializeOrganization } from "../organizations/organizations.serialize"
 import { serializeProject } from "../projects/projects.serialize";
 import { includeCurrentRuns } from "../runs/runs.include";
 import { includeStateVersions } from "../state-versions/state-versions.include";
+import { includeConfigurationVersions } from "../configuration-versions/configuration-versions.include";
 import type { ProjectBinding } from "../tags/project-tags.d1";
 import { effectiveBindings } from "../tags/tags.serialize";
 import { includeVariables } from "../variables/variables.include";
@@ -177,6 +178,8 @@ export async function includeFor(
   }
   // Outputs and the current state version live in each workspace's Durable Object (state-version issue).
   await includeStateVersions(caller.env, origin, records, scope, values, included);
+  // So do their configuration versions.
+  await includeConfigurationVersions(caller.env, records, scope, values, included);
   // The workspaces' own variables live in their Durable Objects too, shown only to readers of variables.
   if (values.has("vars")) await includeVariables(caller.env, records, scope, included);
   // Current runs too (docs/runs.md), shown to readers of the workspace's runs.
