@@ -4,6 +4,8 @@
  * has nothing for (cost estimates, task stages, policy evaluations, ingress attributes) include nothing.
  */
 import type { Caller } from "../caller";
+import { serializeConfigurationVersion } from "../configuration-versions/configuration-versions.serialize";
+import { cvStub } from "../configuration-versions/configuration-versions.stub";
 import { Included, type Resource } from "../jsonapi/document";
 import { serializeUser } from "../users/users.serialize";
 import { includeUsersStatement, includedRows } from "../workspaces/workspaces.list.d1";
@@ -65,6 +67,10 @@ export async function includeForRuns(caller: Caller, origin: string, reads: RunR
       reads.map((r) => r.run.createdBy),
       included,
     );
+  if (values.has("configuration_version") || values.has("configuration_version.ingress_attributes")) {
+    const got = await Promise.all(reads.map(({ run }) => cvStub(caller.env, run.workspaceId).getConfigurationVersion(run.configurationVersionId)));
+    for (const res of got) if (res.ok) included.add(serializeConfigurationVersion(res.value.cv));
+  }
   return included.items.length ? included.items : undefined;
 }
 
@@ -81,7 +87,8 @@ export async function includeCurrentRuns(
   included: Included,
 ): Promise<void> {
   const wants = (suffix: string) => values.has(`current_run${suffix}`) || values.has(`latest_run${suffix}`);
-  if (!wants("") && !wants(".plan") && !wants(".apply") && !wants(".configuration_version")) return;
+  const any = ["", ".plan", ".apply", ".configuration_version", ".configuration_version.ingress_attributes"].some(wants);
+  if (!any) return;
   const withRun = records.filter((r) => r.currentRun && scope.capsOf(r).runs >= 1);
   const got = await Promise.all(withRun.map((r) => runsStub(caller.env, r.id).getRun(r.currentRun!.id)));
   const now = new Date().toISOString();
@@ -93,5 +100,9 @@ export async function includeCurrentRuns(
       included.add(serializeRun(run, { permissions: runPermissions(caller.principal, { access: scope.access, caps: scope.capsOf(record) }), now }));
     if (wants(".plan")) included.add(serializePlan(run, await signedLogUrl(caller.env, origin, run.workspaceId, run.id, "plan")));
     if (wants(".apply")) included.add(serializeApply(run, await signedLogUrl(caller.env, origin, run.workspaceId, run.id, "apply")));
+    if (wants(".configuration_version") || wants(".configuration_version.ingress_attributes")) {
+      const cv = await cvStub(caller.env, run.workspaceId).getConfigurationVersion(run.configurationVersionId);
+      if (cv.ok) included.add(serializeConfigurationVersion(cv.value.cv));
+    }
   }
 }

@@ -2,7 +2,10 @@
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
-import { ApiError } from "../errors";
+import { configurationVersionResource } from "../configuration-versions/configuration-versions.schemas";
+import { serializeConfigurationVersion } from "../configuration-versions/configuration-versions.serialize";
+import { cvStub } from "../configuration-versions/configuration-versions.stub";
+import { ApiError, unwrap } from "../errors";
 import { Included, jsonapi, paginated } from "../jsonapi/document";
 import { defineRoute } from "../jsonapi/define-route";
 import { includeQuery, listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
@@ -166,6 +169,24 @@ for (const { action, summary, requirement } of ACTIONS) {
     },
   );
 }
+
+runs.openapi(
+  defineRoute({
+    method: "get",
+    path: "/runs/{run_id}/configuration-version",
+    action: "runs.read",
+    tags,
+    summary: "Show the configuration version a run uses",
+    request: { params: runIdParam },
+    responses: { ...ok("The configuration version", resourceDocument(configurationVersionResource)), ...errorResponses },
+  }),
+  async (c) => {
+    const caller = callerOf(c);
+    const { run } = await readRun(caller, c.req.valid("param").run_id);
+    const got = unwrap(await cvStub(caller.env, run.workspaceId).getConfigurationVersion(run.configurationVersionId));
+    return jsonapi(c, { data: serializeConfigurationVersion(got.value.cv) });
+  },
+);
 
 // ---- plans and applies ----
 
