@@ -88,6 +88,7 @@ describe("plans and applies", () => {
       const tampered = await exports.default.fetch(new Request(location.replace(/.$/, (ch) => (ch === "0" ? "1" : "0"))));
       expect(tampered.status).toBe(403);
     }
+    // Terraform follows the redirect of the redacted plan (structured run output).
     const redacted = await api("GET", `/plans/plan-${suffix}/json-output-redacted`);
     expect(redacted.status).toBe(200);
     expect(redacted.headers.get("Content-Type")).toMatch(/^application\/json/);
