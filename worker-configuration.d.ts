@@ -11,6 +11,7 @@ interface __BaseEnv_Env {
 	FAULT_INJECTION: string;
 	VARIABLES_ENCRYPTION_KEY: string;
 	EXPOSE_HOPS: string;
+	AGENT_TOKEN: string;
 	WORKSPACES: DurableObjectNamespace<import("./src/index").WorkspaceObject>;
 }
 declare namespace Cloudflare {
@@ -25,7 +26,7 @@ type StringifyValues<EnvType extends Record<string, unknown>> = {
 	[Binding in keyof EnvType]: EnvType[Binding] extends string ? EnvType[Binding] : string;
 };
 declare namespace NodeJS {
-	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "EDITION" | "LATEST_ENGINE_VERSION" | "ADMIN_TOKEN" | "BLOB_SIGNING_KEY" | "RATE_LIMIT" | "FAULT_INJECTION" | "VARIABLES_ENCRYPTION_KEY" | "EXPOSE_HOPS">> {}
+	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "EDITION" | "LATEST_ENGINE_VERSION" | "ADMIN_TOKEN" | "BLOB_SIGNING_KEY" | "RATE_LIMIT" | "FAULT_INJECTION" | "VARIABLES_ENCRYPTION_KEY" | "EXPOSE_HOPS" | "AGENT_TOKEN">> {}
 }
 declare module "*.txt" {
 	const value: string;

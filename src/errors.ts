@@ -72,9 +72,35 @@ export const ERRORS = {
   /** go-tfe and the tfe provider match this text on a duplicate variable key. */
   key_taken: { status: 422, title: "invalid attribute", detail: "Key has already been taken" },
   name_taken: { status: 422, title: "invalid attribute", detail: "Name has already been taken" },
+  // ---- configuration versions ----
+  /** go-tfe's TestConfigurationVersionsArchive matches both texts (it joins title and detail). */
+  cv_archive_current: { status: 409, title: "transition not allowed", detail: "configuration could not be archived because it is current" },
+  cv_archive_not_allowed: { status: 409, title: "transition not allowed", detail: "configuration could not be archived" },
+  cv_upload_closed: { status: 409, title: "conflict", detail: "This configuration version no longer accepts uploads" },
+  cv_none: {
+    status: 422,
+    title: "invalid attribute",
+    detail: "The workspace has no configuration version: create and upload one, or name one in the request",
+  },
+  cv_not_found: { status: 422, title: "invalid attribute", detail: "Configuration version not found in this workspace" },
+  cv_not_uploaded: {
+    status: 422,
+    title: "invalid attribute",
+    detail: "Configuration version is not uploaded: only an uploaded configuration version can start a run",
+  },
   rate_limited: { status: 429, title: "Too many requests", detail: "You have exceeded the API's rate limit." },
   method_not_allowed: { status: 405, title: "method not allowed" },
   internal: { status: 500, title: "internal server error" },
+  // ---- runs: the engine in the workspace's object (src/runs/runs.engine.ts) ----
+  /** A run action its run's status does not allow (the detail names the status). */
+  run_transition: { status: 409, title: "transition not allowed" },
+  /** force-execute: the run is not pending, or no other run holds the lock (runs-notes: 403). */
+  run_force_execute_forbidden: { status: 403, title: "forbidden" },
+  /** An agent's call about a job whose claim it lost (another claim, lease expired, canceled): the agent stops. */
+  job_lost: { status: 409, title: "conflict", detail: "The job's claim was lost" },
+  /** A claim of a job that is not waiting for an agent (already claimed, or gone). */
+  job_unavailable: { status: 409, title: "conflict", detail: "The job is not queued" },
+  log_gap: { status: 409, title: "conflict", detail: "The log append would leave a gap" },
 } as const satisfies Record<string, { status: number; title: string; detail?: string; headers?: Record<string, string> }>;
 
 export type ErrorCode = keyof typeof ERRORS;

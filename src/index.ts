@@ -31,6 +31,10 @@ import { consumers } from "./workspaces/consumers.routes";
 import { retention } from "./retention/retention.routes";
 import { stateVersions } from "./state-versions/state-versions.routes";
 import { blobs } from "./blobs/blobs.routes";
+import { runLogs } from "./runs/run-logs.routes";
+import { runs } from "./runs/runs.routes";
+import { configurationVersions } from "./configuration-versions/configuration-versions.routes";
+import { slugs } from "./configuration-versions/configuration-versions.slugs";
 import { admin } from "./admin/admin.routes";
 import { subscriptions } from "./subscriptions/subscriptions.routes";
 import { organizationTags } from "./tags/organization-tags.routes";
@@ -66,10 +70,12 @@ const API_ROUTERS = [
   consumers,
   retention,
   stateVersions,
+  configurationVersions,
   admin,
   subscriptions,
   variables,
   varsets,
+  runs,
 ];
 
 export const app = new OpenAPIHono<AppEnv>({ defaultHook, router: new SplitRouter() });
@@ -160,8 +166,15 @@ for (const r of API_ROUTERS) api.route("/", r);
 // Signed state-blob URLs: no token (Terraform sends none), raw bodies, their own size limit; rate
 // limited per client address like every unauthenticated request.
 app.use("/_blobs/*", limitByClient);
+app.use("/_slugs/*", limitByClient);
 app.use("/api/v2/openapi.json", limitByClient);
 app.route("/", blobs);
+// Signed run-log and plan-artifact URLs: go-tfe's log reader sends no token (the signature is in the path).
+app.use("/_logs/*", limitByClient);
+app.use("/_artifacts/*", limitByClient);
+app.route("/", runLogs);
+// Signed configuration-archive URLs, likewise (go-tfe uploads without a token; the download endpoint redirects here).
+app.route("/", slugs);
 // The OpenAPI document is public like discovery; registered before the authenticated API.
 app.get("/api/v2/openapi.json", (c) => c.json(openApiDocument(app)));
 app.route("/api/v2", api);

@@ -4,6 +4,8 @@ export const LIMITS = {
   apiBodyBytes: 1024 * 1024,
   /** Raw state uploads through the signed URLs. */
   stateBodyBytes: 64 * 1024 * 1024,
+  /** Configuration archives (tar.gz) through their signed upload URLs: the request body limit of Cloudflare's plans. */
+  configurationBodyBytes: 100 * 1024 * 1024,
   /**
    * A body answered before it was read (413, 401, 415…) is read and discarded up to this many bytes, so the client
    * receives the answer instead of a connection reset (src/body.ts); past it the connection is closed.
@@ -52,4 +54,8 @@ export const LIMITS = {
   varsetTargetsPerRequest: 100,
   /** Projects in one attach/detach request of an OAuth client, or in its create or update. */
   oauthClientProjectsPerRequest: 100,
+  /** Runs a filtered run list looks at (newest first); older runs are left out of a filtered list. */
+  runListScanMax: 2_000,
+  /** Bytes of a run log one read answers at most (the client's `limit` may ask for less). */
+  runLogReadMax: 1024 * 1024,
 } as const;

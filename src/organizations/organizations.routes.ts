@@ -111,13 +111,13 @@ organizations.openapi(
     path: "/organizations/{organization_name}/entitlement-set",
     action: "organization.read",
     tags,
-    summary: "Show an organisation's entitlements: its plan's in the hosted edition (operations: false, so Terraform runs locally)",
+    summary: "Show an organisation's entitlements: its plan's in the hosted edition (operations: whether remote runs can execute)",
     request: { params: orgParam },
     responses: { ...ok("The entitlement set", resourceDocument(entitlementSetResource)), ...errorResponses },
   }),
   async (c) => {
-    const { organization, plan } = await entitlementsOf(callerOf(c), c.req.valid("param").organization_name);
-    return jsonapi(c, { data: serializeEntitlements(organization, plan) });
+    const { organization, plan, remoteExecution } = await entitlementsOf(callerOf(c), c.req.valid("param").organization_name);
+    return jsonapi(c, { data: serializeEntitlements(organization, plan, remoteExecution) });
   },
 );
 

@@ -111,13 +111,13 @@ export function serializeOrganization(
 
 /**
  * Entitlements: the organisation's plan's (hosted edition) or the installation's (self-hosted); `operations`
- * is always false, as this service runs nothing and clients run operations locally.
+ * is true exactly when remote runs can execute (`remoteExecution`), else clients run operations locally.
  */
-export function serializeEntitlements(o: Organization, plan: FeatureSet | null): Resource {
+export function serializeEntitlements(o: Organization, plan: FeatureSet | null, remoteExecution = false): Resource {
   return {
     id: o.externalId,
     type: "entitlement-sets",
-    attributes: entitlementSet(plan, o.subscription),
+    attributes: entitlementSet(plan, o.subscription, remoteExecution),
     links: { self: `/api/v2/entitlement-sets/${o.externalId}` },
   };
 }

@@ -158,9 +158,10 @@ export async function showOrganization(caller: Caller, name: string): Promise<Or
 }
 
 /** The organisation whose entitlements members may read, and the plan they follow (none in the self-hosted edition). */
-export async function entitlementsOf(caller: Caller, name: string): Promise<{ organization: Organization; plan: FeatureSet | null }> {
+export async function entitlementsOf(caller: Caller, name: string): Promise<{ organization: Organization; plan: FeatureSet | null; remoteExecution: boolean }> {
   const org = (await requireOrgAccess(caller, { name })).organization;
-  return { organization: org, plan: planOf(edition(caller.env), org.subscription) };
+  // Remote runs execute once the operator's agent serves the default pool (AGENT_TOKEN, docs/runs.md).
+  return { organization: org, plan: planOf(edition(caller.env), org.subscription), remoteExecution: !!caller.env.AGENT_TOKEN };
 }
 
 /**

@@ -223,13 +223,14 @@ const INSTALLATION: ReadonlySet<Feature> = new Set<Feature>(["state-storage", "t
 
 /**
  * An organisation's entitlement set: its plan's features (the installation's without a plan), the contract's
- * user limit over the plan's. `operations` is always false: this service runs nothing, and Terraform's cloud
- * backend runs plans and applies remotely whenever the entitlement set allows it (docs/behaviour.md, "Compatibility with the real clients").
+ * user limit over the plan's. `operations` is whether remote runs can execute (`remoteExecution`: an agent serves the
+ * default pool), whatever the plan: Terraform's cloud backend runs plans and applies remotely whenever the entitlement
+ * set allows it, and without an agent a remote run would wait forever (docs/behaviour.md, "Compatibility with the real clients").
  */
-export function entitlementSet(planned: FeatureSet | null, subscription: Subscription | null): EntitlementSet {
+export function entitlementSet(planned: FeatureSet | null, subscription: Subscription | null, remoteExecution = false): EntitlementSet {
   const features = planned?.features ?? INSTALLATION;
   const set = Object.fromEntries(ENTITLEMENTS.map((e) => [e, features.has(e)])) as Record<Entitlement, boolean>;
-  set.operations = false;
+  set.operations = remoteExecution;
   const userLimit = planned ? (subscription?.contractUserLimit ?? planned.userLimit) : null;
   return { ...set, "user-limit": userLimit };
 }

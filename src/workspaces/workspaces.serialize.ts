@@ -58,18 +58,19 @@ export function serializeWorkspace(r: Omit<WorkspaceRecord, "tagBindings">, ctx:
     "oauth-client-name": s["vcs-repo"] ? "GitHub" : null,
     operations: exec.mode !== "local",
     permissions: ctx.flags,
-    "apply-duration-average": null,
-    "plan-duration-average": null,
+    // Over the workspace's latest runs that applied or errored (kept by the run engine with the record).
+    "apply-duration-average": r.runMetrics?.applyDurationAverage ?? null,
+    "plan-duration-average": r.runMetrics?.planDurationAverage ?? null,
     "policy-check-failures": null,
     "resource-count": r.resourceCount,
-    "run-failures": null,
+    "run-failures": r.runMetrics?.runFailures ?? null,
     source: r.source,
     // Flat tags only (never binding keys), in the order they were added.
     "tag-names": r.tags.map((t) => t.key),
     "updated-at": r.updatedAt,
     "vcs-repo": vcsRepoView(r),
     "vcs-repo-identifier": s["vcs-repo"]?.identifier ?? null,
-    "workspace-kpis-runs-count": null,
+    "workspace-kpis-runs-count": r.runMetrics?.runsCount ?? null,
     "setting-overwrites": {
       "execution-mode": s["execution-mode"] !== null,
       "agent-pool": s["execution-mode"] !== null,
@@ -82,7 +83,9 @@ export function serializeWorkspace(r: Omit<WorkspaceRecord, "tagBindings">, ctx:
 
   const relationships: Record<string, unknown> = {
     "agent-pool": { data: exec.agentPoolId ? { id: exec.agentPoolId, type: "agent-pools" } : null },
-    "current-configuration-version": { data: null },
+    "current-configuration-version": {
+      data: r.currentConfigurationVersionId ? { id: r.currentConfigurationVersionId, type: "configuration-versions" } : null,
+    },
     "current-run": { data: r.currentRun ? { id: r.currentRun.id, type: "runs" } : null },
     "latest-run": { data: r.currentRun ? { id: r.currentRun.id, type: "runs" } : null },
     "current-state-version": {

@@ -1,7 +1,8 @@
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createOrg } from "../fixtures";
-import { api } from "../helpers";
+import { app } from "../../src/index";
+import { ADMIN, api } from "../helpers";
 
 describe("discovery and client bootstrap", () => {
   it("serves service discovery without a token, as application/json", async () => {
@@ -43,6 +44,16 @@ describe("discovery and client bootstrap", () => {
     expect(res.body.data.type).toBe("entitlement-sets");
     expect(res.body.data.attributes.operations).toBe(false);
     expect(res.body.data.attributes["state-storage"]).toBe(true);
+  });
+
+  it("reports operations once an agent serves the default pool (AGENT_TOKEN)", async () => {
+    const org = await createOrg();
+    const req = new Request(`http://localhost/api/v2/organizations/${org}/entitlement-set`, { headers: { Authorization: `Bearer ${ADMIN}` } });
+    const res = await app.fetch(req, { ...env, AGENT_TOKEN: "operator-agent-token" });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { data: { attributes: Record<string, unknown> } };
+    expect(body.data.attributes.operations).toBe(true);
+    expect(body.data.attributes["state-storage"]).toBe(true);
   });
 
   it("answers unknown paths with a JSON:API 404", async () => {
