@@ -9,7 +9,9 @@ import { listOrganizationRuns, queuedJobs, runIndexRow } from "../../src/runs/ru
 import { LOST_AGENT_LINE } from "../../src/runs/runs.engine";
 import { runActions } from "../../src/runs/runs.rules";
 import { type CreateVersionInput, md5Hex } from "../../src/state-versions/state-versions.store";
-import { AGENT, USER, action, claim, createRun, expectFailure, finish, iso, plan, run, setup, value, workspace } from "./runs.helpers";
+import { createOrg, createWorkspace } from "../fixtures";
+import { api } from "../helpers";
+import { AGENT, USER, action, claim, createRun, expectFailure, finish, iso, plan, run, seedCv, setup, value, workspace } from "./runs.helpers";
 
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 const bytes = (s: string) => new TextEncoder().encode(s);
@@ -254,6 +256,19 @@ describe("the D1 index", () => {
     expect(listed[0]).toMatchObject({ status: "planning", message: "indexed" });
     // Marks are cleared once D1 has them.
     expect(await runInDurableObject(stub, (_i, s) => s.storage.sql.exec("SELECT count(*) AS n FROM runs_unindexed").one().n)).toBe(0);
+  });
+
+  it("an organisation delete drops its runs and jobs from the index, and a later run change does not bring them back", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const stub = env.WORKSPACES.getByName(ws.id);
+    const r = await createRun(stub, await seedCv(stub));
+    expect(await runIndexRow(env.DB, r.id)).not.toBeNull();
+    expect((await api("DELETE", `/organizations/${org}`)).status).toBe(204);
+    expect(await runIndexRow(env.DB, r.id)).toBeNull();
+    value(await action(stub, r.id, "cancel"));
+    expect(await runIndexRow(env.DB, r.id)).toBeNull();
+    expect(await env.DB.prepare("SELECT count(*) AS n FROM run_jobs WHERE run_id = ?").bind(r.id).first<{ n: number }>()).toEqual({ n: 0 });
   });
 
   it("a failed index write leaves the run marked; the alarm's retry writes it", async () => {
