@@ -80,6 +80,12 @@ for (const sig of ["SIGINT", "SIGTERM"] as const) {
   });
 }
 
+// Started by `npm start` (scripts/lib/agent.mjs): stdin ends when that process dies, even by SIGKILL.
+if (env.AGENT_LIFELINE === "stdin") {
+  process.stdin.on("end", () => agent.interrupt());
+  process.stdin.resume();
+}
+
 console.log(`workspace-agent: Terraform ${terraformVersion} (${terraform})`);
 try {
   await agent.run();
