@@ -78,11 +78,12 @@ async function runJob(job: Job, client: JobClient, control: JobControl, options:
   };
   const say = (line: string) => output(Buffer.from(`${line}\n`));
 
-  const root = await mkdtemp(join(options.tmpDir ?? tmpdir(), "workspace-agent-"));
   control.startHeartbeat();
+  let root: string | null = null;
   let counts: Counts = NO_CHANGES;
   let error: string | undefined;
   try {
+    root = await mkdtemp(join(options.tmpDir ?? tmpdir(), "workspace-agent-"));
     const ctx: Ctx = { job, client, control, options, root, output, say, tail: () => tail };
     counts = job.phase === "plan" ? await plan(ctx) : await apply(ctx);
   } catch (err) {
@@ -118,7 +119,7 @@ async function runJob(job: Job, client: JobClient, control: JobControl, options:
     log(`${job.run} ${job.phase}: ${status}${error ? ` (${error})` : ""}`);
     return { finish, lost: false };
   } finally {
-    await rm(root, { recursive: true, force: true });
+    if (root) await rm(root, { recursive: true, force: true });
   }
 }
 

@@ -1,6 +1,7 @@
 // The agent's pure pieces: counts from a JSON plan and from apply output, HCL quoting, the log stream's ordering
 // and chunking, the redactor across chunk boundaries, and the archive and working-directory checks.
 import { describe, expect, it } from "vitest";
+import { AgentClient, ApiError, JobLostError } from "../../agent/client.ts";
 import { LogStream, Redactor } from "../../agent/log-stream.ts";
 import { applyCounts, planCounts } from "../../agent/summary.ts";
 import { unsafeEntry } from "../../agent/unpack.ts";
@@ -149,5 +150,47 @@ describe("Redactor", () => {
     r.end();
     // "s3" is too short to mask.
     expect(out.join("")).toBe("pass: *** and hunting");
+  });
+});
+
+describe("AgentClient", () => {
+  function fake(statuses: number[]) {
+    const seen: string[] = [];
+    const fetchFn = (async (url: string, init: RequestInit) => {
+      seen.push(`${init.method} ${new URL(url).pathname}`);
+      const status = statuses.shift() ?? 200;
+      return new Response(
+        status === 204 ? null : JSON.stringify(status < 300 ? { signal: null, size: 3 } : { errors: [{ status: String(status), title: "nope" }] }),
+        { status },
+      );
+    }) as unknown as typeof fetch;
+    return { seen, client: new AgentClient({ url: "http://svc/", token: "t", fetch: fetchFn, retryDelayMs: 0 }) };
+  }
+  const j = { run: "run-1", phase: "plan" as const, token: "rt" };
+
+  it("retries an idempotent call after a 5xx", async () => {
+    const { seen, client } = fake([503, 502, 200]);
+    await expect(client.job(j).heartbeat()).resolves.toEqual({ signal: null, size: 3 });
+    expect(seen).toEqual(Array(3).fill("POST /api/agent/jobs/run-1/plan/heartbeat"));
+  });
+
+  it("never retries jobs/next, which may have claimed a job", async () => {
+    const { seen, client } = fake([503, 200]);
+    await expect(client.nextJob("agent-1")).rejects.toBeInstanceOf(ApiError);
+    expect(seen).toHaveLength(1);
+  });
+
+  it("turns a 409 about a job into JobLostError at once", async () => {
+    const { seen, client } = fake([409]);
+    await expect(client.job(j).appendLog(0, new Uint8Array([1]))).rejects.toBeInstanceOf(JobLostError);
+    expect(seen).toHaveLength(1);
+  });
+
+  it("does not retry other 4xx answers", async () => {
+    const { seen, client } = fake([422, 200]);
+    await expect(
+      client.job(j).finish({ status: "finished", hasChanges: false, resourceAdditions: 0, resourceChanges: 0, resourceDestructions: 0, resourceImports: 0 }),
+    ).rejects.toThrow("422 nope");
+    expect(seen).toHaveLength(1);
   });
 });
