@@ -416,7 +416,7 @@ async function startService(ed) {
   // The edition the service runs is the one asked for: HCP Terraform's ping names no "Terraform Enterprise".
   const app = (await fetch(`${base}/api/v2/ping`, { headers: { Authorization: `Bearer ${token}` } })).headers.get("TFP-AppName") ?? "";
   if ((ed.service.EDITION === "hosted") === /Enterprise/.test(app)) fail(`${ed.name}: the service answers as "${app}", not the ${ed.name} edition`);
-  return { base, token, storeDir, serviceLog, service };
+  return { base, token, storeDir, serviceLog, service, exited: () => serviceExit };
 }
 
 // One `go test -json` run; resolves with its events and exit status.
@@ -550,6 +550,15 @@ async function runEdition(ed) {
   raw.end();
   const runSeconds = (Date.now() - runStarted) / 1000;
 
+  // The service's own account of a runtime crash (npm start restarts workerd and says so), with the lines before it.
+  const serviceLines = readFileSync(svc.serviceLog, "utf8").split("\n");
+  const restarts = [];
+  serviceLines.forEach((l, i) => {
+    if (/^npm start: workerd exited/.test(l)) restarts.push(serviceLines.slice(Math.max(0, i - 12), i + 1).join("\n"));
+  });
+  if (svc.exited()) warnings.push(`${ed.name}: the service stopped during the run (${svc.exited()}); last lines of its log:\n${tail(svc.serviceLog)}`);
+  if (restarts.length) warnings.push(`${ed.name}: the service's runtime exited ${restarts.length} time(s) and was restarted:\n${restarts.join("\n---\n")}`);
+
   if (opts.keep) {
     keptServices.add(svc.service.pid);
     storeDirs.delete(svc.storeDir);
@@ -639,6 +648,7 @@ async function runEdition(ed) {
   return {
     edition: ed.name,
     title: ed.title,
+    serviceErrors: serviceLines.filter((l) => /^npm start:|uncaught|error|panic|fatal|Segmentation/i.test(l) && !/^\{"level":"info"/.test(l)).slice(-20),
     service: { ...ed.service, RATE_LIMIT: "0" },
     env: shownEnv,
     command: commandLine,
@@ -749,6 +759,7 @@ writeFileSync(join(outDir, `${outName}.md`), md.join("\n"));
 for (const w of warnings) console.error(`go-tfe: warning: ${w}`);
 for (const r of results) {
   for (const t of r.tests.filter((t) => t.result === "fail")) console.log(`FAIL [${r.edition}] ${t.name}: ${t.detail}`);
+  if (r.totals.failed) console.log(`go-tfe [${r.edition}]: errors in the service log:\n${r.serviceErrors.join("\n") || "(none)"}`);
   for (const e of r.errors) console.error(`go-tfe: ERROR [${r.edition}]: ${e}`);
 }
 log(

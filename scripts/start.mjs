@@ -84,63 +84,92 @@ await new Promise((resolve) => loopback.listen(0, "127.0.0.1", resolve));
 loopback.unref();
 
 // 4. workerd, as Miniflare starts it (binary configuration on stdin, the entry socket and loopback given here), with
-// fd 3 for its "listening" message.
-const workerd = spawn(
-  workerdPath,
-  [
-    "serve",
-    "--binary",
-    "--experimental",
-    `--socket-addr=entry=127.0.0.1:${port}`,
-    `--external-addr=loopback=127.0.0.1:${loopback.address().port}`,
-    "--control-fd=3",
-    // Opt-in only (the lean runtime has no inspector): PROFILE_INSPECTOR=127.0.0.1:9229 for CPU profiles over CDP.
-    ...(process.env.PROFILE_INSPECTOR ? [`--inspector-addr=${process.env.PROFILE_INSPECTOR}`] : []),
-    "-",
-  ],
-  { stdio: ["pipe", "pipe", "inherit", "pipe"], env: { ...process.env, TZ: "UTC" } },
-);
-workerd.stdin.end(configBinary);
-configBinary = undefined;
+// fd 3 for its "listening" message. Should workerd die after it was ready (a crash of the runtime, the OOM killer),
+// it is started again on the same store, as a process supervisor would: every acknowledged write is on disk, and
+// clients retry a refused connection. Each restart is reported on stderr; more than RESTART_LIMIT in a minute gives up.
+const RESTART_LIMIT = 5;
+let stopping = false;
+const restarts = [];
+let ready = false;
+let workerd;
 
 // workerd writes structured logs (one JSON object per line); print their messages, as Miniflare would.
-let pending = "";
-workerd.stdout.on("data", (chunk) => {
-  const lines = (pending + chunk).split("\n");
-  pending = lines.pop();
-  for (const line of lines) {
-    if (!line) continue;
-    let entry;
-    try {
-      entry = JSON.parse(line);
-    } catch {}
-    const stream = entry?.level === "error" || entry?.level === "warn" ? process.stderr : process.stdout;
-    stream.write(`${typeof entry?.message === "string" ? entry.message : line}\n`);
-  }
-});
+function relayLogs(child) {
+  let pending = "";
+  child.stdout.on("data", (chunk) => {
+    const lines = (pending + chunk).split("\n");
+    pending = lines.pop();
+    for (const line of lines) {
+      if (!line) continue;
+      let entry;
+      try {
+        entry = JSON.parse(line);
+      } catch {}
+      const stream = entry?.level === "error" || entry?.level === "warn" ? process.stderr : process.stdout;
+      stream.write(`${typeof entry?.message === "string" ? entry.message : line}\n`);
+    }
+  });
+}
 
-let ready = false;
-workerd.stdio[3].on("data", (chunk) => {
-  if (ready || !String(chunk).includes('"socket":"entry"')) return;
-  ready = true;
-  console.log(
-    `\nWorkspace service: http://127.0.0.1:${port}/api/v2  (edition: ${run.EDITION}; store: ${store}; ready in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
+function startWorkerd() {
+  const child = spawn(
+    workerdPath,
+    [
+      "serve",
+      "--binary",
+      "--experimental",
+      `--socket-addr=entry=127.0.0.1:${port}`,
+      `--external-addr=loopback=127.0.0.1:${loopback.address().port}`,
+      "--control-fd=3",
+      // Opt-in only (the lean runtime has no inspector): PROFILE_INSPECTOR=127.0.0.1:9229 for CPU profiles over CDP.
+      ...(process.env.PROFILE_INSPECTOR ? [`--inspector-addr=${process.env.PROFILE_INSPECTOR}`] : []),
+      "-",
+    ],
+    { stdio: ["pipe", "pipe", "inherit", "pipe"], env: { ...process.env, TZ: "UTC" } },
   );
-  console.log(`Site-admin token${generated ? " (generated, kept in .dev.vars)" : ""}: ${run.ADMIN_TOKEN}\n`);
-  const agent = startLocalAgent({ root, port, token: run.AGENT_TOKEN });
-  if (typeof agent === "string") console.log(`No local agent (${agent}): remote runs wait for one.\n`);
-  // Starting leaves the configuration and the child's output as garbage; collect it once, now.
-  setFlagsFromString("--expose-gc");
-  runInNewContext("gc")();
-});
-workerd.on("exit", (code, signal) => {
-  if (!ready && !stopping) console.error(`npm start: workerd did not start (${signal ?? code})`);
-  process.exit(stopping ? 0 : (code ?? 1));
-});
+  child.stdin.end(configBinary);
+  relayLogs(child);
+  let listening = false;
+  child.stdio[3].on("data", (chunk) => {
+    if (listening || !String(chunk).includes('"socket":"entry"')) return;
+    listening = true;
+    if (ready) {
+      console.error(`npm start: workerd is serving again (restart ${restarts.length})`);
+      return;
+    }
+    ready = true;
+    console.log(
+      `\nWorkspace service: http://127.0.0.1:${port}/api/v2  (edition: ${run.EDITION}; store: ${store}; ready in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
+    );
+    console.log(`Site-admin token${generated ? " (generated, kept in .dev.vars)" : ""}: ${run.ADMIN_TOKEN}\n`);
+    const agent = startLocalAgent({ root, port, token: run.AGENT_TOKEN });
+    if (typeof agent === "string") console.log(`No local agent (${agent}): remote runs wait for one.\n`);
+    // Starting leaves the configuration and the child's output as garbage; collect it once, now.
+    setFlagsFromString("--expose-gc");
+    runInNewContext("gc")();
+  });
+  child.on("exit", (code, signal) => {
+    if (stopping) process.exit(0);
+    if (!ready) {
+      console.error(`npm start: workerd did not start (${signal ?? code})`);
+      process.exit(code ?? 1);
+    }
+    const now = Date.now();
+    restarts.push(now);
+    while (restarts.length && restarts[0] < now - 60_000) restarts.shift();
+    console.error(`npm start: workerd exited unexpectedly (${signal ? `signal ${signal}` : `code ${code}`}) at ${new Date(now).toISOString()}`);
+    if (restarts.length > RESTART_LIMIT) {
+      console.error(`npm start: workerd exited ${restarts.length} times within a minute; giving up`);
+      process.exit(code ?? 1);
+    }
+    workerd = startWorkerd();
+  });
+  return child;
+}
+workerd = startWorkerd();
 
 // SIGINT/SIGTERM: stop workerd and leave. Every acknowledged write is already on disk (a Durable Object answers only
 // after its SQLite commit; D1 commits before it answers), so a SIGKILL loses nothing acknowledged either.
-let stopping = false;
 for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) {
   process.on(sig, () => {
     stopping = true;
