@@ -6,8 +6,9 @@
 // Miniflare, dev proxy, file watcher, inspector or bundler stays in memory. The store is wrangler's: PERSIST_DIR
 // (default `.wrangler/state`) holds v3/d1 and v3/do exactly as `wrangler dev --persist-to` writes them, so
 // `npm run dev` and `npm start` share one store.
-// ADMIN_TOKEN, EDITION, BLOB_SIGNING_KEY, RATE_LIMIT come from the environment, else from the git-ignored .dev.vars
-// (generated there on first start); FAULT_INJECTION and EXPOSE_HOPS from the environment only.
+// ADMIN_TOKEN, EDITION, BLOB_SIGNING_KEY, RATE_LIMIT, AGENT_TOKEN come from the environment, else from the git-ignored
+// .dev.vars (generated there on first start); FAULT_INJECTION and EXPOSE_HOPS from the environment only. With
+// Terraform on PATH (or TERRAFORM) and no NO_AGENT, a local agent runs the remote runs once the service is ready.
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
@@ -15,6 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import { startLocalAgent } from "./lib/agent.mjs";
 import { localVars, persistDir, root } from "./lib/local-env.mjs";
 
 const started = Date.now();
@@ -140,6 +142,8 @@ function startWorkerd() {
       `\nWorkspace service: http://127.0.0.1:${port}/api/v2  (edition: ${run.EDITION}; store: ${store}; ready in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
     );
     console.log(`Site-admin token${generated ? " (generated, kept in .dev.vars)" : ""}: ${run.ADMIN_TOKEN}\n`);
+    const agent = startLocalAgent({ root, port, token: run.AGENT_TOKEN });
+    if (typeof agent === "string") console.log(`No local agent (${agent}): remote runs wait for one.\n`);
     // Starting leaves the configuration and the child's output as garbage; collect it once, now.
     setFlagsFromString("--expose-gc");
     runInNewContext("gc")();

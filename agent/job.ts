@@ -1,0 +1,234 @@
+/**
+ * One claimed job, start to finish: a fresh directory, the configuration unpacked, the override, CLI configuration
+ * and variable files written, Terraform run under the job's supervision with its output streamed to the log, the
+ * plan's artifacts uploaded, and the finish reported. The directory is removed whatever happens.
+ */
+import { existsSync, statSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type JobClient, JobLostError } from "./client.ts";
+import { LogStream, Redactor } from "./log-stream.ts";
+import type { Finish, Job } from "./protocol.ts";
+import { applyCounts, type Counts, NO_CHANGES, planCounts } from "./summary.ts";
+import { JobControl } from "./terraform.ts";
+import { UnsafeArchiveError, unpackConfiguration } from "./unpack.ts";
+import { cliConfig, OVERRIDE_FILE, overrideFile, planArgs, runVariablesFile, secretsOf, terraformEnv, variablesFile, workingDirectory } from "./workdir.ts";
+
+export interface JobOptions {
+  terraform: string;
+  /** The version `terraform` reports, to warn when the workspace asks for another. */
+  terraformVersion?: string | null;
+  pluginMirror?: string | null;
+  pluginCacheDir?: string | null;
+  /** Where job directories are made (default the OS's). */
+  tmpDir?: string;
+  heartbeatMs?: number;
+  flushMs?: number;
+  /** The agent's own console: job ids and outcomes, never values. */
+  log?: (message: string) => void;
+  /** The agent's environment Terraform may inherit from (default process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface JobOutcome {
+  /** What was reported, or null when the claim was lost (nothing more may be said about the job). */
+  finish: Finish | null;
+  lost: boolean;
+}
+
+/** The job was told to stop (cancel, force-cancel) or lost its claim: no further command starts. */
+class Stopped extends Error {}
+
+/** A failure whose message belongs in the job's log and its finish. */
+class JobFailed extends Error {}
+
+/** A running job, so the agent can interrupt it on shutdown. */
+export interface RunningJob {
+  control: JobControl;
+  done: Promise<JobOutcome>;
+}
+
+export function startJob(job: Job, client: JobClient, options: JobOptions): RunningJob {
+  const control = new JobControl({
+    heartbeat: () => client.heartbeat(),
+    heartbeatMs: options.heartbeatMs,
+    warn: (m) => options.log?.(`${job.run} ${job.phase}: ${m}`),
+  });
+  return { control, done: runJob(job, client, control, options) };
+}
+
+async function runJob(job: Job, client: JobClient, control: JobControl, options: JobOptions): Promise<JobOutcome> {
+  const log = options.log ?? (() => {});
+  const stream = new LogStream({
+    append: (offset, bytes) => client.appendLog(offset, bytes),
+    flushMs: options.flushMs,
+    onSignal: (s) => control.onSignal(s),
+    onError: (err) => {
+      if (err instanceof JobLostError) control.onLost(err);
+      else log(`${job.run} ${job.phase}: the log could not be sent: ${message(err)}`);
+    },
+  });
+  const redactor = new Redactor(secretsOf(job), (chunk) => stream.write(chunk));
+  // The apply's last lines, for its counts; kept in memory only.
+  let tail = "";
+  const output = (chunk: Buffer) => {
+    redactor.write(chunk);
+    tail = (tail + chunk.toString("utf8")).slice(-65536);
+  };
+  const say = (line: string) => output(Buffer.from(`${line}\n`));
+
+  control.startHeartbeat();
+  let root: string | null = null;
+  let counts: Counts = NO_CHANGES;
+  let error: string | undefined;
+  try {
+    root = await mkdtemp(join(options.tmpDir ?? tmpdir(), "workspace-agent-"));
+    const ctx: Ctx = { job, client, control, options, root, output, say, tail: () => tail };
+    counts = job.phase === "plan" ? await plan(ctx) : await apply(ctx);
+  } catch (err) {
+    if (err instanceof JobLostError) control.onLost(err);
+    else if (!(err instanceof Stopped)) {
+      error = err instanceof JobFailed || err instanceof UnsafeArchiveError ? err.message : `the agent failed: ${message(err)}`;
+      say(`\nError: ${error}`);
+    }
+  } finally {
+    control.stop();
+  }
+
+  try {
+    if (!control.lost) {
+      redactor.end();
+      await stream.close();
+    }
+    if (control.lost) {
+      log(`${job.run} ${job.phase}: ${control.lost.message}; stopped`);
+      return { finish: null, lost: true };
+    }
+    const status = control.signal ? "canceled" : error ? "errored" : "finished";
+    const finish: Finish = { status, ...(error ? { error } : {}), ...(status === "finished" ? counts : NO_CHANGES) };
+    try {
+      await client.finish(finish);
+    } catch (err) {
+      if (err instanceof JobLostError) {
+        log(`${job.run} ${job.phase}: ${err.message}`);
+        return { finish: null, lost: true };
+      }
+      log(`${job.run} ${job.phase}: reporting the finish failed: ${message(err)}`);
+    }
+    log(`${job.run} ${job.phase}: ${status}${error ? ` (${error})` : ""}`);
+    return { finish, lost: false };
+  } finally {
+    if (root) await rm(root, { recursive: true, force: true });
+  }
+}
+
+interface Ctx {
+  job: Job;
+  client: JobClient;
+  control: JobControl;
+  options: JobOptions;
+  root: string;
+  output: (chunk: Buffer) => void;
+  say: (line: string) => void;
+  tail: () => string;
+}
+
+interface Prepared {
+  cwd: string;
+  env: Record<string, string>;
+  planFile: string;
+  varFiles: string[];
+}
+
+/** The configuration unpacked and the files around it written; answers where and how Terraform runs. */
+async function prepare(ctx: Ctx): Promise<Prepared> {
+  const { job, root, options } = ctx;
+  const wd = workingDirectory(job.workspace.workingDirectory ?? "");
+  if (wd === null) throw new JobFailed(`the working directory ${JSON.stringify(job.workspace.workingDirectory)} leaves the configuration`);
+  const configDir = join(root, "config");
+  await mkdir(configDir);
+  await unpackConfiguration(await ctx.client.configuration(), configDir, join(root, "configuration.tar.gz"));
+  const cwd = wd ? join(configDir, wd) : configDir;
+  if (!existsSync(cwd) || !statSync(cwd).isDirectory()) {
+    throw new JobFailed(`the working directory ${JSON.stringify(wd)} is not in the configuration`);
+  }
+  await writeFile(join(cwd, OVERRIDE_FILE), overrideFile(job));
+
+  const cliConfigFile = join(root, "agent.tfrc");
+  await writeFile(cliConfigFile, cliConfig(job, { pluginMirror: options.pluginMirror }), { mode: 0o600 });
+
+  // Outside the configuration, so a `terraform.tfvars` or `*.auto.tfvars` of its own still loads and ours win.
+  const varFiles: string[] = [];
+  if (job.phase === "plan") {
+    const vars = variablesFile(job.variables ?? []);
+    const runVars = runVariablesFile(job.runVariables ?? []);
+    for (const key of [...vars.skipped, ...runVars.skipped]) ctx.say(`Warning: variable ${JSON.stringify(key)} is not a valid name and was not passed.`);
+    for (const [name, file] of [
+      ["workspace.tfvars", vars],
+      ["run.tfvars", runVars],
+    ] as const) {
+      if (!file.text) continue;
+      const path = join(root, name);
+      await writeFile(path, file.text, { mode: 0o600 });
+      varFiles.push(path);
+    }
+  }
+  const env = terraformEnv(job, { cliConfigFile, base: options.env, pluginCacheDir: options.pluginCacheDir });
+  const wanted = job.workspace.terraformVersion;
+  if (options.terraformVersion && wanted && wanted !== "latest" && wanted !== options.terraformVersion) {
+    ctx.say(`Warning: the workspace asks for Terraform ${wanted}; this agent runs ${options.terraformVersion}.\n`);
+  }
+  return { cwd, env, planFile: join(root, "plan.bin"), varFiles };
+}
+
+/** Runs one Terraform command; a non-zero exit fails the job, or cancels it when a signal came. */
+async function terraform(ctx: Ctx, p: Prepared, args: string[], captureStdout = false): Promise<Buffer> {
+  if (ctx.control.stopping) throw new Stopped();
+  let result: Awaited<ReturnType<JobControl["run"]>>;
+  try {
+    result = await ctx.control.run({ bin: ctx.options.terraform, args, cwd: p.cwd, env: p.env, output: ctx.output, captureStdout });
+  } catch (err) {
+    throw new JobFailed(`terraform could not be started (${ctx.options.terraform}): ${message(err)}`);
+  }
+  if (result.code === 0) return result.stdout;
+  if (ctx.control.stopping) throw new Stopped();
+  throw new JobFailed(`terraform ${args[0]} exited with ${result.code ?? result.signal}`);
+}
+
+async function plan(ctx: Ctx): Promise<Counts> {
+  const p = await prepare(ctx);
+  await terraform(ctx, p, ["init", "-input=false"]);
+  await terraform(ctx, p, planArgs(ctx.job, { planFile: p.planFile, varFiles: p.varFiles, generatedConfig: join(ctx.root, "generated.tf") }));
+  const json = await terraform(ctx, p, ["show", "-json", p.planFile], true);
+  let parsed: Parameters<typeof planCounts>[0];
+  try {
+    parsed = JSON.parse(json.toString("utf8"));
+  } catch {
+    throw new JobFailed("terraform show -json did not print a JSON plan");
+  }
+  await ctx.client.putArtifact("plan-json", json);
+  await ctx.client.putArtifact("plan-binary", await readFile(p.planFile));
+  const lockFile = join(p.cwd, ".terraform.lock.hcl");
+  if (existsSync(lockFile)) await ctx.client.putArtifact("lock-file", await readFile(lockFile));
+  return planCounts(parsed, { refreshOnly: ctx.job.operation?.refreshOnly });
+}
+
+async function apply(ctx: Ctx): Promise<Counts> {
+  const p = await prepare(ctx);
+  const planBinary = await ctx.client.getArtifact("plan-binary");
+  if (!planBinary) throw new JobFailed("the plan phase stored no plan to apply");
+  await writeFile(p.planFile, planBinary);
+  // The plan's lock file, so init installs exactly the providers the plan was made with.
+  const lock = await ctx.client.getArtifact("lock-file");
+  if (lock) await writeFile(join(p.cwd, ".terraform.lock.hcl"), lock);
+  await terraform(ctx, p, ["init", "-input=false"]);
+  await terraform(ctx, p, ["apply", "-input=false", "-lock=false", p.planFile]);
+  const counts = applyCounts(ctx.tail()) ?? NO_CHANGES;
+  const total = counts.resourceAdditions + counts.resourceChanges + counts.resourceDestructions + counts.resourceImports;
+  return { ...counts, hasChanges: total > 0 };
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,159 @@
+/**
+ * The agent's loop: register, report its status every `statusMs`, and in each of `concurrency` slots long-poll
+ * `jobs/next` and run the job it is handed (claim → prepare → run → stream → finish, in job.ts).
+ * `stop()` takes no new job and lets running ones finish; `interrupt()` also cancels them (SIGINT to Terraform).
+ */
+import { AgentClient, ApiError } from "./client.ts";
+import { type JobOptions, type RunningJob, startJob } from "./job.ts";
+import { AGENT_VERSION } from "./protocol.ts";
+
+export interface AgentOptions extends JobOptions {
+  url: string;
+  token: string;
+  name: string;
+  concurrency?: number;
+  statusMs?: number;
+  /** The pause after an empty poll that came back early, and the first backoff after a failed one. */
+  idleDelayMs?: number;
+  fetch?: typeof fetch;
+  retryDelayMs?: number;
+}
+
+/** The service refused the agent token: polling on would not help. */
+export class AgentRefusedError extends Error {}
+
+export class Agent {
+  readonly client: AgentClient;
+  private readonly opts: AgentOptions;
+  private readonly log: (message: string) => void;
+  private readonly running = new Set<RunningJob>();
+  private agentId: string | null = null;
+  private stopping = false;
+  private readonly wake = new AbortController();
+  private statusTimer: ReturnType<typeof setInterval> | null = null;
+
+  constructor(options: AgentOptions) {
+    this.opts = options;
+    this.log = options.log ?? (() => {});
+    this.client = new AgentClient({ url: options.url, token: options.token, fetch: options.fetch, retryDelayMs: options.retryDelayMs });
+  }
+
+  get id(): string | null {
+    return this.agentId;
+  }
+
+  /** Runs until `stop()` and every started job has finished. Rejects with AgentRefusedError on a refused token. */
+  async run(): Promise<void> {
+    const id = await this.register();
+    if (!id) return;
+    this.log(`registered as ${id} (${this.opts.name}); polling ${this.client.origin} for jobs`);
+    this.statusTimer = setInterval(() => void this.sendStatus(), this.opts.statusMs ?? 10_000);
+    try {
+      await this.sendStatus();
+      const slots = Array.from({ length: Math.max(1, this.opts.concurrency ?? 1) }, () => this.slot(id));
+      // Every slot ends (a running job finishes) before the agent says it exited.
+      const ended = await Promise.allSettled(slots);
+      const failed = ended.find((r) => r.status === "rejected");
+      if (failed) throw (failed as PromiseRejectedResult).reason;
+    } finally {
+      if (this.statusTimer) clearInterval(this.statusTimer);
+      await this.client.status(id, "exited").catch(() => {});
+      this.log("exited");
+    }
+  }
+
+  /** Takes no new job; running jobs finish. */
+  stop(): void {
+    this.stopping = true;
+    this.wake.abort();
+  }
+
+  /** Stops and cancels the running jobs as a user's cancel would. */
+  interrupt(): void {
+    this.stop();
+    for (const job of this.running) job.control.onSignal("cancel");
+  }
+
+  private async register(): Promise<string | null> {
+    let delay = this.opts.idleDelayMs ?? 1_000;
+    while (!this.stopping) {
+      try {
+        const { id } = await this.client.register(this.opts.name, AGENT_VERSION);
+        this.agentId = id;
+        return id;
+      } catch (err) {
+        this.refused(err);
+        this.log(`registering failed: ${message(err)}; retrying`);
+        await this.pause(delay);
+        delay = Math.min(delay * 2, 30_000);
+      }
+    }
+    return null;
+  }
+
+  private async slot(agentId: string): Promise<void> {
+    let delay = this.opts.idleDelayMs ?? 1_000;
+    while (!this.stopping) {
+      const started = Date.now();
+      let job: Awaited<ReturnType<AgentClient["nextJob"]>>;
+      try {
+        job = await this.client.nextJob(agentId);
+        delay = this.opts.idleDelayMs ?? 1_000;
+      } catch (err) {
+        this.refused(err);
+        this.log(`polling for jobs failed: ${message(err)}`);
+        await this.pause(delay);
+        delay = Math.min(delay * 2, 30_000);
+        continue;
+      }
+      if (!job) {
+        // A server that answers at once instead of holding the poll must not be polled in a tight loop.
+        if (Date.now() - started < (this.opts.idleDelayMs ?? 1_000)) await this.pause(this.opts.idleDelayMs ?? 1_000);
+        continue;
+      }
+      // The claim happened: the job runs even if the agent is stopping, or it would wait out its lease.
+      this.log(`${job.run} ${job.phase}: claimed`);
+      const running = startJob(job, this.client.job(job), this.opts);
+      this.running.add(running);
+      void this.sendStatus();
+      await running.done.catch((err) => this.log(`${job.run} ${job.phase}: ${message(err)}`));
+      this.running.delete(running);
+      void this.sendStatus();
+    }
+  }
+
+  private async sendStatus(): Promise<void> {
+    if (!this.agentId) return;
+    try {
+      await this.client.status(this.agentId, this.running.size > 0 ? "busy" : "idle");
+    } catch (err) {
+      this.log(`status update failed: ${message(err)}`);
+    }
+  }
+
+  private refused(err: unknown): void {
+    if (err instanceof ApiError && (err.status === 401 || err.status === 403)) {
+      this.stop();
+      throw new AgentRefusedError(`the service refused the agent token (${err.message})`);
+    }
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.wake.signal.aborted) return resolve();
+      const t = setTimeout(resolve, ms);
+      this.wake.signal.addEventListener(
+        "abort",
+        () => {
+          clearTimeout(t);
+          resolve();
+        },
+        { once: true },
+      );
+    });
+  }
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,63 @@
+/**
+ * The agent protocol as the agent sees it (docs/runs.md, "Agent protocol"). The agent is a separate Node process
+ * and must not import the Worker's modules, so these shapes are written out here rather than shared.
+ */
+
+export type Phase = "plan" | "apply";
+export type Signal = null | "cancel" | "force-cancel";
+export type ArtifactKind = "plan-json" | "plan-json-redacted" | "plan-binary" | "lock-file";
+export type AgentStatus = "idle" | "busy" | "exited";
+
+export interface JobVariable {
+  key: string;
+  value: string;
+  category: "terraform" | "env";
+  hcl: boolean;
+  sensitive: boolean;
+}
+
+export interface JobOperation {
+  isDestroy: boolean;
+  refresh: boolean;
+  refreshOnly: boolean;
+  targetAddrs: string[];
+  replaceAddrs: string[];
+  planOnly: boolean;
+  savePlan: boolean;
+  allowEmptyApply: boolean;
+  allowConfigGeneration: boolean;
+}
+
+/** What `jobs/next` answers once the claim has happened. */
+export interface Job {
+  run: string;
+  phase: Phase;
+  claim: string;
+  /** The run token: bearer for every call about this job, and Terraform's credentials for the service. */
+  token: string;
+  leaseSeconds: number;
+  /** The host Terraform's `cloud` block names (service discovery key), e.g. `localhost:8787` or `tf.example.com`. */
+  hostname: string;
+  /** The API's base URL, e.g. `http://localhost:8787/api/v2/`; plain http needs a `host` block in the CLI config. */
+  apiBase: string;
+  organization: string;
+  workspace: { id: string; name: string; workingDirectory: string; terraformVersion: string; projectName?: string | null };
+  operation: JobOperation;
+  variables: JobVariable[];
+  /** HCL literals given with the run (`-var` on the CLI, `variables` in the API). */
+  runVariables: { key: string; value: string }[];
+}
+
+export type FinishStatus = "finished" | "errored" | "canceled";
+
+export interface Finish {
+  status: FinishStatus;
+  error?: string;
+  hasChanges: boolean;
+  resourceAdditions: number;
+  resourceChanges: number;
+  resourceDestructions: number;
+  resourceImports: number;
+}
+
+export const AGENT_VERSION = "0.1.0";

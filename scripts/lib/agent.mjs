@@ -1,0 +1,60 @@
+// `npm start`'s local agent: when Terraform is available (TERRAFORM, else `terraform` on PATH) and NO_AGENT is
+// unset, one agent process (agent/main.ts through its bin shim) runs the remote runs of this service, with the
+// AGENT_TOKEN the Worker was given. Its output is prefixed `agent: `; it stops with the service. Node built-ins only.
+import { spawn } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { delimiter, isAbsolute, join } from "node:path";
+
+/** The Terraform binary to run, or null: TERRAFORM if set, else the first `terraform` on PATH. */
+export function findTerraform(env = process.env) {
+  if (env.TERRAFORM) return env.TERRAFORM;
+  for (const dir of (env.PATH ?? "").split(delimiter)) {
+    if (!dir || !isAbsolute(dir)) continue;
+    const candidate = join(dir, "terraform");
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {}
+  }
+  return null;
+}
+
+/**
+ * Starts the local agent against http://localhost:<port>, or answers why not (a string). The child gets the token
+ * through its environment, never its command line, and is stopped when this process exits.
+ */
+export function startLocalAgent({ root, port, token, env = process.env }) {
+  if (env.NO_AGENT) return "NO_AGENT is set";
+  const terraform = findTerraform(env);
+  if (!terraform) return "no terraform on PATH (set TERRAFORM to use one elsewhere)";
+  const child = spawn(process.execPath, [join(root, "agent", "bin", "workspace-agent.mjs"), "--url", `http://localhost:${port}`, "--name", "local"], {
+    cwd: root,
+    // stdin is a lifeline: it ends when this process dies, however it dies, and the agent then stops.
+    env: { ...env, AGENT_TOKEN: token, TERRAFORM: terraform, AGENT_LIFELINE: "stdin" },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  for (const [from, to] of [
+    [child.stdout, process.stdout],
+    [child.stderr, process.stderr],
+  ]) {
+    let pending = "";
+    from.on("data", (chunk) => {
+      const lines = (pending + chunk).split("\n");
+      pending = lines.pop();
+      for (const line of lines) to.write(`agent: ${line}\n`);
+    });
+    from.on("end", () => pending && to.write(`agent: ${pending}\n`));
+  }
+  child.on("exit", (code, signal) => {
+    if (!stopped) console.error(`agent: exited (${signal ?? code}); remote runs wait until an agent runs`);
+  });
+  let stopped = false;
+  // Twice: the first SIGTERM lets running jobs finish, the second cancels them (SIGINT to Terraform), since the
+  // service they report to is going away.
+  process.on("exit", () => {
+    stopped = true;
+    child.kill("SIGTERM");
+    child.kill("SIGTERM");
+  });
+  return child;
+}
