@@ -1,6 +1,9 @@
 // A stand-in for the hashicorp/null provider, for the remote-run tests that have no provider registry to install
 // the real one from. It implements what those configurations use: the resource null_resource with its `triggers`
 // map (a change replaces the resource) and its computed `id` (a random decimal number, as the real provider's).
+// One addition for the tests: NULL_STANDIN_PLAN_SECONDS in the provider's environment (a workspace's env variable
+// reaches it through the agent) makes planning a null_resource take that long, so a test can interrupt a run while
+// it is planning; Terraform stopping the provider (its Ctrl-C handling) ends the wait at once.
 // Built by scripts/lib/binaries.mjs (ensureNullProvider) and placed into a filesystem mirror as
 // registry.terraform.io/hashicorp/null.
 package main
@@ -12,7 +15,9 @@ import (
 	"log"
 	"math"
 	"math/big"
+	"os"
 	"strconv"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
@@ -62,6 +67,8 @@ func (p *nullProvider) DataSources(context.Context) []func() datasource.DataSour
 
 type nullResource struct{}
 
+var _ resource.ResourceWithModifyPlan = &nullResource{}
+
 type nullResourceModel struct {
 	ID       types.String `tfsdk:"id"`
 	Triggers types.Map    `tfsdk:"triggers"`
@@ -87,6 +94,19 @@ func (r *nullResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
 		},
+	}
+}
+
+// ModifyPlan only waits (see NULL_STANDIN_PLAN_SECONDS above); the plan itself is the framework's.
+func (r *nullResource) ModifyPlan(ctx context.Context, _ resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	seconds, err := strconv.Atoi(os.Getenv("NULL_STANDIN_PLAN_SECONDS"))
+	if err != nil || seconds <= 0 {
+		return
+	}
+	select {
+	case <-ctx.Done(): // the server cancels every request's context when Terraform stops the provider
+		resp.Diagnostics.AddError("Interrupted", "planning was stopped")
+	case <-time.After(time.Duration(seconds) * time.Second):
 	}
 }
 
