@@ -116,7 +116,7 @@ try {
   service = await startService({
     root: process.env.CLIENTS_SERVICE_ROOT || root,
     logFile: join(work, "logs", "service.log"),
-    env: { AGENT_PLUGIN_MIRROR: nullProvider.mirror, PATH: `${dirname(terraform.path)}${delimiter}${process.env.PATH}` },
+    env: { AGENT_PLUGIN_MIRROR: nullProvider.mirror, TERRAFORM: terraform.path, PATH: `${dirname(terraform.path)}${delimiter}${process.env.PATH}` },
   });
 } catch (e) {
   fatal(e.message);
@@ -1343,7 +1343,7 @@ await step("remote: interactive apply answered no is discarded; the state is unc
     `terraform did not discard run ${r.id} with POST /api/v2/runs/${r.id}/actions/discard`,
     a,
   );
-  check(r.apply.status === "unreachable" || r.apply.status === "pending", `${runSummary(r)}: the apply of a discarded run`);
+  check(r.apply.status === "unreachable", `${runSummary(r)}: the apply of a discarded run`);
   const after = await remoteState(remote.ws.id);
   check(after.sv.id === before.sv.id, `a new state version ${after.sv.id} after a discarded run (was ${before.sv.id})`);
   const ws = (await apiOk("GET", `/workspaces/${remote.ws.id}`)).json.data.attributes;
@@ -1531,11 +1531,13 @@ await step("agent: a pool, its token, a workspace in agent mode and an agent pro
   check(remote.agentWs.attributes["execution-mode"] === "agent", `workspace rr-agent execution-mode ${remote.agentWs.attributes["execution-mode"]}`);
   const logFile = join(work, "logs", "agent-pool.log");
   const fd = openSync(logFile, "w");
-  const child = spawn("npm", ["run", "agent", "--", "--url", service.base, "--token", token, "--plugin-mirror", nullProvider.mirror], {
+  const args = ["--url", service.base, "--token", token, "--plugin-mirror", nullProvider.mirror, "--terraform", terraform.path, "--name", "clients-pool-agent"];
+  const child = spawn("npm", ["run", "agent", "--", ...args], {
     cwd: serviceRoot,
     detached: true,
     stdio: ["ignore", fd, fd],
-    env: { ...tfEnv, PATH: `${dirname(terraform.path)}${delimiter}${process.env.PATH}` },
+    // Not the clients' TF_* settings (their CLI configuration): the agent writes its own for each job.
+    env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(TF_|TFE_|TFC_|AGENT_)/.test(k))),
   });
   closeSync(fd);
   if (child.pid) groups.add(child.pid);
