@@ -231,7 +231,7 @@ export function ensureNullProvider(log) {
   if (existsSync(path)) return { mirror, path, version: NULL_PROVIDER_VERSION, built: false };
   log?.(`building the hashicorp/null stand-in ${NULL_PROVIDER_VERSION} from test/clients/null-provider (${goAvailable()}); cached in ${mirror}`);
   // -mod=readonly: the build must not rewrite the repository's go.mod or go.sum.
-  build(NULL_PROVIDER_SOURCE, path, log, ["-mod=readonly", "-ldflags", `-X main.version=${NULL_PROVIDER_VERSION}`]);
+  build(NULL_PROVIDER_SOURCE, path, log, ["-mod=readonly", "-buildvcs=false", "-ldflags", `-X main.version=${NULL_PROVIDER_VERSION}`]);
   chmodSync(path, 0o755);
   return { mirror, path, version: NULL_PROVIDER_VERSION, built: true };
 }
