@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // `npm run test:clients`: drives the REAL clients against the service on a fresh local store: Terraform's `cloud`
 // block, the `tfe` provider (terraform-provider-tfe) and OpenTofu's `cloud` block (with and without state
-// encryption); the provider and `tofu` are built from the Go module proxy and cached outside the repository (see
+// encryption); and remote runs: the `cloud` block with workspaces in `remote` and `agent` execution mode, run by the
+// service's agents on configurations using the hashicorp/null stand-in (test/clients/null-provider). The provider,
+// `tofu` and the stand-in are built from the Go module proxy and cached outside the repository (see
 // scripts/lib/binaries.mjs). Fixtures: test/clients/**.
 //
 // How the clients reach a local plain-http service: the CLI configuration (TF_CLI_CONFIG_FILE) maps the host
@@ -16,22 +18,23 @@
 //   --keep           leave the service running and the work directory in place afterwards
 // CLIENTS_CACHE_DIR: where the built binaries are cached (default ~/.cache/workspace-service-clients);
 // CLIENTS_SERVICE_ROOT: run `npm start` from another checkout (default: this one).
-// Node built-ins only. Needs `go` (to build the provider and tofu once) and terraform >= 1.10 on PATH (else built too).
+// Node built-ins only. Needs `go` (to build the provider and tofu once) and terraform >= 1.10 on PATH (else built too),
+// and util-linux `script` (a pseudo-terminal for the interactive remote-run steps).
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, cpSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ensureProvider, ensureTerraform, ensureTofu } from "./lib/binaries.mjs";
+import { ensureNullProvider, ensureProvider, ensureTerraform, ensureTofu } from "./lib/binaries.mjs";
 import { startRecordingProxy } from "./lib/proxy.mjs";
-import { groups, killAllGroups, killGroup, sleep, startService } from "./lib/service.mjs";
+import { groups, killAllGroups, killGroup, sleep, startService, stopGroup, tail } from "./lib/service.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const fixtures = join(root, "test", "clients");
 const ORG = "clients";
 const OTHER_ORG = "clients-other";
-const OVERALL_TIMEOUT_MS = 12 * 60_000; // service start and every scenario
+const OVERALL_TIMEOUT_MS = 20 * 60_000; // service start and every scenario
 const TF_TIMEOUT_MS = 180_000; // one terraform command
 
 const argv = process.argv.slice(2);
@@ -83,15 +86,17 @@ function fatal(msg) {
 let terraform;
 let provider;
 let tofu;
+let nullProvider;
 try {
   terraform = ensureTerraform(log);
   provider = ensureProvider(log);
   tofu = ensureTofu(log);
+  nullProvider = ensureNullProvider(log);
 } catch (e) {
   fatal(e.message);
 }
 log(
-  `terraform ${terraform.version} (${terraform.path}, ${terraform.source}); terraform-provider-tfe ${provider.version} (${provider.path}${provider.built ? ", just built" : ", cached"}); tofu ${tofu.version} (${tofu.path}${tofu.built ? ", just built" : ", cached"})`,
+  `terraform ${terraform.version} (${terraform.path}, ${terraform.source}); terraform-provider-tfe ${provider.version} (${provider.path}${provider.built ? ", just built" : ", cached"}); tofu ${tofu.version} (${tofu.path}${tofu.built ? ", just built" : ", cached"}); hashicorp/null stand-in ${nullProvider.version} (${nullProvider.mirror}${nullProvider.built ? ", just built" : ", cached"})`,
 );
 
 // The time limit covers the scenarios (the binaries above are built once and cached).
@@ -106,7 +111,13 @@ setTimeout(() => {
 work = mkdtempSync(join(tmpdir(), "clients-work-"));
 mkdirSync(join(work, "logs"));
 try {
-  service = await startService({ root: process.env.CLIENTS_SERVICE_ROOT || root, logFile: join(work, "logs", "service.log") });
+  // The service's own agent (default pool, `remote` workspaces) installs providers from the stand-in's mirror and
+  // runs the terraform found here.
+  service = await startService({
+    root: process.env.CLIENTS_SERVICE_ROOT || root,
+    logFile: join(work, "logs", "service.log"),
+    env: { AGENT_PLUGIN_MIRROR: nullProvider.mirror, TERRAFORM: terraform.path, PATH: `${dirname(terraform.path)}${delimiter}${process.env.PATH}` },
+  });
 } catch (e) {
   fatal(e.message);
 }
@@ -137,7 +148,13 @@ writeFileSync(
   dev_overrides {
     "hashicorp/tfe" = ${JSON.stringify(provider.dir)}
   }
-  direct {}
+  filesystem_mirror {
+    path    = ${JSON.stringify(nullProvider.mirror)}
+    include = ["registry.terraform.io/hashicorp/null"]
+  }
+  direct {
+    exclude = ["registry.terraform.io/hashicorp/null"]
+  }
 }
 
 ${hostBlocks}`,
@@ -404,6 +421,7 @@ function describeFailure(e, mark) {
   }
   return lines;
 }
+const stepTerminals = new Set(); // process groups of tfTerminal() commands started by the current step
 async function step(name, fn) {
   if (opts.only && !opts.only.test(name)) return;
   const mark = proxy.mark();
@@ -415,6 +433,10 @@ async function step(name, fn) {
   } catch (e) {
     ok = false;
     detail = e instanceof StepError ? describeFailure(e, mark) : [`harness error: ${e.stack ?? e}`, ...describeFailure({ message: "" }, mark).slice(1)];
+  } finally {
+    // A terminal command a failed step left waiting (at a prompt) would hold its run and the workspace's queue.
+    for (const pid of stepTerminals) if (groups.has(pid)) killGroup(pid, "SIGKILL");
+    stepTerminals.clear();
   }
   const seconds = (Date.now() - started) / 1000;
   results.push({ name, ok, seconds, detail });
@@ -428,8 +450,12 @@ await step("setup: organisations and decoy workspaces (through the API)", async 
   const disco = await fetch(`${service.base}/.well-known/terraform.json`).then((r) => r.json());
   for (const id of ["tfe.v2", "tfe.v2.1", "tfe.v2.2"])
     check(disco[id] === "/api/v2/", `/.well-known/terraform.json maps ${id} to ${JSON.stringify(disco[id])}`);
+  // Local operations by default: these scenarios test state storage and locking with Terraform running here; the
+  // remote-run scenarios use their own organisation and set each workspace's execution mode.
   for (const name of [ORG, OTHER_ORG]) {
-    await apiOk("POST", "/organizations", { data: { type: "organizations", attributes: { name, email: `${name}@clients.test` } } });
+    await apiOk("POST", "/organizations", {
+      data: { type: "organizations", attributes: { name, email: `${name}@clients.test`, "default-execution-mode": "local" } },
+    });
   }
   // Decoys: none of these may be listed by the tag-set or tag-map configurations.
   await createWorkspace(ORG, "decoy-one-tag", { tags: ["clients-app"] });
@@ -1048,10 +1074,523 @@ await step("tofu encryption: safe delete refused (409) for state the service can
   await encPull();
 });
 
+// ---------------------------------------------------------------- remote runs
+// Terraform's `cloud` block with remote operations. Workspaces in `remote` execution mode are run by the service's
+// own agent (started by `npm start`, given the stand-in's mirror in AGENT_PLUGIN_MIRROR); a workspace in `agent`
+// mode by an agent process of an organisation agent pool started here (`npm run agent`). The configurations use
+// null_resource (test/clients/null-provider), installed on both sides from the same filesystem mirror, so the hashes
+// in the uploaded .terraform.lock.hcl match. A separate organisation, so `--only remote` runs on its own.
+const REMOTE_ORG = "clients-remote";
+const remoteEnv = { TF_CLOUD_ORGANIZATION: REMOTE_ORG };
+const remote = { dir: null, ws: null, cancelDir: null, cancelWs: null, pool: null, agentWs: null, agent: null };
+const serviceRoot = process.env.CLIENTS_SERVICE_ROOT || root;
+const shq = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`;
+
+// Terraform in a pseudo-terminal (util-linux `script`), so it prompts as it does for a person: `type(text)` sends
+// keystrokes ("\x03" is Ctrl-C, which the terminal turns into SIGINT for terraform). As tf() with `background`;
+// `output()` has the terminal's carriage returns removed.
+function tfTerminal(dir, args, { env = {}, timeoutMs = TF_TIMEOUT_MS } = {}) {
+  const cmd = `terraform ${args.join(" ")} (in a terminal)`;
+  const logFile = join(work, "logs", `${String(++cmdSeq).padStart(3, "0")}-${args[0]}-tty.log`);
+  const child = spawn("script", ["-qfec", [TF.path, ...args].map(shq).join(" "), "/dev/null"], {
+    cwd: dir,
+    env: { ...TF.env, ...env },
+    detached: true,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  if (child.pid) {
+    groups.add(child.pid);
+    stepTerminals.add(child.pid);
+  }
+  let out = "";
+  child.stdout.on("data", (d) => (out += d));
+  child.stderr.on("data", (d) => (out += d));
+  child.stdin.on("error", () => {});
+  const timer = setTimeout(() => killGroup(child.pid, "SIGKILL"), timeoutMs);
+  const clean = () => out.replace(/\r/g, "");
+  const done = new Promise((resolve) => {
+    child.on("error", (e) => (out += `\n(spawn error: ${e.message})`));
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      groups.delete(child.pid);
+      child.stdin.destroy();
+      writeFileSync(logFile, `$ (cd ${dir} && ${cmd})\n${clean()}\n(exit ${code ?? signal})\n`);
+      resolve({ code, signal, out: clean(), cmd, logFile });
+    });
+  });
+  return { child, pgid: child.pid, done, output: clean, type: (text) => child.stdin.write(text), cmd, logFile };
+}
+// Waits until a background command's output matches `re` at least `count` times; fails with its output so far.
+async function waitOutput(bg, re, what, count = 1, timeoutMs = 120_000) {
+  const g = new RegExp(re.source, `${re.flags.replace("g", "")}g`);
+  let exited = null;
+  bg.done.then((r) => (exited = r));
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    if ((bg.output().match(g) ?? []).length >= count) return;
+    if (exited) check(false, `\`${exited.cmd}\` exited (${exited.code ?? exited.signal}) before ${what}`, exited);
+    if (Date.now() > until) {
+      killGroup(bg.pgid, "SIGKILL");
+      check(false, `timed out after ${timeoutMs / 1000} s waiting for ${what}`, await bg.done);
+    }
+    await sleep(100);
+  }
+}
+const PROMPT = /Enter a value:/;
+
+// The run a command created: the run URL Terraform prints (…/runs/run-…), else its POST /runs through the proxy.
+function runIdOf(out, mark) {
+  const m = /\/runs\/(run-[A-Za-z0-9]+)/.exec(out);
+  if (m) return m[1];
+  const rec = proxy.records.filter((x) => x.seq > mark && x.method === "POST" && x.path.split("?")[0] === "/api/v2/runs" && x.status === 201).at(-1);
+  try {
+    return JSON.parse(rec.resBody).data.id;
+  } catch {
+    return null;
+  }
+}
+async function runIdFrom(bg, mark, what) {
+  let id = null;
+  let exited = null;
+  bg.done.then((r) => (exited = r));
+  await waitFor(
+    `${what}: its run (the run URL in its output)`,
+    async () => {
+      id = runIdOf(bg.output(), mark);
+      if (!id && exited) check(false, `\`${exited.cmd}\` exited (${exited.code ?? exited.signal}) without creating a run`, exited);
+      return id;
+    },
+    120_000,
+  );
+  return id;
+}
+// { run, plan, apply }: the run's attributes and its plan's and apply's, through the API.
+async function readRun(id) {
+  const run = (await apiOk("GET", `/runs/${id}`)).json.data;
+  const plan = (await apiOk("GET", `/plans/${run.relationships.plan.data.id}`)).json.data.attributes;
+  const apply = (await apiOk("GET", `/applies/${run.relationships.apply.data.id}`)).json.data.attributes;
+  return { id, run: run.attributes, relationships: run.relationships, plan, apply };
+}
+const runStatus = async (id) => (await api("GET", `/runs/${id}`)).json?.data?.attributes?.status;
+async function waitRunStatus(id, statuses, timeoutMs = 120_000) {
+  let last = null;
+  try {
+    await waitFor(
+      `run ${id} to reach ${statuses.join(" or ")}`,
+      async () => {
+        last = await runStatus(id);
+        return statuses.includes(last);
+      },
+      timeoutMs,
+    );
+  } catch (e) {
+    throw new StepError(`${e.message} (last status ${last})`);
+  }
+}
+const runSummary = (r) =>
+  `run ${r.id}: status ${r.run.status}, plan ${r.plan.status} (+${r.plan["resource-additions"]} ~${r.plan["resource-changes"]} -${r.plan["resource-destructions"]}), apply ${r.apply.status}`;
+// A run's status-timestamps key as epoch milliseconds (NaN when missing).
+const at = (r, key) => Date.parse(r.run["status-timestamps"]?.[key] ?? "");
+// The finished command's run, read through the API; `want` its final status.
+async function finishedRun(result, mark, want) {
+  const id = runIdOf(result.out, mark);
+  check(id, `no run id in the output of \`${result.cmd}\` nor a POST /api/v2/runs from it`, result);
+  const r = await readRun(id);
+  check(r.run.status === want, `${runSummary(r)}; expected ${want}`, result);
+  return r;
+}
+// The resources of a workspace's current state: { "<type>.<name>[<index>]": attributes }.
+async function remoteState(wsId) {
+  const { sv, state } = await currentState(wsId);
+  const res = {};
+  for (const r of state.resources ?? []) {
+    if (r.mode !== "managed") continue;
+    for (const i of r.instances ?? []) res[`${r.type}.${r.name}${i.index_key === undefined ? "" : `[${JSON.stringify(i.index_key)}]`}`] = i.attributes;
+  }
+  return { sv, state, res };
+}
+const sameKeys = (res, want) => sameSet(Object.keys(res), want);
+const clientCalled = (mark, method, path) => proxy.records.some((x) => x.seq > mark && x.method === method && x.path.split("?")[0] === path && x.status < 300);
+
+await step("remote: organisation and workspaces in remote execution mode (through the API)", async () => {
+  remote.dir = fixture("remote/main", "remote-main");
+  remote.cancelDir = fixture("remote/cancel", "remote-cancel");
+  await apiOk("POST", "/organizations", { data: { type: "organizations", attributes: { name: REMOTE_ORG, email: `${REMOTE_ORG}@clients.test` } } });
+  for (const name of ["rr-main", "rr-cancel"]) {
+    const ws = (
+      await apiOk("POST", `/organizations/${REMOTE_ORG}/workspaces`, { data: { type: "workspaces", attributes: { name, "execution-mode": "remote" } } })
+    ).json.data;
+    check(ws.attributes["execution-mode"] === "remote", `workspace ${name} execution-mode ${ws.attributes["execution-mode"]}, expected remote`);
+    if (name === "rr-main") remote.ws = ws;
+    else remote.cancelWs = ws;
+  }
+  // Makes the stand-in's plan wait (up to 2 minutes, cut short by a cancel) in rr-cancel only.
+  await apiOk("POST", `/workspaces/${remote.cancelWs.id}/vars`, {
+    data: { type: "vars", attributes: { key: "NULL_STANDIN_PLAN_SECONDS", value: "120", category: "env", hcl: false, sensitive: false } },
+  });
+  const ent = (await apiOk("GET", `/organizations/${REMOTE_ORG}/entitlement-set`)).json.data.attributes;
+  check(ent.operations === true, `the organisation's entitlement-set says operations: ${ent.operations}, so Terraform would run everything locally`);
+});
+
+await step("remote: init installs null from the mirror; plan streams the remote plan (1 to add)", async () => {
+  const init = await tfOk(remote.dir, ["init", "-input=false", "-no-color"], { env: remoteEnv });
+  const lock = readFileSync(join(remote.dir, ".terraform.lock.hcl"), "utf8");
+  check(
+    /registry\.terraform\.io\/hashicorp\/null"[\s\S]*version\s*=\s*"3\.2\.3"/.test(lock),
+    `.terraform.lock.hcl does not pin hashicorp/null 3.2.3: ${lock}`,
+    init,
+  );
+  const mark = proxy.mark();
+  const p = await tfOk(remote.dir, ["plan", "-input=false", "-no-color"], { env: remoteEnv });
+  check(/Running plan in /.test(p.out), 'terraform plan did not run remotely (no "Running plan in …" header)', p);
+  check(p.out.includes("Plan: 1 to add, 0 to change, 0 to destroy."), 'the streamed plan does not say "Plan: 1 to add, 0 to change, 0 to destroy."', p);
+  const r = await finishedRun(p, mark, "planned_and_finished");
+  check(r.run["plan-only"] === true, `${runSummary(r)}: plan-only ${r.run["plan-only"]}, expected true (a speculative plan)`, p);
+  check(
+    r.plan.status === "finished" && r.plan["resource-additions"] === 1 && r.plan["has-changes"] === true,
+    `${runSummary(r)}; has-changes ${r.plan["has-changes"]}`,
+    p,
+  );
+  const ws = (await apiOk("GET", `/workspaces/${remote.ws.id}`)).json.data.attributes;
+  check(ws.locked === false, "the workspace is locked after a speculative plan");
+});
+
+await step("remote: apply -auto-approve applies; the workspace's state has the resource", async () => {
+  const mark = proxy.mark();
+  const a = await tfOk(remote.dir, ["apply", "-auto-approve", "-input=false", "-no-color"], { env: remoteEnv });
+  check(
+    a.out.includes("Apply complete! Resources: 1 added, 0 changed, 0 destroyed."),
+    'the streamed apply log does not say "Apply complete! Resources: 1 added, 0 changed, 0 destroyed."',
+    a,
+  );
+  const r = await finishedRun(a, mark, "applied");
+  check(
+    r.run["auto-apply"] === true && r.apply.status === "finished" && r.apply["resource-additions"] === 1,
+    `${runSummary(r)}; auto-apply ${r.run["auto-apply"]}`,
+    a,
+  );
+  check(
+    !clientCalled(mark, "POST", `/api/v2/runs/${r.id}/actions/apply`),
+    "terraform apply -auto-approve confirmed the run itself; the run's auto-apply should have applied it",
+  );
+  const { res } = await remoteState(remote.ws.id);
+  check(sameKeys(res, ["null_resource.foo"]), `the state has [${Object.keys(res).join(", ")}], expected [null_resource.foo]`);
+  check(
+    res["null_resource.foo"].triggers?.generation === "1" && /^\d+$/.test(res["null_resource.foo"].id ?? ""),
+    `null_resource.foo in the state: ${JSON.stringify(res["null_resource.foo"])}`,
+  );
+  const ws = (await apiOk("GET", `/workspaces/${remote.ws.id}`)).json.data;
+  check(
+    ws.attributes.locked === false,
+    `the workspace is still locked after the run applied (${JSON.stringify(ws.relationships?.["locked-by"]?.data ?? null)})`,
+  );
+  check(
+    ws.relationships?.["current-run"]?.data?.id === r.id,
+    `the workspace's current-run is ${JSON.stringify(ws.relationships?.["current-run"]?.data ?? null)}, expected ${r.id}`,
+  );
+});
+
+await step("remote: interactive apply confirmed by typing yes in a terminal", async () => {
+  const before = (await remoteState(remote.ws.id)).res["null_resource.foo"];
+  const mark = proxy.mark();
+  const bg = tfTerminal(remote.dir, ["apply", "-no-color", "-var", "generation=2"], { env: remoteEnv });
+  await waitOutput(bg, PROMPT, "the confirmation prompt");
+  check(bg.output().includes('Do you want to perform these actions in workspace "rr-main"?'), "the prompt is not Terraform's remote apply confirmation", {
+    out: bg.output(),
+    cmd: bg.cmd,
+    logFile: bg.logFile,
+  });
+  const id = runIdOf(bg.output(), mark);
+  check(id, "terraform prompts without having created a run (no run URL in its output): it planned locally", {
+    out: bg.output(),
+    cmd: bg.cmd,
+    logFile: bg.logFile,
+  });
+  const waiting = await readRun(id);
+  check(
+    waiting.run.status === "planned" && waiting.run.actions?.["is-confirmable"] === true,
+    `${runSummary(waiting)}; is-confirmable ${waiting.run.actions?.["is-confirmable"]} while Terraform asks`,
+  );
+  bg.type("yes\n");
+  const a = await bg.done;
+  check(a.code === 0, `\`${a.cmd}\` exited with ${a.code ?? a.signal}`, a);
+  check(
+    a.out.includes("Apply complete! Resources: 1 added, 0 changed, 1 destroyed."),
+    'the streamed apply log does not say "Apply complete! Resources: 1 added, 0 changed, 1 destroyed."',
+    a,
+  );
+  check(clientCalled(mark, "POST", `/api/v2/runs/${id}/actions/apply`), `terraform did not confirm run ${id} with POST /api/v2/runs/${id}/actions/apply`, a);
+  const r = await finishedRun(a, mark, "applied");
+  check(r.run["auto-apply"] === false, `${runSummary(r)}: auto-apply ${r.run["auto-apply"]}, expected false`);
+  const after = (await remoteState(remote.ws.id)).res["null_resource.foo"];
+  check(
+    after?.triggers?.generation === "2" && after.id !== before?.id,
+    `null_resource.foo was not replaced: before ${JSON.stringify(before)}, after ${JSON.stringify(after)}`,
+  );
+});
+
+await step("remote: interactive apply answered no is discarded; the state is unchanged", async () => {
+  const before = await remoteState(remote.ws.id);
+  const mark = proxy.mark();
+  const bg = tfTerminal(remote.dir, ["apply", "-no-color", "-var", "generation=3"], { env: remoteEnv });
+  await waitOutput(bg, PROMPT, "the confirmation prompt");
+  bg.type("no\n");
+  const a = await bg.done;
+  check(a.code !== 0 && a.out.includes("Apply discarded."), `\`${a.cmd}\` answered "no" should fail with "Apply discarded." (exit ${a.code ?? a.signal})`, a);
+  const r = await finishedRun(a, mark, "discarded");
+  check(
+    clientCalled(mark, "POST", `/api/v2/runs/${r.id}/actions/discard`),
+    `terraform did not discard run ${r.id} with POST /api/v2/runs/${r.id}/actions/discard`,
+    a,
+  );
+  check(r.apply.status === "unreachable", `${runSummary(r)}: the apply of a discarded run`);
+  const after = await remoteState(remote.ws.id);
+  check(after.sv.id === before.sv.id, `a new state version ${after.sv.id} after a discarded run (was ${before.sv.id})`);
+  const ws = (await apiOk("GET", `/workspaces/${remote.ws.id}`)).json.data.attributes;
+  check(ws.locked === false, "the workspace is still locked after the run was discarded");
+});
+
+await step("remote: apply -target creates only the targeted resource", async () => {
+  const mark = proxy.mark();
+  const a = await tfOk(
+    remote.dir,
+    ["apply", "-auto-approve", "-input=false", "-no-color", "-var", "generation=2", "-var", "bars=2", "-target=null_resource.bar[0]"],
+    {
+      env: remoteEnv,
+    },
+  );
+  check(
+    a.out.includes("Apply complete! Resources: 1 added, 0 changed, 0 destroyed."),
+    'the streamed apply log does not say "Apply complete! Resources: 1 added, 0 changed, 0 destroyed."',
+    a,
+  );
+  const r = await finishedRun(a, mark, "applied");
+  check(JSON.stringify(r.run["target-addrs"]) === JSON.stringify(["null_resource.bar[0]"]), `run target-addrs ${JSON.stringify(r.run["target-addrs"])}`);
+  const vars = Object.fromEntries((r.run.variables ?? []).map((v) => [v.key, v.value]));
+  check(vars.bars === "2" && vars.generation === '"2"', `run variables ${JSON.stringify(r.run.variables)}, expected bars = 2 and generation = "2"`);
+  const { res } = await remoteState(remote.ws.id);
+  check(
+    sameKeys(res, ["null_resource.foo", "null_resource.bar[0]"]),
+    `the state has [${Object.keys(res).join(", ")}], expected null_resource.foo and null_resource.bar[0] only`,
+  );
+});
+
+await step("remote: apply -refresh-only runs a refresh-only run and changes no resource", async () => {
+  const before = await remoteState(remote.ws.id);
+  const mark = proxy.mark();
+  const a = await tfOk(remote.dir, ["apply", "-refresh-only", "-auto-approve", "-input=false", "-no-color", "-var", "generation=9", "-var", "bars=2"], {
+    env: remoteEnv,
+  });
+  // A refresh-only plan ignores the configuration's changes (generation 9, bars 2): nothing drifted, nothing to do.
+  check(a.out.includes("No changes."), 'the refresh-only plan is not "No changes." (a refresh-only run must not plan the configuration\'s changes)', a);
+  const id = runIdOf(a.out, mark);
+  check(id, "no run id in the output of terraform apply -refresh-only", a);
+  const r = await readRun(id);
+  check(r.run["refresh-only"] === true, `${runSummary(r)}: refresh-only ${r.run["refresh-only"]}, expected true`);
+  check(["planned_and_finished", "applied"].includes(r.run.status) && r.plan.status === "finished", `${runSummary(r)}; expected a finished refresh-only run`);
+  const after = await remoteState(remote.ws.id);
+  check(sameKeys(after.res, Object.keys(before.res)), `the state changed: [${Object.keys(after.res).join(", ")}], was [${Object.keys(before.res).join(", ")}]`);
+  check(after.res["null_resource.foo"].id === before.res["null_resource.foo"].id, "null_resource.foo changed in a refresh-only run");
+});
+
+await step('remote: a second apply waits for the first ("Waiting for 1 run(s)") and applies after it', async () => {
+  const markA = proxy.mark();
+  const first = tfTerminal(remote.dir, ["apply", "-no-color", "-var", "generation=4", "-var", "bars=1"], { env: remoteEnv });
+  let second = null;
+  try {
+    await waitOutput(first, PROMPT, "the first apply's confirmation prompt");
+    const idA = runIdOf(first.output(), markA);
+    check(idA, "the first apply prompts without having created a run (no run URL in its output)", {
+      out: first.output(),
+      cmd: first.cmd,
+      logFile: first.logFile,
+    });
+    const markB = proxy.mark();
+    second = tf(remote.dir, ["apply", "-auto-approve", "-input=false", "-no-color", "-var", "generation=5", "-var", "bars=1"], {
+      env: remoteEnv,
+      background: true,
+    });
+    await waitOutput(
+      second,
+      /Waiting for \d+ run\(s\) to finish before being queued/,
+      'the second apply to say "Waiting for 1 run(s) to finish before being queued..."',
+    );
+    check(/Waiting for 1 run\(s\) to finish before being queued/.test(second.output()), "the second apply waits for a number of runs other than 1", {
+      out: second.output(),
+      cmd: "terraform apply (second)",
+    });
+    const idB = await runIdFrom(second, markB, "the second apply");
+    check(
+      (await runStatus(idB)) === "pending",
+      `the second run ${idB} is ${await runStatus(idB)} while the first (${idA}) awaits confirmation, expected pending`,
+    );
+    first.type("yes\n");
+    const a = await first.done;
+    check(a.code === 0, `the first apply \`${a.cmd}\` exited with ${a.code ?? a.signal}`, a);
+    const b = await second.done;
+    check(b.code === 0, `the second apply \`${b.cmd}\` exited with ${b.code ?? b.signal}`, b);
+    check(
+      b.out.includes("Apply complete! Resources: 1 added, 0 changed, 1 destroyed."),
+      'the second apply\'s log does not say "Apply complete! Resources: 1 added, 0 changed, 1 destroyed."',
+      b,
+    );
+    const ra = await readRun(idA);
+    const rb = await readRun(idB);
+    check(ra.run.status === "applied" && rb.run.status === "applied", `${runSummary(ra)}; ${runSummary(rb)}; expected both applied`);
+    check(
+      at(rb, "plan-queued-at") >= at(ra, "applied-at"),
+      `the second run was queued (plan-queued-at ${rb.run["status-timestamps"]?.["plan-queued-at"]}) before the first applied (applied-at ${ra.run["status-timestamps"]?.["applied-at"]})`,
+    );
+  } finally {
+    killGroup(first.pgid, "SIGKILL");
+    if (second) killGroup(second.pgid, "SIGKILL");
+  }
+  const { res } = await remoteState(remote.ws.id);
+  check(
+    res["null_resource.foo"]?.triggers?.generation === "5",
+    `null_resource.foo in the state after both applies: ${JSON.stringify(res["null_resource.foo"])}`,
+  );
+  check(sameKeys(res, ["null_resource.foo", "null_resource.bar[0]"]), `the state has [${Object.keys(res).join(", ")}]`);
+});
+
+// Ctrl-C while the run is planning: Terraform reads the run, asks whether to cancel it (not with -auto-approve) and
+// posts actions/cancel; the agent interrupts its terraform, and the run ends canceled.
+async function interruptPlanning({ args, terminal }) {
+  await tfOk(remote.cancelDir, ["init", "-input=false", "-no-color"], { env: remoteEnv });
+  const mark = proxy.mark();
+  const bg = terminal ? tfTerminal(remote.cancelDir, args, { env: remoteEnv }) : tf(remote.cancelDir, args, { env: remoteEnv, background: true });
+  try {
+    const id = await runIdFrom(bg, mark, `\`terraform ${args.join(" ")}\``);
+    await waitRunStatus(id, ["planning"]);
+    if (terminal) {
+      bg.type("\x03");
+      await waitOutput(bg, /Do you want to cancel the remote operation\?[\s\S]*Enter a value:/, "the prompt to cancel the remote operation");
+      bg.type("yes\n");
+    } else {
+      process.kill(bg.pgid, "SIGINT");
+    }
+    const r = await bg.done;
+    check(r.out.includes("The remote operation was successfully cancelled."), 'terraform did not say "The remote operation was successfully cancelled."', r);
+    check(clientCalled(mark, "POST", `/api/v2/runs/${id}/actions/cancel`), `terraform did not cancel run ${id} with POST /api/v2/runs/${id}/actions/cancel`, r);
+    await waitRunStatus(id, ["canceled"]);
+    const run = await readRun(id);
+    check(run.plan.status === "canceled", `${runSummary(run)}; expected the plan canceled`);
+    const ws = (await apiOk("GET", `/workspaces/${remote.cancelWs.id}`)).json.data.attributes;
+    check(ws.locked === false, "the workspace is still locked after the run was canceled");
+    return run;
+  } finally {
+    killGroup(bg.pgid, "SIGKILL");
+  }
+}
+
+await step("remote: Ctrl-C during a plan, answered yes, cancels the planning run", async () => {
+  const r = await interruptPlanning({ args: ["plan", "-no-color"], terminal: true });
+  check(r.run["plan-only"] === true, `${runSummary(r)}: expected the speculative plan's run`);
+});
+
+await step("remote: SIGINT during apply -auto-approve's plan cancels the run without asking; the lock is released", async () => {
+  await interruptPlanning({ args: ["apply", "-auto-approve", "-input=false", "-no-color"], terminal: false });
+  const sv = await api("GET", `/workspaces/${remote.cancelWs.id}/current-state-version`);
+  check(sv.status === 404, `the workspace has a current state version (${sv.status}) after its only run was canceled`);
+});
+
+await step("remote: apply -destroy destroys every resource", async () => {
+  const mark = proxy.mark();
+  const a = await tfOk(remote.dir, ["apply", "-destroy", "-auto-approve", "-input=false", "-no-color", "-var", "generation=5", "-var", "bars=1"], {
+    env: remoteEnv,
+  });
+  check(
+    /(Apply|Destroy) complete! Resources: (0 added, 0 changed, )?2 destroyed\./.test(a.out),
+    "the streamed apply log does not say that 2 resources were destroyed",
+    a,
+  );
+  const r = await finishedRun(a, mark, "applied");
+  check(r.run["is-destroy"] === true && r.apply["resource-destructions"] === 2, `${runSummary(r)}; is-destroy ${r.run["is-destroy"]}`);
+  const { res } = await remoteState(remote.ws.id);
+  check(Object.keys(res).length === 0, `the state still has [${Object.keys(res).join(", ")}] after the destroy`);
+});
+
+// ---------------------------------------------------------------- remote runs on a pool's agent
+await step("agent: a pool, its token, a workspace in agent mode and an agent process of the pool", async () => {
+  remote.pool = (
+    await apiOk("POST", `/organizations/${REMOTE_ORG}/agent-pools`, {
+      data: { type: "agent-pools", attributes: { name: "clients-pool", "organization-scoped": true } },
+    })
+  ).json.data;
+  const token = (
+    await apiOk("POST", `/agent-pools/${remote.pool.id}/authentication-tokens`, {
+      data: { type: "authentication-tokens", attributes: { description: "clients agent" } },
+    })
+  ).json.data.attributes.token;
+  check(typeof token === "string" && token.length > 0, "the agent token's create answered no token");
+  remote.agentWs = (
+    await apiOk("POST", `/organizations/${REMOTE_ORG}/workspaces`, {
+      data: { type: "workspaces", attributes: { name: "rr-agent", "execution-mode": "agent", "agent-pool-id": remote.pool.id } },
+    })
+  ).json.data;
+  check(remote.agentWs.attributes["execution-mode"] === "agent", `workspace rr-agent execution-mode ${remote.agentWs.attributes["execution-mode"]}`);
+  const logFile = join(work, "logs", "agent-pool.log");
+  const fd = openSync(logFile, "w");
+  const args = ["--url", service.base, "--token", token, "--plugin-mirror", nullProvider.mirror, "--terraform", terraform.path, "--name", "clients-pool-agent"];
+  const child = spawn("npm", ["run", "agent", "--", ...args], {
+    cwd: serviceRoot,
+    detached: true,
+    stdio: ["ignore", fd, fd],
+    // Not the clients' TF_* settings (their CLI configuration): the agent writes its own for each job.
+    env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(TF_|TFE_|TFC_|AGENT_)/.test(k))),
+  });
+  closeSync(fd);
+  if (child.pid) groups.add(child.pid);
+  let exited = null;
+  child.on("exit", (code, sig) => (exited = sig ?? `code ${code}`));
+  remote.agent = { pid: child.pid, logFile };
+  let agents = [];
+  try {
+    await waitFor("the pool's agent to register (GET /agent-pools/:id/agents)", async () => {
+      check(!exited, `npm run agent exited (${exited}); last lines of ${logFile}:\n${tail(logFile)}`);
+      agents = (await api("GET", `/agent-pools/${remote.pool.id}/agents`)).json?.data ?? [];
+      return agents.some((x) => ["idle", "busy"].includes(x.attributes?.status));
+    });
+  } catch (e) {
+    throw new StepError(`${e.message}; agents listed: ${JSON.stringify(agents.map((x) => x.attributes))}; last lines of ${logFile}:\n${tail(logFile)}`);
+  }
+});
+
+await step("agent: plan and apply -auto-approve run on the pool's agent", async () => {
+  const dir = fixture("remote/agent", "remote-agent");
+  await tfOk(dir, ["init", "-input=false", "-no-color"], { env: remoteEnv });
+  let mark = proxy.mark();
+  const p = await tfOk(dir, ["plan", "-input=false", "-no-color"], { env: remoteEnv });
+  check(p.out.includes("Plan: 1 to add, 0 to change, 0 to destroy."), 'the streamed plan does not say "Plan: 1 to add, 0 to change, 0 to destroy."', p);
+  const planned = await finishedRun(p, mark, "planned_and_finished");
+  mark = proxy.mark();
+  const a = await tfOk(dir, ["apply", "-auto-approve", "-input=false", "-no-color"], { env: remoteEnv });
+  check(
+    a.out.includes("Apply complete! Resources: 1 added, 0 changed, 0 destroyed."),
+    'the streamed apply log does not say "Apply complete! Resources: 1 added, 0 changed, 0 destroyed."',
+    a,
+  );
+  const r = await finishedRun(a, mark, "applied");
+  for (const [label, phase] of [
+    ["the speculative plan", planned.plan],
+    ["the plan", r.plan],
+    ["the apply", r.apply],
+  ]) {
+    const d = phase["execution-details"] ?? {};
+    check(
+      d.mode === "agent" && d["agent-pool-id"] === remote.pool.id,
+      `${label}'s execution-details ${JSON.stringify(d)}: expected mode agent on pool ${remote.pool.id}`,
+    );
+  }
+  const { res } = await remoteState(remote.agentWs.id);
+  check(sameKeys(res, ["null_resource.foo"]), `the state has [${Object.keys(res).join(", ")}], expected [null_resource.foo]`);
+});
+
 // ---------------------------------------------------------------- summary
 const seconds = (Date.now() - t0) / 1000;
 const passed = results.filter((r) => r.ok).length;
 const failed = results.length - passed;
+if (remote.agent) await stopGroup(remote.agent.pid); // SIGTERM: the agent deregisters before the service stops
 await proxy.close();
 if (opts.keep) {
   log(

@@ -35,6 +35,8 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+// The hashicorp/null stand-in that the run tests' fixture (`resource "null_resource" "foo" {}`) needs, in a mirror.
+import { ensureNullProvider } from "./lib/binaries.mjs";
 // Process groups (the service and go test each run detached, so whole trees stop), shared with the client harness.
 import { groups, killGroup, sleep, stopGroup } from "./lib/service.mjs";
 
@@ -365,6 +367,16 @@ function freePort() {
   });
 }
 
+let nullMirrorDir = null;
+function nullMirror() {
+  try {
+    nullMirrorDir ??= ensureNullProvider(log).mirror;
+  } catch (e) {
+    fail(`cannot build the hashicorp/null stand-in for the run tests: ${e.message}`);
+  }
+  return nullMirrorDir;
+}
+
 /** Starts the edition's service on a fresh store; resolves with its address, token and process. */
 async function startService(ed) {
   let port;
@@ -381,7 +393,8 @@ async function startService(ed) {
     cwd: root,
     detached: true,
     stdio: ["ignore", logFd, logFd],
-    env: { ...process.env, PORT: String(port), ADMIN_TOKEN: token, PERSIST_DIR: storeDir, RATE_LIMIT: "0", ...ed.service },
+    // The service's local agent runs the tests' runs; it installs hashicorp/null from the stand-in's mirror.
+    env: { ...process.env, PORT: String(port), ADMIN_TOKEN: token, PERSIST_DIR: storeDir, RATE_LIMIT: "0", AGENT_PLUGIN_MIRROR: nullMirror(), ...ed.service },
   });
   let serviceExit = null;
   service.on("error", (e) => (serviceExit = `could not run npm start: ${e.message}`));

@@ -5,11 +5,15 @@
 //   terraform-provider-tfe: PROVIDER_VERSION, `go build` inside the downloaded module directory.
 //   tofu: TOFU_VERSION (OpenTofu), `go build ./cmd/tofu` inside a writable copy of the downloaded module (its go.mod
 //         has a replace directive, which `go install` refuses).
+//   terraform-provider-null: a stand-in for hashicorp/null built from test/clients/null-provider (its dependencies
+//         through the module proxy), placed in a filesystem mirror for configurations that use null_resource.
 // Node built-ins only.
 import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 
 export const TERRAFORM_MIN = [1, 10, 0];
 export const TERRAFORM_VERSION = "v1.11.4"; // built from source only when PATH has none >= TERRAFORM_MIN
@@ -17,6 +21,10 @@ export const PROVIDER_MODULE = "github.com/hashicorp/terraform-provider-tfe";
 export const PROVIDER_VERSION = "v0.79.0";
 export const TOFU_MODULE = "github.com/opentofu/opentofu";
 export const TOFU_VERSION = "v1.10.10";
+// The version the null stand-in is published as in the mirror: a 3.x release, so both `null_resource` without
+// `required_providers` and `source = "hashicorp/null"` with a `~> 3.0` constraint resolve to it.
+export const NULL_PROVIDER_VERSION = "3.2.3";
+const NULL_PROVIDER_SOURCE = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "test", "clients", "null-provider");
 
 export const cacheDir = () => process.env.CLIENTS_CACHE_DIR || join(homedir(), ".cache", "workspace-service-clients");
 
@@ -194,4 +202,36 @@ export function ensureTofu(log) {
   const v = run(out, ["version", "-json"]);
   if (v.status !== 0) throw new Error(`${out} does not run: ${v.stderr || v.error?.message}`);
   return { path: out, version: JSON.parse(v.stdout).terraform_version, built };
+}
+
+// Resolves { mirror, path, version, built }: `mirror` is a directory for a CLI configuration's
+// `provider_installation { filesystem_mirror { path = mirror } }` (or an agent's plugin mirror), holding
+// registry.terraform.io/hashicorp/null/<version>/<os>_<arch>/terraform-provider-null_v<version>. Cached per hash of
+// the source files, so a change to the stand-in rebuilds it.
+export function ensureNullProvider(log) {
+  const hash = createHash("sha256");
+  for (const f of ["go.mod", "go.sum", "main.go"])
+    hash
+      .update(`${f}\0`)
+      .update(readFileSync(join(NULL_PROVIDER_SOURCE, f)))
+      .update("\0");
+  const key = hash.digest("hex").slice(0, 16);
+  const mirror = join(cacheDir(), `terraform-provider-null_${NULL_PROVIDER_VERSION}_${key}`, "mirror");
+  const env = run("go", ["env", "GOOS", "GOARCH"]);
+  const [goos, goarch] = env.status === 0 ? env.stdout.trim().split("\n") : [process.platform, process.arch === "x64" ? "amd64" : process.arch];
+  const path = join(
+    mirror,
+    "registry.terraform.io",
+    "hashicorp",
+    "null",
+    NULL_PROVIDER_VERSION,
+    `${goos}_${goarch}`,
+    `terraform-provider-null_v${NULL_PROVIDER_VERSION}`,
+  );
+  if (existsSync(path)) return { mirror, path, version: NULL_PROVIDER_VERSION, built: false };
+  log?.(`building the hashicorp/null stand-in ${NULL_PROVIDER_VERSION} from test/clients/null-provider (${goAvailable()}); cached in ${mirror}`);
+  // -mod=readonly: the build must not rewrite the repository's go.mod or go.sum.
+  build(NULL_PROVIDER_SOURCE, path, log, ["-mod=readonly", "-buildvcs=false", "-ldflags", `-X main.version=${NULL_PROVIDER_VERSION}`]);
+  chmodSync(path, 0o755);
+  return { mirror, path, version: NULL_PROVIDER_VERSION, built: true };
 }
