@@ -208,7 +208,7 @@ const varsetVar = async () => {
 async function matrixRun(state: "queued" | "planned" | "pending" | "cancelling" = "queued"): Promise<{ ws: string; run: string }> {
   const ws = await workspace();
   const stub = env.WORKSPACES.getByName(ws.id);
-  await seedCv(stub, ws.id);
+  await seedCv(stub);
   const post = async () =>
     (await adminPost("/runs", { data: { type: "runs", relationships: { workspace: { data: { type: "workspaces", id: ws.id } } } } })).id as string;
   const first = await post();
@@ -1292,7 +1292,7 @@ const ROWS: Row[] = [
     ok: 201,
     make: async () => {
       const ws = await workspace();
-      await seedCv(env.WORKSPACES.getByName(ws.id), ws.id);
+      await seedCv(env.WORKSPACES.getByName(ws.id));
       return { path: "/runs", body: { data: { type: "runs", relationships: { workspace: { data: { type: "workspaces", id: ws.id } } } } } };
     },
   },
@@ -1303,7 +1303,7 @@ const ROWS: Row[] = [
     ok: 201,
     make: async () => {
       const ws = await workspace();
-      await seedCv(env.WORKSPACES.getByName(ws.id), ws.id);
+      await seedCv(env.WORKSPACES.getByName(ws.id));
       return {
         path: "/runs",
         body: { data: { type: "runs", attributes: { "is-destroy": true }, relationships: { workspace: { data: { type: "workspaces", id: ws.id } } } } },

@@ -122,7 +122,7 @@ describe("run actions", () => {
   it("hides the run from callers without access and refuses readers (404), changing nothing", async () => {
     const org = await createOrg();
     const ws = await createWorkspace(org);
-    await seedCv(env.WORKSPACES.getByName(ws.id), ws.id);
+    await seedCv(env.WORKSPACES.getByName(ws.id));
     const runId = await newRun(ws.id);
     const reader = await makeTeam(org);
     await grantWorkspace(reader.id, ws.id, "read");
@@ -162,7 +162,7 @@ describe("run events and comments", () => {
   it("lets plan-level teams comment but not readers; an empty body is refused", async () => {
     const org = await createOrg();
     const ws = await createWorkspace(org);
-    await seedCv(env.WORKSPACES.getByName(ws.id), ws.id);
+    await seedCv(env.WORKSPACES.getByName(ws.id));
     const runId = await newRun(ws.id);
     const reader = await makeTeam(org);
     await grantWorkspace(reader.id, ws.id, "read");

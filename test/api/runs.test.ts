@@ -92,7 +92,7 @@ describe("POST /runs", () => {
 
   it("uses the workspace's latest configuration version when none, or null, is named", async () => {
     const { id, stub } = await setup();
-    const latest = await seedCv(stub, id);
+    const latest = await seedCv(stub);
     for (const cv of [undefined, null]) {
       const run = await createRun(id, {}, cv);
       expect(run.relationships["configuration-version"].data.id).toBe(latest);
@@ -132,7 +132,7 @@ describe("POST /runs", () => {
     const org = await createOrg();
     const ws = await createWorkspace(org);
     const stub = env.WORKSPACES.getByName(ws.id);
-    await seedCv(stub, ws.id);
+    await seedCv(stub);
     const orgToken = await makeOrgToken(org);
     const refused = await api("POST", "/runs", { body: runBody(ws.id), token: orgToken.token });
     expect(refused.status).toBe(404);
@@ -142,7 +142,7 @@ describe("POST /runs", () => {
   it("lets a plan-level team queue runs but not destroy runs, and shows it what it may do", async () => {
     const org = await createOrg();
     const ws = await createWorkspace(org);
-    await seedCv(env.WORKSPACES.getByName(ws.id), ws.id);
+    await seedCv(env.WORKSPACES.getByName(ws.id));
     const team = await makeTeam(org);
     await grantWorkspace(team.id, ws.id, "plan");
     const run = await createRun(ws.id, {}, undefined, team.token);
@@ -236,7 +236,7 @@ describe("the organisation's runs, queue and capacity", () => {
     const org = await createOrg();
     const ws = await createWorkspace(org);
     const stub = env.WORKSPACES.getByName(ws.id);
-    await seedCv(stub, ws.id);
+    await seedCv(stub);
     const first = await createRun(ws.id);
     const second = await createRun(ws.id);
     return { org, ws, stub, first, second };
@@ -245,7 +245,7 @@ describe("the organisation's runs, queue and capacity", () => {
   it("lists the organisation's runs newest first, without totals, filtered by workspace name", async () => {
     const { org, ws, first, second } = await twoRuns();
     const other = await createWorkspace(org);
-    await seedCv(env.WORKSPACES.getByName(other.id), other.id);
+    await seedCv(env.WORKSPACES.getByName(other.id));
     const third = await createRun(other.id);
     const res = await api("GET", `/organizations/${org}/runs`);
     expect(res.status).toBe(200);
@@ -267,7 +267,7 @@ describe("the organisation's runs, queue and capacity", () => {
   it("shows a member only the runs of workspaces it may read", async () => {
     const { org, ws, first, second } = await twoRuns();
     const hidden = await createWorkspace(org);
-    await seedCv(env.WORKSPACES.getByName(hidden.id), hidden.id);
+    await seedCv(env.WORKSPACES.getByName(hidden.id));
     await createRun(hidden.id);
     const team = await makeTeam(org);
     await grantWorkspace(team.id, ws.id, "read");
@@ -281,10 +281,10 @@ describe("the organisation's runs, queue and capacity", () => {
     const org = await createOrg();
     const pool = await api("POST", `/organizations/${org}/agent-pools`, { body: { data: { type: "agent-pools", attributes: { name: "pool-a" } } } });
     const ws = await createWorkspace(org, { "execution-mode": "agent", "agent-pool-id": pool.body.data.id });
-    await seedCv(env.WORKSPACES.getByName(ws.id), ws.id);
+    await seedCv(env.WORKSPACES.getByName(ws.id));
     const run = await createRun(ws.id);
     const plain = await createWorkspace(org);
-    await seedCv(env.WORKSPACES.getByName(plain.id), plain.id);
+    await seedCv(env.WORKSPACES.getByName(plain.id));
     await createRun(plain.id);
     const res = await api("GET", `/organizations/${org}/runs?filter%5Bagent_pool_names%5D=pool-a`);
     expect(res.body.data.map((r: { id: string }) => r.id)).toEqual([run.id]);
