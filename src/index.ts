@@ -26,6 +26,7 @@ import { projects } from "./projects/projects.routes";
 import { sshKeys } from "./ssh-keys/ssh-keys.routes";
 import { agentPools } from "./agent-pools/agent-pools.routes";
 import { agentTokens } from "./agent-pools/agent-tokens.routes";
+import { agents } from "./agents/agents.routes";
 import { oauth } from "./oauth/oauth.routes";
 import { consumers } from "./workspaces/consumers.routes";
 import { retention } from "./retention/retention.routes";
@@ -62,6 +63,7 @@ const API_ROUTERS = [
   sshKeys,
   agentPools,
   agentTokens,
+  agents,
   oauth,
   consumers,
   retention,
