@@ -75,6 +75,16 @@ export const ERRORS = {
   rate_limited: { status: 429, title: "Too many requests", detail: "You have exceeded the API's rate limit." },
   method_not_allowed: { status: 405, title: "method not allowed" },
   internal: { status: 500, title: "internal server error" },
+  // ---- runs: the engine in the workspace's object (src/runs/runs.engine.ts) ----
+  /** A run action its run's status does not allow (the detail names the status). */
+  run_transition: { status: 409, title: "transition not allowed" },
+  /** force-execute: the run is not pending, or no other run holds the lock (runs-notes: 403). */
+  run_force_execute_forbidden: { status: 403, title: "forbidden" },
+  /** An agent's call about a job whose claim it lost (another claim, lease expired, canceled): the agent stops. */
+  job_lost: { status: 409, title: "conflict", detail: "The job's claim was lost" },
+  /** A claim of a job that is not waiting for an agent (already claimed, or gone). */
+  job_unavailable: { status: 409, title: "conflict", detail: "The job is not queued" },
+  log_gap: { status: 409, title: "conflict", detail: "The log append would leave a gap" },
 } as const satisfies Record<string, { status: number; title: string; detail?: string; headers?: Record<string, string> }>;
 
 export type ErrorCode = keyof typeof ERRORS;

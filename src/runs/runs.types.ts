@@ -125,6 +125,11 @@ export interface CreateRunInput {
   configurationVersionId: string | null;
   options: Partial<RunOptions>;
   creator: RunActor;
+  /**
+   * The agent pool its jobs go to when the service resolved the workspace's inherited execution mode (null: the
+   * default pool). Absent: the workspace's own setting (its `agent-pool-id` in agent mode, else the default pool).
+   */
+  agentPoolId?: string | null;
   guard?: Guard;
 }
 

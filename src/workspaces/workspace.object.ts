@@ -42,7 +42,26 @@ import { applyTagChange, sameTags, type TagChange } from "../tags/workspace-tags
 import { deleteVariable, eraseVariables, getVariable, insertVariable, listVariables, migrateVariables, updateVariable } from "../variables/variables.store";
 import type { StoredVariable, VariablePatch } from "../variables/variables.types";
 import { migrateConfigurationVersions } from "../configuration-versions/configuration-versions.store";
-import { migrateRuns } from "../runs/runs.store";
+import { eraseRuns, getComment, getRun, listEvents, listRuns, markIndexed, migrateRuns, unindexedRuns } from "../runs/runs.store";
+import { addComment, advance, appendLog, claimJob, createRun, expireLeases, finishJob, runAction, touchJob } from "../runs/runs.engine";
+import { earliestLease, expiredJobs } from "../runs/jobs.store";
+import { getArtifact, putArtifact, readLog } from "../runs/logs.store";
+import { dropRunIndexStatements, runIndexStatements } from "../runs/runs.d1";
+import type {
+  Actor,
+  ArtifactKind,
+  CancelSignal,
+  ClaimInput,
+  CreateRunInput,
+  FinishInput,
+  Job,
+  Phase,
+  RunActionInput,
+  RunComment,
+  RunEvent,
+  RunRecord,
+  RunsRpc,
+} from "../runs/runs.types";
 
 type Stored =
   | { kind: "absent" }
@@ -66,7 +85,7 @@ const CRASH_RETRY_MS = 5_000;
  * workspace. Every mutation is read-check-write with no await in between, commits together with
  * an outbox row, then upserts the D1 index; the alarm retries the outbox until D1 has it.
  */
-export class WorkspaceObject extends DurableObject<Bindings> {
+export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc {
   private flushChain: Promise<void> = Promise.resolve();
   /**
    * The tag rows and name this object's last successful index write carried (null after a start: the next write
@@ -374,7 +393,7 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     const now = input.now ?? new Date().toISOString();
     return this.mutate(input, (w) => {
       const next = unlock(w, input.holder);
-      return isFailure(next) ? next : onUnlock(this.ctx.storage.sql, next, now, { force: false });
+      return isFailure(next) ? next : this.afterUnlock(onUnlock(this.ctx.storage.sql, next, now, { force: false }), now);
     });
   }
 
@@ -383,8 +402,14 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     const now = input.now ?? new Date().toISOString();
     return this.mutate(input, (w) => {
       const next = forceUnlock(w);
-      return isFailure(next) ? next : onUnlock(this.ctx.storage.sql, next, now, { force: true });
+      return isFailure(next) ? next : this.afterUnlock(onUnlock(this.ctx.storage.sql, next, now, { force: true }), now);
     });
+  }
+
+  /** The workspace is unlocked: the head of the run queue starts in the same commit. */
+  private afterUnlock(w: WorkspaceRecord | Failure, now: string): WorkspaceRecord | Failure {
+    if (!isFailure(w)) advance(this.ctx.storage.sql, w, now);
+    return w;
   }
 
   // ---- state versions (logic in src/state-versions/state-versions.store.ts) ----
@@ -530,6 +555,135 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     return ok({ kind: s.kind, record: "record" in s ? s.record : null, pending, armed });
   }
 
+  // ---- runs (logic in src/runs/runs.engine.ts; the contract is RunsRpc in src/runs/runs.types.ts) ----
+
+  /** One run change committed with the workspace record (and its outbox entry), then flushed to the index. */
+  private async runChange<T>(
+    guard: Guard | undefined,
+    change: (sql: SqlStorage, w: WorkspaceRecord) => T | Failure,
+  ): Promise<Result<{ value: T; workspace: WorkspaceRecord }>> {
+    let value: T | undefined;
+    const result = await this.mutate({ guard }, (w) => {
+      const r = change(this.ctx.storage.sql, w);
+      if (isFailure(r)) return r;
+      value = r;
+      return w;
+    });
+    return result.ok ? ok({ value: value as T, workspace: result.value }, result.bookmark) : result;
+  }
+
+  /** A run of this workspace, read in this object (a run id of another workspace is simply not found). */
+  private readRun<T>(runId: string, read: (sql: SqlStorage, run: RunRecord, w: WorkspaceRecord) => Result<T>): Result<T> {
+    const w = this.live();
+    if (isFailure(w)) return w;
+    const run = getRun(this.ctx.storage.sql, runId);
+    return run ? read(this.ctx.storage.sql, run, w) : fail("not_found");
+  }
+
+  async createRun(input: CreateRunInput): Promise<Result<{ run: RunRecord; workspace: WorkspaceRecord }>> {
+    const r = await this.runChange(input.guard, (sql, w) => createRun(sql, w, input));
+    return r.ok ? ok({ run: r.value.value, workspace: r.value.workspace }, r.bookmark) : r;
+  }
+
+  async getRun(runId: string): Promise<Result<{ run: RunRecord; workspace: WorkspaceRecord }>> {
+    return this.readRun(runId, (_sql, run, workspace) => ok({ run, workspace }));
+  }
+
+  async listRuns(input: { offset: number; limit: number; includePlanOnly: boolean }): Promise<Result<{ items: RunRecord[]; total: number }>> {
+    const w = this.live();
+    return isFailure(w) ? w : ok(listRuns(this.ctx.storage.sql, input));
+  }
+
+  async runAction(input: RunActionInput): Promise<Result<{ run: RunRecord }>> {
+    const r = await this.runChange(input.guard, (sql, w) => runAction(sql, w, input));
+    return r.ok ? ok({ run: r.value.value }, r.bookmark) : r;
+  }
+
+  async listRunEvents(runId: string): Promise<Result<RunEvent[]>> {
+    return this.readRun(runId, (sql) => ok(listEvents(sql, runId)));
+  }
+
+  async getComment(id: string): Promise<Result<RunComment>> {
+    const w = this.live();
+    if (isFailure(w)) return w;
+    const comment = getComment(this.ctx.storage.sql, id);
+    return comment ? ok(comment) : fail("not_found");
+  }
+
+  async addComment(input: { runId: string; id: string; body: string; now: string; actor: Actor | null }): Promise<Result<RunComment>> {
+    const r = await this.runChange(undefined, (sql, w) => addComment(sql, w, input));
+    return r.ok ? ok(r.value.value, r.bookmark) : r;
+  }
+
+  async readLog(input: { runId: string; phase: Phase; offset: number; limit: number }): Promise<Result<{ bytes: Uint8Array }>> {
+    return this.readRun(input.runId, (sql) => ok({ bytes: readLog(sql, input.runId, input.phase, input.offset, input.limit) }));
+  }
+
+  async claimJob(input: ClaimInput): Promise<Result<Job>> {
+    const r = await this.runChange(undefined, (sql, w) => claimJob(sql, w, input));
+    if (!r.ok) return r;
+    const { job, run } = r.value.value;
+    return ok({
+      runId: run.id,
+      phase: input.phase,
+      claimId: job.claim_id!,
+      leaseUntil: new Date(job.lease_until!).toISOString(),
+      run,
+      workspace: r.value.workspace,
+    });
+  }
+
+  /** Lease renewals change no record: nothing is committed for the index. */
+  async heartbeat(input: { runId: string; phase: Phase; claimId: string; now: string }): Promise<Result<{ signal: CancelSignal }>> {
+    if (this.load().kind !== "live") return fail("job_lost");
+    const r = touchJob(this.ctx.storage.sql, input);
+    return isFailure(r) ? r : ok({ signal: r.signal });
+  }
+
+  async appendLog(input: {
+    runId: string;
+    phase: Phase;
+    claimId: string;
+    offset: number;
+    bytes: Uint8Array;
+    now: string;
+  }): Promise<Result<{ size: number; signal: CancelSignal }>> {
+    if (this.load().kind !== "live") return fail("job_lost");
+    const r = appendLog(this.ctx.storage.sql, input);
+    return isFailure(r) ? r : ok(r);
+  }
+
+  async putArtifact(input: { runId: string; claimId: string; kind: ArtifactKind; bytes: Uint8Array }): Promise<Result<null>> {
+    if (this.load().kind !== "live") return fail("job_lost");
+    const sql = this.ctx.storage.sql;
+    const r = touchJob(sql, { runId: input.runId, phase: "plan", claimId: input.claimId, now: new Date().toISOString() });
+    if (isFailure(r)) return r;
+    putArtifact(sql, input.runId, input.kind, input.bytes);
+    return ok(null);
+  }
+
+  async getArtifact(input: { runId: string; kind: ArtifactKind }): Promise<Result<{ bytes: Uint8Array }>> {
+    return this.readRun(input.runId, (sql) => {
+      const bytes = getArtifact(sql, input.runId, input.kind);
+      return bytes ? ok({ bytes }) : fail("not_found");
+    });
+  }
+
+  async finishJob(input: FinishInput): Promise<Result<{ run: RunRecord }>> {
+    const r = await this.runChange(undefined, (sql, w) => finishJob(sql, w, input));
+    return r.ok ? ok({ run: r.value.value }, r.bookmark) : r;
+  }
+
+  /** The alarm's part for runs: jobs whose lease ran out end errored (one commit for all of them). */
+  private async expireJobLeases(): Promise<void> {
+    const nowMs = Date.now();
+    if (expiredJobs(this.ctx.storage.sql, nowMs).length === 0) return;
+    await this.mutate({}, (w) => {
+      expireLeases(this.ctx.storage.sql, w, nowMs);
+      return w;
+    });
+  }
+
   // ---- test-only ----
 
   /**
@@ -584,6 +738,10 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     const versions = latest.op === "delete" ? [] : unindexedVersions(sql, this.indexedSeq());
     if (latest.op === "delete") statements.push(dropStateVersionIndexStatement(session, record.id));
     else if (versions.length) statements.push(stateVersionIndexStatement(session, record.id, versions));
+    // So are the run and job rows of the runs changed since the last flush.
+    const runs = latest.op === "delete" ? [] : unindexedRuns(sql);
+    if (latest.op === "delete") statements.push(...dropRunIndexStatements(session, record.id));
+    else statements.push(...runIndexStatements(session, runs));
     try {
       if (this.faultBudget > 0) {
         this.faultBudget--;
@@ -601,8 +759,13 @@ export class WorkspaceObject extends DurableObject<Bindings> {
     }
     sql.exec("DELETE FROM outbox WHERE seq <= ?", latest.seq);
     if (versions.length) sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('sv_indexed_seq', ?)", String(versions[versions.length - 1]!.seq));
-    // Nothing left to drain: the alarm armed by the commit is moot (same synchronous section as the check).
-    if (sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n === 0) void this.ctx.storage.deleteAlarm();
+    markIndexed(
+      sql,
+      runs.map((r) => ({ id: r.row.id, version: r.row.version })),
+    );
+    // Nothing left to drain: the alarm armed by the commit is moot (same synchronous section as the check), unless
+    // a job's lease needs it.
+    this.armForLeases();
     if (latest.op === "delete") {
       // D1 has the delete: keep only the tombstone so the id can never be recreated.
       sql.exec(
@@ -611,12 +774,27 @@ export class WorkspaceObject extends DurableObject<Bindings> {
       );
       eraseAll(sql);
       eraseVariables(sql);
+      eraseRuns(sql);
     }
+  }
+
+  /**
+   * With the outbox drained, the alarm serves the earliest job lease (or nothing). While index writes are pending
+   * the flush owns the alarm: it fires before any lease runs out or soon after, and this runs again once it drains.
+   */
+  private armForLeases(): void {
+    const sql = this.ctx.storage.sql;
+    if (sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n > 0) return;
+    const lease = earliestLease(sql);
+    if (lease === null) void this.ctx.storage.deleteAlarm();
+    else void this.ctx.storage.setAlarm(lease);
   }
 
   async alarm(): Promise<void> {
     await this.flush(undefined);
+    await this.expireJobLeases();
     const left = this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n;
     if (left > 0 && (await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + RETRY_BASE_MS);
+    else if (left === 0) this.armForLeases();
   }
 }

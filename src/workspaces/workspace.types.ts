@@ -76,6 +76,8 @@ export interface WorkspaceRecord {
   currentRun: { id: string; status: string; createdAt: string } | null;
   /** The configuration version runs use by default (`current-configuration-version`); absent in older records. */
   currentConfigurationVersionId?: string | null;
+  /** Over the latest 30 runs that applied or errored (durations in ms); absent until a run ends so. */
+  runMetrics?: { applyDurationAverage: number | null; planDurationAverage: number | null; runFailures: number; runsCount: number };
   source: string;
   /** Ids of the workspace's own variables in creation order (the `vars` relationship). */
   varIds?: string[];

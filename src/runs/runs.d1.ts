@@ -1,0 +1,128 @@
+/**
+ * Repository: the D1 index of runs and of their jobs (migration 0020). The runs live in their workspace's Durable
+ * Object; only that object writes these rows, in the batch of its index flush (version-guarded, so an older write
+ * never overwrites a newer one). The Worker reads them to find a run's workspace, to list an organisation's runs and
+ * to hand queued jobs to agents.
+ */
+import type { Db } from "../caller";
+import type { JobIndexRow, RunRow } from "./runs.store";
+import type { Phase, RunRecord, RunStatus } from "./runs.types";
+
+/** Statements that make D1's rows of these runs and their jobs equal to the object's. */
+export function runIndexStatements(db: Db, runs: Array<{ row: RunRow; jobs: JobIndexRow[] }>): D1PreparedStatement[] {
+  const statements: D1PreparedStatement[] = [];
+  for (const { row, jobs } of runs) {
+    const run = JSON.parse(row.record) as RunRecord;
+    statements.push(
+      db
+        .prepare(
+          `INSERT INTO runs (id, workspace_id, organization_id, status, created_at, plan_only, is_destroy, source, message,
+             created_by, agent_pool_id, doc, version)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT(id) DO UPDATE SET status = excluded.status, message = excluded.message, doc = excluded.doc,
+             version = excluded.version
+           WHERE excluded.version > runs.version`,
+        )
+        .bind(
+          run.id,
+          run.workspaceId,
+          run.organizationId,
+          run.status,
+          run.createdAt,
+          run.planOnly ? 1 : 0,
+          run.isDestroy ? 1 : 0,
+          run.source,
+          run.message,
+          run.createdBy?.id ?? null,
+          row.pool_id,
+          row.record,
+          row.version,
+        ),
+    );
+    for (const job of jobs) {
+      statements.push(
+        db
+          .prepare(
+            `INSERT INTO run_jobs (run_id, phase, workspace_id, organization_id, agent_pool_id, status, queued_at, version)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+             ON CONFLICT(run_id, phase) DO UPDATE SET agent_pool_id = excluded.agent_pool_id, status = excluded.status,
+               queued_at = excluded.queued_at, version = excluded.version
+             WHERE excluded.version > run_jobs.version`,
+          )
+          .bind(job.run_id, job.phase, run.workspaceId, run.organizationId, job.pool_id, job.status, job.queued_at, row.version),
+      );
+    }
+  }
+  return statements;
+}
+
+/** A deleted workspace's runs leave the index with it. */
+export function dropRunIndexStatements(db: Db, workspaceId: string): D1PreparedStatement[] {
+  return [db.prepare("DELETE FROM run_jobs WHERE workspace_id = ?").bind(workspaceId), db.prepare("DELETE FROM runs WHERE workspace_id = ?").bind(workspaceId)];
+}
+
+export interface RunIndexRow {
+  workspaceId: string;
+  organizationId: string;
+  status: RunStatus;
+}
+
+/** Where a run lives and its status as last indexed (null when unknown). */
+export async function runIndexRow(db: Db, runId: string): Promise<RunIndexRow | null> {
+  const row = await db
+    .prepare("SELECT workspace_id, organization_id, status FROM runs WHERE id = ?")
+    .bind(runId)
+    .first<{ workspace_id: string; organization_id: string; status: RunStatus }>();
+  return row ? { workspaceId: row.workspace_id, organizationId: row.organization_id, status: row.status } : null;
+}
+
+export interface OrganizationRunsQuery {
+  organizationId: string;
+  offset: number;
+  limit: number;
+  /** Only these workspaces (null: all). */
+  workspaceIds?: string[] | null;
+  /** Only these statuses (null: all). */
+  statuses?: RunStatus[] | null;
+  includePlanOnly?: boolean;
+}
+
+/** An organisation's runs, newest first, as their records (the real list has no totals). */
+export async function listOrganizationRuns(db: Db, q: OrganizationRunsQuery): Promise<RunRecord[]> {
+  const where = ["organization_id = ?"];
+  const binds: unknown[] = [q.organizationId];
+  if (q.workspaceIds) {
+    where.push("workspace_id IN (SELECT value FROM json_each(?))");
+    binds.push(JSON.stringify(q.workspaceIds));
+  }
+  if (q.statuses) {
+    where.push("status IN (SELECT value FROM json_each(?))");
+    binds.push(JSON.stringify(q.statuses));
+  }
+  if (!q.includePlanOnly) where.push("plan_only = 0");
+  const rows = await db
+    .prepare(`SELECT doc FROM runs WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`)
+    .bind(...binds, q.limit, q.offset)
+    .all<{ doc: string }>();
+  return rows.results.map((r) => JSON.parse(r.doc) as RunRecord);
+}
+
+export interface QueuedJob {
+  runId: string;
+  phase: Phase;
+  workspaceId: string;
+  organizationId: string;
+  queuedAt: string;
+}
+
+/** Jobs waiting for an agent of `poolId` (null: the default pool), oldest first. */
+export async function queuedJobs(db: Db, poolId: string | null, limit: number): Promise<QueuedJob[]> {
+  const rows = await db
+    .prepare(
+      `SELECT run_id, phase, workspace_id, organization_id, queued_at FROM run_jobs
+       WHERE agent_pool_id IS ? AND status = 'queued' ORDER BY queued_at, run_id LIMIT ?`,
+    )
+    .bind(poolId, limit)
+    .all<{ run_id: string; phase: Phase; workspace_id: string; organization_id: string; queued_at: string }>();
+  return rows.results.map((r) => ({ runId: r.run_id, phase: r.phase, workspaceId: r.workspace_id, organizationId: r.organization_id, queuedAt: r.queued_at }));
+}
