@@ -7,10 +7,14 @@ import type { Gate } from "./hops";
  * ADMIN_TOKEN: the site-admin token; BLOB_SIGNING_KEY: the HMAC key of signed state-blob URLs;
  * RATE_LIMIT: requests per second per user ("0" disables); FAULT_INJECTION: "1" enables the
  * test-only fault hooks, never set in production; VARIABLES_ENCRYPTION_KEY: the secret the AES-GCM key
- * of stored variable values is derived from. Secrets may be unset locally, hence optional.
+ * of stored variable values is derived from; AGENT_TOKEN: the operator's agent token, whose agents serve every
+ * `remote`-mode workspace (docs/runs.md). Secrets may be unset locally, hence optional.
  */
-export type Bindings = Omit<Env, "ADMIN_TOKEN" | "BLOB_SIGNING_KEY" | "VARIABLES_ENCRYPTION_KEY" | "RATE_LIMIT" | "FAULT_INJECTION" | "EXPOSE_HOPS"> &
-  Partial<Pick<Env, "ADMIN_TOKEN" | "BLOB_SIGNING_KEY" | "VARIABLES_ENCRYPTION_KEY" | "RATE_LIMIT" | "FAULT_INJECTION" | "EXPOSE_HOPS">>;
+export type Bindings = Omit<
+  Env,
+  "ADMIN_TOKEN" | "BLOB_SIGNING_KEY" | "VARIABLES_ENCRYPTION_KEY" | "RATE_LIMIT" | "FAULT_INJECTION" | "EXPOSE_HOPS" | "AGENT_TOKEN"
+> &
+  Partial<Pick<Env, "ADMIN_TOKEN" | "BLOB_SIGNING_KEY" | "VARIABLES_ENCRYPTION_KEY" | "RATE_LIMIT" | "FAULT_INJECTION" | "EXPOSE_HOPS" | "AGENT_TOKEN">>;
 
 export interface Variables {
   principal: Principal;
