@@ -72,6 +72,22 @@ export const ERRORS = {
   /** go-tfe and the tfe provider match this text on a duplicate variable key. */
   key_taken: { status: 422, title: "invalid attribute", detail: "Key has already been taken" },
   name_taken: { status: 422, title: "invalid attribute", detail: "Name has already been taken" },
+  // ---- configuration versions ----
+  /** go-tfe's TestConfigurationVersionsArchive matches both texts (it joins title and detail). */
+  cv_archive_current: { status: 409, title: "transition not allowed", detail: "configuration could not be archived because it is current" },
+  cv_archive_not_allowed: { status: 409, title: "transition not allowed", detail: "configuration could not be archived" },
+  cv_upload_closed: { status: 409, title: "conflict", detail: "This configuration version no longer accepts uploads" },
+  cv_none: {
+    status: 422,
+    title: "invalid attribute",
+    detail: "The workspace has no configuration version: create and upload one, or name one in the request",
+  },
+  cv_not_found: { status: 422, title: "invalid attribute", detail: "Configuration version not found in this workspace" },
+  cv_not_uploaded: {
+    status: 422,
+    title: "invalid attribute",
+    detail: "Configuration version is not uploaded: only an uploaded configuration version can start a run",
+  },
   rate_limited: { status: 429, title: "Too many requests", detail: "You have exceeded the API's rate limit." },
   method_not_allowed: { status: 405, title: "method not allowed" },
   internal: { status: 500, title: "internal server error" },

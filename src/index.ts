@@ -33,6 +33,8 @@ import { consumers } from "./workspaces/consumers.routes";
 import { retention } from "./retention/retention.routes";
 import { stateVersions } from "./state-versions/state-versions.routes";
 import { blobs } from "./blobs/blobs.routes";
+import { configurationVersions } from "./configuration-versions/configuration-versions.routes";
+import { slugs } from "./configuration-versions/configuration-versions.slugs";
 import { admin } from "./admin/admin.routes";
 import { subscriptions } from "./subscriptions/subscriptions.routes";
 import { organizationTags } from "./tags/organization-tags.routes";
@@ -69,6 +71,7 @@ const API_ROUTERS = [
   consumers,
   retention,
   stateVersions,
+  configurationVersions,
   admin,
   subscriptions,
   variables,
@@ -163,8 +166,11 @@ for (const r of API_ROUTERS) api.route("/", r);
 // Signed state-blob URLs: no token (Terraform sends none), raw bodies, their own size limit; rate
 // limited per client address like every unauthenticated request.
 app.use("/_blobs/*", limitByClient);
+app.use("/_slugs/*", limitByClient);
 app.use("/api/v2/openapi.json", limitByClient);
 app.route("/", blobs);
+// Signed configuration-archive URLs, likewise (go-tfe uploads without a token; the download endpoint redirects here).
+app.route("/", slugs);
 // The OpenAPI document is public like discovery; registered before the authenticated API.
 app.get("/api/v2/openapi.json", (c) => c.json(openApiDocument(app)));
 app.route("/api/v2", api);

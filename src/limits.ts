@@ -4,6 +4,8 @@ export const LIMITS = {
   apiBodyBytes: 1024 * 1024,
   /** Raw state uploads through the signed URLs. */
   stateBodyBytes: 64 * 1024 * 1024,
+  /** Configuration archives (tar.gz) through their signed upload URLs: the request body limit of Cloudflare's plans. */
+  configurationBodyBytes: 100 * 1024 * 1024,
   /**
    * A body answered before it was read (413, 401, 415…) is read and discarded up to this many bytes, so the client
    * receives the answer instead of a connection reset (src/body.ts); past it the connection is closed.

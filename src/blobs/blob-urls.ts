@@ -7,13 +7,14 @@ import type { Bindings } from "../env";
 export const BLOB_URL_TTL_SECONDS = 25 * 60 * 60;
 export type BlobKind = "state" | "json";
 
-async function hmacHex(key: string, message: string): Promise<string> {
+/** HMAC-SHA256 of `message`, hex; each kind of signed URL prefixes its messages so none is valid as another. */
+export async function hmacHex(key: string, message: string): Promise<string> {
   const k = await crypto.subtle.importKey("raw", new TextEncoder().encode(key), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
   const sig = await crypto.subtle.sign("HMAC", k, new TextEncoder().encode(message));
   return [...new Uint8Array(sig)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-function signingKey(env: Bindings): string {
+export function signingKey(env: Bindings): string {
   if (!env.BLOB_SIGNING_KEY) throw new Error("BLOB_SIGNING_KEY is not configured");
   return env.BLOB_SIGNING_KEY;
 }
@@ -49,6 +50,12 @@ export async function verifyBlobUrl(
   if (!exp || !sig || !/^\d{1,12}$/.test(exp) || !/^[0-9a-f]{64}$/.test(sig)) return false;
   if (Number(exp) < Math.floor(Date.now() / 1000)) return false;
   const expected = await hmacHex(signingKey(env), message(method, workspaceId, svId, kind, Number(exp)));
+  return sameHex(expected, sig);
+}
+
+/** Whether two 64-digit hex signatures are equal, in constant time. */
+export function sameHex(expected: string, sig: string): boolean {
+  if (expected.length !== 64 || sig.length !== 64) return false;
   let diff = 0;
   for (let i = 0; i < 64; i++) diff |= expected.charCodeAt(i) ^ sig.charCodeAt(i);
   return diff === 0;

@@ -5,7 +5,6 @@
  */
 import { Hono, type Context } from "hono";
 import type { AppEnv } from "../env";
-import { discardRest } from "../body";
 import { ApiError, unwrap } from "../errors";
 import { nowIso } from "../ids";
 import { LIMITS } from "../limits";
@@ -13,6 +12,7 @@ import { CHUNK_BYTES } from "../state-versions/state-versions.store";
 import { stateStub } from "../state-versions/state-versions.stub";
 import type { BlobKind } from "./blob-urls";
 import { authoriseBlob } from "./blobs.service";
+import { pieces } from "./pieces";
 
 export const blobs = new Hono<AppEnv>();
 
@@ -32,38 +32,6 @@ async function authorise(c: Context<AppEnv>, method: "GET" | "PUT") {
 
 const tooLarge = () => ApiError.of("payload_too_large", { detail: `State uploads are limited to ${LIMITS.stateBodyBytes} bytes` });
 
-/** Re-cuts a byte stream into pieces of exactly CHUNK_BYTES (the last one shorter). */
-async function* pieces(body: ReadableStream<Uint8Array> | null): AsyncGenerator<Uint8Array> {
-  if (!body) return;
-  let buf = new Uint8Array(CHUNK_BYTES);
-  let fill = 0;
-  let total = 0;
-  const reader = body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > LIMITS.stateBodyBytes) {
-      // Read to the end (within the drain bound) so the client receives the 413 rather than a reset.
-      await discardRest(reader, total);
-      throw tooLarge();
-    }
-    let off = 0;
-    while (off < value.byteLength) {
-      const n = Math.min(CHUNK_BYTES - fill, value.byteLength - off);
-      buf.set(value.subarray(off, off + n), fill);
-      fill += n;
-      off += n;
-      if (fill === CHUNK_BYTES) {
-        yield buf;
-        buf = new Uint8Array(CHUNK_BYTES);
-        fill = 0;
-      }
-    }
-  }
-  if (fill > 0) yield buf.subarray(0, fill);
-}
-
 blobs.put("/_blobs/:ws/:sv/:kind", async (c) => {
   const t = await authorise(c, "PUT");
   if (Number(c.req.header("Content-Length") ?? "0") > LIMITS.stateBodyBytes) throw tooLarge();
@@ -73,7 +41,7 @@ blobs.put("/_blobs/:ws/:sv/:kind", async (c) => {
   // Each piece is sent once the next one exists, so the last one travels with the completion.
   let held: Uint8Array | null = null;
   try {
-    for await (const piece of pieces(c.req.raw.body)) {
+    for await (const piece of pieces(c.req.raw.body, CHUNK_BYTES, LIMITS.stateBodyBytes, tooLarge)) {
       if (held) unwrap(await stub.appendBlob({ id: t.sv, kind: t.kind, upload, bytes: held }));
       held = piece;
     }

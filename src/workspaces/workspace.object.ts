@@ -41,7 +41,6 @@ import { dropStateVersionIndexStatement, stateVersionIndexStatement } from "../s
 import { applyTagChange, sameTags, type TagChange } from "../tags/workspace-tags.rules";
 import { deleteVariable, eraseVariables, getVariable, insertVariable, listVariables, migrateVariables, updateVariable } from "../variables/variables.store";
 import type { StoredVariable, VariablePatch } from "../variables/variables.types";
-import { migrateConfigurationVersions } from "../configuration-versions/configuration-versions.store";
 import { eraseRuns, getComment, getRun, listEvents, listRuns, markIndexed, migrateRuns, unindexedRuns } from "../runs/runs.store";
 import { addComment, advance, appendLog, claimJob, createRun, expireLeases, finishJob, runAction, touchJob } from "../runs/runs.engine";
 import { earliestLease, expiredJobs } from "../runs/jobs.store";
@@ -62,6 +61,23 @@ import type {
   RunRecord,
   RunsRpc,
 } from "../runs/runs.types";
+import {
+  abortCvUpload,
+  appendCvUpload,
+  archiveCv,
+  completeCvUpload,
+  createCv,
+  eraseConfigurationVersions,
+  getCv,
+  listCvs,
+  migrateConfigurationVersions,
+  onCvUploaded,
+  readCvParts,
+  unindexedCvs,
+  type CreateCvInput,
+} from "../configuration-versions/configuration-versions.store";
+import type { ConfigurationVersionRecord } from "../configuration-versions/configuration-versions.types";
+import { cvIndexStatement, dropCvIndexStatement } from "../configuration-versions/configuration-versions.d1";
 
 type Stored =
   | { kind: "absent" }
@@ -502,6 +518,74 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
     return manageBackingData(this.ctx.storage.sql, input.id, input.action, w.currentStateVersionId) ?? ok(null);
   }
 
+  // ---- configuration versions (logic in src/configuration-versions/configuration-versions.store.ts) ----
+
+  /** Creates a pending configuration version; committed with the record (a non-provisional one becomes current) so the index flush carries it. */
+  async createConfigurationVersion(input: CreateCvInput & { guard?: Guard }): Promise<Result<{ cv: ConfigurationVersionRecord; workspace: WorkspaceRecord }>> {
+    const sql = this.ctx.storage.sql;
+    const result = await this.mutate(input, (w) => createCv(sql, w, input));
+    if (!result.ok) return result;
+    return ok({ cv: getCv(sql, input.id)!, workspace: result.value }, result.bookmark);
+  }
+
+  async getConfigurationVersion(id: string): Promise<Result<{ cv: ConfigurationVersionRecord; workspace: WorkspaceRecord }>> {
+    const w = this.live();
+    if (isFailure(w)) return w;
+    const cv = getCv(this.ctx.storage.sql, id);
+    return cv ? ok({ cv, workspace: w }) : fail("not_found");
+  }
+
+  async listConfigurationVersions(input: { offset: number; limit: number }): Promise<Result<{ items: ConfigurationVersionRecord[]; total: number }>> {
+    const w = this.live();
+    if (isFailure(w)) return w;
+    return ok(listCvs(this.ctx.storage.sql, input.offset, input.limit));
+  }
+
+  /** Archives an uploaded, non-current version with no unfinished run; the record is unchanged, so nothing is indexed. */
+  async archiveConfigurationVersion(input: { id: string; now: string; guard?: Guard }): Promise<Result<ConfigurationVersionRecord>> {
+    const w = this.guarded(input.guard);
+    if (isFailure(w)) return w;
+    const cv = archiveCv(this.ctx.storage.sql, w, input.id, input.now);
+    return isFailure(cv) ? cv : ok(cv);
+  }
+
+  /** Stores one piece of an upload through a signed URL (pieces of one upload arrive in order). */
+  async appendCvUpload(input: { id: string; upload: string; bytes: Uint8Array }): Promise<Result<null>> {
+    if (this.load().kind !== "live") return fail("not_found");
+    return appendCvUpload(this.ctx.storage.sql, input.id, input.upload, input.bytes) ?? ok(null);
+  }
+
+  async abortCvUpload(input: { id: string; upload: string }): Promise<Result<null>> {
+    abortCvUpload(this.ctx.storage.sql, input.id, input.upload);
+    return ok(null);
+  }
+
+  /**
+   * Completes an upload with its last piece: the version is `uploaded`. Its first upload, when it asked for
+   * `auto-queue-runs`, goes to the run engine's hook in the same critical section.
+   */
+  async completeCvUpload(input: { id: string; upload: string; bytes: Uint8Array; sha256: string; now: string }): Promise<Result<ConfigurationVersionRecord>> {
+    const sql = this.ctx.storage.sql;
+    if (this.load().kind !== "live") return fail("not_found");
+    const done = completeCvUpload(sql, input);
+    if (isFailure(done)) return done;
+    if (done.first && done.cv.autoQueueRuns) {
+      const probe = this.live();
+      // The hook sees the record as it is; only a change it makes is committed (and indexed).
+      const changed = isFailure(probe) ? null : onCvUploaded(sql, structuredClone(probe), done.cv, input.now);
+      if (changed && !isFailure(changed)) await this.mutate({}, () => changed);
+      else if (changed) console.log(JSON.stringify({ level: "warn", msg: "auto-queue after upload failed", cv: input.id, code: changed.code }));
+    }
+    return ok(done.cv);
+  }
+
+  /** An uploaded archive in parts of a few MiB (an RPC result is limited to 32 MiB; archives may be larger). */
+  async readCvPart(input: { id: string; fromSeq: number }): Promise<Result<{ bytes: Uint8Array; next: number | null }>> {
+    if (this.load().kind !== "live") return fail("not_found");
+    const part = readCvParts(this.ctx.storage.sql, input.id, input.fromSeq);
+    return isFailure(part) ? part : ok(part);
+  }
+
   /**
    * Delete: a permanent tombstone; the data is dropped once D1 has the delete. With `safe`, the
    * safe-delete conditions are checked in the same synchronous section as the delete.
@@ -712,6 +796,12 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
     return row ? Number(row.value) : 0;
   }
 
+  /** The last configuration version (by seq) the D1 index has. */
+  private indexedCvSeq(): number {
+    const row = this.ctx.storage.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'cv_indexed_seq'").toArray()[0];
+    return row ? Number(row.value) : 0;
+  }
+
   /** Serialised flush: always writes the newest outbox entry, so an older one can never land last. */
   protected flush(faults: Faults | undefined): Promise<void> {
     if (faults?.failIndexWrites && this.env.FAULT_INJECTION === "1") this.faultBudget += faults.failIndexWrites;
@@ -742,6 +832,10 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
     const runs = latest.op === "delete" ? [] : unindexedRuns(sql);
     if (latest.op === "delete") statements.push(...dropRunIndexStatements(session, record.id));
     else statements.push(...runIndexStatements(session, runs));
+    // So is the configuration-version id → workspace map.
+    const cvs = latest.op === "delete" ? [] : unindexedCvs(sql, this.indexedCvSeq());
+    if (latest.op === "delete") statements.push(dropCvIndexStatement(session, record.id));
+    else if (cvs.length) statements.push(cvIndexStatement(session, record, cvs));
     try {
       if (this.faultBudget > 0) {
         this.faultBudget--;
@@ -759,6 +853,7 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
     }
     sql.exec("DELETE FROM outbox WHERE seq <= ?", latest.seq);
     if (versions.length) sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('sv_indexed_seq', ?)", String(versions[versions.length - 1]!.seq));
+    if (cvs.length) sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('cv_indexed_seq', ?)", String(cvs[cvs.length - 1]!.seq));
     markIndexed(
       sql,
       runs.map((r) => ({ id: r.row.id, version: r.row.version })),
@@ -775,6 +870,7 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
       eraseAll(sql);
       eraseVariables(sql);
       eraseRuns(sql);
+      eraseConfigurationVersions(sql);
     }
   }
 

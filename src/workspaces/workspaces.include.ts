@@ -5,6 +5,7 @@ import { Included, type Resource } from "../jsonapi/document";
 import { serializeOrganization } from "../organizations/organizations.serialize";
 import { serializeProject } from "../projects/projects.serialize";
 import { includeStateVersions } from "../state-versions/state-versions.include";
+import { includeConfigurationVersions } from "../configuration-versions/configuration-versions.include";
 import type { ProjectBinding } from "../tags/project-tags.d1";
 import { effectiveBindings } from "../tags/tags.serialize";
 import { includeVariables } from "../variables/variables.include";
@@ -73,7 +74,7 @@ const unique = <T>(xs: T[]) => [...new Set(xs)];
 /**
  * Resolves includes for a set of workspaces and their serialised resources (relationship data is
  * filled where an include needs it). The D1 lookups of every requested include go in one batch.
- * Resources this service does not hold (runs, configuration versions, readme, assessments, no-code modules)
+ * Resources this service does not hold (runs, readme, assessments, no-code modules)
  * resolve to nothing.
  */
 export async function includeFor(
@@ -177,6 +178,8 @@ export async function includeFor(
   }
   // Outputs and the current state version live in each workspace's Durable Object (state-version issue).
   await includeStateVersions(caller.env, origin, records, scope, values, included);
+  // So do their configuration versions.
+  await includeConfigurationVersions(caller.env, records, scope, values, included);
   // The workspaces' own variables live in their Durable Objects too, shown only to readers of variables.
   if (values.has("vars")) await includeVariables(caller.env, records, scope, included);
   return included.items.length ? { included: included.items } : {};

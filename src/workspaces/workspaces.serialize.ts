@@ -82,7 +82,9 @@ export function serializeWorkspace(r: Omit<WorkspaceRecord, "tagBindings">, ctx:
 
   const relationships: Record<string, unknown> = {
     "agent-pool": { data: exec.agentPoolId ? { id: exec.agentPoolId, type: "agent-pools" } : null },
-    "current-configuration-version": { data: null },
+    "current-configuration-version": {
+      data: r.currentConfigurationVersionId ? { id: r.currentConfigurationVersionId, type: "configuration-versions" } : null,
+    },
     "current-run": { data: r.currentRun ? { id: r.currentRun.id, type: "runs" } : null },
     "latest-run": { data: r.currentRun ? { id: r.currentRun.id, type: "runs" } : null },
     "current-state-version": {

@@ -1,6 +1,7 @@
 // The authorisation matrix: every API route × every kind of caller. Each route's action
 // comes from the requirement table the router enforces (src/auth/requirements.ts); which callers
 // pass each action is this test's own oracle. A route without a row fails the completeness test.
+import { exports } from "cloudflare:workers";
 import SparkMD5 from "spark-md5";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Action } from "../../src/auth/requirements";
@@ -167,6 +168,16 @@ async function stateVersion(): Promise<{ ws: string; sv: string; name: string }>
   return { ws: ws.id, sv: sv.body.data.id, name: ws.name };
 }
 const adminPost = async (path: string, body: unknown) => (await api("POST", path, { body })).body.data;
+const cvBody = { data: { type: "configuration-versions", attributes: { "auto-queue-runs": false } } };
+/** A configuration version of a fresh workspace, its archive uploaded through the signed URL; a newer one is current. */
+async function uploadedCv(): Promise<{ ws: string; cv: string }> {
+  const ws = await workspace();
+  const cv = await adminPost(`/workspaces/${ws.id}/configuration-versions`, cvBody);
+  const put = await exports.default.fetch(new Request(cv.attributes["upload-url"], { method: "PUT", body: new Uint8Array([31, 139, 8, 0]) }));
+  if (put.status !== 200) throw new Error(`upload: ${put.status}`);
+  await adminPost(`/workspaces/${ws.id}/configuration-versions`, cvBody);
+  return { ws: ws.id, cv: cv.id };
+}
 const wsBody = (attributes: Record<string, unknown> = {}) => ({ data: { type: "workspaces", attributes } });
 const team = async (attrs: Record<string, unknown> = {}) =>
   adminPost(`/organizations/${fx.org}/teams`, { data: { type: "teams", attributes: { name: uniqueName("t"), visibility: "organization", ...attrs } } });
@@ -1225,6 +1236,38 @@ const ROWS: Row[] = [
     route: "/api/v2/state-versions",
     ok: 200,
     make: async () => ({ path: `/state-versions?filter%5Bworkspace%5D%5Bname%5D=${(await stateVersion()).name}&filter%5Borganization%5D%5Bname%5D=${org()}` }),
+  },
+  {
+    method: "POST",
+    route: "/api/v2/workspaces/:workspace_id/configuration-versions",
+    ok: 201,
+    make: async () => ({ path: `/workspaces/${(await workspace()).id}/configuration-versions`, body: cvBody }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/workspaces/:workspace_id/configuration-versions",
+    ok: 200,
+    make: async () => ({ path: `/workspaces/${(await uploadedCv()).ws}/configuration-versions` }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/configuration-versions/:configuration_version_id",
+    ok: 200,
+    make: async () => ({ path: `/configuration-versions/${(await uploadedCv()).cv}` }),
+  },
+  {
+    // Uploaded and no longer current: archivable.
+    method: "POST",
+    route: "/api/v2/configuration-versions/:configuration_version_id/actions/archive",
+    ok: 202,
+    make: async () => ({ path: `/configuration-versions/${(await uploadedCv()).cv}/actions/archive` }),
+  },
+  {
+    // 302 to the signed archive URL, which api() follows: a permitted caller receives the archive.
+    method: "GET",
+    route: "/api/v2/configuration-versions/:configuration_version_id/download",
+    ok: 200,
+    make: async () => ({ path: `/configuration-versions/${(await uploadedCv()).cv}/download` }),
   },
   {
     method: "GET",

@@ -1,0 +1,129 @@
+/** Configuration versions (HCP Terraform API docs: Configuration Versions): created here, uploaded through a signed URL. */
+import type { Context } from "hono";
+import { callerOf } from "../auth/caller.http";
+import type { AppEnv } from "../env";
+import { ApiError } from "../errors";
+import { defineRoute } from "../jsonapi/define-route";
+import { jsonapi, paginated } from "../jsonapi/document";
+import { includeQuery, listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
+import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
+import { workspaceIdParam } from "../workspaces/workspaces.schemas";
+import { configurationVersionResource, cvCreateBody, cvIdParam } from "./configuration-versions.schemas";
+import { serializeConfigurationVersion } from "./configuration-versions.serialize";
+import {
+  archiveConfigurationVersion,
+  configurationDownloadUrl,
+  createConfigurationVersion,
+  listConfigurationVersions,
+  readConfigurationVersion,
+} from "./configuration-versions.service";
+
+const tags = ["Configuration versions"];
+export const configurationVersions = router();
+
+const origin = (c: Context<AppEnv>) => new URL(c.req.url).origin;
+
+/**
+ * `include` of the documented values: `ingress_attributes` (commit information, which only VCS configuration has) and
+ * `run` (runs are queued from an upload by the run engine); neither adds anything for versions from the API or CLI.
+ */
+function checkInclude(raw: string | undefined): void {
+  for (const v of (raw ?? "").split(",").map((s) => s.trim())) {
+    if (v !== "" && v !== "ingress_attributes" && v !== "run") {
+      throw ApiError.of("invalid_include", { detail: `Invalid include parameter: ${v}`, parameter: "include" });
+    }
+  }
+}
+
+configurationVersions.openapi(
+  defineRoute({
+    method: "post",
+    path: "/workspaces/{workspace_id}/configuration-versions",
+    action: "runs.queue",
+    tags,
+    summary: "Create a configuration version; the response alone carries its upload URL",
+    request: { params: workspaceIdParam, body: jsonBody(cvCreateBody) },
+    responses: { ...ok("The configuration version", resourceDocument(configurationVersionResource), 201), ...errorResponses },
+  }),
+  async (c) => {
+    const wsId = c.req.valid("param").workspace_id;
+    const { cv, uploadUrl } = await createConfigurationVersion(callerOf(c), wsId, c.req.valid("json").data.attributes ?? {}, {
+      fromCli: (c.req.header("X-Terraform-Integration") ?? "").toLowerCase() === "cloud",
+      origin: origin(c),
+    });
+    return jsonapi(c, { data: serializeConfigurationVersion(cv, uploadUrl) }, 201);
+  },
+);
+
+configurationVersions.openapi(
+  defineRoute({
+    method: "get",
+    path: "/workspaces/{workspace_id}/configuration-versions",
+    action: "runs.read",
+    tags,
+    summary: "List a workspace's configuration versions, newest first",
+    request: { params: workspaceIdParam, query: pageQuery.merge(includeQuery) },
+    responses: { ...ok("A page of configuration versions", listDocument(configurationVersionResource)), ...errorResponses },
+  }),
+  async (c) => {
+    const q = c.req.valid("query");
+    checkInclude(q.include);
+    const page = pageOf(q);
+    const { items, total } = await listConfigurationVersions(callerOf(c), c.req.valid("param").workspace_id, page);
+    return jsonapi(
+      c,
+      paginated(
+        c,
+        items.map((cv) => serializeConfigurationVersion(cv)),
+        page,
+        total,
+      ),
+    );
+  },
+);
+
+configurationVersions.openapi(
+  defineRoute({
+    method: "get",
+    path: "/configuration-versions/{configuration_version_id}",
+    action: "runs.read",
+    tags,
+    summary: "Show a configuration version",
+    request: { params: cvIdParam, query: includeQuery },
+    responses: { ...ok("The configuration version", resourceDocument(configurationVersionResource)), ...errorResponses },
+  }),
+  async (c) => {
+    checkInclude(c.req.valid("query").include);
+    const cv = await readConfigurationVersion(callerOf(c), c.req.valid("param").configuration_version_id);
+    return jsonapi(c, { data: serializeConfigurationVersion(cv) });
+  },
+);
+
+configurationVersions.openapi(
+  defineRoute({
+    method: "post",
+    path: "/configuration-versions/{configuration_version_id}/actions/archive",
+    action: "runs.queue",
+    tags,
+    summary: "Archive an uploaded configuration version (not the current one, nor one an unfinished run uses)",
+    request: { params: cvIdParam },
+    responses: { 202: { description: "Archived; no body" }, 409: { description: "Not archivable" }, ...errorResponses },
+  }),
+  async (c) => {
+    await archiveConfigurationVersion(callerOf(c), c.req.valid("param").configuration_version_id);
+    return c.body(null, 202);
+  },
+);
+
+configurationVersions.openapi(
+  defineRoute({
+    method: "get",
+    path: "/configuration-versions/{configuration_version_id}/download",
+    action: "runs.read",
+    tags,
+    summary: "Redirect to a short-lived signed URL of the uploaded archive (404 while not uploaded)",
+    request: { params: cvIdParam },
+    responses: { 302: { description: "Redirect to the tar.gz" }, ...errorResponses },
+  }),
+  async (c) => c.redirect(await configurationDownloadUrl(callerOf(c), c.req.valid("param").configuration_version_id, origin(c)), 302),
+);

@@ -1,0 +1,89 @@
+/**
+ * Configuration versions (HCP Terraform API docs: Configuration Versions): authorise on the workspace, then ask its
+ * Durable Object. Reading needs runs `read`; creating, uploading and archiving need runs `plan` (queue plans), never
+ * the organisation token.
+ */
+import type { Caller } from "../caller";
+import { ApiError, unwrap } from "../errors";
+import { newId, nowIso } from "../ids";
+import type { Page } from "../jsonapi/document";
+import { mutateAs, readById } from "../workspaces/workspaces.service";
+import { workspaceOfCv } from "./configuration-versions.d1";
+import type { CvCreateAttributes } from "./configuration-versions.schemas";
+import { cvStub } from "./configuration-versions.stub";
+import type { ConfigurationVersionRecord } from "./configuration-versions.types";
+import { signedSlugUrl } from "./configuration-versions.urls";
+
+export interface CreatedCv {
+  cv: ConfigurationVersionRecord;
+  uploadUrl: string;
+}
+
+/**
+ * Creates a pending configuration version and its signed upload URL. `source` is `terraform` for the CLI (which
+ * says so with `X-Terraform-Integration: cloud`, as OTF reads it), `tfe-api` otherwise.
+ */
+export async function createConfigurationVersion(
+  caller: Caller,
+  workspaceId: string,
+  attributes: CvCreateAttributes,
+  opts: { fromCli: boolean; origin: string },
+): Promise<CreatedCv> {
+  const id = newId("cv");
+  const now = nowIso();
+  const { value } = await mutateAs(caller, workspaceId, "runs.queue", (_r, guard) =>
+    cvStub(caller.env, workspaceId).createConfigurationVersion({
+      id,
+      now,
+      source: opts.fromCli ? "terraform" : "tfe-api",
+      autoQueueRuns: attributes["auto-queue-runs"] ?? true,
+      speculative: attributes.speculative ?? false,
+      provisional: attributes.provisional ?? false,
+      guard,
+    }),
+  );
+  // The DO indexes the version (configuration_versions) in the same flush as the workspace's row.
+  return { cv: value.cv, uploadUrl: await signedSlugUrl(caller.env, opts.origin, "PUT", workspaceId, id) };
+}
+
+/** The workspace of a configuration version the caller may act on with `action` (404 otherwise). */
+async function workspaceFor(caller: Caller, id: string, action: "runs.read") {
+  const workspaceId = await workspaceOfCv(caller.db, id);
+  if (!workspaceId) throw ApiError.of("not_found");
+  return { workspaceId, readable: await readById(caller, workspaceId, action) };
+}
+
+export async function readConfigurationVersion(caller: Caller, id: string): Promise<ConfigurationVersionRecord> {
+  const { workspaceId } = await workspaceFor(caller, id, "runs.read");
+  return unwrap(await cvStub(caller.env, workspaceId).getConfigurationVersion(id)).value.cv;
+}
+
+/** A page of a workspace's configuration versions, newest first. */
+export async function listConfigurationVersions(
+  caller: Caller,
+  workspaceId: string,
+  page: Page,
+): Promise<{ items: ConfigurationVersionRecord[]; total: number }> {
+  await readById(caller, workspaceId, "runs.read");
+  return unwrap(await cvStub(caller.env, workspaceId).listConfigurationVersions({ offset: (page.number - 1) * page.size, limit: page.size })).value;
+}
+
+/** Archives an uploaded version that is not current and has no unfinished run (409 otherwise). */
+export async function archiveConfigurationVersion(caller: Caller, id: string): Promise<void> {
+  const workspaceId = await workspaceOfCv(caller.db, id);
+  if (!workspaceId) throw ApiError.of("not_found");
+  const now = nowIso();
+  await mutateAs(caller, workspaceId, "runs.queue", (_r, guard) => cvStub(caller.env, workspaceId).archiveConfigurationVersion({ id, now, guard }));
+}
+
+/**
+ * The signed URL of an uploaded version's archive, for the download endpoint's redirect (404 while the version is not
+ * uploaded, as the docs say). The run engine's `GET /runs/:id/configuration-version/download` can redirect to the
+ * same URL once it has authorised the run.
+ */
+export async function configurationDownloadUrl(caller: Caller, id: string, origin: string): Promise<string> {
+  const { workspaceId } = await workspaceFor(caller, id, "runs.read");
+  const cv = unwrap(await cvStub(caller.env, workspaceId).getConfigurationVersion(id)).value.cv;
+  if (cv.status !== "uploaded") throw ApiError.of("not_found", { detail: "The configuration version has no uploaded configuration" });
+  return signedSlugUrl(caller.env, origin, "GET", workspaceId, id);
+}
