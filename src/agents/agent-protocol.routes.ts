@@ -5,6 +5,7 @@
 import { type Context, Hono } from "hono";
 import type { z } from "zod";
 import { limitBody } from "../body";
+import { archiveResponse } from "../configuration-versions/configuration-versions.slugs";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { LIMITS } from "../limits";
@@ -16,6 +17,7 @@ import {
   finishJob,
   getArtifact,
   heartbeat,
+  jobConfiguration,
   nextJob,
   putArtifact,
   registerAgent,
@@ -107,6 +109,11 @@ agentProtocol.post("/agents/:agent_id/jobs/next", jsonLimit, async (c) => {
   const url = new URL(c.req.url);
   const job = await nextJob(auth, agent_id, { host: url.host, origin: url.origin }, waitMs);
   return job ? c.json(job, 200) : c.body(null, 204);
+});
+
+agentProtocol.get("/jobs/:run/:phase/configuration", async (c) => {
+  const cv = await jobConfiguration(await jobAuth(c));
+  return archiveResponse(c.env, cv.workspaceId, cv.configurationVersionId);
 });
 
 agentProtocol.post("/jobs/:run/:phase/heartbeat", jsonLimit, async (c) => c.json(await heartbeat(await jobAuth(c)), 200));

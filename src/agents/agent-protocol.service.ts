@@ -234,6 +234,13 @@ async function requireLiveRun(job: JobAuth): Promise<void> {
   if (!runStillStands(runPrincipalOf(job.claims), standing ?? null)) throw ApiError.of("job_lost");
 }
 
+/** The configuration version the job runs (its archive is streamed by the route from the workspace's object). */
+export async function jobConfiguration(job: JobAuth): Promise<{ workspaceId: string; configurationVersionId: string }> {
+  await requireLiveRun(job);
+  const { run } = unwrap(await stubOf(job).getRun(job.claims.runId)).value;
+  return { workspaceId: job.claims.workspaceId, configurationVersionId: run.configurationVersionId };
+}
+
 export async function heartbeat(job: JobAuth): Promise<{ signal: CancelSignal }> {
   const { runId, phase, claimId } = job.claims;
   return unwrap(await stubOf(job).heartbeat({ runId, phase, claimId, now: nowIso() })).value;

@@ -273,6 +273,29 @@ describe("a job's calls", () => {
     expect((await call("PUT", path(job, "artifacts/state"), { token: job.token, bytes: plan })).status).toBe(404);
   });
 
+  it("downloads the run's configuration archive, byte for byte", async () => {
+    await drainDefaultPool();
+    const ws = await createWorkspace(await createOrg(), { "execution-mode": "remote" });
+    const cv = await api("POST", `/workspaces/${ws.id}/configuration-versions`, {
+      body: { data: { type: "configuration-versions", attributes: { "auto-queue-runs": false } } },
+    });
+    expect(cv.status).toBe(201);
+    // Larger than one stored part, not text (a tar.gz never is).
+    const archive = new Uint8Array(3 * 1024 * 1024 + 17).map((_, i) => (i * 7919) % 251);
+    const put = await exports.default.fetch(
+      new Request(cv.body.data.attributes["upload-url"], { method: "PUT", body: archive, headers: { "Content-Type": "application/octet-stream" } }),
+    );
+    expect(put.status).toBe(200);
+    const r = await createRun(env.WORKSPACES.getByName(ws.id), cv.body.data.id);
+    const job = await next(await register());
+    expect(job?.run).toBe(r.id);
+    const got = await call("GET", path(job!, "configuration"), { token: job!.token });
+    expect(got.status).toBe(200);
+    expect(got.bytes.length).toBe(archive.length);
+    expect(got.bytes).toEqual(archive);
+    expect((await call("GET", path(job!, "configuration"), { token: null })).status).toBe(401);
+  });
+
   it("answers the heartbeat with the run's signal, and a cancel reaches the agent", async () => {
     const { stub, job } = await claimed();
     const beat = await call("POST", path(job, "heartbeat"), { token: job.token, json: {} });
