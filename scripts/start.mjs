@@ -124,8 +124,7 @@ workerd.stdio[3].on("data", (chunk) => {
   console.log(
     `\nWorkspace service: http://127.0.0.1:${port}/api/v2  (edition: ${run.EDITION}; store: ${store}; ready in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
   );
-  console.log(`Site-admin token${generated ? " (generated, kept in .dev.vars)" : ""}: ${run.ADMIN_TOKEN}`);
-  console.log(`Agent token (the default pool: remote-mode workspaces): ${run.AGENT_TOKEN}\n`);
+  console.log(`Site-admin token${generated ? " (generated, kept in .dev.vars)" : ""}: ${run.ADMIN_TOKEN}\n`);
   // Starting leaves the configuration and the child's output as garbage; collect it once, now.
   setFlagsFromString("--expose-gc");
   runInNewContext("gc")();

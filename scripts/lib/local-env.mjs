@@ -30,8 +30,6 @@ export function localVars(env = process.env) {
   if (!vars.BLOB_SIGNING_KEY) vars.BLOB_SIGNING_KEY = randomBytes(32).toString("hex");
   // The secret the variables' AES-GCM key is derived from; production: `wrangler secret put`.
   if (!vars.VARIABLES_ENCRYPTION_KEY) vars.VARIABLES_ENCRYPTION_KEY = randomBytes(32).toString("hex");
-  // The operator's agent token: its agents run every remote-mode workspace's runs (docs/runs.md).
-  if (!vars.AGENT_TOKEN) vars.AGENT_TOKEN = `agent.${randomBytes(32).toString("hex")}`;
   if (!vars.EDITION) vars.EDITION = "self-hosted";
   writeFileSync(
     varsFile,
@@ -46,7 +44,6 @@ export function localVars(env = process.env) {
     EDITION: pick("EDITION"),
     BLOB_SIGNING_KEY: pick("BLOB_SIGNING_KEY"),
     VARIABLES_ENCRYPTION_KEY: pick("VARIABLES_ENCRYPTION_KEY"),
-    AGENT_TOKEN: pick("AGENT_TOKEN"),
     ...(pick("RATE_LIMIT") ? { RATE_LIMIT: pick("RATE_LIMIT") } : {}),
     // Test harnesses only (the crash test delays index writes to kill the process inside the window).
     ...(env.FAULT_INJECTION ? { FAULT_INJECTION: env.FAULT_INJECTION } : {}),
