@@ -167,15 +167,6 @@ export function completeCvUpload(
   return { cv: next, first };
 }
 
-/**
- * The run engine's hook for `auto-queue-runs`: called in the object's critical section that records the first
- * upload of a version that asked for it, with the workspace record to change. Returns the changed record, or null
- * when nothing changes. Queuing a run is the engine's (src/runs); until it connects here, nothing is queued.
- */
-export function onCvUploaded(_sql: SqlStorage, _w: WorkspaceRecord, _cv: ConfigurationVersionRecord, _now: string): WorkspaceRecord | Failure | null {
-  return null;
-}
-
 function appendParts(sql: SqlStorage, cvId: string, upload: string, bytes: Uint8Array): void {
   let seq = (sql.exec<{ n: number | null }>("SELECT max(seq) AS n FROM cv_parts WHERE cv_id = ? AND upload = ?", cvId, upload).one().n ?? -1) + 1;
   for (let off = 0; off < bytes.byteLength; off += CV_PART_BYTES) {

@@ -8,7 +8,9 @@ import { onUnlock } from "../state-versions/state-versions.store";
 import { lock } from "../workspaces/lock.rules";
 import { isFailure } from "../workspaces/workspace.rules";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
-import { configurationVersionForRun, onConfigurationApplied } from "./cv-link";
+import { promoteProvisional, resolveCvForRun } from "../configuration-versions/configuration-versions.store";
+import type { ConfigurationVersionRecord } from "../configuration-versions/configuration-versions.types";
+import { newId } from "../ids";
 import { claimRow, closeJob, expiredJobs, liveJob, queueJob, renewLease, type JobRow } from "./jobs.store";
 import { appendAgentLog, applyPreamble, closeLog, openLog } from "./logs.store";
 import {
@@ -87,7 +89,7 @@ function settle(sql: SqlStorage, w: WorkspaceRecord, run: RunRecord, now: string
   if (run.status === "applied" || run.status === "errored") {
     w.runMetrics = metrics(latestRuns(sql, 30, ["applied", "errored"]));
   }
-  if (run.status === "applied") onConfigurationApplied(sql, w, run.configurationVersionId);
+  if (run.status === "applied") promoteProvisional(sql, w, run.configurationVersionId);
   advance(sql, w, now);
 }
 
@@ -100,14 +102,8 @@ function store(sql: SqlStorage, w: WorkspaceRecord, run: RunRecord, now: string)
 // ---- creation and actions ----
 
 export function createRun(sql: SqlStorage, w: WorkspaceRecord, input: CreateRunInput): RunRecord | Failure {
-  const pointer = "/data/relationships/configuration-version/data/id";
-  const cv = configurationVersionForRun(sql, input.configurationVersionId);
-  if (!cv) {
-    return input.configurationVersionId === null
-      ? fail("invalid_attribute", "The workspace has no configuration version to run", "/data/relationships/configuration-version")
-      : fail("not_found", "configuration version not found");
-  }
-  if (cv.status !== "uploaded") return fail("invalid_attribute", `Configuration version ${cv.id} is ${cv.status}; only an uploaded one can be run`, pointer);
+  const cv = resolveCvForRun(sql, input.configurationVersionId, w.currentConfigurationVersionId);
+  if (isFailure(cv)) return cv;
   const run = newRun(input, {
     workspaceId: w.id,
     organizationId: w.organizationId,
@@ -128,6 +124,21 @@ export function createRun(sql: SqlStorage, w: WorkspaceRecord, input: CreateRunI
   return getRun(sql, run.id)!;
 }
 
+/**
+ * A configuration version that asked for `auto-queue-runs` finished its first upload: it queues a run, in the same
+ * critical section. Nobody is known to have confirmed anything, so such a run never applies by itself.
+ */
+export function queueRunForUpload(sql: SqlStorage, w: WorkspaceRecord, cv: ConfigurationVersionRecord, now: string): WorkspaceRecord | Failure {
+  const run = createRun(sql, w, {
+    id: newId("run"),
+    now,
+    configurationVersionId: cv.id,
+    options: { source: "tfe-configuration-version" },
+    creator: { actor: null, canApply: false },
+  });
+  return isFailure(run) ? run : w;
+}
+
 const EVENT: Record<RunActionInput["action"], string> = {
   apply: "confirmed",
   discard: "discarded",
@@ -139,10 +150,12 @@ const EVENT: Record<RunActionInput["action"], string> = {
 export function runAction(sql: SqlStorage, w: WorkspaceRecord, input: RunActionInput): RunRecord | Failure {
   const row = getRunRow(sql, input.runId);
   if (!row) return fail("not_found");
-  const run = toRun(row);
   const now = input.now;
-  const outcome = act(sql, w, run, row.active === 1, input);
+  const target = toRun(row);
+  const outcome = act(sql, w, target, row.active === 1, input);
   if (outcome) return outcome;
+  // Read again after force-execute: the queue started the target, not the record `act` was given.
+  const run = input.action === "force-execute" ? getRun(sql, input.runId)! : target;
   addEvent(sql, { runId: run.id, action: EVENT[input.action], now, actor: input.by.actor });
   if (input.comment) insertComment(sql, run, { id: childId("wsc", run.id), body: input.comment, now, actor: input.by.actor });
   store(sql, w, run, now);
@@ -151,7 +164,7 @@ export function runAction(sql: SqlStorage, w: WorkspaceRecord, input: RunActionI
   return getRun(sql, run.id)!;
 }
 
-/** The transition of one action (the run is saved by the caller); a failure changes nothing. */
+/** The transition of one action on `run` (the caller saves it); a failure changes nothing. */
 function act(sql: SqlStorage, w: WorkspaceRecord, run: RunRecord, active: boolean, input: RunActionInput): Failure | null {
   const now = input.now;
   switch (input.action) {

@@ -41,8 +41,24 @@ import { dropStateVersionIndexStatement, stateVersionIndexStatement } from "../s
 import { applyTagChange, sameTags, type TagChange } from "../tags/workspace-tags.rules";
 import { deleteVariable, eraseVariables, getVariable, insertVariable, listVariables, migrateVariables, updateVariable } from "../variables/variables.store";
 import type { StoredVariable, VariablePatch } from "../variables/variables.types";
+import {
+  abortCvUpload,
+  appendCvUpload,
+  archiveCv,
+  completeCvUpload,
+  createCv,
+  eraseConfigurationVersions,
+  getCv,
+  listCvs,
+  migrateConfigurationVersions,
+  readCvParts,
+  unindexedCvs,
+  type CreateCvInput,
+} from "../configuration-versions/configuration-versions.store";
+import type { ConfigurationVersionRecord } from "../configuration-versions/configuration-versions.types";
+import { cvIndexStatement, dropCvIndexStatement } from "../configuration-versions/configuration-versions.d1";
 import { eraseRuns, getComment, getRun, listEvents, listRuns, markIndexed, migrateRuns, unindexedRuns } from "../runs/runs.store";
-import { addComment, advance, appendLog, claimJob, createRun, expireLeases, finishJob, runAction, touchJob } from "../runs/runs.engine";
+import { addComment, advance, appendLog, claimJob, createRun, expireLeases, finishJob, queueRunForUpload, runAction, touchJob } from "../runs/runs.engine";
 import { earliestLease, expiredJobs } from "../runs/jobs.store";
 import { getArtifact, putArtifact, readLog } from "../runs/logs.store";
 import { dropRunIndexStatements, runIndexStatements } from "../runs/runs.d1";
@@ -61,23 +77,6 @@ import type {
   RunRecord,
   RunsRpc,
 } from "../runs/runs.types";
-import {
-  abortCvUpload,
-  appendCvUpload,
-  archiveCv,
-  completeCvUpload,
-  createCv,
-  eraseConfigurationVersions,
-  getCv,
-  listCvs,
-  migrateConfigurationVersions,
-  onCvUploaded,
-  readCvParts,
-  unindexedCvs,
-  type CreateCvInput,
-} from "../configuration-versions/configuration-versions.store";
-import type { ConfigurationVersionRecord } from "../configuration-versions/configuration-versions.types";
-import { cvIndexStatement, dropCvIndexStatement } from "../configuration-versions/configuration-versions.d1";
 
 type Stored =
   | { kind: "absent" }
@@ -570,11 +569,9 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
     const done = completeCvUpload(sql, input);
     if (isFailure(done)) return done;
     if (done.first && done.cv.autoQueueRuns) {
-      const probe = this.live();
-      // The hook sees the record as it is; only a change it makes is committed (and indexed).
-      const changed = isFailure(probe) ? null : onCvUploaded(sql, structuredClone(probe), done.cv, input.now);
-      if (changed && !isFailure(changed)) await this.mutate({}, () => changed);
-      else if (changed) console.log(JSON.stringify({ level: "warn", msg: "auto-queue after upload failed", cv: input.id, code: changed.code }));
+      // The run is queued in the critical section that records the upload (no await since `completeCvUpload`).
+      const queued = await this.mutate({}, (w) => queueRunForUpload(sql, w, done.cv, input.now));
+      if (!queued.ok) console.log(JSON.stringify({ level: "warn", msg: "auto-queue after upload failed", cv: input.id, code: queued.code }));
     }
     return ok(done.cv);
   }
@@ -828,14 +825,14 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
     const versions = latest.op === "delete" ? [] : unindexedVersions(sql, this.indexedSeq());
     if (latest.op === "delete") statements.push(dropStateVersionIndexStatement(session, record.id));
     else if (versions.length) statements.push(stateVersionIndexStatement(session, record.id, versions));
-    // So are the run and job rows of the runs changed since the last flush.
-    const runs = latest.op === "delete" ? [] : unindexedRuns(sql);
-    if (latest.op === "delete") statements.push(...dropRunIndexStatements(session, record.id));
-    else statements.push(...runIndexStatements(session, runs));
     // So is the configuration-version id → workspace map.
     const cvs = latest.op === "delete" ? [] : unindexedCvs(sql, this.indexedCvSeq());
     if (latest.op === "delete") statements.push(dropCvIndexStatement(session, record.id));
     else if (cvs.length) statements.push(cvIndexStatement(session, record, cvs));
+    // So are the run and job rows of the runs changed since the last flush.
+    const runs = latest.op === "delete" ? [] : unindexedRuns(sql);
+    if (latest.op === "delete") statements.push(...dropRunIndexStatements(session, record.id));
+    else statements.push(...runIndexStatements(session, runs));
     try {
       if (this.faultBudget > 0) {
         this.faultBudget--;
@@ -869,8 +866,8 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
       );
       eraseAll(sql);
       eraseVariables(sql);
-      eraseRuns(sql);
       eraseConfigurationVersions(sql);
+      eraseRuns(sql);
     }
   }
 

@@ -28,17 +28,22 @@ async function inObject<T>(ws: string, fn: (sql: SqlStorage, w: WorkspaceRecord)
   });
 }
 
-/** A run using `cvId` in the engine's `runs` table (docs/runs.md: a record JSON per run); created here if absent. */
+/** A run using `cvId` in the engine's `runs` table (src/runs/runs.store.ts), in any status. */
 const addRun = (ws: string, cvId: string, status: string) =>
   inObject(ws, (sql) => {
-    sql.exec("CREATE TABLE IF NOT EXISTS runs (id TEXT PRIMARY KEY, seq INTEGER NOT NULL, record TEXT NOT NULL)");
     const seq = (sql.exec<{ n: number | null }>("SELECT max(seq) AS n FROM runs").one().n ?? 0) + 1;
     const id = `run-test${seq}`;
-    sql.exec("INSERT INTO runs (id, seq, record) VALUES (?, ?, ?)", id, seq, JSON.stringify({ id, configurationVersionId: cvId, status }));
+    sql.exec(
+      "INSERT INTO runs (id, seq, record, status, bypass, plan_only) VALUES (?, ?, ?, ?, 1, 1)",
+      id,
+      seq,
+      JSON.stringify({ id, configurationVersionId: cvId, status }),
+      status,
+    );
     return id;
   });
 const setRunStatus = (ws: string, runId: string, status: string) =>
-  inObject(ws, (sql) => sql.exec("UPDATE runs SET record = json_set(record, '$.status', ?) WHERE id = ?", status, runId));
+  inObject(ws, (sql) => sql.exec("UPDATE runs SET record = json_set(record, '$.status', ?), status = ?1 WHERE id = ?2", status, runId));
 
 describe("resolveCvForRun", () => {
   it("names the failure of each wrong choice, and defaults to the workspace's current version", async () => {

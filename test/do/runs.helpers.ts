@@ -1,10 +1,8 @@
 // Seeds and shortcuts for the run engine's tests, through the workspace object's RPC methods.
-import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { Result } from "../../src/errors";
 import { newId } from "../../src/ids";
-import type { ConfigurationVersionRecord } from "../../src/configuration-versions/configuration-versions.types";
 import type { Job, Phase, RunOptions, RunRecord } from "../../src/runs/runs.types";
 import type { WorkspaceRecord } from "../../src/workspaces/workspace.types";
 import { createOrg, createWorkspace } from "../fixtures";
@@ -26,39 +24,29 @@ export async function setup(attributes: Record<string, unknown> = {}): Promise<{
   const org = await createOrg();
   const ws = await createWorkspace(org, attributes);
   const stub = env.WORKSPACES.getByName(ws.id);
-  const cv = await seedCv(stub, ws.id);
+  const cv = await seedCv(stub);
   return { id: ws.id, stub, cv };
 }
 
-/**
- * A configuration version row as docs/runs.md lays it out (record JSON, seq). The configuration-version store owns
- * this table; the engine reads it through src/runs/cv-link.ts.
- */
-export async function seedCv(stub: Stub, workspaceId: string, opts: Partial<ConfigurationVersionRecord> = {}): Promise<string> {
+/** A configuration version through the object's own methods: created, then uploaded unless `uploaded` is false. */
+export async function seedCv(
+  stub: Stub,
+  opts: { speculative?: boolean; provisional?: boolean; autoQueueRuns?: boolean; uploaded?: boolean } = {},
+): Promise<string> {
+  const id = newId("cv");
   const now = new Date().toISOString();
-  const cv: ConfigurationVersionRecord = {
-    id: newId("cv"),
-    workspaceId,
-    status: "uploaded",
-    source: "tfe-api",
-    speculative: false,
-    provisional: false,
-    autoQueueRuns: false,
-    error: null,
-    errorMessage: null,
-    statusTimestamps: {},
-    createdAt: now,
-    size: 0,
-    sha256: null,
-    ...opts,
-  };
-  await runInDurableObject(stub, (_i, state) => {
-    const sql = state.storage.sql;
-    sql.exec("CREATE TABLE IF NOT EXISTS configuration_versions (id TEXT PRIMARY KEY, seq INTEGER NOT NULL, record TEXT NOT NULL)");
-    const seq = (sql.exec<{ n: number | null }>("SELECT max(seq) AS n FROM configuration_versions").one().n ?? 0) + 1;
-    sql.exec("INSERT INTO configuration_versions (id, seq, record) VALUES (?, ?, ?)", cv.id, seq, JSON.stringify(cv));
-  });
-  return cv.id;
+  value(
+    await stub.createConfigurationVersion({
+      id,
+      now,
+      source: "tfe-api",
+      speculative: opts.speculative ?? false,
+      provisional: opts.provisional ?? false,
+      autoQueueRuns: opts.autoQueueRuns ?? false,
+    }),
+  );
+  if (opts.uploaded !== false) value(await stub.completeCvUpload({ id, upload: "u1", bytes: new Uint8Array([1, 2, 3]), sha256: "x", now }));
+  return id;
 }
 
 export async function createRun(

@@ -2,7 +2,10 @@
 // lock, pending runs in creation order, user locks, plan-only runs beside the queue.
 import { describe, expect, it } from "vitest";
 import { DEFAULT_MESSAGE } from "../../src/runs/runs.rules";
-import { USER, action, createRun, expectFailure, plan, run, seedCv, setup, value, workspace } from "./runs.helpers";
+import { env } from "cloudflare:workers";
+import { newId } from "../../src/ids";
+import { createOrg, createWorkspace } from "../fixtures";
+import { USER, action, claim, createRun, expectFailure, finish, plan, run, seedCv, setup, value, workspace } from "./runs.helpers";
 
 describe("creating a run", () => {
   it("has the defaults of a new run, an event, and starts at once in an idle workspace, holding its lock", async () => {
@@ -65,16 +68,16 @@ describe("creating a run", () => {
   });
 
   it("without a configuration version uses the workspace's latest; a speculative one makes the run plan-only", async () => {
-    const { id, stub } = await setup();
-    const spec = await seedCv(stub, id, { speculative: true });
+    const { stub } = await setup();
+    const spec = await seedCv(stub, { speculative: true });
     const r = await createRun(stub, null);
     expect(r.configurationVersionId).toBe(spec);
     expect(r.planOnly).toBe(true);
   });
 
   it("refuses an unknown configuration version (404), one not uploaded and bad combinations (422), changing nothing", async () => {
-    const { id, stub, cv } = await setup();
-    const pending = await seedCv(stub, id, { status: "pending" });
+    const { stub, cv } = await setup();
+    const pending = await seedCv(stub, { uploaded: false });
     const create = (cvId: string | null, options = {}) =>
       stub.createRun({
         id: `run-${"x".repeat(16)}`,
@@ -83,12 +86,51 @@ describe("creating a run", () => {
         options,
         creator: { actor: USER, canApply: true },
       });
-    expectFailure(await create("cv-NoSuchVersion00001"), "not_found");
-    expectFailure(await create(pending), "invalid_attribute", /pending/);
+    expectFailure(await create("cv-NoSuchVersion00001"), "cv_not_found");
+    expectFailure(await create(pending), "cv_not_uploaded");
     expectFailure(await create(cv, { refreshOnly: true, isDestroy: true }), "invalid_attribute");
     expectFailure(await create(cv, { savePlan: true, planOnly: true }), "invalid_attribute");
     expect(value(await stub.listRuns({ offset: 0, limit: 10, includePlanOnly: true })).total).toBe(0);
     expect((await workspace(stub)).lock.locked).toBe(false);
+  });
+});
+
+describe("configuration versions and runs", () => {
+  it("an upload that asked for auto-queue-runs queues a run in the same commit; it never applies by itself", async () => {
+    const { stub } = await setup({ "auto-apply": true });
+    const cv = await seedCv(stub, { autoQueueRuns: true });
+    const { items } = value(await stub.listRuns({ offset: 0, limit: 10, includePlanOnly: true }));
+    expect(items).toHaveLength(1);
+    expect(items[0]).toMatchObject({ configurationVersionId: cv, status: "plan_queued", source: "tfe-configuration-version", createdBy: null });
+    expect((await plan(stub, items[0]!.id, true)).status).toBe("planned");
+  });
+
+  it("a workspace without any configuration version refuses a run without one (422)", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const stub = env.WORKSPACES.getByName(ws.id);
+    expectFailure(
+      await stub.createRun({
+        id: newId("run"),
+        now: new Date().toISOString(),
+        configurationVersionId: null,
+        options: {},
+        creator: { actor: USER, canApply: true },
+      }),
+      "cv_none",
+    );
+  });
+
+  it("a provisional configuration version becomes current when its run applies", async () => {
+    const { stub, cv } = await setup();
+    const provisional = await seedCv(stub, { provisional: true });
+    expect((await workspace(stub)).currentConfigurationVersionId).toBe(cv);
+    const r = await createRun(stub, provisional);
+    await plan(stub, r.id, true);
+    value(await action(stub, r.id, "apply"));
+    const job = await claim(stub, r.id, "apply");
+    await finish(stub, job, "finished");
+    expect((await workspace(stub)).currentConfigurationVersionId).toBe(provisional);
   });
 });
 
@@ -159,9 +201,9 @@ describe("the queue", () => {
   });
 
   it("plan-only and save-plan runs plan at once beside the queue, without the lock, and are never the current run", async () => {
-    const { id, stub, cv } = await setup();
+    const { stub, cv } = await setup();
     value(await stub.lock({ holder: USER, reason: "", now: new Date().toISOString() }));
-    const spec = await seedCv(stub, id, { speculative: true });
+    const spec = await seedCv(stub, { speculative: true });
     const p = await createRun(stub, spec);
     const s = await createRun(stub, cv, { savePlan: true });
     expect(p).toMatchObject({ status: "plan_queued", planOnly: true });
