@@ -67,7 +67,7 @@ async function poolToken(poolId: string): Promise<string> {
 async function queuedRun(org: string, attributes: Record<string, unknown> = {}): Promise<{ ws: string; stub: Stub; run: string; cv: string }> {
   const ws = await createWorkspace(org, { "execution-mode": "remote", ...attributes });
   const stub = env.WORKSPACES.getByName(ws.id);
-  const cv = await seedCv(stub, ws.id);
+  const cv = await seedCv(stub);
   const r = await createRun(stub, cv);
   expect(r.status).toBe("plan_queued");
   return { ws: ws.id, stub, run: r.id, cv };
@@ -186,7 +186,7 @@ describe("the next job", () => {
     ]);
     await set(true, [["size", "priority"]]);
     const stub = env.WORKSPACES.getByName(ws.id);
-    const r = await createRun(stub, await seedCv(stub, ws.id), { variables: [{ key: "n", value: "3" }] });
+    const r = await createRun(stub, await seedCv(stub), { variables: [{ key: "n", value: "3" }] });
     const job = await next(await register());
     expect(job?.run).toBe(r.id);
     const byKey = Object.fromEntries(job!.variables.map((x) => [`${x.category}:${x.key}`, x]));

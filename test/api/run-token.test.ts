@@ -40,7 +40,7 @@ async function running() {
   const ws = await createWorkspace(org, { "execution-mode": "remote" });
   const other = await createWorkspace(org, { "execution-mode": "remote" });
   const stub = env.WORKSPACES.getByName(ws.id);
-  const r = await createRun(stub, await seedCv(stub, ws.id));
+  const r = await createRun(stub, await seedCv(stub));
   const job = (await claimAll()).find((j) => j.run === r.id);
   expect(job).toBeDefined();
   return { org, ws: ws.id as string, name: ws.attributes.name as string, other: other.id as string, stub, job: job! };
