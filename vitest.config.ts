@@ -22,6 +22,7 @@ export default defineConfig(async () => ({
                 RATE_LIMIT: "0",
                 FAULT_INJECTION: "1",
                 EXPOSE_HOPS: "1",
+                AGENT_TOKEN: "test-agent-token",
               },
             },
           }),

@@ -26,6 +26,8 @@ import { projects } from "./projects/projects.routes";
 import { sshKeys } from "./ssh-keys/ssh-keys.routes";
 import { agentPools } from "./agent-pools/agent-pools.routes";
 import { agentTokens } from "./agent-pools/agent-tokens.routes";
+import { agents } from "./agents/agents.routes";
+import { AGENT_PROTOCOL_PREFIX, agentProtocol } from "./agents/agent-protocol.routes";
 import { oauth } from "./oauth/oauth.routes";
 import { consumers } from "./workspaces/consumers.routes";
 import { retention } from "./retention/retention.routes";
@@ -66,6 +68,7 @@ const API_ROUTERS = [
   sshKeys,
   agentPools,
   agentTokens,
+  agents,
   oauth,
   consumers,
   retention,
@@ -178,6 +181,8 @@ app.route("/", slugs);
 // The OpenAPI document is public like discovery; registered before the authenticated API.
 app.get("/api/v2/openapi.json", (c) => c.json(openApiDocument(app)));
 app.route("/api/v2", api);
+// The private agent protocol (docs/runs.md): agent tokens and run tokens, plain JSON and raw bytes.
+app.route(AGENT_PROTOCOL_PREFIX, agentProtocol);
 // The web UI: server-rendered pages with their own session, CSRF check and error pages.
 app.route("/app", ui);
 

@@ -58,4 +58,16 @@ export const LIMITS = {
   runListScanMax: 2_000,
   /** Bytes of a run log one read answers at most (the client's `limit` may ask for less). */
   runLogReadMax: 1024 * 1024,
+  // ---- the private agent protocol (docs/runs.md) ----
+  /** JSON bodies of the agent protocol (register, status, finish). */
+  agentJsonBodyBytes: 64 * 1024,
+  /** One log append. */
+  agentLogChunkBytes: 1024 * 1024,
+  /** One artifact (a plan, its JSON, the lock file). */
+  agentArtifactBytes: 16 * 1024 * 1024,
+  /** How long `jobs/next` waits for a job before answering 204, and how often it looks meanwhile. */
+  agentNextJobWaitMs: 10_000,
+  agentNextJobPollMs: 250,
+  /** Queued jobs one look tries to claim. */
+  agentNextJobCandidates: 20,
 } as const;

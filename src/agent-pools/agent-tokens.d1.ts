@@ -78,3 +78,19 @@ export async function findAgentToken(db: Db, id: string): Promise<AgentToken | n
 export async function deleteAgentToken(db: Db, id: string): Promise<boolean> {
   return (await db.prepare("DELETE FROM agent_tokens WHERE id = ?").bind(id).run()).meta.changes > 0;
 }
+
+/** The pool an agent token (by the SHA-256 of its secret) joins agents to; null when no such token exists. */
+export async function agentTokenByHash(
+  db: Db,
+  hash: string,
+): Promise<{ id: string; agentPoolId: string; organizationId: string; lastUsedAt: string | null } | null> {
+  const row = await db
+    .prepare("SELECT id, agent_pool_id, organization_id, last_used_at FROM agent_tokens WHERE token_hash = ?")
+    .bind(hash)
+    .first<{ id: string; agent_pool_id: string; organization_id: string; last_used_at: string | null }>();
+  return row ? { id: row.id, agentPoolId: row.agent_pool_id, organizationId: row.organization_id, lastUsedAt: row.last_used_at } : null;
+}
+
+export async function touchAgentToken(db: Db, id: string, at: string): Promise<void> {
+  await db.prepare("UPDATE agent_tokens SET last_used_at = ? WHERE id = ?").bind(at, id).run();
+}

@@ -4,7 +4,7 @@
  * authentication reads `tokens` alone (src/tokens/tokens.d1.ts), and these live in `agent_tokens`.
  */
 import { loadOwned, requireOrgAccess } from "../auth/access";
-import type { Principal } from "../auth/principal";
+import { actingUserId, type Principal } from "../auth/principal";
 import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
@@ -26,7 +26,7 @@ async function poolForTokens(caller: Caller, poolId: string): Promise<AgentPool>
   return pool;
 }
 
-const creatorId = (p: Principal): string => (p.kind === "user" ? p.userId : p.serviceUserId);
+const creatorId = (p: Principal): string | null => actingUserId(p);
 
 /** One page of the pool's tokens; `sort`: `created-at` or `-created-at` (400 otherwise). */
 export async function listPoolTokens(caller: Caller, poolId: string, sort: string | undefined, page: Page): Promise<{ tokens: AgentToken[]; total: number }> {

@@ -4,6 +4,8 @@ import type { Organization, OrgRef } from "./organization.d1";
 import { accessRows, orgWithCallerTeams, teamGrants, type AccessTeam, type Grant, type ProjectDefaults } from "./access.d1";
 import {
   FULL_ACCESS,
+  NO_ACCESS,
+  RUN_CAPABILITIES,
   createAllowed,
   effectiveCapabilities,
   forceDeleteAllowed,
@@ -66,6 +68,9 @@ export function buildOrgAccess(principal: Principal, organization: Organization,
   const isSiteAdmin = principal.kind === "user" && principal.isSiteAdmin;
   const isOrgToken = principal.kind === "organization" && principal.organizationId === organization.externalId;
   const isOwner = teams.some((t) => t.isOwners);
+  // A run token stands in its own organisation (reading it and its entitlements), with no permission there: what it
+  // holds on its one workspace is `workspaceCapabilities`'.
+  const isRun = principal.kind === "run" && principal.organizationId === organization.externalId;
   // An organisation may refuse user tokens (`user-tokens-enabled: false`): 401 as for an unknown token,
   // the site admin's included (go-tfe checks that its user-token client can no longer read the
   // organisation). Owners and the site admin keep their way back: the organisation's update and
@@ -78,7 +83,7 @@ export function buildOrgAccess(principal: Principal, organization: Organization,
   if (principal.kind === "user" && principal.tokenCreatedAt && typeof organization.userTokenTtlMs === "number") {
     if (Date.parse(principal.tokenCreatedAt) + organization.userTokenTtlMs <= Date.now()) throw ApiError.of("unauthorized");
   }
-  if (!isSiteAdmin && !isOrgToken && teams.length === 0) return null;
+  if (!isSiteAdmin && !isOrgToken && !isRun && teams.length === 0) return null;
 
   let orgPermissions: OrgPermissions = { ...NO_ORG_PERMISSIONS };
   if (isSiteAdmin || isOwner || isOrgToken) orgPermissions = { ...ALL_ORG_PERMISSIONS };
@@ -145,6 +150,8 @@ export function workspaceCapabilities(
   workspace: { id: string; projectId: string },
   grants: { workspaces: Grant[]; projects: Grant[] },
 ): Capabilities {
+  const p = access.principal;
+  if (p.kind === "run") return p.workspaceId === workspace.id ? RUN_CAPABILITIES : NO_ACCESS;
   return effectiveCapabilities(standingOf(access), levels(grants.workspaces, workspace.id), levels(grants.projects, workspace.projectId));
 }
 

@@ -6,7 +6,20 @@ import type { Hops } from "../hops";
 import { hopsOf } from "./caller.http";
 import { cachedPrincipal, rememberPrincipal, TokenGate } from "./principal-cache";
 import { principalKey, type Principal } from "./principal";
-import { authTokenOf, bootstrapAdmin, insertBootstrapAdmin, tokenByHash, tokenByHashStatement, touchToken, type AuthToken } from "./principal.d1";
+import { RUN_TOKEN_PREFIX, runPrincipalOf, runStillStands, runTokenMayCall, verifyRunToken } from "./run-token";
+import { ROUTE_ACTIONS } from "../jsonapi/define-route";
+import { routePath } from "hono/route";
+import {
+  authTokenOf,
+  bootstrapAdmin,
+  runStandingStatement,
+  type RunStandingRow,
+  insertBootstrapAdmin,
+  tokenByHash,
+  tokenByHashStatement,
+  touchToken,
+  type AuthToken,
+} from "./principal.d1";
 import { configuredLimit, rateHeaders, RateLimiter } from "./ratelimit";
 
 /** Per-isolate memo of the site admin's user id (the row is created once, idempotently). */
@@ -176,7 +189,25 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
   const defer = (p: Promise<unknown>) => waitUntil(c, p);
   let principal: Principal | null = null;
   let gate: TokenGate | undefined;
-  if (match && match[1].length <= 512) {
+  if (match?.[1].startsWith(RUN_TOKEN_PREFIX)) {
+    // A run token: its signature and expiry here (no I/O); its run's index row rides the request's first read
+    // batch as a cached principal's recheck does, so a final or unknown run answers 401 before any write.
+    const claims = await verifyRunToken(c.env, match[1]);
+    if (claims) {
+      const run = runPrincipalOf(claims);
+      const route = `${c.req.method} ${routePath(c, -1)}`;
+      if (!runTokenMayCall(route, ROUTE_ACTIONS[route])) throw ApiError.of("not_found");
+      principal = run;
+      gate = new TokenGate(
+        c.env,
+        `run:${claims.runId}:${claims.claimId}`,
+        (db) => runStandingStatement(db, claims.runId),
+        (row) => runStillStands(run, (row ?? null) as RunStandingRow | null),
+        hops,
+      );
+      c.set("tokenGate", gate);
+    }
+  } else if (match && match[1].length <= 512) {
     const hash = await sha256Hex(match[1]);
     // Never ADMIN_TOKEN's principal: site admins are not cached.
     principal = cachedPrincipal(hash);

@@ -50,6 +50,13 @@ export const FULL_ACCESS: Capabilities = {
   move: true,
 };
 
+/**
+ * A run token on its own workspace (docs/runs.md "The run token"): what Terraform on the agent needs to read the
+ * workspace and write its state as the run holding the lock; nothing that administers, queues runs or changes
+ * variables. On any other workspace it holds nothing.
+ */
+export const RUN_CAPABILITIES: Capabilities = { ...NO_ACCESS, runs: 1, variables: 1, stateVersions: 3, locking: true };
+
 const RUNS: Record<string, RunsLevel> = { none: 0, read: 1, plan: 2, apply: 3 };
 const VARIABLES: Record<string, VariablesLevel> = { none: 0, read: 1, write: 2 };
 const STATE: Record<string, StateLevel> = { none: 0, "read-outputs": 1, read: 2, write: 3 };

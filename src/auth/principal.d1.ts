@@ -93,6 +93,21 @@ export async function touchToken(db: Db, id: string, at: string): Promise<void> 
   await db.prepare("UPDATE tokens SET last_used_at = ? WHERE id = ?").bind(at, id).run();
 }
 
+/**
+ * What a run token rests on: its run's index row (D1 `runs`, written by the workspace object's index flush). Read in
+ * the request's first batch like a cached principal's recheck (src/auth/principal-cache.ts).
+ */
+export function runStandingStatement(db: Db, runId: string): D1PreparedStatement {
+  return db.prepare("SELECT id, workspace_id, organization_id, status FROM runs WHERE id = ?").bind(runId);
+}
+
+export interface RunStandingRow {
+  id: string;
+  workspace_id: string;
+  organization_id: string;
+  status: string;
+}
+
 // ---- the bootstrap site admin (found by its marker, migration 0003, as it may rename itself) ----
 
 export async function bootstrapAdmin(db: Db): Promise<{ id: string; username: string } | null> {

@@ -14,10 +14,15 @@ export type Principal =
       tokenCreatedAt?: string;
     }
   | { kind: "team"; teamId: string; organizationId: string; organization: string; serviceUserId: string; tokenId: string }
-  | { kind: "organization"; organizationId: string; organization: string; serviceUserId: string; tokenId: string };
+  | { kind: "organization"; organizationId: string; organization: string; serviceUserId: string; tokenId: string }
+  /**
+   * The run token of one claimed job (src/auth/run-token.ts): its own workspace's state, variables and lock, and
+   * its organisation's entitlements; nothing else. Resolved from the token's signature, never from a table.
+   */
+  | { kind: "run"; runId: string; workspaceId: string; organizationId: string; phase: "plan" | "apply"; claimId: string };
 
 /** The resource a lock is held by, in the types clients accept there (users, teams, runs). */
-export function lockHolderOf(p: Principal): { type: "users" | "teams"; id: string } {
+export function lockHolderOf(p: Principal): { type: "users" | "teams" | "runs"; id: string } {
   switch (p.kind) {
     case "user":
       return { type: "users", id: p.userId };
@@ -26,6 +31,9 @@ export function lockHolderOf(p: Principal): { type: "users" | "teams"; id: strin
     case "organization":
       // The real service models organisation tokens as a service user.
       return { type: "users", id: p.serviceUserId };
+    case "run":
+      // The run holds its workspace's lock while it is active (docs/runs.md).
+      return { type: "runs", id: p.runId };
   }
 }
 
@@ -38,5 +46,23 @@ export function principalKey(p: Principal): string {
       return p.serviceUserId;
     case "organization":
       return p.serviceUserId;
+    case "run":
+      return p.runId;
+  }
+}
+
+/**
+ * The user a token acts as: its user, or the service user standing for a team or organisation token. A run token
+ * acts for no user (null): what it creates names its run instead.
+ */
+export function actingUserId(p: Principal): string | null {
+  switch (p.kind) {
+    case "user":
+      return p.userId;
+    case "team":
+    case "organization":
+      return p.serviceUserId;
+    case "run":
+      return null;
   }
 }

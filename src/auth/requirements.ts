@@ -186,9 +186,27 @@ export const REQUIREMENTS = {
 
 export type Action = keyof typeof REQUIREMENTS;
 
+/**
+ * The only actions a run token may ever be granted (docs/runs.md "The run token"); on top, its capabilities hold on
+ * its own workspace only (src/auth/access.ts) and the auth middleware admits it to a short list of routes.
+ */
+const RUN_TOKEN_ACTIONS: ReadonlySet<Action> = new Set<Action>([
+  "organization.read",
+  "workspace.read",
+  "workspace.lock",
+  "runs.read",
+  "variables.read",
+  "state.read-outputs",
+  "state.read",
+  "state.create",
+]);
+
+const holds = (principal: Principal, action: Action, target: Target): boolean =>
+  (principal.kind !== "run" || RUN_TOKEN_ACTIONS.has(action)) && (REQUIREMENTS[action] as Requirement).holds(principal, target);
+
 /** Whether the rule of `action` holds for the caller on the target. */
 export function allows(principal: Principal, action: Action, target: Target = {}): boolean {
-  return (REQUIREMENTS[action] as Requirement).holds(principal, target);
+  return holds(principal, action, target);
 }
 
 /**
@@ -197,6 +215,6 @@ export function allows(principal: Principal, action: Action, target: Target = {}
  */
 export function authorize(caller: { principal: Principal; authorized?: Set<string> }, action: Action, target: Target = {}): void {
   const rule = REQUIREMENTS[action] as Requirement;
-  if (!rule.holds(caller.principal, target)) throw ApiError.of(rule.denied?.(caller.principal, target) ?? "not_found");
+  if (!holds(caller.principal, action, target)) throw ApiError.of(rule.denied?.(caller.principal, target) ?? "not_found");
   caller.authorized?.add(action);
 }

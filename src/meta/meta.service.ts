@@ -12,6 +12,8 @@ export async function accountDetails(caller: Caller): Promise<UserView> {
     if (!u) throw ApiError.of("unauthorized");
     return { ...u, isService: false, authenticated: { id: u.id, type: "users" } };
   }
+  // A run token is no account (account/details is not among the routes it may call).
+  if (p.kind === "run") throw ApiError.of("not_found");
   const authenticated = p.kind === "team" ? { id: p.teamId, type: "teams" } : { id: p.organization, type: "organizations" };
   const username = p.kind === "team" ? `api-${p.teamId}` : `api-org-${p.organization}`;
   return { id: p.serviceUserId, username, email: null, isSiteAdmin: false, isService: true, authenticated, unconfirmedEmail: null };

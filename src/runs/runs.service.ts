@@ -30,8 +30,11 @@ export interface RunRead {
   eventIds?: string[];
 }
 
-/** The user a request acts as (a team or organisation token acts as its service user). */
-export const actorOf = (p: Principal): Actor => ({ type: "users", id: p.kind === "user" ? p.userId : p.serviceUserId });
+/** The user a request acts as (a team or organisation token acts as its service user; a run's own token as nobody). */
+export function actorOf(p: Principal): Actor | null {
+  if (p.kind === "run") return null;
+  return { type: "users", id: p.kind === "user" ? p.userId : p.serviceUserId };
+}
 
 function runActor(caller: Caller, r: Readable): RunActor {
   return { actor: actorOf(caller.principal), canApply: allows(caller.principal, "runs.apply", { access: r.scope.access, caps: r.caps }) };

@@ -1,5 +1,5 @@
 /** State versions (HCP Terraform API docs: State Versions): authorise on the workspace, then ask its Durable Object. */
-import { lockHolderOf } from "../auth/principal";
+import { actingUserId, lockHolderOf } from "../auth/principal";
 import type { Caller } from "../caller";
 import { edition } from "../env";
 import { ApiError, unwrap } from "../errors";
@@ -68,7 +68,7 @@ export async function createStateVersion(caller: Caller, workspaceId: string, a:
     jsonState,
     jsonOutputs,
     now,
-    createdBy: p.kind === "user" ? p.userId : p.serviceUserId,
+    createdBy: actingUserId(p),
     guard: guardOf(record),
   });
   // The DO indexes the version (state_version_index) in the same flush as the workspace's row.
@@ -87,7 +87,7 @@ export async function rollbackStateVersion(caller: Caller, workspaceId: string, 
     sourceId,
     holder: lockHolderOf(p),
     now: nowIso(),
-    createdBy: p.kind === "user" ? p.userId : p.serviceUserId,
+    createdBy: actingUserId(p),
     guard: guardOf(record),
   });
   return unwrap(result).value;

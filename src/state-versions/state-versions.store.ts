@@ -254,7 +254,8 @@ export interface CreateVersionInput {
   /** `json-state-outputs` as sent (it has no upload URL: only inline). */
   jsonOutputs?: Uint8Array | null;
   now: string;
-  createdBy: string;
+  /** null: a run token's (it acts for no user). */
+  createdBy: string | null;
 }
 
 /** Creating a state version, or rolling back to one, needs the caller's own lock (a 409 otherwise, as the real service). */
@@ -317,7 +318,8 @@ export interface RollbackInput {
   sourceId: string;
   holder: LockHolder;
   now: string;
-  createdBy: string;
+  /** null: a run token's (it acts for no user). */
+  createdBy: string | null;
 }
 
 /**

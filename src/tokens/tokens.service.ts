@@ -1,7 +1,7 @@
 /** API tokens: who may see and mint which token, and the token lifecycle over tokens.d1.ts. */
 import { authorize } from "../auth/requirements";
 import { requireOrgAccess } from "../auth/access";
-import type { Principal } from "../auth/principal";
+import { actingUserId, type Principal } from "../auth/principal";
 import type { Caller } from "../caller";
 import { ApiError, unwrap, type Result } from "../errors";
 import { newId, newTokenSecret, sha256Hex } from "../ids";
@@ -81,8 +81,8 @@ function attributesOf(
   return { description: a.description ?? null, expiredAt };
 }
 
-function creatorId(p: Principal): string {
-  return p.kind === "user" ? p.userId : p.serviceUserId;
+function creatorId(p: Principal): string | null {
+  return actingUserId(p);
 }
 
 async function mint(

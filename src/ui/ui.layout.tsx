@@ -11,6 +11,8 @@ export function whoIs(p: Principal): string {
       return `team ${p.teamId}`;
     case "organization":
       return `organization token (${p.organization})`;
+    case "run":
+      return `run ${p.runId}`;
   }
 }
 

@@ -100,7 +100,7 @@ async function workspacePage(c: Ctx, refusal?: Refusal): Promise<Response> {
   const granted = new Set(accesses.map((a) => a.teamId));
   const me = caller.principal;
   const holder = record.lock.holder;
-  const myId = me.kind === "user" ? me.userId : me.kind === "team" ? me.teamId : me.serviceUserId;
+  const myId = me.kind === "user" ? me.userId : me.kind === "team" ? me.teamId : me.kind === "run" ? me.runId : me.serviceUserId;
   const poolId = ((resource.relationships?.["agent-pool"] as { data: { id: string } | null } | undefined)?.data?.id ?? null) as string | null;
   const agentPools = pools?.pools.map((p) => ({ id: p.pool.id, name: p.pool.name })) ?? [];
   // The current pool stays selectable even when no longer offered (it was excluded later).

@@ -317,6 +317,9 @@ function callerTeamsSql(P: Params, principal: Principal, org: string): string {
     case "organization":
       // An organisation token belongs to no team (the organisation parameter is still referenced: D1 counts them).
       return `SELECT t.id AS id FROM teams t WHERE 0 AND t.organization_id = ${org}`;
+    case "run":
+      // A run token belongs to no team either; its one workspace is read by id, never listed.
+      return `SELECT t.id AS id FROM teams t WHERE 0 AND t.organization_id = ${org}`;
   }
 }
 

@@ -7,7 +7,9 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { Action } from "../../src/auth/requirements";
 import { app } from "../../src/index";
 import { ROUTE_ACTIONS } from "../../src/jsonapi/define-route";
-import { createOrg, createWorkspace, grantProject, grantWorkspace, makeOrgToken, makeOwner, makeTeam, makeUser } from "../fixtures";
+import { insertAgent } from "../../src/agents/agents.d1";
+import { newId, nowIso } from "../../src/ids";
+import { createOrg, createWorkspace, grantProject, grantWorkspace, makeOrgToken, makeOwner, makeTeam, makeUser, organizationId } from "../fixtures";
 import { api, uniqueName } from "../helpers";
 import { claim, plan, seedCv } from "../do/runs.helpers";
 
@@ -185,6 +187,15 @@ const pool = async () => adminPost(`/organizations/${fx.org}/agent-pools`, { dat
 /** An agent token of a fresh pool (minted by the site admin). */
 const agentToken = async () =>
   adminPost(`/agent-pools/${(await pool()).id}/authentication-tokens`, { data: { type: "authentication-tokens", attributes: { description: "agent" } } });
+/** An agent registered in a fresh pool (written through the repository, as the agent protocol's register does). */
+const poolAgent = async () => {
+  const p = await pool();
+  const agent = newId("agent");
+  const at = nowIso();
+  const row = { id: agent, agentPoolId: p.id, organizationId: await organizationId(fx.org), name: "a", version: null, ipAddress: null };
+  await insertAgent(env.DB, { ...row, status: "idle", lastPingAt: at, createdAt: at });
+  return { pool: p.id as string, agent };
+};
 const reservedKey = async () =>
   adminPost(`/organizations/${fx.org}/reserved-tag-keys`, { data: { type: "reserved-tag-keys", attributes: { key: uniqueName("rtk") } } });
 const oauthClient = async () =>
@@ -999,6 +1010,13 @@ const ROWS: Row[] = [
       body: { data: { type: "authentication-tokens", attributes: { description: "agent" } } },
     }),
   },
+  {
+    method: "GET",
+    route: "/api/v2/agent-pools/:pool_id/agents",
+    ok: 200,
+    make: async () => ({ path: `/agent-pools/${(await poolAgent()).pool}/agents` }),
+  },
+  { method: "GET", route: "/api/v2/agents/:agent_id", ok: 200, make: async () => ({ path: `/agents/${(await poolAgent()).agent}` }) },
   // Agent tokens by id: the route is declared `token.manage`, whose rule for an agent token is the pool's management.
   {
     method: "GET",

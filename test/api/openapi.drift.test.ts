@@ -18,6 +18,16 @@ const UNDOCUMENTED = new Set([
   // Signed run-log and plan-artifact URLs, likewise: handed out in plans and applies and by the JSON plan redirects.
   "GET /_logs/:ws/:run/:phase/:token",
   "GET /_artifacts/:ws/:run/:kind/:token",
+  // The private agent protocol (docs/runs.md): agent and run tokens, plain JSON and raw bytes.
+  "POST /api/agent/register",
+  "POST /api/agent/agents/:agent_id/status",
+  "POST /api/agent/agents/:agent_id/jobs/next",
+  "GET /api/agent/jobs/:run/:phase/configuration",
+  "GET /api/agent/jobs/:run/:phase/artifacts/:kind",
+  "PUT /api/agent/jobs/:run/:phase/artifacts/:kind",
+  "POST /api/agent/jobs/:run/:phase/logs",
+  "POST /api/agent/jobs/:run/:phase/heartbeat",
+  "POST /api/agent/jobs/:run/:phase/finish",
   // The web UI's HTML pages and forms (src/ui/), declared in their own requirement table.
   ...Object.keys(UI_ROUTE_ACTIONS),
 ]);

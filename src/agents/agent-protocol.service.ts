@@ -1,0 +1,267 @@
+/**
+ * The private agent protocol (docs/runs.md "Agent protocol"): agents register with an agent token, long-poll for a
+ * job (claimed by compare-and-set in the job's workspace object), and then make the job's calls with its run token.
+ * Agent tokens are never API callers and run tokens reach only their own job here: neither is a `Caller`.
+ */
+import { findPool } from "../agent-pools/agent-pools.d1";
+import { agentTokenByHash, touchAgentToken } from "../agent-pools/agent-tokens.d1";
+import { mintRunToken, type RunTokenClaims, runPrincipalOf, runStillStands, verifyRunToken } from "../auth/run-token";
+import type { Db } from "../caller";
+import type { Bindings } from "../env";
+import { ApiError, unwrap } from "../errors";
+import { newId, nowIso, sha256Hex } from "../ids";
+import { LIMITS } from "../limits";
+import { findOrganization } from "../organizations/organizations.d1";
+import { queuedJobs, runIndexRow } from "../runs/runs.d1";
+import type { ArtifactKind, CancelSignal, Job, Phase } from "../runs/runs.types";
+import { openValue } from "../variables/variables.crypto";
+import { effectiveVariables } from "../variables/variables.rules";
+import { varsetsReachingWorkspace } from "../varsets/varsets.d1";
+import { workspaceStub } from "../workspaces/workspaces.service";
+import { findAgent, insertAgent, touchAgent, type Agent, type AgentStatus } from "./agents.d1";
+import type { FinishBody, RegisterBody } from "./agents.schemas";
+
+/** An agent's credentials resolved: the pool its token serves (null: the operator's default pool). */
+export interface AgentAuth {
+  env: Bindings;
+  db: Db;
+  pool: { id: string; organizationId: string } | null;
+}
+
+/** A job as the agent receives it (docs/runs.md "Job"). */
+export interface AgentJob {
+  run: string;
+  phase: Phase;
+  claim: string;
+  token: string;
+  leaseSeconds: number;
+  hostname: string;
+  apiBase: string;
+  organization: string;
+  workspace: { id: string; name: string; workingDirectory: string; terraformVersion: string };
+  operation: {
+    isDestroy: boolean;
+    refresh: boolean;
+    refreshOnly: boolean;
+    targetAddrs: string[];
+    replaceAddrs: string[];
+    planOnly: boolean;
+    savePlan: boolean;
+    allowEmptyApply: boolean;
+    allowConfigGeneration: boolean;
+  };
+  variables: Array<{ key: string; value: string; category: string; hcl: boolean; sensitive: boolean }>;
+  runVariables: Array<{ key: string; value: string }>;
+}
+
+/** `last-used-at` of an agent token is refreshed at most this often. */
+const TOKEN_TOUCH_MS = 60_000;
+
+let operatorHash: { token: string; hash: string } | null = null;
+
+function sameDigest(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
+}
+
+/**
+ * The pool a bearer token serves: the operator's AGENT_TOKEN (compared by digest, in constant time) → the default
+ * pool; an agent pool's token → that pool. Anything else is 401.
+ */
+export async function authenticateAgent(env: Bindings, db: Db, bearer: string | null, defer: (p: Promise<unknown>) => void): Promise<AgentAuth> {
+  if (!bearer || bearer.length > 512) throw ApiError.of("unauthorized");
+  const hash = await sha256Hex(bearer);
+  if (env.AGENT_TOKEN) {
+    if (operatorHash?.token !== env.AGENT_TOKEN) operatorHash = { token: env.AGENT_TOKEN, hash: await sha256Hex(env.AGENT_TOKEN) };
+    if (sameDigest(hash, operatorHash.hash)) return { env, db, pool: null };
+  }
+  const token = await agentTokenByHash(db, hash);
+  if (!token) throw ApiError.of("unauthorized");
+  if (!token.lastUsedAt || Date.now() - Date.parse(token.lastUsedAt) > TOKEN_TOUCH_MS) {
+    defer(touchAgentToken(db, token.id, nowIso()).catch(() => undefined));
+  }
+  return { env, db, pool: { id: token.agentPoolId, organizationId: token.organizationId } };
+}
+
+export async function registerAgent(auth: AgentAuth, body: RegisterBody, ipAddress: string | null): Promise<Agent> {
+  const at = nowIso();
+  const agent: Agent = {
+    id: newId("agent"),
+    agentPoolId: auth.pool?.id ?? null,
+    organizationId: auth.pool?.organizationId ?? null,
+    name: body.name,
+    version: body.version ?? null,
+    status: "idle",
+    ipAddress,
+    lastPingAt: at,
+    createdAt: at,
+  };
+  // The pool was deleted since its token was read (its tokens went with it).
+  if (!(await insertAgent(auth.db, agent))) throw ApiError.of("unauthorized");
+  return agent;
+}
+
+/** The agent, when it is one of the token's pool (404 otherwise: an agent of another pool is not there for it). */
+async function agentOf(auth: AgentAuth, id: string): Promise<Agent> {
+  const agent = await findAgent(auth.db, id);
+  if (!agent || agent.agentPoolId !== (auth.pool?.id ?? null)) throw ApiError.of("not_found");
+  return agent;
+}
+
+export async function reportStatus(auth: AgentAuth, id: string, status: AgentStatus, ipAddress: string | null): Promise<void> {
+  await agentOf(auth, id);
+  await touchAgent(auth.db, id, { status, ipAddress, at: nowIso() });
+}
+
+/** Where the agent reached the service: Terraform on the agent talks to the API there. */
+export interface Origin {
+  host: string;
+  origin: string;
+}
+
+/**
+ * The oldest queued job of the agent's pool that it manages to claim, looking again every `agentNextJobPollMs` for up
+ * to `waitMs`; null when none. A claim lost to a racing agent (the index still showed the job queued) moves on to
+ * the next job.
+ */
+export async function nextJob(auth: AgentAuth, id: string, origin: Origin, waitMs: number): Promise<AgentJob | null> {
+  const agent = await agentOf(auth, id);
+  await touchAgent(auth.db, id, { ipAddress: null, at: nowIso() });
+  const poolName = auth.pool ? ((await findPool(auth.db, auth.pool.id))?.name ?? null) : null;
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    for (const queued of await queuedJobs(auth.db, auth.pool?.id ?? null, LIMITS.agentNextJobCandidates)) {
+      // A pool's jobs are its organisation's; the index says so too, and a stray row is never handed out.
+      if (auth.pool && queued.organizationId !== auth.pool.organizationId) continue;
+      const claimed = await workspaceStub(auth.env, queued.workspaceId).claimJob({
+        runId: queued.runId,
+        phase: queued.phase,
+        agent: { id: agent.id, name: agent.name, poolId: agent.agentPoolId, poolName },
+        now: nowIso(),
+      });
+      if (!claimed.ok) continue;
+      await touchAgent(auth.db, id, { status: "busy", ipAddress: null, at: nowIso() });
+      return jobPayload(auth, claimed.value, origin);
+    }
+    if (Date.now() + LIMITS.agentNextJobPollMs > deadline) return null;
+    await new Promise((resolve) => setTimeout(resolve, LIMITS.agentNextJobPollMs));
+  }
+}
+
+/**
+ * The job as the agent needs it, with its run token and the workspace's effective variables in clear (never
+ * logged). Built after the claim: should this fail, the lease runs out and the run errors, as for a lost agent.
+ */
+async function jobPayload(auth: AgentAuth, job: Job, origin: Origin): Promise<AgentJob> {
+  const { run, workspace } = job;
+  const [org, own, sets] = await Promise.all([
+    findOrganization(auth.db, { id: run.organizationId }),
+    workspaceStub(auth.env, workspace.id).listVariables(),
+    varsetsReachingWorkspace(auth.db, workspace.organizationId, workspace.id, workspace.projectId),
+  ]);
+  if (!org) throw ApiError.of("not_found");
+  const chosen = effectiveVariables(unwrap(own).value.variables, sets);
+  const variables = await Promise.all(
+    chosen.map(async ({ variable: v }) => ({
+      key: v.key,
+      value: await openValue(auth.env, v.id, v.sealedValue),
+      category: v.category,
+      hcl: v.hcl,
+      sensitive: v.sensitive,
+    })),
+  );
+  const token = await mintRunToken(auth.env, {
+    runId: run.id,
+    workspaceId: workspace.id,
+    organizationId: run.organizationId,
+    phase: job.phase,
+    claimId: job.claimId,
+  });
+  return {
+    run: run.id,
+    phase: job.phase,
+    claim: job.claimId,
+    token,
+    leaseSeconds: Math.max(1, Math.round((Date.parse(job.leaseUntil) - Date.now()) / 1000)),
+    hostname: origin.host,
+    apiBase: `${origin.origin}/api/v2/`,
+    organization: org.name,
+    workspace: {
+      id: workspace.id,
+      name: workspace.name,
+      workingDirectory: workspace.settings["working-directory"] ?? "",
+      terraformVersion: run.terraformVersion ?? workspace.settings["engine-version"],
+    },
+    operation: {
+      isDestroy: run.isDestroy,
+      refresh: run.refresh,
+      refreshOnly: run.refreshOnly,
+      targetAddrs: run.targetAddrs ?? [],
+      replaceAddrs: run.replaceAddrs ?? [],
+      planOnly: run.planOnly,
+      savePlan: run.savePlan,
+      allowEmptyApply: run.allowEmptyApply,
+      allowConfigGeneration: run.allowConfigGeneration,
+    },
+    variables,
+    runVariables: run.variables.map(({ key, value }) => ({ key, value })),
+  };
+}
+
+// ---- the job's calls, with its run token ----
+
+/** A job's credentials: the run token of this run and phase (401 otherwise). */
+export interface JobAuth {
+  env: Bindings;
+  db: Db;
+  claims: RunTokenClaims;
+}
+
+export async function authenticateJob(env: Bindings, db: Db, bearer: string | null, runId: string, phase: Phase): Promise<JobAuth> {
+  const claims = bearer ? await verifyRunToken(env, bearer) : null;
+  if (!claims || claims.runId !== runId || claims.phase !== phase) throw ApiError.of("unauthorized");
+  return { env, db, claims };
+}
+
+const stubOf = (job: JobAuth) => workspaceStub(job.env, job.claims.workspaceId);
+
+/** The reads carry no claim to check in the object: the run's index row must still back the token (one D1 read). */
+async function requireLiveRun(job: JobAuth): Promise<void> {
+  const row = await runIndexRow(job.db, job.claims.runId);
+  const standing = row && { id: job.claims.runId, workspace_id: row.workspaceId, organization_id: row.organizationId, status: row.status };
+  if (!runStillStands(runPrincipalOf(job.claims), standing ?? null)) throw ApiError.of("job_lost");
+}
+
+/** The configuration version the job runs (its archive is streamed by the route from the workspace's object). */
+export async function jobConfiguration(job: JobAuth): Promise<{ workspaceId: string; configurationVersionId: string }> {
+  await requireLiveRun(job);
+  const { run } = unwrap(await stubOf(job).getRun(job.claims.runId)).value;
+  return { workspaceId: job.claims.workspaceId, configurationVersionId: run.configurationVersionId };
+}
+
+export async function heartbeat(job: JobAuth): Promise<{ signal: CancelSignal }> {
+  const { runId, phase, claimId } = job.claims;
+  return unwrap(await stubOf(job).heartbeat({ runId, phase, claimId, now: nowIso() })).value;
+}
+
+export async function appendLog(job: JobAuth, offset: number, bytes: Uint8Array): Promise<{ size: number; signal: CancelSignal }> {
+  const { runId, phase, claimId } = job.claims;
+  return unwrap(await stubOf(job).appendLog({ runId, phase, claimId, offset, bytes, now: nowIso() })).value;
+}
+
+export async function putArtifact(job: JobAuth, kind: ArtifactKind, bytes: Uint8Array): Promise<void> {
+  if (job.claims.phase !== "plan") throw ApiError.of("conflict", { detail: "Artifacts are stored by the plan phase" });
+  unwrap(await stubOf(job).putArtifact({ runId: job.claims.runId, claimId: job.claims.claimId, kind, bytes }));
+}
+
+export async function getArtifact(job: JobAuth, kind: ArtifactKind): Promise<Uint8Array> {
+  await requireLiveRun(job);
+  return unwrap(await stubOf(job).getArtifact({ runId: job.claims.runId, kind })).value.bytes;
+}
+
+export async function finishJob(job: JobAuth, body: FinishBody): Promise<void> {
+  const { runId, phase, claimId } = job.claims;
+  unwrap(await stubOf(job).finishJob({ runId, phase, claimId, now: nowIso(), ...body }));
+}

@@ -1,0 +1,53 @@
+/** Agents (the agents API reference): list a pool's agents, show one. The private protocol: agent-protocol.routes.ts. */
+import { z } from "@hono/zod-openapi";
+import { callerOf } from "../auth/caller.http";
+import { jsonapi, paginated } from "../jsonapi/document";
+import { defineRoute } from "../jsonapi/define-route";
+import { listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
+import { errorResponses, ok, router } from "../jsonapi/validation";
+import { agentIdParam, agentResource, poolIdParam } from "./agents.schemas";
+import { serializeAgent } from "./agents.serialize";
+import { listPoolAgents, showAgent } from "./agents.service";
+
+const tags = ["Agents"];
+export const agents = router();
+
+agents.openapi(
+  defineRoute({
+    method: "get",
+    path: "/agent-pools/{pool_id}/agents",
+    action: "organization.read",
+    tags,
+    summary: "List a pool's agents",
+    request: { params: poolIdParam, query: pageQuery.extend({ "filter[last-ping-since]": z.string().max(64).optional() }).passthrough() },
+    responses: { ...ok("A page of agents", listDocument(agentResource)), ...errorResponses },
+  }),
+  async (c) => {
+    const query = c.req.valid("query");
+    const page = pageOf(query);
+    const { agents: list, total } = await listPoolAgents(callerOf(c), c.req.valid("param").pool_id, query["filter[last-ping-since]"], page);
+    const now = Date.now();
+    return jsonapi(
+      c,
+      paginated(
+        c,
+        list.map((a) => serializeAgent(a, now)),
+        page,
+        total,
+      ),
+    );
+  },
+);
+
+agents.openapi(
+  defineRoute({
+    method: "get",
+    path: "/agents/{agent_id}",
+    action: "organization.read",
+    tags,
+    summary: "Show an agent",
+    request: { params: agentIdParam },
+    responses: { ...ok("The agent", resourceDocument(agentResource)), ...errorResponses },
+  }),
+  async (c) => jsonapi(c, { data: serializeAgent(await showAgent(callerOf(c), c.req.valid("param").agent_id)) }),
+);

@@ -1,0 +1,33 @@
+/**
+ * Agents in the public API (the agents API reference): a pool's members read them as they read the pool. Agents of
+ * the operator's default pool belong to no organisation, and no API caller sees them.
+ */
+import { loadOwned, requireOrgAccess } from "../auth/access";
+import { authorize } from "../auth/requirements";
+import type { Caller } from "../caller";
+import { ApiError } from "../errors";
+import type { Page } from "../jsonapi/document";
+import { findPool } from "../agent-pools/agent-pools.d1";
+import { findAgent, poolAgents, type Agent } from "./agents.d1";
+
+/** `since`: `filter[last-ping-since]`, an ISO 8601 time (400 otherwise). */
+export async function listPoolAgents(caller: Caller, poolId: string, since: string | undefined, page: Page): Promise<{ agents: Agent[]; total: number }> {
+  let sinceIso: string | null = null;
+  if (since !== undefined) {
+    const ms = Date.parse(since);
+    if (!/^\d{4}-\d{2}-\d{2}T/.test(since) || Number.isNaN(ms))
+      throw ApiError.of("bad_request", { detail: "filter[last-ping-since] must be an ISO 8601 time", parameter: "filter[last-ping-since]" });
+    // Stored times have milliseconds: compare in the same shape.
+    sinceIso = new Date(ms).toISOString();
+  }
+  const { access } = await loadOwned(caller, findPool, poolId);
+  authorize(caller, "organization.read", { access });
+  return poolAgents(caller.db, poolId, sinceIso, page);
+}
+
+export async function showAgent(caller: Caller, id: string): Promise<Agent> {
+  const agent = await findAgent(caller.db, id);
+  if (!agent?.organizationId) throw ApiError.of("not_found");
+  await requireOrgAccess(caller, { id: agent.organizationId });
+  return agent;
+}
