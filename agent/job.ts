@@ -3,6 +3,7 @@
  * and variable files written, Terraform run under the job's supervision with its output streamed to the log, the
  * plan's artifacts uploaded, and the finish reported. The directory is removed whatever happens.
  */
+import { redactedPlan } from "./redact.js";
 import { existsSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -199,7 +200,9 @@ async function terraform(ctx: Ctx, p: Prepared, args: string[], captureStdout = 
 async function plan(ctx: Ctx): Promise<Counts> {
   const p = await prepare(ctx);
   await terraform(ctx, p, ["init", "-input=false"]);
-  await terraform(ctx, p, planArgs(ctx.job, { planFile: p.planFile, varFiles: p.varFiles, generatedConfig: join(ctx.root, "generated.tf") }));
+  const structured = ctx.job.workspace.structuredRunOutput === true;
+  const args = planArgs(ctx.job, { planFile: p.planFile, varFiles: p.varFiles, generatedConfig: join(ctx.root, "generated.tf") });
+  await terraform(ctx, p, structured ? [...args, "-json"] : args);
   const json = await terraform(ctx, p, ["show", "-json", p.planFile], true);
   let parsed: Parameters<typeof planCounts>[0];
   try {
@@ -208,6 +211,14 @@ async function plan(ctx: Ctx): Promise<Counts> {
     throw new JobFailed("terraform show -json did not print a JSON plan");
   }
   await ctx.client.putArtifact("plan-json", json);
+  const schemas = await terraform(ctx, p, ["providers", "schema", "-json"], true);
+  let parsedSchemas: Parameters<typeof redactedPlan>[1];
+  try {
+    parsedSchemas = JSON.parse(schemas.toString("utf8"));
+  } catch {
+    throw new JobFailed("terraform providers schema -json did not print provider schemas");
+  }
+  await ctx.client.putArtifact("plan-json-redacted", Buffer.from(JSON.stringify(redactedPlan(parsed as Parameters<typeof redactedPlan>[0], parsedSchemas))));
   await ctx.client.putArtifact("plan-binary", await readFile(p.planFile));
   const lockFile = join(p.cwd, ".terraform.lock.hcl");
   if (existsSync(lockFile)) await ctx.client.putArtifact("lock-file", await readFile(lockFile));
@@ -223,7 +234,8 @@ async function apply(ctx: Ctx): Promise<Counts> {
   const lock = await ctx.client.getArtifact("lock-file");
   if (lock) await writeFile(join(p.cwd, ".terraform.lock.hcl"), lock);
   await terraform(ctx, p, ["init", "-input=false"]);
-  await terraform(ctx, p, ["apply", "-input=false", "-lock=false", p.planFile]);
+  const structured = ctx.job.workspace.structuredRunOutput === true;
+  await terraform(ctx, p, ["apply", "-input=false", "-lock=false", ...(structured ? ["-json"] : []), p.planFile]);
   const counts = applyCounts(ctx.tail()) ?? NO_CHANGES;
   const total = counts.resourceAdditions + counts.resourceChanges + counts.resourceDestructions + counts.resourceImports;
   return { ...counts, hasChanges: total > 0 };

@@ -41,7 +41,11 @@ export interface Job {
   /** The API's base URL, e.g. `http://localhost:8787/api/v2/`; plain http needs a `host` block in the CLI config. */
   apiBase: string;
   organization: string;
-  workspace: { id: string; name: string; workingDirectory: string; terraformVersion: string; projectName?: string | null };
+  /**
+   * `structuredRunOutput`: Terraform's `cloud` block renders the log as JSON lines (`-json`) and the plan from the
+   * redacted JSON plan when the workspace's `structured-run-output-enabled` is on; absent counts as off.
+   */
+  workspace: { id: string; name: string; workingDirectory: string; terraformVersion: string; projectName?: string | null; structuredRunOutput?: boolean };
   operation: JobOperation;
   variables: JobVariable[];
   /** HCL literals given with the run (`-var` on the CLI, `variables` in the API). */

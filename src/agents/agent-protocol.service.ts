@@ -38,7 +38,7 @@ export interface AgentJob {
   hostname: string;
   apiBase: string;
   organization: string;
-  workspace: { id: string; name: string; workingDirectory: string; terraformVersion: string };
+  workspace: { id: string; name: string; workingDirectory: string; terraformVersion: string; structuredRunOutput: boolean };
   operation: {
     isDestroy: boolean;
     refresh: boolean;
@@ -193,6 +193,8 @@ async function jobPayload(auth: AgentAuth, job: Job, origin: Origin): Promise<Ag
       name: workspace.name,
       workingDirectory: workspace.settings["working-directory"] ?? "",
       terraformVersion: run.terraformVersion ?? workspace.settings["engine-version"],
+      // Terraform renders a remote run's log as JSON lines (and reads the redacted JSON plan) when this is on.
+      structuredRunOutput: workspace.settings["structured-run-output-enabled"] !== false,
     },
     operation: {
       isDestroy: run.isDestroy,

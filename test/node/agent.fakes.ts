@@ -260,6 +260,9 @@ if (cmd === "init") {
     { address: "a.imp", change: { actions: ["no-op"], importing: { id: "i-1" } } },
     { address: "a.same", change: { actions: ["no-op"] } },
   ], output_changes: { o: { actions: ["no-op"] } } }));
+} else if (cmd === "providers") {
+  record({});
+  out(JSON.stringify({ format_version: "1.0", provider_schemas: {} }));
 } else if (cmd === "apply") {
   record({ plan: readFileSync(args[args.length - 1], "utf8"), lock: readFileSync(".terraform.lock.hcl", "utf8") });
   out("a.new: Creating...\\n\\u001b[0m\\u001b[1m\\u001b[32m\\nApply complete! Resources: 1 imported, 2 added, 1 changed, 3 destroyed.\\n\\u001b[0m");

@@ -96,11 +96,12 @@ describe("a plan job", () => {
     const seq = svc.sequence();
     const next = "POST /api/agent/agents/agent-fake0000000000/jobs/next";
     const finish = `POST /api/agent/jobs/${j.run}/plan/finish`;
-    expect(seq.filter((c) => !c.endsWith("/logs")).slice(0, 7)).toEqual([
+    expect(seq.filter((c) => !c.endsWith("/logs")).slice(0, 8)).toEqual([
       "POST /api/agent/register",
       next,
       `GET /api/agent/jobs/${j.run}/plan/configuration`,
       `PUT /api/agent/jobs/${j.run}/plan/artifacts/plan-json`,
+      `PUT /api/agent/jobs/${j.run}/plan/artifacts/plan-json-redacted`,
       `PUT /api/agent/jobs/${j.run}/plan/artifacts/plan-binary`,
       `PUT /api/agent/jobs/${j.run}/plan/artifacts/lock-file`,
       finish,
