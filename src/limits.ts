@@ -58,4 +58,8 @@ export const LIMITS = {
   runListScanMax: 2_000,
   /** Bytes of a run log one read answers at most (the client's `limit` may ask for less). */
   runLogReadMax: 1024 * 1024,
+  /** Bytes of each phase's log the web UI's run page shows (the rest through the log's own URL). */
+  uiRunLogBytes: 256 * 1024,
+  /** Resource changes the web UI's run page lists from the JSON plan. */
+  uiResourceChangesMax: 500,
 } as const;

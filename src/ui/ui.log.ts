@@ -83,4 +83,4 @@ export function renderLog(text: string): RenderedLog {
 }
 
 /** A log's bytes as text (invalid UTF-8, such as a character cut at the end of a read, becomes U+FFFD). */
-export const decodeLog = (bytes: Uint8Array): string => new TextDecoder("utf-8", { fatal: false }).decode(bytes);
+export const decodeLog = (bytes: Uint8Array): string => new TextDecoder("utf-8", { fatal: false, ignoreBOM: false }).decode(bytes);
