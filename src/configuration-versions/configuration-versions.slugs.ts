@@ -6,7 +6,7 @@
 import { Hono, type Context } from "hono";
 import { organizationIsLive } from "../blobs/blobs.d1";
 import { pieces } from "../blobs/pieces";
-import type { AppEnv } from "../env";
+import type { AppEnv, Bindings } from "../env";
 import { ApiError, unwrap } from "../errors";
 import { nowIso } from "../ids";
 import { LIMITS } from "../limits";
@@ -62,9 +62,17 @@ slugs.put("/_slugs/:ws/:cv", async (c) => {
 
 slugs.get("/_slugs/:ws/:cv", async (c) => {
   const t = await authorise(c, "GET");
-  const stub = cvStub(c.env, t.ws);
+  return archiveResponse(c.env, t.ws, t.cv);
+});
+
+/**
+ * The uploaded archive of a configuration version as a streamed 200 response (404 unless uploaded), read from the
+ * workspace's object a few MiB per call. Also for the agent's configuration download, once it has authorised the job.
+ */
+export async function archiveResponse(env: Bindings, workspaceId: string, cvId: string): Promise<Response> {
+  const stub = cvStub(env, workspaceId);
   // The first part is read before answering, so a missing archive is a 404 rather than a broken stream.
-  const first = unwrap(await stub.readCvPart({ id: t.cv, fromSeq: 0 }));
+  const first = unwrap(await stub.readCvPart({ id: cvId, fromSeq: 0 }));
   let next = first.value.next;
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
@@ -73,7 +81,7 @@ slugs.get("/_slugs/:ws/:cv", async (c) => {
     },
     async pull(controller) {
       if (next === null) return;
-      const part = await stub.readCvPart({ id: t.cv, fromSeq: next });
+      const part = await stub.readCvPart({ id: cvId, fromSeq: next });
       if (!part.ok) {
         controller.error(new Error("configuration archive vanished while streaming"));
         return;
@@ -84,4 +92,4 @@ slugs.get("/_slugs/:ws/:cv", async (c) => {
     },
   });
   return new Response(body, { status: 200, headers: { "Content-Type": "application/octet-stream" } });
-});
+}

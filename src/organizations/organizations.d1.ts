@@ -214,6 +214,9 @@ export async function deleteOrganization(db: Db, ref: { id: string; name: string
     cascade("DELETE FROM workspace_tags WHERE organization_id = ?1"),
     cascade("DELETE FROM workspace_names WHERE organization_id = ?1"),
     cascade("DELETE FROM workspaces WHERE organization_id = ?1"),
+    cascade("DELETE FROM run_jobs WHERE organization_id = ?1"),
+    cascade("DELETE FROM runs WHERE organization_id = ?1"),
+    cascade("DELETE FROM configuration_versions WHERE organization_id = ?1"),
     cascade("DELETE FROM organization_retention_policies WHERE organization_id = ?1"),
     cascade("DELETE FROM token_ttl_policies WHERE organization_id = ?1"),
   ]);

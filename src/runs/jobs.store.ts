@@ -40,7 +40,7 @@ export function queueJob(sql: SqlStorage, runId: string, phase: Phase, poolId: s
 /** The compare-and-set `queued → claimed`: a fresh claim id and a lease. */
 export function claimRow(sql: SqlStorage, runId: string, phase: Phase, agent: { id: string; poolId: string | null }, nowMs: number): JobRow | Failure {
   const job = getJob(sql, runId, phase);
-  if (!job || job.status !== "queued") return fail("job_unavailable");
+  if (job?.status !== "queued") return fail("job_unavailable");
   if (job.pool_id !== agent.poolId) return fail("job_unavailable", "The job belongs to another agent pool");
   return sql
     .exec<JobRow>(
@@ -60,7 +60,7 @@ export function liveJob(sql: SqlStorage, runId: string, phase: Phase | null, cla
   const job = sql
     .exec<JobRow>("SELECT * FROM run_jobs WHERE run_id = ? AND claim_id = ? AND (? IS NULL OR phase = ?)", runId, claimId, phase, phase)
     .toArray()[0];
-  if (!job || job.status !== "claimed" || (job.lease_until ?? 0) < nowMs) return fail("job_lost");
+  if (job?.status !== "claimed" || (job.lease_until ?? 0) < nowMs) return fail("job_lost");
   return job;
 }
 

@@ -37,7 +37,7 @@ runLogs.get("/_logs/:ws/:run/:phase/:token", async (c) => {
 
 runLogs.get("/_artifacts/:ws/:run/:kind/:token", async (c) => {
   const { ws, run, kind, token } = c.req.param();
-  if (!WS.test(ws) || !RUN.test(run) || kind !== "plan-json") throw ApiError.of("not_found");
+  if (!WS.test(ws) || !RUN.test(run) || (kind !== "plan-json" && kind !== "plan-json-redacted")) throw ApiError.of("not_found");
   if (!(await verifyArtifactUrl(c.env, ws, run, kind, token))) throw badSignature();
   const got = unwrap(await runsStub(c.env, ws).getArtifact({ runId: run, kind }));
   return c.body(got.value.bytes as Uint8Array<ArrayBuffer>, 200, { "Content-Type": "application/json", "Cache-Control": "no-store" });

@@ -8,7 +8,10 @@ import type { Db } from "../caller";
 import type { JobIndexRow, RunRow } from "./runs.store";
 import type { Phase, RunRecord, RunStatus } from "./runs.types";
 
-/** Statements that make D1's rows of these runs and their jobs equal to the object's. */
+/**
+ * Statements that make D1's rows of these runs and their jobs equal to the object's; written only while the
+ * organisation exists (as the workspace row), so a deleted organisation's queue never reappears for agents.
+ */
 export function runIndexStatements(db: Db, runs: Array<{ row: RunRow; jobs: JobIndexRow[] }>): D1PreparedStatement[] {
   const statements: D1PreparedStatement[] = [];
   for (const { row, jobs } of runs) {
@@ -18,7 +21,7 @@ export function runIndexStatements(db: Db, runs: Array<{ row: RunRow; jobs: JobI
         .prepare(
           `INSERT INTO runs (id, workspace_id, organization_id, status, created_at, plan_only, is_destroy, source, message,
              created_by, agent_pool_id, doc, version)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM organizations WHERE external_id = ?)
            ON CONFLICT(id) DO UPDATE SET status = excluded.status, message = excluded.message, doc = excluded.doc,
              version = excluded.version
            WHERE excluded.version > runs.version`,
@@ -37,6 +40,7 @@ export function runIndexStatements(db: Db, runs: Array<{ row: RunRow; jobs: JobI
           row.pool_id,
           row.record,
           row.version,
+          run.organizationId,
         ),
     );
     for (const job of jobs) {
@@ -44,12 +48,12 @@ export function runIndexStatements(db: Db, runs: Array<{ row: RunRow; jobs: JobI
         db
           .prepare(
             `INSERT INTO run_jobs (run_id, phase, workspace_id, organization_id, agent_pool_id, status, queued_at, version)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+             SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM organizations WHERE external_id = ?)
              ON CONFLICT(run_id, phase) DO UPDATE SET agent_pool_id = excluded.agent_pool_id, status = excluded.status,
                queued_at = excluded.queued_at, version = excluded.version
              WHERE excluded.version > run_jobs.version`,
           )
-          .bind(job.run_id, job.phase, run.workspaceId, run.organizationId, job.pool_id, job.status, job.queued_at, row.version),
+          .bind(job.run_id, job.phase, run.workspaceId, run.organizationId, job.pool_id, job.status, job.queued_at, row.version, run.organizationId),
       );
     }
   }

@@ -139,10 +139,12 @@ const EVENT: Record<RunActionInput["action"], string> = {
 export function runAction(sql: SqlStorage, w: WorkspaceRecord, input: RunActionInput): RunRecord | Failure {
   const row = getRunRow(sql, input.runId);
   if (!row) return fail("not_found");
-  const run = toRun(row);
   const now = input.now;
-  const outcome = act(sql, w, run, row.active === 1, input);
+  const target = toRun(row);
+  const outcome = act(sql, w, target, row.active === 1, input);
   if (outcome) return outcome;
+  // Read again after force-execute: the queue started the target, not the record `act` was given.
+  const run = input.action === "force-execute" ? getRun(sql, input.runId)! : target;
   addEvent(sql, { runId: run.id, action: EVENT[input.action], now, actor: input.by.actor });
   if (input.comment) insertComment(sql, run, { id: childId("wsc", run.id), body: input.comment, now, actor: input.by.actor });
   store(sql, w, run, now);
@@ -151,7 +153,7 @@ export function runAction(sql: SqlStorage, w: WorkspaceRecord, input: RunActionI
   return getRun(sql, run.id)!;
 }
 
-/** The transition of one action (the run is saved by the caller); a failure changes nothing. */
+/** The transition of one action on `run` (the caller saves it); a failure changes nothing. */
 function act(sql: SqlStorage, w: WorkspaceRecord, run: RunRecord, active: boolean, input: RunActionInput): Failure | null {
   const now = input.now;
   switch (input.action) {

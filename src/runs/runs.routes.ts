@@ -11,7 +11,7 @@ import { defineRoute } from "../jsonapi/define-route";
 import { includeQuery, listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, ok, optionalJsonBody, router } from "../jsonapi/validation";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
-import { signedArtifactUrl, signedLogUrl } from "./run-urls";
+import { type SignedArtifact, signedArtifactUrl, signedLogUrl } from "./run-urls";
 import { includeForRuns, includeUsers, parseRunInclude } from "./runs.include";
 import {
   applyIdParam,
@@ -254,10 +254,10 @@ const jsonOutputResponses = {
 };
 
 /** 204 until the plan finished and its JSON plan is stored, then a redirect to a signed URL of it. */
-async function jsonOutput(c: Context<AppEnv>, read: RunRead) {
-  const stored = read.run.plan.status === "finished" && (await readArtifact(callerOf(c), read, "plan-json")) !== null;
+async function jsonOutput(c: Context<AppEnv>, read: RunRead, kind: SignedArtifact = "plan-json") {
+  const stored = read.run.plan.status === "finished" && (await readArtifact(callerOf(c), read, kind)) !== null;
   if (!stored) return c.body(null, 204);
-  return c.redirect(await signedArtifactUrl(c.env, origin(c), read.run.workspaceId, read.run.id, "plan-json"), 307);
+  return c.redirect(await signedArtifactUrl(c.env, origin(c), read.run.workspaceId, read.run.id, kind), 307);
 }
 
 runs.openapi(
@@ -292,17 +292,11 @@ runs.openapi(
     path: "/plans/{plan_id}/json-output-redacted",
     action: "runs.read",
     tags: ["Plans"],
-    summary: "The plan's redacted JSON plan, as Terraform renders it (204 until available)",
+    summary: "The plan's redacted JSON plan, as Terraform renders it: 204 until available, then a redirect to a signed URL",
     request: { params: planIdParam },
-    responses: { 200: { description: "The redacted JSON plan (application/json)" }, 204: { description: "Not available yet" }, ...errorResponses },
+    responses: jsonOutputResponses,
   }),
-  async (c) => {
-    const caller = callerOf(c);
-    const read = await readPhase(caller, c.req.valid("param").plan_id);
-    const bytes = await readArtifact(caller, read, "plan-json-redacted");
-    if (!bytes) return c.body(null, 204);
-    return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { "Content-Type": "application/json" });
-  },
+  async (c) => jsonOutput(c, await readPhase(callerOf(c), c.req.valid("param").plan_id), "plan-json-redacted"),
 );
 
 runs.openapi(

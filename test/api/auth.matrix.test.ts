@@ -1,7 +1,7 @@
 // The authorisation matrix: every API route × every kind of caller. Each route's action
 // comes from the requirement table the router enforces (src/auth/requirements.ts); which callers
 // pass each action is this test's own oracle. A route without a row fails the completeness test.
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import SparkMD5 from "spark-md5";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Action } from "../../src/auth/requirements";
@@ -9,6 +9,7 @@ import { app } from "../../src/index";
 import { ROUTE_ACTIONS } from "../../src/jsonapi/define-route";
 import { createOrg, createWorkspace, grantProject, grantWorkspace, makeOrgToken, makeOwner, makeTeam, makeUser } from "../fixtures";
 import { api, uniqueName } from "../helpers";
+import { claim, plan, seedCv } from "../do/runs.helpers";
 
 const PRINCIPALS = [
   "none",
@@ -202,6 +203,31 @@ const varsetVar = async () => {
   const set = await varset();
   return { set: set.id as string, v: (await adminPost(`/varsets/${set.id}/relationships/vars`, varBody())).id as string };
 };
+
+/** A run in a fresh workspace with an uploaded configuration version, brought to `state` by playing its agent. */
+async function matrixRun(state: "queued" | "planned" | "pending" | "cancelling" = "queued"): Promise<{ ws: string; run: string }> {
+  const ws = await workspace();
+  const stub = env.WORKSPACES.getByName(ws.id);
+  await seedCv(stub, ws.id);
+  const post = async () =>
+    (await adminPost("/runs", { data: { type: "runs", relationships: { workspace: { data: { type: "workspaces", id: ws.id } } } } })).id as string;
+  const first = await post();
+  if (state === "planned" || state === "pending") await plan(stub, first);
+  if (state === "pending") return { ws: ws.id, run: await post() };
+  if (state === "cancelling") {
+    // Canceled long enough ago that the cool-off has passed: force-cancel is available.
+    const past = new Date(Date.now() - 20_000).toISOString();
+    await claim(stub, first, "plan", past);
+    await stub.runAction({ runId: first, action: "cancel", now: past, by: { actor: null, canApply: true }, comment: null });
+  }
+  return { ws: ws.id, run: first };
+}
+const runComment = async () => {
+  const { run } = await matrixRun();
+  const comment = await adminPost(`/runs/${run}/comments`, { data: { type: "comments", attributes: { body: "c" } } });
+  return { run, comment: comment.id as string, event: comment.relationships["run-event"].data.id as string };
+};
+const suffix = (runId: string) => runId.slice("run-".length);
 
 const ROWS: Row[] = [
   { method: "GET", route: "/api/v2/ping", ok: 204, make: async () => ({ path: "/ping" }) },
@@ -1258,6 +1284,108 @@ const ROWS: Row[] = [
       path: `/state-version-outputs/${(await api("GET", `/state-versions/${(await stateVersion()).sv}`)).body.data.relationships.outputs.data[0].id}`,
     }),
   },
+
+  // ---- runs (docs/runs.md) ----
+  {
+    method: "POST",
+    route: "/api/v2/runs",
+    ok: 201,
+    make: async () => {
+      const ws = await workspace();
+      await seedCv(env.WORKSPACES.getByName(ws.id), ws.id);
+      return { path: "/runs", body: { data: { type: "runs", relationships: { workspace: { data: { type: "workspaces", id: ws.id } } } } } };
+    },
+  },
+  {
+    method: "POST",
+    route: "/api/v2/runs",
+    needs: "runs.destroy",
+    ok: 201,
+    make: async () => {
+      const ws = await workspace();
+      await seedCv(env.WORKSPACES.getByName(ws.id), ws.id);
+      return {
+        path: "/runs",
+        body: { data: { type: "runs", attributes: { "is-destroy": true }, relationships: { workspace: { data: { type: "workspaces", id: ws.id } } } } },
+      };
+    },
+  },
+  { method: "GET", route: "/api/v2/runs/:run_id", ok: 200, make: async () => ({ path: `/runs/${(await matrixRun()).run}` }) },
+  { method: "GET", route: "/api/v2/workspaces/:workspace_id/runs", ok: 200, make: async () => ({ path: `/workspaces/${(await matrixRun()).ws}/runs` }) },
+  {
+    method: "GET",
+    route: "/api/v2/runs/:run_id/configuration-version",
+    ok: 200,
+    make: async () => ({ path: `/runs/${(await matrixRun()).run}/configuration-version` }),
+  },
+  {
+    method: "POST",
+    route: "/api/v2/runs/:run_id/actions/apply",
+    ok: 202,
+    make: async () => ({ path: `/runs/${(await matrixRun("planned")).run}/actions/apply`, body: {} }),
+  },
+  {
+    method: "POST",
+    route: "/api/v2/runs/:run_id/actions/discard",
+    ok: 202,
+    make: async () => ({ path: `/runs/${(await matrixRun("planned")).run}/actions/discard` }),
+  },
+  {
+    method: "POST",
+    route: "/api/v2/runs/:run_id/actions/cancel",
+    ok: 202,
+    make: async () => ({ path: `/runs/${(await matrixRun()).run}/actions/cancel`, body: {} }),
+  },
+  {
+    method: "POST",
+    route: "/api/v2/runs/:run_id/actions/force-cancel",
+    ok: 202,
+    make: async () => ({ path: `/runs/${(await matrixRun("cancelling")).run}/actions/force-cancel`, body: {} }),
+  },
+  {
+    method: "POST",
+    route: "/api/v2/runs/:run_id/actions/force-execute",
+    ok: 202,
+    make: async () => ({ path: `/runs/${(await matrixRun("pending")).run}/actions/force-execute` }),
+  },
+  { method: "GET", route: "/api/v2/plans/:plan_id", ok: 200, make: async () => ({ path: `/plans/plan-${suffix((await matrixRun()).run)}` }) },
+  { method: "GET", route: "/api/v2/runs/:run_id/plan", ok: 200, make: async () => ({ path: `/runs/${(await matrixRun()).run}/plan` }) },
+  { method: "GET", route: "/api/v2/applies/:apply_id", ok: 200, make: async () => ({ path: `/applies/apply-${suffix((await matrixRun()).run)}` }) },
+  { method: "GET", route: "/api/v2/runs/:run_id/apply", ok: 200, make: async () => ({ path: `/runs/${(await matrixRun()).run}/apply` }) },
+  // 204: the plan has not finished (plans-applies.test.ts follows the redirect once it has).
+  {
+    method: "GET",
+    route: "/api/v2/plans/:plan_id/json-output",
+    ok: 204,
+    make: async () => ({ path: `/plans/plan-${suffix((await matrixRun()).run)}/json-output` }),
+  },
+  { method: "GET", route: "/api/v2/runs/:run_id/plan/json-output", ok: 204, make: async () => ({ path: `/runs/${(await matrixRun()).run}/plan/json-output` }) },
+  {
+    method: "GET",
+    route: "/api/v2/plans/:plan_id/json-output-redacted",
+    ok: 204,
+    make: async () => ({ path: `/plans/plan-${suffix((await matrixRun()).run)}/json-output-redacted` }),
+  },
+  // No apply leaves an errored state here: 404 for everyone, after the same check as the apply's.
+  {
+    method: "GET",
+    route: "/api/v2/applies/:apply_id/errored-state",
+    ok: 404,
+    make: async () => ({ path: `/applies/apply-${suffix((await matrixRun()).run)}/errored-state` }),
+  },
+  { method: "GET", route: "/api/v2/runs/:run_id/run-events", ok: 200, make: async () => ({ path: `/runs/${(await matrixRun()).run}/run-events` }) },
+  { method: "GET", route: "/api/v2/run-events/:run_event_id", ok: 200, make: async () => ({ path: `/run-events/${(await runComment()).event}` }) },
+  { method: "GET", route: "/api/v2/runs/:run_id/comments", ok: 200, make: async () => ({ path: `/runs/${(await runComment()).run}/comments` }) },
+  {
+    method: "POST",
+    route: "/api/v2/runs/:run_id/comments",
+    ok: 201,
+    make: async () => ({ path: `/runs/${(await matrixRun()).run}/comments`, body: { data: { type: "comments", attributes: { body: "hi" } } } }),
+  },
+  { method: "GET", route: "/api/v2/comments/:comment_id", ok: 200, make: async () => ({ path: `/comments/${(await runComment()).comment}` }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/runs", ok: 200, make: async () => ({ path: `/organizations/${org()}/runs` }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/runs/queue", ok: 200, make: async () => ({ path: `/organizations/${org()}/runs/queue` }) },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/capacity", ok: 200, make: async () => ({ path: `/organizations/${org()}/capacity` }) },
 ];
 
 /** A throwaway organisation where the fixture's owners user (and, with "all", its teams' kinds) are owners. */

@@ -198,6 +198,18 @@ describe("configuration versions: upload and download", () => {
   });
 });
 
+describe("configuration versions: organisation delete", () => {
+  it("drops the organisation's versions from the index; their URLs and reads answer 404", async () => {
+    const { org, ws } = await workspace();
+    const cv = await uploaded(ws);
+    const download = (await downloadOf(cv.id)).headers.get("Location")!;
+    expect((await api("DELETE", `/organizations/${org}`)).status).toBe(204);
+    expect((await env.DB.prepare("SELECT count(*) AS n FROM configuration_versions WHERE workspace_id = ?").bind(ws).first<{ n: number }>())?.n).toBe(0);
+    expect((await api("GET", `/configuration-versions/${cv.id}`)).status).toBe(404);
+    expect((await raw(download)).status).toBe(404);
+  });
+});
+
 describe("configuration versions: read and list", () => {
   it("create, read and list items are deep-equal apart from upload-url; page 999 keeps the total", async () => {
     const { ws } = await workspace();

@@ -15,6 +15,9 @@ const UNDOCUMENTED = new Set([
   // Signed configuration-archive URLs, likewise: handed out by a configuration version's create and download.
   "PUT /_slugs/:ws/:cv",
   "GET /_slugs/:ws/:cv",
+  // Signed run-log and plan-artifact URLs, likewise: handed out in plans and applies and by the JSON plan redirects.
+  "GET /_logs/:ws/:run/:phase/:token",
+  "GET /_artifacts/:ws/:run/:kind/:token",
   // The web UI's HTML pages and forms (src/ui/), declared in their own requirement table.
   ...Object.keys(UI_ROUTE_ACTIONS),
 ]);
