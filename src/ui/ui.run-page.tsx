@@ -86,6 +86,9 @@ function Time(props: { iso: string }) {
   return <time datetime={props.iso}>{when(props.iso)}</time>;
 }
 
+/** `plan-queued-at` → `plan queued`. */
+const timestampLabel = (key: string) => key.replace(/-at$/, "").replace(/-/g, " ");
+
 /** `planned_and_finished` → `planned and finished`. */
 const label = (s: string) => s.replace(/_/g, " ");
 
@@ -127,7 +130,7 @@ const STATUS_GROUPS: Array<[string, string]> = [
   ["discardable", "Awaiting confirmation"],
 ];
 const OPERATIONS: Array<[string, string]> = [
-  ["", "Plan and apply, destroy, save plan (no speculative plans)"],
+  ["", "All but speculative plans"],
   ["plan_only", "Speculative plans"],
   ["plan_and_apply", "Plan and apply"],
   ["destroy", "Destroy"],
@@ -308,27 +311,29 @@ function PhaseSection(props: { name: "Plan" | "Apply"; phase: PhaseView }) {
         </dd>
         {Object.entries(p.statusTimestamps).map(([k, v]) => (
           <>
-            <dt>{k}</dt>
+            <dt>{timestampLabel(k)}</dt>
             <dd>
               <Time iso={v} />
             </dd>
           </>
         ))}
       </dl>
-      {p.log ? (
+      {p.log?.spans.length ? (
         <>
           <pre class="log" id={`${key}-log`} tabindex={0} role="log" aria-label={`${props.name} log`}>
             {p.log.spans.map((s) => (s.cls ? <span class={s.cls}>{s.text}</span> : s.text))}
           </pre>
           <p class="muted">
-            {p.truncated ? "Only the start of the log is shown. " : p.log.complete ? "" : "The log is still streaming. "}
+            {p.truncated ? "Only the start of the log is shown. " : p.status === "running" && !p.log.complete ? "The log is still streaming. " : ""}
             <a href={p.rawUrl} id={`${key}-raw`}>
               Raw log
             </a>
           </p>
         </>
       ) : (
-        <p class="muted">{props.name === "Plan" ? "The plan has not started." : "The apply has not started."}</p>
+        <p class="muted" id={`${key}-no-log`}>
+          {p.status === "pending" || p.status === "queued" ? `The ${key} has not started.` : p.status === "running" ? "No output yet." : "No log."}
+        </p>
       )}
     </section>
   );
@@ -400,7 +405,7 @@ export function RunPage(props: { principal: Principal; run: RunView }) {
           .sort(([, a], [, b]) => a.localeCompare(b))
           .map(([k, v]) => (
             <li>
-              <span>{k.replace(/-at$/, "").replace(/-/g, " ")}</span> <Time iso={v} />
+              <span>{timestampLabel(k)}</span> <Time iso={v} />
             </li>
           ))}
       </ol>

@@ -1049,6 +1049,9 @@ describe("UI runs: the run page", () => {
     const over = await ui("GET", `${base}/${queued}`, { cookie });
     expect(over.text).not.toContain('http-equiv="refresh"');
     expect(forms(over.text)).toEqual([]);
+    // Canceled before any agent took it: no log, and nothing said to be streaming.
+    expect(over.text).toMatch(/id="plan-no-log">No log\.</);
+    expect(over.text).not.toContain("streaming");
     // A final run's discard is refused with the API's reason, next to the (now absent) form.
     const refused = await ui("POST", `${base}/${queued}/discard`, { cookie, form: {} });
     expect(refused.status).toBe(409);
