@@ -13,6 +13,11 @@ export const LIMITS = {
   drainBodyBytes: 128 * 1024 * 1024,
   pageSizeDefault: 20,
   pageSizeMax: 100,
+  // ---- the web UI's run page (src/ui/ui.runs.tsx) ----
+  /** Bytes of each phase's log the web UI's run page shows (the rest through the log's own URL). */
+  uiRunLogBytes: 256 * 1024,
+  /** Resource changes the web UI's run page lists from the JSON plan. */
+  uiResourceChangesMax: 500,
   workspaceNameMax: 90,
   descriptionMax: 10_000,
   organizationNameMax: 40,
@@ -58,8 +63,4 @@ export const LIMITS = {
   runListScanMax: 2_000,
   /** Bytes of a run log one read answers at most (the client's `limit` may ask for less). */
   runLogReadMax: 1024 * 1024,
-  /** Bytes of each phase's log the web UI's run page shows (the rest through the log's own URL). */
-  uiRunLogBytes: 256 * 1024,
-  /** Resource changes the web UI's run page lists from the JSON plan. */
-  uiResourceChangesMax: 500,
 } as const;
