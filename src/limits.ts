@@ -13,7 +13,6 @@ export const LIMITS = {
   drainBodyBytes: 128 * 1024 * 1024,
   pageSizeDefault: 20,
   pageSizeMax: 100,
-  // ---- the web UI's run page (src/ui/ui.runs.tsx) ----
   /** Bytes of each phase's log the web UI's run page shows (the rest through the log's own URL). */
   uiRunLogBytes: 256 * 1024,
   /** Resource changes the web UI's run page lists from the JSON plan. */
