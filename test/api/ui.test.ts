@@ -1059,6 +1059,47 @@ describe("UI runs: the run page", () => {
     expect((await runOf(queued)).attributes.status).toBe("canceled");
   });
 
+  it("force cancel is offered once a signalled cancel's cool-off is over, and ends the run as the API's action does", async () => {
+    const org = await createOrg();
+    const ws = await runnable(org);
+    const runId = await queueRun(ws.id);
+    await planRun(ws.id, runId, "still planning\n", { finish: false });
+    const cookie = await signIn(ADMIN);
+    const page = `/app/${org}/workspaces/${ws.attributes.name}/runs/${runId}`;
+    expect(forms((await ui("GET", page, { cookie })).text)).toEqual([`${page}/cancel`]);
+    // The cancel is signalled to the agent as of 20 s ago, so the cool-off is over without waiting for it.
+    const past = new Date(Date.now() - 20_000).toISOString();
+    const stub = env.WORKSPACES.getByName(ws.id);
+    const signalled = await stub.runAction({
+      runId,
+      action: "cancel",
+      now: past,
+      by: { actor: { type: "users", id: "user-UiTestUser000001" }, canApply: true },
+      comment: null,
+    });
+    expect(signalled.ok).toBe(true);
+    const run = await runOf(runId);
+    expect(run.attributes.status).toBe("planning");
+    expect(run.attributes.actions["is-force-cancelable"]).toBe(true);
+    const res = await ui("GET", page, { cookie });
+    expect(forms(res.text)).toEqual([`${page}/force-cancel`]);
+    expect(res.text).not.toContain('id="force-cancel-comment"');
+    // A workspace writer may cancel but not force-cancel (admins only): no form, and a forged POST is refused.
+    const team = await makeTeam(org);
+    await grantWorkspace(team.id, ws.id, "write");
+    const writer = await makeUser({ teams: [team.id] });
+    const writerCookie = await signIn(writer.token);
+    expect(forms((await ui("GET", page, { cookie: writerCookie })).text)).toEqual([]);
+    const forged = await ui("POST", `${page}/force-cancel`, { cookie: writerCookie, form: {} });
+    expect(forged.status).toBe((await api("POST", `/runs/${runId}/actions/force-cancel`, { token: writer.token })).status);
+    expect((await runOf(runId)).attributes.status).toBe("planning");
+
+    expect((await ui("POST", `${page}/force-cancel`, { cookie, form: {} })).status).toBe(303);
+    const after = await runOf(runId);
+    expect(after.attributes.status).toBe("canceled");
+    expect(after.attributes["status-timestamps"]["force-canceled-at"]).toBeTruthy();
+  });
+
   it("a reader sees no action forms; forged action POSTs get the API's answer and change nothing", async () => {
     const org = await createOrg();
     const ws = await runnable(org);
