@@ -279,7 +279,7 @@ function ActionForm(props: { base: string; form: RunForm; button: string; cls?: 
     <form method="post" action={`${props.base}/${props.form}`} class="run-action">
       {props.comment ? (
         <div>
-          <label for={id}>Comment (optional)</label>
+          <label for={id}>Comment with the {props.form === "apply" ? "confirmation" : props.form.replace("-", " ")} (optional)</label>
           <textarea id={id} name="comment" rows={2}>
             {sent}
           </textarea>
