@@ -4,7 +4,10 @@
 // does against what the API says: sign-in and sign-out, the list's filters, sort and paging, lock and unlock, lock
 // holders named, a read-only caller's page (and its forged POSTs refused, as a cross-origin POST is), the projects
 // page with its filters and paging, the workspace's state, outputs, bindings and access lists, the settings form
-// (saved, refused with the API's reasons, and its agent pool), and editing remote-state consumers and team access.
+// (saved, refused with the API's reasons, and its agent pool), editing remote-state consumers and team access, and
+// runs: Terraform's run address, the run page and its action forms, the runs list. A run reaches `planned` only when
+// the service runs a local agent (its launcher is present and `terraform` is on PATH): the step then confirms the
+// run and follows it to `applied`; without one it cancels the queued run instead.
 // Every page is checked with axe-core (no serious or critical violations), must log no console error, and is
 // screenshotted (desktop and 360 px wide) into test/ui/.screenshots/ (git-ignored).
 //
@@ -12,10 +15,10 @@
 // non-zero when any step failed. CHROMIUM: the browser binary (default: `chromium` on PATH, else /usr/bin/chromium).
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { delimiter, dirname, isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { killAllGroups, startService } from "./lib/service.mjs";
@@ -574,6 +577,128 @@ await step("team access: given, changed and removed through the page", async () 
   await reader.context().close();
 });
 
+/** Whether `npm start` runs a local agent here: its launcher exists, Terraform is on PATH, NO_AGENT is unset. */
+function localAgent() {
+  if (process.env.NO_AGENT || !existsSync(join(root, "scripts", "lib", "agent.mjs"))) return false;
+  if (process.env.TERRAFORM) return true;
+  return (process.env.PATH ?? "").split(delimiter).some((dir) => {
+    if (!dir || !isAbsolute(dir)) return false;
+    try {
+      accessSync(join(dir, "terraform"), constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Polls the API (an agent process moves the run on its own time) until the run's status is one of `want`. */
+async function runReaches(id, want, seconds) {
+  const until = Date.now() + seconds * 1000;
+  let status;
+  do {
+    status = (await api("GET", `/runs/${id}`)).data.attributes.status;
+    if (want.includes(status)) return status;
+    if (["errored", "canceled", "discarded"].includes(status)) break;
+    await new Promise((r) => setTimeout(r, 500));
+  } while (Date.now() < until);
+  throw new StepError(`run ${id} is ${status}, not ${want.join(" or ")}`);
+}
+
+const RUNS_WS = "runs-web";
+let runPage;
+
+await step("runs: Terraform's run address, the run page and its action, the runs list and the workspace's current run", async () => {
+  const ws = (await api("POST", `/organizations/${ORG}/workspaces`, { data: { type: "workspaces", attributes: { name: RUNS_WS } } })).data;
+  const readers = (await api("GET", `/organizations/${ORG}/teams?q=readers`)).data.find((t) => t.attributes.name === "readers");
+  await api("POST", "/team-workspaces", {
+    data: {
+      type: "team-workspaces",
+      attributes: { access: "read" },
+      relationships: { workspace: { data: { type: "workspaces", id: ws.id } }, team: { data: { type: "teams", id: readers.id } } },
+    },
+  });
+  // A configuration Terraform plans without downloading a provider.
+  const dir = mkdtempSync(join(work, "config-"));
+  writeFileSync(join(dir, "main.tf"), 'resource "terraform_data" "web" {\n  input = "browser"\n}\n');
+  execFileSync("tar", ["-czf", join(work, "config.tar.gz"), "-C", dir, "main.tf"]);
+  const cv = (
+    await api("POST", `/workspaces/${ws.id}/configuration-versions`, { data: { type: "configuration-versions", attributes: { "auto-queue-runs": false } } })
+  ).data;
+  const put = await fetch(cv.attributes["upload-url"], {
+    method: "PUT",
+    body: readFileSync(join(work, "config.tar.gz")),
+    headers: { "Content-Type": "application/octet-stream" },
+  });
+  check(put.status === 200, `the upload answered ${put.status}`);
+  const run = (
+    await api("POST", "/runs", {
+      data: { type: "runs", attributes: { message: "from the browser <test>" }, relationships: { workspace: { data: { type: "workspaces", id: ws.id } } } },
+    })
+  ).data;
+  runPage = `/app/${ORG}/workspaces/${RUNS_WS}/runs/${run.id}`;
+
+  // The address Terraform prints leads to the run's page.
+  await admin.goto(`${service.base}/app/${ORG}/${RUNS_WS}/runs/${run.id}`);
+  check(new URL(admin.url()).pathname === runPage, `Terraform's address led to ${admin.url()}`);
+  check((await admin.textContent("#run-message")) === "from the browser <test>", `message shown: ${await admin.textContent("#run-message")}`);
+
+  // A reader sees the run but no action, and its forged POSTs change nothing.
+  const reader = await signedIn(readOnlyToken);
+  await reader.goto(`${service.base}${runPage}`);
+  check((await reader.textContent("h1")).includes(run.id), "the reader cannot see the run page");
+  check((await reader.$("form.run-action")) === null, "the reader sees a run action form");
+  for (const action of ["apply", "discard", "cancel"]) {
+    const status = await post(reader, `${runPage}/${action}`, { comment: "forged" });
+    check(status === 404, `the reader's forged ${action} answered ${status}`);
+  }
+  await reader.context().close();
+
+  if (localAgent()) {
+    log("a local agent runs the run: confirming it");
+    await runReaches(run.id, ["planned"], 180);
+    await admin.goto(`${service.base}${runPage}`);
+    check((await admin.$('meta[http-equiv="refresh"]')) === null, "a planned run's page refreshes itself");
+    const planLog = await admin.textContent("#plan-log");
+    check(planLog.includes("terraform_data.web") && !planLog.includes("\u0002"), `plan log shown: ${planLog.slice(0, 400)}`);
+    check((await admin.textContent("#changes")).includes("terraform_data.web"), "the JSON plan's change is not listed");
+    await audit(admin, "run-planned");
+    await admin.fill("#apply-comment", "confirmed in the browser");
+    await submit(admin, "button:text-is('Confirm and apply')", "/apply");
+    const status = (await api("GET", `/runs/${run.id}`)).data.attributes.status;
+    check(["confirmed", "apply_queued", "applying", "applied"].includes(status), `after Confirm the API shows ${status}`);
+    const comments = (await api("GET", `/runs/${run.id}/comments`)).data.map((c) => c.attributes.body);
+    check(comments.includes("confirmed in the browser"), `comments: ${comments}`);
+    await runReaches(run.id, ["applied"], 180);
+    await admin.goto(`${service.base}${runPage}`);
+    check((await admin.textContent("#run-status")).trim() === "applied", `status shown: ${await admin.textContent("#run-status")}`);
+    check((await admin.textContent("#apply-log")).includes("Apply complete"), `apply log: ${await admin.textContent("#apply-log")}`);
+  } else {
+    log("no local agent: the queued run's page, then Cancel");
+    check((await admin.textContent("#run-status")).trim() === "plan queued", `status shown: ${await admin.textContent("#run-status")}`);
+    check((await admin.$('meta[http-equiv="refresh"]')) !== null, "a queued run's page does not refresh itself");
+    check((await admin.textContent("main")).includes("The plan has not started."), "no word of the plan not having started");
+    await submit(admin, "button:text-is('Cancel run')", "/cancel");
+    const status = (await api("GET", `/runs/${run.id}`)).data.attributes.status;
+    check(status === "canceled", `after Cancel the API shows ${status}`);
+    check((await admin.textContent("#run-status")).trim() === "canceled", `status shown: ${await admin.textContent("#run-status")}`);
+    check((await admin.$('meta[http-equiv="refresh"]')) === null, "a canceled run's page refreshes itself");
+    check((await admin.$("form.run-action")) === null, "a canceled run offers an action");
+  }
+  await audit(admin, "run");
+
+  // The runs list gives the API's runs, each linking to its page; the workspace page links its current run.
+  await admin.goto(`${service.base}/app/${ORG}/workspaces/${RUNS_WS}`);
+  await Promise.all([admin.waitForURL(/\/runs$/), admin.click("#all-runs")]);
+  const want = (await api("GET", `/workspaces/${ws.id}/runs`)).data.map((r) => r.id);
+  const seen = await admin.$$eval("tr[data-run]", (rows) => rows.map((r) => r.getAttribute("data-run")));
+  check(JSON.stringify(seen) === JSON.stringify(want) && seen[0] === run.id, `runs: UI ${seen} vs API ${want}`);
+  await audit(admin, "runs");
+  await Promise.all([admin.waitForURL(`**${runPage}`), admin.click(`tr[data-run="${run.id}"] a`)]);
+  await admin.goto(`${service.base}/app/${ORG}/workspaces/${RUNS_WS}`);
+  check((await admin.textContent("#current-run")).includes(run.id), `current run shown: ${await admin.textContent("#current-run")}`);
+});
+
 await step("pages fit a 360 px wide screen", async () => {
   const phone = await newPage({ width: 360, height: 740 });
   await phone.goto(`${service.base}/app/session/new`);
@@ -589,6 +714,12 @@ await step("pages fit a 360 px wide screen", async () => {
   await audit(phone, "projects-filtered");
   await phone.goto(`${service.base}/app/${ORG}/workspaces?filter[tagged][0][key]=env&filter[tagged][0][value]=prod`);
   await audit(phone, "list-filtered");
+  if (runPage) {
+    await phone.goto(`${service.base}${runPage}`);
+    await audit(phone, "run");
+    await phone.goto(`${service.base}/app/${ORG}/workspaces/${RUNS_WS}/runs`);
+    await audit(phone, "runs");
+  }
   await phone.context().close();
 });
 

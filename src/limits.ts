@@ -13,6 +13,10 @@ export const LIMITS = {
   drainBodyBytes: 128 * 1024 * 1024,
   pageSizeDefault: 20,
   pageSizeMax: 100,
+  /** Bytes of each phase's log the web UI's run page shows (the rest through the log's own URL). */
+  uiRunLogBytes: 256 * 1024,
+  /** Resource changes the web UI's run page lists from the JSON plan. */
+  uiResourceChangesMax: 500,
   workspaceNameMax: 90,
   descriptionMax: 10_000,
   organizationNameMax: 40,

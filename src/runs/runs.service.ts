@@ -10,7 +10,7 @@ import { ApiError, unwrap, type Result } from "../errors";
 import { newId, nowIso, randomBase62 } from "../ids";
 import type { Page } from "../jsonapi/document";
 import { LIMITS } from "../limits";
-import { loadScope, mutateAs, readById, type Readable, type WorkspaceScope } from "../workspaces/workspaces.service";
+import { loadScope, mutateAs, readById, readRef, type Readable, type WorkspaceRef, type WorkspaceScope } from "../workspaces/workspaces.service";
 import { requireOrgAccess } from "../auth/access";
 import { parseDoc, workspaceDocsByIds, workspaceDocsByNames } from "../workspaces/workspaces.d1";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
@@ -148,12 +148,13 @@ export async function runAction(caller: Caller, runId: string, action: RunAction
  */
 export async function listWorkspaceRuns(
   caller: Caller,
-  workspaceId: string,
+  workspace: WorkspaceRef,
   filters: RunFilters,
   page: Page,
 ): Promise<{ readable: Readable; items: RunRecord[]; total: number }> {
-  const readable = await readById(caller, workspaceId, "runs.read");
-  const stub = runsStub(caller.env, workspaceId);
+  // By id (the API) or by organisation and name (the UI): one D1 batch either way.
+  const readable = await readRef(caller, workspace, "runs.read");
+  const stub = runsStub(caller.env, readable.record.id);
   const offset = (page.number - 1) * page.size;
   if (unfiltered(filters)) {
     const res = unwrap(await stub.listRuns({ offset, limit: page.size, includePlanOnly: false })).value;

@@ -4,7 +4,7 @@ export const UI_CSS = `
 * { box-sizing: border-box; }
 body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
 a { color: var(--accent); }
-a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
+a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, textarea:focus-visible, pre:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
 header.top { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; justify-content: space-between; padding: .6rem 1rem; border-bottom: 1px solid var(--line); background: var(--soft); }
 header.top .brand { font-weight: 600; color: var(--fg); text-decoration: none; }
 header.top form { margin: 0; }
@@ -52,5 +52,22 @@ ul.consumers form { margin: 0; }
 td .actions { margin: 0; }
 td .actions select { width: auto; }
 code { font-size: .9em; word-break: break-all; }
+/* Runs (src/ui/ui.run-page.tsx): statuses, the logs with Terraform's colours, the action forms. */
+.badge.good { border-color: #1a7f37; color: #116329; background: #dafbe1; }
+.badge.bad { border-color: var(--bad); color: var(--bad); background: #ffebe9; }
+.badge.busy { border-color: var(--accent); color: var(--accent); background: #ddf4ff; }
+h1 .badge, h2 .badge { vertical-align: middle; font-weight: 400; }
+.sr-only { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
+.counts { white-space: nowrap; }
+pre.log { margin: .6rem 0; padding: .6rem .8rem; max-height: 32rem; overflow: auto; background: var(--soft); border: 1px solid var(--line); border-radius: .4rem; font: 13px/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; white-space: pre-wrap; word-break: break-word; }
+.a-b { font-weight: 700; }
+.a-f1 { color: #a40e26; } .a-f2 { color: #116329; } .a-f3 { color: #6b4700; } .a-f4 { color: #0550ae; } .a-f5 { color: #6639ba; } .a-f6 { color: #0e5f66; }
+.run-actions { align-items: stretch; }
+.run-actions form.run-action { flex-direction: column; align-items: flex-start; padding: .6rem; border: 1px solid var(--line); border-radius: .4rem; flex: 1 1 14rem; }
+.run-actions form.run-action > div { width: 100%; }
+textarea { display: block; width: 100%; font: inherit; padding: .35rem .45rem; border: 1px solid #8c959f; border-radius: .3rem; }
+ol.timeline { margin: 0; padding-left: 1.2rem; }
+td.message { word-break: break-word; }
+.change.create { color: #116329; } .change.delete { color: #a40e26; } .change.update { color: #6b4700; } .change.replace { color: #6639ba; }
 @media (max-width: 40rem) { main { padding: .6rem; } th.opt, td.opt { display: none; } }
 `;

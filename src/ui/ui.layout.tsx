@@ -16,12 +16,14 @@ export function whoIs(p: Principal): string {
   }
 }
 
-export function Layout(props: { title: string; principal?: Principal | null; children: Child }) {
+/** `refreshSeconds`: the page reloads itself (a run's page while the run moves on; no script needed). */
+export function Layout(props: { title: string; principal?: Principal | null; refreshSeconds?: number; children: Child }) {
   return (
     <html lang="en">
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
+        {props.refreshSeconds ? <meta http-equiv="refresh" content={String(props.refreshSeconds)} /> : null}
         <title>{`${props.title} · Workspaces`}</title>
         {/* No favicon request (it would 404 outside /app). */}
         <link rel="icon" href="data:," />

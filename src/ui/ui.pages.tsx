@@ -19,7 +19,7 @@ function OrgNav(props: { organization: string; current: "workspaces" | "projects
 }
 
 /** Previous / next links keeping the page's other query parameters, and where the page is. */
-function Pager(props: { page: { number: number; size: number }; total: number; query: URLSearchParams }) {
+export function Pager(props: { page: { number: number; size: number }; total: number; query: URLSearchParams }) {
   const pages = Math.max(1, Math.ceil(props.total / props.page.size));
   const link = (n: number) => {
     const p = new URLSearchParams(props.query);
@@ -46,7 +46,7 @@ function Pager(props: { page: { number: number; size: number }; total: number; q
 }
 
 /** A page-size select for a filter form (a size given in the URL is kept among the choices). */
-function PageSize(props: { id: string; size: number }) {
+export function PageSize(props: { id: string; size: number }) {
   return (
     <div>
       <label for={props.id}>Per page</label>

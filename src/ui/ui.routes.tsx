@@ -27,6 +27,7 @@ import { ErrorPage } from "./ui.layout";
 import { OrganizationsPage, ProjectsPage, SignInPage, WorkspaceListPage, type ListRow } from "./ui.pages";
 import { page, UI_ROUTE_ACTIONS } from "./ui.requirements";
 import { principalOfSession, SESSION_COOKIE, SESSION_TTL_SECONDS, signIn, signOut } from "./ui.session";
+import { runsUi } from "./ui.runs";
 import { workspaceUi } from "./ui.workspace";
 
 const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
@@ -177,6 +178,7 @@ page(ui, "get", "/:organization/projects", "organization.read", async (c) => {
 });
 
 ui.route("/", workspaceUi);
+ui.route("/", runsUi);
 
 ui.all("*", (c) => c.html(<ErrorPage principal={c.get("principal")} status={404} title="Not found" />, 404));
 

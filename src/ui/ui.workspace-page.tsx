@@ -46,6 +46,8 @@ export interface WorkspaceView {
   /** The effective agent pool, and those the settings form offers (the pools this workspace may use). */
   agentPoolId: string | null;
   agentPools: Array<{ id: string; name: string }>;
+  /** The run at the head of the workspace's queue (kept once it is over), from the workspace's record. */
+  currentRun: { id: string; status: string; createdAt: string } | null;
   refusal?: Refusal;
 }
 
@@ -306,6 +308,33 @@ export function WorkspacePage(props: { principal: Principal; ws: WorkspaceView }
           </>
         ))}
       </dl>
+
+      {ws.flags["can-read-run"] ? (
+        <section aria-labelledby="runs-h">
+          <h2 id="runs-h">Runs</h2>
+          <p id="current-run">
+            {ws.currentRun ? (
+              <>
+                Current run{" "}
+                <a href={`${base}/runs/${encodeURIComponent(ws.currentRun.id)}`}>
+                  <code>{ws.currentRun.id}</code>
+                </a>{" "}
+                <span class="badge">{ws.currentRun.status.replace(/_/g, " ")}</span>{" "}
+                <span class="muted">
+                  created <time datetime={ws.currentRun.createdAt}>{ws.currentRun.createdAt.slice(0, 16).replace("T", " ")}</time>
+                </span>
+              </>
+            ) : (
+              <span class="muted">No current run.</span>
+            )}
+          </p>
+          <p>
+            <a href={`${base}/runs`} id="all-runs">
+              All runs
+            </a>
+          </p>
+        </section>
+      ) : null}
 
       <h2>Lock</h2>
       <p id="lock-state">

@@ -129,6 +129,7 @@ async function workspacePage(c: Ctx, refusal?: Refusal): Promise<Response> {
         teamsWithout: teams.teams.filter((t) => !granted.has(t.team.id)).map((t) => ({ id: t.team.id, name: t.team.name })),
         agentPoolId: poolId,
         agentPools,
+        currentRun: record.currentRun,
         refusal,
       }}
     />,

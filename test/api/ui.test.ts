@@ -862,3 +862,316 @@ describe("UI authorisation table", () => {
     for (const action of Object.values(UI_ROUTE_ACTIONS)) if (action) expect(REQUIREMENTS).toHaveProperty(action);
   });
 });
+
+// ---- runs ----
+
+const AGENT = { id: "agent-UiTestAgent00001", name: "ui-test", poolId: null, poolName: null };
+const ESC = "\u001b";
+const PLAN_JSON = JSON.stringify({
+  format_version: "1.2",
+  resource_changes: [
+    { address: "terraform_data.web", change: { actions: ["create"] } },
+    { address: "terraform_data.kept", change: { actions: ["no-op"] } },
+    { address: "terraform_data.old", change: { actions: ["delete", "create"] } },
+  ],
+});
+
+/** A workspace with an uploaded configuration version, through the API. */
+async function runnable(org: string) {
+  const ws = await createWorkspace(org);
+  const cv = await api("POST", `/workspaces/${ws.id}/configuration-versions`, {
+    body: { data: { type: "configuration-versions", attributes: { "auto-queue-runs": false } } },
+  });
+  expect(cv.status).toBe(201);
+  const put = await exports.default.fetch(
+    new Request(cv.body.data.attributes["upload-url"], {
+      method: "PUT",
+      body: new Uint8Array([31, 139, 8, 0]),
+      headers: { "Content-Type": "application/octet-stream" },
+    }),
+  );
+  expect(put.status).toBe(200);
+  return ws;
+}
+
+async function queueRun(wsId: string, message = "from the UI tests", token = ADMIN): Promise<string> {
+  const res = await api("POST", "/runs", {
+    token,
+    body: { data: { type: "runs", attributes: { message }, relationships: { workspace: { data: { type: "workspaces", id: wsId } } } } },
+  });
+  expect(res.status).toBe(201);
+  return res.body.data.id;
+}
+
+const runOf = async (id: string) => (await api("GET", `/runs/${id}`)).body.data;
+
+/** The plan phase as an agent would run it, through the workspace object's job methods (no agent process here). */
+async function planRun(wsId: string, runId: string, log: string, opts: { json?: string; finish?: boolean } = {}): Promise<() => Promise<void>> {
+  const stub = env.WORKSPACES.getByName(wsId);
+  const claimed = await stub.claimJob({ runId, phase: "plan", agent: AGENT, now: new Date().toISOString() });
+  if (!claimed.ok) throw new Error(`claim: ${claimed.code}`);
+  const claimId = claimed.value.claimId;
+  const appended = await stub.appendLog({ runId, phase: "plan", claimId, offset: 0, bytes: new TextEncoder().encode(log), now: new Date().toISOString() });
+  expect(appended.ok).toBe(true);
+  if (opts.json) expect((await stub.putArtifact({ runId, claimId, kind: "plan-json", bytes: new TextEncoder().encode(opts.json) })).ok).toBe(true);
+  const finish = async () => {
+    const now = new Date().toISOString();
+    const done = await stub.finishJob({
+      runId,
+      phase: "plan",
+      claimId,
+      now,
+      status: "finished",
+      hasChanges: true,
+      resourceAdditions: 2,
+      resourceDestructions: 1,
+    });
+    expect(done.ok).toBe(true);
+  };
+  if (opts.finish !== false) await finish();
+  return finish;
+}
+
+const forms = (html: string) => [...html.matchAll(/<form method="post" action="([^"]+)"/g)].map((m) => m[1]).filter((a) => a.includes("/runs/"));
+const runIdsIn = (html: string) => [...html.matchAll(/<tr data-run="([^"]+)"/g)].map((m) => m[1]);
+
+describe("UI runs: the run page", () => {
+  it("Terraform's run address leads to it; it refreshes itself while the run moves on, with the caller's cancel", async () => {
+    const org = await createOrg();
+    const ws = await runnable(org);
+    const name = ws.attributes.name;
+    const runId = await queueRun(ws.id);
+    const cookie = await signIn(ADMIN);
+    const printed = await ui("GET", `/app/${org}/${name}/runs/${runId}`, { cookie });
+    expect(printed.status).toBe(302);
+    const page = `/app/${org}/workspaces/${name}/runs/${runId}`;
+    expect(printed.headers.get("Location")).toBe(page);
+    const res = await ui("GET", page, { cookie });
+    expect(res.status).toBe(200);
+    expect((await runOf(runId)).attributes.status).toBe("plan_queued");
+    expect(res.text).toContain('<meta http-equiv="refresh" content="2"/>');
+    expect(res.text).toMatch(/id="run-status">plan queued</);
+    expect(res.text).toContain("The plan has not started.");
+    expect(forms(res.text)).toEqual([`${page}/cancel`]);
+    // An address naming another workspace leads to the run's own; one for no run is 404.
+    const other = await createWorkspace(org);
+    const moved = await ui("GET", `/app/${org}/workspaces/${other.attributes.name}/runs/${runId}`, { cookie });
+    expect(moved.status).toBe(303);
+    expect(moved.headers.get("Location")).toBe(page);
+    expect((await ui("GET", `/app/${org}/workspaces/${name}/runs/run-NoSuchRun0000000`, { cookie })).status).toBe(404);
+  });
+
+  it("shows the plan log escaped, unframed and coloured, its counts and the JSON plan's changes; confirm and discard offered", async () => {
+    const org = await createOrg();
+    const ws = await runnable(org);
+    const runId = await queueRun(ws.id, "<b>bold</b> message");
+    const cookie = await signIn(ADMIN);
+    const page = `/app/${org}/workspaces/${ws.attributes.name}/runs/${runId}`;
+    const finish = await planRun(ws.id, runId, `Terraform will perform:\n${ESC}[1m${ESC}[32m+${ESC}[0m create <script>alert(1)</script>\r\n`, {
+      json: PLAN_JSON,
+      finish: false,
+    });
+    // Planning: the log streams, and the page keeps refreshing.
+    let res = await ui("GET", page, { cookie });
+    expect(res.text).toMatch(/id="run-status">planning</);
+    expect(res.text).toContain("The log is still streaming.");
+    expect(res.text).toContain('http-equiv="refresh"');
+    await finish();
+
+    res = await ui("GET", page, { cookie });
+    expect(res.status).toBe(200);
+    expect((await runOf(runId)).attributes.status).toBe("planned");
+    expect(res.text).toMatch(/id="run-status">planned</);
+    // Waiting for someone: no refresh (it would wipe a comment being typed).
+    expect(res.text).not.toContain('http-equiv="refresh"');
+    expect(res.text).toContain("&lt;b&gt;bold&lt;/b&gt; message");
+    const log = /<pre class="log" id="plan-log"[^>]*>([\s\S]*?)<\/pre>/.exec(res.text)?.[1] ?? "";
+    expect(log).toContain('<span class="a-b a-f2">+</span> create &lt;script&gt;alert(1)&lt;/script&gt;\n');
+    expect(log.startsWith("Terraform will perform:")).toBe(true);
+    expect(res.text).not.toContain("<script>");
+    for (const ch of ["\u0002", "\u0003", ESC, "\r"]) expect(res.text).not.toContain(ch);
+    expect(res.text).toMatch(/id="plan-counts">[\s\S]*\+2[\s\S]*~0[\s\S]*−1/);
+    expect(res.text).toContain('<tr data-change="terraform_data.web">');
+    expect(res.text).toContain('<tr data-change="terraform_data.old">');
+    expect(res.text).not.toContain("terraform_data.kept");
+    expect(res.text).toMatch(/data-change="terraform_data.old">[\s\S]*?replace/);
+    // The raw log link is the API's own log-read-url.
+    const plan = (await api("GET", `/runs/${runId}/plan`)).body.data;
+    expect(unescapeHtml(/href="([^"]+)" id="plan-raw"/.exec(res.text)?.[1] ?? "")).toBe(plan.attributes["log-read-url"]);
+    // A planned run is confirmed or discarded; it is not canceled (the API says so too).
+    expect(forms(res.text)).toEqual([`${page}/apply`, `${page}/discard`]);
+    expect((await runOf(runId)).attributes.actions["is-cancelable"]).toBe(false);
+    expect(res.text).toContain('id="apply-comment"');
+  });
+
+  it("confirm through the page applies as the API's action does, with its comment; a second confirm is refused next to the form", async () => {
+    const org = await createOrg();
+    const ws = await runnable(org);
+    const runId = await queueRun(ws.id);
+    await planRun(ws.id, runId, "plan output\n");
+    const cookie = await signIn(ADMIN);
+    const page = `/app/${org}/workspaces/${ws.attributes.name}/runs/${runId}`;
+    const confirmed = await ui("POST", `${page}/apply`, { cookie, form: { comment: "ship it <now>" } });
+    expect(confirmed.status).toBe(303);
+    expect(confirmed.headers.get("Location")).toBe(page);
+    const run = await runOf(runId);
+    expect(["confirmed", "apply_queued"]).toContain(run.attributes.status);
+    expect(run.relationships["confirmed-by"].data).not.toBeNull();
+    const comments = await api("GET", `/runs/${runId}/comments`);
+    expect(comments.body.data.map((c: { attributes: { body: string } }) => c.attributes.body)).toEqual(["ship it <now>"]);
+    const shown = await ui("GET", page, { cookie });
+    expect(shown.text).toContain("ship it &lt;now&gt;");
+    expect(shown.text).toContain('http-equiv="refresh"');
+    expect(forms(shown.text)).toEqual([`${page}/cancel`]);
+
+    const again = await ui("POST", `${page}/apply`, { cookie, form: { comment: "twice" } });
+    expect(again.status).toBe(409);
+    expect(again.text).toContain('id="apply-errors"');
+    expect(again.text).toContain("The run was not confirmed:");
+    expect(again.text).toMatch(/cannot be confirmed/);
+    expect((await runOf(runId)).attributes.status).toBe(run.attributes.status);
+    expect((await api("GET", `/runs/${runId}/comments`)).body.data).toHaveLength(1);
+  });
+
+  it("discard and cancel through the page change what the API shows", async () => {
+    const org = await createOrg();
+    const ws = await runnable(org);
+    const cookie = await signIn(ADMIN);
+    const base = `/app/${org}/workspaces/${ws.attributes.name}/runs`;
+    const planned = await queueRun(ws.id, "to discard");
+    await planRun(ws.id, planned, "x\n");
+    expect((await ui("POST", `${base}/${planned}/discard`, { cookie, form: { comment: "not today" } })).status).toBe(303);
+    expect((await runOf(planned)).attributes.status).toBe("discarded");
+    const queued = await queueRun(ws.id, "to cancel");
+    expect((await runOf(queued)).attributes.status).toBe("plan_queued");
+    expect((await ui("POST", `${base}/${queued}/cancel`, { cookie, form: {} })).status).toBe(303);
+    expect((await runOf(queued)).attributes.status).toBe("canceled");
+    const over = await ui("GET", `${base}/${queued}`, { cookie });
+    expect(over.text).not.toContain('http-equiv="refresh"');
+    expect(forms(over.text)).toEqual([]);
+    // Canceled before any agent took it: no log, and nothing said to be streaming.
+    expect(over.text).toMatch(/id="plan-no-log">No log\.</);
+    expect(over.text).not.toContain("streaming");
+    // A final run's discard is refused with the API's reason, next to the (now absent) form.
+    const refused = await ui("POST", `${base}/${queued}/discard`, { cookie, form: {} });
+    expect(refused.status).toBe(409);
+    expect(refused.text).toContain('id="discard-errors"');
+    expect((await runOf(queued)).attributes.status).toBe("canceled");
+  });
+
+  it("force cancel is offered once a signalled cancel's cool-off is over, and ends the run as the API's action does", async () => {
+    const org = await createOrg();
+    const ws = await runnable(org);
+    const runId = await queueRun(ws.id);
+    await planRun(ws.id, runId, "still planning\n", { finish: false });
+    const cookie = await signIn(ADMIN);
+    const page = `/app/${org}/workspaces/${ws.attributes.name}/runs/${runId}`;
+    expect(forms((await ui("GET", page, { cookie })).text)).toEqual([`${page}/cancel`]);
+    // The cancel is signalled to the agent as of 20 s ago, so the cool-off is over without waiting for it.
+    const past = new Date(Date.now() - 20_000).toISOString();
+    const stub = env.WORKSPACES.getByName(ws.id);
+    const signalled = await stub.runAction({
+      runId,
+      action: "cancel",
+      now: past,
+      by: { actor: { type: "users", id: "user-UiTestUser000001" }, canApply: true },
+      comment: null,
+    });
+    expect(signalled.ok).toBe(true);
+    const run = await runOf(runId);
+    expect(run.attributes.status).toBe("planning");
+    expect(run.attributes.actions["is-force-cancelable"]).toBe(true);
+    const res = await ui("GET", page, { cookie });
+    expect(forms(res.text)).toEqual([`${page}/force-cancel`]);
+    expect(res.text).not.toContain('id="force-cancel-comment"');
+    // A workspace writer may cancel but not force-cancel (admins only): no form, and a forged POST is refused.
+    const team = await makeTeam(org);
+    await grantWorkspace(team.id, ws.id, "write");
+    const writer = await makeUser({ teams: [team.id] });
+    const writerCookie = await signIn(writer.token);
+    expect(forms((await ui("GET", page, { cookie: writerCookie })).text)).toEqual([]);
+    const forged = await ui("POST", `${page}/force-cancel`, { cookie: writerCookie, form: {} });
+    expect(forged.status).toBe((await api("POST", `/runs/${runId}/actions/force-cancel`, { token: writer.token })).status);
+    expect((await runOf(runId)).attributes.status).toBe("planning");
+
+    expect((await ui("POST", `${page}/force-cancel`, { cookie, form: {} })).status).toBe(303);
+    const after = await runOf(runId);
+    expect(after.attributes.status).toBe("canceled");
+    expect(after.attributes["status-timestamps"]["force-canceled-at"]).toBeTruthy();
+  });
+
+  it("a reader sees no action forms; forged action POSTs get the API's answer and change nothing", async () => {
+    const org = await createOrg();
+    const ws = await runnable(org);
+    const runId = await queueRun(ws.id);
+    await planRun(ws.id, runId, "plan\n");
+    const team = await makeTeam(org);
+    await grantWorkspace(team.id, ws.id, "read");
+    const reader = await makeUser({ teams: [team.id] });
+    const cookie = await signIn(reader.token);
+    const page = `/app/${org}/workspaces/${ws.attributes.name}/runs/${runId}`;
+    const res = await ui("GET", page, { cookie });
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('id="plan-log"');
+    expect(forms(res.text)).toEqual([]);
+    for (const action of ["apply", "discard", "cancel", "force-cancel"]) {
+      const fromApi = await api("POST", `/runs/${runId}/actions/${action}`, { token: reader.token });
+      const forged = await ui("POST", `${page}/${action}`, { cookie, form: { comment: "forged" } });
+      expect(forged.status, action).toBe(fromApi.status);
+      expect(forged.status, action).toBeGreaterThanOrEqual(403);
+    }
+    expect((await runOf(runId)).attributes.status).toBe("planned");
+    expect((await api("GET", `/runs/${runId}/comments`)).body.data).toHaveLength(0);
+    // Cross-origin, even with the admin's session.
+    const admin = await signIn(ADMIN);
+    expect((await ui("POST", `${page}/apply`, { cookie: admin, origin: "https://evil.example", form: {} })).status).toBe(403);
+    expect((await runOf(runId)).attributes.status).toBe("planned");
+  });
+
+  it("a caller who may not read the workspace's runs gets 404 for the run page, the list and the redirect's target", async () => {
+    const org = await createOrg();
+    const ws = await runnable(org);
+    const runId = await queueRun(ws.id);
+    const outsider = await makeUser();
+    const cookie = await signIn(outsider.token);
+    expect((await ui("GET", `/app/${org}/workspaces/${ws.attributes.name}/runs/${runId}`, { cookie })).status).toBe(404);
+    expect((await ui("GET", `/app/${org}/workspaces/${ws.attributes.name}/runs`, { cookie })).status).toBe(404);
+  });
+});
+
+describe("UI runs: the list and the workspace page", () => {
+  it("lists the API's runs for the same query, newest first with paging; the workspace page links the current run", async () => {
+    const org = await createOrg();
+    const ws = await runnable(org);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push(await queueRun(ws.id, `run ${i}`));
+    await planRun(ws.id, ids[0]!, "plan\n");
+    const cookie = await signIn(ADMIN);
+    const base = `/app/${org}/workspaces/${ws.attributes.name}`;
+    for (const q of [
+      "",
+      "page[size]=2",
+      "page[size]=2&page[number]=2",
+      "filter[status_group]=discardable",
+      "search[basic]=run 1",
+      "filter[status_group]=&filter[operation]=",
+    ]) {
+      const fromApi = await api("GET", `/workspaces/${ws.id}/runs?${q}`);
+      const res = await ui("GET", `${base}/runs?${q}`, { cookie });
+      expect(res.status, q).toBe(200);
+      expect(runIdsIn(res.text), q).toEqual(fromApi.body.data.map((r: { id: string }) => r.id));
+      expect(res.text).toContain(`${fromApi.body.meta.pagination["total-count"]} run`);
+    }
+    const all = await ui("GET", `${base}/runs`, { cookie });
+    expect(runIdsIn(all.text)).toEqual([...ids].reverse());
+    expect(all.text).toMatch(new RegExp(`data-run="${ids[0]}">[\\s\\S]*?planned[\\s\\S]*?\\+2`));
+    expect(all.text).toContain(`href="${base}/runs/${ids[2]}"`);
+    expect((await ui("GET", `${base}/runs?filter[status_group]=bogus`, { cookie })).status).toBe(400);
+
+    const wsPage = await ui("GET", base, { cookie });
+    const current = (await api("GET", `/workspaces/${ws.id}`)).body.data.relationships["current-run"].data.id;
+    expect(current).toBe(ids[0]);
+    expect(wsPage.text).toMatch(new RegExp(`id="current-run">[\\s\\S]*?href="${base}/runs/${ids[0]}"[\\s\\S]*?planned`));
+    expect(wsPage.text).toContain(`href="${base}/runs" id="all-runs"`);
+  });
+});
