@@ -58,10 +58,31 @@ function applySgr(style: Style, params: string): void {
   }
 }
 
+/**
+ * A workspace with structured run output gets Terraform's machine-readable UI (`-json`): one JSON object per line.
+ * Each such line shows as its `@message` (a diagnostic with its detail); every other line as it is.
+ */
+function readableLines(body: string): string {
+  return body
+    .split("\n")
+    .map((line) => {
+      if (!line.startsWith("{")) return line;
+      try {
+        const o = JSON.parse(line) as { "@message"?: unknown; diagnostic?: { detail?: unknown } };
+        if (typeof o["@message"] !== "string") return line;
+        const detail = typeof o.diagnostic?.detail === "string" && o.diagnostic.detail ? `\n${o.diagnostic.detail}` : "";
+        return `${o["@message"]}${detail}`;
+      } catch {
+        return line;
+      }
+    })
+    .join("\n");
+}
+
 /** The log text (already decoded) as styled spans; adjacent text of one style is merged. */
 export function renderLog(text: string): RenderedLog {
   const complete = text.includes(ETX);
-  const body = text.split(STX).join("").split(ETX).join("");
+  const body = readableLines(text.split(STX).join("").split(ETX).join(""));
   const spans: LogSpan[] = [];
   const style: Style = { bold: false, fg: null };
   const push = (raw: string) => {

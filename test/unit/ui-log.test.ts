@@ -44,3 +44,19 @@ describe("renderLog", () => {
     expect(decodeLog(bytes.subarray(0, bytes.length - 1))).toBe("résumé \uFFFD");
   });
 });
+
+describe("structured run output", () => {
+  it("shows each JSON line as its message, a diagnostic with its detail, and other lines as they are", () => {
+    const text = [
+      "\u0002Terraform v1.11.4",
+      JSON.stringify({ "@level": "info", "@message": "Plan: 1 to add, 0 to change, 0 to destroy.", type: "change_summary" }),
+      JSON.stringify({ "@level": "error", "@message": "Error: Bad thing", diagnostic: { detail: "It broke." }, type: "diagnostic" }),
+      '{"not": "a message"}',
+      "\u0003",
+    ].join("\n");
+    const out = renderLog(text)
+      .spans.map((s) => s.text)
+      .join("");
+    expect(out).toBe('Terraform v1.11.4\nPlan: 1 to add, 0 to change, 0 to destroy.\nError: Bad thing\nIt broke.\n{"not": "a message"}\n');
+  });
+});
