@@ -37,22 +37,22 @@ describe("discovery and client bootstrap", () => {
     expect(res.body.data.relationships["authenticated-resource"].data).toEqual({ id: res.body.data.id, type: "users" });
   });
 
-  it("reports entitlements that make Terraform run operations locally", async () => {
+  it("reports operations once an agent serves the default pool (AGENT_TOKEN, set in the tests' Worker)", async () => {
     const org = await createOrg();
     const res = await api("GET", `/organizations/${org}/entitlement-set`);
     expect(res.status).toBe(200);
     expect(res.body.data.type).toBe("entitlement-sets");
-    expect(res.body.data.attributes.operations).toBe(false);
+    expect(res.body.data.attributes.operations).toBe(true);
     expect(res.body.data.attributes["state-storage"]).toBe(true);
   });
 
-  it("reports operations once an agent serves the default pool (AGENT_TOKEN)", async () => {
+  it("reports entitlements that make Terraform run operations locally when no agent token is configured", async () => {
     const org = await createOrg();
     const req = new Request(`http://localhost/api/v2/organizations/${org}/entitlement-set`, { headers: { Authorization: `Bearer ${ADMIN}` } });
-    const res = await app.fetch(req, { ...env, AGENT_TOKEN: "operator-agent-token" });
+    const res = await app.fetch(req, { ...env, AGENT_TOKEN: undefined });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { data: { attributes: Record<string, unknown> } };
-    expect(body.data.attributes.operations).toBe(true);
+    expect(body.data.attributes.operations).toBe(false);
     expect(body.data.attributes["state-storage"]).toBe(true);
   });
 

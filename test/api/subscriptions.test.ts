@@ -83,7 +83,7 @@ describe("subscriptions (hosted edition)", () => {
       teams: false,
       agents: false,
       "audit-logging": false,
-      operations: false,
+      operations: true,
       "user-limit": null,
     });
   });
@@ -122,8 +122,8 @@ describe("subscriptions (hosted edition)", () => {
 
     const e = await entitlements(org);
     expect(e).toMatchObject({ teams: true, agents: true, "audit-logging": true, "private-run-tasks": true, sentinel: true, "user-limit": 1000 });
-    // This service runs nothing: Terraform must keep running operations locally whatever the plan.
-    expect(e.operations).toBe(false);
+    // Remote operations follow the operator's agents (AGENT_TOKEN, set in the tests' Worker), whatever the plan.
+    expect(e.operations).toBe(true);
   });
 
   it("gives the contract plan go-tfe's Standard (entitlement) set", async () => {
@@ -232,7 +232,7 @@ describe("the self-hosted edition has no plans", () => {
       "state-storage": true,
       teams: true,
       agents: true,
-      operations: false,
+      operations: true,
       "audit-logging": false,
       sentinel: false,
       "user-limit": null,
