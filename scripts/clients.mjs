@@ -1366,8 +1366,11 @@ await step("remote: apply -target creates only the targeted resource", async () 
   );
   const r = await finishedRun(a, mark, "applied");
   check(JSON.stringify(r.run["target-addrs"]) === JSON.stringify(["null_resource.bar[0]"]), `run target-addrs ${JSON.stringify(r.run["target-addrs"])}`);
+  // Terraform parses a `-var` of a primitive type (string, number, bool) as a literal string and sends it as an HCL
+  // string (internal/configs/named_values.go decodeVariableType; internal/cloud/cloud_variables.go), so the number
+  // `bars` arrives as "2" and the remote plan converts it back to a number.
   const vars = Object.fromEntries((r.run.variables ?? []).map((v) => [v.key, v.value]));
-  check(vars.bars === "2" && vars.generation === '"2"', `run variables ${JSON.stringify(r.run.variables)}, expected bars = 2 and generation = "2"`);
+  check(vars.bars === '"2"' && vars.generation === '"2"', `run variables ${JSON.stringify(r.run.variables)}, expected bars = "2" and generation = "2"`);
   const { res } = await remoteState(remote.ws.id);
   check(
     sameKeys(res, ["null_resource.foo", "null_resource.bar[0]"]),
