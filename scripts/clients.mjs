@@ -1467,8 +1467,9 @@ async function interruptPlanning({ args, how }) {
   const mark = proxy.mark();
   const terminal = how !== "signal";
   const bg = terminal ? tfTerminal(remote.cancelDir, args, { env: remoteEnv }) : tf(remote.cancelDir, args, { env: remoteEnv, background: true });
+  let id = null;
   try {
-    const id = await runIdFrom(bg, mark, `\`terraform ${args.join(" ")}\``);
+    id = await runIdFrom(bg, mark, `\`terraform ${args.join(" ")}\``);
     await waitRunStatus(id, ["planning"]);
     if (how === "prompt") {
       bg.type("\x03");
@@ -1505,6 +1506,10 @@ async function interruptPlanning({ args, how }) {
     return run;
   } finally {
     killGroup(bg.pgid, "SIGKILL");
+    // A failed step must not leave its run planning: the stand-in's 120 s plan would hold the agent from the next.
+    if (id && !["canceled", "errored", "planned_and_finished", "discarded", "applied"].includes(await runStatus(id).catch(() => null))) {
+      await api("POST", `/runs/${id}/actions/cancel`, {}).catch(() => {});
+    }
   }
 }
 
