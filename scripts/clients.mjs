@@ -1366,8 +1366,11 @@ await step("remote: apply -target creates only the targeted resource", async () 
   );
   const r = await finishedRun(a, mark, "applied");
   check(JSON.stringify(r.run["target-addrs"]) === JSON.stringify(["null_resource.bar[0]"]), `run target-addrs ${JSON.stringify(r.run["target-addrs"])}`);
+  // Terraform parses a `-var` of a primitive type (string, number, bool) as a literal string and sends it as an HCL
+  // string (internal/configs/named_values.go decodeVariableType; internal/cloud/cloud_variables.go), so the number
+  // `bars` arrives as "2" and the remote plan converts it back to a number.
   const vars = Object.fromEntries((r.run.variables ?? []).map((v) => [v.key, v.value]));
-  check(vars.bars === "2" && vars.generation === '"2"', `run variables ${JSON.stringify(r.run.variables)}, expected bars = 2 and generation = "2"`);
+  check(vars.bars === '"2"' && vars.generation === '"2"', `run variables ${JSON.stringify(r.run.variables)}, expected bars = "2" and generation = "2"`);
   const { res } = await remoteState(remote.ws.id);
   check(
     sameKeys(res, ["null_resource.foo", "null_resource.bar[0]"]),
@@ -1453,26 +1456,49 @@ await step('remote: a second apply waits for the first ("Waiting for 1 run(s)") 
   check(sameKeys(res, ["null_resource.foo", "null_resource.bar[0]"]), `the state has [${Object.keys(res).join(", ")}]`);
 });
 
-// Ctrl-C while the run is planning: Terraform reads the run, asks whether to cancel it (not with -auto-approve) and
-// posts actions/cancel; the agent interrupts its terraform, and the run ends canceled.
-async function interruptPlanning({ args, terminal }) {
+// Ctrl-C while the run is planning. `terraform apply` then reads the run, asks whether to cancel it (not with
+// -auto-approve) and posts actions/cancel; the agent interrupts its terraform, and the run ends canceled.
+// `terraform plan` only stops streaming, as its header says ("Pressing Ctrl-C will stop streaming the logs, but will
+// not stop the plan running remotely"): opPlan (internal/cloud/backend_plan.go) returns no run on an error, so the
+// backend's Operation has no run to offer to cancel (TestCloud_planCanceled expects only a failed operation).
+// `how`: "prompt" (a terminal, answered yes), "signal" (SIGINT, no terminal), "stream-only" (a terminal, no prompt).
+async function interruptPlanning({ args, how }) {
   await tfOk(remote.cancelDir, ["init", "-input=false", "-no-color"], { env: remoteEnv });
   const mark = proxy.mark();
+  const terminal = how !== "signal";
   const bg = terminal ? tfTerminal(remote.cancelDir, args, { env: remoteEnv }) : tf(remote.cancelDir, args, { env: remoteEnv, background: true });
+  let id = null;
   try {
-    const id = await runIdFrom(bg, mark, `\`terraform ${args.join(" ")}\``);
+    id = await runIdFrom(bg, mark, `\`terraform ${args.join(" ")}\``);
     await waitRunStatus(id, ["planning"]);
-    if (terminal) {
+    if (how === "prompt") {
       bg.type("\x03");
       await waitOutput(bg, /Do you want to cancel the remote operation\?[\s\S]*Enter a value:/, "the prompt to cancel the remote operation");
       bg.type("yes\n");
-    } else {
+    } else if (how === "signal") {
       process.kill(bg.pgid, "SIGINT");
+    } else {
+      bg.type("\x03");
     }
     const r = await bg.done;
-    check(r.out.includes("The remote operation was successfully cancelled."), 'terraform did not say "The remote operation was successfully cancelled."', r);
-    check(clientCalled(mark, "POST", `/api/v2/runs/${id}/actions/cancel`), `terraform did not cancel run ${id} with POST /api/v2/runs/${id}/actions/cancel`, r);
-    await waitRunStatus(id, ["canceled"]);
+    if (how === "stream-only") {
+      check(r.code !== 0 && r.code !== null, `\`${r.cmd}\` interrupted exited with ${r.code ?? r.signal}, expected a failure`, r);
+      check(!r.out.includes("cancel the remote operation"), "terraform plan offered to cancel the remote run; Terraform's plan only stops streaming", r);
+      check(!clientCalled(mark, "POST", `/api/v2/runs/${id}/actions/cancel`), `terraform plan canceled run ${id} itself`, r);
+      const still = await runStatus(id);
+      check(still === "planning", `run ${id} is ${still} after terraform plan stopped streaming, expected still planning`, r);
+      // The run plans on; a user cancels it through the API (as in the UI), and the agent stops its terraform.
+      await apiOk("POST", `/runs/${id}/actions/cancel`, { comment: "stopped by the clients test" }, [200, 202]);
+    } else {
+      check(r.out.includes("The remote operation was successfully cancelled."), 'terraform did not say "The remote operation was successfully cancelled."', r);
+      check(
+        clientCalled(mark, "POST", `/api/v2/runs/${id}/actions/cancel`),
+        `terraform did not cancel run ${id} with POST /api/v2/runs/${id}/actions/cancel`,
+        r,
+      );
+    }
+    // Well inside the stand-in's 120 s plan: only an interrupted terraform ends the run this soon.
+    await waitRunStatus(id, ["canceled"], 60_000);
     const run = await readRun(id);
     check(run.plan.status === "canceled", `${runSummary(run)}; expected the plan canceled`);
     const ws = (await apiOk("GET", `/workspaces/${remote.cancelWs.id}`)).json.data.attributes;
@@ -1480,16 +1506,25 @@ async function interruptPlanning({ args, terminal }) {
     return run;
   } finally {
     killGroup(bg.pgid, "SIGKILL");
+    // A failed step must not leave its run planning: the stand-in's 120 s plan would hold the agent from the next.
+    if (id && !["canceled", "errored", "planned_and_finished", "discarded", "applied"].includes(await runStatus(id).catch(() => null))) {
+      await api("POST", `/runs/${id}/actions/cancel`, {}).catch(() => {});
+    }
   }
 }
 
-await step("remote: Ctrl-C during a plan, answered yes, cancels the planning run", async () => {
-  const r = await interruptPlanning({ args: ["plan", "-no-color"], terminal: true });
+await step("remote: Ctrl-C during terraform plan stops streaming; the run plans on until canceled through the API", async () => {
+  const r = await interruptPlanning({ args: ["plan", "-no-color"], how: "stream-only" });
   check(r.run["plan-only"] === true, `${runSummary(r)}: expected the speculative plan's run`);
 });
 
+await step("remote: Ctrl-C during apply's plan, answered yes, cancels the planning run", async () => {
+  const r = await interruptPlanning({ args: ["apply", "-no-color"], how: "prompt" });
+  check(r.run["plan-only"] === false && r.run["auto-apply"] === false, `${runSummary(r)}: expected the interactive apply's run`);
+});
+
 await step("remote: SIGINT during apply -auto-approve's plan cancels the run without asking; the lock is released", async () => {
-  await interruptPlanning({ args: ["apply", "-auto-approve", "-input=false", "-no-color"], terminal: false });
+  await interruptPlanning({ args: ["apply", "-auto-approve", "-input=false", "-no-color"], how: "signal" });
   const sv = await api("GET", `/workspaces/${remote.cancelWs.id}/current-state-version`);
   check(sv.status === 404, `the workspace has a current state version (${sv.status}) after its only run was canceled`);
 });

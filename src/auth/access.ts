@@ -5,6 +5,7 @@ import { accessRows, orgWithCallerTeams, teamGrants, type AccessTeam, type Grant
 import {
   FULL_ACCESS,
   NO_ACCESS,
+  PLAN_RUN_CAPABILITIES,
   RUN_CAPABILITIES,
   createAllowed,
   effectiveCapabilities,
@@ -151,7 +152,7 @@ export function workspaceCapabilities(
   grants: { workspaces: Grant[]; projects: Grant[] },
 ): Capabilities {
   const p = access.principal;
-  if (p.kind === "run") return p.workspaceId === workspace.id ? RUN_CAPABILITIES : NO_ACCESS;
+  if (p.kind === "run") return p.workspaceId !== workspace.id ? NO_ACCESS : p.phase === "plan" ? PLAN_RUN_CAPABILITIES : RUN_CAPABILITIES;
   return effectiveCapabilities(standingOf(access), levels(grants.workspaces, workspace.id), levels(grants.projects, workspace.projectId));
 }
 

@@ -52,10 +52,16 @@ export const FULL_ACCESS: Capabilities = {
 
 /**
  * A run token on its own workspace (docs/runs.md "The run token"): what Terraform on the agent needs to read the
- * workspace and write its state as the run holding the lock; nothing that administers, queues runs or changes
- * variables. On any other workspace it holds nothing.
+ * workspace and, in the apply phase, write its state as the run holding the lock; nothing that administers, queues
+ * runs or changes variables. On any other workspace it holds nothing.
  */
 export const RUN_CAPABILITIES: Capabilities = { ...NO_ACCESS, runs: 1, variables: 1, stateVersions: 3, locking: true };
+/**
+ * A plan phase's token reads the state but never writes it: a plan has no state to save, yet Terraform's local
+ * operation persists the state it holds when it is interrupted (internal/backend/local `opWait`), which would give a
+ * canceled plan a state version.
+ */
+export const PLAN_RUN_CAPABILITIES: Capabilities = { ...RUN_CAPABILITIES, stateVersions: 2 };
 
 const RUNS: Record<string, RunsLevel> = { none: 0, read: 1, plan: 2, apply: 3 };
 const VARIABLES: Record<string, VariablesLevel> = { none: 0, read: 1, write: 2 };

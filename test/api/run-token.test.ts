@@ -9,7 +9,7 @@ import { mintRunToken, runTokenMayCall } from "../../src/auth/run-token";
 import { ROUTE_ACTIONS } from "../../src/jsonapi/define-route";
 import { createOrg, createWorkspace } from "../fixtures";
 import { api } from "../helpers";
-import { createRun, run, seedCv } from "../do/runs.helpers";
+import { action, createRun, run, seedCv, value } from "../do/runs.helpers";
 
 const AGENT = "http://localhost/api/agent";
 const agentCall = async (path: string, token: string, body: unknown = {}) =>
@@ -52,7 +52,7 @@ const svBody = (serial: number) => ({
 });
 
 describe("a run token on the API", () => {
-  it("reads its organisation, entitlements and own workspace, and writes state as the run holding the lock", async () => {
+  it("reads its organisation, entitlements and own workspace, and the state, but a plan's token writes no state", async () => {
     const { org, ws, name, job } = await running();
     const t = { token: job.token };
     expect((await api("GET", "/ping", t)).status).toBe(204);
@@ -64,7 +64,7 @@ describe("a run token on the API", () => {
     expect(byName.body.data.id).toBe(ws);
     expect(byName.body.data.attributes.permissions).toMatchObject({
       "can-read-state-versions": true,
-      "can-create-state-versions": true,
+      "can-create-state-versions": false,
       "can-queue-run": false,
       "can-update": false,
       "can-update-variable": false,
@@ -72,7 +72,22 @@ describe("a run token on the API", () => {
     expect(byName.body.data.attributes.locked).toBe(true);
     expect((await api("GET", `/workspaces/${ws}/vars`, t)).status).toBe(200);
     expect((await api("GET", `/workspaces/${ws}/current-state-version`, t)).status).toBe(404);
+    // What an interrupted `terraform plan` on the agent sends: refused (404, as for any caller without state write),
+    // and nothing is written.
+    const refused = await api("POST", `/workspaces/${ws}/state-versions`, { ...t, body: svBody(1) });
+    expect(refused.status).toBe(404);
+    expect(refused.body.errors[0].status).toBe("404");
+    expect((await api("GET", `/workspaces/${ws}/current-state-version`)).status).toBe(404);
+  });
 
+  it("of the apply phase writes state as the run holding the lock", async () => {
+    const { org, ws, name, stub, job } = await running();
+    expect((await agentCall(`/jobs/${job.run}/plan/finish`, job.token, { status: "finished", hasChanges: true, resourceAdditions: 1 })).status).toBe(200);
+    value(await action(stub, job.run, "apply"));
+    const applyJob = (await claimAll()).find((j) => j.run === job.run && j.phase === "apply");
+    expect(applyJob).toBeDefined();
+    const t = { token: applyJob!.token };
+    expect((await api("GET", `/organizations/${org}/workspaces/${name}`, t)).body.data.attributes.permissions["can-create-state-versions"]).toBe(true);
     const created = await api("POST", `/workspaces/${ws}/state-versions`, { ...t, body: svBody(1) });
     expect(created.status).toBe(201);
     const current = await api("GET", `/workspaces/${ws}/current-state-version`, t);
