@@ -36,6 +36,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 // The hashicorp/null stand-in that the run tests' fixture (`resource "null_resource" "foo" {}`) needs, in a mirror.
+import { findTerraform } from "./lib/agent.mjs";
 import { ensureNullProvider } from "./lib/binaries.mjs";
 // Process groups (the service and go test each run detached, so whole trees stop), shared with the client harness.
 import { groups, killGroup, sleep, stopGroup } from "./lib/service.mjs";
@@ -329,6 +330,10 @@ log(`compiling the ${VERSION} test package`);
   const v = go(["vet", "."], modDir);
   if (v.status !== 0) warnings.push(`go vet reported problems (go test runs a subset of vet):\n${v.stderr}`);
 }
+// The run tests need the service's local agent, which `npm start` starts only when it finds Terraform: without
+// it every run waits in plan_queued until go-tfe's two-minute deadline.
+if (!opts.dryRun && !findTerraform()) fail("the run tests need Terraform: put `terraform` (1.10 or newer) on PATH, or set TERRAFORM to its path");
+
 if (opts.dryRun) {
   for (const ed of editions) {
     const env = {

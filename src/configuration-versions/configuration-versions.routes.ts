@@ -4,9 +4,9 @@ import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { defineRoute } from "../jsonapi/define-route";
-import { jsonapi, paginated } from "../jsonapi/document";
+import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { includeQuery, listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
-import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
+import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
 import { configurationVersionResource, cvCreateBody, cvIdParam } from "./configuration-versions.schemas";
 import { serializeConfigurationVersion } from "./configuration-versions.serialize";
@@ -15,6 +15,7 @@ import {
   configurationDownloadUrl,
   createConfigurationVersion,
   listConfigurationVersions,
+  manageConfigurationVersionBackingData,
   readConfigurationVersion,
 } from "./configuration-versions.service";
 
@@ -127,3 +128,22 @@ configurationVersions.openapi(
   }),
   async (c) => c.redirect(await configurationDownloadUrl(callerOf(c), c.req.valid("param").configuration_version_id, origin(c)), 302),
 );
+
+// Terraform Enterprise's backing-data actions (go-tfe ConfigurationVersions.SoftDeleteBackingData and friends).
+for (const action of ["soft_delete_backing_data", "restore_backing_data", "permanently_delete_backing_data"] as const) {
+  configurationVersions.openapi(
+    defineRoute({
+      method: "post",
+      path: `/configuration-versions/{configuration_version_id}/actions/${action}`,
+      action: "workspace.update",
+      tags,
+      summary: `${action.replace(/_/g, " ")} (self-hosted edition; not the current configuration version)`,
+      request: { params: cvIdParam },
+      responses: { ...noContentResponse, ...errorResponses },
+    }),
+    async (c) => {
+      await manageConfigurationVersionBackingData(callerOf(c), c.req.valid("param").configuration_version_id, action);
+      return noContent(c);
+    },
+  );
+}

@@ -4,12 +4,14 @@
  * the organisation token.
  */
 import type { Caller } from "../caller";
+import { edition } from "../env";
 import { ApiError, unwrap } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
 import { mutateAs, readById } from "../workspaces/workspaces.service";
 import { workspaceOfCv } from "./configuration-versions.d1";
 import type { CvCreateAttributes } from "./configuration-versions.schemas";
+import { type CvBackingAction, hasArchive } from "./configuration-versions.store";
 import { cvStub } from "./configuration-versions.stub";
 import type { ConfigurationVersionRecord } from "./configuration-versions.types";
 import { signedSlugUrl } from "./configuration-versions.urls";
@@ -84,6 +86,17 @@ export async function archiveConfigurationVersion(caller: Caller, id: string): P
 export async function configurationDownloadUrl(caller: Caller, id: string, origin: string): Promise<string> {
   const { workspaceId } = await workspaceFor(caller, id, "runs.read");
   const cv = unwrap(await cvStub(caller.env, workspaceId).getConfigurationVersion(id)).value.cv;
-  if (cv.status !== "uploaded") throw ApiError.of("not_found", { detail: "The configuration version has no uploaded configuration" });
+  if (!hasArchive(cv)) throw ApiError.of("not_found", { detail: "The configuration version has no uploaded configuration" });
   return signedSlugUrl(caller.env, origin, "GET", workspaceId, id);
+}
+
+/**
+ * Terraform Enterprise's backing-data actions (data retention; the self-hosted edition only): soft delete an
+ * uploaded version's archive, restore it, or delete it for good. Workspace admins, as for state versions.
+ */
+export async function manageConfigurationVersionBackingData(caller: Caller, id: string, action: CvBackingAction): Promise<void> {
+  if (edition(caller.env) !== "self-hosted") throw ApiError.of("not_found");
+  const workspaceId = await workspaceOfCv(caller.db, id);
+  if (!workspaceId) throw ApiError.of("not_found");
+  await mutateAs(caller, workspaceId, "workspace.update", (_r, guard) => cvStub(caller.env, workspaceId).manageCvBackingData({ id, action, guard }));
 }

@@ -176,7 +176,7 @@ function appendParts(sql: SqlStorage, cvId: string, upload: string, bytes: Uint8
 
 /** Up to CV_PARTS_PER_READ pieces of an uploaded archive from `fromSeq`, and the seq to ask for next (null at the end). */
 export function readCvParts(sql: SqlStorage, cvId: string, fromSeq: number): { bytes: Uint8Array; next: number | null } | Failure {
-  if (getCv(sql, cvId)?.status !== "uploaded") return fail("not_found");
+  if (!hasArchive(getCv(sql, cvId))) return fail("not_found");
   const rows = sql
     .exec<{ seq: number; data: ArrayBuffer }>(
       "SELECT seq, data FROM cv_parts WHERE cv_id = ? AND upload = '' AND seq >= ? ORDER BY seq LIMIT ?",
@@ -193,6 +193,44 @@ export function readCvParts(sql: SqlStorage, cvId: string, fromSeq: number): { b
     off += p.data.byteLength;
   }
   return { bytes, next: rows.length > CV_PARTS_PER_READ ? rows[CV_PARTS_PER_READ]!.seq : null };
+}
+
+/** Whether a version's uploaded archive can be read: uploaded, its backing data neither soft deleted nor gone. */
+export function hasArchive(cv: ConfigurationVersionRecord | null): boolean {
+  return cv?.status === "uploaded" && !cv.backing;
+}
+
+// ---- backing data (Terraform Enterprise's data retention) ----
+
+export type CvBackingAction = "soft_delete_backing_data" | "restore_backing_data" | "permanently_delete_backing_data";
+
+/**
+ * The backing-data transitions of an uploaded version, as for state versions: present → soft deleted → present
+ * again, or soft deleted → deleted for good (its pieces erased). The workspace's current version, and one an
+ * unfinished run uses, keep their data.
+ */
+export function manageCvBackingData(sql: SqlStorage, w: WorkspaceRecord, cvId: string, action: CvBackingAction): Failure | null {
+  const cv = getCv(sql, cvId);
+  if (!cv) return fail("not_found");
+  if (cv.status !== "uploaded") return fail("transition_not_allowed", `transition not allowed: the configuration version is ${cv.status}`);
+  if (w.currentConfigurationVersionId === cvId) {
+    return fail("transition_not_allowed", "transition not allowed: the workspace's current configuration version keeps its backing data");
+  }
+  if (runsUsing(sql, cvId).active > 0) return fail("transition_not_allowed", "transition not allowed: a run using the configuration version is in progress");
+  const present = cv.backing ?? "present";
+  const [from, to] = (
+    {
+      soft_delete_backing_data: ["present", "soft_deleted"],
+      restore_backing_data: ["soft_deleted", "present"],
+      permanently_delete_backing_data: ["soft_deleted", "deleted"],
+    } as const
+  )[action];
+  if (present === to) return null; // already there: repeating the request changes nothing
+  if (present !== from) return fail("transition_not_allowed");
+  const { backing: _, ...rest } = cv;
+  save(sql, to === "present" ? rest : { ...rest, backing: to });
+  if (to === "deleted") sql.exec("DELETE FROM cv_parts WHERE cv_id = ?", cvId);
+  return null;
 }
 
 // ---- archive ----
@@ -237,6 +275,7 @@ export function resolveCvForRun(sql: SqlStorage, cvId: string | null, currentId?
   const cv = getCv(sql, id);
   if (!cv) return fail("cv_not_found", undefined, pointer);
   if (cv.status !== "uploaded") return fail("cv_not_uploaded", undefined, pointer);
+  if (cv.backing) return fail("cv_not_uploaded", "The configuration version's archive was deleted (data retention): it cannot start a run", pointer);
   return cv;
 }
 

@@ -8,6 +8,7 @@ export type ConfigurationVersionApi = Pick<
   | "getConfigurationVersion"
   | "listConfigurationVersions"
   | "archiveConfigurationVersion"
+  | "manageCvBackingData"
   | "appendCvUpload"
   | "abortCvUpload"
   | "completeCvUpload"

@@ -21,4 +21,9 @@ export interface ConfigurationVersionRecord {
   /** The upload's size and SHA-256 once uploaded. */
   size: number | null;
   sha256: string | null;
+  /**
+   * Terraform Enterprise's data retention: the archive's bytes soft deleted (restorable) or deleted for good.
+   * Absent while the bytes are there.
+   */
+  backing?: "soft_deleted" | "deleted";
 }

@@ -50,10 +50,12 @@ import {
   eraseConfigurationVersions,
   getCv,
   listCvs,
+  manageCvBackingData,
   migrateConfigurationVersions,
   readCvParts,
   unindexedCvs,
   type CreateCvInput,
+  type CvBackingAction,
 } from "../configuration-versions/configuration-versions.store";
 import type { ConfigurationVersionRecord } from "../configuration-versions/configuration-versions.types";
 import { cvIndexStatement, dropCvIndexStatement } from "../configuration-versions/configuration-versions.d1";
@@ -546,6 +548,13 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
     if (isFailure(w)) return w;
     const cv = archiveCv(this.ctx.storage.sql, w, input.id, input.now);
     return isFailure(cv) ? cv : ok(cv);
+  }
+
+  /** Terraform Enterprise's backing-data actions on one configuration version (the record's index row is unchanged). */
+  async manageCvBackingData(input: { id: string; action: CvBackingAction; guard?: Guard }): Promise<Result<null>> {
+    const w = this.guarded(input.guard);
+    if (isFailure(w)) return w;
+    return manageCvBackingData(this.ctx.storage.sql, w, input.id, input.action) ?? ok(null);
   }
 
   /** Stores one piece of an upload through a signed URL (pieces of one upload arrive in order). */

@@ -1287,6 +1287,19 @@ const ROWS: Row[] = [
     ok: 202,
     make: async () => ({ path: `/configuration-versions/${(await uploadedCv()).cv}/actions/archive` }),
   },
+  ...(["soft_delete_backing_data", "restore_backing_data", "permanently_delete_backing_data"] as const).map(
+    (action): Row => ({
+      // Uploaded and no longer current; restore and permanent delete act on a soft-deleted archive.
+      method: "POST",
+      route: `/api/v2/configuration-versions/:configuration_version_id/actions/${action}`,
+      ok: 204,
+      make: async () => {
+        const { cv } = await uploadedCv();
+        if (action !== "soft_delete_backing_data") await api("POST", `/configuration-versions/${cv}/actions/soft_delete_backing_data`);
+        return { path: `/configuration-versions/${cv}/actions/${action}` };
+      },
+    }),
+  ),
   {
     // 302 to the signed archive URL, which api() follows: a permitted caller receives the archive.
     method: "GET",

@@ -263,6 +263,61 @@ describe("configuration versions: archive", () => {
   });
 });
 
+describe("configuration versions: backing data (Terraform Enterprise's data retention actions)", () => {
+  const act = (id: string, action: string, edition?: "hosted") => api("POST", `/configuration-versions/${id}/actions/${action}`, { edition });
+  const runOn = (ws: string, cv: string) =>
+    api("POST", "/runs", {
+      body: {
+        data: {
+          type: "runs",
+          relationships: { workspace: { data: { type: "workspaces", id: ws } }, "configuration-version": { data: { type: "configuration-versions", id: cv } } },
+        },
+      },
+    });
+
+  it("soft delete hides the archive, restore brings it back, a permanent delete is final; the current version keeps its data", async () => {
+    const { ws } = await workspace();
+    const bytes = bytesOf(700, 3);
+    const old = await uploaded(ws, bytes);
+    const current = await uploaded(ws);
+    expect((await act(old.id, "soft_delete_backing_data")).status).toBe(204);
+    expect((await downloadOf(old.id)).status).toBe(404);
+    // The version itself is still there, as it was; it cannot start a run without its archive.
+    expect((await api("GET", `/configuration-versions/${old.id}`)).body.data.attributes.status).toBe("uploaded");
+    const refusedRun = await runOn(ws, old.id);
+    expect(refusedRun.status).toBe(422);
+    expect(refusedRun.body.errors[0].source).toEqual({ pointer: "/data/relationships/configuration-version/data/id" });
+    expect((await api("GET", `/workspaces/${ws}/runs`)).body.data).toEqual([]);
+
+    expect((await act(old.id, "restore_backing_data")).status).toBe(204);
+    const back = await downloadOf(old.id);
+    expect(back.status).toBe(302);
+    expect(new Uint8Array(await (await raw(back.headers.get("Location")!)).arrayBuffer())).toEqual(bytes);
+
+    expect((await act(old.id, "permanently_delete_backing_data")).status).toBe(422); // only after a soft delete
+    expect((await act(old.id, "soft_delete_backing_data")).status).toBe(204);
+    expect((await act(old.id, "soft_delete_backing_data")).status).toBe(204); // repeating it changes nothing
+    expect((await act(old.id, "permanently_delete_backing_data")).status).toBe(204);
+    const refused = await act(old.id, "restore_backing_data");
+    expect(refused.status).toBe(422);
+    expect(refused.body.errors[0].detail).toContain("transition not allowed");
+    expect((await downloadOf(old.id)).status).toBe(404);
+
+    const keeps = await act(current.id, "soft_delete_backing_data");
+    expect(keeps.status).toBe(422);
+    expect(keeps.body.errors[0].detail).toContain("current configuration version");
+    expect((await downloadOf(current.id)).status).toBe(302);
+  });
+
+  it("are the self-hosted edition's: the hosted edition answers 404 and changes nothing", async () => {
+    const { ws } = await workspace();
+    const old = await uploaded(ws);
+    await uploaded(ws);
+    expect((await act(old.id, "soft_delete_backing_data", "hosted")).status).toBe(404);
+    expect((await downloadOf(old.id)).status).toBe(302);
+  });
+});
+
 describe("configuration versions: who may", () => {
   it("readers read, list and download; planners create, upload and archive; the organisation token and readers may not create", async () => {
     const { org, ws } = await workspace();
