@@ -80,11 +80,15 @@ export async function archiveConfigurationVersion(caller: Caller, id: string): P
 
 /**
  * The signed URL of an uploaded version's archive, for the download endpoint's redirect (404 while the version is not
- * uploaded, as the docs say). The run engine's `GET /runs/:id/configuration-version/download` can redirect to the
- * same URL once it has authorised the run.
+ * uploaded, as the docs say).
  */
 export async function configurationDownloadUrl(caller: Caller, id: string, origin: string): Promise<string> {
   const { workspaceId } = await workspaceFor(caller, id, "runs.read");
+  return archiveUrl(caller, workspaceId, id, origin);
+}
+
+/** The archive's signed URL, for a caller already authorised to read the workspace's runs (a run's own download). */
+export async function archiveUrl(caller: Caller, workspaceId: string, id: string, origin: string): Promise<string> {
   const cv = unwrap(await cvStub(caller.env, workspaceId).getConfigurationVersion(id)).value.cv;
   if (!hasArchive(cv)) throw ApiError.of("not_found", { detail: "The configuration version has no uploaded configuration" });
   return signedSlugUrl(caller.env, origin, "GET", workspaceId, id);

@@ -49,6 +49,7 @@ import {
   readRun,
   readRunEvent,
   runAction,
+  runConfigurationDownloadUrl,
   runPermissions,
   type RunRead,
 } from "./runs.service";
@@ -186,6 +187,19 @@ runs.openapi(
     const got = unwrap(await cvStub(caller.env, run.workspaceId).getConfigurationVersion(run.configurationVersionId));
     return jsonapi(c, { data: serializeConfigurationVersion(got.value.cv) });
   },
+);
+
+runs.openapi(
+  defineRoute({
+    method: "get",
+    path: "/runs/{run_id}/configuration-version/download",
+    action: "runs.read",
+    tags,
+    summary: "Redirect to a short-lived signed URL of the run's configuration archive",
+    request: { params: runIdParam },
+    responses: { 302: { description: "Redirect to the tar.gz" }, ...errorResponses },
+  }),
+  async (c) => c.redirect(await runConfigurationDownloadUrl(callerOf(c), c.req.valid("param").run_id, origin(c)), 302),
 );
 
 // ---- plans and applies ----

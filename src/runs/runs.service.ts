@@ -14,6 +14,7 @@ import { loadScope, mutateAs, readById, readRef, type Readable, type WorkspaceRe
 import { requireOrgAccess } from "../auth/access";
 import { parseDoc, workspaceDocsByIds, workspaceDocsByNames } from "../workspaces/workspaces.d1";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
+import { archiveUrl } from "../configuration-versions/configuration-versions.service";
 import { runIndexRow } from "./runs.d1";
 import { agentPoolIdsByName, capacityCounts, organizationRunSlice } from "./runs.list.d1";
 import type { CreateRunBody } from "./runs.schemas";
@@ -308,6 +309,12 @@ export async function listRunEvents(caller: Caller, runId: string): Promise<{ re
   const read = await readRun(caller, runId);
   const events = unwrap(await runsStub(caller.env, read.readable.record.id).listRunEvents(runId)).value;
   return { read, events };
+}
+
+/** `GET /runs/:id/configuration-version/download`: the run's configuration archive, once the run is readable. */
+export async function runConfigurationDownloadUrl(caller: Caller, runId: string, origin: string): Promise<string> {
+  const { run } = await readRun(caller, runId);
+  return archiveUrl(caller, run.workspaceId, run.configurationVersionId, origin);
 }
 
 export async function readRunEvent(caller: Caller, eventId: string): Promise<{ read: RunRead; event: RunEvent }> {

@@ -1350,6 +1350,12 @@ const ROWS: Row[] = [
     make: async () => ({ path: `/runs/${(await matrixRun()).run}/configuration-version` }),
   },
   {
+    method: "GET",
+    route: "/api/v2/runs/:run_id/configuration-version/download",
+    ok: 200,
+    make: async () => ({ path: `/runs/${(await matrixRun()).run}/configuration-version/download` }),
+  },
+  {
     method: "POST",
     route: "/api/v2/runs/:run_id/actions/apply",
     ok: 202,

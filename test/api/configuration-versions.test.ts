@@ -3,7 +3,7 @@
 // configuration version, who may do what, and bad input.
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createOrg, createWorkspace, grantWorkspace, makeOrgToken, makeTeam } from "../fixtures";
+import { createOrg, createWorkspace, grantWorkspace, makeOrgToken, makeTeam, makeUser } from "../fixtures";
 import { ADMIN, api } from "../helpers";
 
 const raw = (url: string, init: RequestInit = {}) => exports.default.fetch(new Request(url, init));
@@ -145,6 +145,39 @@ describe("configuration versions: upload and download", () => {
     const bytes = new Uint8Array(await got.arrayBuffer());
     expect(bytes.byteLength).toBe(body.byteLength);
     expect(bytes.every((b, i) => b === body[i])).toBe(true);
+  });
+
+  it("a run's configuration downloads through the run, byte for byte; a caller who cannot read the run gets 404", async () => {
+    const { ws } = await workspace();
+    const cv = await createCv(ws, { "auto-queue-runs": false });
+    const body = bytesOf(4096);
+    expect((await upload(cv.attributes["upload-url"], body)).status).toBe(200);
+    const run = await api("POST", "/runs", {
+      body: {
+        data: {
+          type: "runs",
+          relationships: {
+            workspace: { data: { type: "workspaces", id: ws } },
+            "configuration-version": { data: { type: "configuration-versions", id: cv.id } },
+          },
+        },
+      },
+    });
+    expect(run.status).toBe(201);
+    const redirect = await raw(`http://localhost/api/v2/runs/${run.body.data.id}/configuration-version/download`, {
+      redirect: "manual",
+      headers: { Authorization: `Bearer ${ADMIN}` },
+    });
+    expect(redirect.status).toBe(302);
+    const got = new Uint8Array(await (await raw(redirect.headers.get("Location")!)).arrayBuffer());
+    expect(got.byteLength).toBe(body.byteLength);
+    expect(got.every((b, i) => b === body[i])).toBe(true);
+    const other = await makeUser();
+    const refused = await raw(`http://localhost/api/v2/runs/${run.body.data.id}/configuration-version/download`, {
+      redirect: "manual",
+      headers: { Authorization: `Bearer ${other.token}` },
+    });
+    expect(refused.status).toBe(404);
   });
 
   it("a mutated URL is refused and stores nothing; the download URL does not take uploads", async () => {
