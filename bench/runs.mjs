@@ -38,6 +38,11 @@ const { values: opt } = parseArgs({
 });
 const ONLY = new Set((opt.only ?? "claim,logs,apply").split(","));
 const TARGETS = { claimMs: 1000, applyOverheadMs: 2000 };
+// What Terraform's `cloud` block (internal/cloud) sleeps in every remote apply whatever the server does: 500 ms before
+// its first read of the uploaded configuration version (planConfigurationVersionsPollInterval), and 1 s before the
+// first read of `waitForRun` (backoff(1000, 3000, 0)), which runs once before the plan's log and once before the
+// apply's.
+const CLIENT_SLEEPS_MS = 500 + 1000 + 1000;
 const log = (m) => console.log(`bench:runs: ${m}`);
 
 // ---------------------------------------------------------------- binaries, server, proxy
@@ -567,10 +572,15 @@ if (result.logs) {
     `| server side: a reader polling every 5 ms sees it | ${f(l.tight.p50)} | ${f(l.tight.p99)} | ${f(l.tight.min)} | ${f(l.tight.max)} |`,
     `| client: a reader polling as go-tfe's LogReader sees it | ${f(l.gotfe.p50)} | ${f(l.gotfe.p99)} | ${f(l.gotfe.min)} | ${f(l.gotfe.max)} |`,
     "",
+    "The client's latency is go-tfe's polling: after a read that brought data it reads again at once, then waits 574, 660, 758, … ms, up to 2 s, between empty reads; a chunk waits for the next of those reads. The server's part is the append's own round trip (the Durable Object commits the chunk before it answers, and reads come from it).",
+    "",
   );
 }
 if (result.apply) {
   const a = result.apply;
+  const step = (k) => a.breakdown[Object.keys(a.breakdown).find((x) => x.includes(k))];
+  const planDone = step("plan claimed") + step("plan finished");
+  const applyDone = step("apply claimed") + step("apply finished");
   md.push(
     `## 3. \`terraform apply -auto-approve\`: remote (\`cloud\` block, \`remote\` workspace) vs local backend (${a.n} each, interleaved)`,
     "",
@@ -579,6 +589,10 @@ if (result.apply) {
     `| remote apply | ${f(a.remoteMs)} |`,
     `| local apply | ${f(a.localMs)} |`,
     `| difference | ${f(a.differenceMs)} |`,
+    `| Terraform's own sleeps in a remote apply (500 ms before reading the configuration version, 1 s before each \`waitForRun\` read, twice) | ${CLIENT_SLEEPS_MS} |`,
+    `| remote apply beyond those sleeps | ${f(a.remoteMs - CLIENT_SLEEPS_MS)} |`,
+    "",
+    `The agent's work runs while the CLI sleeps. Here the plan was claimed and finished ${f(planDone)} ms (p50) after \`POST /runs\`, against the CLI's first \`waitForRun\` read 1 s after it; the apply was claimed and finished ${f(applyDone)} ms after the plan, against the second read 1 s after the CLI read the plan's end. When the agent beats both, the CLI reads each log whole at its first read, and what remains beyond its sleeps is its own requests and work, about what the local apply takes: the overhead target is below the floor the CLI sets. An agent slower than the 1 s window adds its excess plus up to one step of go-tfe's log backoff (574 ms and up).`,
     "",
     "Where a remote apply's time goes (p50 of each step, from the CLI's requests through a recording proxy and the run's status timestamps):",
     "",
@@ -626,6 +640,7 @@ function cpuCount() {
 }
 const dir = join(root, "bench", "results");
 mkdirSync(dir, { recursive: true });
+// A partial run (`--only`) writes beside the current results (git-ignored), never over them.
 const stem = join(dir, ONLY.size === 3 ? "runs" : `runs-${[...ONLY].join("-")}`);
 writeFileSync(`${stem}.json`, `${JSON.stringify(result, null, 2)}\n`);
 writeFileSync(`${stem}.md`, md.join("\n"));
