@@ -4,6 +4,7 @@
  * plan's artifacts uploaded, and the finish reported. The directory is removed whatever happens.
  */
 import { redactedPlan } from "./redact.js";
+import { createHash } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -30,7 +31,15 @@ export interface JobOptions {
   log?: (message: string) => void;
   /** The agent's environment Terraform may inherit from (default process.env). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Provider schemas already read (`terraform providers schema -json`), by Terraform version and lock file: the lock
+   * file's hashes name the exact provider packages, so the same key always yields the same schemas. Saves a
+   * Terraform process on the plan's critical path for every plan after the first of a provider set.
+   */
+  schemaCache?: Map<string, Buffer>;
 }
+
+const SCHEMA_CACHE_ENTRIES = 32;
 
 export interface JobOutcome {
   /** What was reported, or null when the claim was lost (nothing more may be said about the job). */
@@ -78,6 +87,8 @@ async function runJob(job: Job, client: JobClient, control: JobControl, options:
     tail = (tail + chunk.toString("utf8")).slice(-65536);
   };
   const say = (line: string) => output(Buffer.from(`${line}\n`));
+  const started = Date.now();
+  const steps: Steps = [];
 
   control.startHeartbeat();
   let root: string | null = null;
@@ -85,7 +96,7 @@ async function runJob(job: Job, client: JobClient, control: JobControl, options:
   let error: string | undefined;
   try {
     root = await mkdtemp(join(options.tmpDir ?? tmpdir(), "workspace-agent-"));
-    const ctx: Ctx = { job, client, control, options, root, output, say, tail: () => tail };
+    const ctx: Ctx = { job, client, control, options, root, output, say, tail: () => tail, steps };
     counts = job.phase === "plan" ? await plan(ctx) : await apply(ctx);
   } catch (err) {
     if (err instanceof JobLostError) control.onLost(err);
@@ -117,7 +128,9 @@ async function runJob(job: Job, client: JobClient, control: JobControl, options:
       }
       log(`${job.run} ${job.phase}: reporting the finish failed: ${message(err)}`);
     }
-    log(`${job.run} ${job.phase}: ${status}${error ? ` (${error})` : ""}`);
+    // Where the job's time went, for the operator: the time a run spends on the agent is most of its overhead.
+    const took = steps.map(([name, ms]) => `${name} ${ms}`).join(", ");
+    log(`${job.run} ${job.phase}: ${status}${error ? ` (${error})` : ""} in ${Date.now() - started} ms${took ? ` (${took})` : ""}`);
     return { finish, lost: false };
   } finally {
     if (root) await rm(root, { recursive: true, force: true });
@@ -133,6 +146,19 @@ interface Ctx {
   output: (chunk: Buffer) => void;
   say: (line: string) => void;
   tail: () => string;
+  steps: Steps;
+}
+
+/** Each step of a job and its milliseconds. */
+type Steps = [string, number][];
+
+async function timed<T>(ctx: Ctx, name: string, fn: () => Promise<T>): Promise<T> {
+  const t0 = Date.now();
+  try {
+    return await fn();
+  } finally {
+    ctx.steps.push([name, Date.now() - t0]);
+  }
 }
 
 interface Prepared {
@@ -188,7 +214,8 @@ async function terraform(ctx: Ctx, p: Prepared, args: string[], captureStdout = 
   if (ctx.control.stopping) throw new Stopped();
   let result: Awaited<ReturnType<JobControl["run"]>>;
   try {
-    result = await ctx.control.run({ bin: ctx.options.terraform, args, cwd: p.cwd, env: p.env, output: ctx.output, captureStdout });
+    const name = args[0] === "providers" ? "schema" : args[0];
+    result = await timed(ctx, name, () => ctx.control.run({ bin: ctx.options.terraform, args, cwd: p.cwd, env: p.env, output: ctx.output, captureStdout }));
   } catch (err) {
     throw new JobFailed(`terraform could not be started (${ctx.options.terraform}): ${message(err)}`);
   }
@@ -198,7 +225,7 @@ async function terraform(ctx: Ctx, p: Prepared, args: string[], captureStdout = 
 }
 
 async function plan(ctx: Ctx): Promise<Counts> {
-  const p = await prepare(ctx);
+  const p = await timed(ctx, "prepare", () => prepare(ctx));
   await terraform(ctx, p, ["init", "-input=false"]);
   const structured = ctx.job.workspace.structuredRunOutput === true;
   const args = planArgs(ctx.job, { planFile: p.planFile, varFiles: p.varFiles, generatedConfig: join(ctx.root, "generated.tf") });
@@ -210,28 +237,51 @@ async function plan(ctx: Ctx): Promise<Counts> {
   } catch {
     throw new JobFailed("terraform show -json did not print a JSON plan");
   }
-  await ctx.client.putArtifact("plan-json", json);
-  const schemas = await terraform(ctx, p, ["providers", "schema", "-json"], true);
-  let parsedSchemas: Parameters<typeof redactedPlan>[1];
-  try {
-    parsedSchemas = JSON.parse(schemas.toString("utf8"));
-  } catch {
-    throw new JobFailed("terraform providers schema -json did not print provider schemas");
-  }
-  await ctx.client.putArtifact("plan-json-redacted", Buffer.from(JSON.stringify(redactedPlan(parsed as Parameters<typeof redactedPlan>[0], parsedSchemas))));
-  await ctx.client.putArtifact("plan-binary", await readFile(p.planFile));
+  await timed(ctx, "put plan-json", () => ctx.client.putArtifact("plan-json", json));
   const lockFile = join(p.cwd, ".terraform.lock.hcl");
-  if (existsSync(lockFile)) await ctx.client.putArtifact("lock-file", await readFile(lockFile));
+  const lock = existsSync(lockFile) ? await readFile(lockFile) : null;
+  const parsedSchemas = await providerSchemas(ctx, p, lock);
+  await timed(ctx, "put redacted", async () =>
+    ctx.client.putArtifact("plan-json-redacted", Buffer.from(JSON.stringify(redactedPlan(parsed as Parameters<typeof redactedPlan>[0], parsedSchemas)))),
+  );
+  await timed(ctx, "put plan-binary", async () => ctx.client.putArtifact("plan-binary", await readFile(p.planFile)));
+  if (lock) await timed(ctx, "put lock-file", () => ctx.client.putArtifact("lock-file", lock));
   return planCounts(parsed, { refreshOnly: ctx.job.operation?.refreshOnly });
 }
 
+/** The provider schemas for the redacted plan: from the cache when this Terraform has read them for this lock file. */
+async function providerSchemas(ctx: Ctx, p: Prepared, lock: Buffer | null): Promise<Parameters<typeof redactedPlan>[1]> {
+  const cache = ctx.options.schemaCache;
+  // Without a lock file (no providers, or dev overrides) nothing names the provider binaries: no caching.
+  const key =
+    cache && lock
+      ? createHash("sha256")
+          .update(`${ctx.options.terraform}\0${ctx.options.terraformVersion ?? ""}\0`)
+          .update(lock)
+          .digest("hex")
+      : null;
+  const hit = key ? cache?.get(key) : undefined;
+  const schemas = hit ?? (await terraform(ctx, p, ["providers", "schema", "-json"], true));
+  let parsed: Parameters<typeof redactedPlan>[1];
+  try {
+    parsed = JSON.parse(schemas.toString("utf8"));
+  } catch {
+    throw new JobFailed("terraform providers schema -json did not print provider schemas");
+  }
+  if (cache && key && !hit) {
+    if (cache.size >= SCHEMA_CACHE_ENTRIES) cache.delete(cache.keys().next().value as string);
+    cache.set(key, schemas);
+  }
+  return parsed;
+}
+
 async function apply(ctx: Ctx): Promise<Counts> {
-  const p = await prepare(ctx);
-  const planBinary = await ctx.client.getArtifact("plan-binary");
+  const p = await timed(ctx, "prepare", () => prepare(ctx));
+  const planBinary = await timed(ctx, "get plan-binary", () => ctx.client.getArtifact("plan-binary"));
   if (!planBinary) throw new JobFailed("the plan phase stored no plan to apply");
   await writeFile(p.planFile, planBinary);
   // The plan's lock file, so init installs exactly the providers the plan was made with.
-  const lock = await ctx.client.getArtifact("lock-file");
+  const lock = await timed(ctx, "get lock-file", () => ctx.client.getArtifact("lock-file"));
   if (lock) await writeFile(join(p.cwd, ".terraform.lock.hcl"), lock);
   await terraform(ctx, p, ["init", "-input=false"]);
   const structured = ctx.job.workspace.structuredRunOutput === true;

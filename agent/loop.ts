@@ -31,6 +31,7 @@ export class Agent {
   private stopping = false;
   private readonly wake = new AbortController();
   private statusTimer: ReturnType<typeof setInterval> | null = null;
+  private readonly schemaCache = new Map<string, Buffer>();
 
   constructor(options: AgentOptions) {
     this.opts = options;
@@ -113,7 +114,7 @@ export class Agent {
       }
       // The claim happened: the job runs even if the agent is stopping, or it would wait out its lease.
       this.log(`${job.run} ${job.phase}: claimed`);
-      const running = startJob(job, this.client.job(job), this.opts);
+      const running = startJob(job, this.client.job(job), { ...this.opts, schemaCache: this.schemaCache });
       this.running.add(running);
       void this.sendStatus();
       await running.done.catch((err) => this.log(`${job.run} ${job.phase}: ${message(err)}`));

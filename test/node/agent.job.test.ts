@@ -207,6 +207,32 @@ describe("a plan job", () => {
     expect(state.log.toString()).toContain("Error: something is wrong\n");
     expect(state.artifacts.size).toBe(0);
   });
+
+  it("reads the provider schemas once per lock file: a second plan with the same providers reuses them", async () => {
+    const other = tarGz([
+      { path: "main.tf", body: 'resource "null_resource" "a" {}\n' },
+      { path: ".terraform.lock.hcl", body: "# other provider locks\n" },
+    ]);
+    const jobs = [
+      [job({ run: "run-TestRun00000001", variables: fakeEnv() }), CONFIG],
+      [job({ run: "run-TestRun00000002", variables: fakeEnv() }), CONFIG],
+      [job({ run: "run-TestRun00000003", variables: fakeEnv() }), other],
+    ] as const;
+    const states = jobs.map(([j, config]) => svc.offer(j, config));
+    startAgent();
+    await svc.until(() => states.every((s) => s.finish !== null));
+    agent!.stop();
+    await running;
+    for (const s of states) {
+      expect(s.finish).toMatchObject({ status: "finished" });
+      expect(JSON.parse(s.artifacts.get("plan-json-redacted")!.toString())).toHaveProperty("resource_changes");
+    }
+    // The first and the third lock file ran `providers schema`; the second plan took the first's.
+    const runs = records()
+      .filter((r) => r.cmd === "show" || r.cmd === "providers")
+      .map((r) => r.cmd);
+    expect(runs).toEqual(["show", "providers", "show", "show", "providers"]);
+  });
 });
 
 describe("variables", () => {
