@@ -1,6 +1,6 @@
 /**
  * The agent protocol as the agent sees it (docs/runs.md, "Agent protocol"). The agent is a separate Node process
- * and must not import the Worker's modules, so these shapes are written out here rather than shared.
+ * and must not import the Worker's modules; the Worker imports the job's shape from here (`import type` only).
  */
 
 export type Phase = "plan" | "apply";

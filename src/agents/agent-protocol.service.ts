@@ -3,6 +3,8 @@
  * job (claimed by compare-and-set in the job's workspace object), and then make the job's calls with its run token.
  * Agent tokens are never API callers and run tokens reach only their own job here: neither is a `Caller`.
  */
+// The agent's own declaration of the job (a type import: the agent is a separate program that imports no Worker code).
+import type { Job as AgentJob } from "../../agent/protocol";
 import { findPool } from "../agent-pools/agent-pools.d1";
 import { agentTokenByHash, touchAgentToken } from "../agent-pools/agent-tokens.d1";
 import { mintRunToken, type RunTokenClaims, runPrincipalOf, runStillStands, verifyRunToken } from "../auth/run-token";
@@ -26,32 +28,6 @@ export interface AgentAuth {
   env: Bindings;
   db: Db;
   pool: { id: string; organizationId: string } | null;
-}
-
-/** A job as the agent receives it (docs/runs.md "Job"). */
-export interface AgentJob {
-  run: string;
-  phase: Phase;
-  claim: string;
-  token: string;
-  leaseSeconds: number;
-  hostname: string;
-  apiBase: string;
-  organization: string;
-  workspace: { id: string; name: string; workingDirectory: string; terraformVersion: string; structuredRunOutput: boolean };
-  operation: {
-    isDestroy: boolean;
-    refresh: boolean;
-    refreshOnly: boolean;
-    targetAddrs: string[];
-    replaceAddrs: string[];
-    planOnly: boolean;
-    savePlan: boolean;
-    allowEmptyApply: boolean;
-    allowConfigGeneration: boolean;
-  };
-  variables: Array<{ key: string; value: string; category: string; hcl: boolean; sensitive: boolean }>;
-  runVariables: Array<{ key: string; value: string }>;
 }
 
 /** `last-used-at` of an agent token is refreshed at most this often. */

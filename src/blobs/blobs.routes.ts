@@ -12,7 +12,7 @@ import { CHUNK_BYTES } from "../state-versions/state-versions.store";
 import { stateStub } from "../state-versions/state-versions.stub";
 import type { BlobKind } from "./blob-urls";
 import { authoriseBlob } from "./blobs.service";
-import { pieces } from "./pieces";
+import { piecesResponse, stagePieces } from "./pieces";
 
 export const blobs = new Hono<AppEnv>();
 
@@ -38,43 +38,20 @@ blobs.put("/_blobs/:ws/:sv/:kind", async (c) => {
   const stub = stateStub(c.env, t.ws);
   // A fresh staging area per request: two uploads to the same URL never interleave their pieces.
   const upload = crypto.randomUUID();
-  // Each piece is sent once the next one exists, so the last one travels with the completion.
-  let held: Uint8Array | null = null;
-  try {
-    for await (const piece of pieces(c.req.raw.body, CHUNK_BYTES, LIMITS.stateBodyBytes, tooLarge)) {
-      if (held) unwrap(await stub.appendBlob({ id: t.sv, kind: t.kind, upload, bytes: held }));
-      held = piece;
-    }
-  } catch (err) {
-    if (held) await stub.abortBlob({ id: t.sv, kind: t.kind, upload }).catch(() => undefined);
-    throw err;
-  }
-  unwrap(await stub.completeBlob({ id: t.sv, kind: t.kind, upload, bytes: held ?? new Uint8Array(), now: nowIso() }));
+  const last = await stagePieces(
+    c.req.raw.body,
+    { size: CHUNK_BYTES, maxBytes: LIMITS.stateBodyBytes, tooLarge },
+    {
+      append: async (bytes) => void unwrap(await stub.appendBlob({ id: t.sv, kind: t.kind, upload, bytes })),
+      abort: () => stub.abortBlob({ id: t.sv, kind: t.kind, upload }),
+    },
+  );
+  unwrap(await stub.completeBlob({ id: t.sv, kind: t.kind, upload, bytes: last, now: nowIso() }));
   return c.body(null, 200);
 });
 
 blobs.get("/_blobs/:ws/:sv/:kind", async (c) => {
   const t = await authorise(c, "GET");
   const stub = stateStub(c.env, t.ws);
-  // The first part is read before answering, so a missing blob is a 404 rather than a broken stream.
-  const first = unwrap(await stub.readBlobPart({ id: t.sv, kind: t.kind, fromSeq: 0 }));
-  let next = first.value.next;
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      controller.enqueue(first.value.bytes);
-      if (next === null) controller.close();
-    },
-    async pull(controller) {
-      if (next === null) return;
-      const part = await stub.readBlobPart({ id: t.sv, kind: t.kind, fromSeq: next });
-      if (!part.ok) {
-        controller.error(new Error("state blob vanished while streaming"));
-        return;
-      }
-      controller.enqueue(part.value.bytes);
-      next = part.value.next;
-      if (next === null) controller.close();
-    },
-  });
-  return new Response(body, { status: 200, headers: { "Content-Type": "application/json" } });
+  return piecesResponse((fromSeq) => stub.readBlobPart({ id: t.sv, kind: t.kind, fromSeq }), "application/json", "state blob vanished while streaming");
 });

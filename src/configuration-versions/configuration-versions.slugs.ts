@@ -5,7 +5,7 @@
  */
 import { Hono, type Context } from "hono";
 import { organizationIsLive } from "../blobs/blobs.d1";
-import { pieces } from "../blobs/pieces";
+import { piecesResponse, stagePieces } from "../blobs/pieces";
 import type { AppEnv, Bindings } from "../env";
 import { ApiError, unwrap } from "../errors";
 import { nowIso } from "../ids";
@@ -42,21 +42,18 @@ slugs.put("/_slugs/:ws/:cv", async (c) => {
   const upload = crypto.randomUUID();
   const digest = new crypto.DigestStream("SHA-256");
   const hasher = digest.getWriter();
-  // Each piece is sent once the next one exists, so the last one travels with the completion.
-  let held: Uint8Array | null = null;
-  try {
-    for await (const piece of pieces(c.req.raw.body, CV_PART_BYTES, LIMITS.configurationBodyBytes, tooLarge)) {
-      if (held) unwrap(await stub.appendCvUpload({ id: t.cv, upload, bytes: held }));
-      await hasher.write(piece);
-      held = piece;
-    }
-  } catch (err) {
-    if (held) await stub.abortCvUpload({ id: t.cv, upload }).catch(() => undefined);
-    throw err;
-  }
+  const last = await stagePieces(
+    c.req.raw.body,
+    { size: CV_PART_BYTES, maxBytes: LIMITS.configurationBodyBytes, tooLarge },
+    {
+      append: async (bytes) => void unwrap(await stub.appendCvUpload({ id: t.cv, upload, bytes })),
+      abort: () => stub.abortCvUpload({ id: t.cv, upload }),
+    },
+    (piece) => hasher.write(piece),
+  );
   await hasher.close();
   const sha256 = [...new Uint8Array(await digest.digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-  unwrap(await stub.completeCvUpload({ id: t.cv, upload, bytes: held ?? new Uint8Array(), sha256, now: nowIso() }));
+  unwrap(await stub.completeCvUpload({ id: t.cv, upload, bytes: last, sha256, now: nowIso() }));
   return c.body(null, 200);
 });
 
@@ -71,25 +68,5 @@ slugs.get("/_slugs/:ws/:cv", async (c) => {
  */
 export async function archiveResponse(env: Bindings, workspaceId: string, cvId: string): Promise<Response> {
   const stub = cvStub(env, workspaceId);
-  // The first part is read before answering, so a missing archive is a 404 rather than a broken stream.
-  const first = unwrap(await stub.readCvPart({ id: cvId, fromSeq: 0 }));
-  let next = first.value.next;
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      controller.enqueue(first.value.bytes);
-      if (next === null) controller.close();
-    },
-    async pull(controller) {
-      if (next === null) return;
-      const part = await stub.readCvPart({ id: cvId, fromSeq: next });
-      if (!part.ok) {
-        controller.error(new Error("configuration archive vanished while streaming"));
-        return;
-      }
-      controller.enqueue(part.value.bytes);
-      next = part.value.next;
-      if (next === null) controller.close();
-    },
-  });
-  return new Response(body, { status: 200, headers: { "Content-Type": "application/octet-stream" } });
+  return piecesResponse((fromSeq) => stub.readCvPart({ id: cvId, fromSeq }), "application/octet-stream", "configuration archive vanished while streaming");
 }

@@ -1,8 +1,8 @@
 /**
  * Repository: the D1 index of runs and of their jobs (migration 0020). The runs live in their workspace's Durable
  * Object; only that object writes these rows, in the batch of its index flush (version-guarded, so an older write
- * never overwrites a newer one). The Worker reads them to find a run's workspace, to list an organisation's runs and
- * to hand queued jobs to agents.
+ * never overwrites a newer one). The Worker reads them to find a run's workspace and to hand queued jobs to agents
+ * (an organisation's runs are listed by runs.list.d1.ts).
  */
 import type { Db } from "../caller";
 import type { JobIndexRow, RunRow } from "./runs.store";
@@ -78,37 +78,6 @@ export async function runIndexRow(db: Db, runId: string): Promise<RunIndexRow | 
     .bind(runId)
     .first<{ workspace_id: string; organization_id: string; status: RunStatus }>();
   return row ? { workspaceId: row.workspace_id, organizationId: row.organization_id, status: row.status } : null;
-}
-
-export interface OrganizationRunsQuery {
-  organizationId: string;
-  offset: number;
-  limit: number;
-  /** Only these workspaces (null: all). */
-  workspaceIds?: string[] | null;
-  /** Only these statuses (null: all). */
-  statuses?: RunStatus[] | null;
-  includePlanOnly?: boolean;
-}
-
-/** An organisation's runs, newest first, as their records (the real list has no totals). */
-export async function listOrganizationRuns(db: Db, q: OrganizationRunsQuery): Promise<RunRecord[]> {
-  const where = ["organization_id = ?"];
-  const binds: unknown[] = [q.organizationId];
-  if (q.workspaceIds) {
-    where.push("workspace_id IN (SELECT value FROM json_each(?))");
-    binds.push(JSON.stringify(q.workspaceIds));
-  }
-  if (q.statuses) {
-    where.push("status IN (SELECT value FROM json_each(?))");
-    binds.push(JSON.stringify(q.statuses));
-  }
-  if (!q.includePlanOnly) where.push("plan_only = 0");
-  const rows = await db
-    .prepare(`SELECT doc FROM runs WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`)
-    .bind(...binds, q.limit, q.offset)
-    .all<{ doc: string }>();
-  return rows.results.map((r) => JSON.parse(r.doc) as RunRecord);
 }
 
 export interface QueuedJob {

@@ -7,7 +7,7 @@ import type { Caller } from "../caller";
 import { serializeConfigurationVersion } from "../configuration-versions/configuration-versions.serialize";
 import { cvStub } from "../configuration-versions/configuration-versions.stub";
 import { Included, type Resource } from "../jsonapi/document";
-import { serializeUser } from "../users/users.serialize";
+import { serializeUser, serializeUserRow } from "../users/users.serialize";
 import { includeUsersStatement, includedRows } from "../workspaces/workspaces.list.d1";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
 import type { WorkspaceScope } from "../workspaces/workspaces.service";
@@ -34,19 +34,17 @@ export async function includeUsers(caller: Caller, actors: (Actor | null)[], inc
   for (const id of ids) {
     const u = rows.get(id);
     included.add(
-      serializeUser(
-        u
-          ? {
-              id: u.id,
-              username: u.username,
-              email: u.email,
-              isSiteAdmin: u.isSiteAdmin,
-              isService: u.isServiceAccount,
-              authenticated: { id: u.id, type: "users" },
-              unconfirmedEmail: null,
-            }
-          : { id, username: `api-${id}`, email: null, isSiteAdmin: false, isService: true, authenticated: { id, type: "users" }, unconfirmedEmail: null },
-      ),
+      u
+        ? serializeUserRow(u)
+        : serializeUser({
+            id,
+            username: `api-${id}`,
+            email: null,
+            isSiteAdmin: false,
+            isService: true,
+            authenticated: { id, type: "users" },
+            unconfirmedEmail: null,
+          }),
     );
   }
 }

@@ -4,6 +4,7 @@ import type { Principal } from "../auth/principal";
 import type { LockState } from "../workspaces/workspace.types";
 import { orgPath, wsPath } from "./ui.context";
 import { Layout } from "./ui.layout";
+import { Choice, Field, FilterForm, Pager, Table } from "./ui.parts";
 
 /** The organisation's pages, the current one marked. */
 function OrgNav(props: { organization: string; current: "workspaces" | "projects" }) {
@@ -15,61 +16,6 @@ function OrgNav(props: { organization: string; current: "workspaces" | "projects
         </a>
       ))}
     </nav>
-  );
-}
-
-/** Previous / next links keeping the page's other query parameters, and where the page is. */
-export function Pager(props: { page: { number: number; size: number }; total: number; query: URLSearchParams }) {
-  const pages = Math.max(1, Math.ceil(props.total / props.page.size));
-  const link = (n: number) => {
-    const p = new URLSearchParams(props.query);
-    p.set("page[number]", String(n));
-    return `?${p.toString()}`;
-  };
-  return (
-    <nav class="pager" aria-label="Pages">
-      {props.page.number > 1 ? (
-        <a href={link(props.page.number - 1)} rel="prev">
-          Previous
-        </a>
-      ) : null}
-      <span>
-        Page {props.page.number} of {pages}
-      </span>
-      {props.page.number < pages ? (
-        <a href={link(props.page.number + 1)} rel="next">
-          Next
-        </a>
-      ) : null}
-    </nav>
-  );
-}
-
-/** A page-size select for a filter form (a size given in the URL is kept among the choices). */
-export function PageSize(props: { id: string; size: number }) {
-  return (
-    <div>
-      <label for={props.id}>Per page</label>
-      <select id={props.id} name="page[size]">
-        {[...new Set([5, 20, 50, 100, props.size])]
-          .sort((a, b) => a - b)
-          .map((n) => (
-            <option value={String(n)} selected={props.size === n}>
-              {n}
-            </option>
-          ))}
-      </select>
-    </div>
-  );
-}
-
-/** A labelled text input of a GET filter form, showing the query's current value. */
-function Field(props: { id: string; name: string; label: string; query: URLSearchParams }) {
-  return (
-    <div>
-      <label for={props.id}>{props.label}</label>
-      <input id={props.id} name={props.name} value={props.query.get(props.name) ?? ""} />
-    </div>
   );
 }
 
@@ -173,7 +119,7 @@ export function WorkspaceListPage(props: {
       </nav>
       <OrgNav organization={props.organization} current="workspaces" />
       <h1>Workspaces</h1>
-      <form class="filters" method="get" aria-label="Filter workspaces">
+      <FilterForm label="Filter workspaces" sizeId="f-size" size={props.page.size}>
         <Field id="f-name" name="search[name]" label="Name contains" query={q} />
         <Field id="f-wild" name="search[wildcard-name]" label="Name pattern (* at either end)" query={q} />
         <Field id="f-tags" name="search[tags]" label="Tags (all of, comma-separated)" query={q} />
@@ -191,76 +137,44 @@ export function WorkspaceListPage(props: {
             ))}
           </select>
         </div>
-        <div>
-          <label for="f-sort">Sort</label>
-          <select id="f-sort" name="sort">
-            {SORT_LABELS.map(([v, l]) => (
-              <option value={v} selected={val("sort") === v}>
-                {l}
-              </option>
-            ))}
-          </select>
-        </div>
-        <PageSize id="f-size" size={props.page.size} />
-        <div>
-          <button class="primary" type="submit">
-            Apply
-          </button>
-        </div>
-      </form>
+        <Choice id="f-sort" name="sort" label="Sort" options={SORT_LABELS} query={q} />
+      </FilterForm>
       <p class="muted" id="total">
         {props.total} {props.total === 1 ? "workspace" : "workspaces"}
       </p>
-      <div class="scroll">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Project</th>
-              <th scope="col">Lock</th>
-              <th scope="col" class="opt">
-                Tags
-              </th>
-              <th scope="col" class="opt">
-                Latest change
-              </th>
-              <th scope="col" class="opt">
-                Resources
-              </th>
-              <th scope="col" class="opt">
-                Execution
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.rows.map((r) => (
-              <tr data-workspace={r.name}>
-                <td>
-                  <a href={wsPath(props.organization, r.name)}>{r.name}</a>
-                </td>
-                <td>{r.project}</td>
-                <td>
-                  <LockBadge lock={r.lock} holderName={r.holderName} />
-                </td>
-                <td class="opt">
-                  {r.tags.map((t) => (
-                    <span class="tag">{t}</span>
-                  ))}
-                </td>
-                <td class="opt">
-                  <time datetime={r.latestChangeAt}>{r.latestChangeAt.slice(0, 16).replace("T", " ")}</time>
-                </td>
-                <td class="opt">{r.resourceCount}</td>
-                <td class="opt">{r.executionMode}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table columns={["Name", "Project", "Lock"]} optional={["Tags", "Latest change", "Resources", "Execution"]}>
+        {props.rows.map((r) => (
+          <tr data-workspace={r.name}>
+            <td>
+              <a href={wsPath(props.organization, r.name)}>{r.name}</a>
+            </td>
+            <td>{r.project}</td>
+            <td>
+              <LockBadge lock={r.lock} holderName={r.holderName} />
+            </td>
+            <td class="opt">
+              {r.tags.map((t) => (
+                <span class="tag">{t}</span>
+              ))}
+            </td>
+            <td class="opt">
+              <time datetime={r.latestChangeAt}>{r.latestChangeAt.slice(0, 16).replace("T", " ")}</time>
+            </td>
+            <td class="opt">{r.resourceCount}</td>
+            <td class="opt">{r.executionMode}</td>
+          </tr>
+        ))}
+      </Table>
       <Pager page={props.page} total={props.total} query={q} />
     </Layout>
   );
 }
+
+const PROJECT_SORTS: Array<[string, string]> = [
+  ["", "Default (Default Project last)"],
+  ["name", "Name (A–Z)"],
+  ["-name", "Name (Z–A)"],
+];
 
 export interface ProjectRowView {
   id: string;
@@ -283,7 +197,6 @@ export function ProjectsPage(props: {
 }) {
   const org = props.organization;
   const q = props.query;
-  const sort = q.get("sort") ?? "";
   return (
     <Layout title={`Projects of ${org}`} principal={props.principal}>
       <nav class="crumbs" aria-label="Breadcrumb">
@@ -291,67 +204,32 @@ export function ProjectsPage(props: {
       </nav>
       <OrgNav organization={org} current="projects" />
       <h1>Projects</h1>
-      <form class="filters" method="get" aria-label="Filter projects">
+      <FilterForm label="Filter projects" sizeId="p-size" size={props.page.size}>
         <Field id="p-q" name="q" label="Name contains" query={q} />
         <Field id="p-names" name="filter[names]" label="Exact names (comma-separated)" query={q} />
         <Field id="p-tkey" name="filter[tagged][0][key]" label="Tag binding key" query={q} />
         <Field id="p-tvalue" name="filter[tagged][0][value]" label="Tag binding value (empty: any)" query={q} />
-        <div>
-          <label for="p-sort">Sort</label>
-          <select id="p-sort" name="sort">
-            {[
-              ["", "Default (Default Project last)"],
-              ["name", "Name (A–Z)"],
-              ["-name", "Name (Z–A)"],
-            ].map(([v, l]) => (
-              <option value={v} selected={sort === v}>
-                {l}
-              </option>
-            ))}
-          </select>
-        </div>
-        <PageSize id="p-size" size={props.page.size} />
-        <div>
-          <button class="primary" type="submit">
-            Apply
-          </button>
-        </div>
-      </form>
+        <Choice id="p-sort" name="sort" label="Sort" options={PROJECT_SORTS} query={q} />
+      </FilterForm>
       <p class="muted" id="total">
         {props.matching} {props.matching === 1 ? "project" : "projects"}
         {props.matching !== props.total ? ` of ${props.total}` : ""}
       </p>
-      <div class="scroll">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Workspaces</th>
-              <th scope="col" class="opt">
-                Description
-              </th>
-              <th scope="col" class="opt">
-                ID
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.projects.map((p) => (
-              <tr data-project={p.id}>
-                <td>
-                  <a href={`${orgPath(org, "workspaces")}?${new URLSearchParams({ "filter[project][id]": p.id }).toString()}`}>{p.name}</a>{" "}
-                  {p.isDefault ? <span class="badge">default</span> : null}
-                </td>
-                <td>{p.workspaceCount}</td>
-                <td class="opt">{p.description || "—"}</td>
-                <td class="opt">
-                  <code>{p.id}</code>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table columns={["Name", "Workspaces"]} optional={["Description", "ID"]}>
+        {props.projects.map((p) => (
+          <tr data-project={p.id}>
+            <td>
+              <a href={`${orgPath(org, "workspaces")}?${new URLSearchParams({ "filter[project][id]": p.id }).toString()}`}>{p.name}</a>{" "}
+              {p.isDefault ? <span class="badge">default</span> : null}
+            </td>
+            <td>{p.workspaceCount}</td>
+            <td class="opt">{p.description || "—"}</td>
+            <td class="opt">
+              <code>{p.id}</code>
+            </td>
+          </tr>
+        ))}
+      </Table>
       <Pager page={props.page} total={props.matching} query={q} />
     </Layout>
   );

@@ -5,7 +5,7 @@ import type { PhaseStatus, RunStatus } from "../runs/runs.types";
 import { wsPath } from "./ui.context";
 import { Layout } from "./ui.layout";
 import type { RenderedLog } from "./ui.log";
-import { PageSize, Pager } from "./ui.pages";
+import { Choice, Field, FilterForm, Pager, Reasons, Table } from "./ui.parts";
 
 export const runPath = (org: string, name: string, runId: string) => `${wsPath(org, name)}/runs/${encodeURIComponent(runId)}`;
 
@@ -149,7 +149,6 @@ export function RunListPage(props: {
 }) {
   const q = props.query;
   const ws = wsPath(props.organization, props.workspace);
-  const sel = (name: string, value: string) => (q.get(name) ?? "") === value;
   return (
     <Layout title={`Runs of ${props.workspace}`} principal={props.principal}>
       <nav class="crumbs" aria-label="Breadcrumb">
@@ -157,88 +156,38 @@ export function RunListPage(props: {
         <a href={ws}>{props.workspace}</a> / runs
       </nav>
       <h1>Runs</h1>
-      <form class="filters" method="get" aria-label="Filter runs">
-        <div>
-          <label for="r-search">Run id or message contains</label>
-          <input id="r-search" name="search[basic]" value={q.get("search[basic]") ?? ""} />
-        </div>
-        <div>
-          <label for="r-group">Status</label>
-          <select id="r-group" name="filter[status_group]">
-            {STATUS_GROUPS.map(([v, l]) => (
-              <option value={v} selected={sel("filter[status_group]", v)}>
-                {l}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div>
-          <label for="r-op">Operation</label>
-          <select id="r-op" name="filter[operation]">
-            {OPERATIONS.map(([v, l]) => (
-              <option value={v} selected={sel("filter[operation]", v)}>
-                {l}
-              </option>
-            ))}
-          </select>
-        </div>
-        <PageSize id="r-size" size={props.page.size} />
-        <div>
-          <button class="primary" type="submit">
-            Apply
-          </button>
-        </div>
-      </form>
+      <FilterForm label="Filter runs" sizeId="r-size" size={props.page.size}>
+        <Field id="r-search" name="search[basic]" label="Run id or message contains" query={q} />
+        <Choice id="r-group" name="filter[status_group]" label="Status" options={STATUS_GROUPS} query={q} />
+        <Choice id="r-op" name="filter[operation]" label="Operation" options={OPERATIONS} query={q} />
+      </FilterForm>
       <p class="muted" id="total">
         {props.total} {props.total === 1 ? "run" : "runs"}
       </p>
       {props.rows.length ? (
-        <div class="scroll">
-          <table id="runs">
-            <thead>
-              <tr>
-                <th scope="col">Run</th>
-                <th scope="col">Status</th>
-                <th scope="col">Message</th>
-                <th scope="col" class="opt">
-                  Created by
-                </th>
-                <th scope="col" class="opt">
-                  Created
-                </th>
-                <th scope="col" class="opt">
-                  Plan
-                </th>
-                <th scope="col" class="opt">
-                  Apply
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {props.rows.map((r) => (
-                <tr data-run={r.id}>
-                  <td>
-                    <a href={runPath(props.organization, props.workspace, r.id)}>
-                      <code>{r.id}</code>
-                    </a>
-                    {r.planOnly ? <span class="badge">speculative</span> : null}
-                    {r.isDestroy ? <span class="badge">destroy</span> : null}
-                  </td>
-                  <td>
-                    <Status status={r.status} />
-                  </td>
-                  <td class="message">{r.message}</td>
-                  <td class="opt">{r.createdBy ?? "—"}</td>
-                  <td class="opt">
-                    <Time iso={r.createdAt} />
-                  </td>
-                  <td class="opt">{r.plan.status === "finished" ? <CountsText counts={r.plan.counts} /> : label(r.plan.status)}</td>
-                  <td class="opt">{r.apply.status === "finished" ? <CountsText counts={r.apply.counts} /> : label(r.apply.status)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table id="runs" columns={["Run", "Status", "Message"]} optional={["Created by", "Created", "Plan", "Apply"]}>
+          {props.rows.map((r) => (
+            <tr data-run={r.id}>
+              <td>
+                <a href={runPath(props.organization, props.workspace, r.id)}>
+                  <code>{r.id}</code>
+                </a>
+                {r.planOnly ? <span class="badge">speculative</span> : null}
+                {r.isDestroy ? <span class="badge">destroy</span> : null}
+              </td>
+              <td>
+                <Status status={r.status} />
+              </td>
+              <td class="message">{r.message}</td>
+              <td class="opt">{r.createdBy ?? "—"}</td>
+              <td class="opt">
+                <Time iso={r.createdAt} />
+              </td>
+              <td class="opt">{r.plan.status === "finished" ? <CountsText counts={r.plan.counts} /> : label(r.plan.status)}</td>
+              <td class="opt">{r.apply.status === "finished" ? <CountsText counts={r.apply.counts} /> : label(r.apply.status)}</td>
+            </tr>
+          ))}
+        </Table>
       ) : (
         <p class="muted">No runs.</p>
       )}
@@ -256,16 +205,7 @@ function Refused(props: { refusal?: RunRefusal }) {
     cancel: "The run was not canceled:",
     "force-cancel": "The run was not force-canceled:",
   }[r.form];
-  return (
-    <div class="error" role="alert" id={`${r.form}-errors`}>
-      <p>{what}</p>
-      <ul>
-        {r.errors.map((e) => (
-          <li>{e}</li>
-        ))}
-      </ul>
-    </div>
-  );
+  return <Reasons id={`${r.form}-errors`} what={what} errors={r.errors} />;
 }
 
 /**
@@ -416,28 +356,18 @@ export function RunPage(props: { principal: Principal; run: RunView }) {
         <section aria-labelledby="changes-h">
           <h2 id="changes-h">Resource changes</h2>
           {r.changes.length ? (
-            <div class="scroll">
-              <table id="changes">
-                <thead>
-                  <tr>
-                    <th scope="col">Action</th>
-                    <th scope="col">Address</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {r.changes.map((ch) => (
-                    <tr data-change={ch.address}>
-                      <td>
-                        <span class={`change ${ch.action}`}>{ch.action}</span>
-                      </td>
-                      <td>
-                        <code>{ch.address}</code>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table id="changes" columns={["Action", "Address"]}>
+              {r.changes.map((ch) => (
+                <tr data-change={ch.address}>
+                  <td>
+                    <span class={`change ${ch.action}`}>{ch.action}</span>
+                  </td>
+                  <td>
+                    <code>{ch.address}</code>
+                  </td>
+                </tr>
+              ))}
+            </Table>
           ) : (
             <p class="muted">The plan changes no resources.</p>
           )}

@@ -8,6 +8,7 @@ import type { BindingEntry, LockState } from "../workspaces/workspace.types";
 import { wsPath } from "./ui.context";
 import { Layout } from "./ui.layout";
 import { holderText } from "./ui.pages";
+import { Reasons, Table } from "./ui.parts";
 
 /** The page's forms whose input the services may refuse (the page is shown again with their reasons). */
 export type FormName = "settings" | "consumers" | "team-access";
@@ -65,16 +66,7 @@ export interface StateRow {
 function Refused(props: { refusal?: Refusal; form: FormName; what: string }) {
   const r = props.refusal;
   if (!r || r.form !== props.form || !r.errors.length) return null;
-  return (
-    <div class="error" role="alert" id={`${props.form}-errors`}>
-      <p>{props.what}</p>
-      <ul>
-        {r.errors.map((e) => (
-          <li>{e}</li>
-        ))}
-      </ul>
-    </div>
-  );
+  return <Reasons id={`${props.form}-errors`} what={props.what} errors={r.errors} />;
 }
 
 const EXECUTION_MODES = ["remote", "local", "agent"];
@@ -206,42 +198,31 @@ function TeamAccessSection(props: { ws: WorkspaceView; base: string }) {
       <h2 id="team-access-h">Team access</h2>
       <Refused refusal={ws.refusal} form="team-access" what="The team access was not changed:" />
       {ws.teamAccess.length ? (
-        <div class="scroll">
-          <table id="team-access">
-            <thead>
-              <tr>
-                <th scope="col">Team</th>
-                <th scope="col">Access</th>
-                {editable ? <th scope="col">Change</th> : null}
-              </tr>
-            </thead>
-            <tbody>
-              {ws.teamAccess.map((t) => (
-                <tr data-team-access={t.id}>
-                  <td>{t.team}</td>
-                  <td>{t.access}</td>
-                  {editable ? (
-                    <td>
-                      <div class="actions">
-                        <form method="post" action={`${props.base}/team-access/${encodeURIComponent(t.id)}`}>
-                          <AccessSelect id={`ta-${t.id}`} current={t.access} label={`Access of team ${t.team}`} />
-                          <button type="submit" aria-label={`Update the access of team ${t.team}`}>
-                            Update
-                          </button>
-                        </form>
-                        <form method="post" action={`${props.base}/team-access/${encodeURIComponent(t.id)}/delete`}>
-                          <button class="danger" type="submit" aria-label={`Remove the access of team ${t.team}`}>
-                            Remove
-                          </button>
-                        </form>
-                      </div>
-                    </td>
-                  ) : null}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table id="team-access" columns={editable ? ["Team", "Access", "Change"] : ["Team", "Access"]}>
+          {ws.teamAccess.map((t) => (
+            <tr data-team-access={t.id}>
+              <td>{t.team}</td>
+              <td>{t.access}</td>
+              {editable ? (
+                <td>
+                  <div class="actions">
+                    <form method="post" action={`${props.base}/team-access/${encodeURIComponent(t.id)}`}>
+                      <AccessSelect id={`ta-${t.id}`} current={t.access} label={`Access of team ${t.team}`} />
+                      <button type="submit" aria-label={`Update the access of team ${t.team}`}>
+                        Update
+                      </button>
+                    </form>
+                    <form method="post" action={`${props.base}/team-access/${encodeURIComponent(t.id)}/delete`}>
+                      <button class="danger" type="submit" aria-label={`Remove the access of team ${t.team}`}>
+                        Remove
+                      </button>
+                    </form>
+                  </div>
+                </td>
+              ) : null}
+            </tr>
+          ))}
+        </Table>
       ) : (
         <p class="muted">No team has access to this workspace.</p>
       )}
@@ -384,35 +365,24 @@ export function WorkspacePage(props: { principal: Principal; ws: WorkspaceView }
       )}
       <h2>Tag bindings</h2>
       {ws.bindings.length || ws.inherited.length ? (
-        <div class="scroll">
-          <table id="tag-bindings">
-            <thead>
-              <tr>
-                <th scope="col">Key</th>
-                <th scope="col">Value</th>
-                <th scope="col">Source</th>
-              </tr>
-            </thead>
-            <tbody>
-              {ws.bindings.map((b) => (
-                <tr>
-                  <td>{b.key}</td>
-                  <td>{b.value || "—"}</td>
-                  <td>this workspace</td>
-                </tr>
-              ))}
-              {ws.inherited.map((b) => (
-                <tr class="inherited">
-                  <td>{b.key}</td>
-                  <td>{b.value || "—"}</td>
-                  <td>
-                    inherited from project <strong>{b.project}</strong>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table id="tag-bindings" columns={["Key", "Value", "Source"]}>
+          {ws.bindings.map((b) => (
+            <tr>
+              <td>{b.key}</td>
+              <td>{b.value || "—"}</td>
+              <td>this workspace</td>
+            </tr>
+          ))}
+          {ws.inherited.map((b) => (
+            <tr class="inherited">
+              <td>{b.key}</td>
+              <td>{b.value || "—"}</td>
+              <td>
+                inherited from project <strong>{b.project}</strong>
+              </td>
+            </tr>
+          ))}
+        </Table>
       ) : (
         <p class="muted">No tag bindings.</p>
       )}
@@ -421,28 +391,17 @@ export function WorkspacePage(props: { principal: Principal; ws: WorkspaceView }
         <>
           <h2>Variables</h2>
           {ws.variables.length ? (
-            <div class="scroll">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Key</th>
-                    <th scope="col">Value</th>
-                    <th scope="col">Category</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {ws.variables.map((v) => (
-                    <tr>
-                      <td>
-                        <code>{v.key}</code>
-                      </td>
-                      <td>{v.sensitive ? <span class="muted">(sensitive)</span> : <code>{v.value ?? ""}</code>}</td>
-                      <td>{v.category}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table columns={["Key", "Value", "Category"]}>
+              {ws.variables.map((v) => (
+                <tr>
+                  <td>
+                    <code>{v.key}</code>
+                  </td>
+                  <td>{v.sensitive ? <span class="muted">(sensitive)</span> : <code>{v.value ?? ""}</code>}</td>
+                  <td>{v.category}</td>
+                </tr>
+              ))}
+            </Table>
           ) : (
             <p class="muted">No variables.</p>
           )}
@@ -453,46 +412,30 @@ export function WorkspacePage(props: { principal: Principal; ws: WorkspaceView }
         <>
           <h2>State versions</h2>
           {ws.stateVersions.length ? (
-            <div class="scroll">
-              <table id="state-versions">
-                <thead>
-                  <tr>
-                    <th scope="col">Serial</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">Resources</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">State</th>
-                    <th scope="col" class="opt">
-                      ID
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {ws.stateVersions.map((s) => (
-                    <tr data-state-version={s.id}>
-                      <td>{s.serial}</td>
-                      <td>
-                        <time datetime={s.createdAt}>{s.createdAt.slice(0, 16).replace("T", " ")}</time>
-                      </td>
-                      <td>{s.resourceCount}</td>
-                      <td>{s.status}</td>
-                      <td>
-                        {s.download ? (
-                          <a class="download" href={s.download} aria-label={`Download state serial ${s.serial}`}>
-                            Download
-                          </a>
-                        ) : (
-                          "—"
-                        )}
-                      </td>
-                      <td class="opt">
-                        <code>{s.id}</code>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table id="state-versions" columns={["Serial", "Created", "Resources", "Status", "State"]} optional={["ID"]}>
+              {ws.stateVersions.map((s) => (
+                <tr data-state-version={s.id}>
+                  <td>{s.serial}</td>
+                  <td>
+                    <time datetime={s.createdAt}>{s.createdAt.slice(0, 16).replace("T", " ")}</time>
+                  </td>
+                  <td>{s.resourceCount}</td>
+                  <td>{s.status}</td>
+                  <td>
+                    {s.download ? (
+                      <a class="download" href={s.download} aria-label={`Download state serial ${s.serial}`}>
+                        Download
+                      </a>
+                    ) : (
+                      "—"
+                    )}
+                  </td>
+                  <td class="opt">
+                    <code>{s.id}</code>
+                  </td>
+                </tr>
+              ))}
+            </Table>
           ) : (
             <p class="muted">No state versions.</p>
           )}
@@ -503,28 +446,17 @@ export function WorkspacePage(props: { principal: Principal; ws: WorkspaceView }
         <>
           <h2>Outputs</h2>
           {ws.outputs.length ? (
-            <div class="scroll">
-              <table id="outputs">
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Type</th>
-                    <th scope="col">Value</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {ws.outputs.map((o) => (
-                    <tr>
-                      <td>
-                        <code>{o.name}</code>
-                      </td>
-                      <td>{o.type}</td>
-                      <td>{o.sensitive ? <span class="muted">(sensitive)</span> : <code>{o.value ?? ""}</code>}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table id="outputs" columns={["Name", "Type", "Value"]}>
+              {ws.outputs.map((o) => (
+                <tr>
+                  <td>
+                    <code>{o.name}</code>
+                  </td>
+                  <td>{o.type}</td>
+                  <td>{o.sensitive ? <span class="muted">(sensitive)</span> : <code>{o.value ?? ""}</code>}</td>
+                </tr>
+              ))}
+            </Table>
           ) : (
             <p class="muted">The current state has no outputs.</p>
           )}

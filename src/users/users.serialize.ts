@@ -45,3 +45,7 @@ export function serializeUser(u: UserView): Resource {
 
 /** A stored user (a person, not a service user). */
 export const serializeStoredUser = (u: User): Resource => serializeUser({ ...u, isService: false, authenticated: { id: u.id, type: "users" } });
+
+/** A users row as an include shows it (it authenticates as itself; service users have rows too). */
+export const serializeUserRow = (u: { id: string; username: string; email: string | null; isSiteAdmin: boolean; isServiceAccount: boolean }): Resource =>
+  serializeUser({ ...u, isService: u.isServiceAccount, authenticated: { id: u.id, type: "users" }, unconfirmedEmail: null });

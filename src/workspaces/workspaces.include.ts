@@ -10,7 +10,7 @@ import { includeConfigurationVersions } from "../configuration-versions/configur
 import type { ProjectBinding } from "../tags/project-tags.d1";
 import { effectiveBindings } from "../tags/tags.serialize";
 import { includeVariables } from "../variables/variables.include";
-import { serializeUser } from "../users/users.serialize";
+import { serializeUser, serializeUserRow } from "../users/users.serialize";
 import type { WorkspaceRecord } from "./workspace.types";
 import {
   includeAgentPoolsStatement,
@@ -121,15 +121,7 @@ export async function includeFor(
       // Not a stored user: the service user of the organisation's token (lockHolderOf).
       included.add(
         u
-          ? serializeUser({
-              id: u.id,
-              username: u.username,
-              email: u.email,
-              isSiteAdmin: u.isSiteAdmin,
-              isService: u.isServiceAccount,
-              authenticated: { id: u.id, type: "users" },
-              unconfirmedEmail: null,
-            })
+          ? serializeUserRow(u)
           : serializeUser({
               id,
               username: `api-org-${organization.name}`,

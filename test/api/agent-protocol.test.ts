@@ -3,7 +3,7 @@
 // token; pools never see each other's jobs, the default pool only remote-mode workspaces'.
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { AgentJob } from "../../src/agents/agent-protocol.service";
+import type { Job as AgentJob } from "../../agent/protocol";
 import { createOrg, createWorkspace, makeAgentPool } from "../fixtures";
 import { api, uniqueName } from "../helpers";
 import { action, createRun, run, seedCv, value, type Stub } from "../do/runs.helpers";

@@ -2,7 +2,7 @@
 // engine's refusals as JSON:API errors. Agents are played through the workspace object's job methods.
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createOrg, createWorkspace, grantWorkspace, makeTeam } from "../fixtures";
+import { createOrg, createWorkspace, grantWorkspace, makeTeam, type TestPrincipal } from "../fixtures";
 import { ADMIN, api } from "../helpers";
 import { claim, plan, seedCv, setup } from "../do/runs.helpers";
 import { env } from "cloudflare:workers";
@@ -13,6 +13,17 @@ async function newRun(workspaceId: string, attributes: Record<string, unknown> =
   });
   expect(res.status).toBe(201);
   return res.body.data.id;
+}
+
+/** A run queued in a fresh workspace, and a team that may only read that workspace. */
+async function runWithReader(): Promise<{ runId: string; reader: TestPrincipal }> {
+  const org = await createOrg();
+  const ws = await createWorkspace(org);
+  await seedCv(env.WORKSPACES.getByName(ws.id));
+  const runId = await newRun(ws.id);
+  const reader = await makeTeam(org);
+  await grantWorkspace(reader.id, ws.id, "read");
+  return { runId, reader };
 }
 
 const read = async (runId: string) => (await api("GET", `/runs/${runId}`)).body.data;
@@ -120,12 +131,7 @@ describe("run actions", () => {
   });
 
   it("hides the run from callers without access and refuses readers (404), changing nothing", async () => {
-    const org = await createOrg();
-    const ws = await createWorkspace(org);
-    await seedCv(env.WORKSPACES.getByName(ws.id));
-    const runId = await newRun(ws.id);
-    const reader = await makeTeam(org);
-    await grantWorkspace(reader.id, ws.id, "read");
+    const { runId, reader } = await runWithReader();
     expect((await act(runId, "cancel", "{}", reader.token)).status).toBe(404);
     expect((await act("run-doesnotexist0000", "cancel", "{}")).status).toBe(404);
     expect((await read(runId)).attributes.status).toBe("plan_queued");
@@ -160,12 +166,7 @@ describe("run events and comments", () => {
   });
 
   it("lets plan-level teams comment but not readers; an empty body is refused", async () => {
-    const org = await createOrg();
-    const ws = await createWorkspace(org);
-    await seedCv(env.WORKSPACES.getByName(ws.id));
-    const runId = await newRun(ws.id);
-    const reader = await makeTeam(org);
-    await grantWorkspace(reader.id, ws.id, "read");
+    const { runId, reader } = await runWithReader();
     const body = { data: { type: "comments", attributes: { body: "hi" } } };
     expect((await api("POST", `/runs/${runId}/comments`, { body, token: reader.token })).status).toBe(404);
     const empty = await api("POST", `/runs/${runId}/comments`, { body: { data: { type: "comments", attributes: { body: "" } } } });

@@ -4,7 +4,7 @@
 import SparkMD5 from "spark-md5";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { AgentJob } from "../../src/agents/agent-protocol.service";
+import type { Job as AgentJob } from "../../agent/protocol";
 import { mintRunToken, runTokenMayCall } from "../../src/auth/run-token";
 import { ROUTE_ACTIONS } from "../../src/jsonapi/define-route";
 import { createOrg, createWorkspace } from "../fixtures";

@@ -5,7 +5,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Result } from "../../src/errors";
 import { newId } from "../../src/ids";
-import { listOrganizationRuns, queuedJobs, runIndexRow } from "../../src/runs/runs.d1";
+import { queuedJobs, runIndexRow } from "../../src/runs/runs.d1";
+import { organizationRunSlice } from "../../src/runs/runs.list.d1";
 import { LOST_AGENT_LINE } from "../../src/runs/runs.engine";
 import { runActions } from "../../src/runs/runs.rules";
 import { type CreateVersionInput, md5Hex } from "../../src/state-versions/state-versions.store";
@@ -251,7 +252,16 @@ describe("the D1 index", () => {
     expect((await queuedJobs(env.DB, null, 1000)).find((j) => j.runId === r.id)).toBeUndefined();
     const job = await env.DB.prepare("SELECT status FROM run_jobs WHERE run_id = ? AND phase = 'plan'").bind(r.id).first<{ status: string }>();
     expect(job?.status).toBe("claimed");
-    const listed = await listOrganizationRuns(env.DB, { organizationId: w.organizationId, offset: 0, limit: 10 });
+    const listed = await organizationRunSlice(env.DB, {
+      organizationId: w.organizationId,
+      workspaceIds: null,
+      statuses: null,
+      since: null,
+      until: null,
+      oldestFirst: false,
+      offset: 0,
+      limit: 10,
+    });
     expect(listed.map((x) => x.id)).toEqual([r.id]);
     expect(listed[0]).toMatchObject({ status: "planning", message: "indexed" });
     // Marks are cleared once D1 has them.
