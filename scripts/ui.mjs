@@ -132,6 +132,20 @@ async function apiNames(query) {
 }
 
 /** Submits a form by clicking `button`; waits for the POST's answer (a 303 or a refused page) and the page it leads to. */
+/**
+ * `page.goto`, for a page that may be showing a run page that refreshes itself: its refresh can start a navigation
+ * just as ours does, which Playwright reports as an interrupted navigation; ours is then made again.
+ */
+async function gotoPage(page, url) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await page.goto(url);
+    } catch (err) {
+      if (attempt >= 3 || !/interrupted by another navigation/.test(String(err?.message))) throw err;
+    }
+  }
+}
+
 async function submit(page, button, pathEnd) {
   await Promise.all([page.waitForResponse((r) => r.request().method() === "POST" && new URL(r.url()).pathname.endsWith(pathEnd)), page.click(button)]);
   await page.waitForLoadState("load");
@@ -639,13 +653,13 @@ await step("runs: Terraform's run address, the run page and its action, the runs
   runPage = `/app/${ORG}/workspaces/${RUNS_WS}/runs/${run.id}`;
 
   // The address Terraform prints leads to the run's page.
-  await admin.goto(`${service.base}/app/${ORG}/${RUNS_WS}/runs/${run.id}`);
+  await gotoPage(admin, `${service.base}/app/${ORG}/${RUNS_WS}/runs/${run.id}`);
   check(new URL(admin.url()).pathname === runPage, `Terraform's address led to ${admin.url()}`);
   check((await admin.textContent("#run-message")) === "from the browser <test>", `message shown: ${await admin.textContent("#run-message")}`);
 
   // A reader sees the run but no action, and its forged POSTs change nothing.
   const reader = await signedIn(readOnlyToken);
-  await reader.goto(`${service.base}${runPage}`);
+  await gotoPage(reader, `${service.base}${runPage}`);
   check((await reader.textContent("h1")).includes(run.id), "the reader cannot see the run page");
   check((await reader.$("form.run-action")) === null, "the reader sees a run action form");
   for (const action of ["apply", "discard", "cancel"]) {
@@ -657,7 +671,7 @@ await step("runs: Terraform's run address, the run page and its action, the runs
   if (localAgent()) {
     log("a local agent runs the run: confirming it");
     await runReaches(run.id, ["planned"], 180);
-    await admin.goto(`${service.base}${runPage}`);
+    await gotoPage(admin, `${service.base}${runPage}`);
     check((await admin.$('meta[http-equiv="refresh"]')) === null, "a planned run's page refreshes itself");
     const planLog = await admin.textContent("#plan-log");
     check(planLog.includes("terraform_data.web") && !planLog.includes("\u0002"), `plan log shown: ${planLog.slice(0, 400)}`);
@@ -670,7 +684,7 @@ await step("runs: Terraform's run address, the run page and its action, the runs
     const comments = (await api("GET", `/runs/${run.id}/comments`)).data.map((c) => c.attributes.body);
     check(comments.includes("confirmed in the browser"), `comments: ${comments}`);
     await runReaches(run.id, ["applied"], 180);
-    await admin.goto(`${service.base}${runPage}`);
+    await gotoPage(admin, `${service.base}${runPage}`);
     check((await admin.textContent("#run-status")).trim() === "applied", `status shown: ${await admin.textContent("#run-status")}`);
     check((await admin.textContent("#apply-log")).includes("Apply complete"), `apply log: ${await admin.textContent("#apply-log")}`);
   } else {
@@ -688,14 +702,14 @@ await step("runs: Terraform's run address, the run page and its action, the runs
   await audit(admin, "run");
 
   // The runs list gives the API's runs, each linking to its page; the workspace page links its current run.
-  await admin.goto(`${service.base}/app/${ORG}/workspaces/${RUNS_WS}`);
+  await gotoPage(admin, `${service.base}/app/${ORG}/workspaces/${RUNS_WS}`);
   await Promise.all([admin.waitForURL(/\/runs$/), admin.click("#all-runs")]);
   const want = (await api("GET", `/workspaces/${ws.id}/runs`)).data.map((r) => r.id);
   const seen = await admin.$$eval("tr[data-run]", (rows) => rows.map((r) => r.getAttribute("data-run")));
   check(JSON.stringify(seen) === JSON.stringify(want) && seen[0] === run.id, `runs: UI ${seen} vs API ${want}`);
   await audit(admin, "runs");
   await Promise.all([admin.waitForURL(`**${runPage}`), admin.click(`tr[data-run="${run.id}"] a`)]);
-  await admin.goto(`${service.base}/app/${ORG}/workspaces/${RUNS_WS}`);
+  await gotoPage(admin, `${service.base}/app/${ORG}/workspaces/${RUNS_WS}`);
   check((await admin.textContent("#current-run")).includes(run.id), `current run shown: ${await admin.textContent("#current-run")}`);
 });
 
