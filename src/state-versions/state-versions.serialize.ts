@@ -46,7 +46,7 @@ export async function serializeStateVersion(
       "vcs-commit-url": null,
     },
     relationships: {
-      run: { data: null },
+      run: { data: sv.run_id ? { id: sv.run_id, type: "runs" } : null },
       "rollback-state-version": { data: sv.rollback_of ? { id: sv.rollback_of, type: "state-versions" } : null },
       "created-by": { data: sv.created_by ? { id: sv.created_by, type: "users" } : null },
       workspace: { data: { id: workspaceId, type: "workspaces" } },

@@ -31,6 +31,8 @@ export type StateVersionRow = {
   created_by: string | null;
   /** The version a rollback copied (schema 8; null otherwise). */
   rollback_of: string | null;
+  /** The run whose token wrote the version (schema 10; null otherwise): the `run` relationship. */
+  run_id: string | null;
 };
 
 export interface StateVersionView extends Omit<StateVersionRow, "parsed"> {
@@ -38,7 +40,7 @@ export interface StateVersionView extends Omit<StateVersionRow, "parsed"> {
 }
 
 /**
- * Schema 2. A new object gets schema 5's `backing` and schema 8's `rollback_of` columns here too, so creating one
+ * Schema 2. A new object gets schema 5's `backing`, schema 8's `rollback_of` and schema 10's `run_id` columns here too, so creating one
  * never runs an ALTER TABLE.
  */
 export function migrateStateVersions(sql: SqlStorage): void {
@@ -46,7 +48,7 @@ export function migrateStateVersions(sql: SqlStorage): void {
     id TEXT PRIMARY KEY, seq INTEGER NOT NULL UNIQUE, serial INTEGER NOT NULL, md5 TEXT NOT NULL, lineage TEXT,
     status TEXT NOT NULL, intermediate INTEGER NOT NULL, created_at TEXT NOT NULL, size INTEGER NOT NULL DEFAULT 0,
     parsed TEXT, json_present INTEGER NOT NULL DEFAULT 0, created_by TEXT,
-    backing TEXT NOT NULL DEFAULT 'present', rollback_of TEXT)`);
+    backing TEXT NOT NULL DEFAULT 'present', rollback_of TEXT, run_id TEXT)`);
   // kind: "state" | "json" once complete; "<kind>~<upload id>" while an upload is being received.
   sql.exec(`CREATE TABLE IF NOT EXISTS state_chunks (
     sv_id TEXT NOT NULL, kind TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (sv_id, kind, seq))`);
@@ -83,6 +85,12 @@ export function migrateReparse(sql: SqlStorage): void {
 export function migrateRollback(sql: SqlStorage): void {
   const columns = sql.exec<{ name: string }>("PRAGMA table_info(state_versions)").toArray();
   if (!columns.some((c) => c.name === "rollback_of")) sql.exec("ALTER TABLE state_versions ADD COLUMN rollback_of TEXT");
+}
+
+/** Schema 10: the run a version was written by (its token's lock holder), for the `run` relationship. */
+export function migrateStateVersionRuns(sql: SqlStorage): void {
+  const columns = sql.exec<{ name: string }>("PRAGMA table_info(state_versions)").toArray();
+  if (!columns.some((c) => c.name === "run_id")) sql.exec("ALTER TABLE state_versions ADD COLUMN run_id TEXT");
 }
 
 export type BackingAction = "soft_delete_backing_data" | "restore_backing_data" | "permanently_delete_backing_data";
@@ -287,8 +295,8 @@ export function createVersion(sql: SqlStorage, w: WorkspaceRecord, input: Create
   const parsed = input.state ? deriveState(text(input.state)!, text(input.jsonState), text(input.jsonOutputs)) : null;
   discardPending(sql);
   sql.exec(
-    `INSERT INTO state_versions (id, seq, serial, md5, lineage, status, intermediate, created_at, size, parsed, json_present, created_by)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO state_versions (id, seq, serial, md5, lineage, status, intermediate, created_at, size, parsed, json_present, created_by, run_id)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     input.id,
     nextSeq(sql),
     input.serial,
@@ -301,6 +309,8 @@ export function createVersion(sql: SqlStorage, w: WorkspaceRecord, input: Create
     parsed ? JSON.stringify(parsed) : null,
     input.jsonState ? 1 : 0,
     input.createdBy,
+    // A run's token holds the lock as the run: the version belongs to that run.
+    input.holder.type === "runs" ? input.holder.id : null,
   );
   if (input.state) appendChunks(sql, input.id, "state", input.state);
   if (input.jsonState) appendChunks(sql, input.id, "json", input.jsonState);

@@ -26,6 +26,7 @@ import {
   migrateBackingData,
   migrateReparse,
   migrateRollback,
+  migrateStateVersionRuns,
   recount,
   rollbackVersion,
   type BackingAction,
@@ -91,7 +92,7 @@ type Stored =
 export type WorkspaceResult = Result<WorkspaceRecord>;
 export type VariableResult = Result<{ workspace: WorkspaceRecord; variable: StoredVariable }>;
 
-const SCHEMA_VERSION = 9;
+const SCHEMA_VERSION = 10;
 const RETRY_BASE_MS = 1_000;
 const RETRY_MAX_MS = 60_000;
 /** When the alarm armed by every commit fires if the flush never finished (the process died). */
@@ -150,6 +151,7 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
       migrateConfigurationVersions(sql);
       migrateRuns(sql);
     }
+    if (current < 10) migrateStateVersionRuns(sql);
     // Every start of the object runs this: a current schema costs two reads and no write.
     if (current < SCHEMA_VERSION) sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", String(SCHEMA_VERSION));
   }

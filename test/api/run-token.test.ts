@@ -90,6 +90,9 @@ describe("a run token on the API", () => {
     expect((await api("GET", `/organizations/${org}/workspaces/${name}`, t)).body.data.attributes.permissions["can-create-state-versions"]).toBe(true);
     const created = await api("POST", `/workspaces/${ws}/state-versions`, { ...t, body: svBody(1) });
     expect(created.status).toBe(201);
+    // The version belongs to the run that wrote it, as a reader of the workspace sees it.
+    expect(created.body.data.relationships.run.data).toEqual({ id: job.run, type: "runs" });
+    expect((await api("GET", `/state-versions/${created.body.data.id}`)).body.data.relationships.run.data).toEqual({ id: job.run, type: "runs" });
     const current = await api("GET", `/workspaces/${ws}/current-state-version`, t);
     expect(current.status).toBe(200);
     expect(current.body.data.id).toBe(created.body.data.id);
