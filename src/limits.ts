@@ -60,6 +60,8 @@ export const LIMITS = {
   oauthClientProjectsPerRequest: 100,
   /** Runs a filtered run list looks at (newest first); older runs are left out of a filtered list. */
   runListScanMax: 2_000,
+  /** Saved plans one apply discards (they wait for confirmation; more than this is not a workspace's normal life). */
+  savedPlansDiscardMax: 1_000,
   /** Bytes of a run log one read answers at most (the client's `limit` may ask for less). */
   runLogReadMax: 1024 * 1024,
   // ---- the private agent protocol (docs/runs.md) ----

@@ -3,6 +3,7 @@
  * section, changing runs, jobs, logs and the workspace record `w` (the caller commits `w` with them). The rules are
  * pure (runs.rules.ts); this module adds their effects: the queue and its lock, jobs, log framing, events, metrics.
  */
+import { LIMITS } from "../limits";
 import { fail, type Failure } from "../errors";
 import { onUnlock } from "../state-versions/state-versions.store";
 import { lock } from "../workspaces/lock.rules";
@@ -89,8 +90,20 @@ function settle(sql: SqlStorage, w: WorkspaceRecord, run: RunRecord, now: string
   if (run.status === "applied" || run.status === "errored") {
     w.runMetrics = metrics(latestRuns(sql, 30, ["applied", "errored"]));
   }
-  if (run.status === "applied") promoteProvisional(sql, w, run.configurationVersionId);
+  if (run.status === "applied") {
+    promoteProvisional(sql, w, run.configurationVersionId);
+    discardStaleSavedPlans(sql, w, run.id, now);
+  }
   advance(sql, w, now);
+}
+
+/** Saved plans still waiting for confirmation were made against the state this apply replaced: they are discarded. */
+function discardStaleSavedPlans(sql: SqlStorage, w: WorkspaceRecord, appliedId: string, now: string): void {
+  for (const saved of latestRuns(sql, LIMITS.savedPlansDiscardMax, ["planned_and_saved"])) {
+    if (saved.id === appliedId || discard(saved, now)) continue;
+    addEvent(sql, { runId: saved.id, action: "discarded", now, actor: null, description: `Run ${appliedId} changed the state this plan was made against` });
+    saveRun(sql, w, saved, false);
+  }
 }
 
 /** Saves a changed run, settling it if final. */

@@ -104,6 +104,22 @@ describe("discard and apply", () => {
     expect(w.currentRun).toMatchObject({ id: saved.id, status: "apply_queued" });
   });
 
+  it("an apply discards the saved plans made against the state it replaced; a saved plan of its own is untouched", async () => {
+    const { stub, cv } = await setup();
+    const saved = await createRun(stub, cv, { savePlan: true });
+    expect((await plan(stub, saved.id, true)).status).toBe("planned_and_saved");
+    const other = await createRun(stub, cv);
+    expect((await plan(stub, other.id, true)).status).toBe("planned");
+    // Until another run applies, the saved plan stays applicable.
+    expect((await run(stub, saved.id)).status).toBe("planned_and_saved");
+    value(await action(stub, other.id, "apply"));
+    expect((await finish(stub, await claim(stub, other.id, "apply"), "finished")).status).toBe("applied");
+    expect(await run(stub, saved.id)).toMatchObject({ status: "discarded", apply: { status: "unreachable" } });
+    const events = value(await stub.listRunEvents(saved.id));
+    expect(events.at(-1)).toMatchObject({ action: "discarded", description: expect.stringContaining(other.id) });
+    expectFailure(await action(stub, saved.id, "apply"), "run_transition");
+  });
+
   it("a comment is added with a commented event and read back by id", async () => {
     const { stub, cv } = await setup();
     const r = await createRun(stub, cv);
