@@ -3,11 +3,65 @@ import type { Faults } from "./workspaces/workspace.types";
 /**
  * Round trips per request, counted in code: D1 calls (a batch or one statement's first/all/run/raw)
  * and Durable Object RPCs. Services reach D1 and the DOs only through the Caller, whose handles
- * count here; `X-Hops` reports them when EXPOSE_HOPS=1 (the bench and the hop-count test read it).
+ * count here; `X-Hops` reports them when EXPOSE_HOPS=1 (the bench and the hop-count test read it), and
+ * `X-Hop-Trace` where each went and which ran side by side (`bench/edge.mjs` prices them by distance).
  */
 export interface Hops {
   d1: number;
   do: number;
+  trace?: HopTrace;
+}
+
+/**
+ * Where a round trip goes, which is what it costs far from the D1 primary: `d1p` a read the primary must answer (no
+ * session, or the first query of a `first-primary` session), `d1w` a write (always the primary), `d1r` a read that
+ * a nearby replica may answer (a `first-unconstrained` or bookmark session, or a `first-primary` session after its
+ * first answer), `do` a Durable Object call, `do-create` the call that creates the workspace's object.
+ */
+export type HopKind = "d1p" | "d1w" | "d1r" | "do" | "do-create";
+
+/** One round trip; `indexWrites`: D1 writes the object made and awaited before it answered. */
+export interface HopEntry {
+  kind: HopKind;
+  indexWrites?: number;
+}
+
+/** The round trips in the order they started: a step holds those started while another of the step was in flight. */
+export interface HopTrace {
+  steps: HopEntry[][];
+  inFlight: number;
+}
+
+/** Runs round trip `io` and records it in `hops`' trace (counting stays with the caller). */
+export function traced<T>(hops: Hops | undefined, kind: HopKind, io: (entry: HopEntry) => Promise<T>): Promise<T> {
+  const entry: HopEntry = { kind };
+  if (!hops) return io(entry);
+  hops.trace ??= { steps: [], inFlight: 0 };
+  const trace = hops.trace;
+  const step = trace.inFlight > 0 ? trace.steps[trace.steps.length - 1] : undefined;
+  if (step) step.push(entry);
+  else trace.steps.push([entry]);
+  trace.inFlight++;
+  const done = () => {
+    trace.inFlight--;
+  };
+  let running: Promise<T>;
+  try {
+    running = io(entry);
+  } catch (err) {
+    done();
+    throw err;
+  }
+  return running.then(
+    (value) => {
+      done();
+      return value;
+    },
+    (err) => {
+      done();
+      throw err;
+    },
+  );
 }
 
 /**
@@ -26,24 +80,58 @@ export type CheckStatement = (db: D1Database | D1DatabaseSession) => D1PreparedS
 const real = new WeakMap<object, D1PreparedStatement>();
 /** Statements that only read, on the primary: a check may ride along with them. */
 const readOnly = new WeakSet<object>();
+/** Statements that write (whatever the handle: writes always reach the primary). */
+const writes = new WeakSet<object>();
 const EXECUTE = new Set(["first", "all", "run", "raw"]);
 // A WITH clause reads too, unless its statement writes.
 const READ_SQL = /^\s*(SELECT\b|WITH\b(?![\s\S]*\b(INSERT|UPDATE|DELETE|REPLACE)\b))/i;
 
+/**
+ * Where a handle's reads go: `primary` (no session), `first-primary` until its first answer (then, as D1's Sessions
+ * API allows, a replica at least that fresh), or `replica` (an unconstrained or bookmark session).
+ */
+export interface Place {
+  mode: "primary" | "first-primary" | "replica";
+  answered: boolean;
+}
+
+function hopKind(place: Place, write: boolean): HopKind {
+  if (write) return "d1w";
+  if (place.mode === "primary" || (place.mode === "first-primary" && !place.answered)) return "d1p";
+  return "d1r";
+}
+
+/** A D1 round trip on `place`, traced; the place has answered once it resolves. */
+function d1Hop<T>(hops: Hops, place: Place, write: boolean, io: () => Promise<T>): Promise<T> {
+  return traced(hops, hopKind(place, write), async () => {
+    const value = await io();
+    place.answered = true;
+    return value;
+  });
+}
+
 /** `reads`: the statement only reads and runs on the primary, so a gate's check may ride with it. */
-function countedStatement(stmt: D1PreparedStatement, reads: boolean, hops: Hops, db: D1Database | D1DatabaseSession, gate?: Gate): D1PreparedStatement {
+function countedStatement(
+  stmt: D1PreparedStatement,
+  reads: boolean,
+  write: boolean,
+  hops: Hops,
+  db: D1Database | D1DatabaseSession,
+  place: Place,
+  gate?: Gate,
+): D1PreparedStatement {
   const proxy = new Proxy(stmt, {
     get(target, prop) {
-      if (prop === "bind") return (...values: unknown[]) => countedStatement(target.bind(...values), reads, hops, db, gate);
+      if (prop === "bind") return (...values: unknown[]) => countedStatement(target.bind(...values), reads, write, hops, db, place, gate);
       const value = Reflect.get(target, prop, target);
       if (typeof prop === "string" && EXECUTE.has(prop) && typeof value === "function") {
         return (...args: unknown[]) => {
           hops.d1++;
-          const call = () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          const call = () => d1Hop(hops, place, write, () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args));
           if (!gate) return call();
           return gate.through(reads && prop !== "raw", async (check) => {
             if (!check) return { value: await call() };
-            const [checked, result] = await db.batch([check(db), target]);
+            const [checked, result] = await d1Hop(hops, place, write, () => db.batch([check(db), target]));
             return { value: singleResult(prop, args, result), check: checked?.results?.[0] ?? null };
           });
         };
@@ -53,6 +141,7 @@ function countedStatement(stmt: D1PreparedStatement, reads: boolean, hops: Hops,
   });
   real.set(proxy, stmt);
   if (reads) readOnly.add(proxy);
+  if (write) writes.add(proxy);
   return proxy;
 }
 
@@ -65,23 +154,34 @@ function singleResult(method: string, args: unknown[], result: D1Result | undefi
 }
 
 /** A D1 handle whose calls count (and pass `gate`); statements it prepares go back to D1 unwrapped in a batch. */
-export function countedDb<T extends D1Database | D1DatabaseSession>(db: T, hops: Hops, gate?: Gate, primary = true): T {
+export function countedDb<T extends D1Database | D1DatabaseSession>(db: T, hops: Hops, gate?: Gate, place: Place = { mode: "primary", answered: false }): T {
+  const primary = place.mode !== "replica";
   return new Proxy(db, {
     get(target, prop) {
-      if (prop === "prepare") return (sql: string) => countedStatement(target.prepare(sql), primary && READ_SQL.test(sql), hops, target, gate);
+      if (prop === "prepare") {
+        return (sql: string) => {
+          const reads = READ_SQL.test(sql);
+          return countedStatement(target.prepare(sql), primary && reads, !reads, hops, target, place, gate);
+        };
+      }
       // Only the primary may carry the check: a replica could still show a token the primary has revoked.
       if (prop === "withSession") {
-        return (...args: unknown[]) => countedDb((target as D1Database).withSession(...(args as [string])), hops, gate, args[0] === "first-primary");
+        return (...args: unknown[]) =>
+          countedDb((target as D1Database).withSession(...(args as [string])), hops, gate, {
+            mode: args[0] === "first-primary" ? "first-primary" : "replica",
+            answered: false,
+          });
       }
       if (prop === "batch") {
         return (statements: D1PreparedStatement[]) => {
           hops.d1++;
           const unwrapped = statements.map((s) => real.get(s) ?? s);
-          if (!gate) return target.batch(unwrapped);
+          const write = statements.some((s) => writes.has(s));
+          if (!gate) return d1Hop(hops, place, write, () => target.batch(unwrapped));
           const canRide = primary && statements.length > 0 && statements.every((s) => readOnly.has(s));
           return gate.through(canRide, async (check) => {
-            if (!check) return { value: await target.batch(unwrapped) };
-            const [checked, ...results] = await target.batch([check(target), ...unwrapped]);
+            if (!check) return { value: await d1Hop(hops, place, write, () => target.batch(unwrapped)) };
+            const [checked, ...results] = await d1Hop(hops, place, write, () => target.batch([check(target), ...unwrapped]));
             return { value: results, check: checked?.results?.[0] ?? null };
           });
         };
@@ -95,8 +195,10 @@ export function countedDb<T extends D1Database | D1DatabaseSession>(db: T, hops:
 /**
  * A Durable Object namespace whose stubs count each RPC (made once `gate` passed). With a request's test-only `faults`
  * (the Caller's, FAULT_INJECTION=1), each RPC goes through the object's `withFaults`, which applies them to that call.
+ * With `traceIndexWrites` (EXPOSE_HOPS=1), each goes through the object's `traced`, which also says how many index
+ * writes the object awaited before it answered: a round trip of its own, from the object to the D1 primary.
  */
-export function countedNamespace<T extends object>(ns: T, hops: Hops, gate?: Gate, faults?: Faults): T {
+export function countedNamespace<T extends object>(ns: T, hops: Hops, gate?: Gate, faults?: Faults, traceIndexWrites = false): T {
   return new Proxy(ns, {
     get(target, prop) {
       const value = Reflect.get(target, prop, target);
@@ -110,8 +212,15 @@ export function countedNamespace<T extends object>(ns: T, hops: Hops, gate?: Gat
             // An RPC stub answers any property as a remote method (even `apply`): call it as a method.
             return (...callArgs: unknown[]) => {
               hops.do++;
-              const rpc = s as unknown as Record<string, (...a: unknown[]) => unknown>;
-              const call = () => (faults ? rpc.withFaults(faults, method, callArgs) : rpc[method](...callArgs));
+              const rpc = s as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+              const kind: HopKind = method === "create" ? "do-create" : "do";
+              const call = () =>
+                traced(hops, kind, async (entry) => {
+                  if (!traceIndexWrites) return faults ? rpc.withFaults(faults, method, callArgs) : rpc[method](...callArgs);
+                  const out = (await rpc.traced(faults ?? null, method, callArgs)) as { value: unknown; indexWrites: number };
+                  if (out.indexWrites > 0) entry.indexWrites = out.indexWrites;
+                  return out.value;
+                });
               return gate ? gate.through(false, async () => ({ value: await call() })) : call();
             };
           },
@@ -122,3 +231,11 @@ export function countedNamespace<T extends object>(ns: T, hops: Hops, gate?: Gat
 }
 
 export const hopsHeader = (h: Hops) => `d1=${h.d1}, do=${h.do}`;
+
+/**
+ * The trace as `X-Hop-Trace`: steps in order, separated by ", "; round trips that overlapped within a step by " | ";
+ * `+d1w` after a Durable Object call for each index write it awaited before answering. For example
+ * `d1p, d1w, do-create+d1w`: a primary read, then a write, then the object's creation with its index write.
+ */
+export const hopTraceHeader = (h: Hops) =>
+  (h.trace?.steps ?? []).map((step) => step.map((e) => e.kind + "+d1w".repeat(e.indexWrites ?? 0)).join(" | ")).join(", ");

@@ -8,7 +8,7 @@ import { principalKey } from "./auth/principal";
 import type { AppEnv } from "./env";
 import { SplitRouter } from "./router";
 import { declaredActionHeld, hopsOf } from "./auth/caller.http";
-import { hopsHeader } from "./hops";
+import { hopsHeader, hopTraceHeader } from "./hops";
 import { ApiError, errorResponse, JSONAPI, toApiError } from "./errors";
 import { defaultHook } from "./jsonapi/validation";
 import { LIMITS } from "./limits";
@@ -148,7 +148,10 @@ api.use("*", async (c, next) => {
 api.use("*", async (c, next) => {
   const hops = hopsOf(c);
   await next();
-  if (c.env.EXPOSE_HOPS === "1") c.res.headers.set("X-Hops", hopsHeader(hops));
+  if (c.env.EXPOSE_HOPS === "1") {
+    c.res.headers.set("X-Hops", hopsHeader(hops));
+    c.res.headers.set("X-Hop-Trace", hopTraceHeader(hops));
+  }
 });
 api.use("*", requireAuth);
 api.use("*", async (c, next) => {

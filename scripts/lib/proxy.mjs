@@ -26,13 +26,26 @@ export async function startRecordingProxy({ target, maxRecords = 5_000 }) {
   const records = [];
   let seq = 0;
   const server = createServer((req, res) => {
-    const rec = { seq: ++seq, at: Date.now(), method: req.method, path: req.url, status: 0, reqBody: "", resBody: "", ua: req.headers["user-agent"] ?? "" };
+    const rec = {
+      seq: ++seq,
+      at: Date.now(),
+      method: req.method,
+      path: req.url,
+      status: 0,
+      reqBody: "",
+      resBody: "",
+      ua: req.headers["user-agent"] ?? "",
+      ms: 0,
+      hopTrace: null,
+    };
     records.push(rec);
     if (records.length > maxRecords) records.shift();
     const reqChunks = [];
     let reqKept = 0;
     const up = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (ures) => {
       rec.status = ures.statusCode;
+      // The service's hop trace (EXPOSE_HOPS=1), which bench/edge.mjs prices by distance.
+      rec.hopTrace = ures.headers["x-hop-trace"] ?? null;
       res.writeHead(ures.statusCode, ures.statusMessage, ures.rawHeaders);
       const resChunks = [];
       let resKept = 0;
@@ -44,7 +57,10 @@ export async function startRecordingProxy({ target, maxRecords = 5_000 }) {
           resKept += Math.min(d.length, limit - resKept);
         }
       });
-      ures.on("end", () => (rec.resBody = decode(Buffer.concat(resChunks), encoding)));
+      ures.on("end", () => {
+        rec.ms = Date.now() - rec.at;
+        rec.resBody = decode(Buffer.concat(resChunks), encoding);
+      });
       ures.pipe(res);
     });
     up.on("error", (e) => {

@@ -2,7 +2,7 @@ import { createMiddleware } from "hono/factory";
 import { ApiError } from "../errors";
 import type { AppEnv, Bindings } from "../env";
 import { newId, nowIso, sha256Hex } from "../ids";
-import type { Hops } from "../hops";
+import { type Hops, traced } from "../hops";
 import { hopsOf } from "./caller.http";
 import { cachedPrincipal, rememberPrincipal, TokenGate } from "./principal-cache";
 import { principalKey, type Principal } from "./principal";
@@ -76,14 +76,15 @@ export async function authenticateHash(env: Bindings, hash: string, defer?: (p: 
   const admin = await siteAdminPrincipal(env, hash, hops);
   if (admin) return admin;
   if (hops) hops.d1++;
-  return principalOfToken(await tokenByHash(env.DB.withSession("first-primary"), hash), defer, env);
+  return principalOfToken(await traced(hops, "d1p", () => tokenByHash(env.DB.withSession("first-primary"), hash)), defer, env);
 }
 
 /** The site admin when `hash` is ADMIN_TOKEN's (no D1 read once its user row is known), else null. */
 export async function siteAdminPrincipal(env: Bindings, hash: string, hops?: Hops): Promise<Principal | null> {
   if (!env.ADMIN_TOKEN || !timingSafeEqual(hash, await adminTokenHash(env.ADMIN_TOKEN))) return null;
-  if (!(siteAdmin && siteAdmin.hash === hash) && hops) hops.d1++;
-  const userId = await ensureSiteAdmin(env, hash);
+  const known = siteAdmin?.hash === hash;
+  if (!known && hops) hops.d1++;
+  const userId = await (known ? ensureSiteAdmin(env, hash) : traced(hops, "d1p", () => ensureSiteAdmin(env, hash)));
   return { kind: "user", userId, username: "admin", isSiteAdmin: true, tokenId: null };
 }
 

@@ -47,7 +47,8 @@ function faultsOf(c: Context<AppEnv>): Faults | undefined {
 export function countedEnv(c: Context<AppEnv>, faults?: Faults): AppEnv["Bindings"] {
   const hops = hopsOf(c);
   const gate = c.get("tokenGate");
-  return { ...c.env, DB: countedDb(c.env.DB, hops, gate), WORKSPACES: countedNamespace(c.env.WORKSPACES, hops, gate, faults) };
+  const traceIndexWrites = c.env.EXPOSE_HOPS === "1";
+  return { ...c.env, DB: countedDb(c.env.DB, hops, gate), WORKSPACES: countedNamespace(c.env.WORKSPACES, hops, gate, faults, traceIndexWrites) };
 }
 
 /** The request's round-trip counter (src/hops.ts). */

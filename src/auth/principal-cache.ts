@@ -6,7 +6,7 @@
  */
 import type { Bindings } from "../env";
 import { ApiError } from "../errors";
-import type { CheckStatement, Gate, Hops } from "../hops";
+import { type CheckStatement, type Gate, type Hops, traced } from "../hops";
 import type { Principal } from "./principal";
 
 /** How long a remembered principal may stand in for the token read (each use is still rechecked). */
@@ -97,17 +97,15 @@ export class TokenGate implements Gate {
   private startAlone(): void {
     this.state = "running";
     this.hops.d1++;
-    this.running = this.statement(this.env.DB.withSession("first-primary"))
-      .first()
-      .then(
-        (row) => {
-          this.settle(row);
-        },
-        (err) => {
-          this.state = "pending";
-          throw err;
-        },
-      );
+    this.running = traced(this.hops, "d1p", () => this.statement(this.env.DB.withSession("first-primary")).first()).then(
+      (row) => {
+        this.settle(row);
+      },
+      (err) => {
+        this.state = "pending";
+        throw err;
+      },
+    );
   }
 
   /** Whether the check failed (the UI sends the caller to sign in again). */

@@ -9,7 +9,7 @@ import type { Principal } from "../auth/principal";
 import { authenticate, principalOfToken, siteAdminPrincipal } from "../auth/auth.middleware";
 import { cachedPrincipal, rememberPrincipal, TokenGate } from "../auth/principal-cache";
 import type { Bindings } from "../env";
-import type { Hops } from "../hops";
+import { type Hops, traced } from "../hops";
 import { nowIso, randomBase62, sha256Hex } from "../ids";
 import { deleteExpiredSessions, deleteSession, insertSession, sessionByIdHash, sessionByIdHashStatement, sessionOf, type Session } from "./ui.sessions.d1";
 
@@ -59,12 +59,12 @@ export async function principalOfSession(env: Bindings, sessionId: string | unde
   }
   hops.d1++;
   const db = env.DB.withSession("first-primary");
-  const session = await sessionByIdHash(db, idHash);
+  const session = await traced(hops, "d1p", () => sessionByIdHash(db, idHash));
   if (!session) return null;
   const principal = (await siteAdminPrincipal(env, session.tokenHash, hops)) ?? principalStandingFor(session);
   if (!principal) {
     hops.d1++;
-    await deleteSession(db, idHash);
+    await traced(hops, "d1w", () => deleteSession(db, idHash));
     return null;
   }
   rememberPrincipal(key, principal);

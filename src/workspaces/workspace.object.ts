@@ -114,6 +114,8 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
   private faultBudget = 0;
   /** Test-only: the faults of the call `withFaults` is making, for the index write that call flushes. */
   private callFaults: Faults | undefined;
+  /** Bench and test only: the index writes the call `traced` is making started, each marked once it finished. */
+  private callFlushes: { done: boolean }[] | undefined;
 
   constructor(ctx: DurableObjectState, env: Bindings) {
     super(ctx, env);
@@ -796,6 +798,26 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
     }
   }
 
+  /**
+   * The hop trace (EXPOSE_HOPS=1, src/hops.ts): makes RPC call `method(...args)` (through `withFaults` when `faults`)
+   * and says how many of the index writes it started had finished when it answered, that is, which it waited for.
+   * Flushes start in the call's synchronous section (as `withFaults` relies on), so they are all seen here.
+   */
+  async traced(faults: Faults | null, method: string, args: unknown[]): Promise<{ value: unknown; indexWrites: number }> {
+    const fn = (this as unknown as Record<string, unknown>)[method];
+    if (method === "traced" || method === "withFaults" || typeof fn !== "function") throw new Error(`traced: no RPC method ${method}`);
+    const flushes: { done: boolean }[] = [];
+    this.callFlushes = flushes;
+    let answer: Promise<unknown>;
+    try {
+      answer = faults ? this.withFaults(faults, method, args) : Promise.resolve(fn.apply(this, args));
+    } finally {
+      this.callFlushes = undefined;
+    }
+    const value = await answer;
+    return { value, indexWrites: flushes.filter((f) => f.done).length };
+  }
+
   // ---- outbox ----
 
   /** The last state version (by seq) the D1 index has. */
@@ -816,6 +838,14 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
     const delayMs = this.env.FAULT_INJECTION === "1" ? (faults?.delayIndexWritesMs ?? 0) : 0;
     const run = this.flushChain.then(() => this.flushOnce(delayMs));
     this.flushChain = run.catch(() => undefined);
+    const traced = this.callFlushes && { done: false };
+    if (traced) {
+      this.callFlushes?.push(traced);
+      // Attached before the caller awaits this flush, so it is marked before the caller can answer.
+      void this.flushChain.then(() => {
+        traced.done = true;
+      });
+    }
     return this.flushChain;
   }
 

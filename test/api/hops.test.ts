@@ -6,6 +6,7 @@ import { createOrg, createWorkspace, makeUser } from "../fixtures";
 import { api, uniqueName } from "../helpers";
 
 const hops = (res: { headers: Headers }) => res.headers.get("X-Hops");
+const trace = (res: { headers: Headers }) => res.headers.get("X-Hop-Trace");
 
 describe("round trips per request", () => {
   it("ping, show, lock, unlock, create and list cost what the design says", async () => {
@@ -46,6 +47,40 @@ describe("round trips per request", () => {
       tagBindings: "d1=2, do=1",
       list: "d1=1, do=0",
       nameSearch: "d1=1, do=0",
+    });
+  });
+
+  // Where each round trip goes (X-Hop-Trace), which is what it costs far from the D1 primary (bench/edge.mjs):
+  // d1p a read only the primary answers, d1w a write, d1r a read a nearby replica may answer, do a Durable Object
+  // call, do-create the one that creates it, "+d1w" an index write the object awaited before answering; steps run
+  // one after another (", "), hops that overlapped share a step (" | ").
+  it("each round trip says where it goes and whether it overlapped another", async () => {
+    const org = await createOrg();
+    const { token } = await makeUser({ ownerOf: org });
+    const ws = await createWorkspace(org, { name: uniqueName("trace") });
+    const first = trace(await api("GET", `/workspaces/${ws.id}`, { token }));
+    const shapes = {
+      ping: trace(await api("GET", "/ping", { token })),
+      showByName: trace(await api("GET", `/organizations/${org}/workspaces/${ws.attributes.name}`, { token })),
+      lock: trace(await api("POST", `/workspaces/${ws.id}/actions/lock`, { token })),
+      unlock: trace(await api("POST", `/workspaces/${ws.id}/actions/unlock`, { token })),
+      create: trace(
+        await api("POST", `/organizations/${org}/workspaces`, { token, body: { data: { type: "workspaces", attributes: { name: uniqueName("trace") } } } }),
+      ),
+      list: trace(await api("GET", `/organizations/${org}/workspaces`, { token })),
+    };
+    // The token's read, then the request's batch: each opens its own first-primary session, so both reach the primary.
+    expect(first).toBe("d1p, d1p");
+    expect(shapes).toEqual({
+      // The token's recheck on the primary, alone.
+      ping: "d1p",
+      showByName: "d1p",
+      // The access batch, then the object, which writes the index row before it answers.
+      lock: "d1p, do+d1w",
+      unlock: "d1p, do+d1w",
+      // The access batch, the name claim (a write), then the call that creates the object and its index row.
+      create: "d1p, d1w, do-create+d1w",
+      list: "d1p",
     });
   });
 });
