@@ -1,3 +1,4 @@
+import { isFenced } from "./replica-fence";
 import type { Faults } from "./workspaces/workspace.types";
 
 /**
@@ -27,6 +28,8 @@ const real = new WeakMap<object, D1PreparedStatement>();
 /** Statements that only read, on the primary: a check may ride along with them. */
 const readOnly = new WeakSet<object>();
 const EXECUTE = new Set(["first", "all", "run", "raw"]);
+/** Durable Object methods that only read. */
+const READ_RPCS = new Set(["get"]);
 // A WITH clause reads too, unless its statement writes.
 const READ_SQL = /^\s*(SELECT\b|WITH\b(?![\s\S]*\b(INSERT|UPDATE|DELETE|REPLACE)\b))/i;
 
@@ -69,9 +72,13 @@ export function countedDb<T extends D1Database | D1DatabaseSession>(db: T, hops:
   return new Proxy(db, {
     get(target, prop) {
       if (prop === "prepare") return (sql: string) => countedStatement(target.prepare(sql), primary && READ_SQL.test(sql), hops, target, gate);
-      // Only the primary may carry the check: a replica could still show a token the primary has revoked.
+      // Only the primary or a fenced session (src/db.ts) may carry the check: an unfenced replica could show a
+      // revoked token for as long as it lags.
       if (prop === "withSession") {
-        return (...args: unknown[]) => countedDb((target as D1Database).withSession(...(args as [string])), hops, gate, args[0] === "first-primary");
+        return (...args: unknown[]) => {
+          const session = (target as D1Database).withSession(...(args as [string]));
+          return countedDb(session, hops, gate, args[0] === "first-primary" || isFenced(session));
+        };
       }
       if (prop === "batch") {
         return (statements: D1PreparedStatement[]) => {
@@ -112,7 +119,8 @@ export function countedNamespace<T extends object>(ns: T, hops: Hops, gate?: Gat
               hops.do++;
               const rpc = s as unknown as Record<string, (...a: unknown[]) => unknown>;
               const call = () => (faults ? rpc.withFaults(faults, method, callArgs) : rpc[method](...callArgs));
-              return gate ? gate.through(false, async () => ({ value: await call() })) : call();
+              // A read of the object may run beside the request's check: the answer still waits for the check.
+              return gate && !READ_RPCS.has(method) ? gate.through(false, async () => ({ value: await call() })) : call();
             };
           },
         });

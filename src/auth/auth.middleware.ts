@@ -1,4 +1,5 @@
 import { createMiddleware } from "hono/factory";
+import { fencedD1 } from "../replica-fence";
 import { ApiError } from "../errors";
 import type { AppEnv, Bindings } from "../env";
 import { newId, nowIso, sha256Hex } from "../ids";
@@ -75,6 +76,10 @@ export async function authenticate(env: Bindings, token: string, defer?: (p: Pro
 export async function authenticateHash(env: Bindings, hash: string, defer?: (p: Promise<unknown>) => void, hops?: Hops): Promise<Principal | null> {
   const admin = await siteAdminPrincipal(env, hash, hops);
   if (admin) return admin;
+  if (hops) hops.d1++;
+  // The nearest instance first; a token it does not know may be newer than the replica, so the primary decides.
+  const near = await tokenByHash(fencedD1(env.DB, () => hops && hops.d1++).withSession("first-unconstrained"), hash);
+  if (near) return principalOfToken(near, defer, env);
   if (hops) hops.d1++;
   return principalOfToken(await tokenByHash(env.DB.withSession("first-primary"), hash), defer, env);
 }

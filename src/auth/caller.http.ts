@@ -4,6 +4,7 @@ import { routePath } from "hono/route";
 import type { Caller } from "../caller";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
+import { fencedD1 } from "../replica-fence";
 import { countedDb, countedNamespace, type Hops } from "../hops";
 import { ROUTE_ACTIONS } from "../jsonapi/define-route";
 
@@ -21,7 +22,14 @@ export function callerOf(c: Context<AppEnv>): Caller {
   }
   const faults = faultsOf(c);
   const env = countedEnv(c, faults);
-  return { env, principal: c.get("principal"), db: env.DB.withSession("first-primary"), authorized: record.authorized, ...(faults ? { faults } : {}) };
+  return {
+    env,
+    principal: c.get("principal"),
+    db: env.DB.withSession("first-primary"),
+    near: env.DB.withSession("first-unconstrained"),
+    authorized: record.authorized,
+    ...(faults ? { faults } : {}),
+  };
 }
 
 /** Test-only fault injection from the X-Fault-* headers, read only when FAULT_INJECTION=1. */
@@ -47,7 +55,15 @@ function faultsOf(c: Context<AppEnv>): Faults | undefined {
 export function countedEnv(c: Context<AppEnv>, faults?: Faults): AppEnv["Bindings"] {
   const hops = hopsOf(c);
   const gate = c.get("tokenGate");
-  return { ...c.env, DB: countedDb(c.env.DB, hops, gate), WORKSPACES: countedNamespace(c.env.WORKSPACES, hops, gate, faults) };
+  return {
+    ...c.env,
+    DB: countedDb(
+      fencedD1(c.env.DB, () => hops.d1++),
+      hops,
+      gate,
+    ),
+    WORKSPACES: countedNamespace(c.env.WORKSPACES, hops, gate, faults),
+  };
 }
 
 /** The request's round-trip counter (src/hops.ts). */
