@@ -13,7 +13,8 @@ export default defineConfig(async () => ({
             miniflare: {
               // A second, empty database for the store-upgrade test (test/api/organizations.upgrade.test.ts): it applies
               // the migrations before 0016, writes rows as the previous code did, then applies the rest.
-              d1Databases: { UPGRADE_DB: "upgrade-test" },
+              // And a stand-in read replica for the consistency tests (test/replica-double.ts).
+              d1Databases: { UPGRADE_DB: "upgrade-test", REPLICA_DB: "replica-test" },
               bindings: {
                 TEST_MIGRATIONS: await readD1Migrations("./migrations"),
                 ADMIN_TOKEN: "test-admin-token",

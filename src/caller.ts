@@ -11,8 +11,13 @@ import type { Faults } from "./workspaces/workspace.types";
 export interface Caller {
   env: Bindings;
   principal: Principal;
-  /** Auth, permission and name lookups read the primary (see src/db.ts). */
+  /** The primary: writes, and reads that must see every acknowledged write (docs/consistency.md). */
   db: D1DatabaseSession;
+  /**
+   * The nearest instance, fenced (src/db.ts): reads that gate a request (access, name lookups, lists) and may trail
+   * the primary by at most `REPLICA_FENCE_MS`.
+   */
+  near: D1DatabaseSession;
   /** The actions `authorize` let through for this request (the router checks the route's is among them). */
   authorized?: Set<string>;
   /** Test-only (FAULT_INJECTION=1): the request's X-Fault-* headers; `env.WORKSPACES` applies them to each RPC. */

@@ -1,18 +1,16 @@
 import type { Context } from "hono";
 import type { AppEnv } from "./env";
+import { fencedD1 } from "./replica-fence";
 
-/**
- * D1 access through the Sessions API. Auth, permission and name lookups always read the
- * primary; list reads may use replicas when the client echoes the bookmark of its writes.
- */
+/** The primary: writes, and reads that must see every acknowledged write (docs/consistency.md). */
 export function primary(c: Context<AppEnv>): D1DatabaseSession {
   return c.env.DB.withSession("first-primary");
 }
 
-/** A session for list reads: the client's bookmark (read-your-writes) or the primary. */
+/** A session for list reads: the client's bookmark (read-your-writes), else the nearest instance; fenced either way. */
 export function listSession(c: Context<AppEnv>): D1DatabaseSession {
   const bookmark = c.req.header("X-D1-Bookmark");
-  return c.env.DB.withSession(bookmark && /^[\w-]{1,200}$/.test(bookmark) ? bookmark : "first-primary");
+  return fencedD1(c.env.DB).withSession(bookmark && /^[\w-]{1,200}$/.test(bookmark) ? bookmark : "first-unconstrained");
 }
 
 /** Returns the session's bookmark to the client so its next list read sees its writes. */

@@ -1,3 +1,4 @@
+import { isFenced } from "./replica-fence";
 import type { Faults } from "./workspaces/workspace.types";
 
 /**
@@ -83,6 +84,8 @@ const readOnly = new WeakSet<object>();
 /** Statements that write (whatever the handle: writes always reach the primary). */
 const writes = new WeakSet<object>();
 const EXECUTE = new Set(["first", "all", "run", "raw"]);
+/** Durable Object methods that only read. */
+const READ_RPCS = new Set(["get"]);
 // A WITH clause reads too, unless its statement writes.
 const READ_SQL = /^\s*(SELECT\b|WITH\b(?![\s\S]*\b(INSERT|UPDATE|DELETE|REPLACE)\b))/i;
 
@@ -93,6 +96,8 @@ const READ_SQL = /^\s*(SELECT\b|WITH\b(?![\s\S]*\b(INSERT|UPDATE|DELETE|REPLACE)
 export interface Place {
   mode: "primary" | "first-primary" | "replica";
   answered: boolean;
+  /** A fenced session (src/replica-fence.ts): its reads may carry the request's check, though a replica answers. */
+  fenced?: boolean;
 }
 
 function hopKind(place: Place, write: boolean): HopKind {
@@ -155,7 +160,7 @@ function singleResult(method: string, args: unknown[], result: D1Result | undefi
 
 /** A D1 handle whose calls count (and pass `gate`); statements it prepares go back to D1 unwrapped in a batch. */
 export function countedDb<T extends D1Database | D1DatabaseSession>(db: T, hops: Hops, gate?: Gate, place: Place = { mode: "primary", answered: false }): T {
-  const primary = place.mode !== "replica";
+  const primary = place.mode !== "replica" || place.fenced === true;
   return new Proxy(db, {
     get(target, prop) {
       if (prop === "prepare") {
@@ -164,13 +169,17 @@ export function countedDb<T extends D1Database | D1DatabaseSession>(db: T, hops:
           return countedStatement(target.prepare(sql), primary && reads, !reads, hops, target, place, gate);
         };
       }
-      // Only the primary may carry the check: a replica could still show a token the primary has revoked.
+      // Only the primary or a fenced session (src/replica-fence.ts) may carry the check: an unfenced replica could show
+      // a revoked token for as long as it lags.
       if (prop === "withSession") {
-        return (...args: unknown[]) =>
-          countedDb((target as D1Database).withSession(...(args as [string])), hops, gate, {
+        return (...args: unknown[]) => {
+          const session = (target as D1Database).withSession(...(args as [string]));
+          return countedDb(session, hops, gate, {
             mode: args[0] === "first-primary" ? "first-primary" : "replica",
             answered: false,
+            fenced: isFenced(session),
           });
+        };
       }
       if (prop === "batch") {
         return (statements: D1PreparedStatement[]) => {
@@ -221,13 +230,22 @@ export function countedNamespace<T extends object>(ns: T, hops: Hops, gate?: Gat
                   if (out.indexWrites > 0) entry.indexWrites = out.indexWrites;
                   return out.value;
                 });
-              return gate ? gate.through(false, async () => ({ value: await call() })) : call();
+              // A read of the object may run beside the request's check: the answer still waits for the check.
+              return gate && !READ_RPCS.has(method) ? gate.through(false, async () => ({ value: await call() })) : call();
             };
           },
         });
       };
     },
   });
+}
+
+/** A round trip made inside another's (a fenced read run again on the primary): counted, and traced after it. */
+export function extraHop(hops: Hops | undefined, kind: HopKind): void {
+  if (!hops) return;
+  hops.d1++;
+  hops.trace ??= { steps: [], inFlight: 0 };
+  hops.trace.steps.push([{ kind }]);
 }
 
 export const hopsHeader = (h: Hops) => `d1=${h.d1}, do=${h.do}`;

@@ -4,7 +4,8 @@ import { routePath } from "hono/route";
 import type { Caller } from "../caller";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
-import { countedDb, countedNamespace, type Hops } from "../hops";
+import { fencedD1 } from "../replica-fence";
+import { countedDb, countedNamespace, extraHop, type Hops } from "../hops";
 import { ROUTE_ACTIONS } from "../jsonapi/define-route";
 
 /** The request's injected faults, as the Caller carries them (their shape is the workspace object's). */
@@ -21,7 +22,14 @@ export function callerOf(c: Context<AppEnv>): Caller {
   }
   const faults = faultsOf(c);
   const env = countedEnv(c, faults);
-  return { env, principal: c.get("principal"), db: env.DB.withSession("first-primary"), authorized: record.authorized, ...(faults ? { faults } : {}) };
+  return {
+    env,
+    principal: c.get("principal"),
+    db: env.DB.withSession("first-primary"),
+    near: env.DB.withSession("first-unconstrained"),
+    authorized: record.authorized,
+    ...(faults ? { faults } : {}),
+  };
 }
 
 /** Test-only fault injection from the X-Fault-* headers, read only when FAULT_INJECTION=1. */
@@ -48,7 +56,15 @@ export function countedEnv(c: Context<AppEnv>, faults?: Faults): AppEnv["Binding
   const hops = hopsOf(c);
   const gate = c.get("tokenGate");
   const traceIndexWrites = c.env.EXPOSE_HOPS === "1";
-  return { ...c.env, DB: countedDb(c.env.DB, hops, gate), WORKSPACES: countedNamespace(c.env.WORKSPACES, hops, gate, faults, traceIndexWrites) };
+  return {
+    ...c.env,
+    DB: countedDb(
+      fencedD1(c.env.DB, () => extraHop(hops, "d1p")),
+      hops,
+      gate,
+    ),
+    WORKSPACES: countedNamespace(c.env.WORKSPACES, hops, gate, faults, traceIndexWrites),
+  };
 }
 
 /** The request's round-trip counter (src/hops.ts). */

@@ -1,12 +1,14 @@
 /**
  * The isolate's principal cache, and the check that keeps it honest. A token resolved once is remembered
  * for a short time, so a request need not spend a round trip on it before its own reads. Revocation still takes
- * effect at once: the token's row is read again in the request's first read batch (`TokenGate`), and the request
- * fails with 401 before any write or Durable Object call when the token no longer stands for the same principal.
+ * effect within the replica fence (src/db.ts): the token's row is read again, from the nearest fenced instance, in the
+ * request's first read batch (`TokenGate`), and the request fails with 401 before any write or Durable Object call
+ * when the token no longer stands for the same principal.
  */
+import { fencedD1 } from "../replica-fence";
 import type { Bindings } from "../env";
 import { ApiError } from "../errors";
-import { type CheckStatement, type Gate, type Hops, traced } from "../hops";
+import { type CheckStatement, extraHop, type Gate, type Hops, traced } from "../hops";
 import type { Principal } from "./principal";
 
 /** How long a remembered principal may stand in for the token read (each use is still rechecked). */
@@ -97,7 +99,10 @@ export class TokenGate implements Gate {
   private startAlone(): void {
     this.state = "running";
     this.hops.d1++;
-    this.running = traced(this.hops, "d1p", () => this.statement(this.env.DB.withSession("first-primary")).first()).then(
+    // The nearest instance, fenced: a revocation reaches it within REPLICA_FENCE_MS (docs/consistency.md).
+    this.running = traced(this.hops, "d1r", () =>
+      this.statement(fencedD1(this.env.DB, () => extraHop(this.hops, "d1p")).withSession("first-unconstrained")).first(),
+    ).then(
       (row) => {
         this.settle(row);
       },

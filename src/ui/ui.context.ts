@@ -14,7 +14,13 @@ export function callerOf(c: Ctx): Caller {
     authz = { authorized: new Set() };
     c.set("authz", authz);
   }
-  return { env, principal: c.get("principal"), db: env.DB.withSession("first-primary"), authorized: authz.authorized };
+  return {
+    env,
+    principal: c.get("principal"),
+    db: env.DB.withSession("first-primary"),
+    near: env.DB.withSession("first-unconstrained"),
+    authorized: authz.authorized,
+  };
 }
 
 export const wsPath = (org: string, name: string) => `/app/${encodeURIComponent(org)}/workspaces/${encodeURIComponent(name)}`;

@@ -75,7 +75,10 @@ export interface WorkspacePage {
  * UI asks for `projectOptions` too: two more statements in the same batch, no further round trip.
  */
 export async function listWorkspacePage(caller: Caller, organization: string, spec: ListSpec, opts: { projectOptions?: boolean } = {}): Promise<WorkspacePage> {
-  const loaded = await loadListPage(caller.db, caller.principal, organization, spec, "auto", opts);
+  // The nearest instance, fenced (docs/consistency.md); an organisation it does not know yet may be on the primary.
+  const loaded =
+    (await loadListPage(caller.near, caller.principal, organization, spec, "auto", opts)) ??
+    (await loadListPage(caller.db, caller.principal, organization, spec, "auto", opts));
   authorize(caller, "organization.read", { access: loaded?.access ?? null });
   if (!loaded) throw ApiError.of("not_found");
 

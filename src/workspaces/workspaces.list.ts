@@ -132,13 +132,13 @@ export async function listWorkspaces(c: Context<AppEnv>, organization: string, q
   const { spec, page, include } = query;
   parseInclude(include);
 
-  // Authorisation data travels in the same batch, so the whole list reads the primary (brief: auth on the primary).
+  // Authorisation data travels in the same batch, from the nearest fenced instance (docs/consistency.md).
   const caller = callerOf(c);
   let result: Awaited<ReturnType<typeof listWorkspacePage>>;
   try {
     result = await listWorkspacePage(caller, organization, spec);
   } finally {
-    exposeBookmark(c, caller.db);
+    exposeBookmark(c, caller.near);
   }
   const data = result.records.map(result.scope.serialize);
   const inc = await includeFor(caller, new URL(c.req.url).origin, result.records, result.scope, include, data);

@@ -106,24 +106,59 @@ export interface Readable {
 }
 
 /**
- * A workspace and the caller's right to act on it (`action`, after `workspace.read`: who cannot read
- * it cannot learn it exists), from ONE D1 batch over its index row: no Durable Object call. The
- * index copy is what every acknowledged write left there; a mutation then hands the DO a `guard`
- * of the facts it was authorised on, which the DO re-checks in its critical section.
+ * A workspace and the caller's right to act on it (`action`, after `workspace.read`: who cannot read it cannot learn it
+ * exists), from ONE D1 batch over its index row on the nearest instance (docs/consistency.md). A plain read
+ * (`workspace.read`) takes the record itself from the workspace's Durable Object, in parallel when the id is known,
+ * so a client's read-back sees its own acknowledged write however far the replica trails. A mutation authorises on the
+ * index copy and hands the DO a `guard` of the facts it was authorised on, which the DO re-checks in its critical
+ * section.
  */
 export async function readById(caller: Caller, id: string, action: Action = "workspace.read"): Promise<Readable> {
-  return readIndexed(caller, id, action);
+  return readIndexed(caller, id, action, action === "workspace.read");
 }
 
 /** As readById, by organisation and name (case-insensitive, as uniqueness is). */
 export async function readByName(caller: Caller, organization: string, name: string, action: Action = "workspace.read"): Promise<Readable> {
-  return readIndexed(caller, { organization, name }, action);
+  return readIndexed(caller, { organization, name }, action, action === "workspace.read");
 }
 
-async function readIndexed(caller: Caller, ref: WorkspaceRef, action: Action): Promise<Readable> {
-  const rows = await workspaceAccessRows(caller.db, caller.principal, ref);
+/** A workspace named by id or by organisation and name: one D1 batch either way. */
+export async function readRef(caller: Caller, ref: WorkspaceRef, action: Action = "workspace.read"): Promise<Readable> {
+  return readIndexed(caller, ref, action, action === "workspace.read");
+}
+
+/**
+ * A replica may only say yes: what it cannot find or refuses (a workspace just created, a grant just given) may be
+ * newer on the primary, which decides. A yes is trusted within the fence (src/db.ts).
+ */
+async function readIndexed(caller: Caller, ref: WorkspaceRef, action: Action, fromObject = false): Promise<Readable> {
+  try {
+    return await readOn(caller, caller.near, ref, action, fromObject);
+  } catch (err) {
+    if (!(err instanceof ApiError) || (err.status !== 404 && err.status !== 403)) throw err;
+    return readOn(caller, caller.db, ref, action, fromObject);
+  }
+}
+
+async function readOn(caller: Caller, db: Caller["db"], ref: WorkspaceRef, action: Action, fromObject: boolean): Promise<Readable> {
+  const byId = typeof ref === "string" ? ref : null;
+  const [rows, early] = await Promise.all([workspaceAccessRows(db, caller.principal, ref), fromObject && byId ? workspaceStub(caller.env, byId).get() : null]);
   if (!rows.record || !rows.org) throw ApiError.of("not_found");
-  const record = rows.record;
+  let record = rows.record;
+  if (fromObject) {
+    const res = early ?? (await workspaceStub(caller.env, record.id).get());
+    if (!res.ok) throw ApiError.of("not_found");
+    // The index row a name found may be older than a rename the object already holds.
+    if (typeof ref !== "string" && res.value.name.toLowerCase() !== ref.name.toLowerCase()) throw ApiError.of("not_found");
+    const object = res.value;
+    // Access was read for the index row's project and key: if the object has moved on, read it for the object's.
+    if (object.projectId !== record.projectId || object.organizationId !== record.organizationId || object.sshKeyId !== record.sshKeyId) {
+      const scope = await loadScope(caller, object.organizationId, [object]);
+      if (!scope) throw ApiError.of("not_found");
+      return authoriseOn(caller, object, scope, action);
+    }
+    record = object;
+  }
   const access = buildOrgAccess(caller.principal, rows.org, rows.teams);
   if (!access) throw ApiError.of("not_found");
   const deadTags = keyOnlyTagIds(record.tags).length > 0 ? new Set(rows.deadTagIds) : null;
@@ -134,11 +169,6 @@ async function readIndexed(caller: Caller, ref: WorkspaceRef, action: Action): P
     new Set(rows.liveSshKeyIds),
   );
   return authoriseOn(caller, record, scope, action);
-}
-
-/** A workspace named by id or by organisation and name: one D1 batch either way. */
-export async function readRef(caller: Caller, ref: WorkspaceRef, action: Action = "workspace.read"): Promise<Readable> {
-  return readIndexed(caller, ref, action);
 }
 
 /** From the DO itself (the index lagged behind it): the retry path of a mutation whose guard went stale. */

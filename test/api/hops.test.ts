@@ -32,13 +32,15 @@ describe("round trips per request", () => {
       list: hops(await api("GET", `/organizations/${org}/workspaces`, { token })),
       nameSearch: hops(await api("GET", `/organizations/${org}/workspaces?search%5Bname%5D=hop`, { token })),
     };
-    // The token's first request in this isolate: its read, then the one batch of the request.
-    expect(first).toBe("d1=2, do=0");
+    // The token's first request in this isolate: its read, then the one batch of the request beside the object's read.
+    expect(first).toBe("d1=2, do=1");
     expect(shapes).toEqual({
       // The token's recheck, alone: ping reads nothing else.
       ping: "d1=1, do=0",
-      showById: "d1=1, do=0",
-      showByName: "d1=1, do=0",
+      // The access batch on the nearest instance, and the record from the workspace's object (read-your-writes,
+      // docs/consistency.md): beside it by id, after it by name.
+      showById: "d1=1, do=1",
+      showByName: "d1=1, do=1",
       lock: "d1=1, do=1",
       unlock: "d1=1, do=1",
       // The access batch (organisation, teams, grants on the target project, the project), then the name claim.
@@ -69,18 +71,20 @@ describe("round trips per request", () => {
       ),
       list: trace(await api("GET", `/organizations/${org}/workspaces`, { token })),
     };
-    // The token's read, then the request's batch: each opens its own first-primary session, so both reach the primary.
-    expect(first).toBe("d1p, d1p");
+    // The token's read on the nearest (fenced) instance, then the request's batch there, with the object's read of
+    // the workspace beside it.
+    expect(first).toBe("d1r, d1r | do");
     expect(shapes).toEqual({
-      // The token's recheck on the primary, alone.
-      ping: "d1p",
-      showByName: "d1p",
-      // The access batch, then the object, which writes the index row before it answers.
-      lock: "d1p, do+d1w",
-      unlock: "d1p, do+d1w",
-      // The access batch, the name claim (a write), then the call that creates the object and its index row.
+      // The token's recheck on the nearest instance, alone.
+      ping: "d1r",
+      // The name's lookup nearby, then the record from its object.
+      showByName: "d1r, do",
+      // The access batch nearby, then the object, which writes the index row before it answers.
+      lock: "d1r, do+d1w",
+      unlock: "d1r, do+d1w",
+      // The access batch and the name claim on the primary, then the call that creates the object and its index row.
       create: "d1p, d1w, do-create+d1w",
-      list: "d1p",
+      list: "d1r",
     });
   });
 });
