@@ -64,7 +64,17 @@ function startServer(port) {
     cwd: root,
     detached: true,
     stdio: ["ignore", fd, fd],
-    env: { ...process.env, PORT: String(port), ADMIN_TOKEN: token, PERSIST_DIR: storeDir, RATE_LIMIT: "0", EXPOSE_HOPS: "1", EDITION: "self-hosted" },
+    // NO_AGENT: with terraform on PATH `npm start` also runs a local agent (about 120 MB), which is not the server.
+    env: {
+      ...process.env,
+      PORT: String(port),
+      ADMIN_TOKEN: token,
+      PERSIST_DIR: storeDir,
+      RATE_LIMIT: "0",
+      EXPOSE_HOPS: "1",
+      EDITION: "self-hosted",
+      NO_AGENT: "1",
+    },
   });
   pgid = child.pid;
   groups.add(pgid);

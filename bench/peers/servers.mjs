@@ -74,7 +74,7 @@ export function ours(root) {
     label: "workspace-service",
     version: null,
     notes: [
-      "`npm start` (scripts/start.mjs: the built Worker on workerd through Miniflare), fresh PERSIST_DIR, EXPOSE_HOPS=1, RATE_LIMIT=0",
+      "`npm start` (scripts/start.mjs: the built Worker on workerd through Miniflare), fresh PERSIST_DIR, EXPOSE_HOPS=1, RATE_LIMIT=0, NO_AGENT=1 (no local agent process)",
       "API token: an ordinary user's (created with POST /admin/users, its first token issued by the site admin), who creates the organisations and so owns them",
     ],
     skip: null,
@@ -113,6 +113,8 @@ export function ours(root) {
         RATE_LIMIT: "0",
         EXPOSE_HOPS: "1",
         EDITION: "self-hosted",
+        // With terraform on PATH `npm start` also runs a local agent (about 120 MB of RSS), which is not the server.
+        NO_AGENT: "1",
       },
     });
     s.parts = [{ name: "node + workerd", pgid: p.pgid }];

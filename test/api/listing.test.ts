@@ -300,6 +300,19 @@ describe("tags: search[tags], search[exclude-tags], filter[tagged]", () => {
     expect(ids.w5).toMatch(/^ws-/);
   });
 
+  it("search[tags] with one key counts each workspace once, whether it carries the key as a flat tag, a binding or both", async () => {
+    // The organisation has no deleted tag and no project binding of the key: the count comes from the index ranges.
+    const org = await createOrg();
+    await seed(org, [
+      { name: "both", tags: ["k"], bindings: { k: "v" } },
+      { name: "flat", tags: ["k"] },
+      { name: "bound", bindings: { k: "" } },
+      { name: "other", tags: ["j"], bindings: { j: "k" } },
+    ]);
+    await expectMatches(org, "search[tags]=k", ["both", "flat", "bound"]);
+    await expectMatches(org, "search[tags]=j", ["other"]);
+  });
+
   it("a value without its key is a 400 naming the key parameter; too many tag conditions are a 400", async () => {
     const org = await createOrg();
     const bad = await list(org, "filter[tagged][0][value]=prod");
