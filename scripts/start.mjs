@@ -14,7 +14,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { startLocalAgent } from "./lib/agent.mjs";
@@ -24,7 +24,7 @@ const started = Date.now();
 const port = Number(process.env.PORT || 8787);
 const store = persistDir();
 const { run, generated } = localVars();
-const workerConfig = join(root, process.env.WORKER_CONFIG || "wrangler.toml");
+const workerConfig = resolve(root, process.env.WORKER_CONFIG || "wrangler.toml");
 
 // 1-3. Build, migrate and assemble the configuration in a child; the configuration holds the run's secrets, so it is
 // read into memory here and its file removed at once.
