@@ -8,6 +8,11 @@
 // test. Results: bench/results/bench.md and .json (bench-<sizes>.* for other sizes), overwritten by each run so
 // history shows code, not result churn.
 //
+// Beside the service runs the floor (bench/floor/): a bare Worker with the same bindings that makes each shape's round
+// trips and nothing else, started the same way on a store of its own and seeded to the same size. Every shape is
+// measured against it interleaved (each client alternates a service operation and a floor operation), and the report
+// gives service ÷ floor for p50, p99 and CPU per request (`--no-floor` leaves it out).
+//
 // `-- --url http://127.0.0.1:8787 --token <site-admin token> [--pgid <process group>]` measures a server already
 // running instead (for example `npm run dev`, to compare with wrangler dev; start it with RATE_LIMIT=0). Linux only
 // for CPU and RSS (/proc); elsewhere those columns read n/a.
@@ -30,6 +35,9 @@ const { values: opt } = parseArgs({
     pgid: { type: "string" },
     seconds: { type: "string", default: "2" }, // measuring time per shape and concurrency (at least MIN_REQUESTS)
     label: { type: "string" },
+    "no-floor": { type: "boolean", default: false },
+    // Comma-separated shape names to measure (default all): a quick look while cutting one shape's cost.
+    shapes: { type: "string" },
   },
 });
 const SIZES = opt.size
@@ -40,11 +48,14 @@ const SECONDS = Number(opt.seconds);
 const MIN_REQUESTS = 30;
 const CONCURRENCY = [1, 8];
 const POPULATE_CONCURRENCY = 8;
-const TARGETS = { rssRestMb: 300, rssLoadMb: 400, populationPerSecond: 150 };
+const TARGETS = { rssRestMb: 300, rssLoadMb: 400, populationPerSecond: 150, floorRatio: 1.3 };
 const CLK_TCK = 100; // Linux USER_HZ
 
 // ---------------------------------------------------------------- the server and its processes
 let base, token, pgid, storeDir, logFile;
+/** The floor Worker: its URL and process group (null when not measured). */
+let floorBase = null;
+let floorPgid = null;
 if (opt.url) {
   base = opt.url.replace(/\/$/, "");
   token = opt.token;
@@ -56,28 +67,28 @@ if (opt.url) {
   token = `${randomBytes(7).toString("hex")}.atlasv1.${randomBytes(32).toString("hex")}`;
   base = `http://127.0.0.1:${port}`;
   startServer(port);
+  if (!opt["no-floor"]) {
+    const floorPort = await freePort([8787, port]);
+    floorBase = `http://127.0.0.1:${floorPort}`;
+    floorPgid = startWorker(floorPort, mkdtempSync(join(storeDir, "floor-")), { WORKER_CONFIG: join("bench", "floor", "wrangler.toml"), NO_AGENT: "1" });
+  }
 }
 /** node scripts/start.mjs (what `npm start` runs) on the bench's store, without npm's own process in the RSS. */
 function startServer(port) {
+  pgid = startWorker(port, storeDir, { EXPOSE_HOPS: "1" });
+}
+/** scripts/start.mjs on `store` with `env` on top; answers its process group. */
+function startWorker(port, store, env) {
   const fd = openSync(logFile, "a");
   const child = spawn(process.execPath, [join(root, "scripts", "start.mjs")], {
     cwd: root,
     detached: true,
     stdio: ["ignore", fd, fd],
     // NO_AGENT: with terraform on PATH `npm start` also runs a local agent (about 120 MB), which is not the server.
-    env: {
-      ...process.env,
-      PORT: String(port),
-      ADMIN_TOKEN: token,
-      PERSIST_DIR: storeDir,
-      RATE_LIMIT: "0",
-      EXPOSE_HOPS: "1",
-      EDITION: "self-hosted",
-      NO_AGENT: "1",
-    },
+    env: { ...process.env, PORT: String(port), ADMIN_TOKEN: token, PERSIST_DIR: store, RATE_LIMIT: "0", EDITION: "self-hosted", NO_AGENT: "1", ...env },
   });
-  pgid = child.pid;
-  groups.add(pgid);
+  groups.add(child.pid);
+  return child.pid;
 }
 const cleanup = () => {
   killAllGroups();
@@ -86,9 +97,9 @@ const cleanup = () => {
 process.on("exit", cleanup);
 for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => process.exit(130));
 
-/** Processes of the server's process group: [{ pid, comm, rssKb, cpuTicks }]. */
-function processes() {
-  if (!pgid || !existsSync("/proc")) return [];
+/** Processes of the server's process group (or `group`'s): [{ pid, comm, rssKb, cpuTicks }]. */
+function processes(group = pgid) {
+  if (!group || !existsSync("/proc")) return [];
   const out = [];
   for (const d of readdirSync("/proc")) {
     if (!/^\d+$/.test(d)) continue;
@@ -97,7 +108,7 @@ function processes() {
       const close = stat.lastIndexOf(")");
       const comm = stat.slice(stat.indexOf("(") + 1, close);
       const f = stat.slice(close + 2).split(" "); // f[0] is field 3 (state)
-      if (Number(f[2]) !== pgid) continue; // field 5: process group
+      if (Number(f[2]) !== group) continue; // field 5: process group
       out.push({ pid: Number(d), comm, cpuTicks: Number(f[11]) + Number(f[12]), rssKb: Number(f[21]) * 4 }); // utime, stime; rss pages
     } catch {}
   }
@@ -107,8 +118,8 @@ const rssMb = () => {
   const p = processes();
   return p.length ? p.reduce((s, x) => s + x.rssKb, 0) / 1024 : null;
 };
-const workerdTicks = () => {
-  const p = processes().filter((x) => x.comm.startsWith("workerd"));
+const workerdTicks = (group = pgid) => {
+  const p = processes(group).filter((x) => x.comm.startsWith("workerd"));
   return p.length ? p.reduce((s, x) => s + x.cpuTicks, 0) : null;
 };
 let peakRss = 0;
@@ -150,23 +161,35 @@ const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q 
 
 /**
  * Runs `op(worker, i)` (one operation: one or more requests, returning their results) from `concurrency` workers
- * for SECONDS (at least MIN_REQUESTS operations) after a short warm-up.
+ * for SECONDS (at least MIN_REQUESTS operations) after a short warm-up. With `floorOp`, each worker alternates it
+ * with `op` (which goes first alternates too), so both see the same machine; `floor` then has its p50, p99 and CPU.
  */
-async function measure(op, concurrency) {
-  for (let i = 0; i < 3; i++) await op(0, -1 - i);
+async function measure(op, concurrency, floorOp = null) {
+  for (let i = 0; i < 3; i++) {
+    await op(0, -1 - i);
+    if (floorOp) await floorOp(0, -1 - i);
+  }
   const samples = [];
+  const floorSamples = [];
   const hops = [];
   let n = 0;
   const ticks0 = workerdTicks();
+  const floorTicks0 = floorOp ? workerdTicks(floorPgid) : null;
   const t0 = performance.now();
   const until = t0 + SECONDS * 1000;
+  const timed = async (fn, w, i, into) => {
+    const t = performance.now();
+    const results = await fn(w, i);
+    into.push(performance.now() - t);
+    return results;
+  };
   await Promise.all(
     Array.from({ length: concurrency }, async (_, w) => {
       while (performance.now() < until || n < MIN_REQUESTS) {
         const i = n++;
-        const t = performance.now();
-        const results = await op(w, i);
-        samples.push(performance.now() - t);
+        if (floorOp && i % 2) await timed(floorOp, w, i, floorSamples);
+        const results = await timed(op, w, i, samples);
+        if (floorOp && !(i % 2)) await timed(floorOp, w, i, floorSamples);
         const h = results.map((r) => r.hops);
         hops.push(h.every(Boolean) ? h.reduce((a, b) => ({ d1: a.d1 + b.d1, do: a.do + b.do }), { d1: 0, do: 0 }) : null);
       }
@@ -174,7 +197,10 @@ async function measure(op, concurrency) {
   );
   const wall = (performance.now() - t0) / 1000;
   const ticks1 = workerdTicks();
+  const floorTicks1 = floorOp ? workerdTicks(floorPgid) : null;
+  const cpuMs = (a, b, count) => (a === null || b === null ? null : ((b - a) * (1000 / CLK_TCK)) / count);
   samples.sort((a, b) => a - b);
+  floorSamples.sort((a, b) => a - b);
   const known = hops.filter(Boolean);
   const mean = (k) => known.reduce((s, h) => s + h[k], 0) / known.length;
   return {
@@ -183,10 +209,23 @@ async function measure(op, concurrency) {
     p50: quantile(samples, 0.5),
     p99: quantile(samples, 0.99),
     perSecond: samples.length / wall,
-    cpuMs: ticks0 === null || ticks1 === null ? null : ((ticks1 - ticks0) * (1000 / CLK_TCK)) / samples.length,
+    cpuMs: cpuMs(ticks0, ticks1, samples.length),
     hops: known.length === hops.length && known.length ? { d1: mean("d1"), do: mean("do") } : null,
+    floor: floorOp
+      ? { p50: quantile(floorSamples, 0.5), p99: quantile(floorSamples, 0.99), cpuMs: cpuMs(floorTicks0, floorTicks1, floorSamples.length) }
+      : null,
   };
 }
+
+/** One floor request (bench/floor/index.mjs), refused unless it answers 2xx. */
+async function floorCall(method, path) {
+  const res = await fetch(`${floorBase}${path}`, { method });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`floor ${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
+  return text;
+}
+/** The size of a workspace's document in the floor: a show's response body, measured once populated. */
+let floorDocBytes = 1500;
 
 // ---------------------------------------------------------------- the dataset
 const ORG = `bench-${Date.now().toString(36)}`;
@@ -224,13 +263,25 @@ async function populate(from, to) {
 const pick = (i) => Math.abs(Math.imul(i + 7, 2654435761)) % ids.length; // spread over the dataset, deterministic
 let createSeq = 0;
 const lockIds = [];
+/**
+ * [name, op, isList, key, floorOp]: each shape's floor makes the round trips the service's X-Hops and its Durable
+ * Object's index write show for it (test/api/hops.test.ts), and nothing else (bench/floor/index.mjs).
+ */
 function shapes(size) {
   const deepPage = Math.max(1, Math.floor(size / 20 / 2));
   const list = (q) => () => call("GET", `/organizations/${ORG}/workspaces${q}`).then((r) => [r]);
+  const floorList = (offset) => () => floorCall("GET", `/list?offset=${offset}`);
+  const bytes = () => `bytes=${floorDocBytes}`;
   return [
-    ["authenticated ping", () => call("GET", "/ping").then((r) => [r]), false],
-    ["show by id", (_w, i) => call("GET", `/workspaces/${ids[pick(i)]}`).then((r) => [r]), false],
-    ["show by name", (_w, i) => call("GET", `/organizations/${ORG}/workspaces/${names[pick(i)]}`).then((r) => [r]), false],
+    ["authenticated ping", () => call("GET", "/ping").then((r) => [r]), false, undefined, () => floorCall("GET", "/ping")],
+    ["show by id", (_w, i) => call("GET", `/workspaces/${ids[pick(i)]}`).then((r) => [r]), false, undefined, (_w, i) => floorCall("GET", `/show/f-${pick(i)}`)],
+    [
+      "show by name",
+      (_w, i) => call("GET", `/organizations/${ORG}/workspaces/${names[pick(i)]}`).then((r) => [r]),
+      false,
+      undefined,
+      (_w, i) => floorCall("GET", `/name/${names[pick(i)]}`),
+    ],
     [
       "lock + unlock",
       async (w) => [
@@ -238,14 +289,26 @@ function shapes(size) {
         await call("POST", `/workspaces/${lockIds[w]}/actions/unlock`),
       ],
       false,
+      undefined,
+      async (w) => {
+        await floorCall("POST", `/lock/lock-${w}?${bytes()}`);
+        await floorCall("POST", `/unlock/lock-${w}?${bytes()}`);
+      },
     ],
-    ["create", () => call("POST", `/organizations/${CREATE_ORG}/workspaces`, createBody(`c-${createSeq++}`, 1)).then((r) => [r]), false],
-    ["list page 1", list(""), true],
-    [`deep page (${deepPage})`, list(`?page%5Bnumber%5D=${deepPage}`), true, "deep page"],
-    ["name search", list("?search%5Bname%5D=prod"), true],
-    ["tag search", list("?search%5Btags%5D=critical"), true],
+    [
+      "create",
+      () => call("POST", `/organizations/${CREATE_ORG}/workspaces`, createBody(`c-${createSeq++}`, 1)).then((r) => [r]),
+      false,
+      undefined,
+      () => floorCall("POST", `/create/c-${floorCreateSeq++}?${bytes()}`),
+    ],
+    ["list page 1", list(""), true, undefined, floorList(0)],
+    [`deep page (${deepPage})`, list(`?page%5Bnumber%5D=${deepPage}`), true, "deep page", floorList((deepPage - 1) * 20)],
+    ["name search", list("?search%5Bname%5D=prod"), true, undefined, floorList(0)],
+    ["tag search", list("?search%5Btags%5D=critical"), true, undefined, floorList(0)],
   ];
 }
+let floorCreateSeq = 0;
 
 // ---------------------------------------------------------------- run
 const result = {
@@ -261,6 +324,13 @@ try {
   const t0 = Date.now();
   await waitUp();
   result.startSeconds = opt.url ? null : (Date.now() - t0) / 1000;
+  while (floorBase) {
+    try {
+      if ((await fetch(`${floorBase}/`, { signal: AbortSignal.timeout(3000) })).status === 404) break;
+    } catch {}
+    if (Date.now() - t0 > 180_000) throw new Error(`the floor Worker did not answer:\n${tail(logFile)}`);
+    await sleep(300);
+  }
   await sleep(2000);
   result.rss.restEmpty = rssMb();
   // An ordinary user (the site admin's principal is never cached, and its ADMIN_TOKEN costs no D1 read), whose first
@@ -280,16 +350,24 @@ try {
     const rate = await populate(have, size);
     console.log(`bench: populated ${size} workspaces (${size - have} created at concurrency ${POPULATE_CONCURRENCY}: ${rate.toFixed(0)}/s)`);
     result.population.push({ size, created: size - have, perSecond: rate });
+    if (floorBase) {
+      const body = await fetch(`${base}/api/v2/workspaces/${ids[0]}`, { headers }).then((r) => r.text());
+      floorDocBytes = body.length;
+      await fetch(`${floorBase}/seed?bytes=${floorDocBytes}`, {
+        method: "POST",
+        body: JSON.stringify({ from: have, to: size, names: names.slice(have, size) }),
+      });
+    }
     have = size;
     peakRss = 0;
     await sleep(3000); // let outbox alarms and GC settle
     result.rss[`rest${size}`] = rssMb();
-    for (const [shape, op, isList, key] of shapes(size)) {
+    for (const [shape, op, isList, key, floorOp] of shapes(size).filter(([name]) => !opt.shapes || opt.shapes.split(",").includes(name))) {
       for (const c of CONCURRENCY) {
-        const m = await measure(op, c);
+        const m = await measure(op, c, floorBase ? floorOp : null);
         result.rows.push({ size, shape, key: key ?? shape, isList, ...m });
         console.log(
-          `bench: ${size} ${shape} c=${c}: p50 ${m.p50.toFixed(1)} ms, p99 ${m.p99.toFixed(1)} ms, ${m.perSecond.toFixed(0)}/s, cpu ${m.cpuMs?.toFixed(2) ?? "n/a"} ms, hops ${m.hops ? `d1=${m.hops.d1.toFixed(1)} do=${m.hops.do.toFixed(1)}` : "n/a"}`,
+          `bench: ${size} ${shape} c=${c}: p50 ${m.p50.toFixed(1)} ms, p99 ${m.p99.toFixed(1)} ms, ${m.perSecond.toFixed(0)}/s, cpu ${m.cpuMs?.toFixed(2) ?? "n/a"} ms, hops ${m.hops ? `d1=${m.hops.d1.toFixed(1)} do=${m.hops.do.toFixed(1)}` : "n/a"}${m.floor ? `; floor p50 ${m.floor.p50.toFixed(2)} ms (${(m.p50 / m.floor.p50).toFixed(2)}×), cpu ${m.floor.cpuMs?.toFixed(2) ?? "n/a"} ms` : ""}`,
         );
       }
     }
@@ -314,6 +392,7 @@ try {
     // The allocator keeps what a population burst took; a server started on the populated store shows what serving
     // it costs: at rest, then under the shapes that create nothing (each at concurrency 8).
     await stopGroup(pgid);
+    if (floorPgid) await stopGroup(floorPgid);
     startServer(new URL(base).port);
     await waitUp();
     await sleep(5000);
@@ -377,6 +456,7 @@ const md = [
     (r) => `| ${r.size} | ${r.shape} | ${r.concurrency} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.perSecond, 0)} | ${f(r.cpuMs, 2)} | ${hopsText(r.hops)} |`,
   ),
   "",
+  ...floorSection(),
   `List page latency at the larger size ÷ at ${small} (p50, concurrency 1):`,
   "",
   `| shape | workspaces | p50 | p50 at ${small} | ratio |`,
@@ -407,6 +487,23 @@ const md = [
   `- ${verdict(result.targets.population.pass)} population ${f(popRate, 0)} workspaces/s ≥ ${TARGETS.populationPerSecond}/s`,
   "",
 ];
+/** Service ÷ floor per shape (bench/floor/): latency and CPU per request, both measured interleaved. */
+function floorSection() {
+  const rows = result.rows.filter((r) => r.floor);
+  if (!rows.length) return [];
+  const worst = Math.max(...rows.map((r) => r.p50 / r.floor.p50));
+  return [
+    `Service ÷ floor: the floor (\`bench/floor/\`) is a bare Worker with the same bindings making each shape's round trips and nothing else, measured interleaved with the service (each client alternates the two). Target: every shape ≤ ${TARGETS.floorRatio}× its floor at p50 (worst here ${f(worst, 2)}×).`,
+    "",
+    "| workspaces | shape | conc. | floor p50 | floor p99 | p50 | p99 | ÷ floor p50 | ÷ floor p99 | floor CPU ms/req | CPU ms/req | ÷ floor CPU |",
+    "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ...rows.map(
+      (r) =>
+        `| ${r.size} | ${r.shape} | ${r.concurrency} | ${f(r.floor.p50, 2)} | ${f(r.floor.p99, 2)} | ${f(r.p50, 2)} | ${f(r.p99, 2)} | ${f(r.p50 / r.floor.p50, 2)} | ${f(r.p99 / r.floor.p99, 2)} | ${f(r.floor.cpuMs, 2)} | ${f(r.cpuMs, 2)} | ${r.floor.cpuMs ? f(r.cpuMs / r.floor.cpuMs, 2) : "n/a"} |`,
+    ),
+    "",
+  ];
+}
 function readCpuCount() {
   try {
     return readFileSync("/proc/cpuinfo", "utf8")

@@ -9,11 +9,12 @@
 // ADMIN_TOKEN, EDITION, BLOB_SIGNING_KEY, RATE_LIMIT, AGENT_TOKEN come from the environment, else from the git-ignored
 // .dev.vars (generated there on first start); FAULT_INJECTION and EXPOSE_HOPS from the environment only. With
 // Terraform on PATH (or TERRAFORM) and no NO_AGENT, a local agent runs the remote runs once the service is ready.
+// WORKER_CONFIG (default wrangler.toml) runs another Worker the same way: the bench's floor (bench/floor/).
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { startLocalAgent } from "./lib/agent.mjs";
@@ -23,6 +24,7 @@ const started = Date.now();
 const port = Number(process.env.PORT || 8787);
 const store = persistDir();
 const { run, generated } = localVars();
+const workerConfig = resolve(root, process.env.WORKER_CONFIG || "wrangler.toml");
 
 // 1-3. Build, migrate and assemble the configuration in a child; the configuration holds the run's secrets, so it is
 // read into memory here and its file removed at once.
@@ -30,7 +32,7 @@ const outdir = mkdtempSync(join(tmpdir(), "workspace-service-build-"));
 let workerdPath, configBinary, scratch;
 try {
   const out = await new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(root, "scripts", "lib", "worker-prepare.mjs"), join(root, "wrangler.toml"), store, outdir], {
+    const child = spawn(process.execPath, [join(root, "scripts", "lib", "worker-prepare.mjs"), workerConfig, store, outdir], {
       cwd: root,
       stdio: ["ignore", "pipe", "inherit"],
       env: { ...process.env, WORKER_RUN_VARS: JSON.stringify(run) },

@@ -14,16 +14,18 @@ import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, extname, join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { unstable_getMiniflareWorkerOptions, unstable_readConfig, unstable_splitSqlQuery } from "wrangler";
 
 const [configPath, store, outdir] = process.argv.slice(2).map((p) => resolve(p));
 const projectRoot = dirname(configPath);
+// The tools (wrangler, the capture stand-in) are this checkout's, wherever the configuration is.
+const toolsRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const env = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" };
 
 // 1. The build, in the background while the migrations run.
 const build = new Promise((ok, fail) => {
-  const child = spawn(join(projectRoot, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", outdir], {
+  const child = spawn(join(toolsRoot, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", outdir], {
     cwd: projectRoot,
     env,
     stdio: ["ignore", "pipe", "pipe"],
@@ -112,7 +114,7 @@ const modules = [mainName, ...files.filter((f) => f !== mainName)].map((f) => ({
   contents: readFileSync(join(outdir, f)),
 }));
 const capture = join(outdir, "workerd.bin");
-process.env.MINIFLARE_WORKERD_PATH = join(projectRoot, "scripts", "lib", "workerd-capture.sh");
+process.env.MINIFLARE_WORKERD_PATH = join(toolsRoot, "scripts", "lib", "workerd-capture.sh");
 process.env.WORKERD_CONFIG_CAPTURE = capture;
 process.env.MINIFLARE_WORKERD_CONFIG_DEBUG = join(outdir, "workerd.json"); // the same configuration, as JSON
 // V8's young generation grows to 16 MB semi-spaces by default, and under sustained load the runtime's RSS grew

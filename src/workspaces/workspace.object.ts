@@ -111,6 +111,8 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
    */
   private indexed: { tags: string; name: string } | null = null;
   private bookmark: string | null = null;
+  /** `indexedSeqs`' copy of the two meta rows (null until first read after a start). */
+  private seqs: { sv: number; cv: number } | null = null;
   private faultBudget = 0;
   /** Test-only: the faults of the call `withFaults` is making, for the index write that call flushes. */
   private callFaults: Faults | undefined;
@@ -236,13 +238,14 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
   /** Writes the record and its outbox entry in one implicit transaction (no await in between). */
   private commit(kind: "live" | "deleted", record: WorkspaceRecord): void {
     const sql = this.ctx.storage.sql;
+    const text = JSON.stringify(record);
     sql.exec(
       `INSERT INTO workspace (singleton, kind, record) VALUES (1, ?, ?)
        ON CONFLICT(singleton) DO UPDATE SET kind = excluded.kind, record = excluded.record`,
       kind,
-      JSON.stringify(record),
+      text,
     );
-    sql.exec("INSERT INTO outbox (version, op, record) VALUES (?, ?, ?)", record.version, kind === "live" ? "upsert" : "delete", JSON.stringify(record));
+    sql.exec("INSERT INTO outbox (version, op, record) VALUES (?, ?, ?)", record.version, kind === "live" ? "upsert" : "delete", text);
     // The alarm that drains the outbox is set in this same synchronous section (no
     // await since the writes above), so it commits atomically with them: a kill before the flush
     // below reaches D1 still leaves an alarm that will. A successful flush clears it again.
@@ -820,16 +823,18 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
 
   // ---- outbox ----
 
-  /** The last state version (by seq) the D1 index has. */
-  private indexedSeq(): number {
-    const row = this.ctx.storage.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'sv_indexed_seq'").toArray()[0];
-    return row ? Number(row.value) : 0;
-  }
-
-  /** The last configuration version (by seq) the D1 index has. */
-  private indexedCvSeq(): number {
-    const row = this.ctx.storage.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'cv_indexed_seq'").toArray()[0];
-    return row ? Number(row.value) : 0;
+  /**
+   * The last state version and configuration version (by seq) the D1 index has. Only `flushOnce` writes them, so
+   * they are read from storage once per start of the object and kept here after (each flush read both before).
+   */
+  private indexedSeqs(): { sv: number; cv: number } {
+    if (this.seqs) return this.seqs;
+    const rows = this.ctx.storage.sql
+      .exec<{ key: string; value: string }>("SELECT key, value FROM meta WHERE key IN ('sv_indexed_seq', 'cv_indexed_seq')")
+      .toArray();
+    const of = (key: string) => Number(rows.find((r) => r.key === key)?.value ?? 0);
+    this.seqs = { sv: of("sv_indexed_seq"), cv: of("cv_indexed_seq") };
+    return this.seqs;
   }
 
   /** Serialised flush: always writes the newest outbox entry, so an older one can never land last. */
@@ -863,11 +868,12 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
     // The project hold of a create or move ends once the index row carries it.
     statements.push(settledRefsStatement(session, record.id, latest.op === "delete"));
     // The state-version id → workspace map is this DO's to write too, in the same batch.
-    const versions = latest.op === "delete" ? [] : unindexedVersions(sql, this.indexedSeq());
+    const seqs = this.indexedSeqs();
+    const versions = latest.op === "delete" ? [] : unindexedVersions(sql, seqs.sv);
     if (latest.op === "delete") statements.push(dropStateVersionIndexStatement(session, record.id));
     else if (versions.length) statements.push(stateVersionIndexStatement(session, record.id, versions));
     // So is the configuration-version id → workspace map.
-    const cvs = latest.op === "delete" ? [] : unindexedCvs(sql, this.indexedCvSeq());
+    const cvs = latest.op === "delete" ? [] : unindexedCvs(sql, seqs.cv);
     if (latest.op === "delete") statements.push(dropCvIndexStatement(session, record.id));
     else if (cvs.length) statements.push(cvIndexStatement(session, record, cvs));
     // So are the run and job rows of the runs changed since the last flush.
@@ -890,8 +896,14 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
       return;
     }
     sql.exec("DELETE FROM outbox WHERE seq <= ?", latest.seq);
-    if (versions.length) sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('sv_indexed_seq', ?)", String(versions[versions.length - 1]!.seq));
-    if (cvs.length) sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('cv_indexed_seq', ?)", String(cvs[cvs.length - 1]!.seq));
+    if (versions.length) {
+      seqs.sv = versions[versions.length - 1]!.seq;
+      sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('sv_indexed_seq', ?)", String(seqs.sv));
+    }
+    if (cvs.length) {
+      seqs.cv = cvs[cvs.length - 1]!.seq;
+      sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('cv_indexed_seq', ?)", String(seqs.cv));
+    }
     markIndexed(
       sql,
       runs.map((r) => ({ id: r.row.id, version: r.row.version })),
