@@ -23,8 +23,9 @@ describe("index consistency", () => {
     });
     expect(res.status).toBe(200);
     expect(res.body.data.attributes.name).toBe(next);
-    // Reads (show by id included: one D1 batch, no DO call) follow the index, which lags until the retry.
-    expect((await api("GET", `/workspaces/${ws.id}`)).body.data.attributes.name).toBe(ws.attributes.name);
+    // A show by id reads the record from its object, so the client's own read-back sees the rename at once; the index
+    // row (lists, search, names) lags until the retry.
+    expect((await api("GET", `/workspaces/${ws.id}`)).body.data.attributes.name).toBe(next);
     expect((await indexRow(ws.id))?.name).toBe(ws.attributes.name);
     // The new name is leased to this workspace meanwhile: nobody else can take it.
     const clash = await api("POST", `/organizations/${org}/workspaces`, { body: { data: { type: "workspaces", attributes: { name: next } } } });
