@@ -27,6 +27,7 @@ import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { ensureNullProvider, ensureTerraform } from "../scripts/lib/binaries.mjs";
+import { cliEnvironment } from "../scripts/lib/cli-config.mjs";
 import { startRecordingProxy } from "../scripts/lib/proxy.mjs";
 import { freePort, groups, killAllGroups, sleep, stopGroup, tail } from "../scripts/lib/service.mjs";
 
@@ -207,38 +208,7 @@ function terraformRun(dir, args, env) {
 
 async function cliTraces(org) {
   proxy = await startRecordingProxy({ target: base });
-  const host = `localhost:${proxy.port}`;
-  const apiUrl = `${proxy.base}/api/v2/`;
-  const cliConfig = join(work, "terraform.rc");
-  writeFileSync(
-    cliConfig,
-    `provider_installation {
-  filesystem_mirror {
-    path    = ${JSON.stringify(nullProvider.mirror)}
-    include = ["registry.terraform.io/hashicorp/null"]
-  }
-  direct {
-    exclude = ["registry.terraform.io/hashicorp/null"]
-  }
-}
-host ${JSON.stringify(host)} {
-  services = {
-    "tfe.v2"   = ${JSON.stringify(apiUrl)}
-    "tfe.v2.1" = ${JSON.stringify(apiUrl)}
-    "tfe.v2.2" = ${JSON.stringify(apiUrl)}
-  }
-}
-credentials ${JSON.stringify(host)} {
-  token = ${JSON.stringify(token)}
-}
-`,
-  );
-  const env = {
-    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(TF_|TFE_|TFC_)/.test(k))),
-    TF_CLI_CONFIG_FILE: cliConfig,
-    TF_IN_AUTOMATION: "1",
-    CHECKPOINT_DISABLE: "1",
-  };
+  const { host, env } = cliEnvironment({ proxy, token, mirror: nullProvider.mirror, dir: work });
   const modes = [["local", "local"]];
   if (!opt["no-remote"]) modes.push(["remote", "remote"]);
   const traces = [];

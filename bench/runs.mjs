@@ -24,6 +24,7 @@ import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { ensureNullProvider, ensureTerraform } from "../scripts/lib/binaries.mjs";
+import { cliEnvironment } from "../scripts/lib/cli-config.mjs";
 import { startRecordingProxy } from "../scripts/lib/proxy.mjs";
 import { freePort, groups, killAllGroups, sleep, stopGroup, tail } from "../scripts/lib/service.mjs";
 
@@ -370,39 +371,8 @@ async function tfOk(dir, args, env) {
 
 async function benchApply(org, n) {
   proxy = await startRecordingProxy({ target: base });
-  const host = `localhost:${proxy.port}`;
-  const apiUrl = `${proxy.base}/api/v2/`;
   const ws = await workspace(org, "bench-apply", { "execution-mode": "remote" });
-  const cliConfig = join(work, "terraform.rc");
-  writeFileSync(
-    cliConfig,
-    `provider_installation {
-  filesystem_mirror {
-    path    = ${JSON.stringify(nullProvider.mirror)}
-    include = ["registry.terraform.io/hashicorp/null"]
-  }
-  direct {
-    exclude = ["registry.terraform.io/hashicorp/null"]
-  }
-}
-host ${JSON.stringify(host)} {
-  services = {
-    "tfe.v2"   = ${JSON.stringify(apiUrl)}
-    "tfe.v2.1" = ${JSON.stringify(apiUrl)}
-    "tfe.v2.2" = ${JSON.stringify(apiUrl)}
-  }
-}
-credentials ${JSON.stringify(host)} {
-  token = ${JSON.stringify(token)}
-}
-`,
-  );
-  const env = {
-    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(TF_|TFE_|TFC_)/.test(k))),
-    TF_CLI_CONFIG_FILE: cliConfig,
-    TF_IN_AUTOMATION: "1",
-    CHECKPOINT_DISABLE: "1",
-  };
+  const { host, env } = cliEnvironment({ proxy, token, mirror: nullProvider.mirror, dir: work });
   const remoteDir = join(work, "apply-remote");
   const localDir = join(work, "apply-local");
   mkdirSync(remoteDir);
