@@ -5,7 +5,8 @@
 // many rows as the service holds, each carrying a document as large as a workspace's.
 //
 //   GET  /ping                  one D1 read of one small row (the token recheck)
-//   GET  /show/:id, /name/:name one D1 read of one row's document (the workspace read batch)
+//   GET  /show/:id              one D1 read (the access batch) beside one DO read (the record), as the service's show
+//   GET  /name/:name            one D1 read (the name's row), then one DO read (the record)
 //   GET  /list?offset=n         one D1 read of a page of 20 documents (a list batch)
 //   POST /lock/:id, /unlock/:id one D1 read, then one DO call: a SQLite write, then a D1 index write
 //   POST /create/:name          one D1 read, one D1 write (the name claim), then one DO call: a SQLite write, then a
@@ -21,6 +22,11 @@ export class FloorObject extends DurableObject {
   constructor(ctx, env) {
     super(ctx, env);
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS record (singleton INTEGER PRIMARY KEY, version INTEGER NOT NULL, doc TEXT NOT NULL)");
+  }
+
+  /** The record, as a show reads it from the workspace's object. */
+  async read() {
+    return this.ctx.storage.sql.exec("SELECT doc FROM record WHERE singleton = 1").toArray()[0]?.doc ?? null;
   }
 
   /** One SQLite write, then the D1 index write; answers the new version. */
@@ -53,10 +59,18 @@ export default {
       case "GET ping":
         await db.prepare("SELECT version FROM floor_index WHERE id = ?").bind("f-0").first();
         return new Response(null, { status: 204 });
-      case "GET show":
-        return text((await db.prepare("SELECT doc FROM floor_index WHERE id = ?").bind(arg).first("doc")) ?? "{}");
-      case "GET name":
-        return text((await db.prepare("SELECT doc FROM floor_index WHERE org = ? AND name = ?").bind(ORG, arg).first("doc")) ?? "{}");
+      case "GET show": {
+        const [row, record] = await Promise.all([
+          db.prepare("SELECT doc FROM floor_index WHERE id = ?").bind(arg).first("doc"),
+          env.FLOOR.getByName(arg).read(),
+        ]);
+        return text(record ?? row ?? "{}");
+      }
+      case "GET name": {
+        const row = await db.prepare("SELECT id, doc FROM floor_index WHERE org = ? AND name = ?").bind(ORG, arg).first();
+        const record = row ? await env.FLOOR.getByName(row.id).read() : null;
+        return text(record ?? row?.doc ?? "{}");
+      }
       case "GET list": {
         const rows = await db
           .prepare("SELECT doc FROM floor_index WHERE org = ? ORDER BY name LIMIT ? OFFSET ?")
