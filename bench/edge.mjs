@@ -20,13 +20,13 @@
 //   --no-remote     skip the remote-mode plan (it needs the local agent)
 // Results: bench/results/edge.md and .json, overwritten by each run. Needs Terraform >= 1.10 on PATH (or TERRAFORM).
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, dirname, join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { ensureNullProvider, ensureTerraform } from "../scripts/lib/binaries.mjs";
+import { startBenchServer } from "../scripts/lib/bench-server.mjs";
 import { cliEnvironment } from "../scripts/lib/cli-config.mjs";
 import { startRecordingProxy } from "../scripts/lib/proxy.mjs";
 import { freePort, groups, killAllGroups, sleep, stopGroup, tail } from "../scripts/lib/service.mjs";
@@ -90,25 +90,14 @@ const nullProvider = opt["no-cli"] ? null : ensureNullProvider(log);
 const work = mkdtempSync(join(tmpdir(), "bench-edge-"));
 const logFile = join(work, "server.log");
 const port = await freePort();
-const adminToken = `${randomBytes(7).toString("hex")}.atlasv1.${randomBytes(32).toString("hex")}`;
-const base = `http://127.0.0.1:${port}`;
-const server = spawn(process.execPath, [join(root, "scripts", "start.mjs")], {
-  cwd: root,
-  detached: true,
-  stdio: ["ignore", openSync(logFile, "a"), openSync(logFile, "a")],
-  env: {
-    ...process.env,
-    PORT: String(port),
-    ADMIN_TOKEN: adminToken,
-    AGENT_TOKEN: randomBytes(24).toString("hex"),
-    PERSIST_DIR: join(work, "store"),
-    RATE_LIMIT: "0",
-    EXPOSE_HOPS: "1",
-    EDITION: "self-hosted",
-    ...(terraform
-      ? { TERRAFORM: terraform.path, AGENT_PLUGIN_MIRROR: nullProvider.mirror, PATH: `${dirname(terraform.path)}${delimiter}${process.env.PATH}` }
-      : { NO_AGENT: "1" }),
-  },
+const { server, adminToken, base } = startBenchServer({
+  root,
+  port,
+  store: join(work, "store"),
+  logFile,
+  terraform: terraform?.path,
+  mirror: nullProvider?.mirror,
+  env: { EXPOSE_HOPS: "1" },
 });
 groups.add(server.pid);
 let proxy = null;

@@ -17,6 +17,7 @@
 // running instead (for example `npm run dev`, to compare with wrangler dev; start it with RATE_LIMIT=0). Linux only
 // for CPU and RSS (/proc); elsewhere those columns read n/a.
 import { spawn } from "node:child_process";
+import { cpuCount } from "../scripts/lib/bench-server.mjs";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -448,7 +449,7 @@ result.listRatios = ratios;
 const md = [
   `# Bench ${result.date.slice(0, 10)}: ${result.runtime}`,
   "",
-  `Local run on a ${readCpuCount()}-core machine (bench client on the same machine). Latency in ms; CPU = workerd CPU time per request (or per lock + unlock pair), from /proc at 10 ms resolution; hops = D1 and Durable Object round trips per request from \`X-Hops\` (n/a: the Worker does not send it).${result.startSeconds ? ` Server ready in ${f(result.startSeconds)} s.` : ""}`,
+  `Local run on a ${cpuCount()}-core machine (bench client on the same machine). Latency in ms; CPU = workerd CPU time per request (or per lock + unlock pair), from /proc at 10 ms resolution; hops = D1 and Durable Object round trips per request from \`X-Hops\` (n/a: the Worker does not send it).${result.startSeconds ? ` Server ready in ${f(result.startSeconds)} s.` : ""}`,
   "",
   "| workspaces | shape | conc. | p50 | p99 | req/s | CPU ms/req | hops/req |",
   "|---:|---|---:|---:|---:|---:|---:|---|",
@@ -503,15 +504,6 @@ function floorSection() {
     ),
     "",
   ];
-}
-function readCpuCount() {
-  try {
-    return readFileSync("/proc/cpuinfo", "utf8")
-      .split("\n")
-      .filter((l) => l.startsWith("processor")).length;
-  } catch {
-    return "?";
-  }
 }
 const dir = join(root, "bench", "results");
 mkdirSync(dir, { recursive: true });

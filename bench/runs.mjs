@@ -17,13 +17,13 @@
 // Targets are printed as PASS/FAIL, never asserted in a test. Results: bench/results/runs.md and .json, overwritten
 // by each run. Needs Terraform >= 1.10 on PATH (or TERRAFORM) and Go for the stand-in's first build. Linux/macOS.
 import { spawn, spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, dirname, join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { ensureNullProvider, ensureTerraform } from "../scripts/lib/binaries.mjs";
+import { cpuCount, startBenchServer } from "../scripts/lib/bench-server.mjs";
 import { cliEnvironment } from "../scripts/lib/cli-config.mjs";
 import { startRecordingProxy } from "../scripts/lib/proxy.mjs";
 import { freePort, groups, killAllGroups, sleep, stopGroup, tail } from "../scripts/lib/service.mjs";
@@ -53,26 +53,7 @@ const work = mkdtempSync(join(tmpdir(), "bench-runs-"));
 const storeDir = join(work, "store");
 const logFile = join(work, "server.log");
 const port = await freePort();
-const adminToken = `${randomBytes(7).toString("hex")}.atlasv1.${randomBytes(32).toString("hex")}`;
-const base = `http://127.0.0.1:${port}`;
-const server = spawn(process.execPath, [join(root, "scripts", "start.mjs")], {
-  cwd: root,
-  detached: true,
-  stdio: ["ignore", openSync(logFile, "a"), openSync(logFile, "a")],
-  env: {
-    ...process.env,
-    PORT: String(port),
-    ADMIN_TOKEN: adminToken,
-    AGENT_TOKEN: randomBytes(24).toString("hex"),
-    PERSIST_DIR: storeDir,
-    RATE_LIMIT: "0",
-    EDITION: "self-hosted",
-    TERRAFORM: terraform.path,
-    AGENT_PLUGIN_MIRROR: nullProvider.mirror,
-    PATH: `${dirname(terraform.path)}${delimiter}${process.env.PATH}`,
-    NO_AGENT: undefined, // the local agent runs the remote workspaces' runs
-  },
-});
+const { server, adminToken, base } = startBenchServer({ root, port, store: storeDir, logFile, terraform: terraform.path, mirror: nullProvider.mirror });
 groups.add(server.pid);
 let serverExit = null;
 server.on("exit", (code, signal) => (serverExit = `the server exited (${signal ?? code})`));
@@ -599,15 +580,6 @@ if (result.apply)
     `- ${verdict(result.apply.differenceMs <= TARGETS.applyOverheadMs)} remote apply overhead (p50) ${f(result.apply.differenceMs)} ms ≤ ${TARGETS.applyOverheadMs} ms`,
   );
 md.push("");
-function cpuCount() {
-  try {
-    return readFileSync("/proc/cpuinfo", "utf8")
-      .split("\n")
-      .filter((l) => l.startsWith("processor")).length;
-  } catch {
-    return "?";
-  }
-}
 const dir = join(root, "bench", "results");
 mkdirSync(dir, { recursive: true });
 // A partial run (`--only`) writes beside the current results (git-ignored), never over them.
