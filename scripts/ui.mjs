@@ -15,11 +15,11 @@
 // non-zero when any step failed. CHROMIUM: the browser binary (default: `chromium` on PATH, else /usr/bin/chromium).
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, isAbsolute, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { chromium } from "playwright-core";
 import { killAllGroups, startService } from "./lib/service.mjs";
 
@@ -736,6 +736,19 @@ await step("pages fit a 360 px wide screen", async () => {
   }
   await phone.context().close();
 });
+
+// Further areas' steps, one module each (scripts/ui/*.steps.mjs, run in name order): each exports a default
+// `async (h) => {}` given the harness below, and keeps its own workspaces, teams and users.
+const harness = { step, check, api, newPage, audit, gotoPage, submit, takeRefusalLog, signedIn, post, service, ORG, log, StepError };
+const stepDir = join(root, "scripts", "ui");
+if (existsSync(stepDir)) {
+  for (const file of readdirSync(stepDir)
+    .filter((f) => f.endsWith(".steps.mjs"))
+    .sort()) {
+    const mod = await import(pathToFileURL(join(stepDir, file)).href);
+    await mod.default(harness);
+  }
+}
 
 await step("sign out ends the session", async () => {
   await admin.goto(`${service.base}/app`);
