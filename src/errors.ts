@@ -94,7 +94,7 @@ export const ERRORS = {
   // ---- runs: the engine in the workspace's object (src/runs/runs.engine.ts) ----
   /** A run action its run's status does not allow (the detail names the status). */
   run_transition: { status: 409, title: "transition not allowed" },
-  /** force-execute: the run is not pending, or no other run holds the lock (runs-notes: 403). */
+  /** force-execute: the run is not pending, or no other run holds the lock (403, as the real service answers). */
   run_force_execute_forbidden: { status: 403, title: "forbidden" },
   /** An agent's call about a job whose claim it lost (another claim, lease expired, canceled): the agent stops. */
   job_lost: { status: 409, title: "conflict", detail: "The job's claim was lost" },

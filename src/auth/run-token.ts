@@ -6,7 +6,6 @@
  * or unknown run refuses it), and the job calls of the agent protocol check the claim in the workspace's object.
  */
 import type { Bindings } from "../env";
-import type { Phase } from "../runs/runs.types";
 import type { Principal } from "./principal";
 import type { RunStandingRow } from "./principal.d1";
 
@@ -64,7 +63,8 @@ export interface RunTokenClaims {
   runId: string;
   workspaceId: string;
   organizationId: string;
-  phase: Phase;
+  /** The run phase the token was minted for (a run's `plan` or `apply` job). */
+  phase: "plan" | "apply";
   claimId: string;
   /** Expiry, seconds since the epoch. */
   expiresAt: number;

@@ -65,7 +65,7 @@ export function OrganizationsPage(props: { principal: Principal; organizations: 
   );
 }
 
-export interface ListRow {
+export interface ListItem {
   name: string;
   project: string;
   lock: LockState;
@@ -104,7 +104,7 @@ function LockBadge(props: { lock: LockState; holderName: string | null }) {
 export function WorkspaceListPage(props: {
   principal: Principal;
   organization: string;
-  rows: ListRow[];
+  rows: ListItem[];
   total: number;
   page: { number: number; size: number };
   query: URLSearchParams;

@@ -24,7 +24,7 @@ import { listWorkspacePage } from "../workspaces/workspaces.list.service";
 import { callerOf } from "./ui.context";
 import { UI_CSS } from "./ui.css";
 import { ErrorPage } from "./ui.layout";
-import { OrganizationsPage, ProjectsPage, SignInPage, WorkspaceListPage, type ListRow } from "./ui.pages";
+import { OrganizationsPage, ProjectsPage, SignInPage, WorkspaceListPage, type ListItem } from "./ui.pages";
 import { page, UI_ROUTE_ACTIONS } from "./ui.requirements";
 import { principalOfSession, SESSION_COOKIE, SESSION_TTL_SECONDS, signIn, signOut } from "./ui.session";
 import { runsUi } from "./ui.runs";
@@ -136,7 +136,7 @@ page(ui, "get", "/:organization/workspaces", "organization.read", async (c) => {
   const { spec, page } = parseListQuery(c.req.query());
   const caller = callerOf(c);
   const result = await listWorkspacePage(caller, organization, spec, { projectOptions: true });
-  const rows: ListRow[] = result.records.map((r) => {
+  const rows: ListItem[] = result.records.map((r) => {
     const a = result.scope.serialize(r).attributes as Record<string, unknown>;
     return {
       name: r.name,
