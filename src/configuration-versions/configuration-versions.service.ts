@@ -8,6 +8,7 @@ import { edition } from "../env";
 import { ApiError, unwrap } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
+import { runActor } from "../runs/run-actor";
 import { mutateAs, readById } from "../workspaces/workspaces.service";
 import { workspaceOfCv } from "./configuration-versions.d1";
 import type { CvCreateAttributes } from "./configuration-versions.schemas";
@@ -33,7 +34,7 @@ export async function createConfigurationVersion(
 ): Promise<CreatedCv> {
   const id = newId("cv");
   const now = nowIso();
-  const { value } = await mutateAs(caller, workspaceId, "runs.queue", (_r, guard) =>
+  const { value } = await mutateAs(caller, workspaceId, "runs.queue", (r, guard) =>
     cvStub(caller.env, workspaceId).createConfigurationVersion({
       id,
       now,
@@ -41,6 +42,7 @@ export async function createConfigurationVersion(
       autoQueueRuns: attributes["auto-queue-runs"] ?? true,
       speculative: attributes.speculative ?? false,
       provisional: attributes.provisional ?? false,
+      creator: runActor(caller, r),
       guard,
     }),
   );

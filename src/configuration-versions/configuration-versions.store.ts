@@ -5,6 +5,7 @@
  */
 import { fail, type Failure } from "../errors";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
+import type { RunActor } from "../runs/runs.types";
 import type { ConfigurationVersionRecord } from "./configuration-versions.types";
 
 /** One stored piece; also the granularity of reads (8 pieces per RPC, well under the 32 MiB RPC limit). */
@@ -54,6 +55,7 @@ export interface CreateCvInput {
   speculative: boolean;
   provisional: boolean;
   autoQueueRuns: boolean;
+  creator: RunActor;
 }
 
 /**
@@ -75,6 +77,7 @@ export function createCv(sql: SqlStorage, w: WorkspaceRecord, input: CreateCvInp
     createdAt: input.now,
     size: null,
     sha256: null,
+    creator: input.creator,
   };
   const seq = (sql.exec<{ n: number | null }>("SELECT max(seq) AS n FROM configuration_versions").one().n ?? 0) + 1;
   sql.exec("INSERT INTO configuration_versions (id, seq, record) VALUES (?, ?, ?)", cv.id, seq, JSON.stringify(cv));

@@ -2,6 +2,8 @@
  * Configuration versions across the Durable Object boundary (both sides import these with `import type`).
  * The design: docs/runs.md.
  */
+import type { RunActor } from "../runs/runs.types";
+
 export type CvStatus = "pending" | "uploaded" | "errored" | "archived";
 
 export interface ConfigurationVersionRecord {
@@ -21,6 +23,11 @@ export interface ConfigurationVersionRecord {
   /** The upload's size and SHA-256 once uploaded. */
   size: number | null;
   sha256: string | null;
+  /**
+   * Who created it, and whether they could apply: the run its upload queues (`auto-queue-runs`) is theirs, so it
+   * auto-applies as a run they created would. Absent on versions stored before it was recorded: nobody.
+   */
+  creator?: RunActor;
   /**
    * Terraform Enterprise's data retention: the archive's bytes soft deleted (restorable) or deleted for good.
    * Absent while the bytes are there.

@@ -139,7 +139,9 @@ export function createRun(sql: SqlStorage, w: WorkspaceRecord, input: CreateRunI
 
 /**
  * A configuration version that asked for `auto-queue-runs` finished its first upload: it queues a run, in the same
- * critical section. Nobody is known to have confirmed anything, so such a run never applies by itself.
+ * critical section, as its creator's (the API-driven workflow: the run auto-applies when the workspace says so and
+ * the version's creator could apply). A version stored before creators were recorded queues a run of nobody's,
+ * which never applies by itself.
  */
 export function queueRunForUpload(sql: SqlStorage, w: WorkspaceRecord, cv: ConfigurationVersionRecord, now: string): WorkspaceRecord | Failure {
   const run = createRun(sql, w, {
@@ -147,7 +149,7 @@ export function queueRunForUpload(sql: SqlStorage, w: WorkspaceRecord, cv: Confi
     now,
     configurationVersionId: cv.id,
     options: { source: "tfe-configuration-version" },
-    creator: { actor: null, canApply: false },
+    creator: cv.creator ?? { actor: null, canApply: false },
   });
   return isFailure(run) ? run : w;
 }

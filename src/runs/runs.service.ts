@@ -15,6 +15,7 @@ import { requireOrgAccess } from "../auth/access";
 import { parseDoc, workspaceDocsByIds, workspaceDocsByNames } from "../workspaces/workspaces.d1";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
 import { archiveUrl } from "../configuration-versions/configuration-versions.service";
+import { actorOf, runActor } from "./run-actor";
 import { runIndexRow } from "./runs.d1";
 import { agentPoolIdsByName, capacityCounts, organizationRunSlice } from "./runs.list.d1";
 import type { CreateRunBody } from "./runs.schemas";
@@ -29,16 +30,6 @@ export interface RunRead {
   readable: Readable;
   /** The run's events (single reads: the `run-events` relationship lists them). */
   eventIds?: string[];
-}
-
-/** The user a request acts as (a team or organisation token acts as its service user; a run's own token as nobody). */
-export function actorOf(p: Principal): Actor | null {
-  if (p.kind === "run") return null;
-  return { type: "users", id: p.kind === "user" ? p.userId : p.serviceUserId };
-}
-
-function runActor(caller: Caller, r: Readable): RunActor {
-  return { actor: actorOf(caller.principal), canApply: allows(caller.principal, "runs.apply", { access: r.scope.access, caps: r.caps }) };
 }
 
 /** The caller's `permissions` on the runs of a workspace, from the same requirement table the actions are checked with. */

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { Result } from "../../src/errors";
 import { newId } from "../../src/ids";
-import type { Job, Phase, RunOptions, RunRecord } from "../../src/runs/runs.types";
+import type { Job, Phase, RunActor, RunOptions, RunRecord } from "../../src/runs/runs.types";
 import type { WorkspaceRecord } from "../../src/workspaces/workspace.types";
 import { createOrg, createWorkspace } from "../fixtures";
 
@@ -31,7 +31,7 @@ export async function setup(attributes: Record<string, unknown> = {}): Promise<{
 /** A configuration version through the object's own methods: created, then uploaded unless `uploaded` is false. */
 export async function seedCv(
   stub: Stub,
-  opts: { speculative?: boolean; provisional?: boolean; autoQueueRuns?: boolean; uploaded?: boolean } = {},
+  opts: { speculative?: boolean; provisional?: boolean; autoQueueRuns?: boolean; uploaded?: boolean; creator?: RunActor } = {},
 ): Promise<string> {
   const id = newId("cv");
   const now = new Date().toISOString();
@@ -43,6 +43,7 @@ export async function seedCv(
       speculative: opts.speculative ?? false,
       provisional: opts.provisional ?? false,
       autoQueueRuns: opts.autoQueueRuns ?? false,
+      creator: opts.creator ?? { actor: USER, canApply: true },
     }),
   );
   if (opts.uploaded !== false) value(await stub.completeCvUpload({ id, upload: "u1", bytes: new Uint8Array([1, 2, 3]), sha256: "x", now }));

@@ -96,12 +96,19 @@ describe("creating a run", () => {
 });
 
 describe("configuration versions and runs", () => {
-  it("an upload that asked for auto-queue-runs queues a run in the same commit; it never applies by itself", async () => {
+  it("an upload that asked for auto-queue-runs queues its creator's run in the same commit; it auto-applies", async () => {
     const { stub } = await setup({ "auto-apply": true });
     const cv = await seedCv(stub, { autoQueueRuns: true });
     const { items } = value(await stub.listRuns({ offset: 0, limit: 10, includePlanOnly: true }));
     expect(items).toHaveLength(1);
-    expect(items[0]).toMatchObject({ configurationVersionId: cv, status: "plan_queued", source: "tfe-configuration-version", createdBy: null });
+    expect(items[0]).toMatchObject({ configurationVersionId: cv, status: "plan_queued", source: "tfe-configuration-version", createdBy: USER });
+    expect((await plan(stub, items[0]!.id, true)).status).toBe("apply_queued");
+  });
+
+  it("an auto-queued run of a creator who may not apply waits for confirmation, as their own run would", async () => {
+    const { stub } = await setup({ "auto-apply": true });
+    await seedCv(stub, { autoQueueRuns: true, creator: { actor: USER, canApply: false } });
+    const { items } = value(await stub.listRuns({ offset: 0, limit: 10, includePlanOnly: true }));
     expect((await plan(stub, items[0]!.id, true)).status).toBe("planned");
   });
 
