@@ -21,7 +21,7 @@ import { agentPoolIdsByName, capacityCounts, organizationRunSlice } from "./runs
 import type { CreateRunBody } from "./runs.schemas";
 import type { RunPermissions } from "./runs.serialize";
 import { runsStub } from "./runs.stub";
-import type { Actor, ArtifactKind, Phase, RunAction, RunActor, RunComment, RunEvent, RunOptions, RunRecord, RunStatus } from "./runs.types";
+import type { ArtifactKind, Phase, RunAction, RunComment, RunEvent, RunOptions, RunRecord, RunStatus } from "./runs.types";
 import { matchesFilters, parseRunFilters, RUN_OPERATIONS, type RunFilters } from "./runs.view";
 
 /** A run with the caller's standing on its workspace. */
