@@ -19,7 +19,8 @@ function OrgNav(props: { organization: string; current: "workspaces" | "projects
   );
 }
 
-export function SignInPage(props: { error?: string }) {
+/** `next`: where to go once signed in (a checked /app path, kept through the form). */
+export function SignInPage(props: { error?: string; next?: string }) {
   return (
     <Layout title="Sign in">
       <div class="signin">
@@ -30,6 +31,7 @@ export function SignInPage(props: { error?: string }) {
           </p>
         ) : null}
         <form method="post" action="/app/session">
+          {props.next ? <input type="hidden" name="next" value={props.next} /> : null}
           <label for="token">API token</label>
           <input id="token" name="token" type="password" autocomplete="off" required />
           <button class="primary" type="submit">
