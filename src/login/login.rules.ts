@@ -47,9 +47,11 @@ export function isLoopbackRedirect(uri: string): boolean {
     port >= LOGIN_PORTS[0] &&
     port <= LOGIN_PORTS[1] &&
     u.pathname === "/login" &&
+    u.search === "" &&
+    u.hash === "" &&
     u.username === "" &&
     u.password === "" &&
-    // The exact form Terraform sends: no query, fragment or path tricks that normalise to it.
+    // The exact form Terraform sends: nothing that only normalises to it.
     u.href === uri
   );
 }
