@@ -1,6 +1,7 @@
 // Browser steps of the tokens page (/app/settings/tokens) and `terraform login`'s authorization page
 // (/app/oauth/authorize): create a token and see its secret once, revoke it, a refused expiry, approve and deny.
 import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { createServer } from "node:http";
 
 const b64url = (buf) => buf.toString("base64").replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 
@@ -82,12 +83,13 @@ export default async function (h) {
     await fresh.fill("#token", user.token);
     await Promise.all([fresh.waitForURL((u) => u.pathname === "/app/oauth/authorize"), fresh.press("#token", "Enter")]);
     await audit(fresh, "login-authorize");
-    // The listener is not running: catch the redirect itself rather than load it.
+    // A stand-in for Terraform's listener on the callback port (a redirect's target is not something a page route sees).
     let callback = null;
-    await fresh.route("http://localhost:10007/**", (route) => {
-      callback = new URL(route.request().url());
-      return route.fulfill({ status: 200, contentType: "text/html", body: "<!doctype html><html lang=en><title>ok</title><p>ok</p></html>" });
+    const listener = createServer((req, res) => {
+      callback = new URL(req.url, "http://localhost:10007");
+      res.writeHead(200, { "Content-Type": "text/html" }).end("<!doctype html><html lang=en><title>ok</title><p>ok</p></html>");
     });
+    await new Promise((resolve, reject) => listener.once("error", reject).listen(10007, "127.0.0.1", resolve));
     await Promise.all([fresh.waitForURL((u) => u.port === "10007"), fresh.click("#approve")]);
     check(callback?.searchParams.get("state") === state, `the callback's state is ${callback?.searchParams.get("state")}`);
     const code = callback.searchParams.get("code");
@@ -113,6 +115,7 @@ export default async function (h) {
     fresh.errors = fresh.errors.filter((e) => !e.includes("status of 400"));
     await audit(fresh, "login-refused");
     await fresh.context().close();
+    listener.close();
     const phone = await signedIn(user.token, { width: 360, height: 740 });
     await phone.goto(`${base}/app/oauth/authorize?${q}`);
     await audit(phone, "login-authorize");
