@@ -84,9 +84,7 @@ page(passwordUi, "post", "/password/:secret", null, async (c) => {
     const principal: Principal = { kind: "user", userId: link.userId, username: link.username, isSiteAdmin: link.isSiteAdmin, tokenId: null };
     c.set("principal", principal);
     try {
-      const view = await acceptInvitation(callerOf(c), link.membershipId);
-      const org = view.memberships[0]?.organizationName;
-      if (org) return c.redirect(`/app/${encodeURIComponent(org)}/workspaces`, 303);
+      await acceptInvitation(callerOf(c), link.membershipId);
     } catch (e) {
       // The invitation was withdrawn (or accepted) meanwhile: the password stands, and the user is signed in.
       if (!(e instanceof ApiError)) throw e;
