@@ -76,9 +76,21 @@ export async function replacePasswordHash(db: Db, userId: string, old: string, h
   await db.prepare("UPDATE users SET password_hash = ? WHERE id = ? AND password_hash = ?").bind(hash, userId, old).run();
 }
 
-export async function hasPassword(db: Db, userId: string): Promise<boolean | null> {
-  const row = await db.prepare("SELECT password_hash IS NOT NULL AS has FROM users WHERE id = ?").bind(userId).first<{ has: number }>();
-  return row ? row.has === 1 : null;
+/**
+ * Whether a user has a password, and whether its account is in use otherwise (a site admin, an API token, or an
+ * active membership anywhere): null when there is no such user.
+ */
+export async function accountStanding(db: Db, userId: string): Promise<{ hasPassword: boolean; inUse: boolean } | null> {
+  const row = await db
+    .prepare(
+      `SELECT password_hash IS NOT NULL AS has_password,
+         (is_site_admin = 1 OR EXISTS (SELECT 1 FROM tokens WHERE user_id = ?1)
+           OR EXISTS (SELECT 1 FROM organization_memberships WHERE user_id = ?1 AND status = 'active')) AS in_use
+       FROM users WHERE id = ?1`,
+    )
+    .bind(userId)
+    .first<{ has_password: number; in_use: number }>();
+  return row ? { hasPassword: row.has_password === 1, inUse: row.in_use === 1 } : null;
 }
 
 // ---- links ----

@@ -14,7 +14,7 @@ import { membershipById, type Membership } from "../users/memberships.d1";
 import { findUser } from "../users/users.d1";
 import {
   clearFailures,
-  hasPassword,
+  accountStanding,
   insertLink,
   linkByHash,
   liveInvitationLink,
@@ -77,8 +77,11 @@ async function invitationFor(caller: Caller, organization: string, membershipId:
 
 export interface InvitationLinkView {
   membership: Membership;
-  /** Whether the invited user has a password already (then it signs in and accepts; no link is made). */
-  hasPassword: boolean;
+  /**
+   * Why no link may be made for this invitation (null: one may): it was accepted, or its user's account is already
+   * someone's (a password, a token, a membership, site admin), which an inviter must not be able to take over.
+   */
+  refusal: string | null;
   /** The current link, if one is unused and unexpired (its secret is never shown again). */
   live: { createdAt: string; expiresAt: string } | null;
 }
@@ -86,23 +89,32 @@ export interface InvitationLinkView {
 /** An invitation as its link page shows it: inviters only (`membership.manage`). */
 export async function showInvitationLink(caller: Caller, organization: string, membershipId: string, now = Date.now()): Promise<InvitationLinkView> {
   const membership = await invitationFor(caller, organization, membershipId);
-  const [has, live] = await Promise.all([hasPassword(caller.db, membership.userId), liveInvitationLink(caller.db, membership.id, iso(now))]);
-  return { membership, hasPassword: has === true, live };
+  const [refusal, live] = await Promise.all([linkRefusal(caller, membership), liveInvitationLink(caller.db, membership.id, iso(now))]);
+  return { membership, refusal, live };
 }
 
 /**
- * Makes the link of a pending invitation whose user has no password yet (voiding any earlier one): it sets the
+ * An invitation names an existing user when its address is one already: a link that set that user's password would
+ * hand its account to whoever the inviter sends it to. So links are made only for accounts no one uses yet (created by
+ * an invitation, or by a site admin and never used); anyone else signs in, or asks a site admin for a reset link.
+ */
+async function linkRefusal(caller: Caller, m: Membership): Promise<string | null> {
+  if (m.status !== "invited") return "The invitation has already been accepted";
+  const standing = await accountStanding(caller.db, m.userId);
+  if (!standing) return "The invited user no longer exists";
+  if (standing.hasPassword) return "The invited user already has a password: they sign in and accept the invitation";
+  if (standing.inUse) return "The invited user already has an account: they sign in (a site admin can make them a reset link) and accept the invitation";
+  return null;
+}
+
+/**
+ * Makes the link of a pending invitation whose user's account no one uses yet (voiding any earlier one): it sets the
  * password, accepts the invitation and signs the user in. Inviters only (`membership.manage`).
  */
 export async function invitationLink(caller: Caller, organization: string, membershipId: string, now = Date.now()): Promise<NewLink> {
   const m = await invitationFor(caller, organization, membershipId);
-  if (m.status !== "invited")
-    throw ApiError.of("invalid_attribute", { detail: "The invitation has already been accepted", pointer: "/data/attributes/status" });
-  if (await hasPassword(caller.db, m.userId))
-    throw ApiError.of("invalid_attribute", {
-      detail: "The invited user already has a password: they sign in and accept the invitation",
-      pointer: "/data/attributes/status",
-    });
+  const refusal = await linkRefusal(caller, m);
+  if (refusal) throw ApiError.of("invalid_attribute", { detail: refusal, pointer: "/data/attributes/status" });
   return makeLink(caller, { userId: m.userId, kind: "invitation", membershipId: m.id }, INVITATION_LINK_TTL_MS, now);
 }
 

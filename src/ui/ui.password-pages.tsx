@@ -84,14 +84,14 @@ export function InvitationPage(props: {
   principal: Principal;
   organization: string;
   membership: Membership;
-  hasPassword: boolean;
+  refusal: string | null;
   live: { createdAt: string; expiresAt: string } | null;
   created?: { url: string; expiresAt: string };
   errors?: string[];
 }) {
   const m = props.membership;
   const action = `/app/${encodeURIComponent(props.organization)}/invitations/${encodeURIComponent(m.id)}/link`;
-  const offered = m.status === "invited" && !props.hasPassword;
+  const offered = props.refusal === null;
   return (
     <Layout title="Invitation" principal={props.principal}>
       <nav class="crumbs" aria-label="Breadcrumbs">
@@ -107,8 +107,8 @@ export function InvitationPage(props: {
         <dd id="invitation-status">{m.status}</dd>
         <dt>Link</dt>
         <dd>
-          {props.hasPassword
-            ? "none needed: the user has a password, signs in and accepts"
+          {props.refusal
+            ? `none: ${props.refusal}`
             : props.live
               ? `one is out, made ${when(props.live.createdAt)}, until ${when(props.live.expiresAt)}`
               : "none"}

@@ -323,6 +323,33 @@ describe("invitation links", () => {
   });
 });
 
+describe("invitation links of accounts in use", () => {
+  it("are refused, so an inviter cannot take over an existing account (the site admin's included)", async () => {
+    // Made by a user, so the site admin is no member of it and can be invited.
+    const owner = await makeUser();
+    const org = await createOrg(owner.token);
+    const cookie = await tokenSession(owner.token);
+    const withToken = await makeUser();
+    const email = (await api("GET", "/account/details", { token: withToken.token })).body.data.attributes.email;
+    for (const address of [email, "admin@localhost"]) {
+      const inv = await api("POST", `/organizations/${org}/organization-memberships`, {
+        token: owner.token,
+        body: { data: { type: "organization-memberships", attributes: { email: address } } },
+      });
+      expect(inv.status).toBe(201);
+      const id = inv.body.data.id;
+      const page = await ui("GET", `/app/${org}/invitations/${id}`, { cookie });
+      expect(page.status).toBe(200);
+      expect(page.text).not.toContain('id="create-link"');
+      const refused = await ui("POST", `/app/${org}/invitations/${id}/link`, { cookie });
+      expect(refused.status).toBe(422);
+      expect(refused.text).toContain("already has an account");
+      expect(refused.text).not.toContain("new-link");
+      expect(await env.DB.prepare("SELECT count(*) AS n FROM password_links WHERE membership_id = ?").bind(id).first("n")).toBe(0);
+    }
+  });
+});
+
 describe("reset links", () => {
   it("a site admin lists users and makes a reset link, which sets a new password", async () => {
     const p = await personWithPassword("forgotten password");
