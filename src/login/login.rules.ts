@@ -107,19 +107,3 @@ export async function verifierMatches(verifier: string, challenge: string): Prom
   for (let i = 0; i < digest.length; i++) diff |= digest.charCodeAt(i) ^ challenge.charCodeAt(i);
   return diff === 0;
 }
-
-/**
- * Where to go after signing in: a path of this site's UI (`/app` or below) or null. Anything that a browser could
- * read as another origin (`//host`, `/\host`, a scheme) is refused, so the parameter is no open redirect.
- */
-export function safeNext(next: string | undefined | null): string | null {
-  if (!next || next.length > 2048 || !next.startsWith("/app") || [...next].some((ch) => ch === "\\" || ch.charCodeAt(0) < 0x20)) return null;
-  let u: URL;
-  try {
-    u = new URL(next, "http://same.invalid");
-  } catch {
-    return null;
-  }
-  if (u.origin !== "http://same.invalid" || !(u.pathname === "/app" || u.pathname.startsWith("/app/"))) return null;
-  return `${u.pathname}${u.search}`;
-}

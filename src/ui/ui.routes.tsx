@@ -24,18 +24,18 @@ import { listWorkspacePage } from "../workspaces/workspaces.list.service";
 import { callerOf, type Ctx, UI_CSP } from "./ui.context";
 import { loginUi, refuseBadAuthorizeRequest } from "./ui.login";
 import { tokensUi } from "./ui.tokens";
-import { safeNext } from "../login/login.rules";
 import { UI_CSS } from "./ui.css";
 import { ErrorPage } from "./ui.layout";
 import { OrganizationsPage, ProjectsPage, SignInPage, WorkspaceListPage, type ListRow } from "./ui.pages";
 import { page, UI_ROUTE_ACTIONS } from "./ui.requirements";
-import { principalOfSession, SESSION_COOKIE, SESSION_TTL_SECONDS, signIn, signOut } from "./ui.session";
+import { pageAfterSignIn, principalOfSession, SESSION_COOKIE, sessionCookieOptions, signIn, signOut } from "./ui.session";
+import { passwordUi } from "./ui.password";
 import { runsUi } from "./ui.runs";
 import { workspaceUi } from "./ui.workspace";
 
-const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
-/** Paths served without a session. */
-const PUBLIC = new Set(["/app/ui.css", "/app/session/new", "/app/session", "/app/session/delete"]);
+/** Paths served without a session (and the password links, `/app/password/:secret`). */
+const PUBLIC = new Set(["/app/ui.css", "/app/session/new", "/app/session", "/app/session/delete", "/app/session/password"]);
+const isPublic = (path: string) => PUBLIC.has(path) || path.startsWith("/app/password/");
 
 export const ui = new Hono<AppEnv>();
 
@@ -55,7 +55,7 @@ ui.use("/oauth/authorize", refuseBadAuthorizeRequest);
 
 // Every other page needs a live session; the route's declared action must have been authorised.
 ui.use("*", async (c, next) => {
-  if (PUBLIC.has(c.req.path)) return next();
+  if (isPublic(c.req.path)) return next();
   const sessionId = getCookie(c, SESSION_COOKIE);
   const session = await principalOfSession(c.env, sessionId, hopsOf(c));
   if (!session) {
@@ -105,27 +105,20 @@ page(ui, "get", "/ui.css", null, (c) => c.body(UI_CSS, 200, { "Content-Type": "t
 /** Sign-in, then back to the page asked for (GET pages only; `/app` itself needs no return address). */
 function signInPath(c: Ctx): string {
   const url = new URL(c.req.url);
-  const next = c.req.method === "GET" ? safeNext(`${url.pathname}${url.search}`) : null;
-  return next && next !== "/app" ? `/app/session/new?${new URLSearchParams({ next }).toString()}` : "/app/session/new";
+  const next = c.req.method === "GET" ? pageAfterSignIn(`${url.pathname}${url.search}`) : "/app";
+  return next !== "/app" ? `/app/session/new?${new URLSearchParams({ next }).toString()}` : "/app/session/new";
 }
 
-page(ui, "get", "/session/new", null, (c) => c.html(<SignInPage next={safeNext(c.req.query("next")) ?? undefined} />));
+page(ui, "get", "/session/new", null, (c) => c.html(<SignInPage next={c.req.query("next") ? pageAfterSignIn(c.req.query("next")) : undefined} />));
 
 page(ui, "post", "/session", null, async (c) => {
   const form = await c.req.parseBody();
   const token = typeof form.token === "string" ? form.token.trim() : "";
+  const next = typeof form.next === "string" && form.next ? form.next : undefined;
   const id = await signIn(c.env, token);
-  const next = safeNext(typeof form.next === "string" ? form.next : null);
-  if (!id) return c.html(<SignInPage error="That token is not valid." next={next ?? undefined} />, 401);
-  const host = new URL(c.req.url).hostname.toLowerCase();
-  setCookie(c, SESSION_COOKIE, id, {
-    path: "/app",
-    httpOnly: true,
-    sameSite: "Strict",
-    secure: !LOCAL_HOSTS.has(host),
-    maxAge: SESSION_TTL_SECONDS,
-  });
-  return c.redirect(next ?? "/app", 303);
+  if (!id) return c.html(<SignInPage error="That token is not valid." next={next} />, 401);
+  setCookie(c, SESSION_COOKIE, id, sessionCookieOptions(c.req.url));
+  return c.redirect(pageAfterSignIn(next), 303);
 });
 
 page(ui, "post", "/session/delete", null, async (c) => {
@@ -194,6 +187,7 @@ ui.route("/", loginUi);
 ui.route("/", tokensUi);
 ui.route("/", workspaceUi);
 ui.route("/", runsUi);
+ui.route("/", passwordUi);
 
 ui.all("*", (c) => c.html(<ErrorPage principal={c.get("principal")} status={404} title="Not found" />, 404));
 
