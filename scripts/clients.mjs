@@ -1623,7 +1623,21 @@ await step("agent: plan and apply -auto-approve run on the pool's agent", async 
 });
 
 // ---------------------------------------------------------------- terraform login (login.v1): scripts/lib/login-e2e.mjs
-await loginSteps({ step, check, tf, tfOk, apiOk, waitFor, killGroup, work, host: HOST, base: proxy.base, apiURL, org: "clients-login" });
+await loginSteps({
+  step,
+  check,
+  tf,
+  tfOk,
+  apiOk,
+  waitFor,
+  killGroup,
+  work,
+  host: HOST,
+  base: proxy.base,
+  apiURL,
+  org: "clients-login",
+  adminToken: service.token,
+});
 
 // ---------------------------------------------------------------- summary
 const seconds = (Date.now() - t0) / 1000;

@@ -1,5 +1,5 @@
 // `terraform login` end to end (login.v1), for `npm run test:clients`: the real Terraform asks for a token, Chromium
-// (playwright-core, Debian's chromium) signs in and approves on the authorization page, Terraform's local listener
+// (playwright-core, Debian's chromium) signs in with the user's password and approves on the authorization page, Terraform's local listener
 // receives the code and exchanges it; then the saved credential drives `terraform init` and `plan` with a `cloud`
 // block, and a denial leaves no credential.
 //
@@ -21,10 +21,11 @@ function chromiumPath() {
 }
 
 /**
- * `h`: { step, check, tf, tfOk, apiOk, waitFor, killGroup, work, host, base (the URL the clients use), apiURL, org (created here) }.
+ * `h`: { step, check, tf, tfOk, apiOk, waitFor, killGroup, work, host, base (the URL the clients use), apiURL, org (created
+ * here), adminToken (the site admin's, to make the user's password reset link) }.
  */
 export async function loginSteps(h) {
-  const { step, check, tf, tfOk, apiOk, waitFor, killGroup, work, host, base, apiURL, org } = h;
+  const { step, check, tf, tfOk, apiOk, waitFor, killGroup, work, host, base, apiURL, org, adminToken } = h;
   const config = join(work, "login.rc");
   writeFileSync(
     config,
@@ -46,7 +47,7 @@ export async function loginSteps(h) {
   );
   const envFor = (home) => ({ HOME: home, TF_CLI_CONFIG_FILE: config, BROWSER: "true", TF_IN_AUTOMATION: "" });
   const credentialsFile = (home) => join(home, ".terraform.d", "credentials.tfrc.json");
-  const user = { id: null, username: `login-${Date.now().toString(36)}`, token: null };
+  const user = { id: null, username: `login-${Date.now().toString(36)}`, password: `correct horse ${Date.now()}` };
   const workspace = "login-cloud";
   let browser = null;
   let home = null;
@@ -64,14 +65,35 @@ export async function loginSteps(h) {
     return { run, url };
   }
 
-  // Signs in on the page Terraform sent the browser to, then back on the authorization page.
+  // Signs in with the user's password on the page Terraform sent the browser to, and comes back to authorise.
   async function signInThere(page, url) {
     await page.goto(url);
     check(new URL(page.url()).pathname === "/app/session/new", `not signed in, the authorization URL led to ${page.url()}`);
-    // TODO(h-pw): sign in with the user's password (#username, #password, #password-sign-in) once password sign-in is merged.
-    await page.fill("#token", user.token);
-    await Promise.all([page.waitForURL((u) => u.pathname === "/app/oauth/authorize"), page.press("#token", "Enter")]);
+    await page.fill("#username", user.username);
+    await page.fill("#password", user.password);
+    await Promise.all([page.waitForURL((u) => u.pathname === "/app/oauth/authorize"), page.click("#password-sign-in")]);
     check(await page.isVisible("#approve"), "the authorization page shows no Approve button");
+  }
+
+  // The user's password, set as a person would: the site admin's reset link (/app/admin/users), opened and filled in.
+  async function setPassword() {
+    const admin = await (await browser.newContext()).newPage();
+    await admin.goto(`${base}/app/session/new`);
+    await admin.fill("#token", adminToken);
+    await Promise.all([admin.waitForURL(`${base}/app`), admin.press("#token", "Enter")]);
+    await admin.goto(`${base}/app/admin/users`);
+    await Promise.all([
+      admin.waitForResponse((r) => r.request().method() === "POST" && new URL(r.url()).pathname.endsWith("/reset-link")),
+      admin.click(`tr[data-user="${user.username}"] button`),
+    ]);
+    const link = (await admin.textContent("#new-link")).trim();
+    await admin.context().close();
+    const page = await (await browser.newContext()).newPage();
+    await page.goto(link);
+    await page.fill("#new-password", user.password);
+    await page.fill("#password-confirmation", user.password);
+    await Promise.all([page.waitForURL(`${base}/app`), page.click("#set-password")]);
+    await page.context().close();
   }
 
   await step("login: terraform login, signed in and approved in Chromium; the credentials file holds a token the API accepts", async () => {
@@ -80,15 +102,13 @@ export async function loginSteps(h) {
       data: { type: "users", attributes: { username: user.username, email: `${user.username}@example.com` } },
     });
     user.id = created.json.data.id;
-    user.token = (
-      await apiOk("POST", `/users/${user.id}/authentication-tokens`, { data: { type: "authentication-tokens", attributes: {} } })
-    ).json.data.attributes.token;
     const owners = (await apiOk("GET", `/organizations/${org}/teams?filter[names]=owners`)).json.data[0];
     await apiOk("POST", `/teams/${owners.id}/relationships/users`, { data: [{ type: "users", id: user.id }] });
     await apiOk("POST", `/organizations/${org}/workspaces`, { data: { type: "workspaces", attributes: { name: workspace, "execution-mode": "local" } } });
 
     const { chromium } = await import("playwright-core");
     browser = await chromium.launch({ executablePath: chromiumPath(), args: ["--no-sandbox"] });
+    await setPassword();
     home = mkdtempSync(join(work, "login-home-"));
     const { run, url } = await startLogin(home);
     const page = await (await browser.newContext()).newPage();
