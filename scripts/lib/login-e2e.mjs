@@ -3,7 +3,7 @@
 // receives the code and exchanges it; then the saved credential drives `terraform init` and `plan` with a `cloud`
 // block, and a denial leaves no credential.
 //
-// The CLI configuration maps the plain-http local host to the service (discovery is https-only) with login.v1's
+// The CLI configuration ($HOME/.terraformrc) maps the plain-http local host to the service (discovery is https-only) with login.v1's
 // client definition inside the `host` block, as absolute URLs (relative ones would resolve against an https
 // discovery URL); it has no `credentials` block, which `terraform login` refuses to override. HOME is a temporary
 // directory, so the credentials file is `$HOME/.terraform.d/credentials.tfrc.json`.
@@ -26,10 +26,7 @@ function chromiumPath() {
  */
 export async function loginSteps(h) {
   const { step, check, tf, tfOk, apiOk, waitFor, killGroup, work, host, base, apiURL, org, adminToken } = h;
-  const config = join(work, "login.rc");
-  writeFileSync(
-    config,
-    `host ${JSON.stringify(host)} {
+  const config = `host ${JSON.stringify(host)} {
   services = {
     "tfe.v2"   = ${JSON.stringify(apiURL)}
     "tfe.v2.1" = ${JSON.stringify(apiURL)}
@@ -43,9 +40,13 @@ export async function loginSteps(h) {
     }
   }
 }
-`,
-  );
-  const envFor = (home) => ({ HOME: home, TF_CLI_CONFIG_FILE: config, BROWSER: "true", TF_IN_AUTOMATION: "" });
+`;
+  // The CLI configuration in its default place ($HOME/.terraformrc), not TF_CLI_CONFIG_FILE: with that variable set,
+  // Terraform 1.11 reads nothing of the configuration directory, so not the credentials file `terraform login` writes.
+  const envFor = (home) => {
+    writeFileSync(join(home, ".terraformrc"), config);
+    return { HOME: home, TF_CLI_CONFIG_FILE: "", BROWSER: "true", TF_IN_AUTOMATION: "" };
+  };
   const credentialsFile = (home) => join(home, ".terraform.d", "credentials.tfrc.json");
   const user = { id: null, username: `login-${Date.now().toString(36)}`, password: `correct horse ${Date.now()}` };
   const workspace = "login-cloud";
@@ -54,6 +55,8 @@ export async function loginSteps(h) {
 
   // Starts `terraform login`, answers its prompt, and resolves the authorization URL it prints, with the process.
   async function startLogin(into) {
+    // Terraform 1.11 writes the credentials file but does not create its directory (a fresh HOME has none).
+    mkdirSync(join(into, ".terraform.d"), { recursive: true });
     const run = tf(work, ["login", host], { input: "yes\n", env: envFor(into), background: true });
     let ended = null;
     run.done.then((r) => (ended = r));
