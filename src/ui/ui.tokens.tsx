@@ -85,7 +85,12 @@ function TokensPage(props: { principal: Principal; tokens: Token[] | null; refus
                 <tr data-token={t.id}>
                   <td>
                     {t.description || <span class="muted">(no description)</span>}
-                    {me.kind === "user" && me.tokenId === t.id ? <span class="badge">this session</span> : null}
+                    {me.kind === "user" && me.tokenId === t.id ? (
+                      <>
+                        {" "}
+                        <span class="badge">this session</span>
+                      </>
+                    ) : null}
                   </td>
                   <td>{when(t.expiredAt, "never")}</td>
                   <td>
