@@ -27,6 +27,7 @@ import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureNullProvider, ensureProvider, ensureTerraform, ensureTofu } from "./lib/binaries.mjs";
+import { loginSteps } from "./lib/login-e2e.mjs";
 import { startRecordingProxy } from "./lib/proxy.mjs";
 import { groups, killAllGroups, killGroup, sleep, startService, stopGroup, tail } from "./lib/service.mjs";
 
@@ -1619,6 +1620,23 @@ await step("agent: plan and apply -auto-approve run on the pool's agent", async 
   }
   const { res } = await remoteState(remote.agentWs.id);
   check(sameKeys(res, ["null_resource.foo"]), `the state has [${Object.keys(res).join(", ")}], expected [null_resource.foo]`);
+});
+
+// ---------------------------------------------------------------- terraform login (login.v1): scripts/lib/login-e2e.mjs
+await loginSteps({
+  step,
+  check,
+  tf,
+  tfOk,
+  apiOk,
+  waitFor,
+  killGroup,
+  work,
+  host: HOST,
+  base: proxy.base,
+  apiURL,
+  org: "clients-login",
+  adminToken: service.token,
 });
 
 // ---------------------------------------------------------------- summary

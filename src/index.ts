@@ -46,6 +46,7 @@ import { workspaceTags } from "./tags/workspace-tags.routes";
 import { variables } from "./variables/variables.routes";
 import { varsets } from "./varsets/varsets.routes";
 import { ui } from "./ui/ui.routes";
+import { login } from "./login/login.routes";
 
 export { WorkspaceObject } from "./workspaces/workspace.object";
 
@@ -188,6 +189,8 @@ app.route("/api/v2", api);
 app.route(AGENT_PROTOCOL_PREFIX, agentProtocol);
 // The web UI: server-rendered pages with their own session, CSRF check and error pages.
 app.route("/app", ui);
+// `terraform login`'s token endpoint (login.v1); its authorization endpoint is a UI page.
+app.route("/", login);
 
 app.notFound((c) => errorResponse(c, ApiError.of("not_found")));
 app.onError((err, c) => {

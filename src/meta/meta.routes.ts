@@ -8,6 +8,7 @@ import { accountDetails } from "./meta.service";
 import { defineRoute } from "../jsonapi/define-route";
 import { userResource as userSchema } from "../users/users.schemas";
 import { resourceDocument } from "../jsonapi/schemas";
+import { loginService } from "../login/login.rules";
 
 /** Headers go-tfe and Terraform read from every response (notably the ping). */
 export function apiMetaHeaders(env: AppEnv["Bindings"]): Record<string, string> {
@@ -22,7 +23,9 @@ export function apiMetaHeaders(env: AppEnv["Bindings"]): Record<string, string> 
 
 /** Service discovery: public, application/json (Terraform checks the media type exactly). */
 export function mountDiscovery(app: Hono<AppEnv>): void {
-  app.get("/.well-known/terraform.json", (c) => c.json({ "tfe.v2": "/api/v2/", "tfe.v2.1": "/api/v2/", "tfe.v2.2": "/api/v2/", "state.v2": "/api/v2/" }));
+  app.get("/.well-known/terraform.json", (c) =>
+    c.json({ "tfe.v2": "/api/v2/", "tfe.v2.1": "/api/v2/", "tfe.v2.2": "/api/v2/", "state.v2": "/api/v2/", "login.v1": loginService() }),
+  );
 }
 
 export const meta = router();

@@ -29,21 +29,17 @@ import {
   type TokenInput,
 } from "./tokens.service";
 import { defineRoute } from "../jsonapi/define-route";
-import { authenticationTokenResource } from "./tokens.schemas";
+import { authenticationTokenResource, tokenAttributesInput } from "./tokens.schemas";
 
 const tags = ["Tokens"];
 export const tokens = router();
 
-const tokenAttributes = z.object({
-  description: z.string().max(255).nullable().optional(),
-  "expired-at": z.string().max(64).nullable().optional(),
-});
 /**
  * An optional create body (go-tfe sends none, or `expired-at` / `description`). A bad body is not thrown: the
  * service reports it only to a caller allowed to create the token.
  */
 const tokenBody = z
-  .object({ data: z.object({ type: z.string().max(64).optional(), attributes: tokenAttributes.optional() }).optional() })
+  .object({ data: z.object({ type: z.string().max(64).optional(), attributes: tokenAttributesInput.optional() }).optional() })
   .optional()
   .transform((b): { attributes: TokenInput } => ({ attributes: b?.data?.attributes ?? {} }));
 /** Token bodies are optional and may be empty even with a JSON:API Content-Type: read by the handler (optionalJsonBody). */

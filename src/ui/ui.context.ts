@@ -6,6 +6,9 @@ import type { AppEnv } from "../env";
 
 export type Ctx = Context<AppEnv>;
 
+/** Every page's Content-Security-Policy (a page may widen its own: the login page's form-action). */
+export const UI_CSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
 /** The service `Caller` of a UI request: the session's principal; D1 and DO calls counted (X-Hops), as the API's. */
 export function callerOf(c: Ctx): Caller {
   const env = countedEnv(c);

@@ -69,5 +69,12 @@ textarea { display: block; width: 100%; font: inherit; padding: .35rem .45rem; b
 ol.timeline { margin: 0; padding-left: 1.2rem; }
 td.message { word-break: break-word; }
 .change.create { color: #116329; } .change.delete { color: #a40e26; } .change.update { color: #6b4700; } .change.replace { color: #6639ba; }
+/* Password sign-in (src/ui/ui.password.tsx): its submit is an input; a link shown once. */
+input[type=submit] { display: inline-block; width: auto; cursor: pointer; padding: .35rem .8rem; }
+input[type=submit].primary { background: var(--accent); border-color: var(--accent); color: #fff; }
+input[type=submit]:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
+.signin h2 { margin-top: 2rem; }
+.created { border: 1px solid #1a7f37; background: #dafbe1; padding: .6rem .8rem; border-radius: .4rem; margin: 1rem 0; }
+.created p { margin: .3rem 0; }
 @media (max-width: 40rem) { main { padding: .6rem; } th.opt, td.opt { display: none; } }
 `;

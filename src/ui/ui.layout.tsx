@@ -36,7 +36,7 @@ export function Layout(props: { title: string; principal?: Principal | null; ref
           </a>
           {props.principal ? (
             <form method="post" action="/app/session/delete">
-              <span class="muted">{whoIs(props.principal)}</span> <button type="submit">Sign out</button>
+              <a href="/app/settings/tokens">API tokens</a> <span class="muted">{whoIs(props.principal)}</span> <button type="submit">Sign out</button>
             </form>
           ) : null}
         </header>

@@ -21,26 +21,28 @@ import { parseProjectQuery } from "../projects/projects.list";
 import { listProjectsFor } from "../projects/projects.service";
 import { parseListQuery } from "../workspaces/workspaces.list";
 import { listWorkspacePage } from "../workspaces/workspaces.list.service";
-import { callerOf } from "./ui.context";
+import { callerOf, type Ctx, UI_CSP } from "./ui.context";
+import { loginUi, refuseBadAuthorizeRequest } from "./ui.login";
+import { tokensUi } from "./ui.tokens";
 import { UI_CSS } from "./ui.css";
 import { ErrorPage } from "./ui.layout";
 import { OrganizationsPage, ProjectsPage, SignInPage, WorkspaceListPage, type ListItem } from "./ui.pages";
 import { page, UI_ROUTE_ACTIONS } from "./ui.requirements";
-import { principalOfSession, SESSION_COOKIE, SESSION_TTL_SECONDS, signIn, signOut } from "./ui.session";
+import { pageAfterSignIn, principalOfSession, SESSION_COOKIE, sessionCookieOptions, signIn, signOut } from "./ui.session";
+import { passwordUi } from "./ui.password";
 import { runsUi } from "./ui.runs";
 import { workspaceUi } from "./ui.workspace";
 
-const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
-const CSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
-/** Paths served without a session. */
-const PUBLIC = new Set(["/app/ui.css", "/app/session/new", "/app/session", "/app/session/delete"]);
+/** Paths served without a session (and the password links, `/app/password/:secret`). */
+const PUBLIC = new Set(["/app/ui.css", "/app/session/new", "/app/session", "/app/session/delete", "/app/session/password"]);
+const isPublic = (path: string) => PUBLIC.has(path) || path.startsWith("/app/password/");
 
 export const ui = new Hono<AppEnv>();
 
 ui.use("*", async (c, next) => {
   const hops = hopsOf(c);
   await next();
-  c.res.headers.set("Content-Security-Policy", CSP);
+  if (!c.res.headers.has("Content-Security-Policy")) c.res.headers.set("Content-Security-Policy", UI_CSP);
   if (c.req.path !== "/app/ui.css") c.res.headers.set("Cache-Control", "no-store");
   // Round trips, as the API reports them (EXPOSE_HOPS=1: the bench and test/api/ui.test.ts compare the two).
   if (c.env.EXPOSE_HOPS === "1") c.res.headers.set("X-Hops", hopsHeader(hops));
@@ -48,14 +50,17 @@ ui.use("*", async (c, next) => {
 ui.use("*", bodyLimit({ maxSize: 16 * 1024 }));
 ui.use("*", csrf());
 
+// A bad `terraform login` request is refused before anything else, signed in or not (never redirected).
+ui.use("/oauth/authorize", refuseBadAuthorizeRequest);
+
 // Every other page needs a live session; the route's declared action must have been authorised.
 ui.use("*", async (c, next) => {
-  if (PUBLIC.has(c.req.path)) return next();
+  if (isPublic(c.req.path)) return next();
   const sessionId = getCookie(c, SESSION_COOKIE);
   const session = await principalOfSession(c.env, sessionId, hopsOf(c));
   if (!session) {
     deleteCookie(c, SESSION_COOKIE, { path: "/app" });
-    return c.redirect("/app/session/new", 303);
+    return c.redirect(signInPath(c), 303);
   }
   c.set("principal", session.principal);
   if (session.gate) c.set("tokenGate", session.gate);
@@ -97,22 +102,23 @@ ui.use("*", async (c, next) => {
 
 page(ui, "get", "/ui.css", null, (c) => c.body(UI_CSS, 200, { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=300" }));
 
-page(ui, "get", "/session/new", null, (c) => c.html(<SignInPage />));
+/** Sign-in, then back to the page asked for (GET pages only; `/app` itself needs no return address). */
+function signInPath(c: Ctx): string {
+  const url = new URL(c.req.url);
+  const next = c.req.method === "GET" ? pageAfterSignIn(`${url.pathname}${url.search}`) : "/app";
+  return next !== "/app" ? `/app/session/new?${new URLSearchParams({ next }).toString()}` : "/app/session/new";
+}
+
+page(ui, "get", "/session/new", null, (c) => c.html(<SignInPage next={c.req.query("next") ? pageAfterSignIn(c.req.query("next")) : undefined} />));
 
 page(ui, "post", "/session", null, async (c) => {
   const form = await c.req.parseBody();
   const token = typeof form.token === "string" ? form.token.trim() : "";
+  const next = typeof form.next === "string" && form.next ? form.next : undefined;
   const id = await signIn(c.env, token);
-  if (!id) return c.html(<SignInPage error="That token is not valid." />, 401);
-  const host = new URL(c.req.url).hostname.toLowerCase();
-  setCookie(c, SESSION_COOKIE, id, {
-    path: "/app",
-    httpOnly: true,
-    sameSite: "Strict",
-    secure: !LOCAL_HOSTS.has(host),
-    maxAge: SESSION_TTL_SECONDS,
-  });
-  return c.redirect("/app", 303);
+  if (!id) return c.html(<SignInPage error="That token is not valid." next={next} />, 401);
+  setCookie(c, SESSION_COOKIE, id, sessionCookieOptions(c.req.url));
+  return c.redirect(pageAfterSignIn(next), 303);
 });
 
 page(ui, "post", "/session/delete", null, async (c) => {
@@ -177,8 +183,11 @@ page(ui, "get", "/:organization/projects", "organization.read", async (c) => {
   );
 });
 
+ui.route("/", loginUi);
+ui.route("/", tokensUi);
 ui.route("/", workspaceUi);
 ui.route("/", runsUi);
+ui.route("/", passwordUi);
 
 ui.all("*", (c) => c.html(<ErrorPage principal={c.get("principal")} status={404} title="Not found" />, 404));
 

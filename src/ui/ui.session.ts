@@ -3,7 +3,8 @@
  * a random session id whose SHA-256 is stored in D1 with the SHA-256 of that token. Every UI request
  * re-authenticates through the stored token hash — the API's own token lookup, joined to the session in the
  * same read (cached sessions: in the page's first batch) — so a revoked, deleted or expired token ends its sessions
- * on their very next request.
+ * on their very next request. A password sign-in (src/passwords/) has no token: its session stores the user's id,
+ * and the same one read joins the user, so a deleted user's sessions end on their next request too.
  */
 import type { Principal } from "../auth/principal";
 import { authenticate, principalOfToken, siteAdminPrincipal } from "../auth/auth.middleware";
@@ -17,6 +18,20 @@ export const SESSION_COOKIE = "ws_session";
 /** A session lasts at most this long, whatever the token's own expiry (which is checked on every request too). */
 export const SESSION_TTL_SECONDS = 12 * 60 * 60;
 
+const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/** The session cookie's attributes for a request to `url` (`Secure` except on localhost, where there is no TLS). */
+export function sessionCookieOptions(url: string) {
+  const host = new URL(url).hostname.toLowerCase();
+  return { path: "/app", httpOnly: true, sameSite: "Strict", secure: !LOCAL_HOSTS.has(host), maxAge: SESSION_TTL_SECONDS } as const;
+}
+
+/** Where to go after signing in: `next` when it is one of the UI's own pages, else the organisations page. */
+export function pageAfterSignIn(next: unknown): string {
+  if (typeof next !== "string" || next.length > 2000 || !/^\/app(\/|\?|$)/.test(next) || /[\\\s]/.test(next) || next.startsWith("/app/session")) return "/app";
+  return next;
+}
+
 /** Signs in with an API token: the new session's id (for the cookie), or null when the token is not valid. */
 export async function signIn(env: Bindings, token: string): Promise<string | null> {
   if (token.length === 0 || token.length > 512) return null;
@@ -26,13 +41,30 @@ export async function signIn(env: Bindings, token: string): Promise<string | nul
   const now = Date.now();
   const db = env.DB.withSession("first-primary");
   await deleteExpiredSessions(db, new Date(now).toISOString());
-  await insertSession(db, await sha256Hex(id), await sha256Hex(token), nowIso(), new Date(now + SESSION_TTL_SECONDS * 1000).toISOString());
+  await insertSession(db, await sha256Hex(id), { tokenHash: await sha256Hex(token) }, nowIso(), new Date(now + SESSION_TTL_SECONDS * 1000).toISOString());
   return id;
 }
 
-/** The principal a session stands for now: none when it expired or its token no longer stands. */
+/** Signs in a user whose password (or password link) was just checked: the new session's id, for the cookie. */
+export async function signInAsUser(env: Bindings, userId: string): Promise<string> {
+  const id = randomBase62(43);
+  const now = Date.now();
+  const db = env.DB.withSession("first-primary");
+  await deleteExpiredSessions(db, new Date(now).toISOString());
+  await insertSession(db, await sha256Hex(id), { userId }, nowIso(), new Date(now + SESSION_TTL_SECONDS * 1000).toISOString());
+  return id;
+}
+
+/**
+ * The principal a session stands for now: none when it expired, or its token no longer stands, or its password user
+ * is gone. A password session's principal is the one that user's own token gives (without a token id).
+ */
 function principalStandingFor(session: Session | null): Principal | null {
   if (!session || Date.parse(session.expiresAt) <= Date.now()) return null;
+  if (session.userId !== null) {
+    const u = session.user;
+    return u ? { kind: "user", userId: u.id, username: u.username, isSiteAdmin: u.isSiteAdmin, tokenId: null } : null;
+  }
   return principalOfToken(session.token);
 }
 
@@ -61,7 +93,7 @@ export async function principalOfSession(env: Bindings, sessionId: string | unde
   const db = env.DB.withSession("first-primary");
   const session = await traced(hops, "d1p", () => sessionByIdHash(db, idHash));
   if (!session) return null;
-  const principal = (await siteAdminPrincipal(env, session.tokenHash, hops)) ?? principalStandingFor(session);
+  const principal = (session.tokenHash ? await siteAdminPrincipal(env, session.tokenHash, hops) : null) ?? principalStandingFor(session);
   if (!principal) {
     hops.d1++;
     await traced(hops, "d1w", () => deleteSession(db, idHash));

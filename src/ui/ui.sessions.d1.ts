@@ -1,33 +1,63 @@
-/** The `ui_sessions` table (migration 0012): all of the web UI's SQL. */
+/** The `ui_sessions` table (migrations 0013 and 0024): all of the web UI's SQL. */
 import type { Db } from "../caller";
 import { AUTH_TOKEN_COLUMNS, AUTH_TOKEN_JOINS, authTokenOf, type AuthToken } from "../auth/principal.d1";
 
-/** A session with its token as authentication sees it (null when the token no longer exists). */
+/**
+ * A session with what it stands for: an API token as authentication sees it (`tokenHash`; `token` null when the
+ * token no longer exists), or a user signed in with a password (`userId`; `user` null when the user is gone).
+ */
 export interface Session {
-  tokenHash: string;
+  tokenHash: string | null;
   expiresAt: string;
   token: AuthToken | null;
+  userId: string | null;
+  user: { id: string; username: string; isSiteAdmin: boolean } | null;
+}
+
+interface SessionRow {
+  session_token_hash: string | null;
+  session_expires_at: string;
+  session_user_id: string | null;
+  session_username: string | null;
+  session_is_site_admin: number | null;
 }
 
 /** The session a read of `sessionByIdHashStatement` found (null: none). */
 export function sessionOf(row: unknown): Session | null {
-  const r = row as { session_token_hash: string; session_expires_at: string } | null;
-  return r ? { tokenHash: r.session_token_hash, expiresAt: r.session_expires_at, token: authTokenOf(r) } : null;
+  const r = row as SessionRow | null;
+  if (!r) return null;
+  const user =
+    r.session_user_id && r.session_username !== null
+      ? { id: r.session_user_id, username: r.session_username, isSiteAdmin: r.session_is_site_admin === 1 }
+      : null;
+  return { tokenHash: r.session_token_hash, expiresAt: r.session_expires_at, token: authTokenOf(r), userId: r.session_user_id, user };
 }
 
-export async function insertSession(db: Db, idHash: string, tokenHash: string, createdAt: string, expiresAt: string): Promise<void> {
+/** A session standing for an API token (`tokenHash`) or for a user signed in with a password (`userId`). */
+export async function insertSession(
+  db: Db,
+  idHash: string,
+  owner: { tokenHash: string; userId?: undefined } | { userId: string; tokenHash?: undefined },
+  createdAt: string,
+  expiresAt: string,
+): Promise<void> {
   await db
-    .prepare("INSERT INTO ui_sessions (id_hash, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?)")
-    .bind(idHash, tokenHash, createdAt, expiresAt)
+    .prepare("INSERT INTO ui_sessions (id_hash, token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)")
+    .bind(idHash, owner.tokenHash ?? null, owner.userId ?? null, createdAt, expiresAt)
     .run();
 }
 
-/** The session joined to its token, as a statement (a cached session's recheck rides in another batch): what authenticating it needs in one read. */
+/**
+ * The session joined to its token or its password user, as a statement (a cached session's recheck rides in another
+ * batch): what authenticating it needs in one read.
+ */
 export function sessionByIdHashStatement(db: Db, idHash: string): D1PreparedStatement {
   return db
     .prepare(
-      `SELECT s.token_hash AS session_token_hash, s.expires_at AS session_expires_at, ${AUTH_TOKEN_COLUMNS}
+      `SELECT s.token_hash AS session_token_hash, s.expires_at AS session_expires_at, s.user_id AS session_user_id,
+         pu.username AS session_username, pu.is_site_admin AS session_is_site_admin, ${AUTH_TOKEN_COLUMNS}
        FROM ui_sessions s LEFT JOIN tokens k ON k.token_hash = s.token_hash ${AUTH_TOKEN_JOINS}
+       LEFT JOIN users pu ON pu.id = s.user_id
        WHERE s.id_hash = ?`,
     )
     .bind(idHash);

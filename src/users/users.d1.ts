@@ -113,3 +113,33 @@ export async function usernames(db: Db, ids: string[]): Promise<Array<{ id: stri
       .all<{ id: string; username: string }>()
   ).results;
 }
+
+/** A user as the site admin's list shows it. */
+export interface ListedUser {
+  id: string;
+  username: string;
+  email: string | null;
+  isSiteAdmin: boolean;
+  hasPassword: boolean;
+}
+
+/** People (not the service users standing for team and organisation tokens), by username, one page, with the total. */
+export async function usersPage(db: Db, page: { number: number; size: number }): Promise<{ users: ListedUser[]; total: number }> {
+  const [rows, count] = await db.batch([
+    db
+      .prepare(
+        `SELECT id, username, email, is_site_admin, password_hash IS NOT NULL AS has_password FROM users
+         WHERE is_service_account = 0 ORDER BY username COLLATE NOCASE, id LIMIT ? OFFSET ?`,
+      )
+      .bind(page.size, (page.number - 1) * page.size),
+    db.prepare("SELECT count(*) AS n FROM users WHERE is_service_account = 0"),
+  ]);
+  const users = (rows.results as Array<{ id: string; username: string; email: string | null; is_site_admin: number; has_password: number }>).map((r) => ({
+    id: r.id,
+    username: r.username,
+    email: r.email,
+    isSiteAdmin: r.is_site_admin === 1,
+    hasPassword: r.has_password === 1,
+  }));
+  return { users, total: (count.results[0] as { n: number }).n };
+}

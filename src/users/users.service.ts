@@ -3,7 +3,7 @@ import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
-import { confirmEmail, findUser, insertUser, updateAccount as updateAccountRow, type User } from "./users.d1";
+import { confirmEmail, findUser, insertUser, type ListedUser, updateAccount as updateAccountRow, type User, usersPage } from "./users.d1";
 
 const USERNAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}$/;
@@ -68,4 +68,10 @@ export async function confirmEmailChange(caller: Caller, id: string): Promise<Us
   if (!(await confirmEmail(caller.db, id)))
     throw ApiError.of("invalid_attribute", { detail: "Email has already been taken", pointer: "/data/attributes/email" });
   return (await findUser(caller.db, id))!;
+}
+
+/** Every person with an account, a page at a time: site admins only (the web UI's user list). */
+export async function listUsers(caller: Caller, page: { number: number; size: number }): Promise<{ users: ListedUser[]; total: number }> {
+  requireSiteAdmin(caller);
+  return usersPage(caller.db, page);
 }

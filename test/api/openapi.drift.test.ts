@@ -9,6 +9,8 @@ import { api } from "../helpers";
 const UNDOCUMENTED = new Set([
   "GET /.well-known/terraform.json",
   "GET /api/v2/openapi.json",
+  // `terraform login`'s token endpoint (login.v1): OAuth 2.0, form-encoded, no token.
+  "POST /oauth/token",
   // Signed state-blob URLs: raw bytes, no token; handed out inside state-version documents.
   "PUT /_blobs/:ws/:sv/:kind",
   "GET /_blobs/:ws/:sv/:kind",
