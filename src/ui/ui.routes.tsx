@@ -29,6 +29,7 @@ import { page, UI_ROUTE_ACTIONS } from "./ui.requirements";
 import { principalOfSession, SESSION_COOKIE, SESSION_TTL_SECONDS, signIn, signOut } from "./ui.session";
 import { runsUi } from "./ui.runs";
 import { workspaceUi } from "./ui.workspace";
+import { mayCreateWorkspaces, workspaceFormsUi } from "./ui.workspace-forms";
 
 const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 const CSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
@@ -77,11 +78,11 @@ ui.use("*", async (c, next) => {
     deleteCookie(c, SESSION_COOKIE, { path: "/app" });
     return;
   }
-  // The page's own route: middleware and the catch-all 404 are registered for ALL methods.
-  // HEAD is served by the GET route.
+  // The route that answered (several may match: `/workspaces/new` also matches `/workspaces/:name`); middleware and
+  // the catch-all 404 are registered for ALL methods. HEAD is served by the GET route.
   const method = c.req.method === "HEAD" ? "GET" : c.req.method;
-  const route = matchedRoutes(c).findLast((r) => r.method === method);
-  const declared = route ? UI_ROUTE_ACTIONS[`${method} ${route.path}`] : undefined;
+  const route = matchedRoutes(c)[c.req.routeIndex];
+  const declared = route?.method === method ? UI_ROUTE_ACTIONS[`${method} ${route.path}`] : undefined;
   if (c.res.status < 400 && declared !== "authenticated" && !(declared && authz.authorized.has(declared))) {
     console.log(
       JSON.stringify({
@@ -158,6 +159,7 @@ page(ui, "get", "/:organization/workspaces", "organization.read", async (c) => {
       page={page}
       query={query}
       projects={result.projectOptions ?? []}
+      canCreate={mayCreateWorkspaces(result.scope)}
     />,
   );
 });
@@ -177,6 +179,8 @@ page(ui, "get", "/:organization/projects", "organization.read", async (c) => {
   );
 });
 
+// Before the workspace page: `/workspaces/new` would otherwise be the workspace named "new".
+ui.route("/", workspaceFormsUi);
 ui.route("/", workspaceUi);
 ui.route("/", runsUi);
 

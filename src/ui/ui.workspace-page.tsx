@@ -354,6 +354,11 @@ export function WorkspacePage(props: { principal: Principal; ws: WorkspaceView }
       </div>
 
       <h2>Tags</h2>
+      <p>
+        <a id="tags-page" href={`${base}/tags`}>
+          {ws.flags["can-manage-tags"] ? "Edit tags and tag bindings" : "Tags and tag bindings"}
+        </a>
+      </p>
       {ws.tags.length ? (
         <p>
           {ws.tags.map((t) => (
@@ -390,6 +395,11 @@ export function WorkspacePage(props: { principal: Principal; ws: WorkspaceView }
       {ws.variables ? (
         <>
           <h2>Variables</h2>
+          <p>
+            <a id="variables-page" href={`${base}/variables`}>
+              {ws.flags["can-update-variable"] ? "Edit variables" : "Variables and variable sets"}
+            </a>
+          </p>
           {ws.variables.length ? (
             <Table columns={["Key", "Value", "Category"]}>
               {ws.variables.map((v) => (
