@@ -329,3 +329,37 @@ describe("UI: tags and tag bindings", () => {
     expect(await bindings(ws.id)).toEqual([["env", "prod"]]);
   });
 });
+
+describe("UI: the settings form's name, project and options", () => {
+  it("renames, moves and sets the options as PATCH /workspaces/:id does; a bad name gets the API's reason", async () => {
+    const { org, ws, base, cookie } = await setup();
+    const projectName = uniqueName("dest");
+    const project = await makeProject(org, projectName);
+    const page = await ui("GET", base, { cookie });
+    expect(page.text).toContain(`<option value="${project}">${projectName}</option>`);
+    const form = { options: "1", description: "", "execution-mode": "remote", "working-directory": "" };
+
+    const badApi = await api("PATCH", `/workspaces/${ws.id}`, { body: { data: { type: "workspaces", attributes: { name: "bad name!" } } } });
+    expect(badApi.status).toBe(422);
+    const bad = await ui("POST", `${base}/settings`, { cookie, form: { ...form, name: "bad name!" } });
+    expect(bad.status).toBe(422);
+    expect(reasonsOf(bad.text, "settings")).toContain(escapeHtml(badApi.body.errors[0].detail));
+
+    const name = uniqueName("renamed");
+    const saved = await ui("POST", `${base}/settings`, {
+      cookie,
+      form: { ...form, name, project, "queue-all-runs": "on", "structured-run-output-enabled": "on" },
+    });
+    expect(saved.status).toBe(303);
+    expect(saved.headers.get("Location")).toBe(`/app/${org}/workspaces/${name}`);
+    const shown = (await api("GET", `/workspaces/${ws.id}`)).body.data;
+    expect(shown.attributes).toMatchObject({
+      name,
+      "queue-all-runs": true,
+      "speculative-enabled": false,
+      "allow-destroy-plan": false,
+      "structured-run-output-enabled": true,
+    });
+    expect(shown.relationships.project.data.id).toBe(project);
+  });
+});
