@@ -139,6 +139,8 @@ export function WorkspaceListPage(props: {
   page: { number: number; size: number };
   query: URLSearchParams;
   projects: Array<{ id: string; name: string }>;
+  /** Whether to offer the new-workspace form (the caller may create workspaces in some project). */
+  canCreate?: boolean;
 }) {
   const q = props.query;
   const val = (k: string) => q.get(k) ?? "";
@@ -149,6 +151,13 @@ export function WorkspaceListPage(props: {
       </nav>
       <OrgNav organization={props.organization} current="workspaces" />
       <h1>Workspaces</h1>
+      {props.canCreate ? (
+        <p>
+          <a id="new-workspace" href={`/app/${encodeURIComponent(props.organization)}/workspaces/new`}>
+            New workspace
+          </a>
+        </p>
+      ) : null}
       <FilterForm label="Filter workspaces" sizeId="f-size" size={props.page.size}>
         <Field id="f-name" name="search[name]" label="Name contains" query={q} />
         <Field id="f-wild" name="search[wildcard-name]" label="Name pattern (* at either end)" query={q} />

@@ -32,6 +32,7 @@ import { pageAfterSignIn, principalOfSession, SESSION_COOKIE, sessionCookieOptio
 import { passwordUi } from "./ui.password";
 import { runsUi } from "./ui.runs";
 import { workspaceUi } from "./ui.workspace";
+import { mayCreateWorkspaces, workspaceFormsUi } from "./ui.workspace-forms";
 
 /** Paths served without a session (and the password links, `/app/password/:secret`). */
 const PUBLIC = new Set(["/app/ui.css", "/app/session/new", "/app/session", "/app/session/delete", "/app/session/password"]);
@@ -82,11 +83,11 @@ ui.use("*", async (c, next) => {
     deleteCookie(c, SESSION_COOKIE, { path: "/app" });
     return;
   }
-  // The page's own route: middleware and the catch-all 404 are registered for ALL methods.
-  // HEAD is served by the GET route.
+  // The route that answered (several may match: `/workspaces/new` also matches `/workspaces/:name`); middleware and
+  // the catch-all 404 are registered for ALL methods. HEAD is served by the GET route.
   const method = c.req.method === "HEAD" ? "GET" : c.req.method;
-  const route = matchedRoutes(c).findLast((r) => r.method === method);
-  const declared = route ? UI_ROUTE_ACTIONS[`${method} ${route.path}`] : undefined;
+  const route = matchedRoutes(c)[c.req.routeIndex];
+  const declared = route?.method === method ? UI_ROUTE_ACTIONS[`${method} ${route.path}`] : undefined;
   if (c.res.status < 400 && declared !== "authenticated" && !(declared && authz.authorized.has(declared))) {
     console.log(
       JSON.stringify({
@@ -164,6 +165,7 @@ page(ui, "get", "/:organization/workspaces", "organization.read", async (c) => {
       page={page}
       query={query}
       projects={result.projectOptions ?? []}
+      canCreate={mayCreateWorkspaces(result.scope)}
     />,
   );
 });
@@ -185,6 +187,8 @@ page(ui, "get", "/:organization/projects", "organization.read", async (c) => {
 
 ui.route("/", loginUi);
 ui.route("/", tokensUi);
+// Before the workspace page: `/workspaces/new` would otherwise be the workspace named "new".
+ui.route("/", workspaceFormsUi);
 ui.route("/", workspaceUi);
 ui.route("/", runsUi);
 ui.route("/", passwordUi);

@@ -47,6 +47,9 @@ export interface WorkspaceView {
   /** The effective agent pool, and those the settings form offers (the pools this workspace may use). */
   agentPoolId: string | null;
   agentPools: Array<{ id: string; name: string }>;
+  /** The workspace's project, and the projects the settings form offers to move it to (those the caller reads). */
+  projectId: string;
+  projectOptions: Array<{ id: string; name: string }>;
   /** The run at the head of the workspace's queue (kept once it is over), from the workspace's record. */
   currentRun: { id: string; status: string; createdAt: string } | null;
   refusal?: Refusal;
@@ -70,6 +73,12 @@ function Refused(props: { refusal?: Refusal; form: FormName; what: string }) {
 }
 
 const EXECUTION_MODES = ["remote", "local", "agent"];
+const OPTION_LABELS = [
+  ["queue-all-runs", "Queue all runs"],
+  ["speculative-enabled", "Speculative plans on pull requests"],
+  ["allow-destroy-plan", "Allow destroy plans"],
+  ["structured-run-output-enabled", "Structured run output"],
+] as const;
 
 function SettingsSection(props: { ws: WorkspaceView; base: string }) {
   const a = props.ws.attributes;
@@ -82,6 +91,24 @@ function SettingsSection(props: { ws: WorkspaceView; base: string }) {
       <h2 id="settings-h">Settings</h2>
       <Refused refusal={props.ws.refusal} form="settings" what="The settings were not saved:" />
       <form class="settings" method="post" action={`${props.base}/settings`}>
+        <input type="hidden" name="options" value="1" />
+        <div>
+          <label for="s-name">Name</label>
+          <input id="s-name" name="name" required autocomplete="off" value={v("name", props.ws.name)} />
+        </div>
+        <div>
+          <label for="s-project">Project</label>
+          <select id="s-project" name="project">
+            {(props.ws.projectOptions.some((p) => p.id === props.ws.projectId)
+              ? props.ws.projectOptions
+              : [{ id: props.ws.projectId, name: props.ws.project }, ...props.ws.projectOptions]
+            ).map((p) => (
+              <option value={p.id} selected={v("project", props.ws.projectId) === p.id}>
+                {p.name}
+              </option>
+            ))}
+          </select>
+        </div>
         <div class="wide">
           <label for="s-description">Description</label>
           <input id="s-description" name="description" value={v("description", a.description)} />
@@ -119,6 +146,12 @@ function SettingsSection(props: { ws: WorkspaceView; base: string }) {
           <input id="s-auto" name="auto-apply" type="checkbox" checked={autoApply} />
           <label for="s-auto">Auto-apply</label>
         </div>
+        {OPTION_LABELS.map(([k, label]) => (
+          <div class="check">
+            <input id={`s-${k}`} name={k} type="checkbox" checked={sent ? sent.values[k] === "true" : a[k] === true} />
+            <label for={`s-${k}`}>{label}</label>
+          </div>
+        ))}
         <div>
           <button class="primary" type="submit">
             Save settings
@@ -354,6 +387,11 @@ export function WorkspacePage(props: { principal: Principal; ws: WorkspaceView }
       </div>
 
       <h2>Tags</h2>
+      <p>
+        <a id="tags-page" href={`${base}/tags`}>
+          {ws.flags["can-manage-tags"] ? "Edit tags and tag bindings" : "Tags and tag bindings"}
+        </a>
+      </p>
       {ws.tags.length ? (
         <p>
           {ws.tags.map((t) => (
@@ -390,6 +428,11 @@ export function WorkspacePage(props: { principal: Principal; ws: WorkspaceView }
       {ws.variables ? (
         <>
           <h2>Variables</h2>
+          <p>
+            <a id="variables-page" href={`${base}/variables`}>
+              {ws.flags["can-update-variable"] ? "Edit variables" : "Variables and variable sets"}
+            </a>
+          </p>
           {ws.variables.length ? (
             <Table columns={["Key", "Value", "Category"]}>
               {ws.variables.map((v) => (

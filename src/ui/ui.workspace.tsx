@@ -12,6 +12,7 @@ import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { validationError } from "../jsonapi/validation";
 import { listOrgPools } from "../agent-pools/agent-pools.service";
+import { listProjectsFor } from "../projects/projects.service";
 import { currentStateVersion, listStateVersions } from "../state-versions/state-versions.service";
 import { serializeOutputs, serializeStateVersion } from "../state-versions/state-versions.serialize";
 import { workspaceEffectiveTagBindings } from "../tags/tags.service";
@@ -56,7 +57,7 @@ async function workspacePage(c: Ctx, refusal?: Refusal): Promise<Response> {
   const flags = attributes.permissions as Record<string, boolean>;
   const origin = new URL(c.req.url).origin;
   const page100 = { number: 1, size: 100 };
-  const [variables, states, current, effective, consumers, accesses, teams, holderName, pools] = await Promise.all([
+  const [variables, states, current, effective, consumers, accesses, teams, holderName, pools, projects] = await Promise.all([
     flags["can-read-variable"] ? listWorkspaceVariables(caller, record.id) : null,
     flags["can-read-state-versions"] ? listStateVersions(caller, { organization, name: record.name }, undefined, { number: 1, size: 10 }) : null,
     // Outputs need only read-outputs; as GET .../current-state-version-outputs, sensitive values are never shown.
@@ -68,6 +69,8 @@ async function workspacePage(c: Ctx, refusal?: Refusal): Promise<Response> {
     lockHolderNameOf(caller, readable),
     // The settings form offers the pools this workspace may use (GET .../agent-pools?filter[allowed_workspaces][name]=).
     flags["can-update"] ? listOrgPools(caller, organization, { allowedWorkspaceName: record.name }, page100) : null,
+    // The settings form's project choices: those the caller reads (the move itself needs admin on both ends).
+    flags["can-update"] ? listProjectsFor(caller, organization, { tagged: [], sort: "name" }, page100) : null,
   ]);
   // Download links exactly as the API serialises them (signed URLs), for state readers only.
   const stateRows: StateRow[] | null = states
@@ -129,6 +132,8 @@ async function workspacePage(c: Ctx, refusal?: Refusal): Promise<Response> {
         teamsWithout: teams.teams.filter((t) => !granted.has(t.team.id)).map((t) => ({ id: t.team.id, name: t.team.name })),
         agentPoolId: poolId,
         agentPools,
+        projectId: record.projectId,
+        projectOptions: projects?.projects.map((p) => ({ id: p.id, name: p.name })) ?? [],
         currentRun: record.currentRun,
         refusal,
       }}
@@ -207,17 +212,39 @@ function settingsAttributes(form: Form): Record<string, unknown> {
   if (mode === "agent") attributes["agent-pool-id"] = text(form, "agent-pool-id") || null;
   const version = text(form, "terraform-version").trim();
   if (version) attributes["terraform-version"] = version;
+  const name = text(form, "name").trim();
+  if (name) attributes.name = name;
+  // An unticked box is sent as nothing: the form says it showed these (`options`), so absence means off.
+  if (text(form, "options") === "1") for (const k of SETTINGS_OPTIONS) attributes[k] = text(form, k) === "on";
   return attributes;
 }
+
+/** The settings form's checkboxes beside auto-apply. */
+export const SETTINGS_OPTIONS = ["queue-all-runs", "speculative-enabled", "allow-destroy-plan", "structured-run-output-enabled"] as const;
 
 page(workspaceUi, "post", "/:organization/workspaces/:name/settings", "workspace.update", async (c) => {
   const form = await c.req.parseBody();
   const caller = callerOf(c);
-  const fields = ["description", "execution-mode", "agent-pool-id", "terraform-version", "working-directory"];
-  const values = { ...Object.fromEntries(fields.map((k) => [k, text(form, k)])), "auto-apply": String(text(form, "auto-apply") === "on") };
+  const fields = ["name", "project", "description", "execution-mode", "agent-pool-id", "terraform-version", "working-directory"];
+  const values: Record<string, string> = {
+    ...Object.fromEntries(fields.map((k) => [k, text(form, k)])),
+    "auto-apply": String(text(form, "auto-apply") === "on"),
+    ...(text(form, "options") === "1" ? Object.fromEntries(SETTINGS_OPTIONS.map((k) => [k, String(text(form, k) === "on")])) : {}),
+  };
   const parsed = workspaceAttributesInput.safeParse(settingsAttributes(form));
   if (!parsed.success) return refuse(c, caller, "settings", values, validationError(parsed.error, "json"));
-  return submit(c, "settings", values, () => updateWorkspace(caller, refOf(c), { type: "workspaces", attributes: parsed.data }));
+  // A project chosen in the form moves the workspace (PATCH's project relationship: admin on both projects).
+  const project = text(form, "project");
+  const relationships = project ? { project: { data: { type: "projects" as const, id: project } } } : undefined;
+  let saved: Awaited<ReturnType<typeof updateWorkspace>>;
+  try {
+    saved = await updateWorkspace(caller, refOf(c), { type: "workspaces", attributes: parsed.data, relationships });
+  } catch (e) {
+    if (e instanceof ApiError && refusesInput(e)) return workspacePage(c, { form: "settings", values, errors: e.errors.map((x) => x.detail ?? x.title) });
+    throw e;
+  }
+  // A rename moves the page.
+  return c.redirect(wsPath(refOf(c).organization, saved.workspace.name), 303);
 });
 
 // As POST and DELETE /workspaces/:id/relationships/remote-state-consumers.

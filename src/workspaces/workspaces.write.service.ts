@@ -1,5 +1,5 @@
 /** Create, update and force delete of workspaces: authorise, claim names and projects, then one DO call. */
-import { buildOrgAccess, projectRights } from "../auth/access";
+import { buildOrgAccess, loadGrants, projectRights } from "../auth/access";
 import { createAccessRows } from "../auth/access.d1";
 import { allows, authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
@@ -7,6 +7,7 @@ import { edition } from "../env";
 import { ApiError, unwrap } from "../errors";
 import { newId, nowIso } from "../ids";
 import { holdProject, releaseProject } from "../projects/projects.d1";
+import { listProjectsFor } from "../projects/projects.service";
 import { refuseOverrides } from "../tags/reserved-tag-keys.service";
 import { createTagEntries, resolveBindings, resolveFlatAdds } from "../tags/workspace-tags.service";
 import { applySettings, defaultSettings, isFailure, normaliseAttributes, type NormalisedAttributes } from "./workspace.rules";
@@ -150,6 +151,32 @@ export async function createWorkspace(caller: Caller, organizationName: string, 
   // Serialised from the batch above: a new workspace has no SSH key and only live tags.
   const scope = scopeFrom(caller.env, { access, grants: rows.grants, projects: new Map(rows.projects.map((p) => [p.id, p])) }, null, null);
   return { workspace: result.value, scope, bookmark: result.bookmark };
+}
+
+/** A project a new workspace may go in (the web UI's create form offers these). */
+export interface CreatableProject {
+  id: string;
+  name: string;
+  isDefault: boolean;
+}
+
+/**
+ * The projects of the organisation (the first 100, by name) in which the caller may create
+ * workspaces, by the same rule `createWorkspace` authorises with. A caller who may create in none is refused as
+ * a create would refuse it.
+ */
+export async function projectsForNewWorkspace(caller: Caller, organization: string): Promise<CreatableProject[]> {
+  const { projects, access } = await listProjectsFor(caller, organization, { tagged: [], sort: "name" }, { number: 1, size: 100 });
+  const grants = await loadGrants(
+    caller.db,
+    access,
+    [],
+    projects.map((p) => p.id),
+  );
+  const allowed = projects.filter((p) => projectRights(access, p.id, grants.projects).createWorkspaces);
+  const target = allowed[0]?.id ?? access.organization.defaultProjectId;
+  authorize(caller, "workspace.create", { access, project: projectRights(access, target, grants.projects) });
+  return allowed.map((p) => ({ id: p.id, name: p.name, isDefault: p.isDefault }));
 }
 
 export async function updateWorkspace(caller: Caller, ref: WorkspaceRef, body: (typeof workspaceUpdateBody)["_output"]["data"]): Promise<Written> {
