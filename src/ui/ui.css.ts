@@ -69,5 +69,14 @@ textarea { display: block; width: 100%; font: inherit; padding: .35rem .45rem; b
 ol.timeline { margin: 0; padding-left: 1.2rem; }
 td.message { word-break: break-word; }
 .change.create { color: #116329; } .change.delete { color: #a40e26; } .change.update { color: #6b4700; } .change.replace { color: #6639ba; }
+/* The organisation's pages (src/ui/ui.org.tsx): six tabs wrap; one-button forms sit inline; edit forms fold. */
+nav.orgnav { flex-wrap: wrap; gap: .3rem 1rem; }
+form.inline { display: inline; margin: 0; }
+details.edit { margin: .5rem 0; }
+details.edit summary { cursor: pointer; color: var(--accent); }
+h3 { font-size: 1rem; margin: 1.2rem 0 .4rem; }
+fieldset.checks { border: 1px solid var(--line); border-radius: .4rem; display: grid; grid-template-columns: repeat(auto-fill, minmax(15rem, 1fr)); gap: .3rem 1rem; }
+fieldset.checks .check { display: flex; gap: .4rem; align-items: center; }
+fieldset.checks .check label { display: inline; font-size: 1rem; color: var(--fg); }
 @media (max-width: 40rem) { main { padding: .6rem; } th.opt, td.opt { display: none; } }
 `;

@@ -27,6 +27,7 @@ import { ErrorPage } from "./ui.layout";
 import { OrganizationsPage, ProjectsPage, SignInPage, WorkspaceListPage, type ListRow } from "./ui.pages";
 import { page, UI_ROUTE_ACTIONS } from "./ui.requirements";
 import { principalOfSession, SESSION_COOKIE, SESSION_TTL_SECONDS, signIn, signOut } from "./ui.session";
+import { organizationUi } from "./ui.organization";
 import { runsUi } from "./ui.runs";
 import { workspaceUi } from "./ui.workspace";
 
@@ -158,6 +159,7 @@ page(ui, "get", "/:organization/workspaces", "organization.read", async (c) => {
       page={page}
       query={query}
       projects={result.projectOptions ?? []}
+      access={result.scope.access}
     />,
   );
 });
@@ -170,15 +172,25 @@ page(ui, "get", "/:organization/projects", "organization.read", async (c) => {
   const page = pageOf(c.req.query());
   const caller = callerOf(c);
   // The API's own parser and list (GET /organizations/:name/projects): the same query gives the same projects.
-  const { projects: found, matching, total } = await listProjectsFor(caller, organization, parseProjectQuery(Object.fromEntries(query)), page);
+  const { projects: found, matching, total, access } = await listProjectsFor(caller, organization, parseProjectQuery(Object.fromEntries(query)), page);
   const projects = found.map((p) => ({ id: p.id, name: p.name, description: p.description, workspaceCount: p.workspaceCount, isDefault: p.isDefault }));
   return c.html(
-    <ProjectsPage principal={caller.principal} organization={organization} projects={projects} matching={matching} total={total} page={page} query={query} />,
+    <ProjectsPage
+      principal={caller.principal}
+      organization={organization}
+      projects={projects}
+      matching={matching}
+      total={total}
+      page={page}
+      query={query}
+      access={access}
+    />,
   );
 });
 
 ui.route("/", workspaceUi);
 ui.route("/", runsUi);
+ui.route("/", organizationUi);
 
 ui.all("*", (c) => c.html(<ErrorPage principal={c.get("principal")} status={404} title="Not found" />, 404));
 
