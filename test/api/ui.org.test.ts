@@ -174,7 +174,7 @@ describe("UI variable sets", () => {
     const base = `/app/${org}/varsets/${set.id}`;
     const page = await ui("GET", base, { cookie: reader.cookie });
     expect(page.status).toBe(200);
-    expect(page.text).not.toContain('method="post" action="/app/' + org + "/varsets/");
+    expect(page.text).not.toContain(`method="post" action="/app/${org}/varsets/`);
     const forged: Array<[string, Record<string, string>]> = [
       [`/app/${org}/varsets`, { name: "forged" }],
       [`/app/${org}/varsets`, { name: " " }],
