@@ -7,30 +7,11 @@ import { errorResponses, jsonBody, noContentResponse, ok, router } from "../json
 import { serializeEntitlements, serializeOrganizationView } from "./organizations.serialize";
 import { changeOrganization, createOrganization, entitlementsOf, listCallerOrganizations, removeOrganization, showOrganization } from "./organizations.service";
 import { defineRoute } from "../jsonapi/define-route";
-import { entitlementSetResource, organizationResource } from "./organizations.schemas";
+import { entitlementSetResource, organizationAttributesInput, organizationResource } from "./organizations.schemas";
 
 const tags = ["Organizations"];
 export const organizations = router();
 
-const orgAttributes = z.object({
-  name: z.string().max(LIMITS.organizationNameMax).optional(),
-  email: z.string().max(255).optional(),
-  "session-timeout": z.number().int().min(1).max(1_000_000).nullable().optional(),
-  "session-remember": z.number().int().min(1).max(1_000_000).nullable().optional(),
-  "collaborator-auth-policy": z.enum(["password", "two_factor_mandatory"]).optional(),
-  "cost-estimation-enabled": z.boolean().optional(),
-  "send-passing-statuses-for-untriggered-speculative-plans": z.boolean().optional(),
-  "aggregated-commit-status-enabled": z.boolean().optional(),
-  "speculative-plan-management-enabled": z.boolean().optional(),
-  "owners-team-saml-role-id": z.string().max(255).nullable().optional(),
-  "assessments-enforced": z.boolean().optional(),
-  "allow-force-delete-workspaces": z.boolean().optional(),
-  "default-execution-mode": z.enum(["remote", "local", "agent"]).optional(),
-  "default-agent-pool-id": z.string().max(64).nullable().optional(),
-  "user-tokens-enabled": z.boolean().optional(),
-  "stacks-enabled": z.boolean().optional(),
-  "max-ttl-enabled": z.boolean().optional(),
-});
 const orgRelationships = z
   .object({
     "default-agent-pool": z.object({ data: z.object({ type: z.literal("agent-pools"), id: z.string().max(64) }).nullable() }).optional(),
@@ -40,14 +21,14 @@ const orgCreateBody = z
   .object({
     data: z.object({
       type: z.literal("organizations"),
-      attributes: orgAttributes.extend({ name: z.string().max(LIMITS.organizationNameMax), email: z.string().max(255) }),
+      attributes: organizationAttributesInput.extend({ name: z.string().max(LIMITS.organizationNameMax), email: z.string().max(255) }),
       relationships: orgRelationships,
     }),
   })
   .openapi("OrganizationCreate");
 const orgUpdateBody = z
   .object({
-    data: z.object({ type: z.literal("organizations"), attributes: orgAttributes.optional(), relationships: orgRelationships }),
+    data: z.object({ type: z.literal("organizations"), attributes: organizationAttributesInput.optional(), relationships: orgRelationships }),
   })
   .openapi("OrganizationUpdate");
 

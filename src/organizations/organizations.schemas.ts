@@ -1,6 +1,7 @@
 /** Response schemas of organisations and their entitlement sets (src/organizations/organizations.serialize.ts). */
 import { z } from "@hono/zod-openapi";
 import { attr, resourceSchema } from "../jsonapi/schemas";
+import { LIMITS } from "../limits";
 import { ENTITLEMENTS } from "../subscriptions/feature-sets";
 
 export const organizationResource = resourceSchema("Organization", "organizations", {
@@ -37,4 +38,25 @@ export const organizationResource = resourceSchema("Organization", "organization
 export const entitlementSetResource = resourceSchema("EntitlementSet", "entitlement-sets", {
   ...Object.fromEntries(ENTITLEMENTS.map((e) => [e, attr.boolean])),
   "user-limit": attr.nullableInt,
+});
+
+/** The attributes a create or update may send (the UI's settings form is checked against the same schema). */
+export const organizationAttributesInput = z.object({
+  name: z.string().max(LIMITS.organizationNameMax).optional(),
+  email: z.string().max(255).optional(),
+  "session-timeout": z.number().int().min(1).max(1_000_000).nullable().optional(),
+  "session-remember": z.number().int().min(1).max(1_000_000).nullable().optional(),
+  "collaborator-auth-policy": z.enum(["password", "two_factor_mandatory"]).optional(),
+  "cost-estimation-enabled": z.boolean().optional(),
+  "send-passing-statuses-for-untriggered-speculative-plans": z.boolean().optional(),
+  "aggregated-commit-status-enabled": z.boolean().optional(),
+  "speculative-plan-management-enabled": z.boolean().optional(),
+  "owners-team-saml-role-id": z.string().max(255).nullable().optional(),
+  "assessments-enforced": z.boolean().optional(),
+  "allow-force-delete-workspaces": z.boolean().optional(),
+  "default-execution-mode": z.enum(["remote", "local", "agent"]).optional(),
+  "default-agent-pool-id": z.string().max(64).nullable().optional(),
+  "user-tokens-enabled": z.boolean().optional(),
+  "stacks-enabled": z.boolean().optional(),
+  "max-ttl-enabled": z.boolean().optional(),
 });

@@ -5,7 +5,7 @@
  */
 import type { Organization } from "../auth/organization.d1";
 import { authorize } from "../auth/requirements";
-import { requireOrgAccess } from "../auth/access";
+import { type OrgAccess, requireOrgAccess } from "../auth/access";
 import type { Caller } from "../caller";
 import { edition } from "../env";
 import { ApiError } from "../errors";
@@ -155,6 +155,17 @@ export async function showOrganization(caller: Caller, name: string): Promise<Or
     plan: planOf(edition(caller.env), org.subscription),
     retention: await retentionOf(caller, org.externalId),
   };
+}
+
+/**
+ * The organisation for its settings form: owners and its token. As for the update itself (`ownerSettings`), owners
+ * reach it even when the organisation refuses user tokens, so that the setting can be switched back.
+ */
+export async function showOrganizationSettings(caller: Caller, name: string): Promise<OrganizationView & { access: OrgAccess }> {
+  const access = await requireOrgAccess(caller, { name }, { ownerSettings: true });
+  authorize(caller, "organization.manage", { access });
+  const org = access.organization;
+  return { organization: org, owner: true, plan: planOf(edition(caller.env), org.subscription), access };
 }
 
 /** The organisation whose entitlements members may read, and the plan they follow (none in the self-hosted edition). */

@@ -5,31 +5,20 @@ import { LIMITS } from "../limits";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { includeQuery, listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
-import { ORG_ACCESS_KEYS } from "./teams.rules";
 import { serializeTeamView, serializeTeamWithIncludes } from "./teams.serialize";
 import { changeMemberships, changeUsers, createTeam, deleteTeam, listTeams, showTeam, updateTeam } from "./teams.service";
 import { defineRoute } from "../jsonapi/define-route";
-import { teamResource } from "./teams.schemas";
+import { teamAttributesInput, teamResource } from "./teams.schemas";
 
 const tags = ["Teams"];
 export const teams = router();
 
 const teamParam = z.object({ team_id: z.string().regex(/^team-[A-Za-z0-9]{1,64}$/) });
 
-const orgAccessInput = z.object(
-  Object.fromEntries(ORG_ACCESS_KEYS.map((k) => [k, z.boolean().optional()])) as Record<(typeof ORG_ACCESS_KEYS)[number], z.ZodOptional<z.ZodBoolean>>,
-);
-const teamAttributes = z.object({
-  name: z.string().max(LIMITS.teamNameMax).optional(),
-  "organization-access": orgAccessInput.optional(),
-  visibility: z.enum(["secret", "organization"]).optional(),
-  "sso-team-id": z.string().max(255).nullable().optional(),
-  "allow-member-token-management": z.boolean().optional(),
-});
 const teamCreateBody = z
-  .object({ data: z.object({ type: z.literal("teams"), attributes: teamAttributes.extend({ name: z.string().max(LIMITS.teamNameMax) }) }) })
+  .object({ data: z.object({ type: z.literal("teams"), attributes: teamAttributesInput.extend({ name: z.string().max(LIMITS.teamNameMax) }) }) })
   .openapi("TeamCreate");
-const teamUpdateBody = z.object({ data: z.object({ type: z.literal("teams"), attributes: teamAttributes.optional() }) }).openapi("TeamUpdate");
+const teamUpdateBody = z.object({ data: z.object({ type: z.literal("teams"), attributes: teamAttributesInput.optional() }) }).openapi("TeamUpdate");
 const usersBody = z.object({ data: z.array(z.object({ type: z.literal("users"), id: z.string().max(64) })).max(100) }).openapi("TeamUsers");
 const membershipsBody = z
   .object({ data: z.array(z.object({ type: z.literal("organization-memberships"), id: z.string().max(64) })).max(100) })

@@ -76,5 +76,14 @@ input[type=submit]:focus-visible { outline: 2px solid var(--accent); outline-off
 .signin h2 { margin-top: 2rem; }
 .created { border: 1px solid #1a7f37; background: #dafbe1; padding: .6rem .8rem; border-radius: .4rem; margin: 1rem 0; }
 .created p { margin: .3rem 0; }
+/* The organisation's pages (src/ui/ui.org.tsx): six tabs wrap; one-button forms sit inline; edit forms fold. */
+nav.orgnav { flex-wrap: wrap; gap: .3rem 1rem; }
+form.inline { display: inline; margin: 0; }
+details.edit { margin: .5rem 0; }
+details.edit summary { cursor: pointer; color: var(--accent); }
+h3 { font-size: 1rem; margin: 1.2rem 0 .4rem; }
+fieldset.checks { border: 1px solid var(--line); border-radius: .4rem; display: grid; grid-template-columns: repeat(auto-fill, minmax(15rem, 1fr)); gap: .3rem 1rem; }
+fieldset.checks .check { display: flex; gap: .4rem; align-items: center; }
+fieldset.checks .check label { display: inline; font-size: 1rem; color: var(--fg); }
 @media (max-width: 40rem) { main { padding: .6rem; } th.opt, td.opt { display: none; } }
 `;

@@ -1,23 +1,12 @@
 /** @jsxImportSource hono/jsx */
 /** The UI's organisation-level pages: plain data in, HTML out (the routes call the services). */
+import type { OrgAccess } from "../auth/access";
 import type { Principal } from "../auth/principal";
 import type { LockState } from "../workspaces/workspace.types";
 import { orgPath, wsPath } from "./ui.context";
 import { Layout } from "./ui.layout";
+import { OrgNav } from "./ui.org";
 import { Choice, Field, FilterForm, Pager, Table } from "./ui.parts";
-
-/** The organisation's pages, the current one marked. */
-function OrgNav(props: { organization: string; current: "workspaces" | "projects" }) {
-  return (
-    <nav class="orgnav" aria-label="Organisation">
-      {(["workspaces", "projects"] as const).map((p) => (
-        <a href={orgPath(props.organization, p)} aria-current={props.current === p ? "page" : undefined}>
-          {p === "workspaces" ? "Workspaces" : "Projects"}
-        </a>
-      ))}
-    </nav>
-  );
-}
 
 /**
  * Sign in: with a username or e-mail and a password (`#username`, `#password`, `#password-sign-in`), or by pasting an
@@ -141,6 +130,8 @@ export function WorkspaceListPage(props: {
   projects: Array<{ id: string; name: string }>;
   /** Whether to offer the new-workspace form (the caller may create workspaces in some project). */
   canCreate?: boolean;
+  /** The caller's standing: which of the organisation's pages the navigation offers. */
+  access?: OrgAccess;
 }) {
   const q = props.query;
   const val = (k: string) => q.get(k) ?? "";
@@ -149,7 +140,7 @@ export function WorkspaceListPage(props: {
       <nav class="crumbs" aria-label="Breadcrumb">
         <a href="/app">Organisations</a> / {props.organization}
       </nav>
-      <OrgNav organization={props.organization} current="workspaces" />
+      <OrgNav organization={props.organization} current="workspaces" access={props.access} />
       <h1>Workspaces</h1>
       {props.canCreate ? (
         <p>
@@ -233,6 +224,7 @@ export function ProjectsPage(props: {
   total: number;
   page: { number: number; size: number };
   query: URLSearchParams;
+  access?: OrgAccess;
 }) {
   const org = props.organization;
   const q = props.query;
@@ -241,7 +233,7 @@ export function ProjectsPage(props: {
       <nav class="crumbs" aria-label="Breadcrumb">
         <a href="/app">Organisations</a> / {org}
       </nav>
-      <OrgNav organization={org} current="projects" />
+      <OrgNav organization={org} current="projects" access={props.access} />
       <h1>Projects</h1>
       <FilterForm label="Filter projects" sizeId="p-size" size={props.page.size}>
         <Field id="p-q" name="q" label="Name contains" query={q} />

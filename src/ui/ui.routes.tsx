@@ -30,6 +30,7 @@ import { OrganizationsPage, ProjectsPage, SignInPage, WorkspaceListPage, type Li
 import { page, UI_ROUTE_ACTIONS } from "./ui.requirements";
 import { pageAfterSignIn, principalOfSession, SESSION_COOKIE, sessionCookieOptions, signIn, signOut } from "./ui.session";
 import { passwordUi } from "./ui.password";
+import { organizationUi } from "./ui.organization";
 import { runsUi } from "./ui.runs";
 import { workspaceUi } from "./ui.workspace";
 import { mayCreateWorkspaces, workspaceFormsUi } from "./ui.workspace-forms";
@@ -166,6 +167,7 @@ page(ui, "get", "/:organization/workspaces", "organization.read", async (c) => {
       query={query}
       projects={result.projectOptions ?? []}
       canCreate={mayCreateWorkspaces(result.scope)}
+      access={result.scope.access}
     />,
   );
 });
@@ -178,10 +180,19 @@ page(ui, "get", "/:organization/projects", "organization.read", async (c) => {
   const page = pageOf(c.req.query());
   const caller = callerOf(c);
   // The API's own parser and list (GET /organizations/:name/projects): the same query gives the same projects.
-  const { projects: found, matching, total } = await listProjectsFor(caller, organization, parseProjectQuery(Object.fromEntries(query)), page);
+  const { projects: found, matching, total, access } = await listProjectsFor(caller, organization, parseProjectQuery(Object.fromEntries(query)), page);
   const projects = found.map((p) => ({ id: p.id, name: p.name, description: p.description, workspaceCount: p.workspaceCount, isDefault: p.isDefault }));
   return c.html(
-    <ProjectsPage principal={caller.principal} organization={organization} projects={projects} matching={matching} total={total} page={page} query={query} />,
+    <ProjectsPage
+      principal={caller.principal}
+      organization={organization}
+      projects={projects}
+      matching={matching}
+      total={total}
+      page={page}
+      query={query}
+      access={access}
+    />,
   );
 });
 
@@ -192,6 +203,7 @@ ui.route("/", workspaceFormsUi);
 ui.route("/", workspaceUi);
 ui.route("/", runsUi);
 ui.route("/", passwordUi);
+ui.route("/", organizationUi);
 
 ui.all("*", (c) => c.html(<ErrorPage principal={c.get("principal")} status={404} title="Not found" />, 404));
 

@@ -86,6 +86,16 @@ function checkName(name: string): void {
   if (name.trim().length === 0) throw invalid("Name can't be blank", "/data/attributes/name");
 }
 
+/** Whether the caller may manage a set it has read (the UI offers the set's forms only then; each change authorises again). */
+export async function mayManageVarset(caller: Caller, access: OrgAccess, varset: Varset): Promise<boolean> {
+  return allows(access.principal, "varsets.manage", { access, project: await owningProjectRights(caller, access, varset.projectId, "varsets.manage") });
+}
+
+/** A set the caller may manage (404 otherwise): what refused input is explained to. */
+export async function manageableVarset(caller: Caller, id: string): Promise<Varset> {
+  return (await load(caller, id, true)).varset;
+}
+
 export async function listOrganizationVarsets(caller: Caller, organization: string, q: string | undefined, page: Page, include: string[] = []) {
   const access = await requireOrgAccess(caller, { name: organization });
   authorize(caller, "varsets.read", { access });
