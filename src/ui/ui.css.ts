@@ -69,5 +69,15 @@ textarea { display: block; width: 100%; font: inherit; padding: .35rem .45rem; b
 ol.timeline { margin: 0; padding-left: 1.2rem; }
 td.message { word-break: break-word; }
 .change.create { color: #116329; } .change.delete { color: #a40e26; } .change.update { color: #6b4700; } .change.replace { color: #6639ba; }
+/* State (src/ui/ui.state-page.tsx): the resource-count chart (inline SVG) and the rollback confirmation. */
+figure.chart { margin: 0 0 .6rem; max-width: 48rem; }
+figure.chart svg { display: block; width: 100%; height: auto; }
+.chart .axis { stroke: #8c959f; stroke-width: 1; }
+.chart .grid { stroke: var(--line); stroke-width: 1; stroke-dasharray: 4 4; }
+.chart .line { fill: none; stroke: var(--accent); stroke-width: 2; }
+.chart .point { fill: #fff; stroke: var(--accent); stroke-width: 2; }
+.chart .label { fill: var(--muted); font-size: 14px; }
+form.confirm .check { display: flex; gap: .4rem; align-items: center; margin: .6rem 0; }
+form.confirm .check label { display: inline; font-size: 1rem; color: var(--fg); }
 @media (max-width: 40rem) { main { padding: .6rem; } th.opt, td.opt { display: none; } }
 `;

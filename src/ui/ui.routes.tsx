@@ -28,6 +28,7 @@ import { OrganizationsPage, ProjectsPage, SignInPage, WorkspaceListPage, type Li
 import { page, UI_ROUTE_ACTIONS } from "./ui.requirements";
 import { principalOfSession, SESSION_COOKIE, SESSION_TTL_SECONDS, signIn, signOut } from "./ui.session";
 import { runsUi } from "./ui.runs";
+import { statesUi } from "./ui.states";
 import { workspaceUi } from "./ui.workspace";
 
 const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
@@ -179,6 +180,7 @@ page(ui, "get", "/:organization/projects", "organization.read", async (c) => {
 
 ui.route("/", workspaceUi);
 ui.route("/", runsUi);
+ui.route("/", statesUi);
 
 ui.all("*", (c) => c.html(<ErrorPage principal={c.get("principal")} status={404} title="Not found" />, 404));
 
