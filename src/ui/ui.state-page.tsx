@@ -75,7 +75,12 @@ export function StatesPage(props: {
                 <a href={statePath(organization, workspace, s.id)} aria-label={`State version serial ${s.serial}`}>
                   {s.serial}
                 </a>
-                {s.current ? <span class="badge good">current</span> : null}
+                {s.current ? (
+                  <>
+                    {" "}
+                    <span class="badge good">current</span>
+                  </>
+                ) : null}
               </td>
               <td>{when(s.createdAt)}</td>
               <td>{s.resourceCount ?? "unknown"}</td>
@@ -255,7 +260,9 @@ export function StateVersionPage(props: { principal: Principal; sv: StateVersion
                 <td>
                   <code>{address(r)}</code>
                 </td>
-                <td>{provider(r.provider)}</td>
+                <td>
+                  <code>{provider(r.provider)}</code>
+                </td>
                 <td>{r.count}</td>
                 <td class="opt">{r.module}</td>
                 <td class="opt">{r.type}</td>

@@ -109,7 +109,11 @@ describe("UI state version page", () => {
     // Resources as the API's `resources` attribute has them.
     const apiResources = (await api("GET", `/state-versions/${first!.id}`)).body.data.attributes.resources as Array<{ type: string; count: number }>;
     const table = /<table id="resources">([\s\S]*?)<\/table>/.exec(page.text)?.[1] ?? "";
-    const rows = [...table.matchAll(/<tr><td><code>([^<]+)<\/code><\/td><td>([^<]+)<\/td><td>(\d+)<\/td>/g)].map((m) => [m[1], m[2], Number(m[3])]);
+    const rows = [...table.matchAll(/<tr><td><code>([^<]+)<\/code><\/td><td><code>([^<]+)<\/code><\/td><td>(\d+)<\/td>/g)].map((m) => [
+      m[1],
+      m[2],
+      Number(m[3]),
+    ]);
     expect(rows).toEqual([
       ["null_resource.a", "registry.terraform.io/hashicorp/null", 2],
       ["module.net.random_pet.p", "registry.terraform.io/hashicorp/random", 1],
