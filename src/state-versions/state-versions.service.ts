@@ -5,7 +5,8 @@ import { edition } from "../env";
 import { ApiError, unwrap } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
-import { guardOf, idByName, mutateAs, readById } from "../workspaces/workspaces.service";
+import type { WorkspaceRecord } from "../workspaces/workspace.types";
+import { guardOf, idByName, mutateAs, type Readable, readById, readByName } from "../workspaces/workspaces.service";
 import { workspaceOfStateVersion } from "./state-versions.d1";
 import { canUpload } from "../auth/permissions";
 import type { BackingAction, StateVersionView } from "./state-versions.store";
@@ -106,6 +107,30 @@ export async function readStateVersion(caller: Caller, id: string, need: StateNe
   return { workspaceId, sv: res.value.stateVersion, canReadState: caps.stateVersions >= 2, uploads: canUpload(scope, caps) };
 }
 
+/**
+ * A state version of the workspace named by organisation and name (404 when the version is another workspace's), with
+ * the workspace as its object holds it now: its current version and lock as fresh as the version itself. `action`:
+ * `state.read` as `GET /state-versions/:id`, or `state.create` for a caller about to roll back to it.
+ */
+export async function readWorkspaceStateVersion(
+  caller: Caller,
+  ref: { organization: string; name: string },
+  id: string,
+  action: "state.read" | "state.create" = "state.read",
+): Promise<StateVersionRead & { readable: Readable; record: WorkspaceRecord }> {
+  const readable = await readByName(caller, ref.organization, ref.name, action);
+  const { caps, scope } = readable;
+  const res = unwrap(await stateStub(caller.env, readable.record.id).getStateVersion(id));
+  return {
+    workspaceId: readable.record.id,
+    sv: res.value.stateVersion,
+    canReadState: caps.stateVersions >= 2,
+    uploads: canUpload(scope, caps),
+    readable,
+    record: res.value.workspace,
+  };
+}
+
 /** The workspace's current state version (404 when none). */
 export async function currentStateVersion(caller: Caller, workspaceId: string, need: StateNeed = 2): Promise<StateVersionRead> {
   const { record, caps, scope } = await readById(caller, workspaceId, stateAction(need));
@@ -128,11 +153,12 @@ export async function listStateVersions(
   workspace: { organization: string; name: string },
   status: string | undefined,
   page: Page,
-): Promise<{ workspaceId: string; items: StateVersionView[]; total: number; uploads: boolean }> {
+): Promise<{ workspaceId: string; items: StateVersionView[]; total: number; uploads: boolean; readable: Readable }> {
   const workspaceId = await idByName(caller, workspace.organization, workspace.name);
-  const { caps, scope } = await readById(caller, workspaceId, "state.read");
+  const readable = await readById(caller, workspaceId, "state.read");
+  const { caps, scope } = readable;
   const res = unwrap(await stateStub(caller.env, workspaceId).listStateVersions({ offset: (page.number - 1) * page.size, limit: page.size, status }));
-  return { workspaceId, items: res.value.items, total: res.value.total, uploads: canUpload(scope, caps) };
+  return { workspaceId, items: res.value.items, total: res.value.total, uploads: canUpload(scope, caps), readable };
 }
 
 /**

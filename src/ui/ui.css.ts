@@ -85,5 +85,15 @@ h3 { font-size: 1rem; margin: 1.2rem 0 .4rem; }
 fieldset.checks { border: 1px solid var(--line); border-radius: .4rem; display: grid; grid-template-columns: repeat(auto-fill, minmax(15rem, 1fr)); gap: .3rem 1rem; }
 fieldset.checks .check { display: flex; gap: .4rem; align-items: center; }
 fieldset.checks .check label { display: inline; font-size: 1rem; color: var(--fg); }
+/* State (src/ui/ui.state-page.tsx): the resource-count chart (inline SVG) and the rollback confirmation. */
+figure.chart { margin: 0 0 .6rem; max-width: 48rem; }
+figure.chart svg { display: block; width: 100%; height: auto; }
+.chart .axis { stroke: #8c959f; stroke-width: 1; }
+.chart .grid { stroke: var(--line); stroke-width: 1; stroke-dasharray: 4 4; }
+.chart .line { fill: none; stroke: var(--accent); stroke-width: 2; }
+.chart .point { fill: #fff; stroke: var(--accent); stroke-width: 2; }
+.chart .label { fill: var(--muted); font-size: 14px; }
+form.confirm .check { display: flex; gap: .4rem; align-items: center; margin: .6rem 0; }
+form.confirm .check label { display: inline; font-size: 1rem; color: var(--fg); }
 @media (max-width: 40rem) { main { padding: .6rem; } th.opt, td.opt { display: none; } }
 `;

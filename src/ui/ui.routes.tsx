@@ -32,6 +32,7 @@ import { pageAfterSignIn, principalOfSession, SESSION_COOKIE, sessionCookieOptio
 import { passwordUi } from "./ui.password";
 import { organizationUi } from "./ui.organization";
 import { runsUi } from "./ui.runs";
+import { statesUi } from "./ui.states";
 import { workspaceUi } from "./ui.workspace";
 import { mayCreateWorkspaces, workspaceFormsUi } from "./ui.workspace-forms";
 
@@ -204,6 +205,7 @@ ui.route("/", workspaceUi);
 ui.route("/", runsUi);
 ui.route("/", passwordUi);
 ui.route("/", organizationUi);
+ui.route("/", statesUi);
 
 ui.all("*", (c) => c.html(<ErrorPage principal={c.get("principal")} status={404} title="Not found" />, 404));
 

@@ -458,7 +458,11 @@ export function WorkspacePage(props: { principal: Principal; ws: WorkspaceView }
             <Table id="state-versions" columns={["Serial", "Created", "Resources", "Status", "State"]} optional={["ID"]}>
               {ws.stateVersions.map((s) => (
                 <tr data-state-version={s.id}>
-                  <td>{s.serial}</td>
+                  <td>
+                    <a href={`${base}/states/${encodeURIComponent(s.id)}`} aria-label={`State version serial ${s.serial}`}>
+                      {s.serial}
+                    </a>
+                  </td>
                   <td>
                     <time datetime={s.createdAt}>{s.createdAt.slice(0, 16).replace("T", " ")}</time>
                   </td>
@@ -482,6 +486,11 @@ export function WorkspacePage(props: { principal: Principal; ws: WorkspaceView }
           ) : (
             <p class="muted">No state versions.</p>
           )}
+          <p>
+            <a href={`${base}/states`} id="all-states">
+              All state versions and the resource chart
+            </a>
+          </p>
         </>
       ) : null}
 

@@ -371,7 +371,7 @@ describe("UI workspace details", () => {
     const page = await ui("GET", `/app/${org}/workspaces/${ws.attributes.name}`, { cookie });
     expect(page.status).toBe(200);
     const row = new RegExp(`<tr data-state-version="${sv.id}">([\\s\\S]*?)</tr>`).exec(page.text)?.[1] ?? "";
-    expect(row).toMatch(/<td>7<\/td>/);
+    expect(row).toMatch(/>7<\/a><\/td>/);
     expect(row).toMatch(/<td>3<\/td>/);
     const href = /<a class="download" href="([^"]+)"/.exec(row)?.[1];
     expect(href).toBeTruthy();
