@@ -328,7 +328,7 @@ md.push(
   "",
   "## The traces",
   "",
-  "`d1p` a read only the primary answers, `d1w` a write, `d1r` a read a replica may answer, `do` a Durable Object call, `do-create` its creation, `+d1w` an index write the object awaited; `, ` one step after another, ` | ` overlapping. `do?`: a signed URL, served outside the hop counter, priced as one object call (an upload that finalises a state version may also await an index write, which this leaves out).",
+  "`d1p` a read only the primary answers, `d1w` a write, `d1r` a read a replica may answer, `do` a Durable Object call, `do-create` its creation, `+d1w` an index write the object awaited; `, ` one step after another, ` | ` overlapping. `do?`: a signed URL, served outside the hop counter, priced as one object call (an upload that finalises a state version answers before its index write, as lock and unlock do).",
   "",
 );
 for (const t of result.traces) {

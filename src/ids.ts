@@ -17,6 +17,25 @@ export function newId(prefix: string): string {
   return `${prefix}-${randomBase62(16)}`;
 }
 
+const CHILD_OF = /^[a-z]+-([A-Za-z0-9]{16})$/;
+const PARENT_IN = /^[a-z]+-[A-Za-z0-9]{16}([A-Za-z0-9]{16})$/;
+
+/**
+ * An id of a resource that lives in its parent's Durable Object (a state version in its workspace's): the random part,
+ * then the parent's. A request that names it finds the object without reading an index the object may not have
+ * written yet (docs/consistency.md). A parent id of another shape gets a plain id.
+ */
+export function newChildId(prefix: string, parentId: string): string {
+  const parent = CHILD_OF.exec(parentId)?.[1];
+  return parent ? `${newId(prefix)}${parent}` : newId(prefix);
+}
+
+/** The parent an id from `newChildId` names (`parentPrefix` and its part), or null for a plain id. */
+export function parentOfId(id: string, parentPrefix: string): string | null {
+  const part = PARENT_IN.exec(id)?.[1];
+  return part ? `${parentPrefix}-${part}` : null;
+}
+
 /** An API token in the real service's shape: `<14>.atlasv1.<67>`. */
 export function newTokenSecret(): string {
   return `${randomBase62(14)}.atlasv1.${randomBase62(67)}`;

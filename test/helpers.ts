@@ -1,6 +1,6 @@
 // What every HTTP test uses: the request helper (each JSON:API response is checked against the schema), and checks
 // of the state afterwards. Seeds live in test/fixtures.ts.
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { Validator } from "@cfworker/json-schema";
 import { expect } from "vitest";
@@ -98,5 +98,16 @@ export async function expectConsistent(): Promise<number> {
     checked += res.body.meta.checked;
     if (!res.body.meta["next-cursor"]) return checked;
     cursor = res.body.meta["next-cursor"];
+  }
+}
+
+/**
+ * Waits until each workspace's object has finished the index writes it started. Lock, unlock and the state path
+ * answer before their index write (docs/consistency.md), so a test that lists right after one waits here rather than
+ * on timing. A write that failed stays failed (no retry here: the alarm's is tested where it matters).
+ */
+export async function indexSettled(...workspaceIds: string[]): Promise<void> {
+  for (const id of workspaceIds) {
+    await runInDurableObject(env.WORKSPACES.getByName(id), (object) => (object as unknown as { flushChain: Promise<void> }).flushChain);
   }
 }

@@ -170,7 +170,14 @@ export async function showOrganizationSettings(caller: Caller, name: string): Pr
 
 /** The organisation whose entitlements members may read, and the plan they follow (none in the self-hosted edition). */
 export async function entitlementsOf(caller: Caller, name: string): Promise<{ organization: Organization; plan: FeatureSet | null; remoteExecution: boolean }> {
-  const org = (await requireOrgAccess(caller, { name })).organization;
+  // Every Terraform run asks for these first: the nearest instance answers; what it cannot find or refuses may be newer
+  // on the primary, which decides (docs/consistency.md).
+  const org = (
+    await requireOrgAccess({ ...caller, db: caller.near }, { name }).catch((err: unknown) => {
+      if (!(err instanceof ApiError) || (err.status !== 404 && err.status !== 403)) throw err;
+      return requireOrgAccess(caller, { name });
+    })
+  ).organization;
   // Remote runs execute once the operator's agent serves the default pool (AGENT_TOKEN, docs/runs.md).
   return { organization: org, plan: planOf(edition(caller.env), org.subscription), remoteExecution: !!caller.env.AGENT_TOKEN };
 }

@@ -4,6 +4,7 @@
  * the Worker never writes it and a crash cannot leave a row for a version that was never committed.
  */
 import type { Db } from "../caller";
+import { parentOfId } from "../ids";
 
 /** Index rows for state versions the DO has not indexed yet (idempotent: a retried flush changes nothing). */
 export function stateVersionIndexStatement(db: Db, workspaceId: string, versions: Array<{ id: string; created_at: string }>): D1PreparedStatement {
@@ -20,8 +21,13 @@ export function dropStateVersionIndexStatement(db: Db, workspaceId: string): D1P
   return db.prepare("DELETE FROM state_version_index WHERE workspace_id = ?").bind(workspaceId);
 }
 
-/** The workspace a state version belongs to (null when unknown). */
+/**
+ * The workspace a state version belongs to (null when unknown): named by the id itself (src/ids.ts, `newChildId`),
+ * else the index's map, which ids from before it use. A named workspace still has to hold the version to show it.
+ */
 export async function workspaceOfStateVersion(db: Db, id: string): Promise<string | null> {
+  const named = parentOfId(id, "ws");
+  if (named) return named;
   const row = await db.prepare("SELECT workspace_id FROM state_version_index WHERE id = ?").bind(id).first<{ workspace_id: string }>();
   return row?.workspace_id ?? null;
 }

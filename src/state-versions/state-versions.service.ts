@@ -3,7 +3,7 @@ import { actingUserId, lockHolderOf } from "../auth/principal";
 import type { Caller } from "../caller";
 import { edition } from "../env";
 import { ApiError, unwrap } from "../errors";
-import { newId, nowIso } from "../ids";
+import { newChildId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
 import { guardOf, idByName, mutateAs, type Readable, readById, readByName } from "../workspaces/workspaces.service";
@@ -55,7 +55,7 @@ export async function createStateVersion(caller: Caller, workspaceId: string, a:
   const state = decodeBase64(a.state, "/data/attributes/state");
   const jsonState = decodeBase64(a["json-state"], "/data/attributes/json-state");
   const jsonOutputs = decodeBase64(a["json-state-outputs"], "/data/attributes/json-state-outputs");
-  const id = newId("sv");
+  const id = newChildId("sv", workspaceId);
   const now = nowIso();
   const p = caller.principal;
   const result = await stateStub(caller.env, workspaceId).createStateVersion({
@@ -72,7 +72,8 @@ export async function createStateVersion(caller: Caller, workspaceId: string, a:
     createdBy: actingUserId(p),
     guard: guardOf(record),
   });
-  // The DO indexes the version (state_version_index) in the same flush as the workspace's row.
+  // The DO indexes the version (state_version_index) in the flush that follows its answer; its id names the workspace,
+  // so reading it back needs no index.
   return unwrap(result).value;
 }
 
@@ -84,7 +85,7 @@ export async function rollbackStateVersion(caller: Caller, workspaceId: string, 
   const { record } = await readById(caller, workspaceId, "state.create");
   const p = caller.principal;
   const result = await stateStub(caller.env, workspaceId).rollbackStateVersion({
-    id: newId("sv"),
+    id: newChildId("sv", workspaceId),
     sourceId,
     holder: lockHolderOf(p),
     now: nowIso(),
@@ -133,7 +134,8 @@ export async function readWorkspaceStateVersion(
 
 /** The workspace's current state version (404 when none). */
 export async function currentStateVersion(caller: Caller, workspaceId: string, need: StateNeed = 2): Promise<StateVersionRead> {
-  const { record, caps, scope } = await readById(caller, workspaceId, stateAction(need));
+  // From the object: a state version's upload answers before the index shows it current (docs/consistency.md).
+  const { record, caps, scope } = await readById(caller, workspaceId, stateAction(need), true);
   if (!record.currentStateVersionId) throw ApiError.of("not_found");
   const res = unwrap(await stateStub(caller.env, workspaceId).getStateVersion(record.currentStateVersionId));
   return { workspaceId, sv: res.value.stateVersion, canReadState: caps.stateVersions >= 2, uploads: canUpload(scope, caps) };

@@ -268,14 +268,28 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
     return current.projectId === guard.projectId && current.organizationId === guard.organizationId ? current : fail("stale_authorization");
   }
 
-  /** Runs a synchronous mutation of a live workspace, commits it, then flushes the index. */
-  protected async mutate(input: { guard?: Guard }, change: (current: WorkspaceRecord) => WorkspaceRecord | Failure): Promise<WorkspaceResult> {
+  /**
+   * Runs a synchronous mutation of a live workspace, commits it, then flushes the index. `index: "after"`: the
+   * answer does not wait for the index write, which starts at once and follows it (docs/consistency.md, "lists and
+   * search"); for changes whose index fields only decorate lists (lock, holder, current state, resource count), so a
+   * far D1 primary is not in the acknowledgement's path. Its answer carries no bookmark: none covers the write yet.
+   */
+  protected async mutate(
+    input: { guard?: Guard },
+    change: (current: WorkspaceRecord) => WorkspaceRecord | Failure,
+    index: "before" | "after" = "before",
+  ): Promise<WorkspaceResult> {
     const current = this.guarded(input.guard);
     if (isFailure(current)) return current;
     const next = change(structuredClone(current));
     if (isFailure(next)) return next;
     next.version = current.version + 1;
     this.commit("live", next);
+    if (index === "after") {
+      // The commit armed the alarm: should this write fail or the object stop, the alarm retries it.
+      void this.flush(this.callFaults, false);
+      return ok(next, null);
+    }
     await this.flush(this.callFaults);
     return ok(next, this.bookmark);
   }
@@ -406,7 +420,7 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
   // ---- locking; serialised here so N racing lockers end as a serial order would ----
 
   async lock(input: { holder: LockHolder; reason: string; now: string; guard?: Guard }): Promise<WorkspaceResult> {
-    return this.mutate(input, (w) => lock(w, input.holder, input.reason, input.now));
+    return this.mutate(input, (w) => lock(w, input.holder, input.reason, input.now), "after");
   }
 
   /**
@@ -415,19 +429,27 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
    */
   async unlock(input: { holder: LockHolder; now?: string; guard?: Guard }): Promise<WorkspaceResult> {
     const now = input.now ?? new Date().toISOString();
-    return this.mutate(input, (w) => {
-      const next = unlock(w, input.holder);
-      return isFailure(next) ? next : this.afterUnlock(onUnlock(this.ctx.storage.sql, next, now, { force: false }), now);
-    });
+    return this.mutate(
+      input,
+      (w) => {
+        const next = unlock(w, input.holder);
+        return isFailure(next) ? next : this.afterUnlock(onUnlock(this.ctx.storage.sql, next, now, { force: false }), now);
+      },
+      "after",
+    );
   }
 
   /** Force-unlock works while a state version is pending; a finalized intermediate one still becomes current. */
   async forceUnlock(input: { now?: string; guard?: Guard } = {}): Promise<WorkspaceResult> {
     const now = input.now ?? new Date().toISOString();
-    return this.mutate(input, (w) => {
-      const next = forceUnlock(w);
-      return isFailure(next) ? next : this.afterUnlock(onUnlock(this.ctx.storage.sql, next, now, { force: true }), now);
-    });
+    return this.mutate(
+      input,
+      (w) => {
+        const next = forceUnlock(w);
+        return isFailure(next) ? next : this.afterUnlock(onUnlock(this.ctx.storage.sql, next, now, { force: true }), now);
+      },
+      "after",
+    );
   }
 
   /** The workspace is unlocked: the head of the run queue starts in the same commit. */
@@ -441,7 +463,7 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
   /** Creates a state version; the caller must hold the lock. With inline state it is finalized at once. */
   async createStateVersion(input: CreateVersionInput & { guard?: Guard }): Promise<Result<StateVersionView>> {
     const sql = this.ctx.storage.sql;
-    const result = await this.mutate(input, (w) => createVersion(sql, w, input));
+    const result = await this.mutate(input, (w) => createVersion(sql, w, input), "after");
     if (!result.ok) return result;
     return ok(view(getRow(sql, input.id)!), result.bookmark);
   }
@@ -452,7 +474,7 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
    */
   async rollbackStateVersion(input: RollbackInput & { guard?: Guard }): Promise<Result<StateVersionView>> {
     const sql = this.ctx.storage.sql;
-    const result = await this.mutate(input, (w) => rollbackVersion(sql, w, input));
+    const result = await this.mutate(input, (w) => rollbackVersion(sql, w, input), "after");
     if (!result.ok) return result;
     return ok(view(getRow(sql, input.id)!), result.bookmark);
   }
@@ -476,16 +498,20 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
     if (isFailure(done)) return done;
     const row = done.promote;
     if (row) {
-      const result = await this.mutate(input, (w) => makeCurrent(sql, w, row, input.now));
+      const result = await this.mutate(input, (w) => makeCurrent(sql, w, row, input.now), "after");
       if (!result.ok) return result;
     }
     // A JSON state read in place of an unreadable raw state: the record follows if that version is current.
     const current = this.live();
     if (done.reread && !isFailure(current) && recount(sql, structuredClone(current))) {
-      const result = await this.mutate(input, (w) => {
-        recount(sql, w);
-        return w;
-      });
+      const result = await this.mutate(
+        input,
+        (w) => {
+          recount(sql, w);
+          return w;
+        },
+        "after",
+      );
       if (!result.ok) return result;
     }
     return ok(null);
@@ -803,8 +829,8 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
 
   /**
    * The hop trace (EXPOSE_HOPS=1, src/hops.ts): makes RPC call `method(...args)` (through `withFaults` when `faults`)
-   * and says how many of the index writes it started had finished when it answered, that is, which it waited for.
-   * Flushes start in the call's synchronous section (as `withFaults` relies on), so they are all seen here.
+   * and says how many index writes it waited for before it answered (a write that follows the answer is not its
+   * round trip). Flushes start in the call's synchronous section (as `withFaults` relies on), so they are all seen here.
    */
   async traced(faults: Faults | null, method: string, args: unknown[]): Promise<{ value: unknown; indexWrites: number }> {
     const fn = (this as unknown as Record<string, unknown>)[method];
@@ -837,13 +863,16 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
     return this.seqs;
   }
 
-  /** Serialised flush: always writes the newest outbox entry, so an older one can never land last. */
-  protected flush(faults: Faults | undefined): Promise<void> {
+  /**
+   * Serialised flush: always writes the newest outbox entry, so an older one can never land last. `awaited`: the
+   * call answers after it (the hop trace counts it as the call's own round trip).
+   */
+  protected flush(faults: Faults | undefined, awaited = true): Promise<void> {
     if (faults?.failIndexWrites && this.env.FAULT_INJECTION === "1") this.faultBudget += faults.failIndexWrites;
     const delayMs = this.env.FAULT_INJECTION === "1" ? (faults?.delayIndexWritesMs ?? 0) : 0;
     const run = this.flushChain.then(() => this.flushOnce(delayMs));
     this.flushChain = run.catch(() => undefined);
-    const traced = this.callFlushes && { done: false };
+    const traced = awaited && this.callFlushes && { done: false };
     if (traced) {
       this.callFlushes?.push(traced);
       // Attached before the caller awaits this flush, so it is marked before the caller can answer.

@@ -111,10 +111,11 @@ export interface Readable {
  * (`workspace.read`) takes the record itself from the workspace's Durable Object, in parallel when the id is known,
  * so a client's read-back sees its own acknowledged write however far the replica trails. A mutation authorises on the
  * index copy and hands the DO a `guard` of the facts it was authorised on, which the DO re-checks in its critical
- * section.
+ * section. `fromObject`: another action's read that needs a field the index may not have yet (the current state
+ * version, which the object indexes after it answers).
  */
-export async function readById(caller: Caller, id: string, action: Action = "workspace.read"): Promise<Readable> {
-  return readIndexed(caller, id, action, action === "workspace.read");
+export async function readById(caller: Caller, id: string, action: Action = "workspace.read", fromObject = action === "workspace.read"): Promise<Readable> {
+  return readIndexed(caller, id, action, fromObject);
 }
 
 /** As readById, by organisation and name (case-insensitive, as uniqueness is). */

@@ -1,11 +1,12 @@
 // The consistency contract (docs/consistency.md) against a stand-in read replica that trails the primary
 // (test/replica-double.ts): each kind of staleness, and its bound.
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../src/index";
 import { REPLICA_FENCE_MS } from "../../src/replica-fence";
 import { createOrg, createWorkspace, makeUser } from "../fixtures";
-import { api, uniqueName } from "../helpers";
+import { ADMIN as ADMIN_TOKEN, api, indexSettled, uniqueName } from "../helpers";
 import { laggingD1, prepareReplica, type LaggingD1 } from "../replica-double";
 
 let replica: LaggingD1;
@@ -134,5 +135,71 @@ describe("revocation under replica lag", () => {
     await replica.sync();
     expect((await viaReplica("GET", `/organizations/${org}/workspaces`, user.token)).status).toBe(401);
     expect((await viaReplica("POST", `/organizations/${org}/workspaces`, user.token, update({ name: uniqueName("no") }))).status).toBe(401);
+  });
+});
+
+// Lock, unlock, force-unlock and the state path answer once the object's commit is durable; the index write follows
+// the answer (docs/consistency.md, "lists and search").
+describe("the index write that follows the answer", () => {
+  const FAIL_ONE = { "X-Fault-Fail-Index-Writes": "1" };
+  const indexedVersion = (id: string) => env.DB.prepare("SELECT version FROM workspaces WHERE id = ?").bind(id).first<number>("version");
+  const listedLock = async (org: string, id: string, token: string) =>
+    (await api("GET", `/organizations/${org}/workspaces`, { token })).body.data.find((w: any) => w.id === id).attributes.locked;
+
+  it("an acknowledged lock is seen by the object's reads at once and by the list once the outbox drains", async () => {
+    const org = await createOrg();
+    const { token } = await makeUser({ ownerOf: org });
+    const ws = await createWorkspace(org, { name: uniqueName("idx") });
+    // Its index write fails: the list keeps the unlocked row until the alarm writes it, whatever the timing.
+    const locked = await api("POST", `/workspaces/${ws.id}/actions/lock`, { token, headers: FAIL_ONE });
+    expect(locked.status).toBe(200);
+    // No bookmark: none covers a write the index does not have yet.
+    expect(locked.headers.get("X-D1-Bookmark")).toBeNull();
+    await indexSettled(ws.id);
+    expect((await api("GET", `/workspaces/${ws.id}`, { token })).body.data.attributes.locked).toBe(true);
+    expect((await api("GET", `/organizations/${org}/workspaces/${ws.attributes.name}`, { token })).body.data.attributes.locked).toBe(true);
+    expect(await listedLock(org, ws.id, token)).toBe(false);
+    expect(await runDurableObjectAlarm(env.WORKSPACES.getByName(ws.id))).toBe(true);
+    expect(await listedLock(org, ws.id, token)).toBe(true);
+  });
+
+  it("a refused lock never reaches the list, and the replica shows the lock once it has the index write", async () => {
+    const org = await createOrg();
+    const owner = await makeUser({ ownerOf: org });
+    const other = await makeUser({ ownerOf: org });
+    const ws = await createWorkspace(org, { name: uniqueName("idx") });
+    await replica.sync();
+    expect((await viaReplica("POST", `/workspaces/${ws.id}/actions/lock`, owner.token)).status).toBe(200);
+    expect((await viaReplica("POST", `/workspaces/${ws.id}/actions/lock`, other.token)).status).toBe(409);
+    await indexSettled(ws.id);
+    // The replica trails (within the fence); the primary has the acknowledged lock, by its holder.
+    const trailing = await viaReplica("GET", `/organizations/${org}/workspaces`, owner.token);
+    expect(trailing.body.data.map((w: any) => w.attributes.locked)).toEqual([false]);
+    await replica.sync();
+    const caught = await viaReplica("GET", `/organizations/${org}/workspaces`, owner.token);
+    expect(caught.body.data.map((w: any) => [w.attributes.locked, w.relationships["locked-by"].data?.id])).toEqual([[true, owner.id]]);
+  });
+
+  it("a crash between the answer and the index write: the write and the alarm that drains it were committed first", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org, { name: uniqueName("crash") });
+    const stub = env.WORKSPACES.getByName(ws.id);
+    const before = await indexedVersion(ws.id);
+    // The index write is held back (3 s): the lock is acknowledged while D1 has not seen it.
+    const locked = await api("POST", `/workspaces/${ws.id}/actions/lock`, { headers: { "X-Fault-Delay-Index-Writes-Ms": "3000" } });
+    expect(locked.status).toBe(200);
+    // What a crash now would leave: the committed lock, its outbox entry and the alarm, all in the object's storage
+    // (a restarted object runs the alarm; \`npm run test:restart\` kills the process in that window).
+    const durable = await runInDurableObject(stub, async (_object, state) => ({
+      outbox: state.storage.sql.exec<{ version: number }>("SELECT version FROM outbox ORDER BY seq DESC LIMIT 1").toArray()[0]?.version,
+      alarm: await state.storage.getAlarm(),
+    }));
+    expect(durable.outbox).toBe(before! + 1);
+    expect(durable.alarm).not.toBeNull();
+    expect(await indexedVersion(ws.id)).toBe(before);
+    // The alarm drains it (behind the held write, which it does not overtake).
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await indexedVersion(ws.id)).toBe(before! + 1);
+    expect(await listedLock(org, ws.id, ADMIN_TOKEN)).toBe(true);
   });
 });

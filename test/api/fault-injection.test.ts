@@ -3,7 +3,7 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api } from "../helpers";
+import { api, indexSettled } from "../helpers";
 import { createOrg, createWorkspace } from "../fixtures";
 
 const FAIL_ONE = { "X-Fault-Fail-Index-Writes": "1" };
@@ -40,6 +40,8 @@ describe("X-Fault-Fail-Index-Writes", () => {
     const again = await api("POST", `/workspaces/${ws.id}/actions/lock`, { headers: FAIL_ONE });
     expect(again.status).toBe(409);
     expect((await api("POST", `/workspaces/${ws.id}/actions/unlock`)).status).toBe(200);
+    // The unlock answers before its index write: wait for that write (a failed one would stay failed).
+    await indexSettled(ws.id);
     expect(await lockedInIndex(ws.id)).toBe(false);
     expect(await indexedVersion(ws.id)).toBe(await objectVersion(ws.id));
   });
@@ -49,6 +51,7 @@ describe("X-Fault-Fail-Index-Writes", () => {
     const ws = await createWorkspace(org);
     expect((await api("GET", `/workspaces/${ws.id}/vars`, { headers: FAIL_ONE })).status).toBe(200);
     expect((await api("POST", `/workspaces/${ws.id}/actions/lock`)).status).toBe(200);
+    await indexSettled(ws.id);
     expect(await lockedInIndex(ws.id)).toBe(true);
     expect(await indexedVersion(ws.id)).toBe(await objectVersion(ws.id));
   });

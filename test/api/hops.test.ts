@@ -79,9 +79,9 @@ describe("round trips per request", () => {
       ping: "d1r",
       // The name's lookup nearby, then the record from its object.
       showByName: "d1r, do",
-      // The access batch nearby, then the object, which writes the index row before it answers.
-      lock: "d1r, do+d1w",
-      unlock: "d1r, do+d1w",
+      // The access batch nearby, then the object, which answers once committed: its index write follows the answer.
+      lock: "d1r, do",
+      unlock: "d1r, do",
       // The access batch and the name claim on the primary, then the call that creates the object and its index row.
       create: "d1p, d1w, do-create+d1w",
       list: "d1r",

@@ -2,7 +2,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createOrg, createWorkspace, grantProject, grantWorkspace, makeOrgToken, makeProject, makeTeam, makeUser, teamToken } from "../fixtures";
-import { ADMIN, api, type ApiResponse, uniqueName } from "../helpers";
+import { ADMIN, api, type ApiResponse, uniqueName, indexSettled } from "../helpers";
 import { authenticate } from "../../src/auth/auth.middleware";
 import type { Bindings } from "../../src/env";
 import { INCLUDE_VALUES } from "../../src/workspaces/workspaces.include";
@@ -455,6 +455,8 @@ describe("include", () => {
     const lockers = await makeTeam(org);
     await grantWorkspace(lockers.id, ids.b, "write");
     expect((await api("POST", `/workspaces/${ids.b}/actions/lock`, { token: lockers.token })).status).toBe(200);
+    // A lock answers before its index write, which the list reads (docs/consistency.md).
+    await indexSettled(ids.a!, ids.b!);
 
     const res = await list(org, "include=organization,project,locked_by,agent_pool,organization");
     const keys = (res.body.included as Doc[]).map((r) => `${r.type}/${r.id}`);

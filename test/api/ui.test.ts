@@ -6,7 +6,7 @@ import app from "../../src/index";
 import { UI_ROUTE_ACTIONS } from "../../src/ui/ui.requirements";
 import { REQUIREMENTS } from "../../src/auth/requirements";
 import { createOrg, createWorkspace, grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser } from "../fixtures";
-import { ADMIN, api, uniqueName } from "../helpers";
+import { ADMIN, api, uniqueName, indexSettled } from "../helpers";
 
 const ORIGIN = "http://localhost";
 
@@ -346,6 +346,8 @@ describe("UI lock holders", () => {
       [byOrg, `api-org-${org}`],
     ] as const;
     const cookie = await signIn(ADMIN);
+    // A lock answers before its index write, which the list reads (docs/consistency.md).
+    await indexSettled(byUser.id, byTeam.id, byOrg.id);
     const list = await ui("GET", `/app/${org}/workspaces?page[size]=100`, { cookie });
     for (const [ws, who] of expected) {
       const row = new RegExp(`<tr data-workspace="${ws.attributes.name}">([\\s\\S]*?)</tr>`).exec(list.text)?.[1] ?? "";

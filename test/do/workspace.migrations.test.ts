@@ -5,7 +5,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { WorkspaceRecord } from "../../src/workspaces/workspace.types";
 import { createOrg, createWorkspace } from "../fixtures";
-import { api, expectConsistent } from "../helpers";
+import { api, expectConsistent, indexSettled } from "../helpers";
 
 describe("the Durable Object's schema 6", () => {
   it("drops the organisation's name from a record and outbox written by the previous code; nothing else changes", async () => {
@@ -41,6 +41,7 @@ describe("the Durable Object's schema 6", () => {
     expect(shown.body.data.relationships.organization.data.id).toBe(org);
     // Writes after the migration index records without the name.
     expect((await api("POST", `/workspaces/${ws.id}/actions/lock`)).status).toBe(200);
+    await indexSettled(ws.id);
     const doc = await env.DB.prepare("SELECT doc FROM workspaces WHERE id = ?").bind(ws.id).first<{ doc: string }>();
     expect(JSON.parse(doc!.doc)).not.toHaveProperty("organization");
     await expectConsistent();

@@ -7,7 +7,7 @@ import SparkMD5 from "spark-md5";
 import { describe, expect, it } from "vitest";
 import type { WorkspaceRecord } from "../../src/workspaces/workspace.types";
 import { claimWorkspaceName, createOrg, createWorkspace } from "../fixtures";
-import { api, uniqueName } from "../helpers";
+import { api, uniqueName, indexSettled } from "../helpers";
 
 const indexRow = (id: string) =>
   env.DB.prepare("SELECT name, version, doc FROM workspaces WHERE id = ?").bind(id).first<{ name: string; version: number; doc: string }>();
@@ -173,6 +173,8 @@ describe("index writes that leave unchanged tags and names out", () => {
   const lockUnlock = async (id: string) => {
     expect((await api("POST", `/workspaces/${id}/actions/lock`)).status).toBe(200);
     expect((await api("POST", `/workspaces/${id}/actions/unlock`)).status).toBe(200);
+    // Both answer before their index write (docs/consistency.md): wait for it.
+    await indexSettled(id);
   };
 
   it("tags, bindings and renames between locks reach the index, also after a failed index write", async () => {
