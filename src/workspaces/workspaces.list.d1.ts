@@ -17,8 +17,9 @@
  * index until a page is full). The page picks the cheaper of the two from the count: a small result
  * is sorted directly; a large one is found by walking the index in order, which stops after the page.
  * `total-count` without a filter (or with the project filter alone) comes from `workspace_counts`
- * (migration 0007), maintained by triggers; `search[tags]` with one key alone counts index ranges (`oneKeyCount`); other
- * filters count the matching set, which costs time proportional to the matches (not to the organisation).
+ * (migration 0007), maintained by triggers; `search[tags]` with one key alone counts index ranges (`oneKeyCount`);
+ * `search[name]` alone counts its matches in the trigram index within the organisation's rowid range (migration 0026);
+ * other filters count the matching set, which costs time proportional to the matches (not to the organisation).
  */
 import type { Principal } from "../auth/principal";
 import {
@@ -101,6 +102,9 @@ interface Term {
   counter?(org: string): string;
 }
 
+/** The size of each organisation's range of search row ids (migration 0026). */
+const SEARCH_RANGE = 4294967296;
+
 /** An FTS5 phrase: the literal as one quoted string (trigrams match it as a substring). */
 function ftsPhrase(s: string): string {
   return `"${s.replace(/"/g, '""')}"`;
@@ -137,11 +141,19 @@ function nameTerm(P: Params, m: NameMatch): Term {
   const pred = textMatchSql("w.name", m.literal, m.mode, bind);
   if ([...m.literal].length >= 3) {
     const q = P.add(ftsPhrase(m.literal));
+    // An inactive variant (org NULL) matches the empty phrase, which finds nothing without reading the index. The
+    // organisation's rowid range (migration 0026) keeps other organisations' matches out of the index scan.
+    const match = (org: string) => `workspace_search_fts MATCH (CASE WHEN ${org} IS NULL THEN '""' ELSE ${q} END)
+        AND workspace_search_fts.rowid BETWEEN (SELECT r.base FROM workspace_search_orgs r WHERE r.organization_id = ${org})
+          AND (SELECT r.base + ${SEARCH_RANGE - 1} FROM workspace_search_orgs r WHERE r.organization_id = ${org})`;
     return {
-      // An inactive variant (org NULL) matches the empty phrase, which finds nothing without reading the index.
       set: (org) => `SELECT s.workspace_id AS id FROM workspace_search_fts CROSS JOIN workspace_search s ON s.rid = workspace_search_fts.rowid
-        WHERE workspace_search_fts MATCH (CASE WHEN ${org} IS NULL THEN '""' ELSE ${q} END) AND s.organization_id = ${org} AND ${recheck}`,
+        WHERE ${match(org)} AND s.organization_id = ${org} AND ${recheck}`,
       pred,
+      // Names hold ASCII letters, digits, "-" and "_" alone (WORKSPACE_NAME), and the trigram index folds ASCII case as
+      // LIKE does: for a printable ASCII literal searched anywhere in the name, the index's matches are exactly the term's, so
+      // they are counted in the index alone, without reading each match's row (the count stays exact).
+      counter: m.mode === "contains" && /^[ -~]+$/.test(m.literal) ? (org) => `(SELECT count(*) FROM workspace_search_fts WHERE ${match(org)})` : undefined,
     };
   }
   return {
