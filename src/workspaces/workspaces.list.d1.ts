@@ -1,7 +1,7 @@
 /**
  * D1 statements for the workspace list (GET /organizations/:org/workspaces) and its includes.
  *
- * One request is one `batch()`: the organisation row, the caller's teams, the organisation's deleted
+ * One request is one `batch()`: the organisation row carrying the caller's teams and the organisation's deleted
  * tags, and a page statement that returns the total count, the page's rows and, per row, what
  * authorisation and serialisation need (the caller's grants, the project's execution defaults, whether
  * the SSH key still exists). Whether the caller reads every workspace of the organisation (owners,
@@ -491,14 +491,14 @@ ORDER BY kind, ${outerOrder}`;
 
 export interface ListBatch {
   statements: D1PreparedStatement[];
-  /** Which variant each page statement is (in order after the first three statements). */
+  /** Which variant each page statement is (in order after the first statement). */
   variants: Variant[];
   /** Where the project options' two statements are (projectOptionsStatements), when asked for. */
   projectOptionsAt?: number;
 }
 
 /**
- * The list's one batch: [organisation, caller's teams, deleted tags, page(org-wide), page(grants)].
+ * The list's one batch: [organisation with the caller's teams and its deleted tags, page(org-wide), page(grants)].
  * With `orgWideRead` known, only that variant's page, unguarded.
  */
 export function listBatch(
@@ -513,10 +513,17 @@ export function listBatch(
   const strategy = opts.strategy ?? "auto";
   const variants: Variant[] = opts.orgWideRead === undefined ? ["org-wide", "grants"] : [opts.orgWideRead ? "org-wide" : "grants"];
   const guarded = opts.orgWideRead === undefined;
+  // The organisation, the caller's teams in it and its deleted tag ids: one statement (lists as JSON arrays).
   const statements = [
-    db.prepare(`SELECT ${ORGANIZATION_COLUMNS} FROM organizations WHERE name = ?`).bind(organization),
-    db.prepare(`SELECT id, is_owners, organization_access FROM teams WHERE id IN (${teams})`).bind(...P.values),
-    deletedTagsStatement(db, organization),
+    db
+      .prepare(
+        `SELECT ${ORGANIZATION_COLUMNS},
+           (SELECT json_group_array(json_object('id', t.id, 'is_owners', t.is_owners, 'organization_access', t.organization_access))
+              FROM teams t WHERE t.id IN (${teams})) AS acc_teams,
+           (SELECT json_group_array(d.id) FROM deleted_tags d WHERE d.organization_id = organizations.external_id) AS acc_dead_tags
+         FROM organizations WHERE name = ?${P.values.length + 1}`,
+      )
+      .bind(...P.values, organization),
     ...variants.map((v) => {
       const q = pageSql(principal, organization, spec, v, guarded, strategy);
       return db.prepare(q.sql).bind(...q.params);
@@ -598,20 +605,21 @@ function toListed(row: PageRow): ListedWorkspace {
 /** The active variant's total and workspaces, or null when no page statement of the batch applied. */
 export function pageOf(results: D1Result[], batch: ListBatch): { variant: Variant; total: number; workspaces: ListedWorkspace[] } | null {
   for (let i = 0; i < batch.variants.length; i++) {
-    const rows = (results[3 + i]?.results ?? []) as PageRow[];
+    const rows = (results[1 + i]?.results ?? []) as PageRow[];
     const head = rows.find((r) => r.kind === 0);
     if (head) return { variant: batch.variants[i], total: head.total ?? 0, workspaces: rows.filter((r) => r.kind === 1).map(toListed) };
   }
   return null;
 }
 
-/** The batch's first three statements: the organisation, the caller's teams in it and its deleted tag ids. */
+/** The batch's first statement: the organisation, the caller's teams in it and its deleted tag ids. */
 export function listAccessOf(results: D1Result[]): { org: Organization | null; teams: AccessTeam[]; deadTags: Set<string> } {
-  const org = (results[0]?.results?.[0] ?? null) as OrganizationRow | null;
+  const org = (results[0]?.results?.[0] ?? null) as (OrganizationRow & { acc_teams: string; acc_dead_tags: string }) | null;
+  if (!org) return { org: null, teams: [], deadTags: new Set() };
   return {
-    org: org ? toOrganization(org) : null,
-    teams: ((results[1]?.results ?? []) as AccessTeamRow[]).map(toAccessTeam),
-    deadTags: new Set(((results[2]?.results ?? []) as Array<{ id: string }>).map((r) => r.id)),
+    org: toOrganization(org),
+    teams: (JSON.parse(org.acc_teams) as AccessTeamRow[]).map(toAccessTeam),
+    deadTags: new Set(JSON.parse(org.acc_dead_tags) as string[]),
   };
 }
 
@@ -689,8 +697,3 @@ export const includedRows = {
     })),
   projectBindings: (r: D1Result | undefined): ProjectBinding[] => ((r?.results ?? []) as ProjectBindingRow[]).map(toProjectBinding),
 };
-
-/** The deleted tag ids of the organisation of this name. */
-export function deletedTagsStatement(db: D1Database | D1DatabaseSession, organization: string): D1PreparedStatement {
-  return db.prepare(`SELECT id FROM deleted_tags WHERE organization_id = ${orgIdOf("?")}`).bind(organization);
-}
