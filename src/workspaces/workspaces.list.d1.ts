@@ -143,12 +143,13 @@ function nameTerm(P: Params, m: NameMatch): Term {
     const q = P.add(ftsPhrase(m.literal));
     // An inactive variant (org NULL) matches the empty phrase, which finds nothing without reading the index. The
     // organisation's rowid range (migration 0026) keeps other organisations' matches out of the index scan.
-    const match = (org: string) => `workspace_search_fts MATCH (CASE WHEN ${org} IS NULL THEN '""' ELSE ${q} END)
+    const matchAny = (org: string) => `workspace_search_fts MATCH (CASE WHEN ${org} IS NULL THEN '""' ELSE ${q} END)`;
+    const match = (org: string) => `${matchAny(org)}
         AND workspace_search_fts.rowid BETWEEN (SELECT r.base FROM workspace_search_orgs r WHERE r.organization_id = ${org})
           AND (SELECT r.base + ${SEARCH_RANGE - 1} FROM workspace_search_orgs r WHERE r.organization_id = ${org})`;
     return {
       set: (org) => `SELECT s.workspace_id AS id FROM workspace_search_fts CROSS JOIN workspace_search s ON s.rid = workspace_search_fts.rowid
-        WHERE ${match(org)} AND s.organization_id = ${org} AND ${recheck}`,
+        WHERE ${matchAny(org)} AND s.organization_id = ${org} AND ${recheck}`,
       pred,
       // Names hold ASCII letters, digits, "-" and "_" alone (WORKSPACE_NAME), and the trigram index folds ASCII case as
       // LIKE does: for a printable ASCII literal searched anywhere in the name, the index's matches are exactly the term's, so
