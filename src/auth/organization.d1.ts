@@ -39,9 +39,16 @@ export interface OrganizationRow {
  * An organisations row's columns for reads that authorise (`SELECT ${ORGANIZATION_COLUMNS} FROM organizations`): every
  * column, and the user token TTL policy's maximum when the organisation enforces its policies (`max-ttl-enabled`).
  */
-export const ORGANIZATION_COLUMNS = `*, CASE WHEN json_extract(organizations.attrs, '$."max-ttl-enabled"') = 1 THEN coalesce(
+export const ORGANIZATION_COLUMNS = `*, ${userTokenTtlColumn()}`;
+
+/** As ORGANIZATION_COLUMNS, in a statement that joins `organizations` to other tables (its columns alone). */
+export const JOINED_ORGANIZATION_COLUMNS = `organizations.*, ${userTokenTtlColumn()}`;
+
+function userTokenTtlColumn(): string {
+  return `CASE WHEN json_extract(organizations.attrs, '$."max-ttl-enabled"') = 1 THEN coalesce(
   (SELECT p.max_ttl_ms FROM token_ttl_policies p WHERE p.organization_id = organizations.external_id AND p.token_type = 'user'),
   ${LIMITS.tokenTtlPolicyDefaultMs}) END AS user_token_ttl_ms`;
+}
 
 export interface Organization {
   name: string;

@@ -16,7 +16,7 @@ import {
 } from "../auth/access.d1";
 import type { Principal } from "../auth/principal";
 import type { Db } from "../caller";
-import { ORGANIZATION_COLUMNS, orgIdSql, toOrganization, type Organization, type OrganizationRow, type OrgRef } from "../auth/organization.d1";
+import { JOINED_ORGANIZATION_COLUMNS, orgIdSql, toOrganization, type Organization, type OrganizationRow, type OrgRef } from "../auth/organization.d1";
 import { upgradeRecord } from "./workspace.record";
 import type { WorkspaceRecord } from "./workspace.types";
 
@@ -274,43 +274,60 @@ export interface WorkspaceAccessRows {
   liveSshKeyIds: string[];
 }
 
+/** The one row `workspaceAccessRows` reads: the organisation's columns and the rest under `acc_` names. */
+type AccessRow = OrganizationRow & {
+  acc_doc: string;
+  acc_teams: string;
+  acc_ws_grants: string;
+  acc_prj_grants: string;
+  acc_project: string | null;
+  acc_dead_tags: string;
+  acc_ssh_key: string | null;
+};
+
 /**
- * One workspace (by id, or by organisation and name) with the caller's access to it, in one batch:
- * its index row, its organisation, the caller's teams there, their grants on the workspace and its
- * project, the project's defaults, the organisation's deleted tag ids and whether its SSH key still
- * exists. Every statement finds the workspace through the same index row, so no round trip waits on
- * another.
+ * One workspace (by id, or by organisation and name) with the caller's access to it, in ONE statement over its index
+ * row: the row's doc, its organisation, the caller's teams there, their grants on the workspace and its project, the
+ * project's defaults, the organisation's deleted tag ids and whether its SSH key still exists. Lists come back as JSON
+ * arrays, so the statement costs one result set rather than one per part (each statement of a batch has a fixed cost
+ * in the D1 client and server).
  */
 export async function workspaceAccessRows(db: Db, principal: Principal, ref: string | { organization: string; name: string }): Promise<WorkspaceAccessRows> {
-  // By name: the organisation's name is resolved to its id in each statement of the one batch (one snapshot).
-  const where = typeof ref === "string" ? "id = ?" : "organization_id = (SELECT external_id FROM organizations WHERE name = ?) AND name = ?";
+  // By name: the organisation's name is resolved to its id in the same statement (one snapshot).
+  const where = typeof ref === "string" ? "w.id = ?" : "w.organization_id = (SELECT o2.external_id FROM organizations o2 WHERE o2.name = ?) AND w.name = ?";
   const binds = typeof ref === "string" ? [ref] : [ref.organization, ref.name];
-  const ws = (column: string) => `(SELECT ${column} FROM workspaces WHERE ${where})`;
-  const teams = teamSubqueryIn(principal, ws("organization_id"), binds);
-  const results = await db.batch([
-    db.prepare(`SELECT doc FROM workspaces WHERE ${where}`).bind(...binds),
-    db.prepare(`SELECT ${ORGANIZATION_COLUMNS} FROM organizations WHERE external_id = ${ws("organization_id")}`).bind(...binds),
-    db.prepare(`SELECT id, is_owners, organization_access FROM teams WHERE id IN (${teams.sql})`).bind(...teams.binds),
-    db
-      .prepare(`SELECT team_id, workspace_id AS target_id, access, perms FROM team_workspaces WHERE workspace_id = ${ws("id")} AND team_id IN (${teams.sql})`)
-      .bind(...binds, ...teams.binds),
-    db
-      .prepare(`SELECT team_id, project_id AS target_id, access, perms FROM team_projects WHERE project_id = ${ws("project_id")} AND team_id IN (${teams.sql})`)
-      .bind(...binds, ...teams.binds),
-    db.prepare(`SELECT id, organization_id, name, default_execution_mode, default_agent_pool_id FROM projects WHERE id = ${ws("project_id")}`).bind(...binds),
-    db.prepare(`SELECT id FROM deleted_tags WHERE organization_id = ${ws("organization_id")}`).bind(...binds),
-    db.prepare(`SELECT id FROM ssh_keys WHERE id = ${ws("ssh_key_id")}`).bind(...binds),
-  ]);
-  const rows = <T>(i: number) => (results[i]?.results ?? []) as T[];
-  const doc = rows<{ doc: string }>(0)[0];
-  const org = rows<OrganizationRow>(1)[0];
+  const teams = teamSubqueryIn(principal, "w.organization_id", []);
+  const grants = (table: string, column: string, target: string) =>
+    `(SELECT json_group_array(json_object('team_id', g.team_id, 'target_id', g.${column}, 'access', g.access, 'perms', g.perms))
+       FROM ${table} g WHERE g.${column} = ${target} AND g.team_id IN (${teams.sql}))`;
+  const row = await db
+    .prepare(
+      `SELECT w.doc AS acc_doc, ${JOINED_ORGANIZATION_COLUMNS},
+         (SELECT json_group_array(json_object('id', t.id, 'is_owners', t.is_owners, 'organization_access', t.organization_access))
+            FROM teams t WHERE t.id IN (${teams.sql})) AS acc_teams,
+         ${grants("team_workspaces", "workspace_id", "w.id")} AS acc_ws_grants,
+         ${grants("team_projects", "project_id", "w.project_id")} AS acc_prj_grants,
+         (SELECT json_object('id', p.id, 'organization_id', p.organization_id, 'name', p.name,
+            'default_execution_mode', p.default_execution_mode, 'default_agent_pool_id', p.default_agent_pool_id)
+            FROM projects p WHERE p.id = w.project_id) AS acc_project,
+         (SELECT json_group_array(d.id) FROM deleted_tags d WHERE d.organization_id = w.organization_id) AS acc_dead_tags,
+         (SELECT k.id FROM ssh_keys k WHERE k.id = w.ssh_key_id) AS acc_ssh_key
+       FROM workspaces w LEFT JOIN organizations ON organizations.external_id = w.organization_id
+       WHERE ${where}`,
+    )
+    .bind(...teams.binds, ...teams.binds, ...teams.binds, ...binds)
+    .first<AccessRow>();
+  if (!row) return { record: null, org: null, teams: [], grants: { workspaces: [], projects: [] }, projects: [], deadTagIds: [], liveSshKeyIds: [] };
   return {
-    record: doc ? parseDoc(doc) : null,
-    org: org ? toOrganization(org) : null,
-    teams: rows<AccessTeamRow>(2).map(toAccessTeam),
-    grants: { workspaces: rows<GrantRow>(3).map(toGrant), projects: rows<GrantRow>(4).map(toGrant) },
-    projects: rows<ProjectDefaultsRow>(5).map(toProjectDefaults),
-    deadTagIds: rows<{ id: string }>(6).map((r) => r.id),
-    liveSshKeyIds: rows<{ id: string }>(7).map((r) => r.id),
+    record: parseDoc({ doc: row.acc_doc }),
+    org: row.external_id ? toOrganization(row) : null,
+    teams: (JSON.parse(row.acc_teams) as AccessTeamRow[]).map(toAccessTeam),
+    grants: {
+      workspaces: (JSON.parse(row.acc_ws_grants) as GrantRow[]).map(toGrant),
+      projects: (JSON.parse(row.acc_prj_grants) as GrantRow[]).map(toGrant),
+    },
+    projects: row.acc_project ? [toProjectDefaults(JSON.parse(row.acc_project) as ProjectDefaultsRow)] : [],
+    deadTagIds: JSON.parse(row.acc_dead_tags) as string[],
+    liveSshKeyIds: row.acc_ssh_key ? [row.acc_ssh_key] : [],
   };
 }

@@ -1,7 +1,7 @@
 /**
  * D1 statements for the workspace list (GET /organizations/:org/workspaces) and its includes.
  *
- * One request is one `batch()`: the organisation row, the caller's teams, the organisation's deleted
+ * One request is one `batch()`: the organisation row carrying the caller's teams and the organisation's deleted
  * tags, and a page statement that returns the total count, the page's rows and, per row, what
  * authorisation and serialisation need (the caller's grants, the project's execution defaults, whether
  * the SSH key still exists). Whether the caller reads every workspace of the organisation (owners,
@@ -17,8 +17,9 @@
  * index until a page is full). The page picks the cheaper of the two from the count: a small result
  * is sorted directly; a large one is found by walking the index in order, which stops after the page.
  * `total-count` without a filter (or with the project filter alone) comes from `workspace_counts`
- * (migration 0007), maintained by triggers; `search[tags]` with one key alone counts index ranges (`oneKeyCount`); other
- * filters count the matching set, which costs time proportional to the matches (not to the organisation).
+ * (migration 0007), maintained by triggers; `search[tags]` with one key alone counts index ranges (`oneKeyCount`);
+ * `search[name]` alone counts its matches in the trigram index within the organisation's rowid range (migration 0026);
+ * other filters count the matching set, which costs time proportional to the matches (not to the organisation).
  */
 import type { Principal } from "../auth/principal";
 import {
@@ -101,6 +102,9 @@ interface Term {
   counter?(org: string): string;
 }
 
+/** The size of each organisation's range of search row ids (migration 0026). */
+const SEARCH_RANGE = 4294967296;
+
 /** An FTS5 phrase: the literal as one quoted string (trigrams match it as a substring). */
 function ftsPhrase(s: string): string {
   return `"${s.replace(/"/g, '""')}"`;
@@ -137,11 +141,20 @@ function nameTerm(P: Params, m: NameMatch): Term {
   const pred = textMatchSql("w.name", m.literal, m.mode, bind);
   if ([...m.literal].length >= 3) {
     const q = P.add(ftsPhrase(m.literal));
+    // An inactive variant (org NULL) matches the empty phrase, which finds nothing without reading the index. The
+    // organisation's rowid range (migration 0026) keeps other organisations' matches out of the index scan.
+    const matchAny = (org: string) => `workspace_search_fts MATCH (CASE WHEN ${org} IS NULL THEN '""' ELSE ${q} END)`;
+    const match = (org: string) => `${matchAny(org)}
+        AND workspace_search_fts.rowid BETWEEN (SELECT r.base FROM workspace_search_orgs r WHERE r.organization_id = ${org})
+          AND (SELECT r.base + ${SEARCH_RANGE - 1} FROM workspace_search_orgs r WHERE r.organization_id = ${org})`;
     return {
-      // An inactive variant (org NULL) matches the empty phrase, which finds nothing without reading the index.
       set: (org) => `SELECT s.workspace_id AS id FROM workspace_search_fts CROSS JOIN workspace_search s ON s.rid = workspace_search_fts.rowid
-        WHERE workspace_search_fts MATCH (CASE WHEN ${org} IS NULL THEN '""' ELSE ${q} END) AND s.organization_id = ${org} AND ${recheck}`,
+        WHERE ${matchAny(org)} AND s.organization_id = ${org} AND ${recheck}`,
       pred,
+      // Names hold ASCII letters, digits, "-" and "_" alone (WORKSPACE_NAME), and the trigram index folds ASCII case as
+      // LIKE does: for a printable ASCII literal searched anywhere in the name, the index's matches are exactly the term's, so
+      // they are counted in the index alone, without reading each match's row (the count stays exact).
+      counter: m.mode === "contains" && /^[ -~]+$/.test(m.literal) ? (org) => `(SELECT count(*) FROM workspace_search_fts WHERE ${match(org)})` : undefined,
     };
   }
   return {
@@ -479,14 +492,14 @@ ORDER BY kind, ${outerOrder}`;
 
 export interface ListBatch {
   statements: D1PreparedStatement[];
-  /** Which variant each page statement is (in order after the first three statements). */
+  /** Which variant each page statement is (in order after the first statement). */
   variants: Variant[];
   /** Where the project options' two statements are (projectOptionsStatements), when asked for. */
   projectOptionsAt?: number;
 }
 
 /**
- * The list's one batch: [organisation, caller's teams, deleted tags, page(org-wide), page(grants)].
+ * The list's one batch: [organisation with the caller's teams and its deleted tags, page(org-wide), page(grants)].
  * With `orgWideRead` known, only that variant's page, unguarded.
  */
 export function listBatch(
@@ -501,10 +514,17 @@ export function listBatch(
   const strategy = opts.strategy ?? "auto";
   const variants: Variant[] = opts.orgWideRead === undefined ? ["org-wide", "grants"] : [opts.orgWideRead ? "org-wide" : "grants"];
   const guarded = opts.orgWideRead === undefined;
+  // The organisation, the caller's teams in it and its deleted tag ids: one statement (lists as JSON arrays).
   const statements = [
-    db.prepare(`SELECT ${ORGANIZATION_COLUMNS} FROM organizations WHERE name = ?`).bind(organization),
-    db.prepare(`SELECT id, is_owners, organization_access FROM teams WHERE id IN (${teams})`).bind(...P.values),
-    deletedTagsStatement(db, organization),
+    db
+      .prepare(
+        `SELECT ${ORGANIZATION_COLUMNS},
+           (SELECT json_group_array(json_object('id', t.id, 'is_owners', t.is_owners, 'organization_access', t.organization_access))
+              FROM teams t WHERE t.id IN (${teams})) AS acc_teams,
+           (SELECT json_group_array(d.id) FROM deleted_tags d WHERE d.organization_id = organizations.external_id) AS acc_dead_tags
+         FROM organizations WHERE name = ?${P.values.length + 1}`,
+      )
+      .bind(...P.values, organization),
     ...variants.map((v) => {
       const q = pageSql(principal, organization, spec, v, guarded, strategy);
       return db.prepare(q.sql).bind(...q.params);
@@ -586,20 +606,21 @@ function toListed(row: PageRow): ListedWorkspace {
 /** The active variant's total and workspaces, or null when no page statement of the batch applied. */
 export function pageOf(results: D1Result[], batch: ListBatch): { variant: Variant; total: number; workspaces: ListedWorkspace[] } | null {
   for (let i = 0; i < batch.variants.length; i++) {
-    const rows = (results[3 + i]?.results ?? []) as PageRow[];
+    const rows = (results[1 + i]?.results ?? []) as PageRow[];
     const head = rows.find((r) => r.kind === 0);
     if (head) return { variant: batch.variants[i], total: head.total ?? 0, workspaces: rows.filter((r) => r.kind === 1).map(toListed) };
   }
   return null;
 }
 
-/** The batch's first three statements: the organisation, the caller's teams in it and its deleted tag ids. */
+/** The batch's first statement: the organisation, the caller's teams in it and its deleted tag ids. */
 export function listAccessOf(results: D1Result[]): { org: Organization | null; teams: AccessTeam[]; deadTags: Set<string> } {
-  const org = (results[0]?.results?.[0] ?? null) as OrganizationRow | null;
+  const org = (results[0]?.results?.[0] ?? null) as (OrganizationRow & { acc_teams: string; acc_dead_tags: string }) | null;
+  if (!org) return { org: null, teams: [], deadTags: new Set() };
   return {
-    org: org ? toOrganization(org) : null,
-    teams: ((results[1]?.results ?? []) as AccessTeamRow[]).map(toAccessTeam),
-    deadTags: new Set(((results[2]?.results ?? []) as Array<{ id: string }>).map((r) => r.id)),
+    org: toOrganization(org),
+    teams: (JSON.parse(org.acc_teams) as AccessTeamRow[]).map(toAccessTeam),
+    deadTags: new Set(JSON.parse(org.acc_dead_tags) as string[]),
   };
 }
 
@@ -677,8 +698,3 @@ export const includedRows = {
     })),
   projectBindings: (r: D1Result | undefined): ProjectBinding[] => ((r?.results ?? []) as ProjectBindingRow[]).map(toProjectBinding),
 };
-
-/** The deleted tag ids of the organisation of this name. */
-export function deletedTagsStatement(db: D1Database | D1DatabaseSession, organization: string): D1PreparedStatement {
-  return db.prepare(`SELECT id FROM deleted_tags WHERE organization_id = ${orgIdOf("?")}`).bind(organization);
-}

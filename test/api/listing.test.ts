@@ -236,6 +236,29 @@ describe("search[name] and search[wildcard-name]", () => {
     const all = await list(org);
     expect(all.body.meta.pagination["total-count"]).toBe(1);
   });
+
+  it("counts each organisation's matches alone, its search rows in a range of their own", async () => {
+    const [a, b] = [await createOrg(), await createOrg()];
+    // Created interleaved, so the organisations' rows would interleave in one sequence of row ids.
+    for (const i of [1, 2, 3]) {
+      await seed(a, [{ name: `shared-a${i}` }]);
+      await seed(b, [{ name: `shared-b${i}` }, { name: `SHARED-bb${i}` }]);
+    }
+    await expectMatches(a, "search[name]=shared", ["shared-a1", "shared-a2", "shared-a3"]);
+    await expectMatches(b, "search[name]=hAred", ["shared-b1", "shared-b2", "shared-b3", "SHARED-bb1", "SHARED-bb2", "SHARED-bb3"]);
+    await expectMatches(b, "search[name]=red-bb", ["SHARED-bb1", "SHARED-bb2", "SHARED-bb3"]);
+    const ranges = await env.DB.prepare(
+      `SELECT o.name AS org, min(s.rid) - r.base AS low, max(s.rid) - r.base AS high FROM workspace_search s
+       JOIN organizations o ON o.external_id = s.organization_id JOIN workspace_search_orgs r ON r.organization_id = s.organization_id
+       WHERE o.name IN (?, ?) GROUP BY o.name ORDER BY o.name = ? DESC`,
+    )
+      .bind(a, b, a)
+      .all<{ org: string; low: number; high: number }>();
+    expect(ranges.results).toEqual([
+      { org: a, low: 1, high: 3 },
+      { org: b, low: 1, high: 6 },
+    ]);
+  });
 });
 
 describe("tags: search[tags], search[exclude-tags], filter[tagged]", () => {
