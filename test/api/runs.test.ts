@@ -339,3 +339,15 @@ describe("what the workspace shows of its runs", () => {
     expect((await api("GET", `/runs/${run.id}`)).body.data.attributes.status).toBe("applied");
   });
 });
+
+describe("round trips of a run read", () => {
+  // Terraform polls a run every second or two while it plans and applies: only the first poll looks the run's
+  // workspace up in the index, on the nearest instance; later ones go straight to the access batch and the object.
+  it("looks the run's workspace up nearby once; then the access batch and the object's reads are one step", async () => {
+    const { id, cv } = await setup();
+    const run = await createRun(id, {}, cv);
+    const trace = async () => (await api("GET", `/runs/${run.id}`)).headers.get("X-Hop-Trace");
+    const traces = [await trace(), await trace(), (await api("GET", `/plans/${run.relationships.plan.data.id}`)).headers.get("X-Hop-Trace")];
+    expect(traces).toEqual(["d1r, d1r | do | do", "d1r | do | do", "d1r | do"]);
+  });
+});
