@@ -22,6 +22,7 @@ import { delimiter, dirname, isAbsolute, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { chromium } from "playwright-core";
 import { killAllGroups, startService } from "./lib/service.mjs";
+import { chromiumPath } from "./lib/chromium.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const shots = join(root, "test", "ui", ".screenshots");
@@ -29,15 +30,6 @@ const require = createRequire(import.meta.url);
 const axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
 const ORG = "ui-org";
 const log = (msg) => console.log(`ui: ${msg}`);
-
-function chromiumPath() {
-  if (process.env.CHROMIUM) return process.env.CHROMIUM;
-  try {
-    return execFileSync("sh", ["-c", "command -v chromium"], { encoding: "utf8" }).trim();
-  } catch {
-    return "/usr/bin/chromium";
-  }
-}
 
 class StepError extends Error {}
 function check(cond, message) {

@@ -7,18 +7,9 @@
 // client definition inside the `host` block, as absolute URLs (relative ones would resolve against an https
 // discovery URL); it has no `credentials` block, which `terraform login` refuses to override. HOME is a temporary
 // directory, so the credentials file is `$HOME/.terraform.d/credentials.tfrc.json`.
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-
-function chromiumPath() {
-  if (process.env.CHROMIUM) return process.env.CHROMIUM;
-  try {
-    return execFileSync("sh", ["-c", "command -v chromium"], { encoding: "utf8" }).trim();
-  } catch {
-    return "/usr/bin/chromium";
-  }
-}
+import { chromiumPath } from "./chromium.mjs";
 
 /**
  * `h`: { step, check, tf, tfOk, apiOk, waitFor, killGroup, work, host, base (the URL the clients use), apiURL, org (created
