@@ -67,44 +67,52 @@ export function StatesPage(props: {
       <p class="muted" id="total">
         {props.total} state {props.total === 1 ? "version" : "versions"}, newest first.
       </p>
-      {props.rows.length ? (
-        <Table id="state-versions" columns={["Serial", "Created", "Resources", "Status", "State"]} optional={["ID"]}>
-          {props.rows.map((s) => (
-            <tr data-state-version={s.id}>
-              <td>
-                <a href={statePath(organization, workspace, s.id)} aria-label={`State version serial ${s.serial}`}>
-                  {s.serial}
-                </a>
-                {s.current ? (
-                  <>
-                    {" "}
-                    <span class="badge good">current</span>
-                  </>
-                ) : null}
-              </td>
-              <td>{when(s.createdAt)}</td>
-              <td>{s.resourceCount ?? "unknown"}</td>
-              <td>{s.status}</td>
-              <td>
-                {s.download ? (
-                  <a class="download" href={s.download} aria-label={`Download state serial ${s.serial}`}>
-                    Download
-                  </a>
-                ) : (
-                  "—"
-                )}
-              </td>
-              <td class="opt">
-                <code>{s.id}</code>
-              </td>
-            </tr>
-          ))}
-        </Table>
-      ) : (
-        <p class="muted">No state versions.</p>
-      )}
+      {props.rows.length ? <StateVersionsTable organization={organization} workspace={workspace} rows={props.rows} /> : <p class="muted">No state versions.</p>}
       <Pager page={props.page} total={props.total} query={props.query} />
     </Layout>
+  );
+}
+
+/** State versions, newest first, each linking its page (and its signed download when the caller may read state). */
+export function StateVersionsTable(props: {
+  organization: string;
+  workspace: string;
+  rows: Array<{ id: string; serial: number; createdAt: string; resourceCount: number | null; status: string; download: string | null; current?: boolean }>;
+}) {
+  const { organization, workspace } = props;
+  return (
+    <Table id="state-versions" columns={["Serial", "Created", "Resources", "Status", "State"]} optional={["ID"]}>
+      {props.rows.map((s) => (
+        <tr data-state-version={s.id}>
+          <td>
+            <a href={statePath(organization, workspace, s.id)} aria-label={`State version serial ${s.serial}`}>
+              {s.serial}
+            </a>
+            {s.current ? (
+              <>
+                {" "}
+                <span class="badge good">current</span>
+              </>
+            ) : null}
+          </td>
+          <td>{when(s.createdAt)}</td>
+          <td>{s.resourceCount ?? "unknown"}</td>
+          <td>{s.status}</td>
+          <td>
+            {s.download ? (
+              <a class="download" href={s.download} aria-label={`Download state serial ${s.serial}`}>
+                Download
+              </a>
+            ) : (
+              "—"
+            )}
+          </td>
+          <td class="opt">
+            <code>{s.id}</code>
+          </td>
+        </tr>
+      ))}
+    </Table>
   );
 }
 

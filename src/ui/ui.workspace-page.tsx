@@ -9,6 +9,7 @@ import { wsPath } from "./ui.context";
 import { Layout } from "./ui.layout";
 import { holderText } from "./ui.pages";
 import { Reasons, Table } from "./ui.parts";
+import { StateVersionsTable } from "./ui.state-page";
 
 /** The page's forms whose input the services may refuse (the page is shown again with their reasons). */
 export type FormName = "settings" | "consumers" | "team-access";
@@ -455,34 +456,7 @@ export function WorkspacePage(props: { principal: Principal; ws: WorkspaceView }
         <>
           <h2>State versions</h2>
           {ws.stateVersions.length ? (
-            <Table id="state-versions" columns={["Serial", "Created", "Resources", "Status", "State"]} optional={["ID"]}>
-              {ws.stateVersions.map((s) => (
-                <tr data-state-version={s.id}>
-                  <td>
-                    <a href={`${base}/states/${encodeURIComponent(s.id)}`} aria-label={`State version serial ${s.serial}`}>
-                      {s.serial}
-                    </a>
-                  </td>
-                  <td>
-                    <time datetime={s.createdAt}>{s.createdAt.slice(0, 16).replace("T", " ")}</time>
-                  </td>
-                  <td>{s.resourceCount}</td>
-                  <td>{s.status}</td>
-                  <td>
-                    {s.download ? (
-                      <a class="download" href={s.download} aria-label={`Download state serial ${s.serial}`}>
-                        Download
-                      </a>
-                    ) : (
-                      "—"
-                    )}
-                  </td>
-                  <td class="opt">
-                    <code>{s.id}</code>
-                  </td>
-                </tr>
-              ))}
-            </Table>
+            <StateVersionsTable organization={ws.organization} workspace={ws.name} rows={ws.stateVersions} />
           ) : (
             <p class="muted">No state versions.</p>
           )}
