@@ -5,29 +5,7 @@ import SparkMD5 from "spark-md5";
 import { describe, expect, it } from "vitest";
 import { createOrg, createWorkspace, grantWorkspace, makeTeam, makeUser } from "../fixtures";
 import { api } from "../helpers";
-
-const ORIGIN = "http://localhost";
-
-async function ui(method: string, path: string, opts: { cookie?: string; form?: Record<string, string>; origin?: string } = {}) {
-  const headers: Record<string, string> = {};
-  if (opts.cookie) headers.Cookie = opts.cookie;
-  let body: string | undefined;
-  if (opts.form) {
-    body = new URLSearchParams(opts.form).toString();
-    headers["Content-Type"] = "application/x-www-form-urlencoded";
-  }
-  if (method !== "GET") headers.Origin = opts.origin ?? ORIGIN;
-  const res = await exports.default.fetch(new Request(`${ORIGIN}${path}`, { method, headers, body, redirect: "manual" }));
-  return { status: res.status, headers: res.headers, text: await res.text() };
-}
-
-async function signIn(token: string): Promise<string> {
-  const res = await ui("POST", "/app/session", { form: { token } });
-  expect(res.status).toBe(303);
-  const m = /ws_session=([^;]+)/.exec(res.headers.get("Set-Cookie") ?? "");
-  if (!m) throw new Error("no session cookie");
-  return `ws_session=${m[1]}`;
-}
+import { signIn, ui } from "../ui-client";
 
 const unescapeHtml = (s: string) =>
   s

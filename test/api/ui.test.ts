@@ -7,30 +7,7 @@ import { UI_ROUTE_ACTIONS } from "../../src/ui/ui.requirements";
 import { REQUIREMENTS } from "../../src/auth/requirements";
 import { createOrg, createWorkspace, grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser } from "../fixtures";
 import { ADMIN, api, uniqueName, indexSettled } from "../helpers";
-
-const ORIGIN = "http://localhost";
-
-async function ui(method: string, path: string, opts: { cookie?: string; form?: Record<string, string>; origin?: string | null } = {}) {
-  const headers: Record<string, string> = {};
-  if (opts.cookie) headers.Cookie = opts.cookie;
-  let body: string | undefined;
-  if (opts.form) {
-    body = new URLSearchParams(opts.form).toString();
-    headers["Content-Type"] = "application/x-www-form-urlencoded";
-  }
-  if (method !== "GET" && opts.origin !== null) headers.Origin = opts.origin ?? ORIGIN;
-  const res = await exports.default.fetch(new Request(`${ORIGIN}${path}`, { method, headers, body, redirect: "manual" }));
-  return { status: res.status, headers: res.headers, text: await res.text() };
-}
-
-async function signIn(token: string): Promise<string> {
-  const res = await ui("POST", "/app/session", { form: { token } });
-  expect(res.status).toBe(303);
-  const set = res.headers.get("Set-Cookie") ?? "";
-  const m = /ws_session=([^;]+)/.exec(set);
-  if (!m) throw new Error(`no session cookie: ${set}`);
-  return `ws_session=${m[1]}`;
-}
+import { signIn, ui } from "../ui-client";
 
 const hopsOf = (res: { headers: Headers }) => res.headers.get("X-Hops");
 const flatTags = (...names: string[]) => ({ tags: { data: names.map((name) => ({ type: "tags", attributes: { name } })) } });

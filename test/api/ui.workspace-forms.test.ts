@@ -1,33 +1,10 @@
 // The web UI's workspace forms: a new workspace, variables and tags. Each form changes what the API then shows,
 // each refusal carries the API's own reason (422), a read-only caller sees no form and its forged POSTs change
 // nothing, and sensitive values never appear in any page.
-import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createOrg, createWorkspace, grantWorkspace, makeProject, makeTeam, makeUser } from "../fixtures";
 import { api, uniqueName } from "../helpers";
-
-const ORIGIN = "http://localhost";
-
-async function ui(method: string, path: string, opts: { cookie?: string; form?: Record<string, string> } = {}) {
-  const headers: Record<string, string> = {};
-  if (opts.cookie) headers.Cookie = opts.cookie;
-  let body: string | undefined;
-  if (opts.form) {
-    body = new URLSearchParams(opts.form).toString();
-    headers["Content-Type"] = "application/x-www-form-urlencoded";
-  }
-  if (method !== "GET") headers.Origin = ORIGIN;
-  const res = await exports.default.fetch(new Request(`${ORIGIN}${path}`, { method, headers, body, redirect: "manual" }));
-  return { status: res.status, headers: res.headers, text: await res.text() };
-}
-
-async function signIn(token: string): Promise<string> {
-  const res = await ui("POST", "/app/session", { form: { token } });
-  expect(res.status).toBe(303);
-  const m = /ws_session=([^;]+)/.exec(res.headers.get("Set-Cookie") ?? "");
-  if (!m) throw new Error("no session cookie");
-  return `ws_session=${m[1]}`;
-}
+import { signIn, ui } from "../ui-client";
 
 const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
 /** The reasons shown next to a refused form. */
