@@ -73,6 +73,23 @@ export function StatesPage(props: {
   );
 }
 
+/** A state's outputs; a sensitive one shows as such, never its value (the service hands it over as null anyway). */
+export function OutputsTable(props: { outputs: Array<{ name: string; type: string; sensitive: boolean; value: string | null }> }) {
+  return (
+    <Table id="outputs" columns={["Name", "Type", "Value"]}>
+      {props.outputs.map((o) => (
+        <tr data-output={o.name}>
+          <td>
+            <code>{o.name}</code>
+          </td>
+          <td>{o.type}</td>
+          <td>{o.sensitive ? <span class="muted">(sensitive)</span> : <code>{o.value ?? ""}</code>}</td>
+        </tr>
+      ))}
+    </Table>
+  );
+}
+
 /** State versions, newest first, each linking its page (and its signed download when the caller may read state). */
 export function StateVersionsTable(props: {
   organization: string;
@@ -235,21 +252,7 @@ export function StateVersionPage(props: { principal: Principal; sv: StateVersion
       {sv.outputs ? (
         <section aria-labelledby="outputs-h">
           <h2 id="outputs-h">Outputs</h2>
-          {sv.outputs.length ? (
-            <Table id="outputs" columns={["Name", "Type", "Value"]}>
-              {sv.outputs.map((o) => (
-                <tr data-output={o.name}>
-                  <td>
-                    <code>{o.name}</code>
-                  </td>
-                  <td>{o.type}</td>
-                  <td>{o.sensitive ? <span class="muted">(sensitive)</span> : <code>{o.value ?? ""}</code>}</td>
-                </tr>
-              ))}
-            </Table>
-          ) : (
-            <p class="muted">This state has no outputs.</p>
-          )}
+          {sv.outputs.length ? <OutputsTable outputs={sv.outputs} /> : <p class="muted">This state has no outputs.</p>}
         </section>
       ) : null}
 

@@ -9,7 +9,7 @@ import { wsPath } from "./ui.context";
 import { Layout } from "./ui.layout";
 import { holderText } from "./ui.pages";
 import { Reasons, Table } from "./ui.parts";
-import { StateVersionsTable } from "./ui.state-page";
+import { OutputsTable, StateVersionsTable } from "./ui.state-page";
 
 /** The page's forms whose input the services may refuse (the page is shown again with their reasons). */
 export type FormName = "settings" | "consumers" | "team-access";
@@ -471,21 +471,7 @@ export function WorkspacePage(props: { principal: Principal; ws: WorkspaceView }
       {ws.outputs ? (
         <>
           <h2>Outputs</h2>
-          {ws.outputs.length ? (
-            <Table id="outputs" columns={["Name", "Type", "Value"]}>
-              {ws.outputs.map((o) => (
-                <tr>
-                  <td>
-                    <code>{o.name}</code>
-                  </td>
-                  <td>{o.type}</td>
-                  <td>{o.sensitive ? <span class="muted">(sensitive)</span> : <code>{o.value ?? ""}</code>}</td>
-                </tr>
-              ))}
-            </Table>
-          ) : (
-            <p class="muted">The current state has no outputs.</p>
-          )}
+          {ws.outputs.length ? <OutputsTable outputs={ws.outputs} /> : <p class="muted">The current state has no outputs.</p>}
         </>
       ) : null}
 
