@@ -731,7 +731,19 @@ await step("pages fit a 360 px wide screen", async () => {
 
 // Further areas' steps, one module each (scripts/ui/*.steps.mjs, run in name order): each exports a default
 // `async (h) => {}` given the harness below, and keeps its own workspaces, teams and users.
-const harness = { step, check, api, newPage, audit, gotoPage, submit, takeRefusalLog, signedIn, post, service, ORG, log, StepError };
+/** A new team of `ORG` with read access to the workspace, and that team's token (a read-only caller's pages). */
+async function readerTokenFor(workspaceId, teamName) {
+  const team = (await api("POST", `/organizations/${ORG}/teams`, { data: { type: "teams", attributes: { name: teamName } } })).data;
+  await api("POST", "/team-workspaces", {
+    data: {
+      type: "team-workspaces",
+      attributes: { access: "read" },
+      relationships: { workspace: { data: { type: "workspaces", id: workspaceId } }, team: { data: { type: "teams", id: team.id } } },
+    },
+  });
+  return (await api("POST", `/teams/${team.id}/authentication-token`, { data: { type: "authentication-token", attributes: {} } })).data.attributes.token;
+}
+const harness = { step, check, api, newPage, audit, gotoPage, submit, takeRefusalLog, signedIn, post, readerTokenFor, service, ORG, log, StepError };
 const stepDir = join(root, "scripts", "ui");
 if (existsSync(stepDir)) {
   for (const file of readdirSync(stepDir)

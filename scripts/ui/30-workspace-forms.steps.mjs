@@ -16,16 +16,7 @@ export default async function (h) {
 
   await step("workspace forms: setup (a workspace and a read-only team, through the API)", async () => {
     ws = (await api("POST", `/organizations/${ORG}/workspaces`, { data: { type: "workspaces", attributes: { name: WS } } })).data;
-    const team = (await api("POST", `/organizations/${ORG}/teams`, { data: { type: "teams", attributes: { name: "wsf-readers" } } })).data;
-    await api("POST", "/team-workspaces", {
-      data: {
-        type: "team-workspaces",
-        attributes: { access: "read" },
-        relationships: { workspace: { data: { type: "workspaces", id: ws.id } }, team: { data: { type: "teams", id: team.id } } },
-      },
-    });
-    readerToken = (await api("POST", `/teams/${team.id}/authentication-token`, { data: { type: "authentication-token", attributes: {} } })).data.attributes
-      .token;
+    readerToken = await h.readerTokenFor(ws.id, "wsf-readers");
     admin = await h.signedIn(service.token);
   });
 

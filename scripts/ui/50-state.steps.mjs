@@ -63,16 +63,7 @@ export default async function (h) {
       versions.push(sv.id);
     }
     check((await current()).id === versions[2], "the third version is not current");
-    const team = (await api("POST", `/organizations/${ORG}/teams`, { data: { type: "teams", attributes: { name: "state-readers" } } })).data;
-    await api("POST", "/team-workspaces", {
-      data: {
-        type: "team-workspaces",
-        attributes: { access: "read" },
-        relationships: { workspace: { data: { type: "workspaces", id: ws.id } }, team: { data: { type: "teams", id: team.id } } },
-      },
-    });
-    readerToken = (await api("POST", `/teams/${team.id}/authentication-token`, { data: { type: "authentication-token", attributes: {} } })).data.attributes
-      .token;
+    readerToken = await h.readerTokenFor(ws.id, "state-readers");
   });
 
   await step("state: the states list draws one chart point per version with its resource count", async () => {
