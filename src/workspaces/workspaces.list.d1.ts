@@ -500,19 +500,21 @@ export interface ListBatch {
 
 /**
  * The list's one batch: [organisation with the caller's teams and its deleted tags, page(org-wide), page(grants)].
- * With `orgWideRead` known, only that variant's page, unguarded.
+ * With `orgWideRead` known, only that variant's page, unguarded; with a `guess`, only that variant's, guarded.
  */
 export function listBatch(
   db: D1Database | D1DatabaseSession,
   principal: Principal,
   organization: string,
   spec: ListSpec,
-  opts: { orgWideRead?: boolean; strategy?: Strategy; projectOptions?: boolean } = {},
+  opts: { orgWideRead?: boolean; guess?: Variant; strategy?: Strategy; projectOptions?: boolean } = {},
 ): ListBatch {
   const P = new Params();
   const teams = callerTeamsSql(P, principal, orgIdOf(P.add(organization)));
   const strategy = opts.strategy ?? "auto";
-  const variants: Variant[] = opts.orgWideRead === undefined ? ["org-wide", "grants"] : [opts.orgWideRead ? "org-wide" : "grants"];
+  // Each page statement costs its preparation on every request (about as much as running it), so a likely variant
+  // (`guess`) goes alone, still guarded: a wrong guess finds no head row and the caller asks again.
+  const variants: Variant[] = opts.orgWideRead !== undefined ? [opts.orgWideRead ? "org-wide" : "grants"] : opts.guess ? [opts.guess] : ["org-wide", "grants"];
   const guarded = opts.orgWideRead === undefined;
   // The organisation, the caller's teams in it and its deleted tag ids: one statement (lists as JSON arrays).
   const statements = [

@@ -1,7 +1,7 @@
 /** Listing workspaces: one D1 batch that carries the page and the caller's access to it. */
 import { buildOrgAccess, readsAllProjects, type Grant, type OrgAccess, type ProjectDefaults } from "../auth/access";
 import { allows, authorize } from "../auth/requirements";
-import type { Principal } from "../auth/principal";
+import { principalKey, type Principal } from "../auth/principal";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import type { WorkspaceRecord } from "./workspace.types";
@@ -14,6 +14,7 @@ import {
   type ListSpec,
   type ProjectOption,
   type Strategy,
+  type Variant,
 } from "./workspaces.list.d1";
 import { scopeFrom, type WorkspaceScope } from "./workspaces.service";
 
@@ -25,6 +26,14 @@ interface Loaded {
   /** With `projectOptions`: the projects the caller may read, by name (at most PROJECT_OPTIONS_MAX). */
   projectOptions?: ProjectOption[];
 }
+
+/**
+ * Which page variant each caller's last list of an organisation used, per isolate: the next batch sends that one
+ * alone (guarded in SQL, and checked below against the permission model), not both. A stale entry costs one more
+ * round trip, never a wrong page. Bounded: cleared when full.
+ */
+const VARIANT_GUESS = new Map<string, Variant>();
+const VARIANT_GUESS_MAX = 10_000;
 
 /**
  * Runs the list's one batch (see workspaces.list.d1.ts) and checks the SQL's view of "reads every
@@ -39,7 +48,8 @@ export async function loadListPage(
   strategy: Strategy = "auto",
   opts: { projectOptions?: boolean } = {},
 ): Promise<Loaded | null> {
-  const batch = listBatch(db, principal, organization, spec, { strategy, projectOptions: opts.projectOptions });
+  const guessKey = `${principal.kind}:${principalKey(principal)}:${organization}`;
+  const batch = listBatch(db, principal, organization, spec, { strategy, projectOptions: opts.projectOptions, guess: VARIANT_GUESS.get(guessKey) });
   const results = await db.batch(batch.statements);
   const { org, teams, deadTags } = listAccessOf(results);
   if (!org) return null;
@@ -47,6 +57,8 @@ export async function loadListPage(
   if (!access) return null;
   // The SQL's "reads every workspace" shortcut must agree with the requirement table's workspace.read.
   const wide = allows(principal, "workspace.read", { access, caps: access.base });
+  if (VARIANT_GUESS.size >= VARIANT_GUESS_MAX) VARIANT_GUESS.clear();
+  VARIANT_GUESS.set(guessKey, wide ? "org-wide" : "grants");
   let page = pageOf(results, batch);
   if (page?.variant !== (wide ? "org-wide" : "grants")) {
     const again = listBatch(db, principal, organization, spec, { orgWideRead: wide, strategy });

@@ -2,7 +2,7 @@
 // D1 read to authenticate the first time an isolate sees it; after that its principal is cached and rechecked inside
 // the request's first read batch, so a request is its own work only.
 import { describe, expect, it } from "vitest";
-import { createOrg, createWorkspace, makeUser } from "../fixtures";
+import { createOrg, createWorkspace, grantWorkspace, makeTeam, makeUser } from "../fixtures";
 import { api, uniqueName } from "../helpers";
 
 const hops = (res: { headers: Headers }) => res.headers.get("X-Hops");
@@ -50,6 +50,35 @@ describe("round trips per request", () => {
       list: "d1=1, do=0",
       nameSearch: "d1=1, do=0",
     });
+  });
+
+  // The list sends the page statement of the variant its caller's last list used (its preparation costs about as much
+  // as running it), guarded in SQL: when the caller's standing changed, the guess finds no page and the list asks again.
+  it("a list whose caller's standing changed costs one more round trip, never a wrong page", async () => {
+    const org = await createOrg();
+    const team = await makeTeam(org, { "read-workspaces": true });
+    const { token } = await makeUser({ teams: [team.id] });
+    const granted = await createWorkspace(org, { name: uniqueName("guess") });
+    await createWorkspace(org, { name: uniqueName("guess") });
+    await grantWorkspace(team.id, granted.id, "read");
+    const list = async () => {
+      const res = await api("GET", `/organizations/${org}/workspaces`, { token });
+      expect(res.status).toBe(200);
+      return { hops: hops(res), ids: (res.body.data as { id: string }[]).map((w) => w.id).sort(), total: res.body.meta.pagination["total-count"] };
+    };
+    await list();
+    expect(await list()).toMatchObject({ hops: "d1=1, do=0", total: 2 });
+    const access = async (on: boolean) =>
+      expect(
+        (await api("PATCH", `/teams/${team.id}`, { body: { data: { type: "teams", attributes: { "organization-access": { "read-workspaces": on } } } } }))
+          .status,
+      ).toBe(200);
+    await access(false);
+    expect(await list()).toEqual({ hops: "d1=2, do=0", ids: [granted.id], total: 1 });
+    expect(await list()).toEqual({ hops: "d1=1, do=0", ids: [granted.id], total: 1 });
+    await access(true);
+    expect(await list()).toMatchObject({ hops: "d1=2, do=0", total: 2 });
+    expect(await list()).toMatchObject({ hops: "d1=1, do=0", total: 2 });
   });
 
   // Where each round trip goes (X-Hop-Trace), which is what it costs far from the D1 primary (bench/edge.mjs):
