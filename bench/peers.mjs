@@ -11,7 +11,8 @@
 //
 // Environment:
 //   PEERS_WORKSPACES    workspaces per server (default 10000)
-//   PEERS_ONLY          comma-separated subset of ours,otf,terrence (default all three)
+//   PEERS_ONLY          comma-separated subset of ours,otf,terrence,floor (default all four; floor: the runtime's own
+//                       floor, bench/floor, beside them: not a peer)
 //   PEERS_ROUNDS        measuring blocks per server, shape and concurrency (default 5)
 //   PEERS_BLOCK_SECONDS length of one block (default 1; at least 3 operations per worker)
 //   PEERS_CHUNK         workspaces per population chunk (default 500)
@@ -26,7 +27,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { killAllGroups, sleep, tail } from "../scripts/lib/service.mjs";
 import { CLK_TCK, cpuTicksOf, memoryOf } from "./peers/proc.mjs";
-import { otf, ours, removeDirs, terrence } from "./peers/servers.mjs";
+import { floor, otf, ours, removeDirs, terrence } from "./peers/servers.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const env = process.env;
@@ -34,7 +35,7 @@ const N = Number(env.PEERS_WORKSPACES || 10_000);
 const ROUNDS = Number(env.PEERS_ROUNDS || 5);
 const BLOCK_SECONDS = Number(env.PEERS_BLOCK_SECONDS || 1);
 const CHUNK = Number(env.PEERS_CHUNK || 500);
-const ONLY = (env.PEERS_ONLY || "ours,otf,terrence").split(",").map((s) => s.trim());
+const ONLY = (env.PEERS_ONLY || "ours,otf,terrence,floor").split(",").map((s) => s.trim());
 const CONCURRENCY = [1, 8];
 const POPULATE_CONCURRENCY = 8;
 const PAGE_SIZE = 20;
@@ -47,7 +48,7 @@ if (!(N >= 40) || !(ROUNDS >= 1) || !(BLOCK_SECONDS > 0) || !(CHUNK >= 1)) {
 }
 
 // ---------------------------------------------------------------- the servers
-const all = [ours(root), otf(root), terrence(root)].filter((s) => ONLY.includes(s.key));
+const all = [ours(root), otf(root), terrence(root), floor(root)].filter((s) => ONLY.includes(s.key));
 const cleanup = () => {
   killAllGroups();
   for (const s of all) if (!env.PEERS_KEEP) removeDirs(s);
@@ -120,6 +121,7 @@ const expected = {
 const DEEP_PAGE = Math.max(2, Math.floor(N / PAGE_SIZE / 2));
 
 async function setup(s) {
+  if (s.setup) return s.setup({ concurrency: Math.max(...CONCURRENCY) });
   for (const name of [ORG, CREATE_ORG]) {
     const r = await call(s, "POST", "/organizations", { data: { type: "organizations", attributes: { name, email: "bench@example.com" } } });
     expect(r.status === 201, `create organization ${name}: ${brief(r)}`);
@@ -139,6 +141,10 @@ async function populate(s, from, to) {
   await Promise.all(
     Array.from({ length: POPULATE_CONCURRENCY }, async () => {
       for (let i = next++; i < to; i = next++) {
+        if (s.populateOne) {
+          await s.populateOne(i, wsName(i));
+          continue;
+        }
         const r = await call(s, "POST", `/organizations/${ORG}/workspaces`, s.createBody(wsName(i), tagged(i)));
         const d = expectWorkspace(r, 201, `create ${wsName(i)}`);
         expect(d.attributes?.name === wsName(i), `create ${wsName(i)}: answered name ${d.attributes?.name}`);
@@ -228,6 +234,9 @@ const SHAPES = [
   },
 ];
 
+// The floor's own requests for each shape (it speaks no API).
+for (const s of all) s.shapeOps = s.opsFor?.({ wsName, pick, deepOffset: (DEEP_PAGE - 1) * PAGE_SIZE }) ?? null;
+
 // ---------------------------------------------------------------- measuring
 const quantile = (sorted, q) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : null);
 const cells = new Map(); // `${server}|${shape}|${c}` -> { samples, ok, failures, errors, seconds, ticks }
@@ -241,7 +250,8 @@ async function runOne(s, shape, w, rec) {
   const i = opIndex++;
   const t = performance.now();
   try {
-    await shape.op(s, w, i);
+    const own = s.shapeOps?.[shape.key ?? shape.name];
+    await (own ? own(w, i) : shape.op(s, w, i));
     const ms = performance.now() - t;
     if (rec) {
       rec.samples.push(ms);
@@ -464,6 +474,12 @@ const md = [
   "",
   "## p50 ratio ours ÷ peer (below 1: ours is faster)",
   "",
+  ...(all.some((s) => s.key === "floor")
+    ? [
+        "The runtime floor is no peer: it is what the same hops cost on this service's runtime with no service logic, so a peer faster than the floor is faster than anything this runtime can serve the shape with.",
+        "",
+      ]
+    : []),
   `| shape | conc. | ours p50 | ${peers.map((p) => `${p.label} p50 | ours ÷ ${p.label}`).join(" | ")} |`,
   `|---|---:|---:|${peers.map(() => "---:|---:").join("|")}|`,
   ...SHAPES.flatMap((shape) =>
@@ -507,7 +523,7 @@ const md = [
 ];
 const dir = join(root, "bench", "results");
 mkdirSync(dir, { recursive: true });
-const stem = join(dir, `side-by-side${N === 10_000 ? "" : `-${N}`}${ONLY.length < 3 ? `-${ONLY.join("-")}` : ""}`);
+const stem = join(dir, `side-by-side${N === 10_000 ? "" : `-${N}`}${ONLY.length < 4 ? `-${ONLY.join("-")}` : ""}`);
 writeFileSync(`${stem}.json`, `${JSON.stringify(result, null, 2)}\n`);
 writeFileSync(`${stem}.md`, md.join("\n"));
 console.log(`\n${md.join("\n")}\npeers: wrote ${stem}.md and .json`);

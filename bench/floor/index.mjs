@@ -1,8 +1,8 @@
 // The bench's floor: each bench shape's round trips with no service logic — no routing library, validation,
 // authorisation, JSON:API or permission work — so `npm run bench` can report the service's latency and CPU as a
 // multiple of what the runtime itself costs for the same hops (bench/README.md). Its rows live in a table of its own
-// (`floor_index`, created on seed) in a D1 database built with the service's migrations; the bench seeds it with as
-// many rows as the service holds, each carrying a document as large as a workspace's.
+// (`floor_index`, created on seed) in a D1 database built with the service's migrations; the bench populates it through
+// `/create` with as many rows and objects as the service holds, each carrying a document as large as a workspace's.
 //
 //   GET  /ping                  one D1 read of one small row (the token recheck)
 //   GET  /show/:id              one D1 read (the access batch) beside one DO read (the record), as the service's show
@@ -10,8 +10,9 @@
 //   GET  /list?offset=n         one D1 read of a page of 20 documents (a list batch)
 //   POST /lock/:id, /unlock/:id one D1 read, then one DO call: a SQLite write, then a D1 index write
 //   POST /create/:name          one D1 read, one D1 write (the name claim), then one DO call: a SQLite write, then a
-//                               D1 index write
-//   POST /seed                  { from, to, docBytes }: rows from..to-1 (ids f-<i>, names as the bench's)
+//                               D1 index write; `?id=` names the object (the bench populates the floor this way, as
+//                               the service is populated: one new object per row)
+//   POST /seed                  creates the floor's tables
 import { DurableObject } from "cloudflare:workers";
 
 const ORG = "floor";
@@ -86,13 +87,12 @@ export default {
       }
       case "POST create": {
         await db.prepare("SELECT version FROM floor_index WHERE id = ?").bind("f-0").first();
-        const id = `c-${crypto.randomUUID()}`;
+        const id = url.searchParams.get("id") ?? `c-${crypto.randomUUID()}`;
         await db.prepare("INSERT INTO floor_names (org, name, id) VALUES (?, ?, ?)").bind(ORG, arg, id).run();
         const version = await env.FLOOR.getByName(id).write(id, arg, docBytes);
         return text(doc(id, arg, version, docBytes), 201);
       }
       case "POST seed": {
-        const { from, to, names } = await request.json();
         await db.batch([
           db.prepare(
             "CREATE TABLE IF NOT EXISTS floor_index (id TEXT PRIMARY KEY, org TEXT NOT NULL, name TEXT NOT NULL, version INTEGER NOT NULL, doc TEXT NOT NULL)",
@@ -100,12 +100,6 @@ export default {
           db.prepare("CREATE INDEX IF NOT EXISTS floor_index_org_name ON floor_index (org, name)"),
           db.prepare("CREATE TABLE IF NOT EXISTS floor_names (org TEXT NOT NULL, name TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (org, name))"),
         ]);
-        const insert = db.prepare("INSERT OR REPLACE INTO floor_index (id, org, name, version, doc) VALUES (?, ?, ?, 1, ?)");
-        for (let i = from; i < to; i += 500) {
-          const chunk = [];
-          for (let j = i; j < Math.min(to, i + 500); j++) chunk.push(insert.bind(`f-${j}`, ORG, names[j - from], doc(`f-${j}`, names[j - from], 1, docBytes)));
-          await db.batch(chunk);
-        }
         return new Response(null, { status: 204 });
       }
       default:

@@ -137,6 +137,71 @@ export function ours(root) {
   return s;
 }
 
+// ---------------------------------------------------------------- the floor: bench/floor on the same runtime
+/**
+ * Not a peer: the runtime's own floor (bench/floor/, as `npm run bench` uses it), a bare Worker with the service's
+ * bindings making each shape's round trips and nothing else, populated the same way (one new Durable Object per
+ * workspace, at the same concurrency). Its rows say what any service on this runtime pays for the same hops and
+ * objects. It speaks no API, so `ops` replaces each shape's requests (a 2xx is its only check).
+ */
+export function floor(root) {
+  const s = {
+    key: "floor",
+    label: "runtime floor",
+    version: "bench/floor (no service logic)",
+    notes: [
+      "the same runtime as `npm start` (scripts/start.mjs with WORKER_CONFIG=bench/floor/wrangler.toml), fresh store: per shape one D1 read, one Durable Object read or write and one D1 index write, as bench/README.md says; populated through its create (a new object per workspace)",
+    ],
+    skip: null,
+    parts: [],
+    logFiles: [],
+    dirs: [],
+  };
+  const call = async (method, path) => {
+    const res = await fetch(`${s.base}${path}`, { method, signal: AbortSignal.timeout(30_000) });
+    const text = await res.text();
+    if (res.status >= 300) throw new Error(`floor ${method} ${path}: ${res.status} ${text.slice(0, 160)}`);
+  };
+  s.setup = async ({ concurrency }) => {
+    await call("POST", "/seed");
+    for (let w = 0; w < concurrency; w++) await call("POST", `/create/lock-${w}?id=lock-${w}`);
+    s.createSeq = 0;
+  };
+  s.populateOne = (i, name) => call("POST", `/create/${encodeURIComponent(name)}?id=f-${i}`);
+  s.opsFor = ({ wsName, pick, deepOffset }) => ({
+    "authenticated ping": () => call("GET", "/ping"),
+    "show by name": (_w, i) => call("GET", `/name/${wsName(pick(i))}`),
+    "lock + unlock": async (w) => {
+      await call("POST", `/lock/lock-${w}`);
+      await call("POST", `/unlock/lock-${w}`);
+    },
+    create: () => call("POST", `/create/c-${s.createSeq++}`),
+    "list page 1": () => call("GET", "/list?offset=0"),
+    "deep page": () => call("GET", `/list?offset=${deepOffset}`),
+    "name search": () => call("GET", "/list?offset=0"),
+    "tag search": () => call("GET", "/list?offset=0"),
+  });
+  s.start = async () => {
+    const dir = mkdtempSync(join(tmpdir(), "peers-floor-"));
+    s.dirs.push(dir);
+    const logFile = join(dir, "server.log");
+    s.logFiles.push(logFile);
+    const port = await freePort();
+    s.base = `http://127.0.0.1:${port}`;
+    const p = spawnGroup(process.execPath, [join(root, "scripts", "start.mjs")], {
+      cwd: root,
+      logFile,
+      env: { ...process.env, PORT: String(port), PERSIST_DIR: join(dir, "store"), WORKER_CONFIG: join("bench", "floor", "wrangler.toml"), NO_AGENT: "1" },
+    });
+    s.parts = [{ name: "node + workerd", pgid: p.pgid }];
+    await waitFor("the floor", logFile, async () => (await fetch(`${s.base}/`)).status === 404, p.exited);
+  };
+  s.stop = async () => {
+    for (const p of s.parts) await stopGroup(p.pgid);
+  };
+  return s;
+}
+
 // ---------------------------------------------------------------- OTF: otfd + a throwaway PostgreSQL cluster
 function pgBinDir() {
   const candidates = [process.env.PG_BINDIR, "/usr/lib/postgresql/15/bin", run("pg_config", ["--bindir"]).stdout?.trim()].filter(Boolean);
