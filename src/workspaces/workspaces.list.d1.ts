@@ -402,6 +402,7 @@ function matching(positive: Term[], negative: Term[], org: string): string {
 interface PageRow {
   kind: 0 | 1;
   total: number | null;
+  org_total: number | null;
   doc: string | null;
   ws_grants: string | null;
   prj_grants: string | null;
@@ -455,14 +456,14 @@ export function pageSql(principal: Principal, organization: string, spec: ListSp
   const outerOrder = Array.from({ length: KEY_SLOTS }, (_, i) => `s${i + 1}${i === 0 && collate ? " COLLATE NOCASE" : ""}${dir}`).join(", ");
 
   // Small results are sorted from their id set; large ones are found walking the sort's index (which
-  // stops once the page is full). Walking costs about (offset + limit) * total / n index entries,
-  // sorting about n row reads, each a few index entries' worth; a page beyond the end costs neither.
+  // stops once the page is full): `sortsSmall` below. A page beyond the end costs neither. A forced strategy sends its
+  // arm alone (each arm costs its preparation on every request, whether it runs or not).
   const small = positive.length === 0 || strategy === "scan" ? "0" : strategy === "sort" ? "1" : `(k.n * k.n * 5 <= 2 * (${O} + ${L}) * k.total)`;
   const scanOrg = `(SELECT org.id FROM org, k WHERE NOT ${small} AND ${O} < k.n)`;
   const sortOrg = `(SELECT org.id FROM org, k WHERE ${small} AND ${O} < k.n)`;
   const scanArm = `SELECT w.id AS id, ${slots} FROM workspaces w WHERE w.organization_id = ${scanOrg}${preds.map((p) => ` AND ${p}`).join("")}
     ORDER BY ${order} LIMIT ${L} OFFSET ${O}`;
-  const arms = [`SELECT * FROM (${scanArm})`];
+  const arms = small === "1" ? [] : [`SELECT * FROM (${scanArm})`];
   if (positive.length > 0 && strategy !== "scan") {
     arms.push(`SELECT * FROM (SELECT w.id AS id, ${slots} FROM (${matching(positive, negative, sortOrg)}) c CROSS JOIN workspaces w ON w.id = c.id
       ORDER BY ${order} LIMIT ${L} OFFSET ${O})`);
@@ -472,10 +473,10 @@ export function pageSql(principal: Principal, organization: string, spec: ListSp
   org(id) AS (SELECT o.external_id FROM organizations o WHERE o.name = ${orgParam}${guard}),
   k(n, total) AS MATERIALIZED (SELECT ${count}, ${orgTotal}),
   page(id, s1, s2, s3, s4) AS (${arms.join(" UNION ALL ")})
-SELECT 0 AS kind, k.n AS total, NULL AS doc, NULL AS ws_grants, NULL AS prj_grants, NULL AS project, NULL AS ssh_live, NULL AS holder_name,
+SELECT 0 AS kind, k.n AS total, k.total AS org_total, NULL AS doc, NULL AS ws_grants, NULL AS prj_grants, NULL AS project, NULL AS ssh_live, NULL AS holder_name,
   NULL AS s1, NULL AS s2, NULL AS s3, NULL AS s4 FROM org, k
 UNION ALL
-SELECT 1, NULL, w.doc,
+SELECT 1, NULL, NULL, w.doc,
   (SELECT json_group_array(json_object('team_id', tw.team_id, 'target_id', tw.workspace_id, 'access', tw.access, 'perms', tw.perms))
      FROM team_workspaces tw WHERE tw.workspace_id = w.id AND tw.team_id IN (SELECT id FROM caller_teams)),
   (SELECT json_group_array(json_object('team_id', tp.team_id, 'target_id', tp.project_id, 'access', tp.access, 'perms', tp.perms))
@@ -605,12 +606,22 @@ function toListed(row: PageRow): ListedWorkspace {
   };
 }
 
+/**
+ * The page plan the `auto` strategy picks, from the count of matches `n` and the organisation's `total`: walking the
+ * sort's index costs about (offset + limit) · total / n entries, sorting the matches about n row reads, each a few
+ * index entries' worth. The SQL of `pageSql` computes the same condition.
+ */
+export function sortsSmall(counts: { n: number; total: number }, spec: Pick<ListSpec, "offset" | "limit">): boolean {
+  return counts.n * counts.n * 5 <= 2 * (spec.offset + spec.limit) * counts.total;
+}
+
 /** The active variant's total and workspaces, or null when no page statement of the batch applied. */
-export function pageOf(results: D1Result[], batch: ListBatch): { variant: Variant; total: number; workspaces: ListedWorkspace[] } | null {
+export function pageOf(results: D1Result[], batch: ListBatch): { variant: Variant; total: number; orgTotal: number; workspaces: ListedWorkspace[] } | null {
   for (let i = 0; i < batch.variants.length; i++) {
     const rows = (results[1 + i]?.results ?? []) as PageRow[];
     const head = rows.find((r) => r.kind === 0);
-    if (head) return { variant: batch.variants[i], total: head.total ?? 0, workspaces: rows.filter((r) => r.kind === 1).map(toListed) };
+    if (head)
+      return { variant: batch.variants[i], total: head.total ?? 0, orgTotal: head.org_total ?? 0, workspaces: rows.filter((r) => r.kind === 1).map(toListed) };
   }
   return null;
 }

@@ -13,6 +13,7 @@ import {
   type ListedWorkspace,
   type ListSpec,
   type ProjectOption,
+  sortsSmall,
   type Strategy,
   type Variant,
 } from "./workspaces.list.d1";
@@ -33,7 +34,19 @@ interface Loaded {
  * round trip, never a wrong page. Bounded: cleared when full.
  */
 const VARIANT_GUESS = new Map<string, Variant>();
-const VARIANT_GUESS_MAX = 10_000;
+const MEMO_MAX = 10_000;
+
+/**
+ * The counts a filtered list's last page showed, per caller, organisation, filters and sort, per isolate: from them
+ * the next page picks its plan (`sortsSmall`) and sends that arm alone, not both. Both plans answer the same page, so
+ * stale counts can only cost time (a walk where a sort was cheaper, or the reverse), and the answer renews them.
+ */
+const PLAN_COUNTS = new Map<string, { n: number; total: number }>();
+
+function remember<V>(map: Map<string, V>, key: string, value: V): void {
+  if (map.size >= MEMO_MAX) map.clear();
+  map.set(key, value);
+}
 
 /**
  * Runs the list's one batch (see workspaces.list.d1.ts) and checks the SQL's view of "reads every
@@ -49,7 +62,10 @@ export async function loadListPage(
   opts: { projectOptions?: boolean } = {},
 ): Promise<Loaded | null> {
   const guessKey = `${principal.kind}:${principalKey(principal)}:${organization}`;
-  const batch = listBatch(db, principal, organization, spec, { strategy, projectOptions: opts.projectOptions, guess: VARIANT_GUESS.get(guessKey) });
+  const planKey = `${guessKey}\0${spec.sort ?? ""}\0${JSON.stringify(spec.filters)}`;
+  const counts = strategy === "auto" ? PLAN_COUNTS.get(planKey) : undefined;
+  const plan: Strategy = counts ? (sortsSmall(counts, spec) ? "sort" : "scan") : strategy;
+  const batch = listBatch(db, principal, organization, spec, { strategy: plan, projectOptions: opts.projectOptions, guess: VARIANT_GUESS.get(guessKey) });
   const results = await db.batch(batch.statements);
   const { org, teams, deadTags } = listAccessOf(results);
   if (!org) return null;
@@ -57,13 +73,13 @@ export async function loadListPage(
   if (!access) return null;
   // The SQL's "reads every workspace" shortcut must agree with the requirement table's workspace.read.
   const wide = allows(principal, "workspace.read", { access, caps: access.base });
-  if (VARIANT_GUESS.size >= VARIANT_GUESS_MAX) VARIANT_GUESS.clear();
-  VARIANT_GUESS.set(guessKey, wide ? "org-wide" : "grants");
+  remember(VARIANT_GUESS, guessKey, wide ? "org-wide" : "grants");
   let page = pageOf(results, batch);
   if (page?.variant !== (wide ? "org-wide" : "grants")) {
-    const again = listBatch(db, principal, organization, spec, { orgWideRead: wide, strategy });
+    const again = listBatch(db, principal, organization, spec, { orgWideRead: wide, strategy: plan });
     page = pageOf(await db.batch(again.statements), again);
   }
+  if (page) remember(PLAN_COUNTS, planKey, { n: page.total, total: page.orgTotal });
   let projectOptions: ProjectOption[] | undefined;
   if (opts.projectOptions) {
     const options = projectOptionsOf(results, batch);
