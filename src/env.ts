@@ -8,13 +8,19 @@ import type { Gate, Hops } from "./hops";
  * RATE_LIMIT: requests per second per user ("0" disables); FAULT_INJECTION: "1" enables the
  * test-only fault hooks, never set in production; VARIABLES_ENCRYPTION_KEY: the secret the AES-GCM key
  * of stored variable values is derived from; AGENT_TOKEN: the operator's agent token (the default agent pool, which
- * runs every remote-mode workspace; unset, nothing runs remotely). Secrets may be unset locally, hence optional.
+ * runs every remote-mode workspace; unset, nothing runs remotely); ACCESS_LOG: "1" logs a line for every request, not
+ * only for failures. Secrets may be unset locally, hence optional.
  */
-export type Bindings = Omit<
-  Env,
-  "ADMIN_TOKEN" | "BLOB_SIGNING_KEY" | "VARIABLES_ENCRYPTION_KEY" | "RATE_LIMIT" | "FAULT_INJECTION" | "EXPOSE_HOPS" | "AGENT_TOKEN"
-> &
-  Partial<Pick<Env, "ADMIN_TOKEN" | "BLOB_SIGNING_KEY" | "VARIABLES_ENCRYPTION_KEY" | "RATE_LIMIT" | "FAULT_INJECTION" | "EXPOSE_HOPS" | "AGENT_TOKEN">>;
+type UnsetLocally =
+  | "ADMIN_TOKEN"
+  | "BLOB_SIGNING_KEY"
+  | "VARIABLES_ENCRYPTION_KEY"
+  | "RATE_LIMIT"
+  | "FAULT_INJECTION"
+  | "EXPOSE_HOPS"
+  | "AGENT_TOKEN"
+  | "ACCESS_LOG";
+export type Bindings = Omit<Env, UnsetLocally> & Partial<Pick<Env, UnsetLocally>>;
 
 export interface Variables {
   principal: Principal;

@@ -52,6 +52,8 @@ export function localVars(env = process.env) {
     ...(env.FAULT_INJECTION ? { FAULT_INJECTION: env.FAULT_INJECTION } : {}),
     // The bench: the Worker reports its D1 and DO round trips in `X-Hops`.
     ...(env.EXPOSE_HOPS ? { EXPOSE_HOPS: env.EXPOSE_HOPS } : {}),
+    // A log line for every request (by default only for the failed ones).
+    ...(env.ACCESS_LOG ? { ACCESS_LOG: env.ACCESS_LOG } : {}),
   };
   return { run, generated };
 }
