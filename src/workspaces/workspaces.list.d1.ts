@@ -7,7 +7,8 @@
  * the SSH key still exists). Whether the caller reads every workspace of the organisation (owners,
  * site admin, organisation token, `manage-workspaces`, `read-workspaces`) is only known from the team
  * rows in that same batch, so the page statement comes twice: once for an organisation-wide reader
- * and once filtered to the caller's grants, each guarded in SQL by that condition. The guard sits in
+ * and once filtered to the caller's grants, each guarded in SQL by that condition (once the caller has listed the
+ * organisation in this isolate, only the variant it used then: workspaces.list.service.ts). The guard sits in
  * the organisation key every index seek starts from, so the variant that does not apply seeks NULL
  * and costs a few index probes. The handler re-checks the condition with the pure permission model
  * (`workspace.read` of src/auth/requirements.ts on `access.base`) and re-runs the page with an explicit flag if the two ever disagree.
