@@ -7,7 +7,7 @@
 // (default `.wrangler/state`) holds v3/d1 and v3/do exactly as `wrangler dev --persist-to` writes them, so
 // `npm run dev` and `npm start` share one store.
 // ADMIN_TOKEN, EDITION, BLOB_SIGNING_KEY, RATE_LIMIT, AGENT_TOKEN come from the environment, else from the git-ignored
-// .dev.vars (generated there on first start); FAULT_INJECTION and EXPOSE_HOPS from the environment only. With
+// .dev.vars (generated there on first start); FAULT_INJECTION, EXPOSE_HOPS and ACCESS_LOG from the environment only. With
 // Terraform on PATH (or TERRAFORM) and no NO_AGENT, a local agent runs the remote runs once the service is ready.
 // WORKER_CONFIG (default wrangler.toml) runs another Worker the same way: the bench's floor (bench/floor/).
 import { spawn } from "node:child_process";
