@@ -67,6 +67,27 @@ function spawnGroup(cmd, args, { cwd, env, logFile }) {
   return { pgid: child.pid, exited: () => exited };
 }
 
+/**
+ * node scripts/start.mjs (what `npm start` runs) on a fresh store in a temporary directory, with `env` on top, without
+ * npm's own process in the RSS (as bench/run.mjs does), and without the local agent (with terraform on PATH `npm start`
+ * also runs one, about 120 MB of RSS, which is not the server). Sets the server's base and parts.
+ */
+async function startLean(s, root, prefix, env) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  s.dirs.push(dir);
+  const logFile = join(dir, "server.log");
+  s.logFiles.push(logFile);
+  const port = await freePort();
+  s.base = `http://127.0.0.1:${port}`;
+  const p = spawnGroup(process.execPath, [join(root, "scripts", "start.mjs")], {
+    cwd: root,
+    logFile,
+    env: { ...process.env, PORT: String(port), PERSIST_DIR: join(dir, "store"), NO_AGENT: "1", ...env },
+  });
+  s.parts = [{ name: "node + workerd", pgid: p.pgid }];
+  return { p, logFile };
+}
+
 // ---------------------------------------------------------------- ours: `npm start` (node scripts/start.mjs)
 export function ours(root) {
   const s = {
@@ -94,30 +115,13 @@ export function ours(root) {
   const dirty = run("git", ["-C", root, "status", "--porcelain", "--untracked-files=no"]).stdout?.trim();
   s.version = `${sha || "unknown commit"}${dirty ? " + uncommitted changes" : ""} (node ${process.versions.node})`;
   s.start = async () => {
-    const dir = mkdtempSync(join(tmpdir(), "peers-ours-"));
-    s.dirs.push(dir);
-    const logFile = join(dir, "server.log");
-    s.logFiles.push(logFile);
-    const port = await freePort();
     s.token = newAdminToken();
-    s.base = `http://127.0.0.1:${port}`;
-    // node scripts/start.mjs (what `npm start` runs), without npm's own process in the RSS, as bench/run.mjs does.
-    const p = spawnGroup(process.execPath, [join(root, "scripts", "start.mjs")], {
-      cwd: root,
-      logFile,
-      env: {
-        ...process.env,
-        PORT: String(port),
-        ADMIN_TOKEN: s.token,
-        PERSIST_DIR: join(dir, "store"),
-        RATE_LIMIT: "0",
-        EXPOSE_HOPS: "1",
-        EDITION: "self-hosted",
-        // With terraform on PATH `npm start` also runs a local agent (about 120 MB of RSS), which is not the server.
-        NO_AGENT: "1",
-      },
+    const { p, logFile } = await startLean(s, root, "peers-ours-", {
+      ADMIN_TOKEN: s.token,
+      RATE_LIMIT: "0",
+      EXPOSE_HOPS: "1",
+      EDITION: "self-hosted",
     });
-    s.parts = [{ name: "node + workerd", pgid: p.pgid }];
     await waitFor("npm start", logFile, async () => (await http(s.base, s.token, "GET", "/ping")).status === 204, p.exited);
     // Measured as a real client: an ordinary user (not the site admin, whose ADMIN_TOKEN costs no D1 read) with its
     // own API token, who creates the organisations (and so owns them).
@@ -182,18 +186,7 @@ export function floor(root) {
     "tag search": () => call("GET", "/list?offset=0"),
   });
   s.start = async () => {
-    const dir = mkdtempSync(join(tmpdir(), "peers-floor-"));
-    s.dirs.push(dir);
-    const logFile = join(dir, "server.log");
-    s.logFiles.push(logFile);
-    const port = await freePort();
-    s.base = `http://127.0.0.1:${port}`;
-    const p = spawnGroup(process.execPath, [join(root, "scripts", "start.mjs")], {
-      cwd: root,
-      logFile,
-      env: { ...process.env, PORT: String(port), PERSIST_DIR: join(dir, "store"), WORKER_CONFIG: join("bench", "floor", "wrangler.toml"), NO_AGENT: "1" },
-    });
-    s.parts = [{ name: "node + workerd", pgid: p.pgid }];
+    const { p, logFile } = await startLean(s, root, "peers-floor-", { WORKER_CONFIG: join("bench", "floor", "wrangler.toml") });
     await waitFor("the floor", logFile, async () => (await fetch(`${s.base}/`)).status === 404, p.exited);
   };
   s.stop = async () => {
