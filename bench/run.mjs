@@ -245,32 +245,26 @@ function createBody(name, i) {
 }
 const ids = [];
 const names = [];
-async function populate(from, to) {
+/** Runs `one(i)` for every i in from..to-1 at POPULATE_CONCURRENCY; answers the rate per second. */
+async function populateWith(from, to, one) {
   let next = from;
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: POPULATE_CONCURRENCY }, async () => {
-      for (let i = next++; i < to; i = next++) {
-        const r = await call("POST", `/organizations/${ORG}/workspaces`, createBody(wsName(i), i));
-        ids[i] = r.json.data.id;
-        names[i] = wsName(i);
-      }
+      for (let i = next++; i < to; i = next++) await one(i);
     }),
   );
   return (to - from) / ((performance.now() - t0) / 1000);
 }
-
-/** The floor's rows from..to-1 through its create (ids f-<i>, the service's names), at the service's concurrency. */
-async function populateFloor(from, to) {
-  let next = from;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: POPULATE_CONCURRENCY }, async () => {
-      for (let i = next++; i < to; i = next++) await floorCall("POST", `/create/${encodeURIComponent(names[i])}?id=f-${i}&bytes=${floorDocBytes}`);
-    }),
-  );
-  return (to - from) / ((performance.now() - t0) / 1000);
-}
+const populate = (from, to) =>
+  populateWith(from, to, async (i) => {
+    const r = await call("POST", `/organizations/${ORG}/workspaces`, createBody(wsName(i), i));
+    ids[i] = r.json.data.id;
+    names[i] = wsName(i);
+  });
+/** The floor's rows from..to-1 through its create (ids f-<i>, the service's names), as the service was populated. */
+const populateFloor = (from, to) =>
+  populateWith(from, to, (i) => floorCall("POST", `/create/${encodeURIComponent(names[i])}?id=f-${i}&bytes=${floorDocBytes}`));
 
 // ---------------------------------------------------------------- the shapes
 const pick = (i) => Math.abs(Math.imul(i + 7, 2654435761)) % ids.length; // spread over the dataset, deterministic
@@ -509,7 +503,7 @@ const md = [
   ...floorTargets(),
   "",
 ];
-/** The population and memory targets measured against the floor populated the same way (null without a floor). */
+/** The population and memory targets measured against the floor populated the same way (nothing without a floor). */
 function floorTargets() {
   const floorRates = result.population.filter((p) => p.created >= 500 && p.floorPerSecond).map((p) => p.floorPerSecond);
   const floorRest = Object.entries(result.rss).filter(([k, v]) => k.startsWith("floorRest") && v !== null);

@@ -459,7 +459,7 @@ export function pageSql(principal: Principal, organization: string, spec: ListSp
   // Small results are sorted from their id set; large ones are found walking the sort's index (which
   // stops once the page is full): `sortsSmall` below. A page beyond the end costs neither. A forced strategy sends its
   // arm alone (each arm costs its preparation on every request, whether it runs or not).
-  const small = positive.length === 0 || strategy === "scan" ? "0" : strategy === "sort" ? "1" : `(k.n * k.n * 5 <= 2 * (${O} + ${L}) * k.total)`;
+  const small = positive.length === 0 || strategy === "scan" ? "0" : strategy === "sort" ? "1" : sortsSmallSql("k.n", "k.total", O, L);
   const scanOrg = `(SELECT org.id FROM org, k WHERE NOT ${small} AND ${O} < k.n)`;
   const sortOrg = `(SELECT org.id FROM org, k WHERE ${small} AND ${O} < k.n)`;
   const scanArm = `SELECT w.id AS id, ${slots} FROM workspaces w WHERE w.organization_id = ${scanOrg}${preds.map((p) => ` AND ${p}`).join("")}
@@ -613,8 +613,17 @@ function toListed(row: PageRow): ListedWorkspace {
  * index entries' worth. The SQL of `pageSql` computes the same condition.
  */
 export function sortsSmall(counts: { n: number; total: number }, spec: Pick<ListSpec, "offset" | "limit">): boolean {
-  return counts.n * counts.n * 5 <= 2 * (spec.offset + spec.limit) * counts.total;
+  return counts.n * counts.n * SORT_ROW_COST <= WALK_ENTRY_COST * (spec.offset + spec.limit) * counts.total;
 }
+
+/** `sortsSmall` as an SQL condition on SQL expressions of the same four values. */
+function sortsSmallSql(n: string, total: string, offset: string, limit: string): string {
+  return `(${n} * ${n} * ${SORT_ROW_COST} <= ${WALK_ENTRY_COST} * (${offset} + ${limit}) * ${total})`;
+}
+
+/** The relative costs `sortsSmall` weighs: reading one matched row to sort it, and stepping one index entry. */
+const SORT_ROW_COST = 5;
+const WALK_ENTRY_COST = 2;
 
 /** The active variant's total and workspaces, or null when no page statement of the batch applied. */
 export function pageOf(results: D1Result[], batch: ListBatch): { variant: Variant; total: number; orgTotal: number; workspaces: ListedWorkspace[] } | null {
