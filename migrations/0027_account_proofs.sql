@@ -51,3 +51,7 @@ CREATE TABLE sign_in_devices (
   PRIMARY KEY (device_hash, user_id)
 );
 CREATE INDEX sign_in_devices_expires ON sign_in_devices(expires_at);
+
+-- The UI session that approved a `terraform login` code (its id's SHA-256): the code is exchanged only while that
+-- session still stands, so signing out or a new password (which ends the user's sessions) kills its pending codes.
+ALTER TABLE oauth_login_codes ADD COLUMN session_hash TEXT;
