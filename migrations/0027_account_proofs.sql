@@ -15,12 +15,12 @@ UPDATE users SET email_proof = 'upgrade'
     AND NOT EXISTS (SELECT 1 FROM password_links l WHERE l.user_id = users.id AND l.kind = 'invitation' AND l.used_at IS NOT NULL);
 
 -- The invitation an account was created for, when no account had proven the invited address: the one invitation
--- its holder may accept without proving the address. Accounts of earlier invitations get theirs when they have just one.
+-- its holder may accept without proving the address. An unproven account of earlier invitations (which several
+-- organisations could share) keeps its oldest: the others it names need an invitation of their own.
 ALTER TABLE users ADD COLUMN created_for_invitation TEXT;
-UPDATE users SET created_for_invitation = (SELECT m.id FROM organization_memberships m WHERE m.user_id = users.id)
-  WHERE email_proof IS NULL AND is_service_account = 0
-    AND (SELECT count(*) FROM organization_memberships m WHERE m.user_id = users.id AND m.invited_email IS NOT NULL) = 1
-    AND (SELECT count(*) FROM organization_memberships m WHERE m.user_id = users.id) = 1;
+UPDATE users SET created_for_invitation = (SELECT m.id FROM organization_memberships m WHERE m.user_id = users.id AND m.invited_email IS NOT NULL
+    ORDER BY m.created_at, m.id LIMIT 1)
+  WHERE email_proof IS NULL AND is_service_account = 0;
 
 -- The token a link's maker used (NULL: a password session, or the operator's ADMIN_TOKEN), so that using the link can
 -- check its maker still may make it.
