@@ -93,7 +93,9 @@ export default async function (h) {
     // A stand-in for Terraform's listener on the callback port (a redirect's target is not something a page route sees).
     let callback = null;
     const listener = createServer((req, res) => {
-      callback = new URL(req.url, "http://localhost:10007");
+      // Only the callback counts: the browser may ask this origin for /favicon.ico right after it.
+      const url = new URL(req.url, "http://localhost:10007");
+      if (url.pathname === "/login") callback = url;
       res.writeHead(200, { "Content-Type": "text/html" }).end("<!doctype html><html lang=en><title>ok</title><p>ok</p></html>");
     });
     await new Promise((resolve, reject) => listener.once("error", reject).listen(10007, "127.0.0.1", resolve));

@@ -1,4 +1,4 @@
-/** The `oauth_login_codes` table (migration 0025): all SQL of `terraform login`'s one-time codes. */
+/** The `oauth_login_codes` table (migrations 0025, 0027): all SQL of `terraform login`'s one-time codes. */
 import type { Db } from "../caller";
 
 interface LoginCodeRow {
@@ -7,6 +7,7 @@ interface LoginCodeRow {
   client_id: string;
   redirect_uri: string;
   code_challenge: string;
+  session_hash: string | null;
   created_at: string;
   expires_at: string;
 }
@@ -18,6 +19,8 @@ export interface LoginCode {
   clientId: string;
   redirectUri: string;
   codeChallenge: string;
+  /** The UI session that approved it (its id's SHA-256; null: a code issued before sessions were recorded). */
+  sessionHash: string | null;
   createdAt: string;
   expiresAt: string;
 }
@@ -29,6 +32,7 @@ function toLoginCode(row: LoginCodeRow): LoginCode {
     clientId: row.client_id,
     redirectUri: row.redirect_uri,
     codeChallenge: row.code_challenge,
+    sessionHash: row.session_hash,
     createdAt: row.created_at,
     expiresAt: row.expires_at,
   };
@@ -40,9 +44,10 @@ export async function insertLoginCode(db: Db, code: LoginCode, now: string): Pro
     db.prepare("DELETE FROM oauth_login_codes WHERE expires_at <= ?").bind(now),
     db
       .prepare(
-        "INSERT INTO oauth_login_codes (code_hash, user_id, client_id, redirect_uri, code_challenge, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        `INSERT INTO oauth_login_codes (code_hash, user_id, client_id, redirect_uri, code_challenge, session_hash, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .bind(code.codeHash, code.userId, code.clientId, code.redirectUri, code.codeChallenge, code.createdAt, code.expiresAt),
+      .bind(code.codeHash, code.userId, code.clientId, code.redirectUri, code.codeChallenge, code.sessionHash, code.createdAt, code.expiresAt),
   ]);
 }
 
@@ -53,4 +58,20 @@ export async function insertLoginCode(db: Db, code: LoginCode, now: string): Pro
 export async function takeLoginCode(db: Db, codeHash: string): Promise<LoginCode | null> {
   const row = await db.prepare("DELETE FROM oauth_login_codes WHERE code_hash = ? RETURNING *").bind(codeHash).first<LoginCodeRow>();
   return row ? toLoginCode(row) : null;
+}
+
+/**
+ * Whether the UI session that approved a code still stands for its user: unexpired, and a password session of that
+ * user, or a session of one of its unexpired tokens (or, for the bootstrap admin, of the operator's `adminTokenHash`).
+ */
+export async function approvingSessionStands(db: Db, sessionHash: string, userId: string, now: string, adminTokenHash: string | null): Promise<boolean> {
+  const row = await db
+    .prepare(
+      `SELECT 1 FROM ui_sessions s LEFT JOIN tokens k ON k.token_hash = s.token_hash
+       WHERE s.id_hash = ?1 AND s.expires_at > ?2 AND (s.user_id = ?3 OR (k.kind = 'user' AND k.user_id = ?3 AND (k.expired_at IS NULL OR k.expired_at > ?2))
+         OR (s.token_hash = ?4 AND EXISTS (SELECT 1 FROM users WHERE id = ?3 AND is_bootstrap = 1)))`,
+    )
+    .bind(sessionHash, now, userId, adminTokenHash)
+    .first();
+  return row !== null;
 }

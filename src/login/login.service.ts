@@ -10,11 +10,14 @@ import { ok } from "../errors";
 import { randomBase62, sha256Hex } from "../ids";
 import { createUserToken } from "../tokens/tokens.service";
 import { findUser } from "../users/users.d1";
-import { insertLoginCode, takeLoginCode } from "./login.d1";
+import { approvingSessionStands, insertLoginCode, takeLoginCode } from "./login.d1";
 import { type AuthorizeRequest, callbackUrl, LOGIN_CLIENT_ID, LOGIN_CODE_TTL_MS, verifierMatches } from "./login.rules";
 
-/** Approves the request for the signed-in user: the callback URL carrying a new one-time code and the state. */
-export async function approveLogin(caller: Caller, request: AuthorizeRequest): Promise<string> {
+/**
+ * Approves the request for the signed-in user: the callback URL carrying a new one-time code and the state. `session`:
+ * the approving UI session's id, which must still stand when the code is exchanged.
+ */
+export async function approveLogin(caller: Caller, request: AuthorizeRequest, session: string): Promise<string> {
   // A code stands for a user: team and organisation tokens cannot log Terraform in as anyone.
   authorize(caller, "user", {});
   const p = caller.principal as Extract<Principal, { kind: "user" }>;
@@ -28,6 +31,7 @@ export async function approveLogin(caller: Caller, request: AuthorizeRequest): P
       clientId: request.clientId,
       redirectUri: request.redirectUri,
       codeChallenge: request.codeChallenge,
+      sessionHash: await sha256Hex(session),
       createdAt: new Date(now).toISOString(),
       expiresAt: new Date(now + LOGIN_CODE_TTL_MS).toISOString(),
     },
@@ -49,7 +53,8 @@ const refuse = (error: OAuthErrorCode, description: string): Exchange => ({ ok: 
 /**
  * The token endpoint's exchange (RFC 6749 §4.1.3 with RFC 7636). The request's shape and client are checked before
  * the code is touched; then the code is taken out of the table in one statement, so it is spent whatever follows
- * (a wrong verifier or redirect URI included: whoever holds a stolen code gets one try, and a replay none).
+ * (a wrong verifier or redirect URI included: whoever holds a stolen code gets one try, and a replay none). The code
+ * is good only while what approved it stands: its user, and the UI session that approved it.
  */
 export async function exchangeLoginCode(env: Bindings, form: Record<string, string>): Promise<Exchange> {
   if (!form.grant_type) return refuse("invalid_request", "grant_type is required");
@@ -68,6 +73,11 @@ export async function exchangeLoginCode(env: Bindings, form: Record<string, stri
   if (!(await verifierMatches(form.code_verifier, code.codeChallenge))) return refuse("invalid_grant", "code_verifier does not match the code challenge");
   const user = await findUser(db, code.userId);
   if (!user) return refuse("invalid_grant", "the user who approved no longer exists");
+  // What approving checked, checked again: the signed-in session that approved still stands (not signed out, not
+  // ended by a new password, its token not revoked).
+  const adminHash = env.ADMIN_TOKEN ? await sha256Hex(env.ADMIN_TOKEN) : null;
+  if (!code.sessionHash || !(await approvingSessionStands(db, code.sessionHash, user.id, new Date().toISOString(), adminHash)))
+    return refuse("invalid_grant", "the session that approved the code has ended");
   // The approving user mints its own token, through the service the API's endpoint calls.
   const caller: Caller = {
     env,

@@ -6,6 +6,7 @@
  * code for Terraform's local listener) or denies (`error=access_denied`); both are CSRF-checked POST forms.
  */
 import { Hono } from "hono";
+import { getCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
 import type { Principal } from "../auth/principal";
 import type { AppEnv } from "../env";
@@ -14,6 +15,7 @@ import { approveLogin, denyLogin } from "../login/login.service";
 import { callerOf, type Ctx, UI_CSP } from "./ui.context";
 import { ErrorPage, Layout, whoIs } from "./ui.layout";
 import { page } from "./ui.requirements";
+import { SESSION_COOKIE } from "./ui.session";
 
 export const loginUi = new Hono<AppEnv>();
 
@@ -112,7 +114,7 @@ async function postedRequest(c: Ctx) {
 page(loginUi, "post", "/oauth/authorize/approve", "user", async (c) => {
   const checked = await postedRequest(c);
   if (!checked.ok) return c.html(<ErrorPage principal={c.get("principal")} status={400} title="Login request refused" detail={checked.reason} />, 400);
-  return c.redirect(await approveLogin(callerOf(c), checked.value), 303);
+  return c.redirect(await approveLogin(callerOf(c), checked.value, getCookie(c, SESSION_COOKIE) ?? ""), 303);
 });
 
 page(loginUi, "post", "/oauth/authorize/deny", "authenticated", async (c) => {

@@ -24,12 +24,13 @@ function NewLink(props: { url: string; expiresAt: string; what: string }) {
   );
 }
 
-/** A link that cannot be used (unknown: 404; used or expired: 410). */
-export function LinkGonePage(props: { state: "used" | "expired" | "unknown" }) {
+/** A link that cannot be used (unknown: 404; used, expired or void: 410). */
+export function LinkGonePage(props: { state: "used" | "expired" | "unknown" | "void" }) {
   const text = {
     used: "This link has already been used.",
     expired: "This link has expired.",
     unknown: "This link is not valid.",
+    void: "This link no longer works: the invitation or the account it was made for has changed since.",
   }[props.state];
   return (
     <Layout title="Link not valid">

@@ -6,20 +6,27 @@
  * that made them, since only their hash is kept.
  */
 import { Hono } from "hono";
-import { setCookie } from "hono/cookie";
+import { getCookie, setCookie } from "hono/cookie";
 import { clientKey } from "../auth/auth.middleware";
-import type { Principal } from "../auth/principal";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { pageOf } from "../jsonapi/schemas";
-import { invitationLink, passwordLinkState, resetLink, setPasswordWithLink, showInvitationLink, signInWithPassword } from "../passwords/passwords.service";
-import { acceptInvitation } from "../users/memberships.service";
+import {
+  type DeviceCookie,
+  invitationLink,
+  knownDevice,
+  passwordLinkState,
+  resetLink,
+  setPasswordWithLink,
+  showInvitationLink,
+  signInWithPassword,
+} from "../passwords/passwords.service";
 import { listUsers } from "../users/users.service";
 import { callerOf, type Ctx } from "./ui.context";
 import { SignInPage } from "./ui.pages";
 import { AdminUsersPage, InvitationPage, LinkGonePage, SetPasswordPage } from "./ui.password-pages";
 import { page } from "./ui.requirements";
-import { pageAfterSignIn, SESSION_COOKIE, sessionCookieOptions, signInAsUser } from "./ui.session";
+import { DEVICE_COOKIE, deviceCookieOptions, pageAfterSignIn, SESSION_COOKIE, sessionCookieOptions, signInAsUser } from "./ui.session";
 
 export const passwordUi = new Hono<AppEnv>();
 
@@ -28,8 +35,10 @@ const text = (form: Form, k: string) => (typeof form[k] === "string" ? (form[k] 
 const reasonsOf = (e: ApiError) => e.errors.map((x) => x.detail ?? x.title);
 const linkUrl = (c: Ctx, secret: string) => `${new URL(c.req.url).origin}/app/password/${secret}`;
 
-async function startSession(c: Ctx, userId: string): Promise<void> {
+/** Signs the user in, and keeps the browser's device cookie, which gives it a failure budget of its own for this user. */
+async function startSession(c: Ctx, userId: string, device: DeviceCookie): Promise<void> {
   setCookie(c, SESSION_COOKIE, await signInAsUser(c.env, userId), sessionCookieOptions(c.req.url));
+  setCookie(c, DEVICE_COOKIE, device.value, deviceCookieOptions(c.req.url, device.expiresAt));
 }
 
 /** One answer for an unknown login, a user without a password and a wrong password: nothing tells them apart. */
@@ -39,7 +48,7 @@ page(passwordUi, "post", "/session/password", null, async (c) => {
   const form = await c.req.parseBody();
   const login = text(form, "username");
   const next = text(form, "next") || undefined;
-  const outcome = await signInWithPassword(c.env, { login, password: text(form, "password"), address: clientKey(c) });
+  const outcome = await signInWithPassword(c.env, { login, password: text(form, "password"), address: clientKey(c), device: getCookie(c, DEVICE_COOKIE) });
   if (!outcome.ok) {
     if (outcome.reason === "limited") {
       const at = new Date(outcome.retryAt).toISOString();
@@ -49,7 +58,7 @@ page(passwordUi, "post", "/session/password", null, async (c) => {
     }
     return c.html(<SignInPage passwordError={REFUSED} login={login} next={next} />, 401);
   }
-  await startSession(c, outcome.user.id);
+  await startSession(c, outcome.user.id, outcome.device);
   return c.redirect(pageAfterSignIn(next), 303);
 });
 
@@ -77,19 +86,9 @@ page(passwordUi, "post", "/password/:secret", null, async (c) => {
     );
   }
   if (used.state !== "valid") return c.html(<LinkGonePage state={used.state} />, used.state === "unknown" ? 404 : 410);
-  const link = used.link;
-  await startSession(c, link.userId);
-  if (link.kind === "invitation" && link.membershipId) {
-    // Accepted as the invited user, through the API's own accept (as POST /organization-memberships/:id/actions/accept).
-    const principal: Principal = { kind: "user", userId: link.userId, username: link.username, isSiteAdmin: link.isSiteAdmin, tokenId: null };
-    c.set("principal", principal);
-    try {
-      await acceptInvitation(callerOf(c), link.membershipId);
-    } catch (e) {
-      // The invitation was withdrawn (or accepted) meanwhile: the password stands, and the user is signed in.
-      if (!(e instanceof ApiError)) throw e;
-    }
-  }
+  // The password is set (the user's other sessions ended, an invitation accepted): this browser signs in.
+  const userId = used.link.userId;
+  await startSession(c, userId, await knownDevice(c.env, userId, getCookie(c, DEVICE_COOKIE)));
   return c.redirect("/app", 303);
 });
 

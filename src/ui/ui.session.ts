@@ -26,6 +26,17 @@ export function sessionCookieOptions(url: string) {
   return { path: "/app", httpOnly: true, sameSite: "Strict", secure: !LOCAL_HOSTS.has(host), maxAge: SESSION_TTL_SECONDS } as const;
 }
 
+/**
+ * The device cookie of a browser that signed in with a password (src/passwords/passwords.rules.ts): its failed
+ * sign-ins then count for that browser alone. Sent to every UI page (it reaches the sign-in and link forms), never
+ * read by script.
+ */
+export const DEVICE_COOKIE = "ws_device";
+
+export function deviceCookieOptions(url: string, expiresAt: number) {
+  return { ...sessionCookieOptions(url), maxAge: Math.max(1, Math.floor((expiresAt - Date.now()) / 1000)) } as const;
+}
+
 /** Where to go after signing in: `next` when it is one of the UI's own pages, else the organisations page. */
 export function pageAfterSignIn(next: unknown): string {
   if (typeof next !== "string" || next.length > 2000 || !/^\/app(\/|\?|$)/.test(next) || /[\\\s]/.test(next) || next.startsWith("/app/session")) return "/app";

@@ -1,6 +1,7 @@
 /** All SQL for organisation memberships (D1 `organization_memberships`, `invitation_teams`). */
 import type { Db } from "../caller";
 import type { Page } from "../jsonapi/document";
+import { emailProvenSql } from "./users.d1";
 
 interface MembershipRow {
   id: string;
@@ -130,32 +131,59 @@ export async function organizationMemberships(
 }
 
 /**
- * Records an invitation and the teams it will grant on acceptance. False when the user is a member
- * (or invited) already.
+ * Records an invitation of `email` and the teams it will grant on acceptance, in one batch. It names the user who
+ * proved that address, else a new account of its own (`placeholder`, created for this invitation only: another
+ * organisation's invitation of the same address never names it). False when the organisation already has a
+ * membership or invitation for that address or that user.
  */
 export async function insertInvitation(
   db: Db,
-  inv: { id: string; organizationId: string; userId: string; email: string; teamIds: string[]; createdAt: string },
+  inv: { id: string; organizationId: string; email: string; placeholder: { id: string; username: string }; teamIds: string[]; createdAt: string },
 ): Promise<boolean> {
-  const res = await db
-    .prepare(
-      "INSERT INTO organization_memberships (id, organization_id, user_id, status, invited_email, created_at) VALUES (?, ?, ?, 'invited', ?, ?) ON CONFLICT DO NOTHING",
-    )
-    .bind(inv.id, inv.organizationId, inv.userId, inv.email, inv.createdAt)
-    .run();
-  if (res.meta.changes !== 1) return false;
-  if (inv.teamIds.length)
-    await db.batch(inv.teamIds.map((t) => db.prepare("INSERT OR IGNORE INTO invitation_teams (membership_id, team_id) VALUES (?, ?)").bind(inv.id, t)));
-  return true;
+  const proven = `SELECT u.id FROM users u WHERE u.email = ?3 COLLATE NOCASE AND u.is_service_account = 0 AND ${emailProvenSql("u")}
+    ORDER BY u.created_at, u.id LIMIT 1`;
+  const taken = `EXISTS (SELECT 1 FROM organization_memberships m JOIN users u ON u.id = m.user_id
+    WHERE m.organization_id = ?2 AND (m.invited_email = ?3 COLLATE NOCASE OR u.email = ?3 COLLATE NOCASE))`;
+  const [, invited] = await db.batch([
+    db
+      .prepare(
+        `INSERT INTO users (id, username, email, created_for_invitation, created_at) SELECT ?4, ?5, ?3, ?1, ?6
+         WHERE NOT EXISTS (${proven}) AND NOT ${taken}`,
+      )
+      .bind(inv.id, inv.organizationId, inv.email, inv.placeholder.id, inv.placeholder.username, inv.createdAt),
+    db
+      .prepare(
+        `INSERT INTO organization_memberships (id, organization_id, user_id, status, invited_email, created_at)
+         SELECT ?1, ?2, coalesce((${proven}), (SELECT id FROM users WHERE id = ?4 AND created_for_invitation = ?1)), 'invited', ?3, ?5
+         WHERE NOT ${taken} ON CONFLICT DO NOTHING`,
+      )
+      .bind(inv.id, inv.organizationId, inv.email, inv.placeholder.id, inv.createdAt),
+    ...inv.teamIds.map((t) =>
+      db.prepare("INSERT OR IGNORE INTO invitation_teams (membership_id, team_id) SELECT id, ? FROM organization_memberships WHERE id = ?").bind(t, inv.id),
+    ),
+  ]);
+  return invited.meta.changes === 1;
+}
+
+/** What accepting an invitation looks at: its state, the address it names, and the named user's standing. */
+export interface InvitationStanding {
+  status: string;
+  invitedEmail: string | null;
+  email: string | null;
+  /** Whether the user proved its address, or was created for this very invitation (its holder came through it). */
+  mayAccept: boolean;
 }
 
 /** An invitation's state as seen by the user it names (null: not that user's). */
-export async function invitationOf(db: Db, id: string, userId: string): Promise<{ status: string; invitedEmail: string | null; email: string | null } | null> {
+export async function invitationOf(db: Db, id: string, userId: string): Promise<InvitationStanding | null> {
   const row = await db
-    .prepare(`SELECT m.status, m.invited_email, u.email FROM organization_memberships m JOIN users u ON u.id = m.user_id WHERE m.id = ? AND m.user_id = ?`)
+    .prepare(
+      `SELECT m.status, m.invited_email, u.email, (${emailProvenSql("u")} OR u.created_for_invitation = m.id) AS may_accept
+       FROM organization_memberships m JOIN users u ON u.id = m.user_id WHERE m.id = ? AND m.user_id = ?`,
+    )
     .bind(id, userId)
-    .first<{ status: string; invited_email: string | null; email: string | null }>();
-  return row ? { status: row.status, invitedEmail: row.invited_email, email: row.email } : null;
+    .first<{ status: string; invited_email: string | null; email: string | null; may_accept: number }>();
+  return row ? { status: row.status, invitedEmail: row.invited_email, email: row.email, mayAccept: row.may_accept === 1 } : null;
 }
 
 /** Activates an invitation and grants its teams, in one batch (a no-op once active). */

@@ -18,7 +18,6 @@ import {
   organizationMemberships,
   type Membership,
 } from "./memberships.d1";
-import { userIdForEmail } from "./users.d1";
 import { checkEmail } from "./users.service";
 import { foldAscii } from "../text-match";
 
@@ -76,9 +75,10 @@ async function viewOf(db: Db, all: Membership[], include: Set<string>, access: O
 }
 
 /**
- * Invites a user (by email) with the teams it will join on acceptance. The invitation names the user
- * whose confirmed address it is, or a new user created for the address (the real service sends an
- * email instead); unconfirmed changes never match.
+ * Invites a user (by email) with the teams it will join on acceptance. An address an inviter types proves nothing:
+ * the invitation names the user who proved that address (src/users/users.d1.ts, `emailProvenSql`), else a new account
+ * created for this invitation alone, which only its link (made by this organisation) or a site admin hands to
+ * someone (the real service sends an email instead). Unconfirmed changes never match.
  */
 export async function inviteMember(caller: Caller, organization: string, input: { email: string; teamIds: string[] }): Promise<MembershipsView> {
   const db = caller.db;
@@ -99,11 +99,10 @@ export async function inviteMember(caller: Caller, organization: string, input: 
     .split("@")[0]
     .replace(/[^A-Za-z0-9_.-]/g, "-")
     .slice(0, 50)}-${newId("u").slice(2, 8)}`;
-  const userId = await userIdForEmail(db, email, { id: newId("user"), username, createdAt: nowIso() });
-  if (!userId) throw ApiError.of("internal");
   const id = newId("ou");
   // The teams are granted when the invitation is accepted, not before.
-  if (!(await insertInvitation(db, { id, organizationId: org, userId, email, teamIds, createdAt: nowIso() }))) {
+  const placeholder = { id: newId("user"), username };
+  if (!(await insertInvitation(db, { id, organizationId: org, email, placeholder, teamIds, createdAt: nowIso() }))) {
     throw ApiError.of("invalid_attribute", { detail: "User is already a member of this organization", pointer: "/data/attributes/email" });
   }
   const membership = await membershipById(db, id);
@@ -162,13 +161,16 @@ export async function showMembership(caller: Caller, id: string, includeParam: s
   return viewOf(caller.db, [m], include, access);
 }
 
-/** Accepts an invitation: only its invited user, and only while that user owns the invited address. */
+/**
+ * Accepts an invitation: only its invited user, while that user owns the invited address and either proved it or
+ * was created for this invitation (an invitation attaches to no one else; src/users/memberships.d1.ts).
+ */
 export async function acceptInvitation(caller: Caller, id: string): Promise<MembershipsView> {
   const db = caller.db;
   const p = caller.principal;
   const invitation = await invitationOf(db, id, p.kind === "user" ? p.userId : "");
   const owns = invitation && (invitation.invitedEmail === null || (invitation.email ?? "").toLowerCase() === invitation.invitedEmail.toLowerCase());
-  if (!invitation || !owns) throw ApiError.of("not_found");
+  if (!invitation || !owns || !invitation.mayAccept) throw ApiError.of("not_found");
   authorize(caller, "user.self", { userId: p.kind === "user" ? p.userId : undefined });
   if (invitation.status !== "invited")
     throw ApiError.of("invalid_attribute", { detail: "The invitation has already been accepted", pointer: "/data/attributes/status" });

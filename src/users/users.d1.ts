@@ -1,6 +1,17 @@
 /** All SQL for users (D1 `users`). */
 import type { Db } from "../caller";
 
+/**
+ * Whether the holder of account `u` proved control of its address (migration 0027, `email_proof`): a site admin
+ * created the account or confirmed the address (`site-admin`), it was in use before proofs were recorded (`upgrade`),
+ * or it is a site admin's own (the bootstrap admin's address is the operator's). An address an inviter typed proves
+ * nothing: invitations attach only to accounts this holds for.
+ */
+export const emailProvenSql = (u: string) => `(${u}.email_proof IS NOT NULL OR ${u}.is_site_admin = 1)`;
+
+/** How an address was proven (`email_proof`). Single sign-on will add `sso`, set when the identity provider asserts it. */
+export type EmailProof = "site-admin";
+
 interface UserRow {
   id: string;
   username: string;
@@ -35,29 +46,43 @@ export async function userExists(db: Db, id: string): Promise<boolean> {
   return (await db.prepare("SELECT 1 FROM users WHERE id = ?").bind(id).first()) !== null;
 }
 
-/** False when the username is taken. */
+/** A user a site admin creates, its address proven by the site admin. False when the username is taken. */
 export async function insertUser(db: Db, user: User, createdAt: string): Promise<boolean> {
+  const proof: EmailProof = "site-admin";
   const res = await db
-    .prepare("INSERT INTO users (id, username, email, is_site_admin, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
-    .bind(user.id, user.username, user.email, user.isSiteAdmin ? 1 : 0, createdAt)
+    .prepare("INSERT INTO users (id, username, email, is_site_admin, email_proof, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
+    .bind(user.id, user.username, user.email, user.isSiteAdmin ? 1 : 0, proof, createdAt)
     .run();
   return res.meta.changes === 1;
 }
 
+/** Whether another user holds `email` as a proven address (one proven holder per address). */
+export async function provenElsewhere(db: Db, email: string, userId: string): Promise<boolean> {
+  const row = await db
+    .prepare(`SELECT 1 FROM users u WHERE u.id != ? AND u.email = ? COLLATE NOCASE AND ${emailProvenSql("u")} LIMIT 1`)
+    .bind(userId, email)
+    .first();
+  return row !== null;
+}
+
 /**
- * Changes a user's username and/or email. With `direct` the email applies at once; otherwise it waits
- * in unconfirmed_email (cleared when it equals the current address). False when the username is taken.
+ * Changes a user's username and/or email. With `direct` (a site admin's own change) the email applies at once, proven;
+ * otherwise it waits in unconfirmed_email, cleared when it equals the current address, unless that address is not
+ * proven yet (then it waits too, so that a site admin can confirm it). False when the username is taken.
  */
 export async function updateAccount(db: Db, userId: string, change: { username: string | null; email: string | null }, direct: boolean): Promise<boolean> {
+  const proof: EmailProof = "site-admin";
   try {
     await db
       .prepare(
         `UPDATE users SET username = coalesce(?1, username),
            email = CASE WHEN ?3 = 1 THEN coalesce(?2, email) ELSE email END,
-           unconfirmed_email = CASE WHEN ?2 IS NULL THEN unconfirmed_email WHEN ?3 = 1 OR lower(?2) = lower(coalesce(email, '')) THEN NULL ELSE ?2 END
+           email_proof = CASE WHEN ?3 = 1 AND ?2 IS NOT NULL THEN ?5 ELSE email_proof END,
+           unconfirmed_email = CASE WHEN ?2 IS NULL THEN unconfirmed_email
+             WHEN ?3 = 1 OR (lower(?2) = lower(coalesce(email, '')) AND ${emailProvenSql("users")}) THEN NULL ELSE ?2 END
          WHERE id = ?4`,
       )
-      .bind(change.username, change.email, direct ? 1 : 0, userId)
+      .bind(change.username, change.email, direct ? 1 : 0, userId, proof)
       .run();
   } catch (err) {
     if (isUniqueViolation(err)) return false;
@@ -67,32 +92,20 @@ export async function updateAccount(db: Db, userId: string, change: { username: 
 }
 
 /**
- * Makes a user's unconfirmed email its email. False when another user (an invited one included)
- * has confirmed that address already: one owner per address.
+ * Makes a user's unconfirmed email its email, proven by the site admin who confirms it. False when another user has
+ * proven that address already: one proven holder per address (the accounts invitations made for it prove nothing).
  */
 export async function confirmEmail(db: Db, id: string): Promise<boolean> {
+  const proof: EmailProof = "site-admin";
   const res = await db
     .prepare(
-      `UPDATE users SET email = unconfirmed_email, unconfirmed_email = NULL
+      `UPDATE users SET email = unconfirmed_email, unconfirmed_email = NULL, email_proof = ?2
        WHERE id = ?1 AND unconfirmed_email IS NOT NULL
-         AND NOT EXISTS (SELECT 1 FROM users o WHERE o.id != ?1 AND o.email = users.unconfirmed_email COLLATE NOCASE)`,
+         AND NOT EXISTS (SELECT 1 FROM users o WHERE o.id != ?1 AND o.email = users.unconfirmed_email COLLATE NOCASE AND ${emailProvenSql("o")})`,
     )
-    .bind(id)
+    .bind(id, proof)
     .run();
   return res.meta.changes === 1;
-}
-
-/**
- * The user whose confirmed address `email` is, created with the given id and username when there is
- * none (unconfirmed changes never match).
- */
-export async function userIdForEmail(db: Db, email: string, created: { id: string; username: string; createdAt: string }): Promise<string | null> {
-  await db
-    .prepare("INSERT INTO users (id, username, email, created_at) SELECT ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM users WHERE email = ? COLLATE NOCASE)")
-    .bind(created.id, created.username, email, created.createdAt, email)
-    .run();
-  const user = await db.prepare("SELECT id FROM users WHERE email = ? COLLATE NOCASE ORDER BY created_at, id LIMIT 1").bind(email).first<{ id: string }>();
-  return user?.id ?? null;
 }
 
 /** Users named by id or by username. */

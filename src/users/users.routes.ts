@@ -177,7 +177,8 @@ users.openapi(
     path: "/organization-memberships/{id}/actions/accept",
     action: "user.self",
     tags,
-    summary: "Accept an invitation (its invited user, whose confirmed email is the invited address); its teams apply from then on",
+    summary:
+      "Accept an invitation (its invited user: the one who proved the invited address, or the account made for this invitation); its teams apply from then on",
     request: { params: membershipParam },
     responses: { ...ok("The membership, now active", resourceDocument(membershipResource)), ...errorResponses },
   }),

@@ -3,7 +3,7 @@ import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
-import { confirmEmail, findUser, insertUser, type ListedUser, updateAccount as updateAccountRow, type User, usersPage } from "./users.d1";
+import { confirmEmail, findUser, insertUser, type ListedUser, provenElsewhere, updateAccount as updateAccountRow, type User, usersPage } from "./users.d1";
 
 const USERNAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}$/;
@@ -29,6 +29,9 @@ export async function createUser(caller: Caller, a: { username: string; email: s
   checkUsername(a.username);
   checkEmail(a.email);
   const user: User = { id: newId("user"), username: a.username, email: a.email, isSiteAdmin: !!a["is-site-admin"], unconfirmedEmail: null };
+  // The site admin vouches for the address (it is proven): one proven holder per address.
+  if (await provenElsewhere(caller.db, a.email, user.id))
+    throw ApiError.of("invalid_attribute", { detail: "Email has already been taken", pointer: "/data/attributes/email" });
   if (!(await insertUser(caller.db, user, nowIso()))) throw usernameTaken();
   return user;
 }
@@ -49,9 +52,11 @@ export async function updateAccount(caller: Caller, a: { username?: string; emai
   if (p.kind !== "user") throw ApiError.of("not_found");
   if (a.username !== undefined) checkUsername(a.username);
   if (a.email !== undefined) checkEmail(a.email);
-  // An address is someone's only once confirmed (invitations resolve to confirmed addresses): a
-  // change waits in unconfirmed_email until the site admin confirms it. The site admin's own
-  // change has no one above it to confirm it and applies at once.
+  // An address is someone's only once proven (invitations attach only to proven addresses): a change waits in
+  // unconfirmed_email until the site admin confirms it. The site admin's own change has no one above it to confirm
+  // it and applies at once, proven, unless another user has proven that address.
+  if (p.isSiteAdmin && a.email !== undefined && (await provenElsewhere(caller.db, a.email, p.userId)))
+    throw ApiError.of("invalid_attribute", { detail: "Email has already been taken", pointer: "/data/attributes/email" });
   if (!(await updateAccountRow(caller.db, p.userId, { username: a.username ?? null, email: a.email ?? null }, p.isSiteAdmin))) throw usernameTaken();
   const user = await findUser(caller.db, p.userId);
   if (!user) throw ApiError.of("not_found");
@@ -64,7 +69,7 @@ export async function confirmEmailChange(caller: Caller, id: string): Promise<Us
   const user = await findUser(caller.db, id);
   if (!user) throw ApiError.of("not_found");
   if (!user.unconfirmedEmail) throw ApiError.of("invalid_attribute", { detail: "The user has no email change to confirm", pointer: "/data/attributes/email" });
-  // One owner per address: one already confirmed by another user (an invited one included) stays theirs.
+  // One proven holder per address: one another user proved stays theirs.
   if (!(await confirmEmail(caller.db, id)))
     throw ApiError.of("invalid_attribute", { detail: "Email has already been taken", pointer: "/data/attributes/email" });
   return (await findUser(caller.db, id))!;

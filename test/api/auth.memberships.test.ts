@@ -11,7 +11,7 @@ const invite = (org: string, email: string, extra: Record<string, unknown> = {},
 const email = () => `${crypto.randomUUID().slice(0, 10)}@example.test`;
 
 describe("organisation memberships", () => {
-  it("invites by email, creating the user once; the create response embeds the user", async () => {
+  it("invites by email, naming the user who proved the address, else an account of the invitation's own", async () => {
     const org = await createOrg();
     const other = await createOrg();
     const address = email();
@@ -20,11 +20,24 @@ describe("organisation memberships", () => {
     expect(res.body.data).toMatchObject({ type: "organization-memberships", attributes: { status: "invited", email: address } });
     const userId = res.body.data.relationships.user.data.id;
     expect(res.body.included).toEqual([expect.objectContaining({ id: userId, type: "users" })]);
-    // The same email in another organisation is the same user.
-    expect((await invite(other, address.toUpperCase())).body.data.relationships.user.data.id).toBe(userId);
+    // An address an inviter typed proves nothing: another organisation's invitation of it names another account.
+    const elsewhere = await invite(other, address.toUpperCase());
+    expect(elsewhere.status).toBe(201);
+    expect(elsewhere.body.data.relationships.user.data.id).not.toBe(userId);
     const again = await invite(org, address);
     expect(again.status).toBe(422);
+    expect(again.body.errors[0].detail).toBe("User is already a member of this organization");
+    expect((await invite(org, address.toUpperCase())).status).toBe(422);
     expect((await invite(org, "nope")).status).toBe(422);
+    // An address a site admin vouched for (creating the user) names that user in every organisation.
+    const proven = email();
+    const created = await api("POST", "/admin/users", {
+      body: { data: { type: "users", attributes: { username: `p-${proven.split("@")[0]}`, email: proven } } },
+    });
+    expect(created.status).toBe(201);
+    expect((await invite(org, proven)).body.data.relationships.user.data.id).toBe(created.body.data.id);
+    expect((await invite(other, proven.toUpperCase())).body.data.relationships.user.data.id).toBe(created.body.data.id);
+    expect((await invite(org, proven)).status).toBe(422);
   });
 
   it("lists with filter[email], filter[status], q and include", async () => {

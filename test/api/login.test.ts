@@ -317,6 +317,24 @@ describe("the token endpoint", () => {
     expect((await api("GET", `/organizations/${org}/workspaces/login-ws`, { token: user.token })).status).toBe(200);
   });
 
+  it("a code whose approving session has ended since is invalid_grant", async () => {
+    // Signed out.
+    const signedOut = await loginAs(await makeUser());
+    expect((await ui("POST", "/app/session/delete", { cookie: signedOut.cookie })).status).toBe(303);
+    const res = await token(signedOut.exchange);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: "invalid_grant", error_description: "the session that approved the code has ended" });
+    // The token the session stood on revoked.
+    const user = await makeUser();
+    const revoked = await loginAs(user);
+    const list = await api("GET", `/users/${user.id}/authentication-tokens`, { token: user.token });
+    expect(list.body.data).toHaveLength(1);
+    expect((await api("DELETE", `/authentication-tokens/${list.body.data[0].id}`, { token: user.token })).status).toBe(204);
+    expect((await token(revoked.exchange)).body.error).toBe("invalid_grant");
+    // A session still standing exchanges as before.
+    expect((await token((await loginAs(await makeUser())).exchange)).status).toBe(200);
+  });
+
   it("a code of a user deleted since is invalid_grant", async () => {
     const user = await makeUser();
     const { exchange } = await loginAs(user);

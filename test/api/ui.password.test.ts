@@ -391,3 +391,219 @@ describe("reset links", () => {
     expect((await ui("GET", "/app", { cookie: await admin() })).text).toContain("/app/admin/users");
   });
 });
+
+describe("a link is checked again when used", () => {
+  async function inviteAddress(org: string, ownerToken: string, email = `${uniqueName("inv")}@example.com`) {
+    const res = await api("POST", `/organizations/${org}/organization-memberships`, {
+      token: ownerToken,
+      body: { data: { type: "organization-memberships", attributes: { email } } },
+    });
+    expect(res.status).toBe(201);
+    return { id: res.body.data.id as string, userId: res.body.data.relationships.user.data.id as string, email };
+  }
+  const linkOf = async (org: string, membershipId: string, cookie: string) => {
+    const made = await ui("POST", `/app/${org}/invitations/${membershipId}/link`, { cookie });
+    expect(made.status).toBe(200);
+    return linkIn(made.text);
+  };
+  const setWith = (link: string, password: string) => ui("POST", link, { form: { password, password_confirmation: password } });
+
+  it("refuses an invitation's link once its account is in use: a token, another organisation", async () => {
+    // The owner makes the link while the invited account is unused...
+    const org = await createOrg();
+    const owner = await makeUser({ ownerOf: org });
+    const ownerCookie = await tokenSession(owner.token);
+    const inv = await inviteAddress(org, owner.token);
+    const link = await linkOf(org, inv.id, ownerCookie);
+    expect((await ui("GET", link)).status).toBe(200);
+    // ... then the user gets a token (the site admin issues its first) and joins another organisation.
+    const minted = await api("POST", `/users/${inv.userId}/authentication-tokens`, {
+      body: { data: { type: "authentication-tokens", attributes: { description: "mine" } } },
+    });
+    expect(minted.status).toBe(201);
+    const token = minted.body.data.attributes.token as string;
+    const elsewhere = await createOrg();
+    const team = await makeTeam(elsewhere, { "read-workspaces": true });
+    expect((await api("POST", `/teams/${team.id}/relationships/users`, { body: { data: [{ type: "users", id: inv.userId }] } })).status).toBe(204);
+    expect((await api("GET", `/organizations/${elsewhere}`, { token })).status).toBe(200);
+
+    // The owner's old link is refused, and changes nothing.
+    const opened = await ui("GET", link);
+    expect([404, 410]).toContain(opened.status);
+    expect(opened.text).not.toContain('id="set-password"');
+    const used = await setWith(link, "takeover password");
+    expect([404, 410]).toContain(used.status);
+    expect(cookieOf(used)).toBeNull();
+    expect(await storedHash(inv.userId)).toBeNull();
+    const username = (await api("GET", "/account/details", { token })).body.data.attributes.username;
+    expect((await passwordSignIn(username, "takeover password")).status).toBe(401);
+    expect((await passwordSignIn(inv.email, "takeover password")).status).toBe(401);
+    expect((await api("GET", `/organizations/${elsewhere}`, { token })).status).toBe(200);
+    expect((await api("GET", `/organization-memberships/${inv.id}`)).body.data.attributes.status).toBe("invited");
+    // And no new link is made for it.
+    expect((await ui("POST", `/app/${org}/invitations/${inv.id}/link`, { cookie: ownerCookie })).status).toBe(422);
+  });
+
+  it("refuses an invitation's link whose maker may no longer invite, or whose invitation is gone", async () => {
+    const org = await createOrg();
+    const owner = await makeUser({ ownerOf: org });
+    const managers = await makeTeam(org, { "manage-membership": true });
+    const manager = await makeUser({ teams: [managers.id] });
+    const inv = await inviteAddress(org, owner.token);
+    const link = await linkOf(org, inv.id, await tokenSession(manager.token));
+    expect((await ui("GET", link)).status).toBe(200);
+    // The team loses manage-membership: the link it made is void.
+    expect(
+      (
+        await api("PATCH", `/teams/${managers.id}`, {
+          body: { data: { type: "teams", attributes: { "organization-access": { "manage-membership": false } } } },
+        })
+      ).status,
+    ).toBe(200);
+    const opened = await ui("GET", link);
+    expect(opened.status).toBe(410);
+    expect(opened.text).toContain("This link no longer works");
+    expect((await setWith(link, "stale maker password")).status).toBe(410);
+    expect(await storedHash(inv.userId)).toBeNull();
+    // A link made with a team token dies with the token.
+    expect(
+      (
+        await api("PATCH", `/teams/${managers.id}`, {
+          body: { data: { type: "teams", attributes: { "organization-access": { "manage-membership": true } } } },
+        })
+      ).status,
+    ).toBe(200);
+    const teamLink = await linkOf(org, inv.id, await tokenSession(managers.token));
+    expect((await ui("GET", teamLink)).status).toBe(200);
+    expect((await api("DELETE", `/teams/${managers.id}/authentication-tokens`, { token: owner.token })).status).toBe(204);
+    expect((await ui("GET", teamLink)).status).toBe(410);
+    expect((await setWith(teamLink, "revoked token password")).status).toBe(410);
+    // The owner's own link works until the invitation is cancelled.
+    const ownerLink = await linkOf(org, inv.id, await tokenSession(owner.token));
+    expect((await ui("GET", ownerLink)).status).toBe(200);
+    expect((await api("DELETE", `/organization-memberships/${inv.id}`, { token: owner.token })).status).toBe(204);
+    expect([404, 410]).toContain((await setWith(ownerLink, "cancelled password")).status);
+    expect(await storedHash(inv.userId)).toBeNull();
+  });
+
+  it("refuses a reset link whose maker is no longer a site admin", async () => {
+    const p = await personWithPassword("kept password");
+    const created = await api("POST", "/admin/users", {
+      body: { data: { type: "users", attributes: { username: uniqueName("sa"), email: `${uniqueName("sa")}@example.com`, "is-site-admin": true } } },
+    });
+    const adminId = created.body.data.id;
+    const adminToken = (await api("POST", `/users/${adminId}/authentication-tokens`)).body.data.attributes.token;
+    const made = await ui("POST", `/app/admin/users/${p.id}/reset-link`, { cookie: await tokenSession(adminToken) });
+    expect(made.status).toBe(200);
+    const link = linkIn(made.text);
+    expect((await ui("GET", link)).status).toBe(200);
+    await env.DB.prepare("UPDATE users SET is_site_admin = 0 WHERE id = ?").bind(adminId).run();
+    expect((await ui("GET", link)).status).toBe(410);
+    expect((await setWith(link, "demoted admin password")).status).toBe(410);
+    expect((await passwordSignIn(p.username, "kept password")).status).toBe(303);
+  });
+});
+
+describe("an invitation does not pre-claim an address for another organisation", () => {
+  it("names the account whose holder proved the address, never one an inviter's link made", async () => {
+    const address = `${uniqueName("claimed")}@example.com`;
+    // The owner of O invites an address nobody has, makes the link and sets the password: that account is theirs.
+    const o = await createOrg();
+    const oOwner = await makeUser({ ownerOf: o });
+    const oInv = await api("POST", `/organizations/${o}/organization-memberships`, {
+      token: oOwner.token,
+      body: { data: { type: "organization-memberships", attributes: { email: address } } },
+    });
+    const squatter = oInv.body.data.relationships.user.data.id;
+    const made = await ui("POST", `/app/${o}/invitations/${oInv.body.data.id}/link`, { cookie: await tokenSession(oOwner.token) });
+    const set = await ui("POST", linkIn(made.text), { form: { password: "squatter password", password_confirmation: "squatter password" } });
+    expect(set.status).toBe(303);
+    const squatterCookie = cookieOf(set)!;
+
+    // Organisation V later invites the same address: its invitation does not name that account.
+    const v = await createOrg();
+    const vOwner = await makeUser({ ownerOf: v });
+    const ws = await api("POST", `/organizations/${v}/workspaces`, {
+      token: vOwner.token,
+      body: { data: { type: "workspaces", attributes: { name: uniqueName("ws") } } },
+    });
+    expect(ws.status).toBe(201);
+    const vTeam = await makeTeam(v, { "read-workspaces": true });
+    const vInv = await api("POST", `/organizations/${v}/organization-memberships`, {
+      token: vOwner.token,
+      body: {
+        data: { type: "organization-memberships", attributes: { email: address }, relationships: { teams: { data: [{ type: "teams", id: vTeam.id }] } } },
+      },
+    });
+    expect(vInv.status).toBe(201);
+    expect(vInv.body.data.attributes).toMatchObject({ status: "invited", email: address });
+    expect(vInv.body.data.relationships.user.data.id).not.toBe(squatter);
+
+    // The squatter's account cannot accept it, nor read V's workspaces, by API or page.
+    const squatterToken = (await api("POST", `/users/${squatter}/authentication-tokens`)).body.data.attributes.token;
+    expect((await api("POST", `/organization-memberships/${vInv.body.data.id}/actions/accept`, { token: squatterToken })).status).toBe(404);
+    expect((await api("GET", `/organizations/${v}/workspaces`, { token: squatterToken })).status).toBe(404);
+    expect((await api("GET", `/workspaces/${ws.body.data.id}`, { token: squatterToken })).status).toBe(404);
+    expect((await ui("GET", `/app/${v}/workspaces`, { cookie: squatterCookie })).status).toBe(404);
+    expect((await api("GET", `/organization-memberships/${vInv.body.data.id}`)).body.data.attributes.status).toBe("invited");
+
+    // The invitation stays pending; accepting it needs V's own link, which is for V's invitation's account alone.
+    const vCookie = await tokenSession(vOwner.token);
+    const vPage = await ui("GET", `/app/${v}/invitations/${vInv.body.data.id}`, { cookie: vCookie });
+    expect(vPage.text).toContain('id="create-link"');
+    const vLink = linkIn((await ui("POST", `/app/${v}/invitations/${vInv.body.data.id}/link`, { cookie: vCookie })).text);
+    const accepted = await ui("POST", vLink, { form: { password: "rightful password", password_confirmation: "rightful password" } });
+    expect(accepted.status).toBe(303);
+    expect((await api("GET", `/organization-memberships/${vInv.body.data.id}`)).body.data.attributes.status).toBe("active");
+    expect((await ui("GET", `/app/${v}/workspaces`, { cookie: cookieOf(accepted)! })).status).toBe(200);
+    expect((await ui("GET", `/app/${v}/workspaces`, { cookie: squatterCookie })).status).toBe(404);
+  });
+
+  it("makes no link for an address a site admin vouched for: its user signs in and accepts", async () => {
+    const org = await createOrg();
+    const owner = await makeUser({ ownerOf: org });
+    const email = `${uniqueName("vouched")}@example.com`;
+    const created = await api("POST", "/admin/users", { body: { data: { type: "users", attributes: { username: uniqueName("v"), email } } } });
+    const inv = await api("POST", `/organizations/${org}/organization-memberships`, {
+      token: owner.token,
+      body: { data: { type: "organization-memberships", attributes: { email } } },
+    });
+    expect(inv.body.data.relationships.user.data.id).toBe(created.body.data.id);
+    // Unused (no password, no token), yet the site admin's: no inviter's link may hand it over.
+    const cookie = await tokenSession(owner.token);
+    expect((await ui("GET", `/app/${org}/invitations/${inv.body.data.id}`, { cookie })).text).not.toContain('id="create-link"');
+    const refused = await ui("POST", `/app/${org}/invitations/${inv.body.data.id}/link`, { cookie });
+    expect(refused.status).toBe(422);
+    expect(refused.text).toContain("not this invitation&#39;s own");
+    const token = (await api("POST", `/users/${created.body.data.id}/authentication-tokens`)).body.data.attributes.token;
+    expect((await api("POST", `/organization-memberships/${inv.body.data.id}/actions/accept`, { token })).status).toBe(200);
+  });
+});
+
+describe("setting a password through a link", () => {
+  it("ends every UI session of the user; its API tokens stay", async () => {
+    const p = await personWithPassword("before reset");
+    const passwordCookie = cookieOf(await passwordSignIn(p.username, "before reset"))!;
+    const tokenCookie = await tokenSession(p.token);
+    for (const cookie of [passwordCookie, tokenCookie]) {
+      // Twice: the second page rides on the isolate's cached principal, which its recheck must undo.
+      expect((await ui("GET", "/app", { cookie })).status).toBe(200);
+      expect((await ui("GET", "/app", { cookie })).status).toBe(200);
+    }
+    const other = await personWithPassword("someone else");
+    const otherCookie = cookieOf(await passwordSignIn(other.username, "someone else"))!;
+
+    const set = await ui("POST", await resetLinkOf(p.id), { form: { password: "after reset!", password_confirmation: "after reset!" } });
+    expect(set.status).toBe(303);
+    for (const cookie of [passwordCookie, tokenCookie]) {
+      const after = await ui("GET", "/app", { cookie });
+      expect(after.status).toBe(303);
+      expect(after.headers.get("Location")).toBe("/app/session/new");
+    }
+    expect((await ui("GET", "/app", { cookie: cookieOf(set)! })).status).toBe(200);
+    expect((await ui("GET", "/app", { cookie: otherCookie })).status).toBe(200);
+    // As on the real service, a new password leaves API tokens alone (their page revokes them).
+    expect((await api("GET", "/account/details", { token: p.token })).status).toBe(200);
+    expect((await passwordSignIn(p.username, "after reset!")).status).toBe(303);
+  });
+});
