@@ -4,7 +4,7 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Job as AgentJob } from "../../agent/protocol";
-import { createOrg, createWorkspace, makeAgentPool } from "../fixtures";
+import { createOrg, createWorkspace, makeAgentPool, organizationId } from "../fixtures";
 import { api, uniqueName } from "../helpers";
 import { action, createRun, run, seedCv, value, type Stub } from "../do/runs.helpers";
 
@@ -90,6 +90,13 @@ describe("registering", () => {
     expect(shown.body.data.attributes).toMatchObject({ name: "pool-agent", status: "idle" });
     const listed = await api("GET", `/agent-pools/${pool}/agents`);
     expect(listed.body.data.map((a: { id: string }) => a.id)).toEqual([id]);
+
+    // The answer says which pool the token serves: one organisation's, or the default pool (every organisation's).
+    const answered = await call("POST", "/register", { token: await poolToken(pool), json: { name: "scoped" } });
+    expect(answered.body).toEqual({ id: expect.stringMatching(/^agent-/), pool: { id: pool, organizationId: await organizationId(org) } });
+    const shared = await call("POST", "/register", { json: { name: "shared" } });
+    expect(shared.status).toBe(201);
+    expect(shared.body).toEqual({ id: expect.stringMatching(/^agent-/), pool: { id: null, organizationId: null } });
 
     const operators = await register();
     // The default pool's agents belong to no organisation: no API caller sees them.
