@@ -2,10 +2,11 @@
  * The agent's loop: register, report its status every `statusMs`, and in each of `concurrency` slots long-poll
  * `jobs/next` and run the job it is handed (claim → prepare → run → stream → finish, in job.ts).
  * `stop()` takes no new job and lets running ones finish; `interrupt()` also cancels them (SIGINT to Terraform).
+ * An agent without a sandbox stops at registration when the service says its pool serves several organisations.
  */
 import { AgentClient, ApiError } from "./client.ts";
 import { type JobOptions, type RunningJob, startJob } from "./job.ts";
-import { AGENT_VERSION } from "./protocol.ts";
+import { AGENT_VERSION, type Registration } from "./protocol.ts";
 
 export interface AgentOptions extends JobOptions {
   url: string;
@@ -19,8 +20,13 @@ export interface AgentOptions extends JobOptions {
   retryDelayMs?: number;
 }
 
-/** The service refused the agent token: polling on would not help. */
+/** The service refused the agent token, or the agent refuses to serve its pool: polling on would not help. */
 export class AgentRefusedError extends Error {}
+
+/** Whether the pool serves several organisations: the default pool, or a service that did not say (it may be). */
+export function sharedPool(registration: Registration): boolean {
+  return typeof registration.pool?.organizationId !== "string" || registration.pool.organizationId === "";
+}
 
 export class Agent {
   readonly client: AgentClient;
@@ -79,10 +85,18 @@ export class Agent {
     let delay = this.opts.idleDelayMs ?? 1_000;
     while (!this.stopping) {
       try {
-        const { id } = await this.client.register(this.opts.name, AGENT_VERSION);
-        this.agentId = id;
-        return id;
+        const registration = await this.client.register(this.opts.name, AGENT_VERSION);
+        if (!this.opts.sandbox && sharedPool(registration)) {
+          this.stop();
+          await this.client.status(registration.id, "exited").catch(() => {});
+          throw new AgentRefusedError(
+            "this agent's token serves the default pool, shared by every organisation: its jobs must run in a sandbox, and --no-sandbox is only for a single organisation's own agent pool",
+          );
+        }
+        this.agentId = registration.id;
+        return registration.id;
       } catch (err) {
+        if (err instanceof AgentRefusedError) throw err;
         this.refused(err);
         this.log(`registering failed: ${message(err)}; retrying`);
         await this.pause(delay);
