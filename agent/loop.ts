@@ -34,6 +34,7 @@ export class Agent {
   private readonly log: (message: string) => void;
   private readonly running = new Set<RunningJob>();
   private agentId: string | null = null;
+  private renewing: Promise<void> | null = null;
   private stopping = false;
   private readonly wake = new AbortController();
   private statusTimer: ReturnType<typeof setInterval> | null = null;
@@ -57,14 +58,14 @@ export class Agent {
     this.statusTimer = setInterval(() => void this.sendStatus(), this.opts.statusMs ?? 10_000);
     try {
       await this.sendStatus();
-      const slots = Array.from({ length: Math.max(1, this.opts.concurrency ?? 1) }, () => this.slot(id));
+      const slots = Array.from({ length: Math.max(1, this.opts.concurrency ?? 1) }, () => this.slot());
       // Every slot ends (a running job finishes) before the agent says it exited.
       const ended = await Promise.allSettled(slots);
       const failed = ended.find((r) => r.status === "rejected");
       if (failed) throw (failed as PromiseRejectedResult).reason;
     } finally {
       if (this.statusTimer) clearInterval(this.statusTimer);
-      await this.client.status(id, "exited").catch(() => {});
+      await this.client.status(this.agentId ?? id, "exited").catch(() => {});
       this.log("exited");
     }
   }
@@ -106,9 +107,10 @@ export class Agent {
     return null;
   }
 
-  private async slot(agentId: string): Promise<void> {
+  private async slot(): Promise<void> {
     let delay = this.opts.idleDelayMs ?? 1_000;
     while (!this.stopping) {
+      const agentId = this.agentId!;
       const started = Date.now();
       let job: Awaited<ReturnType<AgentClient["nextJob"]>>;
       try {
@@ -116,6 +118,10 @@ export class Agent {
         delay = this.opts.idleDelayMs ?? 1_000;
       } catch (err) {
         this.refused(err);
+        if (err instanceof ApiError && err.status === 404) {
+          await this.registerAgain(agentId);
+          continue;
+        }
         this.log(`polling for jobs failed: ${message(err)}`);
         await this.pause(delay);
         delay = Math.min(delay * 2, 30_000);
@@ -135,6 +141,21 @@ export class Agent {
       this.running.delete(running);
       void this.sendStatus();
     }
+  }
+
+  /**
+   * The service no longer knows this agent (it removes one silent for a day): register again, once for all slots.
+   */
+  private registerAgain(stale: string): Promise<void> {
+    if (this.agentId !== stale) return Promise.resolve();
+    this.renewing ??= (async () => {
+      this.log(`the service no longer knows ${stale}; registering again`);
+      const id = await this.register();
+      if (id) this.log(`registered as ${id} (${this.opts.name})`);
+    })().finally(() => {
+      this.renewing = null;
+    });
+    return this.renewing;
   }
 
   private async sendStatus(): Promise<void> {

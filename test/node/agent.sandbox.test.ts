@@ -410,6 +410,20 @@ describe("the agent's registration", () => {
     }
   });
 
+  it("is renewed when the service no longer knows the agent (it removes one silent for a day)", async () => {
+    const agent = new Agent({ url: svc.base, token: AGENT_TOKEN, name: "renewing", terraform: "terraform", idleDelayMs: 5, retryDelayMs: 1, statusMs: 10_000 });
+    const running = agent.run();
+    await svc.until(() => svc.calls.some((c) => c.path.endsWith("/jobs/next")));
+    const first = agent.id;
+    svc.forgetAgents();
+    await svc.until(() => svc.agents.size === 1);
+    await svc.until(() => svc.calls.some((c) => c.path === `/api/agent/agents/${agent.id}/jobs/next`));
+    agent.stop();
+    await running;
+    expect(agent.id).not.toBe(first);
+    expect(svc.calls.filter((c) => c.path === "/api/agent/register")).toHaveLength(2);
+  });
+
   it("does not start without bwrap, saying how to install it; --no-sandbox against the default pool exits non-zero", async () => {
     const terraform = TERRAFORM ? realpathSync(TERRAFORM) : process.execPath;
     const bin = join(ROOT, "agent", "bin", "workspace-agent.mjs");
