@@ -20,7 +20,7 @@ import { openValue } from "../variables/variables.crypto";
 import { effectiveVariables } from "../variables/variables.rules";
 import { varsetsReachingWorkspace } from "../varsets/varsets.d1";
 import { workspaceStub } from "../workspaces/workspaces.service";
-import { findAgent, insertAgent, touchAgent, type Agent, type AgentStatus } from "./agents.d1";
+import { findAgent, insertAgent, recordClaim, touchAgent, type Agent, type AgentStatus } from "./agents.d1";
 import { goneBefore } from "./agents.rules";
 import type { FinishBody, RegisterBody } from "./agents.schemas";
 
@@ -110,9 +110,10 @@ export interface Origin {
 }
 
 /**
- * The oldest queued job of the agent's pool that it manages to claim, looking again every `agentNextJobPollMs` for up
- * to `waitMs`; null when none. A claim lost to a racing agent (the index still showed the job queued) moves on to
- * the next job.
+ * The first queued job of the agent's pool that it manages to claim, looking again every `agentNextJobPollMs` for up
+ * to `waitMs`; null when none. Jobs come in turn by organisation (queuedJobs: the oldest job of the organisation the
+ * pool served longest ago), so on the default pool one tenant's queue cannot starve another's. A claim lost to a
+ * racing agent (the index still showed the job queued) moves on to the next job.
  */
 export async function nextJob(auth: AgentAuth, id: string, origin: Origin, waitMs: number): Promise<AgentJob | null> {
   const agent = await agentOf(auth, id);
@@ -130,7 +131,7 @@ export async function nextJob(auth: AgentAuth, id: string, origin: Origin, waitM
         now: nowIso(),
       });
       if (!claimed.ok) continue;
-      await touchAgent(auth.db, id, { status: "busy", ipAddress: null, at: nowIso() });
+      await recordClaim(auth.db, { agentId: id, poolId: agent.agentPoolId, organizationId: queued.organizationId, at: nowIso() });
       return jobPayload(auth, claimed.value, origin);
     }
     if (Date.now() + LIMITS.agentNextJobPollMs > deadline) return null;

@@ -1,4 +1,4 @@
-/** All SQL of agents (D1 `agents`, migrations 0022 and 0027). */
+/** All SQL of agents (D1 `agents`, migrations 0022 and 0027) and of the pools' turns (`agent_pool_turns`, 0028). */
 import type { Db } from "../caller";
 import type { Page } from "../jsonapi/document";
 import { LIMITS } from "../limits";
@@ -89,6 +89,19 @@ export async function findAgent(db: Db, id: string): Promise<Agent | null> {
 export async function findPresentAgent(db: Db, id: string, goneBefore: string): Promise<Agent | null> {
   const row = await db.prepare(`SELECT ${COLUMNS} FROM agents WHERE id = ? AND last_ping_at >= ?`).bind(id, goneBefore).first<AgentRow>();
   return row ? toAgent(row) : null;
+}
+
+/** A claim: the agent is busy, and the pool has served the job's organisation now (its turn, migration 0028). */
+export async function recordClaim(db: Db, claim: { agentId: string; poolId: string | null; organizationId: string; at: string }): Promise<void> {
+  await db.batch([
+    db.prepare("UPDATE agents SET status = 'busy', last_ping_at = ? WHERE id = ?").bind(claim.at, claim.agentId),
+    db
+      .prepare(
+        `INSERT INTO agent_pool_turns (pool_key, organization_id, last_claimed_at) VALUES (coalesce(?, ''), ?, ?)
+         ON CONFLICT (pool_key, organization_id) DO UPDATE SET last_claimed_at = max(last_claimed_at, excluded.last_claimed_at)`,
+      )
+      .bind(claim.poolId, claim.organizationId, claim.at),
+  ]);
 }
 
 /** Records a ping: the reported status (when given), the address it came from, the time. */
