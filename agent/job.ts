@@ -6,14 +6,14 @@
 import { redactedPlan } from "./redact.js";
 import { createHash } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type JobClient, JobLostError } from "./client.ts";
 import { LogStream, Redactor } from "./log-stream.ts";
 import type { Finish, Job } from "./protocol.ts";
 import { applyCounts, type Counts, NO_CHANGES, planCounts } from "./summary.ts";
-import { readJobFile, type Sandbox, UnsafeJobFileError } from "./sandbox.ts";
+import { readJobFile, removeJobDir, type Sandbox, UnsafeJobFileError } from "./sandbox.ts";
 import { JobControl } from "./terraform.ts";
 import { UnsafeArchiveError, unpackConfiguration } from "./unpack.ts";
 import { cliConfig, OVERRIDE_FILE, overrideFile, planArgs, runVariablesFile, secretsOf, terraformEnv, variablesFile, workingDirectory } from "./workdir.ts";
@@ -137,7 +137,7 @@ async function runJob(job: Job, client: JobClient, control: JobControl, options:
     log(`${job.run} ${job.phase}: ${status}${error ? ` (${error})` : ""} in ${Date.now() - started} ms${took ? ` (${took})` : ""}`);
     return { finish, lost: false };
   } finally {
-    if (root) await rm(root, { recursive: true, force: true });
+    if (root) await removeJobDir(root);
   }
 }
 

@@ -10,7 +10,7 @@
  */
 import { spawn } from "node:child_process";
 import { accessSync, constants, existsSync, lstatSync, readlinkSync, statSync } from "node:fs";
-import { mkdtemp, open, realpath, rm } from "node:fs/promises";
+import { chmod, lstat, mkdtemp, open, readdir, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, isAbsolute, join, resolve, sep } from "node:path";
 
@@ -219,4 +219,24 @@ export async function readJobFile(root: string, path: string, maxBytes = 1024 **
 function relative(root: string, path: string): string {
   const full = resolve(path);
   return full.startsWith(resolve(root) + sep) ? full.slice(resolve(root).length + 1) : full;
+}
+
+/**
+ * Removes a job's directory. What the job made there is the agent's user's (the sandbox's user maps to it), but the
+ * job may have taken away its own permissions (`chmod 000`): give them back, without following links, and retry.
+ */
+export async function removeJobDir(root: string): Promise<void> {
+  try {
+    await rm(root, { recursive: true, force: true });
+  } catch {
+    await restoreAccess(root);
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+async function restoreAccess(dir: string): Promise<void> {
+  const st = await lstat(dir).catch(() => null);
+  if (!st?.isDirectory()) return;
+  await chmod(dir, 0o700).catch(() => {});
+  for (const name of await readdir(dir).catch(() => [] as string[])) await restoreAccess(join(dir, name));
 }

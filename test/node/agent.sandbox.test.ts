@@ -454,6 +454,37 @@ describe("the agent's registration", () => {
   });
 });
 
+describe("a job's directory", () => {
+  it("is removed even when the job took away its own permissions (chmod 000)", async () => {
+    // The agent's user is not root in production, and root ignores permissions: run it as nobody when this is root.
+    const code = `
+      import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+      import { join } from "node:path";
+      const { removeJobDir } = await import(${JSON.stringify(join(ROOT, "agent", "sandbox.ts"))});
+      const dir = mkdtempSync(join(${JSON.stringify(base)}, "workspace-agent-"));
+      mkdirSync(join(dir, "locked", "deeper"), { recursive: true });
+      writeFileSync(join(dir, "locked", "deeper", "file"), "x");
+      chmodSync(join(dir, "locked", "deeper"), 0);
+      chmodSync(join(dir, "locked"), 0);
+      await removeJobDir(dir);
+      console.log(JSON.stringify({ gone: !existsSync(dir) }));
+    `;
+    chmodSync(base, 0o777);
+    const node = [process.execPath, "--import", "tsx", "--input-type=module", "-e", code];
+    const argv = process.getuid?.() === 0 ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ...node] : node;
+    const out = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(argv[0], argv.slice(1), { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d) => (stdout += d));
+      child.stderr.on("data", (d) => (stderr += d));
+      child.on("close", (code) => resolve({ code, stdout, stderr }));
+    });
+    expect(out.code, out.stderr).toBe(0);
+    expect(JSON.parse(out.stdout)).toEqual({ gone: true });
+  });
+});
+
 function runAgent(args: string[], env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, args, { env, stdio: ["ignore", "ignore", "pipe"] });
