@@ -38,9 +38,9 @@ const ETC = [
   "/etc/pki",
 ];
 
-/** The first executable `name` on PATH, or null. */
+/** The first executable `name` on PATH (a name with a slash: that file), or null. */
 export function onPath(name: string, env: NodeJS.ProcessEnv = process.env): string | null {
-  if (isAbsolute(name)) return executable(name) ? name : null;
+  if (name.includes("/")) return executable(resolve(name)) ? resolve(name) : null;
   for (const dir of (env.PATH ?? "").split(delimiter)) {
     if (!dir || !isAbsolute(dir)) continue;
     const candidate = join(dir, name);
