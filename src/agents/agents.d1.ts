@@ -1,4 +1,4 @@
-/** All SQL of agents (D1 `agents`, migrations 0022 and 0027) and of the pools' turns (`agent_pool_turns`, 0028). */
+/** All SQL of agents (D1 `agents`, migrations 0022 and 0028) and of the pools' turns (`agent_pool_turns`, 0029). */
 import type { Db } from "../caller";
 import type { Page } from "../jsonapi/document";
 import { LIMITS } from "../limits";
@@ -91,7 +91,7 @@ export async function findPresentAgent(db: Db, id: string, goneBefore: string): 
   return row ? toAgent(row) : null;
 }
 
-/** A claim: the agent is busy, and the pool has served the job's organisation now (its turn, migration 0028). */
+/** A claim: the agent is busy, and the pool has served the job's organisation now (its turn, migration 0029). */
 export async function recordClaim(db: Db, claim: { agentId: string; poolId: string | null; organizationId: string; at: string }): Promise<void> {
   await db.batch([
     db.prepare("UPDATE agents SET status = 'busy', last_ping_at = ? WHERE id = ?").bind(claim.at, claim.agentId),

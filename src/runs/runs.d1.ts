@@ -90,7 +90,7 @@ export interface QueuedJob {
 
 /**
  * Jobs waiting for an agent of `poolId` (null: the default pool), in turn by organisation: those of the organisation
- * the pool served longest ago first (one never served before any other, migration 0028), each organisation's
+ * the pool served longest ago first (one never served before any other, migration 0029), each organisation's
  * oldest first. Round-robin across the organisations that wait, so none starves another.
  */
 export async function queuedJobs(db: Db, poolId: string | null, limit: number): Promise<QueuedJob[]> {
