@@ -2,7 +2,7 @@
  * The agent's HTTP client for the private protocol under /api/agent/ (docs/runs.md). Idempotent calls are retried
  * on network errors and 5xx/429 answers; a 409 about a job means its claim is lost and is never retried.
  */
-import type { AgentStatus, ArtifactKind, Finish, Job, Signal } from "./protocol.ts";
+import type { AgentStatus, ArtifactKind, Finish, Job, Registration, Signal } from "./protocol.ts";
 
 /** The claim on a job was lost (lease expired, force-cancel): stop the job and report nothing more. */
 export class JobLostError extends Error {
@@ -62,10 +62,10 @@ export class AgentClient {
     this.retryDelayMs = options.retryDelayMs ?? 250;
   }
 
-  async register(name: string, version: string): Promise<{ id: string }> {
+  async register(name: string, version: string): Promise<Registration> {
     // Not idempotent (a retry could register twice); the loop retries it with its own backoff.
     const res = await this.call({ method: "POST", path: "/api/agent/register", token: this.token, json: { name, version }, idempotent: false });
-    return (await res.json()) as { id: string };
+    return (await res.json()) as Registration;
   }
 
   async status(agentId: string, status: AgentStatus): Promise<void> {

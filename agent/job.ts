@@ -6,13 +6,14 @@
 import { redactedPlan } from "./redact.js";
 import { createHash } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type JobClient, JobLostError } from "./client.ts";
 import { LogStream, Redactor } from "./log-stream.ts";
 import type { Finish, Job } from "./protocol.ts";
 import { applyCounts, type Counts, NO_CHANGES, planCounts } from "./summary.ts";
+import { readJobFile, removeJobDir, type Sandbox, UnsafeJobFileError } from "./sandbox.ts";
 import { JobControl } from "./terraform.ts";
 import { UnsafeArchiveError, unpackConfiguration } from "./unpack.ts";
 import { cliConfig, OVERRIDE_FILE, overrideFile, planArgs, runVariablesFile, secretsOf, terraformEnv, variablesFile, workingDirectory } from "./workdir.ts";
@@ -37,6 +38,8 @@ export interface JobOptions {
    * Terraform process on the plan's critical path for every plan after the first of a provider set.
    */
   schemaCache?: Map<string, Buffer>;
+  /** Where every Terraform process of a job runs (agent/sandbox.ts); none: unsandboxed (`--no-sandbox`). */
+  sandbox?: Sandbox | null;
 }
 
 const SCHEMA_CACHE_ENTRIES = 32;
@@ -101,7 +104,8 @@ async function runJob(job: Job, client: JobClient, control: JobControl, options:
   } catch (err) {
     if (err instanceof JobLostError) control.onLost(err);
     else if (!(err instanceof Stopped)) {
-      error = err instanceof JobFailed || err instanceof UnsafeArchiveError ? err.message : `the agent failed: ${message(err)}`;
+      error =
+        err instanceof JobFailed || err instanceof UnsafeArchiveError || err instanceof UnsafeJobFileError ? err.message : `the agent failed: ${message(err)}`;
       say(`\nError: ${error}`);
     }
   } finally {
@@ -133,7 +137,7 @@ async function runJob(job: Job, client: JobClient, control: JobControl, options:
     log(`${job.run} ${job.phase}: ${status}${error ? ` (${error})` : ""} in ${Date.now() - started} ms${took ? ` (${took})` : ""}`);
     return { finish, lost: false };
   } finally {
-    if (root) await rm(root, { recursive: true, force: true });
+    if (root) await removeJobDir(root);
   }
 }
 
@@ -183,7 +187,10 @@ async function prepare(ctx: Ctx): Promise<Prepared> {
   await writeFile(join(cwd, OVERRIDE_FILE), overrideFile(job));
 
   const cliConfigFile = join(root, "agent.tfrc");
-  await writeFile(cliConfigFile, cliConfig(job, { pluginMirror: options.pluginMirror }), { mode: 0o600 });
+  const sandboxed = Boolean(options.sandbox);
+  await writeFile(cliConfigFile, cliConfig(job, { pluginMirror: options.pluginMirror, readOnlyCache: sandboxed ? options.pluginCacheDir : null }), {
+    mode: 0o600,
+  });
 
   // Outside the configuration, so a `terraform.tfvars` or `*.auto.tfvars` of its own still loads and ours win.
   const varFiles: string[] = [];
@@ -201,7 +208,7 @@ async function prepare(ctx: Ctx): Promise<Prepared> {
       varFiles.push(path);
     }
   }
-  const env = terraformEnv(job, { cliConfigFile, base: options.env, pluginCacheDir: options.pluginCacheDir });
+  const env = terraformEnv(job, { cliConfigFile, base: options.env, pluginCacheDir: options.pluginCacheDir, sandboxHome: sandboxed ? root : null });
   const wanted = job.workspace.terraformVersion;
   if (options.terraformVersion && wanted && wanted !== "latest" && wanted !== options.terraformVersion) {
     ctx.say(`Warning: the workspace asks for Terraform ${wanted}; this agent runs ${options.terraformVersion}.\n`);
@@ -215,7 +222,10 @@ async function terraform(ctx: Ctx, p: Prepared, args: string[], captureStdout = 
   let result: Awaited<ReturnType<JobControl["run"]>>;
   try {
     const name = args[0] === "providers" ? "schema" : args[0];
-    result = await timed(ctx, name, () => ctx.control.run({ bin: ctx.options.terraform, args, cwd: p.cwd, env: p.env, output: ctx.output, captureStdout }));
+    const sandbox = ctx.options.sandbox?.forJob(ctx.root);
+    result = await timed(ctx, name, () =>
+      ctx.control.run({ bin: ctx.options.terraform, args, cwd: p.cwd, env: p.env, output: ctx.output, captureStdout, sandbox }),
+    );
   } catch (err) {
     throw new JobFailed(`terraform could not be started (${ctx.options.terraform}): ${message(err)}`);
   }
@@ -239,12 +249,16 @@ async function plan(ctx: Ctx): Promise<Counts> {
   }
   await timed(ctx, "put plan-json", () => ctx.client.putArtifact("plan-json", json));
   const lockFile = join(p.cwd, ".terraform.lock.hcl");
-  const lock = existsSync(lockFile) ? await readFile(lockFile) : null;
+  const lock = await readJobFile(ctx.root, lockFile);
   const parsedSchemas = await providerSchemas(ctx, p, lock);
   await timed(ctx, "put redacted", async () =>
     ctx.client.putArtifact("plan-json-redacted", Buffer.from(JSON.stringify(redactedPlan(parsed as Parameters<typeof redactedPlan>[0], parsedSchemas)))),
   );
-  await timed(ctx, "put plan-binary", async () => ctx.client.putArtifact("plan-binary", await readFile(p.planFile)));
+  await timed(ctx, "put plan-binary", async () => {
+    const planBinary = await readJobFile(ctx.root, p.planFile);
+    if (!planBinary) throw new JobFailed("terraform plan wrote no plan file");
+    await ctx.client.putArtifact("plan-binary", planBinary);
+  });
   if (lock) await timed(ctx, "put lock-file", () => ctx.client.putArtifact("lock-file", lock));
   return planCounts(parsed, { refreshOnly: ctx.job.operation?.refreshOnly });
 }

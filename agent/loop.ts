@@ -2,10 +2,11 @@
  * The agent's loop: register, report its status every `statusMs`, and in each of `concurrency` slots long-poll
  * `jobs/next` and run the job it is handed (claim → prepare → run → stream → finish, in job.ts).
  * `stop()` takes no new job and lets running ones finish; `interrupt()` also cancels them (SIGINT to Terraform).
+ * An agent without a sandbox stops at registration when the service says its pool serves several organisations.
  */
 import { AgentClient, ApiError } from "./client.ts";
 import { type JobOptions, type RunningJob, startJob } from "./job.ts";
-import { AGENT_VERSION } from "./protocol.ts";
+import { AGENT_VERSION, type Registration } from "./protocol.ts";
 
 export interface AgentOptions extends JobOptions {
   url: string;
@@ -19,8 +20,13 @@ export interface AgentOptions extends JobOptions {
   retryDelayMs?: number;
 }
 
-/** The service refused the agent token: polling on would not help. */
+/** The service refused the agent token, or the agent refuses to serve its pool: polling on would not help. */
 export class AgentRefusedError extends Error {}
+
+/** Whether the pool serves several organisations: the default pool, or a service that did not say (it may be). */
+export function sharedPool(registration: Registration): boolean {
+  return typeof registration.pool?.organizationId !== "string" || registration.pool.organizationId === "";
+}
 
 export class Agent {
   readonly client: AgentClient;
@@ -28,6 +34,7 @@ export class Agent {
   private readonly log: (message: string) => void;
   private readonly running = new Set<RunningJob>();
   private agentId: string | null = null;
+  private renewing: Promise<void> | null = null;
   private stopping = false;
   private readonly wake = new AbortController();
   private statusTimer: ReturnType<typeof setInterval> | null = null;
@@ -51,14 +58,14 @@ export class Agent {
     this.statusTimer = setInterval(() => void this.sendStatus(), this.opts.statusMs ?? 10_000);
     try {
       await this.sendStatus();
-      const slots = Array.from({ length: Math.max(1, this.opts.concurrency ?? 1) }, () => this.slot(id));
+      const slots = Array.from({ length: Math.max(1, this.opts.concurrency ?? 1) }, () => this.slot());
       // Every slot ends (a running job finishes) before the agent says it exited.
       const ended = await Promise.allSettled(slots);
       const failed = ended.find((r) => r.status === "rejected");
       if (failed) throw (failed as PromiseRejectedResult).reason;
     } finally {
       if (this.statusTimer) clearInterval(this.statusTimer);
-      await this.client.status(id, "exited").catch(() => {});
+      await this.client.status(this.agentId ?? id, "exited").catch(() => {});
       this.log("exited");
     }
   }
@@ -79,10 +86,18 @@ export class Agent {
     let delay = this.opts.idleDelayMs ?? 1_000;
     while (!this.stopping) {
       try {
-        const { id } = await this.client.register(this.opts.name, AGENT_VERSION);
-        this.agentId = id;
-        return id;
+        const registration = await this.client.register(this.opts.name, AGENT_VERSION);
+        if (!this.opts.sandbox && sharedPool(registration)) {
+          this.stop();
+          await this.client.status(registration.id, "exited").catch(() => {});
+          throw new AgentRefusedError(
+            "this agent's token serves the default pool, shared by every organisation: its jobs must run in a sandbox, and --no-sandbox is only for a single organisation's own agent pool",
+          );
+        }
+        this.agentId = registration.id;
+        return registration.id;
       } catch (err) {
+        if (err instanceof AgentRefusedError) throw err;
         this.refused(err);
         this.log(`registering failed: ${message(err)}; retrying`);
         await this.pause(delay);
@@ -92,9 +107,10 @@ export class Agent {
     return null;
   }
 
-  private async slot(agentId: string): Promise<void> {
+  private async slot(): Promise<void> {
     let delay = this.opts.idleDelayMs ?? 1_000;
     while (!this.stopping) {
+      const agentId = this.agentId!;
       const started = Date.now();
       let job: Awaited<ReturnType<AgentClient["nextJob"]>>;
       try {
@@ -102,6 +118,10 @@ export class Agent {
         delay = this.opts.idleDelayMs ?? 1_000;
       } catch (err) {
         this.refused(err);
+        if (err instanceof ApiError && err.status === 404) {
+          await this.registerAgain(agentId);
+          continue;
+        }
         this.log(`polling for jobs failed: ${message(err)}`);
         await this.pause(delay);
         delay = Math.min(delay * 2, 30_000);
@@ -121,6 +141,21 @@ export class Agent {
       this.running.delete(running);
       void this.sendStatus();
     }
+  }
+
+  /**
+   * The service no longer knows this agent (it removes one silent for a day): register again, once for all slots.
+   */
+  private registerAgain(stale: string): Promise<void> {
+    if (this.agentId !== stale) return Promise.resolve();
+    this.renewing ??= (async () => {
+      this.log(`the service no longer knows ${stale}; registering again`);
+      const id = await this.register();
+      if (id) this.log(`registered as ${id} (${this.opts.name})`);
+    })().finally(() => {
+      this.renewing = null;
+    });
+    return this.renewing;
   }
 
   private async sendStatus(): Promise<void> {

@@ -28,6 +28,16 @@ export interface JobOperation {
   allowConfigGeneration: boolean;
 }
 
+/**
+ * What `register` answers: the agent's id and the pool its token serves. `pool.organizationId` null: the operator's
+ * default pool, which serves every organisation's `remote` workspaces (an agent for it must sandbox its jobs). An
+ * answer without `pool` (an older service) counts as that shared pool.
+ */
+export interface Registration {
+  id: string;
+  pool?: { id: string | null; organizationId: string | null };
+}
+
 /** What `jobs/next` answers once the claim has happened. */
 export interface Job {
   run: string;

@@ -44,7 +44,7 @@ terraform {
  * The CLI configuration: the run token as the host's credentials; the API's services when it is plain http (service
  * discovery is https-only); the operator's provider mirror as the only installation source when one is given.
  */
-export function cliConfig(job: Job, options: { pluginMirror?: string | null }): string {
+export function cliConfig(job: Job, options: { pluginMirror?: string | null; readOnlyCache?: string | null }): string {
   const host = hclString(job.hostname);
   let text = `credentials ${host} {\n  token = ${hclString(job.token)}\n}\n`;
   if (job.apiBase.startsWith("http:")) {
@@ -53,6 +53,10 @@ export function cliConfig(job: Job, options: { pluginMirror?: string | null }): 
   }
   if (options.pluginMirror) {
     text += `\nprovider_installation {\n  filesystem_mirror {\n    path = ${hclString(options.pluginMirror)}\n  }\n}\n`;
+  } else if (options.readOnlyCache) {
+    // A sandboxed job cannot write the shared cache (it could plant a provider another tenant's job would run), and
+    // Terraform refuses a plugin cache it cannot write to: the cache is a mirror looked at before the registry.
+    text += `\nprovider_installation {\n  filesystem_mirror {\n    path = ${hclString(options.readOnlyCache)}\n  }\n  direct {}\n}\n`;
   }
   return text;
 }
@@ -101,12 +105,23 @@ const INHERITED = [
   "TF_PLUGIN_CACHE_DIR",
 ];
 
-/** The protocol's settings, applied after the workspace's env variables so none of them can be overridden. */
-export function terraformEnv(job: Job, options: { cliConfigFile: string; base?: NodeJS.ProcessEnv; pluginCacheDir?: string | null }): Record<string, string> {
+/**
+ * The protocol's settings, applied after the workspace's env variables so none of them can be overridden.
+ * `sandboxHome`: the job runs sandboxed (agent/sandbox.ts) with this directory, its own, as HOME; its /tmp is its own,
+ * and the plugin cache is read-only there (a mirror in the CLI configuration, not TF_PLUGIN_CACHE_DIR).
+ */
+export function terraformEnv(
+  job: Job,
+  options: { cliConfigFile: string; base?: NodeJS.ProcessEnv; pluginCacheDir?: string | null; sandboxHome?: string | null },
+): Record<string, string> {
   const base = options.base ?? process.env;
   const env: Record<string, string> = {};
   for (const k of INHERITED) if (base[k] !== undefined) env[k] = base[k]!;
-  if (options.pluginCacheDir) env.TF_PLUGIN_CACHE_DIR = options.pluginCacheDir;
+  if (options.sandboxHome) {
+    env.HOME = options.sandboxHome;
+    env.TMPDIR = "/tmp";
+    delete env.TF_PLUGIN_CACHE_DIR;
+  } else if (options.pluginCacheDir) env.TF_PLUGIN_CACHE_DIR = options.pluginCacheDir;
   env.CHECKPOINT_DISABLE = "1";
   env.TFC_WORKSPACE_NAME = job.workspace.name;
   env.TFC_WORKSPACE_SLUG = `${job.organization}/${job.workspace.name}`;

@@ -101,6 +101,8 @@ export const ERRORS = {
   /** A claim of a job that is not waiting for an agent (already claimed, or gone). */
   job_unavailable: { status: 409, title: "conflict", detail: "The job is not queued" },
   log_gap: { status: 409, title: "conflict", detail: "The log append would leave a gap" },
+  /** A registration beyond the pool's agents (LIMITS.agentsPerPool): the detail names the bound. */
+  agent_limit: { status: 409, title: "conflict" },
 } as const satisfies Record<string, { status: number; title: string; detail?: string; headers?: Record<string, string> }>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -76,4 +76,6 @@ export const LIMITS = {
   agentNextJobPollMs: 250,
   /** Queued jobs one look tries to claim. */
   agentNextJobCandidates: 20,
+  /** Agents one pool (the default pool too) may have registered; an exited one makes room, one gone for a day is removed. */
+  agentsPerPool: 100,
 } as const;

@@ -1,6 +1,8 @@
 // `npm start`'s local agent: when Terraform is available (TERRAFORM, else `terraform` on PATH) and NO_AGENT is
 // unset, one agent process (agent/main.ts through its bin shim) runs the remote runs of this service, with the
-// AGENT_TOKEN the Worker was given. Its output is prefixed `agent: `; it stops with the service. Node built-ins only.
+// AGENT_TOKEN the Worker was given. Its output is prefixed `agent: `; it stops with the service. It serves the
+// default pool, every organisation's jobs, so it runs each job in a bubblewrap sandbox: without bwrap it does not
+// start, and npm start says why. Node built-ins only.
 import { spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
@@ -8,9 +10,13 @@ import { delimiter, isAbsolute, join } from "node:path";
 /** The Terraform binary to run, or null: TERRAFORM if set, else the first `terraform` on PATH. */
 export function findTerraform(env = process.env) {
   if (env.TERRAFORM) return env.TERRAFORM;
+  return onPath("terraform", env);
+}
+
+function onPath(name, env) {
   for (const dir of (env.PATH ?? "").split(delimiter)) {
     if (!dir || !isAbsolute(dir)) continue;
-    const candidate = join(dir, "terraform");
+    const candidate = join(dir, name);
     try {
       accessSync(candidate, constants.X_OK);
       return candidate;
@@ -27,6 +33,9 @@ export function startLocalAgent({ root, port, token, env = process.env }) {
   if (env.NO_AGENT) return "NO_AGENT is set";
   const terraform = findTerraform(env);
   if (!terraform) return "no terraform on PATH (set TERRAFORM to use one elsewhere)";
+  if (!onPath("bwrap", env)) {
+    return "bwrap is not installed: the local agent serves every organisation, so it runs each job in a bubblewrap sandbox; install it (Debian/Ubuntu: apt-get install bubblewrap) and start again";
+  }
   const child = spawn(process.execPath, [join(root, "agent", "bin", "workspace-agent.mjs"), "--url", `http://localhost:${port}`, "--name", "local"], {
     cwd: root,
     // stdin is a lifeline: it ends when this process dies, however it dies, and the agent then stops.

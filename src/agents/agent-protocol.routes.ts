@@ -3,6 +3,7 @@
  * JSON:API, and not in the public OpenAPI document. Errors are still JSON:API error objects (app.onError).
  */
 import { type Context, Hono } from "hono";
+import type { Registration } from "../../agent/protocol";
 import type { z } from "zod";
 import { limitBody } from "../body";
 import { archiveResponse } from "../configuration-versions/configuration-versions.slugs";
@@ -88,7 +89,9 @@ async function bytesOf(c: Context<AppEnv>): Promise<Uint8Array> {
 agentProtocol.post("/register", jsonLimit, async (c) => {
   const auth = await agentAuth(c);
   const agent = await registerAgent(auth, await json(c, registerBody), ipOf(c));
-  return c.json({ id: agent.id }, 201);
+  // The pool's scope: an agent that runs jobs unsandboxed refuses a pool of several organisations (agent/loop.ts).
+  const answer: Registration = { id: agent.id, pool: { id: agent.agentPoolId, organizationId: agent.organizationId } };
+  return c.json(answer, 201);
 });
 
 agentProtocol.post("/agents/:agent_id/status", jsonLimit, async (c) => {

@@ -20,7 +20,8 @@ import { openValue } from "../variables/variables.crypto";
 import { effectiveVariables } from "../variables/variables.rules";
 import { varsetsReachingWorkspace } from "../varsets/varsets.d1";
 import { workspaceStub } from "../workspaces/workspaces.service";
-import { findAgent, insertAgent, touchAgent, type Agent, type AgentStatus } from "./agents.d1";
+import { findAgent, insertAgent, recordClaim, touchAgent, type Agent, type AgentStatus } from "./agents.d1";
+import { goneBefore } from "./agents.rules";
 import type { FinishBody, RegisterBody } from "./agents.schemas";
 
 /** An agent's credentials resolved: the pool its token serves (null: the operator's default pool). */
@@ -61,6 +62,10 @@ export async function authenticateAgent(env: Bindings, db: Db, bearer: string | 
   return { env, db, pool: { id: token.agentPoolId, organizationId: token.organizationId } };
 }
 
+/**
+ * Registers an agent of the token's pool, within the pool's bound (LIMITS.agentsPerPool, `agent_limit` beyond it);
+ * agents gone for a day are removed on the way.
+ */
 export async function registerAgent(auth: AgentAuth, body: RegisterBody, ipAddress: string | null): Promise<Agent> {
   const at = nowIso();
   const agent: Agent = {
@@ -74,9 +79,16 @@ export async function registerAgent(auth: AgentAuth, body: RegisterBody, ipAddre
     lastPingAt: at,
     createdAt: at,
   };
+  const cap = LIMITS.agentsPerPool;
+  const { inserted, count } = await insertAgent(auth.db, agent, { cap, goneBefore: goneBefore(Date.parse(at)) });
+  if (inserted) return agent;
+  if (count >= cap) {
+    throw ApiError.of("agent_limit", {
+      detail: `The agent pool already has ${cap} agents, the most a pool may have: an agent that stops says it has exited and makes room, and one silent for a day is removed`,
+    });
+  }
   // The pool was deleted since its token was read (its tokens went with it).
-  if (!(await insertAgent(auth.db, agent))) throw ApiError.of("unauthorized");
-  return agent;
+  throw ApiError.of("unauthorized");
 }
 
 /** The agent, when it is one of the token's pool (404 otherwise: an agent of another pool is not there for it). */
@@ -98,9 +110,10 @@ export interface Origin {
 }
 
 /**
- * The oldest queued job of the agent's pool that it manages to claim, looking again every `agentNextJobPollMs` for up
- * to `waitMs`; null when none. A claim lost to a racing agent (the index still showed the job queued) moves on to
- * the next job.
+ * The first queued job of the agent's pool that it manages to claim, looking again every `agentNextJobPollMs` for up
+ * to `waitMs`; null when none. Jobs come in turn by organisation (queuedJobs: the oldest job of the organisation the
+ * pool served longest ago), so on the default pool one tenant's queue cannot starve another's. A claim lost to a
+ * racing agent (the index still showed the job queued) moves on to the next job.
  */
 export async function nextJob(auth: AgentAuth, id: string, origin: Origin, waitMs: number): Promise<AgentJob | null> {
   const agent = await agentOf(auth, id);
@@ -118,7 +131,7 @@ export async function nextJob(auth: AgentAuth, id: string, origin: Origin, waitM
         now: nowIso(),
       });
       if (!claimed.ok) continue;
-      await touchAgent(auth.db, id, { status: "busy", ipAddress: null, at: nowIso() });
+      await recordClaim(auth.db, { agentId: id, poolId: agent.agentPoolId, organizationId: queued.organizationId, at: nowIso() });
       return jobPayload(auth, claimed.value, origin);
     }
     if (Date.now() + LIMITS.agentNextJobPollMs > deadline) return null;

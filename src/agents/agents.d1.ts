@@ -1,6 +1,7 @@
-/** All SQL of agents (D1 `agents`, migration 0022). */
+/** All SQL of agents (D1 `agents`, migrations 0022 and 0028) and of the pools' turns (`agent_pool_turns`, 0029). */
 import type { Db } from "../caller";
 import type { Page } from "../jsonapi/document";
+import { LIMITS } from "../limits";
 
 interface AgentRow {
   id: string;
@@ -47,21 +48,60 @@ function toAgent(row: AgentRow): Agent {
 
 const COLUMNS = "id, agent_pool_id, organization_id, name, version, status, ip_address, last_ping_at, created_at";
 
-/** Inserts a pool's agent only while the pool exists (one statement, so a concurrent pool delete wins); false when it is gone. */
-export async function insertAgent(db: Db, a: Agent): Promise<boolean> {
-  const res = await db
-    .prepare(
-      `INSERT INTO agents (${COLUMNS}) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?
-       WHERE ?2 IS NULL OR EXISTS (SELECT 1 FROM agent_pools WHERE id = ?2)`,
-    )
-    .bind(a.id, a.agentPoolId, a.organizationId, a.name, a.version, a.status, a.ipAddress, a.lastPingAt, a.createdAt)
-    .run();
-  return res.meta.changes > 0;
+/**
+ * Registers an agent, in one batch (a transaction): removes every agent gone since `goneBefore`, makes room in a
+ * full pool by removing its longest-exited agents, and inserts the new one only while the pool exists (a concurrent
+ * pool delete wins) and has fewer than `cap` agents. `inserted` false: the pool is gone, or `count` says it is full.
+ * Without bounds: the pool's cap, and nothing removed for its silence.
+ */
+export async function insertAgent(
+  db: Db,
+  a: Agent,
+  bounds: { cap: number; goneBefore: string } = { cap: LIMITS.agentsPerPool, goneBefore: "" },
+): Promise<{ inserted: boolean; count: number }> {
+  const count = "(SELECT count(*) FROM agents WHERE agent_pool_id IS ?1)";
+  const [, , insert, after] = await db.batch([
+    db.prepare("DELETE FROM agents WHERE last_ping_at < ?").bind(bounds.goneBefore),
+    db
+      .prepare(
+        `DELETE FROM agents WHERE id IN (SELECT id FROM agents WHERE agent_pool_id IS ?1 AND status = 'exited'
+         ORDER BY last_ping_at, id LIMIT max(0, ${count} - ?2 + 1))`,
+      )
+      .bind(a.agentPoolId, bounds.cap),
+    db
+      .prepare(
+        `INSERT INTO agents (${COLUMNS}) SELECT ?3, ?1, ?4, ?5, ?6, ?7, ?8, ?9, ?10
+         WHERE (?1 IS NULL OR EXISTS (SELECT 1 FROM agent_pools WHERE id = ?1)) AND ${count} < ?2`,
+      )
+      .bind(a.agentPoolId, bounds.cap, a.id, a.organizationId, a.name, a.version, a.status, a.ipAddress, a.lastPingAt, a.createdAt),
+    db.prepare(`SELECT ${count} AS n`).bind(a.agentPoolId),
+  ]);
+  return { inserted: (insert?.meta.changes ?? 0) > 0, count: ((after?.results?.[0] ?? { n: 0 }) as { n: number }).n };
 }
 
+/** The agent, whatever its last ping (the protocol: an agent back from a long silence carries on while its row is there). */
 export async function findAgent(db: Db, id: string): Promise<Agent | null> {
   const row = await db.prepare(`SELECT ${COLUMNS} FROM agents WHERE id = ?`).bind(id).first<AgentRow>();
   return row ? toAgent(row) : null;
+}
+
+/** The agent unless it is gone (pinged last before `goneBefore`): what the API shows. */
+export async function findPresentAgent(db: Db, id: string, goneBefore: string): Promise<Agent | null> {
+  const row = await db.prepare(`SELECT ${COLUMNS} FROM agents WHERE id = ? AND last_ping_at >= ?`).bind(id, goneBefore).first<AgentRow>();
+  return row ? toAgent(row) : null;
+}
+
+/** A claim: the agent is busy, and the pool has served the job's organisation now (its turn, migration 0029). */
+export async function recordClaim(db: Db, claim: { agentId: string; poolId: string | null; organizationId: string; at: string }): Promise<void> {
+  await db.batch([
+    db.prepare("UPDATE agents SET status = 'busy', last_ping_at = ? WHERE id = ?").bind(claim.at, claim.agentId),
+    db
+      .prepare(
+        `INSERT INTO agent_pool_turns (pool_key, organization_id, last_claimed_at) VALUES (coalesce(?, ''), ?, ?)
+         ON CONFLICT (pool_key, organization_id) DO UPDATE SET last_claimed_at = max(last_claimed_at, excluded.last_claimed_at)`,
+      )
+      .bind(claim.poolId, claim.organizationId, claim.at),
+  ]);
 }
 
 /** Records a ping: the reported status (when given), the address it came from, the time. */
@@ -72,9 +112,12 @@ export async function touchAgent(db: Db, id: string, ping: { status?: AgentStatu
     .run();
 }
 
-/** One page of a pool's agents, oldest first, optionally only those that pinged at or after `since`; and how many match. */
-export async function poolAgents(db: Db, poolId: string, since: string | null, page: Page): Promise<{ agents: Agent[]; total: number }> {
-  const where = "agent_pool_id = ?1 AND (?2 IS NULL OR last_ping_at >= ?2)";
+/**
+ * One page of a pool's agents, oldest first, those that pinged at or after `since` (at least: not gone); and how
+ * many match.
+ */
+export async function poolAgents(db: Db, poolId: string, since: string, page: Page): Promise<{ agents: Agent[]; total: number }> {
+  const where = "agent_pool_id = ?1 AND last_ping_at >= ?2";
   const [total, rows] = await db.batch([
     db.prepare(`SELECT count(*) AS n FROM agents WHERE ${where}`).bind(poolId, since),
     db

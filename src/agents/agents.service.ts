@@ -1,6 +1,7 @@
 /**
  * Agents in the public API (the agents API reference): a pool's members read them as they read the pool. Agents of
- * the operator's default pool belong to no organisation, and no API caller sees them.
+ * the operator's default pool belong to no organisation, and no API caller sees them; an agent gone for a day
+ * (agents.rules.ts) is not shown.
  */
 import { loadOwned, requireOrgAccess } from "../auth/access";
 import { authorize } from "../auth/requirements";
@@ -8,7 +9,8 @@ import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import type { Page } from "../jsonapi/document";
 import { findPool } from "../agent-pools/agent-pools.d1";
-import { findAgent, poolAgents, type Agent } from "./agents.d1";
+import { findPresentAgent, poolAgents, type Agent } from "./agents.d1";
+import { goneBefore } from "./agents.rules";
 
 /** `since`: `filter[last-ping-since]`, an ISO 8601 time (400 otherwise). */
 export async function listPoolAgents(caller: Caller, poolId: string, since: string | undefined, page: Page): Promise<{ agents: Agent[]; total: number }> {
@@ -22,11 +24,13 @@ export async function listPoolAgents(caller: Caller, poolId: string, since: stri
   }
   const { access } = await loadOwned(caller, findPool, poolId);
   authorize(caller, "organization.read", { access });
-  return poolAgents(caller.db, poolId, sinceIso, page);
+  // An agent gone for a day is not shown, whatever the filter asks.
+  const gone = goneBefore(Date.now());
+  return poolAgents(caller.db, poolId, sinceIso !== null && sinceIso > gone ? sinceIso : gone, page);
 }
 
 export async function showAgent(caller: Caller, id: string): Promise<Agent> {
-  const agent = await findAgent(caller.db, id);
+  const agent = await findPresentAgent(caller.db, id, goneBefore(Date.now()));
   if (!agent?.organizationId) throw ApiError.of("not_found");
   await requireOrgAccess(caller, { id: agent.organizationId });
   return agent;

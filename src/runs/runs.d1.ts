@@ -88,12 +88,18 @@ export interface QueuedJob {
   queuedAt: string;
 }
 
-/** Jobs waiting for an agent of `poolId` (null: the default pool), oldest first. */
+/**
+ * Jobs waiting for an agent of `poolId` (null: the default pool), in turn by organisation: those of the organisation
+ * the pool served longest ago first (one never served before any other, migration 0029), each organisation's
+ * oldest first. Round-robin across the organisations that wait, so none starves another.
+ */
 export async function queuedJobs(db: Db, poolId: string | null, limit: number): Promise<QueuedJob[]> {
   const rows = await db
     .prepare(
-      `SELECT run_id, phase, workspace_id, organization_id, queued_at FROM run_jobs
-       WHERE agent_pool_id IS ? AND status = 'queued' ORDER BY queued_at, run_id LIMIT ?`,
+      `SELECT j.run_id, j.phase, j.workspace_id, j.organization_id, j.queued_at FROM run_jobs j
+       LEFT JOIN agent_pool_turns t ON t.pool_key = coalesce(?1, '') AND t.organization_id = j.organization_id
+       WHERE j.agent_pool_id IS ?1 AND j.status = 'queued'
+       ORDER BY coalesce(t.last_claimed_at, ''), j.queued_at, j.run_id LIMIT ?2`,
     )
     .bind(poolId, limit)
     .all<{ run_id: string; phase: Phase; workspace_id: string; organization_id: string; queued_at: string }>();

@@ -1,10 +1,10 @@
 // The private agent protocol (docs/runs.md "Agent protocol"): agents register with an agent token, claim the oldest
-// queued job of their pool (a racing agent gets the next one or nothing), and make the job's calls with its run
-// token; pools never see each other's jobs, the default pool only remote-mode workspaces'.
+// queued job of their pool, in turn by organisation (a racing agent gets the next one or nothing), and make the
+// job's calls with its run token; pools never see each other's jobs, the default pool only remote-mode workspaces'.
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Job as AgentJob } from "../../agent/protocol";
-import { createOrg, createWorkspace, makeAgentPool } from "../fixtures";
+import { createOrg, createWorkspace, makeAgentPool, organizationId } from "../fixtures";
 import { api, uniqueName } from "../helpers";
 import { action, createRun, run, seedCv, value, type Stub } from "../do/runs.helpers";
 
@@ -90,6 +90,13 @@ describe("registering", () => {
     expect(shown.body.data.attributes).toMatchObject({ name: "pool-agent", status: "idle" });
     const listed = await api("GET", `/agent-pools/${pool}/agents`);
     expect(listed.body.data.map((a: { id: string }) => a.id)).toEqual([id]);
+
+    // The answer says which pool the token serves: one organisation's, or the default pool (every organisation's).
+    const answered = await call("POST", "/register", { token: await poolToken(pool), json: { name: "scoped" } });
+    expect(answered.body).toEqual({ id: expect.stringMatching(/^agent-/), pool: { id: pool, organizationId: await organizationId(org) } });
+    const shared = await call("POST", "/register", { json: { name: "shared" } });
+    expect(shared.status).toBe(201);
+    expect(shared.body).toEqual({ id: expect.stringMatching(/^agent-/), pool: { id: null, organizationId: null } });
 
     const operators = await register();
     // The default pool's agents belong to no organisation: no API caller sees them.
@@ -232,6 +239,24 @@ describe("the next job", () => {
     expect(await next(operator).then((j) => j?.run)).toBe(remote.run);
     // An agent asks with its own pool's token only.
     expect((await call("POST", `/agents/${agentA}/jobs/next?wait=0`, { token: tokenB, json: {} })).status).toBe(404);
+  });
+
+  it("takes turns between organisations on the default pool: one tenant's queue cannot starve another's", async () => {
+    await drainDefaultPool();
+    const [busy, other] = [await createOrg(), await createOrg()];
+    // The busy tenant queues three runs, then the other two.
+    const queued = new Map<string, string>();
+    for (const org of [busy, busy, busy, other, other]) queued.set((await queuedRun(org)).run, org);
+    const agent = await register();
+    const served: string[] = [];
+    for (let i = 0; i < queued.size; i++) {
+      const job = await next(agent);
+      expect(job).not.toBeNull();
+      served.push(queued.get(job!.run)!);
+    }
+    // The oldest job first; then in turn, while both have jobs waiting.
+    expect(served).toEqual([busy, other, busy, other, busy]);
+    expect(await next(agent)).toBeNull();
   });
 });
 

@@ -34,9 +34,18 @@ export class FakeService {
   readonly calls: Recorded[] = [];
   readonly jobs = new Map<string, JobState>();
   private queue: string[] = [];
+  private registrations = 0;
   private server: Server;
   private waiters: { pred: () => boolean; resolve: () => void }[] = [];
   base = "";
+  /** The pool `register` says the token serves: one organisation's by default; null: the shared default pool. */
+  pool: { id: string | null; organizationId: string | null } | null = { id: "apool-Fake0000000001", organizationId: "org-Fake0000000001" };
+  /** The agents registered and not forgotten (`forgetAgents`, as the service forgets one silent for a day). */
+  readonly agents = new Set<string>();
+
+  forgetAgents(): void {
+    this.agents.clear();
+  }
 
   constructor() {
     this.server = createServer((req, res) => {
@@ -109,11 +118,14 @@ export class FakeService {
     const p = rec.path;
     if (p === "/api/agent/register") {
       if (rec.auth !== `Bearer ${AGENT_TOKEN}`) return json(401, { errors: [{ status: "401", title: "unauthorized" }] });
-      return json(201, { id: "agent-fake0000000000" });
+      const id = `agent-fake${String(this.registrations++).padStart(10, "0")}`;
+      this.agents.add(id);
+      return json(201, { id, ...(this.pool ? { pool: this.pool } : {}) });
     }
     let m = /^\/api\/agent\/agents\/([^/]+)\/(status|jobs\/next)$/.exec(p);
     if (m) {
       if (rec.auth !== `Bearer ${AGENT_TOKEN}`) return json(401, { errors: [{ status: "401", title: "unauthorized" }] });
+      if (!this.agents.has(m[1])) return json(404, { errors: [{ status: "404", title: "not found" }] });
       if (m[2] === "status") return { status: 204 };
       const next = this.queue.shift();
       if (!next) return { status: 204 };
