@@ -121,6 +121,7 @@ export function createRun(sql: SqlStorage, w: WorkspaceRecord, input: CreateRunI
     workspaceId: w.id,
     organizationId: w.organizationId,
     workspaceAutoApply: w.settings["auto-apply"],
+    allowDestroyPlan: w.settings["allow-destroy-plan"],
     configurationVersion: cv,
   });
   if (isFailure(run)) return run;
