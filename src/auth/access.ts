@@ -6,6 +6,7 @@ import {
   FULL_ACCESS,
   NO_ACCESS,
   PLAN_RUN_CAPABILITIES,
+  REMOTE_STATE_CAPABILITIES,
   RUN_CAPABILITIES,
   createAllowed,
   effectiveCapabilities,
@@ -145,14 +146,34 @@ export async function loadGrants(
 const levels = (grants: Grant[], targetId: string): GrantLevel[] =>
   grants.filter((g) => g.targetId === targetId).map((g) => ({ access: g.access, perms: g.perms }));
 
+/** What of a workspace decides who may read its state during runs (its remote state sharing). */
+export interface StateSharing {
+  id: string;
+  projectId: string;
+  settings?: { "global-remote-state": boolean; "project-remote-state": boolean };
+  remoteStateConsumers?: readonly string[];
+}
+
+/**
+ * Whether runs of workspace `reader` (in `workspace`'s organisation, and in project `readerProject` when known) may
+ * read `workspace`'s state: every workspace of the organisation with global sharing, of its project with project
+ * sharing, else its remote-state consumers (workspaces API: global-remote-state, project-remote-state).
+ */
+export function sharesStateWith(workspace: StateSharing, reader: string, readerProject: string | undefined): boolean {
+  if (reader === workspace.id) return false;
+  if (workspace.settings?.["global-remote-state"]) return true;
+  if (workspace.settings?.["project-remote-state"]) return readerProject !== undefined && readerProject === workspace.projectId;
+  return workspace.remoteStateConsumers?.includes(reader) ?? false;
+}
+
 /** Capabilities of the caller on one workspace (see `effectiveCapabilities`). */
-export function workspaceCapabilities(
-  access: OrgAccess,
-  workspace: { id: string; projectId: string },
-  grants: { workspaces: Grant[]; projects: Grant[] },
-): Capabilities {
+export function workspaceCapabilities(access: OrgAccess, workspace: StateSharing, grants: { workspaces: Grant[]; projects: Grant[] }): Capabilities {
   const p = access.principal;
-  if (p.kind === "run") return p.workspaceId !== workspace.id ? NO_ACCESS : p.phase === "plan" ? PLAN_RUN_CAPABILITIES : RUN_CAPABILITIES;
+  // A run holds its own workspace, and reads the state of those sharing theirs with it (`access` is its organisation).
+  if (p.kind === "run") {
+    if (p.workspaceId === workspace.id) return p.phase === "plan" ? PLAN_RUN_CAPABILITIES : RUN_CAPABILITIES;
+    return sharesStateWith(workspace, p.workspaceId, p.projectId) ? REMOTE_STATE_CAPABILITIES : NO_ACCESS;
+  }
   return effectiveCapabilities(standingOf(access), levels(grants.workspaces, workspace.id), levels(grants.projects, workspace.projectId));
 }
 

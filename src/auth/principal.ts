@@ -19,7 +19,16 @@ export type Principal =
    * The run token of one claimed job (src/auth/run-token.ts): its own workspace's state, variables and lock, and
    * its organisation's entitlements; nothing else. Resolved from the token's signature, never from a table.
    */
-  | { kind: "run"; runId: string; workspaceId: string; organizationId: string; phase: "plan" | "apply"; claimId: string };
+  | {
+      kind: "run";
+      runId: string;
+      workspaceId: string;
+      organizationId: string;
+      phase: "plan" | "apply";
+      claimId: string;
+      /** The run's workspace's project when its phase was claimed (project remote state sharing); absent in older tokens. */
+      projectId?: string;
+    };
 
 /** The resource a lock is held by, in the types clients accept there (users, teams, runs). */
 export function lockHolderOf(p: Principal): { type: "users" | "teams" | "runs"; id: string } {

@@ -1,10 +1,12 @@
 // Settings the API accepts and what each changes (docs/behaviour.md, "Settings"): a refused value is a 422 that
 // changes nothing; an honoured one is shown by its effect.
-import { env } from "cloudflare:workers";
+import SparkMD5 from "spark-md5";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createOrg, createWorkspace } from "../fixtures";
+import type { Job as AgentJob } from "../../agent/protocol";
+import { createOrg, createWorkspace, makeProject } from "../fixtures";
 import { api, uniqueName } from "../helpers";
-import { seedCv } from "../do/runs.helpers";
+import { createRun, seedCv } from "../do/runs.helpers";
 
 const runBody = (workspaceId: string, attributes: Record<string, unknown> = {}) => ({
   data: { type: "runs", attributes, relationships: { workspace: { data: { type: "workspaces", id: workspaceId } } } },
@@ -83,4 +85,123 @@ describe("settings this service cannot honour: switched on, they are refused and
       expect(off.body.data.attributes["assessments-enforced"]).toBe(false);
     });
   }
+});
+
+describe("remote state sharing: runs read the state of the workspaces sharing theirs with the run's workspace", () => {
+  const agentCall = (path: string, body: unknown = {}) =>
+    exports.default.fetch(
+      new Request(`http://localhost/api/agent${path}`, {
+        method: "POST",
+        headers: { Authorization: "Bearer test-agent-token", "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+      }),
+    );
+  /** Claims every queued job of the default pool with a fresh operator agent. */
+  async function claimAll(): Promise<AgentJob[]> {
+    const registered = await agentCall("/register", { name: "settings" });
+    expect(registered.status).toBe(201);
+    const { id } = (await registered.json()) as { id: string };
+    const jobs: AgentJob[] = [];
+    for (;;) {
+      const res = await agentCall(`/agents/${id}/jobs/next?wait=0`);
+      if (res.status === 204) return jobs;
+      expect(res.status).toBe(200);
+      jobs.push((await res.json()) as AgentJob);
+    }
+  }
+  /** The token of a planning run of a new workspace of `org` (in `project` when given). */
+  async function runToken(org: string, project?: string): Promise<string> {
+    await claimAll();
+    const relationships = project ? { project: { data: { type: "projects", id: project } } } : undefined;
+    const ws = await createWorkspace(org, {}, undefined, relationships);
+    const stub = env.WORKSPACES.getByName(ws.id);
+    const r = await createRun(stub, await seedCv(stub));
+    const job = (await claimAll()).find((j) => j.run === r.id);
+    expect(job).toBeDefined();
+    return job!.token;
+  }
+  const STATE = JSON.stringify({
+    version: 4,
+    terraform_version: "1.11.4",
+    serial: 1,
+    lineage: "l-1",
+    outputs: { v: { value: "shared", type: "string" } },
+    resources: [],
+  });
+  /** A workspace with one state version. */
+  async function withState(org: string, attributes: Record<string, unknown> = {}, project?: string): Promise<string> {
+    const relationships = project ? { project: { data: { type: "projects", id: project } } } : undefined;
+    const ws = await createWorkspace(org, attributes, undefined, relationships);
+    await api("POST", `/workspaces/${ws.id}/actions/lock`);
+    const sv = await api("POST", `/workspaces/${ws.id}/state-versions`, {
+      body: { data: { type: "state-versions", attributes: { serial: 1, md5: SparkMD5.hash(STATE), lineage: "l-1", state: btoa(STATE) } } },
+    });
+    expect(sv.status).toBe(201);
+    await api("POST", `/workspaces/${ws.id}/actions/unlock`);
+    return ws.id;
+  }
+  /** What `terraform_remote_state` and `tfe_outputs` read with the run's token: 200s, or every one 404. */
+  async function reads(token: string, workspaceId: string): Promise<number[]> {
+    const t = { token };
+    const current = await api("GET", `/workspaces/${workspaceId}/current-state-version`, t);
+    const statuses = [
+      (await api("GET", `/workspaces/${workspaceId}`, t)).status,
+      current.status,
+      (await api("GET", `/workspaces/${workspaceId}/current-state-version-outputs`, t)).status,
+    ];
+    if (current.status === 200) {
+      const download = await exports.default.fetch(new Request(current.body.data.attributes["hosted-state-download-url"]));
+      expect(await download.text()).toBe(STATE);
+    }
+    return statuses;
+  }
+  const ALLOWED = [200, 200, 200];
+  const HIDDEN = [404, 404, 404];
+
+  it("global-remote-state: every run of the organisation reads it, and nothing else of it; off again, none does", async () => {
+    const org = await createOrg();
+    const shared = await withState(org, { "global-remote-state": true });
+    const token = await runToken(org);
+    expect(await reads(token, shared)).toEqual(ALLOWED);
+    // Only its state: not its runs, variables, lock or state writes.
+    const t = { token };
+    expect((await api("GET", `/workspaces/${shared}/runs`, t)).status).toBe(404);
+    expect((await api("GET", `/workspaces/${shared}/vars`, t)).status).toBe(404);
+    expect((await api("POST", `/workspaces/${shared}/actions/lock`, t)).status).toBe(404);
+    const write = await api("POST", `/workspaces/${shared}/state-versions`, {
+      ...t,
+      body: { data: { type: "state-versions", attributes: { serial: 2, md5: SparkMD5.hash(STATE), lineage: "l-1", state: btoa(STATE) } } },
+    });
+    expect(write.status).toBe(404);
+    // A run of another organisation reads none of it.
+    expect(await reads(await runToken(await createOrg()), shared)).toEqual(HIDDEN);
+
+    const off = await api("PATCH", `/workspaces/${shared}`, { body: { data: { type: "workspaces", attributes: { "global-remote-state": false } } } });
+    expect(off.status).toBe(200);
+    expect(await reads(token, shared)).toEqual(HIDDEN);
+  });
+
+  it("without sharing, only the workspaces on its remote-state consumer list read it", async () => {
+    const org = await createOrg();
+    const shared = await withState(org);
+    const consumerToken = await runToken(org);
+    const otherToken = await runToken(org);
+    expect(await reads(consumerToken, shared)).toEqual(HIDDEN);
+    // The consumer's workspace: the one its run token names.
+    const consumerWs = JSON.parse(atob(consumerToken.split(".")[1].replace(/-/g, "+").replace(/_/g, "/"))).w as string;
+    const added = await api("POST", `/workspaces/${shared}/relationships/remote-state-consumers`, {
+      body: { data: [{ type: "workspaces", id: consumerWs }] },
+    });
+    expect(added.status).toBe(204);
+    expect(await reads(consumerToken, shared)).toEqual(ALLOWED);
+    expect(await reads(otherToken, shared)).toEqual(HIDDEN);
+  });
+
+  it("project-remote-state: runs of the workspaces of its project read it, others not", async () => {
+    const org = await createOrg();
+    const project = await makeProject(org);
+    const shared = await withState(org, { "project-remote-state": true }, project);
+    expect(await reads(await runToken(org, project), shared)).toEqual(ALLOWED);
+    expect(await reads(await runToken(org), shared)).toEqual(HIDDEN);
+  });
 });
