@@ -151,6 +151,7 @@ export function queueRunForUpload(sql: SqlStorage, w: WorkspaceRecord, cv: Confi
     configurationVersionId: cv.id,
     options: { source: "tfe-configuration-version" },
     creator: cv.creator ?? { actor: null, canApply: false },
+    ...(cv.agentPoolId !== undefined ? { agentPoolId: cv.agentPoolId } : {}),
   });
   return isFailure(run) ? run : w;
 }

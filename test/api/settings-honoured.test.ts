@@ -4,7 +4,7 @@ import SparkMD5 from "spark-md5";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Job as AgentJob } from "../../agent/protocol";
-import { createOrg, createWorkspace, makeProject } from "../fixtures";
+import { createOrg, createWorkspace, makeAgentPool, makeProject } from "../fixtures";
 import { api, uniqueName } from "../helpers";
 import { createRun, seedCv } from "../do/runs.helpers";
 
@@ -203,5 +203,90 @@ describe("remote state sharing: runs read the state of the workspaces sharing th
     const shared = await withState(org, { "project-remote-state": true }, project);
     expect(await reads(await runToken(org, project), shared)).toEqual(ALLOWED);
     expect(await reads(await runToken(org), shared)).toEqual(HIDDEN);
+  });
+});
+
+describe("execution mode: a run executes where the workspace's mode says, inherited from its project or organisation", () => {
+  const agentCall = async (path: string, token: string, body: unknown = {}) =>
+    exports.default.fetch(
+      new Request(`http://localhost/api/agent${path}`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+      }),
+    );
+  /** The runs whose jobs an agent with this token can claim now (a fresh agent, claiming all of them). */
+  async function claimable(token: string): Promise<string[]> {
+    const registered = await agentCall("/register", token, { name: "mode" });
+    expect(registered.status).toBe(201);
+    const { id } = (await registered.json()) as { id: string };
+    const runs: string[] = [];
+    for (;;) {
+      const res = await agentCall(`/agents/${id}/jobs/next?wait=0`, token);
+      if (res.status === 204) return runs;
+      expect(res.status).toBe(200);
+      runs.push(((await res.json()) as AgentJob).run);
+    }
+  }
+  async function poolToken(poolId: string): Promise<string> {
+    const res = await api("POST", `/agent-pools/${poolId}/authentication-tokens`, {
+      body: { data: { type: "authentication-tokens", attributes: { description: "agent" } } },
+    });
+    expect(res.status).toBe(201);
+    return res.body.data.attributes.token;
+  }
+  const setDefault = async (org: string, mode: string, pool: string | null = null) => {
+    const res = await api("PATCH", `/organizations/${org}`, {
+      body: {
+        data: {
+          type: "organizations",
+          attributes: { "default-execution-mode": mode },
+          relationships: { "default-agent-pool": { data: pool ? { type: "agent-pools", id: pool } : null } },
+        },
+      },
+    });
+    expect(res.status).toBe(200);
+  };
+
+  it("an organisation's default agent mode sends an inheriting workspace's runs to its pool, not the operator's agents", async () => {
+    const org = await createOrg();
+    const pool = await makeAgentPool(org);
+    await setDefault(org, "agent", pool);
+    const ws = await createWorkspace(org);
+    expect(ws.attributes["execution-mode"]).toBe("agent");
+    await seedCv(env.WORKSPACES.getByName(ws.id));
+    await claimable("test-agent-token");
+    const created = await api("POST", "/runs", { body: runBody(ws.id) });
+    expect(created.status).toBe(201);
+    expect(await claimable("test-agent-token")).not.toContain(created.body.data.id);
+    expect(await claimable(await poolToken(pool))).toEqual([created.body.data.id]);
+  });
+
+  it("local execution, its own or inherited, queues no run: POST /runs is refused (422) and an upload queues none", async () => {
+    const org = await createOrg();
+    const own = await createWorkspace(org, { "execution-mode": "local" });
+    await seedCv(env.WORKSPACES.getByName(own.id));
+    const refused = await api("POST", "/runs", { body: runBody(own.id) });
+    expect(refused.status).toBe(422);
+    expect(refused.body.errors[0]).toMatchObject({ source: { pointer: "/data/relationships/workspace" } });
+    expect(refused.body.errors[0].detail).toMatch(/local execution/);
+    expect((await api("GET", `/workspaces/${own.id}/runs`)).body.data).toEqual([]);
+
+    await setDefault(org, "local");
+    const inheriting = await createWorkspace(org);
+    expect(inheriting.attributes["execution-mode"]).toBe("local");
+    const cv = await api("POST", `/workspaces/${inheriting.id}/configuration-versions`, {
+      body: { data: { type: "configuration-versions", attributes: { "auto-queue-runs": true } } },
+    });
+    expect(cv.status).toBe(201);
+    expect(cv.body.data.attributes["auto-queue-runs"]).toBe(false);
+    const put = await exports.default.fetch(new Request(cv.body.data.attributes["upload-url"], { method: "PUT", body: new Uint8Array([1, 2, 3]) }));
+    expect(put.status).toBe(200);
+    expect((await api("GET", `/workspaces/${inheriting.id}/runs`)).body.data).toEqual([]);
+    expect((await api("POST", "/runs", { body: runBody(inheriting.id) })).status).toBe(422);
+
+    // Back to remote by default: runs are queued again.
+    await setDefault(org, "remote");
+    expect((await api("POST", "/runs", { body: runBody(inheriting.id) })).status).toBe(201);
   });
 });
