@@ -1,6 +1,7 @@
 // Settings the API accepts and what each changes (docs/behaviour.md, "Settings"): a refused value is a 422 that
 // changes nothing; an honoured one is shown by its effect.
 import SparkMD5 from "spark-md5";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Job as AgentJob } from "../../agent/protocol";
@@ -288,5 +289,79 @@ describe("execution mode: a run executes where the workspace's mode says, inheri
     // Back to remote by default: runs are queued again.
     await setDefault(org, "remote");
     expect((await api("POST", "/runs", { body: runBody(inheriting.id) })).status).toBe(201);
+  });
+});
+
+describe("auto-destroy-at: the workspace's object queues a destroy run when it falls due", () => {
+  const STATE = JSON.stringify({
+    version: 4,
+    terraform_version: "1.11.4",
+    serial: 1,
+    lineage: "l-ad",
+    outputs: {},
+    resources: [
+      {
+        mode: "managed",
+        type: "null_resource",
+        name: "a",
+        provider: 'provider["registry.terraform.io/hashicorp/null"]',
+        instances: [{ attributes: { id: "1" } }],
+      },
+    ],
+  });
+  /** A workspace with a configuration version and a state managing one resource. */
+  async function managed(attributes: Record<string, unknown> = {}): Promise<string> {
+    const org = await createOrg();
+    const ws = await createWorkspace(org, attributes);
+    await seedCv(env.WORKSPACES.getByName(ws.id));
+    await api("POST", `/workspaces/${ws.id}/actions/lock`);
+    const sv = await api("POST", `/workspaces/${ws.id}/state-versions`, {
+      body: { data: { type: "state-versions", attributes: { serial: 1, md5: SparkMD5.hash(STATE), lineage: "l-ad", state: btoa(STATE) } } },
+    });
+    expect(sv.status).toBe(201);
+    await api("POST", `/workspaces/${ws.id}/actions/unlock`);
+    expect((await api("GET", `/workspaces/${ws.id}`)).body.data.attributes["resource-count"]).toBe(1);
+    return ws.id;
+  }
+  const schedule = (id: string, at: string | null) =>
+    api("PATCH", `/workspaces/${id}`, { body: { data: { type: "workspaces", attributes: { "auto-destroy-at": at } } } });
+  const alarmAt = (id: string) => runInDurableObject(env.WORKSPACES.getByName(id), (_o, state) => state.storage.getAlarm());
+  const runsOf = async (id: string) => (await api("GET", `/workspaces/${id}/runs`)).body.data as Array<{ attributes: Record<string, unknown> }>;
+
+  it("arms the object's alarm for a future time, and at the time queues a destroy that applies by itself, then unsets it", async () => {
+    const id = await managed();
+    const later = new Date(Date.now() + 3_600_000).toISOString();
+    expect((await schedule(id, later)).status).toBe(200);
+    expect(await alarmAt(id)).toBe(Date.parse(later));
+    // Not due yet: the alarm (run early) queues nothing.
+    await runDurableObjectAlarm(env.WORKSPACES.getByName(id));
+    expect(await runsOf(id)).toEqual([]);
+
+    const past = new Date(Date.now() - 1000).toISOString();
+    expect((await schedule(id, past)).status).toBe(200);
+    expect(await runDurableObjectAlarm(env.WORKSPACES.getByName(id))).toBe(true);
+    const runs = await runsOf(id);
+    expect(runs).toHaveLength(1);
+    expect(runs[0].attributes).toMatchObject({ "is-destroy": true, "auto-apply": true, status: "plan_queued" });
+    expect((await api("GET", `/workspaces/${id}`)).body.data.attributes["auto-destroy-at"]).toBeNull();
+    // Acted on once: another alarm queues nothing more.
+    await runDurableObjectAlarm(env.WORKSPACES.getByName(id));
+    expect(await runsOf(id)).toHaveLength(1);
+  });
+
+  it("queues nothing where there is nothing to destroy or no way to: no resources, destroy plans off, local execution", async () => {
+    const past = new Date(Date.now() - 1000).toISOString();
+    const org = await createOrg();
+    const empty = await createWorkspace(org, { "auto-destroy-at": past });
+    const off = await managed({ "allow-destroy-plan": false });
+    const local = await managed({ "execution-mode": "local" });
+    for (const id of [off, local]) expect((await schedule(id, past)).status).toBe(200);
+    for (const id of [empty.id, off, local]) {
+      await runDurableObjectAlarm(env.WORKSPACES.getByName(id));
+      expect(await runsOf(id), id).toEqual([]);
+      // Still shown as set (only a destroy run unsets it), and not armed again.
+      expect((await api("GET", `/workspaces/${id}`)).body.data.attributes["auto-destroy-at"]).toBe(past);
+      expect(await alarmAt(id)).toBeNull();
+    }
   });
 });
