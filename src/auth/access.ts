@@ -66,6 +66,14 @@ export interface OrgAccessOptions {
   ownerSettings?: boolean;
 }
 
+/** Whether a UI session outlived an organisation's `session-timeout` (idle) or `session-remember` (lifetime), in minutes. */
+export function sessionEnded(session: { createdAt: string; lastSeenAt: string }, attrs: Record<string, unknown>, nowMs: number): boolean {
+  const minutes = (k: string) => (typeof attrs[k] === "number" ? (attrs[k] as number) * 60_000 : null);
+  const idle = minutes("session-timeout");
+  const lifetime = minutes("session-remember");
+  return (idle !== null && nowMs - Date.parse(session.lastSeenAt) > idle) || (lifetime !== null && nowMs - Date.parse(session.createdAt) > lifetime);
+}
+
 export function buildOrgAccess(principal: Principal, organization: Organization, teams: AccessTeam[], opts: OrgAccessOptions = {}): OrgAccess | null {
   const isSiteAdmin = principal.kind === "user" && principal.isSiteAdmin;
   const isOrgToken = principal.kind === "organization" && principal.organizationId === organization.externalId;
@@ -85,6 +93,9 @@ export function buildOrgAccess(principal: Principal, organization: Organization,
   if (principal.kind === "user" && principal.tokenCreatedAt && typeof organization.userTokenTtlMs === "number") {
     if (Date.parse(principal.tokenCreatedAt) + organization.userTokenTtlMs <= Date.now()) throw ApiError.of("unauthorized");
   }
+  // A person's web UI session ends, in this organisation, once idle longer than its session-timeout or older than its
+  // session-remember (minutes; null: the service's own session lifetime alone).
+  if (principal.kind === "user" && principal.session && sessionEnded(principal.session, organization.attrs, Date.now())) throw ApiError.of("session_expired");
   if (!isSiteAdmin && !isOrgToken && !isRun && teams.length === 0) return null;
 
   let orgPermissions: OrgPermissions = { ...NO_ORG_PERMISSIONS };

@@ -12,6 +12,8 @@ export type Principal =
       tokenId: string | null;
       /** When the user's token was created (its organisations' token TTL policies count from it); absent: ADMIN_TOKEN. */
       tokenCreatedAt?: string;
+      /** A web UI session's start and last request: organisations' `session-remember` and `session-timeout` apply to it. */
+      session?: { createdAt: string; lastSeenAt: string };
     }
   | { kind: "team"; teamId: string; organizationId: string; organization: string; serviceUserId: string; tokenId: string }
   | { kind: "organization"; organizationId: string; organization: string; serviceUserId: string; tokenId: string }

@@ -58,8 +58,8 @@ function SettingsPage(props: {
       <form class="settings" method="post" action={orgPage(props.access.organization.name, "settings")}>
         <Input id="o-name" name="name" label="Name (renaming changes every address)" value={v("name")} />
         <Input id="o-email" name="email" label="Contact e-mail" value={v("email")} autocomplete="email" />
-        <Input id="o-timeout" name="session-timeout" label="Idle session timeout (minutes; empty: default)" value={v("session-timeout")} />
-        <Input id="o-remember" name="session-remember" label="Session lifetime (minutes; empty: default)" value={v("session-remember")} />
+        <Input id="o-timeout" name="session-timeout" label="Idle web session timeout (minutes; empty: none)" value={v("session-timeout")} />
+        <Input id="o-remember" name="session-remember" label="Web session lifetime (minutes; empty: the service's 12 hours)" value={v("session-remember")} />
         {select(
           "o-mode",
           "default-execution-mode",

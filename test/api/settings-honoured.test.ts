@@ -5,8 +5,9 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Job as AgentJob } from "../../agent/protocol";
-import { createOrg, createWorkspace, makeAgentPool, makeProject } from "../fixtures";
-import { api, uniqueName } from "../helpers";
+import { createOrg, createWorkspace, makeAgentPool, makeOwner, makeProject, makeUser } from "../fixtures";
+import { api, sha256, uniqueName } from "../helpers";
+import { signIn, ui } from "../ui-client";
 import { createRun, seedCv } from "../do/runs.helpers";
 
 const runBody = (workspaceId: string, attributes: Record<string, unknown> = {}) => ({
@@ -363,5 +364,63 @@ describe("auto-destroy-at: the workspace's object queues a destroy run when it f
       expect((await api("GET", `/workspaces/${id}`)).body.data.attributes["auto-destroy-at"]).toBe(past);
       expect(await alarmAt(id)).toBeNull();
     }
+  });
+});
+
+describe("session-timeout and session-remember: an organisation's limits on people's web UI sessions", () => {
+  const settings = (org: string, attributes: Record<string, unknown>) =>
+    api("PATCH", `/organizations/${org}`, { body: { data: { type: "organizations", attributes } } });
+  /** Moves a session's start and last request into the past, as if its cookie had been sent that long ago. */
+  const age = async (cookie: string, column: "created_at" | "last_seen_at", minutes: number) =>
+    env.DB.prepare(`UPDATE ui_sessions SET ${column} = ? WHERE id_hash = ?`)
+      .bind(new Date(Date.now() - minutes * 60_000).toISOString(), await sha256(cookie.slice("ws_session=".length)))
+      .run();
+  const sessionRow = async (cookie: string) =>
+    env.DB.prepare("SELECT created_at, last_seen_at FROM ui_sessions WHERE id_hash = ?")
+      .bind(await sha256(cookie.slice("ws_session=".length)))
+      .first<{ created_at: string; last_seen_at: string | null }>();
+
+  it("a session older than session-remember ends there (sign in again); another organisation's pages served it until then", async () => {
+    const strict = await createOrg();
+    const lax = await createOrg();
+    const user = await makeUser({ ownerOf: strict });
+    await makeOwner(user.id, lax);
+    expect((await settings(strict, { "session-remember": 60 })).status).toBe(200);
+    const cookie = await signIn(user.token);
+    await age(cookie, "created_at", 61);
+    expect((await ui("GET", `/app/${lax}/workspaces`, { cookie })).status).toBe(200);
+    const ended = await ui("GET", `/app/${strict}/workspaces`, { cookie });
+    expect(ended.status).toBe(303);
+    expect(ended.headers.get("Location")).toMatch(/^\/app\/session\/new/);
+    // Signed out: the session is gone everywhere, as a sign-out leaves it.
+    expect(await sessionRow(cookie)).toBeNull();
+    expect((await ui("GET", `/app/${lax}/workspaces`, { cookie })).status).toBe(303);
+    // API tokens have no session: the same user's token still reads the organisation.
+    expect((await api("GET", `/organizations/${strict}`, { token: user.token })).status).toBe(200);
+  });
+
+  it("a session idle longer than session-timeout ends; a request records its activity, and null lifts the limit", async () => {
+    const org = await createOrg();
+    const user = await makeUser({ ownerOf: org });
+    const cookie = await signIn(user.token);
+    await age(cookie, "last_seen_at", 10);
+    // No limit set: served, and the request is recorded as the session's last.
+    expect((await ui("GET", `/app/${org}/workspaces`, { cookie })).status).toBe(200);
+    for (let i = 0; i < 50 && Date.now() - Date.parse((await sessionRow(cookie))!.last_seen_at!) > 60_000; i++) await scheduler.wait(20);
+    expect(Date.now() - Date.parse((await sessionRow(cookie))!.last_seen_at!)).toBeLessThan(60_000);
+
+    expect((await settings(org, { "session-timeout": 5 })).status).toBe(200);
+    const fresh = await signIn(user.token);
+    await age(fresh, "last_seen_at", 4);
+    expect((await ui("GET", `/app/${org}/workspaces`, { cookie: fresh })).status).toBe(200);
+    const idle = await signIn(user.token);
+    await age(idle, "last_seen_at", 6);
+    expect((await ui("GET", `/app/${org}/workspaces`, { cookie: idle })).status).toBe(303);
+    expect(await sessionRow(idle)).toBeNull();
+
+    expect((await settings(org, { "session-timeout": null })).status).toBe(200);
+    const later = await signIn(user.token);
+    await age(later, "last_seen_at", 600);
+    expect((await ui("GET", `/app/${org}/workspaces`, { cookie: later })).status).toBe(200);
   });
 });
