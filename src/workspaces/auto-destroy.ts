@@ -7,8 +7,7 @@
  * unsets it after its auto-destroy run. Nothing is queued in local execution, while `allow-destroy-plan` is off,
  * without a configuration version, or with no managed resources; the due time still counts as acted on.
  */
-import type { Failure } from "../errors";
-import { fail } from "../errors";
+import { fail, type Failure } from "../errors";
 import { newId } from "../ids";
 import { createRun } from "../runs/runs.engine";
 import { AUTO_DESTROY_DURATION } from "./workspace.fields";
