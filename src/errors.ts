@@ -15,6 +15,8 @@ export interface ErrorObject {
  */
 export const ERRORS = {
   unauthorized: { status: 401, title: "unauthorized" },
+  /** A web UI session past the organisation's session-timeout or session-remember (the UI signs it out). */
+  session_expired: { status: 401, title: "unauthorized", detail: "Your session has ended under this organisation's session settings; sign in again" },
   not_found: { status: 404, title: "not found" },
   forbidden: { status: 403, title: "forbidden" },
   invalid_attribute: { status: 422, title: "invalid attribute" },

@@ -167,6 +167,7 @@ async function jobPayload(auth: AgentAuth, job: Job, origin: Origin): Promise<Ag
     organizationId: run.organizationId,
     phase: job.phase,
     claimId: job.claimId,
+    projectId: workspace.projectId,
   });
   return {
     run: run.id,

@@ -142,7 +142,10 @@ export const REQUIREMENTS = {
   },
 
   // ---- a workspace ----
-  "workspace.read": { summary: "read runs", holds: (_p, t) => (caps(t)?.runs ?? 0) >= 1 },
+  "workspace.read": {
+    summary: "read runs; a run token also the workspaces sharing their state with its own",
+    holds: (p, t) => (caps(t)?.runs ?? 0) >= 1 || (p.kind === "run" && (caps(t)?.stateVersions ?? 0) >= 1),
+  },
   "workspace.update": { summary: "workspace admin", holds: (_p, t) => !!caps(t)?.admin },
   "workspace.manage-tags": { summary: "workspace admin (can-manage-tags)", holds: (_p, t) => !!caps(t)?.admin },
   "workspace.lock": { summary: "lock and unlock (write, or custom workspace-locking)", holds: (_p, t) => !!caps(t)?.locking },

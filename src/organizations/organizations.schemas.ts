@@ -59,4 +59,6 @@ export const organizationAttributesInput = z.object({
   "user-tokens-enabled": z.boolean().optional(),
   "stacks-enabled": z.boolean().optional(),
   "max-ttl-enabled": z.boolean().optional(),
+  // Taken so that `true` is refused rather than ignored (the tfe provider sends false on every update).
+  "enforce-hyok": z.boolean().optional(),
 });

@@ -121,6 +121,7 @@ export function createRun(sql: SqlStorage, w: WorkspaceRecord, input: CreateRunI
     workspaceId: w.id,
     organizationId: w.organizationId,
     workspaceAutoApply: w.settings["auto-apply"],
+    allowDestroyPlan: w.settings["allow-destroy-plan"],
     configurationVersion: cv,
   });
   if (isFailure(run)) return run;
@@ -150,6 +151,7 @@ export function queueRunForUpload(sql: SqlStorage, w: WorkspaceRecord, cv: Confi
     configurationVersionId: cv.id,
     options: { source: "tfe-configuration-version" },
     creator: cv.creator ?? { actor: null, canApply: false },
+    ...(cv.agentPoolId !== undefined ? { agentPoolId: cv.agentPoolId } : {}),
   });
   return isFailure(run) ? run : w;
 }

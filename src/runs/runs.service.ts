@@ -10,7 +10,7 @@ import { ApiError, unwrap, type Result } from "../errors";
 import { newId, nowIso, randomBase62 } from "../ids";
 import type { Page } from "../jsonapi/document";
 import { LIMITS } from "../limits";
-import { loadScope, mutateAs, readById, readRef, type Readable, type WorkspaceRef, type WorkspaceScope } from "../workspaces/workspaces.service";
+import { executionOf, loadScope, mutateAs, readById, readRef, type Readable, type WorkspaceRef, type WorkspaceScope } from "../workspaces/workspaces.service";
 import { requireOrgAccess } from "../auth/access";
 import { parseDoc, workspaceDocsByIds, workspaceDocsByNames } from "../workspaces/workspaces.d1";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
@@ -111,6 +111,9 @@ function optionsOf(a: NonNullable<CreateRunBody["data"]["attributes"]>): Partial
   return o;
 }
 
+/** Why a run cannot be queued in a workspace whose (effective) execution mode is `local`. */
+export const LOCAL_EXECUTION = "The workspace uses local execution: Terraform runs where it is invoked and only stores its state here, so no run is queued";
+
 /** POST /runs: queues a run in the workspace (queue plans; destroy plans also need runs.destroy). */
 export async function createRun(caller: Caller, body: CreateRunBody): Promise<RunRead> {
   const attributes = body.data.attributes ?? {};
@@ -122,12 +125,16 @@ export async function createRun(caller: Caller, body: CreateRunBody): Promise<Ru
     // Only after authorising: who may not queue runs here learns nothing of the request's shape.
     if (attributes["terraform-version"] && attributes["plan-only"] !== true)
       throw ApiError.of("invalid_attribute", { detail: "terraform-version is only valid for plan-only runs", pointer: `${A}/terraform-version` });
+    // Its jobs go where the workspace's execution mode says, inherited from its project or organisation included.
+    const exec = executionOf(r);
+    if (exec.mode === "local") throw ApiError.of("invalid_attribute", { detail: LOCAL_EXECUTION, pointer: "/data/relationships/workspace" });
     return runsStub(caller.env, r.record.id).createRun({
       id,
       now: nowIso(),
       configurationVersionId: cvId,
       options: optionsOf(attributes),
       creator: runActor(caller, r),
+      agentPoolId: exec.agentPoolId,
       guard,
     });
   });

@@ -13,7 +13,7 @@ import { HTTPException } from "hono/http-exception";
 import { matchedRoutes } from "hono/route";
 import { hopsOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
-import { ApiError } from "../errors";
+import { ApiError, ERRORS } from "../errors";
 import { hopsHeader } from "../hops";
 import { pageOf } from "../jsonapi/schemas";
 import { listCallerOrganizations } from "../organizations/organizations.service";
@@ -28,7 +28,7 @@ import { UI_CSS } from "./ui.css";
 import { ErrorPage } from "./ui.layout";
 import { OrganizationsPage, ProjectsPage, SignInPage, WorkspaceListPage, type ListItem } from "./ui.pages";
 import { page, UI_ROUTE_ACTIONS } from "./ui.requirements";
-import { pageAfterSignIn, principalOfSession, SESSION_COOKIE, sessionCookieOptions, signIn, signOut } from "./ui.session";
+import { pageAfterSignIn, principalOfSession, SESSION_COOKIE, sessionCookieOptions, signIn, signOut, touchedSession } from "./ui.session";
 import { passwordUi } from "./ui.password";
 import { organizationUi } from "./ui.organization";
 import { runsUi } from "./ui.runs";
@@ -41,6 +41,9 @@ const PUBLIC = new Set(["/app/ui.css", "/app/session/new", "/app/session", "/app
 const isPublic = (path: string) => PUBLIC.has(path) || path.startsWith("/app/password/");
 
 export const ui = new Hono<AppEnv>();
+
+/** Requests whose session an organisation's session settings ended: sent to sign in, having rightly authorised nothing. */
+const SESSION_ENDED = new WeakSet<object>();
 
 ui.use("*", async (c, next) => {
   const hops = hopsOf(c);
@@ -70,6 +73,8 @@ ui.use("*", async (c, next) => {
   const authz = { authorized: new Set<string>() };
   c.set("authz", authz);
   await next();
+  // Not in the page's path: the session's activity is recorded after it (an organisation's idle timeout reads it).
+  if (sessionId) c.executionCtx.waitUntil(touchedSession(c.env, sessionId, session.principal).catch(() => undefined));
   // A cached session is rechecked in the page's first round trip (or now, if it made none): when its token no
   // longer stands, whatever the page answered gives way to signing in again.
   if (
@@ -90,7 +95,7 @@ ui.use("*", async (c, next) => {
   const method = c.req.method === "HEAD" ? "GET" : c.req.method;
   const route = matchedRoutes(c)[c.req.routeIndex];
   const declared = route?.method === method ? UI_ROUTE_ACTIONS[`${method} ${route.path}`] : undefined;
-  if (c.res.status < 400 && declared !== "authenticated" && !(declared && authz.authorized.has(declared))) {
+  if (c.res.status < 400 && declared !== "authenticated" && !(declared && authz.authorized.has(declared)) && !SESSION_ENDED.has(c)) {
     console.log(
       JSON.stringify({
         level: "error",
@@ -209,8 +214,15 @@ ui.route("/", statesUi);
 
 ui.all("*", (c) => c.html(<ErrorPage principal={c.get("principal")} status={404} title="Not found" />, 404));
 
-ui.onError((err, c) => {
+ui.onError(async (err, c) => {
   const principal = c.get("principal");
+  // The organisation's session settings ended this session (src/auth/access.ts): sign it out, and in again from here.
+  if (err instanceof ApiError && err.status === 401 && err.errors[0]?.detail === ERRORS.session_expired.detail) {
+    await signOut(c.env, getCookie(c, SESSION_COOKIE));
+    deleteCookie(c, SESSION_COOKIE, { path: "/app" });
+    SESSION_ENDED.add(c);
+    return c.redirect(signInPath(c), 303);
+  }
   if (err instanceof HTTPException) {
     const title = err.status === 403 ? "Forbidden" : "Request refused";
     return c.html(<ErrorPage principal={principal} status={err.status} title={title} detail={err.message || undefined} />, err.status);

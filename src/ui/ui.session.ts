@@ -12,7 +12,16 @@ import { cachedPrincipal, rememberPrincipal, TokenGate } from "../auth/principal
 import type { Bindings } from "../env";
 import { type Hops, traced } from "../hops";
 import { nowIso, randomBase62, sha256Hex } from "../ids";
-import { deleteExpiredSessions, deleteSession, insertSession, sessionByIdHash, sessionByIdHashStatement, sessionOf, type Session } from "./ui.sessions.d1";
+import {
+  deleteExpiredSessions,
+  deleteSession,
+  insertSession,
+  sessionByIdHash,
+  sessionByIdHashStatement,
+  sessionOf,
+  touchSession,
+  type Session,
+} from "./ui.sessions.d1";
 
 export const SESSION_COOKIE = "ws_session";
 /** A session lasts at most this long, whatever the token's own expiry (which is checked on every request too). */
@@ -66,17 +75,38 @@ export async function signInAsUser(env: Bindings, userId: string): Promise<strin
   return id;
 }
 
+/** A session's last request is recorded when the one before is older than this (the idle timeouts are in minutes). */
+export const SESSION_TOUCH_MS = 30_000;
+
 /**
  * The principal a session stands for now: none when it expired, or its token no longer stands, or its password user
- * is gone. A password session's principal is the one that user's own token gives (without a token id).
+ * is gone. A password session's principal is the one that user's own token gives (without a token id). A person's
+ * principal carries the session's times, for the organisations' session settings (src/auth/access.ts).
  */
 function principalStandingFor(session: Session | null): Principal | null {
   if (!session || Date.parse(session.expiresAt) <= Date.now()) return null;
+  const times = { createdAt: session.createdAt, lastSeenAt: session.lastSeenAt };
   if (session.userId !== null) {
     const u = session.user;
-    return u ? { kind: "user", userId: u.id, username: u.username, isSiteAdmin: u.isSiteAdmin, tokenId: null } : null;
+    return u ? { kind: "user", userId: u.id, username: u.username, isSiteAdmin: u.isSiteAdmin, tokenId: null, session: times } : null;
   }
-  return principalOfToken(session.token);
+  const p = principalOfToken(session.token);
+  return p?.kind === "user" ? { ...p, session: times } : p;
+}
+
+/**
+ * Records this request as the session's last (after the page: the organisations' idle timeout counted from the one
+ * before), when the recorded one is older than SESSION_TOUCH_MS; this isolate's cached principal follows.
+ */
+export async function touchedSession(env: Bindings, sessionId: string, principal: Principal): Promise<void> {
+  if (principal.kind !== "user" || !principal.session) return;
+  const now = Date.now();
+  if (now - Date.parse(principal.session.lastSeenAt) < SESSION_TOUCH_MS) return;
+  const idHash = await sha256Hex(sessionId);
+  const at = new Date(now).toISOString();
+  await touchSession(env.DB.withSession("first-primary"), idHash, at);
+  const key = `session:${idHash}`;
+  if (cachedPrincipal(key)) rememberPrincipal(key, { ...principal, session: { ...principal.session, lastSeenAt: at } });
 }
 
 /**

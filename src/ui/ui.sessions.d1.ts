@@ -8,6 +8,9 @@ import { AUTH_TOKEN_COLUMNS, AUTH_TOKEN_JOINS, authTokenOf, type AuthToken } fro
  */
 export interface Session {
   tokenHash: string | null;
+  createdAt: string;
+  /** The last request's time, to the half minute (its start when none since). */
+  lastSeenAt: string;
   expiresAt: string;
   token: AuthToken | null;
   userId: string | null;
@@ -16,6 +19,8 @@ export interface Session {
 
 interface SessionRow {
   session_token_hash: string | null;
+  session_created_at: string;
+  session_last_seen_at: string | null;
   session_expires_at: string;
   session_user_id: string | null;
   session_username: string | null;
@@ -30,7 +35,15 @@ export function sessionOf(row: unknown): Session | null {
     r.session_user_id && r.session_username !== null
       ? { id: r.session_user_id, username: r.session_username, isSiteAdmin: r.session_is_site_admin === 1 }
       : null;
-  return { tokenHash: r.session_token_hash, expiresAt: r.session_expires_at, token: authTokenOf(r), userId: r.session_user_id, user };
+  return {
+    tokenHash: r.session_token_hash,
+    createdAt: r.session_created_at,
+    lastSeenAt: r.session_last_seen_at ?? r.session_created_at,
+    expiresAt: r.session_expires_at,
+    token: authTokenOf(r),
+    userId: r.session_user_id,
+    user,
+  };
 }
 
 /** A session standing for an API token (`tokenHash`) or for a user signed in with a password (`userId`). */
@@ -54,7 +67,8 @@ export async function insertSession(
 export function sessionByIdHashStatement(db: Db, idHash: string): D1PreparedStatement {
   return db
     .prepare(
-      `SELECT s.token_hash AS session_token_hash, s.expires_at AS session_expires_at, s.user_id AS session_user_id,
+      `SELECT s.token_hash AS session_token_hash, s.created_at AS session_created_at, s.last_seen_at AS session_last_seen_at,
+         s.expires_at AS session_expires_at, s.user_id AS session_user_id,
          pu.username AS session_username, pu.is_site_admin AS session_is_site_admin, ${AUTH_TOKEN_COLUMNS}
        FROM ui_sessions s LEFT JOIN tokens k ON k.token_hash = s.token_hash ${AUTH_TOKEN_JOINS}
        LEFT JOIN users pu ON pu.id = s.user_id
@@ -65,6 +79,11 @@ export function sessionByIdHashStatement(db: Db, idHash: string): D1PreparedStat
 
 export async function sessionByIdHash(db: Db, idHash: string): Promise<Session | null> {
   return sessionOf(await sessionByIdHashStatement(db, idHash).first());
+}
+
+/** Records a session's request (the organisations' idle timeout counts from it). */
+export async function touchSession(db: Db, idHash: string, now: string): Promise<void> {
+  await db.prepare("UPDATE ui_sessions SET last_seen_at = ? WHERE id_hash = ?").bind(now, idHash).run();
 }
 
 export async function deleteSession(db: Db, idHash: string): Promise<void> {

@@ -75,8 +75,6 @@ function Refused(props: { refusal?: Refusal; form: FormName; what: string }) {
 
 const EXECUTION_MODES = ["remote", "local", "agent"];
 const OPTION_LABELS = [
-  ["queue-all-runs", "Queue all runs"],
-  ["speculative-enabled", "Speculative plans on pull requests"],
   ["allow-destroy-plan", "Allow destroy plans"],
   ["structured-run-output-enabled", "Structured run output"],
 ] as const;

@@ -219,8 +219,11 @@ function settingsAttributes(form: Form): Record<string, unknown> {
   return attributes;
 }
 
-/** The settings form's checkboxes beside auto-apply. */
-export const SETTINGS_OPTIONS = ["queue-all-runs", "speculative-enabled", "allow-destroy-plan", "structured-run-output-enabled"] as const;
+/**
+ * The settings form's checkboxes beside auto-apply: only what changes what this service does (queue-all-runs and
+ * speculative-enabled act on VCS runs, which this service does not have yet: docs/behaviour.md, "Settings").
+ */
+export const SETTINGS_OPTIONS = ["allow-destroy-plan", "structured-run-output-enabled"] as const;
 
 page(workspaceUi, "post", "/:organization/workspaces/:name/settings", "workspace.update", async (c) => {
   const form = await c.req.parseBody();

@@ -2,7 +2,8 @@ import { DurableObject } from "cloudflare:workers";
 import type { Bindings } from "../env";
 import { fail, ok, type Failure, type Result } from "../errors";
 import { applySettings, checkName, isFailure } from "./workspace.rules";
-import { indexDeleteStatements, indexUpsertStatements, tagRowsJson } from "./workspaces.d1";
+import { indexDeleteStatements, indexUpsertStatements, inheritedExecution, tagRowsJson } from "./workspaces.d1";
+import { autoDestroyDue, fireAutoDestroy } from "./auto-destroy";
 import type { CreateInput, Faults, Guard, LockHolder, UpdateInput, WorkspaceRecord, DataRetentionPolicy } from "./workspace.types";
 import { checkSafeDelete, forceUnlock, lock, unlock } from "./lock.rules";
 import { initialRecord, upgradeRecord } from "./workspace.record";
@@ -938,8 +939,8 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
       runs.map((r) => ({ id: r.row.id, version: r.row.version })),
     );
     // Nothing left to drain: the alarm armed by the commit is moot (same synchronous section as the check), unless
-    // a job's lease needs it.
-    this.armForLeases();
+    // a job's lease or an automatic destroy needs it.
+    this.armForLeases(latest.op === "delete" ? null : record);
     if (latest.op === "delete") {
       // D1 has the delete: keep only the tombstone so the id can never be recreated.
       sql.exec(
@@ -954,20 +955,34 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
   }
 
   /**
-   * With the outbox drained, the alarm serves the earliest job lease (or nothing). While index writes are pending
-   * the flush owns the alarm: it fires before any lease runs out or soon after, and this runs again once it drains.
+   * With the outbox drained, the alarm serves the earliest job lease or automatic destroy (or nothing). While index
+   * writes are pending the flush owns the alarm: it fires before any lease runs out or soon after, and this runs again
+   * once it drains. `record`: the workspace as last committed (read when not given).
    */
-  private armForLeases(): void {
+  private armForLeases(record?: WorkspaceRecord | null): void {
     const sql = this.ctx.storage.sql;
     if (sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n > 0) return;
     const lease = earliestLease(sql);
-    if (lease === null) void this.ctx.storage.deleteAlarm();
-    else void this.ctx.storage.setAlarm(lease);
+    const w = record === undefined ? this.live() : record;
+    const due = w && !isFailure(w) ? autoDestroyDue(w) : null;
+    const at = lease === null ? due : due === null ? lease : Math.min(lease, due);
+    if (at === null) void this.ctx.storage.deleteAlarm();
+    else void this.ctx.storage.setAlarm(at);
+  }
+
+  /** The alarm's part for automatic destroy (src/workspaces/auto-destroy.ts), with the execution defaults it inherits. */
+  private async autoDestroy(): Promise<void> {
+    const w = this.live();
+    if (isFailure(w) || (autoDestroyDue(w) ?? Number.POSITIVE_INFINITY) > Date.now()) return;
+    // An organisation gone (its workspaces answer 404) runs nothing: the due time is only marked as acted on.
+    const defaults = (await inheritedExecution(this.env.DB, w.organizationId, w.projectId)) ?? { executionMode: "local" as const, agentPoolId: null };
+    await this.mutate({}, (current) => fireAutoDestroy(this.ctx.storage.sql, current, defaults, Date.now()));
   }
 
   async alarm(): Promise<void> {
     await this.flush(undefined);
     await this.expireJobLeases();
+    await this.autoDestroy();
     const left = this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n;
     if (left > 0 && (await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + RETRY_BASE_MS);
     else if (left === 0) this.armForLeases();
