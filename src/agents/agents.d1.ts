@@ -91,10 +91,22 @@ export async function findPresentAgent(db: Db, id: string, goneBefore: string): 
   return row ? toAgent(row) : null;
 }
 
-/** A claim: the agent is busy, and the pool has served the job's organisation now (its turn, migration 0029). */
-export async function recordClaim(db: Db, claim: { agentId: string; poolId: string | null; organizationId: string; at: string }): Promise<void> {
+/**
+ * A claim: the agent is busy with the job (its current jobs, migration 0030), and the pool has served the job's
+ * organisation now (its turn, migration 0029).
+ */
+export async function recordClaim(
+  db: Db,
+  claim: { agentId: string; poolId: string | null; organizationId: string; at: string; job: { runId: string; phase: string; workspaceId: string } },
+): Promise<void> {
   await db.batch([
     db.prepare("UPDATE agents SET status = 'busy', last_ping_at = ? WHERE id = ?").bind(claim.at, claim.agentId),
+    db
+      .prepare(
+        `INSERT INTO agent_jobs (agent_id, run_id, phase, workspace_id, organization_id, claimed_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (agent_id, run_id, phase) DO UPDATE SET claimed_at = excluded.claimed_at`,
+      )
+      .bind(claim.agentId, claim.job.runId, claim.job.phase, claim.job.workspaceId, claim.organizationId, claim.at),
     db
       .prepare(
         `INSERT INTO agent_pool_turns (pool_key, organization_id, last_claimed_at) VALUES (coalesce(?, ''), ?, ?)
@@ -104,12 +116,49 @@ export async function recordClaim(db: Db, claim: { agentId: string; poolId: stri
   ]);
 }
 
-/** Records a ping: the reported status (when given), the address it came from, the time. */
+/** Records a ping: the reported status (when given), the address it came from, the time. Idle or exited: it holds no job. */
 export async function touchAgent(db: Db, id: string, ping: { status?: AgentStatus; ipAddress: string | null; at: string }): Promise<void> {
-  await db
+  const update = db
     .prepare("UPDATE agents SET status = coalesce(?, status), ip_address = coalesce(?, ip_address), last_ping_at = ? WHERE id = ?")
-    .bind(ping.status ?? null, ping.ipAddress, ping.at, id)
-    .run();
+    .bind(ping.status ?? null, ping.ipAddress, ping.at, id);
+  if (ping.status === "idle" || ping.status === "exited") {
+    await db.batch([update, db.prepare("DELETE FROM agent_jobs WHERE agent_id = ?").bind(id)]);
+  } else await update.run();
+}
+
+/** The job's phase ended (its finish was reported): no agent holds it any more. */
+export async function releaseJob(db: Db, runId: string, phase: string): Promise<void> {
+  await db.prepare("DELETE FROM agent_jobs WHERE run_id = ? AND phase = ?").bind(runId, phase).run();
+}
+
+/** A job an agent holds now. */
+export interface HeldJob {
+  agentId: string;
+  runId: string;
+  phase: string;
+  workspaceId: string;
+  organizationId: string;
+  claimedAt: string;
+}
+
+/** The jobs these agents hold now, oldest claim first. */
+export async function heldJobs(db: Db, agentIds: string[]): Promise<HeldJob[]> {
+  if (agentIds.length === 0) return [];
+  const rows = await db
+    .prepare(
+      `SELECT agent_id, run_id, phase, workspace_id, organization_id, claimed_at FROM agent_jobs
+       WHERE agent_id IN (SELECT value FROM json_each(?)) ORDER BY claimed_at, run_id`,
+    )
+    .bind(JSON.stringify(agentIds))
+    .all<{ agent_id: string; run_id: string; phase: string; workspace_id: string; organization_id: string; claimed_at: string }>();
+  return rows.results.map((r) => ({
+    agentId: r.agent_id,
+    runId: r.run_id,
+    phase: r.phase,
+    workspaceId: r.workspace_id,
+    organizationId: r.organization_id,
+    claimedAt: r.claimed_at,
+  }));
 }
 
 /**

@@ -5,6 +5,7 @@
 import type { Capabilities, OrgAccess } from "../auth/permissions";
 import type { Principal } from "../auth/principal";
 import { allows, authorize, type Action } from "../auth/requirements";
+import { requireUsableVersion } from "../terraform-versions/terraform-versions.service";
 import type { Caller } from "../caller";
 import { ApiError, unwrap, type Result } from "../errors";
 import { newId, nowIso, randomBase62 } from "../ids";
@@ -122,6 +123,7 @@ export async function createRun(caller: Caller, body: CreateRunBody): Promise<Ru
     // Only after authorising: who may not queue runs here learns nothing of the request's shape.
     if (attributes["terraform-version"] && attributes["plan-only"] !== true)
       throw ApiError.of("invalid_attribute", { detail: "terraform-version is only valid for plan-only runs", pointer: `${A}/terraform-version` });
+    if (attributes["terraform-version"]) await requireUsableVersion(caller, attributes["terraform-version"], `${A}/terraform-version`);
     return runsStub(caller.env, r.record.id).createRun({
       id,
       now: nowIso(),
