@@ -81,7 +81,7 @@ afterAll(async () => {
 /** Publishes a release at /<version>/: its zip, SHA256SUMS naming it and the signature (`signWith` null: none). */
 async function publish(
   version: string,
-  opts: { zip?: Buffer; sumsSha?: string; signWith?: openpgp.PrivateKey | null; then?: string } = {},
+  opts: { zip?: Buffer; sumsSha?: string; signWith?: openpgp.PrivateKey | null; exec?: string } = {},
 ): Promise<JobTerraform> {
   const zip = opts.zip ?? releaseZip(dir, version, opts.exec);
   const name = `terraform_${version}_linux_${ARCH}.zip`;
