@@ -131,7 +131,7 @@ export async function releaseJob(db: Db, runId: string, phase: string): Promise<
   await db.prepare("DELETE FROM agent_jobs WHERE run_id = ? AND phase = ?").bind(runId, phase).run();
 }
 
-/** A job an agent holds now. */
+/** A job an agent holds now, with the names its run page is found by (null when the workspace is gone). */
 export interface HeldJob {
   agentId: string;
   runId: string;
@@ -139,6 +139,8 @@ export interface HeldJob {
   workspaceId: string;
   organizationId: string;
   claimedAt: string;
+  workspaceName: string | null;
+  organizationName: string | null;
 }
 
 /** The jobs these agents hold now, oldest claim first. */
@@ -146,11 +148,21 @@ export async function heldJobs(db: Db, agentIds: string[]): Promise<HeldJob[]> {
   if (agentIds.length === 0) return [];
   const rows = await db
     .prepare(
-      `SELECT agent_id, run_id, phase, workspace_id, organization_id, claimed_at FROM agent_jobs
-       WHERE agent_id IN (SELECT value FROM json_each(?)) ORDER BY claimed_at, run_id`,
+      `SELECT j.agent_id, j.run_id, j.phase, j.workspace_id, j.organization_id, j.claimed_at, w.name AS workspace_name, o.name AS organization_name
+       FROM agent_jobs j LEFT JOIN workspaces w ON w.id = j.workspace_id LEFT JOIN organizations o ON o.external_id = j.organization_id
+       WHERE j.agent_id IN (SELECT value FROM json_each(?)) ORDER BY j.claimed_at, j.run_id`,
     )
     .bind(JSON.stringify(agentIds))
-    .all<{ agent_id: string; run_id: string; phase: string; workspace_id: string; organization_id: string; claimed_at: string }>();
+    .all<{
+      agent_id: string;
+      run_id: string;
+      phase: string;
+      workspace_id: string;
+      organization_id: string;
+      claimed_at: string;
+      workspace_name: string | null;
+      organization_name: string | null;
+    }>();
   return rows.results.map((r) => ({
     agentId: r.agent_id,
     runId: r.run_id,
@@ -158,6 +170,8 @@ export async function heldJobs(db: Db, agentIds: string[]): Promise<HeldJob[]> {
     workspaceId: r.workspace_id,
     organizationId: r.organization_id,
     claimedAt: r.claimed_at,
+    workspaceName: r.workspace_name,
+    organizationName: r.organization_name,
   }));
 }
 
@@ -165,13 +179,25 @@ export async function heldJobs(db: Db, agentIds: string[]): Promise<HeldJob[]> {
  * One page of a pool's agents, oldest first, those that pinged at or after `since` (at least: not gone); and how
  * many match.
  */
-export async function poolAgents(db: Db, poolId: string, since: string, page: Page): Promise<{ agents: Agent[]; total: number }> {
-  const where = "agent_pool_id = ?1 AND last_ping_at >= ?2";
+export async function poolAgents(db: Db, poolId: string | null, since: string, page: Page): Promise<{ agents: Agent[]; total: number }> {
+  // `IS`: the default pool's agents have no pool id.
+  const where = "agent_pool_id IS ?1 AND last_ping_at >= ?2";
   const [total, rows] = await db.batch([
     db.prepare(`SELECT count(*) AS n FROM agents WHERE ${where}`).bind(poolId, since),
     db
       .prepare(`SELECT ${COLUMNS} FROM agents WHERE ${where} ORDER BY created_at, id LIMIT ?3 OFFSET ?4`)
       .bind(poolId, since, page.size, (page.number - 1) * page.size),
+  ]);
+  return { agents: ((rows?.results ?? []) as AgentRow[]).map(toAgent), total: ((total?.results?.[0] ?? { n: 0 }) as { n: number }).n };
+}
+
+/** One page of every pool's agents (the default pool's first), those that pinged at or after `since`; and how many. */
+export async function allAgents(db: Db, since: string, page: Page): Promise<{ agents: Agent[]; total: number }> {
+  const [total, rows] = await db.batch([
+    db.prepare("SELECT count(*) AS n FROM agents WHERE last_ping_at >= ?1").bind(since),
+    db
+      .prepare(`SELECT ${COLUMNS} FROM agents WHERE last_ping_at >= ?1 ORDER BY agent_pool_id IS NOT NULL, agent_pool_id, created_at, id LIMIT ?2 OFFSET ?3`)
+      .bind(since, page.size, (page.number - 1) * page.size),
   ]);
   return { agents: ((rows?.results ?? []) as AgentRow[]).map(toAgent), total: ((total?.results?.[0] ?? { n: 0 }) as { n: number }).n };
 }

@@ -872,6 +872,7 @@ const ROWS: Row[] = [
     }),
   ),
   { method: "GET", route: "/api/v2/admin/consistency", ok: 200, make: async () => ({ path: "/admin/consistency?page%5Bsize%5D=5" }) },
+  { method: "GET", route: "/api/v2/admin/agents", ok: 200, make: async () => ({ path: "/admin/agents" }) },
   { method: "GET", route: "/api/v2/admin/terraform-versions", ok: 200, make: async () => ({ path: "/admin/terraform-versions" }) },
   { method: "POST", route: "/api/v2/admin/terraform-versions", ok: 201, make: async () => ({ path: "/admin/terraform-versions", body: tfVersionBody() }) },
   ...(["GET", "PATCH", "DELETE"] as const).map(
