@@ -30,7 +30,7 @@ export const finishBody = z.object({
   resourceImports: count,
   terraformVersion: z
     .string()
-    .regex(/^\d{1,9}\.\d{1,9}\.\d{1,9}(-[0-9A-Za-z.-]{1,64})?$/)
+    .regex(/^\d{1,20}\.\d{1,20}\.\d{1,20}(-[0-9A-Za-z.-]{1,64})?$/)
     .optional(),
 });
 export type FinishBody = z.infer<typeof finishBody>;

@@ -4,27 +4,30 @@
  * `latest`) to one listed version, and reading a releases index (HashiCorp's `index.json` shape) and its SHA256SUMS.
  */
 
-/** A parsed version: three numeric segments (missing ones are 0), the pre-release, and how many segments were written. */
+/**
+ * A parsed version: three numeric segments (missing ones are 0; bigints, as go-tfe's tests list versions such as
+ * `1.0.5577006791947779410`), the pre-release, and how many segments were written.
+ */
 export interface Version {
-  segments: [number, number, number];
+  segments: [bigint, bigint, bigint];
   prerelease: string;
   specified: number;
 }
 
-const VERSION = /^v?(\d{1,9})(?:\.(\d{1,9}))?(?:\.(\d{1,9}))?(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$/;
+const VERSION = /^v?(\d{1,20})(?:\.(\d{1,20}))?(?:\.(\d{1,20}))?(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$/;
 
 export function parseVersion(text: string): Version | null {
   const m = VERSION.exec(text.trim());
   if (!m) return null;
   return {
-    segments: [Number(m[1]), Number(m[2] ?? 0), Number(m[3] ?? 0)],
+    segments: [BigInt(m[1]), BigInt(m[2] ?? 0), BigInt(m[3] ?? 0)],
     prerelease: m[4] ?? "",
     specified: m[3] !== undefined ? 3 : m[2] !== undefined ? 2 : 1,
   };
 }
 
 /** A version an admin may list: `N.N.N` or `N.N.N-name` (the admin API's documented shape). */
-export const LISTABLE_VERSION = /^\d{1,9}\.\d{1,9}\.\d{1,9}(-[0-9A-Za-z.-]{1,64})?$/;
+export const LISTABLE_VERSION = /^\d{1,20}\.\d{1,20}\.\d{1,20}(-[0-9A-Za-z.-]{1,64})?$/;
 
 function comparePrerelease(a: string, b: string): number {
   if (a === b) return 0;
@@ -35,8 +38,8 @@ function comparePrerelease(a: string, b: string): number {
   for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
     if (pa[i] === undefined) return -1;
     if (pb[i] === undefined) return 1;
-    const na = /^\d+$/.test(pa[i]) ? Number(pa[i]) : null;
-    const nb = /^\d+$/.test(pb[i]) ? Number(pb[i]) : null;
+    const na = /^\d{1,20}$/.test(pa[i]) ? BigInt(pa[i]) : null;
+    const nb = /^\d{1,20}$/.test(pb[i]) ? BigInt(pb[i]) : null;
     if (na !== null && nb !== null) {
       if (na !== nb) return na < nb ? -1 : 1;
     } else if (na !== null) return -1;
@@ -58,8 +61,8 @@ export function compareVersions(a: Version, b: Version): number {
 export function sortKey(text: string): string {
   const v = parseVersion(text);
   if (!v) return "";
-  const pad = (n: number) => String(n).padStart(9, "0");
-  const pre = v.prerelease.replace(/\d+/g, (d) => d.padStart(9, "0"));
+  const pad = (n: bigint) => String(n).padStart(20, "0");
+  const pre = v.prerelease.replace(/\d+/g, (d) => d.padStart(20, "0"));
   return `${v.segments.map(pad).join(".")}${v.prerelease ? `-${pre}` : "~"}`;
 }
 
