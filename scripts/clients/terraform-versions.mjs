@@ -90,7 +90,12 @@ output "greeting" {
     );
     return wd;
   };
-  const latestRun = async (wsId) => (await api("GET", `/workspaces/${wsId}/runs?page%5Bsize%5D=1`)).data[0];
+  // The run a command started, by the run page address Terraform prints.
+  const runOf = async (result) => {
+    const id = /\/runs\/(run-[A-Za-z0-9]+)/.exec(result.out)?.[1];
+    check(id, `no run address in the output of \`${result.cmd}\``);
+    return (await api("GET", `/runs/${id}`)).data;
+  };
 
   try {
     await step("terraform versions: a second Terraform built, both served as signed releases; a fresh service lists them", async () => {
@@ -199,15 +204,18 @@ credentials "localhost:${ctx.service.port}" {
           apply.code === 0 && apply.out.includes("Apply complete! Resources: 1 added"),
           `\`${apply.cmd}\` in ${name} exited ${apply.code}:\n${apply.out.slice(-3000)}`,
         );
-        const run = await latestRun(ctx.ws[name].id);
+        const run = await runOf(apply);
         check(run.attributes.status === "applied", `${name}: run ${run.id} is ${run.attributes.status}`);
         check(
           run.attributes["terraform-version"] === version,
           `${name}: run ${run.id} has terraform-version ${run.attributes["terraform-version"]}, not ${version}`,
         );
         const apl = (await api("GET", `/applies/${run.relationships.apply.data.id}`)).data.attributes;
-        const log = await (await fetch(apl["log-read-url"], { signal: AbortSignal.timeout(30_000) })).text();
-        check(log.includes(`Terraform v${version}\n`), `${name}: the apply log's header is not "Terraform v${version}": ${JSON.stringify(log.slice(0, 120))}`);
+        const applyLog = await (await fetch(apl["log-read-url"], { signal: AbortSignal.timeout(30_000) })).text();
+        check(
+          applyLog.includes(`Terraform v${version}\n`),
+          `${name}: the apply log's header is not "Terraform v${version}": ${JSON.stringify(applyLog.slice(0, 120))}`,
+        );
         // The plan Terraform wrote names the version that made it: the binary that ran, not only what the agent said.
         const plan = await fetch(`${ctx.service.base}/api/v2/plans/${run.relationships.plan.data.id}/json-output`, {
           headers: { Authorization: `Bearer ${ctx.service.token}` },
@@ -233,7 +241,7 @@ credentials "localhost:${ctx.service.port}" {
       check(plan.code !== 0, `\`${plan.cmd}\` succeeded on a version no agent can install:\n${plan.out.slice(-2000)}`);
       const want = `Terraform ${UNINSTALLABLE} could not be installed`;
       check(plan.out.includes(want), `\`${plan.cmd}\` does not show "${want}":\n${plan.out.slice(-2000)}`);
-      const run = await latestRun(ctx.ws["tfv-c"].id);
+      const run = await runOf(plan);
       check(run.attributes.status === "errored", `run ${run.id} is ${run.attributes.status}, not errored`);
       check(!existsSync(join(dir, "agent-cache", UNINSTALLABLE)), "something of the uninstallable version is in the agent's cache");
     });
