@@ -70,10 +70,13 @@ async function checkReferences(caller: Caller, organizationId: string, n: Normal
   }
 }
 
-/** A sent `terraform-version` must be one the list of Terraform versions offers (422 at the attribute sent). */
-async function checkEngineVersion(caller: Caller, n: NormalisedAttributes, sent: object): Promise<void> {
+/**
+ * A sent `terraform-version` must be one the list of Terraform versions offers (422 at the attribute sent); the
+ * workspace's own current value passes (an update that re-sends it is not refused for a version disabled since).
+ */
+async function checkEngineVersion(caller: Caller, n: NormalisedAttributes, sent: object, current?: string): Promise<void> {
   const setting = n.settings["engine-version"];
-  if (setting === undefined) return;
+  if (setting === undefined || setting === current) return;
   const name = ["engine-version", "engine_version", "terraform-version", "terraform_version"].find((k) => k in sent) ?? "engine-version";
   await requireUsableVersion(caller, setting, `/data/attributes/${name}`);
 }
@@ -195,7 +198,7 @@ export async function updateWorkspace(caller: Caller, ref: WorkspaceRef, body: (
   // The organisation by id: the record's own reference, unchanged by a concurrent organisation rename.
   const organizationId = record.organizationId;
   await checkReferences(caller, organizationId, n);
-  await checkEngineVersion(caller, n, body.attributes ?? {});
+  await checkEngineVersion(caller, n, body.attributes ?? {}, record.settings["engine-version"]);
   const now = nowIso();
 
   let projectId: string | undefined;

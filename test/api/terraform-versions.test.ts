@@ -193,6 +193,13 @@ describe("once versions are listed", () => {
       expect(res.body.errors[0].source).toEqual({ pointer: "/data/attributes/terraform-version" });
     }
     expect((await run422(org, "0.11.0")).status).toBe(422);
+    // A workspace on a version an admin disables afterwards keeps it through updates that re-send it.
+    const v152 = (await api("GET", "/admin/terraform-versions?filter%5Bversion%5D=1.5.2")).body.data[0].id;
+    expect((await setVersion(ws.id, { "terraform-version": "1.5.2" })).status).toBe(200);
+    await api("PATCH", `/admin/terraform-versions/${v152}`, { body: body({ enabled: false }) });
+    expect((await setVersion(ws.id, { "terraform-version": "1.5.2", description: "still here" })).status).toBe(200);
+    expect((await setVersion((await createWorkspace(org)).id, { "terraform-version": "1.5.2" })).status).toBe(422);
+    await api("PATCH", `/admin/terraform-versions/${v152}`, { body: body({ enabled: true }) });
   });
 
   it("a plan-only run's terraform-version is checked too", async () => {
