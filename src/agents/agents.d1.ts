@@ -92,7 +92,7 @@ export async function findPresentAgent(db: Db, id: string, goneBefore: string): 
 }
 
 /**
- * A claim: the agent is busy with the job (its current jobs, migration 0030), and the pool has served the job's
+ * A claim: the agent is busy with the job (its current jobs, migration 0031), and the pool has served the job's
  * organisation now (its turn, migration 0029).
  */
 export async function recordClaim(

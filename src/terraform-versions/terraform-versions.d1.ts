@@ -1,4 +1,4 @@
-/** All SQL of Terraform versions (D1 `terraform_versions`, `terraform_versions_seen`, `terraform_versions_sync`: migration 0030). */
+/** All SQL of Terraform versions (D1 `terraform_versions`, `terraform_versions_seen`, `terraform_versions_sync`: migration 0031). */
 import type { Db } from "../caller";
 import type { Page } from "../jsonapi/document";
 import type { Arch, Candidate } from "./terraform-versions.rules";
