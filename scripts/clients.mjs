@@ -1639,6 +1639,11 @@ await loginSteps({
   adminToken: service.token,
 });
 
+// ---------------------------------------------------------------- Terraform versions and the single-file agent (their own service)
+await import("./clients/terraform-versions.mjs").then((m) =>
+  m.terraformVersionSteps({ step, check, log, root: process.env.CLIENTS_SERVICE_ROOT || root, work, terraform }),
+);
+
 // ---------------------------------------------------------------- summary
 const seconds = (Date.now() - t0) / 1000;
 const passed = results.filter((r) => r.ok).length;

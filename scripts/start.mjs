@@ -17,13 +17,19 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { startLocalAgent } from "./lib/agent.mjs";
+import { findTerraform, startLocalAgent, terraformVersionOf } from "./lib/agent.mjs";
 import { localVars, persistDir, root } from "./lib/local-env.mjs";
 
 const started = Date.now();
 const port = Number(process.env.PORT || 8787);
 const store = persistDir();
 const { run, generated } = localVars();
+// The local agent runs the Terraform found here (pinned): new workspaces default to its version while nothing is listed.
+if (!run.LATEST_ENGINE_VERSION && !process.env.NO_AGENT) {
+  const local = findTerraform();
+  const version = local ? terraformVersionOf(local) : null;
+  if (version) run.LATEST_ENGINE_VERSION = version;
+}
 const workerConfig = resolve(root, process.env.WORKER_CONFIG || "wrangler.toml");
 
 // 1-3. Build, migrate and assemble the configuration in a child; the configuration holds the run's secrets, so it is

@@ -20,6 +20,10 @@ export interface Caller {
   near: D1DatabaseSession;
   /** The actions `authorize` let through for this request (the router checks the route's is among them). */
   authorized?: Set<string>;
+  /** Work to finish after the answer (the request's `waitUntil`): absent where there is none. */
+  defer?: (p: Promise<unknown>) => void;
+  /** The service's own origin as this request reached it (outbound requests never go there). */
+  origin?: string;
   /** Test-only (FAULT_INJECTION=1): the request's X-Fault-* headers; `env.WORKSPACES` applies them to each RPC. */
   faults?: Faults;
 }

@@ -105,6 +105,8 @@ export const ERRORS = {
   log_gap: { status: 409, title: "conflict", detail: "The log append would leave a gap" },
   /** A registration beyond the pool's agents (LIMITS.agentsPerPool): the detail names the bound. */
   agent_limit: { status: 409, title: "conflict" },
+  // The admin Terraform versions API: an official version, or one a workspace uses, is not removed.
+  terraform_version_in_use: { status: 422, title: "unprocessable entity", detail: "The Terraform version cannot be removed (it is official or is in use)" },
 } as const satisfies Record<string, { status: number; title: string; detail?: string; headers?: Record<string, string> }>;
 
 export type ErrorCode = keyof typeof ERRORS;

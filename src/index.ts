@@ -38,6 +38,7 @@ import { runs } from "./runs/runs.routes";
 import { configurationVersions } from "./configuration-versions/configuration-versions.routes";
 import { slugs } from "./configuration-versions/configuration-versions.slugs";
 import { admin } from "./admin/admin.routes";
+import { terraformVersions } from "./terraform-versions/terraform-versions.routes";
 import { subscriptions } from "./subscriptions/subscriptions.routes";
 import { organizationTags } from "./tags/organization-tags.routes";
 import { reservedTagKeys } from "./tags/reserved-tag-keys.routes";
@@ -76,6 +77,7 @@ const API_ROUTERS = [
   stateVersions,
   configurationVersions,
   admin,
+  terraformVersions,
   subscriptions,
   variables,
   varsets,

@@ -3,9 +3,22 @@
 // AGENT_TOKEN the Worker was given. Its output is prefixed `agent: `; it stops with the service. It serves the
 // default pool, every organisation's jobs, so it runs each job in a bubblewrap sandbox: without bwrap it does not
 // start, and npm start says why. Node built-ins only.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
+
+/**
+ * The version a Terraform binary reports, or null. npm start makes it the default version of new workspaces
+ * (LATEST_ENGINE_VERSION) while the list of Terraform versions is empty, so its pinned local agent runs them.
+ */
+export function terraformVersionOf(path) {
+  const r = spawnSync(path, ["version", "-json"], { encoding: "utf8", env: { PATH: process.env.PATH ?? "", CHECKPOINT_DISABLE: "1" }, timeout: 20_000 });
+  try {
+    return JSON.parse(r.stdout).terraform_version ?? null;
+  } catch {
+    return null;
+  }
+}
 
 /** The Terraform binary to run, or null: TERRAFORM if set, else the first `terraform` on PATH. */
 export function findTerraform(env = process.env) {

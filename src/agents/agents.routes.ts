@@ -7,7 +7,7 @@ import { listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/sc
 import { errorResponses, ok, router } from "../jsonapi/validation";
 import { agentIdParam, agentResource, poolIdParam } from "./agents.schemas";
 import { serializeAgent } from "./agents.serialize";
-import { listPoolAgents, showAgent } from "./agents.service";
+import { listAllAgents, listPoolAgents, showAgent } from "./agents.service";
 
 const tags = ["Agents"];
 export const agents = router();
@@ -50,4 +50,33 @@ agents.openapi(
     responses: { ...ok("The agent", resourceDocument(agentResource)), ...errorResponses },
   }),
   async (c) => jsonapi(c, { data: serializeAgent(await showAgent(callerOf(c), c.req.valid("param").agent_id)) }),
+);
+
+// Every pool's agents for the site admin, the operator's default pool included: that pool has no id in the API (it
+// is not an organisation's), so its agents are listed here, with an `agent-pool` relationship of null
+// (docs/running.md, "Agents").
+agents.openapi(
+  defineRoute({
+    method: "get",
+    path: "/admin/agents",
+    action: "site-admin",
+    tags,
+    summary: "List every pool's agents, the default pool's first (site admins)",
+    request: { query: pageQuery.passthrough() },
+    responses: { ...ok("A page of agents", listDocument(agentResource)), ...errorResponses },
+  }),
+  async (c) => {
+    const page = pageOf(c.req.valid("query"));
+    const { agents: list, total } = await listAllAgents(callerOf(c), page);
+    const now = Date.now();
+    return jsonapi(
+      c,
+      paginated(
+        c,
+        list.map((a) => serializeAgent(a, now, { pool: true })),
+        page,
+        total,
+      ),
+    );
+  },
 );

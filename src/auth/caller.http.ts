@@ -28,7 +28,20 @@ export function callerOf(c: Context<AppEnv>): Caller {
     db: env.DB.withSession("first-primary"),
     near: env.DB.withSession("first-unconstrained"),
     authorized: record.authorized,
+    defer: deferOf(c),
+    origin: new URL(c.req.url).origin,
     ...(faults ? { faults } : {}),
+  };
+}
+
+/** The request's `waitUntil` (a test's direct call of the app may have no execution context). */
+export function deferOf(c: Context<AppEnv>): (p: Promise<unknown>) => void {
+  return (p) => {
+    try {
+      c.executionCtx.waitUntil(p);
+    } catch {
+      void p;
+    }
   };
 }
 

@@ -290,6 +290,7 @@ export function finishJob(sql: SqlStorage, w: WorkspaceRecord, input: FinishInpu
   if (isFailure(job)) return job;
   const row = getRunRow(sql, input.runId)!;
   const run = toRun(row);
+  if (input.terraformVersion) run.terraformVersion = input.terraformVersion;
   const counts = {
     additions: input.resourceAdditions ?? 0,
     changes: input.resourceChanges ?? 0,

@@ -5,6 +5,7 @@
 import type { Capabilities, OrgAccess } from "../auth/permissions";
 import type { Principal } from "../auth/principal";
 import { allows, authorize, type Action } from "../auth/requirements";
+import { requireUsableVersion } from "../terraform-versions/terraform-versions.service";
 import type { Caller } from "../caller";
 import { ApiError, unwrap, type Result } from "../errors";
 import { newId, nowIso, randomBase62 } from "../ids";
@@ -128,6 +129,7 @@ export async function createRun(caller: Caller, body: CreateRunBody): Promise<Ru
     // Its jobs go where the workspace's execution mode says, inherited from its project or organisation included.
     const exec = executionOf(r);
     if (exec.mode === "local") throw ApiError.of("invalid_attribute", { detail: LOCAL_EXECUTION, pointer: "/data/relationships/workspace" });
+    if (attributes["terraform-version"]) await requireUsableVersion(caller, attributes["terraform-version"], `${A}/terraform-version`);
     return runsStub(caller.env, r.record.id).createRun({
       id,
       now: nowIso(),

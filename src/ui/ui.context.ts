@@ -1,6 +1,6 @@
 /** What every UI route shares: its `Caller` (as API routes build theirs) and the paths of its pages. */
 import type { Context } from "hono";
-import { countedEnv } from "../auth/caller.http";
+import { countedEnv, deferOf } from "../auth/caller.http";
 import type { Caller } from "../caller";
 import type { AppEnv } from "../env";
 
@@ -23,6 +23,8 @@ export function callerOf(c: Ctx): Caller {
     db: env.DB.withSession("first-primary"),
     near: env.DB.withSession("first-unconstrained"),
     authorized: authz.authorized,
+    defer: deferOf(c),
+    origin: new URL(c.req.url).origin,
   };
 }
 

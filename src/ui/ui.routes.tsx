@@ -24,6 +24,7 @@ import { listWorkspacePage } from "../workspaces/workspaces.list.service";
 import { callerOf, type Ctx, UI_CSP } from "./ui.context";
 import { loginUi, refuseBadAuthorizeRequest } from "./ui.login";
 import { tokensUi } from "./ui.tokens";
+import { agentsUi } from "./ui.agents";
 import { UI_CSS } from "./ui.css";
 import { ErrorPage } from "./ui.layout";
 import { OrganizationsPage, ProjectsPage, SignInPage, WorkspaceListPage, type ListItem } from "./ui.pages";
@@ -204,6 +205,7 @@ page(ui, "get", "/:organization/projects", "organization.read", async (c) => {
 
 ui.route("/", loginUi);
 ui.route("/", tokensUi);
+ui.route("/", agentsUi);
 // Before the workspace page: `/workspaces/new` would otherwise be the workspace named "new".
 ui.route("/", workspaceFormsUi);
 ui.route("/", workspaceUi);

@@ -239,6 +239,13 @@ const runComment = async () => {
   return { run, comment: comment.id as string, event: comment.relationships["run-event"].data.id as string };
 };
 const suffix = (runId: string) => runId.slice("run-".length);
+/** A Terraform version no other test lists (1.0.<random>, as go-tfe's tests make them). */
+const tfVersionBody = () => ({
+  data: {
+    type: "terraform-versions",
+    attributes: { version: `1.0.${100000 + Math.floor(Math.random() * 1e9)}`, url: "https://releases.example.test/tf.zip", sha: "ab".repeat(32) },
+  },
+});
 
 const ROWS: Row[] = [
   { method: "GET", route: "/api/v2/ping", ok: 204, make: async () => ({ path: "/ping" }) },
@@ -865,6 +872,20 @@ const ROWS: Row[] = [
     }),
   ),
   { method: "GET", route: "/api/v2/admin/consistency", ok: 200, make: async () => ({ path: "/admin/consistency?page%5Bsize%5D=5" }) },
+  { method: "GET", route: "/api/v2/admin/agents", ok: 200, make: async () => ({ path: "/admin/agents" }) },
+  { method: "GET", route: "/api/v2/admin/terraform-versions", ok: 200, make: async () => ({ path: "/admin/terraform-versions" }) },
+  { method: "POST", route: "/api/v2/admin/terraform-versions", ok: 201, make: async () => ({ path: "/admin/terraform-versions", body: tfVersionBody() }) },
+  ...(["GET", "PATCH", "DELETE"] as const).map(
+    (method): Row => ({
+      method,
+      route: "/api/v2/admin/terraform-versions/:version_id",
+      ok: method === "DELETE" ? 204 : 200,
+      make: async () => ({
+        path: `/admin/terraform-versions/${(await adminPost("/admin/terraform-versions", tfVersionBody())).id}`,
+        body: method === "PATCH" ? { data: { type: "terraform-versions", attributes: { enabled: false } } } : undefined,
+      }),
+    }),
+  ),
   // HCP Terraform's plans: the hosted edition's admin API (the self-hosted edition answers 404 to everyone).
   { method: "GET", route: "/api/v2/admin/feature-sets", ok: 200, edition: "hosted", make: async () => ({ path: "/admin/feature-sets?q=Business" }) },
   {

@@ -151,6 +151,8 @@ describe("a plan job", () => {
       resourceChanges: 1,
       resourceDestructions: 2,
       resourceImports: 1,
+      // The version of the (pinned) Terraform that ran: the run's terraform-version from then on.
+      terraformVersion: "1.11.4",
     });
 
     // Terraform ran in the unpacked configuration with the protocol's arguments.
@@ -316,6 +318,7 @@ describe("an apply job", () => {
       resourceChanges: 1,
       resourceDestructions: 3,
       resourceImports: 1,
+      terraformVersion: "1.11.4",
     });
   });
 

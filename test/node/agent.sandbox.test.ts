@@ -196,7 +196,7 @@ describe.skipIf(SKIP)("a real Terraform run in the sandbox", () => {
     if (!TERRAFORM) throw new Error("this test needs Terraform >= 1.10 on PATH, or TERRAFORM naming it (or SKIP_SANDBOX_TEST=1 to skip it)");
     const check = await checkSandbox({ terraform: realpathSync(TERRAFORM), readOnly: [] });
     if (!check.ok) throw new Error(`the sandbox does not work here: ${check.reason}`);
-    terraformVersion = check.terraformVersion;
+    terraformVersion = check.terraformVersion ?? "";
   });
 
   beforeEach(async () => {
