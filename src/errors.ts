@@ -103,6 +103,14 @@ export const ERRORS = {
   log_gap: { status: 409, title: "conflict", detail: "The log append would leave a gap" },
   /** A registration beyond the pool's agents (LIMITS.agentsPerPool): the detail names the bound. */
   agent_limit: { status: 409, title: "conflict" },
+  // ---- the private registry (src/registry/) ----
+  /** A registry upload without Content-Length: its object is written with its length known. */
+  length_required: { status: 411, title: "length required", detail: "Uploads need a Content-Length header" },
+  version_taken: { status: 422, title: "invalid attribute", detail: "Version has already been taken" },
+  /** go-tfe matches "namespace not authorized" (ErrNamespaceNotAuthorized) when a GPG key moves to a namespace it may not use. */
+  namespace_not_authorized: { status: 403, title: "forbidden", detail: "namespace not authorized" },
+  /** An upload the registry refuses (not a module archive, a binary whose checksum differs…): the detail says why. */
+  registry_upload_invalid: { status: 422, title: "unprocessable entity" },
 } as const satisfies Record<string, { status: number; title: string; detail?: string; headers?: Record<string, string> }>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -69,6 +69,8 @@ const WHO = {
   "vcs.manage": ORG_WIDE,
   "ssh-keys.create": ["owners", "siteAdmin"],
   "agent-pools.manage": ORG_WIDE,
+  "registry-modules.manage": ORG_WIDE,
+  "registry-providers.manage": ORG_WIDE,
   "project.read": ORG_MEMBER,
   "project.admin": ORG_WIDE,
   "project.read-teams": ["projectMaintain", ...ORG_WIDE],
