@@ -194,7 +194,12 @@ describe("registry modules", () => {
       if (over) expect([400, 413]).toContain(over.status);
       const bytes = await tarGz(MODULE_FILES);
       // A stream of unknown length: the request goes out without Content-Length.
-      const unknown = new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(bytes), c.close()) });
+      const unknown = new ReadableStream<Uint8Array>({
+        start(c) {
+          c.enqueue(bytes);
+          c.close();
+        },
+      });
       const chunked = await exports.default.fetch(new Request(v.links.upload, { method: "PUT", body: unknown, duplex: "half" } as RequestInit));
       expect(chunked.status).toBe(411);
       expect((await showModule(org, name)).body.data.attributes["version-statuses"][0].status).toBe("pending");
