@@ -20,7 +20,71 @@ export const registryApi = router();
 const prefix = REGISTRY_PREFIX;
 const origin = (c: Context<AppEnv>) => new URL(c.req.url).origin;
 const segment = z.string().min(1).max(128);
-const json = (description: string) => ({ 200: { description, content: { "application/json": { schema: z.record(z.string(), z.unknown()) } } } });
+/** A plain JSON response of a registry protocol (Terraform's documents, not JSON:API). */
+const json = (description: string, schema: z.ZodType) => ({ 200: { description, content: { "application/json": { schema } } } });
+
+const part = z.object({
+  path: z.string(),
+  name: z.string(),
+  readme: z.string(),
+  empty: z.boolean(),
+  inputs: z.array(
+    z.strictObject({ name: z.string(), type: z.string(), description: z.string(), default: z.string(), required: z.boolean(), sensitive: z.boolean() }),
+  ),
+  outputs: z.array(z.strictObject({ name: z.string(), description: z.string() })),
+  dependencies: z.array(z.strictObject({ name: z.string(), source: z.string(), version: z.string() })),
+  provider_dependencies: z.array(z.strictObject({ name: z.string(), namespace: z.string(), source: z.string(), version: z.string() })),
+  resources: z.array(z.strictObject({ name: z.string(), type: z.string() })),
+});
+const moduleVersionsSchema = z
+  .strictObject({ modules: z.array(z.strictObject({ source: z.string(), versions: z.array(z.strictObject({ version: z.string() })) })) })
+  .openapi("ModuleRegistryVersions");
+const moduleDetailsSchema = z
+  .strictObject({
+    id: z.string(),
+    owner: z.string(),
+    namespace: z.string(),
+    name: z.string(),
+    version: z.string(),
+    provider: z.string(),
+    provider_logo_url: z.string(),
+    description: z.string(),
+    source: z.string(),
+    tag: z.string(),
+    published_at: z.string(),
+    downloads: z.number().int(),
+    verified: z.boolean(),
+    root: part,
+    submodules: z.array(part),
+    examples: z.array(part),
+    providers: z.array(z.string()),
+    versions: z.array(z.string()),
+  })
+  .openapi("ModuleRegistryModule");
+const providerVersionsSchema = z
+  .strictObject({
+    versions: z.array(
+      z.strictObject({ version: z.string(), protocols: z.array(z.string()), platforms: z.array(z.strictObject({ os: z.string(), arch: z.string() })) }),
+    ),
+  })
+  .openapi("ProviderRegistryVersions");
+const providerPackageSchema = z
+  .strictObject({
+    protocols: z.array(z.string()),
+    os: z.string(),
+    arch: z.string(),
+    filename: z.string(),
+    download_url: z.string(),
+    shasums_url: z.string(),
+    shasums_signature_url: z.string(),
+    shasum: z.string(),
+    signing_keys: z.strictObject({
+      gpg_public_keys: z.array(
+        z.strictObject({ key_id: z.string(), ascii_armor: z.string(), trust_signature: z.string(), source: z.string(), source_url: z.string().nullable() }),
+      ),
+    }),
+  })
+  .openapi("ProviderRegistryPackage");
 
 // ---- the module registry protocol ----
 
@@ -35,7 +99,7 @@ registryApi.openapi(
     tags: ["Registry protocols"],
     summary: "Module registry protocol: a private module's published versions (namespace: the organisation)",
     request: { params: moduleParams },
-    responses: { ...json("{ modules: [{ source, versions: [{ version }] }] }"), ...errorResponses },
+    responses: { ...json("The published versions", moduleVersionsSchema), ...errorResponses },
   }),
   async (c) => {
     const p = c.req.valid("param");
@@ -71,7 +135,7 @@ registryApi.openapi(
     tags: ["Registry protocols"],
     summary: "Module registry: a version's details (root module's inputs and outputs, submodules, examples)",
     request: { params: moduleParams.extend({ version: segment }) },
-    responses: { ...json("The module version"), ...errorResponses },
+    responses: { ...json("The module version", moduleDetailsSchema), ...errorResponses },
   }),
   async (c) => {
     const p = c.req.valid("param");
@@ -92,7 +156,7 @@ registryApi.openapi(
     tags: ["Registry protocols"],
     summary: "Provider registry protocol: a private provider's versions, with their protocols and platforms",
     request: { params: providerParams },
-    responses: { ...json("{ versions: [{ version, protocols, platforms: [{ os, arch }] }] }"), ...errorResponses },
+    responses: { ...json("The complete versions", providerVersionsSchema), ...errorResponses },
   }),
   async (c) => {
     const p = c.req.valid("param");
@@ -109,7 +173,7 @@ registryApi.openapi(
     tags: ["Registry protocols"],
     summary: "Provider registry protocol: one platform's package, checksums, signature and signing key",
     request: { params: providerParams.extend({ version: segment, os: segment, arch: segment }) },
-    responses: { ...json("download_url, shasums_url, shasums_signature_url, shasum, signing_keys"), ...errorResponses },
+    responses: { ...json("The package: download_url, shasums_url, shasums_signature_url, shasum, signing_keys", providerPackageSchema), ...errorResponses },
   }),
   async (c) => {
     const p = c.req.valid("param");

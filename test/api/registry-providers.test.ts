@@ -15,10 +15,10 @@ let keys: { publicKey: string; privateKey: string; keyId: string };
 let otherKey: { publicKey: string; privateKey: string };
 
 beforeAll(async () => {
-  const k = await generateKey({ type: "ecc", curve: "curve25519", userIDs: [{ name: "test", email: "test@example.com" }], format: "armored" });
+  const k = await generateKey({ type: "ecc", curve: "curve25519Legacy", userIDs: [{ name: "test", email: "test@example.com" }], format: "armored" });
   const priv = await readPrivateKey({ armoredKey: k.privateKey });
   keys = { publicKey: k.publicKey, privateKey: k.privateKey, keyId: priv.getKeyID().toHex().toUpperCase() };
-  otherKey = await generateKey({ type: "ecc", curve: "curve25519", userIDs: [{ name: "other" }], format: "armored" });
+  otherKey = await generateKey({ type: "ecc", curve: "curve25519Legacy", userIDs: [{ name: "other" }], format: "armored" });
 });
 
 async function detachedSignature(privateKey: string, data: Uint8Array): Promise<Uint8Array> {
