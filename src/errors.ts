@@ -104,8 +104,6 @@ export const ERRORS = {
   /** A registration beyond the pool's agents (LIMITS.agentsPerPool): the detail names the bound. */
   agent_limit: { status: 409, title: "conflict" },
   // ---- the private registry (src/registry/) ----
-  /** A registry upload without Content-Length: its object is written with its length known. */
-  length_required: { status: 411, title: "length required", detail: "Uploads need a Content-Length header" },
   version_taken: { status: 422, title: "invalid attribute", detail: "Version has already been taken" },
   /** go-tfe matches "namespace not authorized" (ErrNamespaceNotAuthorized) when a GPG key moves to a namespace it may not use. */
   namespace_not_authorized: { status: 403, title: "forbidden", detail: "namespace not authorized" },

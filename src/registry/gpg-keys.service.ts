@@ -29,7 +29,7 @@ export async function addKey(caller: Caller, input: { namespace?: string; asciiA
   const keyId = await publicKeyId(input.asciiArmor);
   if (!keyId) throw invalid("ASCII armor is not an ASCII-armored OpenPGP public key", "ascii-armor");
   const at = nowIso();
-  const key = { id: newId("gpgkey"), organizationId: access.organization.externalId, keyId, asciiArmor: input.asciiArmor.trim(), createdAt: at, updatedAt: at };
+  const key = { id: newId("gpgkey"), organizationId: access.organization.externalId, keyId, asciiArmor: input.asciiArmor, createdAt: at, updatedAt: at };
   if (!(await insertGpgKey(caller.db, key))) throw invalid(`Key ${keyId} has already been added to this namespace`, "ascii-armor");
   return { ...key, namespace: access.organization.name };
 }

@@ -92,6 +92,12 @@ export async function findModulesByName(db: Db, k: Omit<ModuleKey, "provider">):
   return rows.results.map(toModule);
 }
 
+/** Every module of a name in the organisation, private and public (the deprecated delete by name removes them all). */
+export async function findModulesNamed(db: Db, organizationId: string, name: string): Promise<RegistryModule[]> {
+  const rows = await db.prepare(`${MODULE_SELECT} WHERE m.organization_id = ? AND m.name = ?`).bind(organizationId, name).all<ModuleRow>();
+  return rows.results.map(toModule);
+}
+
 export interface ModuleFilters {
   q?: string;
   provider?: string;

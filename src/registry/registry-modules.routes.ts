@@ -8,7 +8,8 @@ import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { defineRoute } from "../jsonapi/define-route";
-import { jsonapi, noContent, paginated } from "../jsonapi/document";
+import { jsonapi, noContent } from "../jsonapi/document";
+import { registryPage } from "./registry.document";
 import { listDocument, pageOf, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { tagBindingResource } from "../tags/tags.schemas";
@@ -32,6 +33,7 @@ import {
   createModuleVersion,
   deleteModuleByName,
   deleteModuleProvider,
+  deleteModulesNamed,
   deleteModuleVersionOf,
   listOrgModules,
   type ModuleRef,
@@ -76,7 +78,7 @@ const deleteActions = [
   {
     path: "/registry-modules/actions/delete/{organization_name}/{name}",
     params: legacyModuleParams.omit({ provider: true }),
-    summary: "Delete a private module, every provider (deprecated path)",
+    summary: "Delete every module of a name, private and public (deprecated path)",
   },
   {
     path: "/registry-modules/actions/delete/{organization_name}/{name}/{provider}",
@@ -105,7 +107,7 @@ for (const { path, params, summary } of deleteActions) {
       const caller = callerOf(c);
       if (p.version !== undefined && p.provider !== undefined) await deleteModuleVersionOf(caller, legacyRef({ ...p, provider: p.provider }), p.version);
       else if (p.provider !== undefined) await deleteModuleProvider(caller, legacyRef({ ...p, provider: p.provider }));
-      else await deleteModuleByName(caller, { organization: p.organization_name, registryName: "private", namespace: p.organization_name, name: p.name });
+      else await deleteModulesNamed(caller, p.organization_name, p.name);
       return noContent(c);
     },
   );
@@ -136,7 +138,7 @@ registryModules.openapi(
     );
     return jsonapi(
       c,
-      paginated(
+      registryPage(
         c,
         list.items.map((m) => serializeModule(m, list.canManage)),
         page,

@@ -16,6 +16,7 @@ import {
   findModule,
   findModuleById,
   findModulesByName,
+  findModulesNamed,
   findModuleVersion,
   insertModule,
   insertModuleVersion,
@@ -220,6 +221,15 @@ export async function deleteModuleByName(caller: Caller, ref: Omit<ModuleRef, "p
   const access = await requireOrgAccess(caller, { name: ref.organization });
   if (ref.registryName === "private" && ref.namespace !== access.organization.name) throw ApiError.of("not_found");
   const modules = await findModulesByName(caller.db, { organizationId: access.organization.externalId, ...ref });
+  if (modules.length === 0) throw ApiError.of("not_found");
+  authorize(caller, "registry-modules.manage", { access });
+  await removeModules(caller, modules);
+}
+
+/** The deprecated `POST /registry-modules/actions/delete/:organization/:name`: the name in every registry of the organisation. */
+export async function deleteModulesNamed(caller: Caller, organization: string, name: string): Promise<void> {
+  const access = await requireOrgAccess(caller, { name: organization });
+  const modules = await findModulesNamed(caller.db, access.organization.externalId, name);
   if (modules.length === 0) throw ApiError.of("not_found");
   authorize(caller, "registry-modules.manage", { access });
   await removeModules(caller, modules);

@@ -3,6 +3,7 @@
  * provider checksums and signatures, and provider binaries (their SHA-256 computed on the way and compared with the
  * platform's shasum); downloads for Terraform. No principal: the signature and the target's existence authorise.
  */
+import { pieces } from "../blobs/pieces";
 import type { Bindings } from "../env";
 import { ApiError } from "../errors";
 import { nowIso } from "../ids";
@@ -63,21 +64,32 @@ export async function authoriseObject(
   return { kind, version, provider };
 }
 
-/** The upload's announced length, within `max` (411 without one, 413 past it). */
-function uploadLength(headers: Headers, max: number, what: string): number {
+/**
+ * The upload's announced length (null for a body sent without one, chunked: go-tfe uploads a file so), and its bound;
+ * 413 at once when the announced length is past it.
+ */
+function uploadSize(headers: Headers, max: number, what: string): { length: number | null; maxBytes: number; tooLarge: () => ApiError } {
+  const tooLarge = () => ApiError.of("payload_too_large", { detail: `${what} uploads are limited to ${max} bytes` });
   const raw = headers.get("Content-Length");
-  if (raw === null || !/^\d{1,15}$/.test(raw)) throw ApiError.of("length_required");
-  const length = Number(raw);
-  if (length > max) throw ApiError.of("payload_too_large", { detail: `${what} uploads are limited to ${max} bytes` });
-  return length;
+  if (raw === null) return { length: null, maxBytes: max, tooLarge };
+  if (!/^\d{1,15}$/.test(raw)) throw ApiError.of("bad_request", { detail: "Content-Length is not a number" });
+  if (Number(raw) > max) throw tooLarge();
+  return { length: Number(raw), maxBytes: max, tooLarge };
 }
 
 const emptyBody = () => new ReadableStream<Uint8Array>({ start: (c) => c.close() });
 
 /** Reads a small body whole (checksums, signatures: at most LIMITS.registryShasumsBytes). */
-async function smallBody(body: ReadableStream<Uint8Array> | null, length: number): Promise<Uint8Array> {
-  const bytes = new Uint8Array(await new Response(body ?? emptyBody()).arrayBuffer());
-  if (bytes.length !== length) throw ApiError.of("bad_request", { detail: "The body's length differs from its Content-Length" });
+async function smallBody(body: ReadableStream<Uint8Array> | null, size: ReturnType<typeof uploadSize>): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  for await (const piece of pieces(body, 64 * 1024, size.maxBytes, size.tooLarge)) chunks.push(piece);
+  const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let off = 0;
+  for (const c of chunks) {
+    bytes.set(c, off);
+    off += c.length;
+  }
+  if (size.length !== null && bytes.length !== size.length) throw ApiError.of("bad_request", { detail: "The body's length differs from its Content-Length" });
   return bytes;
 }
 
@@ -101,7 +113,7 @@ export async function uploadObject(env: Bindings, t: Target, headers: Headers, b
  * marked `reg_ingress_failed` with the reason, and the upload answers 422 with it.
  */
 async function uploadModuleArchive(env: Bindings, module: RegistryModule, version: ModuleVersion, headers: Headers, body: ReadableStream<Uint8Array> | null) {
-  const length = uploadLength(headers, LIMITS.registryModuleBytes, "Module archive");
+  const size = uploadSize(headers, LIMITS.registryModuleBytes, "Module archive");
   const reader = new ModuleArchiveReader({
     maxEntries: LIMITS.registryModuleEntries,
     maxUnpackedBytes: LIMITS.registryModuleUnpackedBytes,
@@ -109,7 +121,11 @@ async function uploadModuleArchive(env: Bindings, module: RegistryModule, versio
     maxKeptBytes: LIMITS.registryModuleKeptBytes,
   });
   const key = newObjectKey("module", module.organizationId, version.id);
-  await streamToObject(env, key, body ?? emptyBody(), length, "application/gzip", (piece) => reader.write(piece));
+  let length = 0;
+  await streamToObject(env, key, body ?? emptyBody(), size, "application/gzip", async (piece) => {
+    length += piece.length;
+    await reader.write(piece);
+  });
   const verdict = await reader.close();
   const db = env.DB.withSession("first-primary");
   if (!verdict.ok) {
@@ -146,8 +162,7 @@ async function uploadChecksums(
   headers: Headers,
   body: ReadableStream<Uint8Array> | null,
 ) {
-  const length = uploadLength(headers, LIMITS.registryShasumsBytes, kind === "shasums" ? "Checksum file" : "Signature");
-  const bytes = await smallBody(body, length);
+  const bytes = await smallBody(body, uploadSize(headers, LIMITS.registryShasumsBytes, kind === "shasums" ? "Checksum file" : "Signature"));
   if (kind === "shasums") {
     const parsed = parseShasums(new TextDecoder().decode(bytes));
     if (!parsed.ok) throw refused(parsed.reason);
@@ -168,11 +183,11 @@ async function uploadChecksums(
 
 /** A platform's binary: streamed into R2 with its SHA-256 computed on the way; kept only if it matches the shasum. */
 async function uploadBinary(env: Bindings, provider: RegistryProvider, platform: ProviderPlatform, headers: Headers, body: ReadableStream<Uint8Array> | null) {
-  const length = uploadLength(headers, LIMITS.registryProviderBinaryBytes, "Provider binary");
+  const size = uploadSize(headers, LIMITS.registryProviderBinaryBytes, "Provider binary");
   const digest = new crypto.DigestStream("SHA-256");
   const hasher = digest.getWriter();
   const key = newObjectKey("binary", provider.organizationId, platform.id);
-  await streamToObject(env, key, body ?? emptyBody(), length, "application/zip", (piece) => hasher.write(piece));
+  await streamToObject(env, key, body ?? emptyBody(), size, "application/zip", (piece) => hasher.write(piece));
   await hasher.close();
   const sha256 = [...new Uint8Array(await digest.digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
   if (sha256 !== platform.shasum.toLowerCase()) {

@@ -4,6 +4,7 @@
  * so a row always names a complete object and two uploads to one URL never mix; the object a row stops naming is
  * deleted after the row changed.
  */
+import { pieces } from "../blobs/pieces";
 import type { Bindings } from "../env";
 import { ApiError } from "../errors";
 import type { ObjectKind } from "./registry-urls";
@@ -22,20 +23,25 @@ export async function deleteObjects(env: Bindings, keys: Array<string | null | u
   }
 }
 
+/** A body of unknown length goes to R2 as a multipart upload in parts of this size (R2: at least 5 MiB but the last). */
+const PART_BYTES = 8 * 1024 * 1024;
+
 /**
- * Streams `body` (exactly `length` bytes) into a new object, showing each piece to `seen` on the way (to check or
- * digest it); nothing holds more than a piece. Rejects when the body is shorter or longer than announced, or when
- * `seen` throws (the object is then not written).
+ * Streams `body` into a new object, showing each piece to `seen` on the way (to check or digest it); nothing holds more
+ * than a piece. With its `length` announced the object is written as one stream of that length (rejected when the body
+ * is shorter or longer); without, as a multipart upload, refused with `tooLarge()` past `maxBytes`. When `seen` throws
+ * or the body fails, the object is not written.
  */
 export async function streamToObject(
   env: Bindings,
   key: string,
   body: ReadableStream<Uint8Array>,
-  length: number,
+  size: { length: number | null; maxBytes: number; tooLarge: () => Error },
   contentType: string,
   seen: (piece: Uint8Array) => Promise<void>,
 ): Promise<void> {
-  const { readable, writable } = new FixedLengthStream(length);
+  if (size.length === null) return multipart(env, key, body, size, contentType, seen);
+  const { readable, writable } = new FixedLengthStream(size.length);
   const put = env.REGISTRY.put(key, readable, { httpMetadata: { contentType } });
   const writer = writable.getWriter();
   const reader = body.getReader();
@@ -55,6 +61,29 @@ export async function streamToObject(
     throw ApiError.of("bad_request", { detail: "The upload's body differs from its Content-Length" });
   }
   await put;
+}
+
+async function multipart(
+  env: Bindings,
+  key: string,
+  body: ReadableStream<Uint8Array>,
+  size: { maxBytes: number; tooLarge: () => Error },
+  contentType: string,
+  seen: (piece: Uint8Array) => Promise<void>,
+): Promise<void> {
+  const upload = await env.REGISTRY.createMultipartUpload(key, { httpMetadata: { contentType } });
+  const parts: R2UploadedPart[] = [];
+  try {
+    for await (const piece of pieces(body, PART_BYTES, size.maxBytes, size.tooLarge)) {
+      await seen(piece);
+      parts.push(await upload.uploadPart(parts.length + 1, piece));
+    }
+    if (parts.length === 0) parts.push(await upload.uploadPart(1, new Uint8Array()));
+    await upload.complete(parts);
+  } catch (err) {
+    await upload.abort().catch(() => undefined);
+    throw err;
+  }
 }
 
 /** An object as a streamed response body, or null when it is gone. */

@@ -8,7 +8,8 @@ import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { defineRoute, REGISTRY_PREFIX } from "../jsonapi/define-route";
-import { jsonapi, noContent, paginated } from "../jsonapi/document";
+import { jsonapi, noContent } from "../jsonapi/document";
+import { registryPage } from "./registry.document";
 import { listDocument, pageOf, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { addKey, listKeys, removeKey, showKey, updateKey } from "./gpg-keys.service";
@@ -200,7 +201,7 @@ registryApi.openapi(
     const page = pageOf(c.req.valid("query"));
     const namespaces = (c.req.queries("filter[namespace]") ?? []).flatMap((v) => v.split(",")).filter(Boolean);
     const list = await listKeys(callerOf(c), namespaces, page);
-    return jsonapi(c, paginated(c, list.items.map(serializeGpgKey), page, list.total));
+    return jsonapi(c, registryPage(c, list.items.map(serializeGpgKey), page, list.total));
   },
 );
 

@@ -8,7 +8,8 @@ import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { defineRoute } from "../jsonapi/define-route";
-import { Included, jsonapi, noContent, paginated } from "../jsonapi/document";
+import { Included, jsonapi, noContent } from "../jsonapi/document";
+import { registryPage } from "./registry.document";
 import { listDocument, pageOf, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { tagBindingResource } from "../tags/tags.schemas";
@@ -118,7 +119,7 @@ registryProviders.openapi(
     const byId = new Map(list.items.map((p) => [p.id, p]));
     for (const v of list.versions) included.add(serializeProviderVersion(v, byId.get(v.providerId)!, list.canManage, await versionLinks(c, v, list.canManage)));
     const data = list.items.map((p) => serializeProvider(p, list.canManage));
-    return jsonapi(c, paginated(c, data, page, list.total, { included: included.items }));
+    return jsonapi(c, registryPage(c, data, page, list.total, { included: included.items }));
   },
 );
 
@@ -257,7 +258,7 @@ registryProviders.openapi(
     const slice = view.versions.slice((page.number - 1) * page.size, page.number * page.size);
     const data = [];
     for (const v of slice) data.push(serializeProviderVersion(v, view.provider, view.canManage, await versionLinks(c, v, view.canManage)));
-    return jsonapi(c, paginated(c, data, page, view.versions.length));
+    return jsonapi(c, registryPage(c, data, page, view.versions.length));
   },
 );
 
@@ -332,7 +333,7 @@ registryProviders.openapi(
     for (const pl of view.platforms.slice((page.number - 1) * page.size, page.number * page.size)) {
       data.push(serializePlatform(pl, view.canManage, await platformLinks(c, pl, view.canManage)));
     }
-    return jsonapi(c, paginated(c, data, page, view.platforms.length));
+    return jsonapi(c, registryPage(c, data, page, view.platforms.length));
   },
 );
 

@@ -22,6 +22,8 @@ export const providerReadQuery = z.object({ include: z.string().max(200).optiona
 
 const bindingInput = z.object({ type: z.literal("tag-bindings"), attributes: z.object({ key: z.string(), value: z.string().nullable().optional() }) });
 
+const untyped = (type: string) => z.union([z.literal(type), z.literal("")]).optional();
+
 export const providerCreateBody = z
   .object({
     data: z.object({
@@ -34,13 +36,11 @@ export const providerCreateBody = z
 export const providerUpdateBody = z
   .object({
     data: z.object({
-      type: z.literal("registry-providers").optional(),
+      type: untyped("registry-providers"),
       relationships: z.object({ "tag-bindings": z.object({ data: z.array(bindingInput).max(100) }).optional() }).optional(),
     }),
   })
   .openapi("RegistryProviderUpdate");
-
-const untyped = (type: string) => z.union([z.literal(type), z.literal("")]).optional();
 
 export const providerVersionCreateBody = z
   .object({

@@ -71,7 +71,7 @@ describe("GPG keys", () => {
     const res = await addKey(org, keys.publicKey);
     expect(res.status).toBe(201);
     expect(res.body.data.attributes).toMatchObject({ "key-id": keys.keyId, namespace: org, source: "", "trust-signature": "", "source-url": null });
-    expect(res.body.data.attributes["ascii-armor"]).toBe(keys.publicKey.trim());
+    expect(res.body.data.attributes["ascii-armor"]).toBe(keys.publicKey);
     expect((await addKey(org, keys.publicKey)).status).toBe(422);
     const list = await api("GET", `${GPG}?filter%5Bnamespace%5D=${org}`);
     expect(list.body.data.map((k: { id: string }) => k.id)).toEqual([res.body.data.id]);
@@ -190,7 +190,7 @@ describe("registry providers", () => {
       expect(dl.status).toBe(200);
       expect(dl.body).toMatchObject({ protocols: ["5.0"], os: "linux", arch: "amd64", filename: one.filename, shasum: one.sum });
       expect(dl.body.signing_keys.gpg_public_keys).toEqual([
-        { key_id: keys.keyId, ascii_armor: keys.publicKey.trim(), trust_signature: "", source: "", source_url: null },
+        { key_id: keys.keyId, ascii_armor: keys.publicKey, trust_signature: "", source: "", source_url: null },
       ]);
       const fetchBytes = async (url: string) => new Uint8Array(await (await exports.default.fetch(new Request(url))).arrayBuffer());
       expect(await fetchBytes(dl.body.download_url)).toEqual(one.zip);
@@ -252,6 +252,35 @@ describe("registry providers", () => {
     expect((await api("GET", `${GPG}/${org}/${keys.keyId}`, { token: member.token })).status).toBe(200);
     expect((await api("DELETE", base(org, "a"), { token: member.token })).status).toBe(404);
     expect((await api("DELETE", base(org, "a"), { token: managers.token })).status).toBe(204);
+  });
+
+  it("streams a 20 MiB binary sent without a length (multipart, several parts) and serves it whole", async () => {
+    const org = await createOrg();
+    const zip = new Uint8Array(20 * 1024 * 1024 + 123);
+    for (let i = 0; i < zip.length; i += 65536) crypto.getRandomValues(zip.subarray(i, Math.min(i + 65536, zip.length)));
+    const { platform } = await publishProvider(org, "big", "1.0.0", new Uint8Array([1]));
+    // A second platform of the same version carries the big binary.
+    const pl = await api("POST", `${base(org, "big")}/versions/1.0.0/platforms`, {
+      body: { data: { type: "", attributes: { os: "darwin", arch: "arm64", shasum: await sha256(zip), filename: "big.zip" } } },
+    });
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (sent >= zip.length) return c.close();
+        c.enqueue(zip.slice(sent, sent + 1024 * 1024));
+        sent += 1024 * 1024;
+      },
+    });
+    const res = await exports.default.fetch(
+      new Request(pl.body.data.links["provider-binary-upload"], { method: "PUT", body: stream, duplex: "half" } as RequestInit),
+    );
+    expect(res.status).toBe(200);
+    const read = await api("GET", `${base(org, "big")}/versions/1.0.0/platforms/darwin/arm64`);
+    expect(read.body.data.attributes["provider-binary-uploaded"]).toBe(true);
+    const got = new Uint8Array(await (await exports.default.fetch(new Request(read.body.data.links["provider-binary-download"]))).arrayBuffer());
+    expect(got.length).toBe(zip.length);
+    expect(await sha256(got)).toBe(await sha256(zip));
+    expect(platform.id).not.toBe(read.body.data.id);
   });
 
   it("deletes platforms, versions and providers, with their files", async () => {
