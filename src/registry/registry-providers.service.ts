@@ -272,3 +272,15 @@ export async function removePlatform(caller: Caller, ref: ProviderRef, version: 
 export async function namespaceAccess(caller: Caller, namespace: string): Promise<OrgAccess | null> {
   return loadOrgAccess(caller.db, caller.principal, { name: namespace });
 }
+
+/** A private provider with every version and its platforms (the web UI's provider page). */
+export async function providerOverview(caller: Caller, ref: ProviderRef) {
+  const access = await requireOrgAccess(caller, { name: ref.organization });
+  const provider = await loadProvider(caller, ref, access);
+  const versions = await listProviderVersions(caller.db, provider.id);
+  const platforms = await listPlatforms(
+    caller.db,
+    versions.map((v) => v.id),
+  );
+  return { access, provider, versions, platforms };
+}
