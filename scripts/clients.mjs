@@ -1647,7 +1647,6 @@ await registrySteps({
   tf,
   tfOk,
   work,
-  host: HOST,
   base: proxy.base,
   serviceBase: service.base,
   adminToken: service.token,

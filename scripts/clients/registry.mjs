@@ -93,11 +93,14 @@ function zip(files) {
 const sha256 = (b) => createHash("sha256").update(b).digest("hex");
 
 /**
- * `h`: { step, check, tf, tfOk, work, host (the name the clients use), base (the URL they reach it at), serviceBase,
+ * `h`: { step, check, tf, tfOk, work, base (the URL the clients reach the service at: the recording proxy), serviceBase,
  * adminToken, clients: { terraform, tofu } (tf()'s `client`s), nullProvider (ensureNullProvider's result) }.
  */
 export async function registrySteps(h) {
-  const { step, check, tf, tfOk, work, host, base, serviceBase, adminToken, clients, nullProvider } = h;
+  const { step, check, tf, tfOk, work, base, serviceBase, adminToken, clients, nullProvider } = h;
+  // Module registry addresses need a hostname with a dot (Terraform's and OpenTofu's parsers refuse `localhost:<port>`);
+  // the host block maps this name to the service, so it is never resolved.
+  const host = h.registryHost ?? "registry.test";
   const dir = mkdtempSync(join(work, "registry-"));
   const state = { otherToken: null, keyId: null, fingerprint: null };
 
@@ -269,6 +272,12 @@ resource "null_resource" "registry" {}
       `Installed ${host.replace(/[.]/g, "\\.")}/${ORG}/null v${NULL_VERSION} \\((self-signed|signed by [^,]+), key ID ${state.keyId}\\)`,
     );
     check(installed.test(init.out), `init did not report the verified signature of key ${state.keyId}`, init);
+    console.log(
+      `clients: registry: terraform said: ${init.out
+        .split("\n")
+        .find((l) => installed.test(l))
+        ?.trim()}`,
+    );
     const apply = await tfOk(d, ["apply", "-auto-approve", "-input=false", "-no-color"], { env });
     check(/null_resource\.registry: Creation complete/.test(apply.out), "apply did not create null_resource.registry", apply);
   });
