@@ -287,10 +287,13 @@ resource "null_resource" "registry" {}
     const env = cliConfig("tofu", adminToken);
     const init = await tfOk(d, ["init", "-input=false", "-no-color"], { env, client: clients.tofu });
     check(init.out.includes(`Downloading ${host}/${ORG}/${MODULE}/null 1.1.0 for greeting`), "tofu did not download module version 1.1.0", init);
-    check(
-      new RegExp(`Installed ${host}/${ORG}/null v${NULL_VERSION} \\(signed, key ID ${state.keyId}\\)`).test(init.out),
-      "tofu did not report the signed provider",
-      init,
+    const signed = new RegExp(`Installed ${host}/${ORG}/null v${NULL_VERSION} \\(signed, key ID ${state.keyId}\\)`);
+    check(signed.test(init.out), "tofu did not report the signed provider", init);
+    console.log(
+      `clients: registry: tofu said: ${init.out
+        .split("\n")
+        .find((l) => signed.test(l))
+        ?.trim()}`,
     );
     await tfOk(d, ["apply", "-auto-approve", "-input=false", "-no-color"], { env, client: clients.tofu });
   });
