@@ -30,7 +30,7 @@ import {
   type RegistryTagBinding,
   replaceRegistryTagBindings,
 } from "./registry-modules.d1";
-import { deleteObjects } from "./registry-objects.store";
+import { deleteObjects } from "./registry-objects.r2";
 import { MODULE_PROVIDER_PATTERN, NAME_PATTERN, NAMESPACE_PATTERN, parseVersion, type RegistryName } from "./registry.rules";
 
 /** How a route names a module: by organisation, registry, namespace, name and provider. */

@@ -23,7 +23,7 @@ import {
   setPlatformBinary,
   setVersionObject,
 } from "./registry-providers.d1";
-import { deleteObjects, newObjectKey, objectBody, streamToObject } from "./registry-objects.store";
+import { deleteObjects, newObjectKey, objectBody, streamToObject } from "./registry-objects.r2";
 import { type ObjectKind, type ObjectMethod, verifyObjectUrl } from "./registry-urls";
 import { parseShasums } from "./registry.rules";
 

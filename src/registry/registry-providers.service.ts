@@ -12,7 +12,7 @@ import { ApiError, type ErrorObject } from "../errors";
 import { newId, nowIso } from "../ids";
 import { listRegistryTagBindings, type RegistryTagBinding } from "./registry-modules.d1";
 import { replaceBindings } from "./registry-modules.service";
-import { deleteObjects } from "./registry-objects.store";
+import { deleteObjects } from "./registry-objects.r2";
 import {
   deletePlatform,
   deleteProvider,
