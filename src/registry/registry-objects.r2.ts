@@ -1,8 +1,8 @@
 /**
  * The registry's R2 bucket (binding REGISTRY), its repository as `<resource>.d1.ts` files are D1's: module archives,
- * provider checksums, signatures and binaries. Every upload is written under a fresh key (`<kind>/<organisation id>/<owner id>/<uuid>`) and only then named by its row,
- * so a row always names a complete object and two uploads to one URL never mix; the object a row stops naming is
- * deleted after the row changed.
+ * provider checksums, signatures and binaries. Every upload is written under a fresh key
+ * (`<kind>/<organisation id>/<owner id>/<uuid>`) and only then named by its row, so a row always names a complete
+ * object and two uploads to one URL never mix; the object a row stops naming is deleted after the row changed.
  */
 import { pieces } from "../blobs/pieces";
 import type { Bindings } from "../env";
