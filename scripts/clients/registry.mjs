@@ -22,7 +22,7 @@ const MODULE = "greeting";
 const NULL_VERSION = "3.2.3";
 
 /** A ustar archive of `files` ({ name: content }), gzip-compressed, as a module upload expects. */
-function tarGz(files) {
+export function tarGz(files) {
   const blocks = [];
   for (const [name, content] of Object.entries(files)) {
     const data = Buffer.from(content);
