@@ -310,6 +310,20 @@ describe("registry modules", () => {
       const seen = await api("GET", `/organizations/${org}/registry-modules/private/${org}/${name}/aws/version?module_version=1.0.0`, { token: member.token });
       expect(seen.body.data.links).toBeUndefined();
     });
+
+    it("a team given manage-modules through the teams API (organization-access, as go-tfe and the tfe provider send it) manages modules", async () => {
+      const org = await createOrg();
+      const team = await api("POST", `/organizations/${org}/teams`, {
+        body: { data: { type: "teams", attributes: { name: uniqueName("t"), "organization-access": { "manage-modules": true } } } },
+      });
+      expect(team.body.data.attributes["organization-access"]).toMatchObject({ "manage-modules": true, "manage-providers": false });
+      const token = (await api("POST", `/teams/${team.body.data.id}/authentication-token`)).body.data.attributes.token as string;
+      expect((await newModule(org, undefined, token)).res.status).toBe(201);
+      await api("PATCH", `/teams/${team.body.data.id}`, {
+        body: { data: { type: "teams", attributes: { "organization-access": { "manage-modules": false } } } },
+      });
+      expect((await newModule(org, undefined, token)).res.status).toBe(404);
+    });
   });
 
   describe("deletes", () => {
