@@ -1,4 +1,4 @@
-/** D1 statements of the registry's GPG keys (migration 0030). */
+/** D1 statements of the registry's GPG keys (migration 0032). */
 import type { Db } from "../caller";
 
 interface KeyRow {

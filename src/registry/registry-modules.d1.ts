@@ -1,4 +1,4 @@
-/** D1 statements of registry modules, their versions and the tag bindings of modules and providers (migration 0030). */
+/** D1 statements of registry modules, their versions and the tag bindings of modules and providers (migration 0032). */
 import type { Db } from "../caller";
 import { appendTo, textMatchSql } from "../text-match";
 import type { ModuleDetails } from "./module-config.parse";
@@ -145,7 +145,7 @@ export async function insertModule(db: Db, m: Omit<RegistryModule, "organization
   return res.meta.changes > 0;
 }
 
-/** Deletes modules (their versions and tag bindings go with them: migration 0030's triggers). */
+/** Deletes modules (their versions and tag bindings go with them: migration 0032's triggers). */
 export async function deleteModules(db: Db, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
   await db

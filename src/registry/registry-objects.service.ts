@@ -44,7 +44,7 @@ export async function authoriseObject(
     throw ApiError.of("forbidden", { detail: "The URL is not signed for this request, or it has expired" });
   }
   const db = env.DB.withSession("first-primary");
-  // The rows are read joined to their organisation: a deleted organisation's are gone with it (migration 0030).
+  // The rows are read joined to their organisation: a deleted organisation's are gone with it (migration 0032).
   if (kind === "module") {
     const version = await findModuleVersionById(db, id);
     const module = version ? await findModuleById(db, version.moduleId) : null;

@@ -1,4 +1,4 @@
-/** D1 statements of registry providers, their versions and platforms (migration 0030). */
+/** D1 statements of registry providers, their versions and platforms (migration 0032). */
 import type { Db } from "../caller";
 import { appendTo, textMatchSql } from "../text-match";
 import { compareVersions, type RegistryName } from "./registry.rules";
@@ -102,7 +102,7 @@ export async function insertProvider(db: Db, p: Omit<RegistryProvider, "organiza
   return res.meta.changes > 0;
 }
 
-/** Deletes a provider (its versions and platforms go with it: migration 0030's triggers); false if it was gone. */
+/** Deletes a provider (its versions and platforms go with it: migration 0032's triggers); false if it was gone. */
 export async function deleteProvider(db: Db, id: string): Promise<boolean> {
   return (await db.prepare("DELETE FROM registry_providers WHERE id = ?").bind(id).run()).meta.changes > 0;
 }
