@@ -107,6 +107,12 @@ export const ERRORS = {
   agent_limit: { status: 409, title: "conflict" },
   // The admin Terraform versions API: an official version, or one a workspace uses, is not removed.
   terraform_version_in_use: { status: 422, title: "unprocessable entity", detail: "The Terraform version cannot be removed (it is official or is in use)" },
+  // ---- the private registry (src/registry/) ----
+  version_taken: { status: 422, title: "invalid attribute", detail: "Version has already been taken" },
+  /** go-tfe matches "namespace not authorized" (ErrNamespaceNotAuthorized) when a GPG key moves to a namespace it may not use. */
+  namespace_not_authorized: { status: 403, title: "forbidden", detail: "namespace not authorized" },
+  /** An upload the registry refuses (not a module archive, a binary whose checksum differs…): the detail says why. */
+  registry_upload_invalid: { status: 422, title: "unprocessable entity" },
 } as const satisfies Record<string, { status: number; title: string; detail?: string; headers?: Record<string, string> }>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -48,6 +48,10 @@ import { variables } from "./variables/variables.routes";
 import { varsets } from "./varsets/varsets.routes";
 import { ui } from "./ui/ui.routes";
 import { login } from "./login/login.routes";
+import { registryModules } from "./registry/registry-modules.routes";
+import { registryProviders } from "./registry/registry-providers.routes";
+import { registryApi } from "./registry/registry-protocol.routes";
+import { registryObjects } from "./registry/registry-objects.routes";
 
 export { WorkspaceObject } from "./workspaces/workspace.object";
 
@@ -82,6 +86,8 @@ const API_ROUTERS = [
   variables,
   varsets,
   runs,
+  registryModules,
+  registryProviders,
 ];
 
 export const app = new OpenAPIHono<AppEnv>({ defaultHook, router: new SplitRouter() });
@@ -131,48 +137,57 @@ app.use("*", async (c, next) => {
 
 mountDiscovery(app);
 
-const api = new OpenAPIHono<AppEnv>({ defaultHook });
+/**
+ * An authenticated JSON:API router: body limit and media type, the hop counter, authentication, and the check that the
+ * route authorised its declared action. /api/v2 and the registry's own API (/api/registry) are both built by it.
+ */
+function authenticatedRouter(): OpenAPIHono<AppEnv> {
+  const router = new OpenAPIHono<AppEnv>({ defaultHook });
 
-// Bodies: 413 before parsing when too large; 415 unless JSON:API.
-api.use(
-  "*",
-  limitBody(LIMITS.apiBodyBytes, () => {
-    throw ApiError.of("payload_too_large", { detail: `Request bodies are limited to ${LIMITS.apiBodyBytes} bytes` });
-  }),
-);
-api.use("*", async (c, next) => {
-  const method = c.req.method;
-  if (method === "POST" || method === "PATCH" || method === "PUT" || method === "DELETE") {
-    const length = c.req.header("Content-Length");
-    const hasBody = (length !== undefined && length !== "0") || c.req.header("Transfer-Encoding") !== undefined;
-    const type = (c.req.header("Content-Type") ?? "").split(";")[0].trim().toLowerCase();
-    if (hasBody && type !== JSONAPI) throw ApiError.of("unsupported_media_type");
-  }
-  await next();
-});
-// Round trips per request, reported when EXPOSE_HOPS=1 (the bench and the hop-count test).
-api.use("*", async (c, next) => {
-  const hops = hopsOf(c);
-  await next();
-  if (c.env.EXPOSE_HOPS === "1") {
-    c.res.headers.set("X-Hops", hopsHeader(hops));
-    c.res.headers.set("X-Hop-Trace", hopTraceHeader(hops));
-  }
-});
-api.use("*", requireAuth);
-api.use("*", async (c, next) => {
-  await next();
-  if (c.res.status < 400 && !declaredActionHeld(c)) {
-    console.log(
-      JSON.stringify({
-        level: "error",
-        requestId: c.get("requestId"),
-        error: `route ${c.req.method} ${c.req.path} answered without authorising its declared action`,
-      }),
-    );
-    c.res = errorResponse(c, ApiError.of("internal"));
-  }
-});
+  // Bodies: 413 before parsing when too large; 415 unless JSON:API.
+  router.use(
+    "*",
+    limitBody(LIMITS.apiBodyBytes, () => {
+      throw ApiError.of("payload_too_large", { detail: `Request bodies are limited to ${LIMITS.apiBodyBytes} bytes` });
+    }),
+  );
+  router.use("*", async (c, next) => {
+    const method = c.req.method;
+    if (method === "POST" || method === "PATCH" || method === "PUT" || method === "DELETE") {
+      const length = c.req.header("Content-Length");
+      const hasBody = (length !== undefined && length !== "0") || c.req.header("Transfer-Encoding") !== undefined;
+      const type = (c.req.header("Content-Type") ?? "").split(";")[0].trim().toLowerCase();
+      if (hasBody && type !== JSONAPI) throw ApiError.of("unsupported_media_type");
+    }
+    await next();
+  });
+  // Round trips per request, reported when EXPOSE_HOPS=1 (the bench and the hop-count test).
+  router.use("*", async (c, next) => {
+    const hops = hopsOf(c);
+    await next();
+    if (c.env.EXPOSE_HOPS === "1") {
+      c.res.headers.set("X-Hops", hopsHeader(hops));
+      c.res.headers.set("X-Hop-Trace", hopTraceHeader(hops));
+    }
+  });
+  router.use("*", requireAuth);
+  router.use("*", async (c, next) => {
+    await next();
+    if (c.res.status < 400 && !declaredActionHeld(c)) {
+      console.log(
+        JSON.stringify({
+          level: "error",
+          requestId: c.get("requestId"),
+          error: `route ${c.req.method} ${c.req.path} answered without authorising its declared action`,
+        }),
+      );
+      c.res = errorResponse(c, ApiError.of("internal"));
+    }
+  });
+  return router;
+}
+
+const api = authenticatedRouter();
 for (const r of API_ROUTERS) api.route("/", r);
 
 // Signed state-blob URLs: no token (Terraform sends none), raw bodies, their own size limit; rate
@@ -190,6 +205,13 @@ app.route("/", slugs);
 // The OpenAPI document is public like discovery; registered before the authenticated API.
 app.get("/api/v2/openapi.json", (c) => c.json(openApiDocument(app)));
 app.route("/api/v2", api);
+// The registry protocols and GPG keys (src/registry/registry-protocol.routes.ts), authenticated as /api/v2 is.
+const registry = authenticatedRouter();
+registry.route("/", registryApi);
+app.route("/api/registry", registry);
+// Signed registry object URLs: uploads (no token: go-tfe and curl PUT them as links) and Terraform's downloads.
+app.use("/_registry/*", limitByClient);
+app.route("/", registryObjects);
 // The private agent protocol (docs/runs.md): agent tokens and run tokens, plain JSON and raw bytes.
 app.route(AGENT_PROTOCOL_PREFIX, agentProtocol);
 // The web UI: server-rendered pages with their own session, CSRF check and error pages.

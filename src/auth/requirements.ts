@@ -112,6 +112,14 @@ export const REQUIREMENTS = {
     summary: "owners and manage-vcs-settings, not the organisation token",
     holds: (_p, t) => orgPermission(org(t), "manage-vcs-settings") && !org(t)!.isOrgToken,
   },
+  "registry-modules.manage": {
+    summary: "owners, the organisation token, manage-modules",
+    holds: (_p, t) => orgPermission(org(t), "manage-modules"),
+  },
+  "registry-providers.manage": {
+    summary: "owners, the organisation token, manage-providers (providers, their versions and platforms, GPG keys)",
+    holds: (_p, t) => orgPermission(org(t), "manage-providers"),
+  },
   "agent-pools.manage": {
     summary: "owners, the organisation token, manage-agent-pools",
     holds: (_p, t) => orgPermission(org(t), "manage-agent-pools"),

@@ -24,7 +24,16 @@ export function apiMetaHeaders(env: AppEnv["Bindings"]): Record<string, string> 
 /** Service discovery: public, application/json (Terraform checks the media type exactly). */
 export function mountDiscovery(app: Hono<AppEnv>): void {
   app.get("/.well-known/terraform.json", (c) =>
-    c.json({ "tfe.v2": "/api/v2/", "tfe.v2.1": "/api/v2/", "tfe.v2.2": "/api/v2/", "state.v2": "/api/v2/", "login.v1": loginService() }),
+    c.json({
+      "tfe.v2": "/api/v2/",
+      "tfe.v2.1": "/api/v2/",
+      "tfe.v2.2": "/api/v2/",
+      "state.v2": "/api/v2/",
+      "login.v1": loginService(),
+      // The private registry (src/registry/): Terraform installs modules and providers from this host.
+      "modules.v1": "/api/registry/v1/modules/",
+      "providers.v1": "/api/registry/v1/providers/",
+    }),
   );
 }
 

@@ -11,7 +11,7 @@ import { callerOf, type Ctx } from "./ui.context";
 import { Layout } from "./ui.layout";
 import { Reasons } from "./ui.parts";
 
-export type OrgPage = "workspaces" | "projects" | "varsets" | "teams" | "members" | "settings";
+export type OrgPage = "workspaces" | "projects" | "varsets" | "registry" | "teams" | "members" | "settings";
 
 export const orgPage = (org: string, page: OrgPage, ...rest: string[]) =>
   ["", "app", org, page, ...rest].map((s, i) => (i < 2 ? s : encodeURIComponent(s))).join("/");
@@ -23,6 +23,7 @@ const TABS: Array<[OrgPage, string]> = [
   ["workspaces", "Workspaces"],
   ["projects", "Projects"],
   ["varsets", "Variable sets"],
+  ["registry", "Registry"],
   ["teams", "Teams"],
   ["members", "Members"],
   ["settings", "Settings"],

@@ -36,6 +36,7 @@ import { runsUi } from "./ui.runs";
 import { statesUi } from "./ui.states";
 import { workspaceUi } from "./ui.workspace";
 import { mayCreateWorkspaces, workspaceFormsUi } from "./ui.workspace-forms";
+import { registryUi } from "./registry/registry.routes";
 
 /** Paths served without a session (and the password links, `/app/password/:secret`). */
 const PUBLIC = new Set(["/app/ui.css", "/app/session/new", "/app/session", "/app/session/delete", "/app/session/password"]);
@@ -213,6 +214,7 @@ ui.route("/", runsUi);
 ui.route("/", passwordUi);
 ui.route("/", organizationUi);
 ui.route("/", statesUi);
+ui.route("/", registryUi);
 
 ui.all("*", (c) => c.html(<ErrorPage principal={c.get("principal")} status={404} title="Not found" />, 404));
 
