@@ -145,7 +145,8 @@ export function runStillStands(principal: RunPrincipal, row: RunStandingRow | nu
 
 /**
  * The API routes a run token may call (Hono's `METHOD path`): what Terraform on the agent calls with the `cloud` block
- * as its state store, and the reads of its run. Every other route answers 404 to it before its handler runs, whatever
+ * as its state store, the reads of its run, and the registry protocols, so a run installs its organisation's private
+ * modules and providers as HCP's runs do (another organisation's namespace is not there for it: 404). Every other route answers 404 to it before its handler runs, whatever
  * its declared action would allow (listing the organisation's teams, say, needs only a standing there).
  */
 const RUN_TOKEN_ROUTES = new Set([
@@ -164,6 +165,11 @@ const RUN_TOKEN_ROUTES = new Set([
   "GET /api/v2/state-version-outputs/:output_id",
   "GET /api/v2/workspaces/:workspace_id/vars",
   "GET /api/v2/workspaces/:workspace_id/all-vars",
+  "GET /api/registry/v1/modules/:namespace/:name/:provider/versions",
+  "GET /api/registry/v1/modules/:namespace/:name/:provider/:version/download",
+  "GET /api/registry/v1/modules/:namespace/:name/:provider/:version",
+  "GET /api/registry/v1/providers/:namespace/:type/versions",
+  "GET /api/registry/v1/providers/:namespace/:type/:version/download/:os/:arch",
 ]);
 
 /**

@@ -189,6 +189,9 @@ describe("a plan job", () => {
     expect(plan.cliConfig).toContain(`credentials "localhost:8787" {\n  token = "${j.token}"\n}`);
     expect(plan.cliConfig).toContain('"tfe.v2.2" = "http://localhost:8787/api/v2/"');
     expect(plan.cliConfig).toContain('filesystem_mirror {\n    path = "/srv/mirror"');
+    // The service's own registry stays a source beside the mirror, for its private providers.
+    expect(plan.cliConfig).toContain('"providers.v1" = "http://localhost:8787/api/registry/v1/providers/"');
+    expect(plan.cliConfig).toContain('direct {\n    include = ["localhost:8787/*/*"]');
   });
 
   it("runs in the workspace's working directory", async () => {
