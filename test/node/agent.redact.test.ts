@@ -1,10 +1,18 @@
 // What a job must never let out (agent/redact.ts): its sensitive values in the log, in every encoding Terraform
 // prints them, across the log's chunk boundaries and inside HCL and JSON values; and in the redacted JSON plan,
 // whether or not Terraform marked them sensitive. The HCL value reader (agent/hcl-value.ts) the redactor relies on.
-import { describe, expect, it } from "vitest";
+// Then a real Terraform run (needs Terraform >= 1.10 on PATH, and bwrap for its sandboxed half; SKIP_SANDBOX_TEST=1
+// runs it unsandboxed only, or skips it without Terraform).
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { hclStrings, parseHclValue } from "../../agent/hcl-value.ts";
+import { Agent } from "../../agent/loop.ts";
 import type { JobVariable } from "../../agent/protocol.ts";
 import { encodings, goJson, goJsonEscaped, goQuoted, jobPatterns, type Pattern, Redactor, redactedPlan } from "../../agent/redact.ts";
+import { checkSandbox, onPath, type Sandbox } from "../../agent/sandbox.ts";
+import { AGENT_TOKEN, FakeService, job, TfeStub, tarGz } from "./agent.fakes.ts";
 
 const TOKEN = "run.payload-of-the-run-token.signature";
 
@@ -349,4 +357,151 @@ describe("the redacted JSON plan", () => {
     expect(k.after_sensitive).toBe(true);
     expect(JSON.stringify(out)).not.toContain("hunter2");
   });
+});
+
+// A real Terraform 1.11.4 through the agent's job code, against the fake service: a configuration that outputs a
+// sensitive HCL map and a sensitive string without marking them sensitive, uses a part of the map in a resource's
+// address and prints the map's JSON. Each secret part holds a marker that no encoding changes, so a marker found
+// anywhere in the log or the redacted plan is a part that escaped masking in whatever encoding Terraform chose.
+const MARKERS = ["USERMARK7f3", "PASSMARK2c9", "LINEMARK5a1", "LINEMARK8d4", "PWMARK6e0"];
+// biome-ignore lint/suspicious/noTemplateCurlyInString: `$${` is HCL's literal `${`
+const DB =
+  '{\n  user     = "db-USERMARK7f3"\n  password = "p<a&s>s \\"w\\\\o$${rd}-ü-PASSMARK2c9"\n  note     = "first-LINEMARK5a1\\nsecond-LINEMARK8d4\\n"\n}';
+const PW = "x<y&z>w-PWMARK6e0";
+const REDACT_TF = `
+variable "db" { type = map(string) }
+variable "pw" { type = string }
+variable "region" { type = string }
+
+output "db" { value = var.db }
+output "pw" { value = var.pw }
+output "db_json" { value = jsonencode(var.db) }
+output "region" { value = var.region }
+
+resource "terraform_data" "user" {
+  for_each = toset([var.db.user])
+  input    = var.db
+}
+`;
+const TERRAFORM = onPath(process.env.TERRAFORM ?? "terraform");
+const SKIP_SANDBOX = process.env.SKIP_SANDBOX_TEST === "1";
+
+describe.skipIf(SKIP_SANDBOX && !TERRAFORM)("a real Terraform run prints sensitive values it does not know are sensitive", () => {
+  let svc: FakeService;
+  let tfe: TfeStub;
+  let base: string;
+  let agent: Agent | null;
+  let running: Promise<void> | null;
+  let sandbox: Sandbox | null = null;
+
+  beforeAll(async () => {
+    if (!TERRAFORM) throw new Error("this test needs Terraform >= 1.10 on PATH, or TERRAFORM naming it (or SKIP_SANDBOX_TEST=1 to skip it)");
+    if (SKIP_SANDBOX) return;
+    const check = await checkSandbox({ terraform: realpathSync(TERRAFORM), readOnly: [] });
+    if (!check.ok) throw new Error(`the sandbox does not work here: ${check.reason} (or SKIP_SANDBOX_TEST=1 to run unsandboxed only)`);
+    sandbox = check.sandbox;
+  });
+
+  beforeEach(async () => {
+    base = realpathSync(mkdtempSync(join(tmpdir(), "agent-redact-test-")));
+    svc = new FakeService();
+    await svc.start();
+    tfe = new TfeStub();
+    await tfe.start();
+    agent = null;
+    running = null;
+  });
+
+  afterEach(async () => {
+    agent?.interrupt();
+    await running?.catch(() => {});
+    await svc.stop();
+    await tfe.stop();
+    rmSync(base, { recursive: true, force: true });
+  });
+
+  function runJob(phase: "plan" | "apply", structured: boolean, sandboxed: boolean, artifacts: Record<string, Buffer> = {}) {
+    const j = job({
+      run: `run-Redact${structured ? "Json" : "Text"}${sandboxed ? "Box" : "Raw"}0`.padEnd(20, "0"),
+      phase,
+      hostname: tfe.host,
+      apiBase: `http://${tfe.host}/api/v2/`,
+      workspace: { ...job().workspace, structuredRunOutput: structured },
+      variables: [
+        sensitive("db", DB, { hcl: true }),
+        sensitive("pw", PW),
+        { key: "region", value: "region-in-clear", category: "terraform", hcl: false, sensitive: false },
+      ],
+    });
+    const state = svc.offer(j, tarGz([{ path: "main.tf", body: REDACT_TF }]), artifacts);
+    if (!agent) {
+      agent = new Agent({
+        url: svc.base,
+        token: AGENT_TOKEN,
+        name: "redacting",
+        terraform: realpathSync(TERRAFORM!),
+        terraformVersion: "1.11.4",
+        tmpDir: base,
+        sandbox: sandboxed ? sandbox : null,
+        heartbeatMs: 50,
+        flushMs: 10,
+        statusMs: 200,
+        idleDelayMs: 5,
+        retryDelayMs: 5,
+      });
+      running = agent.run();
+    }
+    return svc.until(() => state.finish !== null).then(() => state);
+  }
+
+  const cases = [
+    { structured: false, sandboxed: false },
+    { structured: true, sandboxed: false },
+    ...(SKIP_SANDBOX
+      ? []
+      : [
+          { structured: false, sandboxed: true },
+          { structured: true, sandboxed: true },
+        ]),
+  ];
+  for (const { structured, sandboxed } of cases) {
+    it(`hides them in the ${structured ? "JSON" : "human"} log and the redacted plan (${sandboxed ? "sandboxed" : "unsandboxed"})`, async () => {
+      const plan = await runJob("plan", structured, sandboxed);
+      const planLog = plan.log.toString();
+      expect(plan.finish, planLog).toMatchObject({ status: "finished", resourceAdditions: 1 });
+      const apply = await runJob("apply", structured, sandboxed, Object.fromEntries(plan.artifacts));
+      const applyLog = apply.log.toString();
+      expect(apply.finish, applyLog).toMatchObject({ status: "finished", resourceAdditions: 1 });
+      const redacted = plan.artifacts.get("plan-json-redacted")!.toString();
+
+      // Terraform did print them: the unredacted plan (workspace admins only) holds every marker.
+      const full = plan.artifacts.get("plan-json")!.toString();
+      for (const m of MARKERS) expect(full).toContain(m);
+      for (const [what, text] of [
+        ["plan log", planLog],
+        ["apply log", applyLog],
+        ["redacted plan", redacted],
+      ]) {
+        for (const m of MARKERS) expect(text, `${m} in the ${what}`).not.toContain(m);
+        for (const raw of ["p<a&s>s", "p\\u003ca\\u0026s", "x<y&z>w", "x\\u003cy\\u0026z"]) expect(text, `${raw} in the ${what}`).not.toContain(raw);
+      }
+      // What is not secret stays readable, and a -json log stays JSON line by line.
+      expect(applyLog).toContain("region-in-clear");
+      expect(structured ? planLog : applyLog).toContain("***");
+      if (structured) {
+        for (const line of applyLog.split("\n").filter((l) => l.startsWith("{"))) expect(() => JSON.parse(line), line).not.toThrow();
+      } else {
+        expect(applyLog).toMatch(/terraform_data\.user\["\*\*\*"\]: Creation complete/);
+      }
+
+      // The redacted plan marks what held a secret, so Terraform renders it as a sensitive value.
+      const doc = JSON.parse(redacted);
+      expect(doc.output_changes.db.after_sensitive).toEqual({ note: true, password: true, user: true });
+      expect(doc.output_changes.pw.after_sensitive).toBe(true);
+      expect(doc.output_changes.db_json.after_sensitive).toBe(true);
+      expect(doc.output_changes.region).toMatchObject({ after: "region-in-clear", after_sensitive: false });
+      expect(doc.resource_changes[0].address).toMatch(/^terraform_data\.user\["\(sensitive value [0-9a-f]{12}\)"\]$/);
+      expect(doc.resource_changes[0].change.after_sensitive.input).toEqual({ note: true, password: true, user: true });
+    }, 60_000);
+  }
 });
