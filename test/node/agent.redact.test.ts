@@ -364,9 +364,12 @@ describe("the redacted JSON plan", () => {
 // address and prints the map's JSON. Each secret part holds a marker that no encoding changes, so a marker found
 // anywhere in the log or the redacted plan is a part that escaped masking in whatever encoding Terraform chose.
 const MARKERS = ["USERMARK7f3", "PASSMARK2c9", "LINEMARK5a1", "LINEMARK8d4", "PWMARK6e0"];
-// biome-ignore lint/suspicious/noTemplateCurlyInString: `$${` is HCL's literal `${`
-const DB =
-  '{\n  user     = "db-USERMARK7f3"\n  password = "p<a&s>s \\"w\\\\o$${rd}-ü-PASSMARK2c9"\n  note     = "first-LINEMARK5a1\\nsecond-LINEMARK8d4\\n"\n}';
+// `$${` is HCL's literal `${`.
+const DB = `{
+  user     = "db-USERMARK7f3"
+  password = "p<a&s>s \\"w\\\\o$\${rd}-ü-PASSMARK2c9"
+  note     = "first-LINEMARK5a1\\nsecond-LINEMARK8d4\\n"
+}`;
 const PW = "x<y&z>w-PWMARK6e0";
 const REDACT_TF = `
 variable "db" { type = map(string) }
