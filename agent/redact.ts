@@ -102,15 +102,18 @@ export function encodings(s: string): Set<string> {
   return twice;
 }
 
-/** A JSON value as Go's encoding/json writes a cty value: compact, object keys sorted, HTML-safe. */
-export function goJson(v: HclValue): string {
+/**
+ * A JSON value as Go's encoding/json writes a cty value: compact, object keys sorted, HTML-safe. `scalarsAsStrings`:
+ * numbers and bools as strings, as a value of a `map(string)` or `list(string)` variable becomes.
+ */
+export function goJson(v: HclValue, scalarsAsStrings = false): string {
   if (typeof v === "string") return `"${goJsonEscaped(v)}"`;
-  if (Array.isArray(v)) return `[${v.map(goJson).join(",")}]`;
+  if (Array.isArray(v)) return `[${v.map((x) => goJson(x, scalarsAsStrings)).join(",")}]`;
   if (v && typeof v === "object") {
     const keys = Object.keys(v).sort();
-    return `{${keys.map((k) => `"${goJsonEscaped(k)}":${goJson(v[k]!)}`).join(",")}}`;
+    return `{${keys.map((k) => `"${goJsonEscaped(k)}":${goJson(v[k]!, scalarsAsStrings)}`).join(",")}}`;
   }
-  return JSON.stringify(v);
+  return scalarsAsStrings && v !== null ? `"${String(v)}"` : JSON.stringify(v);
 }
 
 /** The parts of a sensitive value that are printed on their own, and the JSON forms of its maps and lists. */
@@ -139,6 +142,7 @@ class Parts {
     else if (typeof v === "number") this.values.add(String(v));
     else if (v && typeof v === "object") {
       this.structures.add(goJson(v));
+      this.structures.add(goJson(v, true));
       for (const item of Array.isArray(v) ? v : Object.values(v)) this.value(item, depth);
     }
   }
@@ -253,7 +257,19 @@ interface Change {
 }
 
 interface ResourceChange {
+  address?: string;
+  previous_address?: string;
+  index?: unknown;
   change?: Change;
+  [k: string]: unknown;
+}
+
+interface ActionInvocation {
+  address?: string;
+  config_values?: Json;
+  config_sensitive?: Json;
+  lifecycle_action_trigger?: { triggering_resource_address?: string; [k: string]: unknown };
+  invoke_action_trigger?: { calling_resource_address?: string; [k: string]: unknown };
   [k: string]: unknown;
 }
 
@@ -262,9 +278,9 @@ interface ShowPlan {
   output_changes?: Record<string, Change>;
   resource_changes?: ResourceChange[];
   resource_drift?: ResourceChange[];
-  relevant_attributes?: unknown[];
+  relevant_attributes?: { resource?: string; [k: string]: unknown }[];
   deferred_changes?: { resource_change?: ResourceChange; [k: string]: unknown }[];
-  action_invocations?: { config_values?: Json; config_sensitive?: Json; [k: string]: unknown }[];
+  action_invocations?: ActionInvocation[];
 }
 
 interface ProviderSchemas {
@@ -322,8 +338,8 @@ export interface RedactOptions {
  * `terraform show -json` plus `terraform providers schema -json`, in the shape of Terraform's `jsonformat.Plan`
  * (internal/command/jsonformat/plan.go). Any reader of the run's plan may read it, so no sensitive value may stay in
  * it: every value Terraform marked sensitive, and every value holding one of the job's secrets (marked sensitive
- * here, so Terraform renders it as `(sensitive value)`), is replaced; a secret in any other string (an address, an
- * import id) is replaced where it stands. Only the fields the renderer reads are copied: the plan's `variables`,
+ * here, so Terraform renders it as `(sensitive value)`), is replaced; a secret in an address's instance key, an
+ * index, an import id or generated configuration is replaced where it stands. Only the fields the renderer reads are copied: the plan's `variables`,
  * `prior_state`, `planned_values` and `configuration` never reach it. Equal values get equal stand-ins within one
  * plan, so the renderer still tells a changed sensitive value from an unchanged one.
  */
@@ -332,7 +348,10 @@ export function redactedPlan(plan: ShowPlan, schemas: ProviderSchemas, options: 
   const secrets = new Matcher(options.secrets ?? []);
   const standIn = (v: Json): string => `(sensitive value ${createHmac("sha256", key).update(JSON.stringify(v)).digest("hex").slice(0, 12)})`;
 
-  /** The sensitivity tree with every leaf that holds a secret (and every map with a key that does) marked. */
+  /**
+   * The sensitivity tree with every leaf that holds a secret marked. Keys are left alone: a resource's are its
+   * schema's attribute names, which the renderer looks up, and a map's name its parts (the log keeps them too).
+   */
   const marked = (value: Json | undefined, sensitive: Json | undefined): Json | undefined => {
     if (secrets.empty || sensitive === true || value === null || value === undefined) return sensitive;
     if (typeof value === "string") return secrets.has(value) ? true : sensitive;
@@ -344,7 +363,6 @@ export function redactedPlan(plan: ShowPlan, schemas: ProviderSchemas, options: 
       const items = value.map((v, i) => marked(v, s[i]) ?? false);
       return items.some((x) => x !== false) ? items : sensitive;
     }
-    if (Object.keys(value).some((k) => secrets.has(k))) return true;
     const s = sensitive && typeof sensitive === "object" && !Array.isArray(sensitive) ? sensitive : {};
     // As Terraform writes them: only the entries that are (or hold) something sensitive.
     const entries = Object.entries(value).flatMap(([k, v]) => {
@@ -367,26 +385,44 @@ export function redactedPlan(plan: ShowPlan, schemas: ProviderSchemas, options: 
     return { ...c, [value]: mask(c[value] as Json | undefined, s), ...(s === undefined ? {} : { [sensitive]: s }) };
   };
   const change = (c: Change | undefined): Change | undefined => c && values(values(c, "before", "before_sensitive"), "after", "after_sensitive");
-  const resource = <T extends ResourceChange>(r: T): T => ({ ...r, change: change(r.change) });
 
-  // Then a secret in any other string (an address, an import id, a key) is replaced where it stands.
-  const scrub = (v: unknown): unknown => {
-    if (typeof v === "string") return secrets.replace(v, (t) => standIn(t));
-    if (Array.isArray(v)) return v.map(scrub);
-    if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [secrets.replace(k, (t) => standIn(t)), scrub(x)]));
-    return v;
+  // A secret in a string outside the values (an import id, generated configuration) is replaced where it stands.
+  const hide = (s: string): string => secrets.replace(s, (t) => standIn(t));
+  // An address holds a value only in its instance keys (`["…"]`, a for_each key, Go-quoted); the rest names the
+  // resource's module and type, which the renderer reads, so a secret that is a common word cannot break it.
+  const hideInAddress = <T>(a: T): T => (typeof a === "string" ? a.replace(/\["((?:[^"\\]|\\.)*)"\]/g, (_m, key: string) => `["${hide(key)}"]`) : a) as T;
+  const resource = <T extends ResourceChange>(r: T): T => {
+    const out: ResourceChange = { ...r, address: hideInAddress(r.address), previous_address: hideInAddress(r.previous_address) };
+    if (typeof r.index === "string") out.index = hide(r.index);
+    const c = change(r.change);
+    if (c) {
+      const importing = c.importing;
+      out.change = {
+        ...c,
+        ...(importing && typeof importing === "object" && !Array.isArray(importing) && typeof importing.id === "string"
+          ? { importing: { ...importing, id: hide(importing.id) } }
+          : {}),
+        ...(typeof c.generated_config === "string" ? { generated_config: hide(c.generated_config) } : {}),
+      };
+    }
+    return out as T;
   };
-  const redacted = {
+  const action = (a: ActionInvocation): ActionInvocation => {
+    const out = values({ ...a, address: hideInAddress(a.address) }, "config_values", "config_sensitive");
+    const lifecycle = a.lifecycle_action_trigger;
+    if (lifecycle) out.lifecycle_action_trigger = { ...lifecycle, triggering_resource_address: hideInAddress(lifecycle.triggering_resource_address) };
+    const invoke = a.invoke_action_trigger;
+    if (invoke) out.invoke_action_trigger = { ...invoke, calling_resource_address: hideInAddress(invoke.calling_resource_address) };
+    return out;
+  };
+  return {
     plan_format_version: plan.format_version ?? "1.2",
     output_changes: Object.fromEntries(Object.entries(plan.output_changes ?? {}).map(([k, c]) => [k, change(c)])),
     resource_changes: (plan.resource_changes ?? []).map(resource),
     resource_drift: (plan.resource_drift ?? []).map(resource),
-    relevant_attributes: plan.relevant_attributes ?? [],
+    relevant_attributes: (plan.relevant_attributes ?? []).map((r) => ({ ...r, resource: hideInAddress(r.resource) })),
     deferred_changes: (plan.deferred_changes ?? []).map((d) => (d.resource_change ? { ...d, resource_change: resource(d.resource_change) } : d)),
-    action_invocations: (plan.action_invocations ?? []).map((a) => values(a, "config_values", "config_sensitive")),
-  };
-  return {
-    ...(secrets.empty ? redacted : (scrub(redacted) as typeof redacted)),
+    action_invocations: (plan.action_invocations ?? []).map(action),
     provider_format_version: schemas.format_version ?? "1.0",
     // The providers' own schemas hold no value of the job's.
     provider_schemas: schemas.provider_schemas ?? {},

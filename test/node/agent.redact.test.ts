@@ -189,6 +189,10 @@ describe("the log's redactor: the parts of an HCL or JSON value", () => {
     // jsonencode(var.db) printed as a string in a -json line: masked inside it.
     const encoded = `{"value":"${goJsonEscaped(goJson(value))}"}\n`;
     expect(JSON.parse(redact(patterns, encoded))).toEqual({ value: "***" });
+    // As a `map(string)` variable holds it: its numbers and bools are strings.
+    const typed = `{"value":${goJson({ a: "x<y&z>w-secret", n: "5432", on: "true" })}}\n`;
+    const flat = patternsOf(sensitive("m", '{ a = "x<y&z>w-secret", n = 5432, on = true }', { hcl: true }));
+    expect(JSON.parse(redact(flat, typed))).toEqual({ value: "***" });
   });
 
   it("masks the parts of a sensitive string that holds JSON (printed as jsonencode of its parts)", () => {
@@ -347,15 +351,30 @@ describe("the redacted JSON plan", () => {
     expect((out.relevant_attributes as { resource: string }[])[0]!.resource).toBe(rc!.address);
   });
 
-  it("marks a whole map sensitive when one of its keys holds a secret", () => {
+  it("keeps what the renderer reads (types, attribute names) when a secret is a common word", () => {
     const out = redactedPlan(
-      { output_changes: { k: { actions: ["create"], before: null, after: { "hunter2-hunter2": "v" }, after_sensitive: false } } },
+      {
+        resource_changes: [
+          {
+            address: 'module.data.terraform_data.x["data-key"]',
+            type: "terraform_data",
+            name: "x",
+            index: "data-key",
+            change: { actions: ["create"], before: null, after: { data: "some data here", input: "other" }, after_sensitive: {} },
+          },
+        ],
+        output_changes: { m: { actions: ["create"], before: null, after: { data: "v" }, after_sensitive: false } },
+      },
       {},
-      { secrets: patterns },
+      { secrets: patternsOf(sensitive("word", "data")) },
     );
-    const k = (out.output_changes as Record<string, Record<string, unknown>>).k!;
-    expect(k.after_sensitive).toBe(true);
-    expect(JSON.stringify(out)).not.toContain("hunter2");
+    const [rc] = out.resource_changes as Record<string, any>[];
+    expect(rc!.address).toMatch(/^module\.data\.terraform_data\.x\["\(sensitive value [0-9a-f]{12}\)-key"\]$/);
+    expect(rc!.type).toBe("terraform_data");
+    expect(rc!.name).toBe("x");
+    expect(rc!.change.after_sensitive).toEqual({ data: true });
+    expect(Object.keys(rc!.change.after)).toEqual(["data", "input"]);
+    expect((out.output_changes as Record<string, any>).m).toMatchObject({ after: { data: "v" }, after_sensitive: false });
   });
 });
 
