@@ -3,7 +3,6 @@
  * and variable files written, Terraform run under the job's supervision with its output streamed to the log, the
  * plan's artifacts uploaded, and the finish reported. The directory is removed whatever happens.
  */
-import { redactedPlan } from "./redact.js";
 import { createHash } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
@@ -11,13 +10,14 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { type JobClient, JobLostError } from "./client.ts";
 import { InstallError, type TerraformInstaller } from "./install.ts";
-import { LogStream, Redactor } from "./log-stream.ts";
+import { LogStream } from "./log-stream.ts";
 import type { Finish, Job } from "./protocol.ts";
+import { jobPatterns, type Pattern, Redactor, redactedPlan } from "./redact.ts";
 import { applyCounts, type Counts, NO_CHANGES, planCounts } from "./summary.ts";
 import { readJobFile, removeJobDir, type Sandbox, UnsafeJobFileError } from "./sandbox.ts";
 import { JobControl } from "./terraform.ts";
 import { UnsafeArchiveError, unpackConfiguration } from "./unpack.ts";
-import { cliConfig, OVERRIDE_FILE, overrideFile, planArgs, runVariablesFile, secretsOf, terraformEnv, variablesFile, workingDirectory } from "./workdir.ts";
+import { cliConfig, OVERRIDE_FILE, overrideFile, planArgs, runVariablesFile, terraformEnv, variablesFile, workingDirectory } from "./workdir.ts";
 
 export interface JobOptions {
   /**
@@ -89,11 +89,17 @@ async function runJob(job: Job, client: JobClient, control: JobControl, options:
       else log(`${job.run} ${job.phase}: the log could not be sent: ${message(err)}`);
     },
   });
-  const redactor = new Redactor(secretsOf(job), (chunk) => stream.write(chunk));
+  const secrets = jobPatterns(job);
+  // One redactor per stream: a secret split between two reads of stdout may have stderr's bytes between them.
+  const redactors = { stdout: new Redactor(secrets, (chunk) => stream.write(chunk)), stderr: new Redactor(secrets, (chunk) => stream.write(chunk)) };
+  const endOutput = () => {
+    redactors.stdout.end();
+    redactors.stderr.end();
+  };
   // The apply's last lines, for its counts; kept in memory only.
   let tail = "";
-  const output = (chunk: Buffer) => {
-    redactor.write(chunk);
+  const output = (chunk: Buffer, from: "stdout" | "stderr" = "stdout") => {
+    redactors[from].write(chunk);
     tail = (tail + chunk.toString("utf8")).slice(-65536);
   };
   const say = (line: string) => output(Buffer.from(`${line}\n`));
@@ -108,7 +114,7 @@ async function runJob(job: Job, client: JobClient, control: JobControl, options:
   let error: string | undefined;
   try {
     root = await mkdtemp(join(options.tmpDir ?? tmpdir(), "workspace-agent-"));
-    const ctx: Ctx = { job, client, control, options, root, output, say, tail: () => tail, steps, tf };
+    const ctx: Ctx = { job, client, control, options, root, output, endOutput, say, tail: () => tail, steps, tf, secrets };
     counts = job.phase === "plan" ? await plan(ctx) : await apply(ctx);
   } catch (err) {
     if (err instanceof JobLostError) control.onLost(err);
@@ -123,7 +129,7 @@ async function runJob(job: Job, client: JobClient, control: JobControl, options:
 
   try {
     if (!control.lost) {
-      redactor.end();
+      endOutput();
       await stream.close();
     }
     if (control.lost) {
@@ -161,12 +167,16 @@ interface Ctx {
   control: JobControl;
   options: JobOptions;
   root: string;
-  output: (chunk: Buffer) => void;
+  output: (chunk: Buffer, from?: "stdout" | "stderr") => void;
+  /** Lets out what the redactors held back: a command ended, so no secret continues past it. */
+  endOutput: () => void;
   say: (line: string) => void;
   tail: () => string;
   steps: Steps;
   /** The binary the job runs and the version it reports (set by `chooseTerraform`, before any command). */
   tf: { bin: string; version: string | null };
+  /** What the log and the redacted plan must not show (agent/redact.ts). */
+  secrets: Pattern[];
 }
 
 /** Each step of a job and its milliseconds. */
@@ -275,6 +285,8 @@ async function terraform(ctx: Ctx, p: Prepared, args: string[], captureStdout = 
     result = await timed(ctx, name, () => ctx.control.run({ bin: ctx.tf.bin, args, cwd: p.cwd, env: p.env, output: ctx.output, captureStdout, sandbox }));
   } catch (err) {
     throw new JobFailed(`terraform could not be started (${ctx.tf.bin}): ${message(err)}`);
+  } finally {
+    ctx.endOutput();
   }
   if (result.code === 0) return result.stdout;
   if (ctx.control.stopping) throw new Stopped();
@@ -300,7 +312,10 @@ async function plan(ctx: Ctx): Promise<Counts> {
   const lock = await readJobFile(ctx.root, lockFile);
   const parsedSchemas = await providerSchemas(ctx, p, lock);
   await timed(ctx, "put redacted", async () =>
-    ctx.client.putArtifact("plan-json-redacted", Buffer.from(JSON.stringify(redactedPlan(parsed as Parameters<typeof redactedPlan>[0], parsedSchemas)))),
+    ctx.client.putArtifact(
+      "plan-json-redacted",
+      Buffer.from(JSON.stringify(redactedPlan(parsed as Parameters<typeof redactedPlan>[0], parsedSchemas, { secrets: ctx.secrets }))),
+    ),
   );
   await timed(ctx, "put plan-binary", async () => {
     const planBinary = await readJobFile(ctx.root, p.planFile);

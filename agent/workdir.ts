@@ -155,17 +155,6 @@ export function planArgs(job: Job, paths: { planFile: string; varFiles: string[]
   return args;
 }
 
-/** The strings to mask in the log: sensitive values as given and as written into a variable file, and the token. */
-export function secretsOf(job: Job): string[] {
-  const out = [job.token];
-  for (const v of job.variables) {
-    if (!v.sensitive || v.value === "") continue;
-    out.push(v.value);
-    if (!v.hcl && v.category === "terraform") out.push(hclString(v.value).slice(1, -1));
-  }
-  return out;
-}
-
 /** The working directory inside the unpacked configuration, or null if it would leave it. */
 export function workingDirectory(dir: string): string | null {
   const parts = dir

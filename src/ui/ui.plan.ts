@@ -1,7 +1,7 @@
 /**
- * The resource changes a run page lists, from the plan's JSON (`terraform show -json`): each changed resource's
- * address and what happens to it. Only addresses and actions are read, never values, and a redacted plan carries
- * the same. Pure.
+ * The resource changes a run page lists, from the redacted JSON plan (agent/redact.ts): each changed resource's
+ * address and what happens to it. Only addresses and actions are read, never values; an address that held a
+ * sensitive value (a `for_each` key) holds its stand-in there, so the page never shows one. Pure.
  */
 
 export interface ResourceChange {

@@ -1,8 +1,8 @@
 /** @jsxImportSource hono/jsx */
 /**
  * A workspace's runs and each run's page, through the runs API's own services: the list is `listWorkspaceRuns` with
- * the API's query, the page reads the run, its logs, its JSON plan's changes and its comments as the API's reads do,
- * and each action form calls `runAction` as `POST /runs/:id/actions/*` does. Terraform prints
+ * the API's query, the page reads the run, its logs, its redacted JSON plan's changes and its comments as the API's
+ * reads do, and each action form calls `runAction` as `POST /runs/:id/actions/*` does. Terraform prints
  * `https://<host>/app/<org>/<workspace>/runs/<run>` for every run it starts; that address leads here.
  */
 import { Hono } from "hono";
@@ -107,7 +107,8 @@ async function runPage(c: Ctx, refusal?: { value: RunRefusal; status: number }):
   const [planLog, applyLog, planJson, comments, names, planUrl, applyUrl] = await Promise.all([
     logOf("plan"),
     run.planOnly ? null : logOf("apply"),
-    run.plan.status === "finished" ? readArtifact(caller, read, "plan-json") : null,
+    // The redacted plan, as `json-output-redacted` gives any reader of the run: the full one is for workspace admins.
+    run.plan.status === "finished" ? readArtifact(caller, read, "plan-json-redacted") : null,
     run.commentIds.length ? commentsOf(caller, workspaceId, run.commentIds) : [],
     usernames(caller, [run.createdBy, run.confirmedBy]),
     signedLogUrl(c.env, origin, workspaceId, run.id, "plan"),
