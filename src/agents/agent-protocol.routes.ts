@@ -4,7 +4,7 @@
  */
 import { type Context, Hono } from "hono";
 import type { z } from "zod";
-import { limitBody } from "../body";
+import { limitBody } from "../platform/body";
 import { archiveResponse } from "../configuration-versions/configuration-versions.slugs";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";

@@ -4,8 +4,8 @@ import { routePath } from "hono/route";
 import type { Caller } from "../caller";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
-import { fencedD1 } from "../replica-fence";
-import { countedDb, countedNamespace, extraHop, type Hops } from "../hops";
+import { fencedD1 } from "../platform/replica-fence";
+import { countedDb, countedNamespace, extraHop, type Hops } from "../platform/hops";
 import { ROUTE_ACTIONS } from "../jsonapi/define-route";
 
 /** The request's injected faults, as the Caller carries them (their shape is the workspace object's). */

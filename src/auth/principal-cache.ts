@@ -5,10 +5,10 @@
  * request's first read batch (`TokenGate`), and the request fails with 401 before any write or Durable Object call
  * when the token no longer stands for the same principal.
  */
-import { fencedD1 } from "../replica-fence";
+import { fencedD1 } from "../platform/replica-fence";
 import type { Bindings } from "../env";
 import { ApiError } from "../errors";
-import { type CheckStatement, extraHop, type Gate, type Hops, traced } from "../hops";
+import { type CheckStatement, extraHop, type Gate, type Hops, traced } from "../platform/hops";
 import type { Principal } from "./principal";
 
 /** How long a remembered principal may stand in for the token read (each use is still rechecked). */

@@ -12,7 +12,7 @@ import { CHUNK_BYTES } from "../state-versions/state-versions.store";
 import { stateStub } from "../state-versions/state-versions.stub";
 import type { BlobKind } from "./blob-urls";
 import { authoriseBlob } from "./blobs.service";
-import { piecesResponse, stagePieces } from "./pieces";
+import { piecesResponse, stagePieces } from "../platform/pieces";
 
 export const blobs = new Hono<AppEnv>();
 

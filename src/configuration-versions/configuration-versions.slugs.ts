@@ -5,7 +5,7 @@
  */
 import { Hono, type Context } from "hono";
 import { organizationIsLive } from "../blobs/blobs.d1";
-import { piecesResponse, stagePieces } from "../blobs/pieces";
+import { piecesResponse, stagePieces } from "../platform/pieces";
 import type { AppEnv, Bindings } from "../env";
 import { ApiError, unwrap } from "../errors";
 import { nowIso } from "../ids";

@@ -10,7 +10,7 @@
  */
 import type { Subscription } from "../auth/organization.d1";
 import type { Edition } from "../env";
-import { containsText } from "../text-match";
+import { containsText } from "../platform/text-match";
 
 /** Everything a plan may include. Each is a feature-set attribute; ENTITLEMENTS lists those the entitlement set shows. */
 export const FEATURES = [

@@ -14,7 +14,7 @@ import { matchedRoutes } from "hono/route";
 import { hopsOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
-import { hopsHeader } from "../hops";
+import { hopsHeader } from "../platform/hops";
 import { pageOf } from "../jsonapi/schemas";
 import { listCallerOrganizations } from "../organizations/organizations.service";
 import { parseProjectQuery } from "../projects/projects.list";

@@ -10,7 +10,7 @@ import type { Principal } from "../auth/principal";
 import { authenticate, principalOfToken, siteAdminPrincipal } from "../auth/auth.middleware";
 import { cachedPrincipal, rememberPrincipal, TokenGate } from "../auth/principal-cache";
 import type { Bindings } from "../env";
-import { type Hops, traced } from "../hops";
+import { type Hops, traced } from "../platform/hops";
 import { nowIso, randomBase62, sha256Hex } from "../ids";
 import { deleteExpiredSessions, deleteSession, insertSession, sessionByIdHash, sessionByIdHashStatement, sessionOf, type Session } from "./ui.sessions.d1";
 

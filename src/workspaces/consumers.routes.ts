@@ -2,7 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
-import { listSession } from "../db";
+import { listSession } from "../platform/db";
 import type { AppEnv } from "../env";
 import { LIMITS } from "../limits";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";

@@ -2,7 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
-import { exposeBookmark } from "../db";
+import { exposeBookmark } from "../platform/db";
 import type { AppEnv } from "../env";
 import { jsonapi, paginated, type Page } from "../jsonapi/document";
 import { includeQuery, pageOf, pageQuery } from "../jsonapi/schemas";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import committed from "../../openapi.json";
 import { app } from "../../src/index";
-import { openApiDocument } from "../../src/openapi";
+import { openApiDocument } from "../../src/jsonapi/openapi";
 import { UI_ROUTE_ACTIONS } from "../../src/ui/ui.requirements";
 import { api } from "../helpers";
 

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 
 type DocConfig = Parameters<OpenAPIHono<AppEnv>["getOpenAPI31Document"]>[0];
-import type { AppEnv } from "./env";
+import type { AppEnv } from "../env";
 
 /** Document metadata; the paths come from the routes' zod schemas (`createRoute`). */
 export const OPENAPI_CONFIG: DocConfig = {

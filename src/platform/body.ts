@@ -6,7 +6,7 @@
  * connection usable.
  */
 import type { Context, MiddlewareHandler } from "hono";
-import { LIMITS } from "./limits";
+import { LIMITS } from "../limits";
 
 /** Reads and discards what is left on `reader`, `read` bytes having been read already; cancels past the bound. */
 export async function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>, read = 0): Promise<void> {

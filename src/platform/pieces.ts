@@ -2,7 +2,7 @@
  * Bodies stored in the workspace's Durable Object in fixed-size pieces (state blobs, configuration archives): uploads
  * re-cut and staged piece by piece, downloads streamed back a part per call, so no single RPC carries a whole body.
  */
-import { discardRest } from "../body";
+import { discardRest } from "./body";
 import { type Result, unwrap } from "../errors";
 
 /**

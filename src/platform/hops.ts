@@ -1,5 +1,5 @@
 import { isFenced } from "./replica-fence";
-import type { Faults } from "./workspaces/workspace.types";
+import type { Faults } from "../workspaces/workspace.types";
 
 /**
  * Round trips per request, counted in code: D1 calls (a batch or one statement's first/all/run/raw)

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { AppEnv } from "./env";
+import type { AppEnv } from "../env";
 import { fencedD1 } from "./replica-fence";
 
 /** The primary: writes, and reads that must see every acknowledged write (docs/consistency.md). */
