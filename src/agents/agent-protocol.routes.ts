@@ -5,7 +5,7 @@
 import { type Context, Hono } from "hono";
 import type { z } from "zod";
 import { limitBody } from "../platform/body";
-import { archiveResponse } from "../configuration-versions/configuration-versions.slugs";
+import { archiveResponse } from "../configuration-versions/configuration-versions.signed.routes";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { LIMITS } from "../limits";

@@ -4,7 +4,7 @@ import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { includeQuery, listDocument, orgParam, pageOf, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { withBindings } from "./projects.include";
-import { parseProjectQuery } from "./projects.list";
+import { parseProjectQuery } from "./projects.filters";
 import { createProjectBody, listProjectsQuery, projectParam, projectResource, updateProjectBody } from "./projects.schemas";
 import { serializeProject } from "./projects.serialize";
 import { createProject, deleteProject, listProjectsFor, showProject, updateProject } from "./projects.service";

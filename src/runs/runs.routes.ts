@@ -11,7 +11,7 @@ import { defineRoute } from "../jsonapi/define-route";
 import { includeQuery, listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { errorResponses, jsonBody, ok, optionalJsonBody, router } from "../jsonapi/validation";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
-import { type SignedArtifact, signedArtifactUrl, signedLogUrl } from "./run-urls";
+import { type SignedArtifact, signedArtifactUrl, signedLogUrl } from "./runs.urls";
 import { includeForRuns, includeUsers, parseRunInclude } from "./runs.include";
 import {
   applyIdParam,
@@ -54,7 +54,7 @@ import {
   type RunRead,
 } from "./runs.service";
 import type { RunAction } from "./runs.types";
-import { parseRunFilters } from "./runs.view";
+import { parseRunFilters } from "./runs.filters";
 
 const tags = ["Runs"];
 export const runs = router();

@@ -11,7 +11,7 @@ import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
 import { setOrganizationSubscription } from "../organizations/organizations.d1";
-import { DEFAULT_FEATURE_SET, featureSetById, searchFeatureSets, type FeatureSet } from "./feature-sets";
+import { DEFAULT_FEATURE_SET, featureSetById, searchFeatureSets, type FeatureSet } from "./feature-sets.rules";
 import type { Subscription } from "../auth/organization.d1";
 
 /** The terms a site admin may set; omitted ceilings take the plan's defaults, omitted contract terms are none. */

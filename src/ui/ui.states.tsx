@@ -19,7 +19,7 @@ import { listStateVersions, readWorkspaceStateVersion, rollbackStateVersion } fr
 import type { StateVersionView } from "../state-versions/state-versions.store";
 import { resourcesUnknown } from "../state-versions/state.parse";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
-import { lockHolderNameOf } from "../workspaces/workspace-actions.service";
+import { lockHolderNameOf } from "../workspaces/lock.service";
 import type { ChartPoint } from "./ui.chart";
 import { callerOf, type Ctx } from "./ui.context";
 import { page } from "./ui.requirements";

@@ -12,7 +12,7 @@ import { ApiError } from "../errors";
 import type { AppEnv } from "../env";
 import { pageOf } from "../jsonapi/schemas";
 import { validationError } from "../jsonapi/validation";
-import { parseProjectQuery } from "../projects/projects.list";
+import { parseProjectQuery } from "../projects/projects.filters";
 import { listProjectsFor } from "../projects/projects.service";
 import { createVariableBody } from "../variables/variables.schemas";
 import { createVarsetBody } from "../varsets/varsets.schemas";

@@ -21,7 +21,7 @@ import { changeTeamWorkspace, createTeamWorkspace, removeTeamWorkspace, workspac
 import { listTeams } from "../teams/teams.service";
 import { listWorkspaceVariables } from "../variables/variables.service";
 import { changeConsumers, listConsumers } from "../workspaces/consumers.service";
-import { forceUnlockWorkspace, lockHolderNameOf, lockWorkspace, safeDeleteWorkspace, unlockWorkspace } from "../workspaces/workspace-actions.service";
+import { forceUnlockWorkspace, lockHolderNameOf, lockWorkspace, safeDeleteWorkspace, unlockWorkspace } from "../workspaces/lock.service";
 import { workspaceAttributesInput } from "../workspaces/workspaces.schemas";
 import { readByName, type WorkspaceRef } from "../workspaces/workspaces.service";
 import { updateWorkspace } from "../workspaces/workspaces.write.service";

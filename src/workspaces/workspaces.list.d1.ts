@@ -39,7 +39,7 @@ import { LIVE_ROW } from "../tags/tags.d1";
 import { toProject, type Project, type ProjectRow } from "../projects/projects.d1";
 import { toProjectBinding, type ProjectBinding, type ProjectBindingRow } from "../tags/project-tags.d1";
 import { textMatchSql, type TextMatchMode } from "../platform/text-match";
-import { holderNameSql } from "./lock-holders.d1";
+import { holderNameSql } from "./lock.d1";
 import type { WorkspaceRecord } from "./workspace.types";
 import { parseDoc } from "./workspaces.d1";
 

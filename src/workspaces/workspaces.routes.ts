@@ -5,7 +5,7 @@ import { jsonapi, noContent } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { includeFor } from "./workspaces.include";
 import { acknowledge } from "./workspaces.http";
-import { listQuery, listWorkspaces } from "./workspaces.list";
+import { listQuery, listWorkspaces } from "./workspaces.filters";
 import { orgWorkspaceParam, workspaceCreateBody, workspaceIdParam, workspaceResource, workspaceUpdateBody } from "./workspaces.schemas";
 import { includeQuery, listDocument, orgParam, resourceDocument } from "../jsonapi/schemas";
 import { readById, readByName, type WorkspaceRef } from "./workspaces.service";

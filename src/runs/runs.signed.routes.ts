@@ -7,7 +7,7 @@ import { Hono, type Context } from "hono";
 import type { AppEnv } from "../env";
 import { ApiError, unwrap } from "../errors";
 import { LIMITS } from "../limits";
-import { verifyArtifactUrl, verifyLogUrl } from "./run-urls";
+import { verifyArtifactUrl, verifyLogUrl } from "./runs.urls";
 import { runsStub } from "./runs.stub";
 import type { Phase } from "./runs.types";
 

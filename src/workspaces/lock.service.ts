@@ -2,7 +2,7 @@
 import { lockHolderOf } from "../auth/principal";
 import type { Caller } from "../caller";
 import { nowIso } from "../ids";
-import { lockHolderName } from "./lock-holders.d1";
+import { lockHolderName } from "./lock.d1";
 import { mutateAs, workspaceStub, type Readable, type WorkspaceRef } from "./workspaces.service";
 import type { Written } from "./workspaces.write.service";
 

@@ -10,7 +10,7 @@ import { nowIso } from "../ids";
 import { LIMITS } from "../limits";
 import { CHUNK_BYTES } from "../state-versions/state-versions.store";
 import { stateStub } from "../state-versions/state-versions.stub";
-import type { BlobKind } from "./blob-urls";
+import type { BlobKind } from "./blobs.urls";
 import { authoriseBlob } from "./blobs.service";
 import { piecesResponse, stagePieces } from "../platform/pieces";
 

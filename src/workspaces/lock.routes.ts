@@ -8,7 +8,7 @@ import { LIMITS } from "../limits";
 import { jsonapi, noContent } from "../jsonapi/document";
 import { errorResponses, noContentResponse, ok, optionalJsonBody, router } from "../jsonapi/validation";
 import { orgWorkspaceParam, workspaceIdParam, workspaceResource } from "./workspaces.schemas";
-import { forceUnlockWorkspace, lockWorkspace, safeDeleteWorkspace, unlockWorkspace } from "./workspace-actions.service";
+import { forceUnlockWorkspace, lockWorkspace, safeDeleteWorkspace, unlockWorkspace } from "./lock.service";
 import { acknowledge } from "./workspaces.http";
 import type { WorkspaceRef } from "./workspaces.service";
 import { defineRoute } from "../jsonapi/define-route";
