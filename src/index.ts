@@ -45,7 +45,7 @@ import { tagBindings } from "./tags/tag-bindings.routes";
 import { workspaceTags } from "./tags/workspace-tags.routes";
 import { variables } from "./variables/variables.routes";
 import { varsets } from "./varsets/varsets.routes";
-import { ui } from "./ui/ui.routes";
+import { ui } from "./ui/app";
 import { login } from "./login/login.routes";
 
 export { WorkspaceObject } from "./workspaces/workspace.object";

@@ -7,13 +7,13 @@
  */
 import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { Principal } from "../auth/principal";
-import type { AppEnv } from "../env";
-import { type AuthorizeRequest, checkAuthorizeRequest } from "../login/login.rules";
-import { approveLogin, denyLogin } from "../login/login.service";
-import { callerOf, type Ctx, UI_CSP } from "./ui.context";
-import { ErrorPage, Layout, whoIs } from "./ui.layout";
-import { page } from "./ui.requirements";
+import type { Principal } from "../../auth/principal";
+import type { AppEnv } from "../../env";
+import { type AuthorizeRequest, checkAuthorizeRequest } from "../../login/login.rules";
+import { approveLogin, denyLogin } from "../../login/login.service";
+import { callerOf, type Ctx, UI_CSP } from "../context";
+import { ErrorPage, Layout, whoIs } from "../layout";
+import { page } from "../define-page";
 
 export const loginUi = new Hono<AppEnv>();
 

@@ -7,28 +7,28 @@
  * API's answer as an error page (404 for a caller who may not act).
  */
 import { Hono } from "hono";
-import { projectRights } from "../auth/access";
-import type { Caller } from "../caller";
-import type { AppEnv } from "../env";
-import { ApiError } from "../errors";
-import { validationError } from "../jsonapi/validation";
-import { addWorkspaceFlatTags, removeWorkspaceFlatTags, upsertWorkspaceTagBindings, workspaceEffectiveTagBindings } from "../tags/tags.service";
-import { createVariableBody, updateVariableBody } from "../variables/variables.schemas";
+import { projectRights } from "../../auth/access";
+import type { Caller } from "../../caller";
+import type { AppEnv } from "../../env";
+import { ApiError } from "../../errors";
+import { validationError } from "../../jsonapi/validation";
+import { addWorkspaceFlatTags, removeWorkspaceFlatTags, upsertWorkspaceTagBindings, workspaceEffectiveTagBindings } from "../../tags/tags.service";
+import { createVariableBody, updateVariableBody } from "../../variables/variables.schemas";
 import {
   createWorkspaceVariable,
   deleteWorkspaceVariable,
   listWorkspaceVariables,
   readWorkspaceVariable,
   updateWorkspaceVariable,
-} from "../variables/variables.service";
-import type { VariableView } from "../variables/variables.types";
-import { listWorkspaceVarsets } from "../varsets/varsets.service";
-import { workspaceCreateBody } from "../workspaces/workspaces.schemas";
-import { readByName, type Readable, type WorkspaceScope } from "../workspaces/workspaces.service";
-import { createWorkspace, projectsForNewWorkspace, updateWorkspace } from "../workspaces/workspaces.write.service";
-import { callerOf, type Ctx, orgPath, wsPath } from "./ui.context";
-import { type FormRefusal, NewWorkspacePage, TagsPage, VariableEditPage, VariablesPage, type VarsetRow } from "./ui.workspace-forms-page";
-import { page } from "./ui.requirements";
+} from "../../variables/variables.service";
+import type { VariableView } from "../../variables/variables.types";
+import { listWorkspaceVarsets } from "../../varsets/varsets.service";
+import { workspaceCreateBody } from "../../workspaces/workspaces.schemas";
+import { readByName, type Readable, type WorkspaceScope } from "../../workspaces/workspaces.service";
+import { createWorkspace, projectsForNewWorkspace, updateWorkspace } from "../../workspaces/workspaces.write.service";
+import { callerOf, type Ctx, orgPath, wsPath } from "../context";
+import { type FormRefusal, NewWorkspacePage, TagsPage, VariableEditPage, VariablesPage, type VarsetRow } from "./variables.view";
+import { page } from "../define-page";
 
 export const workspaceFormsUi = new Hono<AppEnv>();
 

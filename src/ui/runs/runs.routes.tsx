@@ -6,26 +6,26 @@
  * `https://<host>/app/<org>/<workspace>/runs/<run>` for every run it starts; that address leads here.
  */
 import { Hono } from "hono";
-import type { Action } from "../auth/requirements";
-import type { Caller } from "../caller";
-import type { AppEnv } from "../env";
-import { ApiError, fail, ok } from "../errors";
-import { Included } from "../jsonapi/document";
-import { pageOf } from "../jsonapi/schemas";
-import { validationError } from "../jsonapi/validation";
-import { LIMITS } from "../limits";
-import { signedLogUrl } from "../runs/runs.urls";
-import { includeUsers } from "../runs/runs.include";
-import { isFinal, runActions } from "../runs/runs.rules";
-import { runActionBody } from "../runs/runs.schemas";
-import { commentsOf, listWorkspaceRuns, readArtifact, readLog, readRun, runAction, runPermissions } from "../runs/runs.service";
-import type { Actor, Phase, PhaseRecord, RunStatus } from "../runs/runs.types";
-import { parseRunFilters } from "../runs/runs.filters";
-import { callerOf, type Ctx } from "./ui.context";
-import { decodeLog, renderLog } from "./ui.log";
-import { resourceChanges } from "./ui.plan";
-import { page } from "./ui.requirements";
-import { type Counts, type PhaseView, type RunForm, RunListPage, RunPage, type RunRefusal, type RunRowView, runPath } from "./ui.run-page";
+import type { Action } from "../../auth/requirements";
+import type { Caller } from "../../caller";
+import type { AppEnv } from "../../env";
+import { ApiError, fail, ok } from "../../errors";
+import { Included } from "../../jsonapi/document";
+import { pageOf } from "../../jsonapi/schemas";
+import { validationError } from "../../jsonapi/validation";
+import { LIMITS } from "../../limits";
+import { signedLogUrl } from "../../runs/runs.urls";
+import { includeUsers } from "../../runs/runs.include";
+import { isFinal, runActions } from "../../runs/runs.rules";
+import { runActionBody } from "../../runs/runs.schemas";
+import { commentsOf, listWorkspaceRuns, readArtifact, readLog, readRun, runAction, runPermissions } from "../../runs/runs.service";
+import type { Actor, Phase, PhaseRecord, RunStatus } from "../../runs/runs.types";
+import { parseRunFilters } from "../../runs/runs.filters";
+import { callerOf, type Ctx } from "../context";
+import { decodeLog, renderLog } from "./run-log.view";
+import { resourceChanges } from "./run-plan.view";
+import { page } from "../define-page";
+import { type Counts, type PhaseView, type RunForm, RunListPage, RunPage, type RunRefusal, type RunRowView, runPath } from "./runs.view";
 
 export const runsUi = new Hono<AppEnv>();
 

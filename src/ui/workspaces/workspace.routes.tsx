@@ -7,27 +7,27 @@
  */
 import { Hono } from "hono";
 import { z } from "zod";
-import type { Caller } from "../caller";
-import type { AppEnv } from "../env";
-import { ApiError } from "../errors";
-import { validationError } from "../jsonapi/validation";
-import { listOrgPools } from "../agent-pools/agent-pools.service";
-import { listProjectsFor } from "../projects/projects.service";
-import { currentStateVersion, listStateVersions } from "../state-versions/state-versions.service";
-import { serializeOutputs, serializeStateVersion } from "../state-versions/state-versions.serialize";
-import { workspaceEffectiveTagBindings } from "../tags/tags.service";
-import { WS_LEVELS } from "../team-access/team-access.rules";
-import { changeTeamWorkspace, createTeamWorkspace, removeTeamWorkspace, workspaceTeamAccesses } from "../team-access/team-access.service";
-import { listTeams } from "../teams/teams.service";
-import { listWorkspaceVariables } from "../variables/variables.service";
-import { changeConsumers, listConsumers } from "../workspaces/consumers.service";
-import { forceUnlockWorkspace, lockHolderNameOf, lockWorkspace, safeDeleteWorkspace, unlockWorkspace } from "../workspaces/lock.service";
-import { workspaceAttributesInput } from "../workspaces/workspaces.schemas";
-import { readByName, type WorkspaceRef } from "../workspaces/workspaces.service";
-import { updateWorkspace } from "../workspaces/workspaces.write.service";
-import { page } from "./ui.requirements";
-import { callerOf, type Ctx, orgPath, wsPath } from "./ui.context";
-import { type FormName, type Refusal, type StateRow, WorkspacePage } from "./ui.workspace-page";
+import type { Caller } from "../../caller";
+import type { AppEnv } from "../../env";
+import { ApiError } from "../../errors";
+import { validationError } from "../../jsonapi/validation";
+import { listOrgPools } from "../../agent-pools/agent-pools.service";
+import { listProjectsFor } from "../../projects/projects.service";
+import { currentStateVersion, listStateVersions } from "../../state-versions/state-versions.service";
+import { serializeOutputs, serializeStateVersion } from "../../state-versions/state-versions.serialize";
+import { workspaceEffectiveTagBindings } from "../../tags/tags.service";
+import { WS_LEVELS } from "../../team-access/team-access.rules";
+import { changeTeamWorkspace, createTeamWorkspace, removeTeamWorkspace, workspaceTeamAccesses } from "../../team-access/team-access.service";
+import { listTeams } from "../../teams/teams.service";
+import { listWorkspaceVariables } from "../../variables/variables.service";
+import { changeConsumers, listConsumers } from "../../workspaces/consumers.service";
+import { forceUnlockWorkspace, lockHolderNameOf, lockWorkspace, safeDeleteWorkspace, unlockWorkspace } from "../../workspaces/lock.service";
+import { workspaceAttributesInput } from "../../workspaces/workspaces.schemas";
+import { readByName, type WorkspaceRef } from "../../workspaces/workspaces.service";
+import { updateWorkspace } from "../../workspaces/workspaces.write.service";
+import { page } from "../define-page";
+import { callerOf, type Ctx, orgPath, wsPath } from "../context";
+import { type FormName, type Refusal, type StateRow, WorkspacePage } from "./workspace.view";
 
 export const workspaceUi = new Hono<AppEnv>();
 

@@ -4,18 +4,18 @@
  * each form calling the service its API endpoint calls (src/teams/teams.service.ts), which authorises it again.
  */
 import { Hono } from "hono";
-import { allows, authorize } from "../auth/requirements";
-import type { AppEnv } from "../env";
-import { ApiError } from "../errors";
-import { validationError } from "../jsonapi/validation";
-import { ORG_ACCESS_KEYS } from "../teams/teams.rules";
-import { teamAttributesInput } from "../teams/teams.schemas";
-import { serializeTeamView } from "../teams/teams.serialize";
-import { changeUsers, createTeam, deleteTeam, listTeams, loadTeam, showTeam, type TeamView, updateTeam } from "../teams/teams.service";
-import { callerOf, type Ctx } from "./ui.context";
-import { attempt, formOf, orgPage, reasonsOf, type Refusal, standingIn, text, ticked } from "./ui.org";
-import { page } from "./ui.requirements";
-import { TeamListPage, TeamPage, type TeamRow } from "./ui.teams-page";
+import { allows, authorize } from "../../auth/requirements";
+import type { AppEnv } from "../../env";
+import { ApiError } from "../../errors";
+import { validationError } from "../../jsonapi/validation";
+import { ORG_ACCESS_KEYS } from "../../teams/teams.rules";
+import { teamAttributesInput } from "../../teams/teams.schemas";
+import { serializeTeamView } from "../../teams/teams.serialize";
+import { changeUsers, createTeam, deleteTeam, listTeams, loadTeam, showTeam, type TeamView, updateTeam } from "../../teams/teams.service";
+import { callerOf, type Ctx } from "../context";
+import { attempt, formOf, orgPage, reasonsOf, type Refusal, standingIn, text, ticked } from "../organizations/organizations.parts";
+import { page } from "../define-page";
+import { TeamListPage, TeamPage, type TeamRow } from "./teams.view";
 
 export const teamsUi = new Hono<AppEnv>();
 

@@ -1,12 +1,12 @@
 /** @jsxImportSource hono/jsx */
 /** The pages of password sign-in: setting a password through a link, an invitation's link, and the site admin's user list. */
-import type { Principal } from "../auth/principal";
-import { PASSWORD_MIN_LENGTH } from "../auth/password";
-import type { ListedUser } from "../users/users.d1";
-import type { Membership } from "../users/memberships.d1";
-import { orgPath } from "./ui.context";
-import { Layout } from "./ui.layout";
-import { Pager, Reasons, Table } from "./ui.parts";
+import type { Principal } from "../../auth/principal";
+import { PASSWORD_MIN_LENGTH } from "../../auth/password";
+import type { ListedUser } from "../../users/users.d1";
+import type { Membership } from "../../users/memberships.d1";
+import { orgPath } from "../context";
+import { Layout } from "../layout";
+import { Pager, Reasons, Table } from "../parts";
 
 const when = (iso: string) => `${iso.slice(0, 16).replace("T", " ")} UTC`;
 

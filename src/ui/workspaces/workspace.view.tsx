@@ -1,15 +1,15 @@
 /** @jsxImportSource hono/jsx */
 /** The workspace page: plain data in, HTML out (src/ui/ui.workspace.tsx calls the services). */
-import type { PermissionFlags } from "../auth/permissions";
-import type { Principal } from "../auth/principal";
-import { WS_LEVELS } from "../team-access/team-access.rules";
-import type { VariableView } from "../variables/variables.types";
-import type { BindingEntry, LockState } from "../workspaces/workspace.types";
-import { wsPath } from "./ui.context";
-import { Layout } from "./ui.layout";
-import { holderText } from "./ui.pages";
-import { Reasons, Table } from "./ui.parts";
-import { OutputsTable, StateVersionsTable } from "./ui.state-page";
+import type { PermissionFlags } from "../../auth/permissions";
+import type { Principal } from "../../auth/principal";
+import { WS_LEVELS } from "../../team-access/team-access.rules";
+import type { VariableView } from "../../variables/variables.types";
+import type { BindingEntry, LockState } from "../../workspaces/workspace.types";
+import { wsPath } from "../context";
+import { Layout } from "../layout";
+import { holderText } from "./workspaces.view";
+import { Reasons, Table } from "../parts";
+import { OutputsTable, StateVersionsTable } from "../states/states.view";
 
 /** The page's forms whose input the services may refuse (the page is shown again with their reasons). */
 export type FormName = "settings" | "consumers" | "team-access";

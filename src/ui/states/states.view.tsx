@@ -1,13 +1,13 @@
 /** @jsxImportSource hono/jsx */
 /** A workspace's state versions, one version's page and its rollback confirmation: plain data in, HTML out (src/ui/ui.states.tsx calls the services). */
-import type { Principal } from "../auth/principal";
-import type { LockState } from "../workspaces/workspace.types";
-import { type ChartPoint, ResourceChart } from "./ui.chart";
-import { wsPath } from "./ui.context";
-import { Layout } from "./ui.layout";
-import { holderText } from "./ui.pages";
-import { Pager, Reasons, Table } from "./ui.parts";
-import { runPath } from "./ui.run-page";
+import type { Principal } from "../../auth/principal";
+import type { LockState } from "../../workspaces/workspace.types";
+import { type ChartPoint, ResourceChart } from "./state-chart.view";
+import { wsPath } from "../context";
+import { Layout } from "../layout";
+import { holderText } from "../workspaces/workspaces.view";
+import { Pager, Reasons, Table } from "../parts";
+import { runPath } from "../runs/runs.view";
 
 export const statesPath = (org: string, name: string) => `${wsPath(org, name)}/states`;
 export const statePath = (org: string, name: string, id: string) => `${statesPath(org, name)}/${encodeURIComponent(id)}`;

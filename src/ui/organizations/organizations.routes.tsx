@@ -4,16 +4,16 @@
  * checked against the API's own schema and saved through `changeOrganization`, which authorises again.
  */
 import { Hono } from "hono";
-import { listOrgPools } from "../agent-pools/agent-pools.service";
-import type { OrgAccess } from "../auth/access";
-import type { AppEnv } from "../env";
-import { validationError } from "../jsonapi/validation";
-import { organizationAttributesInput } from "../organizations/organizations.schemas";
-import { serializeOrganization } from "../organizations/organizations.serialize";
-import { changeOrganization, showOrganizationSettings } from "../organizations/organizations.service";
-import { callerOf, type Ctx } from "./ui.context";
-import { attempt, Check, type Form, formOf, Input, OrgFrame, orgPage, reasonsOf, type Refusal, Refused, sentOr, text, ticked } from "./ui.org";
-import { page } from "./ui.requirements";
+import { listOrgPools } from "../../agent-pools/agent-pools.service";
+import type { OrgAccess } from "../../auth/access";
+import type { AppEnv } from "../../env";
+import { validationError } from "../../jsonapi/validation";
+import { organizationAttributesInput } from "../../organizations/organizations.schemas";
+import { serializeOrganization } from "../../organizations/organizations.serialize";
+import { changeOrganization, showOrganizationSettings } from "../../organizations/organizations.service";
+import { callerOf, type Ctx } from "../context";
+import { attempt, Check, type Form, formOf, Input, OrgFrame, orgPage, reasonsOf, type Refusal, Refused, sentOr, text, ticked } from "./organizations.parts";
+import { page } from "../define-page";
 
 export const orgSettingsUi = new Hono<AppEnv>();
 

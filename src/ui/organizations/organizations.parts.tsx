@@ -4,12 +4,12 @@
  * standing (to offer only the forms it may use; every service authorises again), form fields and refusals.
  */
 import type { Child } from "hono/jsx";
-import { type OrgAccess, requireOrgAccess } from "../auth/access";
-import { allows } from "../auth/requirements";
-import { ApiError } from "../errors";
-import { callerOf, type Ctx } from "./ui.context";
-import { Layout } from "./ui.layout";
-import { Reasons } from "./ui.parts";
+import { type OrgAccess, requireOrgAccess } from "../../auth/access";
+import { allows } from "../../auth/requirements";
+import { ApiError } from "../../errors";
+import { callerOf, type Ctx } from "../context";
+import { Layout } from "../layout";
+import { Reasons } from "../parts";
 
 export type OrgPage = "workspaces" | "projects" | "varsets" | "teams" | "members" | "settings";
 

@@ -7,23 +7,23 @@
  * reasons and status.
  */
 import { Hono } from "hono";
-import { lockHolderOf, type Principal } from "../auth/principal";
-import type { Caller } from "../caller";
-import type { AppEnv } from "../env";
-import { ApiError } from "../errors";
-import { Included } from "../jsonapi/document";
-import { pageOf } from "../jsonapi/schemas";
-import { includeUsers } from "../runs/runs.include";
-import { serializeOutputs, serializeStateVersion } from "../state-versions/state-versions.serialize";
-import { listStateVersions, readWorkspaceStateVersion, rollbackStateVersion } from "../state-versions/state-versions.service";
-import type { StateVersionView } from "../state-versions/state-versions.store";
-import { resourcesUnknown } from "../state-versions/state.parse";
-import type { WorkspaceRecord } from "../workspaces/workspace.types";
-import { lockHolderNameOf } from "../workspaces/lock.service";
-import type { ChartPoint } from "./ui.chart";
-import { callerOf, type Ctx } from "./ui.context";
-import { page } from "./ui.requirements";
-import { RollbackPage, type StateListRow, StateVersionPage as StatePage, StatesPage, statePath } from "./ui.state-page";
+import { lockHolderOf, type Principal } from "../../auth/principal";
+import type { Caller } from "../../caller";
+import type { AppEnv } from "../../env";
+import { ApiError } from "../../errors";
+import { Included } from "../../jsonapi/document";
+import { pageOf } from "../../jsonapi/schemas";
+import { includeUsers } from "../../runs/runs.include";
+import { serializeOutputs, serializeStateVersion } from "../../state-versions/state-versions.serialize";
+import { listStateVersions, readWorkspaceStateVersion, rollbackStateVersion } from "../../state-versions/state-versions.service";
+import type { StateVersionView } from "../../state-versions/state-versions.store";
+import { resourcesUnknown } from "../../state-versions/state.parse";
+import type { WorkspaceRecord } from "../../workspaces/workspace.types";
+import { lockHolderNameOf } from "../../workspaces/lock.service";
+import type { ChartPoint } from "./state-chart.view";
+import { callerOf, type Ctx } from "../context";
+import { page } from "../define-page";
+import { RollbackPage, type StateListRow, StateVersionPage as StatePage, StatesPage, statePath } from "./states.view";
 
 export const statesUi = new Hono<AppEnv>();
 

@@ -1,11 +1,11 @@
 /** @jsxImportSource hono/jsx */
 /** A workspace's runs and one run's page: plain data in, HTML out (src/ui/ui.runs.tsx calls the services). */
-import type { Principal } from "../auth/principal";
-import type { PhaseStatus, RunStatus } from "../runs/runs.types";
-import { wsPath } from "./ui.context";
-import { Layout } from "./ui.layout";
-import type { RenderedLog } from "./ui.log";
-import { Choice, Field, FilterForm, Pager, Reasons, Table } from "./ui.parts";
+import type { Principal } from "../../auth/principal";
+import type { PhaseStatus, RunStatus } from "../../runs/runs.types";
+import { wsPath } from "../context";
+import { Layout } from "../layout";
+import type { RenderedLog } from "./run-log.view";
+import { Choice, Field, FilterForm, Pager, Reasons, Table } from "../parts";
 
 export const runPath = (org: string, name: string, runId: string) => `${wsPath(org, name)}/runs/${encodeURIComponent(runId)}`;
 

@@ -6,16 +6,16 @@
  */
 import { Hono } from "hono";
 import type { ZodError } from "zod";
-import { requireOrgAccess } from "../auth/access";
-import { allows, authorize } from "../auth/requirements";
-import { ApiError } from "../errors";
-import type { AppEnv } from "../env";
-import { pageOf } from "../jsonapi/schemas";
-import { validationError } from "../jsonapi/validation";
-import { parseProjectQuery } from "../projects/projects.filters";
-import { listProjectsFor } from "../projects/projects.service";
-import { createVariableBody } from "../variables/variables.schemas";
-import { createVarsetBody } from "../varsets/varsets.schemas";
+import { requireOrgAccess } from "../../auth/access";
+import { allows, authorize } from "../../auth/requirements";
+import { ApiError } from "../../errors";
+import type { AppEnv } from "../../env";
+import { pageOf } from "../../jsonapi/schemas";
+import { validationError } from "../../jsonapi/validation";
+import { parseProjectQuery } from "../../projects/projects.filters";
+import { listProjectsFor } from "../../projects/projects.service";
+import { createVariableBody } from "../../variables/variables.schemas";
+import { createVarsetBody } from "../../varsets/varsets.schemas";
 import {
   changeProjects,
   changeWorkspaces,
@@ -30,12 +30,12 @@ import {
   showVarset,
   updateVarset,
   updateVarsetVariable,
-} from "../varsets/varsets.service";
-import { readByName } from "../workspaces/workspaces.service";
-import { callerOf, type Ctx } from "./ui.context";
-import { attempt, type Form, formOf, orgPage, reasonsOf, type Refusal, standingIn, text, ticked } from "./ui.org";
-import { page } from "./ui.requirements";
-import { VarsetListPage, VarsetPage } from "./ui.varsets-page";
+} from "../../varsets/varsets.service";
+import { readByName } from "../../workspaces/workspaces.service";
+import { callerOf, type Ctx } from "../context";
+import { attempt, type Form, formOf, orgPage, reasonsOf, type Refusal, standingIn, text, ticked } from "../organizations/organizations.parts";
+import { page } from "../define-page";
+import { VarsetListPage, VarsetPage } from "./varsets.view";
 
 export const varsetsUi = new Hono<AppEnv>();
 

@@ -5,17 +5,31 @@
  * invitation (`removeMembership`); each service authorises again.
  */
 import { Hono } from "hono";
-import type { OrgAccess } from "../auth/access";
-import { allows } from "../auth/requirements";
-import type { AppEnv } from "../env";
-import { pageOf } from "../jsonapi/schemas";
-import { listTeams } from "../teams/teams.service";
-import type { Membership } from "../users/memberships.d1";
-import { inviteMember, listMemberships, removeMembership } from "../users/memberships.service";
-import { callerOf, type Ctx } from "./ui.context";
-import { attempt, ButtonForm, Check, formOf, Input, OrgFrame, orgPage, type Refusal, Refused, sentOr, standingIn, text, values } from "./ui.org";
-import { Pager, Table } from "./ui.parts";
-import { page } from "./ui.requirements";
+import type { OrgAccess } from "../../auth/access";
+import { allows } from "../../auth/requirements";
+import type { AppEnv } from "../../env";
+import { pageOf } from "../../jsonapi/schemas";
+import { listTeams } from "../../teams/teams.service";
+import type { Membership } from "../../users/memberships.d1";
+import { inviteMember, listMemberships, removeMembership } from "../../users/memberships.service";
+import { callerOf, type Ctx } from "../context";
+import {
+  attempt,
+  ButtonForm,
+  Check,
+  formOf,
+  Input,
+  OrgFrame,
+  orgPage,
+  type Refusal,
+  Refused,
+  sentOr,
+  standingIn,
+  text,
+  values,
+} from "../organizations/organizations.parts";
+import { Pager, Table } from "../parts";
+import { page } from "../define-page";
 
 export const membersUi = new Hono<AppEnv>();
 

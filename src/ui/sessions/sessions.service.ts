@@ -6,13 +6,13 @@
  * on their very next request. A password sign-in (src/passwords/) has no token: its session stores the user's id,
  * and the same one read joins the user, so a deleted user's sessions end on their next request too.
  */
-import type { Principal } from "../auth/principal";
-import { authenticate, principalOfToken, siteAdminPrincipal } from "../auth/auth.middleware";
-import { cachedPrincipal, rememberPrincipal, TokenGate } from "../auth/principal-cache";
-import type { Bindings } from "../env";
-import { type Hops, traced } from "../platform/hops";
-import { nowIso, randomBase62, sha256Hex } from "../ids";
-import { deleteExpiredSessions, deleteSession, insertSession, sessionByIdHash, sessionByIdHashStatement, sessionOf, type Session } from "./ui.sessions.d1";
+import type { Principal } from "../../auth/principal";
+import { authenticate, principalOfToken, siteAdminPrincipal } from "../../auth/auth.middleware";
+import { cachedPrincipal, rememberPrincipal, TokenGate } from "../../auth/principal-cache";
+import type { Bindings } from "../../env";
+import { type Hops, traced } from "../../platform/hops";
+import { nowIso, randomBase62, sha256Hex } from "../../ids";
+import { deleteExpiredSessions, deleteSession, insertSession, sessionByIdHash, sessionByIdHashStatement, sessionOf, type Session } from "./sessions.d1";
 
 export const SESSION_COOKIE = "ws_session";
 /** A session lasts at most this long, whatever the token's own expiry (which is checked on every request too). */

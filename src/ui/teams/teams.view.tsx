@@ -1,9 +1,9 @@
 /** @jsxImportSource hono/jsx */
 /** The teams pages: plain data in, HTML out (src/ui/ui.teams.tsx calls the services). */
-import type { OrgAccess } from "../auth/access";
-import { ORG_ACCESS_KEYS } from "../teams/teams.rules";
-import { ButtonForm, Check, Input, OrgFrame, orgPage, type Refusal, Refused, sentOr } from "./ui.org";
-import { Table } from "./ui.parts";
+import type { OrgAccess } from "../../auth/access";
+import { ORG_ACCESS_KEYS } from "../../teams/teams.rules";
+import { ButtonForm, Check, Input, OrgFrame, orgPage, type Refusal, Refused, sentOr } from "../organizations/organizations.parts";
+import { Table } from "../parts";
 
 /** A team as its API resource shows it: attributes (organisation access, permissions) and its members. */
 export interface TeamRow {

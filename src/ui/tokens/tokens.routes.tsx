@@ -7,17 +7,17 @@
  * hence no tokens here.
  */
 import { Hono } from "hono";
-import type { Principal } from "../auth/principal";
-import type { AppEnv } from "../env";
-import { ApiError, ok } from "../errors";
-import { validationError } from "../jsonapi/validation";
-import type { Token } from "../tokens/tokens.d1";
-import { tokenAttributesInput } from "../tokens/tokens.schemas";
-import { createUserToken, deleteToken, listUserTokens } from "../tokens/tokens.service";
-import { callerOf, type Ctx } from "./ui.context";
-import { Layout } from "./ui.layout";
-import { Reasons, Table } from "./ui.parts";
-import { page } from "./ui.requirements";
+import type { Principal } from "../../auth/principal";
+import type { AppEnv } from "../../env";
+import { ApiError, ok } from "../../errors";
+import { validationError } from "../../jsonapi/validation";
+import type { Token } from "../../tokens/tokens.d1";
+import { tokenAttributesInput } from "../../tokens/tokens.schemas";
+import { createUserToken, deleteToken, listUserTokens } from "../../tokens/tokens.service";
+import { callerOf, type Ctx } from "../context";
+import { Layout } from "../layout";
+import { Reasons, Table } from "../parts";
+import { page } from "../define-page";
 
 export const tokensUi = new Hono<AppEnv>();
 

@@ -4,11 +4,11 @@
  * variable) and its tags. Plain data in, HTML out (src/ui/ui.workspace-forms.tsx calls the services). Sensitive
  * values never reach these pages: the services never open them, and a refused form never echoes one back.
  */
-import type { Principal } from "../auth/principal";
-import type { VariableView } from "../variables/variables.types";
-import { orgPath, wsPath } from "./ui.context";
-import { Layout } from "./ui.layout";
-import { Reasons, Table } from "./ui.parts";
+import type { Principal } from "../../auth/principal";
+import type { VariableView } from "../../variables/variables.types";
+import { orgPath, wsPath } from "../context";
+import { Layout } from "../layout";
+import { Reasons, Table } from "../parts";
 
 /** A refused form: which one, what was sent (never a sensitive value), and the API's reasons. */
 export interface FormRefusal {

@@ -7,19 +7,19 @@
  */
 import { Hono } from "hono";
 import { setCookie } from "hono/cookie";
-import { clientKey } from "../auth/auth.middleware";
-import type { Principal } from "../auth/principal";
-import type { AppEnv } from "../env";
-import { ApiError } from "../errors";
-import { pageOf } from "../jsonapi/schemas";
-import { invitationLink, passwordLinkState, resetLink, setPasswordWithLink, showInvitationLink, signInWithPassword } from "../passwords/passwords.service";
-import { acceptInvitation } from "../users/memberships.service";
-import { listUsers } from "../users/users.service";
-import { callerOf, type Ctx } from "./ui.context";
-import { SignInPage } from "./ui.pages";
-import { AdminUsersPage, InvitationPage, LinkGonePage, SetPasswordPage } from "./ui.password-pages";
-import { page } from "./ui.requirements";
-import { pageAfterSignIn, SESSION_COOKIE, sessionCookieOptions, signInAsUser } from "./ui.session";
+import { clientKey } from "../../auth/auth.middleware";
+import type { Principal } from "../../auth/principal";
+import type { AppEnv } from "../../env";
+import { ApiError } from "../../errors";
+import { pageOf } from "../../jsonapi/schemas";
+import { invitationLink, passwordLinkState, resetLink, setPasswordWithLink, showInvitationLink, signInWithPassword } from "../../passwords/passwords.service";
+import { acceptInvitation } from "../../users/memberships.service";
+import { listUsers } from "../../users/users.service";
+import { callerOf, type Ctx } from "../context";
+import { SignInPage } from "../workspaces/workspaces.view";
+import { AdminUsersPage, InvitationPage, LinkGonePage, SetPasswordPage } from "./passwords.view";
+import { page } from "../define-page";
+import { pageAfterSignIn, SESSION_COOKIE, sessionCookieOptions, signInAsUser } from "../sessions/sessions.service";
 
 export const passwordUi = new Hono<AppEnv>();
 

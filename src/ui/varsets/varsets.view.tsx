@@ -1,10 +1,10 @@
 /** @jsxImportSource hono/jsx */
 /** The variable set pages: plain data in, HTML out (src/ui/ui.varsets.tsx calls the services). */
-import type { OrgAccess } from "../auth/access";
-import type { VariableView } from "../variables/variables.types";
-import type { Varset } from "../varsets/varsets.d1";
-import { ButtonForm, Check, Input, OrgFrame, orgPage, type Refusal, Refused, sentOr } from "./ui.org";
-import { Pager, Table } from "./ui.parts";
+import type { OrgAccess } from "../../auth/access";
+import type { VariableView } from "../../variables/variables.types";
+import type { Varset } from "../../varsets/varsets.d1";
+import { ButtonForm, Check, Input, OrgFrame, orgPage, type Refusal, Refused, sentOr } from "../organizations/organizations.parts";
+import { Pager, Table } from "../parts";
 
 const yes = (b: boolean) => (b ? "yes" : "no");
 

@@ -1,12 +1,12 @@
 /** @jsxImportSource hono/jsx */
 /** The UI's organisation-level pages: plain data in, HTML out (the routes call the services). */
-import type { OrgAccess } from "../auth/access";
-import type { Principal } from "../auth/principal";
-import type { LockState } from "../workspaces/workspace.types";
-import { orgPath, wsPath } from "./ui.context";
-import { Layout } from "./ui.layout";
-import { OrgNav } from "./ui.org";
-import { Choice, Field, FilterForm, Pager, Table } from "./ui.parts";
+import type { OrgAccess } from "../../auth/access";
+import type { Principal } from "../../auth/principal";
+import type { LockState } from "../../workspaces/workspace.types";
+import { orgPath, wsPath } from "../context";
+import { Layout } from "../layout";
+import { OrgNav } from "../organizations/organizations.parts";
+import { Choice, Field, FilterForm, Pager, Table } from "../parts";
 
 /**
  * Sign in: with a username or e-mail and a password (`#username`, `#password`, `#password-sign-in`), or by pasting an

@@ -1,6 +1,6 @@
 /** The `ui_sessions` table (migrations 0013 and 0024): all of the web UI's SQL. */
-import type { Db } from "../caller";
-import { AUTH_TOKEN_COLUMNS, AUTH_TOKEN_JOINS, authTokenOf, type AuthToken } from "../auth/principal.d1";
+import type { Db } from "../../caller";
+import { AUTH_TOKEN_COLUMNS, AUTH_TOKEN_JOINS, authTokenOf, type AuthToken } from "../../auth/principal.d1";
 
 /**
  * A session with what it stands for: an API token as authentication sees it (`tokenHash`; `token` null when the
