@@ -27,7 +27,7 @@ import { tokensUi } from "./tokens/tokens.routes";
 import { UI_CSS } from "./styles";
 import { ErrorPage } from "./layout";
 import { OrganizationsPage, ProjectsPage, SignInPage, WorkspaceListPage, type ListItem } from "./workspaces/workspaces.view";
-import { page, UI_ROUTE_ACTIONS } from "./define-page";
+import { definePage, UI_ROUTE_ACTIONS } from "./define-page";
 import { pageAfterSignIn, principalOfSession, SESSION_COOKIE, sessionCookieOptions, signIn, signOut } from "./sessions/sessions.service";
 import { passwordUi } from "./passwords/passwords.routes";
 import { organizationUi } from "./ui.organization";
@@ -103,7 +103,7 @@ ui.use("*", async (c, next) => {
   }
 });
 
-page(ui, "get", "/ui.css", null, (c) => c.body(UI_CSS, 200, { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=300" }));
+definePage(ui, "get", "/ui.css", null, (c) => c.body(UI_CSS, 200, { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=300" }));
 
 /** Sign-in, then back to the page asked for (GET pages only; `/app` itself needs no return address). */
 function signInPath(c: Ctx): string {
@@ -112,9 +112,9 @@ function signInPath(c: Ctx): string {
   return next !== "/app" ? `/app/session/new?${new URLSearchParams({ next }).toString()}` : "/app/session/new";
 }
 
-page(ui, "get", "/session/new", null, (c) => c.html(<SignInPage next={c.req.query("next") ? pageAfterSignIn(c.req.query("next")) : undefined} />));
+definePage(ui, "get", "/session/new", null, (c) => c.html(<SignInPage next={c.req.query("next") ? pageAfterSignIn(c.req.query("next")) : undefined} />));
 
-page(ui, "post", "/session", null, async (c) => {
+definePage(ui, "post", "/session", null, async (c) => {
   const form = await c.req.parseBody();
   const token = typeof form.token === "string" ? form.token.trim() : "";
   const next = typeof form.next === "string" && form.next ? form.next : undefined;
@@ -124,20 +124,20 @@ page(ui, "post", "/session", null, async (c) => {
   return c.redirect(pageAfterSignIn(next), 303);
 });
 
-page(ui, "post", "/session/delete", null, async (c) => {
+definePage(ui, "post", "/session/delete", null, async (c) => {
   await signOut(c.env, getCookie(c, SESSION_COOKIE));
   deleteCookie(c, SESSION_COOKIE, { path: "/app" });
   return c.redirect("/app/session/new", 303);
 });
 
-page(ui, "get", "/", "authenticated", async (c) => {
+definePage(ui, "get", "/", "authenticated", async (c) => {
   const caller = callerOf(c);
   const { items } = await listCallerOrganizations(caller, { q: "" }, { number: 1, size: 100 });
   const organizations = items.map((o) => ({ name: o.organization.name, email: o.organization.email, owner: o.owner }));
   return c.html(<OrganizationsPage principal={caller.principal} organizations={organizations} />);
 });
 
-page(ui, "get", "/:organization/workspaces", "organization.read", async (c) => {
+definePage(ui, "get", "/:organization/workspaces", "organization.read", async (c) => {
   const organization = c.req.param("organization");
   const query = new URL(c.req.url).searchParams;
   // The API's own query schema and service: the same query gives the same workspaces, from the same one D1
@@ -173,7 +173,7 @@ page(ui, "get", "/:organization/workspaces", "organization.read", async (c) => {
   );
 });
 
-page(ui, "get", "/:organization/projects", "organization.read", async (c) => {
+definePage(ui, "get", "/:organization/projects", "organization.read", async (c) => {
   const organization = c.req.param("organization");
   // The filter form sends its empty fields too; an empty field is no filter (the API reads `filter[names]=` as
   // "none of no names", which no one filling a form means).

@@ -13,7 +13,7 @@ import { type AuthorizeRequest, checkAuthorizeRequest } from "../../login/login.
 import { approveLogin, denyLogin } from "../../login/login.service";
 import { callerOf, type Ctx, UI_CSP } from "../context";
 import { ErrorPage, Layout, whoIs } from "../layout";
-import { page } from "../define-page";
+import { definePage } from "../define-page";
 
 export const loginUi = new Hono<AppEnv>();
 
@@ -93,7 +93,7 @@ function AuthorizePage(props: { principal: Principal; request: AuthorizeRequest 
   );
 }
 
-page(loginUi, "get", "/oauth/authorize", "authenticated", async (c) => {
+definePage(loginUi, "get", "/oauth/authorize", "authenticated", async (c) => {
   // Checked again here (the middleware ahead of the session let only a good request through).
   const checked = checkAuthorizeRequest(c.req.query());
   if (!checked.ok) return c.html(<ErrorPage principal={c.get("principal")} status={400} title="Login request refused" detail={checked.reason} />, 400);
@@ -109,13 +109,13 @@ async function postedRequest(c: Ctx) {
   return checkAuthorizeRequest(fields(await c.req.parseBody()));
 }
 
-page(loginUi, "post", "/oauth/authorize/approve", "user", async (c) => {
+definePage(loginUi, "post", "/oauth/authorize/approve", "user", async (c) => {
   const checked = await postedRequest(c);
   if (!checked.ok) return c.html(<ErrorPage principal={c.get("principal")} status={400} title="Login request refused" detail={checked.reason} />, 400);
   return c.redirect(await approveLogin(callerOf(c), checked.value), 303);
 });
 
-page(loginUi, "post", "/oauth/authorize/deny", "authenticated", async (c) => {
+definePage(loginUi, "post", "/oauth/authorize/deny", "authenticated", async (c) => {
   const checked = await postedRequest(c);
   if (!checked.ok) return c.html(<ErrorPage principal={c.get("principal")} status={400} title="Login request refused" detail={checked.reason} />, 400);
   return c.redirect(denyLogin(checked.value), 303);

@@ -29,7 +29,7 @@ import {
   values,
 } from "../organizations/organizations.parts";
 import { Pager, Table } from "../parts";
-import { page } from "../define-page";
+import { definePage } from "../define-page";
 
 export const membersUi = new Hono<AppEnv>();
 
@@ -144,9 +144,9 @@ async function membersPage(c: Ctx, refusal?: Refusal): Promise<Response> {
   );
 }
 
-page(membersUi, "get", "/:organization/members", "organization.read", (c) => membersPage(c));
+definePage(membersUi, "get", "/:organization/members", "organization.read", (c) => membersPage(c));
 
-page(membersUi, "post", "/:organization/members", "membership.manage", async (c) => {
+definePage(membersUi, "post", "/:organization/members", "membership.manage", async (c) => {
   const form = await formOf(c);
   const email = text(form, "email").trim();
   const teamIds = values(form, "teams");
@@ -159,7 +159,7 @@ page(membersUi, "post", "/:organization/members", "membership.manage", async (c)
 });
 
 // As DELETE /organization-memberships/:id: removes a member, or cancels an invitation.
-page(membersUi, "post", "/:organization/members/:id/delete", "membership.manage", async (c) => {
+definePage(membersUi, "post", "/:organization/members/:id/delete", "membership.manage", async (c) => {
   return attempt(
     c,
     () => removeMembership(callerOf(c), c.req.param("id")),

@@ -13,7 +13,7 @@ import { serializeOrganization } from "../../organizations/organizations.seriali
 import { changeOrganization, showOrganizationSettings } from "../../organizations/organizations.service";
 import { callerOf, type Ctx } from "../context";
 import { attempt, Check, type Form, formOf, Input, OrgFrame, orgPage, reasonsOf, type Refusal, Refused, sentOr, text, ticked } from "./organizations.parts";
-import { page } from "../define-page";
+import { definePage } from "../define-page";
 
 export const orgSettingsUi = new Hono<AppEnv>();
 
@@ -121,7 +121,7 @@ async function settingsPage(c: Ctx, refusal?: Refusal): Promise<Response> {
   );
 }
 
-page(orgSettingsUi, "get", "/:organization/settings", "organization.manage", (c) => settingsPage(c));
+definePage(orgSettingsUi, "get", "/:organization/settings", "organization.manage", (c) => settingsPage(c));
 
 /**
  * The form as the API's attributes: empty minutes mean the default (null); anything else that is not a whole number
@@ -139,7 +139,7 @@ function attributesOf(form: Form): { attributes: Record<string, unknown>; poolId
   return { attributes, poolId };
 }
 
-page(orgSettingsUi, "post", "/:organization/settings", "organization.manage", async (c) => {
+definePage(orgSettingsUi, "post", "/:organization/settings", "organization.manage", async (c) => {
   const form = await formOf(c);
   const caller = callerOf(c);
   const values: Record<string, string> = Object.fromEntries(TEXTS.map((k) => [k, text(form, k)]));

@@ -18,7 +18,7 @@ import { listUsers } from "../../users/users.service";
 import { callerOf, type Ctx } from "../context";
 import { SignInPage } from "../workspaces/workspaces.view";
 import { AdminUsersPage, InvitationPage, LinkGonePage, SetPasswordPage } from "./passwords.view";
-import { page } from "../define-page";
+import { definePage } from "../define-page";
 import { pageAfterSignIn, SESSION_COOKIE, sessionCookieOptions, signInAsUser } from "../sessions/sessions.service";
 
 export const passwordUi = new Hono<AppEnv>();
@@ -35,7 +35,7 @@ async function startSession(c: Ctx, userId: string): Promise<void> {
 /** One answer for an unknown login, a user without a password and a wrong password: nothing tells them apart. */
 const REFUSED = "Incorrect username, e-mail or password.";
 
-page(passwordUi, "post", "/session/password", null, async (c) => {
+definePage(passwordUi, "post", "/session/password", null, async (c) => {
   const form = await c.req.parseBody();
   const login = text(form, "username");
   const next = text(form, "next") || undefined;
@@ -55,13 +55,13 @@ page(passwordUi, "post", "/session/password", null, async (c) => {
 
 // ---- the links that set a password ----
 
-page(passwordUi, "get", "/password/:secret", null, async (c) => {
+definePage(passwordUi, "get", "/password/:secret", null, async (c) => {
   const found = await passwordLinkState(c.env, c.req.param("secret"));
   if (found.state !== "valid") return c.html(<LinkGonePage state={found.state} />, found.state === "unknown" ? 404 : 410);
   return c.html(<SetPasswordPage action={c.req.path} username={found.link.username} invitation={found.link.kind === "invitation"} />);
 });
 
-page(passwordUi, "post", "/password/:secret", null, async (c) => {
+definePage(passwordUi, "post", "/password/:secret", null, async (c) => {
   const form = await c.req.parseBody();
   const secret = c.req.param("secret");
   let used: Awaited<ReturnType<typeof setPasswordWithLink>>;
@@ -102,9 +102,9 @@ async function invitationPage(c: Ctx, made?: { url: string; expiresAt: string },
   return c.html(<InvitationPage principal={caller.principal} organization={organization} {...view} created={made} errors={errors} />, errors ? 422 : 200);
 }
 
-page(passwordUi, "get", "/:organization/invitations/:membership_id", "membership.manage", (c) => invitationPage(c));
+definePage(passwordUi, "get", "/:organization/invitations/:membership_id", "membership.manage", (c) => invitationPage(c));
 
-page(passwordUi, "post", "/:organization/invitations/:membership_id/link", "membership.manage", async (c) => {
+definePage(passwordUi, "post", "/:organization/invitations/:membership_id/link", "membership.manage", async (c) => {
   try {
     const made = await invitationLink(callerOf(c), c.req.param("organization"), c.req.param("membership_id"));
     // Shown in this answer, not after a redirect: the secret is not kept anywhere to show again.
@@ -125,9 +125,9 @@ async function usersPage(c: Ctx, created?: { url: string; expiresAt: string; use
   return c.html(<AdminUsersPage principal={caller.principal} users={users} total={total} page={pg} query={query} created={created} />);
 }
 
-page(passwordUi, "get", "/admin/users", "site-admin", (c) => usersPage(c));
+definePage(passwordUi, "get", "/admin/users", "site-admin", (c) => usersPage(c));
 
-page(passwordUi, "post", "/admin/users/:user_id/reset-link", "site-admin", async (c) => {
+definePage(passwordUi, "post", "/admin/users/:user_id/reset-link", "site-admin", async (c) => {
   const made = await resetLink(callerOf(c), c.req.param("user_id"));
   return usersPage(c, { url: linkUrl(c, made.secret), expiresAt: made.expiresAt, username: made.username });
 });

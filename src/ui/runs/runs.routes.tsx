@@ -24,7 +24,7 @@ import { parseRunFilters } from "../../runs/runs.filters";
 import { callerOf, type Ctx } from "../context";
 import { decodeLog, renderLog } from "./run-log.view";
 import { resourceChanges } from "./run-plan.view";
-import { page } from "../define-page";
+import { definePage } from "../define-page";
 import { type Counts, type PhaseView, type RunForm, RunListPage, RunPage, type RunRefusal, type RunRowView, runPath } from "./runs.view";
 
 export const runsUi = new Hono<AppEnv>();
@@ -45,7 +45,7 @@ async function usernames(caller: Caller, actors: (Actor | null)[]): Promise<Map<
   return new Map(included.items.map((u) => [u.id, String((u.attributes as { username?: unknown }).username ?? u.id)]));
 }
 
-page(runsUi, "get", "/:organization/workspaces/:name/runs", "runs.read", async (c) => {
+definePage(runsUi, "get", "/:organization/workspaces/:name/runs", "runs.read", async (c) => {
   const { organization, name } = refOf(c);
   const q = c.req.query();
   // The API's own filters (GET /workspaces/:id/runs): an empty form field is no filter there too.
@@ -170,10 +170,10 @@ async function runPage(c: Ctx, refusal?: { value: RunRefusal; status: number }):
   );
 }
 
-page(runsUi, "get", "/:organization/workspaces/:name/runs/:run_id", "runs.read", (c) => runPage(c));
+definePage(runsUi, "get", "/:organization/workspaces/:name/runs/:run_id", "runs.read", (c) => runPage(c));
 
 // The address Terraform prints (internal/cloud: runURL) has no `workspaces` segment; it names the same page.
-page(runsUi, "get", "/:organization/:name/runs/:run_id{run-[A-Za-z0-9]+}", "authenticated", (c) => {
+definePage(runsUi, "get", "/:organization/:name/runs/:run_id{run-[A-Za-z0-9]+}", "authenticated", (c) => {
   const { organization, name, runId } = refOf(c);
   return c.redirect(runPath(organization, name, runId), 302);
 });
@@ -206,4 +206,4 @@ const ACTIONS: Array<[RunForm, Action]> = [
   ["cancel", "runs.apply"],
   ["force-cancel", "runs.force-cancel"],
 ];
-for (const [form, action] of ACTIONS) page(runsUi, "post", `/:organization/workspaces/:name/runs/:run_id/${form}`, action, actionForm(form));
+for (const [form, action] of ACTIONS) definePage(runsUi, "post", `/:organization/workspaces/:name/runs/:run_id/${form}`, action, actionForm(form));

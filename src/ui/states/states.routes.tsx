@@ -22,7 +22,7 @@ import type { WorkspaceRecord } from "../../workspaces/workspace.types";
 import { lockHolderNameOf } from "../../workspaces/lock.service";
 import type { ChartPoint } from "./state-chart.view";
 import { callerOf, type Ctx } from "../context";
-import { page } from "../define-page";
+import { definePage } from "../define-page";
 import { RollbackPage, type StateListRow, StateVersionPage as StatePage, StatesPage, statePath } from "./states.view";
 
 export const statesUi = new Hono<AppEnv>();
@@ -49,7 +49,7 @@ function holdsLock(p: Principal, record: WorkspaceRecord): boolean {
   return !!h && h.type === me.type && h.id === me.id;
 }
 
-page(statesUi, "get", "/:organization/workspaces/:name/states", "state.read", async (c) => {
+definePage(statesUi, "get", "/:organization/workspaces/:name/states", "state.read", async (c) => {
   const ref = refOf(c);
   const pg = pageOf(c.req.query());
   const caller = callerOf(c);
@@ -99,7 +99,7 @@ async function usernameOf(caller: Caller, userId: string | null): Promise<string
   return u ? String((u.attributes as { username?: unknown }).username ?? userId) : userId;
 }
 
-page(statesUi, "get", "/:organization/workspaces/:name/states/:sv_id", "state.read", async (c) => {
+definePage(statesUi, "get", "/:organization/workspaces/:name/states/:sv_id", "state.read", async (c) => {
   const ref = refOf(c);
   const caller = callerOf(c);
   // As GET /state-versions/:id: state read on the workspace; a version of another workspace is not found here.
@@ -185,12 +185,12 @@ async function rollbackPage(c: Ctx, refusal?: { errors: string[]; status: number
   );
 }
 
-page(statesUi, "get", "/:organization/workspaces/:name/states/:sv_id/rollback", "state.create", (c) => rollbackPage(c));
+definePage(statesUi, "get", "/:organization/workspaces/:name/states/:sv_id/rollback", "state.create", (c) => rollbackPage(c));
 
 /** Refusals shown on the confirmation page: the lock (409) or the version (422); others are the API's error page. */
 const refusesRollback = (e: ApiError) => e.status === 409 || e.status === 422 || e.status === 400;
 
-page(statesUi, "post", "/:organization/workspaces/:name/states/:sv_id/rollback", "state.create", async (c) => {
+definePage(statesUi, "post", "/:organization/workspaces/:name/states/:sv_id/rollback", "state.create", async (c) => {
   const ref = refOf(c);
   const caller = callerOf(c);
   const form = await c.req.parseBody();

@@ -14,7 +14,7 @@ import { serializeTeamView } from "../../teams/teams.serialize";
 import { changeUsers, createTeam, deleteTeam, listTeams, loadTeam, showTeam, type TeamView, updateTeam } from "../../teams/teams.service";
 import { callerOf, type Ctx } from "../context";
 import { attempt, formOf, orgPage, reasonsOf, type Refusal, standingIn, text, ticked } from "../organizations/organizations.parts";
-import { page } from "../define-page";
+import { definePage } from "../define-page";
 import { TeamListPage, TeamPage, type TeamRow } from "./teams.view";
 
 export const teamsUi = new Hono<AppEnv>();
@@ -44,11 +44,11 @@ async function listPage(c: Ctx, refusal?: Refusal): Promise<Response> {
   return c.html(<TeamListPage access={access} teams={teams.map(rowOf)} mayCreate={mayCreate} refusal={refusal} />, refusal ? 422 : 200);
 }
 
-page(teamsUi, "get", "/:organization/teams", "organization.read", (c) => listPage(c));
+definePage(teamsUi, "get", "/:organization/teams", "organization.read", (c) => listPage(c));
 
 const createAttributes = teamAttributesInput.required({ name: true });
 
-page(teamsUi, "post", "/:organization/teams", "teams.manage", async (c) => {
+definePage(teamsUi, "post", "/:organization/teams", "teams.manage", async (c) => {
   const form = await formOf(c);
   const caller = callerOf(c);
   const values = { name: text(form, "name"), visibility: text(form, "visibility") };
@@ -76,7 +76,7 @@ async function teamPage(c: Ctx, refusal?: Refusal): Promise<Response> {
   return c.html(<TeamPage access={access} view={{ team: rowOf(team), members, refusal }} />, refusal ? 422 : 200);
 }
 
-page(teamsUi, "get", "/:organization/teams/:id", "organization.read", (c) => teamPage(c));
+definePage(teamsUi, "get", "/:organization/teams/:id", "organization.read", (c) => teamPage(c));
 
 const back = (c: Ctx, form: string, values: Record<string, string>, run: () => Promise<unknown>) =>
   attempt(c, run, teamPath(c), (errors) => teamPage(c, { form, values, errors }));
@@ -84,7 +84,7 @@ const back = (c: Ctx, form: string, values: Record<string, string>, run: () => P
 const settingsAttributes = teamAttributesInput.pick({ name: true, visibility: true });
 
 // As PATCH /teams/:id (name and visibility).
-page(teamsUi, "post", "/:organization/teams/:id", "teams.manage", async (c) => {
+definePage(teamsUi, "post", "/:organization/teams/:id", "teams.manage", async (c) => {
   const form = await formOf(c);
   const caller = callerOf(c);
   const values = { name: text(form, "name"), visibility: text(form, "visibility") };
@@ -99,7 +99,7 @@ page(teamsUi, "post", "/:organization/teams/:id", "teams.manage", async (c) => {
 });
 
 // As PATCH /teams/:id with `organization-access`: every box is sent, ticked or not.
-page(teamsUi, "post", "/:organization/teams/:id/access", "teams.manage-organization-access", async (c) => {
+definePage(teamsUi, "post", "/:organization/teams/:id/access", "teams.manage-organization-access", async (c) => {
   const form = await formOf(c);
   const given = Object.fromEntries(ORG_ACCESS_KEYS.map((k) => [k, ticked(form, k)]));
   const values = Object.fromEntries(ORG_ACCESS_KEYS.map((k) => [k, String(given[k])]));
@@ -107,17 +107,17 @@ page(teamsUi, "post", "/:organization/teams/:id/access", "teams.manage-organizat
 });
 
 // As POST and DELETE /teams/:id/relationships/users (by username, as go-tfe's Usernames; by id to remove).
-page(teamsUi, "post", "/:organization/teams/:id/members", "teams.change-members", async (c) => {
+definePage(teamsUi, "post", "/:organization/teams/:id/members", "teams.change-members", async (c) => {
   const username = text(await formOf(c), "username").trim();
   return back(c, "members", { username }, () => changeUsers(callerOf(c), idOf(c), [username], true));
 });
 
-page(teamsUi, "post", "/:organization/teams/:id/members/delete", "teams.change-members", async (c) => {
+definePage(teamsUi, "post", "/:organization/teams/:id/members/delete", "teams.change-members", async (c) => {
   const id = text(await formOf(c), "id");
   return back(c, "members", {}, () => changeUsers(callerOf(c), idOf(c), [id], false));
 });
 
-page(teamsUi, "post", "/:organization/teams/:id/delete", "teams.manage", async (c) => {
+definePage(teamsUi, "post", "/:organization/teams/:id/delete", "teams.manage", async (c) => {
   await deleteTeam(callerOf(c), idOf(c));
   return c.redirect(orgPage(orgOf(c), "teams"), 303);
 });

@@ -17,7 +17,7 @@ import { createUserToken, deleteToken, listUserTokens } from "../../tokens/token
 import { callerOf, type Ctx } from "../context";
 import { Layout } from "../layout";
 import { Reasons, Table } from "../parts";
-import { page } from "../define-page";
+import { definePage } from "../define-page";
 
 export const tokensUi = new Hono<AppEnv>();
 
@@ -135,9 +135,9 @@ async function tokensPage(c: Ctx, refusal?: Refusal): Promise<Response> {
   return c.html(<TokensPage principal={me} tokens={tokens} refusal={refusal} />, refusal ? 422 : 200);
 }
 
-page(tokensUi, "get", "/settings/tokens", "authenticated", (c) => tokensPage(c));
+definePage(tokensUi, "get", "/settings/tokens", "authenticated", (c) => tokensPage(c));
 
-page(tokensUi, "post", "/settings/tokens", "user.self-or-site-admin", async (c) => {
+definePage(tokensUi, "post", "/settings/tokens", "user.self-or-site-admin", async (c) => {
   const form = await c.req.parseBody();
   const values = {
     description: typeof form.description === "string" ? form.description.trim() : "",
@@ -166,7 +166,7 @@ page(tokensUi, "post", "/settings/tokens", "user.self-or-site-admin", async (c) 
   }
 });
 
-page(tokensUi, "post", "/settings/tokens/:token_id/delete", "token.manage", async (c) => {
+definePage(tokensUi, "post", "/settings/tokens/:token_id/delete", "token.manage", async (c) => {
   // The API's service decides: a token of another user is not found, as `DELETE /authentication-tokens/:id` answers.
   await deleteToken(callerOf(c), c.req.param("token_id"));
   return c.redirect(TOKENS_PATH, 303);

@@ -28,7 +28,7 @@ import { readByName, type Readable, type WorkspaceScope } from "../../workspaces
 import { createWorkspace, projectsForNewWorkspace, updateWorkspace } from "../../workspaces/workspaces.write.service";
 import { callerOf, type Ctx, orgPath, wsPath } from "../context";
 import { type FormRefusal, NewWorkspacePage, TagsPage, VariableEditPage, VariablesPage, type VarsetRow } from "./variables.view";
-import { page } from "../define-page";
+import { definePage } from "../define-page";
 
 export const workspaceFormsUi = new Hono<AppEnv>();
 
@@ -66,9 +66,9 @@ async function newWorkspacePage(c: Ctx, refusal?: FormRefusal): Promise<Response
   return c.html(<NewWorkspacePage principal={caller.principal} organization={organization} projects={projects} refusal={refusal} />, refusal ? 422 : 200);
 }
 
-page(workspaceFormsUi, "get", "/:organization/workspaces/new", "workspace.create", (c) => newWorkspacePage(c));
+definePage(workspaceFormsUi, "get", "/:organization/workspaces/new", "workspace.create", (c) => newWorkspacePage(c));
 
-page(workspaceFormsUi, "post", "/:organization/workspaces/new", "workspace.create", async (c) => {
+definePage(workspaceFormsUi, "post", "/:organization/workspaces/new", "workspace.create", async (c) => {
   const form = await c.req.parseBody();
   const fields = ["name", "project", "description", "execution-mode", "terraform-version"];
   const values: Record<string, string> = { ...Object.fromEntries(fields.map((k) => [k, text(form, k)])), "auto-apply": ticked(form, "auto-apply") ? "on" : "" };
@@ -148,9 +148,9 @@ function sentVariable(form: Form, current?: VariableView): Record<string, string
   };
 }
 
-page(workspaceFormsUi, "get", "/:organization/workspaces/:name/variables", "variables.read", (c) => variablesPage(c));
+definePage(workspaceFormsUi, "get", "/:organization/workspaces/:name/variables", "variables.read", (c) => variablesPage(c));
 
-page(workspaceFormsUi, "post", "/:organization/workspaces/:name/variables", "variables.write", async (c) => {
+definePage(workspaceFormsUi, "post", "/:organization/workspaces/:name/variables", "variables.write", async (c) => {
   const form = await c.req.parseBody();
   const caller = callerOf(c);
   const refusal = (e: ApiError): FormRefusal => ({ form: "add-variable", values: sentVariable(form), errors: reasons(e) });
@@ -182,13 +182,13 @@ function editPage(c: Ctx, caller: Caller, readable: Readable, variable: Variable
   return c.html(<VariableEditPage principal={caller.principal} ws={ws} variable={variable} refusal={refusal} />, refusal ? 422 : 200);
 }
 
-page(workspaceFormsUi, "get", "/:organization/workspaces/:name/variables/:var_id/edit", "variables.write", async (c) => {
+definePage(workspaceFormsUi, "get", "/:organization/workspaces/:name/variables/:var_id/edit", "variables.write", async (c) => {
   const caller = callerOf(c);
   const { readable, variable } = await writableVariable(caller, c);
   return editPage(c, caller, readable, variable);
 });
 
-page(workspaceFormsUi, "post", "/:organization/workspaces/:name/variables/:var_id", "variables.write", async (c) => {
+definePage(workspaceFormsUi, "post", "/:organization/workspaces/:name/variables/:var_id", "variables.write", async (c) => {
   const form = await c.req.parseBody();
   const caller = callerOf(c);
   const { readable, variable } = await writableVariable(caller, c);
@@ -204,7 +204,7 @@ page(workspaceFormsUi, "post", "/:organization/workspaces/:name/variables/:var_i
   return c.redirect(varsPath(c), 303);
 });
 
-page(workspaceFormsUi, "post", "/:organization/workspaces/:name/variables/:var_id/delete", "variables.write", async (c) => {
+definePage(workspaceFormsUi, "post", "/:organization/workspaces/:name/variables/:var_id/delete", "variables.write", async (c) => {
   const form = await c.req.parseBody();
   const caller = callerOf(c);
   const { readable, variable } = await writableVariable(caller, c);
@@ -254,26 +254,26 @@ async function tagForm(c: Ctx, formName: string, values: Record<string, string>,
   return c.redirect(tagsPath(c), 303);
 }
 
-page(workspaceFormsUi, "get", "/:organization/workspaces/:name/tags", "workspace.read", (c) => tagsPage(c));
+definePage(workspaceFormsUi, "get", "/:organization/workspaces/:name/tags", "workspace.read", (c) => tagsPage(c));
 
-page(workspaceFormsUi, "post", "/:organization/workspaces/:name/tags", "workspace.manage-tags", async (c) => {
+definePage(workspaceFormsUi, "post", "/:organization/workspaces/:name/tags", "workspace.manage-tags", async (c) => {
   const name = text(await c.req.parseBody(), "name").trim();
   return tagForm(c, "flat-tags", { name }, (caller, r) => addWorkspaceFlatTags(caller, r.record.id, [{ attributes: { name } }]));
 });
 
-page(workspaceFormsUi, "post", "/:organization/workspaces/:name/tags/delete", "workspace.manage-tags", async (c) => {
+definePage(workspaceFormsUi, "post", "/:organization/workspaces/:name/tags/delete", "workspace.manage-tags", async (c) => {
   const name = text(await c.req.parseBody(), "name");
   return tagForm(c, "flat-tags", {}, (caller, r) => removeWorkspaceFlatTags(caller, r.record.id, [{ attributes: { name } }]));
 });
 
-page(workspaceFormsUi, "post", "/:organization/workspaces/:name/tags/bindings", "workspace.manage-tags", async (c) => {
+definePage(workspaceFormsUi, "post", "/:organization/workspaces/:name/tags/bindings", "workspace.manage-tags", async (c) => {
   const form = await c.req.parseBody();
   const values = { key: text(form, "key").trim(), value: text(form, "value") };
   return tagForm(c, "tag-bindings", values, (caller, r) => upsertWorkspaceTagBindings(caller, r.record.id, [values]));
 });
 
 // Removing one binding is PATCH /workspaces/:id with the bindings that stay (the API's only way to remove one).
-page(workspaceFormsUi, "post", "/:organization/workspaces/:name/tags/bindings/delete", "workspace.update", async (c) => {
+definePage(workspaceFormsUi, "post", "/:organization/workspaces/:name/tags/bindings/delete", "workspace.update", async (c) => {
   const key = text(await c.req.parseBody(), "key");
   return tagForm(c, "tag-bindings", {}, (caller, r) =>
     updateWorkspace(caller, r.record.id, {

@@ -34,7 +34,7 @@ import {
 import { readByName } from "../../workspaces/workspaces.service";
 import { callerOf, type Ctx } from "../context";
 import { attempt, type Form, formOf, orgPage, reasonsOf, type Refusal, standingIn, text, ticked } from "../organizations/organizations.parts";
-import { page } from "../define-page";
+import { definePage } from "../define-page";
 import { VarsetListPage, VarsetPage } from "./varsets.view";
 
 export const varsetsUi = new Hono<AppEnv>();
@@ -62,7 +62,7 @@ async function listPage(c: Ctx, refusal?: Refusal): Promise<Response> {
   );
 }
 
-page(varsetsUi, "get", "/:organization/varsets", "varsets.read", (c) => listPage(c));
+definePage(varsetsUi, "get", "/:organization/varsets", "varsets.read", (c) => listPage(c));
 
 /** The form's name, description, global and priority, as the API's attributes. */
 function setFields(form: Form) {
@@ -78,7 +78,7 @@ function setFields(form: Form) {
 
 const schemaReasons = (error: ZodError) => reasonsOf(validationError(error, "json"));
 
-page(varsetsUi, "post", "/:organization/varsets", "varsets.manage", async (c) => {
+definePage(varsetsUi, "post", "/:organization/varsets", "varsets.manage", async (c) => {
   const caller = callerOf(c);
   const organization = orgOf(c);
   const { values, parsed } = setFields(await formOf(c));
@@ -113,7 +113,7 @@ async function setPage(c: Ctx, refusal?: Refusal): Promise<Response> {
   );
 }
 
-page(varsetsUi, "get", "/:organization/varsets/:id", "varsets.read", (c) => setPage(c));
+definePage(varsetsUi, "get", "/:organization/varsets/:id", "varsets.read", (c) => setPage(c));
 
 /** Input the API's schema refused: explained (the page again) only to a caller who may manage the set; others get the API's 404. */
 async function refuseInput(c: Ctx, refusal: Refusal): Promise<Response> {
@@ -124,14 +124,14 @@ async function refuseInput(c: Ctx, refusal: Refusal): Promise<Response> {
 const back = (c: Ctx, form: string, values: Record<string, string>, run: () => Promise<unknown>) =>
   attempt(c, run, setPath(c), (errors) => setPage(c, { form, values, errors }));
 
-page(varsetsUi, "post", "/:organization/varsets/:id", "varsets.manage", async (c) => {
+definePage(varsetsUi, "post", "/:organization/varsets/:id", "varsets.manage", async (c) => {
   const { values, parsed } = setFields(await formOf(c));
   if (!parsed.success) return refuseInput(c, { form: "settings", values, errors: schemaReasons(parsed.error) });
   // A project-owned set's form has no global box: it sends false, which such a set already is.
   return back(c, "settings", values, () => updateVarset(callerOf(c), idOf(c), { type: "varsets", attributes: parsed.data }));
 });
 
-page(varsetsUi, "post", "/:organization/varsets/:id/delete", "varsets.manage", async (c) => {
+definePage(varsetsUi, "post", "/:organization/varsets/:id/delete", "varsets.manage", async (c) => {
   await deleteVarset(callerOf(c), idOf(c));
   return c.redirect(orgPage(orgOf(c), "varsets"), 303);
 });
@@ -150,7 +150,7 @@ function variableFields(form: Form) {
   return values;
 }
 
-page(varsetsUi, "post", "/:organization/varsets/:id/vars", "varsets.manage", async (c) => {
+definePage(varsetsUi, "post", "/:organization/varsets/:id/vars", "varsets.manage", async (c) => {
   const v = variableFields(await formOf(c));
   const parsed = variableAttributes.safeParse({ ...v, hcl: v.hcl === "true", sensitive: v.sensitive === "true" });
   // The value of a refused sensitive variable is not sent back to the browser.
@@ -159,7 +159,7 @@ page(varsetsUi, "post", "/:organization/varsets/:id/vars", "varsets.manage", asy
   return back(c, "add-var", values, () => createVarsetVariable(callerOf(c), idOf(c), parsed.data));
 });
 
-page(varsetsUi, "post", "/:organization/varsets/:id/vars/:var_id", "varsets.manage", async (c) => {
+definePage(varsetsUi, "post", "/:organization/varsets/:id/vars/:var_id", "varsets.manage", async (c) => {
   const form = await formOf(c);
   const v = variableFields(form);
   const varId = c.req.param("var_id");
@@ -175,7 +175,7 @@ page(varsetsUi, "post", "/:organization/varsets/:id/vars/:var_id", "varsets.mana
   return back(c, name, values, () => updateVarsetVariable(callerOf(c), idOf(c), varId, parsed.data));
 });
 
-page(varsetsUi, "post", "/:organization/varsets/:id/vars/:var_id/delete", "varsets.manage", async (c) => {
+definePage(varsetsUi, "post", "/:organization/varsets/:id/vars/:var_id/delete", "varsets.manage", async (c) => {
   await deleteVarsetVariable(callerOf(c), idOf(c), c.req.param("var_id"));
   return c.redirect(setPath(c), 303);
 });
@@ -192,7 +192,7 @@ async function orName(find: () => Promise<string | undefined>, name: string): Pr
   }
 }
 
-page(varsetsUi, "post", "/:organization/varsets/:id/workspaces", "varsets.manage", async (c) => {
+definePage(varsetsUi, "post", "/:organization/varsets/:id/workspaces", "varsets.manage", async (c) => {
   const name = text(await formOf(c), "name").trim();
   const caller = callerOf(c);
   return back(c, "add-workspace", { name }, async () => {
@@ -201,12 +201,12 @@ page(varsetsUi, "post", "/:organization/varsets/:id/workspaces", "varsets.manage
   });
 });
 
-page(varsetsUi, "post", "/:organization/varsets/:id/workspaces/delete", "varsets.manage", async (c) => {
+definePage(varsetsUi, "post", "/:organization/varsets/:id/workspaces/delete", "varsets.manage", async (c) => {
   await changeWorkspaces(callerOf(c), idOf(c), "remove", [text(await formOf(c), "id")]);
   return c.redirect(setPath(c), 303);
 });
 
-page(varsetsUi, "post", "/:organization/varsets/:id/projects", "varsets.manage", async (c) => {
+definePage(varsetsUi, "post", "/:organization/varsets/:id/projects", "varsets.manage", async (c) => {
   const name = text(await formOf(c), "name").trim();
   const caller = callerOf(c);
   return back(c, "add-project", { name }, async () => {
@@ -215,7 +215,7 @@ page(varsetsUi, "post", "/:organization/varsets/:id/projects", "varsets.manage",
   });
 });
 
-page(varsetsUi, "post", "/:organization/varsets/:id/projects/delete", "varsets.manage", async (c) => {
+definePage(varsetsUi, "post", "/:organization/varsets/:id/projects/delete", "varsets.manage", async (c) => {
   await changeProjects(callerOf(c), idOf(c), "remove", [text(await formOf(c), "id")]);
   return c.redirect(setPath(c), 303);
 });

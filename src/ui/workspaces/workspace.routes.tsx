@@ -25,7 +25,7 @@ import { forceUnlockWorkspace, lockHolderNameOf, lockWorkspace, safeDeleteWorksp
 import { workspaceAttributesInput } from "../../workspaces/workspaces.schemas";
 import { readByName, type WorkspaceRef } from "../../workspaces/workspaces.service";
 import { updateWorkspace } from "../../workspaces/workspaces.write.service";
-import { page } from "../define-page";
+import { definePage } from "../define-page";
 import { callerOf, type Ctx, orgPath, wsPath } from "../context";
 import { type FormName, type Refusal, type StateRow, WorkspacePage } from "./workspace.view";
 
@@ -142,7 +142,7 @@ async function workspacePage(c: Ctx, refusal?: Refusal): Promise<Response> {
   );
 }
 
-page(workspaceUi, "get", "/:organization/workspaces/:name", "workspace.read", (c) => workspacePage(c));
+definePage(workspaceUi, "get", "/:organization/workspaces/:name", "workspace.read", (c) => workspacePage(c));
 
 const backTo = (c: Ctx) => {
   const { organization, name } = refOf(c);
@@ -173,23 +173,23 @@ async function refuse(c: Ctx, caller: Caller, form: FormName, values: Record<str
   return workspacePage(c, { form, values, errors: error.errors.map((x) => x.detail ?? x.title) });
 }
 
-page(workspaceUi, "post", "/:organization/workspaces/:name/lock", "workspace.lock", async (c) => {
+definePage(workspaceUi, "post", "/:organization/workspaces/:name/lock", "workspace.lock", async (c) => {
   const form = await c.req.parseBody();
   await lockWorkspace(callerOf(c), refOf(c), text(form, "reason").slice(0, 200));
   return c.redirect(backTo(c), 303);
 });
 
-page(workspaceUi, "post", "/:organization/workspaces/:name/unlock", "workspace.lock", async (c) => {
+definePage(workspaceUi, "post", "/:organization/workspaces/:name/unlock", "workspace.lock", async (c) => {
   await unlockWorkspace(callerOf(c), refOf(c));
   return c.redirect(backTo(c), 303);
 });
 
-page(workspaceUi, "post", "/:organization/workspaces/:name/force-unlock", "workspace.force-unlock", async (c) => {
+definePage(workspaceUi, "post", "/:organization/workspaces/:name/force-unlock", "workspace.force-unlock", async (c) => {
   await forceUnlockWorkspace(callerOf(c), refOf(c));
   return c.redirect(backTo(c), 303);
 });
 
-page(workspaceUi, "post", "/:organization/workspaces/:name/safe-delete", "workspace.delete", async (c) => {
+definePage(workspaceUi, "post", "/:organization/workspaces/:name/safe-delete", "workspace.delete", async (c) => {
   const form = await c.req.parseBody();
   const ref = refOf(c);
   if (form.confirm !== ref.name) throw ApiError.of("bad_request", { detail: "Type the workspace's name to confirm its deletion." });
@@ -222,7 +222,7 @@ function settingsAttributes(form: Form): Record<string, unknown> {
 /** The settings form's checkboxes beside auto-apply. */
 export const SETTINGS_OPTIONS = ["queue-all-runs", "speculative-enabled", "allow-destroy-plan", "structured-run-output-enabled"] as const;
 
-page(workspaceUi, "post", "/:organization/workspaces/:name/settings", "workspace.update", async (c) => {
+definePage(workspaceUi, "post", "/:organization/workspaces/:name/settings", "workspace.update", async (c) => {
   const form = await c.req.parseBody();
   const caller = callerOf(c);
   const fields = ["name", "project", "description", "execution-mode", "agent-pool-id", "terraform-version", "working-directory"];
@@ -248,13 +248,13 @@ page(workspaceUi, "post", "/:organization/workspaces/:name/settings", "workspace
 });
 
 // As POST and DELETE /workspaces/:id/relationships/remote-state-consumers.
-page(workspaceUi, "post", "/:organization/workspaces/:name/consumers", "workspace.update", async (c) => {
+definePage(workspaceUi, "post", "/:organization/workspaces/:name/consumers", "workspace.update", async (c) => {
   const form = await c.req.parseBody();
   const name = text(form, "name").trim();
   return submit(c, "consumers", { name }, () => changeConsumers(callerOf(c), refOf(c), "add", { names: [name] }));
 });
 
-page(workspaceUi, "post", "/:organization/workspaces/:name/consumers/delete", "workspace.update", async (c) => {
+definePage(workspaceUi, "post", "/:organization/workspaces/:name/consumers/delete", "workspace.update", async (c) => {
   const form = await c.req.parseBody();
   return submit(c, "consumers", {}, () => changeConsumers(callerOf(c), refOf(c), "remove", { ids: [text(form, "id")] }));
 });
@@ -262,7 +262,7 @@ page(workspaceUi, "post", "/:organization/workspaces/:name/consumers/delete", "w
 const accessLevel = z.object({ access: z.enum(WS_LEVELS) });
 
 // As POST, PATCH and DELETE /team-workspaces.
-page(workspaceUi, "post", "/:organization/workspaces/:name/team-access", "workspace.update", async (c) => {
+definePage(workspaceUi, "post", "/:organization/workspaces/:name/team-access", "workspace.update", async (c) => {
   const form = await c.req.parseBody();
   const caller = callerOf(c);
   const values = { team: text(form, "team"), access: text(form, "access") };
@@ -272,7 +272,7 @@ page(workspaceUi, "post", "/:organization/workspaces/:name/team-access", "worksp
   return submit(c, "team-access", values, () => createTeamWorkspace(caller, { teamId: values.team, workspace: ref, access: parsed.data.access, given: {} }));
 });
 
-page(workspaceUi, "post", "/:organization/workspaces/:name/team-access/:id", "workspace.update", async (c) => {
+definePage(workspaceUi, "post", "/:organization/workspaces/:name/team-access/:id", "workspace.update", async (c) => {
   const form = await c.req.parseBody();
   const caller = callerOf(c);
   const values = { access: text(form, "access") };
@@ -281,7 +281,7 @@ page(workspaceUi, "post", "/:organization/workspaces/:name/team-access/:id", "wo
   return submit(c, "team-access", values, () => changeTeamWorkspace(caller, c.req.param("id"), { access: parsed.data.access, given: {} }));
 });
 
-page(workspaceUi, "post", "/:organization/workspaces/:name/team-access/:id/delete", "workspace.update", async (c) => {
+definePage(workspaceUi, "post", "/:organization/workspaces/:name/team-access/:id/delete", "workspace.update", async (c) => {
   await removeTeamWorkspace(callerOf(c), c.req.param("id"));
   return c.redirect(backTo(c), 303);
 });
