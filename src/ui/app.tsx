@@ -3,11 +3,13 @@
  * The web UI: server-rendered pages behind every workspace's `links.self-html`, calling the
  * same services as the API with a `Caller` built from the session's principal. Forms work without
  * JavaScript; every state-changing form is a same-origin POST (Hono's csrf Origin check on top of the
- * SameSite=Strict cookie).
+ * SameSite=Strict cookie). This router, mounted at /app, holds what every page shares (headers, body limit, CSRF,
+ * the session gate, the check of each page's declared action, error pages) and mounts each area's pages
+ * (`src/ui/<area>/<area>.routes.tsx`), as src/index.ts mounts the API's routers.
  */
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { deleteCookie, getCookie } from "hono/cookie";
 import { csrf } from "hono/csrf";
 import { HTTPException } from "hono/http-exception";
 import { matchedRoutes } from "hono/route";
@@ -15,26 +17,25 @@ import { hopsOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { hopsHeader } from "../platform/hops";
-import { pageOf } from "../jsonapi/schemas";
-import { listCallerOrganizations } from "../organizations/organizations.service";
-import { parseProjectQuery } from "../projects/projects.filters";
-import { listProjectsFor } from "../projects/projects.service";
-import { parseListQuery } from "../workspaces/workspaces.filters";
-import { listWorkspacePage } from "../workspaces/workspaces.list.service";
-import { callerOf, type Ctx, UI_CSP } from "./context";
-import { loginUi, refuseBadAuthorizeRequest } from "./login/login.routes";
-import { tokensUi } from "./tokens/tokens.routes";
-import { UI_CSS } from "./styles";
-import { ErrorPage } from "./layout";
-import { OrganizationsPage, ProjectsPage, SignInPage, WorkspaceListPage, type ListItem } from "./workspaces/workspaces.view";
+import { type Ctx, UI_CSP } from "./context";
 import { definePage, UI_ROUTE_ACTIONS } from "./define-page";
-import { pageAfterSignIn, principalOfSession, SESSION_COOKIE, sessionCookieOptions, signIn, signOut } from "./sessions/sessions.service";
+import { ErrorPage } from "./layout";
+import { loginUi, refuseBadAuthorizeRequest } from "./login/login.routes";
+import { membersUi } from "./members/members.routes";
+import { organizationsUi } from "./organizations/organizations.routes";
 import { passwordUi } from "./passwords/passwords.routes";
-import { organizationUi } from "./ui.organization";
+import { projectsUi } from "./projects/projects.routes";
 import { runsUi } from "./runs/runs.routes";
+import { sessionsUi } from "./sessions/sessions.routes";
+import { pageAfterSignIn, principalOfSession, SESSION_COOKIE, signOut } from "./sessions/sessions.service";
 import { statesUi } from "./states/states.routes";
+import { UI_CSS } from "./styles";
+import { teamsUi } from "./teams/teams.routes";
+import { tokensUi } from "./tokens/tokens.routes";
+import { workspaceFormsUi } from "./variables/variables.routes";
+import { varsetsUi } from "./varsets/varsets.routes";
 import { workspaceUi } from "./workspaces/workspace.routes";
-import { mayCreateWorkspaces, workspaceFormsUi } from "./variables/variables.routes";
+import { workspacesUi } from "./workspaces/workspaces.routes";
 
 /** Paths served without a session (and the password links, `/app/password/:secret`). */
 const PUBLIC = new Set(["/app/ui.css", "/app/session/new", "/app/session", "/app/session/delete", "/app/session/password"]);
@@ -112,99 +113,22 @@ function signInPath(c: Ctx): string {
   return next !== "/app" ? `/app/session/new?${new URLSearchParams({ next }).toString()}` : "/app/session/new";
 }
 
-definePage(ui, "get", "/session/new", null, (c) => c.html(<SignInPage next={c.req.query("next") ? pageAfterSignIn(c.req.query("next")) : undefined} />));
-
-definePage(ui, "post", "/session", null, async (c) => {
-  const form = await c.req.parseBody();
-  const token = typeof form.token === "string" ? form.token.trim() : "";
-  const next = typeof form.next === "string" && form.next ? form.next : undefined;
-  const id = await signIn(c.env, token);
-  if (!id) return c.html(<SignInPage error="That token is not valid." next={next} />, 401);
-  setCookie(c, SESSION_COOKIE, id, sessionCookieOptions(c.req.url));
-  return c.redirect(pageAfterSignIn(next), 303);
-});
-
-definePage(ui, "post", "/session/delete", null, async (c) => {
-  await signOut(c.env, getCookie(c, SESSION_COOKIE));
-  deleteCookie(c, SESSION_COOKIE, { path: "/app" });
-  return c.redirect("/app/session/new", 303);
-});
-
-definePage(ui, "get", "/", "authenticated", async (c) => {
-  const caller = callerOf(c);
-  const { items } = await listCallerOrganizations(caller, { q: "" }, { number: 1, size: 100 });
-  const organizations = items.map((o) => ({ name: o.organization.name, email: o.organization.email, owner: o.owner }));
-  return c.html(<OrganizationsPage principal={caller.principal} organizations={organizations} />);
-});
-
-definePage(ui, "get", "/:organization/workspaces", "organization.read", async (c) => {
-  const organization = c.req.param("organization");
-  const query = new URL(c.req.url).searchParams;
-  // The API's own query schema and service: the same query gives the same workspaces, from the same one D1
-  // batch, which also brings the project filter's options, project names and lock holders' names.
-  const { spec, page } = parseListQuery(c.req.query());
-  const caller = callerOf(c);
-  const result = await listWorkspacePage(caller, organization, spec, { projectOptions: true });
-  const rows: ListItem[] = result.records.map((r) => {
-    const a = result.scope.serialize(r).attributes as Record<string, unknown>;
-    return {
-      name: r.name,
-      project: result.scope.projects.get(r.projectId)?.name ?? r.projectId,
-      lock: r.lock,
-      holderName: result.holderNames.get(r.id) ?? null,
-      tags: a["tag-names"] as string[],
-      latestChangeAt: r.latestChangeAt,
-      resourceCount: r.resourceCount,
-      executionMode: String(a["execution-mode"]),
-    };
-  });
-  return c.html(
-    <WorkspaceListPage
-      principal={caller.principal}
-      organization={organization}
-      rows={rows}
-      total={result.total}
-      page={page}
-      query={query}
-      projects={result.projectOptions ?? []}
-      canCreate={mayCreateWorkspaces(result.scope)}
-      access={result.scope.access}
-    />,
-  );
-});
-
-definePage(ui, "get", "/:organization/projects", "organization.read", async (c) => {
-  const organization = c.req.param("organization");
-  // The filter form sends its empty fields too; an empty field is no filter (the API reads `filter[names]=` as
-  // "none of no names", which no one filling a form means).
-  const query = new URLSearchParams([...new URL(c.req.url).searchParams].filter(([, v]) => v !== ""));
-  const page = pageOf(c.req.query());
-  const caller = callerOf(c);
-  // The API's own parser and list (GET /organizations/:name/projects): the same query gives the same projects.
-  const { projects: found, matching, total, access } = await listProjectsFor(caller, organization, parseProjectQuery(Object.fromEntries(query)), page);
-  const projects = found.map((p) => ({ id: p.id, name: p.name, description: p.description, workspaceCount: p.workspaceCount, isDefault: p.isDefault }));
-  return c.html(
-    <ProjectsPage
-      principal={caller.principal}
-      organization={organization}
-      projects={projects}
-      matching={matching}
-      total={total}
-      page={page}
-      query={query}
-      access={access}
-    />,
-  );
-});
-
+// Each area's pages. The order matters where two patterns match one path: the first registered answers
+// (`/workspaces/new` before the workspace page, which would take it for the workspace named "new"; the organisation's
+// lists before `/password/:secret`).
+ui.route("/", sessionsUi);
 ui.route("/", loginUi);
 ui.route("/", tokensUi);
-// Before the workspace page: `/workspaces/new` would otherwise be the workspace named "new".
+ui.route("/", projectsUi);
+ui.route("/", workspacesUi);
 ui.route("/", workspaceFormsUi);
 ui.route("/", workspaceUi);
 ui.route("/", runsUi);
 ui.route("/", passwordUi);
-ui.route("/", organizationUi);
+ui.route("/", varsetsUi);
+ui.route("/", teamsUi);
+ui.route("/", membersUi);
+ui.route("/", organizationsUi);
 ui.route("/", statesUi);
 
 ui.all("*", (c) => c.html(<ErrorPage principal={c.get("principal")} status={404} title="Not found" />, 404));

@@ -1,7 +1,8 @@
 /** @jsxImportSource hono/jsx */
 /**
- * The organisation's settings, for owners (and its token): the attributes PATCH /organizations/:name changes,
- * checked against the API's own schema and saved through `changeOrganization`, which authorises again.
+ * The caller's organisations, and an organisation's settings, for owners (and its token): the attributes PATCH
+ * /organizations/:name changes, checked against the API's own schema and saved through `changeOrganization`, which
+ * authorises again.
  */
 import { Hono } from "hono";
 import { listOrgPools } from "../../agent-pools/agent-pools.service";
@@ -10,12 +11,20 @@ import type { AppEnv } from "../../env";
 import { validationError } from "../../jsonapi/validation";
 import { organizationAttributesInput } from "../../organizations/organizations.schemas";
 import { serializeOrganization } from "../../organizations/organizations.serialize";
-import { changeOrganization, showOrganizationSettings } from "../../organizations/organizations.service";
+import { changeOrganization, listCallerOrganizations, showOrganizationSettings } from "../../organizations/organizations.service";
 import { callerOf, type Ctx } from "../context";
 import { attempt, Check, type Form, formOf, Input, OrgFrame, orgPage, reasonsOf, type Refusal, Refused, sentOr, text, ticked } from "./organizations.parts";
 import { definePage } from "../define-page";
+import { OrganizationsPage } from "./organizations.view";
 
-export const orgSettingsUi = new Hono<AppEnv>();
+export const organizationsUi = new Hono<AppEnv>();
+
+definePage(organizationsUi, "get", "/", "authenticated", async (c) => {
+  const caller = callerOf(c);
+  const { items } = await listCallerOrganizations(caller, { q: "" }, { number: 1, size: 100 });
+  const organizations = items.map((o) => ({ name: o.organization.name, email: o.organization.email, owner: o.owner }));
+  return c.html(<OrganizationsPage principal={caller.principal} organizations={organizations} />);
+});
 
 const orgOf = (c: Ctx) => c.req.param("organization") ?? "";
 
@@ -121,7 +130,7 @@ async function settingsPage(c: Ctx, refusal?: Refusal): Promise<Response> {
   );
 }
 
-definePage(orgSettingsUi, "get", "/:organization/settings", "organization.manage", (c) => settingsPage(c));
+definePage(organizationsUi, "get", "/:organization/settings", "organization.manage", (c) => settingsPage(c));
 
 /**
  * The form as the API's attributes: empty minutes mean the default (null); anything else that is not a whole number
@@ -139,7 +148,7 @@ function attributesOf(form: Form): { attributes: Record<string, unknown>; poolId
   return { attributes, poolId };
 }
 
-definePage(orgSettingsUi, "post", "/:organization/settings", "organization.manage", async (c) => {
+definePage(organizationsUi, "post", "/:organization/settings", "organization.manage", async (c) => {
   const form = await formOf(c);
   const caller = callerOf(c);
   const values: Record<string, string> = Object.fromEntries(TEXTS.map((k) => [k, text(form, k)]));

@@ -16,7 +16,7 @@ import { invitationLink, passwordLinkState, resetLink, setPasswordWithLink, show
 import { acceptInvitation } from "../../users/memberships.service";
 import { listUsers } from "../../users/users.service";
 import { callerOf, type Ctx } from "../context";
-import { SignInPage } from "../workspaces/workspaces.view";
+import { SignInPage } from "../sessions/sessions.view";
 import { AdminUsersPage, InvitationPage, LinkGonePage, SetPasswordPage } from "./passwords.view";
 import { definePage } from "../define-page";
 import { pageAfterSignIn, SESSION_COOKIE, sessionCookieOptions, signInAsUser } from "../sessions/sessions.service";
