@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import { countedEnv } from "../auth/caller.http";
 import type { Caller } from "../caller";
 import type { AppEnv } from "../env";
+import type { Readable } from "../workspaces/workspaces.service";
 
 export type Ctx = Context<AppEnv>;
 
@@ -28,3 +29,10 @@ export function callerOf(c: Ctx): Caller {
 
 export const wsPath = (org: string, name: string) => `/app/${encodeURIComponent(org)}/workspaces/${encodeURIComponent(name)}`;
 export const orgPath = (org: string, page: "workspaces" | "projects") => `/app/${encodeURIComponent(org)}/${page}`;
+
+/** The organisation and the workspace a page's path names (`:organization`, `:name`). */
+export const orgOf = (c: Ctx) => c.req.param("organization") ?? "";
+export const nameOf = (c: Ctx) => c.req.param("name") ?? "";
+
+/** The workspace's permission flags, as its API resource shows them (`permissions`). */
+export const flagsOf = (r: Readable) => (r.scope.serialize(r.record).attributes as { permissions: Record<string, boolean> }).permissions;

@@ -1,6 +1,7 @@
 /** @jsxImportSource hono/jsx */
-/** Pieces the UI's pages share: list filters, pagers, tables and a refused form's reasons. */
+/** Pieces the UI's pages share: list filters, pagers, tables, a refused form's reasons, a workspace page's breadcrumb. */
 import type { Child } from "hono/jsx";
+import { orgPath, wsPath } from "./context";
 
 /** Previous / next links keeping the page's other query parameters, and where the page is. */
 export function Pager(props: { page: { number: number; size: number }; total: number; query: URLSearchParams }) {
@@ -123,5 +124,26 @@ export function Reasons(props: { id: string; what: string; errors: string[] }) {
         ))}
       </ul>
     </div>
+  );
+}
+
+/** A workspace, as its pages name it. */
+export interface WorkspaceName {
+  organization: string;
+  name: string;
+}
+
+/** A workspace page's breadcrumb: organisations, the organisation, the workspace (if any), where the page is. */
+export function Crumbs(props: { organization: string; workspace?: string; here: string }) {
+  return (
+    <nav class="crumbs" aria-label="Breadcrumb">
+      <a href="/app">Organisations</a> / <a href={orgPath(props.organization, "workspaces")}>{props.organization}</a> /{" "}
+      {props.workspace ? (
+        <>
+          <a href={wsPath(props.organization, props.workspace)}>{props.workspace}</a> /{" "}
+        </>
+      ) : null}
+      {props.here}
+    </nav>
   );
 }

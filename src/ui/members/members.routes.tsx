@@ -12,28 +12,13 @@ import { pageOf } from "../../jsonapi/schemas";
 import { listTeams } from "../../teams/teams.service";
 import type { Membership } from "../../users/memberships.d1";
 import { inviteMember, listMemberships, removeMembership } from "../../users/memberships.service";
-import { callerOf, type Ctx } from "../context";
-import {
-  attempt,
-  ButtonForm,
-  Check,
-  formOf,
-  Input,
-  OrgFrame,
-  orgPage,
-  type Refusal,
-  Refused,
-  sentOr,
-  standingIn,
-  text,
-  values,
-} from "../organizations/organizations.parts";
+import { callerOf, type Ctx, orgOf } from "../context";
+import { attempt, ButtonForm, Check, formOf, Input, type Refusal, Refused, sentOr, text, values } from "../forms";
+import { OrgFrame, orgPage, standingIn } from "../organizations/organizations.parts";
 import { Pager, Table } from "../parts";
 import { definePage } from "../define-page";
 
 export const membersUi = new Hono<AppEnv>();
-
-const orgOf = (c: Ctx) => c.req.param("organization") ?? "";
 
 interface MemberRow {
   membership: Membership;

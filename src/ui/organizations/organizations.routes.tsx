@@ -12,8 +12,9 @@ import { validationError } from "../../jsonapi/validation";
 import { organizationAttributesInput } from "../../organizations/organizations.schemas";
 import { serializeOrganization } from "../../organizations/organizations.serialize";
 import { changeOrganization, listCallerOrganizations, showOrganizationSettings } from "../../organizations/organizations.service";
-import { callerOf, type Ctx } from "../context";
-import { attempt, Check, type Form, formOf, Input, OrgFrame, orgPage, reasonsOf, type Refusal, Refused, sentOr, text, ticked } from "./organizations.parts";
+import { callerOf, type Ctx, orgOf } from "../context";
+import { attempt, Check, type Form, formOf, Input, reasonsOf, type Refusal, Refused, sentOr, text, ticked } from "../forms";
+import { OrgFrame, orgPage } from "./organizations.parts";
 import { definePage } from "../define-page";
 import { OrganizationsPage } from "./organizations.view";
 
@@ -25,8 +26,6 @@ definePage(organizationsUi, "get", "/", "authenticated", async (c) => {
   const organizations = items.map((o) => ({ name: o.organization.name, email: o.organization.email, owner: o.owner }));
   return c.html(<OrganizationsPage principal={caller.principal} organizations={organizations} />);
 });
-
-const orgOf = (c: Ctx) => c.req.param("organization") ?? "";
 
 /** The switches of the form, as the API names them. */
 const SWITCHES: Array<[string, string]> = [

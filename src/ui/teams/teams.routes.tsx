@@ -12,14 +12,14 @@ import { ORG_ACCESS_KEYS } from "../../teams/teams.rules";
 import { teamAttributesInput } from "../../teams/teams.schemas";
 import { serializeTeamView } from "../../teams/teams.serialize";
 import { changeUsers, createTeam, deleteTeam, listTeams, loadTeam, showTeam, type TeamView, updateTeam } from "../../teams/teams.service";
-import { callerOf, type Ctx } from "../context";
-import { attempt, formOf, orgPage, reasonsOf, type Refusal, standingIn, text, ticked } from "../organizations/organizations.parts";
+import { callerOf, type Ctx, orgOf } from "../context";
+import { attempt, formOf, reasonsOf, type Refusal, text, ticked } from "../forms";
+import { orgPage, standingIn } from "../organizations/organizations.parts";
 import { definePage } from "../define-page";
 import { TeamListPage, TeamPage, type TeamRow } from "./teams.view";
 
 export const teamsUi = new Hono<AppEnv>();
 
-const orgOf = (c: Ctx) => c.req.param("organization") ?? "";
 const idOf = (c: Ctx) => c.req.param("id") ?? "";
 const teamPath = (c: Ctx) => orgPage(orgOf(c), "teams", idOf(c));
 

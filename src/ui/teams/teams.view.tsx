@@ -2,7 +2,8 @@
 /** The teams pages: plain data in, HTML out (src/ui/ui.teams.tsx calls the services). */
 import type { OrgAccess } from "../../auth/access";
 import { ORG_ACCESS_KEYS } from "../../teams/teams.rules";
-import { ButtonForm, Check, Input, OrgFrame, orgPage, type Refusal, Refused, sentOr } from "../organizations/organizations.parts";
+import { ButtonForm, Check, Input, type Refusal, Refused, sentOr } from "../forms";
+import { OrgFrame, orgPage } from "../organizations/organizations.parts";
 import { Table } from "../parts";
 
 /** A team as its API resource shows it: attributes (organisation access, permissions) and its members. */

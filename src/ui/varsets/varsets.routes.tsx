@@ -32,8 +32,9 @@ import {
   updateVarsetVariable,
 } from "../../varsets/varsets.service";
 import { readByName } from "../../workspaces/workspaces.service";
-import { callerOf, type Ctx } from "../context";
-import { attempt, type Form, formOf, orgPage, reasonsOf, type Refusal, standingIn, text, ticked } from "../organizations/organizations.parts";
+import { callerOf, type Ctx, orgOf } from "../context";
+import { attempt, type Form, formOf, reasonsOf, type Refusal, text, ticked } from "../forms";
+import { orgPage, standingIn } from "../organizations/organizations.parts";
 import { definePage } from "../define-page";
 import { VarsetListPage, VarsetPage } from "./varsets.view";
 
@@ -42,7 +43,6 @@ export const varsetsUi = new Hono<AppEnv>();
 const setAttributes = createVarsetBody.shape.data.shape.attributes;
 const variableAttributes = createVariableBody.shape.data.shape.attributes;
 
-const orgOf = (c: Ctx) => c.req.param("organization") ?? "";
 const idOf = (c: Ctx) => c.req.param("id") ?? "";
 const setPath = (c: Ctx) => orgPage(orgOf(c), "varsets", idOf(c));
 

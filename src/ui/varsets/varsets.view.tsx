@@ -3,7 +3,8 @@
 import type { OrgAccess } from "../../auth/access";
 import type { VariableView } from "../../variables/variables.types";
 import type { Varset } from "../../varsets/varsets.d1";
-import { ButtonForm, Check, Input, OrgFrame, orgPage, type Refusal, Refused, sentOr } from "../organizations/organizations.parts";
+import { ButtonForm, Check, Input, type Refusal, Refused, sentOr } from "../forms";
+import { OrgFrame, orgPage } from "../organizations/organizations.parts";
 import { Pager, Table } from "../parts";
 
 const yes = (b: boolean) => (b ? "yes" : "no");

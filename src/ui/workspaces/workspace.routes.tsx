@@ -26,13 +26,11 @@ import { workspaceAttributesInput } from "../../workspaces/workspaces.schemas";
 import { readByName, type WorkspaceRef } from "../../workspaces/workspaces.service";
 import { updateWorkspace } from "../../workspaces/workspaces.write.service";
 import { definePage } from "../define-page";
+import { type Form, reasonsOf, refusesInput, text } from "../forms";
 import { callerOf, type Ctx, orgPath, wsPath } from "../context";
 import { type FormName, type Refusal, type StateRow, WorkspacePage } from "./workspace.view";
 
 export const workspaceUi = new Hono<AppEnv>();
-
-type Form = Record<string, string | File | (string | File)[]>;
-const text = (form: Form, k: string) => (typeof form[k] === "string" ? (form[k] as string) : "");
 
 /** Null when the read is not found (no current state, say); other errors propagate. */
 async function orNull<T>(p: Promise<T>): Promise<T | null> {
@@ -149,15 +147,12 @@ const backTo = (c: Ctx) => {
   return wsPath(organization, name);
 };
 
-/** A refusal of the input: a 400 or 422, or a 404 naming a field (an unknown consumer or team), never one of the workspace. */
-const refusesInput = (e: ApiError) => e.status === 400 || e.status === 422 || (e.status === 404 && e.errors.some((x) => !!x.source && "pointer" in x.source));
-
 /** Runs a form's service call: back to the page when done; the page with the reasons when its input is refused. */
 async function submit(c: Ctx, form: FormName, values: Record<string, string>, run: () => Promise<unknown>): Promise<Response> {
   try {
     await run();
   } catch (e) {
-    if (e instanceof ApiError && refusesInput(e)) return workspacePage(c, { form, values, errors: e.errors.map((x) => x.detail ?? x.title) });
+    if (refusesInput(e)) return workspacePage(c, { form, values, errors: reasonsOf(e) });
     throw e;
   }
   return c.redirect(backTo(c), 303);
@@ -240,7 +235,7 @@ definePage(workspaceUi, "post", "/:organization/workspaces/:name/settings", "wor
   try {
     saved = await updateWorkspace(caller, refOf(c), { type: "workspaces", attributes: parsed.data, relationships });
   } catch (e) {
-    if (e instanceof ApiError && refusesInput(e)) return workspacePage(c, { form: "settings", values, errors: e.errors.map((x) => x.detail ?? x.title) });
+    if (refusesInput(e)) return workspacePage(c, { form: "settings", values, errors: reasonsOf(e) });
     throw e;
   }
   // A rename moves the page.

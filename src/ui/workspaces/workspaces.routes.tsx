@@ -1,13 +1,23 @@
 /** @jsxImportSource hono/jsx */
-/** The organisation's workspaces, listed by the API's own query schema and service (GET /organizations/:name/workspaces). */
+/**
+ * The organisation's workspaces, listed by the API's own query schema and service (GET /organizations/:name/workspaces),
+ * and a new one created as POST /organizations/:name/workspaces creates it (a refused input: the API's reasons next
+ * to the form, 422).
+ */
 import { Hono } from "hono";
+import { projectRights } from "../../auth/access";
 import type { AppEnv } from "../../env";
+import type { ApiError } from "../../errors";
+import { validationError } from "../../jsonapi/validation";
 import { parseListQuery } from "../../workspaces/workspaces.filters";
 import { listWorkspacePage } from "../../workspaces/workspaces.list.service";
-import { callerOf } from "../context";
+import { workspaceCreateBody } from "../../workspaces/workspaces.schemas";
+import type { WorkspaceScope } from "../../workspaces/workspaces.service";
+import { createWorkspace, projectsForNewWorkspace } from "../../workspaces/workspaces.write.service";
+import { callerOf, type Ctx, orgOf, wsPath } from "../context";
 import { definePage } from "../define-page";
-import { mayCreateWorkspaces } from "../variables/variables.routes";
-import { type ListItem, WorkspaceListPage } from "./workspaces.view";
+import { reasonsOf, type Refusal, refusesInput, text, ticked } from "../forms";
+import { type ListItem, NewWorkspacePage, WorkspaceListPage } from "./workspaces.view";
 
 export const workspacesUi = new Hono<AppEnv>();
 
@@ -45,4 +55,51 @@ definePage(workspacesUi, "get", "/:organization/workspaces", "organization.read"
       access={result.scope.access}
     />,
   );
+});
+
+// ---- a new workspace: as POST /organizations/:name/workspaces ----
+
+/**
+ * Whether the list page links the new-workspace form, from what its one batch already read (no extra round
+ * trip): creation everywhere (owners, manage-workspaces), or a grant allowing it on a project of the listed
+ * workspaces. Only a link: the form's page and the create authorise again.
+ */
+export function mayCreateWorkspaces(scope: WorkspaceScope): boolean {
+  const { access, grants } = scope;
+  if (projectRights(access, access.organization.defaultProjectId, []).createWorkspaces) return true;
+  return grants.projects.some((g) => projectRights(access, g.targetId, grants.projects).createWorkspaces);
+}
+
+async function newWorkspacePage(c: Ctx, refusal?: Refusal): Promise<Response> {
+  const caller = callerOf(c);
+  const organization = orgOf(c);
+  // Also the authorisation: a caller who may create in no project is refused as the API's create refuses it.
+  const projects = await projectsForNewWorkspace(caller, organization);
+  return c.html(<NewWorkspacePage principal={caller.principal} organization={organization} projects={projects} refusal={refusal} />, refusal ? 422 : 200);
+}
+
+definePage(workspacesUi, "get", "/:organization/workspaces/new", "workspace.create", (c) => newWorkspacePage(c));
+
+definePage(workspacesUi, "post", "/:organization/workspaces/new", "workspace.create", async (c) => {
+  const form = await c.req.parseBody();
+  const fields = ["name", "project", "description", "execution-mode", "terraform-version"];
+  const values: Record<string, string> = { ...Object.fromEntries(fields.map((k) => [k, text(form, k)])), "auto-apply": ticked(form, "auto-apply") ? "on" : "" };
+  const attributes: Record<string, unknown> = { name: values.name.trim(), description: values.description, "auto-apply": ticked(form, "auto-apply") };
+  if (values["execution-mode"]) attributes["execution-mode"] = values["execution-mode"];
+  if (values["terraform-version"].trim()) attributes["terraform-version"] = values["terraform-version"].trim();
+  const data = {
+    type: "workspaces",
+    attributes,
+    ...(values.project ? { relationships: { project: { data: { type: "projects", id: values.project } } } } : {}),
+  };
+  const refused = (e: ApiError) => newWorkspacePage(c, { form: "new-workspace", values, errors: reasonsOf(e) });
+  const parsed = workspaceCreateBody.safeParse({ data });
+  if (!parsed.success) return refused(validationError(parsed.error, "json"));
+  try {
+    const created = await createWorkspace(callerOf(c), orgOf(c), parsed.data.data);
+    return c.redirect(wsPath(orgOf(c), created.workspace.name), 303);
+  } catch (e) {
+    if (refusesInput(e)) return refused(e);
+    throw e;
+  }
 });

@@ -1,12 +1,13 @@
 /** @jsxImportSource hono/jsx */
-/** The organisation's workspaces: plain data in, HTML out (src/ui/workspaces/workspaces.routes.tsx calls the services). */
+/** The organisation's workspaces and the new-workspace form: plain data in, HTML out (src/ui/workspaces/workspaces.routes.tsx calls the services). */
 import type { OrgAccess } from "../../auth/access";
 import type { Principal } from "../../auth/principal";
 import type { LockState } from "../../workspaces/workspace.types";
-import { wsPath } from "../context";
+import { orgPath, wsPath } from "../context";
+import { Check, type Refusal, Refused, sentOf } from "../forms";
 import { Layout } from "../layout";
 import { OrgNav } from "../organizations/organizations.parts";
-import { Choice, Field, FilterForm, Pager, Table } from "../parts";
+import { Choice, Crumbs, Field, FilterForm, Pager, Table } from "../parts";
 
 export interface ListItem {
   name: string;
@@ -120,6 +121,66 @@ export function WorkspaceListPage(props: {
         ))}
       </Table>
       <Pager page={props.page} total={props.total} query={q} />
+    </Layout>
+  );
+}
+
+export const EXECUTION_MODES = ["remote", "local", "agent"] as const;
+
+export function NewWorkspacePage(props: {
+  principal: Principal;
+  organization: string;
+  projects: Array<{ id: string; name: string; isDefault: boolean }>;
+  refusal?: Refusal;
+}) {
+  const sent = sentOf(props.refusal, "new-workspace") ?? {};
+  const chosen = sent.project ?? props.projects.find((p) => p.isDefault)?.id ?? props.projects[0]?.id;
+  return (
+    <Layout title="New workspace" principal={props.principal}>
+      <Crumbs organization={props.organization} here="New workspace" />
+      <h1>New workspace</h1>
+      <Refused refusal={props.refusal} form="new-workspace" what="The workspace was not created:" />
+      <form class="settings" method="post" action={`${orgPath(props.organization, "workspaces")}/new`}>
+        <div>
+          <label for="n-name">Name</label>
+          <input id="n-name" name="name" required autocomplete="off" value={sent.name ?? ""} />
+        </div>
+        <div>
+          <label for="n-project">Project</label>
+          <select id="n-project" name="project">
+            {props.projects.map((p) => (
+              <option value={p.id} selected={chosen === p.id}>
+                {p.name}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="wide">
+          <label for="n-description">Description</label>
+          <input id="n-description" name="description" value={sent.description ?? ""} />
+        </div>
+        <div>
+          <label for="n-mode">Execution mode</label>
+          <select id="n-mode" name="execution-mode">
+            <option value="">The project's default</option>
+            {EXECUTION_MODES.map((m) => (
+              <option value={m} selected={sent["execution-mode"] === m}>
+                {m}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div>
+          <label for="n-version">Terraform version (empty: the latest)</label>
+          <input id="n-version" name="terraform-version" value={sent["terraform-version"] ?? ""} />
+        </div>
+        <Check id="n-auto" name="auto-apply" label="Auto-apply" checked={sent["auto-apply"] === "on"} />
+        <div>
+          <button class="primary" type="submit">
+            Create workspace
+          </button>
+        </div>
+      </form>
     </Layout>
   );
 }
