@@ -1,8 +1,11 @@
 /** @jsxImportSource hono/jsx */
-/** The organisations page: plain data in, HTML out (src/ui/organizations/organizations.routes.tsx calls the services). */
+/** The organisations page and an organisation's settings: plain data in, HTML out (src/ui/organizations/organizations.routes.tsx calls the services). */
 import type { Principal } from "../../auth/principal";
 import { orgPath } from "../context";
 import { Layout } from "../layout";
+import type { OrgAccess } from "../../auth/access";
+import { Check, Input, type Refusal, Refused, sentOr } from "../forms";
+import { OrgFrame, orgPage } from "./organizations.parts";
 
 export function OrganizationsPage(props: { principal: Principal; organizations: Array<{ name: string; email: string; owner: boolean }> }) {
   return (
@@ -29,5 +32,87 @@ export function OrganizationsPage(props: { principal: Principal; organizations: 
         </p>
       ) : null}
     </Layout>
+  );
+}
+
+/** The switches of the form, as the API names them. */
+export const SWITCHES: Array<[string, string]> = [
+  ["cost-estimation-enabled", "Cost estimation"],
+  ["assessments-enforced", "Health assessments on every workspace"],
+  ["allow-force-delete-workspaces", "Workspace admins may force-delete workspaces"],
+  ["speculative-plan-management-enabled", "Cancel outdated speculative plans"],
+  ["aggregated-commit-status-enabled", "One aggregated VCS commit status"],
+  ["send-passing-statuses-for-untriggered-speculative-plans", "Passing statuses for untriggered speculative plans"],
+];
+
+export function SettingsPage(props: {
+  access: OrgAccess;
+  attributes: Record<string, unknown>;
+  poolId: string | null;
+  pools: Array<{ id: string; name: string }>;
+  refusal?: Refusal;
+}) {
+  const r = props.refusal;
+  const a = props.attributes;
+  const v = (k: string, current: unknown = a[k]) => sentOr(r, "settings", k, current);
+  const on = (k: string) => (r?.form === "settings" ? r.values[k] === "true" : a[k] === true);
+  const select = (id: string, name: string, label: string, options: Array<[string, string]>, current: string) => (
+    <div>
+      <label for={id}>{label}</label>
+      <select id={id} name={name}>
+        {options.map(([value, text]) => (
+          <option value={value} selected={current === value}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+  return (
+    <OrgFrame access={props.access} current="settings" title="Settings">
+      <Refused refusal={r} form="settings" what="The settings were not saved:" />
+      <form class="settings" method="post" action={orgPage(props.access.organization.name, "settings")}>
+        <Input id="o-name" name="name" label="Name (renaming changes every address)" value={v("name")} />
+        <Input id="o-email" name="email" label="Notification e-mail" value={v("email")} autocomplete="email" />
+        <Input id="o-timeout" name="session-timeout" label="Idle session timeout (minutes; empty: default)" value={v("session-timeout")} />
+        <Input id="o-remember" name="session-remember" label="Session lifetime (minutes; empty: default)" value={v("session-remember")} />
+        {select(
+          "o-auth",
+          "collaborator-auth-policy",
+          "Collaborator authentication",
+          [
+            ["password", "Password"],
+            ["two_factor_mandatory", "Two-factor authentication required"],
+          ],
+          v("collaborator-auth-policy"),
+        )}
+        {select(
+          "o-mode",
+          "default-execution-mode",
+          "Default execution mode",
+          [
+            ["remote", "remote"],
+            ["local", "local"],
+            ["agent", "agent"],
+          ],
+          v("default-execution-mode"),
+        )}
+        {select(
+          "o-pool",
+          "default-agent-pool-id",
+          "Default agent pool (agent mode only)",
+          [["", "None"], ...props.pools.map((p): [string, string] => [p.id, p.name])],
+          v("default-agent-pool-id", props.poolId),
+        )}
+        {SWITCHES.map(([k, label]) => (
+          <Check id={`o-${k}`} name={k} label={label} checked={on(k)} />
+        ))}
+        <div>
+          <button class="primary" type="submit">
+            Save settings
+          </button>
+        </div>
+      </form>
+    </OrgFrame>
   );
 }

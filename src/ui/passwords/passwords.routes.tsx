@@ -19,11 +19,11 @@ import { callerOf, type Ctx } from "../context";
 import { SignInPage } from "../sessions/sessions.view";
 import { AdminUsersPage, InvitationPage, LinkGonePage, SetPasswordPage } from "./passwords.view";
 import { definePage } from "../define-page";
+import type { Form } from "../forms";
 import { pageAfterSignIn, SESSION_COOKIE, sessionCookieOptions, signInAsUser } from "../sessions/sessions.service";
 
 export const passwordUi = new Hono<AppEnv>();
 
-type Form = Record<string, string | File | (string | File)[]>;
 const text = (form: Form, k: string) => (typeof form[k] === "string" ? (form[k] as string) : "");
 const reasonsOf = (e: ApiError) => e.errors.map((x) => x.detail ?? x.title);
 const linkUrl = (c: Ctx, secret: string) => `${new URL(c.req.url).origin}/app/password/${secret}`;
