@@ -1,16 +1,10 @@
-/** GET /organizations/:org/workspaces — listing, search, filters and sort over the D1 index. */
+/** The query of GET /organizations/:org/workspaces (and the UI's list page): search, filters, sort and page, parsed once. */
 import { z } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import { callerOf } from "../auth/caller.http";
-import { exposeBookmark } from "../platform/db";
-import type { AppEnv } from "../env";
-import { jsonapi, paginated, type Page } from "../jsonapi/document";
+import type { Page } from "../jsonapi/document";
 import { includeQuery, pageOf, pageQuery } from "../jsonapi/schemas";
 import { validationError } from "../jsonapi/validation";
 import { LIMITS } from "../limits";
-import { includeFor, parseInclude } from "./workspaces.include";
 import { SORTS, type ListFilters, type ListSpec, type NameMatch, type TagFilter } from "./workspaces.list.d1";
-import { listWorkspacePage } from "./workspaces.list.service";
 
 const text = z.string().max(LIMITS.genericStringMax).optional();
 const TAGGED = /^filter\[tagged\]\[(\d{1,3})\]\[(key|value)\]$/;
@@ -56,7 +50,7 @@ export const listQuery = z
     const wildcard = q["search[wildcard-name]"];
     const w = wildcard ? wildcardMatch(wildcard) : null;
     if (w) filters.names.push(w);
-    // Each kind of tag condition is one SQL term and one bound value (workspaces.list.index.ts), whatever their number.
+    // Each kind of tag condition is one SQL term and one bound value (workspaces.list.d1.ts), whatever their number.
     if (filters.tags.length + filters.excludeTags.length + filters.tagged.length > LIMITS.listTagFiltersMax) {
       ctx.addIssue({
         code: "custom",
@@ -126,21 +120,4 @@ export function parseListQuery(query: Record<string, string | string[]>): ListQu
   const parsed = listQuery.safeParse(query);
   if (!parsed.success) throw validationError(parsed.error, "query");
   return parsed.data;
-}
-
-export async function listWorkspaces(c: Context<AppEnv>, organization: string, query: ListQuery): Promise<Response> {
-  const { spec, page, include } = query;
-  parseInclude(include);
-
-  // Authorisation data travels in the same batch, from the nearest fenced instance (docs/consistency.md).
-  const caller = callerOf(c);
-  let result: Awaited<ReturnType<typeof listWorkspacePage>>;
-  try {
-    result = await listWorkspacePage(caller, organization, spec);
-  } finally {
-    exposeBookmark(c, caller.near);
-  }
-  const data = result.records.map(result.scope.serialize);
-  const inc = await includeFor(caller, new URL(c.req.url).origin, result.records, result.scope, include, data);
-  return jsonapi(c, paginated(c, data, page, result.total, inc));
 }

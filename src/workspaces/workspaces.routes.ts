@@ -1,11 +1,13 @@
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
-import { jsonapi, noContent } from "../jsonapi/document";
+import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
-import { includeFor } from "./workspaces.include";
+import { includeFor, parseInclude } from "./workspaces.include";
 import { acknowledge } from "./workspaces.http";
-import { listQuery, listWorkspaces } from "./workspaces.filters";
+import { type ListQuery, listQuery } from "./workspaces.filters";
+import { listWorkspacePage } from "./workspaces.list.service";
+import { exposeBookmark } from "../platform/db";
 import { orgWorkspaceParam, workspaceCreateBody, workspaceIdParam, workspaceResource, workspaceUpdateBody } from "./workspaces.schemas";
 import { includeQuery, listDocument, orgParam, resourceDocument } from "../jsonapi/schemas";
 import { readById, readByName, type WorkspaceRef } from "./workspaces.service";
@@ -77,6 +79,24 @@ workspaces.openapi(
 );
 
 // ---- list ----
+
+/** The list: one D1 batch carries the page and the caller's access to it (workspaces.list.service.ts). */
+async function listWorkspaces(c: Context<AppEnv>, organization: string, query: ListQuery): Promise<Response> {
+  const { spec, page, include } = query;
+  parseInclude(include);
+
+  // Authorisation data travels in the same batch, from the nearest fenced instance (docs/consistency.md).
+  const caller = callerOf(c);
+  let result: Awaited<ReturnType<typeof listWorkspacePage>>;
+  try {
+    result = await listWorkspacePage(caller, organization, spec);
+  } finally {
+    exposeBookmark(c, caller.near);
+  }
+  const data = result.records.map(result.scope.serialize);
+  const inc = await includeFor(caller, new URL(c.req.url).origin, result.records, result.scope, include, data);
+  return jsonapi(c, paginated(c, data, page, result.total, inc));
+}
 
 workspaces.openapi(
   defineRoute({
