@@ -6,15 +6,15 @@ import type { AppEnv } from "../env";
 import { unwrap } from "../errors";
 import { LIMITS } from "../limits";
 import { jsonapi, noContent } from "../jsonapi/document";
-import { errorResponses, noContentResponse, ok, optionalJsonBody, router } from "../jsonapi/validation";
+import { noContentResponse, ok, optionalJsonBody, router } from "../jsonapi/validation";
 import { orgWorkspaceParam, workspaceIdParam, workspaceResource } from "./workspaces.schemas";
 import { forceUnlockWorkspace, lockWorkspace, safeDeleteWorkspace, unlockWorkspace } from "./lock.service";
 import { acknowledge } from "./workspaces.http";
 import type { WorkspaceRef } from "./workspaces.service";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 import { resourceDocument } from "../jsonapi/schemas";
 
-const tags = ["Workspace actions"];
+const defineRoute = defineRoutes({ tags: ["Workspace actions"] });
 export const workspaceActions = router();
 
 const reason = z.string().max(LIMITS.descriptionMax).nullable().optional();
@@ -29,12 +29,11 @@ workspaceActions.openapi(
     method: "post",
     path: "/workspaces/{workspace_id}/actions/lock",
     action: "workspace.lock",
-    tags,
     summary: "Lock a workspace",
     // The body is optional and may be empty even with a JSON:API Content-Type: the handler reads it (optionalJsonBody).
     description: 'Body (optional): `{"data":{"type":"","attributes":{"reason":"..."}}}` or `{"reason":"..."}`.',
     request: { params: workspaceIdParam },
-    responses: { ...ok("The locked workspace", resourceDocument(workspaceResource)), 409: { description: "Already locked" }, ...errorResponses },
+    responses: { ...ok("The locked workspace", resourceDocument(workspaceResource)), 409: { description: "Already locked" } },
   }),
   async (c) => {
     const { workspace_id } = c.req.valid("param");
@@ -50,14 +49,12 @@ workspaceActions.openapi(
     method: "post",
     path: "/workspaces/{workspace_id}/actions/unlock",
     action: "workspace.lock",
-    tags,
     summary: "Unlock a workspace (only its locker may)",
     request: { params: workspaceIdParam },
     responses: {
       ...ok("The unlocked workspace", resourceDocument(workspaceResource)),
       409: { description: "Not locked, or locked by someone else" },
       503: { description: "Latest state version still pending; retry" },
-      ...errorResponses,
     },
   }),
   async (c) => {
@@ -73,10 +70,9 @@ workspaceActions.openapi(
     method: "post",
     path: "/workspaces/{workspace_id}/actions/force-unlock",
     action: "workspace.force-unlock",
-    tags,
     summary: "Force-unlock a workspace (workspace admins)",
     request: { params: workspaceIdParam },
-    responses: { ...ok("The unlocked workspace", resourceDocument(workspaceResource)), 409: { description: "Not locked" }, ...errorResponses },
+    responses: { ...ok("The unlocked workspace", resourceDocument(workspaceResource)), 409: { description: "Not locked" } },
   }),
   async (c) => {
     const { workspace_id } = c.req.valid("param");
@@ -96,10 +92,9 @@ workspaceActions.openapi(
     method: "post",
     path: "/workspaces/{workspace_id}/actions/safe-delete",
     action: "workspace.delete",
-    tags,
     summary: "Delete a workspace only if it is unlocked and manages no resources",
     request: { params: workspaceIdParam },
-    responses: { ...noContentResponse, 409: { description: "Locked, managing resources, or still processing state" }, ...errorResponses },
+    responses: { ...noContentResponse, 409: { description: "Locked, managing resources, or still processing state" } },
   }),
   async (c) => safeDelete(c, c.req.valid("param").workspace_id),
 );
@@ -109,10 +104,9 @@ workspaceActions.openapi(
     method: "post",
     path: "/organizations/{organization_name}/workspaces/{name}/actions/safe-delete",
     action: "workspace.delete",
-    tags,
     summary: "Safe delete by organisation and name",
     request: { params: orgWorkspaceParam },
-    responses: { ...noContentResponse, 409: { description: "Locked, managing resources, or still processing state" }, ...errorResponses },
+    responses: { ...noContentResponse, 409: { description: "Locked, managing resources, or still processing state" } },
   }),
   async (c) => {
     const { organization_name, name } = c.req.valid("param");
