@@ -54,11 +54,7 @@ export function FilterForm(props: { label: string; sizeId: string; size: number;
     <form class="filters" method="get" aria-label={props.label}>
       {props.children}
       <PageSize id={props.sizeId} size={props.size} />
-      <div>
-        <button class="primary" type="submit">
-          Apply
-        </button>
-      </div>
+      <Submit text="Apply" />
     </form>
   );
 }
@@ -145,5 +141,16 @@ export function Crumbs(props: { organization: string; workspace?: string; here: 
       ) : null}
       {props.here}
     </nav>
+  );
+}
+
+/** A form's primary button, in a row of its own (`row`: that row's class). */
+export function Submit(props: { text: string; row?: string; id?: string }) {
+  return (
+    <div class={props.row}>
+      <button class="primary" type="submit" id={props.id}>
+        {props.text}
+      </button>
+    </div>
   );
 }

@@ -22,6 +22,14 @@ function Hidden(props: { request: AuthorizeRequest }) {
 export function AuthorizePage(props: { principal: Principal; request: AuthorizeRequest }) {
   const target = new URL(props.request.redirectUri);
   const isUser = props.principal.kind === "user";
+  const deny = (
+    <form method="post" action="/app/oauth/authorize/deny">
+      <Hidden request={props.request} />
+      <button type="submit" id="deny">
+        Deny
+      </button>
+    </form>
+  );
   return (
     <Layout title="Authorize Terraform CLI" principal={props.principal}>
       <div class="signin">
@@ -43,12 +51,7 @@ export function AuthorizePage(props: { principal: Principal; request: AuthorizeR
                   Approve
                 </button>
               </form>
-              <form method="post" action="/app/oauth/authorize/deny">
-                <Hidden request={props.request} />
-                <button type="submit" id="deny">
-                  Deny
-                </button>
-              </form>
+              {deny}
             </div>
           </>
         ) : (
@@ -56,12 +59,7 @@ export function AuthorizePage(props: { principal: Principal; request: AuthorizeR
             <p class="error" role="alert">
               This session uses a team or organisation token, which belongs to no user: sign in as a user to log Terraform in.
             </p>
-            <form method="post" action="/app/oauth/authorize/deny">
-              <Hidden request={props.request} />
-              <button type="submit" id="deny">
-                Deny
-              </button>
-            </form>
+            {deny}
           </>
         )}
       </div>

@@ -4,7 +4,7 @@ import type { OrgAccess } from "../../auth/access";
 import type { Membership } from "../../users/memberships.d1";
 import { ButtonForm, Check, Input, type Refusal, Refused, sentOr } from "../forms";
 import { OrgFrame, orgPage } from "../organizations/organizations.parts";
-import { Pager, Table } from "../parts";
+import { Pager, Submit, Table } from "../parts";
 
 export interface MemberRow {
   membership: Membership;
@@ -72,11 +72,7 @@ export function MembersPage(props: {
                 ))}
               </fieldset>
             ) : null}
-            <div class="actions">
-              <button class="primary" type="submit">
-                Invite
-              </button>
-            </div>
+            <Submit text="Invite" row="actions" />
           </form>
         </section>
       ) : null}

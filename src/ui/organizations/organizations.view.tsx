@@ -6,6 +6,7 @@ import { Layout } from "../layout";
 import type { OrgAccess } from "../../auth/access";
 import { Check, Input, type Refusal, Refused, sentOr } from "../forms";
 import { OrgFrame, orgPage } from "./organizations.parts";
+import { Submit } from "../parts";
 
 export function OrganizationsPage(props: { principal: Principal; organizations: Array<{ name: string; email: string; owner: boolean }> }) {
   return (
@@ -107,11 +108,7 @@ export function SettingsPage(props: {
         {SWITCHES.map(([k, label]) => (
           <Check id={`o-${k}`} name={k} label={label} checked={on(k)} />
         ))}
-        <div>
-          <button class="primary" type="submit">
-            Save settings
-          </button>
-        </div>
+        <Submit text="Save settings" />
       </form>
     </OrgFrame>
   );

@@ -4,7 +4,7 @@ import type { OrgAccess } from "../../auth/access";
 import { ORG_ACCESS_KEYS } from "../../teams/teams.rules";
 import { ButtonForm, Check, Input, type Refusal, Refused, sentOr } from "../forms";
 import { OrgFrame, orgPage } from "../organizations/organizations.parts";
-import { Table } from "../parts";
+import { Submit, Table } from "../parts";
 
 /** A team as its API resource shows it: attributes (organisation access, permissions) and its members. */
 export interface TeamRow {
@@ -61,11 +61,7 @@ export function TeamListPage(props: { access: OrgAccess; teams: TeamRow[]; mayCr
           <form class="settings" method="post" action={orgPage(org, "teams")}>
             <Input id="c-name" name="name" label="Name" value={sentOr(r, "create", "name", "")} />
             <Visibility id="c-visibility" value={sentOr(r, "create", "visibility", "secret")} />
-            <div>
-              <button class="primary" type="submit">
-                Create team
-              </button>
-            </div>
+            <Submit text="Create team" />
           </form>
         </section>
       ) : null}
@@ -99,11 +95,7 @@ function AccessSection(props: { view: TeamPageView; base: string }) {
       {editable ? (
         <form method="post" action={`${props.base}/access`}>
           {boxes}
-          <div class="actions">
-            <button class="primary" type="submit">
-              Save permissions
-            </button>
-          </div>
+          <Submit text="Save permissions" row="actions" />
         </form>
       ) : (
         boxes
@@ -172,11 +164,7 @@ export function TeamPage(props: { access: OrgAccess; view: TeamPageView }) {
           <form class="settings" method="post" action={base}>
             {p["can-update-name"] ? <Input id="s-name" name="name" label="Name" value={sentOr(refusal, "settings", "name", team.name)} /> : null}
             <Visibility id="s-visibility" value={sentOr(refusal, "settings", "visibility", team.visibility)} />
-            <div>
-              <button class="primary" type="submit">
-                Save team
-              </button>
-            </div>
+            <Submit text="Save team" />
           </form>
         </section>
       ) : null}

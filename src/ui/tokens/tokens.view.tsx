@@ -3,7 +3,7 @@
 import type { Principal } from "../../auth/principal";
 import type { Token } from "../../tokens/tokens.d1";
 import { Layout } from "../layout";
-import { Reasons, Table } from "../parts";
+import { Reasons, Submit, Table } from "../parts";
 
 export const TOKENS_PATH = "/app/settings/tokens";
 const when = (iso: string | null, none: string) => (iso ? <time datetime={iso}>{iso.slice(0, 16).replace("T", " ")}</time> : <span class="muted">{none}</span>);
@@ -29,11 +29,7 @@ function CreateForm(props: { refusal?: Refusal }) {
         <input id="t-never" name="never" type="checkbox" checked={v?.never ?? false} />
         <label for="t-never">Never expires</label>
       </div>
-      <div>
-        <button class="primary" type="submit" id="create-token">
-          Create API token
-        </button>
-      </div>
+      <Submit text="Create API token" id="create-token" />
       {props.refusal ? (
         <div class="wide">
           <Reasons id="create-errors" what="The token was not created:" errors={props.refusal.errors} />

@@ -9,7 +9,7 @@ import type { VariableView } from "../../variables/variables.types";
 import { orgPath, wsPath } from "../context";
 import { Check, type Refusal, Refused, sentOf } from "../forms";
 import { Layout } from "../layout";
-import { Crumbs, Table, type WorkspaceName } from "../parts";
+import { Crumbs, Submit, Table, type WorkspaceName } from "../parts";
 
 /** A variable set reaching the workspace, and from where (applied to it, to its project, or global). */
 export interface VarsetRow {
@@ -113,11 +113,7 @@ export function VariablesPage(props: {
           <Refused refusal={props.refusal} form="add-variable" what="The variable was not added:" />
           <form class="settings" method="post" action={base}>
             <VariableFields prefix="v" v={sent} sensitiveNow={false} />
-            <div>
-              <button class="primary" type="submit">
-                Add variable
-              </button>
-            </div>
+            <Submit text="Add variable" />
           </form>
         </section>
       ) : null}
@@ -169,11 +165,7 @@ export function VariableEditPage(props: { principal: Principal; ws: WorkspaceNam
       <Refused refusal={props.refusal} form="edit-variable" what="The variable was not saved:" />
       <form class="settings" method="post" action={action}>
         <VariableFields prefix="e" v={sent} sensitiveNow={variable.sensitive} />
-        <div>
-          <button class="primary" type="submit">
-            Save variable
-          </button>
-        </div>
+        <Submit text="Save variable" />
       </form>
       <details class="danger" open={props.refusal?.form === "delete-variable"}>
         <summary>Delete this variable</summary>

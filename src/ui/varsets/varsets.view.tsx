@@ -5,7 +5,7 @@ import type { VariableView } from "../../variables/variables.types";
 import type { Varset } from "../../varsets/varsets.d1";
 import { ButtonForm, Check, Input, type Refusal, Refused, sentOr } from "../forms";
 import { OrgFrame, orgPage } from "../organizations/organizations.parts";
-import { Pager, Table } from "../parts";
+import { Pager, Submit, Table } from "../parts";
 
 const yes = (b: boolean) => (b ? "yes" : "no");
 
@@ -70,11 +70,7 @@ export function VarsetListPage(props: {
           <Refused refusal={props.refusal} form="create" what="The variable set was not created:" />
           <form class="settings" method="post" action={orgPage(org, "varsets")}>
             <SetFields prefix="c" form="create" refusal={props.refusal} />
-            <div>
-              <button class="primary" type="submit">
-                Create variable set
-              </button>
-            </div>
+            <Submit text="Create variable set" />
           </form>
         </section>
       ) : null}
@@ -166,11 +162,7 @@ function VariablesSection(props: { view: VarsetView; base: string }) {
                 <Refused refusal={refusal} form={form} what="The variable was not saved:" />
                 <form class="settings" method="post" action={`${props.base}/vars/${v.id}`}>
                   <VariableFields prefix={`e-${v.id}`} form={form} refusal={refusal} v={v} />
-                  <div>
-                    <button class="primary" type="submit">
-                      Save variable
-                    </button>
-                  </div>
+                  <Submit text="Save variable" />
                 </form>
                 <div class="actions">
                   <ButtonForm action={`${props.base}/vars/${v.id}/delete`} text="Delete variable" label={v.key} danger />
@@ -185,11 +177,7 @@ function VariablesSection(props: { view: VarsetView; base: string }) {
           <Refused refusal={refusal} form="add-var" what="The variable was not added:" />
           <form class="settings" method="post" action={`${props.base}/vars`} aria-labelledby="add-var-h">
             <VariableFields prefix="a" form="add-var" refusal={refusal} />
-            <div>
-              <button class="primary" type="submit">
-                Add variable
-              </button>
-            </div>
+            <Submit text="Add variable" />
           </form>
         </>
       ) : null}
@@ -272,11 +260,7 @@ export function VarsetPage(props: { access: OrgAccess; view: VarsetView }) {
           <Refused refusal={refusal} form="settings" what="The variable set was not saved:" />
           <form class="settings" method="post" action={base}>
             <SetFields prefix="s" form="settings" refusal={refusal} set={set} projectOwned={!!set.projectId} />
-            <div>
-              <button class="primary" type="submit">
-                Save variable set
-              </button>
-            </div>
+            <Submit text="Save variable set" />
           </form>
           <details class="danger">
             <summary>Delete this variable set</summary>

@@ -8,7 +8,7 @@ import type { BindingEntry, LockState } from "../../workspaces/workspace.types";
 import { wsPath } from "../context";
 import { Layout } from "../layout";
 import { holderText } from "./workspaces.view";
-import { Reasons, Table } from "../parts";
+import { Reasons, Submit, Table } from "../parts";
 import { OutputsTable, StateVersionsTable } from "../states/states.view";
 
 /** The page's forms whose input the services may refuse (the page is shown again with their reasons). */
@@ -153,11 +153,7 @@ function SettingsSection(props: { ws: WorkspaceView; base: string }) {
             <label for={`s-${k}`}>{label}</label>
           </div>
         ))}
-        <div>
-          <button class="primary" type="submit">
-            Save settings
-          </button>
-        </div>
+        <Submit text="Save settings" />
       </form>
     </section>
   );

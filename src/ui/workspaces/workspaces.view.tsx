@@ -7,7 +7,7 @@ import { orgPath, wsPath } from "../context";
 import { Check, type Refusal, Refused, sentOf } from "../forms";
 import { Layout } from "../layout";
 import { OrgNav } from "../organizations/organizations.parts";
-import { Choice, Crumbs, Field, FilterForm, Pager, Table } from "../parts";
+import { Choice, Crumbs, Field, FilterForm, Pager, Submit, Table } from "../parts";
 
 export interface ListItem {
   name: string;
@@ -175,11 +175,7 @@ export function NewWorkspacePage(props: {
           <input id="n-version" name="terraform-version" value={sent["terraform-version"] ?? ""} />
         </div>
         <Check id="n-auto" name="auto-apply" label="Auto-apply" checked={sent["auto-apply"] === "on"} />
-        <div>
-          <button class="primary" type="submit">
-            Create workspace
-          </button>
-        </div>
+        <Submit text="Create workspace" />
       </form>
     </Layout>
   );
