@@ -27,7 +27,7 @@ export interface Variables {
   requestId: string;
   /** The actions the request's services authorised (src/auth/caller.http.ts). */
   authz?: { authorized: Set<string> };
-  /** Round trips of this request (src/hops.ts). */
+  /** Round trips of this request (src/platform/hops.ts). */
   hops?: Hops;
   /** The recheck of a cached principal that this request's first round trip carries (src/auth/principal-cache.ts). */
   tokenGate?: Gate;

@@ -50,7 +50,7 @@ function faultsOf(c: Context<AppEnv>): Faults | undefined {
 
 /**
  * The request's bindings with D1 and the workspace DOs counting their round trips, behind the token's recheck
- * (src/hops.ts); the workspace stubs carry the request's test-only `faults`.
+ * (src/platform/hops.ts); the workspace stubs carry the request's test-only `faults`.
  */
 export function countedEnv(c: Context<AppEnv>, faults?: Faults): AppEnv["Bindings"] {
   const hops = hopsOf(c);
@@ -67,7 +67,7 @@ export function countedEnv(c: Context<AppEnv>, faults?: Faults): AppEnv["Binding
   };
 }
 
-/** The request's round-trip counter (src/hops.ts). */
+/** The request's round-trip counter (src/platform/hops.ts). */
 export function hopsOf(c: Context<AppEnv>): Hops {
   let hops = c.get("hops");
   if (!hops) {

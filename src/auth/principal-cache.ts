@@ -1,7 +1,7 @@
 /**
  * The isolate's principal cache, and the check that keeps it honest. A token resolved once is remembered
  * for a short time, so a request need not spend a round trip on it before its own reads. Revocation still takes
- * effect within the replica fence (src/db.ts): the token's row is read again, from the nearest fenced instance, in the
+ * effect within the replica fence (src/platform/replica-fence.ts): the token's row is read again, from the nearest fenced instance, in the
  * request's first read batch (`TokenGate`), and the request fails with 401 before any write or Durable Object call
  * when the token no longer stands for the same principal.
  */

@@ -96,7 +96,7 @@ const READ_SQL = /^\s*(SELECT\b|WITH\b(?![\s\S]*\b(INSERT|UPDATE|DELETE|REPLACE)
 export interface Place {
   mode: "primary" | "first-primary" | "replica";
   answered: boolean;
-  /** A fenced session (src/replica-fence.ts): its reads may carry the request's check, though a replica answers. */
+  /** A fenced session (src/platform/replica-fence.ts): its reads may carry the request's check, though a replica answers. */
   fenced?: boolean;
 }
 
@@ -169,7 +169,7 @@ export function countedDb<T extends D1Database | D1DatabaseSession>(db: T, hops:
           return countedStatement(target.prepare(sql), primary && reads, !reads, hops, target, place, gate);
         };
       }
-      // Only the primary or a fenced session (src/replica-fence.ts) may carry the check: an unfenced replica could show
+      // Only the primary or a fenced session (src/platform/replica-fence.ts) may carry the check: an unfenced replica could show
       // a revoked token for as long as it lags.
       if (prop === "withSession") {
         return (...args: unknown[]) => {

@@ -1,5 +1,5 @@
 /**
- * The signed URLs of run logs and plan artifacts (outside /api/v2: no token, raw bodies; ./run-urls.ts signs them).
+ * The signed URLs of run logs and plan artifacts (outside /api/v2: no token, raw bodies; ./runs.urls.ts signs them).
  * go-tfe's log reader asks for `offset`/`limit` and advances by the bytes it got, so a read answers exactly the bytes
  * from `offset`, and an empty 200 while there are none yet (a 404 would end the client's stream).
  */

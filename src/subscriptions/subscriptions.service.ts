@@ -1,7 +1,7 @@
 /**
  * HCP Terraform's admin API for plans (hosted edition only; the self-hosted edition has no plans and answers
  * 404): site admins list the feature sets and assign one to an organisation, whose entitlement set and
- * permissions then follow it (src/subscriptions/feature-sets.ts).
+ * permissions then follow it (src/subscriptions/feature-sets.rules.ts).
  */
 import { requireOrgAccess } from "../auth/access";
 import { authorize } from "../auth/requirements";

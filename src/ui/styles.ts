@@ -52,7 +52,7 @@ ul.consumers form { margin: 0; }
 td .actions { margin: 0; }
 td .actions select { width: auto; }
 code { font-size: .9em; word-break: break-all; }
-/* Runs (src/ui/ui.run-page.tsx): statuses, the logs with Terraform's colours, the action forms. */
+/* Runs (src/ui/runs/runs.view.tsx): statuses, the logs with Terraform's colours, the action forms. */
 .badge.good { border-color: #1a7f37; color: #116329; background: #dafbe1; }
 .badge.bad { border-color: var(--bad); color: var(--bad); background: #ffebe9; }
 .badge.busy { border-color: var(--accent); color: var(--accent); background: #ddf4ff; }
@@ -69,14 +69,14 @@ textarea { display: block; width: 100%; font: inherit; padding: .35rem .45rem; b
 ol.timeline { margin: 0; padding-left: 1.2rem; }
 td.message { word-break: break-word; }
 .change.create { color: #116329; } .change.delete { color: #a40e26; } .change.update { color: #6b4700; } .change.replace { color: #6639ba; }
-/* Password sign-in (src/ui/ui.password.tsx): its submit is an input; a link shown once. */
+/* Password sign-in (src/ui/passwords/passwords.routes.tsx): its submit is an input; a link shown once. */
 input[type=submit] { display: inline-block; width: auto; cursor: pointer; padding: .35rem .8rem; }
 input[type=submit].primary { background: var(--accent); border-color: var(--accent); color: #fff; }
 input[type=submit]:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
 .signin h2 { margin-top: 2rem; }
 .created { border: 1px solid #1a7f37; background: #dafbe1; padding: .6rem .8rem; border-radius: .4rem; margin: 1rem 0; }
 .created p { margin: .3rem 0; }
-/* The organisation's pages (src/ui/ui.org.tsx): six tabs wrap; one-button forms sit inline; edit forms fold. */
+/* The organisation's pages (src/ui/organizations/organizations.parts.tsx): six tabs wrap; one-button forms sit inline; edit forms fold. */
 nav.orgnav { flex-wrap: wrap; gap: .3rem 1rem; }
 form.inline { display: inline; margin: 0; }
 details.edit { margin: .5rem 0; }
@@ -85,7 +85,7 @@ h3 { font-size: 1rem; margin: 1.2rem 0 .4rem; }
 fieldset.checks { border: 1px solid var(--line); border-radius: .4rem; display: grid; grid-template-columns: repeat(auto-fill, minmax(15rem, 1fr)); gap: .3rem 1rem; }
 fieldset.checks .check { display: flex; gap: .4rem; align-items: center; }
 fieldset.checks .check label { display: inline; font-size: 1rem; color: var(--fg); }
-/* State (src/ui/ui.state-page.tsx): the resource-count chart (inline SVG) and the rollback confirmation. */
+/* State (src/ui/states/states.view.tsx): the resource-count chart (inline SVG) and the rollback confirmation. */
 figure.chart { margin: 0 0 .6rem; max-width: 48rem; }
 figure.chart svg { display: block; width: 100%; height: auto; }
 .chart .axis { stroke: #8c959f; stroke-width: 1; }

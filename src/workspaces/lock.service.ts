@@ -28,7 +28,7 @@ export async function forceUnlockWorkspace(caller: Caller, ref: WorkspaceRef): P
   return { workspace: done.value, scope: done.readable.scope, bookmark: done.bookmark };
 }
 
-/** The name of whoever holds the workspace's lock (lock-holders.d1.ts); null when unlocked or the holder is gone. */
+/** The name of whoever holds the workspace's lock (lock.d1.ts); null when unlocked or the holder is gone. */
 export async function lockHolderNameOf(caller: Caller, readable: Readable): Promise<string | null> {
   const holder = readable.record.lock.locked ? readable.record.lock.holder : null;
   return holder ? lockHolderName(caller.db, holder) : null;

@@ -1,4 +1,4 @@
-// The list query's rules (src/workspaces/workspaces.list.ts): filters, sort and page from the query string.
+// The list query's rules (src/workspaces/workspaces.filters.ts): filters, sort and page from the query string.
 import { describe, expect, it } from "vitest";
 import { parseListQuery } from "../../src/workspaces/workspaces.filters";
 

@@ -1,7 +1,7 @@
 /**
  * A phase's log as the run page shows it: the framed stream the object stores (STX, the agent's bytes, ETX when the
  * phase is over) turned into text runs with their colours. Terraform colours its output with SGR escape sequences;
- * bold and the eight foreground colours become classes (ui.css.ts), every other escape or control character is
+ * bold and the eight foreground colours become classes (src/ui/styles.ts), every other escape or control character is
  * dropped. The text itself is escaped by hono/jsx when rendered. Pure.
  */
 

@@ -1,5 +1,5 @@
 /** @jsxImportSource hono/jsx */
-/** A workspace's runs and one run's page: plain data in, HTML out (src/ui/ui.runs.tsx calls the services). */
+/** A workspace's runs and one run's page: plain data in, HTML out (src/ui/runs/runs.routes.tsx calls the services). */
 import type { Principal } from "../../auth/principal";
 import type { PhaseStatus, RunStatus } from "../../runs/runs.types";
 import { wsPath } from "../context";

@@ -72,7 +72,7 @@ function principalStandingFor(session: Session | null): Principal | null {
  * The principal a session cookie stands for, or null (unknown, expired, or its token no longer valid). A session this
  * isolate resolved lately comes from the principal cache with a `gate` that rechecks it inside the page's first
  * round trip (src/auth/principal-cache.ts); otherwise it costs one D1 read, the session joined to its token.
- * `hops` counts the round trips (src/hops.ts), as the API's authentication does.
+ * `hops` counts the round trips (src/platform/hops.ts), as the API's authentication does.
  */
 export async function principalOfSession(env: Bindings, sessionId: string | undefined, hops: Hops): Promise<{ principal: Principal; gate?: TokenGate } | null> {
   if (!sessionId || sessionId.length > 100) return null;

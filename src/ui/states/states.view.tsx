@@ -1,5 +1,5 @@
 /** @jsxImportSource hono/jsx */
-/** A workspace's state versions, one version's page and its rollback confirmation: plain data in, HTML out (src/ui/ui.states.tsx calls the services). */
+/** A workspace's state versions, one version's page and its rollback confirmation: plain data in, HTML out (src/ui/states/states.routes.tsx calls the services). */
 import type { Principal } from "../../auth/principal";
 import type { LockState } from "../../workspaces/workspace.types";
 import { type ChartPoint, ResourceChart } from "./state-chart.view";

@@ -1,5 +1,5 @@
 /** @jsxImportSource hono/jsx */
-/** The teams pages: plain data in, HTML out (src/ui/ui.teams.tsx calls the services). */
+/** The teams pages: plain data in, HTML out (src/ui/teams/teams.routes.tsx calls the services). */
 import type { OrgAccess } from "../../auth/access";
 import { ORG_ACCESS_KEYS } from "../../teams/teams.rules";
 import { ButtonForm, Check, Input, type Refusal, Refused, sentOr } from "../forms";

@@ -1,5 +1,5 @@
 /** @jsxImportSource hono/jsx */
-/** The variable set pages: plain data in, HTML out (src/ui/ui.varsets.tsx calls the services). */
+/** The variable set pages: plain data in, HTML out (src/ui/varsets/varsets.routes.tsx calls the services). */
 import type { OrgAccess } from "../../auth/access";
 import type { VariableView } from "../../variables/variables.types";
 import type { Varset } from "../../varsets/varsets.d1";

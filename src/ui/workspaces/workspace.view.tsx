@@ -1,5 +1,5 @@
 /** @jsxImportSource hono/jsx */
-/** The workspace page: plain data in, HTML out (src/ui/ui.workspace.tsx calls the services). */
+/** The workspace page: plain data in, HTML out (src/ui/workspaces/workspace.routes.tsx calls the services). */
 import type { PermissionFlags } from "../../auth/permissions";
 import type { Principal } from "../../auth/principal";
 import { WS_LEVELS } from "../../team-access/team-access.rules";
