@@ -14,7 +14,7 @@ export interface Caller {
   /** The primary: writes, and reads that must see every acknowledged write (docs/consistency.md). */
   db: D1DatabaseSession;
   /**
-   * The nearest instance, fenced (src/db.ts): reads that gate a request (access, name lookups, lists) and may trail
+   * The nearest instance, fenced (src/platform/replica-fence.ts): reads that gate a request (access, name lookups, lists) and may trail
    * the primary by at most `REPLICA_FENCE_MS`.
    */
   near: D1DatabaseSession;

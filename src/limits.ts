@@ -8,7 +8,7 @@ export const LIMITS = {
   configurationBodyBytes: 100 * 1024 * 1024,
   /**
    * A body answered before it was read (413, 401, 415…) is read and discarded up to this many bytes, so the client
-   * receives the answer instead of a connection reset (src/body.ts); past it the connection is closed.
+   * receives the answer instead of a connection reset (src/platform/body.ts); past it the connection is closed.
    */
   drainBodyBytes: 128 * 1024 * 1024,
   pageSizeDefault: 20,

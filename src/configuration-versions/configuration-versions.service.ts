@@ -8,7 +8,7 @@ import { edition } from "../env";
 import { ApiError, unwrap } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
-import { runActor } from "../runs/run-actor";
+import { runActor } from "../runs/run-actor.rules";
 import { executionOf, mutateAs, readById } from "../workspaces/workspaces.service";
 import { workspaceOfCv } from "./configuration-versions.d1";
 import type { CvCreateAttributes } from "./configuration-versions.schemas";

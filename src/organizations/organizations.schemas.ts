@@ -2,7 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { attr, resourceSchema } from "../jsonapi/schemas";
 import { LIMITS } from "../limits";
-import { ENTITLEMENTS } from "../subscriptions/feature-sets";
+import { ENTITLEMENTS } from "../subscriptions/feature-sets.rules";
 
 export const organizationResource = resourceSchema("Organization", "organizations", {
   name: attr.string,

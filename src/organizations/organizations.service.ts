@@ -22,7 +22,7 @@ import {
   type OrganizationScope,
 } from "./organizations.d1";
 import { findOrgPolicy } from "../retention/retention.d1";
-import { planOf, type FeatureSet } from "../subscriptions/feature-sets";
+import { planOf, type FeatureSet } from "../subscriptions/feature-sets.rules";
 import type { DataRetentionPolicy } from "../workspaces/workspace.types";
 
 const ORG_NAME = /^[A-Za-z0-9_-]+$/;

@@ -1,6 +1,6 @@
 /** D1 statements of registry modules, their versions and the tag bindings of modules and providers (migration 0032). */
 import type { Db } from "../caller";
-import { appendTo, textMatchSql } from "../text-match";
+import { appendTo, textMatchSql } from "../platform/text-match";
 import type { ModuleDetails } from "./module-config.parse";
 import { compareVersions, type RegistryName } from "./registry.rules";
 

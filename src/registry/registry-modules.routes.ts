@@ -7,11 +7,11 @@ import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 import { jsonapi, noContent } from "../jsonapi/document";
 import { registryPage } from "./registry.document";
 import { listDocument, pageOf, resourceDocument } from "../jsonapi/schemas";
-import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { tagBindingResource } from "../tags/tags.schemas";
 import {
   legacyModuleParams,
@@ -46,7 +46,7 @@ import {
 } from "./registry-modules.service";
 import { signedObjectUrl } from "./registry-urls";
 
-const tags = ["Registry modules"];
+const defineRoute = defineRoutes({ tags: ["Registry modules"] });
 export const registryModules = router();
 
 const origin = (c: Context<AppEnv>) => new URL(c.req.url).origin;
@@ -97,10 +97,9 @@ for (const { path, params, summary } of deleteActions) {
       method: "post",
       path,
       action: "registry-modules.manage",
-      tags,
       summary,
       request: { params },
-      responses: { ...noContentResponse, ...errorResponses },
+      responses: { ...noContentResponse },
     }),
     async (c) => {
       const p = c.req.valid("param") as { organization_name: string; name: string; provider?: string; version?: string };
@@ -118,10 +117,9 @@ registryModules.openapi(
     method: "get",
     path: "/organizations/{organization_name}/registry-modules",
     action: "organization.read",
-    tags,
     summary: "List the organisation's registry modules (q searches names, namespaces and providers)",
     request: { params: moduleNameParams.pick({ organization_name: true }), query: moduleListQuery },
-    responses: { ...ok("A page of modules", listDocument(registryModuleResource)), ...errorResponses },
+    responses: ok("A page of modules", listDocument(registryModuleResource)),
   }),
   async (c) => {
     const q = c.req.valid("query");
@@ -153,10 +151,9 @@ registryModules.openapi(
     method: "post",
     path: "/organizations/{organization_name}/registry-modules",
     action: "registry-modules.manage",
-    tags,
     summary: "Create a module without a VCS connection (private: versions are uploaded; public: a curated reference)",
     request: { params: moduleNameParams.pick({ organization_name: true }), body: jsonBody(moduleCreateBody) },
-    responses: { ...ok("The module", resourceDocument(registryModuleResource), 201), ...errorResponses },
+    responses: ok("The module", resourceDocument(registryModuleResource), 201),
   }),
   async (c) => {
     const a = c.req.valid("json").data.attributes;
@@ -176,10 +173,9 @@ registryModules.openapi(
     method: "get",
     path: "/organizations/{organization_name}/registry-modules/{registry_name}/{namespace}/{name}/{provider}",
     action: "organization.read",
-    tags,
     summary: "Show a module",
     request: { params: moduleParams },
-    responses: { ...ok("The module", resourceDocument(registryModuleResource)), ...errorResponses },
+    responses: ok("The module", resourceDocument(registryModuleResource)),
   }),
   async (c) => {
     const view = await showModule(callerOf(c), ref(c.req.valid("param")));
@@ -192,10 +188,9 @@ registryModules.openapi(
     method: "patch",
     path: "/organizations/{organization_name}/registry-modules/{registry_name}/{namespace}/{name}/{provider}",
     action: "registry-modules.manage",
-    tags,
     summary: "Update a module: its tag bindings (no-code, tests and VCS settings are refused)",
     request: { params: moduleParams, body: jsonBody(moduleUpdateBody) },
-    responses: { ...ok("The module", resourceDocument(registryModuleResource)), ...errorResponses },
+    responses: ok("The module", resourceDocument(registryModuleResource)),
   }),
   async (c) => {
     const d = c.req.valid("json").data;
@@ -214,10 +209,9 @@ registryModules.openapi(
     method: "delete",
     path: "/organizations/{organization_name}/registry-modules/{registry_name}/{namespace}/{name}/{provider}",
     action: "registry-modules.manage",
-    tags,
     summary: "Delete a module's provider with all its versions",
     request: { params: moduleParams },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: { ...noContentResponse },
   }),
   async (c) => {
     await deleteModuleProvider(callerOf(c), ref(c.req.valid("param")));
@@ -230,10 +224,9 @@ registryModules.openapi(
     method: "delete",
     path: "/organizations/{organization_name}/registry-modules/{registry_name}/{namespace}/{name}",
     action: "registry-modules.manage",
-    tags,
     summary: "Delete a module: every provider and version of the name",
     request: { params: moduleNameParams },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: { ...noContentResponse },
   }),
   async (c) => {
     const p = c.req.valid("param");
@@ -247,10 +240,9 @@ registryModules.openapi(
     method: "delete",
     path: "/organizations/{organization_name}/registry-modules/{registry_name}/{namespace}/{name}/{provider}/{version}",
     action: "registry-modules.manage",
-    tags,
     summary: "Delete a module version (the provider goes with its last version)",
     request: { params: moduleVersionParams },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: { ...noContentResponse },
   }),
   async (c) => {
     const p = c.req.valid("param");
@@ -268,10 +260,9 @@ for (const [path, legacy] of [
       method: "post",
       path,
       action: "registry-modules.manage",
-      tags,
       summary: `Create a private module version; upload its tar.gz to links.upload${legacy ? " (deprecated path)" : ""}`,
       request: { params: legacy ? legacyModuleParams : moduleParams, body: jsonBody(moduleVersionCreateBody) },
-      responses: { ...ok("The version, with its upload link", resourceDocument(registryModuleVersionResource), 201), ...errorResponses },
+      responses: ok("The version, with its upload link", resourceDocument(registryModuleVersionResource), 201),
     }),
     async (c) => {
       const p = c.req.valid("param") as Parameters<typeof ref>[0];
@@ -287,10 +278,9 @@ registryModules.openapi(
     method: "get",
     path: "/organizations/{organization_name}/registry-modules/{registry_name}/{namespace}/{name}/{provider}/version",
     action: "organization.read",
-    tags,
     summary: "Show a module version (module_version names it)",
     request: { params: moduleParams, query: moduleVersionQuery },
-    responses: { ...ok("The version", resourceDocument(registryModuleVersionResource)), ...errorResponses },
+    responses: ok("The version", resourceDocument(registryModuleVersionResource)),
   }),
   async (c) => {
     const view = await showModuleVersion(callerOf(c), ref(c.req.valid("param")), c.req.valid("query").module_version);
@@ -303,10 +293,9 @@ registryModules.openapi(
     method: "get",
     path: "/registry-modules/{module_id}",
     action: "organization.read",
-    tags,
     summary: "Show a module by id",
     request: { params: moduleIdParam },
-    responses: { ...ok("The module", resourceDocument(registryModuleResource)), ...errorResponses },
+    responses: ok("The module", resourceDocument(registryModuleResource)),
   }),
   async (c) => {
     const view = await showModuleById(callerOf(c), c.req.valid("param").module_id);
@@ -319,10 +308,9 @@ registryModules.openapi(
     method: "get",
     path: "/registry-modules/{module_id}/tag-bindings",
     action: "organization.read",
-    tags,
     summary: "List a module's tag bindings",
     request: { params: moduleIdParam },
-    responses: { ...ok("The bindings", listDocument(tagBindingResource)), ...errorResponses },
+    responses: ok("The bindings", listDocument(tagBindingResource)),
   }),
   async (c) => jsonapi(c, { data: (await moduleTagBindings(callerOf(c), c.req.valid("param").module_id)).map(serializeRegistryTagBinding) }),
 );

@@ -4,7 +4,7 @@
  * (`<kind>/<organisation id>/<owner id>/<uuid>`) and only then named by its row, so a row always names a complete
  * object and two uploads to one URL never mix; the object a row stops naming is deleted after the row changed.
  */
-import { pieces } from "../blobs/pieces";
+import { pieces } from "../platform/pieces";
 import type { Bindings } from "../env";
 import { ApiError } from "../errors";
 import type { ObjectKind } from "./registry-urls";

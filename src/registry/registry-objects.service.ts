@@ -3,7 +3,7 @@
  * provider checksums and signatures, and provider binaries (their SHA-256 computed on the way and compared with the
  * platform's shasum); downloads for Terraform. No principal: the signature and the target's existence authorise.
  */
-import { pieces } from "../blobs/pieces";
+import { pieces } from "../platform/pieces";
 import type { Bindings } from "../env";
 import { ApiError } from "../errors";
 import { nowIso } from "../ids";

@@ -7,11 +7,13 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
-import { defineRoute, REGISTRY_PREFIX } from "../jsonapi/define-route";
+import { defineRoutes, REGISTRY_PREFIX } from "../jsonapi/define-route";
 import { jsonapi, noContent } from "../jsonapi/document";
 import { registryPage } from "./registry.document";
 import { listDocument, pageOf, resourceDocument } from "../jsonapi/schemas";
-import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+
+const defineRoute = defineRoutes({ tags: ["Registry protocols"] });
 import { addKey, listKeys, removeKey, showKey, updateKey } from "./gpg-keys.service";
 import { moduleDownloadLocation, moduleVersionDetails, moduleVersionList, providerDownload, providerVersionList } from "./registry-protocol.service";
 import { gpgKeyCreateBody, gpgKeyParams, gpgKeyResource, gpgKeyUpdateBody, gpgListQuery, gpgRegistryParam } from "./registry-providers.schemas";
@@ -97,10 +99,9 @@ registryApi.openapi(
     prefix,
     path: "/v1/modules/{namespace}/{name}/{provider}/versions",
     action: "organization.read",
-    tags: ["Registry protocols"],
     summary: "Module registry protocol: a private module's published versions (namespace: the organisation)",
     request: { params: moduleParams },
-    responses: { ...json("The published versions", moduleVersionsSchema), ...errorResponses },
+    responses: json("The published versions", moduleVersionsSchema),
   }),
   async (c) => {
     const p = c.req.valid("param");
@@ -114,10 +115,9 @@ registryApi.openapi(
     prefix,
     path: "/v1/modules/{namespace}/{name}/{provider}/{version}/download",
     action: "organization.read",
-    tags: ["Registry protocols"],
     summary: "Module registry protocol: where to download a version (X-Terraform-Get: a signed URL valid for 10 minutes)",
     request: { params: moduleParams.extend({ version: segment }) },
-    responses: { 204: { description: "The location in X-Terraform-Get" }, ...errorResponses },
+    responses: { 204: { description: "The location in X-Terraform-Get" } },
   }),
   async (c) => {
     const p = c.req.valid("param");
@@ -133,10 +133,9 @@ registryApi.openapi(
     prefix,
     path: "/v1/modules/{namespace}/{name}/{provider}/{version}",
     action: "organization.read",
-    tags: ["Registry protocols"],
     summary: "Module registry: a version's details (root module's inputs and outputs, submodules, examples)",
     request: { params: moduleParams.extend({ version: segment }) },
-    responses: { ...json("The module version", moduleDetailsSchema), ...errorResponses },
+    responses: json("The module version", moduleDetailsSchema),
   }),
   async (c) => {
     const p = c.req.valid("param");
@@ -154,10 +153,9 @@ registryApi.openapi(
     prefix,
     path: "/v1/providers/{namespace}/{type}/versions",
     action: "organization.read",
-    tags: ["Registry protocols"],
     summary: "Provider registry protocol: a private provider's versions, with their protocols and platforms",
     request: { params: providerParams },
-    responses: { ...json("The complete versions", providerVersionsSchema), ...errorResponses },
+    responses: json("The complete versions", providerVersionsSchema),
   }),
   async (c) => {
     const p = c.req.valid("param");
@@ -171,10 +169,9 @@ registryApi.openapi(
     prefix,
     path: "/v1/providers/{namespace}/{type}/{version}/download/{os}/{arch}",
     action: "organization.read",
-    tags: ["Registry protocols"],
     summary: "Provider registry protocol: one platform's package, checksums, signature and signing key",
     request: { params: providerParams.extend({ version: segment, os: segment, arch: segment }) },
-    responses: { ...json("The package: download_url, shasums_url, shasums_signature_url, shasum, signing_keys", providerPackageSchema), ...errorResponses },
+    responses: json("The package: download_url, shasums_url, shasums_signature_url, shasum, signing_keys", providerPackageSchema),
   }),
   async (c) => {
     const p = c.req.valid("param");
@@ -195,7 +192,7 @@ registryApi.openapi(
     tags: gpgTags,
     summary: "List the GPG keys of a namespace (filter[namespace]: an organisation)",
     request: { params: gpgRegistryParam, query: gpgListQuery },
-    responses: { ...ok("A page of keys", listDocument(gpgKeyResource)), ...errorResponses },
+    responses: ok("A page of keys", listDocument(gpgKeyResource)),
   }),
   async (c) => {
     const page = pageOf(c.req.valid("query"));
@@ -214,7 +211,7 @@ registryApi.openapi(
     tags: gpgTags,
     summary: "Add a GPG public key to a namespace",
     request: { params: gpgRegistryParam, body: jsonBody(gpgKeyCreateBody) },
-    responses: { ...ok("The key", resourceDocument(gpgKeyResource), 201), ...errorResponses },
+    responses: ok("The key", resourceDocument(gpgKeyResource), 201),
   }),
   async (c) => {
     const a = c.req.valid("json").data.attributes;
@@ -231,7 +228,7 @@ registryApi.openapi(
     tags: gpgTags,
     summary: "Show a GPG key",
     request: { params: gpgKeyParams },
-    responses: { ...ok("The key", resourceDocument(gpgKeyResource)), ...errorResponses },
+    responses: ok("The key", resourceDocument(gpgKeyResource)),
   }),
   async (c) => {
     const p = c.req.valid("param");
@@ -248,7 +245,7 @@ registryApi.openapi(
     tags: gpgTags,
     summary: "Move a GPG key to another namespace (the caller manages providers in both)",
     request: { params: gpgKeyParams, body: jsonBody(gpgKeyUpdateBody) },
-    responses: { ...ok("The key", resourceDocument(gpgKeyResource)), 403: { description: "namespace not authorized" }, ...errorResponses },
+    responses: { ...ok("The key", resourceDocument(gpgKeyResource)), 403: { description: "namespace not authorized" } },
   }),
   async (c) => {
     const p = c.req.valid("param");
@@ -265,7 +262,7 @@ registryApi.openapi(
     tags: gpgTags,
     summary: "Delete a GPG key",
     request: { params: gpgKeyParams },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: { ...noContentResponse },
   }),
   async (c) => {
     const p = c.req.valid("param");

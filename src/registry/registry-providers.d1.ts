@@ -1,6 +1,6 @@
 /** D1 statements of registry providers, their versions and platforms (migration 0032). */
 import type { Db } from "../caller";
-import { appendTo, textMatchSql } from "../text-match";
+import { appendTo, textMatchSql } from "../platform/text-match";
 import { compareVersions, type RegistryName } from "./registry.rules";
 
 interface ProviderRow {

@@ -7,11 +7,11 @@ import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 import { Included, jsonapi, noContent } from "../jsonapi/document";
 import { registryPage } from "./registry.document";
 import { listDocument, pageOf, resourceDocument } from "../jsonapi/schemas";
-import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { tagBindingResource } from "../tags/tags.schemas";
 import type { ProviderPlatform, ProviderVersion, RegistryProvider } from "./registry-providers.d1";
 import { serializeRegistryTagBinding } from "./registry-modules.serialize";
@@ -51,7 +51,7 @@ import {
 } from "./registry-providers.service";
 import { signedObjectUrl } from "./registry-urls";
 
-const tags = ["Registry providers"];
+const defineRoute = defineRoutes({ tags: ["Registry providers"] });
 export const registryProviders = router();
 
 const origin = (c: Context<AppEnv>) => new URL(c.req.url).origin;
@@ -100,10 +100,9 @@ registryProviders.openapi(
     method: "get",
     path: "/organizations/{organization_name}/registry-providers",
     action: "organization.read",
-    tags,
     summary: "List the organisation's registry providers (q searches names)",
     request: { params: providerParams.pick({ organization_name: true }), query: providerListQuery },
-    responses: { ...ok("A page of providers", listDocument(registryProviderResource)), ...errorResponses },
+    responses: ok("A page of providers", listDocument(registryProviderResource)),
   }),
   async (c) => {
     const q = c.req.valid("query");
@@ -128,10 +127,9 @@ registryProviders.openapi(
     method: "post",
     path: "/organizations/{organization_name}/registry-providers",
     action: "registry-providers.manage",
-    tags,
     summary: "Create a provider (private: its namespace is the organisation; public: a curated reference)",
     request: { params: providerParams.pick({ organization_name: true }), body: jsonBody(providerCreateBody) },
-    responses: { ...ok("The provider", resourceDocument(registryProviderResource), 201), ...errorResponses },
+    responses: ok("The provider", resourceDocument(registryProviderResource), 201),
   }),
   async (c) => {
     const a = c.req.valid("json").data.attributes;
@@ -149,10 +147,9 @@ registryProviders.openapi(
     method: "get",
     path: "/organizations/{organization_name}/registry-providers/{registry_name}/{namespace}/{name}",
     action: "organization.read",
-    tags,
     summary: "Show a provider",
     request: { params: providerParams, query: providerReadQuery },
-    responses: { ...ok("The provider", resourceDocument(registryProviderResource)), ...errorResponses },
+    responses: ok("The provider", resourceDocument(registryProviderResource)),
   }),
   async (c) => {
     const withVersions = wantsVersions(c.req.valid("query").include);
@@ -165,10 +162,9 @@ registryProviders.openapi(
     method: "patch",
     path: "/organizations/{organization_name}/registry-providers/{registry_name}/{namespace}/{name}",
     action: "registry-providers.manage",
-    tags,
     summary: "Update a provider's tag bindings",
     request: { params: providerParams, body: jsonBody(providerUpdateBody) },
-    responses: { ...ok("The provider", resourceDocument(registryProviderResource)), ...errorResponses },
+    responses: ok("The provider", resourceDocument(registryProviderResource)),
   }),
   async (c) => {
     const bindings = c.req.valid("json").data.relationships?.["tag-bindings"]?.data.map((b) => b.attributes);
@@ -181,10 +177,9 @@ registryProviders.openapi(
     method: "delete",
     path: "/organizations/{organization_name}/registry-providers/{registry_name}/{namespace}/{name}",
     action: "registry-providers.manage",
-    tags,
     summary: "Delete a provider with its versions and platforms",
     request: { params: providerParams },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: { ...noContentResponse },
   }),
   async (c) => {
     await removeProvider(callerOf(c), ref(c.req.valid("param")));
@@ -197,10 +192,9 @@ registryProviders.openapi(
     method: "get",
     path: "/registry-providers/{provider_id}",
     action: "organization.read",
-    tags,
     summary: "Show a provider by id",
     request: { params: providerIdParam, query: providerReadQuery },
-    responses: { ...ok("The provider", resourceDocument(registryProviderResource)), ...errorResponses },
+    responses: ok("The provider", resourceDocument(registryProviderResource)),
   }),
   async (c) => {
     const withVersions = wantsVersions(c.req.valid("query").include);
@@ -213,10 +207,9 @@ registryProviders.openapi(
     method: "get",
     path: "/registry-providers/{provider_id}/tag-bindings",
     action: "organization.read",
-    tags,
     summary: "List a provider's tag bindings",
     request: { params: providerIdParam },
-    responses: { ...ok("The bindings", listDocument(tagBindingResource)), ...errorResponses },
+    responses: ok("The bindings", listDocument(tagBindingResource)),
   }),
   async (c) => jsonapi(c, { data: (await providerTagBindings(callerOf(c), c.req.valid("param").provider_id)).map(serializeRegistryTagBinding) }),
 );
@@ -230,10 +223,9 @@ registryProviders.openapi(
     method: "post",
     path: versionsPath,
     action: "registry-providers.manage",
-    tags,
     summary: "Create a private provider version (its key id and protocols); upload SHA256SUMS and its signature to its links",
     request: { params: providerParams, body: jsonBody(providerVersionCreateBody) },
-    responses: { ...ok("The version, with its upload links", resourceDocument(registryProviderVersionResource), 201), ...errorResponses },
+    responses: ok("The version, with its upload links", resourceDocument(registryProviderVersionResource), 201),
   }),
   async (c) => {
     const a = c.req.valid("json").data.attributes;
@@ -247,10 +239,9 @@ registryProviders.openapi(
     method: "get",
     path: versionsPath,
     action: "organization.read",
-    tags,
     summary: "List a private provider's versions, newest first",
     request: { params: providerParams, query: providerListQuery.pick({ "page[number]": true, "page[size]": true }) },
-    responses: { ...ok("A page of versions", listDocument(registryProviderVersionResource)), ...errorResponses },
+    responses: ok("A page of versions", listDocument(registryProviderVersionResource)),
   }),
   async (c) => {
     const page = pageOf(c.req.valid("query"));
@@ -267,10 +258,9 @@ registryProviders.openapi(
     method: "get",
     path: `${versionsPath}/{version}`,
     action: "organization.read",
-    tags,
     summary: "Show a private provider version",
     request: { params: providerVersionParams },
-    responses: { ...ok("The version", resourceDocument(registryProviderVersionResource)), ...errorResponses },
+    responses: ok("The version", resourceDocument(registryProviderVersionResource)),
   }),
   async (c) => {
     const view = await showProviderVersion(callerOf(c), ref(c.req.valid("param")), c.req.valid("param").version);
@@ -283,10 +273,9 @@ registryProviders.openapi(
     method: "delete",
     path: `${versionsPath}/{version}`,
     action: "registry-providers.manage",
-    tags,
     summary: "Delete a private provider version with its platforms",
     request: { params: providerVersionParams },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: { ...noContentResponse },
   }),
   async (c) => {
     await removeProviderVersion(callerOf(c), ref(c.req.valid("param")), c.req.valid("param").version);
@@ -303,10 +292,9 @@ registryProviders.openapi(
     method: "post",
     path: platformsPath,
     action: "registry-providers.manage",
-    tags,
     summary: "Create a platform of a version (os, arch, shasum, filename); upload its binary to links.provider-binary-upload",
     request: { params: providerVersionParams, body: jsonBody(platformCreateBody) },
-    responses: { ...ok("The platform, with its upload link", resourceDocument(registryProviderPlatformResource), 201), ...errorResponses },
+    responses: ok("The platform, with its upload link", resourceDocument(registryProviderPlatformResource), 201),
   }),
   async (c) => {
     const p = c.req.valid("param");
@@ -320,10 +308,9 @@ registryProviders.openapi(
     method: "get",
     path: platformsPath,
     action: "organization.read",
-    tags,
     summary: "List a version's platforms",
     request: { params: providerVersionParams, query: providerListQuery.pick({ "page[number]": true, "page[size]": true }) },
-    responses: { ...ok("A page of platforms", listDocument(registryProviderPlatformResource)), ...errorResponses },
+    responses: ok("A page of platforms", listDocument(registryProviderPlatformResource)),
   }),
   async (c) => {
     const p = c.req.valid("param");
@@ -342,10 +329,9 @@ registryProviders.openapi(
     method: "get",
     path: `${platformsPath}/{os}/{arch}`,
     action: "organization.read",
-    tags,
     summary: "Show a platform",
     request: { params: platformParams },
-    responses: { ...ok("The platform", resourceDocument(registryProviderPlatformResource)), ...errorResponses },
+    responses: ok("The platform", resourceDocument(registryProviderPlatformResource)),
   }),
   async (c) => {
     const p = c.req.valid("param");
@@ -359,10 +345,9 @@ registryProviders.openapi(
     method: "delete",
     path: `${platformsPath}/{os}/{arch}`,
     action: "registry-providers.manage",
-    tags,
     summary: "Delete a platform with its binary",
     request: { params: platformParams },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: { ...noContentResponse },
   }),
   async (c) => {
     const p = c.req.valid("param");

@@ -1,11 +1,11 @@
 /**
  * Signed registry object URLs (`/_registry/object/<kind>/<id>`): `links.upload` and the download locations the
  * registry protocols hand to Terraform, which sends no token to them. Each carries an HMAC-SHA256 signature and an
- * expiry, with the state blobs' key (BLOB_SIGNING_KEY, src/blobs/blob-urls.ts); every message starts with
+ * expiry, with the state blobs' key (BLOB_SIGNING_KEY, src/blobs/blobs.urls.ts); every message starts with
  * `registry`, which no other kind of signed URL's does, so a signature of one kind is never valid for another. The
  * path holds `/object/`, as the real service's upload links do (go-tfe's tests check it).
  */
-import { hmacHex, sameHex, signingKey } from "../blobs/blob-urls";
+import { hmacHex, sameHex, signingKey } from "../blobs/blobs.urls";
 import type { Bindings } from "../env";
 
 /** An upload link lives as long as a state upload URL (25 hours); a download location only for Terraform to follow it. */

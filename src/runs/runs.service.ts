@@ -16,14 +16,14 @@ import { requireOrgAccess } from "../auth/access";
 import { parseDoc, workspaceDocsByIds, workspaceDocsByNames } from "../workspaces/workspaces.d1";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
 import { archiveUrl } from "../configuration-versions/configuration-versions.service";
-import { actorOf, runActor } from "./run-actor";
+import { actorOf, runActor } from "./run-actor.rules";
 import { runIndexRow } from "./runs.d1";
 import { agentPoolIdsByName, capacityCounts, organizationRunSlice } from "./runs.list.d1";
 import type { CreateRunBody } from "./runs.schemas";
 import type { RunPermissions } from "./runs.serialize";
 import { runsStub } from "./runs.stub";
 import type { ArtifactKind, Phase, RunAction, RunComment, RunEvent, RunOptions, RunRecord, RunStatus } from "./runs.types";
-import { matchesFilters, parseRunFilters, RUN_OPERATIONS, type RunFilters } from "./runs.view";
+import { matchesFilters, parseRunFilters, RUN_OPERATIONS, type RunFilters } from "./runs.filters";
 
 /** A run with the caller's standing on its workspace. */
 export interface RunRead {

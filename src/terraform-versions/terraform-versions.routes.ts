@@ -5,9 +5,9 @@
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 import { listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
-import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { terraformVersionResource, versionCreateBody, versionIdParam, versionUpdateBody } from "./terraform-versions.schemas";
 import { serializeTerraformVersion } from "./terraform-versions.serialize";
 import {
@@ -18,7 +18,7 @@ import {
   updateTerraformVersion,
 } from "./terraform-versions.service";
 
-const tags = ["Admin"];
+const defineRoute = defineRoutes({ tags: ["Admin"] });
 export const terraformVersions = router();
 
 terraformVersions.openapi(
@@ -26,12 +26,11 @@ terraformVersions.openapi(
     method: "get",
     path: "/admin/terraform-versions",
     action: "site-admin",
-    tags,
     summary: "List Terraform versions (site admins)",
     request: {
       query: pageQuery.extend({ "filter[version]": z.string().max(128).optional(), "search[version]": z.string().max(128).optional() }).passthrough(),
     },
-    responses: { ...ok("A page of Terraform versions, newest first", listDocument(terraformVersionResource)), ...errorResponses },
+    responses: ok("A page of Terraform versions, newest first", listDocument(terraformVersionResource)),
   }),
   async (c) => {
     const q = c.req.valid("query");
@@ -54,10 +53,9 @@ terraformVersions.openapi(
     method: "post",
     path: "/admin/terraform-versions",
     action: "site-admin",
-    tags,
     summary: "Add a Terraform version (site admins)",
     request: { body: jsonBody(versionCreateBody) },
-    responses: { ...ok("The version", resourceDocument(terraformVersionResource), 201), ...errorResponses },
+    responses: ok("The version", resourceDocument(terraformVersionResource), 201),
   }),
   async (c) => {
     const created = await createTerraformVersion(callerOf(c), c.req.valid("json").data.attributes);
@@ -70,10 +68,9 @@ terraformVersions.openapi(
     method: "get",
     path: "/admin/terraform-versions/{version_id}",
     action: "site-admin",
-    tags,
     summary: "Show a Terraform version (site admins)",
     request: { params: versionIdParam },
-    responses: { ...ok("The version", resourceDocument(terraformVersionResource)), ...errorResponses },
+    responses: ok("The version", resourceDocument(terraformVersionResource)),
   }),
   async (c) => {
     const shown = await showTerraformVersion(callerOf(c), c.req.valid("param").version_id);
@@ -86,10 +83,9 @@ terraformVersions.openapi(
     method: "patch",
     path: "/admin/terraform-versions/{version_id}",
     action: "site-admin",
-    tags,
     summary: "Update a Terraform version (site admins)",
     request: { params: versionIdParam, body: jsonBody(versionUpdateBody) },
-    responses: { ...ok("The version", resourceDocument(terraformVersionResource)), ...errorResponses },
+    responses: ok("The version", resourceDocument(terraformVersionResource)),
   }),
   async (c) => {
     const updated = await updateTerraformVersion(callerOf(c), c.req.valid("param").version_id, c.req.valid("json").data.attributes ?? {});
@@ -102,10 +98,9 @@ terraformVersions.openapi(
     method: "delete",
     path: "/admin/terraform-versions/{version_id}",
     action: "site-admin",
-    tags,
     summary: "Remove a Terraform version (site admins; not an official one, nor one a workspace uses)",
     request: { params: versionIdParam },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: { ...noContentResponse },
   }),
   async (c) => {
     await deleteTerraformVersion(callerOf(c), c.req.valid("param").version_id);

@@ -11,7 +11,7 @@
 import type { Bindings } from "../env";
 import type { Db } from "../caller";
 import { newId, nowIso } from "../ids";
-import { OutboundError, outboundGet } from "../outbound";
+import { OutboundError, outboundGet } from "../platform/outbound";
 import { addSynced, candidates, claimSync, endSync, seenVersions, type SyncState, type TerraformVersion } from "./terraform-versions.d1";
 import { archsOf, readIndex, readShasums, sortKey } from "./terraform-versions.rules";
 

@@ -6,7 +6,7 @@
  * and the record upgrade (workspace.record.ts) all read this table: a new setting is one row here and its test.
  */
 import { z } from "@hono/zod-openapi";
-import type { Edition } from "../edition";
+import type { Edition } from "../platform/edition";
 import { fail, type Failure } from "../errors";
 import { LIMITS } from "../limits";
 

@@ -812,7 +812,7 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
 
   /**
    * Fault injection (FAULT_INJECTION=1): makes RPC call `method(...args)` with `faults` applied to the index write it
-   * flushes. The Worker's stub wrapper (`countedNamespace`, src/hops.ts) calls this in place of the method when the
+   * flushes. The Worker's stub wrapper (`countedNamespace`, src/platform/hops.ts) calls this in place of the method when the
    * request carries X-Fault-* headers, so no method's input names them. A mutation flushes in the synchronous section
    * that commits it, before its first await, so clearing them once the call has returned its promise confines them to
    * this call.
@@ -829,7 +829,7 @@ export class WorkspaceObject extends DurableObject<Bindings> implements RunsRpc 
   }
 
   /**
-   * The hop trace (EXPOSE_HOPS=1, src/hops.ts): makes RPC call `method(...args)` (through `withFaults` when `faults`)
+   * The hop trace (EXPOSE_HOPS=1, src/platform/hops.ts): makes RPC call `method(...args)` (through `withFaults` when `faults`)
    * and says how many index writes it waited for before it answered (a write that follows the answer is not its
    * round trip). Flushes start in the call's synchronous section (as `withFaults` relies on), so they are all seen here.
    */

@@ -138,7 +138,7 @@ export async function readRef(caller: Caller, ref: WorkspaceRef, action: Action 
 
 /**
  * A replica may only say yes: what it cannot find or refuses (a workspace just created, a grant just given) may be
- * newer on the primary, which decides. A yes is trusted within the fence (src/db.ts).
+ * newer on the primary, which decides. A yes is trusted within the fence (src/platform/replica-fence.ts).
  */
 async function readIndexed(caller: Caller, ref: WorkspaceRef, action: Action, fromObject = false): Promise<Readable> {
   try {

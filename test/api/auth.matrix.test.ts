@@ -616,7 +616,7 @@ const ROWS: Row[] = [
   },
   {
     // A rename is for owners only (checked on top of the route's organization.manage). A throwaway
-    // organisation per call: its organisation token is tested in test/organizations.rename.test.ts.
+    // organisation per call: its organisation token is tested in test/api/organizations.rename.test.ts.
     method: "PATCH",
     route: "/api/v2/organizations/:organization_name",
     needs: "organization.rename",

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import committed from "../../openapi.json";
 import { app } from "../../src/index";
-import { openApiDocument } from "../../src/openapi";
-import { UI_ROUTE_ACTIONS } from "../../src/ui/ui.requirements";
+import { openApiDocument } from "../../src/jsonapi/openapi";
+import { UI_ROUTE_ACTIONS } from "../../src/ui/define-page";
 import { api } from "../helpers";
 
 /** Routes served outside the documented API on purpose. */

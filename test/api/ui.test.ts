@@ -3,7 +3,7 @@ import { env, exports } from "cloudflare:workers";
 import SparkMD5 from "spark-md5";
 import { describe, expect, it } from "vitest";
 import app from "../../src/index";
-import { UI_ROUTE_ACTIONS } from "../../src/ui/ui.requirements";
+import { UI_ROUTE_ACTIONS } from "../../src/ui/define-page";
 import { REQUIREMENTS } from "../../src/auth/requirements";
 import { createOrg, createWorkspace, grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser } from "../fixtures";
 import { ADMIN, api, uniqueName, indexSettled } from "../helpers";

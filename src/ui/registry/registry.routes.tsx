@@ -7,8 +7,8 @@ import { ApiError } from "../../errors";
 import { findModuleVersion } from "../../registry/registry-modules.d1";
 import { listOrgModules, moduleVersions } from "../../registry/registry-modules.service";
 import { listOrgProviders, providerOverview } from "../../registry/registry-providers.service";
-import { callerOf } from "../ui.context";
-import { page } from "../ui.requirements";
+import { callerOf } from "../context";
+import { definePage } from "../define-page";
 import { ModulePage, ProviderPage, RegistryPage } from "./registry.view";
 
 export const registryUi = new Hono<AppEnv>();
@@ -18,7 +18,7 @@ const registryName = (s: string) => {
   return s;
 };
 
-page(registryUi, "get", "/:organization/registry", "organization.read", async (c) => {
+definePage(registryUi, "get", "/:organization/registry", "organization.read", async (c) => {
   const caller = callerOf(c);
   const organization = c.req.param("organization");
   const access = await requireOrgAccess(caller, { name: organization });
@@ -30,7 +30,7 @@ page(registryUi, "get", "/:organization/registry", "organization.read", async (c
   );
 });
 
-page(registryUi, "get", "/:organization/registry/modules/:registry/:namespace/:name/:provider", "organization.read", async (c) => {
+definePage(registryUi, "get", "/:organization/registry/modules/:registry/:namespace/:name/:provider", "organization.read", async (c) => {
   const caller = callerOf(c);
   const p = c.req.param();
   const view = await moduleVersions(caller, {
@@ -48,7 +48,7 @@ page(registryUi, "get", "/:organization/registry/modules/:registry/:namespace/:n
   return c.html(<ModulePage access={access} module={view.module} versions={view.versions} selected={selected} host={new URL(c.req.url).host} />);
 });
 
-page(registryUi, "get", "/:organization/registry/providers/:registry/:namespace/:name", "organization.read", async (c) => {
+definePage(registryUi, "get", "/:organization/registry/providers/:registry/:namespace/:name", "organization.read", async (c) => {
   const p = c.req.param();
   const view = await providerOverview(callerOf(c), {
     organization: p.organization,

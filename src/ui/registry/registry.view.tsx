@@ -9,8 +9,8 @@ import type { ModulePart } from "../../registry/module-config.parse";
 import type { ModuleVersion, RegistryModule } from "../../registry/registry-modules.d1";
 import type { ProviderPlatform, ProviderVersion, RegistryProvider } from "../../registry/registry-providers.d1";
 import { moduleStatus } from "../../registry/registry.rules";
-import { OrgFrame, orgPage } from "../ui.org";
-import { Table } from "../ui.parts";
+import { OrgFrame, orgPage } from "../organizations/organizations.parts";
+import { Table } from "../parts";
 
 const modulePage = (m: RegistryModule) => orgPage(m.organizationName, "registry", "modules", m.registryName, m.namespace, m.name, m.provider);
 const providerPage = (p: RegistryProvider) => orgPage(p.organizationName, "registry", "providers", p.registryName, p.namespace, p.name);
