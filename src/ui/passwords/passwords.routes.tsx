@@ -8,7 +8,6 @@
 import { Hono } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import { clientKey } from "../../auth/auth.middleware";
-import type { Principal } from "../../auth/principal";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { pageOf } from "../../jsonapi/schemas";
@@ -22,7 +21,6 @@ import {
   showInvitationLink,
   signInWithPassword,
 } from "../../passwords/passwords.service";
-import { acceptInvitation } from "../../users/memberships.service";
 import { listUsers } from "../../users/users.service";
 import { callerOf, type Ctx } from "../context";
 import { SignInPage } from "../sessions/sessions.view";
