@@ -24,6 +24,8 @@ export default defineConfig(async () => ({
                 FAULT_INJECTION: "1",
                 EXPOSE_HOPS: "1",
                 AGENT_TOKEN: "test-agent-token",
+                // No test reads HashiCorp's releases: the tests of the sync give it a source of their own.
+                TERRAFORM_RELEASES_URL: "",
               },
             },
           }),

@@ -3,25 +3,32 @@
  * and variable files written, Terraform run under the job's supervision with its output streamed to the log, the
  * plan's artifacts uploaded, and the finish reported. The directory is removed whatever happens.
  */
-import { redactedPlan } from "./redact.js";
 import { createHash } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { type JobClient, JobLostError } from "./client.ts";
-import { LogStream, Redactor } from "./log-stream.ts";
+import { InstallError, type TerraformInstaller } from "./install.ts";
+import { LogStream } from "./log-stream.ts";
 import type { Finish, Job } from "./protocol.ts";
+import { jobPatterns, type Pattern, Redactor, redactedPlan } from "./redact.ts";
 import { applyCounts, type Counts, NO_CHANGES, planCounts } from "./summary.ts";
 import { readJobFile, removeJobDir, type Sandbox, UnsafeJobFileError } from "./sandbox.ts";
 import { JobControl } from "./terraform.ts";
 import { UnsafeArchiveError, unpackConfiguration } from "./unpack.ts";
-import { cliConfig, OVERRIDE_FILE, overrideFile, planArgs, runVariablesFile, secretsOf, terraformEnv, variablesFile, workingDirectory } from "./workdir.ts";
+import { cliConfig, OVERRIDE_FILE, overrideFile, planArgs, runVariablesFile, terraformEnv, variablesFile, workingDirectory } from "./workdir.ts";
 
 export interface JobOptions {
-  terraform: string;
-  /** The version `terraform` reports, to warn when the workspace asks for another. */
+  /**
+   * A binary every job runs (the agent is pinned to it, `--terraform`): a job asking for another version fails. Unset:
+   * `installer` installs the version each job asks for.
+   */
+  terraform?: string | null;
+  /** The version the pinned `terraform` reports. */
   terraformVersion?: string | null;
+  /** Installs the Terraform a job asks for (agent/install.ts), when the agent is not pinned. */
+  installer?: TerraformInstaller | null;
   pluginMirror?: string | null;
   pluginCacheDir?: string | null;
   /** Where job directories are made (default the OS's). */
@@ -82,16 +89,24 @@ async function runJob(job: Job, client: JobClient, control: JobControl, options:
       else log(`${job.run} ${job.phase}: the log could not be sent: ${message(err)}`);
     },
   });
-  const redactor = new Redactor(secretsOf(job), (chunk) => stream.write(chunk));
+  const secrets = jobPatterns(job);
+  // One redactor per stream: a secret split between two reads of stdout may have stderr's bytes between them.
+  const redactors = { stdout: new Redactor(secrets, (chunk) => stream.write(chunk)), stderr: new Redactor(secrets, (chunk) => stream.write(chunk)) };
+  const endOutput = () => {
+    redactors.stdout.end();
+    redactors.stderr.end();
+  };
   // The apply's last lines, for its counts; kept in memory only.
   let tail = "";
-  const output = (chunk: Buffer) => {
-    redactor.write(chunk);
+  const output = (chunk: Buffer, from: "stdout" | "stderr" = "stdout") => {
+    redactors[from].write(chunk);
     tail = (tail + chunk.toString("utf8")).slice(-65536);
   };
   const say = (line: string) => output(Buffer.from(`${line}\n`));
   const started = Date.now();
   const steps: Steps = [];
+  // The Terraform the job runs, once chosen (reported with the finish: the run's terraform-version from then on).
+  const tf: Ctx["tf"] = { bin: "", version: null };
 
   control.startHeartbeat();
   let root: string | null = null;
@@ -99,7 +114,7 @@ async function runJob(job: Job, client: JobClient, control: JobControl, options:
   let error: string | undefined;
   try {
     root = await mkdtemp(join(options.tmpDir ?? tmpdir(), "workspace-agent-"));
-    const ctx: Ctx = { job, client, control, options, root, output, say, tail: () => tail, steps };
+    const ctx: Ctx = { job, client, control, options, root, output, endOutput, say, tail: () => tail, steps, tf, secrets };
     counts = job.phase === "plan" ? await plan(ctx) : await apply(ctx);
   } catch (err) {
     if (err instanceof JobLostError) control.onLost(err);
@@ -114,7 +129,7 @@ async function runJob(job: Job, client: JobClient, control: JobControl, options:
 
   try {
     if (!control.lost) {
-      redactor.end();
+      endOutput();
       await stream.close();
     }
     if (control.lost) {
@@ -122,7 +137,12 @@ async function runJob(job: Job, client: JobClient, control: JobControl, options:
       return { finish: null, lost: true };
     }
     const status = control.signal ? "canceled" : error ? "errored" : "finished";
-    const finish: Finish = { status, ...(error ? { error } : {}), ...(status === "finished" ? counts : NO_CHANGES) };
+    const finish: Finish = {
+      status,
+      ...(error ? { error } : {}),
+      ...(status === "finished" ? counts : NO_CHANGES),
+      ...(tf.version ? { terraformVersion: tf.version } : {}),
+    };
     try {
       await client.finish(finish);
     } catch (err) {
@@ -147,10 +167,16 @@ interface Ctx {
   control: JobControl;
   options: JobOptions;
   root: string;
-  output: (chunk: Buffer) => void;
+  output: (chunk: Buffer, from?: "stdout" | "stderr") => void;
+  /** Lets out what the redactors held back: a command ended, so no secret continues past it. */
+  endOutput: () => void;
   say: (line: string) => void;
   tail: () => string;
   steps: Steps;
+  /** The binary the job runs and the version it reports (set by `chooseTerraform`, before any command). */
+  tf: { bin: string; version: string | null };
+  /** What the log and the redacted plan must not show (agent/redact.ts). */
+  secrets: Pattern[];
 }
 
 /** Each step of a job and its milliseconds. */
@@ -209,11 +235,43 @@ async function prepare(ctx: Ctx): Promise<Prepared> {
     }
   }
   const env = terraformEnv(job, { cliConfigFile, base: options.env, pluginCacheDir: options.pluginCacheDir, sandboxHome: sandboxed ? root : null });
-  const wanted = job.workspace.terraformVersion;
-  if (options.terraformVersion && wanted && wanted !== "latest" && wanted !== options.terraformVersion) {
-    ctx.say(`Warning: the workspace asks for Terraform ${wanted}; this agent runs ${options.terraformVersion}.\n`);
-  }
   return { cwd, env, planFile: join(root, "plan.bin"), varFiles };
+}
+
+/**
+ * The Terraform this job runs, chosen before any command: the version the service resolved for the run, installed
+ * on first use, or this agent's pinned binary when it is that version. Anything else fails the job saying why.
+ */
+async function chooseTerraform(ctx: Ctx): Promise<void> {
+  const { job, options } = ctx;
+  const t = job.terraform;
+  if (t?.error) throw new JobFailed(`Terraform ${t.version} cannot run: ${t.error}`);
+  if (options.terraform) {
+    const pinned = options.terraformVersion ?? null;
+    if (t && t.version !== pinned) {
+      throw new JobFailed(
+        `this agent runs only Terraform ${pinned} (${options.terraform}, pinned with --terraform), and the run asks for Terraform ${t.version}: run it on an agent that installs versions, or pin one to Terraform ${t.version}`,
+      );
+    }
+    // An older service names no resolved version: the workspace's setting is all there is.
+    const wanted = job.workspace.terraformVersion;
+    if (!t && pinned && wanted && wanted !== "latest" && wanted !== pinned) {
+      ctx.say(`Warning: the workspace asks for Terraform ${wanted}; this agent runs ${pinned}.\n`);
+    }
+    ctx.tf.bin = options.terraform;
+    ctx.tf.version = pinned;
+    return;
+  }
+  if (!t)
+    throw new JobFailed("the service named no Terraform version for this run, so there is nothing to install: pin this agent to a binary with --terraform");
+  if (!options.installer) throw new JobFailed(`this agent has neither a pinned Terraform nor an installer for Terraform ${t.version}`);
+  try {
+    const installed = await options.installer.ensure(t);
+    ctx.tf.bin = installed.bin;
+    ctx.tf.version = installed.version;
+  } catch (err) {
+    throw new JobFailed(`Terraform ${t.version} could not be installed: ${err instanceof InstallError ? err.message : message(err)}`);
+  }
 }
 
 /** Runs one Terraform command; a non-zero exit fails the job, or cancels it when a signal came. */
@@ -222,12 +280,13 @@ async function terraform(ctx: Ctx, p: Prepared, args: string[], captureStdout = 
   let result: Awaited<ReturnType<JobControl["run"]>>;
   try {
     const name = args[0] === "providers" ? "schema" : args[0];
-    const sandbox = ctx.options.sandbox?.forJob(ctx.root);
-    result = await timed(ctx, name, () =>
-      ctx.control.run({ bin: ctx.options.terraform, args, cwd: p.cwd, env: p.env, output: ctx.output, captureStdout, sandbox }),
-    );
+    // An installed binary's directory is bound read-only into the sandbox (a pinned one is in its base).
+    const sandbox = ctx.options.sandbox?.forJob(ctx.root, ctx.tf.bin === ctx.options.terraform ? [] : [dirname(ctx.tf.bin)]);
+    result = await timed(ctx, name, () => ctx.control.run({ bin: ctx.tf.bin, args, cwd: p.cwd, env: p.env, output: ctx.output, captureStdout, sandbox }));
   } catch (err) {
-    throw new JobFailed(`terraform could not be started (${ctx.options.terraform}): ${message(err)}`);
+    throw new JobFailed(`terraform could not be started (${ctx.tf.bin}): ${message(err)}`);
+  } finally {
+    ctx.endOutput();
   }
   if (result.code === 0) return result.stdout;
   if (ctx.control.stopping) throw new Stopped();
@@ -235,6 +294,7 @@ async function terraform(ctx: Ctx, p: Prepared, args: string[], captureStdout = 
 }
 
 async function plan(ctx: Ctx): Promise<Counts> {
+  await timed(ctx, "terraform", () => chooseTerraform(ctx));
   const p = await timed(ctx, "prepare", () => prepare(ctx));
   await terraform(ctx, p, ["init", "-input=false"]);
   const structured = ctx.job.workspace.structuredRunOutput === true;
@@ -252,7 +312,10 @@ async function plan(ctx: Ctx): Promise<Counts> {
   const lock = await readJobFile(ctx.root, lockFile);
   const parsedSchemas = await providerSchemas(ctx, p, lock);
   await timed(ctx, "put redacted", async () =>
-    ctx.client.putArtifact("plan-json-redacted", Buffer.from(JSON.stringify(redactedPlan(parsed as Parameters<typeof redactedPlan>[0], parsedSchemas)))),
+    ctx.client.putArtifact(
+      "plan-json-redacted",
+      Buffer.from(JSON.stringify(redactedPlan(parsed as Parameters<typeof redactedPlan>[0], parsedSchemas, { secrets: ctx.secrets }))),
+    ),
   );
   await timed(ctx, "put plan-binary", async () => {
     const planBinary = await readJobFile(ctx.root, p.planFile);
@@ -270,7 +333,7 @@ async function providerSchemas(ctx: Ctx, p: Prepared, lock: Buffer | null): Prom
   const key =
     cache && lock
       ? createHash("sha256")
-          .update(`${ctx.options.terraform}\0${ctx.options.terraformVersion ?? ""}\0`)
+          .update(`${ctx.tf.bin}\0${ctx.tf.version ?? ""}\0`)
           .update(lock)
           .digest("hex")
       : null;
@@ -290,6 +353,7 @@ async function providerSchemas(ctx: Ctx, p: Prepared, lock: Buffer | null): Prom
 }
 
 async function apply(ctx: Ctx): Promise<Counts> {
+  await timed(ctx, "terraform", () => chooseTerraform(ctx));
   const p = await timed(ctx, "prepare", () => prepare(ctx));
   const planBinary = await timed(ctx, "get plan-binary", () => ctx.client.getArtifact("plan-binary"));
   if (!planBinary) throw new JobFailed("the plan phase stored no plan to apply");

@@ -1,7 +1,7 @@
 /**
  * The job's log on its way to the service: bytes are appended in order, each chunk at the offset of the bytes sent
- * before it, flushed at least every `flushMs` or once `chunkBytes` are pending. A Redactor in front of it masks the
- * job's secrets (sensitive variable values, the run token) should Terraform ever print one.
+ * before it, flushed at least every `flushMs` or once `chunkBytes` are pending. A Redactor (agent/redact.ts) in front
+ * of it masks the job's secrets (sensitive variable values, the run token) should Terraform ever print one.
  */
 import type { Signal } from "./protocol.ts";
 
@@ -100,70 +100,5 @@ export class LogStream {
         return;
       }
     }
-  }
-}
-
-const MASK = Buffer.from("***");
-
-/**
- * Masks secrets in a byte stream. A secret may straddle two chunks, so the shortest tail that could begin one is
- * held back until the next write (or `end`).
- */
-export class Redactor {
-  private readonly secrets: Buffer[];
-  private held: Buffer = Buffer.alloc(0);
-  private readonly out: (chunk: Buffer) => void;
-
-  /** Secrets shorter than `minLength` are left alone: masking every "1" or "true" would wreck the log. */
-  constructor(secrets: Iterable<string>, out: (chunk: Buffer) => void, minLength = 4) {
-    const unique = new Set<string>();
-    for (const s of secrets) if (s.length >= minLength) unique.add(s);
-    // Longest first, so a secret containing another is masked whole.
-    this.secrets = [...unique].map((s) => Buffer.from(s, "utf8")).sort((a, b) => b.length - a.length);
-    this.out = out;
-  }
-
-  write(chunk: Uint8Array): void {
-    if (this.secrets.length === 0) {
-      if (chunk.length > 0) this.out(Buffer.from(chunk));
-      return;
-    }
-    const data = this.held.length > 0 ? Buffer.concat([this.held, chunk]) : Buffer.from(chunk);
-    const parts: Buffer[] = [];
-    let pos = 0;
-    for (;;) {
-      let best = -1;
-      let bestLen = 0;
-      for (const s of this.secrets) {
-        const i = data.indexOf(s, pos);
-        if (i !== -1 && (best === -1 || i < best || (i === best && s.length > bestLen))) {
-          best = i;
-          bestLen = s.length;
-        }
-      }
-      if (best === -1) break;
-      parts.push(data.subarray(pos, best), MASK);
-      pos = best + bestLen;
-    }
-    const rest = data.subarray(pos);
-    const hold = this.partialTail(rest);
-    parts.push(rest.subarray(0, rest.length - hold));
-    this.held = Buffer.from(rest.subarray(rest.length - hold));
-    const out = Buffer.concat(parts);
-    if (out.length > 0) this.out(out);
-  }
-
-  end(): void {
-    if (this.held.length > 0) this.out(this.held);
-    this.held = Buffer.alloc(0);
-  }
-
-  /** The length of the longest tail of `buf` that is a proper prefix of some secret. */
-  private partialTail(buf: Buffer): number {
-    for (let k = Math.min(buf.length, this.secrets[0].length - 1); k > 0; k--) {
-      const tail = buf.subarray(buf.length - k);
-      for (const s of this.secrets) if (s.length > k && tail.equals(s.subarray(0, k))) return k;
-    }
-    return 0;
   }
 }

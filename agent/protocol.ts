@@ -38,6 +38,29 @@ export interface Registration {
   pool?: { id: string | null; organizationId: string | null };
 }
 
+/** A build of a Terraform release the agent may download (the admin API's `archs`). */
+export interface TerraformBuild {
+  url: string;
+  /** SHA-256 of the zip, hex. */
+  sha: string;
+  os: string;
+  arch: string;
+}
+
+/**
+ * The Terraform a job runs, resolved by the service from the run's or the workspace's `terraform-version` when the
+ * job was handed out: the exact version, its builds (none: the service lists no download, so only an agent pinned to
+ * a binary of that version can run it), where the release's SHA256SUMS and its signature are (releases read from a
+ * releases index), or `error`: why nothing can run (the agent fails the plan with it before Terraform starts).
+ */
+export interface JobTerraform {
+  version: string;
+  archs: TerraformBuild[];
+  shasumsUrl: string | null;
+  shasumsSignatureUrl: string | null;
+  error?: string;
+}
+
 /** What `jobs/next` answers once the claim has happened. */
 export interface Job {
   run: string;
@@ -56,6 +79,8 @@ export interface Job {
    * redacted JSON plan when the workspace's `structured-run-output-enabled` is on; absent counts as off.
    */
   workspace: { id: string; name: string; workingDirectory: string; terraformVersion: string; projectName?: string | null; structuredRunOutput?: boolean };
+  /** Absent from an older service: the agent then runs its own Terraform, if it is the version asked for. */
+  terraform?: JobTerraform;
   operation: JobOperation;
   variables: JobVariable[];
   /** HCL literals given with the run (`-var` on the CLI, `variables` in the API). */
@@ -72,6 +97,8 @@ export interface Finish {
   resourceChanges: number;
   resourceDestructions: number;
   resourceImports: number;
+  /** The Terraform version that ran the phase (absent when none started): the run's `terraform-version` from then on. */
+  terraformVersion?: string;
 }
 
-export const AGENT_VERSION = "0.1.0";
+export const AGENT_VERSION = "0.2.0";

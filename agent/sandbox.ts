@@ -61,8 +61,8 @@ function executable(path: string): boolean {
 export interface SandboxOptions {
   /** The bwrap binary (absolute). */
   bwrap: string;
-  /** The Terraform binary (absolute); bound read-only at its own path. */
-  terraform: string;
+  /** A Terraform binary every job runs (absolute; an agent pinned to it); bound read-only at its own path. */
+  terraform?: string | null;
   /** Paths jobs may read, each bound read-only at its own path when it exists (provider mirror and cache, CA files). */
   readOnly?: (string | null | undefined)[];
   /** Whether this bwrap has `--disable-userns` (0.8.0 and later): a job then cannot make namespaces of its own. */
@@ -114,27 +114,32 @@ export class Sandbox {
     }
     for (const file of ETC) args.push("--ro-bind-try", file, file);
     args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
-    if (!options.terraform.startsWith("/usr/")) args.push("--ro-bind", options.terraform, options.terraform);
+    if (options.terraform && !options.terraform.startsWith("/usr/")) args.push("--ro-bind", options.terraform, options.terraform);
     for (const path of options.readOnly ?? []) {
       if (path && isAbsolute(path) && existsSync(path)) args.push("--ro-bind", path, path);
     }
     this.base = args;
   }
 
-  /** The sandbox of one job: the base, and the job's directory read-write at its own path (so every path stays valid). */
-  forJob(root: string): SandboxCommand {
-    return { bwrap: this.bwrap, args: [...this.base, "--bind", root, root] };
+  /**
+   * The sandbox of one job: the base, `readOnly` directories at their own paths (the directory of the Terraform the
+   * job installed), and the job's directory read-write at its own path (so every path stays valid).
+   */
+  forJob(root: string, readOnly: string[] = []): SandboxCommand {
+    const extra = readOnly.filter((p) => isAbsolute(p) && !p.startsWith("/usr/")).flatMap((p) => ["--ro-bind", p, p]);
+    return { bwrap: this.bwrap, args: [...this.base, ...extra, "--bind", root, root] };
   }
 }
 
-export type SandboxCheck = { ok: true; sandbox: Sandbox; terraformVersion: string } | { ok: false; reason: string };
+export type SandboxCheck = { ok: true; sandbox: Sandbox; terraformVersion: string | null } | { ok: false; reason: string };
 
 /**
  * Finds bwrap and checks that a sandbox works here by running `terraform version -json` in one (user namespaces may
- * be disabled, or Terraform may be a script that needs more than the sandbox shows). Answers why not otherwise.
+ * be disabled, or Terraform may be a script that needs more than the sandbox shows), or, for an agent that installs
+ * Terraform per job (no `terraform`), `sh -c 'exit 0'`. Answers why not otherwise.
  */
 export async function checkSandbox(options: {
-  terraform: string;
+  terraform?: string | null;
   readOnly?: (string | null | undefined)[];
   env?: NodeJS.ProcessEnv;
   tmpDir?: string;
@@ -147,11 +152,17 @@ export async function checkSandbox(options: {
   const dir = await mkdtemp(join(options.tmpDir ?? tmpdir(), "workspace-agent-check-"));
   try {
     const { args } = sandbox.forJob(dir);
-    const probe = await capture(bwrap, [...args, "--chdir", dir, "--", options.terraform, "version", "-json"], {
+    const command = options.terraform ? [options.terraform, "version", "-json"] : ["/bin/sh", "-c", "exit 0"];
+    const probe = await capture(bwrap, [...args, "--chdir", dir, "--", ...command], {
       PATH: env.PATH ?? "/usr/bin:/bin",
       HOME: dir,
       CHECKPOINT_DISABLE: "1",
     });
+    if (!options.terraform) {
+      if (probe.code === 0) return { ok: true, sandbox, terraformVersion: null };
+      const why = (probe.stderr.trim() || probe.error || `exit ${probe.code}`).split("\n")[0];
+      return { ok: false, reason: `bwrap (${bwrap}) cannot run a sandbox here: ${why}` };
+    }
     let version: string | undefined;
     try {
       version = (JSON.parse(probe.stdout) as { terraform_version?: string }).terraform_version;
@@ -163,6 +174,28 @@ export async function checkSandbox(options: {
     return { ok: true, sandbox, terraformVersion: version };
   } finally {
     await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The version a Terraform binary reports (`version -json`), run in the sandbox jobs get when there is one, with its
+ * directory bound read-only (`dir`).
+ */
+export async function probeVersion(bin: string, dir: string, sandbox: Sandbox | null, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const work = await mkdtemp(join(tmpdir(), "workspace-agent-probe-"));
+  try {
+    const childEnv = { PATH: env.PATH ?? "/usr/bin:/bin", HOME: work, CHECKPOINT_DISABLE: "1" };
+    const probe = sandbox
+      ? await capture(sandbox.bwrap, [...sandbox.forJob(work, [dir]).args, "--chdir", work, "--", bin, "version", "-json"], childEnv)
+      : await capture(bin, ["version", "-json"], childEnv);
+    let version: string | undefined;
+    try {
+      version = (JSON.parse(probe.stdout) as { terraform_version?: string }).terraform_version;
+    } catch {}
+    if (probe.code !== 0 || !version) throw new Error((probe.stderr.trim() || probe.error || `exit ${probe.code}`).split("\n")[0]);
+    return version;
+  } finally {
+    await rm(work, { recursive: true, force: true });
   }
 }
 

@@ -22,8 +22,8 @@ export interface CommandOptions {
   args: string[];
   cwd: string;
   env: Record<string, string>;
-  /** Where output goes (the job's log, through its redactor). */
-  output: (chunk: Buffer) => void;
+  /** Where output goes (the job's log, through its redactors: one per stream). */
+  output: (chunk: Buffer, from: "stdout" | "stderr") => void;
   /** Keep stdout out of the log and return it instead; stderr is still logged. */
   captureStdout?: boolean;
   /** Run it in this sandbox (agent/sandbox.ts); `cwd` and the paths in `args` are the same inside. */
@@ -123,8 +123,8 @@ export class JobControl {
     this.sandboxGroup = sandbox ? null : undefined;
     if (sandbox) this.readSandboxInfo(child, child.stdio[3] as Readable);
     const captured: Buffer[] = [];
-    child.stdout!.on("data", (chunk: Buffer) => (options.captureStdout ? captured.push(chunk) : options.output(chunk)));
-    child.stderr!.on("data", (chunk: Buffer) => options.output(chunk));
+    child.stdout!.on("data", (chunk: Buffer) => (options.captureStdout ? captured.push(chunk) : options.output(chunk, "stdout")));
+    child.stderr!.on("data", (chunk: Buffer) => options.output(chunk, "stderr"));
     // A signal that arrived before the spawn applies at once.
     this.deliver();
     return new Promise((resolve, reject) => {

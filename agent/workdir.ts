@@ -49,10 +49,13 @@ export function cliConfig(job: Job, options: { pluginMirror?: string | null; rea
   let text = `credentials ${host} {\n  token = ${hclString(job.token)}\n}\n`;
   if (job.apiBase.startsWith("http:")) {
     const base = hclString(job.apiBase);
-    text += `\nhost ${host} {\n  services = {\n    "tfe.v2"   = ${base}\n    "tfe.v2.1" = ${base}\n    "tfe.v2.2" = ${base}\n  }\n}\n`;
+    const registry = (kind: string) => hclString(new URL(`/api/registry/v1/${kind}/`, job.apiBase).href);
+    text += `\nhost ${host} {\n  services = {\n    "tfe.v2"   = ${base}\n    "tfe.v2.1" = ${base}\n    "tfe.v2.2" = ${base}\n    "modules.v1" = ${registry("modules")}\n    "providers.v1" = ${registry("providers")}\n  }\n}\n`;
   }
+  // The service's own private registry stays a source beside any mirror: the run token is its credential there.
+  const own = hclString(`${job.hostname}/*/*`);
   if (options.pluginMirror) {
-    text += `\nprovider_installation {\n  filesystem_mirror {\n    path = ${hclString(options.pluginMirror)}\n  }\n}\n`;
+    text += `\nprovider_installation {\n  filesystem_mirror {\n    path = ${hclString(options.pluginMirror)}\n    exclude = [${own}]\n  }\n  direct {\n    include = [${own}]\n  }\n}\n`;
   } else if (options.readOnlyCache) {
     // A sandboxed job cannot write the shared cache (it could plant a provider another tenant's job would run), and
     // Terraform refuses a plugin cache it cannot write to: the cache is a mirror looked at before the registry.
@@ -150,17 +153,6 @@ export function planArgs(job: Job, paths: { planFile: string; varFiles: string[]
   if (op.allowConfigGeneration) args.push(`-generate-config-out=${paths.generatedConfig}`);
   for (const f of paths.varFiles) args.push(`-var-file=${f}`);
   return args;
-}
-
-/** The strings to mask in the log: sensitive values as given and as written into a variable file, and the token. */
-export function secretsOf(job: Job): string[] {
-  const out = [job.token];
-  for (const v of job.variables) {
-    if (!v.sensitive || v.value === "") continue;
-    out.push(v.value);
-    if (!v.hcl && v.category === "terraform") out.push(hclString(v.value).slice(1, -1));
-  }
-  return out;
 }
 
 /** The working directory inside the unpacked configuration, or null if it would leave it. */

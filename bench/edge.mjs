@@ -2,7 +2,7 @@
 // `npm run bench:edge`: MODELLED API time of real request traces for a client near the D1 primary, about 80 ms from
 // it and about 150 ms from it. Nothing here is measured across a real network: the service runs locally (`node
 // scripts/start.mjs` on a fresh store, EXPOSE_HOPS=1) and reports, per request, where each of its round trips went
-// (`X-Hop-Trace`, src/hops.ts); this script prices those round trips with the per-hop latencies stated in
+// (`X-Hop-Trace`, src/platform/hops.ts); this script prices those round trips with the per-hop latencies stated in
 // bench/README.md ("Edge model"). The service's own time per request, measured locally, is reported beside it.
 //
 // Traces:

@@ -28,6 +28,7 @@ import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureNullProvider, ensureProvider, ensureTerraform, ensureTofu } from "./lib/binaries.mjs";
 import { loginSteps } from "./lib/login-e2e.mjs";
+import { registrySteps } from "./clients/registry.mjs";
 import { startRecordingProxy } from "./lib/proxy.mjs";
 import { groups, killAllGroups, killGroup, sleep, startService, stopGroup, tail } from "./lib/service.mjs";
 
@@ -1637,6 +1638,24 @@ await loginSteps({
   apiURL,
   org: "clients-login",
   adminToken: service.token,
+});
+
+// ---------------------------------------------------------------- Terraform versions and the single-file agent (their own service)
+await import("./clients/terraform-versions.mjs").then((m) =>
+  m.terraformVersionSteps({ step, check, log, root: process.env.CLIENTS_SERVICE_ROOT || root, work, terraform }),
+);
+// ---------------------------------------------------------------- the private registry: scripts/clients/registry.mjs
+await registrySteps({
+  step,
+  check,
+  tf,
+  tfOk,
+  work,
+  base: proxy.base,
+  serviceBase: service.base,
+  adminToken: service.token,
+  clients: { terraform: TF, tofu: TOFU },
+  nullProvider,
 });
 
 // ---------------------------------------------------------------- summary

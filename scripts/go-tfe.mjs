@@ -36,7 +36,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 // The hashicorp/null stand-in that the run tests' fixture (`resource "null_resource" "foo" {}`) needs, in a mirror.
-import { findTerraform } from "./lib/agent.mjs";
+import { findTerraform, terraformVersionOf } from "./lib/agent.mjs";
+import { GO_TFE_TERRAFORM_VERSIONS, startReleasesServer, waitForVersions } from "./lib/releases.mjs";
 import { ensureNullProvider } from "./lib/binaries.mjs";
 // Process groups (the service and go test each run detached, so whole trees stop), shared with the client harness.
 import { groups, killGroup, sleep, stopGroup } from "./lib/service.mjs";
@@ -384,6 +385,15 @@ function nullMirror() {
   return nullMirrorDir;
 }
 
+// The list of Terraform versions the services seed from (docs/terraform-versions.md): the versions go-tfe's tests use,
+// and the local Terraform, newest, so new workspaces default to what the local agent runs. Listed only: no download.
+let releases = null;
+async function releasesIndex() {
+  const local = terraformVersionOf(findTerraform());
+  releases ??= await startReleasesServer({ releases: [...GO_TFE_TERRAFORM_VERSIONS, local].map((version) => ({ version })), workDir: join(work, "releases") });
+  return { url: releases.indexUrl, versions: [...GO_TFE_TERRAFORM_VERSIONS, local] };
+}
+
 /** Starts the edition's service on a fresh store; resolves with its address, token and process. */
 async function startService(ed) {
   let port;
@@ -396,12 +406,23 @@ async function startService(ed) {
   const base = `http://127.0.0.1:${port}`;
   log(`${ed.name}: starting the service (npm start, EDITION=${ed.service.EDITION}) on ${base}, store ${storeDir}; log: ${rel(serviceLog)}`);
   const logFd = openSync(serviceLog, "w");
+  const index = await releasesIndex();
   const service = spawn("npm", ["start"], {
     cwd: root,
     detached: true,
     stdio: ["ignore", logFd, logFd],
     // The service's local agent runs the tests' runs; it installs hashicorp/null from the stand-in's mirror.
-    env: { ...process.env, PORT: String(port), ADMIN_TOKEN: token, PERSIST_DIR: storeDir, RATE_LIMIT: "0", AGENT_PLUGIN_MIRROR: nullMirror(), ...ed.service },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      ADMIN_TOKEN: token,
+      PERSIST_DIR: storeDir,
+      RATE_LIMIT: "0",
+      AGENT_PLUGIN_MIRROR: nullMirror(),
+      TERRAFORM_RELEASES_URL: index.url,
+      OUTBOUND_ALLOW_PRIVATE: "1",
+      ...ed.service,
+    },
   });
   let serviceExit = null;
   service.on("error", (e) => (serviceExit = `could not run npm start: ${e.message}`));
@@ -436,6 +457,11 @@ async function startService(ed) {
   // The edition the service runs is the one asked for: HCP Terraform's ping names no "Terraform Enterprise".
   const app = (await fetch(`${base}/api/v2/ping`, { headers: { Authorization: `Bearer ${token}` } })).headers.get("TFP-AppName") ?? "";
   if ((ed.service.EDITION === "hosted") === /Enterprise/.test(app)) fail(`${ed.name}: the service answers as "${app}", not the ${ed.name} edition`);
+  try {
+    await waitForVersions(base, token, index.versions);
+  } catch (e) {
+    fail(`${ed.name}: ${e.message}; last lines of ${rel(serviceLog)}:\n${tail(serviceLog)}`);
+  }
   return { base, token, storeDir, serviceLog, service, exited: () => serviceExit };
 }
 

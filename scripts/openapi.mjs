@@ -14,7 +14,7 @@ try {
   writeFileSync(
     entry,
     `import { app } from ${JSON.stringify(join(root, "src/index.ts"))};\n` +
-      `import { openApiDocument } from ${JSON.stringify(join(root, "src/openapi.ts"))};\n` +
+      `import { openApiDocument } from ${JSON.stringify(join(root, "src/jsonapi/openapi.ts"))};\n` +
       `export const doc = openApiDocument(app);\n`,
   );
   await build({

@@ -17,13 +17,19 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { startLocalAgent } from "./lib/agent.mjs";
+import { findTerraform, startLocalAgent, terraformVersionOf } from "./lib/agent.mjs";
 import { localVars, persistDir, root } from "./lib/local-env.mjs";
 
 const started = Date.now();
 const port = Number(process.env.PORT || 8787);
 const store = persistDir();
 const { run, generated } = localVars();
+// The local agent runs the Terraform found here (pinned): new workspaces default to its version while nothing is listed.
+if (!run.LATEST_ENGINE_VERSION && !process.env.NO_AGENT) {
+  const local = findTerraform();
+  const version = local ? terraformVersionOf(local) : null;
+  if (version) run.LATEST_ENGINE_VERSION = version;
+}
 const workerConfig = resolve(root, process.env.WORKER_CONFIG || "wrangler.toml");
 
 // 1-3. Build, migrate and assemble the configuration in a child; the configuration holds the run's secrets, so it is
@@ -94,6 +100,8 @@ let stopping = false;
 const restarts = [];
 let ready = false;
 let workerd;
+/** The local agent (null: none), stopped with the service. */
+let agent = null;
 
 // workerd writes structured logs (one JSON object per line); print their messages, as Miniflare would.
 function relayLogs(child) {
@@ -144,14 +152,15 @@ function startWorkerd() {
       `\nWorkspace service: http://127.0.0.1:${port}/api/v2  (edition: ${run.EDITION}; store: ${store}; ready in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
     );
     console.log(`Site-admin token${generated ? " (generated, kept in .dev.vars)" : ""}: ${run.ADMIN_TOKEN}\n`);
-    const agent = startLocalAgent({ root, port, token: run.AGENT_TOKEN });
-    if (typeof agent === "string") console.log(`No local agent (${agent}): remote runs wait for one.\n`);
+    const local = startLocalAgent({ root, port, token: run.AGENT_TOKEN });
+    if (typeof local === "string") console.log(`No local agent (${local}): remote runs wait for one.\n`);
+    else agent = local;
     // Starting leaves the configuration and the child's output as garbage; collect it once, now.
     setFlagsFromString("--expose-gc");
     runInNewContext("gc")();
   });
   child.on("exit", (code, signal) => {
-    if (stopping) process.exit(0);
+    if (stopping) return agentGone.then(() => process.exit(0));
     if (!ready) {
       console.error(`npm start: workerd did not start (${signal ?? code})`);
       process.exit(code ?? 1);
@@ -170,11 +179,26 @@ function startWorkerd() {
 }
 workerd = startWorkerd();
 
-// SIGINT/SIGTERM: stop workerd and leave. Every acknowledged write is already on disk (a Durable Object answers only
-// after its SQLite commit; D1 commits before it answers), so a SIGKILL loses nothing acknowledged either.
-for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) {
-  process.on(sig, () => {
+// SIGINT/SIGTERM: stop the agent and workerd, and leave. workerd's SIGTERM drains: it takes no new connection and
+// waits for the requests in flight, and the local agent always has one, its job poll, which the server holds up to
+// 10 s (`jobs/next?wait=10`, docs/runs.md); the agent, told twice to stop (no new job, running ones canceled), ends
+// only once that poll answers and its last status call gives up. So whatever still runs after STOP_GRACE_MS is cut
+// with SIGKILL. That loses nothing acknowledged: every acknowledged write is already on disk (a Durable Object answers
+// only after its SQLite commit; D1 commits before it answers), which `npm run test:restart` checks with SIGKILLs under
+// load; a request cut there was never answered, as at any crash. A second signal stops at once.
+const STOP_GRACE_MS = 800;
+let agentGone = Promise.resolve();
+function stop(now) {
+  if (!stopping) {
     stopping = true;
+    if (agent) agentGone = agent.stop();
     workerd.kill("SIGTERM");
-  });
+  }
+  const kill = () => {
+    workerd.kill("SIGKILL");
+    agent?.kill();
+  };
+  if (now) kill();
+  else setTimeout(kill, STOP_GRACE_MS).unref();
 }
+for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(sig, () => stop(stopping));

@@ -14,12 +14,16 @@ export interface Caller {
   /** The primary: writes, and reads that must see every acknowledged write (docs/consistency.md). */
   db: D1DatabaseSession;
   /**
-   * The nearest instance, fenced (src/db.ts): reads that gate a request (access, name lookups, lists) and may trail
+   * The nearest instance, fenced (src/platform/replica-fence.ts): reads that gate a request (access, name lookups, lists) and may trail
    * the primary by at most `REPLICA_FENCE_MS`.
    */
   near: D1DatabaseSession;
   /** The actions `authorize` let through for this request (the router checks the route's is among them). */
   authorized?: Set<string>;
+  /** Work to finish after the answer (the request's `waitUntil`): absent where there is none. */
+  defer?: (p: Promise<unknown>) => void;
+  /** The service's own origin as this request reached it (outbound requests never go there). */
+  origin?: string;
   /** Test-only (FAULT_INJECTION=1): the request's X-Fault-* headers; `env.WORKSPACES` applies them to each RPC. */
   faults?: Faults;
 }

@@ -15,6 +15,8 @@ export interface ErrorObject {
  */
 export const ERRORS = {
   unauthorized: { status: 401, title: "unauthorized" },
+  /** A web UI session past the organisation's session-timeout or session-remember (the UI signs it out). */
+  session_expired: { status: 401, title: "unauthorized", detail: "Your session has ended under this organisation's session settings; sign in again" },
   not_found: { status: 404, title: "not found" },
   forbidden: { status: 403, title: "forbidden" },
   invalid_attribute: { status: 422, title: "invalid attribute" },
@@ -103,6 +105,14 @@ export const ERRORS = {
   log_gap: { status: 409, title: "conflict", detail: "The log append would leave a gap" },
   /** A registration beyond the pool's agents (LIMITS.agentsPerPool): the detail names the bound. */
   agent_limit: { status: 409, title: "conflict" },
+  // The admin Terraform versions API: an official version, or one a workspace uses, is not removed.
+  terraform_version_in_use: { status: 422, title: "unprocessable entity", detail: "The Terraform version cannot be removed (it is official or is in use)" },
+  // ---- the private registry (src/registry/) ----
+  version_taken: { status: 422, title: "invalid attribute", detail: "Version has already been taken" },
+  /** go-tfe matches "namespace not authorized" (ErrNamespaceNotAuthorized) when a GPG key moves to a namespace it may not use. */
+  namespace_not_authorized: { status: 403, title: "forbidden", detail: "namespace not authorized" },
+  /** An upload the registry refuses (not a module archive, a binary whose checksum differs…): the detail says why. */
+  registry_upload_invalid: { status: 422, title: "unprocessable entity" },
 } as const satisfies Record<string, { status: number; title: string; detail?: string; headers?: Record<string, string> }>;
 
 export type ErrorCode = keyof typeof ERRORS;

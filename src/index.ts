@@ -3,20 +3,20 @@ import { cors } from "hono/cors";
 import { requestId } from "hono/request-id";
 import { secureHeaders } from "hono/secure-headers";
 import { limitByClient, requireAuth } from "./auth/auth.middleware";
-import { drainUnreadBody, limitBody } from "./body";
+import { drainUnreadBody, limitBody } from "./platform/body";
 import { principalKey } from "./auth/principal";
 import type { AppEnv } from "./env";
-import { SplitRouter } from "./router";
+import { SplitRouter } from "./platform/router";
 import { declaredActionHeld, hopsOf } from "./auth/caller.http";
-import { hopsHeader, hopTraceHeader } from "./hops";
+import { hopsHeader, hopTraceHeader } from "./platform/hops";
 import { ApiError, errorResponse, JSONAPI, toApiError } from "./errors";
 import { defaultHook } from "./jsonapi/validation";
 import { LIMITS } from "./limits";
 import { apiMetaHeaders, meta, mountDiscovery } from "./meta/meta.routes";
 import { organizations } from "./organizations/organizations.routes";
-import { openApiDocument } from "./openapi";
+import { openApiDocument } from "./jsonapi/openapi";
 import { workspaces } from "./workspaces/workspaces.routes";
-import { workspaceActions } from "./workspaces/workspace-actions.routes";
+import { workspaceActions } from "./workspaces/lock.routes";
 import { teams } from "./teams/teams.routes";
 import { tokens } from "./tokens/tokens.routes";
 import { tokenTtlPolicies } from "./tokens/token-ttl-policies.routes";
@@ -32,12 +32,13 @@ import { oauth } from "./oauth/oauth.routes";
 import { consumers } from "./workspaces/consumers.routes";
 import { retention } from "./retention/retention.routes";
 import { stateVersions } from "./state-versions/state-versions.routes";
-import { blobs } from "./blobs/blobs.routes";
-import { runLogs } from "./runs/run-logs.routes";
+import { blobs } from "./blobs/blobs.signed.routes";
+import { runLogs } from "./runs/runs.signed.routes";
 import { runs } from "./runs/runs.routes";
 import { configurationVersions } from "./configuration-versions/configuration-versions.routes";
-import { slugs } from "./configuration-versions/configuration-versions.slugs";
+import { slugs } from "./configuration-versions/configuration-versions.signed.routes";
 import { admin } from "./admin/admin.routes";
+import { terraformVersions } from "./terraform-versions/terraform-versions.routes";
 import { subscriptions } from "./subscriptions/subscriptions.routes";
 import { organizationTags } from "./tags/organization-tags.routes";
 import { reservedTagKeys } from "./tags/reserved-tag-keys.routes";
@@ -45,8 +46,12 @@ import { tagBindings } from "./tags/tag-bindings.routes";
 import { workspaceTags } from "./tags/workspace-tags.routes";
 import { variables } from "./variables/variables.routes";
 import { varsets } from "./varsets/varsets.routes";
-import { ui } from "./ui/ui.routes";
+import { ui } from "./ui/app";
 import { login } from "./login/login.routes";
+import { registryModules } from "./registry/registry-modules.routes";
+import { registryProviders } from "./registry/registry-providers.routes";
+import { registryApi } from "./registry/registry-protocol.routes";
+import { registryObjects } from "./registry/registry-objects.routes";
 
 export { WorkspaceObject } from "./workspaces/workspace.object";
 
@@ -76,10 +81,13 @@ const API_ROUTERS = [
   stateVersions,
   configurationVersions,
   admin,
+  terraformVersions,
   subscriptions,
   variables,
   varsets,
   runs,
+  registryModules,
+  registryProviders,
 ];
 
 export const app = new OpenAPIHono<AppEnv>({ defaultHook, router: new SplitRouter() });
@@ -129,48 +137,57 @@ app.use("*", async (c, next) => {
 
 mountDiscovery(app);
 
-const api = new OpenAPIHono<AppEnv>({ defaultHook });
+/**
+ * An authenticated JSON:API router: body limit and media type, the hop counter, authentication, and the check that the
+ * route authorised its declared action. /api/v2 and the registry's own API (/api/registry) are both built by it.
+ */
+function authenticatedRouter(): OpenAPIHono<AppEnv> {
+  const router = new OpenAPIHono<AppEnv>({ defaultHook });
 
-// Bodies: 413 before parsing when too large; 415 unless JSON:API.
-api.use(
-  "*",
-  limitBody(LIMITS.apiBodyBytes, () => {
-    throw ApiError.of("payload_too_large", { detail: `Request bodies are limited to ${LIMITS.apiBodyBytes} bytes` });
-  }),
-);
-api.use("*", async (c, next) => {
-  const method = c.req.method;
-  if (method === "POST" || method === "PATCH" || method === "PUT" || method === "DELETE") {
-    const length = c.req.header("Content-Length");
-    const hasBody = (length !== undefined && length !== "0") || c.req.header("Transfer-Encoding") !== undefined;
-    const type = (c.req.header("Content-Type") ?? "").split(";")[0].trim().toLowerCase();
-    if (hasBody && type !== JSONAPI) throw ApiError.of("unsupported_media_type");
-  }
-  await next();
-});
-// Round trips per request, reported when EXPOSE_HOPS=1 (the bench and the hop-count test).
-api.use("*", async (c, next) => {
-  const hops = hopsOf(c);
-  await next();
-  if (c.env.EXPOSE_HOPS === "1") {
-    c.res.headers.set("X-Hops", hopsHeader(hops));
-    c.res.headers.set("X-Hop-Trace", hopTraceHeader(hops));
-  }
-});
-api.use("*", requireAuth);
-api.use("*", async (c, next) => {
-  await next();
-  if (c.res.status < 400 && !declaredActionHeld(c)) {
-    console.log(
-      JSON.stringify({
-        level: "error",
-        requestId: c.get("requestId"),
-        error: `route ${c.req.method} ${c.req.path} answered without authorising its declared action`,
-      }),
-    );
-    c.res = errorResponse(c, ApiError.of("internal"));
-  }
-});
+  // Bodies: 413 before parsing when too large; 415 unless JSON:API.
+  router.use(
+    "*",
+    limitBody(LIMITS.apiBodyBytes, () => {
+      throw ApiError.of("payload_too_large", { detail: `Request bodies are limited to ${LIMITS.apiBodyBytes} bytes` });
+    }),
+  );
+  router.use("*", async (c, next) => {
+    const method = c.req.method;
+    if (method === "POST" || method === "PATCH" || method === "PUT" || method === "DELETE") {
+      const length = c.req.header("Content-Length");
+      const hasBody = (length !== undefined && length !== "0") || c.req.header("Transfer-Encoding") !== undefined;
+      const type = (c.req.header("Content-Type") ?? "").split(";")[0].trim().toLowerCase();
+      if (hasBody && type !== JSONAPI) throw ApiError.of("unsupported_media_type");
+    }
+    await next();
+  });
+  // Round trips per request, reported when EXPOSE_HOPS=1 (the bench and the hop-count test).
+  router.use("*", async (c, next) => {
+    const hops = hopsOf(c);
+    await next();
+    if (c.env.EXPOSE_HOPS === "1") {
+      c.res.headers.set("X-Hops", hopsHeader(hops));
+      c.res.headers.set("X-Hop-Trace", hopTraceHeader(hops));
+    }
+  });
+  router.use("*", requireAuth);
+  router.use("*", async (c, next) => {
+    await next();
+    if (c.res.status < 400 && !declaredActionHeld(c)) {
+      console.log(
+        JSON.stringify({
+          level: "error",
+          requestId: c.get("requestId"),
+          error: `route ${c.req.method} ${c.req.path} answered without authorising its declared action`,
+        }),
+      );
+      c.res = errorResponse(c, ApiError.of("internal"));
+    }
+  });
+  return router;
+}
+
+const api = authenticatedRouter();
 for (const r of API_ROUTERS) api.route("/", r);
 
 // Signed state-blob URLs: no token (Terraform sends none), raw bodies, their own size limit; rate
@@ -188,6 +205,13 @@ app.route("/", slugs);
 // The OpenAPI document is public like discovery; registered before the authenticated API.
 app.get("/api/v2/openapi.json", (c) => c.json(openApiDocument(app)));
 app.route("/api/v2", api);
+// The registry protocols and GPG keys (src/registry/registry-protocol.routes.ts), authenticated as /api/v2 is.
+const registry = authenticatedRouter();
+registry.route("/", registryApi);
+app.route("/api/registry", registry);
+// Signed registry object URLs: uploads (no token: go-tfe and curl PUT them as links) and Terraform's downloads.
+app.use("/_registry/*", limitByClient);
+app.route("/", registryObjects);
 // The private agent protocol (docs/runs.md): agent tokens and run tokens, plain JSON and raw bytes.
 app.route(AGENT_PROTOCOL_PREFIX, agentProtocol);
 // The web UI: server-rendered pages with their own session, CSRF check and error pages.

@@ -8,7 +8,7 @@ export const LIMITS = {
   configurationBodyBytes: 100 * 1024 * 1024,
   /**
    * A body answered before it was read (413, 401, 415…) is read and discarded up to this many bytes, so the client
-   * receives the answer instead of a connection reset (src/body.ts); past it the connection is closed.
+   * receives the answer instead of a connection reset (src/platform/body.ts); past it the connection is closed.
    */
   drainBodyBytes: 128 * 1024 * 1024,
   pageSizeDefault: 20,
@@ -64,6 +64,19 @@ export const LIMITS = {
   savedPlansDiscardMax: 1_000,
   /** Bytes of a run log one read answers at most (the client's `limit` may ask for less). */
   runLogReadMax: 1024 * 1024,
+  // ---- the private registry (src/registry/): uploads stream into R2 through their signed URLs, outside the API's body limit ----
+  /** A module version's archive (tar.gz) as uploaded. */
+  registryModuleBytes: 100 * 1024 * 1024,
+  /** What a module archive unpacks to, and its entries (a module beyond these is refused, not unpacked). */
+  registryModuleUnpackedBytes: 512 * 1024 * 1024,
+  registryModuleEntries: 10_000,
+  /** Of a module's Terraform files and READMEs, the bytes read for what the registry shows (inputs, outputs, readme). */
+  registryModuleKeptFileBytes: 256 * 1024,
+  registryModuleKeptBytes: 4 * 1024 * 1024,
+  /** A provider version's SHA256SUMS file and its signature. */
+  registryShasumsBytes: 64 * 1024,
+  /** One platform's provider binary (a zip; real providers ship 30–80 MB). */
+  registryProviderBinaryBytes: 512 * 1024 * 1024,
   // ---- the private agent protocol (docs/runs.md) ----
   /** JSON bodies of the agent protocol (register, status, finish). */
   agentJsonBodyBytes: 64 * 1024,

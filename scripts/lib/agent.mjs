@@ -3,9 +3,22 @@
 // AGENT_TOKEN the Worker was given. Its output is prefixed `agent: `; it stops with the service. It serves the
 // default pool, every organisation's jobs, so it runs each job in a bubblewrap sandbox: without bwrap it does not
 // start, and npm start says why. Node built-ins only.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
+
+/**
+ * The version a Terraform binary reports, or null. npm start makes it the default version of new workspaces
+ * (LATEST_ENGINE_VERSION) while the list of Terraform versions is empty, so its pinned local agent runs them.
+ */
+export function terraformVersionOf(path) {
+  const r = spawnSync(path, ["version", "-json"], { encoding: "utf8", env: { PATH: process.env.PATH ?? "", CHECKPOINT_DISABLE: "1" }, timeout: 20_000 });
+  try {
+    return JSON.parse(r.stdout).terraform_version ?? null;
+  } catch {
+    return null;
+  }
+}
 
 /** The Terraform binary to run, or null: TERRAFORM if set, else the first `terraform` on PATH. */
 export function findTerraform(env = process.env) {
@@ -27,7 +40,9 @@ function onPath(name, env) {
 
 /**
  * Starts the local agent against http://localhost:<port>, or answers why not (a string). The child gets the token
- * through its environment, never its command line, and is stopped when this process exits.
+ * through its environment, never its command line, and is stopped when this process exits. `stop()` tells it twice
+ * to stop (no new job; running ones canceled, as the service they report to is going away) and resolves once it has
+ * exited; `kill()` ends it at once.
  */
 export function startLocalAgent({ root, port, token, env = process.env }) {
   if (env.NO_AGENT) return "NO_AGENT is set";
@@ -54,16 +69,20 @@ export function startLocalAgent({ root, port, token, env = process.env }) {
     });
     from.on("end", () => pending && to.write(`agent: ${pending}\n`));
   }
+  let stopped = false;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
   child.on("exit", (code, signal) => {
     if (!stopped) console.error(`agent: exited (${signal ?? code}); remote runs wait until an agent runs`);
   });
-  let stopped = false;
-  // Twice: the first SIGTERM lets running jobs finish, the second cancels them (SIGINT to Terraform), since the
-  // service they report to is going away.
-  process.on("exit", () => {
+  const stop = () => {
     stopped = true;
-    child.kill("SIGTERM");
-    child.kill("SIGTERM");
-  });
-  return child;
+    if (child.exitCode === null && child.signalCode === null) {
+      // Two different signals: the same one sent twice in a row may arrive as one.
+      child.kill("SIGTERM");
+      child.kill("SIGINT");
+    }
+    return exited;
+  };
+  process.on("exit", stop);
+  return { stop, kill: () => child.kill("SIGKILL") };
 }

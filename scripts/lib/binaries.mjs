@@ -74,7 +74,7 @@ function build(dir, out, log, extraArgs = [], pkg = ".") {
 // module zip leaves nested modules out, so those directories are missing. Each nested module is fetched through the
 // module proxy at the release's commit and copied in. The commit: the proxy names it in a nested module's `latest`
 // pseudo-version, accepted only when that pseudo-version's time is the release's own time (the tag's commit).
-function addNestedModules(src, info, log) {
+function addNestedModules(src, info, log, version = TERRAFORM_VERSION) {
   const gomod = readFileSync(join(src, "go.mod"), "utf8");
   const missing = [...gomod.matchAll(/^replace\s+(\S+)\s+=>\s+(\.\/\S+)\s*$/gm)]
     .map((m) => ({ module: m[1], dir: join(src, m[2]) }))
@@ -93,9 +93,8 @@ function addNestedModules(src, info, log) {
       }
     } catch {}
   }
-  if (!commit)
-    throw new Error(`cannot find the commit of terraform ${TERRAFORM_VERSION} (released ${releaseTime}) for its nested modules through the module proxy`);
-  log?.(`terraform ${TERRAFORM_VERSION}: fetching ${missing.length} nested modules at commit ${commit}`);
+  if (!commit) throw new Error(`cannot find the commit of terraform ${version} (released ${releaseTime}) for its nested modules through the module proxy`);
+  log?.(`terraform ${version}: fetching ${missing.length} nested modules at commit ${commit}`);
   for (const r of missing) {
     const nested = download(r.module, `v0.0.0-${stamp}-${commit}`); // the pseudo-version of that commit
     cpSync(nested.Dir, r.dir, { recursive: true });
@@ -132,6 +131,28 @@ const atLeast = (v, min) => {
   for (let i = 0; i < 3; i++) if (v[i] !== min[i]) return v[i] > min[i];
   return true;
 };
+
+// Terraform `version` (e.g. "v1.10.5") built from source once and cached: { path, version, built }. For a second
+// Terraform beside the one on PATH (scripts/clients/terraform-versions.mjs serves both as releases).
+export function ensureTerraformVersion(version, log) {
+  const out = join(cacheDir(), `terraform_${version}`, "terraform");
+  let built = false;
+  if (!existsSync(out)) {
+    log?.(`building terraform ${version} from source (${goAvailable()}); cached in ${out}`);
+    const info = download("github.com/hashicorp/terraform", version);
+    const src = join(cacheDir(), `terraform_${version}-src`);
+    rmSync(src, { recursive: true, force: true });
+    cpSync(info.Dir, src, { recursive: true });
+    makeWritable(src);
+    addNestedModules(src, info, log, version);
+    buildCopy(src, out, log, ["-ldflags", "-X github.com/hashicorp/terraform/version.dev=no"]);
+    rmSync(src, { recursive: true, force: true });
+    built = true;
+  }
+  const v = run(out, ["version", "-json"]);
+  if (v.status !== 0) throw new Error(`${out} does not run: ${v.stderr || v.error?.message}`);
+  return { path: out, version: JSON.parse(v.stdout).terraform_version, built };
+}
 
 // Resolves { path, version, source }.
 export function ensureTerraform(log) {

@@ -54,6 +54,12 @@ export function localVars(env = process.env) {
     ...(env.EXPOSE_HOPS ? { EXPOSE_HOPS: env.EXPOSE_HOPS } : {}),
     // A log line for every request (by default only for the failed ones).
     ...(env.ACCESS_LOG ? { ACCESS_LOG: env.ACCESS_LOG } : {}),
+    // Terraform versions (docs/terraform-versions.md): where the list is seeded from ("" by default here, so a local
+    // run lists nothing and takes LATEST_ENGINE_VERSION, which npm start sets to its local agent's Terraform), and
+    // whether the Worker may reach a local releases server.
+    TERRAFORM_RELEASES_URL: env.TERRAFORM_RELEASES_URL ?? "",
+    ...(env.OUTBOUND_ALLOW_PRIVATE ? { OUTBOUND_ALLOW_PRIVATE: env.OUTBOUND_ALLOW_PRIVATE } : {}),
+    ...(env.LATEST_ENGINE_VERSION ? { LATEST_ENGINE_VERSION: env.LATEST_ENGINE_VERSION } : {}),
   };
   return { run, generated };
 }

@@ -124,10 +124,10 @@ export default async function (h) {
     await admin.goto(at("/settings"));
     await audit(admin, "org-settings");
     await admin.fill("#o-email", "orgui-ops@example.com");
-    await admin.check("#o-cost-estimation-enabled");
+    await admin.check("#o-allow-force-delete-workspaces");
     await submit(admin, "button:text-is('Save settings')", `/app/${ORG}/settings`);
     const a = (await api("GET", `/organizations/${ORG}`)).data.attributes;
-    check(a.email === "orgui-ops@example.com" && a["cost-estimation-enabled"] === true, `settings: ${JSON.stringify(a)}`);
+    check(a.email === "orgui-ops@example.com" && a["allow-force-delete-workspaces"] === true, `settings: ${JSON.stringify(a)}`);
     await admin.fill("#o-email", "nobody");
     await submit(admin, "button:text-is('Save settings')", `/app/${ORG}/settings`);
     await takeRefusalLog(admin);

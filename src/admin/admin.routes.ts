@@ -3,11 +3,13 @@ import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi } from "../jsonapi/document";
 import { listDocument, pageQuery } from "../jsonapi/schemas";
-import { errorResponses, ok, router } from "../jsonapi/validation";
+import { ok, router } from "../jsonapi/validation";
 import { serializeConsistencyReport } from "./consistency.serialize";
 import { consistencyReport } from "./consistency.service";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 import { consistencyDifferenceResource } from "./admin.schemas";
+
+const defineRoute = defineRoutes({ tags: ["Admin"] });
 
 export const admin = router();
 
@@ -16,7 +18,6 @@ admin.openapi(
     method: "get",
     path: "/admin/consistency",
     action: "site-admin",
-    tags: ["Admin"],
     summary: "Compare each workspace's Durable Object with its D1 index row (site admins; paged by cursor)",
     // Paged by cursor: `page[size]` alone (1 to 100, default 50), the next page's cursor in `meta.next-cursor`.
     request: {
@@ -25,7 +26,7 @@ admin.openapi(
         .extend({ cursor: z.string().max(100).optional() })
         .passthrough(),
     },
-    responses: { ...ok("Differences found in this page", listDocument(consistencyDifferenceResource)), ...errorResponses },
+    responses: ok("Differences found in this page", listDocument(consistencyDifferenceResource)),
   }),
   async (c) => {
     const q = c.req.valid("query");

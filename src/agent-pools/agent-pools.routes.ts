@@ -3,13 +3,13 @@ import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
-import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { serializeAgentPool } from "./agent-pools.serialize";
 import { createPool, listOrgPools, removePool, showPool, updatePool } from "./agent-pools.service";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 import { agentPoolResource } from "./agent-pools.schemas";
 
-const tags = ["Agent pools"];
+const defineRoute = defineRoutes({ tags: ["Agent pools"] });
 export const agentPools = router();
 
 const poolParam = z.object({ pool_id: z.string().regex(/^apool-[A-Za-z0-9]{1,64}$/) });
@@ -30,10 +30,9 @@ agentPools.openapi(
     method: "post",
     path: "/organizations/{organization_name}/agent-pools",
     action: "agent-pools.manage",
-    tags,
     summary: "Create an agent pool",
     request: { params: orgParam, body: jsonBody(createBody) },
-    responses: { ...ok("The pool", resourceDocument(agentPoolResource), 201), ...errorResponses },
+    responses: ok("The pool", resourceDocument(agentPoolResource), 201),
   }),
   async (c) => {
     const { attributes: a, relationships } = c.req.valid("json").data;
@@ -51,7 +50,6 @@ agentPools.openapi(
     method: "get",
     path: "/organizations/{organization_name}/agent-pools",
     action: "organization.read",
-    tags,
     summary: "List agent pools",
     request: {
       params: orgParam,
@@ -64,7 +62,7 @@ agentPools.openapi(
         })
         .passthrough(),
     },
-    responses: { ...ok("A page of pools", listDocument(agentPoolResource)), ...errorResponses },
+    responses: ok("A page of pools", listDocument(agentPoolResource)),
   }),
   async (c) => {
     const query = c.req.valid("query");
@@ -89,10 +87,9 @@ agentPools.openapi(
     method: "get",
     path: "/agent-pools/{pool_id}",
     action: "organization.read",
-    tags,
     summary: "Show an agent pool",
     request: { params: poolParam },
-    responses: { ...ok("The pool", resourceDocument(agentPoolResource)), ...errorResponses },
+    responses: ok("The pool", resourceDocument(agentPoolResource)),
   }),
   async (c) => jsonapi(c, { data: serializeAgentPool(await showPool(callerOf(c), c.req.valid("param").pool_id)) }),
 );
@@ -102,10 +99,9 @@ agentPools.openapi(
     method: "patch",
     path: "/agent-pools/{pool_id}",
     action: "agent-pools.manage",
-    tags,
     summary: "Update an agent pool",
     request: { params: poolParam, body: jsonBody(updateBody) },
-    responses: { ...ok("The pool", resourceDocument(agentPoolResource)), ...errorResponses },
+    responses: ok("The pool", resourceDocument(agentPoolResource)),
   }),
   async (c) => {
     const { attributes: a = {}, relationships } = c.req.valid("json").data;
@@ -123,10 +119,9 @@ agentPools.openapi(
     method: "delete",
     path: "/agent-pools/{pool_id}",
     action: "agent-pools.manage",
-    tags,
     summary: "Delete an unused agent pool",
     request: { params: poolParam },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: noContentResponse,
   }),
   async (c) => {
     await removePool(callerOf(c), c.req.valid("param").pool_id);

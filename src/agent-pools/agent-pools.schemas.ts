@@ -1,4 +1,4 @@
-/** Response schema of agent pools (src/registries/agent-pools.routes.ts). */
+/** Response schema of agent pools (src/agent-pools/agent-pools.routes.ts). */
 import { attr, resourceSchema } from "../jsonapi/schemas";
 
 export const agentPoolResource = resourceSchema("AgentPool", "agent-pools", {

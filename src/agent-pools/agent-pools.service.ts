@@ -19,7 +19,7 @@ import {
   type AgentPool,
   type PoolChanges,
 } from "./agent-pools.d1";
-import { containsText } from "../text-match";
+import { containsText } from "../platform/text-match";
 
 const NAME = /^[A-Za-z0-9_-]+$/;
 

@@ -6,14 +6,14 @@ import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, paginated } from "../jsonapi/document";
 import { listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
-import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
+import { jsonBody, ok, router } from "../jsonapi/validation";
 import { LIMITS } from "../limits";
 import { serializeAuthenticationToken } from "../tokens/tokens.serialize";
 import { createPoolToken, listPoolTokens } from "./agent-tokens.service";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 import { authenticationTokenResource } from "../tokens/tokens.schemas";
 
-const tags = ["Agent tokens"];
+const defineRoute = defineRoutes({ tags: ["Agent tokens"] });
 export const agentTokens = router();
 
 const poolParam = z.object({ pool_id: z.string().regex(/^apool-[A-Za-z0-9]{1,64}$/) });
@@ -33,13 +33,12 @@ agentTokens.openapi(
     path: "/agent-pools/{pool_id}/authentication-tokens",
     // Agent tokens: listing and minting follow the pool's management (read and delete by id: `token.manage`).
     action: "agent-pools.manage",
-    tags,
     summary: "List an agent pool's tokens (sort: created-at or -created-at); no secrets",
     request: {
       params: poolParam,
       query: pageQuery.extend({ sort: z.string().max(32).optional() }).passthrough(),
     },
-    responses: { ...ok("A page of agent tokens", listDocument(authenticationTokenResource)), ...errorResponses },
+    responses: ok("A page of agent tokens", listDocument(authenticationTokenResource)),
   }),
   async (c) => {
     const query = c.req.valid("query");
@@ -62,10 +61,9 @@ agentTokens.openapi(
     method: "post",
     path: "/agent-pools/{pool_id}/authentication-tokens",
     action: "agent-pools.manage",
-    tags,
     summary: "Create an agent token (its secret is shown only in this response; it never authenticates API requests)",
     request: { params: poolParam, body: jsonBody(createBody) },
-    responses: { ...ok("The token, with its secret", resourceDocument(authenticationTokenResource), 201), ...errorResponses },
+    responses: ok("The token, with its secret", resourceDocument(authenticationTokenResource), 201),
   }),
   async (c) => {
     const minted = await createPoolToken(callerOf(c), c.req.valid("param").pool_id, c.req.valid("json").data.attributes.description);

@@ -19,8 +19,9 @@ import type { ArtifactKind, CancelSignal, Job, Phase } from "../runs/runs.types"
 import { openValue } from "../variables/variables.crypto";
 import { effectiveVariables } from "../variables/variables.rules";
 import { varsetsReachingWorkspace } from "../varsets/varsets.d1";
+import { terraformForJob } from "../terraform-versions/terraform-versions.service";
 import { workspaceStub } from "../workspaces/workspaces.service";
-import { findAgent, insertAgent, recordClaim, touchAgent, type Agent, type AgentStatus } from "./agents.d1";
+import { findAgent, insertAgent, recordClaim, releaseJob, touchAgent, type Agent, type AgentStatus } from "./agents.d1";
 import { goneBefore } from "./agents.rules";
 import type { FinishBody, RegisterBody } from "./agents.schemas";
 
@@ -131,7 +132,13 @@ export async function nextJob(auth: AgentAuth, id: string, origin: Origin, waitM
         now: nowIso(),
       });
       if (!claimed.ok) continue;
-      await recordClaim(auth.db, { agentId: id, poolId: agent.agentPoolId, organizationId: queued.organizationId, at: nowIso() });
+      await recordClaim(auth.db, {
+        agentId: id,
+        poolId: agent.agentPoolId,
+        organizationId: queued.organizationId,
+        at: nowIso(),
+        job: { runId: queued.runId, phase: queued.phase, workspaceId: queued.workspaceId },
+      });
       return jobPayload(auth, claimed.value, origin);
     }
     if (Date.now() + LIMITS.agentNextJobPollMs > deadline) return null;
@@ -145,10 +152,13 @@ export async function nextJob(auth: AgentAuth, id: string, origin: Origin, waitM
  */
 async function jobPayload(auth: AgentAuth, job: Job, origin: Origin): Promise<AgentJob> {
   const { run, workspace } = job;
-  const [org, own, sets] = await Promise.all([
+  // The plan runs what the run's or the workspace's setting resolves to now; the apply, the version its plan ran.
+  const requested = run.terraformVersion ?? workspace.settings["engine-version"];
+  const [org, own, sets, terraform] = await Promise.all([
     findOrganization(auth.db, { id: run.organizationId }),
     workspaceStub(auth.env, workspace.id).listVariables(),
     varsetsReachingWorkspace(auth.db, workspace.organizationId, workspace.id, workspace.projectId),
+    terraformForJob(auth.env, auth.db, requested),
   ]);
   if (!org) throw ApiError.of("not_found");
   const chosen = effectiveVariables(unwrap(own).value.variables, sets);
@@ -167,6 +177,7 @@ async function jobPayload(auth: AgentAuth, job: Job, origin: Origin): Promise<Ag
     organizationId: run.organizationId,
     phase: job.phase,
     claimId: job.claimId,
+    projectId: workspace.projectId,
   });
   return {
     run: run.id,
@@ -181,7 +192,7 @@ async function jobPayload(auth: AgentAuth, job: Job, origin: Origin): Promise<Ag
       id: workspace.id,
       name: workspace.name,
       workingDirectory: workspace.settings["working-directory"] ?? "",
-      terraformVersion: run.terraformVersion ?? workspace.settings["engine-version"],
+      terraformVersion: requested,
       // Terraform renders a remote run's log as JSON lines (and reads the redacted JSON plan) when this is on.
       structuredRunOutput: workspace.settings["structured-run-output-enabled"] !== false,
     },
@@ -198,6 +209,7 @@ async function jobPayload(auth: AgentAuth, job: Job, origin: Origin): Promise<Ag
     },
     variables,
     runVariables: run.variables.map(({ key, value }) => ({ key, value })),
+    terraform,
   };
 }
 
@@ -255,4 +267,5 @@ export async function getArtifact(job: JobAuth, kind: ArtifactKind): Promise<Uin
 export async function finishJob(job: JobAuth, body: FinishBody): Promise<void> {
   const { runId, phase, claimId } = job.claims;
   unwrap(await stubOf(job).finishJob({ runId, phase, claimId, now: nowIso(), ...body }));
+  await releaseJob(job.db, runId, phase);
 }

@@ -91,10 +91,22 @@ export async function findPresentAgent(db: Db, id: string, goneBefore: string): 
   return row ? toAgent(row) : null;
 }
 
-/** A claim: the agent is busy, and the pool has served the job's organisation now (its turn, migration 0029). */
-export async function recordClaim(db: Db, claim: { agentId: string; poolId: string | null; organizationId: string; at: string }): Promise<void> {
+/**
+ * A claim: the agent is busy with the job (its current jobs, migration 0031), and the pool has served the job's
+ * organisation now (its turn, migration 0029).
+ */
+export async function recordClaim(
+  db: Db,
+  claim: { agentId: string; poolId: string | null; organizationId: string; at: string; job: { runId: string; phase: string; workspaceId: string } },
+): Promise<void> {
   await db.batch([
     db.prepare("UPDATE agents SET status = 'busy', last_ping_at = ? WHERE id = ?").bind(claim.at, claim.agentId),
+    db
+      .prepare(
+        `INSERT INTO agent_jobs (agent_id, run_id, phase, workspace_id, organization_id, claimed_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (agent_id, run_id, phase) DO UPDATE SET claimed_at = excluded.claimed_at`,
+      )
+      .bind(claim.agentId, claim.job.runId, claim.job.phase, claim.job.workspaceId, claim.organizationId, claim.at),
     db
       .prepare(
         `INSERT INTO agent_pool_turns (pool_key, organization_id, last_claimed_at) VALUES (coalesce(?, ''), ?, ?)
@@ -104,25 +116,88 @@ export async function recordClaim(db: Db, claim: { agentId: string; poolId: stri
   ]);
 }
 
-/** Records a ping: the reported status (when given), the address it came from, the time. */
+/** Records a ping: the reported status (when given), the address it came from, the time. Idle or exited: it holds no job. */
 export async function touchAgent(db: Db, id: string, ping: { status?: AgentStatus; ipAddress: string | null; at: string }): Promise<void> {
-  await db
+  const update = db
     .prepare("UPDATE agents SET status = coalesce(?, status), ip_address = coalesce(?, ip_address), last_ping_at = ? WHERE id = ?")
-    .bind(ping.status ?? null, ping.ipAddress, ping.at, id)
-    .run();
+    .bind(ping.status ?? null, ping.ipAddress, ping.at, id);
+  if (ping.status === "idle" || ping.status === "exited") {
+    await db.batch([update, db.prepare("DELETE FROM agent_jobs WHERE agent_id = ?").bind(id)]);
+  } else await update.run();
+}
+
+/** The job's phase ended (its finish was reported): no agent holds it any more. */
+export async function releaseJob(db: Db, runId: string, phase: string): Promise<void> {
+  await db.prepare("DELETE FROM agent_jobs WHERE run_id = ? AND phase = ?").bind(runId, phase).run();
+}
+
+/** A job an agent holds now, with the names its run page is found by (null when the workspace is gone). */
+export interface HeldJob {
+  agentId: string;
+  runId: string;
+  phase: string;
+  workspaceId: string;
+  organizationId: string;
+  claimedAt: string;
+  workspaceName: string | null;
+  organizationName: string | null;
+}
+
+/** The jobs these agents hold now, oldest claim first. */
+export async function heldJobs(db: Db, agentIds: string[]): Promise<HeldJob[]> {
+  if (agentIds.length === 0) return [];
+  const rows = await db
+    .prepare(
+      `SELECT j.agent_id, j.run_id, j.phase, j.workspace_id, j.organization_id, j.claimed_at, w.name AS workspace_name, o.name AS organization_name
+       FROM agent_jobs j LEFT JOIN workspaces w ON w.id = j.workspace_id LEFT JOIN organizations o ON o.external_id = j.organization_id
+       WHERE j.agent_id IN (SELECT value FROM json_each(?)) ORDER BY j.claimed_at, j.run_id`,
+    )
+    .bind(JSON.stringify(agentIds))
+    .all<{
+      agent_id: string;
+      run_id: string;
+      phase: string;
+      workspace_id: string;
+      organization_id: string;
+      claimed_at: string;
+      workspace_name: string | null;
+      organization_name: string | null;
+    }>();
+  return rows.results.map((r) => ({
+    agentId: r.agent_id,
+    runId: r.run_id,
+    phase: r.phase,
+    workspaceId: r.workspace_id,
+    organizationId: r.organization_id,
+    claimedAt: r.claimed_at,
+    workspaceName: r.workspace_name,
+    organizationName: r.organization_name,
+  }));
 }
 
 /**
  * One page of a pool's agents, oldest first, those that pinged at or after `since` (at least: not gone); and how
  * many match.
  */
-export async function poolAgents(db: Db, poolId: string, since: string, page: Page): Promise<{ agents: Agent[]; total: number }> {
-  const where = "agent_pool_id = ?1 AND last_ping_at >= ?2";
+export async function poolAgents(db: Db, poolId: string | null, since: string, page: Page): Promise<{ agents: Agent[]; total: number }> {
+  // `IS`: the default pool's agents have no pool id.
+  const where = "agent_pool_id IS ?1 AND last_ping_at >= ?2";
   const [total, rows] = await db.batch([
     db.prepare(`SELECT count(*) AS n FROM agents WHERE ${where}`).bind(poolId, since),
     db
       .prepare(`SELECT ${COLUMNS} FROM agents WHERE ${where} ORDER BY created_at, id LIMIT ?3 OFFSET ?4`)
       .bind(poolId, since, page.size, (page.number - 1) * page.size),
+  ]);
+  return { agents: ((rows?.results ?? []) as AgentRow[]).map(toAgent), total: ((total?.results?.[0] ?? { n: 0 }) as { n: number }).n };
+}
+
+/** One page of every pool's agents (the default pool's first), those that pinged at or after `since`; and how many. */
+export async function allAgents(db: Db, since: string, page: Page): Promise<{ agents: Agent[]; total: number }> {
+  const [total, rows] = await db.batch([
+    db.prepare("SELECT count(*) AS n FROM agents WHERE last_ping_at >= ?1").bind(since),
+    db
+      .prepare(`SELECT ${COLUMNS} FROM agents WHERE last_ping_at >= ?1 ORDER BY agent_pool_id IS NOT NULL, agent_pool_id, created_at, id LIMIT ?2 OFFSET ?3`)
+      .bind(since, page.size, (page.number - 1) * page.size),
   ]);
   return { agents: ((rows?.results ?? []) as AgentRow[]).map(toAgent), total: ((total?.results?.[0] ?? { n: 0 }) as { n: number }).n };
 }

@@ -2,14 +2,14 @@
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, paginated } from "../jsonapi/document";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 import { listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
-import { errorResponses, ok, router } from "../jsonapi/validation";
+import { ok, router } from "../jsonapi/validation";
 import { agentIdParam, agentResource, poolIdParam } from "./agents.schemas";
 import { serializeAgent } from "./agents.serialize";
-import { listPoolAgents, showAgent } from "./agents.service";
+import { listAllAgents, listPoolAgents, showAgent } from "./agents.service";
 
-const tags = ["Agents"];
+const defineRoute = defineRoutes({ tags: ["Agents"] });
 export const agents = router();
 
 agents.openapi(
@@ -17,10 +17,9 @@ agents.openapi(
     method: "get",
     path: "/agent-pools/{pool_id}/agents",
     action: "organization.read",
-    tags,
     summary: "List a pool's agents",
     request: { params: poolIdParam, query: pageQuery.extend({ "filter[last-ping-since]": z.string().max(64).optional() }).passthrough() },
-    responses: { ...ok("A page of agents", listDocument(agentResource)), ...errorResponses },
+    responses: ok("A page of agents", listDocument(agentResource)),
   }),
   async (c) => {
     const query = c.req.valid("query");
@@ -44,10 +43,37 @@ agents.openapi(
     method: "get",
     path: "/agents/{agent_id}",
     action: "organization.read",
-    tags,
     summary: "Show an agent",
     request: { params: agentIdParam },
-    responses: { ...ok("The agent", resourceDocument(agentResource)), ...errorResponses },
+    responses: ok("The agent", resourceDocument(agentResource)),
   }),
   async (c) => jsonapi(c, { data: serializeAgent(await showAgent(callerOf(c), c.req.valid("param").agent_id)) }),
+);
+
+// Every pool's agents for the site admin, the operator's default pool included: that pool has no id in the API (it
+// is not an organisation's), so its agents are listed here, with an `agent-pool` relationship of null
+// (docs/running.md, "Agents").
+agents.openapi(
+  defineRoute({
+    method: "get",
+    path: "/admin/agents",
+    action: "site-admin",
+    summary: "List every pool's agents, the default pool's first (site admins)",
+    request: { query: pageQuery.passthrough() },
+    responses: ok("A page of agents", listDocument(agentResource)),
+  }),
+  async (c) => {
+    const page = pageOf(c.req.valid("query"));
+    const { agents: list, total } = await listAllAgents(callerOf(c), page);
+    const now = Date.now();
+    return jsonapi(
+      c,
+      paginated(
+        c,
+        list.map((a) => serializeAgent(a, now, { pool: true })),
+        page,
+        total,
+      ),
+    );
+  },
 );

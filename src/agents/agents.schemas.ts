@@ -28,6 +28,10 @@ export const finishBody = z.object({
   resourceChanges: count,
   resourceDestructions: count,
   resourceImports: count,
+  terraformVersion: z
+    .string()
+    .regex(/^\d{1,20}\.\d{1,20}\.\d{1,20}(-[0-9A-Za-z.-]{1,64})?$/)
+    .optional(),
 });
 export type FinishBody = z.infer<typeof finishBody>;
 

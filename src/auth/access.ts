@@ -6,6 +6,7 @@ import {
   FULL_ACCESS,
   NO_ACCESS,
   PLAN_RUN_CAPABILITIES,
+  REMOTE_STATE_CAPABILITIES,
   RUN_CAPABILITIES,
   createAllowed,
   effectiveCapabilities,
@@ -65,6 +66,14 @@ export interface OrgAccessOptions {
   ownerSettings?: boolean;
 }
 
+/** Whether a UI session outlived an organisation's `session-timeout` (idle) or `session-remember` (lifetime), in minutes. */
+export function sessionEnded(session: { createdAt: string; lastSeenAt: string }, attrs: Record<string, unknown>, nowMs: number): boolean {
+  const minutes = (k: string) => (typeof attrs[k] === "number" ? (attrs[k] as number) * 60_000 : null);
+  const idle = minutes("session-timeout");
+  const lifetime = minutes("session-remember");
+  return (idle !== null && nowMs - Date.parse(session.lastSeenAt) > idle) || (lifetime !== null && nowMs - Date.parse(session.createdAt) > lifetime);
+}
+
 export function buildOrgAccess(principal: Principal, organization: Organization, teams: AccessTeam[], opts: OrgAccessOptions = {}): OrgAccess | null {
   const isSiteAdmin = principal.kind === "user" && principal.isSiteAdmin;
   const isOrgToken = principal.kind === "organization" && principal.organizationId === organization.externalId;
@@ -84,6 +93,9 @@ export function buildOrgAccess(principal: Principal, organization: Organization,
   if (principal.kind === "user" && principal.tokenCreatedAt && typeof organization.userTokenTtlMs === "number") {
     if (Date.parse(principal.tokenCreatedAt) + organization.userTokenTtlMs <= Date.now()) throw ApiError.of("unauthorized");
   }
+  // A person's web UI session ends, in this organisation, once idle longer than its session-timeout or older than its
+  // session-remember (minutes; null: the service's own session lifetime alone).
+  if (principal.kind === "user" && principal.session && sessionEnded(principal.session, organization.attrs, Date.now())) throw ApiError.of("session_expired");
   if (!isSiteAdmin && !isOrgToken && !isRun && teams.length === 0) return null;
 
   let orgPermissions: OrgPermissions = { ...NO_ORG_PERMISSIONS };
@@ -145,14 +157,34 @@ export async function loadGrants(
 const levels = (grants: Grant[], targetId: string): GrantLevel[] =>
   grants.filter((g) => g.targetId === targetId).map((g) => ({ access: g.access, perms: g.perms }));
 
+/** What of a workspace decides who may read its state during runs (its remote state sharing). */
+export interface StateSharing {
+  id: string;
+  projectId: string;
+  settings?: { "global-remote-state": boolean; "project-remote-state": boolean };
+  remoteStateConsumers?: readonly string[];
+}
+
+/**
+ * Whether runs of workspace `reader` (in `workspace`'s organisation, and in project `readerProject` when known) may
+ * read `workspace`'s state: every workspace of the organisation with global sharing, of its project with project
+ * sharing, else its remote-state consumers (workspaces API: global-remote-state, project-remote-state).
+ */
+export function sharesStateWith(workspace: StateSharing, reader: string, readerProject: string | undefined): boolean {
+  if (reader === workspace.id) return false;
+  if (workspace.settings?.["global-remote-state"]) return true;
+  if (workspace.settings?.["project-remote-state"]) return readerProject !== undefined && readerProject === workspace.projectId;
+  return workspace.remoteStateConsumers?.includes(reader) ?? false;
+}
+
 /** Capabilities of the caller on one workspace (see `effectiveCapabilities`). */
-export function workspaceCapabilities(
-  access: OrgAccess,
-  workspace: { id: string; projectId: string },
-  grants: { workspaces: Grant[]; projects: Grant[] },
-): Capabilities {
+export function workspaceCapabilities(access: OrgAccess, workspace: StateSharing, grants: { workspaces: Grant[]; projects: Grant[] }): Capabilities {
   const p = access.principal;
-  if (p.kind === "run") return p.workspaceId !== workspace.id ? NO_ACCESS : p.phase === "plan" ? PLAN_RUN_CAPABILITIES : RUN_CAPABILITIES;
+  // A run holds its own workspace, and reads the state of those sharing theirs with it (`access` is its organisation).
+  if (p.kind === "run") {
+    if (p.workspaceId === workspace.id) return p.phase === "plan" ? PLAN_RUN_CAPABILITIES : RUN_CAPABILITIES;
+    return sharesStateWith(workspace, p.workspaceId, p.projectId) ? REMOTE_STATE_CAPABILITIES : NO_ACCESS;
+  }
   return effectiveCapabilities(standingOf(access), levels(grants.workspaces, workspace.id), levels(grants.projects, workspace.projectId));
 }
 

@@ -1,9 +1,9 @@
 import { createMiddleware } from "hono/factory";
-import { fencedD1, raiseReplicaClock } from "../replica-fence";
+import { fencedD1, raiseReplicaClock } from "../platform/replica-fence";
 import { ApiError } from "../errors";
 import type { AppEnv, Bindings } from "../env";
 import { newId, nowIso, sha256Hex } from "../ids";
-import { extraHop, type Hops, traced } from "../hops";
+import { extraHop, type Hops, traced } from "../platform/hops";
 import { hopsOf } from "./caller.http";
 import { cachedPrincipal, rememberPrincipal, TokenGate } from "./principal-cache";
 import { principalKey, type Principal } from "./principal";

@@ -4,8 +4,8 @@ import { routePath } from "hono/route";
 import type { Caller } from "../caller";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
-import { fencedD1 } from "../replica-fence";
-import { countedDb, countedNamespace, extraHop, type Hops } from "../hops";
+import { fencedD1 } from "../platform/replica-fence";
+import { countedDb, countedNamespace, extraHop, type Hops } from "../platform/hops";
 import { ROUTE_ACTIONS } from "../jsonapi/define-route";
 
 /** The request's injected faults, as the Caller carries them (their shape is the workspace object's). */
@@ -28,7 +28,20 @@ export function callerOf(c: Context<AppEnv>): Caller {
     db: env.DB.withSession("first-primary"),
     near: env.DB.withSession("first-unconstrained"),
     authorized: record.authorized,
+    defer: deferOf(c),
+    origin: new URL(c.req.url).origin,
     ...(faults ? { faults } : {}),
+  };
+}
+
+/** The request's `waitUntil` (a test's direct call of the app may have no execution context). */
+export function deferOf(c: Context<AppEnv>): (p: Promise<unknown>) => void {
+  return (p) => {
+    try {
+      c.executionCtx.waitUntil(p);
+    } catch {
+      void p;
+    }
   };
 }
 
@@ -50,7 +63,7 @@ function faultsOf(c: Context<AppEnv>): Faults | undefined {
 
 /**
  * The request's bindings with D1 and the workspace DOs counting their round trips, behind the token's recheck
- * (src/hops.ts); the workspace stubs carry the request's test-only `faults`.
+ * (src/platform/hops.ts); the workspace stubs carry the request's test-only `faults`.
  */
 export function countedEnv(c: Context<AppEnv>, faults?: Faults): AppEnv["Bindings"] {
   const hops = hopsOf(c);
@@ -67,7 +80,7 @@ export function countedEnv(c: Context<AppEnv>, faults?: Faults): AppEnv["Binding
   };
 }
 
-/** The request's round-trip counter (src/hops.ts). */
+/** The request's round-trip counter (src/platform/hops.ts). */
 export function hopsOf(c: Context<AppEnv>): Hops {
   let hops = c.get("hops");
   if (!hops) {

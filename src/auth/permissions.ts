@@ -62,6 +62,12 @@ export const RUN_CAPABILITIES: Capabilities = { ...NO_ACCESS, runs: 1, variables
  * canceled plan a state version.
  */
 export const PLAN_RUN_CAPABILITIES: Capabilities = { ...RUN_CAPABILITIES, stateVersions: 2 };
+/**
+ * What a run holds on another workspace of its organisation that shares its state with the run's workspace
+ * (`global-remote-state`, `project-remote-state` or its remote-state consumers): reading that workspace and its state,
+ * as `terraform_remote_state` and `tfe_outputs` do; never its runs, variables or lock.
+ */
+export const REMOTE_STATE_CAPABILITIES: Capabilities = { ...NO_ACCESS, stateVersions: 2 };
 
 const RUNS: Record<string, RunsLevel> = { none: 0, read: 1, plan: 2, apply: 3 };
 const VARIABLES: Record<string, VariablesLevel> = { none: 0, read: 1, write: 2 };

@@ -1,14 +1,14 @@
 /**
  * The isolate's principal cache, and the check that keeps it honest. A token resolved once is remembered
  * for a short time, so a request need not spend a round trip on it before its own reads. Revocation still takes
- * effect within the replica fence (src/db.ts): the token's row is read again, from the nearest fenced instance, in the
+ * effect within the replica fence (src/platform/replica-fence.ts): the token's row is read again, from the nearest fenced instance, in the
  * request's first read batch (`TokenGate`), and the request fails with 401 before any write or Durable Object call
  * when the token no longer stands for the same principal.
  */
-import { fencedD1 } from "../replica-fence";
+import { fencedD1 } from "../platform/replica-fence";
 import type { Bindings } from "../env";
 import { ApiError } from "../errors";
-import { type CheckStatement, extraHop, type Gate, type Hops, traced } from "../hops";
+import { type CheckStatement, extraHop, type Gate, type Hops, traced } from "../platform/hops";
 import type { Principal } from "./principal";
 
 /** How long a remembered principal may stand in for the token read (each use is still rechecked). */

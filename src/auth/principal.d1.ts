@@ -71,7 +71,7 @@ export function authTokenOf(row: unknown): AuthToken | null {
   };
 }
 
-/** An `AuthToken`'s columns over `tokens k` and its joins (the UI's session read joins the same, src/ui/ui.sessions.d1.ts). */
+/** An `AuthToken`'s columns over `tokens k` and its joins (the UI's session read joins the same, src/ui/sessions/sessions.d1.ts). */
 export const AUTH_TOKEN_COLUMNS = `k.id, k.last_used_at, k.kind, k.user_id, k.team_id, k.organization_id, k.expired_at, k.created_at,
   u.username, u.is_site_admin, t.organization_id AS team_org, t.service_user_id AS team_service_user, o.name AS organization_name,
   CASE WHEN k.kind <> 'user' AND json_extract(o.attrs, '$."max-ttl-enabled"') = 1 THEN coalesce(

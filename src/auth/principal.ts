@@ -12,6 +12,8 @@ export type Principal =
       tokenId: string | null;
       /** When the user's token was created (its organisations' token TTL policies count from it); absent: ADMIN_TOKEN. */
       tokenCreatedAt?: string;
+      /** A web UI session's start and last request: organisations' `session-remember` and `session-timeout` apply to it. */
+      session?: { createdAt: string; lastSeenAt: string };
     }
   | { kind: "team"; teamId: string; organizationId: string; organization: string; serviceUserId: string; tokenId: string }
   | { kind: "organization"; organizationId: string; organization: string; serviceUserId: string; tokenId: string }
@@ -19,7 +21,16 @@ export type Principal =
    * The run token of one claimed job (src/auth/run-token.ts): its own workspace's state, variables and lock, and
    * its organisation's entitlements; nothing else. Resolved from the token's signature, never from a table.
    */
-  | { kind: "run"; runId: string; workspaceId: string; organizationId: string; phase: "plan" | "apply"; claimId: string };
+  | {
+      kind: "run";
+      runId: string;
+      workspaceId: string;
+      organizationId: string;
+      phase: "plan" | "apply";
+      claimId: string;
+      /** The run's workspace's project when its phase was claimed (project remote state sharing); absent in older tokens. */
+      projectId?: string;
+    };
 
 /** The resource a lock is held by, in the types clients accept there (users, teams, runs). */
 export function lockHolderOf(p: Principal): { type: "users" | "teams" | "runs"; id: string } {

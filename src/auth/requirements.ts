@@ -112,6 +112,14 @@ export const REQUIREMENTS = {
     summary: "owners and manage-vcs-settings, not the organisation token",
     holds: (_p, t) => orgPermission(org(t), "manage-vcs-settings") && !org(t)!.isOrgToken,
   },
+  "registry-modules.manage": {
+    summary: "owners, the organisation token, manage-modules",
+    holds: (_p, t) => orgPermission(org(t), "manage-modules"),
+  },
+  "registry-providers.manage": {
+    summary: "owners, the organisation token, manage-providers (providers, their versions and platforms, GPG keys)",
+    holds: (_p, t) => orgPermission(org(t), "manage-providers"),
+  },
   "agent-pools.manage": {
     summary: "owners, the organisation token, manage-agent-pools",
     holds: (_p, t) => orgPermission(org(t), "manage-agent-pools"),
@@ -142,7 +150,10 @@ export const REQUIREMENTS = {
   },
 
   // ---- a workspace ----
-  "workspace.read": { summary: "read runs", holds: (_p, t) => (caps(t)?.runs ?? 0) >= 1 },
+  "workspace.read": {
+    summary: "read runs; a run token also the workspaces sharing their state with its own",
+    holds: (p, t) => (caps(t)?.runs ?? 0) >= 1 || (p.kind === "run" && (caps(t)?.stateVersions ?? 0) >= 1),
+  },
   "workspace.update": { summary: "workspace admin", holds: (_p, t) => !!caps(t)?.admin },
   "workspace.manage-tags": { summary: "workspace admin (can-manage-tags)", holds: (_p, t) => !!caps(t)?.admin },
   "workspace.lock": { summary: "lock and unlock (write, or custom workspace-locking)", holds: (_p, t) => !!caps(t)?.locking },

@@ -1,7 +1,7 @@
 /**
  * The run token (docs/runs.md "The run token"): what an agent's Terraform authenticates with while it runs one phase
- * of one run. `run.<payload>.<signature>`: the payload base64url JSON `{r, w, o, p, c, x}` (run, workspace,
- * organisation, phase, claim, expiry in seconds), the signature HMAC-SHA256 over a domain-separated message with
+ * of one run. `run.<payload>.<signature>`: the payload base64url JSON `{r, w, o, p, c, x, j}` (run, workspace,
+ * organisation, phase, claim, expiry in seconds, and the workspace's project when the phase was claimed), the signature HMAC-SHA256 over a domain-separated message with
  * `BLOB_SIGNING_KEY`. Stateless: nothing is stored; the auth middleware then reads the run's index row once (a final
  * or unknown run refuses it), and the job calls of the agent protocol check the claim in the workspace's object.
  */
@@ -66,6 +66,8 @@ export interface RunTokenClaims {
   /** The run phase the token was minted for (a run's `plan` or `apply` job). */
   phase: "plan" | "apply";
   claimId: string;
+  /** The workspace's project when the phase was claimed (project remote state sharing reads it); absent in older tokens. */
+  projectId?: string;
   /** Expiry, seconds since the epoch. */
   expiresAt: number;
 }
@@ -80,6 +82,7 @@ export async function mintRunToken(env: Bindings, claims: Omit<RunTokenClaims, "
       p: claims.phase,
       c: claims.claimId,
       x: nowSeconds + RUN_TOKEN_TTL_SECONDS,
+      ...(claims.projectId ? { j: claims.projectId } : {}),
     }),
   );
   const sig = await crypto.subtle.sign("HMAC", await keyOf(env), encoder.encode(DOMAIN + payload));
@@ -113,7 +116,9 @@ export async function verifyRunToken(env: Bindings, token: string, nowSeconds = 
   if (typeof r !== "string" || typeof w !== "string" || typeof o !== "string" || typeof claim !== "string") return null;
   if (![r, w, o, claim].every((v) => ID.test(v)) || (p !== "plan" && p !== "apply")) return null;
   if (typeof x !== "number" || !Number.isInteger(x) || x <= nowSeconds) return null;
-  return { runId: r, workspaceId: w, organizationId: o, phase: p, claimId: claim, expiresAt: x };
+  const j = c.j;
+  if (j !== undefined && (typeof j !== "string" || !ID.test(j))) return null;
+  return { runId: r, workspaceId: w, organizationId: o, phase: p, claimId: claim, expiresAt: x, ...(j === undefined ? {} : { projectId: j }) };
 }
 
 export function runPrincipalOf(claims: RunTokenClaims): RunPrincipal {
@@ -124,6 +129,7 @@ export function runPrincipalOf(claims: RunTokenClaims): RunPrincipal {
     organizationId: claims.organizationId,
     phase: claims.phase,
     claimId: claims.claimId,
+    ...(claims.projectId ? { projectId: claims.projectId } : {}),
   };
 }
 
@@ -139,7 +145,8 @@ export function runStillStands(principal: RunPrincipal, row: RunStandingRow | nu
 
 /**
  * The API routes a run token may call (Hono's `METHOD path`): what Terraform on the agent calls with the `cloud` block
- * as its state store, and the reads of its run. Every other route answers 404 to it before its handler runs, whatever
+ * as its state store, the reads of its run, and the registry protocols, so a run installs its organisation's private
+ * modules and providers as HCP's runs do (another organisation's namespace is not there for it: 404). Every other route answers 404 to it before its handler runs, whatever
  * its declared action would allow (listing the organisation's teams, say, needs only a standing there).
  */
 const RUN_TOKEN_ROUTES = new Set([
@@ -158,6 +165,11 @@ const RUN_TOKEN_ROUTES = new Set([
   "GET /api/v2/state-version-outputs/:output_id",
   "GET /api/v2/workspaces/:workspace_id/vars",
   "GET /api/v2/workspaces/:workspace_id/all-vars",
+  "GET /api/registry/v1/modules/:namespace/:name/:provider/versions",
+  "GET /api/registry/v1/modules/:namespace/:name/:provider/:version/download",
+  "GET /api/registry/v1/modules/:namespace/:name/:provider/:version",
+  "GET /api/registry/v1/providers/:namespace/:type/versions",
+  "GET /api/registry/v1/providers/:namespace/:type/:version/download/:os/:arch",
 ]);
 
 /**

@@ -3,7 +3,7 @@ import type { Bindings } from "../env";
 import { ApiError } from "../errors";
 import { workspaceStub } from "../workspaces/workspaces.service";
 import { organizationIsLive } from "./blobs.d1";
-import { verifyBlobUrl, type BlobKind } from "./blob-urls";
+import { verifyBlobUrl, type BlobKind } from "./blobs.urls";
 
 export interface BlobTarget {
   ws: string;

@@ -3,10 +3,10 @@ import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { includeQuery, listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
-import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
 import { configurationVersionResource, cvCreateBody, cvIdParam } from "./configuration-versions.schemas";
 import { serializeConfigurationVersion } from "./configuration-versions.serialize";
@@ -19,7 +19,7 @@ import {
   readConfigurationVersion,
 } from "./configuration-versions.service";
 
-const tags = ["Configuration versions"];
+const defineRoute = defineRoutes({ tags: ["Configuration versions"] });
 export const configurationVersions = router();
 
 const origin = (c: Context<AppEnv>) => new URL(c.req.url).origin;
@@ -41,10 +41,9 @@ configurationVersions.openapi(
     method: "post",
     path: "/workspaces/{workspace_id}/configuration-versions",
     action: "runs.queue",
-    tags,
     summary: "Create a configuration version; the response alone carries its upload URL",
     request: { params: workspaceIdParam, body: jsonBody(cvCreateBody) },
-    responses: { ...ok("The configuration version", resourceDocument(configurationVersionResource), 201), ...errorResponses },
+    responses: ok("The configuration version", resourceDocument(configurationVersionResource), 201),
   }),
   async (c) => {
     const wsId = c.req.valid("param").workspace_id;
@@ -61,10 +60,9 @@ configurationVersions.openapi(
     method: "get",
     path: "/workspaces/{workspace_id}/configuration-versions",
     action: "runs.read",
-    tags,
     summary: "List a workspace's configuration versions, newest first",
     request: { params: workspaceIdParam, query: pageQuery.merge(includeQuery) },
-    responses: { ...ok("A page of configuration versions", listDocument(configurationVersionResource)), ...errorResponses },
+    responses: ok("A page of configuration versions", listDocument(configurationVersionResource)),
   }),
   async (c) => {
     const q = c.req.valid("query");
@@ -88,10 +86,9 @@ configurationVersions.openapi(
     method: "get",
     path: "/configuration-versions/{configuration_version_id}",
     action: "runs.read",
-    tags,
     summary: "Show a configuration version",
     request: { params: cvIdParam, query: includeQuery },
-    responses: { ...ok("The configuration version", resourceDocument(configurationVersionResource)), ...errorResponses },
+    responses: ok("The configuration version", resourceDocument(configurationVersionResource)),
   }),
   async (c) => {
     checkInclude(c.req.valid("query").include);
@@ -105,10 +102,9 @@ configurationVersions.openapi(
     method: "post",
     path: "/configuration-versions/{configuration_version_id}/actions/archive",
     action: "runs.queue",
-    tags,
     summary: "Archive an uploaded configuration version (not the current one, nor one an unfinished run uses)",
     request: { params: cvIdParam },
-    responses: { 202: { description: "Archived; no body" }, 409: { description: "Not archivable" }, ...errorResponses },
+    responses: { 202: { description: "Archived; no body" }, 409: { description: "Not archivable" } },
   }),
   async (c) => {
     await archiveConfigurationVersion(callerOf(c), c.req.valid("param").configuration_version_id);
@@ -121,10 +117,9 @@ configurationVersions.openapi(
     method: "get",
     path: "/configuration-versions/{configuration_version_id}/download",
     action: "runs.read",
-    tags,
     summary: "Redirect to a short-lived signed URL of the uploaded archive (404 while not uploaded)",
     request: { params: cvIdParam },
-    responses: { 302: { description: "Redirect to the tar.gz" }, ...errorResponses },
+    responses: { 302: { description: "Redirect to the tar.gz" } },
   }),
   async (c) => c.redirect(await configurationDownloadUrl(callerOf(c), c.req.valid("param").configuration_version_id, origin(c)), 302),
 );
@@ -136,10 +131,9 @@ for (const action of ["soft_delete_backing_data", "restore_backing_data", "perma
       method: "post",
       path: `/configuration-versions/{configuration_version_id}/actions/${action}`,
       action: "workspace.update",
-      tags,
       summary: `${action.replace(/_/g, " ")} (self-hosted edition; not the current configuration version)`,
       request: { params: cvIdParam },
-      responses: { ...noContentResponse, ...errorResponses },
+      responses: noContentResponse,
     }),
     async (c) => {
       await manageConfigurationVersionBackingData(callerOf(c), c.req.valid("param").configuration_version_id, action);

@@ -8,8 +8,8 @@ import { edition } from "../env";
 import { ApiError, unwrap } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
-import { runActor } from "../runs/run-actor";
-import { mutateAs, readById } from "../workspaces/workspaces.service";
+import { runActor } from "../runs/run-actor.rules";
+import { executionOf, mutateAs, readById } from "../workspaces/workspaces.service";
 import { workspaceOfCv } from "./configuration-versions.d1";
 import type { CvCreateAttributes } from "./configuration-versions.schemas";
 import { type CvBackingAction, hasArchive } from "./configuration-versions.store";
@@ -34,18 +34,22 @@ export async function createConfigurationVersion(
 ): Promise<CreatedCv> {
   const id = newId("cv");
   const now = nowIso();
-  const { value } = await mutateAs(caller, workspaceId, "runs.queue", (r, guard) =>
-    cvStub(caller.env, workspaceId).createConfigurationVersion({
+  const { value } = await mutateAs(caller, workspaceId, "runs.queue", (r, guard) => {
+    // The run its upload queues executes where the workspace's execution mode says (inherited included, resolved
+    // now); in local execution there is none to queue.
+    const exec = executionOf(r);
+    return cvStub(caller.env, workspaceId).createConfigurationVersion({
       id,
       now,
       source: opts.fromCli ? "terraform" : "tfe-api",
-      autoQueueRuns: attributes["auto-queue-runs"] ?? true,
+      autoQueueRuns: exec.mode !== "local" && (attributes["auto-queue-runs"] ?? true),
       speculative: attributes.speculative ?? false,
       provisional: attributes.provisional ?? false,
       creator: runActor(caller, r),
+      agentPoolId: exec.agentPoolId,
       guard,
-    }),
-  );
+    });
+  });
   // The DO indexes the version (configuration_versions) in the same flush as the workspace's row.
   return { cv: value.cv, uploadUrl: await signedSlugUrl(caller.env, opts.origin, "PUT", workspaceId, id) };
 }

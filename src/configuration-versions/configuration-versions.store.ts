@@ -50,6 +50,8 @@ export interface CreateCvInput {
   provisional: boolean;
   autoQueueRuns: boolean;
   creator: RunActor;
+  /** The agent pool the run its upload queues goes to, as the service resolved the execution mode (null: default pool). */
+  agentPoolId?: string | null;
 }
 
 /**
@@ -72,6 +74,7 @@ export function createCv(sql: SqlStorage, w: WorkspaceRecord, input: CreateCvInp
     size: null,
     sha256: null,
     creator: input.creator,
+    ...(input.agentPoolId !== undefined ? { agentPoolId: input.agentPoolId } : {}),
   };
   const seq = (sql.exec<{ n: number | null }>("SELECT max(seq) AS n FROM configuration_versions").one().n ?? 0) + 1;
   sql.exec("INSERT INTO configuration_versions (id, seq, record) VALUES (?, ?, ?)", cv.id, seq, JSON.stringify(cv));

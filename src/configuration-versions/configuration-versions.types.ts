@@ -29,6 +29,11 @@ export interface ConfigurationVersionRecord {
    */
   creator?: RunActor;
   /**
+   * The agent pool the run its upload queues goes to (null: the default pool), resolved from the workspace's execution
+   * mode, inherited included, when it was created. Absent on versions stored before: the workspace's own pool.
+   */
+  agentPoolId?: string | null;
+  /**
    * Terraform Enterprise's data retention: the archive's bytes soft deleted (restorable) or deleted for good.
    * Absent while the bytes are there.
    */

@@ -4,7 +4,7 @@
  * blobs' (BLOB_SIGNING_KEY); every message starts with `slug`, which no state-blob message does, so a signature of
  * one kind is never valid for the other.
  */
-import { hmacHex, sameHex, signingKey } from "../blobs/blob-urls";
+import { hmacHex, sameHex, signingKey } from "../blobs/blobs.urls";
 import type { Bindings } from "../env";
 
 /** An upload URL lives as long as a state upload URL (25 hours); a download URL only for the redirect to be followed. */

@@ -68,8 +68,9 @@ export async function optionalJsonBody<T extends z.ZodType>(c: Context, schema: 
 }
 
 /** A response with a body: its document schema (`resourceDocument` / `listDocument` of src/jsonapi/schemas.ts). */
-export function ok(description: string, document: z.ZodType, status: 200 | 201 = 200) {
-  return { [status]: { description, content: { "application/vnd.api+json": { schema: document } } } } as const;
+export function ok<S extends 200 | 201 = 200>(description: string, document: z.ZodType, status: S = 200 as S) {
+  const response = { description, content: { "application/vnd.api+json": { schema: document } } } as const;
+  return { [status]: response } as { readonly [K in S]: typeof response };
 }
 export const errorResponses = {
   400: { description: "Malformed request or bad include parameter" },

@@ -1,14 +1,16 @@
 import { edition, type AppEnv } from "../env";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi } from "../jsonapi/document";
-import { errorResponses, ok, router } from "../jsonapi/validation";
+import { ok, router } from "../jsonapi/validation";
 import type { Hono } from "hono";
 import { serializeUser } from "../users/users.serialize";
 import { accountDetails } from "./meta.service";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 import { userResource as userSchema } from "../users/users.schemas";
 import { resourceDocument } from "../jsonapi/schemas";
 import { loginService } from "../login/login.rules";
+
+const defineRoute = defineRoutes({ tags: ["Meta"] });
 
 /** Headers go-tfe and Terraform read from every response (notably the ping). */
 export function apiMetaHeaders(env: AppEnv["Bindings"]): Record<string, string> {
@@ -24,7 +26,16 @@ export function apiMetaHeaders(env: AppEnv["Bindings"]): Record<string, string> 
 /** Service discovery: public, application/json (Terraform checks the media type exactly). */
 export function mountDiscovery(app: Hono<AppEnv>): void {
   app.get("/.well-known/terraform.json", (c) =>
-    c.json({ "tfe.v2": "/api/v2/", "tfe.v2.1": "/api/v2/", "tfe.v2.2": "/api/v2/", "state.v2": "/api/v2/", "login.v1": loginService() }),
+    c.json({
+      "tfe.v2": "/api/v2/",
+      "tfe.v2.1": "/api/v2/",
+      "tfe.v2.2": "/api/v2/",
+      "state.v2": "/api/v2/",
+      "login.v1": loginService(),
+      // The private registry (src/registry/): Terraform installs modules and providers from this host.
+      "modules.v1": "/api/registry/v1/modules/",
+      "providers.v1": "/api/registry/v1/providers/",
+    }),
   );
 }
 
@@ -35,9 +46,8 @@ meta.openapi(
     method: "get",
     path: "/ping",
     action: "authenticated",
-    tags: ["Meta"],
     summary: "No-op; clients read the API version and rate-limit headers",
-    responses: { 204: { description: "Pong (headers only)" }, ...errorResponses },
+    responses: { 204: { description: "Pong (headers only)" } },
   }),
   (c) => c.body(null, 204),
 );
@@ -47,9 +57,8 @@ meta.openapi(
     method: "get",
     path: "/account/details",
     action: "authenticated",
-    tags: ["Meta"],
     summary: "Who the token belongs to",
-    responses: { ...ok("The calling user (service users for team and organisation tokens)", resourceDocument(userSchema)), ...errorResponses },
+    responses: ok("The calling user (service users for team and organisation tokens)", resourceDocument(userSchema)),
   }),
   async (c) => {
     return jsonapi(c, { data: serializeUser(await accountDetails(callerOf(c))) });

@@ -6,7 +6,7 @@ import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
-import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { OAUTH_PROVIDERS, PUBLIC_ATTRS, serializeClient, serializeToken } from "./oauth.serialize";
 import { LIMITS } from "../limits";
 import {
@@ -22,10 +22,10 @@ import {
   updateClient,
   updateToken,
 } from "./oauth.service";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 import { oauthClientResource, oauthTokenResource } from "./oauth.schemas";
 
-const tags = ["OAuth"];
+const defineRoute = defineRoutes({ tags: ["OAuth"] });
 export const oauth = router();
 
 const attributes = z.object({
@@ -78,10 +78,9 @@ oauth.openapi(
     method: "post",
     path: "/organizations/{organization_name}/oauth-clients",
     action: "vcs.manage",
-    tags,
     summary: "Create an OAuth client (and its OAuth token)",
     request: { params: orgParam, body: jsonBody(createBody) },
-    responses: { ...ok("The client", resourceDocument(oauthClientResource), 201), ...errorResponses },
+    responses: ok("The client", resourceDocument(oauthClientResource), 201),
   }),
   async (c) => {
     const { attributes: sent, relationships } = c.req.valid("json").data;
@@ -101,10 +100,9 @@ oauth.openapi(
     method: "get",
     path: "/organizations/{organization_name}/oauth-clients",
     action: "organization.read",
-    tags,
     summary: "List OAuth clients",
     request: { params: orgParam, query: pageQuery },
-    responses: { ...ok("A page of clients", listDocument(oauthClientResource)), ...errorResponses },
+    responses: ok("A page of clients", listDocument(oauthClientResource)),
   }),
   async (c) => {
     const page = pageOf(c.req.valid("query"));
@@ -118,10 +116,9 @@ oauth.openapi(
     method: "get",
     path: "/oauth-clients/{oauth_client_id}",
     action: "organization.read",
-    tags,
     summary: "Show an OAuth client",
     request: { params: clientParam },
-    responses: { ...ok("The client", resourceDocument(oauthClientResource)), ...errorResponses },
+    responses: ok("The client", resourceDocument(oauthClientResource)),
   }),
   async (c) => {
     return jsonapi(c, { data: serializeClient(await showClient(callerOf(c), c.req.valid("param").oauth_client_id)) });
@@ -133,10 +130,9 @@ oauth.openapi(
     method: "patch",
     path: "/oauth-clients/{oauth_client_id}",
     action: "vcs.manage",
-    tags,
     summary: "Update an OAuth client",
     request: { params: clientParam, body: jsonBody(updateBody) },
-    responses: { ...ok("The client", resourceDocument(oauthClientResource)), ...errorResponses },
+    responses: ok("The client", resourceDocument(oauthClientResource)),
   }),
   async (c) => {
     const { attributes: sent, relationships } = c.req.valid("json").data;
@@ -154,10 +150,9 @@ for (const [method, op] of [
       method,
       path: "/oauth-clients/{oauth_client_id}/relationships/projects",
       action: "vcs.manage",
-      tags,
       summary: op === "add" ? "Attach an OAuth client to projects of its organisation" : "Detach an OAuth client from projects",
       request: { params: clientParam, body: jsonBody(projectsBody) },
-      responses: { ...noContentResponse, ...errorResponses },
+      responses: noContentResponse,
     }),
     async (c) => {
       await changeClientProjects(
@@ -176,10 +171,9 @@ oauth.openapi(
     method: "delete",
     path: "/oauth-clients/{oauth_client_id}",
     action: "vcs.manage",
-    tags,
     summary: "Delete an OAuth client and its tokens",
     request: { params: clientParam },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: noContentResponse,
   }),
   async (c) => {
     await removeClient(callerOf(c), c.req.valid("param").oauth_client_id);
@@ -192,10 +186,9 @@ oauth.openapi(
     method: "get",
     path: "/oauth-clients/{oauth_client_id}/oauth-tokens",
     action: "organization.read",
-    tags,
     summary: "List a client's OAuth tokens",
     request: { params: clientParam, query: pageQuery },
-    responses: { ...ok("A page of tokens", listDocument(oauthTokenResource)), ...errorResponses },
+    responses: ok("A page of tokens", listDocument(oauthTokenResource)),
   }),
   async (c) => {
     const rows = await listClientTokens(callerOf(c), c.req.valid("param").oauth_client_id);
@@ -209,10 +202,9 @@ oauth.openapi(
     method: "get",
     path: "/organizations/{organization_name}/oauth-tokens",
     action: "organization.read",
-    tags,
     summary: "List the organisation's OAuth tokens",
     request: { params: orgParam, query: pageQuery },
-    responses: { ...ok("A page of tokens", listDocument(oauthTokenResource)), ...errorResponses },
+    responses: ok("A page of tokens", listDocument(oauthTokenResource)),
   }),
   async (c) => {
     const rows = await listOrgOAuthTokens(callerOf(c), c.req.valid("param").organization_name);
@@ -226,10 +218,9 @@ oauth.openapi(
     method: "get",
     path: "/oauth-tokens/{oauth_token_id}",
     action: "organization.read",
-    tags,
     summary: "Show an OAuth token",
     request: { params: tokenParam },
-    responses: { ...ok("The token", resourceDocument(oauthTokenResource)), ...errorResponses },
+    responses: ok("The token", resourceDocument(oauthTokenResource)),
   }),
   async (c) => jsonapi(c, { data: serializeToken(await showToken(callerOf(c), c.req.valid("param").oauth_token_id)) }),
 );
@@ -239,10 +230,9 @@ oauth.openapi(
     method: "patch",
     path: "/oauth-tokens/{oauth_token_id}",
     action: "vcs.manage",
-    tags,
     summary: "Set an OAuth token's private SSH key (only whether one is set is kept)",
     request: { params: tokenParam, body: jsonBody(tokenUpdateBody) },
-    responses: { ...ok("The token", resourceDocument(oauthTokenResource)), ...errorResponses },
+    responses: ok("The token", resourceDocument(oauthTokenResource)),
   }),
   async (c) => {
     const sshKey = c.req.valid("json").data.attributes?.["ssh-key"];
@@ -255,10 +245,9 @@ oauth.openapi(
     method: "delete",
     path: "/oauth-tokens/{oauth_token_id}",
     action: "vcs.manage",
-    tags,
     summary: "Delete an OAuth token",
     request: { params: tokenParam },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: noContentResponse,
   }),
   async (c) => {
     await removeToken(callerOf(c), c.req.valid("param").oauth_token_id);

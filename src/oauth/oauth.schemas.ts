@@ -1,4 +1,4 @@
-/** Response schemas of OAuth clients and OAuth tokens (src/registries/oauth.routes.ts). */
+/** Response schemas of OAuth clients and OAuth tokens (src/oauth/oauth.routes.ts). */
 import { attr, resourceSchema } from "../jsonapi/schemas";
 
 export const oauthClientResource = resourceSchema("OAuthClient", "oauth-clients", {

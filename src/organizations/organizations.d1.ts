@@ -14,7 +14,7 @@ import {
 } from "../auth/organization.d1";
 import type { Db } from "../caller";
 import type { Page } from "../jsonapi/document";
-import { appendTo, textMatchSql } from "../text-match";
+import { appendTo, textMatchSql } from "../platform/text-match";
 
 function selectOrganization(db: D1Database | D1DatabaseSession, ref: OrgRef): D1PreparedStatement {
   const where = orgWhere(ref);

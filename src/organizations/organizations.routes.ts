@@ -3,13 +3,13 @@ import { callerOf } from "../auth/caller.http";
 import { LIMITS } from "../limits";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
-import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { serializeEntitlements, serializeOrganizationView } from "./organizations.serialize";
 import { changeOrganization, createOrganization, entitlementsOf, listCallerOrganizations, removeOrganization, showOrganization } from "./organizations.service";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 import { entitlementSetResource, organizationAttributesInput, organizationResource } from "./organizations.schemas";
 
-const tags = ["Organizations"];
+const defineRoute = defineRoutes({ tags: ["Organizations"] });
 export const organizations = router();
 
 const orgRelationships = z
@@ -37,10 +37,9 @@ organizations.openapi(
     method: "post",
     path: "/organizations",
     action: "user",
-    tags,
     summary: "Create an organisation (its owners team and Default Project come with it)",
     request: { body: jsonBody(orgCreateBody) },
-    responses: { ...ok("The organisation", resourceDocument(organizationResource), 201), ...errorResponses },
+    responses: ok("The organisation", resourceDocument(organizationResource), 201),
   }),
   async (c) => {
     // The default-agent-pool relationship is accepted and ignored: a new organisation has no pool yet.
@@ -54,14 +53,13 @@ organizations.openapi(
     method: "get",
     path: "/organizations",
     action: "authenticated",
-    tags,
     summary: "List the organisations the caller belongs to",
     request: {
       query: pageQuery
         .extend({ q: z.string().max(255).optional(), "q[name]": z.string().max(255).optional(), "q[email]": z.string().max(255).optional() })
         .passthrough(),
     },
-    responses: { ...ok("A page of organisations", listDocument(organizationResource)), ...errorResponses },
+    responses: ok("A page of organisations", listDocument(organizationResource)),
   }),
   async (c) => {
     const query = c.req.valid("query");
@@ -78,10 +76,9 @@ organizations.openapi(
     method: "get",
     path: "/organizations/{organization_name}",
     action: "organization.read",
-    tags,
     summary: "Show an organisation",
     request: { params: orgParam },
-    responses: { ...ok("The organisation", resourceDocument(organizationResource)), ...errorResponses },
+    responses: ok("The organisation", resourceDocument(organizationResource)),
   }),
   async (c) => jsonapi(c, { data: serializeOrganizationView(await showOrganization(callerOf(c), c.req.valid("param").organization_name)) }),
 );
@@ -91,10 +88,9 @@ organizations.openapi(
     method: "get",
     path: "/organizations/{organization_name}/entitlement-set",
     action: "organization.read",
-    tags,
     summary: "Show an organisation's entitlements: its plan's in the hosted edition (operations: whether remote runs can execute)",
     request: { params: orgParam },
-    responses: { ...ok("The entitlement set", resourceDocument(entitlementSetResource)), ...errorResponses },
+    responses: ok("The entitlement set", resourceDocument(entitlementSetResource)),
   }),
   async (c) => {
     const { organization, plan, remoteExecution } = await entitlementsOf(callerOf(c), c.req.valid("param").organization_name);
@@ -107,10 +103,9 @@ organizations.openapi(
     method: "patch",
     path: "/organizations/{organization_name}",
     action: "organization.manage",
-    tags,
     summary: "Update an organisation",
     request: { params: orgParam, body: jsonBody(orgUpdateBody) },
-    responses: { ...ok("The organisation", resourceDocument(organizationResource)), ...errorResponses },
+    responses: ok("The organisation", resourceDocument(organizationResource)),
   }),
   async (c) => {
     const { attributes = {}, relationships } = c.req.valid("json").data;
@@ -125,10 +120,9 @@ organizations.openapi(
     method: "delete",
     path: "/organizations/{organization_name}",
     action: "organization.owner",
-    tags,
     summary: "Delete an organisation and everything in it",
     request: { params: orgParam },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: noContentResponse,
   }),
   async (c) => {
     await removeOrganization(callerOf(c), c.req.valid("param").organization_name);

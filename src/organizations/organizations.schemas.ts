@@ -2,7 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { attr, resourceSchema } from "../jsonapi/schemas";
 import { LIMITS } from "../limits";
-import { ENTITLEMENTS } from "../subscriptions/feature-sets";
+import { ENTITLEMENTS } from "../subscriptions/feature-sets.rules";
 
 export const organizationResource = resourceSchema("Organization", "organizations", {
   name: attr.string,
@@ -59,4 +59,6 @@ export const organizationAttributesInput = z.object({
   "user-tokens-enabled": z.boolean().optional(),
   "stacks-enabled": z.boolean().optional(),
   "max-ttl-enabled": z.boolean().optional(),
+  // Taken so that `true` is refused rather than ignored (the tfe provider sends false on every update).
+  "enforce-hyok": z.boolean().optional(),
 });

@@ -1,5 +1,5 @@
 import type { Resource } from "../jsonapi/document";
-import { entitlementSet, plannedPermissions, type FeatureSet } from "../subscriptions/feature-sets";
+import { entitlementSet, plannedPermissions, type FeatureSet } from "../subscriptions/feature-sets.rules";
 import type { DataRetentionPolicy } from "../workspaces/workspace.types";
 import type { Organization } from "../auth/organization.d1";
 import type { OrganizationView } from "./organizations.service";

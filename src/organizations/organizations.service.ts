@@ -22,7 +22,7 @@ import {
   type OrganizationScope,
 } from "./organizations.d1";
 import { findOrgPolicy } from "../retention/retention.d1";
-import { planOf, type FeatureSet } from "../subscriptions/feature-sets";
+import { planOf, type FeatureSet } from "../subscriptions/feature-sets.rules";
 import type { DataRetentionPolicy } from "../workspaces/workspace.types";
 
 const ORG_NAME = /^[A-Za-z0-9_-]+$/;
@@ -58,7 +58,22 @@ export type OrganizationAttributes = Partial<Record<(typeof STORED_ATTRS)[number
   "allow-force-delete-workspaces"?: boolean;
   "default-execution-mode"?: "remote" | "local" | "agent";
   "default-agent-pool-id"?: string | null;
+  "enforce-hyok"?: boolean;
 };
+
+/**
+ * Settings this service cannot honour, refused when switched on (off is what they are here, and the tfe provider
+ * sends false): health assessments need HCP's assessment runs, hold-your-own-key a key configuration neither of which
+ * this service has.
+ */
+const UNAVAILABLE: ReadonlyArray<readonly ["assessments-enforced" | "enforce-hyok", string]> = [
+  ["assessments-enforced", "Health assessments are not available, so assessments-enforced can only be false"],
+  ["enforce-hyok", "Hold your own key is not available, so enforce-hyok can only be false"],
+];
+
+function refuseUnavailable(a: OrganizationAttributes): void {
+  for (const [k, detail] of UNAVAILABLE) if (a[k] === true) throw ApiError.of("invalid_attribute", { detail, pointer: `/data/attributes/${k}` });
+}
 
 /** An organisation as the caller sees it: `owner` when it holds the owners' permissions. */
 export interface OrganizationView {
@@ -95,6 +110,7 @@ export async function createOrganization(caller: Caller, a: OrganizationAttribut
   if (principal.kind !== "user") throw ApiError.of("not_found");
   checkName(a.name);
   checkEmail(a.email);
+  refuseUnavailable(a);
   if (a["default-execution-mode"] === "agent") {
     throw ApiError.of("invalid_attribute", {
       detail: "A new organisation has no agent pool to default to",
@@ -210,6 +226,7 @@ export async function changeOrganization(
     authorize(caller, "organization.token-policy", { access });
   }
   if (a.email !== undefined) checkEmail(a.email);
+  refuseUnavailable(a);
   if (poolId && !(await poolExists(caller.db, org.externalId, poolId))) {
     throw ApiError.of("invalid_attribute", { detail: "Agent pool not found", pointer: "/data/relationships/default-agent-pool/data/id" });
   }

@@ -1,6 +1,6 @@
 /** D1 access for projects: rows, listing, reader sets, writes and the guarded delete. */
 import type { Db } from "../caller";
-import { appendTo, textMatchSql } from "../text-match";
+import { appendTo, textMatchSql } from "../platform/text-match";
 
 /** A projects row with its counts (what `SELECT` below and the workspace list's include read). */
 export interface ProjectRow {

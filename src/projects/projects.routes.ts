@@ -2,15 +2,15 @@
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { includeQuery, listDocument, orgParam, pageOf, resourceDocument } from "../jsonapi/schemas";
-import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { withBindings } from "./projects.include";
-import { parseProjectQuery } from "./projects.list";
+import { parseProjectQuery } from "./projects.filters";
 import { createProjectBody, listProjectsQuery, projectParam, projectResource, updateProjectBody } from "./projects.schemas";
 import { serializeProject } from "./projects.serialize";
 import { createProject, deleteProject, listProjectsFor, showProject, updateProject } from "./projects.service";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 
-const tags = ["Projects"];
+const defineRoute = defineRoutes({ tags: ["Projects"] });
 export const projects = router();
 
 projects.openapi(
@@ -18,10 +18,9 @@ projects.openapi(
     method: "post",
     path: "/organizations/{organization_name}/projects",
     action: "projects.manage",
-    tags,
     summary: "Create a project",
     request: { params: orgParam, body: jsonBody(createProjectBody) },
-    responses: { ...ok("The project", resourceDocument(projectResource), 201), ...errorResponses },
+    responses: ok("The project", resourceDocument(projectResource), 201),
   }),
   async (c) => {
     const { project, access } = await createProject(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data);
@@ -34,10 +33,9 @@ projects.openapi(
     method: "get",
     path: "/organizations/{organization_name}/projects",
     action: "organization.read",
-    tags,
     summary: "List projects",
     request: { params: orgParam, query: listProjectsQuery },
-    responses: { ...ok("A page of projects", listDocument(projectResource)), ...errorResponses },
+    responses: ok("A page of projects", listDocument(projectResource)),
   }),
   async (c) => {
     const caller = callerOf(c);
@@ -55,10 +53,9 @@ projects.openapi(
     method: "get",
     path: "/projects/{project_id}",
     action: "project.read",
-    tags,
     summary: "Show a project",
     request: { params: projectParam, query: includeQuery },
-    responses: { ...ok("The project", resourceDocument(projectResource)), ...errorResponses },
+    responses: ok("The project", resourceDocument(projectResource)),
   }),
   async (c) => {
     const caller = callerOf(c);
@@ -73,10 +70,9 @@ projects.openapi(
     method: "patch",
     path: "/projects/{project_id}",
     action: "projects.manage",
-    tags,
     summary: "Update a project",
     request: { params: projectParam, body: jsonBody(updateProjectBody) },
-    responses: { ...ok("The project", resourceDocument(projectResource)), ...errorResponses },
+    responses: ok("The project", resourceDocument(projectResource)),
   }),
   async (c) => {
     const { project, access } = await updateProject(callerOf(c), c.req.valid("param").project_id, c.req.valid("json").data);
@@ -89,12 +85,11 @@ projects.openapi(
     method: "delete",
     path: "/projects/{project_id}",
     action: "projects.manage",
-    tags,
     summary: "Delete an empty project (never the Default Project)",
     description:
       "A project that still contains workspaces is refused with 409; the Default Project with 422. Team access and tag bindings of the project are deleted with it.",
     request: { params: projectParam },
-    responses: { ...noContentResponse, 409: { description: "The project still contains workspaces" }, ...errorResponses },
+    responses: { ...noContentResponse, 409: { description: "The project still contains workspaces" } },
   }),
   async (c) => {
     await deleteProject(callerOf(c), c.req.valid("param").project_id);

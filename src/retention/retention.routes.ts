@@ -8,7 +8,7 @@ import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { jsonapi, noContent } from "../jsonapi/document";
 import { orgParam, resourceDocument } from "../jsonapi/schemas";
-import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { acknowledge } from "../workspaces/workspaces.http";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
 import {
@@ -20,11 +20,11 @@ import {
   workspacePolicy,
   type PolicyRequest,
 } from "./retention.service";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 import { retentionPolicyResource } from "./retention.schemas";
 import { serializePolicy } from "./retention.serialize";
 
-const tags = ["Data retention policies"];
+const defineRoute = defineRoutes({ tags: ["Data retention policies"] });
 export const retention = router();
 
 const days = z.number().int().min(1).max(36_500);
@@ -47,10 +47,9 @@ retention.openapi(
     method: "get",
     path: wsPath,
     action: "workspace.read",
-    tags,
     summary: "Show the workspace's policy, else the organisation default",
     request: { params: workspaceIdParam },
-    responses: { ...ok("The policy", resourceDocument(retentionPolicyResource)), ...errorResponses },
+    responses: ok("The policy", resourceDocument(retentionPolicyResource)),
   }),
   async (c) => {
     const { policy, target } = await workspacePolicy(callerOf(c), c.req.valid("param").workspace_id);
@@ -71,13 +70,11 @@ retention.openapi(
     method: "post",
     path: wsPath,
     action: "workspace.update",
-    tags,
     summary: "Create (201) or replace (200) the workspace's policy",
     request: { params: workspaceIdParam, body: jsonBody(policyBody) },
     responses: {
       ...ok("The replaced policy", resourceDocument(retentionPolicyResource)),
       ...ok("The created policy", resourceDocument(retentionPolicyResource), 201),
-      ...errorResponses,
     },
   }),
   async (c) => setPolicy(c, c.req.valid("param").workspace_id, c.req.valid("json").data),
@@ -88,13 +85,11 @@ retention.openapi(
     method: "patch",
     path: wsPath,
     action: "workspace.update",
-    tags,
     summary: "Set the workspace's policy (deprecated form)",
     request: { params: workspaceIdParam, body: jsonBody(policyBody) },
     responses: {
       ...ok("The replaced policy", resourceDocument(retentionPolicyResource)),
       ...ok("The created policy", resourceDocument(retentionPolicyResource), 201),
-      ...errorResponses,
     },
   }),
   async (c) => setPolicy(c, c.req.valid("param").workspace_id, c.req.valid("json").data),
@@ -105,10 +100,9 @@ retention.openapi(
     method: "delete",
     path: wsPath,
     action: "workspace.update",
-    tags,
     summary: "Remove the workspace's own policy (it inherits again)",
     request: { params: workspaceIdParam },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: noContentResponse,
   }),
   async (c) => {
     acknowledge(c, await removeWorkspacePolicy(callerOf(c), c.req.valid("param").workspace_id));
@@ -125,10 +119,9 @@ retention.openapi(
     method: "get",
     path: orgPath,
     action: "organization.read",
-    tags,
     summary: "Show the organisation's default policy",
     request: { params: orgParam },
-    responses: { ...ok("The policy", resourceDocument(retentionPolicyResource)), ...errorResponses },
+    responses: ok("The policy", resourceDocument(retentionPolicyResource)),
   }),
   async (c) => {
     const { policy, target } = await organizationPolicy(callerOf(c), c.req.valid("param").organization_name);
@@ -141,13 +134,11 @@ retention.openapi(
     method: "post",
     path: orgPath,
     action: "organization.manage",
-    tags,
     summary: "Create (201) or replace (200) the organisation's default policy",
     request: { params: orgParam, body: jsonBody(policyBody) },
     responses: {
       ...ok("The replaced policy", resourceDocument(retentionPolicyResource)),
       ...ok("The created policy", resourceDocument(retentionPolicyResource), 201),
-      ...errorResponses,
     },
   }),
   async (c) => {
@@ -161,10 +152,9 @@ retention.openapi(
     method: "delete",
     path: orgPath,
     action: "organization.manage",
-    tags,
     summary: "Remove the organisation's default policy",
     request: { params: orgParam },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: noContentResponse,
   }),
   async (c) => {
     await removeOrganizationPolicy(callerOf(c), c.req.valid("param").organization_name);

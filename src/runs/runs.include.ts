@@ -11,7 +11,7 @@ import { serializeUser, serializeUserRow } from "../users/users.serialize";
 import { includeUsersStatement, includedRows } from "../workspaces/workspaces.list.d1";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
 import type { WorkspaceScope } from "../workspaces/workspaces.service";
-import { signedLogUrl } from "./run-urls";
+import { signedLogUrl } from "./runs.urls";
 import { serializeApply, serializePlan, serializeRun } from "./runs.serialize";
 import { runPermissions, type RunRead } from "./runs.service";
 import { runsStub } from "./runs.stub";

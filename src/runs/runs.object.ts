@@ -337,6 +337,7 @@ export class Runs {
       workspaceId: w.id,
       organizationId: w.organizationId,
       workspaceAutoApply: w.settings["auto-apply"],
+      allowDestroyPlan: w.settings["allow-destroy-plan"],
       configurationVersion: cv,
     });
     if (isFailure(run)) return run;
@@ -359,6 +360,12 @@ export class Runs {
    * the version's creator could apply). A version stored before creators were recorded queues a run of nobody's,
    * which never applies by itself.
    */
+  /** Queues a run inside another capability's change (the automatic destroy): `w` is the record being changed. */
+  queueWithin(w: WorkspaceRecord, input: CreateRunInput): RunRecord | Failure {
+    ensure(this.sql, RUN_TABLES);
+    return this.createRun(w, input);
+  }
+
   queueForUpload(w: WorkspaceRecord, cv: ConfigurationVersionRecord, now: string): WorkspaceRecord | Failure {
     ensure(this.sql, RUN_TABLES);
     const run = this.createRun(w, {
@@ -367,6 +374,7 @@ export class Runs {
       configurationVersionId: cv.id,
       options: { source: "tfe-configuration-version" },
       creator: cv.creator ?? { actor: null, canApply: false },
+      ...(cv.agentPoolId !== undefined ? { agentPoolId: cv.agentPoolId } : {}),
     });
     return isFailure(run) ? run : w;
   }
@@ -485,6 +493,7 @@ export class Runs {
     if (isFailure(job)) return job;
     const row = getRunRow(sql, input.runId)!;
     const run = toRun(row);
+    if (input.terraformVersion) run.terraformVersion = input.terraformVersion;
     const counts = {
       additions: input.resourceAdditions ?? 0,
       changes: input.resourceChanges ?? 0,

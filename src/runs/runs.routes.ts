@@ -7,11 +7,11 @@ import { serializeConfigurationVersion } from "../configuration-versions/configu
 import { cvStub } from "../configuration-versions/configuration-versions.stub";
 import { ApiError, unwrap } from "../errors";
 import { Included, jsonapi, paginated } from "../jsonapi/document";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 import { includeQuery, listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
-import { errorResponses, jsonBody, ok, optionalJsonBody, router } from "../jsonapi/validation";
+import { jsonBody, ok, optionalJsonBody, router } from "../jsonapi/validation";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
-import { type SignedArtifact, signedArtifactUrl, signedLogUrl } from "./run-urls";
+import { type SignedArtifact, signedArtifactUrl, signedLogUrl } from "./runs.urls";
 import { includeForRuns, includeUsers, parseRunInclude } from "./runs.include";
 import {
   applyIdParam,
@@ -54,9 +54,9 @@ import {
   type RunRead,
 } from "./runs.service";
 import type { RunAction } from "./runs.types";
-import { parseRunFilters } from "./runs.view";
+import { parseRunFilters } from "./runs.filters";
 
-const tags = ["Runs"];
+const defineRoute = defineRoutes({ tags: ["Runs"] });
 export const runs = router();
 
 const origin = (c: Context<AppEnv>) => new URL(c.req.url).origin;
@@ -80,10 +80,9 @@ runs.openapi(
     method: "post",
     path: "/runs",
     action: "runs.queue",
-    tags,
     summary: "Create a run in the workspace of relationships.workspace (a destroy run also needs runs.destroy)",
     request: { body: jsonBody(createRunBody) },
-    responses: { ...ok("The run", resourceDocument(runResource), 201), ...errorResponses },
+    responses: ok("The run", resourceDocument(runResource), 201),
   }),
   async (c) => runDocument(c, await createRun(callerOf(c), c.req.valid("json")), undefined, 201),
 );
@@ -93,10 +92,9 @@ runs.openapi(
     method: "get",
     path: "/runs/{run_id}",
     action: "runs.read",
-    tags,
     summary: "Show a run",
     request: { params: runIdParam, query: includeQuery },
-    responses: { ...ok("The run", resourceDocument(runResource)), ...errorResponses },
+    responses: ok("The run", resourceDocument(runResource)),
   }),
   async (c) => runDocument(c, await readRun(callerOf(c), c.req.valid("param").run_id, "runs.read", { events: true }), c.req.valid("query").include),
 );
@@ -106,10 +104,9 @@ runs.openapi(
     method: "get",
     path: "/workspaces/{workspace_id}/runs",
     action: "runs.read",
-    tags,
     summary: "List a workspace's runs, newest first (plan-only runs only when filter[operation] names them)",
     request: { params: workspaceIdParam, query: runListQuery },
-    responses: { ...ok("A page of runs", listDocument(runResource)), ...errorResponses },
+    responses: ok("A page of runs", listDocument(runResource)),
   }),
   async (c) => {
     const q = c.req.valid("query");
@@ -152,7 +149,6 @@ for (const { action, summary, requirement } of ACTIONS) {
       method: "post",
       path: `/runs/{run_id}/actions/${action}`,
       action: requirement,
-      tags,
       summary,
       // Plain JSON `{"comment": "..."}`, `{}` or no body at all, under the JSON:API media type: read by the handler.
       description: 'Body (optional): `{"comment":"..."}`.',
@@ -161,7 +157,6 @@ for (const { action, summary, requirement } of ACTIONS) {
         202: { description: "Accepted; no body" },
         403: { description: "Not allowed in the run's state" },
         409: { description: "Not allowed in the run's state" },
-        ...errorResponses,
       },
     }),
     async (c) => {
@@ -176,10 +171,9 @@ runs.openapi(
     method: "get",
     path: "/runs/{run_id}/configuration-version",
     action: "runs.read",
-    tags,
     summary: "Show the configuration version a run uses",
     request: { params: runIdParam },
-    responses: { ...ok("The configuration version", resourceDocument(configurationVersionResource)), ...errorResponses },
+    responses: ok("The configuration version", resourceDocument(configurationVersionResource)),
   }),
   async (c) => {
     const caller = callerOf(c);
@@ -194,10 +188,9 @@ runs.openapi(
     method: "get",
     path: "/runs/{run_id}/configuration-version/download",
     action: "runs.read",
-    tags,
     summary: "Redirect to a short-lived signed URL of the run's configuration archive",
     request: { params: runIdParam },
-    responses: { 302: { description: "Redirect to the tar.gz" }, ...errorResponses },
+    responses: { 302: { description: "Redirect to the tar.gz" } },
   }),
   async (c) => c.redirect(await runConfigurationDownloadUrl(callerOf(c), c.req.valid("param").run_id, origin(c)), 302),
 );
@@ -217,7 +210,7 @@ runs.openapi(
     tags: ["Plans"],
     summary: "Show a plan",
     request: { params: planIdParam },
-    responses: { ...ok("The plan", resourceDocument(planResource)), ...errorResponses },
+    responses: ok("The plan", resourceDocument(planResource)),
   }),
   async (c) => phaseDocument(c, await readPhase(callerOf(c), c.req.valid("param").plan_id), "plan"),
 );
@@ -230,7 +223,7 @@ runs.openapi(
     tags: ["Plans"],
     summary: "Show a run's plan",
     request: { params: runIdParam },
-    responses: { ...ok("The plan", resourceDocument(planResource)), ...errorResponses },
+    responses: ok("The plan", resourceDocument(planResource)),
   }),
   async (c) => phaseDocument(c, await readRun(callerOf(c), c.req.valid("param").run_id), "plan"),
 );
@@ -243,7 +236,7 @@ runs.openapi(
     tags: ["Applies"],
     summary: "Show an apply",
     request: { params: applyIdParam },
-    responses: { ...ok("The apply", resourceDocument(applyResource)), ...errorResponses },
+    responses: ok("The apply", resourceDocument(applyResource)),
   }),
   async (c) => phaseDocument(c, await readPhase(callerOf(c), c.req.valid("param").apply_id), "apply"),
 );
@@ -256,7 +249,7 @@ runs.openapi(
     tags: ["Applies"],
     summary: "Show a run's apply",
     request: { params: runIdParam },
-    responses: { ...ok("The apply", resourceDocument(applyResource)), ...errorResponses },
+    responses: ok("The apply", resourceDocument(applyResource)),
   }),
   async (c) => phaseDocument(c, await readRun(callerOf(c), c.req.valid("param").run_id), "apply"),
 );
@@ -264,7 +257,6 @@ runs.openapi(
 const jsonOutputResponses = {
   204: { description: "The plan has not finished" },
   307: { description: "Redirect to a short-lived signed URL of the JSON plan" },
-  ...errorResponses,
 };
 
 /** 204 until the plan finished and its JSON plan is stored, then a redirect to a signed URL of it. */
@@ -321,7 +313,7 @@ runs.openapi(
     tags: ["Applies"],
     summary: "The state of an apply that failed to upload it (404: none; this service keeps no errored states)",
     request: { params: applyIdParam },
-    responses: { 307: { description: "Redirect to the errored state" }, ...errorResponses },
+    responses: { 307: { description: "Redirect to the errored state" } },
   }),
   async (c) => {
     await readPhase(callerOf(c), c.req.valid("param").apply_id);
@@ -358,7 +350,7 @@ runs.openapi(
     tags: ["Run events"],
     summary: "List a run's events, oldest first (include: actor, comment)",
     request: { params: runIdParam, query: includeQuery },
-    responses: { ...ok("The run's events", listDocument(runEventResource)), ...errorResponses },
+    responses: ok("The run's events", listDocument(runEventResource)),
   }),
   async (c) => {
     const { read, events } = await listRunEvents(callerOf(c), c.req.valid("param").run_id);
@@ -374,7 +366,7 @@ runs.openapi(
     tags: ["Run events"],
     summary: "Show a run event (include: actor, comment)",
     request: { params: runEventIdParam, query: includeQuery },
-    responses: { ...ok("The run event", resourceDocument(runEventResource)), ...errorResponses },
+    responses: ok("The run event", resourceDocument(runEventResource)),
   }),
   async (c) => {
     const { read, event } = await readRunEvent(callerOf(c), c.req.valid("param").run_event_id);
@@ -392,7 +384,7 @@ runs.openapi(
     tags: ["Comments"],
     summary: "List a run's comments, oldest first",
     request: { params: runIdParam },
-    responses: { ...ok("The run's comments", listDocument(commentResource)), ...errorResponses },
+    responses: ok("The run's comments", listDocument(commentResource)),
   }),
   async (c) => jsonapi(c, { data: (await listComments(callerOf(c), c.req.valid("param").run_id)).map(serializeComment) }),
 );
@@ -405,7 +397,7 @@ runs.openapi(
     tags: ["Comments"],
     summary: "Comment on a run (whoever may queue runs: can-comment)",
     request: { params: runIdParam, body: jsonBody(createCommentBody) },
-    responses: { ...ok("The comment", resourceDocument(commentResource), 201), ...errorResponses },
+    responses: ok("The comment", resourceDocument(commentResource), 201),
   }),
   async (c) => {
     const comment = await addComment(callerOf(c), c.req.valid("param").run_id, c.req.valid("json").data.attributes.body);
@@ -421,7 +413,7 @@ runs.openapi(
     tags: ["Comments"],
     summary: "Show a comment",
     request: { params: commentIdParam },
-    responses: { ...ok("The comment", resourceDocument(commentResource)), ...errorResponses },
+    responses: ok("The comment", resourceDocument(commentResource)),
   }),
   async (c) => jsonapi(c, { data: serializeComment(await readComment(callerOf(c), c.req.valid("param").comment_id)) }),
 );
@@ -433,10 +425,9 @@ runs.openapi(
     method: "get",
     path: "/organizations/{organization_name}/runs",
     action: "organization.read",
-    tags,
     summary: "List the organisation's runs the caller may read, newest first (the past year by default; no totals)",
     request: { params: orgParam, query: orgRunListQuery },
-    responses: { ...ok("A page of runs", organizationRunListDocument), ...errorResponses },
+    responses: ok("A page of runs", organizationRunListDocument),
   }),
   async (c) => {
     const q = c.req.valid("query");
@@ -473,10 +464,9 @@ runs.openapi(
     method: "get",
     path: "/organizations/{organization_name}/runs/queue",
     action: "organization.read",
-    tags,
     summary: "The organisation's runs waiting for or held by an agent, oldest first, with their position-in-queue",
     request: { params: orgParam, query: pageQuery },
-    responses: { ...ok("A page of runs", listDocument(runResource)), ...errorResponses },
+    responses: ok("A page of runs", listDocument(runResource)),
   }),
   async (c) => {
     const page = pageOf(c.req.valid("query"));
@@ -498,10 +488,9 @@ runs.openapi(
     method: "get",
     path: "/organizations/{organization_name}/capacity",
     action: "organization.read",
-    tags,
     summary: "How many of the organisation's runs wait for an agent (pending) and how many execute (running)",
     request: { params: orgParam },
-    responses: { ...ok("The organisation's capacity", resourceDocument(capacityResource)), ...errorResponses },
+    responses: ok("The organisation's capacity", resourceDocument(capacityResource)),
   }),
   async (c) => {
     const { name, pending, running } = await organizationCapacity(callerOf(c), c.req.valid("param").organization_name);

@@ -95,6 +95,8 @@ export interface NewRunContext {
   workspaceId: string;
   organizationId: string;
   workspaceAutoApply: boolean;
+  /** The workspace's `allow-destroy-plan`: false refuses destroy runs. */
+  allowDestroyPlan: boolean;
   configurationVersion: { id: string; speculative: boolean };
 }
 
@@ -103,6 +105,9 @@ export function newRun(input: CreateRunInput, ctx: NewRunContext): RunRecord | F
   const o: Partial<RunOptions> = input.options;
   const A = "/data/attributes";
   if (o.refreshOnly && o.isDestroy) return fail("invalid_attribute", "refresh-only runs cannot be destroy runs", `${A}/refresh-only`);
+  if (o.isDestroy && !ctx.allowDestroyPlan) {
+    return fail("invalid_attribute", "Destroy plans are not allowed in this workspace: its allow-destroy-plan setting is false", `${A}/is-destroy`);
+  }
   const planOnly = ctx.configurationVersion.speculative || (o.planOnly ?? false);
   if (o.savePlan && planOnly) return fail("invalid_attribute", "save-plan runs cannot be plan-only", `${A}/save-plan`);
   const suffix = input.id.slice("run-".length);

@@ -110,7 +110,7 @@ function phaseAttributes(phase: PhaseRecord, logReadUrl: string) {
   };
 }
 
-/** A plan; `logReadUrl` is absolute and signed (./run-logs.urls.ts). */
+/** A plan; `logReadUrl` is absolute and signed (./runs.urls.ts). */
 export function serializePlan(run: RunRecord, logReadUrl: string): Resource {
   const self = `${API}/plans/${run.plan.id}`;
   return {

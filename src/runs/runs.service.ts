@@ -5,24 +5,25 @@
 import type { Capabilities, OrgAccess } from "../auth/permissions";
 import type { Principal } from "../auth/principal";
 import { allows, authorize, type Action } from "../auth/requirements";
+import { requireUsableVersion } from "../terraform-versions/terraform-versions.service";
 import type { Caller } from "../caller";
 import { ApiError, unwrap, type Result } from "../errors";
 import { newId, nowIso, randomBase62 } from "../ids";
 import type { Page } from "../jsonapi/document";
 import { LIMITS } from "../limits";
-import { loadScope, mutateAs, readById, readRef, type Readable, type WorkspaceRef, type WorkspaceScope } from "../workspaces/workspaces.service";
+import { executionOf, loadScope, mutateAs, readById, readRef, type Readable, type WorkspaceRef, type WorkspaceScope } from "../workspaces/workspaces.service";
 import { requireOrgAccess } from "../auth/access";
 import { parseDoc, workspaceDocsByIds, workspaceDocsByNames } from "../workspaces/workspaces.d1";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
 import { archiveUrl } from "../configuration-versions/configuration-versions.service";
-import { actorOf, runActor } from "./run-actor";
+import { actorOf, runActor } from "./run-actor.rules";
 import { runIndexRow } from "./runs.d1";
 import { agentPoolIdsByName, capacityCounts, organizationRunSlice } from "./runs.list.d1";
 import type { CreateRunBody } from "./runs.schemas";
 import type { RunPermissions } from "./runs.serialize";
 import { runsStub } from "./runs.stub";
 import type { ArtifactKind, Phase, RunAction, RunComment, RunEvent, RunOptions, RunRecord, RunStatus } from "./runs.types";
-import { matchesFilters, parseRunFilters, RUN_OPERATIONS, type RunFilters } from "./runs.view";
+import { matchesFilters, parseRunFilters, RUN_OPERATIONS, type RunFilters } from "./runs.filters";
 
 /** A run with the caller's standing on its workspace. */
 export interface RunRead {
@@ -111,6 +112,9 @@ function optionsOf(a: NonNullable<CreateRunBody["data"]["attributes"]>): Partial
   return o;
 }
 
+/** Why a run cannot be queued in a workspace whose (effective) execution mode is `local`. */
+export const LOCAL_EXECUTION = "The workspace uses local execution: Terraform runs where it is invoked and only stores its state here, so no run is queued";
+
 /** POST /runs: queues a run in the workspace (queue plans; destroy plans also need runs.destroy). */
 export async function createRun(caller: Caller, body: CreateRunBody): Promise<RunRead> {
   const attributes = body.data.attributes ?? {};
@@ -122,12 +126,17 @@ export async function createRun(caller: Caller, body: CreateRunBody): Promise<Ru
     // Only after authorising: who may not queue runs here learns nothing of the request's shape.
     if (attributes["terraform-version"] && attributes["plan-only"] !== true)
       throw ApiError.of("invalid_attribute", { detail: "terraform-version is only valid for plan-only runs", pointer: `${A}/terraform-version` });
+    // Its jobs go where the workspace's execution mode says, inherited from its project or organisation included.
+    const exec = executionOf(r);
+    if (exec.mode === "local") throw ApiError.of("invalid_attribute", { detail: LOCAL_EXECUTION, pointer: "/data/relationships/workspace" });
+    if (attributes["terraform-version"]) await requireUsableVersion(caller, attributes["terraform-version"], `${A}/terraform-version`);
     return runsStub(caller.env, r.record.id).createRun({
       id,
       now: nowIso(),
       configurationVersionId: cvId,
       options: optionsOf(attributes),
       creator: runActor(caller, r),
+      agentPoolId: exec.agentPoolId,
       guard,
     });
   });

@@ -172,6 +172,8 @@ export interface FinishInput {
   resourceChanges?: number;
   resourceDestructions?: number;
   resourceImports?: number;
+  /** The Terraform version the agent ran: the run's `terraform-version` from then on (the apply log's header names it). */
+  terraformVersion?: string;
 }
 
 export type ArtifactKind = "plan-json" | "plan-json-redacted" | "plan-binary" | "lock-file";

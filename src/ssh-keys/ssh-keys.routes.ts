@@ -3,13 +3,13 @@ import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
-import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { serializeSshKey } from "./ssh-keys.serialize";
 import { createSshKey, listOrgSshKeys, removeSshKey, showSshKey, updateSshKey } from "./ssh-keys.service";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 import { sshKeyResource } from "./ssh-keys.schemas";
 
-const tags = ["SSH keys"];
+const defineRoute = defineRoutes({ tags: ["SSH keys"] });
 export const sshKeys = router();
 
 const keyParam = z.object({ ssh_key_id: z.string().regex(/^sshkey-[A-Za-z0-9]{1,64}$/) });
@@ -30,10 +30,9 @@ sshKeys.openapi(
     method: "post",
     path: "/organizations/{organization_name}/ssh-keys",
     action: "ssh-keys.create",
-    tags,
     summary: "Create an SSH key (not with an organisation token)",
     request: { params: orgParam, body: jsonBody(createBody) },
-    responses: { ...ok("The key", resourceDocument(sshKeyResource), 201), ...errorResponses },
+    responses: ok("The key", resourceDocument(sshKeyResource), 201),
   }),
   async (c) => {
     const key = await createSshKey(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data.attributes.name);
@@ -46,10 +45,9 @@ sshKeys.openapi(
     method: "get",
     path: "/organizations/{organization_name}/ssh-keys",
     action: "organization.read",
-    tags,
     summary: "List SSH keys",
     request: { params: orgParam, query: pageQuery },
-    responses: { ...ok("A page of keys", listDocument(sshKeyResource)), ...errorResponses },
+    responses: ok("A page of keys", listDocument(sshKeyResource)),
   }),
   async (c) => {
     const keys = await listOrgSshKeys(callerOf(c), c.req.valid("param").organization_name);
@@ -63,10 +61,9 @@ sshKeys.openapi(
     method: "get",
     path: "/ssh-keys/{ssh_key_id}",
     action: "organization.read",
-    tags,
     summary: "Show an SSH key",
     request: { params: keyParam },
-    responses: { ...ok("The key", resourceDocument(sshKeyResource)), ...errorResponses },
+    responses: ok("The key", resourceDocument(sshKeyResource)),
   }),
   async (c) => jsonapi(c, { data: serializeSshKey(await showSshKey(callerOf(c), c.req.valid("param").ssh_key_id)) }),
 );
@@ -76,10 +73,9 @@ sshKeys.openapi(
     method: "patch",
     path: "/ssh-keys/{ssh_key_id}",
     action: "vcs.manage",
-    tags,
     summary: "Rename an SSH key",
     request: { params: keyParam, body: jsonBody(updateBody) },
-    responses: { ...ok("The key", resourceDocument(sshKeyResource)), ...errorResponses },
+    responses: ok("The key", resourceDocument(sshKeyResource)),
   }),
   async (c) => {
     const key = await updateSshKey(callerOf(c), c.req.valid("param").ssh_key_id, c.req.valid("json").data.attributes.name);
@@ -92,10 +88,9 @@ sshKeys.openapi(
     method: "delete",
     path: "/ssh-keys/{ssh_key_id}",
     action: "vcs.manage",
-    tags,
     summary: "Delete an SSH key (workspaces using it show no key from then on)",
     request: { params: keyParam },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: noContentResponse,
   }),
   async (c) => {
     await removeSshKey(callerOf(c), c.req.valid("param").ssh_key_id);

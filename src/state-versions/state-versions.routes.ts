@@ -6,7 +6,7 @@ import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { includeQuery, listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
-import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
 import { serializeOutputs, serializeResources, serializeStateVersion } from "./state-versions.serialize";
 import {
@@ -18,10 +18,10 @@ import {
   resourcesState,
   rollbackStateVersion,
 } from "./state-versions.service";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 import { stateResource, stateVersionOutputResource, stateVersionResource } from "./state-versions.schemas";
 
-const tags = ["State versions"];
+const defineRoute = defineRoutes({ tags: ["State versions"] });
 export const stateVersions = router();
 
 const b64 = z.string().max(1_400_000);
@@ -51,10 +51,9 @@ stateVersions.openapi(
     method: "post",
     path: "/workspaces/{workspace_id}/state-versions",
     action: "state.create",
-    tags,
     summary: "Create a state version (the caller must hold the lock)",
     request: { params: workspaceIdParam, body: jsonBody(createBody) },
-    responses: { ...ok("The state version", resourceDocument(stateVersionResource), 201), 409: { description: "Not locked by the caller" }, ...errorResponses },
+    responses: { ...ok("The state version", resourceDocument(stateVersionResource), 201), 409: { description: "Not locked by the caller" } },
   }),
   async (c) => {
     const wsId = c.req.valid("param").workspace_id;
@@ -79,13 +78,11 @@ stateVersions.openapi(
     method: "patch",
     path: "/workspaces/{workspace_id}/state-versions",
     action: "state.create",
-    tags,
     summary: "Roll back to a previous state version: a new current version copying it (the caller must hold the lock)",
     request: { params: workspaceIdParam, body: jsonBody(rollbackBody) },
     responses: {
       ...ok("The new state version", resourceDocument(stateVersionResource), 201),
       409: { description: "Not locked by the caller" },
-      ...errorResponses,
     },
   }),
   async (c) => {
@@ -115,10 +112,9 @@ stateVersions.openapi(
     method: "get",
     path: "/state-versions/{state_version_id}",
     action: "state.read",
-    tags,
     summary: "Show a state version",
     request: { params: svParam, query: includeQuery },
-    responses: { ...ok("The state version", resourceDocument(stateVersionResource)), ...errorResponses },
+    responses: ok("The state version", resourceDocument(stateVersionResource)),
   }),
   async (c) => {
     const { workspaceId, sv, canReadState, uploads } = await readStateVersion(callerOf(c), c.req.valid("param").state_version_id);
@@ -134,10 +130,9 @@ stateVersions.openapi(
     method: "get",
     path: "/state-versions/{state_version_id}/outputs",
     action: "state.read-outputs",
-    tags,
     summary: "A state version's outputs",
     request: { params: svParam, query: pageQuery },
-    responses: { ...ok("The outputs", listDocument(stateVersionOutputResource)), ...errorResponses },
+    responses: ok("The outputs", listDocument(stateVersionOutputResource)),
   }),
   async (c) => {
     const { sv, canReadState } = await readStateVersion(callerOf(c), c.req.valid("param").state_version_id, 1);
@@ -152,10 +147,9 @@ stateVersions.openapi(
     method: "get",
     path: "/workspaces/{workspace_id}/current-state-version",
     action: "state.read",
-    tags,
     summary: "The workspace's current state version (404 when none)",
     request: { params: workspaceIdParam, query: includeQuery },
-    responses: { ...ok("The state version", resourceDocument(stateVersionResource)), ...errorResponses },
+    responses: ok("The state version", resourceDocument(stateVersionResource)),
   }),
   async (c) => {
     const wsId = c.req.valid("param").workspace_id;
@@ -172,10 +166,9 @@ stateVersions.openapi(
     method: "get",
     path: "/workspaces/{workspace_id}/current-state-version-outputs",
     action: "state.read-outputs",
-    tags,
     summary: "Outputs of the current state version",
     request: { params: workspaceIdParam, query: pageQuery },
-    responses: { ...ok("The outputs", listDocument(stateVersionOutputResource)), ...errorResponses },
+    responses: ok("The outputs", listDocument(stateVersionOutputResource)),
   }),
   async (c) => {
     const { sv } = await currentStateVersion(callerOf(c), c.req.valid("param").workspace_id, 1);
@@ -191,10 +184,9 @@ stateVersions.openapi(
     method: "get",
     path: "/workspaces/{workspace_id}/resources",
     action: "workspace.read",
-    tags,
     summary: "The managed resources of the workspace's current state",
     request: { params: workspaceIdParam, query: pageQuery },
-    responses: { ...ok("The resources", listDocument(stateResource)), ...errorResponses },
+    responses: ok("The resources", listDocument(stateResource)),
   }),
   async (c) => {
     const { workspace_id } = c.req.valid("param");
@@ -209,7 +201,6 @@ stateVersions.openapi(
     method: "get",
     path: "/state-versions",
     action: "state.read",
-    tags,
     summary: "List a workspace's state versions, newest first",
     request: {
       query: pageQuery
@@ -220,7 +211,7 @@ stateVersions.openapi(
         })
         .passthrough(),
     },
-    responses: { ...ok("A page of state versions", listDocument(stateVersionResource)), ...errorResponses },
+    responses: ok("A page of state versions", listDocument(stateVersionResource)),
   }),
   async (c) => {
     const q = c.req.valid("query");
@@ -239,10 +230,9 @@ stateVersions.openapi(
     method: "get",
     path: "/state-version-outputs/{output_id}",
     action: "state.read-outputs",
-    tags,
     summary: "Show one output",
     request: { params: outputParam },
-    responses: { ...ok("The output", resourceDocument(stateVersionOutputResource)), ...errorResponses },
+    responses: ok("The output", resourceDocument(stateVersionOutputResource)),
   }),
   async (c) => {
     // Output ids are the state version's id followed by the output's index (see outputId).
@@ -261,10 +251,9 @@ for (const action of ["soft_delete_backing_data", "restore_backing_data", "perma
       method: "post",
       path: `/state-versions/{state_version_id}/actions/${action}`,
       action: "workspace.update",
-      tags,
       summary: `${action.replace(/_/g, " ")} (self-hosted edition; not the current state version)`,
       request: { params: svParam },
-      responses: { ...noContentResponse, ...errorResponses },
+      responses: noContentResponse,
     }),
     async (c) => {
       await manageStateVersionBackingData(callerOf(c), c.req.valid("param").state_version_id, action);

@@ -1,4 +1,4 @@
-import { signedBlobUrl } from "../blobs/blob-urls";
+import { signedBlobUrl } from "../blobs/blobs.urls";
 import type { Bindings } from "../env";
 import type { Resource } from "../jsonapi/document";
 import { outputId, type StateVersionView } from "./state-versions.store";

@@ -7,13 +7,13 @@ import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, paginated } from "../jsonapi/document";
 import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
-import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
+import { jsonBody, ok, router } from "../jsonapi/validation";
 import { serializeFeatureSet, serializeSubscription } from "./subscriptions.serialize";
 import { assignSubscription, listFeatureSets, showSubscription } from "./subscriptions.service";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 import { featureSetResource, subscriptionResource } from "./subscriptions.schemas";
 
-const tags = ["Admin"];
+const defineRoute = defineRoutes({ tags: ["Admin"] });
 export const subscriptions = router();
 
 const timestamp = z
@@ -50,12 +50,11 @@ subscriptions.openapi(
     method: "get",
     path: "/admin/feature-sets",
     action: "site-admin",
-    tags,
     summary: "List the plans (feature sets) an organisation can be assigned, by name (hosted edition; site admins)",
     request: {
       query: pageQuery.extend({ q: z.string().max(255).optional() }).passthrough(),
     },
-    responses: { ...ok("A page of feature sets", listDocument(featureSetResource)), ...errorResponses },
+    responses: ok("A page of feature sets", listDocument(featureSetResource)),
   }),
   (c) => {
     const query = c.req.valid("query");
@@ -70,10 +69,9 @@ subscriptions.openapi(
     method: "post",
     path: "/admin/organizations/{organization_name}/subscription",
     action: "site-admin",
-    tags,
     summary: "Assign a plan to an organisation; its entitlement set follows (hosted edition; site admins)",
     request: { params: orgParam, body: jsonBody(subscriptionBody) },
-    responses: { ...ok("The new subscription, its feature set included", resourceDocument(subscriptionResource), 201), ...errorResponses },
+    responses: ok("The new subscription, its feature set included", resourceDocument(subscriptionResource), 201),
   }),
   async (c) => {
     const { attributes = {}, relationships } = c.req.valid("json").data;
@@ -90,7 +88,7 @@ subscriptions.openapi(
     tags: ["Organizations"],
     summary: "Show the organisation's subscription, its feature set included (hosted edition; members)",
     request: { params: orgParam },
-    responses: { ...ok("The subscription, its feature set included", resourceDocument(subscriptionResource)), ...errorResponses },
+    responses: ok("The subscription, its feature set included", resourceDocument(subscriptionResource)),
   }),
   async (c) => {
     const view = await showSubscription(callerOf(c), c.req.valid("param").organization_name);

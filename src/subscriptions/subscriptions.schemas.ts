@@ -1,6 +1,6 @@
 /** Response schemas of plans (feature sets) and subscriptions (./subscriptions.serialize.ts). */
 import { attr, resourceSchema } from "../jsonapi/schemas";
-import { FEATURES, LIMIT_KEYS } from "./feature-sets";
+import { FEATURES, LIMIT_KEYS } from "./feature-sets.rules";
 
 export const featureSetResource = resourceSchema("FeatureSet", "feature-sets", {
   name: attr.string,

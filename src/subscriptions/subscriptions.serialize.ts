@@ -1,5 +1,5 @@
 import type { Resource } from "../jsonapi/document";
-import { FEATURES, type FeatureSet } from "./feature-sets";
+import { FEATURES, type FeatureSet } from "./feature-sets.rules";
 import type { SubscriptionView } from "./subscriptions.service";
 
 const API = "/api/v2";

@@ -1,7 +1,7 @@
 /**
  * HCP Terraform's admin API for plans (hosted edition only; the self-hosted edition has no plans and answers
  * 404): site admins list the feature sets and assign one to an organisation, whose entitlement set and
- * permissions then follow it (src/subscriptions/feature-sets.ts).
+ * permissions then follow it (src/subscriptions/feature-sets.rules.ts).
  */
 import { requireOrgAccess } from "../auth/access";
 import { authorize } from "../auth/requirements";
@@ -11,7 +11,7 @@ import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
 import { setOrganizationSubscription } from "../organizations/organizations.d1";
-import { DEFAULT_FEATURE_SET, featureSetById, searchFeatureSets, type FeatureSet } from "./feature-sets";
+import { DEFAULT_FEATURE_SET, featureSetById, searchFeatureSets, type FeatureSet } from "./feature-sets.rules";
 import type { Subscription } from "../auth/organization.d1";
 
 /** The terms a site admin may set; omitted ceilings take the plan's defaults, omitted contract terms are none. */

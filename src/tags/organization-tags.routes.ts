@@ -7,15 +7,15 @@ import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { noContent, paginated, jsonapi } from "../jsonapi/document";
 import { listDocument, orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
-import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { LIMITS } from "../limits";
 import { acknowledge } from "../workspaces/workspaces.http";
 import { serializeTag } from "./tags.serialize";
 import { attachTagToWorkspaces, deleteOrganizationTags, organizationTags as listTags } from "./tags.service";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 import { tagResource } from "./tags.schemas";
 
-const tags = ["Tags"];
+const defineRoute = defineRoutes({ tags: ["Tags"] });
 export const organizationTags = router();
 
 const listQuery = pageQuery.extend({ q: z.string().max(255).optional(), "filter[exclude][taggable][id]": z.string().max(64).optional() }).passthrough();
@@ -42,10 +42,9 @@ organizationTags.openapi(
     method: "get",
     path: "/organizations/{organization_name}/tags",
     action: "organization.read",
-    tags,
     summary: "List the organisation's tags (those on at least one workspace), by name",
     request: { params: orgParam, query: listQuery },
-    responses: { ...ok("A page of tags", listDocument(tagResource)), ...errorResponses },
+    responses: ok("A page of tags", listDocument(tagResource)),
   }),
   async (c) => {
     const query = c.req.valid("query");
@@ -76,10 +75,9 @@ organizationTags.openapi(
     method: "delete",
     path: "/organizations/{organization_name}/tags",
     action: "workspaces.manage",
-    tags,
     summary: "Delete organisation tags: each is detached from every workspace that carries it",
     request: { params: orgParam, body: jsonBody(tagIdsBody) },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: noContentResponse,
   }),
   async (c) => {
     await deleteOrganizationTags(
@@ -96,10 +94,9 @@ organizationTags.openapi(
     method: "post",
     path: "/tags/{tag_id}/relationships/workspaces",
     action: "workspace.manage-tags",
-    tags,
     summary: "Attach an existing organisation tag to workspaces",
     request: { params: z.object({ tag_id: z.string().min(1).max(64) }), body: jsonBody(workspaceIdsBody) },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: noContentResponse,
   }),
   async (c) => {
     const ids = c.req.valid("json").data.map((d) => d.id);

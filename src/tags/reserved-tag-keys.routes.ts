@@ -3,13 +3,13 @@ import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
-import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { serializeReservedTagKey } from "./reserved-tag-keys.serialize";
 import { createReservedTagKey, listOrgReservedTagKeys, removeReservedTagKey, updateReservedTagKeyById } from "./reserved-tag-keys.service";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 import { reservedTagKeyResource } from "./tags.schemas";
 
-const tags = ["Reserved tag keys"];
+const defineRoute = defineRoutes({ tags: ["Reserved tag keys"] });
 export const reservedTagKeys = router();
 
 const idParam = z.object({ id: z.string().regex(/^rtk-[A-Za-z0-9]{1,64}$/) });
@@ -23,10 +23,9 @@ reservedTagKeys.openapi(
     path: "/organizations/{organization_name}/reserved-tag-keys",
     // Reserved tag keys: members read them; the docs ask for the admin preset to manage them (owners, organisation token).
     action: "organization.read",
-    tags,
     summary: "List reserved tag keys",
     request: { params: orgParam, query: pageQuery },
-    responses: { ...ok("A page of reserved tag keys, oldest first", listDocument(reservedTagKeyResource)), ...errorResponses },
+    responses: ok("A page of reserved tag keys, oldest first", listDocument(reservedTagKeyResource)),
   }),
   async (c) => {
     const page = pageOf(c.req.valid("query"));
@@ -40,10 +39,9 @@ reservedTagKeys.openapi(
     method: "post",
     path: "/organizations/{organization_name}/reserved-tag-keys",
     action: "organization.manage",
-    tags,
     summary: "Add a reserved tag key",
     request: { params: orgParam, body: jsonBody(body("ReservedTagKeyCreate")) },
-    responses: { ...ok("The reserved tag key", resourceDocument(reservedTagKeyResource), 201), ...errorResponses },
+    responses: ok("The reserved tag key", resourceDocument(reservedTagKeyResource), 201),
   }),
   async (c) => {
     const a = c.req.valid("json").data.attributes ?? {};
@@ -57,10 +55,9 @@ reservedTagKeys.openapi(
     method: "patch",
     path: "/reserved-tag-keys/{id}",
     action: "organization.manage",
-    tags,
     summary: "Update a reserved tag key",
     request: { params: idParam, body: jsonBody(body("ReservedTagKeyUpdate")) },
-    responses: { ...ok("The reserved tag key", resourceDocument(reservedTagKeyResource)), ...errorResponses },
+    responses: ok("The reserved tag key", resourceDocument(reservedTagKeyResource)),
   }),
   async (c) => {
     const a = c.req.valid("json").data.attributes ?? {};
@@ -74,10 +71,9 @@ reservedTagKeys.openapi(
     method: "delete",
     path: "/reserved-tag-keys/{id}",
     action: "organization.manage",
-    tags,
     summary: "Delete a reserved tag key",
     request: { params: idParam },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: noContentResponse,
   }),
   async (c) => {
     await removeReservedTagKey(callerOf(c), c.req.valid("param").id);

@@ -6,17 +6,17 @@
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi } from "../jsonapi/document";
-import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
+import { jsonBody, ok, router } from "../jsonapi/validation";
 import { LIMITS } from "../limits";
 import { tagBindingInput, workspaceIdParam } from "../workspaces/workspaces.schemas";
 import { acknowledge } from "../workspaces/workspaces.http";
 import { effectiveBindings, projectEffectiveBindings, serializeBinding, serializeProjectBinding } from "./tags.serialize";
 import { projectTagBindings, upsertProjectTagBindings, upsertWorkspaceTagBindings, workspaceEffectiveTagBindings, workspaceTagBindings } from "./tags.service";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 import { effectiveTagBindingResource, tagBindingResource } from "./tags.schemas";
 import { listDocument } from "../jsonapi/schemas";
 
-const tags = ["Tag bindings"];
+const defineRoute = defineRoutes({ tags: ["Tag bindings"] });
 export const tagBindings = router();
 
 export const tagBindingsBody = z.object({ data: z.array(tagBindingInput).max(LIMITS.tagRefsPerRequest) }).openapi("TagBindings");
@@ -30,10 +30,9 @@ tagBindings.openapi(
     method: "get",
     path: "/workspaces/{workspace_id}/tag-bindings",
     action: "workspace.read",
-    tags,
     summary: "List a workspace's direct tag bindings (never its flat tags; not paginated)",
     request: { params: workspaceIdParam },
-    responses: { ...ok("The direct tag bindings", listDocument(tagBindingResource)), ...errorResponses },
+    responses: ok("The direct tag bindings", listDocument(tagBindingResource)),
   }),
   async (c) => {
     const record = await workspaceTagBindings(callerOf(c), c.req.valid("param").workspace_id);
@@ -46,10 +45,9 @@ tagBindings.openapi(
     method: "patch",
     path: "/workspaces/{workspace_id}/tag-bindings",
     action: "workspace.manage-tags",
-    tags,
     summary: "Add or update tag bindings by key (never removes); answers the bindings sent, in order",
     request: { params: workspaceIdParam, body: jsonBody(tagBindingsBody) },
-    responses: { ...ok("The bindings sent", listDocument(tagBindingResource)), ...errorResponses },
+    responses: ok("The bindings sent", listDocument(tagBindingResource)),
   }),
   async (c) => {
     const sent = c.req.valid("json").data.map((d) => d.attributes);
@@ -64,10 +62,9 @@ tagBindings.openapi(
     method: "get",
     path: "/workspaces/{workspace_id}/effective-tag-bindings",
     action: "workspace.read",
-    tags,
     summary: "List a workspace's effective tag bindings: direct plus inherited from its project (direct wins)",
     request: { params: workspaceIdParam },
-    responses: { ...ok("The effective tag bindings", listDocument(effectiveTagBindingResource)), ...errorResponses },
+    responses: ok("The effective tag bindings", listDocument(effectiveTagBindingResource)),
   }),
   async (c) => {
     const { record, inherited } = await workspaceEffectiveTagBindings(callerOf(c), c.req.valid("param").workspace_id);
@@ -82,10 +79,9 @@ tagBindings.openapi(
     method: "get",
     path: "/projects/{project_id}/tag-bindings",
     action: "project.read",
-    tags,
     summary: "List a project's tag bindings",
     request: { params: projectIdParam },
-    responses: { ...ok("The project's tag bindings", listDocument(tagBindingResource)), ...errorResponses },
+    responses: ok("The project's tag bindings", listDocument(tagBindingResource)),
   }),
   async (c) => {
     const projectId = c.req.valid("param").project_id;
@@ -99,10 +95,9 @@ tagBindings.openapi(
     method: "patch",
     path: "/projects/{project_id}/tag-bindings",
     action: "project.admin",
-    tags,
     summary: "Add or update a project's tag bindings by key (never removes); at most 10 per project",
     request: { params: projectIdParam, body: jsonBody(tagBindingsBody) },
-    responses: { ...ok("The bindings sent", listDocument(tagBindingResource)), ...errorResponses },
+    responses: ok("The bindings sent", listDocument(tagBindingResource)),
   }),
   async (c) => {
     const rows = await upsertProjectTagBindings(
@@ -119,10 +114,9 @@ tagBindings.openapi(
     method: "get",
     path: "/projects/{project_id}/effective-tag-bindings",
     action: "project.read",
-    tags,
     summary: "List a project's effective tag bindings (its own; projects inherit nothing)",
     request: { params: projectIdParam },
-    responses: { ...ok("The project's effective tag bindings", listDocument(effectiveTagBindingResource)), ...errorResponses },
+    responses: ok("The project's effective tag bindings", listDocument(effectiveTagBindingResource)),
   }),
   async (c) => {
     return jsonapi(c, { data: projectEffectiveBindings(await projectTagBindings(callerOf(c), c.req.valid("param").project_id)) });

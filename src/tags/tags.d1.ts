@@ -17,7 +17,7 @@
 import type { Db } from "../caller";
 import { ApiError } from "../errors";
 import { newId } from "../ids";
-import { appendTo, textMatchSql } from "../text-match";
+import { appendTo, textMatchSql } from "../platform/text-match";
 
 interface TagRow {
   id: string;

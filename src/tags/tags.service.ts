@@ -20,7 +20,7 @@ import { deleteTags, listOrganizationTags, tagById, tagNotFound, tagRowsById, ta
 import { bindingValue, checkBindings, type BindingInput as SentBinding } from "./tags.rules";
 import { dedupe, echoed, keyOnlyTagIds, LIMIT_DETAIL } from "./workspace-tags.rules";
 import { changeTags, resolveBindings, resolveFlatAdds, resolveFlatRemovals, type FlatTagRef } from "./workspace-tags.service";
-import { containsText } from "../text-match";
+import { containsText } from "../platform/text-match";
 
 /** What a tag write hands back to the route: the index write's bookmark, if any. */
 export interface Acknowledged {

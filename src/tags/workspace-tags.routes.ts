@@ -3,16 +3,16 @@ import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { listDocument, pageOf, pageQuery } from "../jsonapi/schemas";
-import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { LIMITS } from "../limits";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
 import { acknowledge } from "../workspaces/workspaces.http";
 import { serializeTag } from "./tags.serialize";
 import { addWorkspaceFlatTags, removeWorkspaceFlatTags, workspaceFlatTags } from "./tags.service";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 import { tagResource } from "./tags.schemas";
 
-const tags = ["Tags"];
+const defineRoute = defineRoutes({ tags: ["Tags"] });
 export const workspaceTags = router();
 
 const flatTagRef = z
@@ -37,10 +37,9 @@ workspaceTags.openapi(
     method: "get",
     path,
     action: "workspace.read",
-    tags,
     summary: "List a workspace's flat tags (insertion order; `name` filters by substring)",
     request: { params: workspaceIdParam, query: listQuery },
-    responses: { ...ok("A page of tags", listDocument(tagResource)), ...errorResponses },
+    responses: ok("A page of tags", listDocument(tagResource)),
   }),
   async (c) => {
     const query = c.req.valid("query");
@@ -64,10 +63,9 @@ workspaceTags.openapi(
     method: "post",
     path,
     action: "workspace.manage-tags",
-    tags,
     summary: "Add flat tags (by name, creating missing organisation tags, or by id)",
     request: { params: workspaceIdParam, body: jsonBody(flatTagsBody) },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: noContentResponse,
   }),
   async (c) => {
     acknowledge(c, await addWorkspaceFlatTags(callerOf(c), c.req.valid("param").workspace_id, c.req.valid("json").data));
@@ -80,10 +78,9 @@ workspaceTags.openapi(
     method: "delete",
     path,
     action: "workspace.manage-tags",
-    tags,
     summary: "Remove flat tags (an unknown name has no effect; an unknown id is 404)",
     request: { params: workspaceIdParam, body: jsonBody(flatTagsBody) },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: noContentResponse,
   }),
   async (c) => {
     acknowledge(c, await removeWorkspaceFlatTags(callerOf(c), c.req.valid("param").workspace_id, c.req.valid("json").data));

@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
-import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { PRJ_LEVELS, WS_LEVELS } from "./team-access.rules";
 import { serializeTp, serializeTw } from "./team-access.serialize";
 import { WS_CUSTOM } from "./team-access.schemas";
@@ -19,10 +19,10 @@ import {
   showTeamWorkspace,
   workspaceTeamAccesses,
 } from "./team-access.service";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 import { teamProjectResource, teamWorkspaceResource } from "./team-access.schemas";
 
-const tags = ["Team access"];
+const defineRoute = defineRoutes({ tags: ["Team access"] });
 export const teamAccess = router();
 
 // ---- team-workspaces ----
@@ -49,10 +49,9 @@ teamAccess.openapi(
     method: "post",
     path: "/team-workspaces",
     action: "workspace.update",
-    tags,
     summary: "Give a team access to a workspace",
     request: { body: jsonBody(twCreateBody) },
-    responses: { ...ok("The access", resourceDocument(teamWorkspaceResource), 201), ...errorResponses },
+    responses: ok("The access", resourceDocument(teamWorkspaceResource), 201),
   }),
   async (c) => {
     const { attributes, relationships } = c.req.valid("json").data;
@@ -67,12 +66,11 @@ teamAccess.openapi(
     method: "get",
     path: "/team-workspaces",
     action: "workspace.read",
-    tags,
     summary: "List the team access of a workspace",
     request: {
       query: pageQuery.extend({ "filter[workspace][id]": z.string().max(64) }).passthrough(),
     },
-    responses: { ...ok("Team accesses", listDocument(teamWorkspaceResource)), ...errorResponses },
+    responses: ok("Team accesses", listDocument(teamWorkspaceResource)),
   }),
   async (c) => {
     const query = c.req.valid("query");
@@ -89,10 +87,9 @@ teamAccess.openapi(
     method: "get",
     path: "/team-workspaces/{id}",
     action: "workspace.read",
-    tags,
     summary: "Show a team access",
     request: { params: twParam },
-    responses: { ...ok("The access", resourceDocument(teamWorkspaceResource)), ...errorResponses },
+    responses: ok("The access", resourceDocument(teamWorkspaceResource)),
   }),
   async (c) => jsonapi(c, { data: serializeTw(await showTeamWorkspace(callerOf(c), c.req.valid("param").id)) }),
 );
@@ -102,10 +99,9 @@ teamAccess.openapi(
     method: "patch",
     path: "/team-workspaces/{id}",
     action: "workspace.update",
-    tags,
     summary: "Change a team access",
     request: { params: twParam, body: jsonBody(twUpdateBody) },
-    responses: { ...ok("The access", resourceDocument(teamWorkspaceResource)), ...errorResponses },
+    responses: ok("The access", resourceDocument(teamWorkspaceResource)),
   }),
   async (c) => {
     const { access, ...given } = c.req.valid("json").data.attributes;
@@ -118,10 +114,9 @@ teamAccess.openapi(
     method: "delete",
     path: "/team-workspaces/{id}",
     action: "workspace.update",
-    tags,
     summary: "Remove a team access",
     request: { params: twParam },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: noContentResponse,
   }),
   async (c) => {
     await removeTeamWorkspace(callerOf(c), c.req.valid("param").id);
@@ -179,10 +174,9 @@ teamAccess.openapi(
     method: "post",
     path: "/team-projects",
     action: "project.manage-teams",
-    tags,
     summary: "Give a team access to a project",
     request: { body: jsonBody(tpCreateBody) },
-    responses: { ...ok("The access", resourceDocument(teamProjectResource), 201), ...errorResponses },
+    responses: ok("The access", resourceDocument(teamProjectResource), 201),
   }),
   async (c) => {
     const { attributes: a, relationships } = c.req.valid("json").data;
@@ -201,12 +195,11 @@ teamAccess.openapi(
     method: "get",
     path: "/team-projects",
     action: "project.read-teams",
-    tags,
     summary: "List the team access of a project",
     request: {
       query: pageQuery.extend({ "filter[project][id]": z.string().max(64) }).passthrough(),
     },
-    responses: { ...ok("Team accesses", listDocument(teamProjectResource)), ...errorResponses },
+    responses: ok("Team accesses", listDocument(teamProjectResource)),
   }),
   async (c) => {
     const query = c.req.valid("query");
@@ -223,10 +216,9 @@ teamAccess.openapi(
     method: "get",
     path: "/team-projects/{id}",
     action: "project.read-teams",
-    tags,
     summary: "Show a project team access",
     request: { params: tpParam },
-    responses: { ...ok("The access", resourceDocument(teamProjectResource)), ...errorResponses },
+    responses: ok("The access", resourceDocument(teamProjectResource)),
   }),
   async (c) => jsonapi(c, { data: serializeTp(await showTeamProject(callerOf(c), c.req.valid("param").id)) }),
 );
@@ -236,10 +228,9 @@ teamAccess.openapi(
     method: "patch",
     path: "/team-projects/{id}",
     action: "project.manage-teams",
-    tags,
     summary: "Change a project team access",
     request: { params: tpParam, body: jsonBody(tpUpdateBody) },
-    responses: { ...ok("The access", resourceDocument(teamProjectResource)), ...errorResponses },
+    responses: ok("The access", resourceDocument(teamProjectResource)),
   }),
   async (c) => {
     const a = c.req.valid("json").data.attributes;
@@ -252,10 +243,9 @@ teamAccess.openapi(
     method: "delete",
     path: "/team-projects/{id}",
     action: "project.manage-teams",
-    tags,
     summary: "Remove a project team access",
     request: { params: tpParam },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: noContentResponse,
   }),
   async (c) => {
     await removeTeamProject(callerOf(c), c.req.valid("param").id);

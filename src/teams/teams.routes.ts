@@ -4,13 +4,13 @@ import { callerOf } from "../auth/caller.http";
 import { LIMITS } from "../limits";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { includeQuery, listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
-import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { serializeTeamView, serializeTeamWithIncludes } from "./teams.serialize";
 import { changeMemberships, changeUsers, createTeam, deleteTeam, listTeams, showTeam, updateTeam } from "./teams.service";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 import { teamAttributesInput, teamResource } from "./teams.schemas";
 
-const tags = ["Teams"];
+const defineRoute = defineRoutes({ tags: ["Teams"] });
 export const teams = router();
 
 const teamParam = z.object({ team_id: z.string().regex(/^team-[A-Za-z0-9]{1,64}$/) });
@@ -29,10 +29,9 @@ teams.openapi(
     method: "post",
     path: "/organizations/{organization_name}/teams",
     action: "teams.manage",
-    tags,
     summary: "Create a team (200, as the real service documents)",
     request: { params: orgParam, body: jsonBody(teamCreateBody) },
-    responses: { ...ok("The team", resourceDocument(teamResource)), ...errorResponses },
+    responses: ok("The team", resourceDocument(teamResource)),
   }),
   async (c) => {
     const team = await createTeam(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data.attributes);
@@ -45,13 +44,12 @@ teams.openapi(
     method: "get",
     path: "/organizations/{organization_name}/teams",
     action: "organization.read",
-    tags,
     summary: "List teams",
     request: {
       params: orgParam,
       query: pageQuery.extend({ q: z.string().max(255).optional(), "filter[names]": z.string().max(2000).optional() }).passthrough(),
     },
-    responses: { ...ok("A page of teams", listDocument(teamResource)), ...errorResponses },
+    responses: ok("A page of teams", listDocument(teamResource)),
   }),
   async (c) => {
     const query = c.req.valid("query");
@@ -67,10 +65,9 @@ teams.openapi(
     method: "get",
     path: "/teams/{team_id}",
     action: "organization.read",
-    tags,
     summary: "Show a team (include: users, organization-memberships)",
     request: { params: teamParam, query: includeQuery },
-    responses: { ...ok("The team", resourceDocument(teamResource)), ...errorResponses },
+    responses: ok("The team", resourceDocument(teamResource)),
   }),
   async (c) => {
     const { team, users, memberships } = await showTeam(callerOf(c), c.req.valid("param").team_id, c.req.valid("query").include);
@@ -83,10 +80,9 @@ teams.openapi(
     method: "patch",
     path: "/teams/{team_id}",
     action: "teams.manage",
-    tags,
     summary: "Update a team",
     request: { params: teamParam, body: jsonBody(teamUpdateBody) },
-    responses: { ...ok("The team", resourceDocument(teamResource)), ...errorResponses },
+    responses: ok("The team", resourceDocument(teamResource)),
   }),
   async (c) => {
     const team = await updateTeam(callerOf(c), c.req.valid("param").team_id, c.req.valid("json").data.attributes ?? {});
@@ -99,10 +95,9 @@ teams.openapi(
     method: "delete",
     path: "/teams/{team_id}",
     action: "teams.manage",
-    tags,
     summary: "Delete a team (never the owners team)",
     request: { params: teamParam },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: noContentResponse,
   }),
   async (c) => {
     await deleteTeam(callerOf(c), c.req.valid("param").team_id);
@@ -119,10 +114,9 @@ for (const [method, add] of [
       method,
       path: "/teams/{team_id}/relationships/users",
       action: "teams.change-members",
-      tags,
       summary: add ? "Add users to a team (by id or username)" : "Remove users from a team (by id or username)",
       request: { params: teamParam, body: jsonBody(usersBody) },
-      responses: { ...noContentResponse, ...errorResponses },
+      responses: noContentResponse,
     }),
     async (c) => {
       await changeUsers(
@@ -139,10 +133,9 @@ for (const [method, add] of [
       method,
       path: "/teams/{team_id}/relationships/organization-memberships",
       action: "teams.change-members",
-      tags,
       summary: add ? "Add organisation members to a team (by membership id)" : "Remove organisation members from a team (by membership id)",
       request: { params: teamParam, body: jsonBody(membershipsBody) },
-      responses: { ...noContentResponse, ...errorResponses },
+      responses: noContentResponse,
     }),
     async (c) => {
       await changeMemberships(

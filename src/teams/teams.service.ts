@@ -32,7 +32,7 @@ export interface TeamCallerRights {
   manageTokens?: boolean;
   changeMembers?: boolean;
 }
-import { containsText, foldAscii } from "../text-match";
+import { containsText, foldAscii } from "../platform/text-match";
 
 /** A team with what its serialisation shows: member user ids, membership ids and the caller's rights on it. */
 export interface TeamView {

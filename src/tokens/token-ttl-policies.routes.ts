@@ -4,14 +4,14 @@ import { callerOf } from "../auth/caller.http";
 import { jsonapi, paginated } from "../jsonapi/document";
 import { listDocument, orgParam, pageOf, pageQuery } from "../jsonapi/schemas";
 import { LIMITS } from "../limits";
-import { errorResponses, jsonBody, ok, router } from "../jsonapi/validation";
+import { jsonBody, ok, router } from "../jsonapi/validation";
 import { TTL_TOKEN_TYPES } from "./token-ttl-policies.d1";
 import { serializePolicy } from "./token-ttl-policies.serialize";
 import { listPolicies, updatePolicies } from "./token-ttl-policies.service";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 import { tokenTtlPolicyResource } from "./tokens.schemas";
 
-const tags = ["Tokens"];
+const defineRoute = defineRoutes({ tags: ["Tokens"] });
 export const tokenTtlPolicies = router();
 
 const path = "/organizations/{organization_name}/token-ttl-policies";
@@ -34,10 +34,9 @@ tokenTtlPolicies.openapi(
     method: "get",
     path,
     action: "organization.manage",
-    tags,
     summary: "List the organisation's token TTL policies (one per token type: organization, team, user, audit_trails)",
     request: { params: orgParam, query: pageQuery },
-    responses: { ...ok("A page of policies", listDocument(tokenTtlPolicyResource)), ...errorResponses },
+    responses: ok("A page of policies", listDocument(tokenTtlPolicyResource)),
   }),
   async (c) => {
     const page = pageOf(c.req.valid("query"));
@@ -51,10 +50,9 @@ tokenTtlPolicies.openapi(
     method: "patch",
     path,
     action: "organization.token-policy",
-    tags,
     summary: "Set the maximum lifetime (ms) of the given token types; answers every policy",
     request: { params: orgParam, body: jsonBody(updateBody) },
-    responses: { ...ok("Every policy", listDocument(tokenTtlPolicyResource)), ...errorResponses },
+    responses: ok("Every policy", listDocument(tokenTtlPolicyResource)),
   }),
   async (c) => {
     const policies = await updatePolicies(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data.attributes["token-ttl-policies"]);

@@ -7,7 +7,7 @@ import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated, type Page } from "../jsonapi/document";
 import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
-import { errorResponses, noContentResponse, ok, optionalJsonBody, router } from "../jsonapi/validation";
+import { noContentResponse, ok, optionalJsonBody, router } from "../jsonapi/validation";
 import type { Token } from "./tokens.d1";
 import { serializeAuthenticationToken } from "./tokens.serialize";
 import {
@@ -28,10 +28,10 @@ import {
   type MintedToken,
   type TokenInput,
 } from "./tokens.service";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 import { authenticationTokenResource, tokenAttributesInput } from "./tokens.schemas";
 
-const tags = ["Tokens"];
+const defineRoute = defineRoutes({ tags: ["Tokens"] });
 export const tokens = router();
 
 /**
@@ -66,11 +66,10 @@ tokens.openapi(
     method: "post",
     path: "/teams/{team_id}/authentication-token",
     action: "teams.manage-tokens",
-    tags,
     summary: "Create (replace) the team's legacy token",
     request: { params: teamParam },
     description: TOKEN_BODY_DOC,
-    responses: { ...ok("The token, with its secret", resourceDocument(authenticationTokenResource), 201), ...errorResponses },
+    responses: ok("The token, with its secret", resourceDocument(authenticationTokenResource), 201),
   }),
   async (c) => created(c, await createLegacyTeamToken(callerOf(c), c.req.valid("param").team_id, await optionalJsonBody(c, tokenBody))),
 );
@@ -80,10 +79,9 @@ tokens.openapi(
     method: "get",
     path: "/teams/{team_id}/authentication-token",
     action: "teams.manage-tokens",
-    tags,
     summary: "Show the team's legacy token",
     request: { params: teamParam },
-    responses: { ...ok("The token (no secret)", resourceDocument(authenticationTokenResource)), ...errorResponses },
+    responses: ok("The token (no secret)", resourceDocument(authenticationTokenResource)),
   }),
   async (c) => jsonapi(c, { data: serializeAuthenticationToken(await showLegacyTeamToken(callerOf(c), c.req.valid("param").team_id)) }),
 );
@@ -93,10 +91,9 @@ tokens.openapi(
     method: "delete",
     path: "/teams/{team_id}/authentication-token",
     action: "teams.manage-tokens",
-    tags,
     summary: "Delete the team's legacy token",
     request: { params: teamParam },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: noContentResponse,
   }),
   async (c) => {
     await deleteLegacyTeamTokenOf(callerOf(c), c.req.valid("param").team_id);
@@ -109,11 +106,10 @@ tokens.openapi(
     method: "post",
     path: "/teams/{team_id}/authentication-tokens",
     action: "teams.manage-tokens",
-    tags,
     summary: "Create a described team token",
     request: { params: teamParam },
     description: TOKEN_BODY_DOC,
-    responses: { ...ok("The token, with its secret", resourceDocument(authenticationTokenResource), 201), ...errorResponses },
+    responses: ok("The token, with its secret", resourceDocument(authenticationTokenResource), 201),
   }),
   async (c) => created(c, await createTeamToken(callerOf(c), c.req.valid("param").team_id, await optionalJsonBody(c, tokenBody))),
 );
@@ -123,10 +119,9 @@ tokens.openapi(
     method: "get",
     path: "/teams/{team_id}/authentication-tokens",
     action: "teams.manage-tokens",
-    tags,
     summary: "List a team's tokens",
     request: { params: teamParam, query: pageQuery },
-    responses: { ...ok("A page of tokens", listDocument(authenticationTokenResource)), ...errorResponses },
+    responses: ok("A page of tokens", listDocument(authenticationTokenResource)),
   }),
   async (c) => {
     const page = pageOf(c.req.valid("query"));
@@ -139,10 +134,9 @@ tokens.openapi(
     method: "delete",
     path: "/teams/{team_id}/authentication-tokens",
     action: "teams.manage-tokens",
-    tags,
     summary: "Revoke every token of a team (legacy and described) in one call",
     request: { params: teamParam },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: noContentResponse,
   }),
   async (c) => {
     await revokeTeamTokens(callerOf(c), c.req.valid("param").team_id);
@@ -155,13 +149,12 @@ tokens.openapi(
     method: "get",
     path: "/organizations/{organization_name}/team-tokens",
     action: "teams.manage",
-    tags,
     summary: "List the organisation's team tokens (q: team name; sort: team-name, created-by, created-at, expired-at, last-used-at)",
     request: {
       params: orgParam,
       query: pageQuery.extend({ q: z.string().max(255).optional(), sort: z.string().max(64).optional() }).passthrough(),
     },
-    responses: { ...ok("A page of team tokens", listDocument(authenticationTokenResource)), ...errorResponses },
+    responses: ok("A page of team tokens", listDocument(authenticationTokenResource)),
   }),
   async (c) => {
     const { q, sort, ...query } = c.req.valid("query");
@@ -181,11 +174,10 @@ tokens.openapi(
     method: "post",
     path: "/organizations/{organization_name}/authentication-token",
     action: "organization.manage",
-    tags,
     summary: "Create (replace) the organisation token",
     request: { params: orgParam, query: orgTokenQuery },
     description: TOKEN_BODY_DOC,
-    responses: { ...ok("The token, with its secret", resourceDocument(authenticationTokenResource), 201), ...errorResponses },
+    responses: ok("The token, with its secret", resourceDocument(authenticationTokenResource), 201),
   }),
   async (c) =>
     created(
@@ -199,10 +191,9 @@ tokens.openapi(
     method: "get",
     path: "/organizations/{organization_name}/authentication-token",
     action: "organization.owner",
-    tags,
     summary: "Show the organisation token",
     request: { params: orgParam, query: orgTokenQuery },
-    responses: { ...ok("The token (no secret)", resourceDocument(authenticationTokenResource)), ...errorResponses },
+    responses: ok("The token (no secret)", resourceDocument(authenticationTokenResource)),
   }),
   async (c) =>
     jsonapi(c, {
@@ -215,10 +206,9 @@ tokens.openapi(
     method: "delete",
     path: "/organizations/{organization_name}/authentication-token",
     action: "organization.owner",
-    tags,
     summary: "Delete the organisation token",
     request: { params: orgParam, query: orgTokenQuery },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: noContentResponse,
   }),
   async (c) => {
     await deleteOrganizationTokenOf(callerOf(c), c.req.valid("param").organization_name, kindOf(c.req.valid("query")));
@@ -235,11 +225,10 @@ tokens.openapi(
     method: "post",
     path: "/users/{user_id}/authentication-tokens",
     action: "user.self-or-site-admin",
-    tags,
     summary: "Create a user token: for yourself, or (site admins) a user's first token",
     request: { params: userParam },
     description: TOKEN_BODY_DOC,
-    responses: { ...ok("The token, with its secret", resourceDocument(authenticationTokenResource), 201), ...errorResponses },
+    responses: ok("The token, with its secret", resourceDocument(authenticationTokenResource), 201),
   }),
   async (c) => created(c, await createUserToken(callerOf(c), c.req.valid("param").user_id, await optionalJsonBody(c, tokenBody))),
 );
@@ -249,10 +238,9 @@ tokens.openapi(
     method: "get",
     path: "/users/{user_id}/authentication-tokens",
     action: "user.self",
-    tags,
     summary: "List your user tokens",
     request: { params: userParam, query: pageQuery },
-    responses: { ...ok("A page of tokens", listDocument(authenticationTokenResource)), ...errorResponses },
+    responses: ok("A page of tokens", listDocument(authenticationTokenResource)),
   }),
   async (c) => {
     const page = pageOf(c.req.valid("query"));
@@ -267,10 +255,9 @@ tokens.openapi(
     method: "get",
     path: "/authentication-tokens/{token_id}",
     action: "token.manage",
-    tags,
     summary: "Show a token (an API token, or an agent pool's agent token); no secret",
     request: { params: tokenParam },
-    responses: { ...ok("The token (no secret)", resourceDocument(authenticationTokenResource)), ...errorResponses },
+    responses: ok("The token (no secret)", resourceDocument(authenticationTokenResource)),
   }),
   async (c) => {
     const shown = await showToken(callerOf(c), c.req.valid("param").token_id);
@@ -283,10 +270,9 @@ tokens.openapi(
     method: "delete",
     path: "/authentication-tokens/{token_id}",
     action: "token.manage",
-    tags,
     summary: "Delete a token, API or agent (it stops working at once)",
     request: { params: tokenParam },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: noContentResponse,
   }),
   async (c) => {
     await deleteToken(callerOf(c), c.req.valid("param").token_id);

@@ -19,7 +19,7 @@ import {
   type Membership,
 } from "./memberships.d1";
 import { checkEmail } from "./users.service";
-import { foldAscii } from "../text-match";
+import { foldAscii } from "../platform/text-match";
 
 /** Memberships as the caller may see them, each with its teams, and what was asked to be included. */
 export interface MembershipsView {

@@ -6,15 +6,15 @@ import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { includeQuery, listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
-import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { serializeMemberships } from "./memberships.serialize";
 import { acceptInvitation, inviteMember, listMemberships, removeMembership, showMembership } from "./memberships.service";
 import { serializeStoredUser } from "./users.serialize";
 import { confirmEmailChange, createUser, showUser, updateAccount } from "./users.service";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 import { membershipResource, userResource as userSchema } from "./users.schemas";
 
-const tags = ["Users"];
+const defineRoute = defineRoutes({ tags: ["Users"] });
 export const users = router();
 
 const userBody = z
@@ -31,10 +31,9 @@ users.openapi(
     method: "post",
     path: "/admin/users",
     action: "site-admin",
-    tags,
     summary: "Create a user (site admins)",
     request: { body: jsonBody(userBody) },
-    responses: { ...ok("The user", resourceDocument(userSchema), 201), ...errorResponses },
+    responses: ok("The user", resourceDocument(userSchema), 201),
   }),
   async (c) => jsonapi(c, { data: serializeStoredUser(await createUser(callerOf(c), c.req.valid("json").data.attributes)) }, 201),
 );
@@ -44,10 +43,9 @@ users.openapi(
     method: "get",
     path: "/users/{user_id}",
     action: "authenticated",
-    tags,
     summary: "Show a user",
     request: { params: z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) }) },
-    responses: { ...ok("The user", resourceDocument(userSchema)), ...errorResponses },
+    responses: ok("The user", resourceDocument(userSchema)),
   }),
   async (c) => jsonapi(c, { data: serializeStoredUser(await showUser(callerOf(c), c.req.valid("param").user_id)) }),
 );
@@ -68,10 +66,9 @@ users.openapi(
     method: "patch",
     path: "/account/update",
     action: "user",
-    tags,
     summary: "Change your username or email (user tokens only); a new email waits as unconfirmed-email until confirmed",
     request: { body: jsonBody(accountBody) },
-    responses: { ...ok("Your user", resourceDocument(userSchema)), ...errorResponses },
+    responses: ok("Your user", resourceDocument(userSchema)),
   }),
   async (c) => jsonapi(c, { data: serializeStoredUser(await updateAccount(callerOf(c), c.req.valid("json").data.attributes ?? {})) }),
 );
@@ -81,10 +78,9 @@ users.openapi(
     method: "post",
     path: "/admin/users/{user_id}/actions/confirm-email",
     action: "site-admin",
-    tags,
     summary: "Confirm a user's email change (site admins; the local stand-in for the confirmation email)",
     request: { params: z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) }) },
-    responses: { ...ok("The user", resourceDocument(userSchema)), ...errorResponses },
+    responses: ok("The user", resourceDocument(userSchema)),
   }),
   async (c) => jsonapi(c, { data: serializeStoredUser(await confirmEmailChange(callerOf(c), c.req.valid("param").user_id)) }),
 );
@@ -108,10 +104,9 @@ users.openapi(
     method: "post",
     path: "/organizations/{organization_name}/organization-memberships",
     action: "membership.manage",
-    tags,
     summary: "Invite a user (by email) to the organisation",
     request: { params: orgParam, body: jsonBody(membershipBody) },
-    responses: { ...ok("The membership (its user included)", resourceDocument(membershipResource), 201), ...errorResponses },
+    responses: ok("The membership (its user included)", resourceDocument(membershipResource), 201),
   }),
   async (c) => {
     const d = c.req.valid("json").data;
@@ -128,7 +123,6 @@ users.openapi(
     method: "get",
     path: "/organizations/{organization_name}/organization-memberships",
     action: "organization.read",
-    tags,
     summary: "List the organisation's memberships (q: email or username; filter[email]: comma-separated; filter[status]: active|invited; include: user,teams)",
     request: {
       params: orgParam,
@@ -142,7 +136,7 @@ users.openapi(
         })
         .passthrough(),
     },
-    responses: { ...ok("A page of memberships", listDocument(membershipResource)), ...errorResponses },
+    responses: ok("A page of memberships", listDocument(membershipResource)),
   }),
   async (c) => {
     const query = c.req.valid("query");
@@ -160,10 +154,9 @@ users.openapi(
     method: "get",
     path: "/organization-memberships/{id}",
     action: "membership.read",
-    tags,
     summary: "Show a membership (include: user,teams)",
     request: { params: membershipParam, query: includeQuery },
-    responses: { ...ok("The membership", resourceDocument(membershipResource)), ...errorResponses },
+    responses: ok("The membership", resourceDocument(membershipResource)),
   }),
   async (c) => {
     const { data, included } = serializeMemberships(await showMembership(callerOf(c), c.req.valid("param").id, c.req.valid("query").include));
@@ -176,11 +169,10 @@ users.openapi(
     method: "post",
     path: "/organization-memberships/{id}/actions/accept",
     action: "user.self",
-    tags,
     summary:
       "Accept an invitation (its invited user: the one who proved the invited address, or the account made for this invitation); its teams apply from then on",
     request: { params: membershipParam },
-    responses: { ...ok("The membership, now active", resourceDocument(membershipResource)), ...errorResponses },
+    responses: ok("The membership, now active", resourceDocument(membershipResource)),
   }),
   async (c) => {
     const { data } = serializeMemberships(await acceptInvitation(callerOf(c), c.req.valid("param").id));
@@ -193,10 +185,9 @@ users.openapi(
     method: "delete",
     path: "/organization-memberships/{id}",
     action: "membership.manage",
-    tags,
     summary: "Remove a user from the organisation and its teams",
     request: { params: membershipParam },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: noContentResponse,
   }),
   async (c) => {
     await removeMembership(callerOf(c), c.req.valid("param").id);

@@ -1,4 +1,4 @@
-/** Response schemas of users and organisation memberships (src/meta/meta.routes.ts userResource, ./memberships.ts). */
+/** Response schemas of users and organisation memberships (src/meta/meta.routes.ts userResource, ./memberships.serialize.ts). */
 import { z } from "@hono/zod-openapi";
 import { attr, resourceSchema } from "../jsonapi/schemas";
 

@@ -2,16 +2,16 @@
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
 import { jsonapi, noContent } from "../jsonapi/document";
-import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
 import { acknowledge } from "../workspaces/workspaces.http";
 import { createVariableBody, updateVariableBody, variableIdParam, variableResource } from "./variables.schemas";
 import { serializeVariable } from "./variables.serialize";
 import * as service from "./variables.service";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 import { listDocument, resourceDocument } from "../jsonapi/schemas";
 
-const tags = ["Workspace variables"];
+const defineRoute = defineRoutes({ tags: ["Workspace variables"] });
 export const variables = router();
 
 const path = "/workspaces/{workspace_id}/vars";
@@ -22,10 +22,9 @@ variables.openapi(
     method: "get",
     path,
     action: "variables.read",
-    tags,
     summary: "List the workspace's own variables (sensitive values are never shown)",
     request: { params: workspaceIdParam },
-    responses: { ...ok("The variables", listDocument(variableResource)), ...errorResponses },
+    responses: ok("The variables", listDocument(variableResource)),
   }),
   async (c) => jsonapi(c, { data: (await service.listWorkspaceVariables(callerOf(c), c.req.valid("param").workspace_id)).map(serializeVariable) }),
 );
@@ -35,10 +34,9 @@ variables.openapi(
     method: "post",
     path,
     action: "variables.write",
-    tags,
     summary: "Create a variable (one key per category)",
     request: { params: workspaceIdParam, body: jsonBody(createVariableBody) },
-    responses: { ...ok("The variable", resourceDocument(variableResource), 201), ...errorResponses },
+    responses: ok("The variable", resourceDocument(variableResource), 201),
   }),
   async (c) => {
     const res = await service.createWorkspaceVariable(callerOf(c), c.req.valid("param").workspace_id, c.req.valid("json").data.attributes);
@@ -52,10 +50,9 @@ variables.openapi(
     method: "get",
     path: `${path}/{var_id}`,
     action: "variables.read",
-    tags,
     summary: "Show a variable",
     request: { params: varParams },
-    responses: { ...ok("The variable", resourceDocument(variableResource)), ...errorResponses },
+    responses: ok("The variable", resourceDocument(variableResource)),
   }),
   async (c) => {
     const p = c.req.valid("param");
@@ -68,10 +65,9 @@ variables.openapi(
     method: "patch",
     path: `${path}/{var_id}`,
     action: "variables.write",
-    tags,
     summary: "Update a variable (a sensitive one stays sensitive)",
     request: { params: varParams, body: jsonBody(updateVariableBody) },
-    responses: { ...ok("The variable", resourceDocument(variableResource)), ...errorResponses },
+    responses: ok("The variable", resourceDocument(variableResource)),
   }),
   async (c) => {
     const p = c.req.valid("param");
@@ -85,10 +81,9 @@ variables.openapi(
     method: "delete",
     path: `${path}/{var_id}`,
     action: "variables.write",
-    tags,
     summary: "Delete a variable",
     request: { params: varParams },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: noContentResponse,
   }),
   async (c) => {
     const p = c.req.valid("param");
@@ -102,10 +97,9 @@ variables.openapi(
     method: "get",
     path: "/workspaces/{workspace_id}/all-vars",
     action: "variables.read",
-    tags,
     summary: "The workspace's effective variables: its own and those of the variable sets reaching it, by precedence",
     request: { params: workspaceIdParam },
-    responses: { ...ok("The variables", listDocument(variableResource)), ...errorResponses },
+    responses: ok("The variables", listDocument(variableResource)),
   }),
   async (c) => jsonapi(c, { data: (await service.listEffectiveVariables(callerOf(c), c.req.valid("param").workspace_id)).map(serializeVariable) }),
 );

@@ -4,7 +4,7 @@ import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { jsonapi, noContent, paginated, type Page, type Resource } from "../jsonapi/document";
 import { includeQuery, listDocument as listOf, orgParam, pageOf, resourceDocument } from "../jsonapi/schemas";
-import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { createVariableBody, updateVariableBody, variableResource } from "../variables/variables.schemas";
 import { serializeVariable } from "../variables/variables.serialize";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
@@ -23,9 +23,9 @@ import {
 } from "./varsets.schemas";
 import { serializeVarset } from "./varsets.serialize";
 import * as service from "./varsets.service";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 
-const tags = ["Variable sets"];
+const defineRoute = defineRoutes({ tags: ["Variable sets"] });
 export const varsets = router();
 
 const include = (query: { include?: string }) => service.parseVarsetInclude(query.include);
@@ -46,10 +46,9 @@ varsets.openapi(
     method: "get",
     path: "/organizations/{organization_name}/varsets",
     action: "varsets.read",
-    tags,
     summary: "List the organisation's variable sets",
     request: { params: orgParam, query: listQuery },
-    responses: { ...ok("A page of variable sets", listOf(varsetResource)), ...errorResponses },
+    responses: ok("A page of variable sets", listOf(varsetResource)),
   }),
   async (c) => {
     const query = c.req.valid("query");
@@ -63,10 +62,9 @@ varsets.openapi(
     method: "post",
     path: "/organizations/{organization_name}/varsets",
     action: "varsets.manage",
-    tags,
     summary: "Create a variable set",
     request: { params: orgParam, body: jsonBody(createVarsetBody) },
-    responses: { ...ok("The variable set", resourceDocument(varsetResource), 201), ...errorResponses },
+    responses: ok("The variable set", resourceDocument(varsetResource), 201),
   }),
   async (c) => {
     const set = await service.createVarset(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data);
@@ -79,10 +77,9 @@ varsets.openapi(
     method: "get",
     path: "/varsets/{varset_id}",
     action: "varsets.read",
-    tags,
     summary: "Show a variable set",
     request: { params: varsetIdParam, query: includeQuery },
-    responses: { ...ok("The variable set", resourceDocument(varsetResource)), ...errorResponses },
+    responses: ok("The variable set", resourceDocument(varsetResource)),
   }),
   async (c) => oneDocument(c, await service.showVarset(callerOf(c), c.req.valid("param").varset_id, include(c.req.valid("query")))),
 );
@@ -92,10 +89,9 @@ varsets.openapi(
     method: "patch",
     path: "/varsets/{varset_id}",
     action: "varsets.manage",
-    tags,
     summary: "Update a variable set (relationships.workspaces replaces its workspaces)",
     request: { params: varsetIdParam, query: includeQuery, body: jsonBody(updateVarsetBody) },
-    responses: { ...ok("The variable set", resourceDocument(varsetResource)), ...errorResponses },
+    responses: ok("The variable set", resourceDocument(varsetResource)),
   }),
   async (c) => oneDocument(c, await service.updateVarset(callerOf(c), c.req.valid("param").varset_id, c.req.valid("json").data, include(c.req.valid("query")))),
 );
@@ -105,10 +101,9 @@ varsets.openapi(
     method: "delete",
     path: "/varsets/{varset_id}",
     action: "varsets.manage",
-    tags,
     summary: "Delete a variable set",
     request: { params: varsetIdParam },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: noContentResponse,
   }),
   async (c) => {
     await service.deleteVarset(callerOf(c), c.req.valid("param").varset_id);
@@ -127,10 +122,9 @@ for (const [method, op] of [
       method,
       path: "/varsets/{varset_id}/relationships/workspaces",
       action: "varsets.manage",
-      tags,
       summary: op === "add" ? "Apply the set to workspaces" : "Remove the set from workspaces",
       request: { params: varsetIdParam, body: jsonBody(workspaceRefsBody) },
-      responses: { ...noContentResponse, ...errorResponses },
+      responses: noContentResponse,
     }),
     async (c) => {
       await service.changeWorkspaces(
@@ -147,10 +141,9 @@ for (const [method, op] of [
       method,
       path: "/varsets/{varset_id}/relationships/projects",
       action: "varsets.manage",
-      tags,
       summary: op === "add" ? "Apply the set to projects" : "Remove the set from projects",
       request: { params: varsetIdParam, body: jsonBody(projectRefsBody) },
-      responses: { ...noContentResponse, ...errorResponses },
+      responses: noContentResponse,
     }),
     async (c) => {
       await service.changeProjects(
@@ -169,10 +162,9 @@ varsets.openapi(
     method: "get",
     path: "/workspaces/{workspace_id}/varsets",
     action: "variables.read",
-    tags,
     summary: "Variable sets reaching a workspace (applied to it, to its project, or global)",
     request: { params: workspaceIdParam, query: pageIncludeQuery },
-    responses: { ...ok("A page of variable sets", listOf(varsetResource)), ...errorResponses },
+    responses: ok("A page of variable sets", listOf(varsetResource)),
   }),
   async (c) => {
     const query = c.req.valid("query");
@@ -186,10 +178,9 @@ varsets.openapi(
     method: "get",
     path: "/projects/{project_id}/varsets",
     action: "project.read-variables",
-    tags,
     summary: "Variable sets applied to a project",
     request: { params: projectIdParam, query: pageIncludeQuery },
-    responses: { ...ok("A page of variable sets", listOf(varsetResource)), ...errorResponses },
+    responses: ok("A page of variable sets", listOf(varsetResource)),
   }),
   async (c) => {
     const query = c.req.valid("query");
@@ -207,10 +198,9 @@ varsets.openapi(
     method: "get",
     path: varsPath,
     action: "varsets.read",
-    tags,
     summary: "List a set's variables (sensitive values are never shown)",
     request: { params: varsetIdParam },
-    responses: { ...ok("The variables", listOf(variableResource)), ...errorResponses },
+    responses: ok("The variables", listOf(variableResource)),
   }),
   async (c) => jsonapi(c, { data: (await service.listVarsetVariables(callerOf(c), c.req.valid("param").varset_id)).map(serializeVariable) }),
 );
@@ -220,10 +210,9 @@ varsets.openapi(
     method: "post",
     path: varsPath,
     action: "varsets.manage",
-    tags,
     summary: "Add a variable to a set",
     request: { params: varsetIdParam, body: jsonBody(createVariableBody) },
-    responses: { ...ok("The variable", resourceDocument(variableResource), 201), ...errorResponses },
+    responses: ok("The variable", resourceDocument(variableResource), 201),
   }),
   async (c) => {
     const view = await service.createVarsetVariable(callerOf(c), c.req.valid("param").varset_id, c.req.valid("json").data.attributes);
@@ -236,10 +225,9 @@ varsets.openapi(
     method: "get",
     path: `${varsPath}/{var_id}`,
     action: "varsets.read",
-    tags,
     summary: "Show a set's variable",
     request: { params: varsetVarParams },
-    responses: { ...ok("The variable", resourceDocument(variableResource)), ...errorResponses },
+    responses: ok("The variable", resourceDocument(variableResource)),
   }),
   async (c) => {
     const p = c.req.valid("param");
@@ -252,10 +240,9 @@ varsets.openapi(
     method: "patch",
     path: `${varsPath}/{var_id}`,
     action: "varsets.manage",
-    tags,
     summary: "Update a set's variable (a sensitive one stays sensitive)",
     request: { params: varsetVarParams, body: jsonBody(updateVariableBody) },
-    responses: { ...ok("The variable", resourceDocument(variableResource)), ...errorResponses },
+    responses: ok("The variable", resourceDocument(variableResource)),
   }),
   async (c) => {
     const p = c.req.valid("param");
@@ -269,10 +256,9 @@ varsets.openapi(
     method: "delete",
     path: `${varsPath}/{var_id}`,
     action: "varsets.manage",
-    tags,
     summary: "Delete a set's variable",
     request: { params: varsetVarParams },
-    responses: { ...noContentResponse, ...errorResponses },
+    responses: noContentResponse,
   }),
   async (c) => {
     const p = c.req.valid("param");

@@ -2,19 +2,19 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
-import { listSession } from "../db";
+import { listSession } from "../platform/db";
 import type { AppEnv } from "../env";
 import { LIMITS } from "../limits";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
-import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import type { ConsumerChange } from "./consumers.rules";
 import { changeConsumers, listConsumers, setSshKey } from "./consumers.service";
 import { workspaceIdParam, workspaceResource } from "./workspaces.schemas";
 import { acknowledge } from "./workspaces.http";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 
-const tags = ["Remote state consumers"];
+const defineRoute = defineRoutes({ tags: ["Remote state consumers"] });
 export const consumers = router();
 
 /** go-tfe sends each entry as a whole workspace object: only `type` and `id` are used. */
@@ -29,13 +29,12 @@ consumers.openapi(
     method: "get",
     path,
     action: "workspace.read",
-    tags,
     summary: "List the workspaces that may read this workspace's state",
     request: {
       params: workspaceIdParam,
       query: pageQuery,
     },
-    responses: { ...ok("A page of workspaces", listDocument(workspaceResource)), ...errorResponses },
+    responses: ok("A page of workspaces", listDocument(workspaceResource)),
   }),
   async (c) => {
     const page = pageOf(c.req.valid("query"));
@@ -61,10 +60,9 @@ for (const [method, op, summary] of [
       method,
       path,
       action: method === "patch" ? "workspaces.manage" : "workspace.update",
-      tags,
       summary,
       request: { params: workspaceIdParam, body: jsonBody(op === "replace" ? consumersReplaceBody : consumersBody) },
-      responses: { ...noContentResponse, ...errorResponses },
+      responses: noContentResponse,
     }),
     async (c) => change(c, op),
   );
@@ -84,7 +82,7 @@ consumers.openapi(
     tags: ["Workspaces"],
     summary: "Assign (id) or unassign (null) the workspace's SSH key",
     request: { params: workspaceIdParam, body: jsonBody(sshKeyBody) },
-    responses: { ...ok("The workspace", resourceDocument(workspaceResource)), ...errorResponses },
+    responses: ok("The workspace", resourceDocument(workspaceResource)),
   }),
   async (c) => {
     const result = await setSshKey(callerOf(c), c.req.valid("param").workspace_id, c.req.valid("json").data.attributes.id);

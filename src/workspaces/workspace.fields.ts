@@ -6,7 +6,7 @@
  * and the record upgrade (workspace.record.ts) all read this table: a new setting is one row here and its test.
  */
 import { z } from "@hono/zod-openapi";
-import type { Edition } from "../edition";
+import type { Edition } from "../platform/edition";
 import { fail, type Failure } from "../errors";
 import { LIMITS } from "../limits";
 
@@ -102,8 +102,14 @@ export const FIELDS = {
   // Shown as the agent-pool relationship, the effective pool.
   "agent-pool-id": field({ input: nullableStr(64), default: null, byRules: true, wire: [] }),
   "allow-destroy-plan": bool(true),
-  // The self-hosted edition ignores it (go-tfe always sends false).
-  "assessments-enabled": bool(false, { edition: "hosted" }),
+  // Health assessments are HCP's (the self-hosted edition ignores the attribute); no assessment runs here, so only
+  // false is taken (go-tfe and the tfe provider send false unless told otherwise).
+  "assessments-enabled": field({
+    input: z.boolean(),
+    default: false,
+    update: (on) => (on ? invalid("assessments-enabled", "Health assessments are not available, so assessments-enabled can only be false") : on),
+    edition: "hosted",
+  }),
   "auto-apply": bool(false),
   "auto-apply-run-trigger": bool(false),
   "auto-destroy-at": field({

@@ -17,6 +17,8 @@ import type { Change, Stored, WorkspaceHost, WorkspaceResult } from "./workspace
 import { migrate } from "./workspace.migrations";
 import { Outbox } from "./workspace.outbox";
 import { WorkspaceRecords } from "./workspace-record.object";
+import { AutoDestroy } from "./auto-destroy.object";
+import { inheritedExecution } from "./workspaces.d1";
 import { isFailure } from "./workspace.rules";
 import type { CreateInput, DataRetentionPolicy, Faults, Guard, LockHolder, UpdateInput, WorkspaceRecord } from "./workspace.types";
 
@@ -33,9 +35,14 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
   private readonly runs = new Runs(this, this.states, this.cvs);
   private readonly variables = new Variables(this);
   private readonly record = new WorkspaceRecords(this, this.states, this.runs);
+  private readonly autoDestroy = new AutoDestroy(
+    this,
+    (w, input) => this.runs.queueWithin(w, input),
+    (w) => inheritedExecution(this.env.DB, w.organizationId, w.projectId),
+  );
   /** What a commit writes to D1, in batch order: the workspace row (tags, project hold), the state-version and configuration-version maps, run rows. */
   private readonly outbox = new Outbox(
-    { sql: this.sql, storage: this.ctx.storage, env: this.env, drained: () => this.armForLeases(), deleted: (record) => this.erase(record) },
+    { sql: this.sql, storage: this.ctx.storage, env: this.env, drained: () => this.arm(), deleted: (record) => this.erase(record) },
     [this.record.indexer, this.states.indexer, this.cvs.indexer, this.runs.indexer],
   );
 
@@ -277,7 +284,7 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
     return this.runs.finish(input);
   }
 
-  // ---- test-only (src/hops.ts `countedNamespace` calls these in place of a method) ----
+  // ---- test-only (src/platform/hops.ts `countedNamespace` calls these in place of a method) ----
 
   /** Fault injection (FAULT_INJECTION=1): makes RPC call `method(...args)` with `faults` applied to the index write it flushes. */
   withFaults(faults: Faults, method: string, args: unknown[]): Promise<unknown> {
@@ -297,23 +304,24 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
     return () => fn.apply(this, args);
   }
 
-  // ---- the one alarm: the outbox's retries, then the runs' job leases ----
+  // ---- the one alarm: the outbox's retries, then each capability's due work ----
 
   async alarm(): Promise<void> {
     await this.outbox.flush(undefined);
     await this.runs.expireLeases();
-    if (!(await this.outbox.retryLeft())) this.armForLeases();
+    await this.autoDestroy.fire();
+    if (!(await this.outbox.retryLeft())) this.arm();
   }
 
   /**
-   * With the outbox drained, the alarm serves the earliest job lease (or nothing). While index writes are pending
-   * the flush owns the alarm: it fires before any lease runs out or soon after, and this runs again once it drains.
+   * With the outbox drained, the alarm is set for the earliest due time of any capability (a job lease, an automatic
+   * destroy), or cleared. While index writes are pending the flush owns the alarm, and this runs again once it drains.
    */
-  private armForLeases(): void {
+  private arm(): void {
     if (this.outbox.pending() > 0) return;
-    const lease = this.runs.earliestLease();
-    if (lease === null) void this.ctx.storage.deleteAlarm();
-    else void this.ctx.storage.setAlarm(lease);
+    const due = [this.runs.earliestLease(), this.autoDestroy.due()].filter((t): t is number => t !== null);
+    if (due.length === 0) void this.ctx.storage.deleteAlarm();
+    else void this.ctx.storage.setAlarm(Math.min(...due));
   }
 
   /** D1 has the workspace's delete: every capability drops what it held; the record keeps only its tombstone. */

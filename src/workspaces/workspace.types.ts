@@ -81,6 +81,8 @@ export interface WorkspaceRecord {
   source: string;
   /** Ids of the workspace's own variables in creation order (the `vars` relationship). */
   varIds?: string[];
+  /** The automatic destroy last acted on: the time it fell due (src/workspaces/auto-destroy.ts); absent: none yet. */
+  autoDestroyDoneFor?: string;
 }
 
 export interface CreateInput {

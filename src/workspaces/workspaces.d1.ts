@@ -18,6 +18,7 @@ import type { Principal } from "../auth/principal";
 import type { Db } from "../caller";
 import { JOINED_ORGANIZATION_COLUMNS, orgIdSql, toOrganization, type Organization, type OrganizationRow, type OrgRef } from "../auth/organization.d1";
 import { upgradeRecord } from "./workspace.record";
+import type { Defaults } from "./workspace.rules";
 import type { WorkspaceRecord } from "./workspace.types";
 
 /**
@@ -330,4 +331,22 @@ export async function workspaceAccessRows(db: Db, principal: Principal, ref: str
     deadTagIds: JSON.parse(row.acc_dead_tags) as string[],
     liveSshKeyIds: row.acc_ssh_key ? [row.acc_ssh_key] : [],
   };
+}
+
+/**
+ * The execution defaults a workspace inherits while it has no mode of its own: its project's, else its
+ * organisation's (the object's automatic destroy reads them); null when the organisation is gone.
+ */
+export async function inheritedExecution(db: Db, organizationId: string, projectId: string): Promise<Defaults | null> {
+  const row = await db
+    .prepare(
+      `SELECT o.default_execution_mode AS om, o.default_agent_pool_id AS op, p.default_execution_mode AS pm, p.default_agent_pool_id AS pp
+       FROM organizations o LEFT JOIN projects p ON p.id = ? AND p.organization_id = o.external_id WHERE o.external_id = ?`,
+    )
+    .bind(projectId, organizationId)
+    .first<{ om: string; op: string | null; pm: string | null; pp: string | null }>();
+  if (!row) return null;
+  return row.pm
+    ? { executionMode: row.pm as Defaults["executionMode"], agentPoolId: row.pp }
+    : { executionMode: row.om as Defaults["executionMode"], agentPoolId: row.op };
 }

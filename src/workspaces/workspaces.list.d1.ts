@@ -38,15 +38,15 @@ import { ORGANIZATION_COLUMNS, toOrganization, type Organization, type Organizat
 import { LIVE_ROW } from "../tags/tags.d1";
 import { toProject, type Project, type ProjectRow } from "../projects/projects.d1";
 import { toProjectBinding, type ProjectBinding, type ProjectBindingRow } from "../tags/project-tags.d1";
-import { textMatchSql, type TextMatchMode } from "../text-match";
-import { holderNameSql } from "./lock-holders.d1";
+import { textMatchSql, type TextMatchMode } from "../platform/text-match";
+import { holderNameSql } from "./lock.d1";
 import type { WorkspaceRecord } from "./workspace.types";
 import { parseDoc } from "./workspaces.d1";
 
 export const SORTS = ["name", "-name", "current-run.created-at", "-current-run.created-at", "latest-change-at", "-latest-change-at"] as const;
 export type SortParam = (typeof SORTS)[number];
 
-/** A name condition: the name matches `literal` by `mode` (ASCII case-insensitively, src/text-match.ts); every match contains it. */
+/** A name condition: the name matches `literal` by `mode` (ASCII case-insensitively, src/platform/text-match.ts); every match contains it. */
 export interface NameMatch {
   literal: string;
   mode: TextMatchMode;
@@ -409,7 +409,7 @@ interface PageRow {
   prj_grants: string | null;
   project: string | null;
   ssh_live: number | null;
-  /** The lock holder's name (lock-holders.d1.ts), for the UI's list; null when unlocked. */
+  /** The lock holder's name (lock.d1.ts), for the UI's list; null when unlocked. */
   holder_name: string | null;
 }
 
@@ -590,7 +590,7 @@ export interface ListedWorkspace {
   project: ProjectDefaults | null;
   /** Whether its SSH key (if it names one) still exists. */
   sshKeyLive: boolean;
-  /** The lock holder's name (lock-holders.d1.ts), for the UI's list; null when unlocked. */
+  /** The lock holder's name (lock.d1.ts), for the UI's list; null when unlocked. */
   holderName: string | null;
 }
 

@@ -1,18 +1,20 @@
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
-import { jsonapi, noContent } from "../jsonapi/document";
-import { errorResponses, jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
-import { includeFor } from "./workspaces.include";
+import { jsonapi, noContent, paginated } from "../jsonapi/document";
+import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { includeFor, parseInclude } from "./workspaces.include";
 import { acknowledge } from "./workspaces.http";
-import { listQuery, listWorkspaces } from "./workspaces.list";
+import { type ListQuery, listQuery } from "./workspaces.filters";
+import { listWorkspacePage } from "./workspaces.list.service";
+import { exposeBookmark } from "../platform/db";
 import { orgWorkspaceParam, workspaceCreateBody, workspaceIdParam, workspaceResource, workspaceUpdateBody } from "./workspaces.schemas";
 import { includeQuery, listDocument, orgParam, resourceDocument } from "../jsonapi/schemas";
 import { readById, readByName, type WorkspaceRef } from "./workspaces.service";
 import { createWorkspace, forceDeleteWorkspace, updateWorkspace } from "./workspaces.write.service";
-import { defineRoute } from "../jsonapi/define-route";
+import { defineRoutes } from "../jsonapi/define-route";
 
-const tags = ["Workspaces"];
+const defineRoute = defineRoutes({ tags: ["Workspaces"] });
 export const workspaces = router();
 
 // ---- create ----
@@ -22,10 +24,9 @@ workspaces.openapi(
     method: "post",
     path: "/organizations/{organization_name}/workspaces",
     action: "workspace.create",
-    tags,
     summary: "Create a workspace",
     request: { params: orgParam, body: jsonBody(workspaceCreateBody) },
-    responses: { ...ok("The created workspace", resourceDocument(workspaceResource), 201), ...errorResponses },
+    responses: ok("The created workspace", resourceDocument(workspaceResource), 201),
   }),
   async (c) => {
     const result = await createWorkspace(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data);
@@ -41,10 +42,9 @@ workspaces.openapi(
     method: "get",
     path: "/workspaces/{workspace_id}",
     action: "workspace.read",
-    tags,
     summary: "Show a workspace by ID",
     request: { params: workspaceIdParam, query: includeQuery },
-    responses: { ...ok("The workspace", resourceDocument(workspaceResource)), ...errorResponses },
+    responses: ok("The workspace", resourceDocument(workspaceResource)),
   }),
   async (c) => {
     const { workspace_id } = c.req.valid("param");
@@ -61,10 +61,9 @@ workspaces.openapi(
     method: "get",
     path: "/organizations/{organization_name}/workspaces/{name}",
     action: "workspace.read",
-    tags,
     summary: "Show a workspace by organisation and name",
     request: { params: orgWorkspaceParam, query: includeQuery },
-    responses: { ...ok("The workspace", resourceDocument(workspaceResource)), ...errorResponses },
+    responses: ok("The workspace", resourceDocument(workspaceResource)),
   }),
   async (c) => {
     const { organization_name, name } = c.req.valid("param");
@@ -78,17 +77,34 @@ workspaces.openapi(
 
 // ---- list ----
 
+/** The list: one D1 batch carries the page and the caller's access to it (workspaces.list.service.ts). */
+async function listWorkspaces(c: Context<AppEnv>, organization: string, query: ListQuery): Promise<Response> {
+  const { spec, page, include } = query;
+  parseInclude(include);
+
+  // Authorisation data travels in the same batch, from the nearest fenced instance (docs/consistency.md).
+  const caller = callerOf(c);
+  let result: Awaited<ReturnType<typeof listWorkspacePage>>;
+  try {
+    result = await listWorkspacePage(caller, organization, spec);
+  } finally {
+    exposeBookmark(c, caller.near);
+  }
+  const data = result.records.map(result.scope.serialize);
+  const inc = await includeFor(caller, new URL(c.req.url).origin, result.records, result.scope, include, data);
+  return jsonapi(c, paginated(c, data, page, result.total, inc));
+}
+
 workspaces.openapi(
   defineRoute({
     method: "get",
     path: "/organizations/{organization_name}/workspaces",
     action: "organization.read",
-    tags,
     summary: "List workspaces",
     description:
       "`filter[tagged][i][key]` and `filter[tagged][i][value]` (i = 0, 1, …) narrow the list to workspaces with every given tag binding; an empty value means any.",
     request: { params: orgParam, query: listQuery },
-    responses: { ...ok("A page of workspaces", listDocument(workspaceResource)), ...errorResponses },
+    responses: ok("A page of workspaces", listDocument(workspaceResource)),
   }),
   async (c) => listWorkspaces(c, c.req.valid("param").organization_name, c.req.valid("query")),
 );
@@ -106,10 +122,9 @@ workspaces.openapi(
     method: "patch",
     path: "/workspaces/{workspace_id}",
     action: "workspace.update",
-    tags,
     summary: "Update a workspace by ID",
     request: { params: workspaceIdParam, body: jsonBody(workspaceUpdateBody) },
-    responses: { ...ok("The updated workspace", resourceDocument(workspaceResource)), ...errorResponses },
+    responses: ok("The updated workspace", resourceDocument(workspaceResource)),
   }),
   async (c) => update(c, c.req.valid("param").workspace_id, c.req.valid("json").data),
 );
@@ -119,10 +134,9 @@ workspaces.openapi(
     method: "patch",
     path: "/organizations/{organization_name}/workspaces/{name}",
     action: "workspace.update",
-    tags,
     summary: "Update a workspace by organisation and name",
     request: { params: orgWorkspaceParam, body: jsonBody(workspaceUpdateBody) },
-    responses: { ...ok("The updated workspace", resourceDocument(workspaceResource)), ...errorResponses },
+    responses: ok("The updated workspace", resourceDocument(workspaceResource)),
   }),
   async (c) => {
     const { organization_name, name } = c.req.valid("param");
@@ -142,10 +156,9 @@ workspaces.openapi(
     method: "delete",
     path: "/workspaces/{workspace_id}",
     action: "workspace.force-delete",
-    tags,
     summary: "Force delete a workspace by ID",
     request: { params: workspaceIdParam },
-    responses: { ...noContentResponse, 403: { description: "Not authorised to force delete" }, ...errorResponses },
+    responses: { ...noContentResponse, 403: { description: "Not authorised to force delete" } },
   }),
   async (c) => forceDelete(c, c.req.valid("param").workspace_id),
 );
@@ -155,10 +168,9 @@ workspaces.openapi(
     method: "delete",
     path: "/organizations/{organization_name}/workspaces/{name}",
     action: "workspace.force-delete",
-    tags,
     summary: "Force delete a workspace by organisation and name",
     request: { params: orgWorkspaceParam },
-    responses: { ...noContentResponse, 403: { description: "Not authorised to force delete" }, ...errorResponses },
+    responses: { ...noContentResponse, 403: { description: "Not authorised to force delete" } },
   }),
   async (c) => {
     const { organization_name, name } = c.req.valid("param");

@@ -6,7 +6,7 @@ import type { Caller } from "../caller";
 import { edition, type Bindings } from "../env";
 import { ApiError, unwrap, type Result } from "../errors";
 import type { Resource } from "../jsonapi/document";
-import type { Defaults } from "./workspace.rules";
+import { effectiveExecution, type Defaults } from "./workspace.rules";
 import type { Guard, WorkspaceRecord } from "./workspace.types";
 import { liveSshKeyIds, workspaceAccessRows, workspaceIdByName } from "./workspaces.d1";
 import { serializeWorkspace } from "./workspaces.serialize";
@@ -96,6 +96,14 @@ export function scopeFrom(
   };
 }
 
+/**
+ * Where a workspace's runs execute: its own execution mode and pool, else its project's default, else its
+ * organisation's (`setting-overwrites`), as the request read them.
+ */
+export function executionOf(r: Readable): ReturnType<typeof effectiveExecution> {
+  return effectiveExecution(r.record.settings, defaultsFor(r.scope.access, r.scope.projects.get(r.record.projectId)));
+}
+
 /** A workspace named by id, or by organisation name and name as a URL names it (resolved through the D1 index). */
 export type WorkspaceRef = string | { organization: string; name: string };
 
@@ -130,7 +138,7 @@ export async function readRef(caller: Caller, ref: WorkspaceRef, action: Action 
 
 /**
  * A replica may only say yes: what it cannot find or refuses (a workspace just created, a grant just given) may be
- * newer on the primary, which decides. A yes is trusted within the fence (src/db.ts).
+ * newer on the primary, which decides. A yes is trusted within the fence (src/platform/replica-fence.ts).
  */
 async function readIndexed(caller: Caller, ref: WorkspaceRef, action: Action, fromObject = false): Promise<Readable> {
   try {

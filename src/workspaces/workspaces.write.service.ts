@@ -9,6 +9,7 @@ import { newId, nowIso } from "../ids";
 import { holdProject, releaseProject } from "../projects/projects.d1";
 import { listProjectsFor } from "../projects/projects.service";
 import { refuseOverrides } from "../tags/reserved-tag-keys.service";
+import { defaultEngineVersion, requireUsableVersion } from "../terraform-versions/terraform-versions.service";
 import { createTagEntries, resolveBindings, resolveFlatAdds } from "../tags/workspace-tags.service";
 import { applySettings, defaultSettings, isFailure, normaliseAttributes, type NormalisedAttributes } from "./workspace.rules";
 import type { BindingInput, FlatInput, WorkspaceRecord } from "./workspace.types";
@@ -69,6 +70,17 @@ async function checkReferences(caller: Caller, organizationId: string, n: Normal
   }
 }
 
+/**
+ * A sent `terraform-version` must be one the list of Terraform versions offers (422 at the attribute sent); the
+ * workspace's own current value passes (an update that re-sends it is not refused for a version disabled since).
+ */
+async function checkEngineVersion(caller: Caller, n: NormalisedAttributes, sent: object, current?: string): Promise<void> {
+  const setting = n.settings["engine-version"];
+  if (setting === undefined || setting === current) return;
+  const name = ["engine-version", "engine_version", "terraform-version", "terraform_version"].find((k) => k in sent) ?? "engine-version";
+  await requireUsableVersion(caller, setting, `/data/attributes/${name}`);
+}
+
 const projectNotFound = () => ApiError.of("invalid_attribute", { detail: "Project not found", pointer: "/data/relationships/project/data/id" });
 
 async function requireProject(caller: Caller, organizationId: string, projectId: string): Promise<void> {
@@ -107,7 +119,8 @@ export async function createWorkspace(caller: Caller, organizationName: string, 
   if (requestedProject && !rows.projects.some((p) => p.id === requestedProject)) throw projectNotFound();
   authorize(caller, "workspace.create", { access, project: projectRights(access, projectId, rows.grants.projects) });
   await checkReferences(caller, organization.externalId, n);
-  const settings = applySettings(defaultSettings(caller.env.LATEST_ENGINE_VERSION ?? "1.14.0"), n);
+  await checkEngineVersion(caller, n, body.attributes);
+  const settings = applySettings(defaultSettings(n.settings["engine-version"] ?? (await defaultEngineVersion(caller))), n);
   if (isFailure(settings)) throw ApiError.of(settings.code, { detail: settings.detail, pointer: settings.pointer });
   // A new workspace that inherits its project's auto-destroy settings and sets no duration of its
   // own takes the project's auto-destroy-activity-duration (projects API: "all future workspaces in
@@ -185,6 +198,7 @@ export async function updateWorkspace(caller: Caller, ref: WorkspaceRef, body: (
   // The organisation by id: the record's own reference, unchanged by a concurrent organisation rename.
   const organizationId = record.organizationId;
   await checkReferences(caller, organizationId, n);
+  await checkEngineVersion(caller, n, body.attributes ?? {}, record.settings["engine-version"]);
   const now = nowIso();
 
   let projectId: string | undefined;

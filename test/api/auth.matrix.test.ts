@@ -12,6 +12,8 @@ import { newId, nowIso } from "../../src/ids";
 import { createOrg, createWorkspace, grantProject, grantWorkspace, makeOrgToken, makeOwner, makeTeam, makeUser, organizationId } from "../fixtures";
 import { api, uniqueName } from "../helpers";
 import { claim, plan, seedCv } from "../do/runs.helpers";
+import { createMessage, generateKey, readPrivateKey, sign } from "openpgp";
+import { MODULE_FILES, tarGz } from "../registry/archives";
 
 const PRINCIPALS = [
   "none",
@@ -69,6 +71,8 @@ const WHO = {
   "vcs.manage": ORG_WIDE,
   "ssh-keys.create": ["owners", "siteAdmin"],
   "agent-pools.manage": ORG_WIDE,
+  "registry-modules.manage": ORG_WIDE,
+  "registry-providers.manage": ORG_WIDE,
   "project.read": ORG_MEMBER,
   "project.admin": ORG_WIDE,
   "project.read-teams": ["projectMaintain", ...ORG_WIDE],
@@ -239,6 +243,359 @@ const runComment = async () => {
   return { run, comment: comment.id as string, event: comment.relationships["run-event"].data.id as string };
 };
 const suffix = (runId: string) => runId.slice("run-".length);
+/** A Terraform version no other test lists (1.0.<random>, as go-tfe's tests make them). */
+const tfVersionBody = () => ({
+  data: {
+    type: "terraform-versions",
+    attributes: { version: `1.0.${100000 + Math.floor(Math.random() * 1e9)}`, url: "https://releases.example.test/tf.zip", sha: "ab".repeat(32) },
+  },
+});
+
+// ---- the private registry (src/registry/) ----
+const REGISTRY = "http://localhost/api/registry";
+const regName = () => uniqueName("m").replace(/-/g, "_");
+const regModule = async () => {
+  const name = regName();
+  await adminPost(`/organizations/${fx.org}/registry-modules`, { data: { type: "registry-modules", attributes: { name, provider: "aws" } } });
+  return { name, path: `/organizations/${fx.org}/registry-modules/private/${fx.org}/${name}/aws` };
+};
+const regVersionBody = (version = "1.0.0") => ({ data: { type: "registry-module-versions", attributes: { version } } });
+const regModuleVersion = async () => {
+  const m = await regModule();
+  await adminPost(`${m.path}/versions`, regVersionBody("1.0.0"));
+  await adminPost(`${m.path}/versions`, regVersionBody("1.1.0"));
+  return m;
+};
+/** One module with an uploaded version, shared by the read-only protocol rows. */
+let publishedModule: Promise<string> | undefined;
+const regPublished = () => {
+  publishedModule ??= (async () => {
+    const m = await regModule();
+    const v = await adminPost(`${m.path}/versions`, regVersionBody("1.0.0"));
+    const archive = await tarGz(MODULE_FILES);
+    const put = await exports.default.fetch(
+      new Request(v.links.upload, { method: "PUT", body: archive, headers: { "Content-Length": String(archive.length) } }),
+    );
+    if (put.status !== 200) throw new Error(`module upload: ${put.status}`);
+    return m.name;
+  })();
+  return publishedModule;
+};
+const regProvider = async () => {
+  const name = regName().replace(/_/g, "");
+  await adminPost(`/organizations/${fx.org}/registry-providers`, {
+    data: { type: "registry-providers", attributes: { name, namespace: fx.org, "registry-name": "private" } },
+  });
+  return { name, path: `/organizations/${fx.org}/registry-providers/private/${fx.org}/${name}` };
+};
+const regProviderVersionBody = (keyId = "ABCDEF0123456789") => ({
+  data: { type: "registry-provider-versions", attributes: { version: "1.0.0", "key-id": keyId, protocols: ["5.0"] } },
+});
+const regPlatformBody = (shasum = "0".repeat(64)) => ({
+  data: { type: "registry-provider-platforms", attributes: { os: "linux", arch: "amd64", shasum, filename: "terraform-provider-x_1.0.0_linux_amd64.zip" } },
+});
+const regProviderVersion = async () => {
+  const p = await regProvider();
+  await adminPost(`${p.path}/versions`, regProviderVersionBody());
+  return { ...p, version: `${p.path}/versions/1.0.0` };
+};
+const regPlatform = async () => {
+  const v = await regProviderVersion();
+  await adminPost(`${v.version}/platforms`, regPlatformBody());
+  return { ...v, platform: `${v.version}/platforms/linux/amd64` };
+};
+/** A fresh key in the fixture's namespace (a key may be added to a namespace once). */
+const regGpgKey = async () => {
+  const k = await generateKey({ type: "ecc", curve: "curve25519Legacy", userIDs: [{ name: "matrix" }], format: "armored" });
+  const key = await adminPost(`${REGISTRY}/private/v2/gpg-keys`, { data: { type: "gpg-keys", attributes: { namespace: fx.org, "ascii-armor": k.publicKey } } });
+  return { armor: k.publicKey, privateKey: k.privateKey, keyId: key.attributes["key-id"] as string };
+};
+/** One provider with a signed, uploaded linux/amd64 package, shared by the read-only protocol rows. */
+let publishedProvider: Promise<string> | undefined;
+const regPublishedProvider = () => {
+  publishedProvider ??= (async () => {
+    const key = await regGpgKey();
+    const p = await regProvider();
+    const zip = new TextEncoder().encode("zip");
+    const sum = [...new Uint8Array(await crypto.subtle.digest("SHA-256", zip))].map((b) => b.toString(16).padStart(2, "0")).join("");
+    const v = await adminPost(`${p.path}/versions`, regProviderVersionBody(key.keyId));
+    const sums = new TextEncoder().encode(`${sum}  terraform-provider-x_1.0.0_linux_amd64.zip\n`);
+    const sig = (await sign({
+      message: await createMessage({ binary: sums }),
+      signingKeys: await readPrivateKey({ armoredKey: key.privateKey }),
+      detached: true,
+      format: "binary",
+    })) as Uint8Array;
+    const pl = await adminPost(`${p.path}/versions/1.0.0/platforms`, regPlatformBody(sum));
+    for (const [url, body] of [
+      [v.links["shasums-upload"], sums],
+      [v.links["shasums-sig-upload"], sig],
+      [pl.links["provider-binary-upload"], zip],
+    ] as const) {
+      const put = await exports.default.fetch(new Request(url, { method: "PUT", body, headers: { "Content-Length": String(body.length) } }));
+      if (put.status !== 200) throw new Error(`provider upload: ${put.status}`);
+    }
+    return p.name;
+  })();
+  return publishedProvider;
+};
+const regBindings = {
+  data: { type: "registry-modules", relationships: { "tag-bindings": { data: [{ type: "tag-bindings", attributes: { key: "env", value: "prod" } }] } } },
+};
+const REGISTRY_ROWS: Row[] = [
+  {
+    method: "GET",
+    route: "/api/v2/organizations/:organization_name/registry-modules",
+    ok: 200,
+    make: async () => ({ path: `/organizations/${org()}/registry-modules` }),
+  },
+  {
+    method: "POST",
+    route: "/api/v2/organizations/:organization_name/registry-modules",
+    ok: 201,
+    make: async () => ({
+      path: `/organizations/${org()}/registry-modules`,
+      body: { data: { type: "registry-modules", attributes: { name: regName(), provider: "aws" } } },
+    }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/organizations/:organization_name/registry-modules/:registry_name/:namespace/:name/:provider",
+    ok: 200,
+    make: async () => ({ path: (await regModule()).path }),
+  },
+  {
+    method: "PATCH",
+    route: "/api/v2/organizations/:organization_name/registry-modules/:registry_name/:namespace/:name/:provider",
+    ok: 200,
+    make: async () => ({ path: (await regModule()).path, body: regBindings }),
+  },
+  {
+    method: "DELETE",
+    route: "/api/v2/organizations/:organization_name/registry-modules/:registry_name/:namespace/:name/:provider",
+    ok: 204,
+    make: async () => ({ path: (await regModule()).path }),
+  },
+  {
+    method: "DELETE",
+    route: "/api/v2/organizations/:organization_name/registry-modules/:registry_name/:namespace/:name",
+    ok: 204,
+    make: async () => ({ path: `/organizations/${org()}/registry-modules/private/${org()}/${(await regModule()).name}` }),
+  },
+  {
+    method: "DELETE",
+    route: "/api/v2/organizations/:organization_name/registry-modules/:registry_name/:namespace/:name/:provider/:version",
+    ok: 204,
+    make: async () => ({ path: `${(await regModuleVersion()).path}/1.0.0` }),
+  },
+  {
+    method: "POST",
+    route: "/api/v2/organizations/:organization_name/registry-modules/:registry_name/:namespace/:name/:provider/versions",
+    ok: 201,
+    make: async () => ({ path: `${(await regModule()).path}/versions`, body: regVersionBody() }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/organizations/:organization_name/registry-modules/:registry_name/:namespace/:name/:provider/version",
+    ok: 200,
+    make: async () => ({ path: `${(await regModuleVersion()).path}/version?module_version=1.0.0` }),
+  },
+  {
+    method: "POST",
+    route: "/api/v2/registry-modules/:organization_name/:name/:provider/versions",
+    ok: 201,
+    make: async () => ({ path: `/registry-modules/${org()}/${(await regModule()).name}/aws/versions`, body: regVersionBody() }),
+  },
+  {
+    method: "POST",
+    route: "/api/v2/registry-modules/actions/delete/:organization_name/:name",
+    ok: 204,
+    make: async () => ({ path: `/registry-modules/actions/delete/${org()}/${(await regModule()).name}` }),
+  },
+  {
+    method: "POST",
+    route: "/api/v2/registry-modules/actions/delete/:organization_name/:name/:provider",
+    ok: 204,
+    make: async () => ({ path: `/registry-modules/actions/delete/${org()}/${(await regModule()).name}/aws` }),
+  },
+  {
+    method: "POST",
+    route: "/api/v2/registry-modules/actions/delete/:organization_name/:name/:provider/:version",
+    ok: 204,
+    make: async () => ({ path: `/registry-modules/actions/delete/${org()}/${(await regModuleVersion()).name}/aws/1.0.0` }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/registry-modules/:module_id",
+    ok: 200,
+    make: async () => ({ path: `/registry-modules/${(await api("GET", (await regModule()).path)).body.data.id}` }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/registry-modules/:module_id/tag-bindings",
+    ok: 200,
+    make: async () => ({ path: `/registry-modules/${(await api("GET", (await regModule()).path)).body.data.id}/tag-bindings` }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/organizations/:organization_name/registry-providers",
+    ok: 200,
+    make: async () => ({ path: `/organizations/${org()}/registry-providers` }),
+  },
+  {
+    method: "POST",
+    route: "/api/v2/organizations/:organization_name/registry-providers",
+    ok: 201,
+    make: async () => ({
+      path: `/organizations/${org()}/registry-providers`,
+      body: { data: { type: "registry-providers", attributes: { name: regName(), namespace: org(), "registry-name": "private" } } },
+    }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/organizations/:organization_name/registry-providers/:registry_name/:namespace/:name",
+    ok: 200,
+    make: async () => ({ path: (await regProvider()).path }),
+  },
+  {
+    method: "PATCH",
+    route: "/api/v2/organizations/:organization_name/registry-providers/:registry_name/:namespace/:name",
+    ok: 200,
+    make: async () => ({ path: (await regProvider()).path, body: { data: { ...regBindings.data, type: "registry-providers" } } }),
+  },
+  {
+    method: "DELETE",
+    route: "/api/v2/organizations/:organization_name/registry-providers/:registry_name/:namespace/:name",
+    ok: 204,
+    make: async () => ({ path: (await regProvider()).path }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/registry-providers/:provider_id",
+    ok: 200,
+    make: async () => ({ path: `/registry-providers/${(await api("GET", (await regProvider()).path)).body.data.id}` }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/registry-providers/:provider_id/tag-bindings",
+    ok: 200,
+    make: async () => ({ path: `/registry-providers/${(await api("GET", (await regProvider()).path)).body.data.id}/tag-bindings` }),
+  },
+  {
+    method: "POST",
+    route: "/api/v2/organizations/:organization_name/registry-providers/:registry_name/:namespace/:name/versions",
+    ok: 201,
+    make: async () => ({ path: `${(await regProvider()).path}/versions`, body: regProviderVersionBody() }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/organizations/:organization_name/registry-providers/:registry_name/:namespace/:name/versions",
+    ok: 200,
+    make: async () => ({ path: `${(await regProviderVersion()).path}/versions` }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/organizations/:organization_name/registry-providers/:registry_name/:namespace/:name/versions/:version",
+    ok: 200,
+    make: async () => ({ path: (await regProviderVersion()).version }),
+  },
+  {
+    method: "DELETE",
+    route: "/api/v2/organizations/:organization_name/registry-providers/:registry_name/:namespace/:name/versions/:version",
+    ok: 204,
+    make: async () => ({ path: (await regProviderVersion()).version }),
+  },
+  {
+    method: "POST",
+    route: "/api/v2/organizations/:organization_name/registry-providers/:registry_name/:namespace/:name/versions/:version/platforms",
+    ok: 201,
+    make: async () => ({ path: `${(await regProviderVersion()).version}/platforms`, body: regPlatformBody() }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/organizations/:organization_name/registry-providers/:registry_name/:namespace/:name/versions/:version/platforms",
+    ok: 200,
+    make: async () => ({ path: `${(await regPlatform()).version}/platforms` }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/organizations/:organization_name/registry-providers/:registry_name/:namespace/:name/versions/:version/platforms/:os/:arch",
+    ok: 200,
+    make: async () => ({ path: (await regPlatform()).platform }),
+  },
+  {
+    method: "DELETE",
+    route: "/api/v2/organizations/:organization_name/registry-providers/:registry_name/:namespace/:name/versions/:version/platforms/:os/:arch",
+    ok: 204,
+    make: async () => ({ path: (await regPlatform()).platform }),
+  },
+  {
+    method: "GET",
+    route: "/api/registry/v1/modules/:namespace/:name/:provider/versions",
+    ok: 200,
+    make: async () => ({ path: `${REGISTRY}/v1/modules/${org()}/${await regPublished()}/aws/versions` }),
+  },
+  {
+    method: "GET",
+    route: "/api/registry/v1/modules/:namespace/:name/:provider/:version/download",
+    ok: 204,
+    make: async () => ({ path: `${REGISTRY}/v1/modules/${org()}/${await regPublished()}/aws/1.0.0/download` }),
+  },
+  {
+    method: "GET",
+    route: "/api/registry/v1/modules/:namespace/:name/:provider/:version",
+    ok: 200,
+    make: async () => ({ path: `${REGISTRY}/v1/modules/${org()}/${await regPublished()}/aws/1.0.0` }),
+  },
+  {
+    method: "GET",
+    route: "/api/registry/v1/providers/:namespace/:type/versions",
+    ok: 200,
+    make: async () => ({ path: `${REGISTRY}/v1/providers/${org()}/${await regPublishedProvider()}/versions` }),
+  },
+  {
+    method: "GET",
+    route: "/api/registry/v1/providers/:namespace/:type/:version/download/:os/:arch",
+    ok: 200,
+    make: async () => ({ path: `${REGISTRY}/v1/providers/${org()}/${await regPublishedProvider()}/1.0.0/download/linux/amd64` }),
+  },
+  {
+    method: "GET",
+    route: "/api/registry/:registry_name/v2/gpg-keys",
+    ok: 200,
+    make: async () => ({ path: `${REGISTRY}/private/v2/gpg-keys?filter%5Bnamespace%5D=${org()}` }),
+  },
+  {
+    method: "POST",
+    route: "/api/registry/:registry_name/v2/gpg-keys",
+    ok: 201,
+    make: async () => {
+      const k = await generateKey({ type: "ecc", curve: "curve25519Legacy", userIDs: [{ name: "matrix" }], format: "armored" });
+      return { path: `${REGISTRY}/private/v2/gpg-keys`, body: { data: { type: "gpg-keys", attributes: { namespace: org(), "ascii-armor": k.publicKey } } } };
+    },
+  },
+  {
+    method: "GET",
+    route: "/api/registry/:registry_name/v2/gpg-keys/:namespace/:key_id",
+    ok: 200,
+    make: async () => ({ path: `${REGISTRY}/private/v2/gpg-keys/${org()}/${(await regGpgKey()).keyId}` }),
+  },
+  {
+    method: "PATCH",
+    route: "/api/registry/:registry_name/v2/gpg-keys/:namespace/:key_id",
+    ok: 200,
+    make: async () => ({
+      path: `${REGISTRY}/private/v2/gpg-keys/${org()}/${(await regGpgKey()).keyId}`,
+      body: { data: { type: "gpg-keys", attributes: { namespace: org() } } },
+    }),
+  },
+  {
+    method: "DELETE",
+    route: "/api/registry/:registry_name/v2/gpg-keys/:namespace/:key_id",
+    ok: 204,
+    make: async () => ({ path: `${REGISTRY}/private/v2/gpg-keys/${org()}/${(await regGpgKey()).keyId}` }),
+  },
+];
 
 const ROWS: Row[] = [
   { method: "GET", route: "/api/v2/ping", ok: 204, make: async () => ({ path: "/ping" }) },
@@ -259,7 +616,7 @@ const ROWS: Row[] = [
   },
   {
     // A rename is for owners only (checked on top of the route's organization.manage). A throwaway
-    // organisation per call: its organisation token is tested in test/organizations.rename.test.ts.
+    // organisation per call: its organisation token is tested in test/api/organizations.rename.test.ts.
     method: "PATCH",
     route: "/api/v2/organizations/:organization_name",
     needs: "organization.rename",
@@ -865,6 +1222,20 @@ const ROWS: Row[] = [
     }),
   ),
   { method: "GET", route: "/api/v2/admin/consistency", ok: 200, make: async () => ({ path: "/admin/consistency?page%5Bsize%5D=5" }) },
+  { method: "GET", route: "/api/v2/admin/agents", ok: 200, make: async () => ({ path: "/admin/agents" }) },
+  { method: "GET", route: "/api/v2/admin/terraform-versions", ok: 200, make: async () => ({ path: "/admin/terraform-versions" }) },
+  { method: "POST", route: "/api/v2/admin/terraform-versions", ok: 201, make: async () => ({ path: "/admin/terraform-versions", body: tfVersionBody() }) },
+  ...(["GET", "PATCH", "DELETE"] as const).map(
+    (method): Row => ({
+      method,
+      route: "/api/v2/admin/terraform-versions/:version_id",
+      ok: method === "DELETE" ? 204 : 200,
+      make: async () => ({
+        path: `/admin/terraform-versions/${(await adminPost("/admin/terraform-versions", tfVersionBody())).id}`,
+        body: method === "PATCH" ? { data: { type: "terraform-versions", attributes: { enabled: false } } } : undefined,
+      }),
+    }),
+  ),
   // HCP Terraform's plans: the hosted edition's admin API (the self-hosted edition answers 404 to everyone).
   { method: "GET", route: "/api/v2/admin/feature-sets", ok: 200, edition: "hosted", make: async () => ({ path: "/admin/feature-sets?q=Business" }) },
   {
@@ -1423,6 +1794,7 @@ const ROWS: Row[] = [
   { method: "GET", route: "/api/v2/organizations/:organization_name/runs", ok: 200, make: async () => ({ path: `/organizations/${org()}/runs` }) },
   { method: "GET", route: "/api/v2/organizations/:organization_name/runs/queue", ok: 200, make: async () => ({ path: `/organizations/${org()}/runs/queue` }) },
   { method: "GET", route: "/api/v2/organizations/:organization_name/capacity", ok: 200, make: async () => ({ path: `/organizations/${org()}/capacity` }) },
+  ...REGISTRY_ROWS,
 ];
 
 /** A throwaway organisation where the fixture's owners user (and, with "all", its teams' kinds) are owners. */
@@ -1493,7 +1865,13 @@ beforeAll(async () => {
 describe("authorisation matrix", () => {
   it("has a row for every API route", () => {
     const served = app.routes
-      .filter((r) => r.path.startsWith("/api/v2/") && !r.path.endsWith("*") && r.method !== "ALL" && r.path !== "/api/v2/openapi.json")
+      .filter(
+        (r) =>
+          (r.path.startsWith("/api/v2/") || r.path.startsWith("/api/registry/")) &&
+          !r.path.endsWith("*") &&
+          r.method !== "ALL" &&
+          r.path !== "/api/v2/openapi.json",
+      )
       .map((r) => `${r.method} ${r.path}`);
     const rows = new Set(ROWS.map((r) => `${r.method} ${r.route}`));
     expect([...new Set(served)].filter((r) => !rows.has(r)).sort()).toEqual([]);

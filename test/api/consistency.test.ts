@@ -4,7 +4,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../src/index";
-import { REPLICA_FENCE_MS } from "../../src/replica-fence";
+import { REPLICA_FENCE_MS } from "../../src/platform/replica-fence";
 import { createOrg, createWorkspace, makeUser } from "../fixtures";
 import { ADMIN as ADMIN_TOKEN, api, indexSettled, uniqueName } from "../helpers";
 import { laggingD1, prepareReplica, type LaggingD1 } from "../replica-double";

@@ -4,7 +4,7 @@
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../src/index";
-import { openApiDocument } from "../../src/openapi";
+import { openApiDocument } from "../../src/jsonapi/openapi";
 import { createOrg, createWorkspace } from "../fixtures";
 import { api, uniqueName } from "../helpers";
 

@@ -1,4 +1,4 @@
-// Round trips per request, counted in code (src/hops.ts) and reported in X-Hops. A user token costs one
+// Round trips per request, counted in code (src/platform/hops.ts) and reported in X-Hops. A user token costs one
 // D1 read to authenticate the first time an isolate sees it; after that its principal is cached and rechecked inside
 // the request's first read batch, so a request is its own work only.
 import { describe, expect, it } from "vitest";

@@ -6,7 +6,7 @@ import { ADMIN, api, type ApiResponse, uniqueName, indexSettled } from "../helpe
 import { authenticate } from "../../src/auth/auth.middleware";
 import type { Bindings } from "../../src/env";
 import { INCLUDE_VALUES } from "../../src/workspaces/workspaces.include";
-import { parseListQuery } from "../../src/workspaces/workspaces.list";
+import { parseListQuery } from "../../src/workspaces/workspaces.filters";
 import { loadListPage } from "../../src/workspaces/workspaces.list.service";
 import type { Strategy } from "../../src/workspaces/workspaces.list.d1";
 

@@ -9,7 +9,7 @@ import type { Principal } from "../../src/auth/principal";
 import { sha256Hex } from "../../src/ids";
 import { updateOrganization } from "../../src/organizations/organizations.d1";
 import { tokenByHash } from "../../src/auth/principal.d1";
-import { parseListQuery } from "../../src/workspaces/workspaces.list";
+import { parseListQuery } from "../../src/workspaces/workspaces.filters";
 import { loadListPage } from "../../src/workspaces/workspaces.list.service";
 
 const ACME = "org-AcmeAcmeAcme0001";

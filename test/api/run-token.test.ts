@@ -8,7 +8,8 @@ import type { Job as AgentJob } from "../../agent/protocol";
 import { mintRunToken, runTokenMayCall } from "../../src/auth/run-token";
 import { ROUTE_ACTIONS } from "../../src/jsonapi/define-route";
 import { createOrg, createWorkspace } from "../fixtures";
-import { api } from "../helpers";
+import { api, uniqueName } from "../helpers";
+import { MODULE_FILES, tarGz } from "../registry/archives";
 import { action, createRun, run, seedCv, value } from "../do/runs.helpers";
 
 const AGENT = "http://localhost/api/agent";
@@ -109,6 +110,35 @@ describe("a run token on the API", () => {
     expect((await api("POST", `/workspaces/${other}/state-versions`, { ...t, body: svBody(1) })).status).toBe(404);
     // Nothing was written there.
     expect((await api("GET", `/workspaces/${other}/current-state-version`)).status).toBe(404);
+  });
+
+  it("installs its organisation's private modules through the registry protocol, and finds no other organisation's", async () => {
+    const { org, job } = await running();
+    const elsewhere = await running();
+    const name = uniqueName("mod").replace(/-/g, "_");
+    const body = { data: { type: "registry-modules", attributes: { name, provider: "aws", "registry-name": "private" } } };
+    expect((await api("POST", `/organizations/${org}/registry-modules`, { body })).status).toBe(201);
+    const v = await api("POST", `/organizations/${org}/registry-modules/private/${org}/${name}/aws/versions`, {
+      body: { data: { type: "registry-module-versions", attributes: { version: "1.0.0" } } },
+    });
+    const archive = await tarGz(MODULE_FILES);
+    const put = await exports.default.fetch(
+      new Request(v.body.data.links.upload, { method: "PUT", body: archive, headers: { "Content-Length": String(archive.length) } }),
+    );
+    expect(put.status).toBe(200);
+    const registry = (token: string, path: string) =>
+      exports.default.fetch(
+        new Request(`http://localhost/api/registry/v1/modules/${org}/${name}/aws${path}`, { headers: { Authorization: `Bearer ${token}` } }),
+      );
+    const versions = await registry(job.token, "/versions");
+    expect(versions.status).toBe(200);
+    expect(await versions.json()).toMatchObject({ modules: [{ versions: [{ version: "1.0.0" }] }] });
+    const download = await registry(job.token, "/1.0.0/download");
+    expect(download.status).toBe(204);
+    expect(download.headers.get("X-Terraform-Get")).toContain("/_registry/");
+    // A run of another organisation: the namespace is not there for it.
+    expect((await registry(elsewhere.job.token, "/versions")).status).toBe(404);
+    expect((await registry(elsewhere.job.token, "/1.0.0/download")).status).toBe(404);
   });
 
   it("is refused (404) by every route outside its list, before the route does anything", async () => {

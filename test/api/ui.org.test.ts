@@ -353,10 +353,11 @@ describe("UI organisation settings", () => {
     email: "ops@example.com",
     "session-timeout": "30",
     "session-remember": "",
-    "collaborator-auth-policy": "two_factor_mandatory",
     "default-execution-mode": "local",
+    "allow-force-delete-workspaces": "on",
+    // Not on the form (they change nothing here): sent all the same, they are not taken from it.
+    "collaborator-auth-policy": "two_factor_mandatory",
     "cost-estimation-enabled": "on",
-    "assessments-enforced": "on",
     ...over,
   });
 
@@ -373,12 +374,15 @@ describe("UI organisation settings", () => {
       email: "ops@example.com",
       "session-timeout": 30,
       "session-remember": null,
-      "collaborator-auth-policy": "two_factor_mandatory",
+      "collaborator-auth-policy": "password",
       "default-execution-mode": "local",
-      "cost-estimation-enabled": true,
-      "assessments-enforced": true,
-      "allow-force-delete-workspaces": false,
+      "cost-estimation-enabled": false,
+      "assessments-enforced": false,
+      "allow-force-delete-workspaces": true,
     });
+    for (const absent of ["collaborator-auth-policy", "cost-estimation-enabled", "assessments-enforced", "speculative-plan-management-enabled"]) {
+      expect(page.text).not.toContain(`name="${absent}"`);
+    }
     for (const [bad, sent] of <Array<[Record<string, unknown>, Record<string, string>]>>[
       [{ email: "nobody" }, { email: "nobody" }],
       [{ "session-timeout": "soon" }, { "session-timeout": "soon" }],

@@ -3,7 +3,7 @@ import { env, exports } from "cloudflare:workers";
 import SparkMD5 from "spark-md5";
 import { describe, expect, it } from "vitest";
 import app from "../../src/index";
-import { UI_ROUTE_ACTIONS } from "../../src/ui/ui.requirements";
+import { UI_ROUTE_ACTIONS } from "../../src/ui/define-page";
 import { REQUIREMENTS } from "../../src/auth/requirements";
 import { createOrg, createWorkspace, grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser } from "../fixtures";
 import { ADMIN, api, uniqueName, indexSettled } from "../helpers";
@@ -884,15 +884,24 @@ async function queueRun(wsId: string, message = "from the UI tests", token = ADM
 
 const runOf = async (id: string) => (await api("GET", `/runs/${id}`)).body.data;
 
-/** The plan phase as an agent would run it, through the workspace object's job methods (no agent process here). */
-async function planRun(wsId: string, runId: string, log: string, opts: { json?: string; finish?: boolean } = {}): Promise<() => Promise<void>> {
+/**
+ * The plan phase as an agent would run it, through the workspace object's job methods (no agent process here).
+ * `json`: the redacted JSON plan; `fullJson`: the unredacted one.
+ */
+async function planRun(
+  wsId: string,
+  runId: string,
+  log: string,
+  opts: { json?: string; fullJson?: string; finish?: boolean } = {},
+): Promise<() => Promise<void>> {
   const stub = env.WORKSPACES.getByName(wsId);
   const claimed = await stub.claimJob({ runId, phase: "plan", agent: AGENT, now: new Date().toISOString() });
   if (!claimed.ok) throw new Error(`claim: ${claimed.code}`);
   const claimId = claimed.value.claimId;
   const appended = await stub.appendLog({ runId, phase: "plan", claimId, offset: 0, bytes: new TextEncoder().encode(log), now: new Date().toISOString() });
   expect(appended.ok).toBe(true);
-  if (opts.json) expect((await stub.putArtifact({ runId, claimId, kind: "plan-json", bytes: new TextEncoder().encode(opts.json) })).ok).toBe(true);
+  if (opts.json) expect((await stub.putArtifact({ runId, claimId, kind: "plan-json-redacted", bytes: new TextEncoder().encode(opts.json) })).ok).toBe(true);
+  if (opts.fullJson) expect((await stub.putArtifact({ runId, claimId, kind: "plan-json", bytes: new TextEncoder().encode(opts.fullJson) })).ok).toBe(true);
   const finish = async () => {
     const now = new Date().toISOString();
     const done = await stub.finishJob({
@@ -981,6 +990,21 @@ describe("UI runs: the run page", () => {
     expect(forms(res.text)).toEqual([`${page}/apply`, `${page}/discard`]);
     expect((await runOf(runId)).attributes.actions["is-cancelable"]).toBe(false);
     expect(res.text).toContain('id="apply-comment"');
+  });
+
+  it("lists the changes of the redacted JSON plan, never the full one's addresses (a sensitive for_each key)", async () => {
+    const org = await createOrg();
+    const ws = await runnable(org);
+    const runId = await queueRun(ws.id);
+    const address = (key: string) => ({ address: `terraform_data.user["${key}"]`, change: { actions: ["create"] } });
+    await planRun(ws.id, runId, "plan output\n", {
+      fullJson: JSON.stringify({ format_version: "1.2", resource_changes: [address("db-admin-secret")] }),
+      json: JSON.stringify({ plan_format_version: "1.2", resource_changes: [address("(sensitive value 0123456789ab)")] }),
+    });
+    const res = await ui("GET", `/app/${org}/workspaces/${ws.attributes.name}/runs/${runId}`, { cookie: await signIn(ADMIN) });
+    expect(res.status).toBe(200);
+    expect(res.text).not.toContain("db-admin-secret");
+    expect(res.text).toContain('<tr data-change="terraform_data.user[&quot;(sensitive value 0123456789ab)&quot;]">');
   });
 
   it("confirm through the page applies as the API's action does, with its comment; a second confirm is refused next to the form", async () => {

@@ -327,13 +327,17 @@ describe("UI: the settings form's name, project and options", () => {
       cookie,
       form: { ...form, name, project, "queue-all-runs": "on", "structured-run-output-enabled": "on" },
     });
+    // The form offers only settings that change what the service does: queue-all-runs and speculative-enabled act on
+    // VCS runs, so they are neither shown nor taken from it.
+    expect(page.text).not.toContain('name="queue-all-runs"');
+    expect(page.text).not.toContain('name="speculative-enabled"');
     expect(saved.status).toBe(303);
     expect(saved.headers.get("Location")).toBe(`/app/${org}/workspaces/${name}`);
     const shown = (await api("GET", `/workspaces/${ws.id}`)).body.data;
     expect(shown.attributes).toMatchObject({
       name,
-      "queue-all-runs": true,
-      "speculative-enabled": false,
+      "queue-all-runs": false,
+      "speculative-enabled": true,
       "allow-destroy-plan": false,
       "structured-run-output-enabled": true,
     });

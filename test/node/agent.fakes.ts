@@ -1,5 +1,6 @@
-// Fakes for the agent's tests: the protocol's server side (node:http) and a `terraform` script. Both record what
-// they saw so the tests can assert what the service and Terraform would observe.
+// Fakes for the agent's tests: the protocol's server side (node:http), a `terraform` script, and the part of the TFE
+// API a real Terraform's `cloud` block calls. Each records what it saw so the tests can assert what the service and
+// Terraform would observe.
 import { chmodSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -286,4 +287,71 @@ if (cmd === "init") {
   );
   chmodSync(path, 0o755);
   return path;
+}
+
+/** The part of the TFE API Terraform's `cloud` block calls for a plan and an apply with TF_FORCE_LOCAL_BACKEND. */
+export class TfeStub {
+  readonly calls: string[] = [];
+  readonly uploads = new Map<string, Buffer>();
+  private server: Server;
+  host = "";
+
+  constructor() {
+    this.server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        const path = new URL(req.url ?? "/", "http://stub").pathname;
+        this.calls.push(`${req.method} ${path}`);
+        const headers = { "content-type": "application/vnd.api+json", "tfp-api-version": "2.6" };
+        const send = (status: number, body?: unknown) => {
+          res.writeHead(status, headers);
+          res.end(body === undefined ? undefined : JSON.stringify(body));
+        };
+        const sv = (status: string) => ({
+          data: {
+            id: "sv-Sandbox00000001",
+            type: "state-versions",
+            attributes: {
+              serial: 1,
+              status,
+              "hosted-state-upload-url": `http://${this.host}/upload/state`,
+              "hosted-json-state-upload-url": `http://${this.host}/upload/json`,
+            },
+          },
+        });
+        if (path === "/api/v2/ping") return send(204);
+        if (path.endsWith("/entitlement-set"))
+          return send(200, { data: { id: "org-x", type: "entitlement-sets", attributes: { operations: true, "state-storage": true } } });
+        if (path === "/api/v2/organizations/acme/workspaces/net") {
+          return send(200, {
+            data: {
+              id: "ws-Test000000000001",
+              type: "workspaces",
+              attributes: { name: "net", "execution-mode": "remote", "terraform-version": "1.11.4", locked: true, permissions: { "can-queue-run": true } },
+              relationships: { organization: { data: { id: "acme", type: "organizations" } } },
+            },
+          });
+        }
+        if (path.endsWith("/current-state-version")) return send(404, { errors: [{ status: "404", title: "not found" }] });
+        if (req.method === "POST" && path.endsWith("/state-versions")) return send(201, sv("pending"));
+        if (req.method === "PUT" && path.startsWith("/upload/")) {
+          this.uploads.set(path, Buffer.concat(chunks));
+          return send(200);
+        }
+        if (path === "/api/v2/state-versions/sv-Sandbox00000001") return send(200, sv("finalized"));
+        send(404, { errors: [{ status: "404", title: "not found" }] });
+      });
+    });
+  }
+
+  async start(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
+    this.host = `127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
 }

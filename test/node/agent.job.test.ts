@@ -151,6 +151,8 @@ describe("a plan job", () => {
       resourceChanges: 1,
       resourceDestructions: 2,
       resourceImports: 1,
+      // The version of the (pinned) Terraform that ran: the run's terraform-version from then on.
+      terraformVersion: "1.11.4",
     });
 
     // Terraform ran in the unpacked configuration with the protocol's arguments.
@@ -187,6 +189,9 @@ describe("a plan job", () => {
     expect(plan.cliConfig).toContain(`credentials "localhost:8787" {\n  token = "${j.token}"\n}`);
     expect(plan.cliConfig).toContain('"tfe.v2.2" = "http://localhost:8787/api/v2/"');
     expect(plan.cliConfig).toContain('filesystem_mirror {\n    path = "/srv/mirror"');
+    // The service's own registry stays a source beside the mirror, for its private providers.
+    expect(plan.cliConfig).toContain('"providers.v1" = "http://localhost:8787/api/registry/v1/providers/"');
+    expect(plan.cliConfig).toContain('direct {\n    include = ["localhost:8787/*/*"]');
   });
 
   it("runs in the workspace's working directory", async () => {
@@ -316,6 +321,7 @@ describe("an apply job", () => {
       resourceChanges: 1,
       resourceDestructions: 3,
       resourceImports: 1,
+      terraformVersion: "1.11.4",
     });
   });
 

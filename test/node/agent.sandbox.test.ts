@@ -8,15 +8,13 @@
 // Without them this file fails with the install hint; SKIP_SANDBOX_TEST=1 skips the part that needs them.
 import { spawn } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Agent, AgentRefusedError } from "../../agent/loop.ts";
 import type { Job, JobVariable } from "../../agent/protocol.ts";
 import { checkSandbox, INSTALL_HINT, onPath, Sandbox } from "../../agent/sandbox.ts";
-import { AGENT_TOKEN, FakeService, job, tarGz } from "./agent.fakes.ts";
+import { AGENT_TOKEN, FakeService, job, TfeStub, tarGz } from "./agent.fakes.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const SKIP = process.env.SKIP_SANDBOX_TEST === "1";
@@ -54,73 +52,6 @@ afterEach(() => {
 });
 
 const tfVar = (key: string, value: string): JobVariable => ({ key, value, category: "terraform", hcl: false, sensitive: false });
-
-/** The part of the TFE API Terraform's `cloud` block calls for a plan and an apply with TF_FORCE_LOCAL_BACKEND. */
-class TfeStub {
-  readonly calls: string[] = [];
-  readonly uploads = new Map<string, Buffer>();
-  private server: Server;
-  host = "";
-
-  constructor() {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => {
-        const path = new URL(req.url ?? "/", "http://stub").pathname;
-        this.calls.push(`${req.method} ${path}`);
-        const headers = { "content-type": "application/vnd.api+json", "tfp-api-version": "2.6" };
-        const send = (status: number, body?: unknown) => {
-          res.writeHead(status, headers);
-          res.end(body === undefined ? undefined : JSON.stringify(body));
-        };
-        const sv = (status: string) => ({
-          data: {
-            id: "sv-Sandbox00000001",
-            type: "state-versions",
-            attributes: {
-              serial: 1,
-              status,
-              "hosted-state-upload-url": `http://${this.host}/upload/state`,
-              "hosted-json-state-upload-url": `http://${this.host}/upload/json`,
-            },
-          },
-        });
-        if (path === "/api/v2/ping") return send(204);
-        if (path.endsWith("/entitlement-set"))
-          return send(200, { data: { id: "org-x", type: "entitlement-sets", attributes: { operations: true, "state-storage": true } } });
-        if (path === "/api/v2/organizations/acme/workspaces/net") {
-          return send(200, {
-            data: {
-              id: "ws-Test000000000001",
-              type: "workspaces",
-              attributes: { name: "net", "execution-mode": "remote", "terraform-version": "1.11.4", locked: true, permissions: { "can-queue-run": true } },
-              relationships: { organization: { data: { id: "acme", type: "organizations" } } },
-            },
-          });
-        }
-        if (path.endsWith("/current-state-version")) return send(404, { errors: [{ status: "404", title: "not found" }] });
-        if (req.method === "POST" && path.endsWith("/state-versions")) return send(201, sv("pending"));
-        if (req.method === "PUT" && path.startsWith("/upload/")) {
-          this.uploads.set(path, Buffer.concat(chunks));
-          return send(200);
-        }
-        if (path === "/api/v2/state-versions/sv-Sandbox00000001") return send(200, sv("finalized"));
-        send(404, { errors: [{ status: "404", title: "not found" }] });
-      });
-    });
-  }
-
-  async start(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
-    this.host = `127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-}
 
 // The tenant's configuration. The plan reads with Terraform's file functions; the apply runs a shell.
 const MAIN_TF = `
@@ -196,7 +127,7 @@ describe.skipIf(SKIP)("a real Terraform run in the sandbox", () => {
     if (!TERRAFORM) throw new Error("this test needs Terraform >= 1.10 on PATH, or TERRAFORM naming it (or SKIP_SANDBOX_TEST=1 to skip it)");
     const check = await checkSandbox({ terraform: realpathSync(TERRAFORM), readOnly: [] });
     if (!check.ok) throw new Error(`the sandbox does not work here: ${check.reason}`);
-    terraformVersion = check.terraformVersion;
+    terraformVersion = check.terraformVersion ?? "";
   });
 
   beforeEach(async () => {

@@ -1,9 +1,8 @@
 // The agent's pure pieces: counts from a JSON plan and from apply output, HCL quoting, the log stream's ordering
-// and chunking, the redactor across chunk boundaries, and the archive and working-directory checks.
-import { redactedPlan } from "../../agent/redact.ts";
+// and chunking, and the archive and working-directory checks (the redactor's are in agent.redact.test.ts).
 import { describe, expect, it } from "vitest";
 import { AgentClient, ApiError, JobLostError } from "../../agent/client.ts";
-import { LogStream, Redactor } from "../../agent/log-stream.ts";
+import { LogStream } from "../../agent/log-stream.ts";
 import { applyCounts, planCounts } from "../../agent/summary.ts";
 import { unsafeEntry } from "../../agent/unpack.ts";
 import { hclString, workingDirectory } from "../../agent/workdir.ts";
@@ -140,20 +139,6 @@ describe("LogStream", () => {
   });
 });
 
-describe("Redactor", () => {
-  it("masks a secret split across writes and holds back only what could begin one", () => {
-    const out: string[] = [];
-    const r = new Redactor(["hunter2", "s3"], (b) => out.push(b.toString()));
-    r.write(Buffer.from("pass: hun"));
-    expect(out.join("")).toBe("pass: ");
-    r.write(Buffer.from("ter2 and hunt"));
-    r.write(Buffer.from("ing"));
-    r.end();
-    // "s3" is too short to mask.
-    expect(out.join("")).toBe("pass: *** and hunting");
-  });
-});
-
 describe("AgentClient", () => {
   function fake(statuses: number[]) {
     const seen: string[] = [];
@@ -193,35 +178,5 @@ describe("AgentClient", () => {
       client.job(j).finish({ status: "finished", hasChanges: false, resourceAdditions: 0, resourceChanges: 0, resourceDestructions: 0, resourceImports: 0 }),
     ).rejects.toThrow("422 nope");
     expect(seen).toHaveLength(1);
-  });
-});
-
-describe("the redacted JSON plan", () => {
-  it("replaces every sensitive value, keeps the rest, and gives equal values equal stand-ins", () => {
-    const plan = {
-      format_version: "1.2",
-      resource_changes: [
-        {
-          address: "a.b",
-          change: {
-            actions: ["update"],
-            before: { name: "n", secret: "old", list: ["x", "s1"] },
-            after: { name: "n", secret: "new", list: ["x", "s1"] },
-            before_sensitive: { secret: true, list: [false, true] },
-            after_sensitive: { secret: true, list: [false, true] },
-          },
-        },
-      ],
-      output_changes: { pw: { actions: ["create"], before: null, after: "hunter2", before_sensitive: false, after_sensitive: true } },
-    };
-    const out = redactedPlan(plan, { format_version: "1.0", provider_schemas: { p: {} } });
-    const text = JSON.stringify(out);
-    for (const secret of ["old", "new", "s1", "hunter2"]) expect(text).not.toContain(`"${secret}"`);
-    const rc = (out.resource_changes as { change: { before: Record<string, unknown>; after: Record<string, unknown> } }[])[0]!.change;
-    expect(rc.before.name).toBe("n");
-    expect(rc.before.secret).not.toEqual(rc.after.secret);
-    expect((rc.before.list as string[])[1]).toEqual((rc.after.list as string[])[1]);
-    expect(out.plan_format_version).toBe("1.2");
-    expect(out.provider_schemas).toEqual({ p: {} });
   });
 });

@@ -1,4 +1,4 @@
-// The remote-state consumer rules the Durable Object applies (src/workspaces/consumers.logic.ts).
+// The remote-state consumer rules the Durable Object applies (src/workspaces/consumers.rules.ts).
 import { describe, expect, it } from "vitest";
 import { changeConsumers } from "../../src/workspaces/consumers.rules";
 import { defaultSettings } from "../../src/workspaces/workspace.rules";

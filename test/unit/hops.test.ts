@@ -1,7 +1,7 @@
-// The hop trace's bookkeeping (src/hops.ts): round trips in the order they started, grouped into steps of those that
+// The hop trace's bookkeeping (src/platform/hops.ts): round trips in the order they started, grouped into steps of those that
 // overlapped, so a model can price a step by its slowest round trip and the request by the sum of its steps.
 import { describe, expect, it } from "vitest";
-import { type Hops, hopTraceHeader, traced } from "../../src/hops";
+import { type Hops, hopTraceHeader, traced } from "../../src/platform/hops";
 
 const later = <T>(value: T, ms = 1) => new Promise<T>((resolve) => setTimeout(() => resolve(value), ms));
 

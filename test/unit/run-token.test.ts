@@ -24,6 +24,15 @@ describe("run tokens", () => {
     expect(await verifyRunToken(env, token, NOW + 1)).toEqual({ ...claims, expiresAt: NOW + RUN_TOKEN_TTL_SECONDS });
   });
 
+  it("carries the workspace's project when minted with it, and the principal has it (project remote state sharing)", async () => {
+    const token = await mintRunToken(env, { ...claims, projectId: "prj-abcdefghijklmnop" }, NOW);
+    const verified = await verifyRunToken(env, token, NOW + 1);
+    expect(verified).toEqual({ ...claims, projectId: "prj-abcdefghijklmnop", expiresAt: NOW + RUN_TOKEN_TTL_SECONDS });
+    expect(runPrincipalOf(verified!).projectId).toBe("prj-abcdefghijklmnop");
+    // A token minted before the claim existed has none, and still verifies.
+    expect(runPrincipalOf((await verifyRunToken(env, await mintRunToken(env, claims, NOW), NOW + 1))!)).not.toHaveProperty("projectId");
+  });
+
   it("refuses an expired token, a changed payload, a changed signature and another key's token", async () => {
     const token = await mintRunToken(env, claims, NOW);
     expect(await verifyRunToken(env, token, NOW + RUN_TOKEN_TTL_SECONDS)).toBeNull();

@@ -38,7 +38,7 @@ const ALL: RunStatus[] = [
 function fresh(options: Partial<RunRecord> = {}, speculative = false): RunRecord {
   const r = newRun(
     { id: "run-AAAAAAAAAAAAAAAA", now: T0, configurationVersionId: "cv-1", options, creator: { actor: { type: "users", id: "user-1" }, canApply: true } },
-    { workspaceId: "ws-1", organizationId: "org-1", workspaceAutoApply: false, configurationVersion: { id: "cv-1", speculative } },
+    { workspaceId: "ws-1", organizationId: "org-1", workspaceAutoApply: false, allowDestroyPlan: true, configurationVersion: { id: "cv-1", speculative } },
   );
   if ("ok" in r) throw new Error(r.code);
   return r;

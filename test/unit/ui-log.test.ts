@@ -1,6 +1,6 @@
 // The run page's log rendering: framing removed, colours kept as classes, every other escape and control dropped.
 import { describe, expect, it } from "vitest";
-import { decodeLog, renderLog } from "../../src/ui/ui.log";
+import { decodeLog, renderLog } from "../../src/ui/runs/run-log.view";
 
 const ESC = "\u001b";
 

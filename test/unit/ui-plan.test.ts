@@ -1,6 +1,6 @@
 // The run page's resource changes, read from a JSON plan's addresses and actions.
 import { describe, expect, it } from "vitest";
-import { resourceChanges } from "../../src/ui/ui.plan";
+import { resourceChanges } from "../../src/ui/runs/run-plan.view";
 
 const bytes = (v: unknown) => new TextEncoder().encode(typeof v === "string" ? v : JSON.stringify(v));
 const change = (address: string, actions: string[], extra: Record<string, unknown> = {}) => ({ address, change: { actions, ...extra } });

@@ -1,4 +1,4 @@
-// The tag rules the Durable Object applies (src/tags/workspace-tags.logic.ts, src/tags/tags.rules.ts).
+// The tag rules the Durable Object applies (src/tags/workspace-tags.rules.ts, src/tags/tags.rules.ts).
 import { describe, expect, it } from "vitest";
 import { checkBindings } from "../../src/tags/tags.rules";
 import { applyTagChange, sameTags } from "../../src/tags/workspace-tags.rules";

@@ -1,6 +1,6 @@
-// The list query's rules (src/workspaces/workspaces.list.ts): filters, sort and page from the query string.
+// The list query's rules (src/workspaces/workspaces.filters.ts): filters, sort and page from the query string.
 import { describe, expect, it } from "vitest";
-import { parseListQuery } from "../../src/workspaces/workspaces.list";
+import { parseListQuery } from "../../src/workspaces/workspaces.filters";
 
 describe("list query rules", () => {
   const spec = (q: string) => parseListQuery({ ...Object.fromEntries(new URLSearchParams(q)), "page[number]": "2", "page[size]": "10" }).spec;

@@ -1,0 +1,103 @@
+/** @jsxImportSource hono/jsx */
+/** The organisations page and an organisation's settings: plain data in, HTML out (src/ui/organizations/organizations.routes.tsx calls the services). */
+import type { Principal } from "../../auth/principal";
+import { orgPath } from "../context";
+import { Layout } from "../layout";
+import type { OrgAccess } from "../../auth/access";
+import { Check, Input, type Refusal, Refused, sentOr } from "../forms";
+import { OrgFrame, orgPage } from "./organizations.parts";
+import { Submit } from "../parts";
+
+export function OrganizationsPage(props: { principal: Principal; organizations: Array<{ name: string; email: string; owner: boolean }> }) {
+  return (
+    <Layout title="Organisations" principal={props.principal}>
+      <h1>Organisations</h1>
+      {props.organizations.length === 0 ? (
+        <p class="muted">You belong to no organisation.</p>
+      ) : (
+        <ul>
+          {props.organizations.map((o) => (
+            <li>
+              <a href={orgPath(o.name, "workspaces")}>{o.name}</a> <span class="muted">(</span>
+              <a href={orgPath(o.name, "projects")} aria-label={`Projects of ${o.name}`}>
+                projects
+              </a>
+              <span class="muted">)</span> {o.owner ? <span class="badge">owner</span> : null}
+            </li>
+          ))}
+        </ul>
+      )}
+      {props.principal.kind === "user" && props.principal.isSiteAdmin ? (
+        <p>
+          <a href="/app/admin/users">Users</a> <span class="muted">(site admin)</span>
+        </p>
+      ) : null}
+    </Layout>
+  );
+}
+
+/**
+ * The switches of the form, as the API names them: only settings that change what this service does. The API takes
+ * more (docs/behaviour.md, "Settings"), which this page leaves as they are: cost estimation and health assessments
+ * (none run here), the VCS commit-status and speculative-plan settings and the collaborator authentication policy
+ * (not yet honoured: VCS and two-factor authentication make them real).
+ */
+export const SWITCHES: Array<[string, string]> = [["allow-force-delete-workspaces", "Workspace admins may force-delete workspaces"]];
+
+export function SettingsPage(props: {
+  access: OrgAccess;
+  attributes: Record<string, unknown>;
+  poolId: string | null;
+  pools: Array<{ id: string; name: string }>;
+  refusal?: Refusal;
+}) {
+  const r = props.refusal;
+  const a = props.attributes;
+  const v = (k: string, current: unknown = a[k]) => sentOr(r, "settings", k, current);
+  const on = (k: string) => (r?.form === "settings" ? r.values[k] === "true" : a[k] === true);
+  const select = (id: string, name: string, label: string, options: Array<[string, string]>, current: string) => (
+    <div>
+      <label for={id}>{label}</label>
+      <select id={id} name={name}>
+        {options.map(([value, text]) => (
+          <option value={value} selected={current === value}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+  return (
+    <OrgFrame access={props.access} current="settings" title="Settings">
+      <Refused refusal={r} form="settings" what="The settings were not saved:" />
+      <form class="settings" method="post" action={orgPage(props.access.organization.name, "settings")}>
+        <Input id="o-name" name="name" label="Name (renaming changes every address)" value={v("name")} />
+        <Input id="o-email" name="email" label="Contact e-mail" value={v("email")} autocomplete="email" />
+        <Input id="o-timeout" name="session-timeout" label="Idle web session timeout (minutes; empty: none)" value={v("session-timeout")} />
+        <Input id="o-remember" name="session-remember" label="Web session lifetime (minutes; empty: the service's 12 hours)" value={v("session-remember")} />
+        {select(
+          "o-mode",
+          "default-execution-mode",
+          "Default execution mode",
+          [
+            ["remote", "remote"],
+            ["local", "local"],
+            ["agent", "agent"],
+          ],
+          v("default-execution-mode"),
+        )}
+        {select(
+          "o-pool",
+          "default-agent-pool-id",
+          "Default agent pool (agent mode only)",
+          [["", "None"], ...props.pools.map((p): [string, string] => [p.id, p.name])],
+          v("default-agent-pool-id", props.poolId),
+        )}
+        {SWITCHES.map(([k, label]) => (
+          <Check id={`o-${k}`} name={k} label={label} checked={on(k)} />
+        ))}
+        <Submit text="Save settings" />
+      </form>
+    </OrgFrame>
+  );
+}

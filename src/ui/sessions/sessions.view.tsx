@@ -1,0 +1,51 @@
+/** @jsxImportSource hono/jsx */
+/** The sign-in page: plain data in, HTML out (src/ui/sessions/sessions.routes.tsx and the password sign-in serve it). */
+import { Layout } from "../layout";
+
+/**
+ * Sign in: with a username or e-mail and a password (`#username`, `#password`, `#password-sign-in`), or by pasting an
+ * API token (`#token`, the page's first `button[type=submit]`). `next`: the page to return to afterwards.
+ */
+export function SignInPage(props: { error?: string; passwordError?: string; login?: string; next?: string }) {
+  const next = props.next ? <input type="hidden" name="next" value={props.next} /> : null;
+  return (
+    <Layout title="Sign in">
+      <div class="signin">
+        <h1>Sign in</h1>
+        {props.passwordError ? (
+          <p class="error" role="alert" id="password-error">
+            {props.passwordError}
+          </p>
+        ) : null}
+        <form method="post" action="/app/session/password">
+          <div>
+            <label for="username">Username or e-mail</label>
+            <input id="username" name="username" autocomplete="username" value={props.login ?? ""} required />
+          </div>
+          <div>
+            <label for="password">Password</label>
+            <input id="password" name="password" type="password" autocomplete="current-password" required />
+          </div>
+          {next}
+          {/* An input, not a button: the token form's button stays the page's first `button[type=submit]`. */}
+          <input class="primary" type="submit" id="password-sign-in" value="Sign in" />
+        </form>
+        <h2>Or with an API token</h2>
+        {props.error ? (
+          <p class="error" role="alert">
+            {props.error}
+          </p>
+        ) : null}
+        <form method="post" action="/app/session">
+          <label for="token">API token</label>
+          <input id="token" name="token" type="password" autocomplete="off" required />
+          {next}
+          <button class="primary" type="submit">
+            Sign in with the token
+          </button>
+        </form>
+        <p class="muted">Paste a user, team or organisation token. The session ends when you sign out or the token is revoked.</p>
+      </div>
+    </Layout>
+  );
+}
