@@ -5,6 +5,7 @@
  * with its resource), guarded by the record's version so an older write never lands over a newer one. A write that
  * fails is retried from the alarm with backoff until D1 has it.
  */
+import { present, RECORD_TABLES } from "./workspace.migrations";
 import type { Bindings } from "../env";
 import type { Stored } from "./workspace.host";
 import type { Faults, WorkspaceRecord } from "./workspace.types";
@@ -76,6 +77,8 @@ export class Outbox {
 
   /** Entries not in D1 yet. */
   pending(): number {
+    // An object that never committed (a name lease only, or never created) has no outbox table yet.
+    if (!present(this.host.sql, RECORD_TABLES)) return 0;
     return this.host.sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n;
   }
 
@@ -104,6 +107,7 @@ export class Outbox {
     // Fault injection: the committed write waits before D1 sees it (the crash test kills in this window).
     if (delayMs > 0) await scheduler.wait(delayMs);
     const sql = this.host.sql;
+    if (!present(sql, RECORD_TABLES)) return;
     const latest = sql
       .exec<{ seq: number; op: string; record: string; attempts: number }>("SELECT seq, op, record, attempts FROM outbox ORDER BY seq DESC LIMIT 1")
       .toArray()[0];
