@@ -4,7 +4,7 @@ import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { configurationVersionResource } from "../configuration-versions/configuration-versions.schemas";
 import { serializeConfigurationVersion } from "../configuration-versions/configuration-versions.serialize";
-import { ApiError, unwrap } from "../errors";
+import { ApiError } from "../errors";
 import { Included, jsonapi, paginated } from "../jsonapi/document";
 import { defineRoutes } from "../jsonapi/define-route";
 import { includeQuery, listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
