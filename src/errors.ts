@@ -93,7 +93,7 @@ export const ERRORS = {
   rate_limited: { status: 429, title: "Too many requests", detail: "You have exceeded the API's rate limit." },
   method_not_allowed: { status: 405, title: "method not allowed" },
   internal: { status: 500, title: "internal server error" },
-  // ---- runs: the engine in the workspace's object (src/runs/runs.engine.ts) ----
+  // ---- runs: the engine in the workspace's object (src/runs/runs.object.ts) ----
   /** A run action its run's status does not allow (the detail names the status). */
   run_transition: { status: 409, title: "transition not allowed" },
   /** force-execute: the run is not pending, or no other run holds the lock (403, as the real service answers). */

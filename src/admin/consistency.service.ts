@@ -8,6 +8,7 @@ import type { Bindings } from "../env";
 import { unwrap } from "../errors";
 import { NAME_LEASE_MS, releaseClaim, tagRowsDifference } from "../workspaces/workspaces.d1";
 import { indexFacts, workspaceIdsAfter } from "./consistency.d1";
+import { workspaceObject } from "../workspaces/workspace.stub";
 
 export interface Difference {
   workspaceId: string;
@@ -42,7 +43,7 @@ async function checkConsistency(env: Bindings, cursor: string, limit: number): P
   const ids = await workspaceIdsAfter(db, cursor, limit);
   const differences: Difference[] = [];
   for (const id of ids) {
-    const stub = env.WORKSPACES.getByName(id);
+    const stub = workspaceObject(env, id);
     const state = unwrap(await stub.indexState()).value;
     const projectId = state.kind === "live" ? (state.record?.projectId ?? "") : "";
     const { indexed, leases, projectExists } = await indexFacts(db, id, projectId);

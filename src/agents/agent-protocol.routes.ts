@@ -6,7 +6,7 @@ import { type Context, Hono } from "hono";
 import type { Registration } from "../../agent/protocol";
 import type { z } from "zod";
 import { limitBody } from "../platform/body";
-import { archiveResponse } from "../configuration-versions/configuration-versions.signed.routes";
+import { archiveResponse } from "../configuration-versions/configuration-versions.signed.service";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { LIMITS } from "../limits";

@@ -20,10 +20,10 @@ import { openValue } from "../variables/variables.crypto";
 import { effectiveVariables } from "../variables/variables.rules";
 import { varsetsReachingWorkspace } from "../varsets/varsets.d1";
 import { terraformForJob } from "../terraform-versions/terraform-versions.service";
-import { workspaceStub } from "../workspaces/workspaces.service";
 import { findAgent, insertAgent, recordClaim, releaseJob, touchAgent, type Agent, type AgentStatus } from "./agents.d1";
 import { goneBefore } from "./agents.rules";
 import type { FinishBody, RegisterBody } from "./agents.schemas";
+import { workspaceObject } from "../workspaces/workspace.stub";
 
 /** An agent's credentials resolved: the pool its token serves (null: the operator's default pool). */
 export interface AgentAuth {
@@ -125,7 +125,7 @@ export async function nextJob(auth: AgentAuth, id: string, origin: Origin, waitM
     for (const queued of await queuedJobs(auth.db, auth.pool?.id ?? null, LIMITS.agentNextJobCandidates)) {
       // A pool's jobs are its organisation's; the index says so too, and a stray row is never handed out.
       if (auth.pool && queued.organizationId !== auth.pool.organizationId) continue;
-      const claimed = await workspaceStub(auth.env, queued.workspaceId).claimJob({
+      const claimed = await workspaceObject(auth.env, queued.workspaceId).claimJob({
         runId: queued.runId,
         phase: queued.phase,
         agent: { id: agent.id, name: agent.name, poolId: agent.agentPoolId, poolName },
@@ -156,7 +156,7 @@ async function jobPayload(auth: AgentAuth, job: Job, origin: Origin): Promise<Ag
   const requested = run.terraformVersion ?? workspace.settings["engine-version"];
   const [org, own, sets, terraform] = await Promise.all([
     findOrganization(auth.db, { id: run.organizationId }),
-    workspaceStub(auth.env, workspace.id).listVariables(),
+    workspaceObject(auth.env, workspace.id).listVariables(),
     varsetsReachingWorkspace(auth.db, workspace.organizationId, workspace.id, workspace.projectId),
     terraformForJob(auth.env, auth.db, requested),
   ]);
@@ -228,7 +228,7 @@ export async function authenticateJob(env: Bindings, db: Db, bearer: string | nu
   return { env, db, claims };
 }
 
-const stubOf = (job: JobAuth) => workspaceStub(job.env, job.claims.workspaceId);
+const stubOf = (job: JobAuth) => workspaceObject(job.env, job.claims.workspaceId);
 
 /** The reads carry no claim to check in the object: the run's index row must still back the token (one D1 read). */
 async function requireLiveRun(job: JobAuth): Promise<void> {

@@ -5,14 +5,9 @@
  */
 import { Hono, type Context } from "hono";
 import type { AppEnv } from "../env";
-import { ApiError, unwrap } from "../errors";
-import { nowIso } from "../ids";
-import { LIMITS } from "../limits";
-import { CHUNK_BYTES } from "../state-versions/state-versions.store";
-import { stateStub } from "../state-versions/state-versions.stub";
 import type { BlobKind } from "./blobs.urls";
-import { authoriseBlob } from "./blobs.service";
-import { piecesResponse, stagePieces } from "../platform/pieces";
+import { ApiError } from "../errors";
+import { authoriseBlob, blobResponse, uploadBlob } from "./blobs.service";
 
 export const blobs = new Hono<AppEnv>();
 
@@ -30,28 +25,10 @@ async function authorise(c: Context<AppEnv>, method: "GET" | "PUT") {
   return t;
 }
 
-const tooLarge = () => ApiError.of("payload_too_large", { detail: `State uploads are limited to ${LIMITS.stateBodyBytes} bytes` });
-
 blobs.put("/_blobs/:ws/:sv/:kind", async (c) => {
   const t = await authorise(c, "PUT");
-  if (Number(c.req.header("Content-Length") ?? "0") > LIMITS.stateBodyBytes) throw tooLarge();
-  const stub = stateStub(c.env, t.ws);
-  // A fresh staging area per request: two uploads to the same URL never interleave their pieces.
-  const upload = crypto.randomUUID();
-  const last = await stagePieces(
-    c.req.raw.body,
-    { size: CHUNK_BYTES, maxBytes: LIMITS.stateBodyBytes, tooLarge },
-    {
-      append: async (bytes) => void unwrap(await stub.appendBlob({ id: t.sv, kind: t.kind, upload, bytes })),
-      abort: () => stub.abortBlob({ id: t.sv, kind: t.kind, upload }),
-    },
-  );
-  unwrap(await stub.completeBlob({ id: t.sv, kind: t.kind, upload, bytes: last, now: nowIso() }));
+  await uploadBlob(c.env, t, c.req.raw.body, Number(c.req.header("Content-Length") ?? "0"));
   return c.body(null, 200);
 });
 
-blobs.get("/_blobs/:ws/:sv/:kind", async (c) => {
-  const t = await authorise(c, "GET");
-  const stub = stateStub(c.env, t.ws);
-  return piecesResponse((fromSeq) => stub.readBlobPart({ id: t.sv, kind: t.kind, fromSeq }), "application/json", "state blob vanished while streaming");
-});
+blobs.get("/_blobs/:ws/:sv/:kind", async (c) => blobResponse(c.env, await authorise(c, "GET")));

@@ -4,7 +4,7 @@ import type { Included } from "../jsonapi/document";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
 import type { WorkspaceScope } from "../workspaces/workspaces.service";
 import { serializeConfigurationVersion } from "./configuration-versions.serialize";
-import { cvStub } from "./configuration-versions.stub";
+import { workspaceObject } from "../workspaces/workspace.stub";
 
 /**
  * Adds the current configuration version of each workspace whose runs the caller may read (as its own endpoint
@@ -19,6 +19,6 @@ export async function includeConfigurationVersions(
 ): Promise<void> {
   if (!values.has("current_configuration_version") && !values.has("current_configuration_version.ingress_attributes")) return;
   const wanted = records.filter((r) => r.currentConfigurationVersionId && scope.capsOf(r).runs >= 1);
-  const found = await Promise.all(wanted.map((r) => cvStub(env, r.id).getConfigurationVersion(r.currentConfigurationVersionId!)));
+  const found = await Promise.all(wanted.map((r) => workspaceObject(env, r.id).getConfigurationVersion(r.currentConfigurationVersionId!)));
   for (const res of found) if (res.ok) included.add(serializeConfigurationVersion(res.value.cv));
 }

@@ -13,9 +13,9 @@ import { executionOf, mutateAs, readById } from "../workspaces/workspaces.servic
 import { workspaceOfCv } from "./configuration-versions.d1";
 import type { CvCreateAttributes } from "./configuration-versions.schemas";
 import { type CvBackingAction, hasArchive } from "./configuration-versions.store";
-import { cvStub } from "./configuration-versions.stub";
 import type { ConfigurationVersionRecord } from "./configuration-versions.types";
 import { signedSlugUrl } from "./configuration-versions.urls";
+import { workspaceObject } from "../workspaces/workspace.stub";
 
 export interface CreatedCv {
   cv: ConfigurationVersionRecord;
@@ -38,7 +38,7 @@ export async function createConfigurationVersion(
     // The run its upload queues executes where the workspace's execution mode says (inherited included, resolved
     // now); in local execution there is none to queue.
     const exec = executionOf(r);
-    return cvStub(caller.env, workspaceId).createConfigurationVersion({
+    return workspaceObject(caller.env, workspaceId).createConfigurationVersion({
       id,
       now,
       source: opts.fromCli ? "terraform" : "tfe-api",
@@ -63,7 +63,7 @@ async function workspaceFor(caller: Caller, id: string, action: "runs.read") {
 
 export async function readConfigurationVersion(caller: Caller, id: string): Promise<ConfigurationVersionRecord> {
   const { workspaceId } = await workspaceFor(caller, id, "runs.read");
-  return unwrap(await cvStub(caller.env, workspaceId).getConfigurationVersion(id)).value.cv;
+  return unwrap(await workspaceObject(caller.env, workspaceId).getConfigurationVersion(id)).value.cv;
 }
 
 /** A page of a workspace's configuration versions, newest first. */
@@ -73,7 +73,7 @@ export async function listConfigurationVersions(
   page: Page,
 ): Promise<{ items: ConfigurationVersionRecord[]; total: number }> {
   await readById(caller, workspaceId, "runs.read");
-  return unwrap(await cvStub(caller.env, workspaceId).listConfigurationVersions({ offset: (page.number - 1) * page.size, limit: page.size })).value;
+  return unwrap(await workspaceObject(caller.env, workspaceId).listConfigurationVersions({ offset: (page.number - 1) * page.size, limit: page.size })).value;
 }
 
 /** Archives an uploaded version that is not current and has no unfinished run (409 otherwise). */
@@ -81,7 +81,7 @@ export async function archiveConfigurationVersion(caller: Caller, id: string): P
   const workspaceId = await workspaceOfCv(caller.db, id);
   if (!workspaceId) throw ApiError.of("not_found");
   const now = nowIso();
-  await mutateAs(caller, workspaceId, "runs.queue", (_r, guard) => cvStub(caller.env, workspaceId).archiveConfigurationVersion({ id, now, guard }));
+  await mutateAs(caller, workspaceId, "runs.queue", (_r, guard) => workspaceObject(caller.env, workspaceId).archiveConfigurationVersion({ id, now, guard }));
 }
 
 /**
@@ -95,7 +95,7 @@ export async function configurationDownloadUrl(caller: Caller, id: string, origi
 
 /** The archive's signed URL, for a caller already authorised to read the workspace's runs (a run's own download). */
 export async function archiveUrl(caller: Caller, workspaceId: string, id: string, origin: string): Promise<string> {
-  const cv = unwrap(await cvStub(caller.env, workspaceId).getConfigurationVersion(id)).value.cv;
+  const cv = unwrap(await workspaceObject(caller.env, workspaceId).getConfigurationVersion(id)).value.cv;
   if (!hasArchive(cv)) throw ApiError.of("not_found", { detail: "The configuration version has no uploaded configuration" });
   return signedSlugUrl(caller.env, origin, "GET", workspaceId, id);
 }
@@ -108,5 +108,5 @@ export async function manageConfigurationVersionBackingData(caller: Caller, id: 
   if (edition(caller.env) !== "self-hosted") throw ApiError.of("not_found");
   const workspaceId = await workspaceOfCv(caller.db, id);
   if (!workspaceId) throw ApiError.of("not_found");
-  await mutateAs(caller, workspaceId, "workspace.update", (_r, guard) => cvStub(caller.env, workspaceId).manageCvBackingData({ id, action, guard }));
+  await mutateAs(caller, workspaceId, "workspace.update", (_r, guard) => workspaceObject(caller.env, workspaceId).manageCvBackingData({ id, action, guard }));
 }

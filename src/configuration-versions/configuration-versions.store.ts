@@ -1,7 +1,8 @@
 /**
- * The configuration versions of one workspace, inside its Durable Object (docs/runs.md): one row per version (its
- * record as JSON) and the uploaded tar.gz in pieces below the 2 MB row limit. Synchronous helpers for the object's
- * critical sections: none of them awaits.
+ * The SQL of the configuration-version tables in the workspace's object (CONFIGURATION_VERSION_TABLES in
+ * src/workspaces/workspace.migrations.ts, docs/runs.md): one row per version (its record as JSON) and the uploaded
+ * tar.gz in pieces below the 2 MB row limit. Synchronous helpers its capability (configuration-versions.object.ts) and
+ * the run engine call in their critical sections: none of them awaits.
  */
 import { fail, type Failure } from "../errors";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
@@ -11,13 +12,6 @@ import type { ConfigurationVersionRecord } from "./configuration-versions.types"
 /** One stored piece; also the granularity of reads (8 pieces per RPC, well under the 32 MiB RPC limit). */
 export const CV_PART_BYTES = 1024 * 1024;
 export const CV_PARTS_PER_READ = 8;
-
-/** Schema 9: the configuration version tables. `upload` is '' for the stored archive, the upload's id while staged. */
-export function migrateConfigurationVersions(sql: SqlStorage): void {
-  sql.exec("CREATE TABLE IF NOT EXISTS configuration_versions (id TEXT PRIMARY KEY, seq INTEGER NOT NULL UNIQUE, record TEXT NOT NULL)");
-  sql.exec(`CREATE TABLE IF NOT EXISTS cv_parts (
-    cv_id TEXT NOT NULL, upload TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (cv_id, upload, seq))`);
-}
 
 type Row = { id: string; seq: number; record: string };
 

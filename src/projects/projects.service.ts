@@ -27,6 +27,7 @@ import {
   type Project,
 } from "./projects.d1";
 import { PROJECT_NAME, type createProjectBody, type ProjectAttributes, type ProjectRelationships, type updateProjectBody } from "./projects.schemas";
+import { workspaceObject } from "../workspaces/workspace.stub";
 
 /** A project with the caller's access to its organisation (what the serialiser needs). */
 export interface ProjectView {
@@ -264,7 +265,7 @@ async function dropStaleRefs(caller: Caller, projectId: string): Promise<void> {
   const now = Date.now();
   for (const ref of await projectRefs(caller.db, projectId)) {
     if (now - ref.claimed_at <= PROJECT_REF_MS) continue;
-    const res = await caller.env.WORKSPACES.getByName(ref.workspace_id).get();
+    const res = await workspaceObject(caller.env, ref.workspace_id).get();
     if (res.ok && res.value.projectId === projectId) continue;
     await releaseProject(caller.db, projectId, ref.workspace_id);
   }

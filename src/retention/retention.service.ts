@@ -10,8 +10,9 @@ import { edition } from "../env";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { DataRetentionPolicy } from "../workspaces/workspace.types";
-import { mutateAs, readById, workspaceStub } from "../workspaces/workspaces.service";
+import { mutateAs, readById } from "../workspaces/workspaces.service";
 import { deleteOrgPolicy, findOrgPolicy, upsertOrgPolicy } from "./retention.d1";
+import { workspaceObject } from "../workspaces/workspace.stub";
 
 /** A policy as sent: go-tfe sends kebab-case, the docs' samples camelCase; both are accepted. */
 export interface PolicyRequest {
@@ -70,7 +71,7 @@ export async function setWorkspacePolicy(
   let replaced = false;
   const done = await mutateAs(caller, workspaceId, "workspace.update", (r, guard) => {
     replaced = !!r.record.dataRetentionPolicy;
-    return workspaceStub(caller.env, workspaceId).setRetention({ policy: policyOf(request, r.record.dataRetentionPolicy), guard });
+    return workspaceObject(caller.env, workspaceId).setRetention({ policy: policyOf(request, r.record.dataRetentionPolicy), guard });
   });
   return { policy: done.value.dataRetentionPolicy!, replaced, bookmark: done.bookmark };
 }
@@ -79,7 +80,7 @@ export async function setWorkspacePolicy(
 export async function removeWorkspacePolicy(caller: Caller, workspaceId: string): Promise<{ bookmark?: string | null }> {
   requireSelfHosted(caller);
   const done = await mutateAs(caller, workspaceId, "workspace.update", (_r, guard) =>
-    workspaceStub(caller.env, workspaceId).setRetention({ policy: null, guard }),
+    workspaceObject(caller.env, workspaceId).setRetention({ policy: null, guard }),
   );
   return { bookmark: done.bookmark };
 }

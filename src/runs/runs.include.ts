@@ -5,7 +5,6 @@
  */
 import type { Caller } from "../caller";
 import { serializeConfigurationVersion } from "../configuration-versions/configuration-versions.serialize";
-import { cvStub } from "../configuration-versions/configuration-versions.stub";
 import { Included, type Resource } from "../jsonapi/document";
 import { serializeUser, serializeUserRow } from "../users/users.serialize";
 import { includeUsersStatement, includedRows } from "../workspaces/workspaces.list.d1";
@@ -14,8 +13,8 @@ import type { WorkspaceScope } from "../workspaces/workspaces.service";
 import { signedLogUrl } from "./runs.urls";
 import { serializeApply, serializePlan, serializeRun } from "./runs.serialize";
 import { runPermissions, type RunRead } from "./runs.service";
-import { runsStub } from "./runs.stub";
 import type { Actor } from "./runs.types";
+import { workspaceObject } from "../workspaces/workspace.stub";
 
 export function parseRunInclude(raw: string | undefined): Set<string> {
   return new Set(
@@ -66,7 +65,7 @@ export async function includeForRuns(caller: Caller, origin: string, reads: RunR
       included,
     );
   if (values.has("configuration_version") || values.has("configuration_version.ingress_attributes")) {
-    const got = await Promise.all(reads.map(({ run }) => cvStub(caller.env, run.workspaceId).getConfigurationVersion(run.configurationVersionId)));
+    const got = await Promise.all(reads.map(({ run }) => workspaceObject(caller.env, run.workspaceId).getConfigurationVersion(run.configurationVersionId)));
     for (const res of got) if (res.ok) included.add(serializeConfigurationVersion(res.value.cv));
   }
   return included.items.length ? included.items : undefined;
@@ -88,7 +87,7 @@ export async function includeCurrentRuns(
   const any = ["", ".plan", ".apply", ".configuration_version", ".configuration_version.ingress_attributes"].some(wants);
   if (!any) return;
   const withRun = records.filter((r) => r.currentRun && scope.capsOf(r).runs >= 1);
-  const got = await Promise.all(withRun.map((r) => runsStub(caller.env, r.id).getRun(r.currentRun!.id)));
+  const got = await Promise.all(withRun.map((r) => workspaceObject(caller.env, r.id).getRun(r.currentRun!.id)));
   const now = new Date().toISOString();
   for (const [i, res] of got.entries()) {
     if (!res.ok) continue;
@@ -99,7 +98,7 @@ export async function includeCurrentRuns(
     if (wants(".plan")) included.add(serializePlan(run, await signedLogUrl(caller.env, origin, run.workspaceId, run.id, "plan")));
     if (wants(".apply")) included.add(serializeApply(run, await signedLogUrl(caller.env, origin, run.workspaceId, run.id, "apply")));
     if (wants(".configuration_version") || wants(".configuration_version.ingress_attributes")) {
-      const cv = await cvStub(caller.env, run.workspaceId).getConfigurationVersion(run.configurationVersionId);
+      const cv = await workspaceObject(caller.env, run.workspaceId).getConfigurationVersion(run.configurationVersionId);
       if (cv.ok) included.add(serializeConfigurationVersion(cv.value.cv));
     }
   }

@@ -4,8 +4,7 @@ import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { configurationVersionResource } from "../configuration-versions/configuration-versions.schemas";
 import { serializeConfigurationVersion } from "../configuration-versions/configuration-versions.serialize";
-import { cvStub } from "../configuration-versions/configuration-versions.stub";
-import { ApiError, unwrap } from "../errors";
+import { ApiError } from "../errors";
 import { Included, jsonapi, paginated } from "../jsonapi/document";
 import { defineRoutes } from "../jsonapi/define-route";
 import { includeQuery, listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
@@ -52,6 +51,7 @@ import {
   runConfigurationDownloadUrl,
   runPermissions,
   type RunRead,
+  runConfigurationVersion,
 } from "./runs.service";
 import type { RunAction } from "./runs.types";
 import { parseRunFilters } from "./runs.filters";
@@ -176,10 +176,8 @@ runs.openapi(
     responses: ok("The configuration version", resourceDocument(configurationVersionResource)),
   }),
   async (c) => {
-    const caller = callerOf(c);
-    const { run } = await readRun(caller, c.req.valid("param").run_id);
-    const got = unwrap(await cvStub(caller.env, run.workspaceId).getConfigurationVersion(run.configurationVersionId));
-    return jsonapi(c, { data: serializeConfigurationVersion(got.value.cv) });
+    const cv = await runConfigurationVersion(callerOf(c), c.req.valid("param").run_id);
+    return jsonapi(c, { data: serializeConfigurationVersion(cv) });
   },
 );
 

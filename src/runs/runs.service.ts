@@ -7,6 +7,8 @@ import type { Principal } from "../auth/principal";
 import { allows, authorize, type Action } from "../auth/requirements";
 import { requireUsableVersion } from "../terraform-versions/terraform-versions.service";
 import type { Caller } from "../caller";
+import type { Bindings } from "../env";
+import type { ConfigurationVersionRecord } from "../configuration-versions/configuration-versions.types";
 import { ApiError, unwrap, type Result } from "../errors";
 import { newId, nowIso, randomBase62 } from "../ids";
 import type { Page } from "../jsonapi/document";
@@ -21,9 +23,9 @@ import { runIndexRow } from "./runs.d1";
 import { agentPoolIdsByName, capacityCounts, organizationRunSlice } from "./runs.list.d1";
 import type { CreateRunBody } from "./runs.schemas";
 import type { RunPermissions } from "./runs.serialize";
-import { runsStub } from "./runs.stub";
 import type { ArtifactKind, Phase, RunAction, RunComment, RunEvent, RunOptions, RunRecord, RunStatus } from "./runs.types";
 import { matchesFilters, parseRunFilters, RUN_OPERATIONS, type RunFilters } from "./runs.filters";
+import { workspaceObject } from "../workspaces/workspace.stub";
 
 /** A run with the caller's standing on its workspace. */
 export interface RunRead {
@@ -76,7 +78,7 @@ async function workspaceOf(caller: Caller, runId: string): Promise<string> {
 /** A run the caller may act on with `action` (404 when it may not see it). */
 export async function readRun(caller: Caller, runId: string, action: Action = "runs.read", opts: { events?: boolean } = {}): Promise<RunRead> {
   const workspaceId = await workspaceOf(caller, runId);
-  const stub = runsStub(caller.env, workspaceId);
+  const stub = workspaceObject(caller.env, workspaceId);
   // The object's answers ride beside the access batch (one step, not two, for every poll) and are used only once it
   // has authorised the caller.
   const [readable, got, events] = await Promise.all([
@@ -130,7 +132,7 @@ export async function createRun(caller: Caller, body: CreateRunBody): Promise<Ru
     const exec = executionOf(r);
     if (exec.mode === "local") throw ApiError.of("invalid_attribute", { detail: LOCAL_EXECUTION, pointer: "/data/relationships/workspace" });
     if (attributes["terraform-version"]) await requireUsableVersion(caller, attributes["terraform-version"], `${A}/terraform-version`);
-    return runsStub(caller.env, r.record.id).createRun({
+    return workspaceObject(caller.env, r.record.id).createRun({
       id,
       now: nowIso(),
       configurationVersionId: cvId,
@@ -140,7 +142,7 @@ export async function createRun(caller: Caller, body: CreateRunBody): Promise<Ru
       guard,
     });
   });
-  const events = await runsStub(caller.env, readable.record.id).listRunEvents(value.run.id);
+  const events = await workspaceObject(caller.env, readable.record.id).listRunEvents(value.run.id);
   return { run: value.run, readable, ...(events.ok ? { eventIds: events.value.map((e) => e.id) } : {}) };
 }
 
@@ -158,7 +160,7 @@ export async function runAction(caller: Caller, runId: string, action: RunAction
   const workspaceId = await workspaceOf(caller, runId);
   await mutateAs(caller, workspaceId, ACTION_REQUIREMENT[action], (r, guard) => {
     const comment = unwrap(body).value?.comment ?? null;
-    return runsStub(caller.env, r.record.id).runAction({ runId, action, comment, now: nowIso(), by: runActor(caller, r), guard });
+    return workspaceObject(caller.env, r.record.id).runAction({ runId, action, comment, now: nowIso(), by: runActor(caller, r), guard });
   });
 }
 
@@ -174,7 +176,7 @@ export async function listWorkspaceRuns(
 ): Promise<{ readable: Readable; items: RunRecord[]; total: number }> {
   // By id (the API) or by organisation and name (the UI): one D1 batch either way.
   const readable = await readRef(caller, workspace, "runs.read");
-  const stub = runsStub(caller.env, readable.record.id);
+  const stub = workspaceObject(caller.env, readable.record.id);
   const offset = (page.number - 1) * page.size;
   if (unfiltered(filters)) {
     const res = unwrap(await stub.listRuns({ offset, limit: page.size, includePlanOnly: false })).value;
@@ -314,7 +316,7 @@ export async function readPhase(caller: Caller, phaseId: string, action: Action 
 
 /** An artifact of the run's plan, or null while there is none yet. */
 export async function readArtifact(caller: Caller, read: RunRead, kind: ArtifactKind): Promise<Uint8Array | null> {
-  const res = await runsStub(caller.env, read.readable.record.id).getArtifact({ runId: read.run.id, kind });
+  const res = await workspaceObject(caller.env, read.readable.record.id).getArtifact({ runId: read.run.id, kind });
   if (!res.ok) {
     if (res.code === "not_found") return null;
     unwrap(res);
@@ -326,7 +328,7 @@ export async function readArtifact(caller: Caller, read: RunRead, kind: Artifact
 
 export async function listRunEvents(caller: Caller, runId: string): Promise<{ read: RunRead; events: RunEvent[] }> {
   const read = await readRun(caller, runId);
-  const events = unwrap(await runsStub(caller.env, read.readable.record.id).listRunEvents(runId)).value;
+  const events = unwrap(await workspaceObject(caller.env, read.readable.record.id).listRunEvents(runId)).value;
   return { read, events };
 }
 
@@ -345,7 +347,7 @@ export async function readRunEvent(caller: Caller, eventId: string): Promise<{ r
 
 /** Comments by id, from the run's workspace object (in parallel: a run has few). */
 export async function commentsOf(caller: Caller, workspaceId: string, ids: string[]): Promise<RunComment[]> {
-  const stub = runsStub(caller.env, workspaceId);
+  const stub = workspaceObject(caller.env, workspaceId);
   const got = await Promise.all(ids.map((id) => stub.getComment(id)));
   return got.flatMap((r) => (r.ok ? [r.value] : []));
 }
@@ -357,14 +359,14 @@ export async function listComments(caller: Caller, runId: string): Promise<RunCo
 
 export async function readComment(caller: Caller, commentId: string): Promise<RunComment> {
   const read = await readRun(caller, runIdOf(commentId));
-  return unwrap(await runsStub(caller.env, read.readable.record.id).getComment(commentId)).value;
+  return unwrap(await workspaceObject(caller.env, read.readable.record.id).getComment(commentId)).value;
 }
 
 /** POST /runs/:id/comments: whoever may queue runs may comment (can-comment). */
 export async function addComment(caller: Caller, runId: string, body: string): Promise<RunComment> {
   const workspaceId = await workspaceOf(caller, runId);
   const { value } = await mutateAs(caller, workspaceId, "runs.queue", (r) =>
-    runsStub(caller.env, r.record.id).addComment({
+    workspaceObject(caller.env, r.record.id).addComment({
       runId,
       id: `wsc-${runId.slice("run-".length)}${randomBase62(4)}`,
       body,
@@ -386,5 +388,21 @@ export async function readLog(
   offset: number,
   limit: number,
 ): Promise<Uint8Array> {
-  return unwrap(await runsStub(caller.env, workspaceId).readLog({ runId, phase, offset, limit })).value.bytes;
+  return unwrap(await workspaceObject(caller.env, workspaceId).readLog({ runId, phase, offset, limit })).value.bytes;
+}
+
+/** The bytes of a phase's log from `offset`, for its signed URL (the caller verified the signature). */
+export async function signedLogRead(env: Bindings, workspaceId: string, runId: string, phase: Phase, offset: number, limit: number): Promise<Uint8Array> {
+  return unwrap(await workspaceObject(env, workspaceId).readLog({ runId, phase, offset, limit })).value.bytes;
+}
+
+/** A plan artifact's bytes, for its signed URL (the caller verified the signature). */
+export async function signedArtifact(env: Bindings, workspaceId: string, runId: string, kind: "plan-json" | "plan-json-redacted"): Promise<Uint8Array> {
+  return unwrap(await workspaceObject(env, workspaceId).getArtifact({ runId, kind })).value.bytes;
+}
+
+/** The configuration version a run uses, once the caller may read the run. */
+export async function runConfigurationVersion(caller: Caller, runId: string): Promise<ConfigurationVersionRecord> {
+  const { run } = await readRun(caller, runId);
+  return unwrap(await workspaceObject(caller.env, run.workspaceId).getConfigurationVersion(run.configurationVersionId)).value.cv;
 }

@@ -5,10 +5,10 @@
  */
 import { Hono, type Context } from "hono";
 import type { AppEnv } from "../env";
-import { ApiError, unwrap } from "../errors";
+import { ApiError } from "../errors";
+import { signedArtifact, signedLogRead } from "./runs.service";
 import { LIMITS } from "../limits";
 import { verifyArtifactUrl, verifyLogUrl } from "./runs.urls";
-import { runsStub } from "./runs.stub";
 import type { Phase } from "./runs.types";
 
 export const runLogs = new Hono<AppEnv>();
@@ -31,14 +31,14 @@ runLogs.get("/_logs/:ws/:run/:phase/:token", async (c) => {
   if (!(await verifyLogUrl(c.env, ws, run, phase as Phase, token))) throw badSignature();
   const offset = intQuery(c, "offset", 0);
   const limit = Math.min(Math.max(intQuery(c, "limit", LIMITS.runLogReadMax), 1), LIMITS.runLogReadMax);
-  const read = unwrap(await runsStub(c.env, ws).readLog({ runId: run, phase: phase as Phase, offset, limit }));
-  return c.body(read.value.bytes as Uint8Array<ArrayBuffer>, 200, { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" });
+  const bytes = await signedLogRead(c.env, ws, run, phase as Phase, offset, limit);
+  return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" });
 });
 
 runLogs.get("/_artifacts/:ws/:run/:kind/:token", async (c) => {
   const { ws, run, kind, token } = c.req.param();
   if (!WS.test(ws) || !RUN.test(run) || (kind !== "plan-json" && kind !== "plan-json-redacted")) throw ApiError.of("not_found");
   if (!(await verifyArtifactUrl(c.env, ws, run, kind, token))) throw badSignature();
-  const got = unwrap(await runsStub(c.env, ws).getArtifact({ runId: run, kind }));
-  return c.body(got.value.bytes as Uint8Array<ArrayBuffer>, 200, { "Content-Type": "application/json", "Cache-Control": "no-store" });
+  const bytes = await signedArtifact(c.env, ws, run, kind);
+  return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { "Content-Type": "application/json", "Cache-Control": "no-store" });
 });

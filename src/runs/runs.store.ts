@@ -1,40 +1,12 @@
 /**
- * The runs of one workspace, inside its Durable Object (docs/runs.md): their rows, events and comments. Synchronous
- * helpers for the object's critical sections; the transitions with their effects on the queue, the lock and the jobs
- * are in runs.engine.ts.
+ * The SQL of the run tables in the workspace's object (RUN_TABLES in src/workspaces/workspace.migrations.ts,
+ * docs/runs.md): their rows, events and comments. Synchronous helpers for the object's critical sections; the
+ * transitions with their effects on the queue, the lock and the jobs are the runs capability's (runs.object.ts).
  */
 import { randomBase62 } from "../ids";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
 import { bypassesQueue } from "./runs.rules";
 import type { Actor, RunComment, RunEvent, RunRecord } from "./runs.types";
-
-/** Schema 9: the run tables. */
-export function migrateRuns(sql: SqlStorage): void {
-  // `active`: the run holds the workspace's queue (and, while it is not final, its lock). `bypass`: plan-only or
-  // save-plan (plans without the queue). `version` orders the run's index writes.
-  sql.exec(`CREATE TABLE IF NOT EXISTS runs (
-    id TEXT PRIMARY KEY, seq INTEGER NOT NULL UNIQUE, record TEXT NOT NULL, status TEXT NOT NULL,
-    bypass INTEGER NOT NULL, plan_only INTEGER NOT NULL, active INTEGER NOT NULL DEFAULT 0,
-    can_auto_apply INTEGER NOT NULL DEFAULT 0, pool_id TEXT, version INTEGER NOT NULL DEFAULT 1)`);
-  sql.exec("CREATE INDEX IF NOT EXISTS runs_status ON runs (status, seq)");
-  sql.exec(`CREATE TABLE IF NOT EXISTS run_events (
-    id TEXT PRIMARY KEY, run_id TEXT NOT NULL, seq INTEGER NOT NULL, record TEXT NOT NULL)`);
-  sql.exec("CREATE INDEX IF NOT EXISTS run_events_run ON run_events (run_id, seq)");
-  sql.exec("CREATE TABLE IF NOT EXISTS run_comments (id TEXT PRIMARY KEY, run_id TEXT NOT NULL, record TEXT NOT NULL)");
-  // lease_until: epoch ms. agent_bytes: how much of the log the agent has sent (its offsets count only its bytes).
-  sql.exec(`CREATE TABLE IF NOT EXISTS run_jobs (
-    run_id TEXT NOT NULL, phase TEXT NOT NULL, status TEXT NOT NULL, agent_id TEXT, claim_id TEXT,
-    lease_until INTEGER, attempt INTEGER NOT NULL DEFAULT 0, pool_id TEXT, queued_at TEXT NOT NULL,
-    agent_bytes INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (run_id, phase))`);
-  // agent: 1 for the agent's bytes, 0 for the framing the service adds (STX, the apply preamble, ETX).
-  sql.exec(`CREATE TABLE IF NOT EXISTS run_logs (
-    run_id TEXT NOT NULL, phase TEXT NOT NULL, start INTEGER NOT NULL, bytes BLOB NOT NULL, agent INTEGER NOT NULL,
-    PRIMARY KEY (run_id, phase, start))`);
-  sql.exec(`CREATE TABLE IF NOT EXISTS run_artifacts (
-    run_id TEXT NOT NULL, kind TEXT NOT NULL, seq INTEGER NOT NULL, bytes BLOB NOT NULL, PRIMARY KEY (run_id, kind, seq))`);
-  // Runs whose D1 rows (runs, run_jobs) trail the object: the next index flush upserts them.
-  sql.exec("CREATE TABLE IF NOT EXISTS runs_unindexed (run_id TEXT PRIMARY KEY, version INTEGER NOT NULL)");
-}
 
 export type RunRow = {
   id: string;

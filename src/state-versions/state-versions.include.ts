@@ -5,7 +5,7 @@ import type { WorkspaceRecord } from "../workspaces/workspace.types";
 import type { WorkspaceScope } from "../workspaces/workspaces.service";
 import { canUpload } from "../auth/permissions";
 import { serializeOutputs, serializeStateVersion } from "./state-versions.serialize";
-import { stateStub } from "./state-versions.stub";
+import { workspaceObject } from "../workspaces/workspace.stub";
 
 /**
  * Adds the current state version and/or its outputs of each readable workspace. One DO call per
@@ -24,7 +24,7 @@ export async function includeStateVersions(
   if (!outputs && !current) return;
   // Outputs need read-outputs; the state version itself needs state read (checked below).
   const wanted = records.filter((r) => r.currentStateVersionId && scope.capsOf(r).stateVersions >= (outputs ? 1 : 2));
-  const found = await Promise.all(wanted.map(async (r) => ({ r, res: await stateStub(env, r.id).getStateVersion(r.currentStateVersionId!) })));
+  const found = await Promise.all(wanted.map(async (r) => ({ r, res: await workspaceObject(env, r.id).getStateVersion(r.currentStateVersionId!) })));
   for (const { r, res } of found) {
     if (!res.ok) continue; // deleted since it was listed
     // Sensitive values only for callers who may read the state itself.

@@ -10,7 +10,7 @@ import { guardOf, idByName, mutateAs, type Readable, readById, readByName } from
 import { workspaceOfStateVersion } from "./state-versions.d1";
 import { canUpload } from "../auth/permissions";
 import type { BackingAction, StateVersionView } from "./state-versions.store";
-import { stateStub } from "./state-versions.stub";
+import { workspaceObject } from "../workspaces/workspace.stub";
 
 /** A state version with what the caller may see of it. */
 export interface StateVersionRead {
@@ -58,7 +58,7 @@ export async function createStateVersion(caller: Caller, workspaceId: string, a:
   const id = newChildId("sv", workspaceId);
   const now = nowIso();
   const p = caller.principal;
-  const result = await stateStub(caller.env, workspaceId).createStateVersion({
+  const result = await workspaceObject(caller.env, workspaceId).createStateVersion({
     id,
     holder: lockHolderOf(p),
     serial: a.serial,
@@ -84,7 +84,7 @@ export async function createStateVersion(caller: Caller, workspaceId: string, a:
 export async function rollbackStateVersion(caller: Caller, workspaceId: string, sourceId: string): Promise<StateVersionView> {
   const { record } = await readById(caller, workspaceId, "state.create");
   const p = caller.principal;
-  const result = await stateStub(caller.env, workspaceId).rollbackStateVersion({
+  const result = await workspaceObject(caller.env, workspaceId).rollbackStateVersion({
     id: newChildId("sv", workspaceId),
     sourceId,
     holder: lockHolderOf(p),
@@ -104,7 +104,7 @@ export async function readStateVersion(caller: Caller, id: string, need: StateNe
   const workspaceId = await workspaceOfStateVersion(caller.db, id);
   if (!workspaceId) throw ApiError.of("not_found");
   const { caps, scope } = await readById(caller, workspaceId, stateAction(need));
-  const res = unwrap(await stateStub(caller.env, workspaceId).getStateVersion(id));
+  const res = unwrap(await workspaceObject(caller.env, workspaceId).getStateVersion(id));
   return { workspaceId, sv: res.value.stateVersion, canReadState: caps.stateVersions >= 2, uploads: canUpload(scope, caps) };
 }
 
@@ -121,7 +121,7 @@ export async function readWorkspaceStateVersion(
 ): Promise<StateVersionRead & { readable: Readable; record: WorkspaceRecord }> {
   const readable = await readByName(caller, ref.organization, ref.name, action);
   const { caps, scope } = readable;
-  const res = unwrap(await stateStub(caller.env, readable.record.id).getStateVersion(id));
+  const res = unwrap(await workspaceObject(caller.env, readable.record.id).getStateVersion(id));
   return {
     workspaceId: readable.record.id,
     sv: res.value.stateVersion,
@@ -137,7 +137,7 @@ export async function currentStateVersion(caller: Caller, workspaceId: string, n
   // From the object: a state version's upload answers before the index shows it current (docs/consistency.md).
   const { record, caps, scope } = await readById(caller, workspaceId, stateAction(need), true);
   if (!record.currentStateVersionId) throw ApiError.of("not_found");
-  const res = unwrap(await stateStub(caller.env, workspaceId).getStateVersion(record.currentStateVersionId));
+  const res = unwrap(await workspaceObject(caller.env, workspaceId).getStateVersion(record.currentStateVersionId));
   return { workspaceId, sv: res.value.stateVersion, canReadState: caps.stateVersions >= 2, uploads: canUpload(scope, caps) };
 }
 
@@ -145,7 +145,7 @@ export async function currentStateVersion(caller: Caller, workspaceId: string, n
 export async function resourcesState(caller: Caller, workspaceId: string): Promise<StateVersionView | null> {
   const { record } = await readById(caller, workspaceId, "workspace.read");
   if (!record.currentStateVersionId) return null;
-  const res = await stateStub(caller.env, workspaceId).getStateVersion(record.currentStateVersionId);
+  const res = await workspaceObject(caller.env, workspaceId).getStateVersion(record.currentStateVersionId);
   return res.ok ? res.value.stateVersion : null;
 }
 
@@ -159,7 +159,7 @@ export async function listStateVersions(
   const workspaceId = await idByName(caller, workspace.organization, workspace.name);
   const readable = await readById(caller, workspaceId, "state.read");
   const { caps, scope } = readable;
-  const res = unwrap(await stateStub(caller.env, workspaceId).listStateVersions({ offset: (page.number - 1) * page.size, limit: page.size, status }));
+  const res = unwrap(await workspaceObject(caller.env, workspaceId).listStateVersions({ offset: (page.number - 1) * page.size, limit: page.size, status }));
   return { workspaceId, items: res.value.items, total: res.value.total, uploads: canUpload(scope, caps), readable };
 }
 
@@ -171,5 +171,5 @@ export async function manageStateVersionBackingData(caller: Caller, id: string, 
   if (edition(caller.env) !== "self-hosted") throw ApiError.of("not_found");
   const workspaceId = await workspaceOfStateVersion(caller.db, id);
   if (!workspaceId) throw ApiError.of("not_found");
-  await mutateAs(caller, workspaceId, "workspace.update", (_r, guard) => stateStub(caller.env, workspaceId).manageBackingData({ id, action, guard }));
+  await mutateAs(caller, workspaceId, "workspace.update", (_r, guard) => workspaceObject(caller.env, workspaceId).manageBackingData({ id, action, guard }));
 }

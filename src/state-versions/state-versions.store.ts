@@ -1,7 +1,8 @@
 /**
- * State versions inside the workspace's Durable Object (its SQLite): metadata rows and the state
- * bodies in chunks below the 2 MB row limit. Synchronous helpers for the DO's critical sections:
- * none of them awaits, so each runs inside one serialised read-check-write of the workspace.
+ * The SQL of the state-version tables in the workspace's object (STATE_VERSION_TABLES in
+ * src/workspaces/workspace.migrations.ts): metadata rows and the state bodies in chunks below the 2 MB row limit.
+ * Synchronous helpers its capability (state-versions.object.ts) calls in its critical sections: none of them awaits,
+ * so each runs inside one serialised read-check-write of the workspace.
  */
 import SparkMD5 from "spark-md5";
 import { fail, type Failure } from "../errors";
@@ -40,27 +41,6 @@ export interface StateVersionView extends Omit<StateVersionRow, "parsed"> {
 }
 
 /**
- * Schema 2. A new object gets schema 5's `backing`, schema 8's `rollback_of` and schema 10's `run_id` columns here too, so creating one
- * never runs an ALTER TABLE.
- */
-export function migrateStateVersions(sql: SqlStorage): void {
-  sql.exec(`CREATE TABLE IF NOT EXISTS state_versions (
-    id TEXT PRIMARY KEY, seq INTEGER NOT NULL UNIQUE, serial INTEGER NOT NULL, md5 TEXT NOT NULL, lineage TEXT,
-    status TEXT NOT NULL, intermediate INTEGER NOT NULL, created_at TEXT NOT NULL, size INTEGER NOT NULL DEFAULT 0,
-    parsed TEXT, json_present INTEGER NOT NULL DEFAULT 0, created_by TEXT,
-    backing TEXT NOT NULL DEFAULT 'present', rollback_of TEXT, run_id TEXT)`);
-  // kind: "state" | "json" once complete; "<kind>~<upload id>" while an upload is being received.
-  sql.exec(`CREATE TABLE IF NOT EXISTS state_chunks (
-    sv_id TEXT NOT NULL, kind TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (sv_id, kind, seq))`);
-}
-
-/** Schema 5: whether a version's backing data (its blobs) is present, soft deleted, or gone for good. */
-export function migrateBackingData(sql: SqlStorage): void {
-  const columns = sql.exec<{ name: string }>("PRAGMA table_info(state_versions)").toArray();
-  if (!columns.some((c) => c.name === "backing")) sql.exec("ALTER TABLE state_versions ADD COLUMN backing TEXT NOT NULL DEFAULT 'present'");
-}
-
-/**
  * Schema 7: versions parsed before it are read again. The parser used to take any raw state it could not read
  * (OpenTofu's encrypted envelope, anything not JSON) for an empty one, so a version that showed no resources
  * may in truth hold some. Only those (a count of 0) are re-read, now with the client's JSON state beside them;
@@ -79,18 +59,6 @@ export function migrateReparse(sql: SqlStorage): void {
     const next = hasState ? deriveState(textOfChunks(sql, row.id, "state"), json, null) : fromClient(json, null);
     sql.exec("UPDATE state_versions SET parsed = ? WHERE id = ?", JSON.stringify(next), row.id);
   }
-}
-
-/** Schema 8: a rolled-back version names the version it copies. */
-export function migrateRollback(sql: SqlStorage): void {
-  const columns = sql.exec<{ name: string }>("PRAGMA table_info(state_versions)").toArray();
-  if (!columns.some((c) => c.name === "rollback_of")) sql.exec("ALTER TABLE state_versions ADD COLUMN rollback_of TEXT");
-}
-
-/** Schema 10: the run a version was written by (its token's lock holder), for the `run` relationship. */
-export function migrateStateVersionRuns(sql: SqlStorage): void {
-  const columns = sql.exec<{ name: string }>("PRAGMA table_info(state_versions)").toArray();
-  if (!columns.some((c) => c.name === "run_id")) sql.exec("ALTER TABLE state_versions ADD COLUMN run_id TEXT");
 }
 
 export type BackingAction = "soft_delete_backing_data" | "restore_backing_data" | "permanently_delete_backing_data";
@@ -129,6 +97,18 @@ export function unindexedVersions(sql: SqlStorage, afterSeq: number): Array<{ id
 
 export function view(row: StateVersionRow): StateVersionView {
   return { ...row, parsed: row.parsed ? (JSON.parse(row.parsed) as ParsedState) : null };
+}
+
+/** A page of the versions, newest first (only those of `status` when given). */
+export function listVersions(sql: SqlStorage, input: { offset: number; limit: number; status?: string }): { items: StateVersionView[]; total: number } {
+  const where = input.status ? "WHERE status = ?" : "";
+  const binds = input.status ? [input.status] : [];
+  const total = sql.exec<{ n: number }>(`SELECT count(*) AS n FROM state_versions ${where}`, ...binds).one().n;
+  const items = sql
+    .exec<StateVersionRow>(`SELECT * FROM state_versions ${where} ORDER BY seq DESC LIMIT ? OFFSET ?`, ...binds, input.limit, input.offset)
+    .toArray()
+    .map(view);
+  return { items, total };
 }
 
 export function getRow(sql: SqlStorage, id: string): StateVersionRow | null {

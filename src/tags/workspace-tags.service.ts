@@ -3,10 +3,10 @@ import type { Caller } from "../caller";
 import { ApiError, unwrap } from "../errors";
 import { isFailure } from "../workspaces/workspace.rules";
 import type { BindingInput, FlatInput, WorkspaceRecord } from "../workspaces/workspace.types";
-import { workspaceStub } from "../workspaces/workspaces.service";
 import { bindingValue, checkBindings, checkFlatTagName, type BindingInput as SentBinding } from "./tags.rules";
 import { deadTagIds, ensureTagIds, tagNotFound, tagsById } from "./tags.d1";
 import { applyTagChange, keyOnlyTagIds, type TagChange, type TagSets } from "./workspace-tags.rules";
+import { workspaceObject } from "../workspaces/workspace.stub";
 
 /** A flat tag reference as sent: `{type: "tags", id?}` or `{type: "tags", attributes: {name}}`. */
 export interface FlatTagRef {
@@ -104,7 +104,7 @@ export async function changeTags(
   const ids = keyOnlyTagIds(seen.tags);
   const dead = ids.length ? await deadTagIds(caller.db, seen.organizationId) : new Set<string>();
   const purge = ids.filter((id) => dead.has(id));
-  const result = await workspaceStub(caller.env, seen.id).changeTags({ change, purge, now });
+  const result = await workspaceObject(caller.env, seen.id).changeTags({ change, purge, now });
   const done = unwrap(result);
   return { workspace: done.value as WorkspaceRecord, bookmark: done.bookmark };
 }

@@ -8,12 +8,13 @@ import type { Bindings } from "../env";
 import { unwrap } from "../errors";
 import { newId, nowIso } from "../ids";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
-import { readById, workspaceStub } from "../workspaces/workspaces.service";
+import { readById } from "../workspaces/workspaces.service";
 import { varsetsReachingWorkspace } from "../varsets/varsets.d1";
 import { openValue, sealValue } from "./variables.crypto";
 import { effectiveVariables, newVersionId } from "./variables.rules";
 import type { VariableCreateAttributes, VariableUpdateAttributes } from "./variables.schemas";
 import type { StoredVariable, VariablePatch, VariableView } from "./variables.types";
+import { workspaceObject } from "../workspaces/workspace.stub";
 
 /** The response view: a sensitive value is never decrypted. */
 export async function viewOf(env: Bindings, v: StoredVariable, owner: VariableView["owner"]): Promise<VariableView> {
@@ -61,13 +62,13 @@ async function authorised(caller: Caller, workspaceId: string, need: 1 | 2): Pro
 
 export async function listWorkspaceVariables(caller: Caller, workspaceId: string): Promise<VariableView[]> {
   const { organization } = await authorised(caller, workspaceId, 1);
-  const res = unwrap(await workspaceStub(caller.env, workspaceId).listVariables());
+  const res = unwrap(await workspaceObject(caller.env, workspaceId).listVariables());
   return Promise.all(res.value.variables.map((v) => viewOf(caller.env, v, ownerOf(res.value.workspace, organization))));
 }
 
 export async function readWorkspaceVariable(caller: Caller, workspaceId: string, id: string): Promise<VariableView> {
   const { organization } = await authorised(caller, workspaceId, 1);
-  const res = unwrap(await workspaceStub(caller.env, workspaceId).getVariable(id));
+  const res = unwrap(await workspaceObject(caller.env, workspaceId).getVariable(id));
   return viewOf(caller.env, res.value.variable, ownerOf(res.value.workspace, organization));
 }
 
@@ -78,19 +79,19 @@ export async function createWorkspaceVariable(
 ): Promise<{ view: VariableView; bookmark?: string | null }> {
   const { organization } = await authorised(caller, workspaceId, 2);
   const variable = await newVariable(caller.env, a);
-  const res = unwrap(await workspaceStub(caller.env, workspaceId).createVariable({ variable }));
+  const res = unwrap(await workspaceObject(caller.env, workspaceId).createVariable({ variable }));
   return { view: await viewOf(caller.env, res.value.variable, ownerOf(res.value.workspace, organization)), bookmark: res.bookmark };
 }
 
 export async function updateWorkspaceVariable(caller: Caller, workspaceId: string, id: string, a: VariableUpdateAttributes): Promise<VariableView> {
   const { organization } = await authorised(caller, workspaceId, 2);
-  const res = unwrap(await workspaceStub(caller.env, workspaceId).updateVariable({ id, patch: await patchOf(caller.env, id, a) }));
+  const res = unwrap(await workspaceObject(caller.env, workspaceId).updateVariable({ id, patch: await patchOf(caller.env, id, a) }));
   return viewOf(caller.env, res.value.variable, ownerOf(res.value.workspace, organization));
 }
 
 export async function deleteWorkspaceVariable(caller: Caller, workspaceId: string, id: string): Promise<{ bookmark?: string | null }> {
   await authorised(caller, workspaceId, 2);
-  return unwrap(await workspaceStub(caller.env, workspaceId).deleteVariable({ id }));
+  return unwrap(await workspaceObject(caller.env, workspaceId).deleteVariable({ id }));
 }
 
 /**
@@ -100,7 +101,7 @@ export async function deleteWorkspaceVariable(caller: Caller, workspaceId: strin
 export async function listEffectiveVariables(caller: Caller, workspaceId: string): Promise<VariableView[]> {
   const { record, organization } = await authorised(caller, workspaceId, 1);
   const [own, sets] = await Promise.all([
-    workspaceStub(caller.env, workspaceId).listVariables(),
+    workspaceObject(caller.env, workspaceId).listVariables(),
     varsetsReachingWorkspace(caller.db, record.organizationId, record.id, record.projectId),
   ]);
   const ws = unwrap(own).value;

@@ -1,7 +1,8 @@
 /**
- * Workspace variables inside the workspace's Durable Object (its SQLite). Synchronous helpers for the
- * DO's critical sections: none awaits, so the uniqueness check and the write of one request run with no other
- * request in between, and N racing creates of one key end as some serial order would. Values arrive sealed.
+ * The SQL of the variables table in the workspace's object (VARIABLE_TABLES in src/workspaces/workspace.migrations.ts).
+ * Synchronous helpers its capability (variables.object.ts) calls in its critical sections: none awaits, so the
+ * uniqueness check and the write of one request run with no other request in between, and N racing creates of one key
+ * end as some serial order would. Values arrive sealed.
  */
 import { fail, type Failure } from "../errors";
 import { LIMITS } from "../limits";
@@ -11,13 +12,6 @@ import { applyPatch, checkKey } from "./variables.rules";
 import { variableFromRow, type StoredVariable, type VariablePatch, type VariableRow } from "./variables.types";
 
 type Row = VariableRow;
-
-export function migrateVariables(sql: SqlStorage): void {
-  sql.exec(`CREATE TABLE IF NOT EXISTS variables (
-    id TEXT PRIMARY KEY, seq INTEGER NOT NULL UNIQUE, key TEXT NOT NULL, category TEXT NOT NULL, value TEXT NOT NULL,
-    description TEXT, hcl INTEGER NOT NULL, sensitive INTEGER NOT NULL, version_id TEXT NOT NULL, created_at TEXT NOT NULL)`);
-  sql.exec("CREATE UNIQUE INDEX IF NOT EXISTS variables_key ON variables(category, key)");
-}
 
 const toVariable = variableFromRow;
 

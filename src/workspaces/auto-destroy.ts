@@ -9,7 +9,7 @@
  */
 import { fail, type Failure } from "../errors";
 import { newId } from "../ids";
-import { createRun } from "../runs/runs.engine";
+import type { CreateRunInput, RunRecord } from "../runs/runs.types";
 import { AUTO_DESTROY_DURATION } from "./workspace.fields";
 import { effectiveExecution, type Defaults } from "./workspace.rules";
 import type { WorkspaceRecord } from "./workspace.types";
@@ -38,13 +38,18 @@ export function autoDestroyDue(w: WorkspaceRecord): number | null {
  * destroy run if it can run (`defaults`: the execution defaults the workspace inherits, read from the index). A
  * failure (not due, or no longer) changes nothing.
  */
-export function fireAutoDestroy(sql: SqlStorage, w: WorkspaceRecord, defaults: Defaults, nowMs: number): WorkspaceRecord | Failure {
+export function fireAutoDestroy(
+  queue: (w: WorkspaceRecord, input: CreateRunInput) => RunRecord | Failure,
+  w: WorkspaceRecord,
+  defaults: Defaults,
+  nowMs: number,
+): WorkspaceRecord | Failure {
   const due = autoDestroyDue(w);
   if (due === null || due > nowMs) return fail("conflict", "no automatic destroy is due");
   w.autoDestroyDoneFor = new Date(due).toISOString();
   const exec = effectiveExecution(w.settings, defaults);
   if (exec.mode === "local" || !w.settings["allow-destroy-plan"] || !w.currentConfigurationVersionId || w.resourceCount === 0) return w;
-  const run = createRun(sql, w, {
+  const run = queue(w, {
     id: newId("run"),
     now: new Date(nowMs).toISOString(),
     configurationVersionId: null,

@@ -7,8 +7,9 @@ import type { Page } from "../jsonapi/document";
 import type { ConsumerChange } from "./consumers.rules";
 import type { WorkspaceRecord } from "./workspace.types";
 import { allConsumers, consumerPage, consumerScope, parseDoc, sshKeyExists, workspaceDocsByIds, workspaceDocsByNames } from "./workspaces.d1";
-import { guardOf, loadScope, readById, readRef, workspaceStub, type WorkspaceRef, type WorkspaceScope } from "./workspaces.service";
+import { guardOf, loadScope, readById, readRef, type WorkspaceRef, type WorkspaceScope } from "./workspaces.service";
 import type { Written } from "./workspaces.write.service";
+import { workspaceObject } from "./workspace.stub";
 
 /**
  * One page of the workspaces that may read this workspace's state, as the caller may see them.
@@ -67,7 +68,7 @@ export async function changeConsumers(
       throw ApiError.of("not_found", { detail: `Workspace not found: ${key}`, pointer: `/data/${i}/id` });
     ids.push(w.id);
   }
-  return unwrap(await workspaceStub(caller.env, record.id).changeConsumers({ change: { op, ids }, now: nowIso(), guard: guardOf(record) }));
+  return unwrap(await workspaceObject(caller.env, record.id).changeConsumers({ change: { op, ids }, now: nowIso(), guard: guardOf(record) }));
 }
 
 /** Assigns (id) or unassigns (null) the workspace's SSH key. */
@@ -76,7 +77,7 @@ export async function setSshKey(caller: Caller, id: string, keyId: string | null
   if (keyId !== null && !(await sshKeyExists(caller.db, keyId, record.organizationId))) {
     throw ApiError.of("not_found", { detail: "SSH key not found", pointer: "/data/attributes/id" });
   }
-  const result = unwrap(await workspaceStub(caller.env, id).setSshKey({ keyId, now: nowIso(), guard: guardOf(record) }));
+  const result = unwrap(await workspaceObject(caller.env, id).setSshKey({ keyId, now: nowIso(), guard: guardOf(record) }));
   const fresh = await loadScope(caller, record.organizationId, [result.value]);
   return { workspace: result.value, scope: fresh ?? scope, bookmark: result.bookmark };
 }

@@ -3,14 +3,15 @@ import { lockHolderOf } from "../auth/principal";
 import type { Caller } from "../caller";
 import { nowIso } from "../ids";
 import { lockHolderName } from "./lock.d1";
-import { mutateAs, workspaceStub, type Readable, type WorkspaceRef } from "./workspaces.service";
+import { mutateAs, type Readable, type WorkspaceRef } from "./workspaces.service";
 import type { Written } from "./workspaces.write.service";
+import { workspaceObject } from "./workspace.stub";
 
 /** `ref`: an id (the API), or organisation and name (the web UI: no lookup before the read that authorises). */
 export async function lockWorkspace(caller: Caller, ref: WorkspaceRef, reason: string): Promise<Written> {
   const holder = lockHolderOf(caller.principal);
   const done = await mutateAs(caller, ref, "workspace.lock", (r, guard) =>
-    workspaceStub(caller.env, r.record.id).lock({ holder, reason, now: nowIso(), guard }),
+    workspaceObject(caller.env, r.record.id).lock({ holder, reason, now: nowIso(), guard }),
   );
   return { workspace: done.value, scope: done.readable.scope, bookmark: done.bookmark };
 }
@@ -18,13 +19,13 @@ export async function lockWorkspace(caller: Caller, ref: WorkspaceRef, reason: s
 /** Only the lock's holder may unlock (the DO compares holders). */
 export async function unlockWorkspace(caller: Caller, ref: WorkspaceRef): Promise<Written> {
   const holder = lockHolderOf(caller.principal);
-  const done = await mutateAs(caller, ref, "workspace.lock", (r, guard) => workspaceStub(caller.env, r.record.id).unlock({ holder, guard }));
+  const done = await mutateAs(caller, ref, "workspace.lock", (r, guard) => workspaceObject(caller.env, r.record.id).unlock({ holder, guard }));
   return { workspace: done.value, scope: done.readable.scope, bookmark: done.bookmark };
 }
 
 /** Workspace admins may unlock whoever holds the lock. */
 export async function forceUnlockWorkspace(caller: Caller, ref: WorkspaceRef): Promise<Written> {
-  const done = await mutateAs(caller, ref, "workspace.force-unlock", (r, guard) => workspaceStub(caller.env, r.record.id).forceUnlock({ guard }));
+  const done = await mutateAs(caller, ref, "workspace.force-unlock", (r, guard) => workspaceObject(caller.env, r.record.id).forceUnlock({ guard }));
   return { workspace: done.value, scope: done.readable.scope, bookmark: done.bookmark };
 }
 
@@ -36,5 +37,5 @@ export async function lockHolderNameOf(caller: Caller, readable: Readable): Prom
 
 /** A caller who may not delete gets 404, as for a missing workspace (the real API's documented answer). */
 export async function safeDeleteWorkspace(caller: Caller, ref: WorkspaceRef): Promise<void> {
-  await mutateAs(caller, ref, "workspace.delete", (r, guard) => workspaceStub(caller.env, r.record.id).remove({ safe: true, guard }));
+  await mutateAs(caller, ref, "workspace.delete", (r, guard) => workspaceObject(caller.env, r.record.id).remove({ safe: true, guard }));
 }

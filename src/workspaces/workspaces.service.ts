@@ -12,10 +12,7 @@ import { liveSshKeyIds, workspaceAccessRows, workspaceIdByName } from "./workspa
 import { serializeWorkspace } from "./workspaces.serialize";
 import { deadTagIds } from "../tags/tags.d1";
 import { keyOnlyTagIds, withoutDeadTags } from "../tags/workspace-tags.rules";
-
-export function workspaceStub(env: Bindings, id: string) {
-  return env.WORKSPACES.getByName(id);
-}
+import { workspaceObject } from "./workspace.stub";
 
 /** Authorisation and serialisation context for workspaces of one organisation. */
 export interface WorkspaceScope {
@@ -151,11 +148,14 @@ async function readIndexed(caller: Caller, ref: WorkspaceRef, action: Action, fr
 
 async function readOn(caller: Caller, db: Caller["db"], ref: WorkspaceRef, action: Action, fromObject: boolean): Promise<Readable> {
   const byId = typeof ref === "string" ? ref : null;
-  const [rows, early] = await Promise.all([workspaceAccessRows(db, caller.principal, ref), fromObject && byId ? workspaceStub(caller.env, byId).get() : null]);
+  const [rows, early] = await Promise.all([
+    workspaceAccessRows(db, caller.principal, ref),
+    fromObject && byId ? workspaceObject(caller.env, byId).get() : null,
+  ]);
   if (!rows.record || !rows.org) throw ApiError.of("not_found");
   let record = rows.record;
   if (fromObject) {
-    const res = early ?? (await workspaceStub(caller.env, record.id).get());
+    const res = early ?? (await workspaceObject(caller.env, record.id).get());
     if (!res.ok) throw ApiError.of("not_found");
     // The index row a name found may be older than a rename the object already holds.
     if (typeof ref !== "string" && res.value.name.toLowerCase() !== ref.name.toLowerCase()) throw ApiError.of("not_found");
@@ -182,7 +182,7 @@ async function readOn(caller: Caller, db: Caller["db"], ref: WorkspaceRef, actio
 
 /** From the DO itself (the index lagged behind it): the retry path of a mutation whose guard went stale. */
 async function readFresh(caller: Caller, id: string, action: Action): Promise<Readable> {
-  const res = await workspaceStub(caller.env, id).get();
+  const res = await workspaceObject(caller.env, id).get();
   if (!res.ok) throw ApiError.of("not_found");
   const scope = await loadScope(caller, res.value.organizationId, [res.value]);
   if (!scope) throw ApiError.of("not_found");

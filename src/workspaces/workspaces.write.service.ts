@@ -15,7 +15,8 @@ import { applySettings, defaultSettings, isFailure, normaliseAttributes, type No
 import type { BindingInput, FlatInput, WorkspaceRecord } from "./workspace.types";
 import { agentPoolExists, claimName, NAME_LEASE_MS, oauthTokenExists, projectExists, releaseClaim } from "./workspaces.d1";
 import type { workspaceCreateBody, workspaceUpdateBody } from "./workspaces.schemas";
-import { guardOf, loadScope, mutateAs, readRef, scopeFrom, workspaceStub, type WorkspaceRef, type WorkspaceScope } from "./workspaces.service";
+import { guardOf, loadScope, mutateAs, readRef, scopeFrom, type WorkspaceRef, type WorkspaceScope } from "./workspaces.service";
+import { workspaceObject } from "./workspace.stub";
 
 /** A written workspace, the scope to serialise it with and the index write's bookmark. */
 export interface Written {
@@ -36,7 +37,7 @@ async function claim(caller: Caller, organizationId: string, name: string, works
     if (outcome.claimed) return now;
     const stale = !outcome.committed && now - outcome.claimedAt > NAME_LEASE_MS;
     if (!stale) break;
-    const { released } = unwrap(await workspaceStub(caller.env, outcome.holder).releaseName(name, now)).value;
+    const { released } = unwrap(await workspaceObject(caller.env, outcome.holder).releaseName(name, now)).value;
     if (!released) break;
     await releaseClaim(db, organizationId, name, outcome.holder);
   }
@@ -51,7 +52,7 @@ async function claim(caller: Caller, organizationId: string, name: string, works
  */
 async function neverCreated(caller: Caller, workspaceId: string, name: string): Promise<boolean> {
   try {
-    const outcome = await workspaceStub(caller.env, workspaceId).releaseName(name, Date.now());
+    const outcome = await workspaceObject(caller.env, workspaceId).releaseName(name, Date.now());
     return outcome.ok && outcome.value.released;
   } catch {
     return false;
@@ -150,7 +151,7 @@ export async function createWorkspace(caller: Caller, organizationName: string, 
     if (requestedProject) await releaseProject(caller.db, projectId, id);
   };
   const input = { id, organizationId: orgId, projectId, name, settings, tags: tagSets.tags, tagBindings: tagSets.tagBindings, now };
-  const result = await workspaceStub(caller.env, id)
+  const result = await workspaceObject(caller.env, id)
     .create(input)
     .catch(async (err: unknown) => {
       if (await neverCreated(caller, id, name)) await release();
@@ -247,7 +248,7 @@ export async function updateWorkspace(caller: Caller, ref: WorkspaceRef, body: (
     if (renaming && n.name!.toLowerCase() !== record.name.toLowerCase()) await releaseClaim(caller.env.DB, organizationId, n.name!, record.id);
   };
   if (projectId) await holdProjectFor(caller, organizationId, projectId, record.id, releaseName);
-  const result = await workspaceStub(caller.env, record.id).update({
+  const result = await workspaceObject(caller.env, record.id).update({
     name: n.name,
     nameClaimedAt,
     projectId,
@@ -271,5 +272,5 @@ export async function updateWorkspace(caller: Caller, ref: WorkspaceRef, body: (
 
 /** Force delete: whatever the workspace holds; 403 for readers who may not. */
 export async function forceDeleteWorkspace(caller: Caller, ref: WorkspaceRef): Promise<void> {
-  await mutateAs(caller, ref, "workspace.force-delete", (r, guard) => workspaceStub(caller.env, r.record.id).remove({ guard }));
+  await mutateAs(caller, ref, "workspace.force-delete", (r, guard) => workspaceObject(caller.env, r.record.id).remove({ guard }));
 }

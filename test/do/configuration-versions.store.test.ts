@@ -4,6 +4,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { promoteProvisional, resolveCvForRun } from "../../src/configuration-versions/configuration-versions.store";
+import { CONFIGURATION_VERSION_TABLES, ensure, RUN_TABLES } from "../../src/workspaces/workspace.migrations";
 import type { WorkspaceRecord } from "../../src/workspaces/workspace.types";
 import { createOrg, createWorkspace } from "../fixtures";
 import { api } from "../helpers";
@@ -19,18 +20,19 @@ async function cv(ws: string, attributes: Record<string, unknown> = {}, upload =
   return res.body.data.id;
 }
 
-/** Runs `fn` with the object's SQL and its live record. */
+/** Runs `fn` with the object's SQL (the configuration-version tables made, as by a first version) and its live record. */
 async function inObject<T>(ws: string, fn: (sql: SqlStorage, w: WorkspaceRecord) => T): Promise<T> {
   return runInDurableObject(env.WORKSPACES.getByName(ws), (_instance, state) => {
-    const sql = state.storage.sql;
+    const sql = ensure(state.storage.sql, CONFIGURATION_VERSION_TABLES);
     const w = JSON.parse(sql.exec<{ record: string }>("SELECT record FROM workspace").one().record) as WorkspaceRecord;
     return fn(sql, w);
   });
 }
 
-/** A run using `cvId` in the engine's `runs` table (src/runs/runs.store.ts), in any status. */
+/** A run using `cvId` in the engine's `runs` table (src/runs/runs.store.ts, made on first use), in any status. */
 const addRun = (ws: string, cvId: string, status: string) =>
   inObject(ws, (sql) => {
+    ensure(sql, RUN_TABLES);
     const seq = (sql.exec<{ n: number | null }>("SELECT max(seq) AS n FROM runs").one().n ?? 0) + 1;
     const id = `run-test${seq}`;
     sql.exec(

@@ -7,7 +7,7 @@ import type { Result } from "../../src/errors";
 import { newId } from "../../src/ids";
 import { queuedJobs, runIndexRow } from "../../src/runs/runs.d1";
 import { organizationRunSlice } from "../../src/runs/runs.list.d1";
-import { LOST_AGENT_LINE } from "../../src/runs/runs.engine";
+import { LOST_AGENT_LINE } from "../../src/runs/runs.object";
 import { runActions } from "../../src/runs/runs.rules";
 import { type CreateVersionInput, md5Hex } from "../../src/state-versions/state-versions.store";
 import { createOrg, createWorkspace } from "../fixtures";
@@ -285,7 +285,7 @@ describe("the D1 index", () => {
     const { stub, cv } = await setup();
     const r = await createRun(stub, cv);
     await runInDurableObject(stub, (instance) => {
-      (instance as unknown as { faultBudget: number }).faultBudget = 1;
+      (instance as unknown as { outbox: { faultBudget: number } }).outbox.faultBudget = 1;
     });
     await claim(stub, r.id, "plan");
     expect((await runIndexRow(env.DB, r.id))?.status).toBe("plan_queued");

@@ -1,0 +1,236 @@
+/**
+ * The schema of the workspace's object. Each capability makes its own tables on first use, in their latest shape (a
+ * `TableSet`, made by `ensure` in the synchronous section of its first write): a new workspace writes only its record's
+ * tables, and one that never had a run never holds the run tables. A store written by earlier code keeps its version in
+ * `meta`; the steps below bring it up to SCHEMA_VERSION on the first start after an upgrade (in the constructor, under
+ * `blockConcurrencyWhile`): a change to a table such a store already holds, or to the data in it. A table set names the
+ * version that introduced it; it needs no step, since a store without it makes it on first use.
+ */
+import { migrateReparse, recount } from "../state-versions/state-versions.store";
+import type { WorkspaceHost } from "./workspace.host";
+import { upgradeRecord } from "./workspace.record";
+import type { WorkspaceRecord } from "./workspace.types";
+
+export const SCHEMA_VERSION = 10;
+
+export interface TableSet {
+  /** The schema version that introduced it (the store's history: nothing runs for it at start). */
+  since: number;
+  /** Its tables; the first says whether the set was made. */
+  tables: readonly [string, ...string[]];
+  /** Makes the tables in their latest shape. */
+  create(sql: SqlStorage): void;
+}
+
+/** Per object (its SQL handle): the sets known to be made or not, read from the schema once per start. */
+const made = new WeakMap<SqlStorage, Map<TableSet, boolean>>();
+
+/** Whether the set's tables exist. Readers of a set not made yet answer as for an empty one; no read makes it. */
+export function present(sql: SqlStorage, set: TableSet): boolean {
+  const known = made.get(sql) ?? new Map<TableSet, boolean>();
+  made.set(sql, known);
+  let is = known.get(set);
+  if (is === undefined) {
+    is = sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", set.tables[0]).toArray().length > 0;
+    known.set(set, is);
+  }
+  return is;
+}
+
+/** Makes the set's tables unless they exist (a write's first step); answers the SQL handle. */
+export function ensure(sql: SqlStorage, set: TableSet): SqlStorage {
+  if (!present(sql, set)) {
+    set.create(sql);
+    made.get(sql)!.set(set, true);
+  }
+  return sql;
+}
+
+// ---- the table sets, each owned by one capability ----
+
+/** The record, its outbox and the object's own keys (schema version, what the index has): made by the first commit. */
+export const RECORD_TABLES: TableSet = {
+  since: 1,
+  tables: ["workspace", "outbox", "meta"],
+  create(sql) {
+    sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+    sql.exec(`CREATE TABLE IF NOT EXISTS workspace (
+      singleton INTEGER PRIMARY KEY CHECK (singleton = 1), kind TEXT NOT NULL, record TEXT, disowned TEXT NOT NULL DEFAULT '{}')`);
+    sql.exec(`CREATE TABLE IF NOT EXISTS outbox (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT, version INTEGER NOT NULL, op TEXT NOT NULL, record TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0)`);
+    sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", String(SCHEMA_VERSION));
+  },
+};
+
+/** State versions (src/state-versions/state-versions.object.ts) and their blobs in chunks below the 2 MB row limit. */
+export const STATE_VERSION_TABLES: TableSet = {
+  since: 2,
+  tables: ["state_versions", "state_chunks"],
+  create(sql) {
+    sql.exec(`CREATE TABLE IF NOT EXISTS state_versions (
+      id TEXT PRIMARY KEY, seq INTEGER NOT NULL UNIQUE, serial INTEGER NOT NULL, md5 TEXT NOT NULL, lineage TEXT,
+      status TEXT NOT NULL, intermediate INTEGER NOT NULL, created_at TEXT NOT NULL, size INTEGER NOT NULL DEFAULT 0,
+      parsed TEXT, json_present INTEGER NOT NULL DEFAULT 0, created_by TEXT,
+      backing TEXT NOT NULL DEFAULT 'present', rollback_of TEXT, run_id TEXT)`);
+    // kind: "state" | "json" | "outputs" once complete; "<kind>~<upload id>" while an upload is being received.
+    sql.exec(`CREATE TABLE IF NOT EXISTS state_chunks (
+      sv_id TEXT NOT NULL, kind TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (sv_id, kind, seq))`);
+  },
+};
+
+/** The workspace's variables (src/variables/variables.object.ts), values sealed by the Worker. */
+export const VARIABLE_TABLES: TableSet = {
+  since: 4,
+  tables: ["variables"],
+  create(sql) {
+    sql.exec(`CREATE TABLE IF NOT EXISTS variables (
+      id TEXT PRIMARY KEY, seq INTEGER NOT NULL UNIQUE, key TEXT NOT NULL, category TEXT NOT NULL, value TEXT NOT NULL,
+      description TEXT, hcl INTEGER NOT NULL, sensitive INTEGER NOT NULL, version_id TEXT NOT NULL, created_at TEXT NOT NULL)`);
+    sql.exec("CREATE UNIQUE INDEX IF NOT EXISTS variables_key ON variables(category, key)");
+  },
+};
+
+/** Configuration versions (src/configuration-versions/configuration-versions.object.ts); `upload` is '' once stored. */
+export const CONFIGURATION_VERSION_TABLES: TableSet = {
+  since: 9,
+  tables: ["configuration_versions", "cv_parts"],
+  create(sql) {
+    sql.exec("CREATE TABLE IF NOT EXISTS configuration_versions (id TEXT PRIMARY KEY, seq INTEGER NOT NULL UNIQUE, record TEXT NOT NULL)");
+    sql.exec(`CREATE TABLE IF NOT EXISTS cv_parts (
+      cv_id TEXT NOT NULL, upload TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (cv_id, upload, seq))`);
+  },
+};
+
+/** Runs (src/runs/runs.object.ts): their records, events, comments, jobs, logs, artifacts and index marks. */
+export const RUN_TABLES: TableSet = {
+  since: 9,
+  tables: ["runs", "run_events", "run_comments", "run_jobs", "run_logs", "run_artifacts", "runs_unindexed"],
+  create(sql) {
+    // `active`: the run holds the workspace's queue (and, while it is not final, its lock). `bypass`: plan-only or
+    // save-plan (plans without the queue). `version` orders the run's index writes.
+    sql.exec(`CREATE TABLE IF NOT EXISTS runs (
+      id TEXT PRIMARY KEY, seq INTEGER NOT NULL UNIQUE, record TEXT NOT NULL, status TEXT NOT NULL,
+      bypass INTEGER NOT NULL, plan_only INTEGER NOT NULL, active INTEGER NOT NULL DEFAULT 0,
+      can_auto_apply INTEGER NOT NULL DEFAULT 0, pool_id TEXT, version INTEGER NOT NULL DEFAULT 1)`);
+    sql.exec("CREATE INDEX IF NOT EXISTS runs_status ON runs (status, seq)");
+    sql.exec("CREATE TABLE IF NOT EXISTS run_events (id TEXT PRIMARY KEY, run_id TEXT NOT NULL, seq INTEGER NOT NULL, record TEXT NOT NULL)");
+    sql.exec("CREATE INDEX IF NOT EXISTS run_events_run ON run_events (run_id, seq)");
+    sql.exec("CREATE TABLE IF NOT EXISTS run_comments (id TEXT PRIMARY KEY, run_id TEXT NOT NULL, record TEXT NOT NULL)");
+    // lease_until: epoch ms. agent_bytes: how much of the log the agent has sent (its offsets count only its bytes).
+    sql.exec(`CREATE TABLE IF NOT EXISTS run_jobs (
+      run_id TEXT NOT NULL, phase TEXT NOT NULL, status TEXT NOT NULL, agent_id TEXT, claim_id TEXT,
+      lease_until INTEGER, attempt INTEGER NOT NULL DEFAULT 0, pool_id TEXT, queued_at TEXT NOT NULL,
+      agent_bytes INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (run_id, phase))`);
+    // agent: 1 for the agent's bytes, 0 for the framing the service adds (STX, the apply preamble, ETX).
+    sql.exec(`CREATE TABLE IF NOT EXISTS run_logs (
+      run_id TEXT NOT NULL, phase TEXT NOT NULL, start INTEGER NOT NULL, bytes BLOB NOT NULL, agent INTEGER NOT NULL,
+      PRIMARY KEY (run_id, phase, start))`);
+    sql.exec(`CREATE TABLE IF NOT EXISTS run_artifacts (
+      run_id TEXT NOT NULL, kind TEXT NOT NULL, seq INTEGER NOT NULL, bytes BLOB NOT NULL, PRIMARY KEY (run_id, kind, seq))`);
+    // Runs whose D1 rows (runs, run_jobs) trail the object: the next index flush upserts them.
+    sql.exec("CREATE TABLE IF NOT EXISTS runs_unindexed (run_id TEXT PRIMARY KEY, version INTEGER NOT NULL)");
+  },
+};
+
+// ---- the steps of stores written by earlier code ----
+
+/** What a step may use of the object. */
+export type MigrationHost = Pick<WorkspaceHost, "sql" | "load" | "commit">;
+
+/** A step: true when it committed a record the index must follow (the object then flushes at once). */
+type Step = (m: MigrationHost) => boolean;
+
+/** A column a later version added to a table an older store already holds (a store without the table makes it whole). */
+const addColumn =
+  (set: TableSet, table: string, column: string, definition: string): Step =>
+  ({ sql }) => {
+    if (!present(sql, set)) return false;
+    const columns = sql.exec<{ name: string }>(`PRAGMA table_info(${table})`).toArray();
+    if (!columns.some((c) => c.name === column)) sql.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${definition}`);
+    return false;
+  };
+
+/**
+ * Schema 3: the one stored tag set becomes two — valued entries become bindings, key-only entries flat tags (nothing
+ * is lost). A live record is committed as a new version with its outbox entry, so the index (doc and workspace_tags
+ * rows) follows on the flush.
+ */
+const splitTagSets: Step = (m) => {
+  const sql = m.sql;
+  const row = sql.exec<{ kind: string; record: string | null }>("SELECT kind, record FROM workspace WHERE singleton = 1").toArray()[0];
+  if (!row?.record || (row.kind !== "live" && row.kind !== "deleted")) return false;
+  const stored = JSON.parse(row.record) as WorkspaceRecord;
+  const upgraded = upgradeRecord(stored);
+  if (upgraded === stored) return false;
+  if (row.kind === "deleted") {
+    // A tombstone is never indexed again: only its shape changes.
+    sql.exec("UPDATE workspace SET record = ? WHERE singleton = 1", JSON.stringify(upgraded));
+    return false;
+  }
+  m.commit("live", { ...upgraded, version: stored.version + 1 });
+  return true;
+};
+
+/**
+ * Schema 6: the record names its organisation by its immutable id (`organizationId`) alone, so an organisation rename
+ * never has to visit it; the name it also kept is dropped from the stored record and from pending outbox entries.
+ * Nothing else changes, so no new version is committed: D1 migration 0016 drops the name from the index documents in
+ * the same way, and readers ignore it wherever it is left (`upgradeRecord`).
+ */
+const dropOrganizationName: Step = ({ sql }) => {
+  const upgraded = (text: string): string | null => {
+    const stored = JSON.parse(text) as WorkspaceRecord;
+    const next = upgradeRecord(stored);
+    return next === stored ? null : JSON.stringify(next);
+  };
+  const row = sql.exec<{ record: string | null }>("SELECT record FROM workspace WHERE singleton = 1").toArray()[0];
+  const record = row?.record ? upgraded(row.record) : null;
+  if (record !== null) sql.exec("UPDATE workspace SET record = ? WHERE singleton = 1", record);
+  for (const entry of sql.exec<{ seq: number; record: string }>("SELECT seq, record FROM outbox").toArray()) {
+    const next = upgraded(entry.record);
+    if (next !== null) sql.exec("UPDATE outbox SET record = ? WHERE seq = ?", next, entry.seq);
+  }
+  return false;
+};
+
+/**
+ * Schema 7: state versions read again (`migrateReparse`). A version once taken for empty may now be unknown (safe
+ * delete refuses it; the record is unchanged) or show the resources and outputs of its JSON state: a live record then
+ * follows its current version, committed as a new version with its outbox entry.
+ */
+const reparseStates: Step = (m) => {
+  const sql = m.sql;
+  if (!present(sql, STATE_VERSION_TABLES)) return false;
+  migrateReparse(sql);
+  const s = m.load();
+  if (s.kind !== "live") return false;
+  const next = structuredClone(s.record);
+  if (!recount(sql, next)) return false;
+  m.commit("live", { ...next, version: s.record.version + 1 });
+  return true;
+};
+
+/** Each step at the version that introduced it (versions 1, 2, 4 and 9 only added table sets). */
+const STEPS: Array<[version: number, step: Step]> = [
+  [3, splitTagSets],
+  [5, addColumn(STATE_VERSION_TABLES, "state_versions", "backing", "TEXT NOT NULL DEFAULT 'present'")],
+  [6, dropOrganizationName],
+  [7, reparseStates],
+  [8, addColumn(STATE_VERSION_TABLES, "state_versions", "rollback_of", "TEXT")],
+  [10, addColumn(STATE_VERSION_TABLES, "state_versions", "run_id", "TEXT")],
+];
+
+/**
+ * Brings the store up to SCHEMA_VERSION; true when a step committed a record for the index. Every start of the object
+ * runs this: a new object costs one read, a current store two, and neither writes.
+ */
+export function migrate(m: MigrationHost): boolean {
+  if (!present(m.sql, RECORD_TABLES)) return false;
+  const row = m.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'schema_version'").toArray()[0];
+  const current = row ? Number(row.value) : 0;
+  if (current >= SCHEMA_VERSION) return false;
+  let committed = false;
+  for (const [version, step] of STEPS) if (current < version) committed = step(m) || committed;
+  m.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", String(SCHEMA_VERSION));
+  return committed;
+}
