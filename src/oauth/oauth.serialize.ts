@@ -19,7 +19,7 @@ export const OAUTH_PROVIDERS = [
   "gitea",
 ] as const;
 /** `service-provider-display-name`: the providers' product names (the reference notes give no list; these follow the VCS docs). */
-const DISPLAY_NAMES: Record<(typeof OAUTH_PROVIDERS)[number], string> = {
+export const DISPLAY_NAMES: Record<(typeof OAUTH_PROVIDERS)[number], string> = {
   github: "GitHub",
   github_enterprise: "GitHub Enterprise",
   gitlab_hosted: "GitLab.com",

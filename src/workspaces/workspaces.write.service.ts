@@ -75,6 +75,8 @@ async function checkReferences(caller: Caller, organizationId: string, n: Normal
     }
     const refused = connectRefusal(token.serviceProvider, token.tokenSealed !== null);
     if (refused) throw ApiError.of("invalid_attribute", { detail: refused, pointer: "/data/attributes/vcs-repo/oauth-token-id" });
+    n.vcsRepo!["service-provider"] = token.serviceProvider;
+    if (token.httpUrl && n.vcsRepo!.identifier) n.vcsRepo!["repository-http-url"] = `${token.httpUrl.replace(/\/+$/, "")}/${n.vcsRepo!.identifier}`;
   }
 }
 
