@@ -48,7 +48,7 @@ const SOURCE = { github: "github", gitlab: "gitlab", gitea: "gitea" } as const;
 export class Vcs {
   constructor(
     private readonly host: WorkspaceHost,
-    private readonly runs: Pick<Runs, "ofConfigurationVersion" | "any">,
+    private readonly runs: Pick<Runs, "ofConfigurationVersion" | "any" | "action">,
     private readonly cvs: Pick<ConfigurationVersions, "create" | "appendUpload" | "completeUpload">,
     private readonly deps: VcsDeps,
   ) {}
@@ -214,18 +214,20 @@ export class Vcs {
       workingDirectory: w.settings["working-directory"],
     };
     if (!w.settings["vcs-repo"]!["tags-regex"] && !triggers(filter, paths)) {
-      if (speculative) {
-        // A pull request the workspace ignores still gets a passing status, as HCP sends one.
-        const org = await this.organizationName(w);
+      const org = speculative ? await findOrganization(this.deps.env.DB.withSession("first-primary"), { id: w.organizationId }) : null;
+      if (org?.attrs["send-passing-statuses-for-untriggered-speculative-plans"] === true) {
+        // A pull request the workspace ignores gets a passing status when the organisation asks for one (HCP's
+        // "Send passing commit statuses for untriggered speculative plans").
         await client.setStatus(e.repo, e.sha, {
           state: "success",
           description: "No changes in the files this workspace watches",
-          targetUrl: `${origin}/app/${encodeURIComponent(org)}/workspaces/${encodeURIComponent(w.name)}`,
-          context: statusContext(org, w.name),
+          targetUrl: `${origin}/app/${encodeURIComponent(org.name)}/workspaces/${encodeURIComponent(w.name)}`,
+          context: statusContext(org.name, w.name),
         });
       }
       return "no changed file matches the workspace's triggers";
     }
+    if (speculative && e.pullRequest) await this.cancelOutdated(w, e.pullRequest.number, e.sha);
     const queue = speculative || w.settings["queue-all-runs"] || this.runs.any();
     return this.ingest(w, e, connected, origin, { speculative, queue });
   }
@@ -265,8 +267,23 @@ export class Vcs {
     const sql = this.host.sql;
     if (!queue) return `configuration version ${id} made current; no run (${exec.mode === "local" ? "local execution" : "the workspace waits for a first run"})`;
     store.markCommit(sql, o.speculative ? "pull_request" : "push", e.sha, now);
-    store.addReport(sql, { cvId: id, tokenId: w.settings["vcs-repo"]!["oauth-token-id"]!, repo: e.repo, sha: e.sha, origin });
+    store.addReport(sql, { cvId: id, tokenId: w.settings["vcs-repo"]!["oauth-token-id"]!, repo: e.repo, sha: e.sha, origin }, e.pullRequest?.number ?? null);
     return `configuration version ${id} and its ${o.speculative ? "speculative plan" : "run"} queued`;
+  }
+
+  /**
+   * A new commit on a pull request cancels the plans of its earlier commits that have not finished, unless the
+   * organisation turned `speculative-plan-management-enabled` off (HCP: "Automatically cancel plan-only runs triggered
+   * by outdated commits").
+   */
+  private async cancelOutdated(w: WorkspaceRecord, pr: number, sha: string): Promise<void> {
+    const org = await findOrganization(this.deps.env.DB.withSession("first-primary"), { id: w.organizationId });
+    if (org?.attrs["speculative-plan-management-enabled"] === false) return;
+    for (const cvId of store.earlierPlans(this.host.sql, pr, sha)) {
+      const run = this.runs.ofConfigurationVersion(cvId);
+      if (!run || !["pending", "plan_queued", "planning"].includes(run.status)) continue;
+      await this.runs.action({ runId: run.id, action: "cancel", comment: "A newer commit of the pull request was pushed", now: nowIso(), by: { actor: null, canApply: true } });
+    }
   }
 
   // ---- commit statuses ----

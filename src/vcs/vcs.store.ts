@@ -106,8 +106,13 @@ export interface Report {
   nextAt: number;
 }
 
-export function addReport(sql: SqlStorage, r: Omit<Report, "posted" | "attempts" | "nextAt">): void {
-  sql.exec("INSERT OR IGNORE INTO vcs_reports (cv_id, token_id, repo, sha, origin) VALUES (?, ?, ?, ?, ?)", r.cvId, r.tokenId, r.repo, r.sha, r.origin);
+export function addReport(sql: SqlStorage, r: Omit<Report, "posted" | "attempts" | "nextAt">, pr: number | null): void {
+  sql.exec("INSERT OR IGNORE INTO vcs_reports (cv_id, token_id, repo, sha, origin, pr) VALUES (?, ?, ?, ?, ?, ?)", r.cvId, r.tokenId, r.repo, r.sha, r.origin, pr);
+}
+
+/** The configuration versions of earlier plans of a pull request (other commits than `sha`). */
+export function earlierPlans(sql: SqlStorage, pr: number, sha: string): string[] {
+  return sql.exec<{ cv_id: string }>("SELECT cv_id FROM vcs_reports WHERE pr = ? AND sha <> ?", pr, sha).toArray().map((r) => r.cv_id);
 }
 
 export function openReports(sql: SqlStorage): Report[] {

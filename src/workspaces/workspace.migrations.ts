@@ -150,7 +150,7 @@ export const VCS_TABLES: TableSet = {
     sql.exec("CREATE TABLE IF NOT EXISTS vcs_commits (kind TEXT NOT NULL, sha TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (kind, sha))");
     // posted: the last `state description` the host accepted for the version's run; done once a final one was.
     sql.exec(`CREATE TABLE IF NOT EXISTS vcs_reports (
-      cv_id TEXT PRIMARY KEY, token_id TEXT NOT NULL, repo TEXT NOT NULL, sha TEXT NOT NULL, origin TEXT NOT NULL,
+      cv_id TEXT PRIMARY KEY, token_id TEXT NOT NULL, repo TEXT NOT NULL, sha TEXT NOT NULL, origin TEXT NOT NULL, pr INTEGER,
       posted TEXT, done INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0, next_at INTEGER NOT NULL DEFAULT 0)`);
   },
 };

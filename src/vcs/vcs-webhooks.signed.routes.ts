@@ -6,7 +6,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { readLimited } from "../platform/body";
-import { receiveDelivery } from "./vcs-webhooks.service";
+import { receiveDelivery } from "./vcs-webhooks.signed.service";
 
 export const vcsWebhooks = new Hono<AppEnv>();
 
