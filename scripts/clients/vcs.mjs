@@ -26,9 +26,11 @@ export async function vcsSteps({ step, check, log, work, root, org, apiOk, waitF
   const dir = join(work, "vcs");
   mkdirSync(dir, { recursive: true });
   const ctx = { gitea: null, repo: null, tokenId: null, ws: null, pushTimes: [], prTimes: [] };
-  const runsOf = async () => (await apiOk("GET", `/workspaces/${ctx.ws.id}/runs?page%5Bsize%5D=100`)).json.data;
+  // Plan-only runs are listed only when asked for (`filter[operation]`), as HCP lists them.
+  const runsOf = async (plans = false) =>
+    (await apiOk("GET", `/workspaces/${ctx.ws.id}/runs?page%5Bsize%5D=100${plans ? "&filter%5Boperation%5D=plan_only" : ""}`)).json.data;
   const runOfSha = async (sha) => {
-    for (const r of await runsOf()) {
+    for (const r of [...(await runsOf()), ...(await runsOf(true))]) {
       const cv = (await apiOk("GET", `/runs/${r.id}/configuration-version`)).json.data;
       const ia = (await apiOk("GET", `/configuration-versions/${cv.id}/ingress-attributes`)).json.data;
       if (ia?.attributes["commit-sha"] === sha) return { run: r, cv, ia };

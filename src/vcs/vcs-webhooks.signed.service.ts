@@ -31,7 +31,7 @@ export async function receiveDelivery(env: Bindings, hookId: string, headers: He
   } catch {
     throw ApiError.of("malformed_body");
   }
-  const parsed = parseDelivery(connected.connection.kind, headers, payload);
+  const parsed = await parseDelivery(connected.connection.kind, headers, payload, body);
   const event = parsed.event && parsed.event.repo.toLowerCase() === hook.repo ? parsed.event : null;
   const ignored = parsed.event && !event ? "a repository this hook does not serve" : parsed.ignored;
   const fresh = await recordDelivery(db, {

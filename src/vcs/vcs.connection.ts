@@ -69,6 +69,6 @@ export function verifyDelivery(kind: VcsKind, headers: Headers, body: Uint8Array
   return PROVIDERS[kind].verifyDelivery(headers, body, secret);
 }
 
-export function parseDelivery(kind: VcsKind, headers: Headers, body: unknown): ParsedDelivery {
-  return PROVIDERS[kind].parseDelivery(headers, body);
+export function parseDelivery(kind: VcsKind, headers: Headers, body: unknown, raw: Uint8Array): Promise<ParsedDelivery> {
+  return PROVIDERS[kind].parseDelivery(headers, body, raw);
 }

@@ -25,8 +25,8 @@ export function decide(w: WorkspaceRecord, e: VcsEvent): Decision {
     if (pr.baseBranch !== branch) return { kind: "skip", reason: `the pull request targets ${pr.baseBranch}, not ${branch}` };
     return { kind: "speculative" };
   }
-  // Locking a workspace stops automatic runs (docs: VCS connections, "Webhooks").
-  if (w.lock.locked) return { kind: "skip", reason: "the workspace is locked" };
+  // Locking a workspace stops automatic runs (docs: VCS connections, "Webhooks"); a run's own lock only queues them.
+  if (w.lock.locked && w.lock.holder?.type !== "runs") return { kind: "skip", reason: "the workspace is locked" };
   if (e.action === "deleted") return { kind: "skip", reason: `${e.type === "tag" ? "tag" : "branch"} deleted` };
   if (e.type === "tag") {
     if (!tags || !e.tag) return { kind: "skip", reason: "the workspace does not run on tags" };

@@ -14,7 +14,8 @@ import { githubPullRequestPayload, githubPushPayload } from "../vcs/payloads";
 
 const HOST = "ghe.example.com";
 const TOKEN = "ghp_vcs_test_token";
-const REPO = "acme/infra";
+// Each test its own repository: another test's workspaces, retrying on their own alarms, never see this one's.
+let REPO = "acme/infra";
 const MAIN_TF = 'resource "terraform_data" "x" {}\n';
 
 let restore: (() => void) | null = null;
@@ -27,9 +28,10 @@ afterEach(() => {
 const tip = (gh: FakeGitHub, branch: string): string => (gh as unknown as { repo(n: string): FakeRepo }).repo(REPO).branches.get(branch)!;
 
 const deliver = (req: Request) => exports.default.fetch(req);
-const repoInfo = { fullName: REPO, webUrl: `https://${HOST}` };
+const repoInfo = () => ({ fullName: REPO, webUrl: `https://${HOST}` });
 
 function fake(): FakeGitHub {
+  REPO = uniqueName("acme/infra");
   const gh = createFakeGitHub({ token: TOKEN });
   gh.createRepo(REPO, { files: { "main.tf": MAIN_TF, "docs/README.md": "docs" } });
   restore = installFakeFetch({ [HOST]: gh });
@@ -75,13 +77,14 @@ async function settle(workspaceId: string): Promise<void> {
   }
 }
 
-async function runsOf(workspaceId: string) {
-  const res = await api("GET", `/workspaces/${workspaceId}/runs`);
+/** The workspace's runs; `plans`: its plan-only runs (the list leaves them out unless filtered for, as HCP's does). */
+async function runsOf(workspaceId: string, plans = false) {
+  const res = await api("GET", `/workspaces/${workspaceId}/runs${plans ? "?filter%5Boperation%5D=plan_only" : ""}`);
   return res.body.data as Array<{ id: string; attributes: Record<string, any>; relationships: Record<string, any> }>;
 }
 
 async function push(gh: FakeGitHub, p: FakePush, deliveryId?: string) {
-  return gh.sendEvent(REPO, "push", githubPushPayload(repoInfo, p), deliver, deliveryId ? { deliveryId } : {});
+  return gh.sendEvent(REPO, "push", githubPushPayload(repoInfo(), p), deliver, deliveryId ? { deliveryId } : {});
 }
 
 describe("VCS connections", () => {
@@ -105,11 +108,12 @@ describe("VCS connections", () => {
     expect(shown.body.data.attributes["vcs-repo"]).toMatchObject({ identifier: REPO, "oauth-token-id": tokenId });
     expect(shown.text).not.toContain(TOKEN);
 
-    for (const w of [a, b]) {
-      expect((await api("PATCH", `/workspaces/${w.id}`, { body: { data: { type: "workspaces", attributes: { "vcs-repo": null } } } })).status).toBe(200);
-    }
+    const disconnect = async (id: string) =>
+      expect((await api("PATCH", `/workspaces/${id}`, { body: { data: { type: "workspaces", attributes: { "vcs-repo": null } } } })).status).toBe(200);
+    await disconnect(a.id);
     await settle(a.id);
     expect(gh.hooks(REPO)).toHaveLength(1);
+    await disconnect(b.id);
     await settle(b.id);
     expect(gh.hooks(REPO)).toHaveLength(0);
     expect(gh.hookChanges.filter((c) => c.action === "deleted")).toHaveLength(1);
@@ -212,7 +216,7 @@ describe("VCS deliveries", () => {
 
     // The plan ends: the status says what it found, and links the run's page.
     const firstRun = runs[1]!;
-    await api("POST", `/runs/${firstRun.id}/actions/discard`, { body: {} });
+    expect((await api("POST", `/runs/${firstRun.id}/actions/cancel`, { body: {} })).status).toBe(202);
     const job = await claim(stub, run.id, "plan");
     await finish(stub, job, "finished", { hasChanges: true, resourceAdditions: 1 });
     await settle(w.id);
@@ -236,10 +240,11 @@ describe("VCS deliveries", () => {
     const c = gh.commit(REPO, "feature", { "main.tf": `${MAIN_TF}# pr\n` }, { from: "main", message: "Try it" });
     const pr = gh.openPullRequest(REPO, { head: "feature", title: "Try it" });
     const info = { number: pr.number, headRef: "feature", headSha: c.after, baseRef: "main", baseSha: tip(gh, "main"), title: "Try it" };
-    await gh.sendEvent(REPO, "pull_request", githubPullRequestPayload("opened", repoInfo, info), deliver);
+    await gh.sendEvent(REPO, "pull_request", githubPullRequestPayload("opened", repoInfo(), info), deliver);
     await settle(w.id);
-    const runs = await runsOf(w.id);
-    expect(runs).toHaveLength(2);
+    expect(await runsOf(w.id)).toHaveLength(1);
+    const runs = await runsOf(w.id, true);
+    expect(runs).toHaveLength(1);
     expect(runs[0]!.attributes).toMatchObject({ source: "tfe-configuration-version", "plan-only": true });
     const cv = await api("GET", `/runs/${runs[0]!.id}/configuration-version?include=ingress_attributes`);
     expect(cv.body.data.attributes.speculative).toBe(true);
@@ -250,16 +255,16 @@ describe("VCS deliveries", () => {
     expect(ws.body.data.relationships["current-configuration-version"].data.id).not.toBe(cv.body.data.id);
     expect(gh.statuses(c.after)[0]).toMatchObject({ state: "pending" });
 
-    await gh.sendEvent(REPO, "pull_request", githubPullRequestPayload("opened", repoInfo, { ...info, number: pr.number + 100, headRepo: "someone/infra" }), deliver);
+    await gh.sendEvent(REPO, "pull_request", githubPullRequestPayload("opened", repoInfo(), { ...info, number: pr.number + 100, headRepo: "someone/infra" }), deliver);
     await settle(w.id);
-    expect(await runsOf(w.id)).toHaveLength(2);
+    expect(await runsOf(w.id, true)).toHaveLength(1);
   });
 
   it("refuses deliveries that are not signed with the hook's secret, and hooks it does not know", async () => {
     const { gh, w } = await ready();
     const hook = gh.hooks(REPO)[0]!;
     const p = gh.commit(REPO, "main", { "main.tf": `${MAIN_TF}# x\n` });
-    const payload = githubPushPayload(repoInfo, p);
+    const payload = githubPushPayload(repoInfo(), p);
     const unsigned = await deliver(await githubDelivery(hook.url, { event: "push", payload, secret: "wrong-secret" }));
     expect(unsigned.status).toBe(401);
     const body = (await unsigned.json()) as { errors: Array<{ status: string; title: string }> };
