@@ -130,7 +130,10 @@ export class Vcs {
     }
     if (!want) return;
     const attempts = sameLink(link, want) ? (link?.attempts ?? 0) : 0;
-    const retry = (error: string) => store.putLink(sql, { ...want, synced: false, attempts: attempts + 1, nextAt: backoff(attempts), error });
+    const retry = (error: string) => {
+      log("warn", "VCS connection not synced; the alarm retries", { repo: want.repo, attempts: attempts + 1, error });
+      store.putLink(sql, { ...want, synced: false, attempts: attempts + 1, nextAt: backoff(attempts), error });
+    };
     if (!origin) return retry("the service's public URL is not known yet (set PUBLIC_URL)");
     const hook = await syncHook(this.deps.env, origin, want.tokenId, want.repo);
     if (hook.state !== "registered") return retry(hook.error);
