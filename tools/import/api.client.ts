@@ -188,7 +188,8 @@ export class ApiClient {
         res = await fetch(url, { ...init, signal: AbortSignal.timeout(120_000) });
       } catch (e) {
         if (attempt >= RETRIES) {
-          const cause = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message;
+          const c = (e as { cause?: { code?: string; message?: string; errors?: { code?: string }[] } }).cause;
+          const cause = c?.code ?? c?.errors?.[0]?.code ?? c?.message ?? (e as Error).message;
           throw new ApiError(0, url, `${new URL(url).host} is unreachable (${cause})`);
         }
         await sleep(250 * 2 ** attempt);

@@ -87,6 +87,7 @@ async function runImport(a: Args, progress: Progress, report: Report, counter: {
   const toToken = need(a["to-token"] ?? process.env.TO_TOKEN, "to-token");
   const target = new ApiClient({ base: to, token: toToken, counter });
   // Both ends are checked, and the whole source read but for state bytes, before anything is written.
+  if (a.organization && a.from && isUrl(a.from)) await checkTarget(target, a.organization);
   const { snapshot, reader, from } = await openSource(a, progress, counter);
   const checked = await checkTarget(target, snapshot.organization.name);
   await writeTarget(
@@ -109,7 +110,11 @@ async function runExport(a: Args, progress: Progress, report: Report, counter: {
     report.copied("organization");
     for (const p of snapshot.agentPools) await file.line({ kind: "agent-pool", pool: p });
     report.copied("agent-pools", snapshot.agentPools.length);
-    for (const p of snapshot.projects) await file.line({ kind: "project", project: p });
+    for (const p of snapshot.projects) {
+      await file.line({ kind: "project", project: p });
+      report.copied("tags", p.tagBindings.length);
+      report.copied("team-access", p.teamAccess.length);
+    }
     report.copied("projects", snapshot.projects.length);
     for (const t of snapshot.teams) await file.line({ kind: "team", team: t });
     report.copied("teams", snapshot.teams.length);

@@ -114,6 +114,13 @@ class Writer {
     return this.exists ? this.client.list(path, query) : Promise.resolve([]);
   }
 
+  /** What a new organisation starts with, for a dry run into one that is not there yet. */
+  private born(kind: "projects" | "teams"): Resource[] {
+    if (this.exists) return [];
+    const name = kind === "projects" ? "Default Project" : "owners";
+    return [{ id: `(new ${name})`, type: kind, attributes: { name } }];
+  }
+
   async run(): Promise<void> {
     await this.organization();
     await this.agentPools();
@@ -190,7 +197,9 @@ class Writer {
   }
 
   private async projectsAndTeams(): Promise<void> {
-    const haveProjects = new Map((await this.list(`/organizations/${this.org}/projects`)).map((p) => [p.attributes?.name as string, p]));
+    const haveProjects = new Map(
+      [...this.born("projects"), ...(await this.list(`/organizations/${this.org}/projects`))].map((p) => [p.attributes?.name as string, p]),
+    );
     this.o.progress.start("projects", this.snap.projects.length);
     for (const p of this.snap.projects) {
       try {
@@ -235,7 +244,7 @@ class Writer {
       this.o.progress.tick("projects");
     }
 
-    const haveTeams = new Map((await this.list(`/organizations/${this.org}/teams`)).map((t) => [t.attributes?.name as string, t]));
+    const haveTeams = new Map([...this.born("teams"), ...(await this.list(`/organizations/${this.org}/teams`))].map((t) => [t.attributes?.name as string, t]));
     this.o.progress.start("teams", this.snap.teams.length);
     for (const t of this.snap.teams) {
       try {
