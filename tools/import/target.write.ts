@@ -131,9 +131,7 @@ class Writer {
     await this.variableSets();
     await this.projectAccess();
     await this.poolScopes();
-    this.report.notices.push(
-      "runs, configuration versions, team members, OAuth clients and SSH keys are not copied (the source does not reveal their secrets; runs are history)",
-    );
+    this.report.notices.push("runs and configuration versions (history), OAuth clients and SSH keys (the source does not reveal their secrets) are not copied");
   }
 
   private async organization(): Promise<void> {
