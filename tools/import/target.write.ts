@@ -68,6 +68,7 @@ class Writer {
   private readonly o: WriteOptions;
   private readonly userId: string;
   private exists: boolean;
+  private createdOrganization = false;
 
   constructor(client: ApiClient, snap: Snapshot, reader: StateReader, o: WriteOptions, userId: string, exists: boolean) {
     this.client = client;
@@ -144,6 +145,7 @@ class Writer {
       `create organization ${o.name}`,
     );
     if (!this.o.dryRun) this.exists = true;
+    this.createdOrganization = true;
   }
 
   private async organizationSettings(): Promise<void> {
@@ -155,7 +157,7 @@ class Writer {
     const poolId = o.defaultAgentPool ? (this.pools.get(o.defaultAgentPool) ?? null) : null;
     const patch = only(want, keys);
     if (poolId !== havePool && (poolId || havePool)) patch["default-agent-pool-id"] = poolId;
-    if (!Object.keys(patch).length) return this.report.skipped("organization");
+    if (!Object.keys(patch).length) return this.createdOrganization ? this.report.copied("organization") : this.report.skipped("organization");
     await this.tolerant("organization", o.name, patch, (a) =>
       this.write(
         "PATCH",
