@@ -1,5 +1,6 @@
 /** All SQL for users (D1 `users`). */
 import type { Db } from "../caller";
+import { twoFactorEnrolledSql, twoFactorSql } from "../two-factor/two-factor.d1";
 
 /**
  * Whether the holder of account `u` proved control of its address (migration 0027, `email_proof`): a site admin
@@ -18,6 +19,8 @@ interface UserRow {
   email: string | null;
   is_site_admin: number;
   unconfirmed_email: string | null;
+  tf_enabled?: number;
+  tf_verified?: number;
 }
 
 export interface User {
@@ -27,13 +30,23 @@ export interface User {
   isSiteAdmin: boolean;
   /** An email change waiting for confirmation (see PATCH /account/update). */
   unconfirmedEmail: string | null;
+  /** Two-factor authentication: an authenticator enrolled (`enabled`), and confirmed with a code (`verified`). */
+  twoFactor?: { enabled: boolean; verified: boolean };
 }
 
 function toUser(row: UserRow): User {
-  return { id: row.id, username: row.username, email: row.email, isSiteAdmin: row.is_site_admin === 1, unconfirmedEmail: row.unconfirmed_email ?? null };
+  return {
+    id: row.id,
+    username: row.username,
+    email: row.email,
+    isSiteAdmin: row.is_site_admin === 1,
+    unconfirmedEmail: row.unconfirmed_email ?? null,
+    twoFactor: { enabled: row.tf_enabled === 1, verified: row.tf_verified === 1 },
+  };
 }
 
-const USER_COLUMNS = "id, username, email, is_site_admin, unconfirmed_email";
+const USER_COLUMNS = `id, username, email, is_site_admin, unconfirmed_email, ${twoFactorEnrolledSql("users.id")} AS tf_enabled,
+  ${twoFactorSql("users.id")} AS tf_verified`;
 
 const isUniqueViolation = (err: unknown) => String(err).includes("UNIQUE");
 

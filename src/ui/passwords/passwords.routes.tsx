@@ -6,7 +6,7 @@
  * that made them, since only their hash is kept.
  */
 import { Hono } from "hono";
-import { getCookie, setCookie } from "hono/cookie";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { clientKey } from "../../auth/auth.middleware";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
@@ -19,15 +19,25 @@ import {
   resetLink,
   setPasswordWithLink,
   showInvitationLink,
+  signInSecondFactor,
   signInWithPassword,
 } from "../../passwords/passwords.service";
 import { listUsers } from "../../users/users.service";
 import { callerOf, type Ctx } from "../context";
-import { SignInPage } from "../sessions/sessions.view";
+import { SecondFactorPage, SignInPage } from "../sessions/sessions.view";
 import { AdminUsersPage, InvitationPage, LinkGonePage, SetPasswordPage } from "./passwords.view";
 import { definePage } from "../define-page";
 import type { Form } from "../forms";
-import { DEVICE_COOKIE, deviceCookieOptions, pageAfterSignIn, SESSION_COOKIE, sessionCookieOptions, signInAsUser } from "../sessions/sessions.service";
+import {
+  CHALLENGE_COOKIE,
+  challengeCookieOptions,
+  DEVICE_COOKIE,
+  deviceCookieOptions,
+  pageAfterSignIn,
+  SESSION_COOKIE,
+  sessionCookieOptions,
+  signInAsUser,
+} from "../sessions/sessions.service";
 
 export const passwordUi = new Hono<AppEnv>();
 
@@ -48,18 +58,58 @@ definePage(passwordUi, "post", "/session/password", null, async (c) => {
   const form = await c.req.parseBody();
   const login = text(form, "username");
   const next = text(form, "next") || undefined;
-  const outcome = await signInWithPassword(c.env, { login, password: text(form, "password"), address: clientKey(c), device: getCookie(c, DEVICE_COOKIE) });
+  const outcome = await signInWithPassword(c.env, {
+    login,
+    password: text(form, "password"),
+    address: clientKey(c),
+    device: getCookie(c, DEVICE_COOKIE),
+    next: next ? pageAfterSignIn(next) : null,
+  });
   if (!outcome.ok) {
-    if (outcome.reason === "limited") {
-      const at = new Date(outcome.retryAt).toISOString();
-      c.header("Retry-After", String(Math.max(1, Math.ceil((outcome.retryAt - Date.now()) / 1000))));
-      const error = `Too many failed sign-ins. Try again after ${at.slice(11, 19)} UTC (${at.slice(0, 10)}), or use a reset link.`;
-      return c.html(<SignInPage passwordError={error} login={login} next={next} />, 429);
+    if (outcome.reason === "second-factor") {
+      // The password was right, but it alone signs no one in: the code's page, with the step's cookie.
+      setCookie(c, CHALLENGE_COOKIE, outcome.challenge, challengeCookieOptions(c.req.url, outcome.expiresAt));
+      return c.redirect("/app/session/two-factor", 303);
     }
+    if (outcome.reason === "limited") return c.html(<SignInPage passwordError={tooMany(c, outcome.retryAt)} login={login} next={next} />, 429);
     return c.html(<SignInPage passwordError={REFUSED} login={login} next={next} />, 401);
   }
   await startSession(c, outcome.user.id, outcome.device);
   return c.redirect(pageAfterSignIn(next), 303);
+});
+
+/** The refusal of a sign-in over its failure budget, with its Retry-After. */
+function tooMany(c: Ctx, retryAt: number): string {
+  const at = new Date(retryAt).toISOString();
+  c.header("Retry-After", String(Math.max(1, Math.ceil((retryAt - Date.now()) / 1000))));
+  return `Too many failed sign-ins. Try again after ${at.slice(11, 19)} UTC (${at.slice(0, 10)}), or use a reset link.`;
+}
+
+// ---- the second step: a code of the user's authenticator ----
+
+definePage(passwordUi, "get", "/session/two-factor", null, (c) => {
+  if (!getCookie(c, CHALLENGE_COOKIE)) return c.redirect("/app/session/new", 303);
+  return c.html(<SecondFactorPage />);
+});
+
+definePage(passwordUi, "post", "/session/two-factor", null, async (c) => {
+  const form = await c.req.parseBody();
+  const outcome = await signInSecondFactor(c.env, {
+    challenge: getCookie(c, CHALLENGE_COOKIE) ?? "",
+    code: text(form, "code"),
+    device: getCookie(c, DEVICE_COOKIE),
+  });
+  if (!outcome.ok) {
+    if (outcome.reason === "gone") {
+      deleteCookie(c, CHALLENGE_COOKIE, { path: "/app/session" });
+      return c.html(<SignInPage passwordError="The sign-in expired: enter your password again." />, 401);
+    }
+    if (outcome.reason === "limited") return c.html(<SecondFactorPage error={tooMany(c, outcome.retryAt)} />, 429);
+    return c.html(<SecondFactorPage error="That code is not valid." />, 401);
+  }
+  deleteCookie(c, CHALLENGE_COOKIE, { path: "/app/session" });
+  await startSession(c, outcome.userId, outcome.device);
+  return c.redirect(pageAfterSignIn(outcome.next), 303);
 });
 
 // ---- the links that set a password ----

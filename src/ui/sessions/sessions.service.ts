@@ -8,7 +8,7 @@
  */
 import type { Principal } from "../../auth/principal";
 import { authenticate, principalOfToken, siteAdminPrincipal } from "../../auth/auth.middleware";
-import { cachedPrincipal, rememberPrincipal, TokenGate } from "../../auth/principal-cache";
+import { cachedPrincipal, forgetPrincipal, rememberPrincipal, TokenGate } from "../../auth/principal-cache";
 import type { Bindings } from "../../env";
 import { type Hops, traced } from "../../platform/hops";
 import { nowIso, randomBase62, sha256Hex } from "../../ids";
@@ -44,6 +44,16 @@ export const DEVICE_COOKIE = "ws_device";
 
 export function deviceCookieOptions(url: string, expiresAt: number) {
   return { ...sessionCookieOptions(url), maxAge: Math.max(1, Math.floor((expiresAt - Date.now()) / 1000)) } as const;
+}
+
+/**
+ * The cookie of a password sign-in's second step (src/passwords/passwords.service.ts `signInSecondFactor`): the right
+ * password, a code still owed. Sent only to the sign-in pages, for as long as the step waits.
+ */
+export const CHALLENGE_COOKIE = "ws_challenge";
+
+export function challengeCookieOptions(url: string, expiresAt: number) {
+  return { ...sessionCookieOptions(url), path: "/app/session", maxAge: Math.max(1, Math.floor((expiresAt - Date.now()) / 1000)) } as const;
 }
 
 /** Where to go after signing in: `next` when it is one of the UI's own pages, else the organisations page. */
@@ -88,7 +98,7 @@ function principalStandingFor(session: Session | null): Principal | null {
   const times = { createdAt: session.createdAt, lastSeenAt: session.lastSeenAt };
   if (session.userId !== null) {
     const u = session.user;
-    return u ? { kind: "user", userId: u.id, username: u.username, isSiteAdmin: u.isSiteAdmin, tokenId: null, session: times } : null;
+    return u ? { kind: "user", userId: u.id, username: u.username, isSiteAdmin: u.isSiteAdmin, tokenId: null, session: times, twoFactor: u.twoFactor } : null;
   }
   const p = principalOfToken(session.token);
   return p?.kind === "user" ? { ...p, session: times } : p;
@@ -142,6 +152,11 @@ export async function principalOfSession(env: Bindings, sessionId: string | unde
   }
   rememberPrincipal(key, principal);
   return { principal };
+}
+
+/** Forgets this isolate's cached principal of a session: what it rests on changed (its user's two-factor authentication). */
+export async function forgetSession(sessionId: string | undefined): Promise<void> {
+  if (sessionId && sessionId.length <= 100) forgetPrincipal(`session:${await sha256Hex(sessionId)}`);
 }
 
 /** Ends a session: on sign-out, and when a cached session's recheck failed. */
