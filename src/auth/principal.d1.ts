@@ -95,6 +95,21 @@ export async function tokenByHash(db: Db, hash: string): Promise<AuthToken | nul
   return authTokenOf(await tokenByHashStatement(db, hash).first());
 }
 
+/**
+ * The principal cache's keys of everything that authenticates as a user (src/auth/principal-cache.ts): its tokens'
+ * hashes and its UI sessions' (`session:<hash>`), password sessions and sessions of its tokens alike.
+ */
+export async function principalKeysOfUser(db: Db, userId: string): Promise<string[]> {
+  const rows = await db
+    .prepare(
+      `SELECT token_hash AS k FROM tokens WHERE user_id = ?1
+       UNION ALL SELECT 'session:' || id_hash FROM ui_sessions WHERE user_id = ?1 OR token_hash IN (SELECT token_hash FROM tokens WHERE user_id = ?1)`,
+    )
+    .bind(userId)
+    .all<{ k: string }>();
+  return rows.results.map((r) => r.k);
+}
+
 export async function touchToken(db: Db, id: string, at: string): Promise<void> {
   await db.prepare("UPDATE tokens SET last_used_at = ? WHERE id = ?").bind(at, id).run();
 }

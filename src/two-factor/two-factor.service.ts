@@ -4,6 +4,8 @@
  * code (src/passwords/passwords.service.ts); a code or a recovery code disables it. The secret is sealed at rest as
  * variables' values are (src/variables/variables.crypto.ts), bound to its user.
  */
+import { forgetPrincipal } from "../auth/principal-cache";
+import { principalKeysOfUser } from "../auth/principal.d1";
 import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import type { Bindings } from "../env";
@@ -30,6 +32,15 @@ const sealedFor = (userId: string) => `two-factor:${userId}`;
 const recoveryHash = (userId: string, code: string) => sha256Hex(`${userId}:${normalRecoveryCode(code)}`);
 /** The issuer an authenticator app shows beside the account. */
 const ISSUER = "Workspaces";
+
+/**
+ * This isolate forgets the cached principals of the user's tokens and sessions: whether it has two-factor
+ * authentication changed, which organisations requiring it read. (Another isolate's cached principal follows on its
+ * next recheck, src/auth/principal-cache.ts: one request at most.)
+ */
+async function forgetCached(db: D1DatabaseSession, userId: string): Promise<void> {
+  for (const key of await principalKeysOfUser(db, userId)) forgetPrincipal(key);
+}
 
 /** The caller as a person with an account (user tokens and password sessions); 404 for anyone else. */
 function userOf(caller: Caller): { userId: string; username: string } {
@@ -75,6 +86,7 @@ export async function confirmEnrolment(caller: Caller, code: string, now = Date.
   const codes = newRecoveryCodes();
   const hashes = await Promise.all(codes.map((c) => recoveryHash(userId, c)));
   if (!(await confirmAuthenticator(caller.db, userId, a.secretSealed, step, hashes, iso(now)))) throw wrongCode();
+  await forgetCached(caller.db, userId);
   return codes;
 }
 
@@ -112,6 +124,7 @@ export async function disableTwoFactor(caller: Caller, code: string, now = Date.
     await clearFailures(caller.db, key);
   }
   await deleteAuthenticator(caller.db, userId);
+  await forgetCached(caller.db, userId);
 }
 
 /** A site admin disables a user's two-factor authentication (the user lost its authenticator and its recovery codes). */
@@ -119,4 +132,5 @@ export async function adminDisableTwoFactor(caller: Caller, userId: string): Pro
   authorize(caller, "site-admin");
   if (!(await findUser(caller.db, userId))) throw ApiError.of("not_found");
   await deleteAuthenticator(caller.db, userId);
+  await forgetCached(caller.db, userId);
 }

@@ -1,5 +1,6 @@
 /** All SQL for users (D1 `users`). */
 import type { Db } from "../caller";
+import { appendTo, textMatchSql } from "../platform/text-match";
 import { twoFactorEnrolledSql, twoFactorSql } from "../two-factor/two-factor.d1";
 
 /**
@@ -147,25 +148,53 @@ export interface ListedUser {
   email: string | null;
   isSiteAdmin: boolean;
   hasPassword: boolean;
+  /** A confirmed authenticator (two-factor authentication on). */
+  twoFactor: boolean;
 }
 
-/** People (not the service users standing for team and organisation tokens), by username, one page, with the total. */
-export async function usersPage(db: Db, page: { number: number; size: number }): Promise<{ users: ListedUser[]; total: number }> {
+interface ListedUserRow {
+  id: string;
+  username: string;
+  email: string | null;
+  is_site_admin: number;
+  has_password: number;
+  two_factor: number;
+}
+
+const LISTED_COLUMNS = `id, username, email, is_site_admin, password_hash IS NOT NULL AS has_password, ${twoFactorSql("users.id")} AS two_factor`;
+
+const toListedUser = (r: ListedUserRow): ListedUser => ({
+  id: r.id,
+  username: r.username,
+  email: r.email,
+  isSiteAdmin: r.is_site_admin === 1,
+  hasPassword: r.has_password === 1,
+  twoFactor: r.two_factor === 1,
+});
+
+/**
+ * People (not the service users standing for team and organisation tokens), by username, one page, with the total;
+ * `q`: those whose username or e-mail contains it (literally).
+ */
+export async function usersPage(db: Db, page: { number: number; size: number }, q = ""): Promise<{ users: ListedUser[]; total: number }> {
+  const binds: unknown[] = [];
+  const where = ["is_service_account = 0"];
+  if (q) where.push(`(${textMatchSql("username", q, "contains", appendTo(binds))} OR ${textMatchSql("coalesce(email, '')", q, "contains", appendTo(binds))})`);
+  const filter = where.join(" AND ");
   const [rows, count] = await db.batch([
     db
-      .prepare(
-        `SELECT id, username, email, is_site_admin, password_hash IS NOT NULL AS has_password FROM users
-         WHERE is_service_account = 0 ORDER BY username COLLATE NOCASE, id LIMIT ? OFFSET ?`,
-      )
-      .bind(page.size, (page.number - 1) * page.size),
-    db.prepare("SELECT count(*) AS n FROM users WHERE is_service_account = 0"),
+      .prepare(`SELECT ${LISTED_COLUMNS} FROM users WHERE ${filter} ORDER BY username COLLATE NOCASE, id LIMIT ? OFFSET ?`)
+      .bind(...binds, page.size, (page.number - 1) * page.size),
+    db.prepare(`SELECT count(*) AS n FROM users WHERE ${filter}`).bind(...binds),
   ]);
-  const users = (rows.results as Array<{ id: string; username: string; email: string | null; is_site_admin: number; has_password: number }>).map((r) => ({
-    id: r.id,
-    username: r.username,
-    email: r.email,
-    isSiteAdmin: r.is_site_admin === 1,
-    hasPassword: r.has_password === 1,
-  }));
-  return { users, total: (count.results[0] as { n: number }).n };
+  return { users: (rows.results as unknown as ListedUserRow[]).map(toListedUser), total: (count.results[0] as { n: number }).n };
+}
+
+/** One person (not a service user) as the site admin's pages show it, with its unconfirmed e-mail. */
+export async function listedUser(db: Db, id: string): Promise<(ListedUser & { unconfirmedEmail: string | null }) | null> {
+  const r = await db
+    .prepare(`SELECT ${LISTED_COLUMNS}, unconfirmed_email FROM users WHERE id = ? AND is_service_account = 0`)
+    .bind(id)
+    .first<ListedUserRow & { unconfirmed_email: string | null }>();
+  return r ? { ...toListedUser(r), unconfirmedEmail: r.unconfirmed_email } : null;
 }

@@ -13,6 +13,7 @@ import { serializeStoredUser } from "./users.serialize";
 import { confirmEmailChange, createUser, showUser, updateAccount } from "./users.service";
 import { defineRoutes } from "../jsonapi/define-route";
 import { membershipResource, userResource as userSchema } from "./users.schemas";
+import { adminDisableTwoFactor } from "../two-factor/two-factor.service";
 
 const defineRoute = defineRoutes({ tags: ["Users"] });
 export const users = router();
@@ -83,6 +84,23 @@ users.openapi(
     responses: ok("The user", resourceDocument(userSchema)),
   }),
   async (c) => jsonapi(c, { data: serializeStoredUser(await confirmEmailChange(callerOf(c), c.req.valid("param").user_id)) }),
+);
+
+users.openapi(
+  defineRoute({
+    method: "post",
+    path: "/admin/users/{user_id}/actions/disable_two_factor",
+    action: "site-admin",
+    summary: "Turn off a user's two-factor authentication (site admins: the user lost its authenticator and recovery codes)",
+    request: { params: z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) }) },
+    responses: ok("The user", resourceDocument(userSchema)),
+  }),
+  async (c) => {
+    const caller = callerOf(c);
+    const id = c.req.valid("param").user_id;
+    await adminDisableTwoFactor(caller, id);
+    return jsonapi(c, { data: serializeStoredUser(await showUser(caller, id)) });
+  },
 );
 
 // ---- organisation memberships ----

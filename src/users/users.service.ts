@@ -3,7 +3,17 @@ import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
-import { confirmEmail, findUser, insertUser, type ListedUser, provenElsewhere, updateAccount as updateAccountRow, type User, usersPage } from "./users.d1";
+import {
+  confirmEmail,
+  findUser,
+  insertUser,
+  type ListedUser,
+  listedUser,
+  provenElsewhere,
+  updateAccount as updateAccountRow,
+  type User,
+  usersPage,
+} from "./users.d1";
 
 const USERNAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}$/;
@@ -75,8 +85,16 @@ export async function confirmEmailChange(caller: Caller, id: string): Promise<Us
   return (await findUser(caller.db, id))!;
 }
 
-/** Every person with an account, a page at a time: site admins only (the web UI's user list). */
-export async function listUsers(caller: Caller, page: { number: number; size: number }): Promise<{ users: ListedUser[]; total: number }> {
+/** Every person with an account (`q`: whose username or e-mail contains it), a page at a time: site admins only (the web UI's user list). */
+export async function listUsers(caller: Caller, page: { number: number; size: number }, q = ""): Promise<{ users: ListedUser[]; total: number }> {
   requireSiteAdmin(caller);
-  return usersPage(caller.db, page);
+  return usersPage(caller.db, page, q);
+}
+
+/** One person, as the site admin's user page shows it: site admins only. */
+export async function showListedUser(caller: Caller, id: string): Promise<ListedUser & { unconfirmedEmail: string | null }> {
+  requireSiteAdmin(caller);
+  const user = await listedUser(caller.db, id);
+  if (!user) throw ApiError.of("not_found");
+  return user;
 }

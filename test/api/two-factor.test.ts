@@ -4,7 +4,7 @@
 import { env } from "cloudflare:workers";
 import { Secret, TOTP } from "otpauth";
 import { describe, expect, it } from "vitest";
-import { createOrg, makeUser } from "../fixtures";
+import { createOrg, makeTeam, makeUser } from "../fixtures";
 import { ADMIN, api } from "../helpers";
 import { signIn as signInWithToken, ui } from "../ui-client";
 
@@ -176,5 +176,83 @@ describe("signing in with two-factor authentication", () => {
     const p = await personWithPassword();
     expect((await ui("POST", "/app/settings/two-factor/enrol", { cookie: p.session, origin: "https://evil.example" })).status).toBe(403);
     expect((await api("GET", "/account/details", { token: p.token })).body.data.attributes["two-factor"]).toEqual({ enabled: false, verified: false });
+  });
+});
+
+describe("collaborator-auth-policy: two_factor_mandatory", () => {
+  const policy = (value: string) => ({ body: { data: { type: "organizations", attributes: { "collaborator-auth-policy": value } } } });
+
+  it("refuses members without two-factor authentication in the API and the UI, saying how to enrol; enrolling lets them in", async () => {
+    const org = await createOrg();
+    const team = await makeTeam(org, { "read-workspaces": true });
+    const member = await makeUser({ teams: [team.id] });
+    const session = await signInWithToken(member.token);
+    expect((await api("GET", `/organizations/${org}`, { token: member.token })).status).toBe(200);
+    expect((await api("PATCH", `/organizations/${org}`, policy("two_factor_mandatory"))).status).toBe(200);
+
+    for (const path of [`/organizations/${org}`, `/organizations/${org}/workspaces`]) {
+      const refused = await api("GET", path, { token: member.token });
+      expect(refused.status, path).toBe(403);
+      expect(refused.body.errors[0].detail).toContain("requires two-factor authentication");
+      expect(refused.body.errors[0].detail).toContain("/app/settings/two-factor");
+    }
+    const page = await ui("GET", `/app/${org}/workspaces`, { cookie: session });
+    expect(page.status).toBe(403);
+    expect(page.text).toContain("requires two-factor authentication");
+    expect(page.text).toContain('<a id="error-next" href="/app/settings/two-factor">');
+    // Tokens that are no person's are not members: the team's token keeps working.
+    expect((await api("GET", `/organizations/${org}/workspaces`, { token: team.token })).status).toBe(200);
+
+    const { recovery } = await enrol(session);
+    expect(recovery).toHaveLength(10);
+    expect((await api("GET", `/organizations/${org}/workspaces`, { token: member.token })).status).toBe(200);
+    expect((await ui("GET", `/app/${org}/workspaces`, { cookie: session })).status).toBe(200);
+
+    // Back to password: everyone in again (the member's two-factor authentication stays, and is no longer needed).
+    expect((await api("PATCH", `/organizations/${org}`, policy("password"))).status).toBe(200);
+    const other = await makeUser({ teams: [team.id] });
+    expect((await api("GET", `/organizations/${org}`, { token: other.token })).status).toBe(200);
+  });
+
+  it("is required only by someone who has it; an owner without it keeps the settings, to switch it back", async () => {
+    const owner = await makeUser();
+    const org = await createOrg(owner.token);
+    const refused = await api("PATCH", `/organizations/${org}`, { token: owner.token, ...policy("two_factor_mandatory") });
+    expect(refused.status).toBe(422);
+    expect(refused.body.errors[0].source.pointer).toBe("/data/attributes/collaborator-auth-policy");
+    expect((await api("GET", `/organizations/${org}`)).body.data.attributes["collaborator-auth-policy"]).toBe("password");
+    const created = await api("POST", "/organizations", {
+      token: owner.token,
+      body: { data: { type: "organizations", attributes: { name: `${org}-2`, email: "o@example.com", "collaborator-auth-policy": "two_factor_mandatory" } } },
+    });
+    expect(created.status).toBe(422);
+
+    // The site admin requires it: the owner, without two-factor authentication, reaches only the settings.
+    expect((await api("PATCH", `/organizations/${org}`, policy("two_factor_mandatory"))).status).toBe(200);
+    expect((await api("GET", `/organizations/${org}/workspaces`, { token: owner.token })).status).toBe(403);
+    const session = await signInWithToken(owner.token);
+    const settings = await ui("GET", `/app/${org}/settings`, { cookie: session });
+    expect(settings.status).toBe(200);
+    expect(settings.text).toMatch(/name="require-two-factor"[^>]*checked/);
+    const back = await api("PATCH", `/organizations/${org}`, { token: owner.token, ...policy("password") });
+    expect(back.status).toBe(200);
+    expect((await api("GET", `/organizations/${org}/workspaces`, { token: owner.token })).status).toBe(200);
+  });
+
+  it("is offered by the settings page to an owner with two-factor authentication", async () => {
+    const owner = await makeUser();
+    const org = await createOrg(owner.token);
+    const session = await signInWithToken(owner.token);
+    const form = { email: "ops@example.com", name: org, "default-execution-mode": "remote", "session-timeout": "", "session-remember": "" };
+    const refused = await ui("POST", `/app/${org}/settings`, { cookie: session, form: { ...form, "require-two-factor": "on" } });
+    expect(refused.status).toBe(422);
+    expect(refused.text).toContain("Enable two-factor authentication for your own account");
+    await enrol(session);
+    const saved = await ui("POST", `/app/${org}/settings`, { cookie: session, form: { ...form, "require-two-factor": "on" } });
+    expect(saved.status).toBe(303);
+    expect((await api("GET", `/organizations/${org}`)).body.data.attributes["collaborator-auth-policy"]).toBe("two_factor_mandatory");
+    expect((await ui("GET", `/app/${org}/workspaces`, { cookie: session })).status).toBe(200);
+    expect((await ui("POST", `/app/${org}/settings`, { cookie: session, form })).status).toBe(303);
+    expect((await api("GET", `/organizations/${org}`)).body.data.attributes["collaborator-auth-policy"]).toBe("password");
   });
 });

@@ -1,8 +1,8 @@
 /** @jsxImportSource hono/jsx */
 /**
  * People sign in as themselves: the password form of the sign-in page, the one-time links that set a password
- * (`/app/password/:secret`), an invitation's link page for whoever may invite, and the site admin's user list with
- * its reset links. Each calls the passwords service (src/passwords/); links are shown once, in the answer to the form
+ * (`/app/password/:secret`), an invitation's link page for whoever may invite, and the second step of a sign-in for
+ * people with two-factor authentication (`/app/session/two-factor`). The site admin's reset links: src/ui/users/. Each calls the passwords service (src/passwords/); links are shown once, in the answer to the form
  * that made them, since only their hash is kept.
  */
 import { Hono } from "hono";
@@ -10,22 +10,19 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { clientKey } from "../../auth/auth.middleware";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
-import { pageOf } from "../../jsonapi/schemas";
 import {
   type DeviceCookie,
   invitationLink,
   knownDevice,
   passwordLinkState,
-  resetLink,
   setPasswordWithLink,
   showInvitationLink,
   signInSecondFactor,
   signInWithPassword,
 } from "../../passwords/passwords.service";
-import { listUsers } from "../../users/users.service";
 import { callerOf, type Ctx } from "../context";
 import { SecondFactorPage, SignInPage } from "../sessions/sessions.view";
-import { AdminUsersPage, InvitationPage, LinkGonePage, SetPasswordPage } from "./passwords.view";
+import { InvitationPage, LinkGonePage, SetPasswordPage } from "./passwords.view";
 import { definePage } from "../define-page";
 import type { Form } from "../forms";
 import {
@@ -162,21 +159,4 @@ definePage(passwordUi, "post", "/:organization/invitations/:membership_id/link",
     if (e instanceof ApiError && e.status === 422) return invitationPage(c, undefined, reasonsOf(e));
     throw e;
   }
-});
-
-// ---- the site admin's users and their reset links ----
-
-async function usersPage(c: Ctx, created?: { url: string; expiresAt: string; username: string }): Promise<Response> {
-  const caller = callerOf(c);
-  const pg = pageOf(c.req.query());
-  const { users, total } = await listUsers(caller, pg);
-  const query = new URLSearchParams([...new URL(c.req.url).searchParams].filter(([k]) => k !== "page[number]"));
-  return c.html(<AdminUsersPage principal={caller.principal} users={users} total={total} page={pg} query={query} created={created} />);
-}
-
-definePage(passwordUi, "get", "/admin/users", "site-admin", (c) => usersPage(c));
-
-definePage(passwordUi, "post", "/admin/users/:user_id/reset-link", "site-admin", async (c) => {
-  const made = await resetLink(callerOf(c), c.req.param("user_id"));
-  return usersPage(c, { url: linkUrl(c, made.secret), expiresAt: made.expiresAt, username: made.username });
 });

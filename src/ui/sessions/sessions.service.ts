@@ -8,7 +8,7 @@
  */
 import type { Principal } from "../../auth/principal";
 import { authenticate, principalOfToken, siteAdminPrincipal } from "../../auth/auth.middleware";
-import { cachedPrincipal, forgetPrincipal, rememberPrincipal, TokenGate } from "../../auth/principal-cache";
+import { cachedPrincipal, rememberPrincipal, TokenGate } from "../../auth/principal-cache";
 import type { Bindings } from "../../env";
 import { type Hops, traced } from "../../platform/hops";
 import { nowIso, randomBase62, sha256Hex } from "../../ids";
@@ -152,11 +152,6 @@ export async function principalOfSession(env: Bindings, sessionId: string | unde
   }
   rememberPrincipal(key, principal);
   return { principal };
-}
-
-/** Forgets this isolate's cached principal of a session: what it rests on changed (its user's two-factor authentication). */
-export async function forgetSession(sessionId: string | undefined): Promise<void> {
-  if (sessionId && sessionId.length <= 100) forgetPrincipal(`session:${await sha256Hex(sessionId)}`);
 }
 
 /** Ends a session: on sign-out, and when a cached session's recheck failed. */

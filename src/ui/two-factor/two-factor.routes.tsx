@@ -5,14 +5,12 @@
  * service (src/two-factor/), which authorises as the user.
  */
 import { Hono } from "hono";
-import { getCookie } from "hono/cookie";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { beginEnrolment, confirmEnrolment, disableTwoFactor, twoFactorStatus } from "../../two-factor/two-factor.service";
 import { callerOf, type Ctx } from "../context";
 import { definePage } from "../define-page";
 import { formOf, reasonsOf, text } from "../forms";
-import { forgetSession, SESSION_COOKIE } from "../sessions/sessions.service";
 import { RecoveryCodesPage, TwoFactorPage } from "./two-factor.view";
 
 export const twoFactorUi = new Hono<AppEnv>();
@@ -36,8 +34,6 @@ async function again(c: Ctx, run: () => Promise<unknown>): Promise<Response> {
     if (e instanceof ApiError && (e.status === 422 || e.status === 429)) return page(c, e);
     throw e;
   }
-  // The session's next page sees the change (organisations requiring two-factor authentication read it).
-  await forgetSession(getCookie(c, SESSION_COOKIE));
   return c.redirect(PATH, 303);
 }
 
@@ -50,7 +46,6 @@ definePage(twoFactorUi, "post", "/settings/two-factor/confirm", "user", async (c
   const caller = callerOf(c);
   try {
     const codes = await confirmEnrolment(caller, text(form, "code"));
-    await forgetSession(getCookie(c, SESSION_COOKIE));
     return c.html(<RecoveryCodesPage principal={caller.principal} codes={codes} />);
   } catch (e) {
     if (e instanceof ApiError && e.status === 422) return page(c, e);
