@@ -1,6 +1,5 @@
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { LIMITS } from "../limits";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
