@@ -36,8 +36,7 @@ export function Layout(props: { title: string; principal?: Principal | null; ref
           </a>
           {props.principal ? (
             <form method="post" action="/app/session/delete">
-              <a href="/app/settings/tokens">API tokens</a>{" "}
-              {props.principal.kind === "user" ? <a href="/app/settings/two-factor">Two-factor authentication</a> : null}{" "}
+              <a href="/app/settings/tokens">API tokens</a> {props.principal.kind === "user" ? <a href="/app/settings/two-factor">Two-factor</a> : null}{" "}
               <span class="muted">{whoIs(props.principal)}</span> <button type="submit">Sign out</button>
             </form>
           ) : null}
