@@ -122,6 +122,18 @@ export async function confirmEmail(db: Db, id: string): Promise<boolean> {
   return res.meta.changes === 1;
 }
 
+/**
+ * Makes a user a site admin or not (its address counts as proven while it is one, `emailProvenSql`). Never the
+ * bootstrap admin, which stands for the operator's ADMIN_TOKEN: false then, or when there is no such person.
+ */
+export async function setSiteAdmin(db: Db, id: string, admin: boolean): Promise<boolean> {
+  const res = await db
+    .prepare("UPDATE users SET is_site_admin = ? WHERE id = ? AND is_service_account = 0 AND is_bootstrap = 0")
+    .bind(admin ? 1 : 0, id)
+    .run();
+  return res.meta.changes === 1;
+}
+
 /** Users named by id or by username. */
 export async function usersByIdOrUsername(db: Db, refs: string[]): Promise<Array<{ id: string; username: string }>> {
   const json = JSON.stringify(refs);

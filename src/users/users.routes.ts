@@ -10,7 +10,7 @@ import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { serializeMemberships } from "./memberships.serialize";
 import { acceptInvitation, inviteMember, listMemberships, removeMembership, showMembership } from "./memberships.service";
 import { serializeStoredUser } from "./users.serialize";
-import { confirmEmailChange, createUser, showUser, updateAccount } from "./users.service";
+import { changeSiteAdmin, confirmEmailChange, createUser, showUser, updateAccount } from "./users.service";
 import { defineRoutes } from "../jsonapi/define-route";
 import { membershipResource, userResource as userSchema } from "./users.schemas";
 import { adminDisableTwoFactor } from "../two-factor/two-factor.service";
@@ -85,6 +85,23 @@ users.openapi(
   }),
   async (c) => jsonapi(c, { data: serializeStoredUser(await confirmEmailChange(callerOf(c), c.req.valid("param").user_id)) }),
 );
+
+for (const [action, admin] of [
+  ["grant_admin", true],
+  ["revoke_admin", false],
+] as const) {
+  users.openapi(
+    defineRoute({
+      method: "post",
+      path: `/admin/users/{user_id}/actions/${action}`,
+      action: "site-admin",
+      summary: admin ? "Make a user a site admin (site admins)" : "Revoke a user's site admin rights (site admins; not their own, not the bootstrap admin)",
+      request: { params: z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) }) },
+      responses: ok("The user", resourceDocument(userSchema)),
+    }),
+    async (c) => jsonapi(c, { data: serializeStoredUser(await changeSiteAdmin(callerOf(c), c.req.valid("param").user_id, admin)) }),
+  );
+}
 
 users.openapi(
   defineRoute({

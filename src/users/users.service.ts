@@ -1,10 +1,11 @@
-/** Users: site admins create them and confirm email changes; users change their own account. */
+/** Users: site admins create them, confirm email changes and grant or revoke site admin; users change their own account. */
 import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
 import {
   confirmEmail,
+  setSiteAdmin,
   findUser,
   insertUser,
   type ListedUser,
@@ -97,4 +98,23 @@ export async function showListedUser(caller: Caller, id: string): Promise<Listed
   const user = await listedUser(caller.db, id);
   if (!user) throw ApiError.of("not_found");
   return user;
+}
+
+/**
+ * Grants or revokes site admin (the admin users API's `grant_admin` and `revoke_admin`). A site admin does not revoke
+ * its own (someone must remain to undo it), and the bootstrap admin, which stands for the operator's token, stays one.
+ */
+export async function changeSiteAdmin(caller: Caller, id: string, admin: boolean): Promise<User> {
+  requireSiteAdmin(caller);
+  const p = caller.principal;
+  const user = await findUser(caller.db, id);
+  if (!user) throw ApiError.of("not_found");
+  if (!admin && p.kind === "user" && p.userId === id)
+    throw ApiError.of("invalid_attribute", { detail: "You cannot revoke your own site admin rights", pointer: "/data/attributes/is-site-admin" });
+  if (!(await setSiteAdmin(caller.db, id, admin)))
+    throw ApiError.of("invalid_attribute", {
+      detail: "The bootstrap site admin (the operator's token) remains a site admin",
+      pointer: "/data/attributes/is-site-admin",
+    });
+  return (await findUser(caller.db, id))!;
 }

@@ -1270,6 +1270,18 @@ const ROWS: Row[] = [
   },
   {
     method: "POST",
+    route: "/api/v2/admin/users/:user_id/actions/grant_admin",
+    ok: 200,
+    make: async () => ({ path: `/admin/users/${(await makeUser()).id}/actions/grant_admin` }),
+  },
+  {
+    method: "POST",
+    route: "/api/v2/admin/users/:user_id/actions/revoke_admin",
+    ok: 200,
+    make: async () => ({ path: `/admin/users/${(await makeUser()).id}/actions/revoke_admin` }),
+  },
+  {
+    method: "POST",
     route: "/api/v2/admin/users/:user_id/actions/disable_two_factor",
     ok: 200,
     make: async () => ({ path: `/admin/users/${(await makeUser()).id}/actions/disable_two_factor` }),

@@ -95,6 +95,31 @@ describe("the site admin's users", () => {
     expect(again.text).toContain("The user has no email change to confirm");
   });
 
+  it("grants and revokes site admin (the page and the API); never one's own, never the bootstrap admin's", async () => {
+    const cookie = await signIn(ADMIN);
+    const user = await makeUser();
+    expect((await ui("GET", `/app/admin/users/${user.id}`, { cookie })).text).toContain(`/app/admin/users/${user.id}/grant-admin`);
+    expect((await ui("POST", `/app/admin/users/${user.id}/grant-admin`, { cookie })).status).toBe(303);
+    expect((await api("GET", `/users/${user.id}`)).body.data.attributes["is-site-admin"]).toBe(true);
+    expect((await ui("GET", "/app/admin/users", { cookie: await signIn(user.token) })).status).toBe(200);
+    const bootstrap = (await api("GET", "/account/details")).body.data.id as string;
+    const own = await api("POST", `/admin/users/${user.id}/actions/revoke_admin`, { token: user.token });
+    expect(own.status).toBe(422);
+    expect(own.body.errors[0].detail).toBe("You cannot revoke your own site admin rights");
+    const operator = await api("POST", `/admin/users/${bootstrap}/actions/revoke_admin`, { token: user.token });
+    expect(operator.status).toBe(422);
+    expect(operator.body.errors[0].detail).toContain("bootstrap site admin");
+    const refusedPage = await ui("POST", `/app/admin/users/${bootstrap}/revoke-admin`, { cookie: await signIn(user.token) });
+    expect(refusedPage.status).toBe(422);
+    expect(refusedPage.text).toContain("bootstrap site admin");
+    const revoked = await api("POST", `/admin/users/${user.id}/actions/revoke_admin`, {});
+    expect(revoked.status).toBe(200);
+    expect(revoked.body.data.attributes["is-site-admin"]).toBe(false);
+    // No longer a site admin: its next request is refused the admin pages.
+    expect((await ui("GET", "/app/admin/users", { cookie: await signIn(user.token) })).status).toBe(404);
+    expect((await api("POST", `/admin/users/${user.id}/actions/grant_admin`, { token: user.token })).status).toBe(404);
+  });
+
   it("turns off a user's two-factor authentication (the page and the API)", async () => {
     const user = await makeUser();
     const session = await signIn(user.token);
@@ -126,6 +151,8 @@ describe("the site admin's users", () => {
     expect((await ui("POST", "/app/admin/users", { cookie, form: { username, email: `${username}@example.com` } })).status).toBe(404);
     expect((await ui("POST", `/app/admin/users/${target.id}/reset-link`, { cookie })).status).toBe(404);
     expect((await ui("POST", `/app/admin/users/${target.id}/disable-two-factor`, { cookie })).status).toBe(404);
+    expect((await ui("POST", `/app/admin/users/${target.id}/grant-admin`, { cookie })).status).toBe(404);
+    expect((await api("GET", `/users/${target.id}`)).body.data.attributes["is-site-admin"]).toBe(false);
     const admin = await signIn(ADMIN);
     const forged = await ui("POST", "/app/admin/users", {
       cookie: admin,

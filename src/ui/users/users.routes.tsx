@@ -1,7 +1,8 @@
 /** @jsxImportSource hono/jsx */
 /**
  * The site admin's users (`/app/admin/users`): the list (searched by username or e-mail, paged), one user's page, and
- * what the admin users API does (create a user, confirm an e-mail change, turn off two-factor authentication) plus
+ * what the admin users API does (create a user, confirm an e-mail change, grant and revoke site admin, turn off
+ * two-factor authentication) plus
  * reset links, each through the service the API calls, which authorises as the site admin (anyone else: 404).
  */
 import { Hono } from "hono";
@@ -9,7 +10,7 @@ import type { AppEnv } from "../../env";
 import { pageOf } from "../../jsonapi/schemas";
 import { resetLink } from "../../passwords/passwords.service";
 import { adminDisableTwoFactor } from "../../two-factor/two-factor.service";
-import { confirmEmailChange, createUser, listUsers, showListedUser } from "../../users/users.service";
+import { changeSiteAdmin, confirmEmailChange, createUser, listUsers, showListedUser } from "../../users/users.service";
 import { callerOf, type Ctx } from "../context";
 import { definePage } from "../define-page";
 import { attempt, formOf, type Refusal, text, ticked } from "../forms";
@@ -64,6 +65,23 @@ definePage(usersUi, "post", "/admin/users/:user_id/confirm-email", "site-admin",
     async (errors) => c.html(<AdminUserPage principal={caller.principal} user={await showListedUser(caller, id)} errors={errors} />, 422),
   );
 });
+
+/** As `POST /admin/users/:id/actions/grant_admin` and `revoke_admin`; a refusal (one's own, the bootstrap admin): the user's page, with why. */
+for (const [path, admin] of [
+  ["grant-admin", true],
+  ["revoke-admin", false],
+] as const) {
+  definePage(usersUi, "post", `/admin/users/:user_id/${path}`, "site-admin", async (c) => {
+    const caller = callerOf(c);
+    const id = c.req.param("user_id");
+    return attempt(
+      c,
+      () => changeSiteAdmin(caller, id, admin),
+      usersPath(id),
+      async (errors) => c.html(<AdminUserPage principal={caller.principal} user={await showListedUser(caller, id)} errors={errors} />, 422),
+    );
+  });
+}
 
 /** As `POST /admin/users/:id/actions/disable_two_factor`: for a user who lost its authenticator and its recovery codes. */
 definePage(usersUi, "post", "/admin/users/:user_id/disable-two-factor", "site-admin", async (c) => {

@@ -89,6 +89,11 @@ export function AdminUserPage(props: { principal: Principal; user: ListedUser & 
       <div class="actions">
         <ButtonForm action={`${usersPath(u.id)}/reset-link`} label={`for ${u.username}`} text="Make a reset link" />
         {u.unconfirmedEmail ? <ButtonForm action={`${usersPath(u.id)}/confirm-email`} label={`of ${u.username}`} text="Confirm the e-mail change" /> : null}
+        {u.isSiteAdmin ? (
+          <ButtonForm action={`${usersPath(u.id)}/revoke-admin`} label={`of ${u.username}`} text="Revoke site admin" danger />
+        ) : (
+          <ButtonForm action={`${usersPath(u.id)}/grant-admin`} label={`to ${u.username}`} text="Make site admin" />
+        )}
         {u.twoFactor ? (
           <ButtonForm action={`${usersPath(u.id)}/disable-two-factor`} label={`of ${u.username}`} text="Turn off two-factor authentication" danger />
         ) : null}
