@@ -219,17 +219,17 @@ export async function linkByHash(db: Db, idHash: string): Promise<PasswordLink |
 export async function linkMaker(
   db: Db,
   link: Pick<PasswordLink, "createdBy" | "createdByToken">,
-): Promise<{ token: AuthToken | null } | { user: { id: string; username: string; isSiteAdmin: boolean } | null } | null> {
+): Promise<{ token: AuthToken | null } | { user: { id: string; username: string; isSiteAdmin: boolean; twoFactor: boolean } | null } | null> {
   if (link.createdByToken) {
     const row = await db.prepare(`SELECT ${AUTH_TOKEN_COLUMNS} FROM tokens k ${AUTH_TOKEN_JOINS} WHERE k.id = ?`).bind(link.createdByToken).first();
     return { token: authTokenOf(row) };
   }
   if (!link.createdBy) return null;
   const u = await db
-    .prepare("SELECT id, username, is_site_admin FROM users WHERE id = ?")
+    .prepare(`SELECT id, username, is_site_admin, ${twoFactorSql("users.id")} AS two_factor FROM users WHERE id = ?`)
     .bind(link.createdBy)
-    .first<{ id: string; username: string; is_site_admin: number }>();
-  return { user: u ? { id: u.id, username: u.username, isSiteAdmin: u.is_site_admin === 1 } : null };
+    .first<{ id: string; username: string; is_site_admin: number; two_factor: number }>();
+  return { user: u ? { id: u.id, username: u.username, isSiteAdmin: u.is_site_admin === 1, twoFactor: u.two_factor === 1 } : null };
 }
 
 /**

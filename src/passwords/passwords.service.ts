@@ -268,7 +268,11 @@ async function stillHolds(env: Bindings, link: PasswordLink): Promise<boolean> {
   if (link.kind === "reset") return allows(maker, "site-admin");
   const m = link.membershipId ? await membershipById(db, link.membershipId) : null;
   if (!m || m.userId !== link.userId) return false;
-  const access = await loadOrgAccess(db, maker, { id: m.organizationId });
+  // A maker the organisation now refuses (its session settings, two-factor authentication required) may not make it.
+  const access = await loadOrgAccess(db, maker, { id: m.organizationId }).catch((e) => {
+    if (e instanceof ApiError) return null;
+    throw e;
+  });
   if (!access || !allows(maker, "membership.manage", { access })) return false;
   return (await linkRefusal({ env, principal: maker, db, near: db }, m)) === null;
 }
@@ -279,7 +283,7 @@ async function makerNow(db: D1DatabaseSession, link: PasswordLink): Promise<Prin
   if (!found) return null;
   if ("token" in found) return principalOfToken(found.token);
   const u = found.user;
-  return u ? { kind: "user", userId: u.id, username: u.username, isSiteAdmin: u.isSiteAdmin, tokenId: null } : null;
+  return u ? { kind: "user", userId: u.id, username: u.username, isSiteAdmin: u.isSiteAdmin, tokenId: null, twoFactor: u.twoFactor } : null;
 }
 
 /**

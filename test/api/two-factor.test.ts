@@ -256,3 +256,27 @@ describe("collaborator-auth-policy: two_factor_mandatory", () => {
     expect((await api("GET", `/organizations/${org}`)).body.data.attributes["collaborator-auth-policy"]).toBe("password");
   });
 });
+
+describe("an invitation link under two_factor_mandatory", () => {
+  it("stops working when its maker no longer reaches the organisation", async () => {
+    const owner = await makeUser();
+    const org = await createOrg(owner.token);
+    const invited = await api("POST", `/organizations/${org}/organization-memberships`, {
+      token: owner.token,
+      body: { data: { type: "organization-memberships", attributes: { email: `inv-${Date.now()}@example.com` } } },
+    });
+    expect(invited.status).toBe(201);
+    const session = await signInWithToken(owner.token);
+    const made = await ui("POST", `/app/${org}/invitations/${invited.body.data.id}/link`, { cookie: session });
+    const link = /<code id="new-link">http:\/\/localhost(\/app\/password\/[A-Za-z0-9]+)<\/code>/.exec(made.text)![1]!;
+    expect((await ui("GET", link)).status).toBe(200);
+    expect(
+      (
+        await api("PATCH", `/organizations/${org}`, {
+          body: { data: { type: "organizations", attributes: { "collaborator-auth-policy": "two_factor_mandatory" } } },
+        })
+      ).status,
+    ).toBe(200);
+    expect((await ui("GET", link)).status).toBe(410);
+  });
+});
