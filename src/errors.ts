@@ -18,6 +18,13 @@ export const ERRORS = {
   /** A web UI session past the organisation's session-timeout or session-remember (the UI signs it out). */
   session_expired: { status: 401, title: "unauthorized", detail: "Your session has ended under this organisation's session settings; sign in again" },
   not_found: { status: 404, title: "not found" },
+  /** A member without two-factor authentication, in an organisation whose collaborator-auth-policy requires it (src/auth/access.ts). */
+  two_factor_required: {
+    status: 403,
+    title: "forbidden",
+    detail:
+      "This organization requires two-factor authentication. Enable it for your account in the web UI (Account settings, Two-factor authentication: /app/settings/two-factor), then try again.",
+  },
   forbidden: { status: 403, title: "forbidden" },
   invalid_attribute: { status: 422, title: "invalid attribute" },
   invalid_attributes: { status: 422, title: "invalid attributes" },

@@ -97,6 +97,18 @@ export function buildOrgAccess(principal: Principal, organization: Organization,
   // session-remember (minutes; null: the service's own session lifetime alone).
   if (principal.kind === "user" && principal.session && sessionEnded(principal.session, organization.attrs, Date.now())) throw ApiError.of("session_expired");
   if (!isSiteAdmin && !isOrgToken && !isRun && teams.length === 0) return null;
+  // `collaborator-auth-policy: two_factor_mandatory`: a member without a confirmed authenticator reaches nothing of the
+  // organisation, through a session or its own token (a token is no way around the policy), until it enrols. Owners
+  // keep the organisation's own settings, to switch the policy back; site admins stand by the installation, not
+  // membership; team and organisation tokens are no person's.
+  if (
+    principal.kind === "user" &&
+    !isSiteAdmin &&
+    !principal.twoFactor &&
+    organization.attrs["collaborator-auth-policy"] === "two_factor_mandatory" &&
+    !(isOwner && opts.ownerSettings)
+  )
+    throw ApiError.of("two_factor_required");
 
   let orgPermissions: OrgPermissions = { ...NO_ORG_PERMISSIONS };
   if (isSiteAdmin || isOwner || isOrgToken) orgPermissions = { ...ALL_ORG_PERMISSIONS };

@@ -115,6 +115,7 @@ export function principalOfToken(token: AuthToken | null, defer?: (p: Promise<un
         isSiteAdmin: token.isSiteAdmin,
         tokenId: token.id,
         tokenCreatedAt: token.createdAt,
+        twoFactor: token.twoFactor,
       };
     case "team":
       if (!token.teamId || !token.teamOrganizationId || token.organizationName === null) return null;

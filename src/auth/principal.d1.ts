@@ -5,6 +5,7 @@
  */
 import type { Db } from "../caller";
 import { LIMITS } from "../limits";
+import { twoFactorSql } from "../two-factor/two-factor.d1";
 
 /** A token with what authentication needs of its user or team, found by its hash. */
 interface AuthTokenRow {
@@ -22,6 +23,7 @@ interface AuthTokenRow {
   organization_name: string | null;
   created_at: string;
   ttl_cap_ms: number | null;
+  two_factor: number | null;
 }
 
 /** A token as authentication sees it: itself, and what it needs of its user, team and organisation. */
@@ -47,6 +49,8 @@ export interface AuthToken {
    * policies (`max-ttl-enabled`); null otherwise. A token older than that no longer works (src/tokens/token-ttl-policies.service.ts).
    */
   ttlCapMs: number | null;
+  /** A user token's user has a confirmed authenticator (organisations requiring two-factor authentication admit it). */
+  twoFactor: boolean;
 }
 
 /** The token a read of `AUTH_TOKEN_COLUMNS` found (null: none; a LEFT JOIN's all-null columns included). */
@@ -68,6 +72,7 @@ export function authTokenOf(row: unknown): AuthToken | null {
     organizationName: r.organization_name,
     createdAt: r.created_at,
     ttlCapMs: r.ttl_cap_ms,
+    twoFactor: r.two_factor === 1,
   };
 }
 
@@ -76,7 +81,8 @@ export const AUTH_TOKEN_COLUMNS = `k.id, k.last_used_at, k.kind, k.user_id, k.te
   u.username, u.is_site_admin, t.organization_id AS team_org, t.service_user_id AS team_service_user, o.name AS organization_name,
   CASE WHEN k.kind <> 'user' AND json_extract(o.attrs, '$."max-ttl-enabled"') = 1 THEN coalesce(
     (SELECT p.max_ttl_ms FROM token_ttl_policies p WHERE p.organization_id = o.external_id AND p.token_type = replace(k.kind, '-', '_')),
-    ${LIMITS.tokenTtlPolicyDefaultMs}) END AS ttl_cap_ms`;
+    ${LIMITS.tokenTtlPolicyDefaultMs}) END AS ttl_cap_ms,
+  ${twoFactorSql("k.user_id")} AS two_factor`;
 export const AUTH_TOKEN_JOINS = `LEFT JOIN users u ON u.id = k.user_id LEFT JOIN teams t ON t.id = k.team_id
   LEFT JOIN organizations o ON o.external_id = coalesce(t.organization_id, k.organization_id)`;
 
@@ -87,6 +93,21 @@ export function tokenByHashStatement(db: Db, hash: string): D1PreparedStatement 
 
 export async function tokenByHash(db: Db, hash: string): Promise<AuthToken | null> {
   return authTokenOf(await tokenByHashStatement(db, hash).first());
+}
+
+/**
+ * The principal cache's keys of everything that authenticates as a user (src/auth/principal-cache.ts): its tokens'
+ * hashes and its UI sessions' (`session:<hash>`), password sessions and sessions of its tokens alike.
+ */
+export async function principalKeysOfUser(db: Db, userId: string): Promise<string[]> {
+  const rows = await db
+    .prepare(
+      `SELECT token_hash AS k FROM tokens WHERE user_id = ?1
+       UNION ALL SELECT 'session:' || id_hash FROM ui_sessions WHERE user_id = ?1 OR token_hash IN (SELECT token_hash FROM tokens WHERE user_id = ?1)`,
+    )
+    .bind(userId)
+    .all<{ k: string }>();
+  return rows.results.map((r) => r.k);
 }
 
 export async function touchToken(db: Db, id: string, at: string): Promise<void> {

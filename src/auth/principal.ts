@@ -14,6 +14,8 @@ export type Principal =
       tokenCreatedAt?: string;
       /** A web UI session's start and last request: organisations' `session-remember` and `session-timeout` apply to it. */
       session?: { createdAt: string; lastSeenAt: string };
+      /** The user has a confirmed authenticator (src/two-factor/): organisations with `two_factor_mandatory` admit it. */
+      twoFactor?: boolean;
     }
   | { kind: "team"; teamId: string; organizationId: string; organization: string; serviceUserId: string; tokenId: string }
   | { kind: "organization"; organizationId: string; organization: string; serviceUserId: string; tokenId: string }

@@ -1,13 +1,12 @@
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { LIMITS } from "../limits";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { serializeEntitlements, serializeOrganizationView } from "./organizations.serialize";
 import { changeOrganization, createOrganization, entitlementsOf, listCallerOrganizations, removeOrganization, showOrganization } from "./organizations.service";
 import { defineRoutes } from "../jsonapi/define-route";
-import { entitlementSetResource, organizationAttributesInput, organizationResource } from "./organizations.schemas";
+import { entitlementSetResource, organizationAttributesInput, organizationCreateAttributes, organizationResource } from "./organizations.schemas";
 
 const defineRoute = defineRoutes({ tags: ["Organizations"] });
 export const organizations = router();
@@ -21,7 +20,7 @@ const orgCreateBody = z
   .object({
     data: z.object({
       type: z.literal("organizations"),
-      attributes: organizationAttributesInput.extend({ name: z.string().max(LIMITS.organizationNameMax), email: z.string().max(255) }),
+      attributes: organizationCreateAttributes,
       relationships: orgRelationships,
     }),
   })

@@ -62,3 +62,9 @@ export const organizationAttributesInput = z.object({
   // Taken so that `true` is refused rather than ignored (the tfe provider sends false on every update).
   "enforce-hyok": z.boolean().optional(),
 });
+
+/** A create's attributes: a name and an e-mail besides (the UI's new-organisation form is checked against it too). */
+export const organizationCreateAttributes = organizationAttributesInput.extend({
+  name: z.string().max(LIMITS.organizationNameMax),
+  email: z.string().max(255),
+});

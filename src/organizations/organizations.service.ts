@@ -75,6 +75,21 @@ function refuseUnavailable(a: OrganizationAttributes): void {
   for (const [k, detail] of UNAVAILABLE) if (a[k] === true) throw ApiError.of("invalid_attribute", { detail, pointer: `/data/attributes/${k}` });
 }
 
+/**
+ * A person who requires two-factor authentication of an organisation's members has it (Terraform Enterprise's
+ * authentication policy: owners must have 2FA to require it), or the policy would shut them out of what they just
+ * set up. Site admins and the organisation token stand outside the policy.
+ */
+function refuseUnprotectedPolicy(caller: Caller, a: OrganizationAttributes, current: unknown): void {
+  const p = caller.principal;
+  if (a["collaborator-auth-policy"] !== "two_factor_mandatory" || current === "two_factor_mandatory") return;
+  if (p.kind === "user" && !p.isSiteAdmin && !p.twoFactor)
+    throw ApiError.of("invalid_attribute", {
+      detail: "Enable two-factor authentication for your own account (/app/settings/two-factor) before requiring it of the organization's members",
+      pointer: "/data/attributes/collaborator-auth-policy",
+    });
+}
+
 /** An organisation as the caller sees it: `owner` when it holds the owners' permissions. */
 export interface OrganizationView {
   organization: Organization;
@@ -111,6 +126,7 @@ export async function createOrganization(caller: Caller, a: OrganizationAttribut
   checkName(a.name);
   checkEmail(a.email);
   refuseUnavailable(a);
+  refuseUnprotectedPolicy(caller, a, undefined);
   if (a["default-execution-mode"] === "agent") {
     throw ApiError.of("invalid_attribute", {
       detail: "A new organisation has no agent pool to default to",
@@ -227,6 +243,7 @@ export async function changeOrganization(
   }
   if (a.email !== undefined) checkEmail(a.email);
   refuseUnavailable(a);
+  refuseUnprotectedPolicy(caller, a, org.attrs["collaborator-auth-policy"]);
   if (poolId && !(await poolExists(caller.db, org.externalId, poolId))) {
     throw ApiError.of("invalid_attribute", { detail: "Agent pool not found", pointer: "/data/relationships/default-agent-pool/data/id" });
   }

@@ -4,6 +4,7 @@
  */
 import { AUTH_TOKEN_COLUMNS, AUTH_TOKEN_JOINS, authTokenOf, type AuthToken } from "../auth/principal.d1";
 import type { Db } from "../caller";
+import { twoFactorSql } from "../two-factor/two-factor.d1";
 import { emailProvenSql } from "../users/users.d1";
 import type { FailureStats } from "./passwords.rules";
 
@@ -13,6 +14,8 @@ export interface PasswordUser {
   username: string;
   isSiteAdmin: boolean;
   passwordHash: string | null;
+  /** A confirmed authenticator: the password alone does not sign in (src/two-factor/). */
+  twoFactor: boolean;
 }
 
 interface PasswordUserRow {
@@ -20,6 +23,7 @@ interface PasswordUserRow {
   username: string;
   is_site_admin: number;
   password_hash: string | null;
+  two_factor: number;
 }
 
 const toPasswordUser = (r: PasswordUserRow): PasswordUser => ({
@@ -27,13 +31,14 @@ const toPasswordUser = (r: PasswordUserRow): PasswordUser => ({
   username: r.username,
   isSiteAdmin: r.is_site_admin === 1,
   passwordHash: r.password_hash,
+  twoFactor: r.two_factor === 1,
 });
 
 /**
  * The person a login names: its username, else the user who proved that address, else the oldest user an invitation
  * made for it; never a service user.
  */
-const USER_BY_LOGIN = `SELECT id, username, is_site_admin, password_hash FROM users
+const USER_BY_LOGIN = `SELECT id, username, is_site_admin, password_hash, ${twoFactorSql("users.id")} AS two_factor FROM users
   WHERE is_service_account = 0 AND (username = ?1 COLLATE NOCASE OR email = ?1 COLLATE NOCASE)
   ORDER BY (username = ?1 COLLATE NOCASE) DESC, ${emailProvenSql("users")} DESC, created_at, id LIMIT 1`;
 
@@ -104,6 +109,12 @@ export async function recordFailure(db: Db, keys: string[], at: string, before: 
     ...keys.map((k) => db.prepare("INSERT INTO sign_in_failures (key, at) VALUES (?, ?)").bind(k, at)),
     db.prepare("DELETE FROM sign_in_failures WHERE at <= ?").bind(before),
   ]);
+}
+
+/** Failures within the window under each key, in one batch (a sign-in's second step reads its budgets with it). */
+export async function failureStats(db: Db, keys: string[], since: string): Promise<FailureStats[]> {
+  const res = await db.batch(keys.map((k) => db.prepare(`SELECT ${FAILURE_COLUMNS} FROM sign_in_failures WHERE key = ? AND at > ?`).bind(k, since)));
+  return res.map((r) => r.results[0] as FailureStats);
 }
 
 export async function clearFailures(db: Db, key: string): Promise<void> {
@@ -208,17 +219,17 @@ export async function linkByHash(db: Db, idHash: string): Promise<PasswordLink |
 export async function linkMaker(
   db: Db,
   link: Pick<PasswordLink, "createdBy" | "createdByToken">,
-): Promise<{ token: AuthToken | null } | { user: { id: string; username: string; isSiteAdmin: boolean } | null } | null> {
+): Promise<{ token: AuthToken | null } | { user: { id: string; username: string; isSiteAdmin: boolean; twoFactor: boolean } | null } | null> {
   if (link.createdByToken) {
     const row = await db.prepare(`SELECT ${AUTH_TOKEN_COLUMNS} FROM tokens k ${AUTH_TOKEN_JOINS} WHERE k.id = ?`).bind(link.createdByToken).first();
     return { token: authTokenOf(row) };
   }
   if (!link.createdBy) return null;
   const u = await db
-    .prepare("SELECT id, username, is_site_admin FROM users WHERE id = ?")
+    .prepare(`SELECT id, username, is_site_admin, ${twoFactorSql("users.id")} AS two_factor FROM users WHERE id = ?`)
     .bind(link.createdBy)
-    .first<{ id: string; username: string; is_site_admin: number }>();
-  return { user: u ? { id: u.id, username: u.username, isSiteAdmin: u.is_site_admin === 1 } : null };
+    .first<{ id: string; username: string; is_site_admin: number; two_factor: number }>();
+  return { user: u ? { id: u.id, username: u.username, isSiteAdmin: u.is_site_admin === 1, twoFactor: u.two_factor === 1 } : null };
 }
 
 /**

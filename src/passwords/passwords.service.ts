@@ -15,9 +15,13 @@ import { randomBase62, sha256Hex } from "../ids";
 import { acceptInvitation } from "../users/memberships.service";
 import { membershipById, type Membership } from "../users/memberships.d1";
 import { findUser } from "../users/users.d1";
+import { deleteChallenge, findChallenge, insertChallenge } from "../two-factor/two-factor.d1";
+import { CHALLENGE_TTL_MS } from "../two-factor/two-factor.rules";
+import { checkSecondFactor } from "../two-factor/two-factor.service";
 import {
   accountStanding,
   clearFailures,
+  failureStats,
   insertLink,
   linkByHash,
   linkMaker,
@@ -53,6 +57,8 @@ export interface DeviceCookie {
 
 export type SignInOutcome =
   | { ok: true; user: PasswordUser; device: DeviceCookie }
+  /** The password was right and the user has two-factor authentication: no session yet, a code is owed (`challenge`: its cookie). */
+  | { ok: false; reason: "second-factor"; challenge: string; expiresAt: number }
   | { ok: false; reason: "invalid" }
   | { ok: false; reason: "limited"; retryAt: number };
 
@@ -64,7 +70,7 @@ export type SignInOutcome =
  */
 export async function signInWithPassword(
   env: Bindings,
-  input: { login: string; password: string; address: string; device?: string | null },
+  input: { login: string; password: string; address: string; device?: string | null; next?: string | null },
   now = Date.now(),
 ): Promise<SignInOutcome> {
   const login = input.login.trim();
@@ -86,10 +92,58 @@ export async function signInWithPassword(
     await recordFailure(db, facts.device ? [key] : [key, input.address], iso(now), since);
     return { ok: false, reason: "invalid" };
   }
-  await clearFailures(db, key);
   // A hash made with fewer iterations than today's is replaced while the password is at hand.
   if (rehash) await replacePasswordHash(db, facts.user.id, stored, await hashPassword(input.password));
+  if (facts.user.twoFactor) {
+    // Nothing is cleared or remembered yet: the code's failures spend the same budget the password's did.
+    const challenge = randomBase62(43);
+    const expiresAt = now + CHALLENGE_TTL_MS;
+    await insertChallenge(
+      db,
+      await sha256Hex(challenge),
+      { userId: facts.user.id, failureKey: key, addressKey: facts.device ? null : input.address, next: input.next ?? null, expiresAt: iso(expiresAt) },
+      iso(now),
+    );
+    return { ok: false, reason: "second-factor", challenge, expiresAt };
+  }
+  await clearFailures(db, key);
   return { ok: true, user: facts.user, device: await knownDevice(env, facts.user.id, device, now) };
+}
+
+export type SecondFactorOutcome =
+  | { ok: true; userId: string; device: DeviceCookie; next: string | null }
+  /** No such challenge, or it expired: sign in again. */
+  | { ok: false; reason: "gone" }
+  | { ok: false; reason: "invalid"; username: string }
+  | { ok: false; reason: "limited"; retryAt: number; username: string };
+
+/**
+ * The second step of a password sign-in: a code of the user's authenticator, or one of its recovery codes (used up).
+ * Rate limited as the password was, against the same budget (the known browser's, or the account's and the address's).
+ */
+export async function signInSecondFactor(
+  env: Bindings,
+  input: { challenge: string; code: string; device?: string | null },
+  now = Date.now(),
+): Promise<SecondFactorOutcome> {
+  if (!input.challenge || input.challenge.length > 100) return { ok: false, reason: "gone" };
+  const db = env.DB.withSession("first-primary");
+  const idHash = await sha256Hex(input.challenge);
+  const challenge = await findChallenge(db, idHash, iso(now));
+  if (!challenge) return { ok: false, reason: "gone" };
+  const since = iso(now - FAILURE_WINDOW_MS);
+  const keys = challenge.addressKey ? [challenge.failureKey, challenge.addressKey] : [challenge.failureKey];
+  const [account, address] = await failureStats(db, keys, since);
+  const retryAt = Math.max(accountRetryAt(account!, now) ?? 0, address ? (addressRetryAt(address, now) ?? 0) : 0);
+  if (retryAt > 0) return { ok: false, reason: "limited", retryAt, username: challenge.username };
+  if (!(await checkSecondFactor(env, db, challenge.userId, input.code, now))) {
+    await recordFailure(db, keys, iso(now), since);
+    return { ok: false, reason: "invalid", username: challenge.username };
+  }
+  // A racing answer to the same challenge with another good code: one signs in.
+  if (!(await deleteChallenge(db, idHash))) return { ok: false, reason: "gone" };
+  await clearFailures(db, challenge.failureKey);
+  return { ok: true, userId: challenge.userId, device: await knownDevice(env, challenge.userId, input.device, now), next: challenge.next };
 }
 
 /** Remembers the browser (its cookie, or a new one) as one that signed in to `userId`. */
@@ -214,7 +268,11 @@ async function stillHolds(env: Bindings, link: PasswordLink): Promise<boolean> {
   if (link.kind === "reset") return allows(maker, "site-admin");
   const m = link.membershipId ? await membershipById(db, link.membershipId) : null;
   if (!m || m.userId !== link.userId) return false;
-  const access = await loadOrgAccess(db, maker, { id: m.organizationId });
+  // A maker the organisation now refuses (its session settings, two-factor authentication required) may not make it.
+  const access = await loadOrgAccess(db, maker, { id: m.organizationId }).catch((e) => {
+    if (e instanceof ApiError) return null;
+    throw e;
+  });
   if (!access || !allows(maker, "membership.manage", { access })) return false;
   return (await linkRefusal({ env, principal: maker, db, near: db }, m)) === null;
 }
@@ -225,7 +283,7 @@ async function makerNow(db: D1DatabaseSession, link: PasswordLink): Promise<Prin
   if (!found) return null;
   if ("token" in found) return principalOfToken(found.token);
   const u = found.user;
-  return u ? { kind: "user", userId: u.id, username: u.username, isSiteAdmin: u.isSiteAdmin, tokenId: null } : null;
+  return u ? { kind: "user", userId: u.id, username: u.username, isSiteAdmin: u.isSiteAdmin, tokenId: null, twoFactor: u.twoFactor } : null;
 }
 
 /**

@@ -34,6 +34,8 @@ import { statesUi } from "./states/states.routes";
 import { UI_CSS } from "./styles";
 import { teamsUi } from "./teams/teams.routes";
 import { tokensUi } from "./tokens/tokens.routes";
+import { twoFactorUi } from "./two-factor/two-factor.routes";
+import { usersUi } from "./users/users.routes";
 import { tagsUi } from "./tags/tags.routes";
 import { variablesUi } from "./variables/variables.routes";
 import { vcsUi } from "./vcs/vcs.routes";
@@ -42,7 +44,7 @@ import { workspaceUi } from "./workspaces/workspace.routes";
 import { workspacesUi } from "./workspaces/workspaces.routes";
 
 /** Paths served without a session (and the password links, `/app/password/:secret`). */
-const PUBLIC = new Set(["/app/ui.css", "/app/session/new", "/app/session", "/app/session/delete", "/app/session/password"]);
+const PUBLIC = new Set(["/app/ui.css", "/app/session/new", "/app/session", "/app/session/delete", "/app/session/password", "/app/session/two-factor"]);
 const isPublic = (path: string) => PUBLIC.has(path) || path.startsWith("/app/password/");
 
 export const ui = new Hono<AppEnv>();
@@ -128,6 +130,7 @@ function signInPath(c: Ctx): string {
 ui.route("/", sessionsUi);
 ui.route("/", loginUi);
 ui.route("/", tokensUi);
+ui.route("/", twoFactorUi);
 ui.route("/", agentsUi);
 ui.route("/", projectsUi);
 ui.route("/", workspacesUi);
@@ -137,6 +140,7 @@ ui.route("/", tagsUi);
 ui.route("/", workspaceUi);
 ui.route("/", runsUi);
 ui.route("/", passwordUi);
+ui.route("/", usersUi);
 ui.route("/", varsetsUi);
 ui.route("/", teamsUi);
 ui.route("/", membersUi);
@@ -161,7 +165,10 @@ ui.onError(async (err, c) => {
   }
   if (err instanceof ApiError) {
     const e = err.errors[0];
-    return c.html(<ErrorPage principal={principal} status={err.status} title={e?.title ?? "Error"} detail={e?.detail} />, err.status as 400);
+    // An organisation requiring two-factor authentication of a member without it: the way to enrol.
+    const next = e?.detail === ERRORS.two_factor_required.detail ? { href: "/app/settings/two-factor", text: "Set up two-factor authentication" } : undefined;
+    const title = next ? "Two-factor authentication required" : (e?.title ?? "Error");
+    return c.html(<ErrorPage principal={principal} status={err.status} title={title} detail={e?.detail} next={next} />, err.status as 400);
   }
   console.log(JSON.stringify({ level: "error", requestId: c.get("requestId"), error: String(err), stack: err instanceof Error ? err.stack : undefined }));
   return c.html(<ErrorPage principal={principal} status={500} title="Internal error" />, 500);

@@ -36,7 +36,8 @@ export function Layout(props: { title: string; principal?: Principal | null; ref
           </a>
           {props.principal ? (
             <form method="post" action="/app/session/delete">
-              <a href="/app/settings/tokens">API tokens</a> <span class="muted">{whoIs(props.principal)}</span> <button type="submit">Sign out</button>
+              <a href="/app/settings/tokens">API tokens</a> {props.principal.kind === "user" ? <a href="/app/settings/two-factor">Two-factor</a> : null}{" "}
+              <span class="muted">{whoIs(props.principal)}</span> <button type="submit">Sign out</button>
             </form>
           ) : null}
         </header>
@@ -46,13 +47,21 @@ export function Layout(props: { title: string; principal?: Principal | null; ref
   );
 }
 
-export function ErrorPage(props: { principal?: Principal | null; status: number; title: string; detail?: string }) {
+/** `next`: the page that gets the visitor past the error (enrolling two-factor authentication), when there is one. */
+export function ErrorPage(props: { principal?: Principal | null; status: number; title: string; detail?: string; next?: { href: string; text: string } }) {
   return (
     <Layout title={props.title} principal={props.principal}>
       <h1>{props.title}</h1>
       <p class="error" role="alert">
         {props.detail ?? props.title} <span class="muted">({props.status})</span>
       </p>
+      {props.next ? (
+        <p>
+          <a id="error-next" href={props.next.href}>
+            {props.next.text}
+          </a>
+        </p>
+      ) : null}
       <p>
         <a href="/app">Back to your organisations</a>
       </p>

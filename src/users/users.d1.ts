@@ -1,5 +1,7 @@
 /** All SQL for users (D1 `users`). */
 import type { Db } from "../caller";
+import { appendTo, textMatchSql } from "../platform/text-match";
+import { twoFactorEnrolledSql, twoFactorSql } from "../two-factor/two-factor.d1";
 
 /**
  * Whether the holder of account `u` proved control of its address (migration 0027, `email_proof`): a site admin
@@ -18,6 +20,8 @@ interface UserRow {
   email: string | null;
   is_site_admin: number;
   unconfirmed_email: string | null;
+  tf_enabled?: number;
+  tf_verified?: number;
 }
 
 export interface User {
@@ -27,13 +31,23 @@ export interface User {
   isSiteAdmin: boolean;
   /** An email change waiting for confirmation (see PATCH /account/update). */
   unconfirmedEmail: string | null;
+  /** Two-factor authentication: an authenticator enrolled (`enabled`), and confirmed with a code (`verified`). */
+  twoFactor?: { enabled: boolean; verified: boolean };
 }
 
 function toUser(row: UserRow): User {
-  return { id: row.id, username: row.username, email: row.email, isSiteAdmin: row.is_site_admin === 1, unconfirmedEmail: row.unconfirmed_email ?? null };
+  return {
+    id: row.id,
+    username: row.username,
+    email: row.email,
+    isSiteAdmin: row.is_site_admin === 1,
+    unconfirmedEmail: row.unconfirmed_email ?? null,
+    twoFactor: { enabled: row.tf_enabled === 1, verified: row.tf_verified === 1 },
+  };
 }
 
-const USER_COLUMNS = "id, username, email, is_site_admin, unconfirmed_email";
+const USER_COLUMNS = `id, username, email, is_site_admin, unconfirmed_email, ${twoFactorEnrolledSql("users.id")} AS tf_enabled,
+  ${twoFactorSql("users.id")} AS tf_verified`;
 
 const isUniqueViolation = (err: unknown) => String(err).includes("UNIQUE");
 
@@ -108,6 +122,18 @@ export async function confirmEmail(db: Db, id: string): Promise<boolean> {
   return res.meta.changes === 1;
 }
 
+/**
+ * Makes a user a site admin or not (its address counts as proven while it is one, `emailProvenSql`). Never the
+ * bootstrap admin, which stands for the operator's ADMIN_TOKEN: false then, or when there is no such person.
+ */
+export async function setSiteAdmin(db: Db, id: string, admin: boolean): Promise<boolean> {
+  const res = await db
+    .prepare("UPDATE users SET is_site_admin = ? WHERE id = ? AND is_service_account = 0 AND is_bootstrap = 0")
+    .bind(admin ? 1 : 0, id)
+    .run();
+  return res.meta.changes === 1;
+}
+
 /** Users named by id or by username. */
 export async function usersByIdOrUsername(db: Db, refs: string[]): Promise<Array<{ id: string; username: string }>> {
   const json = JSON.stringify(refs);
@@ -134,25 +160,53 @@ export interface ListedUser {
   email: string | null;
   isSiteAdmin: boolean;
   hasPassword: boolean;
+  /** A confirmed authenticator (two-factor authentication on). */
+  twoFactor: boolean;
 }
 
-/** People (not the service users standing for team and organisation tokens), by username, one page, with the total. */
-export async function usersPage(db: Db, page: { number: number; size: number }): Promise<{ users: ListedUser[]; total: number }> {
+interface ListedUserRow {
+  id: string;
+  username: string;
+  email: string | null;
+  is_site_admin: number;
+  has_password: number;
+  two_factor: number;
+}
+
+const LISTED_COLUMNS = `id, username, email, is_site_admin, password_hash IS NOT NULL AS has_password, ${twoFactorSql("users.id")} AS two_factor`;
+
+const toListedUser = (r: ListedUserRow): ListedUser => ({
+  id: r.id,
+  username: r.username,
+  email: r.email,
+  isSiteAdmin: r.is_site_admin === 1,
+  hasPassword: r.has_password === 1,
+  twoFactor: r.two_factor === 1,
+});
+
+/**
+ * People (not the service users standing for team and organisation tokens), by username, one page, with the total;
+ * `q`: those whose username or e-mail contains it (literally).
+ */
+export async function usersPage(db: Db, page: { number: number; size: number }, q = ""): Promise<{ users: ListedUser[]; total: number }> {
+  const binds: unknown[] = [];
+  const where = ["is_service_account = 0"];
+  if (q) where.push(`(${textMatchSql("username", q, "contains", appendTo(binds))} OR ${textMatchSql("coalesce(email, '')", q, "contains", appendTo(binds))})`);
+  const filter = where.join(" AND ");
   const [rows, count] = await db.batch([
     db
-      .prepare(
-        `SELECT id, username, email, is_site_admin, password_hash IS NOT NULL AS has_password FROM users
-         WHERE is_service_account = 0 ORDER BY username COLLATE NOCASE, id LIMIT ? OFFSET ?`,
-      )
-      .bind(page.size, (page.number - 1) * page.size),
-    db.prepare("SELECT count(*) AS n FROM users WHERE is_service_account = 0"),
+      .prepare(`SELECT ${LISTED_COLUMNS} FROM users WHERE ${filter} ORDER BY username COLLATE NOCASE, id LIMIT ? OFFSET ?`)
+      .bind(...binds, page.size, (page.number - 1) * page.size),
+    db.prepare(`SELECT count(*) AS n FROM users WHERE ${filter}`).bind(...binds),
   ]);
-  const users = (rows.results as Array<{ id: string; username: string; email: string | null; is_site_admin: number; has_password: number }>).map((r) => ({
-    id: r.id,
-    username: r.username,
-    email: r.email,
-    isSiteAdmin: r.is_site_admin === 1,
-    hasPassword: r.has_password === 1,
-  }));
-  return { users, total: (count.results[0] as { n: number }).n };
+  return { users: (rows.results as unknown as ListedUserRow[]).map(toListedUser), total: (count.results[0] as { n: number }).n };
+}
+
+/** One person (not a service user) as the site admin's pages show it, with its unconfirmed e-mail. */
+export async function listedUser(db: Db, id: string): Promise<(ListedUser & { unconfirmedEmail: string | null }) | null> {
+  const r = await db
+    .prepare(`SELECT ${LISTED_COLUMNS}, unconfirmed_email FROM users WHERE id = ? AND is_service_account = 0`)
+    .bind(id)
+    .first<ListedUserRow & { unconfirmed_email: string | null }>();
+  return r ? { ...toListedUser(r), unconfirmedEmail: r.unconfirmed_email } : null;
 }

@@ -10,9 +10,10 @@ import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { serializeMemberships } from "./memberships.serialize";
 import { acceptInvitation, inviteMember, listMemberships, removeMembership, showMembership } from "./memberships.service";
 import { serializeStoredUser } from "./users.serialize";
-import { confirmEmailChange, createUser, showUser, updateAccount } from "./users.service";
+import { changeSiteAdmin, confirmEmailChange, createUser, showUser, updateAccount } from "./users.service";
 import { defineRoutes } from "../jsonapi/define-route";
 import { membershipResource, userResource as userSchema } from "./users.schemas";
+import { adminDisableTwoFactor } from "../two-factor/two-factor.service";
 
 const defineRoute = defineRoutes({ tags: ["Users"] });
 export const users = router();
@@ -83,6 +84,40 @@ users.openapi(
     responses: ok("The user", resourceDocument(userSchema)),
   }),
   async (c) => jsonapi(c, { data: serializeStoredUser(await confirmEmailChange(callerOf(c), c.req.valid("param").user_id)) }),
+);
+
+for (const [action, admin] of [
+  ["grant_admin", true],
+  ["revoke_admin", false],
+] as const) {
+  users.openapi(
+    defineRoute({
+      method: "post",
+      path: `/admin/users/{user_id}/actions/${action}`,
+      action: "site-admin",
+      summary: admin ? "Make a user a site admin (site admins)" : "Revoke a user's site admin rights (site admins; not their own, not the bootstrap admin)",
+      request: { params: z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) }) },
+      responses: ok("The user", resourceDocument(userSchema)),
+    }),
+    async (c) => jsonapi(c, { data: serializeStoredUser(await changeSiteAdmin(callerOf(c), c.req.valid("param").user_id, admin)) }),
+  );
+}
+
+users.openapi(
+  defineRoute({
+    method: "post",
+    path: "/admin/users/{user_id}/actions/disable_two_factor",
+    action: "site-admin",
+    summary: "Turn off a user's two-factor authentication (site admins: the user lost its authenticator and recovery codes)",
+    request: { params: z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) }) },
+    responses: ok("The user", resourceDocument(userSchema)),
+  }),
+  async (c) => {
+    const caller = callerOf(c);
+    const id = c.req.valid("param").user_id;
+    await adminDisableTwoFactor(caller, id);
+    return jsonapi(c, { data: serializeStoredUser(await showUser(caller, id)) });
+  },
 );
 
 // ---- organisation memberships ----

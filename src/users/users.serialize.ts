@@ -13,6 +13,8 @@ export interface UserView {
   authenticated: { id: string; type: string };
   /** An email change waiting for confirmation (see PATCH /account/update). */
   unconfirmedEmail: string | null;
+  /** A stored user's two-factor authentication (src/two-factor/); none for service users. */
+  twoFactor?: { enabled: boolean; verified: boolean };
 }
 
 export function serializeUser(u: UserView): Resource {
@@ -27,7 +29,7 @@ export function serializeUser(u: UserView): Resource {
       "auth-method": "tfc",
       // A neutral placeholder image (no email hash is published); go-tfe expects a non-empty URL.
       "avatar-url": `https://www.gravatar.com/avatar/${u.id.replace(/[^A-Za-z0-9]/g, "")}?s=100&d=mm`,
-      "two-factor": { enabled: false, verified: false },
+      "two-factor": u.twoFactor ?? { enabled: false, verified: false },
       "v2-only": false,
       "is-site-admin": u.isSiteAdmin,
       "is-sso-login": false,

@@ -1,9 +1,20 @@
-/** Users: site admins create them and confirm email changes; users change their own account. */
+/** Users: site admins create them, confirm email changes and grant or revoke site admin; users change their own account. */
 import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
-import { confirmEmail, findUser, insertUser, type ListedUser, provenElsewhere, updateAccount as updateAccountRow, type User, usersPage } from "./users.d1";
+import {
+  confirmEmail,
+  setSiteAdmin,
+  findUser,
+  insertUser,
+  type ListedUser,
+  listedUser,
+  provenElsewhere,
+  updateAccount as updateAccountRow,
+  type User,
+  usersPage,
+} from "./users.d1";
 
 const USERNAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}$/;
@@ -75,8 +86,35 @@ export async function confirmEmailChange(caller: Caller, id: string): Promise<Us
   return (await findUser(caller.db, id))!;
 }
 
-/** Every person with an account, a page at a time: site admins only (the web UI's user list). */
-export async function listUsers(caller: Caller, page: { number: number; size: number }): Promise<{ users: ListedUser[]; total: number }> {
+/** Every person with an account (`q`: whose username or e-mail contains it), a page at a time: site admins only (the web UI's user list). */
+export async function listUsers(caller: Caller, page: { number: number; size: number }, q = ""): Promise<{ users: ListedUser[]; total: number }> {
   requireSiteAdmin(caller);
-  return usersPage(caller.db, page);
+  return usersPage(caller.db, page, q);
+}
+
+/** One person, as the site admin's user page shows it: site admins only. */
+export async function showListedUser(caller: Caller, id: string): Promise<ListedUser & { unconfirmedEmail: string | null }> {
+  requireSiteAdmin(caller);
+  const user = await listedUser(caller.db, id);
+  if (!user) throw ApiError.of("not_found");
+  return user;
+}
+
+/**
+ * Grants or revokes site admin (the admin users API's `grant_admin` and `revoke_admin`). A site admin does not revoke
+ * its own (someone must remain to undo it), and the bootstrap admin, which stands for the operator's token, stays one.
+ */
+export async function changeSiteAdmin(caller: Caller, id: string, admin: boolean): Promise<User> {
+  requireSiteAdmin(caller);
+  const p = caller.principal;
+  const user = await findUser(caller.db, id);
+  if (!user) throw ApiError.of("not_found");
+  if (!admin && p.kind === "user" && p.userId === id)
+    throw ApiError.of("invalid_attribute", { detail: "You cannot revoke your own site admin rights", pointer: "/data/attributes/is-site-admin" });
+  if (!(await setSiteAdmin(caller.db, id, admin)))
+    throw ApiError.of("invalid_attribute", {
+      detail: "The bootstrap site admin (the operator's token) remains a site admin",
+      pointer: "/data/attributes/is-site-admin",
+    });
+  return (await findUser(caller.db, id))!;
 }

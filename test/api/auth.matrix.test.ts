@@ -1269,6 +1269,24 @@ const ROWS: Row[] = [
     },
   },
   {
+    method: "POST",
+    route: "/api/v2/admin/users/:user_id/actions/grant_admin",
+    ok: 200,
+    make: async () => ({ path: `/admin/users/${(await makeUser()).id}/actions/grant_admin` }),
+  },
+  {
+    method: "POST",
+    route: "/api/v2/admin/users/:user_id/actions/revoke_admin",
+    ok: 200,
+    make: async () => ({ path: `/admin/users/${(await makeUser()).id}/actions/revoke_admin` }),
+  },
+  {
+    method: "POST",
+    route: "/api/v2/admin/users/:user_id/actions/disable_two_factor",
+    ok: 200,
+    make: async () => ({ path: `/admin/users/${(await makeUser()).id}/actions/disable_two_factor` }),
+  },
+  {
     // Only the invited user (here the owners user, invited to a fresh organisation by its address) accepts.
     method: "POST",
     route: "/api/v2/organization-memberships/:id/actions/accept",

@@ -8,22 +8,44 @@ import { Hono } from "hono";
 import { listOrgPools } from "../../agent-pools/agent-pools.service";
 import type { AppEnv } from "../../env";
 import { validationError } from "../../jsonapi/validation";
-import { organizationAttributesInput } from "../../organizations/organizations.schemas";
+import { organizationAttributesInput, organizationCreateAttributes } from "../../organizations/organizations.schemas";
 import { serializeOrganization } from "../../organizations/organizations.serialize";
-import { changeOrganization, listCallerOrganizations, showOrganizationSettings } from "../../organizations/organizations.service";
-import { callerOf, type Ctx, orgOf } from "../context";
-import { attempt, type Form, formOf, reasonsOf, type Refusal, text, ticked } from "../forms";
+import { changeOrganization, createOrganization, listCallerOrganizations, showOrganizationSettings } from "../../organizations/organizations.service";
+import { callerOf, type Ctx, orgOf, orgPath } from "../context";
+import { attempt, type Form, formOf, reasonsOf, type Refusal, refusesInput, text, ticked } from "../forms";
 import { orgPage } from "./organizations.parts";
 import { definePage } from "../define-page";
-import { OrganizationsPage, SettingsPage, SWITCHES } from "./organizations.view";
+import { OrganizationsPage, REQUIRE_TWO_FACTOR, SettingsPage, SWITCHES } from "./organizations.view";
 
 export const organizationsUi = new Hono<AppEnv>();
 
-definePage(organizationsUi, "get", "/", "authenticated", async (c) => {
+async function organizationsPage(c: Ctx, refusal?: Refusal): Promise<Response> {
   const caller = callerOf(c);
   const { items } = await listCallerOrganizations(caller, { q: "" }, { number: 1, size: 100 });
   const organizations = items.map((o) => ({ name: o.organization.name, email: o.organization.email, owner: o.owner }));
-  return c.html(<OrganizationsPage principal={caller.principal} organizations={organizations} />);
+  return c.html(<OrganizationsPage principal={caller.principal} organizations={organizations} refusal={refusal} />, refusal ? 422 : 200);
+}
+
+definePage(organizationsUi, "get", "/", "authenticated", (c) => organizationsPage(c));
+
+/** A new organisation, as `POST /organizations` makes it: the API's schema, then the service's rules (it authorises). */
+definePage(organizationsUi, "post", "/organizations", "user", async (c) => {
+  const form = await formOf(c);
+  const values = { name: text(form, "name").trim(), email: text(form, "email").trim() };
+  const parsed = organizationCreateAttributes.safeParse(values);
+  if (!parsed.success) {
+    // Who may create organisations is the service's to say (a team token's session may not): it authorises first.
+    await createOrganization(callerOf(c), { name: "", email: "" }).catch((e) => {
+      if (!refusesInput(e)) throw e;
+    });
+    return organizationsPage(c, { form: "new-organization", values, errors: reasonsOf(validationError(parsed.error, "json")) });
+  }
+  return attempt(
+    c,
+    () => createOrganization(callerOf(c), parsed.data),
+    (view) => orgPath(view.organization.name, "workspaces"),
+    (errors) => organizationsPage(c, { form: "new-organization", values, errors }),
+  );
 });
 
 const NUMBERS = ["session-timeout", "session-remember"] as const;
@@ -61,6 +83,7 @@ function attributesOf(form: Form): { attributes: Record<string, unknown>; poolId
     attributes[k] = raw === "" ? null : /^-?\d+$/.test(raw) ? Number(raw) : raw;
   }
   for (const [k] of SWITCHES) attributes[k] = ticked(form, k);
+  attributes["collaborator-auth-policy"] = ticked(form, REQUIRE_TWO_FACTOR) ? "two_factor_mandatory" : "password";
   const poolId = attributes["default-execution-mode"] === "agent" ? text(form, "default-agent-pool-id") || null : undefined;
   return { attributes, poolId };
 }
@@ -69,7 +92,7 @@ definePage(organizationsUi, "post", "/:organization/settings", "organization.man
   const form = await formOf(c);
   const caller = callerOf(c);
   const values: Record<string, string> = Object.fromEntries(TEXTS.map((k) => [k, text(form, k)]));
-  for (const [k] of SWITCHES) values[k] = String(ticked(form, k));
+  for (const [k] of [...SWITCHES, [REQUIRE_TWO_FACTOR]]) values[k!] = String(ticked(form, k!));
   const { attributes, poolId } = attributesOf(form);
   const parsed = organizationAttributesInput.safeParse(attributes);
   if (!parsed.success) {

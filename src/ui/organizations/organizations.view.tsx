@@ -8,12 +8,13 @@ import { Check, Input, type Refusal, Refused, sentOr } from "../forms";
 import { OrgFrame, orgPage } from "./organizations.parts";
 import { Submit } from "../parts";
 
-export function OrganizationsPage(props: { principal: Principal; organizations: Array<{ name: string; email: string; owner: boolean }> }) {
+export function OrganizationsPage(props: { principal: Principal; organizations: Array<{ name: string; email: string; owner: boolean }>; refusal?: Refusal }) {
+  const r = props.refusal;
   return (
     <Layout title="Organisations" principal={props.principal}>
       <h1>Organisations</h1>
       {props.organizations.length === 0 ? (
-        <p class="muted">You belong to no organisation.</p>
+        <p class="muted">You belong to no organisation{props.principal.kind === "user" ? ": create one below, or ask an owner to invite you." : "."}</p>
       ) : (
         <ul>
           {props.organizations.map((o) => (
@@ -27,6 +28,17 @@ export function OrganizationsPage(props: { principal: Principal; organizations: 
           ))}
         </ul>
       )}
+      {props.principal.kind === "user" ? (
+        <>
+          <h2>New organisation</h2>
+          <Refused refusal={r} form="new-organization" what="The organisation was not created:" />
+          <form class="settings" method="post" action="/app/organizations">
+            <Input id="new-org-name" name="name" label="Name (letters, numbers, - and _)" value={sentOr(r, "new-organization", "name", "")} />
+            <Input id="new-org-email" name="email" label="Contact e-mail" value={sentOr(r, "new-organization", "email", "")} autocomplete="email" />
+            <Submit text="Create organisation" id="create-organization" />
+          </form>
+        </>
+      ) : null}
       {props.principal.kind === "user" && props.principal.isSiteAdmin ? (
         <p>
           <a href="/app/admin/users">Users</a> <span class="muted">(site admin)</span>
@@ -39,10 +51,12 @@ export function OrganizationsPage(props: { principal: Principal; organizations: 
 /**
  * The switches of the form, as the API names them: only settings that change what this service does. The API takes
  * more (docs/behaviour.md, "Settings"), which this page leaves as they are: cost estimation and health assessments
- * (none run here), the VCS commit-status and speculative-plan settings and the collaborator authentication policy
- * (not yet honoured: VCS and two-factor authentication make them real).
+ * (none run here), the VCS commit-status and speculative-plan settings (not yet honoured: VCS makes them real).
  */
 export const SWITCHES: Array<[string, string]> = [["allow-force-delete-workspaces", "Workspace admins may force-delete workspaces"]];
+
+/** The switch standing for `collaborator-auth-policy`: ticked, `two_factor_mandatory`; else `password`. */
+export const REQUIRE_TWO_FACTOR = "require-two-factor";
 
 export function SettingsPage(props: {
   access: OrgAccess;
@@ -96,6 +110,12 @@ export function SettingsPage(props: {
         {SWITCHES.map(([k, label]) => (
           <Check id={`o-${k}`} name={k} label={label} checked={on(k)} />
         ))}
+        <Check
+          id="o-require-two-factor"
+          name={REQUIRE_TWO_FACTOR}
+          label="Members must use two-factor authentication (those without it reach nothing here until they set it up)"
+          checked={r?.form === "settings" ? r.values[REQUIRE_TWO_FACTOR] === "true" : a["collaborator-auth-policy"] === "two_factor_mandatory"}
+        />
         <Submit text="Save settings" />
       </form>
     </OrgFrame>

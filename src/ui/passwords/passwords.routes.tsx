@@ -1,33 +1,40 @@
 /** @jsxImportSource hono/jsx */
 /**
  * People sign in as themselves: the password form of the sign-in page, the one-time links that set a password
- * (`/app/password/:secret`), an invitation's link page for whoever may invite, and the site admin's user list with
- * its reset links. Each calls the passwords service (src/passwords/); links are shown once, in the answer to the form
+ * (`/app/password/:secret`), an invitation's link page for whoever may invite, and the second step of a sign-in for
+ * people with two-factor authentication (`/app/session/two-factor`). The site admin's reset links: src/ui/users/. Each calls the passwords service (src/passwords/); links are shown once, in the answer to the form
  * that made them, since only their hash is kept.
  */
 import { Hono } from "hono";
-import { getCookie, setCookie } from "hono/cookie";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { clientKey } from "../../auth/auth.middleware";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
-import { pageOf } from "../../jsonapi/schemas";
 import {
   type DeviceCookie,
   invitationLink,
   knownDevice,
   passwordLinkState,
-  resetLink,
   setPasswordWithLink,
   showInvitationLink,
+  signInSecondFactor,
   signInWithPassword,
 } from "../../passwords/passwords.service";
-import { listUsers } from "../../users/users.service";
 import { callerOf, type Ctx } from "../context";
-import { SignInPage } from "../sessions/sessions.view";
-import { AdminUsersPage, InvitationPage, LinkGonePage, SetPasswordPage } from "./passwords.view";
+import { SecondFactorPage, SignInPage } from "../sessions/sessions.view";
+import { InvitationPage, LinkGonePage, SetPasswordPage } from "./passwords.view";
 import { definePage } from "../define-page";
 import type { Form } from "../forms";
-import { DEVICE_COOKIE, deviceCookieOptions, pageAfterSignIn, SESSION_COOKIE, sessionCookieOptions, signInAsUser } from "../sessions/sessions.service";
+import {
+  CHALLENGE_COOKIE,
+  challengeCookieOptions,
+  DEVICE_COOKIE,
+  deviceCookieOptions,
+  pageAfterSignIn,
+  SESSION_COOKIE,
+  sessionCookieOptions,
+  signInAsUser,
+} from "../sessions/sessions.service";
 
 export const passwordUi = new Hono<AppEnv>();
 
@@ -48,18 +55,58 @@ definePage(passwordUi, "post", "/session/password", null, async (c) => {
   const form = await c.req.parseBody();
   const login = text(form, "username");
   const next = text(form, "next") || undefined;
-  const outcome = await signInWithPassword(c.env, { login, password: text(form, "password"), address: clientKey(c), device: getCookie(c, DEVICE_COOKIE) });
+  const outcome = await signInWithPassword(c.env, {
+    login,
+    password: text(form, "password"),
+    address: clientKey(c),
+    device: getCookie(c, DEVICE_COOKIE),
+    next: next ? pageAfterSignIn(next) : null,
+  });
   if (!outcome.ok) {
-    if (outcome.reason === "limited") {
-      const at = new Date(outcome.retryAt).toISOString();
-      c.header("Retry-After", String(Math.max(1, Math.ceil((outcome.retryAt - Date.now()) / 1000))));
-      const error = `Too many failed sign-ins. Try again after ${at.slice(11, 19)} UTC (${at.slice(0, 10)}), or use a reset link.`;
-      return c.html(<SignInPage passwordError={error} login={login} next={next} />, 429);
+    if (outcome.reason === "second-factor") {
+      // The password was right, but it alone signs no one in: the code's page, with the step's cookie.
+      setCookie(c, CHALLENGE_COOKIE, outcome.challenge, challengeCookieOptions(c.req.url, outcome.expiresAt));
+      return c.redirect("/app/session/two-factor", 303);
     }
+    if (outcome.reason === "limited") return c.html(<SignInPage passwordError={tooMany(c, outcome.retryAt)} login={login} next={next} />, 429);
     return c.html(<SignInPage passwordError={REFUSED} login={login} next={next} />, 401);
   }
   await startSession(c, outcome.user.id, outcome.device);
   return c.redirect(pageAfterSignIn(next), 303);
+});
+
+/** The refusal of a sign-in over its failure budget, with its Retry-After. */
+function tooMany(c: Ctx, retryAt: number): string {
+  const at = new Date(retryAt).toISOString();
+  c.header("Retry-After", String(Math.max(1, Math.ceil((retryAt - Date.now()) / 1000))));
+  return `Too many failed sign-ins. Try again after ${at.slice(11, 19)} UTC (${at.slice(0, 10)}), or use a reset link.`;
+}
+
+// ---- the second step: a code of the user's authenticator ----
+
+definePage(passwordUi, "get", "/session/two-factor", null, (c) => {
+  if (!getCookie(c, CHALLENGE_COOKIE)) return c.redirect("/app/session/new", 303);
+  return c.html(<SecondFactorPage />);
+});
+
+definePage(passwordUi, "post", "/session/two-factor", null, async (c) => {
+  const form = await c.req.parseBody();
+  const outcome = await signInSecondFactor(c.env, {
+    challenge: getCookie(c, CHALLENGE_COOKIE) ?? "",
+    code: text(form, "code"),
+    device: getCookie(c, DEVICE_COOKIE),
+  });
+  if (!outcome.ok) {
+    if (outcome.reason === "gone") {
+      deleteCookie(c, CHALLENGE_COOKIE, { path: "/app/session" });
+      return c.html(<SignInPage passwordError="The sign-in expired: enter your password again." />, 401);
+    }
+    if (outcome.reason === "limited") return c.html(<SecondFactorPage error={tooMany(c, outcome.retryAt)} />, 429);
+    return c.html(<SecondFactorPage error="That code is not valid." />, 401);
+  }
+  deleteCookie(c, CHALLENGE_COOKIE, { path: "/app/session" });
+  await startSession(c, outcome.userId, outcome.device);
+  return c.redirect(pageAfterSignIn(outcome.next), 303);
 });
 
 // ---- the links that set a password ----
@@ -112,21 +159,4 @@ definePage(passwordUi, "post", "/:organization/invitations/:membership_id/link",
     if (e instanceof ApiError && e.status === 422) return invitationPage(c, undefined, reasonsOf(e));
     throw e;
   }
-});
-
-// ---- the site admin's users and their reset links ----
-
-async function usersPage(c: Ctx, created?: { url: string; expiresAt: string; username: string }): Promise<Response> {
-  const caller = callerOf(c);
-  const pg = pageOf(c.req.query());
-  const { users, total } = await listUsers(caller, pg);
-  const query = new URLSearchParams([...new URL(c.req.url).searchParams].filter(([k]) => k !== "page[number]"));
-  return c.html(<AdminUsersPage principal={caller.principal} users={users} total={total} page={pg} query={query} created={created} />);
-}
-
-definePage(passwordUi, "get", "/admin/users", "site-admin", (c) => usersPage(c));
-
-definePage(passwordUi, "post", "/admin/users/:user_id/reset-link", "site-admin", async (c) => {
-  const made = await resetLink(callerOf(c), c.req.param("user_id"));
-  return usersPage(c, { url: linkUrl(c, made.secret), expiresAt: made.expiresAt, username: made.username });
 });

@@ -1,17 +1,16 @@
 /** @jsxImportSource hono/jsx */
-/** The pages of password sign-in: setting a password through a link, an invitation's link, and the site admin's user list. */
+/** The pages of password sign-in: setting a password through a link, an invitation's link, a new link shown once. */
 import type { Principal } from "../../auth/principal";
 import { PASSWORD_MIN_LENGTH } from "../../auth/password";
-import type { ListedUser } from "../../users/users.d1";
 import type { Membership } from "../../users/memberships.d1";
 import { orgPath } from "../context";
 import { Layout } from "../layout";
-import { Pager, Reasons, Table } from "../parts";
+import { Reasons } from "../parts";
 
-const when = (iso: string) => `${iso.slice(0, 16).replace("T", " ")} UTC`;
+export const when = (iso: string) => `${iso.slice(0, 16).replace("T", " ")} UTC`;
 
 /** A link just made: shown this once (only its hash is kept). */
-function NewLink(props: { url: string; expiresAt: string; what: string }) {
+export function NewLink(props: { url: string; expiresAt: string; what: string }) {
   return (
     <div class="created" role="status">
       <p>
@@ -126,44 +125,6 @@ export function InvitationPage(props: {
           </button>
         </form>
       ) : null}
-    </Layout>
-  );
-}
-
-export function AdminUsersPage(props: {
-  principal: Principal;
-  users: ListedUser[];
-  total: number;
-  page: { number: number; size: number };
-  query: URLSearchParams;
-  created?: { url: string; expiresAt: string; username: string };
-}) {
-  return (
-    <Layout title="Users" principal={props.principal}>
-      <h1>Users</h1>
-      <p class="muted">Everyone with an account. A reset link sets a new password (and signs in); there is no mail, so you send it on.</p>
-      {props.created ? (
-        <NewLink url={props.created.url} expiresAt={props.created.expiresAt} what={`The reset link of ${props.created.username} sets a new password.`} />
-      ) : null}
-      <p id="total">{props.total} users</p>
-      <Table id="users" columns={["Username", "Password", "Reset"]} optional={["E-mail", "Site admin"]}>
-        {props.users.map((u) => (
-          <tr data-user={u.username}>
-            <td>{u.username}</td>
-            <td>{u.hasPassword ? "set" : "none"}</td>
-            <td>
-              <form method="post" action={`/app/admin/users/${encodeURIComponent(u.id)}/reset-link`}>
-                <button type="submit" aria-label={`Make a reset link for ${u.username}`}>
-                  Reset link
-                </button>
-              </form>
-            </td>
-            <td class="opt">{u.email ?? "—"}</td>
-            <td class="opt">{u.isSiteAdmin ? "yes" : "no"}</td>
-          </tr>
-        ))}
-      </Table>
-      <Pager page={props.page} total={props.total} query={props.query} />
     </Layout>
   );
 }

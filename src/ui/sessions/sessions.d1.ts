@@ -1,5 +1,6 @@
 /** The `ui_sessions` table (migrations 0013 and 0024): all of the web UI's SQL. */
 import type { Db } from "../../caller";
+import { twoFactorSql } from "../../two-factor/two-factor.d1";
 import { AUTH_TOKEN_COLUMNS, AUTH_TOKEN_JOINS, authTokenOf, type AuthToken } from "../../auth/principal.d1";
 
 /**
@@ -14,7 +15,7 @@ export interface Session {
   expiresAt: string;
   token: AuthToken | null;
   userId: string | null;
-  user: { id: string; username: string; isSiteAdmin: boolean } | null;
+  user: { id: string; username: string; isSiteAdmin: boolean; twoFactor: boolean } | null;
 }
 
 interface SessionRow {
@@ -25,6 +26,7 @@ interface SessionRow {
   session_user_id: string | null;
   session_username: string | null;
   session_is_site_admin: number | null;
+  session_two_factor: number | null;
 }
 
 /** The session a read of `sessionByIdHashStatement` found (null: none). */
@@ -33,7 +35,7 @@ export function sessionOf(row: unknown): Session | null {
   if (!r) return null;
   const user =
     r.session_user_id && r.session_username !== null
-      ? { id: r.session_user_id, username: r.session_username, isSiteAdmin: r.session_is_site_admin === 1 }
+      ? { id: r.session_user_id, username: r.session_username, isSiteAdmin: r.session_is_site_admin === 1, twoFactor: r.session_two_factor === 1 }
       : null;
   return {
     tokenHash: r.session_token_hash,
@@ -69,7 +71,8 @@ export function sessionByIdHashStatement(db: Db, idHash: string): D1PreparedStat
     .prepare(
       `SELECT s.token_hash AS session_token_hash, s.created_at AS session_created_at, s.last_seen_at AS session_last_seen_at,
          s.expires_at AS session_expires_at, s.user_id AS session_user_id,
-         pu.username AS session_username, pu.is_site_admin AS session_is_site_admin, ${AUTH_TOKEN_COLUMNS}
+         pu.username AS session_username, pu.is_site_admin AS session_is_site_admin, ${twoFactorSql("s.user_id")} AS session_two_factor,
+         ${AUTH_TOKEN_COLUMNS}
        FROM ui_sessions s LEFT JOIN tokens k ON k.token_hash = s.token_hash ${AUTH_TOKEN_JOINS}
        LEFT JOIN users pu ON pu.id = s.user_id
        WHERE s.id_hash = ?`,

@@ -46,6 +46,16 @@ export function deviceCookieOptions(url: string, expiresAt: number) {
   return { ...sessionCookieOptions(url), maxAge: Math.max(1, Math.floor((expiresAt - Date.now()) / 1000)) } as const;
 }
 
+/**
+ * The cookie of a password sign-in's second step (src/passwords/passwords.service.ts `signInSecondFactor`): the right
+ * password, a code still owed. Sent only to the sign-in pages, for as long as the step waits.
+ */
+export const CHALLENGE_COOKIE = "ws_challenge";
+
+export function challengeCookieOptions(url: string, expiresAt: number) {
+  return { ...sessionCookieOptions(url), path: "/app/session", maxAge: Math.max(1, Math.floor((expiresAt - Date.now()) / 1000)) } as const;
+}
+
 /** Where to go after signing in: `next` when it is one of the UI's own pages, else the organisations page. */
 export function pageAfterSignIn(next: unknown): string {
   if (typeof next !== "string" || next.length > 2000 || !/^\/app(\/|\?|$)/.test(next) || /[\\\s]/.test(next) || next.startsWith("/app/session")) return "/app";
@@ -88,7 +98,7 @@ function principalStandingFor(session: Session | null): Principal | null {
   const times = { createdAt: session.createdAt, lastSeenAt: session.lastSeenAt };
   if (session.userId !== null) {
     const u = session.user;
-    return u ? { kind: "user", userId: u.id, username: u.username, isSiteAdmin: u.isSiteAdmin, tokenId: null, session: times } : null;
+    return u ? { kind: "user", userId: u.id, username: u.username, isSiteAdmin: u.isSiteAdmin, tokenId: null, session: times, twoFactor: u.twoFactor } : null;
   }
   const p = principalOfToken(session.token);
   return p?.kind === "user" ? { ...p, session: times } : p;

@@ -49,3 +49,33 @@ export function SignInPage(props: { error?: string; passwordError?: string; logi
     </Layout>
   );
 }
+
+/**
+ * The second step of a password sign-in (`#code`, `#code-sign-in`): a code of the user's authenticator app, or one of
+ * its recovery codes. No session exists until it is accepted.
+ */
+export function SecondFactorPage(props: { error?: string }) {
+  return (
+    <Layout title="Two-factor authentication">
+      <div class="signin">
+        <h1>Two-factor authentication</h1>
+        {props.error ? (
+          <p class="error" role="alert" id="code-error">
+            {props.error}
+          </p>
+        ) : null}
+        <form method="post" action="/app/session/two-factor">
+          <div>
+            <label for="code">Code from your authenticator app, or a recovery code</label>
+            <input id="code" name="code" autocomplete="one-time-code" inputmode="text" required />
+          </div>
+          <input class="primary" type="submit" id="code-sign-in" value="Verify" />
+        </form>
+        <p class="muted">
+          Lost your authenticator and your recovery codes? A site admin can turn two-factor authentication off for you.{" "}
+          <a href="/app/session/new">Start again</a>
+        </p>
+      </div>
+    </Layout>
+  );
+}
