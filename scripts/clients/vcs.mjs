@@ -53,7 +53,13 @@ export async function vcsSteps({ step, check, log, work, root, org, apiOk, waitF
       const oc = await apiOk("POST", `/organizations/${org}/oauth-clients`, {
         data: {
           type: "oauth-clients",
-          attributes: { name: "gitea", "service-provider": "gitea", "api-url": ctx.gitea.apiUrl, "http-url": ctx.gitea.url, "oauth-token-string": ctx.gitea.token },
+          attributes: {
+            name: "gitea",
+            "service-provider": "gitea",
+            "api-url": ctx.gitea.apiUrl,
+            "http-url": ctx.gitea.url,
+            "oauth-token-string": ctx.gitea.token,
+          },
         },
       });
       check(!oc.text.includes(ctx.gitea.token), "the OAuth client's answer carries the token string");
@@ -82,7 +88,9 @@ export async function vcsSteps({ step, check, log, work, root, org, apiOk, waitF
         const ws = (await apiOk("GET", `/workspaces/${ctx.ws.id}`)).json.data;
         return ws.relationships["current-configuration-version"]?.data?.id ?? null;
       });
-      await apiOk("POST", "/runs", { data: { type: "runs", attributes: { message: "first" }, relationships: { workspace: { data: { type: "workspaces", id: ctx.ws.id } } } } });
+      await apiOk("POST", "/runs", {
+        data: { type: "runs", attributes: { message: "first" }, relationships: { workspace: { data: { type: "workspaces", id: ctx.ws.id } } } },
+      });
       await waitFor("the first run to apply", async () => (await runsOf()).some((r) => r.attributes.status === "applied"), 180_000);
     });
 
@@ -101,7 +109,10 @@ export async function vcsSteps({ step, check, log, work, root, org, apiOk, waitF
       });
       check(status.targetUrl.includes(`/runs/${found.run.id}`), `status target ${status.targetUrl}`);
       const sv = (await apiOk("GET", `/workspaces/${ctx.ws.id}/current-state-version-outputs`)).json.data;
-      check(sv.some((o) => o.attributes.name === "version" && o.attributes.value === "v2"), `outputs after the push: ${JSON.stringify(sv.map((o) => o.attributes))}`);
+      check(
+        sv.some((o) => o.attributes.name === "version" && o.attributes.value === "v2"),
+        `outputs after the push: ${JSON.stringify(sv.map((o) => o.attributes))}`,
+      );
     });
 
     await step("vcs: a push outside the workspace's trigger patterns runs nothing", async () => {
@@ -119,11 +130,20 @@ export async function vcsSteps({ step, check, log, work, root, org, apiOk, waitF
         const c = await ctx.gitea.commitFiles(ctx.repo.fullName, ctx.repo.defaultBranch, { "main.tf": CONFIG(`v${3 + i}`) }, { message: `Push ${i}` });
         await waitFor("a run of the pushed commit", () => runOfSha(c.sha), 60_000);
         ctx.pushTimes.push(Date.now() - t0);
-        await waitFor("the run to finish", async () => ["applied", "errored", "planned_and_finished"].includes((await runOfSha(c.sha)).run.attributes.status), 180_000);
+        await waitFor(
+          "the run to finish",
+          async () => ["applied", "errored", "planned_and_finished"].includes((await runOfSha(c.sha)).run.attributes.status),
+          180_000,
+        );
       }
       for (let i = 0; i < 3; i++) {
         const branch = `feature-${i}`;
-        const head = await ctx.gitea.gitPush(ctx.repo.fullName, branch, { "main.tf": CONFIG(`pr-${i}`) }, { message: `Try ${i}`, from: ctx.repo.defaultBranch });
+        const head = await ctx.gitea.gitPush(
+          ctx.repo.fullName,
+          branch,
+          { "main.tf": CONFIG(`pr-${i}`) },
+          { message: `Try ${i}`, from: ctx.repo.defaultBranch },
+        );
         const t0 = Date.now();
         await ctx.gitea.openPullRequest(ctx.repo.fullName, { head: branch, base: ctx.repo.defaultBranch, title: `Try ${i}` });
         const status = await waitFor(
@@ -137,7 +157,10 @@ export async function vcsSteps({ step, check, log, work, root, org, apiOk, waitF
         ctx.prTimes.push(Date.now() - t0);
         check(status.state === "success" && /Terraform plan/.test(status.description), `pull request status ${JSON.stringify(status)}`);
         const found = await runOfSha(head.sha);
-        check(found?.run.attributes["plan-only"] === true && found.ia.attributes["is-pull-request"] === true, `the pull request's run ${JSON.stringify(found?.run.attributes)}`);
+        check(
+          found?.run.attributes["plan-only"] === true && found.ia.attributes["is-pull-request"] === true,
+          `the pull request's run ${JSON.stringify(found?.run.attributes)}`,
+        );
       }
       log(
         `vcs: push → run queued p50 ${pct(ctx.pushTimes, 50)} ms, max ${Math.max(...ctx.pushTimes)} ms (${ctx.pushTimes.length}); pull request → status p50 ${pct(ctx.prTimes, 50)} ms, max ${Math.max(...ctx.prTimes)} ms (${ctx.prTimes.length})`,

@@ -211,9 +211,7 @@ export interface TokenConnection {
 
 export async function tokenConnection(db: Db, tokenId: string): Promise<TokenConnection | null> {
   const row = await db
-    .prepare(
-      `SELECT t.id, t.organization_id, t.token_sealed, c.attrs FROM oauth_tokens t JOIN oauth_clients c ON c.id = t.oauth_client_id WHERE t.id = ?`,
-    )
+    .prepare(`SELECT t.id, t.organization_id, t.token_sealed, c.attrs FROM oauth_tokens t JOIN oauth_clients c ON c.id = t.oauth_client_id WHERE t.id = ?`)
     .bind(tokenId)
     .first<{ id: string; organization_id: string; token_sealed: string | null; attrs: string }>();
   if (!row) return null;

@@ -139,7 +139,11 @@ oauth.openapi(
   async (c) => {
     const { attributes: sent, relationships } = c.req.valid("json").data;
     const projectIds = relationships?.projects?.data.map((p) => p.id);
-    return jsonapi(c, { data: serializeClient(await updateClient(callerOf(c), c.req.valid("param").oauth_client_id, publicAttrs(sent ?? {}), projectIds, sent?.["oauth-token-string"] || undefined)) });
+    return jsonapi(c, {
+      data: serializeClient(
+        await updateClient(callerOf(c), c.req.valid("param").oauth_client_id, publicAttrs(sent ?? {}), projectIds, sent?.["oauth-token-string"] || undefined),
+      ),
+    });
   },
 );
 

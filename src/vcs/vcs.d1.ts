@@ -72,7 +72,10 @@ export async function claimRegistration(db: Db, id: string, now: number, until: 
 }
 
 export async function markRegistered(db: Db, id: string, hostHookId: string, at: string): Promise<void> {
-  await db.prepare("UPDATE vcs_hooks SET host_hook_id = ?, registered_at = ?, claimed_until = NULL, last_error = NULL WHERE id = ?").bind(hostHookId, at, id).run();
+  await db
+    .prepare("UPDATE vcs_hooks SET host_hook_id = ?, registered_at = ?, claimed_until = NULL, last_error = NULL WHERE id = ?")
+    .bind(hostHookId, at, id)
+    .run();
 }
 
 export async function markFailed(db: Db, id: string, error: string): Promise<void> {
@@ -129,15 +132,25 @@ export async function recordDelivery(db: Db, d: Delivery & { organizationId: str
 }
 
 export async function setDeliveryOutcome(db: Db, hookId: string, deliveryId: string, workspaces: number, outcome: string): Promise<void> {
-  await db.prepare("UPDATE vcs_deliveries SET workspaces = ?, outcome = ? WHERE hook_id = ? AND delivery_id = ?").bind(workspaces, outcome, hookId, deliveryId).run();
+  await db
+    .prepare("UPDATE vcs_deliveries SET workspaces = ?, outcome = ? WHERE hook_id = ? AND delivery_id = ?")
+    .bind(workspaces, outcome, hookId, deliveryId)
+    .run();
 }
 
 /** The latest deliveries of a hook, newest first. */
 export async function recentDeliveries(db: Db, hookId: string, limit: number): Promise<Delivery[]> {
-  const { results } = await db
-    .prepare("SELECT * FROM vcs_deliveries WHERE hook_id = ? ORDER BY received_at DESC LIMIT ?")
-    .bind(hookId, limit)
-    .all<{ hook_id: string; delivery_id: string; event: string; action: string | null; repo: string | null; sha: string | null; received_at: string; workspaces: number; outcome: string }>();
+  const { results } = await db.prepare("SELECT * FROM vcs_deliveries WHERE hook_id = ? ORDER BY received_at DESC LIMIT ?").bind(hookId, limit).all<{
+    hook_id: string;
+    delivery_id: string;
+    event: string;
+    action: string | null;
+    repo: string | null;
+    sha: string | null;
+    received_at: string;
+    workspaces: number;
+    outcome: string;
+  }>();
   return results.map((r) => ({
     hookId: r.hook_id,
     deliveryId: r.delivery_id,

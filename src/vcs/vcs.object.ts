@@ -8,7 +8,7 @@
 import type { ConfigurationVersions } from "../configuration-versions/configuration-versions.object";
 import { CV_PART_BYTES } from "../configuration-versions/configuration-versions.store";
 import type { Bindings } from "../env";
-import { fail, ok, type Result } from "../errors";
+import { ok, type Result } from "../errors";
 import { newId, nowIso } from "../ids";
 import { LIMITS } from "../limits";
 import { findOrganization } from "../organizations/organizations.d1";
@@ -268,7 +268,8 @@ export class Vcs {
     const done = await this.cvs.completeUpload({ id, upload, bytes: archive.subarray(at), sha256, now: nowIso() });
     if (!done.ok) throw new Error(`the configuration version could not be stored: ${done.code}`);
     const sql = this.host.sql;
-    if (!queue) return `configuration version ${id} made current; no run (${exec.mode === "local" ? "local execution" : "the workspace waits for a first run"})`;
+    if (!queue)
+      return `configuration version ${id} made current; no run (${exec.mode === "local" ? "local execution" : "the workspace waits for a first run"})`;
     store.markCommit(sql, o.speculative ? "pull_request" : "push", e.sha, now);
     store.addReport(sql, { cvId: id, tokenId: w.settings["vcs-repo"]!["oauth-token-id"]!, repo: e.repo, sha: e.sha, origin }, e.pullRequest?.number ?? null);
     return `configuration version ${id} and its ${o.speculative ? "speculative plan" : "run"} queued`;
@@ -285,7 +286,13 @@ export class Vcs {
     for (const cvId of store.earlierPlans(this.host.sql, pr, sha)) {
       const run = this.runs.ofConfigurationVersion(cvId);
       if (!run || !["pending", "plan_queued", "planning"].includes(run.status)) continue;
-      await this.runs.action({ runId: run.id, action: "cancel", comment: "A newer commit of the pull request was pushed", now: nowIso(), by: { actor: null, canApply: true } });
+      await this.runs.action({
+        runId: run.id,
+        action: "cancel",
+        comment: "A newer commit of the pull request was pushed",
+        now: nowIso(),
+        by: { actor: null, canApply: true },
+      });
     }
   }
 

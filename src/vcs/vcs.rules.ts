@@ -73,7 +73,17 @@ export function statusContext(organization: string, workspace: string): string {
   return `Terraform Cloud/${organization}/${workspace}`;
 }
 
-const PLANNING = new Set(["pending", "fetching", "queuing", "plan_queued", "planning", "cost_estimating", "policy_checking", "pre_plan_running", "post_plan_running"]);
+const PLANNING = new Set([
+  "pending",
+  "fetching",
+  "queuing",
+  "plan_queued",
+  "planning",
+  "cost_estimating",
+  "policy_checking",
+  "pre_plan_running",
+  "post_plan_running",
+]);
 
 /**
  * The status a run's commit shows: pending until its plan ends, then the plan's outcome, which an apply never changes

@@ -107,12 +107,23 @@ export interface Report {
 }
 
 export function addReport(sql: SqlStorage, r: Omit<Report, "posted" | "attempts" | "nextAt">, pr: number | null): void {
-  sql.exec("INSERT OR IGNORE INTO vcs_reports (cv_id, token_id, repo, sha, origin, pr) VALUES (?, ?, ?, ?, ?, ?)", r.cvId, r.tokenId, r.repo, r.sha, r.origin, pr);
+  sql.exec(
+    "INSERT OR IGNORE INTO vcs_reports (cv_id, token_id, repo, sha, origin, pr) VALUES (?, ?, ?, ?, ?, ?)",
+    r.cvId,
+    r.tokenId,
+    r.repo,
+    r.sha,
+    r.origin,
+    pr,
+  );
 }
 
 /** The configuration versions of earlier plans of a pull request (other commits than `sha`). */
 export function earlierPlans(sql: SqlStorage, pr: number, sha: string): string[] {
-  return sql.exec<{ cv_id: string }>("SELECT cv_id FROM vcs_reports WHERE pr = ? AND sha <> ?", pr, sha).toArray().map((r) => r.cv_id);
+  return sql
+    .exec<{ cv_id: string }>("SELECT cv_id FROM vcs_reports WHERE pr = ? AND sha <> ?", pr, sha)
+    .toArray()
+    .map((r) => r.cv_id);
 }
 
 export function openReports(sql: SqlStorage): Report[] {
@@ -121,7 +132,16 @@ export function openReports(sql: SqlStorage): Report[] {
       "SELECT * FROM vcs_reports WHERE done = 0",
     )
     .toArray()
-    .map((r) => ({ cvId: r.cv_id, tokenId: r.token_id, repo: r.repo, sha: r.sha, origin: r.origin, posted: r.posted, attempts: r.attempts, nextAt: r.next_at }));
+    .map((r) => ({
+      cvId: r.cv_id,
+      tokenId: r.token_id,
+      repo: r.repo,
+      sha: r.sha,
+      origin: r.origin,
+      posted: r.posted,
+      attempts: r.attempts,
+      nextAt: r.next_at,
+    }));
 }
 
 export function reportPosted(sql: SqlStorage, cvId: string, posted: string, done: boolean): void {

@@ -38,7 +38,12 @@ async function setup() {
     body: {
       data: {
         type: "oauth-clients",
-        attributes: { "service-provider": "gitlab_enterprise_edition", "http-url": `https://${HOST}`, "api-url": `https://${HOST}/api/v4`, "oauth-token-string": TOKEN },
+        attributes: {
+          "service-provider": "gitlab_enterprise_edition",
+          "http-url": `https://${HOST}`,
+          "api-url": `https://${HOST}/api/v4`,
+          "oauth-token-string": TOKEN,
+        },
       },
     },
   });
@@ -51,13 +56,18 @@ async function setup() {
   const w = ws.body.data;
   expect(w.attributes["vcs-repo"]).toMatchObject({ "service-provider": "gitlab_enterprise_edition", "repository-http-url": `https://${HOST}/${project}` });
   await settle(w.id);
-  const first = await api("POST", "/runs", { body: { data: { type: "runs", attributes: {}, relationships: { workspace: { data: { type: "workspaces", id: w.id } } } } } });
+  const first = await api("POST", "/runs", {
+    body: { data: { type: "runs", attributes: {}, relationships: { workspace: { data: { type: "workspaces", id: w.id } } } } },
+  });
   expect(first.status, first.text).toBe(201);
   return { gl, org, w, project };
 }
 
 const runs = async (id: string, plans = false) =>
-  (await api("GET", `/workspaces/${id}/runs${plans ? "?filter%5Boperation%5D=plan_only" : ""}`)).body.data as Array<{ id: string; attributes: Record<string, unknown> }>;
+  (await api("GET", `/workspaces/${id}/runs${plans ? "?filter%5Boperation%5D=plan_only" : ""}`)).body.data as Array<{
+    id: string;
+    attributes: Record<string, unknown>;
+  }>;
 
 describe("VCS: GitLab", () => {
   it("registers a hook with a secret token; a push runs and posts its pipeline status; a redelivery and a wrong token do nothing", async () => {
@@ -93,7 +103,12 @@ describe("VCS: GitLab", () => {
     const plans = await runs(w.id, true);
     expect(plans).toHaveLength(1);
     expect(plans[0]!.attributes["plan-only"]).toBe(true);
-    await gl.sendEvent(project, "Merge Request Hook", gitlabMergeRequestPayload("open", { fullName: project }, { ...info, iid: mr.number + 50, sourceProjectId: 999 }), deliver);
+    await gl.sendEvent(
+      project,
+      "Merge Request Hook",
+      gitlabMergeRequestPayload("open", { fullName: project }, { ...info, iid: mr.number + 50, sourceProjectId: 999 }),
+      deliver,
+    );
     await settle(w.id);
     expect(await runs(w.id, true)).toHaveLength(1);
   });

@@ -129,7 +129,10 @@ describe("VCS connections", () => {
     const cvId = ws.body.data.relationships["current-configuration-version"].data.id;
     const cv = await api("GET", `/configuration-versions/${cvId}?include=ingress_attributes`);
     expect(cv.body.data.attributes).toMatchObject({ source: "github", status: "uploaded", speculative: false });
-    expect(cv.body.included[0]).toMatchObject({ type: "ingress-attributes", attributes: { "commit-sha": head, identifier: REPO, branch: "main", "is-pull-request": false } });
+    expect(cv.body.included[0]).toMatchObject({
+      type: "ingress-attributes",
+      attributes: { "commit-sha": head, identifier: REPO, branch: "main", "is-pull-request": false },
+    });
     const ia = await api("GET", `/configuration-versions/${cvId}/ingress-attributes`);
     expect(ia.body.data.attributes["commit-sha"]).toBe(head);
     expect(await runsOf(w.id)).toHaveLength(0);
@@ -167,7 +170,17 @@ describe("VCS connections", () => {
     expect(ok.body.data.attributes["vcs-repo"]["tags-regex"]).toBeNull();
     // A provider this service cannot run from, and a client without a token string.
     const bitbucket = await api("POST", `/organizations/${org}/oauth-clients`, {
-      body: { data: { type: "oauth-clients", attributes: { "service-provider": "bitbucket_hosted", "http-url": "https://bitbucket.org", "api-url": "https://api.bitbucket.org", "oauth-token-string": "x" } } },
+      body: {
+        data: {
+          type: "oauth-clients",
+          attributes: {
+            "service-provider": "bitbucket_hosted",
+            "http-url": "https://bitbucket.org",
+            "api-url": "https://api.bitbucket.org",
+            "oauth-token-string": "x",
+          },
+        },
+      },
     });
     const refused = await bad({ "vcs-repo": { identifier: REPO, "oauth-token-id": bitbucket.body.data.relationships["oauth-tokens"].data[0].id } });
     expect(refused.status).toBe(422);
@@ -186,7 +199,9 @@ describe("VCS deliveries", () => {
     const w = await connectedWorkspace(org, await oauthClient(org), attributes);
     await settle(w.id);
     // A first run, as HCP wants before it runs pushes (no queue-all-runs).
-    const first = await api("POST", "/runs", { body: { data: { type: "runs", attributes: {}, relationships: { workspace: { data: { type: "workspaces", id: w.id } } } } } });
+    const first = await api("POST", "/runs", {
+      body: { data: { type: "runs", attributes: {}, relationships: { workspace: { data: { type: "workspaces", id: w.id } } } } },
+    });
     expect(first.status).toBe(201);
     return { gh, org, w, stub: env.WORKSPACES.getByName(w.id) };
   }
@@ -255,7 +270,12 @@ describe("VCS deliveries", () => {
     expect(ws.body.data.relationships["current-configuration-version"].data.id).not.toBe(cv.body.data.id);
     expect(gh.statuses(c.after)[0]).toMatchObject({ state: "pending" });
 
-    await gh.sendEvent(REPO, "pull_request", githubPullRequestPayload("opened", repoInfo(), { ...info, number: pr.number + 100, headRepo: "someone/infra" }), deliver);
+    await gh.sendEvent(
+      REPO,
+      "pull_request",
+      githubPullRequestPayload("opened", repoInfo(), { ...info, number: pr.number + 100, headRepo: "someone/infra" }),
+      deliver,
+    );
     await settle(w.id);
     expect(await runsOf(w.id, true)).toHaveLength(1);
   });
@@ -269,9 +289,13 @@ describe("VCS deliveries", () => {
     expect(unsigned.status).toBe(401);
     const body = (await unsigned.json()) as { errors: Array<{ status: string; title: string }> };
     expect(body.errors[0]).toMatchObject({ status: "401", title: "unauthorized" });
-    const noSignature = await deliver(await githubDelivery(hook.url, { event: "push", payload, secret: "x", headers: { "x-hub-signature-256": null, "x-hub-signature": null } }));
+    const noSignature = await deliver(
+      await githubDelivery(hook.url, { event: "push", payload, secret: "x", headers: { "x-hub-signature-256": null, "x-hub-signature": null } }),
+    );
     expect(noSignature.status).toBe(401);
-    const unknown = await deliver(await githubDelivery(hook.url.replace(/hook-[A-Za-z0-9]+$/, "hook-Unknown0000000001"), { event: "push", payload, secret: "x" }));
+    const unknown = await deliver(
+      await githubDelivery(hook.url.replace(/hook-[A-Za-z0-9]+$/, "hook-Unknown0000000001"), { event: "push", payload, secret: "x" }),
+    );
     expect(unknown.status).toBe(404);
     await settle(w.id);
     expect(await runsOf(w.id)).toHaveLength(1);

@@ -52,23 +52,41 @@ describe("deliveries", () => {
     expect(parsed.event).toMatchObject({ type: "push", action: "updated", repo: "acme/infra", branch: "main", sha: p.after, forced: false });
     expect(parsed.event!.paths!.sort()).toEqual(["main.tf", "net/vpc.tf"]);
     const forced = gh.forcePush("acme/infra", "main", { "a.tf": "z" });
-    expect((await github.parseDelivery(new Headers({ "x-github-event": "push" }), githubPushPayload(repo, forced))).event).toMatchObject({ forced: true, paths: null });
+    expect((await github.parseDelivery(new Headers({ "x-github-event": "push" }), githubPushPayload(repo, forced))).event).toMatchObject({
+      forced: true,
+      paths: null,
+    });
     const created = gh.commit("acme/infra", "feature", { "b.tf": "z" }, { from: "main" });
-    const c = (await github.parseDelivery(new Headers({ "x-github-event": "push" }), githubPushPayload(repo, { ...created, created: true, before: "0".repeat(40) }))).event;
+    const c = (
+      await github.parseDelivery(new Headers({ "x-github-event": "push" }), githubPushPayload(repo, { ...created, created: true, before: "0".repeat(40) }))
+    ).event;
     expect(c).toMatchObject({ action: "created", paths: null, before: null });
     const deleted = gh.deleteBranch("acme/infra", "feature");
-    expect((await github.parseDelivery(new Headers({ "x-github-event": "push" }), githubPushPayload(repo, deleted))).event).toMatchObject({ action: "deleted" });
+    expect((await github.parseDelivery(new Headers({ "x-github-event": "push" }), githubPushPayload(repo, deleted))).event).toMatchObject({
+      action: "deleted",
+    });
   });
 
   it("a GitHub pull request: its head, its base, a fork; ping is ignored", async () => {
     const info = { number: 7, headRef: "feature", headSha: "a".repeat(40), baseRef: "main", baseSha: "b".repeat(40), title: "T" };
     const opened = await github.parseDelivery(new Headers({ "x-github-event": "pull_request" }), githubPullRequestPayload("opened", repo, info));
-    expect(opened.event).toMatchObject({ type: "pull_request", action: "opened", sha: info.headSha, pullRequest: { number: 7, baseBranch: "main", headBranch: "feature", fromFork: false } });
+    expect(opened.event).toMatchObject({
+      type: "pull_request",
+      action: "opened",
+      sha: info.headSha,
+      pullRequest: { number: 7, baseBranch: "main", headBranch: "feature", fromFork: false },
+    });
     const sync = await github.parseDelivery(new Headers({ "x-github-event": "pull_request" }), githubPullRequestPayload("synchronize", repo, info));
     expect(sync.event?.action).toBe("updated");
-    const fork = await github.parseDelivery(new Headers({ "x-github-event": "pull_request" }), githubPullRequestPayload("opened", repo, { ...info, headRepo: "someone/infra" }));
+    const fork = await github.parseDelivery(
+      new Headers({ "x-github-event": "pull_request" }),
+      githubPullRequestPayload("opened", repo, { ...info, headRepo: "someone/infra" }),
+    );
     expect(fork.event?.pullRequest?.fromFork).toBe(true);
-    const ping = await github.parseDelivery(new Headers({ "x-github-event": "ping" }), { zen: "Keep it logically awesome.", repository: { full_name: "acme/infra" } });
+    const ping = await github.parseDelivery(new Headers({ "x-github-event": "ping" }), {
+      zen: "Keep it logically awesome.",
+      repository: { full_name: "acme/infra" },
+    });
     expect(ping).toMatchObject({ event: null, ignored: "ping" });
   });
 
@@ -107,7 +125,13 @@ describe("archives", () => {
 });
 
 describe("file triggers", () => {
-  const f = (o: Partial<Parameters<typeof triggers>[0]>) => ({ fileTriggersEnabled: true, triggerPrefixes: [], triggerPatterns: [], workingDirectory: null, ...o });
+  const f = (o: Partial<Parameters<typeof triggers>[0]>) => ({
+    fileTriggersEnabled: true,
+    triggerPrefixes: [],
+    triggerPatterns: [],
+    workingDirectory: null,
+    ...o,
+  });
 
   it("follows HCP's rules", () => {
     expect(triggers(f({ fileTriggersEnabled: false }), ["docs/a.md"])).toBe(true);

@@ -27,7 +27,10 @@ async function vcsPage(c: Ctx, refusal?: Refusal): Promise<Response> {
   if (canWrite) {
     const { clients } = await listOrgClients(caller, orgOf(c), { number: 1, size: 100 });
     tokens = clients.flatMap((cl) =>
-      cl.tokenIds.map((id) => ({ id, label: `${String(cl.client.attrs.name ?? cl.client.attrs["service-provider"])} (${String(cl.client.attrs["service-provider"])}, ${id})` })),
+      cl.tokenIds.map((id) => ({
+        id,
+        label: `${String(cl.client.attrs.name ?? cl.client.attrs["service-provider"])} (${String(cl.client.attrs["service-provider"])}, ${id})`,
+      })),
     );
   }
   const s = record.settings;

@@ -112,13 +112,46 @@ export function VcsPage(props: {
               <Input id="vcs-identifier" name="identifier" label="Repository (owner/name)" value={v("identifier", s.repo?.identifier ?? "")} />
               <Input id="vcs-branch" name="branch" label="Branch (empty: the default branch)" value={v("branch", s.repo?.branch ?? "")} />
               <Input id="vcs-wd" name="working-directory" label="Working directory" value={v("working-directory", s.workingDirectory ?? "")} />
-              <Input id="vcs-patterns" name="trigger-patterns" label="Trigger patterns (one glob per line or comma)" value={v("trigger-patterns", s.triggerPatterns.join(", "))} wide />
-              <Input id="vcs-prefixes" name="trigger-prefixes" label="Trigger prefixes (comma separated)" value={v("trigger-prefixes", s.triggerPrefixes.join(", "))} wide />
-              <Input id="vcs-tags" name="tags-regex" label="Run on tags matching (a regular expression; empty: pushes to the branch)" value={v("tags-regex", s.repo?.["tags-regex"] ?? "")} wide />
+              <Input
+                id="vcs-patterns"
+                name="trigger-patterns"
+                label="Trigger patterns (one glob per line or comma)"
+                value={v("trigger-patterns", s.triggerPatterns.join(", "))}
+                wide
+              />
+              <Input
+                id="vcs-prefixes"
+                name="trigger-prefixes"
+                label="Trigger prefixes (comma separated)"
+                value={v("trigger-prefixes", s.triggerPrefixes.join(", "))}
+                wide
+              />
+              <Input
+                id="vcs-tags"
+                name="tags-regex"
+                label="Run on tags matching (a regular expression; empty: pushes to the branch)"
+                value={v("tags-regex", s.repo?.["tags-regex"] ?? "")}
+                wide
+              />
               <input type="hidden" name="options" value="1" />
-              <Check id="vcs-file-triggers" name="file-triggers-enabled" label="Run only when watched files change" checked={(sent?.["file-triggers-enabled"] ?? String(s.fileTriggersEnabled)) === "true"} />
-              <Check id="vcs-speculative" name="speculative-enabled" label="Plan pull requests" checked={(sent?.["speculative-enabled"] ?? String(s.speculativeEnabled)) === "true"} />
-              <Check id="vcs-queue-all" name="queue-all-runs" label="Run pushes before a first run is queued" checked={(sent?.["queue-all-runs"] ?? String(s.queueAllRuns)) === "true"} />
+              <Check
+                id="vcs-file-triggers"
+                name="file-triggers-enabled"
+                label="Run only when watched files change"
+                checked={(sent?.["file-triggers-enabled"] ?? String(s.fileTriggersEnabled)) === "true"}
+              />
+              <Check
+                id="vcs-speculative"
+                name="speculative-enabled"
+                label="Plan pull requests"
+                checked={(sent?.["speculative-enabled"] ?? String(s.speculativeEnabled)) === "true"}
+              />
+              <Check
+                id="vcs-queue-all"
+                name="queue-all-runs"
+                label="Run pushes before a first run is queued"
+                checked={(sent?.["queue-all-runs"] ?? String(s.queueAllRuns)) === "true"}
+              />
               <Submit text={s.repo ? "Save the connection" : "Connect"} />
             </form>
           ) : (

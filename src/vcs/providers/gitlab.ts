@@ -48,7 +48,8 @@ export function client(conn: VcsConnection, fetch: VcsFetch): VcsClient {
       let page = "1";
       for (let i = 0; i < 30 && page; i++) {
         const res = await call(fetch, p(repo, `/merge_requests/${number}/diffs?per_page=100&page=${page}`), { headers });
-        for (const d of await json<Array<{ old_path: string; new_path: string }>>(res)) paths.push(d.new_path, ...(d.old_path !== d.new_path ? [d.old_path] : []));
+        for (const d of await json<Array<{ old_path: string; new_path: string }>>(res))
+          paths.push(d.new_path, ...(d.old_path !== d.new_path ? [d.old_path] : []));
         page = res.headers.get("x-next-page") ?? "";
       }
       return page ? null : paths;
@@ -87,8 +88,7 @@ const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? 
 
 export async function parseDelivery(headers: Headers, p: Payload, raw: Uint8Array | null = null): Promise<ParsedDelivery> {
   const eventName = headers.get("x-gitlab-event") ?? "";
-  const deliveryId =
-    headers.get("idempotency-key") ?? headers.get("x-gitlab-event-uuid") ?? (raw ? await sha256Hex(raw) : crypto.randomUUID());
+  const deliveryId = headers.get("idempotency-key") ?? headers.get("x-gitlab-event-uuid") ?? (raw ? await sha256Hex(raw) : crypto.randomUUID());
   const none = (ignored: string): ParsedDelivery => ({ deliveryId, eventName, event: null, ignored });
   const project = p?.project ?? {};
   const base = {
@@ -132,7 +132,17 @@ export async function parseDelivery(headers: Headers, p: Payload, raw: Uint8Arra
     const raw = String(mr.action ?? "");
     // An update without `oldrev` changed the merge request's details, not its commits.
     const action: VcsEvent["action"] =
-      raw === "open" ? "opened" : raw === "reopen" ? "reopened" : raw === "update" && mr.oldrev ? "updated" : raw === "close" ? "closed" : raw === "merge" ? "merged" : "other";
+      raw === "open"
+        ? "opened"
+        : raw === "reopen"
+          ? "reopened"
+          : raw === "update" && mr.oldrev
+            ? "updated"
+            : raw === "close"
+              ? "closed"
+              : raw === "merge"
+                ? "merged"
+                : "other";
     const sha = String(mr.last_commit?.id ?? "");
     const event: VcsEvent = {
       ...base,

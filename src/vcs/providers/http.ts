@@ -11,7 +11,12 @@ export async function call(
 ): Promise<Response> {
   const res = await fetch(url, {
     method: init.method ?? "GET",
-    headers: { Accept: "application/json", "User-Agent": "workspace-service", ...init.headers, ...(init.body !== undefined ? { "Content-Type": "application/json" } : {}) },
+    headers: {
+      Accept: "application/json",
+      "User-Agent": "workspace-service",
+      ...init.headers,
+      ...(init.body !== undefined ? { "Content-Type": "application/json" } : {}),
+    },
     body: init.body === undefined ? undefined : JSON.stringify(init.body),
   });
   if (res.ok || init.ok?.includes(res.status)) return res;
