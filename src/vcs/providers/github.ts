@@ -80,7 +80,7 @@ interface GhCommit {
 function commitInfo(c: GhCommit): CommitInfo {
   return {
     sha: c.sha,
-    message: c.commit?.message ?? null,
+    message: c.commit?.message?.trim() ?? null,
     url: c.html_url ?? null,
     author: { username: c.author?.login ?? null, avatarUrl: c.author?.avatar_url ?? null, htmlUrl: c.author?.html_url ?? null },
   };
@@ -136,7 +136,7 @@ export async function parseGitHubShaped(headers: Headers, p: Payload, body: Uint
       tag: isTag ? name : null,
       paths: p.forced === true || created || isTag ? null : pushPaths(p.commits),
       forced: p.forced === true,
-      commitMessage: str(head?.message),
+      commitMessage: str(head?.message)?.trim() ?? null,
       commitUrl: str(head?.url),
       compareUrl: str(p.compare) ?? str(p.compare_url),
       pullRequest: null,
