@@ -8,20 +8,18 @@ ALTER TABLE workspaces ADD COLUMN vcs_token_id TEXT GENERATED ALWAYS AS (json_ex
 ALTER TABLE workspaces ADD COLUMN vcs_repo TEXT GENERATED ALWAYS AS (lower(json_extract(doc, '$.settings."vcs-repo".identifier'))) VIRTUAL;
 CREATE INDEX workspaces_vcs ON workspaces(vcs_token_id, vcs_repo);
 
--- One webhook per (OAuth token, repository), shared by every workspace connected to it. `secret_sealed`: the secret
--- the host signs deliveries with (sealed, the hook's id as associated data). `host_hook_id`: the hook's id on the host
--- once registered; `claimed_until`: a registration in progress (epoch ms), so two workspaces never register twice.
+-- One webhook per (OAuth token, repository), shared by every workspace connected to it, recorded once the host has
+-- it. `secret_sealed`: the secret the host signs deliveries with (sealed, the hook's id as associated data);
+-- `host_hook_id`: the hook's id on the host.
 CREATE TABLE vcs_hooks (
   id TEXT PRIMARY KEY,
   organization_id TEXT NOT NULL,
   oauth_token_id TEXT NOT NULL,
   repo TEXT NOT NULL,
   secret_sealed TEXT NOT NULL,
-  host_hook_id TEXT,
-  claimed_until INTEGER,
-  last_error TEXT,
+  host_hook_id TEXT NOT NULL,
   created_at TEXT NOT NULL,
-  registered_at TEXT
+  registered_at TEXT NOT NULL
 );
 CREATE UNIQUE INDEX vcs_hooks_token_repo ON vcs_hooks(oauth_token_id, repo);
 

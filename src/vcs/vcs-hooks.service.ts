@@ -6,12 +6,9 @@
  */
 import type { Bindings } from "../env";
 import { newId, nowIso, randomBase62 } from "../ids";
-import { openValue, sealValue } from "../variables/variables.crypto";
+import { sealValue } from "../variables/variables.crypto";
 import { connectionOf, vcsClient } from "./vcs.connection";
-import { claimRegistration, deleteUnreferencedHook, hookOrInsert, markFailed, markRegistered, type Hook } from "./vcs.d1";
-
-/** How long one registration may take before another workspace's object may try again. */
-const CLAIM_MS = 60_000;
+import { deleteUnreferencedHook, hookFor, hookOrInsert, type Hook } from "./vcs.d1";
 
 /** The URL the host delivers to. */
 export function webhookUrl(origin: string, hookId: string): string {
@@ -21,38 +18,43 @@ export function webhookUrl(origin: string, hookId: string): string {
 export type HookSync = { state: "registered"; hook: Hook } | { state: "retry"; error: string } | { state: "unusable"; error: string };
 
 /**
- * Makes sure (token, repository) has a registered hook delivering to `origin`. `retry`: another object is registering
- * it, or the host failed (the caller's alarm tries again); `unusable`: the token is gone or cannot act.
+ * Makes sure (token, repository) has a registered hook delivering to `origin`. A new hook is made on the host first and
+ * recorded in D1 after, so a host that fails leaves nothing behind; two workspaces registering at once both make one,
+ * the first record wins and the other removes its own from the host. `retry`: the host failed (the caller's alarm
+ * tries again); `unusable`: the token is gone or cannot act.
  */
 export async function syncHook(env: Bindings, origin: string, tokenId: string, repo: string): Promise<HookSync> {
   const db = env.DB.withSession("first-primary");
+  const existing = await hookFor(db, tokenId, repo);
+  if (existing) return { state: "registered", hook: existing };
   const connected = await connectionOf(env, tokenId);
   if (!connected) return { state: "unusable", error: "the OAuth token is gone or has no token string" };
+  const client = vcsClient(env, connected.connection, origin);
   const id = newId("hook");
-  const hook = await hookOrInsert(db, {
+  const secret = randomBase62(40);
+  let hostId: string;
+  try {
+    hostId = await client.createHook(repo, webhookUrl(origin, id), secret);
+  } catch (err) {
+    return { state: "retry", error: err instanceof Error ? err.message : String(err) };
+  }
+  const at = nowIso();
+  const hook: Hook = {
     id,
     organizationId: connected.organizationId,
     oauthTokenId: tokenId,
     repo: repo.toLowerCase(),
-    secretSealed: await sealValue(env, id, randomBase62(40)),
-    hostHookId: null,
-    lastError: null,
-    createdAt: nowIso(),
-    registeredAt: null,
-  });
-  if (hook.hostHookId) return { state: "registered", hook };
-  const now = Date.now();
-  if (!(await claimRegistration(db, hook.id, now, now + CLAIM_MS))) return { state: "retry", error: "another workspace is registering the hook" };
-  try {
-    const secret = await openValue(env, hook.id, hook.secretSealed);
-    const hostId = await vcsClient(env, connected.connection, origin).createHook(repo, webhookUrl(origin, hook.id), secret);
-    await markRegistered(db, hook.id, hostId, nowIso());
-    return { state: "registered", hook: { ...hook, hostHookId: hostId } };
-  } catch (err) {
-    const error = err instanceof Error ? err.message : String(err);
-    await markFailed(db, hook.id, error);
-    return { state: "retry", error };
+    secretSealed: await sealValue(env, id, secret),
+    hostHookId: hostId,
+    createdAt: at,
+    registeredAt: at,
+  };
+  const kept = await hookOrInsert(db, hook);
+  if (kept.id !== id) {
+    // Another workspace's object recorded its hook first: this one goes.
+    await client.deleteHook(repo, hostId).catch(() => undefined);
   }
+  return { state: "registered", hook: kept };
 }
 
 /**
@@ -61,7 +63,7 @@ export async function syncHook(env: Bindings, origin: string, tokenId: string, r
  */
 export async function releaseHook(env: Bindings, origin: string | null, tokenId: string, repo: string): Promise<void> {
   const gone = await deleteUnreferencedHook(env.DB.withSession("first-primary"), tokenId, repo);
-  if (!gone?.hostHookId) return;
+  if (!gone) return;
   const connected = await connectionOf(env, tokenId);
   if (!connected) return;
   try {

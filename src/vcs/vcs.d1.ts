@@ -7,11 +7,9 @@ export interface HookRow {
   oauth_token_id: string;
   repo: string;
   secret_sealed: string;
-  host_hook_id: string | null;
-  claimed_until: number | null;
-  last_error: string | null;
+  host_hook_id: string;
   created_at: string;
-  registered_at: string | null;
+  registered_at: string;
 }
 
 export interface Hook {
@@ -20,10 +18,9 @@ export interface Hook {
   oauthTokenId: string;
   repo: string;
   secretSealed: string;
-  hostHookId: string | null;
-  lastError: string | null;
+  hostHookId: string;
   createdAt: string;
-  registeredAt: string | null;
+  registeredAt: string;
 }
 
 function toHook(r: HookRow): Hook {
@@ -34,7 +31,6 @@ function toHook(r: HookRow): Hook {
     repo: r.repo,
     secretSealed: r.secret_sealed,
     hostHookId: r.host_hook_id,
-    lastError: r.last_error,
     createdAt: r.created_at,
     registeredAt: r.registered_at,
   };
@@ -54,32 +50,21 @@ export async function hookFor(db: Db, tokenId: string, repo: string): Promise<Ho
 export async function hookOrInsert(db: Db, candidate: Hook): Promise<Hook> {
   await db
     .prepare(
-      `INSERT INTO vcs_hooks (id, organization_id, oauth_token_id, repo, secret_sealed, created_at) VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT(oauth_token_id, repo) DO NOTHING`,
+      `INSERT INTO vcs_hooks (id, organization_id, oauth_token_id, repo, secret_sealed, host_hook_id, created_at, registered_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(oauth_token_id, repo) DO NOTHING`,
     )
-    .bind(candidate.id, candidate.organizationId, candidate.oauthTokenId, candidate.repo.toLowerCase(), candidate.secretSealed, candidate.createdAt)
+    .bind(
+      candidate.id,
+      candidate.organizationId,
+      candidate.oauthTokenId,
+      candidate.repo.toLowerCase(),
+      candidate.secretSealed,
+      candidate.hostHookId,
+      candidate.createdAt,
+      candidate.registeredAt,
+    )
     .run();
   return (await hookFor(db, candidate.oauthTokenId, candidate.repo))!;
-}
-
-/** Claims the registration of an unregistered hook until `until` (epoch ms); false when registered or claimed by another. */
-export async function claimRegistration(db: Db, id: string, now: number, until: number): Promise<boolean> {
-  const r = await db
-    .prepare("UPDATE vcs_hooks SET claimed_until = ? WHERE id = ? AND host_hook_id IS NULL AND (claimed_until IS NULL OR claimed_until < ?)")
-    .bind(until, id, now)
-    .run();
-  return r.meta.changes === 1;
-}
-
-export async function markRegistered(db: Db, id: string, hostHookId: string, at: string): Promise<void> {
-  await db
-    .prepare("UPDATE vcs_hooks SET host_hook_id = ?, registered_at = ?, claimed_until = NULL, last_error = NULL WHERE id = ?")
-    .bind(hostHookId, at, id)
-    .run();
-}
-
-export async function markFailed(db: Db, id: string, error: string): Promise<void> {
-  await db.prepare("UPDATE vcs_hooks SET claimed_until = NULL, last_error = ? WHERE id = ?").bind(error.slice(0, 500), id).run();
 }
 
 /**

@@ -9,7 +9,8 @@ import { hookFor, recentDeliveries, type Delivery } from "./vcs.d1";
 
 export interface VcsView {
   readable: Readable;
-  hook: { id: string; registered: boolean; lastError: string | null } | null;
+  /** The repository's hook, once the host has it (until then the workspace's object keeps trying). */
+  hook: { id: string; registeredAt: string } | null;
   deliveries: Delivery[];
 }
 
@@ -22,7 +23,7 @@ export async function readVcs(caller: Caller, organization: string, name: string
   if (!hook) return { readable, hook: null, deliveries: [] };
   return {
     readable,
-    hook: { id: hook.id, registered: hook.hostHookId !== null, lastError: hook.lastError },
+    hook: { id: hook.id, registeredAt: hook.registeredAt },
     deliveries: await recentDeliveries(caller.db, hook.id, 20),
   };
 }

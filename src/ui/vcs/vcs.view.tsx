@@ -32,7 +32,7 @@ export function VcsPage(props: {
   principal: Principal;
   ws: WorkspaceName;
   settings: VcsSettings;
-  hook: { registered: boolean; lastError: string | null } | null;
+  hook: { registeredAt: string } | null;
   deliveries: Delivery[];
   tokens: TokenChoice[];
   canWrite: boolean;
@@ -58,9 +58,7 @@ export function VcsPage(props: {
             <dt>Runs on</dt>
             <dd>{s.repo["tags-regex"] ? `tags matching ${s.repo["tags-regex"]}` : "pushes to the branch"}</dd>
             <dt>Webhook</dt>
-            <dd id="hook-state">
-              {props.hook?.registered ? "registered" : props.hook?.lastError ? `not registered yet: ${props.hook.lastError}` : "being registered"}
-            </dd>
+            <dd id="hook-state">{props.hook ? `registered ${props.hook.registeredAt}` : "not registered yet: the service keeps trying (its log says why)"}</dd>
           </dl>
           {props.canWrite ? (
             <form method="post" action={`${vcsPath(ws)}/disconnect`}>
