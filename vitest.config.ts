@@ -36,7 +36,7 @@ export default defineConfig(async () => ({
           name: "workers",
           include: ["test/**/*.test.ts"],
           exclude: ["test/node/**"],
-          setupFiles: ["./test/apply-migrations.ts"],
+          setupFiles: ["./test/apply-migrations.ts", "./test/no-network.ts"],
           silent: "passed-only",
           testTimeout: 60_000,
           hookTimeout: 60_000,

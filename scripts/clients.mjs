@@ -1658,6 +1658,9 @@ await registrySteps({
   nullProvider,
 });
 
+// ---------------------------------------------------------------- runs from a repository: scripts/clients/vcs.mjs
+await import("./clients/vcs.mjs").then((m) => m.vcsSteps({ step, check, log, work, root: serviceRoot, org: REMOTE_ORG, apiOk, waitFor }));
+
 // ---------------------------------------------------------------- summary
 const seconds = (Date.now() - t0) / 1000;
 const passed = results.filter((r) => r.ok).length;

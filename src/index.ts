@@ -37,6 +37,7 @@ import { runLogs } from "./runs/runs.signed.routes";
 import { runs } from "./runs/runs.routes";
 import { configurationVersions } from "./configuration-versions/configuration-versions.routes";
 import { slugs } from "./configuration-versions/configuration-versions.signed.routes";
+import { vcsWebhooks } from "./vcs/vcs-webhooks.signed.routes";
 import { admin } from "./admin/admin.routes";
 import { terraformVersions } from "./terraform-versions/terraform-versions.routes";
 import { subscriptions } from "./subscriptions/subscriptions.routes";
@@ -202,6 +203,8 @@ app.use("/_artifacts/*", limitByClient);
 app.route("/", runLogs);
 // Signed configuration-archive URLs, likewise (go-tfe uploads without a token; the download endpoint redirects here).
 app.route("/", slugs);
+// VCS deliveries: no token, signed by the host with the hook's secret (src/vcs/vcs-webhooks.signed.routes.ts).
+app.route("/", vcsWebhooks);
 // The OpenAPI document is public like discovery; registered before the authenticated API.
 app.get("/api/v2/openapi.json", (c) => c.json(openApiDocument(app)));
 app.route("/api/v2", api);

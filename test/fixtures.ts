@@ -7,6 +7,7 @@ import { findOrganization } from "../src/organizations/organizations.d1";
 import { insertProjectStatement } from "../src/projects/projects.d1";
 import { insertPool } from "../src/agent-pools/agent-pools.d1";
 import { insertClientWithToken } from "../src/oauth/oauth.d1";
+import { sealValue } from "../src/variables/variables.crypto";
 import { insertTeamProject, insertTeamWorkspace } from "../src/team-access/team-access.d1";
 import { addMembers, findTeam, insertTeam, organizationTeams } from "../src/teams/teams.d1";
 import { insertToken, type Token } from "../src/tokens/tokens.d1";
@@ -172,7 +173,7 @@ export async function makeAgentPool(org: string): Promise<string> {
   return id;
 }
 
-/** An OAuth client with its one OAuth token; returns the token's id. */
+/** A GitHub OAuth client with its one OAuth token and a (sealed) token string; returns the token's id. */
 export async function makeOAuthToken(org: string): Promise<string> {
   const orgId = await organizationId(org);
   const clientId = newId("oc");
@@ -180,8 +181,10 @@ export async function makeOAuthToken(org: string): Promise<string> {
   const at = nowIso();
   await insertClientWithToken(
     env.DB,
-    { id: clientId, organizationId: orgId, attrs: {}, createdAt: at },
+    { id: clientId, organizationId: orgId, attrs: { "service-provider": "github" }, createdAt: at },
     { id: tokenId, oauthClientId: clientId, organizationId: orgId, serviceProviderUser: null, createdAt: at, hasSshKey: false },
+    [],
+    await sealValue(env, tokenId, "ghp_fixture_token"),
   );
   return tokenId;
 }

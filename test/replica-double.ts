@@ -70,8 +70,11 @@ export function laggingD1(primary: D1Database, replica: D1Database): LaggingD1 {
         if (SKIP.test(name)) continue;
         writes.push(replica.prepare(`DELETE FROM "${name}"`));
         const rows = await primary.prepare(`SELECT * FROM "${name}"`).all<Record<string, unknown>>();
+        // Generated columns (hidden 2 or 3 in table_xinfo) are computed, never inserted.
+        const info = await primary.prepare(`SELECT name, hidden FROM pragma_table_xinfo('${name}')`).all<{ name: string; hidden: number }>();
+        const generated = new Set(info.results.filter((c) => c.hidden === 2 || c.hidden === 3).map((c) => c.name));
         for (const row of rows.results) {
-          const cols = Object.keys(row);
+          const cols = Object.keys(row).filter((c) => !generated.has(c));
           writes.push(
             replica
               .prepare(`INSERT INTO "${name}" (${cols.map((c) => `"${c}"`).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`)

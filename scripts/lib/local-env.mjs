@@ -58,7 +58,11 @@ export function localVars(env = process.env) {
     // run lists nothing and takes LATEST_ENGINE_VERSION, which npm start sets to its local agent's Terraform), and
     // whether the Worker may reach a local releases server.
     TERRAFORM_RELEASES_URL: env.TERRAFORM_RELEASES_URL ?? "",
-    ...(env.OUTBOUND_ALLOW_PRIVATE ? { OUTBOUND_ALLOW_PRIVATE: env.OUTBOUND_ALLOW_PRIVATE } : {}),
+    // Locally the VCS host, webhook receivers and releases server are on this machine: private and loopback
+    // addresses are allowed unless OUTBOUND_ALLOW_PRIVATE=0 says otherwise.
+    OUTBOUND_ALLOW_PRIVATE: env.OUTBOUND_ALLOW_PRIVATE ?? "1",
+    // Where VCS hosts deliver webhooks (docs/vcs.md); "" uses the origin the connecting request reached.
+    ...(env.PUBLIC_URL ? { PUBLIC_URL: env.PUBLIC_URL } : {}),
     ...(env.LATEST_ENGINE_VERSION ? { LATEST_ENGINE_VERSION: env.LATEST_ENGINE_VERSION } : {}),
   };
   return { run, generated };

@@ -8,8 +8,9 @@ import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { includeQuery, listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
-import { configurationVersionResource, cvCreateBody, cvIdParam } from "./configuration-versions.schemas";
-import { serializeConfigurationVersion } from "./configuration-versions.serialize";
+import { z } from "@hono/zod-openapi";
+import { configurationVersionResource, cvCreateBody, cvIdParam, ingressAttributesResource } from "./configuration-versions.schemas";
+import { serializeConfigurationVersion, serializeIngressAttributes } from "./configuration-versions.serialize";
 import {
   archiveConfigurationVersion,
   configurationDownloadUrl,
@@ -91,9 +92,27 @@ configurationVersions.openapi(
     responses: ok("The configuration version", resourceDocument(configurationVersionResource)),
   }),
   async (c) => {
-    checkInclude(c.req.valid("query").include);
+    const include = c.req.valid("query").include;
+    checkInclude(include);
     const cv = await readConfigurationVersion(callerOf(c), c.req.valid("param").configuration_version_id);
-    return jsonapi(c, { data: serializeConfigurationVersion(cv) });
+    const wantsIngress = (include ?? "").split(",").some((v) => v.trim() === "ingress_attributes");
+    const included = wantsIngress && cv.ingress ? [serializeIngressAttributes(cv.ingress)] : undefined;
+    return jsonapi(c, { data: serializeConfigurationVersion(cv), ...(included ? { included } : {}) });
+  },
+);
+
+configurationVersions.openapi(
+  defineRoute({
+    method: "get",
+    path: "/configuration-versions/{configuration_version_id}/ingress-attributes",
+    action: "runs.read",
+    summary: "Show the commit a configuration version from a repository was made of (data null for the API's and the CLI's)",
+    request: { params: cvIdParam },
+    responses: ok("The ingress attributes", z.object({ data: ingressAttributesResource.nullable() }).openapi("IngressAttributesDocument")),
+  }),
+  async (c) => {
+    const cv = await readConfigurationVersion(callerOf(c), c.req.valid("param").configuration_version_id);
+    return jsonapi(c, { data: cv.ingress ? serializeIngressAttributes(cv.ingress) : null });
   },
 );
 

@@ -32,3 +32,23 @@ export const configurationVersionResource = resourceSchema("ConfigurationVersion
   /** Only in the response to the create: a signed absolute URL taking the archive by PUT, without a token. */
   "upload-url": attr.string.optional(),
 });
+
+export const ingressAttributesResource = resourceSchema("IngressAttributes", "ingress-attributes", {
+  branch: attr.nullableString,
+  "clone-url": attr.nullableString,
+  "commit-message": attr.nullableString,
+  "commit-sha": attr.string,
+  "commit-url": attr.nullableString,
+  "compare-url": attr.nullableString,
+  identifier: attr.string,
+  "is-pull-request": attr.boolean,
+  "on-default-branch": attr.boolean,
+  "pull-request-number": attr.nullableInt,
+  "pull-request-url": attr.nullableString,
+  "pull-request-title": attr.nullableString,
+  "pull-request-body": attr.nullableString,
+  tag: attr.nullableString,
+  "sender-username": attr.nullableString,
+  "sender-avatar-url": attr.nullableString,
+  "sender-html-url": attr.nullableString,
+});

@@ -1,5 +1,5 @@
 import type { Resource } from "../jsonapi/document";
-import type { ConfigurationVersionRecord } from "./configuration-versions.types";
+import type { ConfigurationVersionRecord, IngressAttributes } from "./configuration-versions.types";
 
 const API = "/api/v2";
 
@@ -25,9 +25,24 @@ export function serializeConfigurationVersion(cv: ConfigurationVersionRecord, up
     type: "configuration-versions",
     attributes,
     relationships: {
-      // Commit information exists only for configuration from a VCS repository; these come from the API or the CLI.
-      "ingress-attributes": { data: null, links: { related: `${self}/ingress-attributes` } },
+      // Commit information exists only for configuration from a VCS repository, not from the API or the CLI.
+      "ingress-attributes": {
+        data: cv.ingress ? { type: "ingress-attributes", id: cv.ingress.id } : null,
+        links: { related: `${self}/ingress-attributes` },
+      },
     },
     links: { self, download: `${self}/download` },
+  };
+}
+
+/** A version's commit (`ingress-attributes`), with its `created-by` left empty: the commit's author is not a user here. */
+export function serializeIngressAttributes(ia: IngressAttributes): Resource {
+  const { id, ...attributes } = ia;
+  return {
+    id,
+    type: "ingress-attributes",
+    attributes,
+    relationships: { "created-by": { data: null } },
+    links: { self: `${API}/ingress-attributes/${id}` },
   };
 }

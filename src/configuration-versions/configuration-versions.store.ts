@@ -7,7 +7,7 @@
 import { fail, type Failure } from "../errors";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
 import type { RunActor } from "../runs/runs.types";
-import type { ConfigurationVersionRecord } from "./configuration-versions.types";
+import type { ConfigurationVersionRecord, IngressAttributes } from "./configuration-versions.types";
 
 /** One stored piece; also the granularity of reads (8 pieces per RPC, well under the 32 MiB RPC limit). */
 export const CV_PART_BYTES = 1024 * 1024;
@@ -52,6 +52,8 @@ export interface CreateCvInput {
   creator: RunActor;
   /** The agent pool the run its upload queues goes to, as the service resolved the execution mode (null: default pool). */
   agentPoolId?: string | null;
+  /** The commit of a version made from a repository. */
+  ingress?: IngressAttributes;
 }
 
 /**
@@ -75,6 +77,7 @@ export function createCv(sql: SqlStorage, w: WorkspaceRecord, input: CreateCvInp
     sha256: null,
     creator: input.creator,
     ...(input.agentPoolId !== undefined ? { agentPoolId: input.agentPoolId } : {}),
+    ...(input.ingress ? { ingress: input.ingress } : {}),
   };
   const seq = (sql.exec<{ n: number | null }>("SELECT max(seq) AS n FROM configuration_versions").one().n ?? 0) + 1;
   sql.exec("INSERT INTO configuration_versions (id, seq, record) VALUES (?, ?, ?)", cv.id, seq, JSON.stringify(cv));

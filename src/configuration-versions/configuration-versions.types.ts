@@ -6,6 +6,32 @@ import type { RunActor } from "../runs/runs.types";
 
 export type CvStatus = "pending" | "uploaded" | "errored" | "archived";
 
+/**
+ * The commit a configuration version from a repository was made of (HCP Terraform API docs: Configuration Versions,
+ * "Ingress Attributes"), kept with the version under the API's attribute names.
+ */
+export interface IngressAttributes {
+  /** `ia-<16>`. */
+  id: string;
+  branch: string | null;
+  "clone-url": string | null;
+  "commit-message": string | null;
+  "commit-sha": string;
+  "commit-url": string | null;
+  "compare-url": string | null;
+  identifier: string;
+  "is-pull-request": boolean;
+  "on-default-branch": boolean;
+  "pull-request-number": number | null;
+  "pull-request-url": string | null;
+  "pull-request-title": string | null;
+  "pull-request-body": string | null;
+  tag: string | null;
+  "sender-username": string | null;
+  "sender-avatar-url": string | null;
+  "sender-html-url": string | null;
+}
+
 export interface ConfigurationVersionRecord {
   /** `cv-<16>`. */
   id: string;
@@ -38,4 +64,6 @@ export interface ConfigurationVersionRecord {
    * Absent while the bytes are there.
    */
   backing?: "soft_deleted" | "deleted";
+  /** The commit, for a version made from a repository (absent for the API's and the CLI's). */
+  ingress?: IngressAttributes;
 }

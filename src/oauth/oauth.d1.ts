@@ -1,4 +1,4 @@
-/** D1 statements for OAuth clients and their OAuth tokens (no secret is ever stored). */
+/** D1 statements for OAuth clients and their OAuth tokens (the token string only sealed; no other secret is stored). */
 import type { Db } from "../caller";
 
 interface ClientRow {
@@ -75,14 +75,20 @@ export async function listOrgTokens(db: Db, organizationId: string): Promise<OAu
 }
 
 /** A client, its one token and the projects it is attached to, in one batch. */
-export async function insertClientWithToken(db: Db, client: OAuthClient, token: OAuthToken, projectIds: string[] = []): Promise<void> {
+export async function insertClientWithToken(
+  db: Db,
+  client: OAuthClient,
+  token: OAuthToken,
+  projectIds: string[] = [],
+  tokenSealed: string | null = null,
+): Promise<void> {
   await db.batch([
     db
       .prepare("INSERT INTO oauth_clients (id, organization_id, attrs, created_at) VALUES (?, ?, ?, ?)")
       .bind(client.id, client.organizationId, JSON.stringify(client.attrs), client.createdAt),
     db
-      .prepare("INSERT INTO oauth_tokens (id, oauth_client_id, organization_id, service_provider_user, created_at) VALUES (?, ?, ?, ?, ?)")
-      .bind(token.id, token.oauthClientId, token.organizationId, null, token.createdAt),
+      .prepare("INSERT INTO oauth_tokens (id, oauth_client_id, organization_id, service_provider_user, created_at, token_sealed) VALUES (?, ?, ?, ?, ?, ?)")
+      .bind(token.id, token.oauthClientId, token.organizationId, null, token.createdAt, tokenSealed),
     ...projectIds.map((p) => attachStatement(db, client.id, p, client.createdAt)),
   ]);
 }
@@ -182,4 +188,41 @@ export async function replaceProjects(db: Db, clientId: string, projectIds: stri
       .bind(clientId, JSON.stringify(projectIds)),
     ...projectIds.map((p) => attachStatement(db, clientId, p, at)),
   ]);
+}
+
+/** Replaces the sealed token string of every token of the client (a PATCH's new `oauth-token-string`). */
+export async function setClientTokenSealed(db: Db, clientId: string, seal: (tokenId: string) => Promise<string>): Promise<void> {
+  const { results } = await db.prepare("SELECT id FROM oauth_tokens WHERE oauth_client_id = ?").bind(clientId).all<{ id: string }>();
+  const statements = await Promise.all(
+    results.map(async (r) => db.prepare("UPDATE oauth_tokens SET token_sealed = ? WHERE id = ?").bind(await seal(r.id), r.id)),
+  );
+  if (statements.length) await db.batch(statements);
+}
+
+/** What the service needs to act on the VCS host through a token: its client's provider and URLs, the sealed string. */
+export interface TokenConnection {
+  tokenId: string;
+  organizationId: string;
+  serviceProvider: string;
+  apiUrl: string | null;
+  httpUrl: string | null;
+  tokenSealed: string | null;
+}
+
+export async function tokenConnection(db: Db, tokenId: string): Promise<TokenConnection | null> {
+  const row = await db
+    .prepare(`SELECT t.id, t.organization_id, t.token_sealed, c.attrs FROM oauth_tokens t JOIN oauth_clients c ON c.id = t.oauth_client_id WHERE t.id = ?`)
+    .bind(tokenId)
+    .first<{ id: string; organization_id: string; token_sealed: string | null; attrs: string }>();
+  if (!row) return null;
+  const attrs = JSON.parse(row.attrs) as Record<string, unknown>;
+  const str = (k: string) => (typeof attrs[k] === "string" && attrs[k] !== "" ? (attrs[k] as string) : null);
+  return {
+    tokenId: row.id,
+    organizationId: row.organization_id,
+    serviceProvider: str("service-provider") ?? "",
+    apiUrl: str("api-url"),
+    httpUrl: str("http-url"),
+    tokenSealed: row.token_sealed,
+  };
 }

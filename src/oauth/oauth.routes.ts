@@ -1,6 +1,7 @@
 /**
  * OAuth clients and their OAuth tokens (HCP Terraform API docs: OAuth Clients, OAuth Tokens): what a workspace's `vcs-repo.oauth-token-id`
- * names. Secrets (`oauth-token-string`, `secret`, `private-key`) are write-only and never stored.
+ * names. Secrets are write-only: `oauth-token-string` is kept sealed (the VCS integration acts with it), `secret` and
+ * `private-key` are never stored.
  */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
@@ -90,6 +91,7 @@ oauth.openapi(
       publicAttrs(sent),
       relationships?.["agent-pool"]?.data?.id ?? null,
       relationships?.projects?.data.map((p) => p.id) ?? [],
+      sent["oauth-token-string"] || undefined,
     );
     return jsonapi(c, { data: serializeClient(created) }, 201);
   },
@@ -137,7 +139,11 @@ oauth.openapi(
   async (c) => {
     const { attributes: sent, relationships } = c.req.valid("json").data;
     const projectIds = relationships?.projects?.data.map((p) => p.id);
-    return jsonapi(c, { data: serializeClient(await updateClient(callerOf(c), c.req.valid("param").oauth_client_id, publicAttrs(sent ?? {}), projectIds)) });
+    return jsonapi(c, {
+      data: serializeClient(
+        await updateClient(callerOf(c), c.req.valid("param").oauth_client_id, publicAttrs(sent ?? {}), projectIds, sent?.["oauth-token-string"] || undefined),
+      ),
+    });
   },
 );
 

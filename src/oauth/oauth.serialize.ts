@@ -15,9 +15,11 @@ export const OAUTH_PROVIDERS = [
   "bitbucket_hosted",
   "bitbucket_server",
   "bitbucket_data_center",
+  // Not an HCP provider: Gitea and Forgejo (OTF names its own `forgejo`), whose API this service speaks.
+  "gitea",
 ] as const;
 /** `service-provider-display-name`: the providers' product names (the reference notes give no list; these follow the VCS docs). */
-const DISPLAY_NAMES: Record<(typeof OAUTH_PROVIDERS)[number], string> = {
+export const DISPLAY_NAMES: Record<(typeof OAUTH_PROVIDERS)[number], string> = {
   github: "GitHub",
   github_enterprise: "GitHub Enterprise",
   gitlab_hosted: "GitLab.com",
@@ -28,6 +30,7 @@ const DISPLAY_NAMES: Record<(typeof OAUTH_PROVIDERS)[number], string> = {
   bitbucket_hosted: "Bitbucket Cloud",
   bitbucket_server: "Bitbucket Server",
   bitbucket_data_center: "Bitbucket Data Center",
+  gitea: "Gitea",
 };
 /** The attributes a client keeps and shows as sent (its secrets are write-only). */
 export const PUBLIC_ATTRS = ["name", "service-provider", "http-url", "api-url", "key", "rsa-public-key", "organization-scoped"] as const;

@@ -23,7 +23,9 @@ import {
   type OAuthToken,
   deleteToken,
   setTokenSshKey,
+  setClientTokenSealed,
 } from "./oauth.d1";
+import { sealValue } from "../variables/variables.crypto";
 import { poolExists } from "../organizations/organizations.d1";
 
 /**
@@ -79,6 +81,7 @@ export async function createClient(
   attrs: Record<string, unknown>,
   agentPoolId: string | null = null,
   projectIds: string[] = [],
+  tokenString?: string,
 ): Promise<ClientWithTokens> {
   const access = await requireOrgAccess(caller, { name: organization });
   authorize(caller, "vcs.manage", { access });
@@ -104,7 +107,8 @@ export async function createClient(
   };
   await checkProjects(caller, client.organizationId, projectIds, "/data/relationships/projects/data");
   const projects = [...new Set(projectIds)];
-  await insertClientWithToken(caller.db, client, token, projects);
+  const sealed = tokenString ? await sealValue(caller.env, token.id, tokenString) : null;
+  await insertClientWithToken(caller.db, client, token, projects, sealed);
   return { client, tokenIds: [token.id], projectIds: projects, organization: access.organization.name };
 }
 
@@ -122,7 +126,13 @@ export async function showClient(caller: Caller, id: string): Promise<ClientWith
 }
 
 /** Updates public attributes; `projectIds` (PATCH's `relationships.projects`), when given, replaces the client's projects. */
-export async function updateClient(caller: Caller, id: string, attrs: Record<string, unknown>, projectIds?: string[]): Promise<ClientWithTokens> {
+export async function updateClient(
+  caller: Caller,
+  id: string,
+  attrs: Record<string, unknown>,
+  projectIds?: string[],
+  tokenString?: string,
+): Promise<ClientWithTokens> {
   const { item: client, access } = await loadOwned(caller, findClient, id);
   authorize(caller, "vcs.manage", { access });
   checkKey(attrs["service-provider"] ?? client.attrs["service-provider"], attrs);
@@ -130,6 +140,7 @@ export async function updateClient(caller: Caller, id: string, attrs: Record<str
   const updated = await patchClientAttrs(caller.db, client.id, attrs);
   if (!updated) throw ApiError.of("not_found"); // deleted concurrently
   if (projectIds) await replaceProjects(caller.db, client.id, [...new Set(projectIds)], nowIso());
+  if (tokenString) await setClientTokenSealed(caller.db, client.id, (tokenId) => sealValue(caller.env, tokenId, tokenString));
   return withTokens(caller, updated, access);
 }
 

@@ -125,3 +125,41 @@ export async function outboundGet(
   }
   throw new OutboundError(`${url} redirects more than 5 times`);
 }
+
+/**
+ * Any request to another system (a VCS host's API, a webhook): refused with OutboundError before it leaves when its
+ * address is not allowed, redirects followed by hand (at most 5) and each checked; a 303, or a 301/302 answering a
+ * POST, becomes a GET without a body, and a redirect to another origin drops `Authorization` (Fetch standard,
+ * HTTP-redirect fetch). The global `fetch` is read at call time (tests route it to fakes).
+ */
+export async function outboundFetch(
+  env: Pick<Bindings, "OUTBOUND_ALLOW_PRIVATE">,
+  url: string,
+  init: RequestInit & { self: string | null; timeoutMs: number },
+): Promise<Response> {
+  const { self, timeoutMs, ...rest } = init;
+  const signal = AbortSignal.timeout(timeoutMs);
+  let at = url;
+  let request: RequestInit = { ...rest, redirect: "manual", signal };
+  for (let hop = 0; hop <= 5; hop++) {
+    const refused = outboundRefusal(env, at, self);
+    if (refused) throw new OutboundError(`${new URL(at).host} is not requested: ${refused}`);
+    let res: Response;
+    try {
+      res = await fetch(at, request);
+    } catch (err) {
+      throw new OutboundError(`${new URL(at).host} could not be reached: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const location = res.headers.get("location");
+    if (res.status < 300 || res.status > 399 || !location) return res;
+    await res.body?.cancel();
+    const next = new URL(location, at);
+    const method = (request.method ?? "GET").toUpperCase();
+    const toGet = res.status === 303 || ((res.status === 301 || res.status === 302) && method === "POST");
+    const headers = new Headers(request.headers);
+    if (next.origin !== new URL(at).origin) headers.delete("authorization");
+    request = { ...request, headers, ...(toGet ? { method: "GET", body: undefined } : {}) };
+    at = next.toString();
+  }
+  throw new OutboundError(`${new URL(url).host} redirects more than 5 times`);
+}

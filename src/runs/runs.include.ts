@@ -4,7 +4,7 @@
  * has nothing for (cost estimates, task stages, policy evaluations, ingress attributes) include nothing.
  */
 import type { Caller } from "../caller";
-import { serializeConfigurationVersion } from "../configuration-versions/configuration-versions.serialize";
+import { serializeConfigurationVersion, serializeIngressAttributes } from "../configuration-versions/configuration-versions.serialize";
 import { Included, type Resource } from "../jsonapi/document";
 import { serializeUser, serializeUserRow } from "../users/users.serialize";
 import { includeUsersStatement, includedRows } from "../workspaces/workspaces.list.d1";
@@ -66,7 +66,11 @@ export async function includeForRuns(caller: Caller, origin: string, reads: RunR
     );
   if (values.has("configuration_version") || values.has("configuration_version.ingress_attributes")) {
     const got = await Promise.all(reads.map(({ run }) => workspaceObject(caller.env, run.workspaceId).getConfigurationVersion(run.configurationVersionId)));
-    for (const res of got) if (res.ok) included.add(serializeConfigurationVersion(res.value.cv));
+    for (const res of got) {
+      if (!res.ok) continue;
+      included.add(serializeConfigurationVersion(res.value.cv));
+      if (values.has("configuration_version.ingress_attributes") && res.value.cv.ingress) included.add(serializeIngressAttributes(res.value.cv.ingress));
+    }
   }
   return included.items.length ? included.items : undefined;
 }
@@ -100,6 +104,7 @@ export async function includeCurrentRuns(
     if (wants(".configuration_version") || wants(".configuration_version.ingress_attributes")) {
       const cv = await workspaceObject(caller.env, run.workspaceId).getConfigurationVersion(run.configurationVersionId);
       if (cv.ok) included.add(serializeConfigurationVersion(cv.value.cv));
+      if (cv.ok && cv.value.cv.ingress && wants(".configuration_version.ingress_attributes")) included.add(serializeIngressAttributes(cv.value.cv.ingress));
     }
   }
 }

@@ -207,6 +207,20 @@ export class Runs {
     });
   }
 
+  /** The newest run of a configuration version (the VCS statuses follow it), or null. */
+  ofConfigurationVersion(cvId: string): RunRecord | null {
+    if (!this.made) return null;
+    const row = this.sql
+      .exec<{ id: string }>("SELECT id FROM runs WHERE json_extract(record, '$.configurationVersionId') = ? ORDER BY seq DESC LIMIT 1", cvId)
+      .toArray()[0];
+    return row ? getRun(this.sql, row.id) : null;
+  }
+
+  /** Whether the workspace ever had a run (VCS pushes wait for a first one unless `queue-all-runs`). */
+  any(): boolean {
+    return this.made && this.sql.exec("SELECT 1 FROM runs LIMIT 1").toArray().length > 0;
+  }
+
   /** When the next lease runs out (epoch ms), for the object's alarm. */
   earliestLease(): number | null {
     return this.made ? earliestLease(this.sql) : null;
@@ -372,7 +386,8 @@ export class Runs {
       id: newId("run"),
       now,
       configurationVersionId: cv.id,
-      options: { source: "tfe-configuration-version" },
+      // A version from a repository: the run's message is the commit's, as the real service shows VCS runs.
+      options: { source: "tfe-configuration-version", ...(cv.ingress?.["commit-message"] ? { message: cv.ingress["commit-message"] } : {}) },
       creator: cv.creator ?? { actor: null, canApply: false },
       ...(cv.agentPoolId !== undefined ? { agentPoolId: cv.agentPoolId } : {}),
     });

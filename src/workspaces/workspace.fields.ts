@@ -35,6 +35,9 @@ const vcsRepo = z.object({
   branch: z.string(),
   "ingress-submodules": z.boolean(),
   "tags-regex": z.string().nullable(),
+  /** The OAuth client's provider and the repository's web page, noted when the token was given (for the API's view). */
+  "service-provider": z.string().optional(),
+  "repository-http-url": z.string().optional(),
 });
 export type VcsRepo = z.infer<typeof vcsRepo>;
 

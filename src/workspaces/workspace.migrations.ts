@@ -11,7 +11,7 @@ import type { WorkspaceHost } from "./workspace.host";
 import { upgradeRecord } from "./workspace.record";
 import type { WorkspaceRecord } from "./workspace.types";
 
-export const SCHEMA_VERSION = 10;
+export const SCHEMA_VERSION = 11;
 
 export interface TableSet {
   /** The schema version that introduced it (the store's history: nothing runs for it at start). */
@@ -132,6 +132,29 @@ export const RUN_TABLES: TableSet = {
   },
 };
 
+/**
+ * The workspace's connected repository (src/vcs/vcs.object.ts): deliveries waiting for the alarm, the hook it last
+ * synced, the commits it already ran, and the commit statuses it owes the host.
+ */
+export const VCS_TABLES: TableSet = {
+  since: 11,
+  tables: ["vcs_inbox", "vcs_link", "vcs_commits", "vcs_reports"],
+  create(sql) {
+    sql.exec(`CREATE TABLE IF NOT EXISTS vcs_inbox (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT, delivery_id TEXT NOT NULL UNIQUE, event TEXT NOT NULL, origin TEXT NOT NULL,
+      received_at TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, next_at INTEGER NOT NULL)`);
+    // The (token, repository, branch) the workspace's hook and head commit were last synced for.
+    sql.exec(`CREATE TABLE IF NOT EXISTS vcs_link (
+      singleton INTEGER PRIMARY KEY CHECK (singleton = 1), token_id TEXT NOT NULL, repo TEXT NOT NULL, branch TEXT NOT NULL,
+      synced INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0, next_at INTEGER NOT NULL DEFAULT 0, error TEXT)`);
+    sql.exec("CREATE TABLE IF NOT EXISTS vcs_commits (kind TEXT NOT NULL, sha TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (kind, sha))");
+    // posted: the last `state description` the host accepted for the version's run; done once a final one was.
+    sql.exec(`CREATE TABLE IF NOT EXISTS vcs_reports (
+      cv_id TEXT PRIMARY KEY, token_id TEXT NOT NULL, repo TEXT NOT NULL, sha TEXT NOT NULL, origin TEXT NOT NULL, pr INTEGER,
+      posted TEXT, done INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0, next_at INTEGER NOT NULL DEFAULT 0)`);
+  },
+};
+
 // ---- the steps of stores written by earlier code ----
 
 /** What a step may use of the object. */
@@ -210,7 +233,7 @@ const reparseStates: Step = (m) => {
   return true;
 };
 
-/** Each step at the version that introduced it (versions 1, 2, 4 and 9 only added table sets). */
+/** Each step at the version that introduced it (versions 1, 2, 4, 9 and 11 only added table sets). */
 const STEPS: Array<[version: number, step: Step]> = [
   [3, splitTagSets],
   [5, addColumn(STATE_VERSION_TABLES, "state_versions", "backing", "TEXT NOT NULL DEFAULT 'present'")],

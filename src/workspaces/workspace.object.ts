@@ -19,6 +19,7 @@ import { Outbox } from "./workspace.outbox";
 import { WorkspaceRecords } from "./workspace-record.object";
 import { AutoDestroy } from "./auto-destroy.object";
 import { inheritedExecution } from "./workspaces.d1";
+import { Vcs, type VcsDeliveryInput } from "../vcs/vcs.object";
 import { isFailure } from "./workspace.rules";
 import type { CreateInput, DataRetentionPolicy, Faults, Guard, LockHolder, UpdateInput, WorkspaceRecord } from "./workspace.types";
 
@@ -40,6 +41,11 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
     (w, input) => this.runs.queueWithin(w, input),
     (w) => inheritedExecution(this.env.DB, w.organizationId, w.projectId),
   );
+  private readonly vcs: Vcs = new Vcs(this, this.runs, this.cvs, {
+    env: this.env,
+    defaults: (w) => inheritedExecution(this.env.DB, w.organizationId, w.projectId),
+    indexed: () => this.outbox.pending() === 0,
+  });
   /** What a commit writes to D1, in batch order: the workspace row (tags, project hold), the state-version and configuration-version maps, run rows. */
   private readonly outbox = new Outbox(
     { sql: this.sql, storage: this.ctx.storage, env: this.env, drained: () => this.arm(), deleted: (record) => this.erase(record) },
@@ -121,13 +127,17 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
   // ---- RPC methods: the workspace record (workspace-record.object.ts) ----
 
   async create(input: CreateInput): Promise<WorkspaceResult> {
-    return this.record.create(input);
+    const created = await this.record.create(input);
+    if (created.ok && created.value.settings["vcs-repo"]) this.vcs.noteOrigin(input.origin);
+    return created;
   }
   async get(): Promise<WorkspaceResult> {
     return this.record.get();
   }
   async update(input: UpdateInput): Promise<WorkspaceResult> {
-    return this.record.update(input);
+    const updated = await this.record.update(input);
+    if (updated.ok && input.attributes.vcsRepo) this.vcs.noteOrigin(input.origin);
+    return updated;
   }
   async changeTags(input: { change: TagChange; purge?: string[]; now: string; guard?: Guard }): Promise<WorkspaceResult> {
     return this.record.changeTags(input);
@@ -284,6 +294,14 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
     return this.runs.finish(input);
   }
 
+  // ---- the connected repository (src/vcs/vcs.object.ts) ----
+
+  async vcsDelivery(input: VcsDeliveryInput): Promise<Result<{ queued: boolean }>> {
+    const r = this.vcs.receive(input);
+    this.arm();
+    return r;
+  }
+
   // ---- test-only (src/platform/hops.ts `countedNamespace` calls these in place of a method) ----
 
   /** Fault injection (FAULT_INJECTION=1): makes RPC call `method(...args)` with `faults` applied to the index write it flushes. */
@@ -310,16 +328,17 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
     await this.outbox.flush(undefined);
     await this.runs.expireLeases();
     await this.autoDestroy.fire();
+    await this.vcs.fire();
     if (!(await this.outbox.retryLeft())) this.arm();
   }
 
   /**
    * With the outbox drained, the alarm is set for the earliest due time of any capability (a job lease, an automatic
-   * destroy), or cleared. While index writes are pending the flush owns the alarm, and this runs again once it drains.
+   * destroy, the connected repository's work), or cleared. While index writes are pending the flush owns the alarm, and this runs again once it drains.
    */
   private arm(): void {
     if (this.outbox.pending() > 0) return;
-    const due = [this.runs.earliestLease(), this.autoDestroy.due()].filter((t): t is number => t !== null);
+    const due = [this.runs.earliestLease(), this.autoDestroy.due(), this.vcs.due()].filter((t): t is number => t !== null);
     if (due.length === 0) void this.ctx.storage.deleteAlarm();
     else void this.ctx.storage.setAlarm(Math.min(...due));
   }
@@ -331,5 +350,6 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
     this.variables.erase();
     this.cvs.erase();
     this.runs.erase();
+    this.vcs.erase();
   }
 }

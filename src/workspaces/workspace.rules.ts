@@ -92,13 +92,17 @@ export function normaliseAttributes(attrs: WorkspaceAttributesInput, edition: Ed
         ["github-app-installation-id", v["github-app-installation-id"]],
       ]);
       if (app.failure) return { ...app.failure, pointer: `${A}/vcs-repo/github-app-installation-id` };
+      // The tfe provider sends every key on update, `""` meaning unset (never a value to check or keep).
       const repo: Partial<VcsRepo> = {};
-      if (v.identifier !== undefined) repo.identifier = v.identifier;
-      if (v["oauth-token-id"] !== undefined) repo["oauth-token-id"] = v["oauth-token-id"];
-      if (app.value !== undefined) repo["vcs-app-installation-id"] = app.value;
+      if (v.identifier) repo.identifier = v.identifier;
+      if (v["oauth-token-id"]) repo["oauth-token-id"] = v["oauth-token-id"];
+      if (app.value) repo["vcs-app-installation-id"] = app.value;
       if (v.branch !== undefined) repo.branch = v.branch;
       if (v["ingress-submodules"] !== undefined) repo["ingress-submodules"] = v["ingress-submodules"];
-      if (v["tags-regex"] !== undefined) repo["tags-regex"] = v["tags-regex"];
+      if (v["tags-regex"] !== undefined) repo["tags-regex"] = v["tags-regex"] || null;
+      if (repo.identifier && !/^[^/\s]+(\/[^/\s]+)+$/.test(repo.identifier)) {
+        return fail("invalid_attribute", "vcs-repo identifier must be :org/:repo", `${A}/vcs-repo/identifier`);
+      }
       if (repo["oauth-token-id"] && repo["vcs-app-installation-id"]) {
         return fail("invalid_attribute", "oauth-token-id and vcs-app-installation-id cannot both be given", `${A}/vcs-repo/oauth-token-id`);
       }
@@ -108,6 +112,9 @@ export function normaliseAttributes(attrs: WorkspaceAttributesInput, edition: Ed
         } catch {
           return fail("invalid_attribute", "tags-regex is not a valid regular expression", `${A}/vcs-repo/tags-regex`);
         }
+      }
+      if (repo["tags-regex"] && attrs["file-triggers-enabled"] === true) {
+        return fail("invalid_attribute", "vcs-repo tags-regex cannot be set while file-triggers-enabled is true", `${A}/vcs-repo/tags-regex`);
       }
       out.vcsRepo = repo;
     }
@@ -160,6 +167,13 @@ export function checkSettings(s: WorkspaceSettings): Failure | null {
   }
   if (mode !== "agent" && mode !== null && s["agent-pool-id"]) {
     return fail("invalid_attribute", "Agent pool must not be specified unless using 'agent' execution mode", `${A}/agent-pool-id`);
+  }
+  if (s["trigger-patterns"].length > 0 && s["trigger-prefixes"].length > 0) {
+    return fail("invalid_attribute", "trigger-patterns and trigger-prefixes cannot both be set", `${A}/trigger-patterns`);
+  }
+  const tags = s["vcs-repo"]?.["tags-regex"];
+  if (tags && (s["trigger-patterns"].length > 0 || s["trigger-prefixes"].length > 0)) {
+    return fail("invalid_attribute", "vcs-repo tags-regex cannot be set with trigger-patterns or trigger-prefixes", `${A}/vcs-repo/tags-regex`);
   }
   if (s["global-remote-state"] && s["project-remote-state"]) {
     return fail("invalid_attribute", "Project remote state cannot be enabled when global remote state sharing is enabled", `${A}/project-remote-state`);

@@ -95,6 +95,8 @@ export interface CreateInput {
   /** Optional for callers that only set flat tags (the bench's bulk loader). */
   tagBindings?: BindingEntry[];
   now: string;
+  /** The service's origin as the request reached it: a connected repository's webhook delivers there. */
+  origin?: string;
 }
 
 /** A patch already validated against the request; the DO checks rules that need current state. */
@@ -110,6 +112,8 @@ export interface UpdateInput {
   tags?: FlatInput[];
   now: string;
   guard?: Guard;
+  /** As CreateInput's. */
+  origin?: string;
 }
 
 /**

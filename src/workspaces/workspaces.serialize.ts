@@ -1,3 +1,4 @@
+import { DISPLAY_NAMES as OAUTH_DISPLAY_NAMES } from "../oauth/oauth.serialize";
 import type { Edition } from "../env";
 import type { PermissionFlags } from "../auth/permissions";
 import type { Resource } from "../jsonapi/document";
@@ -29,8 +30,8 @@ function vcsRepoView(r: Pick<WorkspaceRecord, "settings">) {
     "oauth-token-id": v["oauth-token-id"],
     "vcs-app-installation-id": v["vcs-app-installation-id"],
     "github-app-installation-id": v["vcs-app-installation-id"],
-    "repository-http-url": `https://github.com/${v.identifier}`,
-    "service-provider": "github",
+    "repository-http-url": v["repository-http-url"] ?? `https://github.com/${v.identifier}`,
+    "service-provider": v["service-provider"] ?? "github",
     "tags-regex": v["tags-regex"],
     "webhook-url": null,
   };
@@ -55,7 +56,7 @@ export function serializeWorkspace(r: Omit<WorkspaceRecord, "tagBindings">, ctx:
     locked: r.lock.locked,
     "locked-reason": r.lock.locked ? (r.lock.reason ?? "") : null,
     name: r.name,
-    "oauth-client-name": s["vcs-repo"] ? "GitHub" : null,
+    "oauth-client-name": s["vcs-repo"] ? ((OAUTH_DISPLAY_NAMES as Record<string, string>)[s["vcs-repo"]["service-provider"] ?? "github"] ?? "GitHub") : null,
     operations: exec.mode !== "local",
     permissions: ctx.flags,
     // Over the workspace's latest runs that applied or errored (kept by the run engine with the record).

@@ -13,7 +13,9 @@ import { defaultEngineVersion, requireUsableVersion } from "../terraform-version
 import { createTagEntries, resolveBindings, resolveFlatAdds } from "../tags/workspace-tags.service";
 import { applySettings, defaultSettings, isFailure, normaliseAttributes, type NormalisedAttributes } from "./workspace.rules";
 import type { BindingInput, FlatInput, WorkspaceRecord } from "./workspace.types";
-import { agentPoolExists, claimName, NAME_LEASE_MS, oauthTokenExists, projectExists, releaseClaim } from "./workspaces.d1";
+import { agentPoolExists, claimName, NAME_LEASE_MS, projectExists, releaseClaim } from "./workspaces.d1";
+import { tokenConnection } from "../oauth/oauth.d1";
+import { connectRefusal } from "../vcs/vcs.connection";
 import type { workspaceCreateBody, workspaceUpdateBody } from "./workspaces.schemas";
 import { guardOf, loadScope, mutateAs, readRef, scopeFrom, type WorkspaceRef, type WorkspaceScope } from "./workspaces.service";
 import { workspaceObject } from "./workspace.stub";
@@ -66,8 +68,15 @@ async function checkReferences(caller: Caller, organizationId: string, n: Normal
     throw ApiError.of("invalid_attribute", { detail: "Agent pool not found", pointer: "/data/attributes/agent-pool-id" });
   }
   const tokenId = n.vcsRepo?.["oauth-token-id"];
-  if (tokenId && !(await oauthTokenExists(caller.db, tokenId, organizationId))) {
-    throw ApiError.of("invalid_attribute", { detail: "OAuth token not found", pointer: "/data/attributes/vcs-repo/oauth-token-id" });
+  if (tokenId) {
+    const token = await tokenConnection(caller.db, tokenId);
+    if (!token || token.organizationId !== organizationId) {
+      throw ApiError.of("invalid_attribute", { detail: "OAuth token not found", pointer: "/data/attributes/vcs-repo/oauth-token-id" });
+    }
+    const refused = connectRefusal(token.serviceProvider, token.tokenSealed !== null);
+    if (refused) throw ApiError.of("invalid_attribute", { detail: refused, pointer: "/data/attributes/vcs-repo/oauth-token-id" });
+    n.vcsRepo!["service-provider"] = token.serviceProvider;
+    if (token.httpUrl && n.vcsRepo!.identifier) n.vcsRepo!["repository-http-url"] = `${token.httpUrl.replace(/\/+$/, "")}/${n.vcsRepo!.identifier}`;
   }
 }
 
@@ -150,7 +159,7 @@ export async function createWorkspace(caller: Caller, organizationName: string, 
     await releaseClaim(caller.env.DB, orgId, name, id);
     if (requestedProject) await releaseProject(caller.db, projectId, id);
   };
-  const input = { id, organizationId: orgId, projectId, name, settings, tags: tagSets.tags, tagBindings: tagSets.tagBindings, now };
+  const input = { id, organizationId: orgId, projectId, name, settings, tags: tagSets.tags, tagBindings: tagSets.tagBindings, now, origin: caller.origin };
   const result = await workspaceObject(caller.env, id)
     .create(input)
     .catch(async (err: unknown) => {
@@ -256,6 +265,7 @@ export async function updateWorkspace(caller: Caller, ref: WorkspaceRef, body: (
     tagBindings,
     tags: flatTags,
     now,
+    origin: caller.origin,
     // Should the workspace have moved since the index said where it is, the DO refuses (409, retry).
     guard: guardOf(record),
   });

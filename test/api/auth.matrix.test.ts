@@ -1670,6 +1670,12 @@ const ROWS: Row[] = [
     make: async () => ({ path: `/configuration-versions/${(await uploadedCv()).cv}` }),
   },
   {
+    method: "GET",
+    route: "/api/v2/configuration-versions/:configuration_version_id/ingress-attributes",
+    ok: 200,
+    make: async () => ({ path: `/configuration-versions/${(await uploadedCv()).cv}/ingress-attributes` }),
+  },
+  {
     // Uploaded and no longer current: archivable.
     method: "POST",
     route: "/api/v2/configuration-versions/:configuration_version_id/actions/archive",

@@ -17,6 +17,8 @@ const UNDOCUMENTED = new Set([
   // Signed configuration-archive URLs, likewise: handed out by a configuration version's create and download.
   "PUT /_slugs/:ws/:cv",
   "GET /_slugs/:ws/:cv",
+  // VCS deliveries (src/vcs/): the host's own payloads, signed with the hook's secret, no token.
+  "POST /webhooks/vcs/:hookId",
   // Signed run-log and plan-artifact URLs, likewise: handed out in plans and applies and by the JSON plan redirects.
   "GET /_logs/:ws/:run/:phase/:token",
   "GET /_artifacts/:ws/:run/:kind/:token",

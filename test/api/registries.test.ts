@@ -10,7 +10,12 @@ const createPool = (org: string, attributes: Record<string, unknown>, relationsh
 const patchPool = (id: string, attributes: Record<string, unknown>, relationships?: Rel, token?: string) =>
   api("PATCH", `/agent-pools/${id}`, { token, body: { data: { type: "agent-pools", attributes, ...(relationships ? { relationships } : {}) } } });
 const ref = (type: string, ids: string[]) => ({ data: ids.map((id) => ({ type, id })) });
-const GITHUB = { "service-provider": "github", "http-url": "https://github.com", "api-url": "https://api.github.com" };
+const GITHUB = {
+  "service-provider": "github",
+  "http-url": "https://github.com",
+  "api-url": "https://api.github.com",
+  "oauth-token-string": "ghp_registries_test",
+};
 const createClient = (org: string, attributes: Record<string, unknown>, token?: string) =>
   api("POST", `/organizations/${org}/oauth-clients`, { token, body: { data: { type: "oauth-clients", attributes } } });
 const createKey = (org: string, attributes: Record<string, unknown>, token?: string) =>

@@ -114,7 +114,7 @@ describe("defaults and plain attributes", () => {
       "structured-run-output-enabled": false,
       "terraform-version": "~> 1.5.0",
       "trigger-patterns": ["/modules/**/*"],
-      "trigger-prefixes": ["/modules"],
+      "trigger-prefixes": [],
       "working-directory": "infra/prod",
     };
     const res = await create(org, attrs);

@@ -215,8 +215,8 @@ function settingsAttributes(form: Form): Record<string, unknown> {
 }
 
 /**
- * The settings form's checkboxes beside auto-apply: only what changes what this service does (queue-all-runs and
- * speculative-enabled act on VCS runs, which this service does not have yet: docs/behaviour.md, "Settings").
+ * The settings form's checkboxes beside auto-apply (the settings of runs from a repository are on the workspace's
+ * "Version control" page).
  */
 export const SETTINGS_OPTIONS = ["allow-destroy-plan", "structured-run-output-enabled"] as const;
 

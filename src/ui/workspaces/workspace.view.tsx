@@ -420,6 +420,13 @@ export function WorkspacePage(props: { principal: Principal; ws: WorkspaceView }
         <p class="muted">No tag bindings.</p>
       )}
 
+      <h2>Version control</h2>
+      <p>
+        <a id="version-control-page" href={`${base}/version-control`}>
+          {ws.attributes["vcs-repo-identifier"] ? `Runs from ${String(ws.attributes["vcs-repo-identifier"])}` : "Not connected to a repository"}
+        </a>
+      </p>
+
       {ws.variables ? (
         <>
           <h2>Variables</h2>
