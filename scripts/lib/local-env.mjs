@@ -60,6 +60,12 @@ export function localVars(env = process.env) {
     TERRAFORM_RELEASES_URL: env.TERRAFORM_RELEASES_URL ?? "",
     ...(env.OUTBOUND_ALLOW_PRIVATE ? { OUTBOUND_ALLOW_PRIVATE: env.OUTBOUND_ALLOW_PRIVATE } : {}),
     ...(env.LATEST_ENGINE_VERSION ? { LATEST_ENGINE_VERSION: env.LATEST_ENGINE_VERSION } : {}),
+    // Single sign-on (docs/running.md): the operator's OpenID Connect provider, for this run.
+    ...Object.fromEntries(
+      ["OIDC_ISSUER", "OIDC_CLIENT_ID", "OIDC_CLIENT_SECRET", "OIDC_GROUPS_CLAIM", "OIDC_OWNERS_GROUP"]
+        .filter((k) => env[k] !== undefined)
+        .map((k) => [k, env[k]]),
+    ),
   };
   return { run, generated };
 }
