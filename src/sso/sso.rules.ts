@@ -42,7 +42,7 @@ const USERNAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
  * rule (other characters become `-`); "user" when neither gives one.
  */
 export function baseUsername(claims: Record<string, unknown>): string {
-  const fit = (s: unknown): string | null => {
+  const fitted = (s: unknown): string | null => {
     if (typeof s !== "string") return null;
     const cleaned = s
       .trim()
@@ -52,7 +52,7 @@ export function baseUsername(claims: Record<string, unknown>): string {
     return USERNAME.test(cleaned) ? cleaned : null;
   };
   const email = typeof claims.email === "string" ? claims.email.split("@")[0] : undefined;
-  return fit(claims.preferred_username) ?? fit(email) ?? "user";
+  return fitted(claims.preferred_username) ?? fitted(email) ?? "user";
 }
 
 /** The candidates for a new user's name, in order: the base, then the base with a number (made unique). */
