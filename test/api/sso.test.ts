@@ -42,12 +42,14 @@ const envOf = (idp: Idp | null, extra: Record<string, string> = {}) =>
     ...extra,
   }) as typeof env;
 
-async function ui(e: typeof env, path: string, cookie?: string): Promise<{ status: number; headers: Headers; text: string }> {
+async function ui(e: typeof env, path: string, cookie?: string, form?: Record<string, string>): Promise<{ status: number; headers: Headers; text: string }> {
   const headers: Record<string, string> = { "CF-Connecting-IP": "203.0.113.9" };
   if (cookie) headers.Cookie = cookie;
+  if (form) Object.assign(headers, { "Content-Type": "application/x-www-form-urlencoded", Origin: ORIGIN });
   const pending: Promise<unknown>[] = [];
   const ctx = { waitUntil: (p: Promise<unknown>) => pending.push(p), passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
-  const res = await app.fetch(new Request(new URL(path, ORIGIN), { headers, redirect: "manual" }), e, ctx);
+  const init = { method: form ? "POST" : "GET", headers, body: form ? new URLSearchParams(form).toString() : undefined, redirect: "manual" } as const;
+  const res = await app.fetch(new Request(new URL(path, ORIGIN), init), e, ctx);
   const text = await res.text();
   await Promise.allSettled(pending);
   return { status: res.status, headers: res.headers, text };
@@ -279,6 +281,21 @@ describe("SSO team mapping", () => {
     await ssoSignIn(idp, { claims: { sub, groups: [await nameOf(byName.id)] } });
     await ssoSignIn(idp, { claims: { sub } });
     expect(await membersOf(byName.id)).toContain(carol.id);
+  });
+
+  it("sets a team's SSO team id on its page, and clears it with an empty field", async () => {
+    const org = await createOrg();
+    const team = await makeTeam(org);
+    const owner = await makeUser({ ownerOf: org });
+    const { signInAsUser } = await import("../../src/ui/sessions/sessions.service");
+    const session = `ws_session=${await signInAsUser(env, owner.id, "password")}`;
+    const name = (await api("GET", `/teams/${team.id}`)).body.data.attributes.name as string;
+    const saved = await ui(envOf(null), `/app/${org}/teams/${team.id}`, session, { name, visibility: "secret", "sso-team-id": "grp-1234" });
+    expect(saved.status).toBe(303);
+    expect((await api("GET", `/teams/${team.id}`)).body.data.attributes["sso-team-id"]).toBe("grp-1234");
+    expect((await ui(envOf(null), `/app/${org}/teams/${team.id}`, session)).text).toContain('<dd id="sso-team-id">grp-1234</dd>');
+    await ui(envOf(null), `/app/${org}/teams/${team.id}`, session, { name, visibility: "secret", "sso-team-id": "" });
+    expect((await api("GET", `/teams/${team.id}`)).body.data.attributes["sso-team-id"]).toBeNull();
   });
 
   it("reads the groups claim the operator names", async () => {
