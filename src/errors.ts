@@ -25,6 +25,12 @@ export const ERRORS = {
     detail:
       "This organization requires two-factor authentication. Enable it for your account in the web UI (Account settings, Two-factor authentication: /app/settings/two-factor), then try again.",
   },
+  /** A member's password session, in an organisation that requires single sign-on (`sso-required`, src/auth/access.ts). */
+  sso_required: {
+    status: 403,
+    title: "forbidden",
+    detail: "This organization requires single sign-on. Sign out, then sign in with SSO (/app/sso/start) to reach it.",
+  },
   forbidden: { status: 403, title: "forbidden" },
   invalid_attribute: { status: 422, title: "invalid attribute" },
   invalid_attributes: { status: 422, title: "invalid attributes" },

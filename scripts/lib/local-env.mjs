@@ -64,6 +64,12 @@ export function localVars(env = process.env) {
     // Where VCS hosts deliver webhooks (docs/vcs.md); "" uses the origin the connecting request reached.
     ...(env.PUBLIC_URL ? { PUBLIC_URL: env.PUBLIC_URL } : {}),
     ...(env.LATEST_ENGINE_VERSION ? { LATEST_ENGINE_VERSION: env.LATEST_ENGINE_VERSION } : {}),
+    // Single sign-on (docs/running.md): the operator's OpenID Connect provider, for this run.
+    ...Object.fromEntries(
+      ["OIDC_ISSUER", "OIDC_CLIENT_ID", "OIDC_CLIENT_SECRET", "OIDC_GROUPS_CLAIM", "OIDC_OWNERS_GROUP"]
+        .filter((k) => env[k] !== undefined)
+        .map((k) => [k, env[k]]),
+    ),
   };
   return { run, generated };
 }

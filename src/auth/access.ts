@@ -110,6 +110,12 @@ export function buildOrgAccess(principal: Principal, organization: Organization,
   )
     throw ApiError.of("two_factor_required");
 
+  // `sso-required` (docs/behaviour.md): the members' web UI sessions started with a password reach nothing of the
+  // organisation; an SSO session or a token does. Owners keep theirs as HCP Terraform's break-glass (its SSO docs: all
+  // non-owner members must sign in through SSO); site admins stand by the installation.
+  if (principal.kind === "user" && principal.session?.method === "password" && organization.attrs["sso-required"] === true && !isOwner && !isSiteAdmin)
+    throw ApiError.of("sso_required");
+
   let orgPermissions: OrgPermissions = { ...NO_ORG_PERMISSIONS };
   if (isSiteAdmin || isOwner || isOrgToken) orgPermissions = { ...ALL_ORG_PERMISSIONS };
   else {

@@ -12,8 +12,12 @@ export type Principal =
       tokenId: string | null;
       /** When the user's token was created (its organisations' token TTL policies count from it); absent: ADMIN_TOKEN. */
       tokenCreatedAt?: string;
-      /** A web UI session's start and last request: organisations' `session-remember` and `session-timeout` apply to it. */
-      session?: { createdAt: string; lastSeenAt: string };
+      /**
+       * A web UI session's start and last request: organisations' `session-remember` and `session-timeout` apply to it.
+       * `method`: how it was started (a pasted token, a password, or single sign-on: organisations with `sso-required`
+       * refuse their members' password sessions).
+       */
+      session?: { createdAt: string; lastSeenAt: string; method?: SessionMethod };
       /** The user has a confirmed authenticator (src/two-factor/): organisations with `two_factor_mandatory` admit it. */
       twoFactor?: boolean;
     }
@@ -33,6 +37,9 @@ export type Principal =
       /** The run's workspace's project when its phase was claimed (project remote state sharing); absent in older tokens. */
       projectId?: string;
     };
+
+/** How a web UI session was started. */
+export type SessionMethod = "token" | "password" | "sso";
 
 /** The resource a lock is held by, in the types clients accept there (users, teams, runs). */
 export function lockHolderOf(p: Principal): { type: "users" | "teams" | "runs"; id: string } {

@@ -28,6 +28,8 @@ export const organizationResource = resourceSchema("Organization", "organization
   "fair-run-queuing-enabled": attr.boolean,
   "saml-enabled": attr.boolean,
   "two-factor-conformant": attr.boolean,
+  /** This service's own setting (docs/behaviour.md): members reach the organisation through SSO sessions, not password ones. */
+  "sso-required": attr.boolean,
   "stacks-enabled": attr.boolean,
   "max-ttl-enabled": attr.boolean,
   "remaining-testable-count": attr.int,
@@ -59,6 +61,7 @@ export const organizationAttributesInput = z.object({
   "user-tokens-enabled": z.boolean().optional(),
   "stacks-enabled": z.boolean().optional(),
   "max-ttl-enabled": z.boolean().optional(),
+  "sso-required": z.boolean().optional(),
   // Taken so that `true` is refused rather than ignored (the tfe provider sends false on every update).
   "enforce-hyok": z.boolean().optional(),
 });

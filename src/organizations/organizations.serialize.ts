@@ -76,6 +76,7 @@ export function serializeOrganization(
     "fair-run-queuing-enabled": true,
     "saml-enabled": false,
     "two-factor-conformant": false,
+    "sso-required": a["sso-required"] ?? false,
     "stacks-enabled": a["stacks-enabled"] ?? false,
     "max-ttl-enabled": a["max-ttl-enabled"] ?? false,
     "remaining-testable-count": 5,

@@ -9,6 +9,7 @@ import { type OrgAccess, requireOrgAccess } from "../auth/access";
 import type { Caller } from "../caller";
 import { edition } from "../env";
 import { ApiError } from "../errors";
+import { ssoEnabled } from "../sso/sso.service";
 import { newId, nowIso } from "../ids";
 import type { Page } from "../jsonapi/document";
 import {
@@ -49,6 +50,8 @@ const STORED_ATTRS = [
   "stacks-enabled",
   // Whether the organisation's token TTL policies apply (src/tokens/token-ttl-policies.service.ts).
   "max-ttl-enabled",
+  // Members' password sessions refused (src/auth/access.ts), once the operator configured single sign-on.
+  "sso-required",
 ] as const;
 
 /** The attributes a create or update may send (validated by the route's schema). */
@@ -90,6 +93,15 @@ function refuseUnprotectedPolicy(caller: Caller, a: OrganizationAttributes, curr
     });
 }
 
+/** Requiring single sign-on where there is none would only shut members out: refused until the operator configures it. */
+function refuseSsoRequiredWithoutSso(caller: Caller, a: OrganizationAttributes): void {
+  if (a["sso-required"] === true && !ssoEnabled(caller.env))
+    throw ApiError.of("invalid_attribute", {
+      detail: "Single sign-on is not configured on this installation (OIDC_ISSUER), so sso-required can only be false",
+      pointer: "/data/attributes/sso-required",
+    });
+}
+
 /** An organisation as the caller sees it: `owner` when it holds the owners' permissions. */
 export interface OrganizationView {
   organization: Organization;
@@ -127,6 +139,7 @@ export async function createOrganization(caller: Caller, a: OrganizationAttribut
   checkEmail(a.email);
   refuseUnavailable(a);
   refuseUnprotectedPolicy(caller, a, undefined);
+  refuseSsoRequiredWithoutSso(caller, a);
   if (a["default-execution-mode"] === "agent") {
     throw ApiError.of("invalid_attribute", {
       detail: "A new organisation has no agent pool to default to",
@@ -244,6 +257,7 @@ export async function changeOrganization(
   if (a.email !== undefined) checkEmail(a.email);
   refuseUnavailable(a);
   refuseUnprotectedPolicy(caller, a, org.attrs["collaborator-auth-policy"]);
+  refuseSsoRequiredWithoutSso(caller, a);
   if (poolId && !(await poolExists(caller.db, org.externalId, poolId))) {
     throw ApiError.of("invalid_attribute", { detail: "Agent pool not found", pointer: "/data/relationships/default-agent-pool/data/id" });
   }

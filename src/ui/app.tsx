@@ -29,6 +29,7 @@ import { registryUi } from "./registry/registry.routes";
 import { projectsUi } from "./projects/projects.routes";
 import { runsUi } from "./runs/runs.routes";
 import { sessionsUi } from "./sessions/sessions.routes";
+import { ssoUi } from "./sso/sso.routes";
 import { pageAfterSignIn, principalOfSession, SESSION_COOKIE, signOut, touchedSession } from "./sessions/sessions.service";
 import { statesUi } from "./states/states.routes";
 import { UI_CSS } from "./styles";
@@ -44,7 +45,16 @@ import { workspaceUi } from "./workspaces/workspace.routes";
 import { workspacesUi } from "./workspaces/workspaces.routes";
 
 /** Paths served without a session (and the password links, `/app/password/:secret`). */
-const PUBLIC = new Set(["/app/ui.css", "/app/session/new", "/app/session", "/app/session/delete", "/app/session/password", "/app/session/two-factor"]);
+const PUBLIC = new Set([
+  "/app/ui.css",
+  "/app/session/new",
+  "/app/session",
+  "/app/session/delete",
+  "/app/session/password",
+  "/app/session/two-factor",
+  "/app/sso/start",
+  "/app/sso/callback",
+]);
 const isPublic = (path: string) => PUBLIC.has(path) || path.startsWith("/app/password/");
 
 export const ui = new Hono<AppEnv>();
@@ -128,6 +138,7 @@ function signInPath(c: Ctx): string {
 // (`/workspaces/new` before the workspace page, which would take it for the workspace named "new"; the organisation's
 // lists before `/password/:secret`).
 ui.route("/", sessionsUi);
+ui.route("/", ssoUi);
 ui.route("/", loginUi);
 ui.route("/", tokensUi);
 ui.route("/", twoFactorUi);
@@ -166,8 +177,19 @@ ui.onError(async (err, c) => {
   if (err instanceof ApiError) {
     const e = err.errors[0];
     // An organisation requiring two-factor authentication of a member without it: the way to enrol.
-    const next = e?.detail === ERRORS.two_factor_required.detail ? { href: "/app/settings/two-factor", text: "Set up two-factor authentication" } : undefined;
-    const title = next ? "Two-factor authentication required" : (e?.title ?? "Error");
+    // An organisation requiring single sign-on of a member signed in with a password: the way to sign in with SSO.
+    const next =
+      e?.detail === ERRORS.two_factor_required.detail
+        ? { href: "/app/settings/two-factor", text: "Set up two-factor authentication" }
+        : e?.detail === ERRORS.sso_required.detail
+          ? { href: `/app/sso/start?${new URLSearchParams({ next: pageAfterSignIn(c.req.path) }).toString()}`, text: "Sign in with SSO" }
+          : undefined;
+    const title =
+      e?.detail === ERRORS.two_factor_required.detail
+        ? "Two-factor authentication required"
+        : e?.detail === ERRORS.sso_required.detail
+          ? "Single sign-on required"
+          : (e?.title ?? "Error");
     return c.html(<ErrorPage principal={principal} status={err.status} title={title} detail={e?.detail} next={next} />, err.status as 400);
   }
   console.log(JSON.stringify({ level: "error", requestId: c.get("requestId"), error: String(err), stack: err instanceof Error ? err.stack : undefined }));

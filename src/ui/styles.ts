@@ -28,6 +28,8 @@ input, select { display: block; width: 100%; font: inherit; padding: .35rem .45r
 input[type=checkbox] { display: inline; width: auto; }
 button { font: inherit; padding: .35rem .8rem; border: 1px solid #8c959f; border-radius: .3rem; background: #fff; color: var(--fg); cursor: pointer; }
 button.primary { background: var(--accent); border-color: var(--accent); color: #fff; }
+a.button { display: inline-block; padding: .35rem .8rem; border: 1px solid #8c959f; border-radius: .3rem; text-decoration: none; }
+a.button.primary { background: var(--accent); border-color: var(--accent); color: #fff; }
 button.danger { border-color: var(--bad); color: var(--bad); }
 .actions { display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; margin: .6rem 0; }
 .actions form { display: flex; gap: .5rem; align-items: end; margin: 0; }

@@ -53,7 +53,10 @@ export function OrganizationsPage(props: { principal: Principal; organizations: 
  * more (docs/behaviour.md, "Settings"), which this page leaves as they are: cost estimation and health assessments
  * (none run here), the VCS commit-status and speculative-plan settings (not yet honoured: VCS makes them real).
  */
-export const SWITCHES: Array<[string, string]> = [["allow-force-delete-workspaces", "Workspace admins may force-delete workspaces"]];
+export const SWITCHES: Array<[string, string]> = [
+  ["allow-force-delete-workspaces", "Workspace admins may force-delete workspaces"],
+  ["sso-required", "Members must sign in with SSO (owners keep their password; tokens keep working)"],
+];
 
 /** The switch standing for `collaborator-auth-policy`: ticked, `two_factor_mandatory`; else `password`. */
 export const REQUIRE_TWO_FACTOR = "require-two-factor";

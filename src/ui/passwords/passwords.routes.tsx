@@ -9,6 +9,7 @@ import { Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { clientKey } from "../../auth/auth.middleware";
 import type { AppEnv } from "../../env";
+import { ssoEnabled } from "../../sso/sso.service";
 import { ApiError } from "../../errors";
 import {
   type DeviceCookie,
@@ -68,8 +69,9 @@ definePage(passwordUi, "post", "/session/password", null, async (c) => {
       setCookie(c, CHALLENGE_COOKIE, outcome.challenge, challengeCookieOptions(c.req.url, outcome.expiresAt));
       return c.redirect("/app/session/two-factor", 303);
     }
-    if (outcome.reason === "limited") return c.html(<SignInPage passwordError={tooMany(c, outcome.retryAt)} login={login} next={next} />, 429);
-    return c.html(<SignInPage passwordError={REFUSED} login={login} next={next} />, 401);
+    if (outcome.reason === "limited")
+      return c.html(<SignInPage passwordError={tooMany(c, outcome.retryAt)} login={login} next={next} sso={ssoEnabled(c.env)} />, 429);
+    return c.html(<SignInPage passwordError={REFUSED} login={login} next={next} sso={ssoEnabled(c.env)} />, 401);
   }
   await startSession(c, outcome.user.id, outcome.device);
   return c.redirect(pageAfterSignIn(next), 303);
@@ -99,7 +101,7 @@ definePage(passwordUi, "post", "/session/two-factor", null, async (c) => {
   if (!outcome.ok) {
     if (outcome.reason === "gone") {
       deleteCookie(c, CHALLENGE_COOKIE, { path: "/app/session" });
-      return c.html(<SignInPage passwordError="The sign-in expired: enter your password again." />, 401);
+      return c.html(<SignInPage passwordError="The sign-in expired: enter your password again." sso={ssoEnabled(c.env)} />, 401);
     }
     if (outcome.reason === "limited") return c.html(<SecondFactorPage error={tooMany(c, outcome.retryAt)} />, 429);
     return c.html(<SecondFactorPage error="That code is not valid." />, 401);

@@ -1,6 +1,7 @@
 /** The `ui_sessions` table (migrations 0013 and 0024): all of the web UI's SQL. */
 import type { Db } from "../../caller";
 import { twoFactorSql } from "../../two-factor/two-factor.d1";
+import type { SessionMethod } from "../../auth/principal";
 import { AUTH_TOKEN_COLUMNS, AUTH_TOKEN_JOINS, authTokenOf, type AuthToken } from "../../auth/principal.d1";
 
 /**
@@ -13,6 +14,8 @@ export interface Session {
   /** The last request's time, to the half minute (its start when none since). */
   lastSeenAt: string;
   expiresAt: string;
+  /** How it was started (migration 0034; a user's session from before it: a password's). */
+  method: SessionMethod;
   token: AuthToken | null;
   userId: string | null;
   user: { id: string; username: string; isSiteAdmin: boolean; twoFactor: boolean } | null;
@@ -24,6 +27,7 @@ interface SessionRow {
   session_last_seen_at: string | null;
   session_expires_at: string;
   session_user_id: string | null;
+  session_method: string | null;
   session_username: string | null;
   session_is_site_admin: number | null;
   session_two_factor: number | null;
@@ -42,23 +46,24 @@ export function sessionOf(row: unknown): Session | null {
     createdAt: r.session_created_at,
     lastSeenAt: r.session_last_seen_at ?? r.session_created_at,
     expiresAt: r.session_expires_at,
+    method: r.session_method === "sso" ? "sso" : r.session_user_id ? "password" : "token",
     token: authTokenOf(r),
     userId: r.session_user_id,
     user,
   };
 }
 
-/** A session standing for an API token (`tokenHash`) or for a user signed in with a password (`userId`). */
+/** A session standing for an API token (`tokenHash`) or for a user signed in with a password or through SSO (`userId`). */
 export async function insertSession(
   db: Db,
   idHash: string,
-  owner: { tokenHash: string; userId?: undefined } | { userId: string; tokenHash?: undefined },
+  owner: { tokenHash: string; userId?: undefined } | { userId: string; tokenHash?: undefined; method: "password" | "sso" },
   createdAt: string,
   expiresAt: string,
 ): Promise<void> {
   await db
-    .prepare("INSERT INTO ui_sessions (id_hash, token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)")
-    .bind(idHash, owner.tokenHash ?? null, owner.userId ?? null, createdAt, expiresAt)
+    .prepare("INSERT INTO ui_sessions (id_hash, token_hash, user_id, created_at, expires_at, method) VALUES (?, ?, ?, ?, ?, ?)")
+    .bind(idHash, owner.tokenHash ?? null, owner.userId ?? null, createdAt, expiresAt, owner.userId ? owner.method : "token")
     .run();
 }
 
@@ -70,7 +75,7 @@ export function sessionByIdHashStatement(db: Db, idHash: string): D1PreparedStat
   return db
     .prepare(
       `SELECT s.token_hash AS session_token_hash, s.created_at AS session_created_at, s.last_seen_at AS session_last_seen_at,
-         s.expires_at AS session_expires_at, s.user_id AS session_user_id,
+         s.expires_at AS session_expires_at, s.user_id AS session_user_id, s.method AS session_method,
          pu.username AS session_username, pu.is_site_admin AS session_is_site_admin, ${twoFactorSql("s.user_id")} AS session_two_factor,
          ${AUTH_TOKEN_COLUMNS}
        FROM ui_sessions s LEFT JOIN tokens k ON k.token_hash = s.token_hash ${AUTH_TOKEN_JOINS}

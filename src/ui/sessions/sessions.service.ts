@@ -75,13 +75,16 @@ export async function signIn(env: Bindings, token: string): Promise<string | nul
   return id;
 }
 
-/** Signs in a user whose password (or password link) was just checked: the new session's id, for the cookie. */
-export async function signInAsUser(env: Bindings, userId: string): Promise<string> {
+/**
+ * Signs in a user whose password (or password link) was just checked, or whom the SSO provider just vouched for
+ * (`method`): the new session's id, for the cookie.
+ */
+export async function signInAsUser(env: Bindings, userId: string, method: "password" | "sso" = "password"): Promise<string> {
   const id = randomBase62(43);
   const now = Date.now();
   const db = env.DB.withSession("first-primary");
   await deleteExpiredSessions(db, new Date(now).toISOString());
-  await insertSession(db, await sha256Hex(id), { userId }, nowIso(), new Date(now + SESSION_TTL_SECONDS * 1000).toISOString());
+  await insertSession(db, await sha256Hex(id), { userId, method }, nowIso(), new Date(now + SESSION_TTL_SECONDS * 1000).toISOString());
   return id;
 }
 
@@ -95,7 +98,7 @@ export const SESSION_TOUCH_MS = 30_000;
  */
 function principalStandingFor(session: Session | null): Principal | null {
   if (!session || Date.parse(session.expiresAt) <= Date.now()) return null;
-  const times = { createdAt: session.createdAt, lastSeenAt: session.lastSeenAt };
+  const times = { createdAt: session.createdAt, lastSeenAt: session.lastSeenAt, method: session.method };
   if (session.userId !== null) {
     const u = session.user;
     return u ? { kind: "user", userId: u.id, username: u.username, isSiteAdmin: u.isSiteAdmin, tokenId: null, session: times, twoFactor: u.twoFactor } : null;

@@ -3,15 +3,29 @@
 import { Layout } from "../layout";
 
 /**
- * Sign in: with a username or e-mail and a password (`#username`, `#password`, `#password-sign-in`), or by pasting an
- * API token (`#token`, the page's first `button[type=submit]`). `next`: the page to return to afterwards.
+ * Sign in: through the operator's identity provider when single sign-on is configured (`sso`: `#sso-sign-in`), with a
+ * username or e-mail and a password (`#username`, `#password`, `#password-sign-in`), or by pasting an API token
+ * (`#token`, the page's first `button[type=submit]`). `next`: the page to return to afterwards.
  */
-export function SignInPage(props: { error?: string; passwordError?: string; login?: string; next?: string }) {
+export function SignInPage(props: { error?: string; passwordError?: string; ssoError?: string; login?: string; next?: string; sso?: boolean }) {
   const next = props.next ? <input type="hidden" name="next" value={props.next} /> : null;
+  const ssoHref = props.next ? `/app/sso/start?${new URLSearchParams({ next: props.next }).toString()}` : "/app/sso/start";
   return (
     <Layout title="Sign in">
       <div class="signin">
         <h1>Sign in</h1>
+        {props.ssoError ? (
+          <p class="error" role="alert" id="sso-error">
+            {props.ssoError}
+          </p>
+        ) : null}
+        {props.sso ? (
+          <p>
+            <a class="button primary" id="sso-sign-in" href={ssoHref}>
+              Sign in with SSO
+            </a>
+          </p>
+        ) : null}
         {props.passwordError ? (
           <p class="error" role="alert" id="password-error">
             {props.passwordError}

@@ -30,6 +30,7 @@ function rowOf(v: TeamView): TeamRow {
     id: v.team.id,
     name: v.team.name,
     visibility: v.team.visibility,
+    ssoTeamId: (a["sso-team-id"] as string | null) ?? null,
     usersCount: Number(a["users-count"]),
     isOwners: v.team.isOwners,
     organizationAccess: a["organization-access"] as Record<string, boolean>,
@@ -81,15 +82,18 @@ definePage(teamsUi, "get", "/:organization/teams/:id", "organization.read", (c) 
 const back = (c: Ctx, form: string, values: Record<string, string>, run: () => Promise<unknown>) =>
   attempt(c, run, teamPath(c), (errors) => teamPage(c, { form, values, errors }));
 
-const settingsAttributes = teamAttributesInput.pick({ name: true, visibility: true });
+const settingsAttributes = teamAttributesInput.pick({ name: true, visibility: true, "sso-team-id": true });
 
-// As PATCH /teams/:id (name and visibility).
+// As PATCH /teams/:id (name, visibility and SSO team id; an empty one is none).
 definePage(teamsUi, "post", "/:organization/teams/:id", "teams.manage", async (c) => {
   const form = await formOf(c);
   const caller = callerOf(c);
-  const values = { name: text(form, "name"), visibility: text(form, "visibility") };
+  const values = { name: text(form, "name"), visibility: text(form, "visibility"), "sso-team-id": text(form, "sso-team-id") };
+  const sso = "sso-team-id" in form ? { "sso-team-id": values["sso-team-id"].trim() || null } : {};
   // The owners team's form has no name field: its name is not sent.
-  const parsed = settingsAttributes.safeParse("name" in form ? values : { visibility: values.visibility });
+  const parsed = settingsAttributes.safeParse(
+    "name" in form ? { name: values.name, visibility: values.visibility, ...sso } : { visibility: values.visibility, ...sso },
+  );
   if (!parsed.success) {
     const { access } = await loadTeam(caller, idOf(c));
     authorize(caller, "teams.manage", { access });

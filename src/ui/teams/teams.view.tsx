@@ -11,6 +11,8 @@ export interface TeamRow {
   id: string;
   name: string;
   visibility: string;
+  /** The group of the identity provider that maps to it besides its name (src/sso/sso.rules.ts). */
+  ssoTeamId: string | null;
   usersCount: number;
   isOwners: boolean;
   organizationAccess: Record<string, boolean>;
@@ -150,6 +152,8 @@ export function TeamPage(props: { access: OrgAccess; view: TeamPageView }) {
         <dd id="visibility">{team.visibility}</dd>
         <dt>Members</dt>
         <dd>{team.usersCount}</dd>
+        <dt>SSO team ID</dt>
+        <dd id="sso-team-id">{team.ssoTeamId ?? "none"}</dd>
         <dt>ID</dt>
         <dd>
           <code>{team.id}</code>
@@ -164,6 +168,12 @@ export function TeamPage(props: { access: OrgAccess; view: TeamPageView }) {
           <form class="settings" method="post" action={base}>
             {p["can-update-name"] ? <Input id="s-name" name="name" label="Name" value={sentOr(refusal, "settings", "name", team.name)} /> : null}
             <Visibility id="s-visibility" value={sentOr(refusal, "settings", "visibility", team.visibility)} />
+            <Input
+              id="s-sso-team-id"
+              name="sso-team-id"
+              label="SSO team ID (the identity provider's group that makes people members, besides the team's name; empty: none)"
+              value={sentOr(refusal, "settings", "sso-team-id", team.ssoTeamId ?? "")}
+            />
             <Submit text="Save team" />
           </form>
         </section>
