@@ -849,10 +849,21 @@ const ESC = "\u001b";
 const PLAN_JSON = JSON.stringify({
   format_version: "1.2",
   resource_changes: [
-    { address: "terraform_data.web", change: { actions: ["create"] } },
+    { address: "terraform_data.web", change: { actions: ["create"], before: null, after: { input: "hello" }, after_unknown: { id: true } } },
     { address: "terraform_data.kept", change: { actions: ["no-op"] } },
-    { address: "terraform_data.old", change: { actions: ["delete", "create"] } },
+    { address: "terraform_data.old", change: { actions: ["delete", "create"], before: { input: "v1" }, after: { input: "v2" } } },
+    {
+      address: "terraform_data.db",
+      change: {
+        actions: ["update"],
+        before: { input: { password: "plan-secret-one", size: 1 } },
+        after: { input: { password: "plan-secret-two", size: 2 } },
+        before_sensitive: { input: { password: true } },
+        after_sensitive: { input: { password: true } },
+      },
+    },
   ],
+  output_changes: { token: { actions: ["update"], before: "out-secret-one", after: "out-secret-two", before_sensitive: true, after_sensitive: true } },
 });
 
 /** A workspace with an uploaded configuration version, through the API. */
@@ -979,10 +990,15 @@ describe("UI runs: the run page", () => {
     expect(res.text).not.toContain("<script>");
     for (const ch of ["\u0002", "\u0003", ESC, "\r"]) expect(res.text).not.toContain(ch);
     expect(res.text).toMatch(/id="plan-counts">[\s\S]*\+2[\s\S]*~0[\s\S]*−1/);
-    expect(res.text).toContain('<tr data-change="terraform_data.web">');
-    expect(res.text).toContain('<tr data-change="terraform_data.old">');
+    expect(res.text).toContain('data-change="terraform_data.web"');
     expect(res.text).not.toContain("terraform_data.kept");
     expect(res.text).toMatch(/data-change="terraform_data.old">[\s\S]*?replace/);
+    // Each resource's attribute diff: values, unknowns, and sensitive values in words, never their bytes.
+    expect(res.text).toMatch(/data-change="terraform_data.web">[\s\S]*?<code>id<\/code>[\s\S]*?\(known after apply\)[\s\S]*?<code>input<\/code>[\s\S]*?&quot;hello&quot;/);
+    expect(res.text).toMatch(/data-change="terraform_data.old">[\s\S]*?&quot;v1&quot;[\s\S]*?&quot;v2&quot;/);
+    expect(res.text).toMatch(/data-change="terraform_data.db">[\s\S]*?input.password[\s\S]*?\(sensitive value\)[\s\S]*?input.size/);
+    expect(res.text).toMatch(/data-output="token">[\s\S]*?\(sensitive value\)/);
+    for (const secret of ["plan-secret-one", "plan-secret-two", "out-secret-one", "out-secret-two"]) expect(res.text).not.toContain(secret);
     // The raw log link is the API's own log-read-url.
     const plan = (await api("GET", `/runs/${runId}/plan`)).body.data;
     expect(unescapeHtml(/href="([^"]+)" id="plan-raw"/.exec(res.text)?.[1] ?? "")).toBe(plan.attributes["log-read-url"]);
@@ -1004,7 +1020,7 @@ describe("UI runs: the run page", () => {
     const res = await ui("GET", `/app/${org}/workspaces/${ws.attributes.name}/runs/${runId}`, { cookie: await signIn(ADMIN) });
     expect(res.status).toBe(200);
     expect(res.text).not.toContain("db-admin-secret");
-    expect(res.text).toContain('<tr data-change="terraform_data.user[&quot;(sensitive value 0123456789ab)&quot;]">');
+    expect(res.text).toContain('data-change="terraform_data.user[&quot;(sensitive value 0123456789ab)&quot;]"');
   });
 
   it("confirm through the page applies as the API's action does, with its comment; a second confirm is refused next to the form", async () => {

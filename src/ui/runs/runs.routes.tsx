@@ -23,7 +23,7 @@ import type { Actor, Phase, PhaseRecord, RunStatus } from "../../runs/runs.types
 import { parseRunFilters } from "../../runs/runs.filters";
 import { callerOf, type Ctx } from "../context";
 import { decodeLog, renderLog } from "./run-log.view";
-import { resourceChanges } from "./run-plan.view";
+import { planView } from "./run-plan.view";
 import { definePage } from "../define-page";
 import { type Counts, type PhaseView, type RunForm, RunListPage, RunPage, type RunRefusal, type RunRowView, runPath } from "./runs.view";
 
@@ -127,7 +127,8 @@ async function runPage(c: Ctx, refusal?: { value: RunRefusal; status: number }):
       rawUrl,
     };
   };
-  const changes = planJson ? resourceChanges(planJson, LIMITS.uiResourceChangesMax) : null;
+  const changesPage = Math.max(1, Number.parseInt(c.req.query("changes-page") ?? "1", 10) || 1);
+  const plan = planJson ? planView(planJson, changesPage, LIMITS.uiResourceChangesPage) : null;
   const perms = runPermissions(caller.principal, { access: readable.scope.access, caps: readable.caps });
   const acts = runActions(run, new Date().toISOString());
   const actor = (a: Actor | null) => (a ? (names.get(a.id) ?? a.id) : null);
@@ -154,8 +155,7 @@ async function runPage(c: Ctx, refusal?: { value: RunRefusal; status: number }):
         live: !isFinal(run.status) && !AWAITING.has(run.status),
         plan: phaseView("plan", planLog, planUrl),
         apply: phaseView("apply", applyLog, applyUrl),
-        changes: changes?.changes ?? null,
-        changesTruncated: changes?.truncated ?? false,
+        diff: plan ? { ...plan, page: changesPage, size: LIMITS.uiResourceChangesPage } : null,
         comments: comments.map((x) => ({ body: x.body, createdAt: x.createdAt })),
         // The same flags the API shows the caller: its `permissions` and the run's `actions`.
         offered: {
