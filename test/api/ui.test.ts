@@ -994,7 +994,9 @@ describe("UI runs: the run page", () => {
     expect(res.text).not.toContain("terraform_data.kept");
     expect(res.text).toMatch(/data-change="terraform_data.old">[\s\S]*?replace/);
     // Each resource's attribute diff: values, unknowns, and sensitive values in words, never their bytes.
-    expect(res.text).toMatch(/data-change="terraform_data.web">[\s\S]*?<code>id<\/code>[\s\S]*?\(known after apply\)[\s\S]*?<code>input<\/code>[\s\S]*?&quot;hello&quot;/);
+    expect(res.text).toMatch(
+      /data-change="terraform_data.web">[\s\S]*?<code>id<\/code>[\s\S]*?\(known after apply\)[\s\S]*?<code>input<\/code>[\s\S]*?&quot;hello&quot;/,
+    );
     expect(res.text).toMatch(/data-change="terraform_data.old">[\s\S]*?&quot;v1&quot;[\s\S]*?&quot;v2&quot;/);
     expect(res.text).toMatch(/data-change="terraform_data.db">[\s\S]*?input.password[\s\S]*?\(sensitive value\)[\s\S]*?input.size/);
     expect(res.text).toMatch(/data-output="token">[\s\S]*?\(sensitive value\)/);

@@ -92,7 +92,11 @@ describe("planView", () => {
   it("is null for bytes that are not a JSON plan, and skips malformed entries", () => {
     expect(planView(bytes("not json"), 1, 10)).toBeNull();
     expect(planView(bytes({ resource_changes: "x" }), 1, 10)).toBeNull();
-    const view = planView(bytes({ resource_changes: [null, 3, { address: 7 }, { address: "a.b", change: { actions: [1] } }, change("a.c", ["create"])] }), 1, 10)!;
+    const view = planView(
+      bytes({ resource_changes: [null, 3, { address: 7 }, { address: "a.b", change: { actions: [1] } }, change("a.c", ["create"])] }),
+      1,
+      10,
+    )!;
     expect(view.changes.map((c) => c.address)).toEqual(["a.c"]);
   });
 });
