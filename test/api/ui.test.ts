@@ -1196,3 +1196,79 @@ describe("UI runs: the list and the workspace page", () => {
     expect(wsPage.text).toContain(`href="${base}/runs" id="all-runs"`);
   });
 });
+
+describe("UI runs: New run", () => {
+  it("queues each kind through the same service as POST /runs, with its message, addresses and variables", async () => {
+    const org = await createOrg();
+    const ws = await runnable(org);
+    const cookie = await signIn(ADMIN);
+    const base = `/app/${org}/workspaces/${ws.attributes.name}/runs`;
+    const list = await ui("GET", base, { cookie });
+    expect(list.text).toContain('id="new-run"');
+    const form = (html: string) => /<details[^>]*id="new-run"[\s\S]*?<\/details>/.exec(html)?.[0] ?? "";
+    expect(form(list.text)).toContain('value="destroy"');
+    const kinds: Array<[string, Record<string, unknown>]> = [
+      ["plan-only", { "plan-only": true }],
+      ["refresh-only", { "refresh-only": true }],
+      ["destroy", { "is-destroy": true }],
+      ["apply", { "plan-only": false, "is-destroy": false, "refresh-only": false }],
+    ];
+    for (const [kind, expected] of kinds) {
+      const res = await ui("POST", `${base}/new`, {
+        cookie,
+        form: { kind, message: `a ${kind} run`, "target-addrs": "terraform_data.a\nterraform_data.b", "replace-addrs": "", variables: 'greeting = "hi"' },
+      });
+      expect(res.status).toBe(303);
+      const runId = /runs\/(run-[A-Za-z0-9]+)/.exec(res.headers.get("Location") ?? "")?.[1];
+      const run = (await api("GET", `/runs/${runId}`)).body.data.attributes;
+      expect(run).toMatchObject({ ...expected, message: `a ${kind} run`, "target-addrs": ["terraform_data.a", "terraform_data.b"], source: "tfe-api" });
+      expect(run.variables).toEqual([{ key: "greeting", value: '"hi"' }]);
+    }
+  });
+
+  it("is refused with the reason when there is no configuration version, or a variable is malformed", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const cookie = await signIn(ADMIN);
+    const base = `/app/${org}/workspaces/${ws.attributes.name}/runs`;
+    const none = await ui("POST", `${base}/new`, { cookie, form: { kind: "apply", message: "", "target-addrs": "", "replace-addrs": "", variables: "" } });
+    expect(none.status).toBe(422);
+    expect(none.text).toContain('id="new-run-errors"');
+    expect(none.text).toContain("no configuration version");
+    const bad = await ui("POST", `${base}/new`, {
+      cookie,
+      form: { kind: "apply", message: "", "target-addrs": "", "replace-addrs": "", variables: "nothing here" },
+    });
+    expect(bad.status).toBe(422);
+    expect(bad.text).toContain("is not written as key = value");
+  });
+
+  it("a reader sees no form and a forged post queues nothing; a writer who may not destroy is offered no destroy and refused one", async () => {
+    const org = await createOrg();
+    const ws = await runnable(org);
+    const base = `/app/${org}/workspaces/${ws.attributes.name}/runs`;
+    const reader = await makeTeam(org);
+    await grantWorkspace(reader.id, ws.id, "read");
+    const readerCookie = await signIn(reader.token);
+    expect((await ui("GET", base, { cookie: readerCookie })).text).not.toContain('id="new-run"');
+    const forged = await ui("POST", `${base}/new`, {
+      cookie: readerCookie,
+      form: { kind: "apply", message: "", "target-addrs": "", "replace-addrs": "", variables: "" },
+    });
+    expect([403, 404]).toContain(forged.status);
+    const writer = await makeTeam(org);
+    await grantWorkspace(writer.id, ws.id, "write");
+    const writerCookie = await signIn(writer.token);
+    const page = await ui("GET", base, { cookie: writerCookie });
+    expect(page.text).toContain('id="new-run"');
+    const form = /<details[^>]*id="new-run"[\s\S]*?<\/details>/.exec(page.text)?.[0] ?? "";
+    expect(form).toContain('value="plan-only"');
+    expect(form).not.toContain('value="destroy"');
+    const destroy = await ui("POST", `${base}/new`, {
+      cookie: writerCookie,
+      form: { kind: "destroy", message: "", "target-addrs": "", "replace-addrs": "", variables: "" },
+    });
+    expect([403, 404]).toContain(destroy.status);
+    expect((await api("GET", `/workspaces/${ws.id}/runs`)).body.data).toHaveLength(0);
+  });
+});

@@ -146,6 +146,8 @@ export function RunListPage(props: {
   total: number;
   page: { number: number; size: number };
   query: URLSearchParams;
+  /** The "New run" form, for a caller who may queue runs (`destroy`: who may also queue destroy plans). */
+  newRun: { destroy: boolean; refusal?: { values: Record<string, string>; errors: string[] } } | null;
 }) {
   const q = props.query;
   const ws = wsPath(props.organization, props.workspace);
@@ -156,6 +158,7 @@ export function RunListPage(props: {
         <a href={ws}>{props.workspace}</a> / runs
       </nav>
       <h1>Runs</h1>
+      {props.newRun ? <NewRunForm ws={ws} newRun={props.newRun} /> : null}
       <FilterForm label="Filter runs" sizeId="r-size" size={props.page.size}>
         <Field id="r-search" name="search[basic]" label="Run id or message contains" query={q} />
         <Choice id="r-group" name="filter[status_group]" label="Status" options={STATUS_GROUPS} query={q} />
@@ -193,6 +196,60 @@ export function RunListPage(props: {
       )}
       <Pager page={props.page} total={props.total} query={q} />
     </Layout>
+  );
+}
+
+/** HCP's "New run": a run of the current configuration version, of the kind chosen. */
+function NewRunForm(props: { ws: string; newRun: { destroy: boolean; refusal?: { values: Record<string, string>; errors: string[] } } }) {
+  const sent = props.newRun.refusal?.values ?? { kind: "apply" };
+  const kinds: Array<[string, string]> = [
+    ["apply", "Plan and apply"],
+    ["plan-only", "Plan only"],
+    ["refresh-only", "Refresh state"],
+    ...(props.newRun.destroy ? ([["destroy", "Destroy all resources"]] as Array<[string, string]>) : []),
+  ];
+  return (
+    <details class="edit" id="new-run" open={props.newRun.refusal ? true : undefined}>
+      <summary>New run</summary>
+      {props.newRun.refusal ? <Reasons id="new-run-errors" what="The run was not queued:" errors={props.newRun.refusal.errors} /> : null}
+      <form class="settings" method="post" action={`${props.ws}/runs/new`}>
+        <div>
+          <label for="nr-kind">Kind</label>
+          <select id="nr-kind" name="kind">
+            {kinds.map(([v, l]) => (
+              <option value={v} selected={sent.kind === v}>
+                {l}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="wide">
+          <label for="nr-message">Message</label>
+          <input id="nr-message" name="message" value={sent.message ?? ""} />
+        </div>
+        <div class="wide">
+          <label for="nr-targets">Target addresses (one per line)</label>
+          <textarea id="nr-targets" name="target-addrs" rows={2}>
+            {sent["target-addrs"] ?? ""}
+          </textarea>
+        </div>
+        <div class="wide">
+          <label for="nr-replace">Replace addresses (one per line)</label>
+          <textarea id="nr-replace" name="replace-addrs" rows={2}>
+            {sent["replace-addrs"] ?? ""}
+          </textarea>
+        </div>
+        <div class="wide">
+          <label for="nr-vars">Run variables (key = value, one per line; values are HCL)</label>
+          <textarea id="nr-vars" name="variables" rows={2}>
+            {sent.variables ?? ""}
+          </textarea>
+        </div>
+        <div>
+          <button type="submit">Start run</button>
+        </div>
+      </form>
+    </details>
   );
 }
 
