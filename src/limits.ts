@@ -16,7 +16,8 @@ export const LIMITS = {
   /** Bytes of each phase's log the web UI's run page shows (the rest through the log's own URL). */
   uiRunLogBytes: 256 * 1024,
   /** Resource changes the web UI's run page lists from the JSON plan. */
-  uiResourceChangesMax: 500,
+  /** Changed resources per page of a run's plan in the web UI (each with its attribute diff). */
+  uiResourceChangesPage: 50,
   workspaceNameMax: 90,
   descriptionMax: 10_000,
   organizationNameMax: 40,

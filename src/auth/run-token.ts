@@ -145,7 +145,8 @@ export function runStillStands(principal: RunPrincipal, row: RunStandingRow | nu
 
 /**
  * The API routes a run token may call (Hono's `METHOD path`): what Terraform on the agent calls with the `cloud` block
- * as its state store, the reads of its run, and the registry protocols, so a run installs its organisation's private
+ * as its state store (never lock or unlock: the run holds the workspace's lock from start to end, and the agent runs
+ * Terraform with `-lock=false`), the reads of its run, and the registry protocols, so a run installs its organisation's private
  * modules and providers as HCP's runs do (another organisation's namespace is not there for it: 404). Every other route answers 404 to it before its handler runs, whatever
  * its declared action would allow (listing the organisation's teams, say, needs only a standing there).
  */
@@ -155,8 +156,6 @@ const RUN_TOKEN_ROUTES = new Set([
   "GET /api/v2/organizations/:organization_name/entitlement-set",
   "GET /api/v2/organizations/:organization_name/workspaces/:name",
   "GET /api/v2/workspaces/:workspace_id",
-  "POST /api/v2/workspaces/:workspace_id/actions/lock",
-  "POST /api/v2/workspaces/:workspace_id/actions/unlock",
   "GET /api/v2/workspaces/:workspace_id/current-state-version",
   "GET /api/v2/workspaces/:workspace_id/current-state-version-outputs",
   "POST /api/v2/workspaces/:workspace_id/state-versions",

@@ -71,6 +71,9 @@ import type {
   RunRecord,
 } from "./runs.types";
 
+/** Whether the workspace's lock is the run's own. */
+const holdsLock = (w: WorkspaceRecord, runId: string) => w.lock.locked && w.lock.holder?.type === "runs" && w.lock.holder.id === runId;
+
 export const LOST_AGENT_LINE = "\nError: the agent running this phase stopped responding\n";
 
 /** The agent pool a workspace's jobs go to: its own pool in agent mode, else the default pool (null). */
@@ -418,6 +421,8 @@ export class Runs {
     const now = input.now;
     switch (input.action) {
       case "apply": {
+        // An apply only while the run holds the workspace's lock (its state upload needs it).
+        if (active && !holdsLock(w, run.id)) return fail("conflict", "The run no longer holds the workspace's lock: it cannot apply");
         const refused = confirm(run, input.by.actor, now);
         if (refused) return refused;
         // The run holding the queue applies at once; a confirmed saved plan waits for the lock (`advance`).
@@ -527,7 +532,7 @@ export class Runs {
       { status: input.status, hasChanges: input.hasChanges ?? false, counts, autoApplies: run.autoApply && row.can_auto_apply === 1 },
       input.now,
     );
-    if (queueApply && row.active === 1) {
+    if (queueApply && row.active === 1 && holdsLock(w, run.id)) {
       queuePhase(run, input.now);
       queueJob(sql, run.id, "apply", row.pool_id, input.now);
     }

@@ -21,8 +21,17 @@ export function unlock(w: WorkspaceRecord, caller: LockHolder): WorkspaceRecord 
   return w;
 }
 
+/**
+ * A run's lock is its own until it ends: taking it away would let the run apply while someone else holds the lock, and
+ * its state upload would then be refused. It is refused as OTF refuses it (409 "is locked by Run", go-tfe's
+ * `ErrWorkspaceLockedByRun` wording); cancelling or discarding the run releases it.
+ */
 export function forceUnlock(w: WorkspaceRecord): WorkspaceRecord | Failure {
   if (!w.lock.locked) return fail("not_locked");
+  const h = w.lock.holder;
+  if (h?.type === "runs") {
+    return fail("conflict", `Unable to unlock workspace. The workspace is locked by Run ${h.id}: cancel or discard the run to release it.`);
+  }
   w.lock = { locked: false, reason: null, holder: null, lockedAt: null };
   return w;
 }

@@ -52,6 +52,20 @@ const svBody = (serial: number) => ({
   data: { type: "state-versions", attributes: { serial, md5: SparkMD5.hash(STATE), lineage: "l-1", state: btoa(STATE) } },
 });
 
+describe("a run token and the workspace's lock", () => {
+  it("can neither unlock its run's lock nor lock the workspace; a force-unlock of the run's lock is refused naming the run", async () => {
+    const { ws, stub, job } = await running();
+    const t = { token: job.token };
+    expect((await api("POST", `/workspaces/${ws}/actions/unlock`, t)).status).toBe(404);
+    expect((await api("POST", `/workspaces/${ws}/actions/lock`, { ...t, body: { reason: "x" } })).status).toBe(404);
+    const forced = await api("POST", `/workspaces/${ws}/actions/force-unlock`);
+    expect(forced.status).toBe(409);
+    expect(forced.body.errors[0].detail).toContain(`is locked by Run ${job.run}`);
+    const w = value(await stub.get());
+    expect(w.lock).toMatchObject({ locked: true, holder: { type: "runs", id: job.run } });
+  });
+});
+
 describe("a run token on the API", () => {
   it("reads its organisation, entitlements and own workspace, and the state, but a plan's token writes no state", async () => {
     const { org, ws, name, job } = await running();

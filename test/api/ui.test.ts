@@ -849,10 +849,21 @@ const ESC = "\u001b";
 const PLAN_JSON = JSON.stringify({
   format_version: "1.2",
   resource_changes: [
-    { address: "terraform_data.web", change: { actions: ["create"] } },
+    { address: "terraform_data.web", change: { actions: ["create"], before: null, after: { input: "hello" }, after_unknown: { id: true } } },
     { address: "terraform_data.kept", change: { actions: ["no-op"] } },
-    { address: "terraform_data.old", change: { actions: ["delete", "create"] } },
+    { address: "terraform_data.old", change: { actions: ["delete", "create"], before: { input: "v1" }, after: { input: "v2" } } },
+    {
+      address: "terraform_data.db",
+      change: {
+        actions: ["update"],
+        before: { input: { password: "plan-secret-one", size: 1 } },
+        after: { input: { password: "plan-secret-two", size: 2 } },
+        before_sensitive: { input: { password: true } },
+        after_sensitive: { input: { password: true } },
+      },
+    },
   ],
+  output_changes: { token: { actions: ["update"], before: "out-secret-one", after: "out-secret-two", before_sensitive: true, after_sensitive: true } },
 });
 
 /** A workspace with an uploaded configuration version, through the API. */
@@ -979,10 +990,17 @@ describe("UI runs: the run page", () => {
     expect(res.text).not.toContain("<script>");
     for (const ch of ["\u0002", "\u0003", ESC, "\r"]) expect(res.text).not.toContain(ch);
     expect(res.text).toMatch(/id="plan-counts">[\s\S]*\+2[\s\S]*~0[\s\S]*−1/);
-    expect(res.text).toContain('<tr data-change="terraform_data.web">');
-    expect(res.text).toContain('<tr data-change="terraform_data.old">');
+    expect(res.text).toContain('data-change="terraform_data.web"');
     expect(res.text).not.toContain("terraform_data.kept");
     expect(res.text).toMatch(/data-change="terraform_data.old">[\s\S]*?replace/);
+    // Each resource's attribute diff: values, unknowns, and sensitive values in words, never their bytes.
+    expect(res.text).toMatch(
+      /data-change="terraform_data.web">[\s\S]*?<code>id<\/code>[\s\S]*?\(known after apply\)[\s\S]*?<code>input<\/code>[\s\S]*?&quot;hello&quot;/,
+    );
+    expect(res.text).toMatch(/data-change="terraform_data.old">[\s\S]*?&quot;v1&quot;[\s\S]*?&quot;v2&quot;/);
+    expect(res.text).toMatch(/data-change="terraform_data.db">[\s\S]*?input.password[\s\S]*?\(sensitive value\)[\s\S]*?input.size/);
+    expect(res.text).toMatch(/data-output="token">[\s\S]*?\(sensitive value\)/);
+    for (const secret of ["plan-secret-one", "plan-secret-two", "out-secret-one", "out-secret-two"]) expect(res.text).not.toContain(secret);
     // The raw log link is the API's own log-read-url.
     const plan = (await api("GET", `/runs/${runId}/plan`)).body.data;
     expect(unescapeHtml(/href="([^"]+)" id="plan-raw"/.exec(res.text)?.[1] ?? "")).toBe(plan.attributes["log-read-url"]);
@@ -1004,7 +1022,7 @@ describe("UI runs: the run page", () => {
     const res = await ui("GET", `/app/${org}/workspaces/${ws.attributes.name}/runs/${runId}`, { cookie: await signIn(ADMIN) });
     expect(res.status).toBe(200);
     expect(res.text).not.toContain("db-admin-secret");
-    expect(res.text).toContain('<tr data-change="terraform_data.user[&quot;(sensitive value 0123456789ab)&quot;]">');
+    expect(res.text).toContain('data-change="terraform_data.user[&quot;(sensitive value 0123456789ab)&quot;]"');
   });
 
   it("confirm through the page applies as the API's action does, with its comment; a second confirm is refused next to the form", async () => {
@@ -1176,5 +1194,81 @@ describe("UI runs: the list and the workspace page", () => {
     expect(current).toBe(ids[0]);
     expect(wsPage.text).toMatch(new RegExp(`id="current-run">[\\s\\S]*?href="${base}/runs/${ids[0]}"[\\s\\S]*?planned`));
     expect(wsPage.text).toContain(`href="${base}/runs" id="all-runs"`);
+  });
+});
+
+describe("UI runs: New run", () => {
+  it("queues each kind through the same service as POST /runs, with its message, addresses and variables", async () => {
+    const org = await createOrg();
+    const ws = await runnable(org);
+    const cookie = await signIn(ADMIN);
+    const base = `/app/${org}/workspaces/${ws.attributes.name}/runs`;
+    const list = await ui("GET", base, { cookie });
+    expect(list.text).toContain('id="new-run"');
+    const form = (html: string) => /<details[^>]*id="new-run"[\s\S]*?<\/details>/.exec(html)?.[0] ?? "";
+    expect(form(list.text)).toContain('value="destroy"');
+    const kinds: Array<[string, Record<string, unknown>]> = [
+      ["plan-only", { "plan-only": true }],
+      ["refresh-only", { "refresh-only": true }],
+      ["destroy", { "is-destroy": true }],
+      ["apply", { "plan-only": false, "is-destroy": false, "refresh-only": false }],
+    ];
+    for (const [kind, expected] of kinds) {
+      const res = await ui("POST", `${base}/new`, {
+        cookie,
+        form: { kind, message: `a ${kind} run`, "target-addrs": "terraform_data.a\nterraform_data.b", "replace-addrs": "", variables: 'greeting = "hi"' },
+      });
+      expect(res.status).toBe(303);
+      const runId = /runs\/(run-[A-Za-z0-9]+)/.exec(res.headers.get("Location") ?? "")?.[1];
+      const run = (await api("GET", `/runs/${runId}`)).body.data.attributes;
+      expect(run).toMatchObject({ ...expected, message: `a ${kind} run`, "target-addrs": ["terraform_data.a", "terraform_data.b"], source: "tfe-api" });
+      expect(run.variables).toEqual([{ key: "greeting", value: '"hi"' }]);
+    }
+  });
+
+  it("is refused with the reason when there is no configuration version, or a variable is malformed", async () => {
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const cookie = await signIn(ADMIN);
+    const base = `/app/${org}/workspaces/${ws.attributes.name}/runs`;
+    const none = await ui("POST", `${base}/new`, { cookie, form: { kind: "apply", message: "", "target-addrs": "", "replace-addrs": "", variables: "" } });
+    expect(none.status).toBe(422);
+    expect(none.text).toContain('id="new-run-errors"');
+    expect(none.text).toContain("no configuration version");
+    const bad = await ui("POST", `${base}/new`, {
+      cookie,
+      form: { kind: "apply", message: "", "target-addrs": "", "replace-addrs": "", variables: "nothing here" },
+    });
+    expect(bad.status).toBe(422);
+    expect(bad.text).toContain("is not written as key = value");
+  });
+
+  it("a reader sees no form and a forged post queues nothing; a writer who may not destroy is offered no destroy and refused one", async () => {
+    const org = await createOrg();
+    const ws = await runnable(org);
+    const base = `/app/${org}/workspaces/${ws.attributes.name}/runs`;
+    const reader = await makeTeam(org);
+    await grantWorkspace(reader.id, ws.id, "read");
+    const readerCookie = await signIn(reader.token);
+    expect((await ui("GET", base, { cookie: readerCookie })).text).not.toContain('id="new-run"');
+    const forged = await ui("POST", `${base}/new`, {
+      cookie: readerCookie,
+      form: { kind: "apply", message: "", "target-addrs": "", "replace-addrs": "", variables: "" },
+    });
+    expect([403, 404]).toContain(forged.status);
+    const writer = await makeTeam(org);
+    await grantWorkspace(writer.id, ws.id, "write");
+    const writerCookie = await signIn(writer.token);
+    const page = await ui("GET", base, { cookie: writerCookie });
+    expect(page.text).toContain('id="new-run"');
+    const form = /<details[^>]*id="new-run"[\s\S]*?<\/details>/.exec(page.text)?.[0] ?? "";
+    expect(form).toContain('value="plan-only"');
+    expect(form).not.toContain('value="destroy"');
+    const destroy = await ui("POST", `${base}/new`, {
+      cookie: writerCookie,
+      form: { kind: "destroy", message: "", "target-addrs": "", "replace-addrs": "", variables: "" },
+    });
+    expect([403, 404]).toContain(destroy.status);
+    expect((await api("GET", `/workspaces/${ws.id}/runs`)).body.data).toHaveLength(0);
   });
 });

@@ -199,10 +199,11 @@ describe("the queue", () => {
     expect((await run(stub, r.id)).status).toBe("plan_queued");
   });
 
-  it("the lock a run holds: a user's unlock is a 409 naming the run, a user's lock a 409", async () => {
+  it("the lock a run holds: a user's unlock is a 409 naming the run, a user's lock a 409, a force-unlock a 409", async () => {
     const { stub, cv } = await setup();
     const r = await createRun(stub, cv);
     expectFailure(await stub.unlock({ holder: USER }), "conflict", new RegExp(`is locked by Run ${r.id}`));
+    expectFailure(await stub.forceUnlock(), "conflict", new RegExp(`is locked by Run ${r.id}: cancel or discard the run`));
     expectFailure(await stub.lock({ holder: USER, reason: "", now: new Date().toISOString() }), "already_locked");
     expect((await workspace(stub)).lock.holder).toEqual({ type: "runs", id: r.id });
   });

@@ -1,11 +1,11 @@
-// The run page's resource changes, read from a JSON plan's addresses and actions.
+// The run page's structured plan, read from a JSON plan: actions, attribute diffs, sensitive and unknown values, outputs.
 import { describe, expect, it } from "vitest";
-import { resourceChanges } from "../../src/ui/runs/run-plan.view";
+import { planView } from "../../src/ui/runs/run-plan.view";
 
 const bytes = (v: unknown) => new TextEncoder().encode(typeof v === "string" ? v : JSON.stringify(v));
 const change = (address: string, actions: string[], extra: Record<string, unknown> = {}) => ({ address, change: { actions, ...extra } });
 
-describe("resourceChanges", () => {
+describe("planView", () => {
   it("names each changed resource's action; no-ops are left out unless imported", () => {
     const plan = {
       format_version: "1.2",
@@ -20,41 +20,83 @@ describe("resourceChanges", () => {
         change("data.http.h", ["read"]),
       ],
     };
-    expect(resourceChanges(bytes(plan), 100)).toEqual({
-      changes: [
-        { address: "terraform_data.a", action: "create" },
-        { address: "terraform_data.b", action: "update" },
-        { address: "terraform_data.c", action: "delete" },
-        { address: "terraform_data.d", action: "replace" },
-        { address: "terraform_data.e", action: "replace" },
-        { address: "terraform_data.g", action: "import" },
-        { address: "data.http.h", action: "read" },
-      ],
-      truncated: false,
-    });
+    const view = planView(bytes(plan), 1, 100)!;
+    expect(view.changes.map((c) => [c.address, c.action])).toEqual([
+      ["terraform_data.a", "create"],
+      ["terraform_data.b", "update"],
+      ["terraform_data.c", "delete"],
+      ["terraform_data.d", "replace"],
+      ["terraform_data.e", "replace"],
+      ["terraform_data.g", "import"],
+      ["data.http.h", "read"],
+    ]);
+    expect(view.total).toBe(7);
   });
 
-  it("keeps at most `max` changes and says so; a plan without changes has none", () => {
-    const plan = { resource_changes: [change("a.x", ["create"]), change("a.y", ["create"]), change("a.z", ["create"])] };
-    expect(resourceChanges(bytes(plan), 2)).toEqual({
-      changes: [
-        { address: "a.x", action: "create" },
-        { address: "a.y", action: "create" },
+  it("diffs attributes: an update shows what changes, nested values by path, unknown and sensitive in words", () => {
+    const plan = {
+      resource_changes: [
+        change("aws_instance.web", ["update"], {
+          before: { ami: "ami-1", tags: { Name: "web", Team: "a" }, password: "old-secret", ports: [80, 443], id: "i-1" },
+          after: { ami: "ami-2", tags: { Name: "web", Team: "b" }, password: "new-secret", ports: [80, 8443] },
+          after_unknown: { id: true },
+          before_sensitive: { password: true },
+          after_sensitive: { password: true },
+        }),
+        change("aws_db.main", ["create"], {
+          before: null,
+          after: { engine: "postgres", secret: { key: "k" } },
+          after_unknown: { arn: true },
+          after_sensitive: { secret: true },
+        }),
+        change("aws_bucket.old", ["delete"], { before: { name: "b" }, after: null }),
       ],
-      truncated: true,
-    });
-    expect(resourceChanges(bytes({ format_version: "1.2" }), 10)).toEqual({ changes: [], truncated: false });
+    };
+    const [web, db, old] = planView(bytes(plan), 1, 10)!.changes;
+    expect(web!.attributes).toEqual([
+      { path: "ami", before: '"ami-1"', after: '"ami-2"' },
+      { path: "id", before: '"i-1"', after: "(known after apply)" },
+      { path: "password", before: "(sensitive value)", after: "(sensitive value)" },
+      { path: "ports[1]", before: "443", after: "8443" },
+      { path: "tags.Team", before: '"a"', after: '"b"' },
+    ]);
+    expect(db!.attributes).toEqual([
+      { path: "arn", before: null, after: "(known after apply)" },
+      { path: "engine", before: null, after: '"postgres"' },
+      { path: "secret", before: null, after: "(sensitive value)" },
+    ]);
+    expect(old!.attributes).toEqual([{ path: "name", before: '"b"', after: null }]);
+    expect(JSON.stringify(planView(bytes(plan), 1, 10))).not.toMatch(/old-secret|new-secret|\\"k\\"/);
+  });
+
+  it("pages the resources and counts them all; output changes with their sensitivity", () => {
+    const plan = {
+      resource_changes: Array.from({ length: 5 }, (_, i) => change(`a.r${i}`, ["create"], { after: { n: i } })),
+      output_changes: {
+        url: { actions: ["update"], before: "http://a", after: "http://b" },
+        token: { actions: ["create"], before: null, after: "tok", after_sensitive: true },
+        id: { actions: ["create"], before: null, after: null, after_unknown: true },
+        same: { actions: ["no-op"], before: 1, after: 1 },
+      },
+    };
+    const page2 = planView(bytes(plan), 2, 2)!;
+    expect(page2.total).toBe(5);
+    expect(page2.changes.map((c) => c.address)).toEqual(["a.r2", "a.r3"]);
+    expect(page2.outputs).toEqual([
+      { name: "id", action: "create", before: null, after: "(known after apply)" },
+      { name: "token", action: "create", before: null, after: "(sensitive value)" },
+      { name: "url", action: "update", before: '"http://a"', after: '"http://b"' },
+    ]);
   });
 
   it("is null for bytes that are not a JSON plan, and skips malformed entries", () => {
-    expect(resourceChanges(bytes("not json"), 10)).toBeNull();
-    expect(resourceChanges(bytes("[1]"), 10)).toEqual({ changes: [], truncated: false });
-    expect(resourceChanges(bytes({ resource_changes: "x" }), 10)).toBeNull();
-    expect(
-      resourceChanges(bytes({ resource_changes: [null, 3, { address: 7 }, { address: "a.b", change: { actions: [1] } }, change("a.c", ["create"])] }), 10),
-    ).toEqual({
-      changes: [{ address: "a.c", action: "create" }],
-      truncated: false,
-    });
+    expect(planView(bytes("not json"), 1, 10)).toBeNull();
+    expect(planView(bytes({ resource_changes: "x" }), 1, 10)).toBeNull();
+    const view = planView(
+      bytes({ resource_changes: [null, 3, { address: 7 }, { address: "a.b", change: { actions: [1] } }, change("a.c", ["create"])] }),
+      1,
+      10,
+    )!;
+    expect(view.changes.map((c) => c.address)).toEqual(["a.c"]);
   });
 });

@@ -1,14 +1,46 @@
 /**
- * The resource changes a run page lists, from the redacted JSON plan (agent/redact.ts): each changed resource's
- * address and what happens to it. Only addresses and actions are read, never values; an address that held a
- * sensitive value (a `for_each` key) holds its stand-in there, so the page never shows one. Pure.
+ * The structured plan a run page shows, from the redacted JSON plan (agent/redact.ts; Terraform's JSON output format:
+ * `resource_changes[].change.{actions, before, after, after_unknown, before_sensitive, after_sensitive}` and
+ * `output_changes`). Each changed resource with its action and the attributes that change, before → after; a value
+ * Terraform marked sensitive (before or after) is shown as `(sensitive value)` whatever the plan holds there, one it
+ * will learn at apply as `(known after apply)`. Secrets the redactor replaced are already stand-ins in the bytes. Pure.
  */
+
+export interface AttributeChange {
+  /** `tags.Name`, `ingress[0].cidr_blocks[1]`, or `` for a value that is not an object. */
+  path: string;
+  /** Rendered as HCL-like literals; null: absent on that side. */
+  before: string | null;
+  after: string | null;
+}
 
 export interface ResourceChange {
   address: string;
   /** create, update, delete, replace, read, import, forget, … */
   action: string;
+  /** The attributes that change (all of them for a create or a delete). */
+  attributes: AttributeChange[];
 }
+
+export interface OutputChange {
+  name: string;
+  action: string;
+  before: string | null;
+  after: string | null;
+}
+
+export interface PlanView {
+  /** This page's changes. */
+  changes: ResourceChange[];
+  /** Every changed resource of the plan. */
+  total: number;
+  outputs: OutputChange[];
+}
+
+const SENSITIVE = "(sensitive value)";
+const UNKNOWN = "(known after apply)";
+/** The most attributes shown for one resource; the rest are counted, never dropped silently. */
+const ATTRIBUTES_MAX = 200;
 
 /** The action a change's `actions` list means; null: nothing happens to the resource. */
 function actionOf(actions: unknown, importing: boolean): string | null {
@@ -19,24 +51,141 @@ function actionOf(actions: unknown, importing: boolean): string | null {
   return key;
 }
 
-/** The changes of a JSON plan, at most `max` (null: the bytes are not a JSON plan). */
-export function resourceChanges(bytes: Uint8Array, max: number): { changes: ResourceChange[]; truncated: boolean } | null {
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+
+const isObject = (v: unknown): v is Record<string, Json> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** A leaf as a literal: strings quoted, lists and objects of leaves inline. */
+function literal(v: Json | undefined): string {
+  if (v === undefined) return "null";
+  if (typeof v === "string") return JSON.stringify(v);
+  return JSON.stringify(v);
+}
+
+/** The mask (`before_sensitive`, `after_sensitive`, `after_unknown`) at `key` of `mask`. */
+function child(mask: unknown, key: string | number): unknown {
+  if (mask === true) return true;
+  if (Array.isArray(mask) && typeof key === "number") return mask[key];
+  if (isObject(mask) && typeof key === "string") return mask[key];
+  return undefined;
+}
+
+/**
+ * Flattens a value to path → rendered leaf, under its masks: a subtree a mask marks whole becomes one entry. An empty
+ * object or list is a leaf (`{}`, `[]`).
+ */
+function flatten(
+  value: Json | undefined,
+  masks: { sensitive: unknown; unknown?: unknown },
+  path: string,
+  out: Map<string, string>,
+  hidden: Map<string, string> = new Map(),
+): void {
+  if (masks.sensitive === true) {
+    out.set(path, SENSITIVE);
+    // Kept apart, never shown: whether a sensitive value changed.
+    hidden.set(path, JSON.stringify(value ?? null));
+    return;
+  }
+  if (masks.unknown === true) {
+    out.set(path, UNKNOWN);
+    return;
+  }
+  if (Array.isArray(value) && value.length > 0) {
+    value.forEach((v, i) => flatten(v, { sensitive: child(masks.sensitive, i), unknown: child(masks.unknown, i) }, `${path}[${i}]`, out, hidden));
+    // An unknown element beyond what the plan lists (a list growing at apply).
+    if (Array.isArray(masks.unknown)) masks.unknown.forEach((u, i) => i >= value.length && u === true && out.set(`${path}[${i}]`, UNKNOWN));
+    return;
+  }
+  if (isObject(value) && Object.keys(value).length > 0) {
+    for (const [k, v] of Object.entries(value)) {
+      flatten(v, { sensitive: child(masks.sensitive, k), unknown: child(masks.unknown, k) }, path ? `${path}.${k}` : k, out, hidden);
+    }
+    if (isObject(masks.unknown)) {
+      for (const [k, u] of Object.entries(masks.unknown)) if (!(k in value) && u === true) out.set(path ? `${path}.${k}` : k, UNKNOWN);
+    }
+    return;
+  }
+  if (value === undefined) {
+    // Only the masks know this part (an attribute unknown until apply, absent from `after`).
+    if (isObject(masks.unknown)) for (const [k, u] of Object.entries(masks.unknown)) if (u === true) out.set(path ? `${path}.${k}` : k, UNKNOWN);
+    return;
+  }
+  out.set(path, literal(value));
+}
+
+function attributeChanges(change: Record<string, unknown>, action: string): AttributeChange[] {
+  const before = new Map<string, string>();
+  const after = new Map<string, string>();
+  const beforeHidden = new Map<string, string>();
+  const afterHidden = new Map<string, string>();
+  if (action !== "create" && change.before !== null && change.before !== undefined) {
+    flatten(change.before as Json, { sensitive: change.before_sensitive }, "", before, beforeHidden);
+  }
+  if (action !== "delete") {
+    const masks = { sensitive: change.after_sensitive, unknown: change.after_unknown };
+    flatten((change.after ?? undefined) as Json | undefined, masks, "", after, afterHidden);
+  }
+  const paths = [...new Set([...before.keys(), ...after.keys()])].sort();
+  const out: AttributeChange[] = [];
+  for (const path of paths) {
+    const b = before.get(path) ?? null;
+    const a = after.get(path) ?? null;
+    // An update shows what changes; a sensitive value only that it changed, as Terraform's plan does.
+    if (b === a && (b !== SENSITIVE || beforeHidden.get(path) === afterHidden.get(path))) continue;
+    out.push({ path, before: b, after: a });
+  }
+  return out;
+}
+
+function outputChanges(plan: Record<string, unknown>): OutputChange[] {
+  const changes = plan.output_changes;
+  if (!isObject(changes)) return [];
+  const out: OutputChange[] = [];
+  for (const [name, raw] of Object.entries(changes)) {
+    if (!isObject(raw)) continue;
+    const action = actionOf(raw.actions, false);
+    if (!action) continue;
+    const sensitive = raw.before_sensitive === true || raw.after_sensitive === true;
+    const render = (v: Json | undefined, unknown: boolean) => (sensitive ? SENSITIVE : unknown ? UNKNOWN : v === undefined || v === null ? null : literal(v));
+    out.push({
+      name,
+      action,
+      before: action === "create" ? null : render(raw.before, false),
+      after: action === "delete" ? null : render(raw.after, raw.after_unknown === true),
+    });
+  }
+  return out.sort((x, y) => x.name.localeCompare(y.name));
+}
+
+/**
+ * The page `page` (from 1) of `size` changed resources of a JSON plan, every output change, and how many resources
+ * change in all (null: the bytes are not a JSON plan).
+ */
+export function planView(bytes: Uint8Array, page: number, size: number): PlanView | null {
   let plan: unknown;
   try {
     plan = JSON.parse(new TextDecoder().decode(bytes));
   } catch {
     return null;
   }
-  if (!plan || typeof plan !== "object") return null;
-  const list = (plan as { resource_changes?: unknown }).resource_changes ?? [];
+  if (!isObject(plan)) return null;
+  const list = plan.resource_changes ?? [];
   if (!Array.isArray(list)) return null;
-  const changes: ResourceChange[] = [];
+  const changed: Array<{ address: string; action: string; change: Record<string, unknown> }> = [];
   for (const rc of list) {
-    if (!rc || typeof rc !== "object") continue;
-    const { address, change } = rc as { address?: unknown; change?: { actions?: unknown; importing?: unknown } };
-    if (typeof address !== "string") continue;
-    const action = actionOf(change?.actions, !!change?.importing);
-    if (action) changes.push({ address, action });
+    if (!isObject(rc)) continue;
+    const change = isObject(rc.change) ? rc.change : {};
+    if (typeof rc.address !== "string") continue;
+    const action = actionOf(change.actions, !!change.importing);
+    if (action) changed.push({ address: rc.address, action, change });
   }
-  return { changes: changes.slice(0, max), truncated: changes.length > max };
+  const from = (Math.max(page, 1) - 1) * size;
+  const changes = changed.slice(from, from + size).map((c) => {
+    const attributes = attributeChanges(c.change, c.action);
+    const shown = attributes.slice(0, ATTRIBUTES_MAX);
+    if (attributes.length > ATTRIBUTES_MAX) shown.push({ path: `… ${attributes.length - ATTRIBUTES_MAX} more attributes`, before: null, after: null });
+    return { address: c.address, action: c.action, attributes: shown };
+  });
+  return { changes, total: changed.length, outputs: outputChanges(plan) };
 }

@@ -17,13 +17,15 @@ import { LIMITS } from "../../limits";
 import { signedLogUrl } from "../../runs/runs.urls";
 import { includeUsers } from "../../runs/runs.include";
 import { isFinal, runActions } from "../../runs/runs.rules";
-import { runActionBody } from "../../runs/runs.schemas";
-import { commentsOf, listWorkspaceRuns, readArtifact, readLog, readRun, runAction, runPermissions } from "../../runs/runs.service";
+import { createRunBody, runActionBody } from "../../runs/runs.schemas";
+import { commentsOf, createRun, listWorkspaceRuns, readArtifact, readLog, readRun, runAction, runPermissions } from "../../runs/runs.service";
+import { readByName } from "../../workspaces/workspaces.service";
 import type { Actor, Phase, PhaseRecord, RunStatus } from "../../runs/runs.types";
 import { parseRunFilters } from "../../runs/runs.filters";
-import { callerOf, type Ctx } from "../context";
+import { callerOf, type Ctx, flagsOf } from "../context";
+import { reasonsOf, refusesInput } from "../forms";
 import { decodeLog, renderLog } from "./run-log.view";
-import { resourceChanges } from "./run-plan.view";
+import { planView } from "./run-plan.view";
 import { definePage } from "../define-page";
 import { type Counts, type PhaseView, type RunForm, RunListPage, RunPage, type RunRefusal, type RunRowView, runPath } from "./runs.view";
 
@@ -45,7 +47,8 @@ async function usernames(caller: Caller, actors: (Actor | null)[]): Promise<Map<
   return new Map(included.items.map((u) => [u.id, String((u.attributes as { username?: unknown }).username ?? u.id)]));
 }
 
-definePage(runsUi, "get", "/:organization/workspaces/:name/runs", "runs.read", async (c) => {
+/** The workspace's runs; `refusal`: a refused "New run" form, its reasons shown beside it (answered 422). */
+async function runListPage(c: Ctx, refusal?: { values: Record<string, string>; errors: string[] }): Promise<Response> {
   const { organization, name } = refOf(c);
   const q = c.req.query();
   // The API's own filters (GET /workspaces/:id/runs): an empty form field is no filter there too.
@@ -78,8 +81,64 @@ definePage(runsUi, "get", "/:organization/workspaces/:name/runs", "runs.read", a
       total={total}
       page={pg}
       query={new URL(c.req.url).searchParams}
+      newRun={flagsOf(readable)["can-queue-run"] === true ? { destroy: flagsOf(readable)["can-queue-destroy"] === true, refusal } : null}
     />,
+    refusal ? 422 : 200,
   );
+}
+
+definePage(runsUi, "get", "/:organization/workspaces/:name/runs", "runs.read", (c) => runListPage(c));
+
+const lines = (raw: string) =>
+  raw
+    .split(/[\n,]/)
+    .map((x) => x.trim())
+    .filter((x) => x !== "");
+
+/**
+ * "New run", as POST /runs queues one from the workspace's current configuration version: the kinds HCP's page offers
+ * (plan and apply, plan only, refresh only, destroy), a message, target and replace addresses, run variables
+ * (`key = value` lines, values as HCL). The service authorises as for the API (a destroy needs the destroy right).
+ */
+definePage(runsUi, "post", "/:organization/workspaces/:name/runs/new", "runs.queue", async (c) => {
+  const { organization, name } = refOf(c);
+  const form = (await c.req.parseBody()) as Record<string, string>;
+  const values = Object.fromEntries(["kind", "message", "target-addrs", "replace-addrs", "variables"].map((k) => [k, String(form[k] ?? "")]));
+  const kind = values.kind;
+  const variables: Array<{ key: string; value: string }> = [];
+  const errors: string[] = [];
+  for (const line of values.variables
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean)) {
+    const eq = line.indexOf("=");
+    if (eq <= 0) errors.push(`Run variable "${line}" is not written as key = value`);
+    else variables.push({ key: line.slice(0, eq).trim(), value: line.slice(eq + 1).trim() });
+  }
+  if (!["apply", "plan-only", "refresh-only", "destroy"].includes(kind)) errors.push("Choose the kind of run");
+  if (errors.length) return runListPage(c, { values, errors });
+  const caller = callerOf(c);
+  const readable = await readByName(caller, organization, name, "runs.read");
+  const attributes = {
+    ...(values.message.trim() ? { message: values.message.trim() } : {}),
+    ...(kind === "plan-only" ? { "plan-only": true } : {}),
+    ...(kind === "refresh-only" ? { "refresh-only": true } : {}),
+    ...(kind === "destroy" ? { "is-destroy": true } : {}),
+    ...(lines(values["target-addrs"]).length ? { "target-addrs": lines(values["target-addrs"]) } : {}),
+    ...(lines(values["replace-addrs"]).length ? { "replace-addrs": lines(values["replace-addrs"]) } : {}),
+    ...(variables.length ? { variables } : {}),
+  };
+  const parsed = createRunBody.safeParse({
+    data: { type: "runs", attributes, relationships: { workspace: { data: { type: "workspaces", id: readable.record.id } } } },
+  });
+  if (!parsed.success) return runListPage(c, { values, errors: reasonsOf(validationError(parsed.error, "json")) });
+  try {
+    const created = await createRun(caller, parsed.data);
+    return c.redirect(runPath(readable.scope.access.organization.name, readable.record.name, created.run.id), 303);
+  } catch (e) {
+    if (refusesInput(e)) return runListPage(c, { values, errors: reasonsOf(e) });
+    throw e;
+  }
 });
 
 /** Statuses in which the run waits for someone: the page stops refreshing (it would wipe a comment being typed). */
@@ -127,7 +186,8 @@ async function runPage(c: Ctx, refusal?: { value: RunRefusal; status: number }):
       rawUrl,
     };
   };
-  const changes = planJson ? resourceChanges(planJson, LIMITS.uiResourceChangesMax) : null;
+  const changesPage = Math.max(1, Number.parseInt(c.req.query("changes-page") ?? "1", 10) || 1);
+  const plan = planJson ? planView(planJson, changesPage, LIMITS.uiResourceChangesPage) : null;
   const perms = runPermissions(caller.principal, { access: readable.scope.access, caps: readable.caps });
   const acts = runActions(run, new Date().toISOString());
   const actor = (a: Actor | null) => (a ? (names.get(a.id) ?? a.id) : null);
@@ -154,8 +214,7 @@ async function runPage(c: Ctx, refusal?: { value: RunRefusal; status: number }):
         live: !isFinal(run.status) && !AWAITING.has(run.status),
         plan: phaseView("plan", planLog, planUrl),
         apply: phaseView("apply", applyLog, applyUrl),
-        changes: changes?.changes ?? null,
-        changesTruncated: changes?.truncated ?? false,
+        diff: plan ? { ...plan, page: changesPage, size: LIMITS.uiResourceChangesPage } : null,
         comments: comments.map((x) => ({ body: x.body, createdAt: x.createdAt })),
         // The same flags the API shows the caller: its `permissions` and the run's `actions`.
         offered: {

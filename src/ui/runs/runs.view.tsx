@@ -5,6 +5,7 @@ import type { PhaseStatus, RunStatus } from "../../runs/runs.types";
 import { wsPath } from "../context";
 import { Layout } from "../layout";
 import type { RenderedLog } from "./run-log.view";
+import type { PlanView } from "./run-plan.view";
 import { Choice, Field, FilterForm, Pager, Reasons, Table } from "../parts";
 
 export const runPath = (org: string, name: string, runId: string) => `${wsPath(org, name)}/runs/${encodeURIComponent(runId)}`;
@@ -72,9 +73,8 @@ export interface RunView {
   live: boolean;
   plan: PhaseView;
   apply: PhaseView;
-  /** Null: no JSON plan (yet). */
-  changes: Array<{ address: string; action: string }> | null;
-  changesTruncated: boolean;
+  /** The plan's changes, a page of resources at a time (null: no JSON plan yet). */
+  diff: (PlanView & { page: number; size: number }) | null;
   comments: Array<{ body: string; createdAt: string }>;
   offered: Record<RunForm, boolean>;
   refusal?: RunRefusal;
@@ -146,6 +146,8 @@ export function RunListPage(props: {
   total: number;
   page: { number: number; size: number };
   query: URLSearchParams;
+  /** The "New run" form, for a caller who may queue runs (`destroy`: who may also queue destroy plans). */
+  newRun: { destroy: boolean; refusal?: { values: Record<string, string>; errors: string[] } } | null;
 }) {
   const q = props.query;
   const ws = wsPath(props.organization, props.workspace);
@@ -156,6 +158,7 @@ export function RunListPage(props: {
         <a href={ws}>{props.workspace}</a> / runs
       </nav>
       <h1>Runs</h1>
+      {props.newRun ? <NewRunForm ws={ws} newRun={props.newRun} /> : null}
       <FilterForm label="Filter runs" sizeId="r-size" size={props.page.size}>
         <Field id="r-search" name="search[basic]" label="Run id or message contains" query={q} />
         <Choice id="r-group" name="filter[status_group]" label="Status" options={STATUS_GROUPS} query={q} />
@@ -193,6 +196,60 @@ export function RunListPage(props: {
       )}
       <Pager page={props.page} total={props.total} query={q} />
     </Layout>
+  );
+}
+
+/** HCP's "New run": a run of the current configuration version, of the kind chosen. */
+function NewRunForm(props: { ws: string; newRun: { destroy: boolean; refusal?: { values: Record<string, string>; errors: string[] } } }) {
+  const sent = props.newRun.refusal?.values ?? { kind: "apply" };
+  const kinds: Array<[string, string]> = [
+    ["apply", "Plan and apply"],
+    ["plan-only", "Plan only"],
+    ["refresh-only", "Refresh state"],
+    ...(props.newRun.destroy ? ([["destroy", "Destroy all resources"]] as Array<[string, string]>) : []),
+  ];
+  return (
+    <details class="edit" id="new-run" open={props.newRun.refusal ? true : undefined}>
+      <summary>New run</summary>
+      {props.newRun.refusal ? <Reasons id="new-run-errors" what="The run was not queued:" errors={props.newRun.refusal.errors} /> : null}
+      <form class="settings" method="post" action={`${props.ws}/runs/new`}>
+        <div>
+          <label for="nr-kind">Kind</label>
+          <select id="nr-kind" name="kind">
+            {kinds.map(([v, l]) => (
+              <option value={v} selected={sent.kind === v}>
+                {l}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="wide">
+          <label for="nr-message">Message</label>
+          <input id="nr-message" name="message" value={sent.message ?? ""} />
+        </div>
+        <div class="wide">
+          <label for="nr-targets">Target addresses (one per line)</label>
+          <textarea id="nr-targets" name="target-addrs" rows={2}>
+            {sent["target-addrs"] ?? ""}
+          </textarea>
+        </div>
+        <div class="wide">
+          <label for="nr-replace">Replace addresses (one per line)</label>
+          <textarea id="nr-replace" name="replace-addrs" rows={2}>
+            {sent["replace-addrs"] ?? ""}
+          </textarea>
+        </div>
+        <div class="wide">
+          <label for="nr-vars">Run variables (key = value, one per line; values are HCL)</label>
+          <textarea id="nr-vars" name="variables" rows={2}>
+            {sent.variables ?? ""}
+          </textarea>
+        </div>
+        <div>
+          <button type="submit">Start run</button>
+        </div>
+      </form>
+    </details>
   );
 }
 
@@ -279,6 +336,88 @@ function PhaseSection(props: { name: "Plan" | "Apply"; phase: PhaseView }) {
   );
 }
 
+/** One value of a diff cell: a sensitive or unknown one in words, absent as nothing. */
+function Value(props: { v: string | null }) {
+  if (props.v === null) return <span class="muted">—</span>;
+  if (props.v === "(sensitive value)" || props.v === "(known after apply)") return <em class="muted">{props.v}</em>;
+  return <code>{props.v}</code>;
+}
+
+/** The plan's resources, each collapsed with its attribute diff, paged; then the outputs that change. */
+function PlanDiff(props: { run: RunView; diff: PlanView & { page: number; size: number } }) {
+  const { diff } = props;
+  const from = (diff.page - 1) * diff.size;
+  const base = runPath(props.run.organization, props.run.workspace, props.run.id);
+  const pages = Math.ceil(diff.total / diff.size);
+  return (
+    <section aria-labelledby="changes-h">
+      <h2 id="changes-h">Resource changes</h2>
+      {diff.total === 0 ? <p class="muted">The plan changes no resources.</p> : null}
+      {diff.total > diff.size ? (
+        <p id="changes-range">
+          Showing {from + 1}–{from + diff.changes.length} of {diff.total} changed resources.{" "}
+          {diff.page > 1 ? <a href={`${base}?changes-page=${diff.page - 1}#changes-h`}>Previous</a> : null}{" "}
+          {diff.page < pages ? <a href={`${base}?changes-page=${diff.page + 1}#changes-h`}>Next</a> : null}
+        </p>
+      ) : null}
+      <div id="changes">
+        {diff.changes.map((ch) => (
+          <details class="change-item" data-change={ch.address}>
+            <summary>
+              <span class={`change ${ch.action}`}>{ch.action}</span> <code>{ch.address}</code>{" "}
+              <span class="muted">
+                ({ch.attributes.length} attribute{ch.attributes.length === 1 ? "" : "s"})
+              </span>
+            </summary>
+            {ch.attributes.length ? (
+              <Table columns={["Attribute", "Before", "After"]}>
+                {ch.attributes.map((a) => (
+                  <tr>
+                    <td>
+                      <code>{a.path || "(value)"}</code>
+                    </td>
+                    <td>
+                      <Value v={a.before} />
+                    </td>
+                    <td>
+                      <Value v={a.after} />
+                    </td>
+                  </tr>
+                ))}
+              </Table>
+            ) : (
+              <p class="muted">No attribute changes.</p>
+            )}
+          </details>
+        ))}
+      </div>
+      {diff.outputs.length ? (
+        <>
+          <h3 id="outputs-h">Output changes</h3>
+          <Table id="output-changes" columns={["Action", "Output", "Before", "After"]}>
+            {diff.outputs.map((o) => (
+              <tr data-output={o.name}>
+                <td>
+                  <span class={`change ${o.action}`}>{o.action}</span>
+                </td>
+                <td>
+                  <code>{o.name}</code>
+                </td>
+                <td>
+                  <Value v={o.before} />
+                </td>
+                <td>
+                  <Value v={o.after} />
+                </td>
+              </tr>
+            ))}
+          </Table>
+        </>
+      ) : null}
+    </section>
+  );
+}
+
 export function RunPage(props: { principal: Principal; run: RunView }) {
   const r = props.run;
   const ws = wsPath(r.organization, r.workspace);
@@ -352,28 +491,7 @@ export function RunPage(props: { principal: Principal; run: RunView }) {
 
       <PhaseSection name="Plan" phase={r.plan} />
 
-      {r.changes ? (
-        <section aria-labelledby="changes-h">
-          <h2 id="changes-h">Resource changes</h2>
-          {r.changes.length ? (
-            <Table id="changes" columns={["Action", "Address"]}>
-              {r.changes.map((ch) => (
-                <tr data-change={ch.address}>
-                  <td>
-                    <span class={`change ${ch.action}`}>{ch.action}</span>
-                  </td>
-                  <td>
-                    <code>{ch.address}</code>
-                  </td>
-                </tr>
-              ))}
-            </Table>
-          ) : (
-            <p class="muted">The plan changes no resources.</p>
-          )}
-          {r.changesTruncated ? <p class="muted">Only the first changes are listed.</p> : null}
-        </section>
-      ) : null}
+      {r.diff ? <PlanDiff run={r} diff={r.diff} /> : null}
 
       {r.planOnly ? null : <PhaseSection name="Apply" phase={r.apply} />}
 
