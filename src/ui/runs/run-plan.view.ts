@@ -92,9 +92,9 @@ function flatten(
     return;
   }
   if (Array.isArray(value) && value.length > 0) {
-    value.forEach((v, i) => flatten(v, { sensitive: child(masks.sensitive, i), unknown: child(masks.unknown, i) }, `${path}[${i}]`, out, hidden));
+    for (const [i, v] of value.entries()) flatten(v, { sensitive: child(masks.sensitive, i), unknown: child(masks.unknown, i) }, `${path}[${i}]`, out, hidden);
     // An unknown element beyond what the plan lists (a list growing at apply).
-    if (Array.isArray(masks.unknown)) masks.unknown.forEach((u, i) => i >= value.length && u === true && out.set(`${path}[${i}]`, UNKNOWN));
+    if (Array.isArray(masks.unknown)) for (const [i, u] of masks.unknown.entries()) if (i >= value.length && u === true) out.set(`${path}[${i}]`, UNKNOWN);
     return;
   }
   if (isObject(value) && Object.keys(value).length > 0) {
