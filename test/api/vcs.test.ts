@@ -5,7 +5,8 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { createOrg } from "../fixtures";
-import { api, uniqueName } from "../helpers";
+import { ADMIN, api, uniqueName } from "../helpers";
+import { signIn, ui } from "../ui-client";
 import { claim, finish } from "../do/runs.helpers";
 import { githubDelivery } from "../vcs/deliveries";
 import { createFakeGitHub, type FakeGitHub, type FakePush, type FakeRepo } from "../vcs/fake-vcs";
@@ -221,6 +222,13 @@ describe("VCS deliveries", () => {
     expect(ia.body.data.attributes).toMatchObject({ "commit-sha": p.after, "commit-message": "Change the data", branch: "main", "on-default-branch": true });
     const context = `Terraform Cloud/${org}/${w.attributes.name}`;
     expect(gh.statuses(p.after)).toEqual([expect.objectContaining({ state: "pending", context })]);
+    // The run page names the commit, its branch and message, linked to the host.
+    const page = await ui("GET", `/app/${org}/workspaces/${w.attributes.name}/runs/${run.id}`, { cookie: await signIn(ADMIN) });
+    const commit = /<dd id="run-commit">([\s\S]*?)<\/dd>/.exec(page.text)?.[1] ?? "";
+    expect(commit).toContain(p.after.slice(0, 8));
+    expect(commit).toContain("on main");
+    expect(commit).toContain("Change the data");
+    expect(commit).toContain(`href="https://${HOST}/`);
 
     // A redelivery of the same delivery, and another delivery of the same commit, run nothing more.
     const [again] = await push(gh, p, "delivery-1");

@@ -18,7 +18,17 @@ import { signedLogUrl } from "../../runs/runs.urls";
 import { includeUsers } from "../../runs/runs.include";
 import { isFinal, runActions } from "../../runs/runs.rules";
 import { createRunBody, runActionBody } from "../../runs/runs.schemas";
-import { commentsOf, createRun, listWorkspaceRuns, readArtifact, readLog, readRun, runAction, runPermissions } from "../../runs/runs.service";
+import {
+  commentsOf,
+  createRun,
+  listWorkspaceRuns,
+  runConfigurationVersion,
+  readArtifact,
+  readLog,
+  readRun,
+  runAction,
+  runPermissions,
+} from "../../runs/runs.service";
 import { readByName } from "../../workspaces/workspaces.service";
 import type { Actor, Phase, PhaseRecord, RunStatus } from "../../runs/runs.types";
 import { parseRunFilters } from "../../runs/runs.filters";
@@ -163,7 +173,7 @@ async function runPage(c: Ctx, refusal?: { value: RunRefusal; status: number }):
     // One byte more than shown tells whether there is more.
     return readLog(caller, workspaceId, run.id, phase, 0, LIMITS.uiRunLogBytes + 1);
   };
-  const [planLog, applyLog, planJson, comments, names, planUrl, applyUrl] = await Promise.all([
+  const [planLog, applyLog, planJson, comments, names, planUrl, applyUrl, cv] = await Promise.all([
     logOf("plan"),
     run.planOnly ? null : logOf("apply"),
     // The redacted plan, as `json-output-redacted` gives any reader of the run: the full one is for workspace admins.
@@ -172,7 +182,9 @@ async function runPage(c: Ctx, refusal?: { value: RunRefusal; status: number }):
     usernames(caller, [run.createdBy, run.confirmedBy]),
     signedLogUrl(c.env, origin, workspaceId, run.id, "plan"),
     signedLogUrl(c.env, origin, workspaceId, run.id, "apply"),
+    runConfigurationVersion(caller, run.id).catch(() => null),
   ]);
+  const ia = cv?.ingress;
   const phaseView = (phase: Phase, bytes: Uint8Array | null, rawUrl: string): PhaseView => {
     const p = run[phase];
     const truncated = !!bytes && bytes.byteLength > LIMITS.uiRunLogBytes;
@@ -214,6 +226,18 @@ async function runPage(c: Ctx, refusal?: { value: RunRefusal; status: number }):
         live: !isFinal(run.status) && !AWAITING.has(run.status),
         plan: phaseView("plan", planLog, planUrl),
         apply: phaseView("apply", applyLog, applyUrl),
+        commit: ia
+          ? {
+              sha: ia["commit-sha"],
+              url: ia["commit-url"],
+              branch: ia.branch,
+              tag: ia.tag,
+              message: ia["commit-message"],
+              author: ia["sender-username"],
+              pullRequestNumber: ia["pull-request-number"],
+              pullRequestUrl: ia["pull-request-url"],
+            }
+          : null,
         diff: plan ? { ...plan, page: changesPage, size: LIMITS.uiResourceChangesPage } : null,
         comments: comments.map((x) => ({ body: x.body, createdAt: x.createdAt })),
         // The same flags the API shows the caller: its `permissions` and the run's `actions`.

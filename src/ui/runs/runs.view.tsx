@@ -73,6 +73,17 @@ export interface RunView {
   live: boolean;
   plan: PhaseView;
   apply: PhaseView;
+  /** The commit a run from a repository plans (its configuration version's ingress attributes). */
+  commit: {
+    sha: string;
+    url: string | null;
+    branch: string | null;
+    tag: string | null;
+    message: string | null;
+    author: string | null;
+    pullRequestNumber: number | null;
+    pullRequestUrl: string | null;
+  } | null;
   /** The plan's changes, a page of resources at a time (null: no JSON plan yet). */
   diff: (PlanView & { page: number; size: number }) | null;
   comments: Array<{ body: string; createdAt: string }>;
@@ -453,6 +464,33 @@ export function RunPage(props: { principal: Principal; run: RunView }) {
         ) : null}
         <dt>Source</dt>
         <dd>{r.source}</dd>
+        {r.commit ? (
+          <>
+            <dt>Commit</dt>
+            <dd id="run-commit">
+              {r.commit.url ? (
+                <a href={r.commit.url}>
+                  <code>{r.commit.sha.slice(0, 8)}</code>
+                </a>
+              ) : (
+                <code>{r.commit.sha.slice(0, 8)}</code>
+              )}
+              {r.commit.branch ? ` on ${r.commit.branch}` : r.commit.tag ? ` tag ${r.commit.tag}` : ""}
+              {r.commit.author ? ` by ${r.commit.author}` : ""}
+              {r.commit.message ? <span class="muted"> — {r.commit.message.split("\n")[0]}</span> : null}
+              {r.commit.pullRequestNumber !== null ? (
+                <>
+                  {" · "}
+                  {r.commit.pullRequestUrl ? (
+                    <a href={r.commit.pullRequestUrl}>pull request #{r.commit.pullRequestNumber}</a>
+                  ) : (
+                    `pull request #${r.commit.pullRequestNumber}`
+                  )}
+                </>
+              ) : null}
+            </dd>
+          </>
+        ) : null}
         <dt>Operation</dt>
         <dd>
           {[r.planOnly ? "speculative plan" : r.savePlan ? "saved plan" : "plan and apply", r.isDestroy ? "destroy" : null, r.autoApply ? "auto-apply" : null]
