@@ -5,6 +5,7 @@
  * Names are checked as written: the platform's own egress does not reach private networks from a deployed Worker.
  */
 import type { Bindings } from "../env";
+import { readLimited } from "./body";
 
 /** Names that reach a cloud's instance metadata service. */
 const METADATA_HOSTS = new Set(["metadata", "metadata.google.internal", "metadata.goog", "instance-data", "instance-data.ec2.internal"]);
@@ -96,32 +97,12 @@ export async function outboundGet(
       await res.body?.cancel();
       throw new OutboundError(`${at} is larger than ${opts.maxBytes} bytes`);
     }
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    const reader = res.body?.getReader();
-    if (!reader) return new Uint8Array();
-    for (;;) {
-      let step: ReadableStreamReadResult<Uint8Array>;
-      try {
-        step = await reader.read();
-      } catch (err) {
-        throw new OutboundError(`${at} could not be read: ${err instanceof Error ? err.message : String(err)}`);
-      }
-      if (step.done) break;
-      size += step.value.byteLength;
-      if (size > opts.maxBytes) {
-        await reader.cancel();
-        throw new OutboundError(`${at} is larger than ${opts.maxBytes} bytes`);
-      }
-      chunks.push(step.value);
+    try {
+      return await readLimited(res.body, opts.maxBytes, () => new OutboundError(`${at} is larger than ${opts.maxBytes} bytes`));
+    } catch (err) {
+      if (err instanceof OutboundError) throw err;
+      throw new OutboundError(`${at} could not be read: ${err instanceof Error ? err.message : String(err)}`);
     }
-    const out = new Uint8Array(size);
-    let off = 0;
-    for (const c of chunks) {
-      out.set(c, off);
-      off += c.byteLength;
-    }
-    return out;
   }
   throw new OutboundError(`${url} redirects more than 5 times`);
 }

@@ -6,6 +6,8 @@
  * that climb out (`..`, absolute) and links pointing outside the archive are refused.
  */
 
+import { readLimited } from "../platform/body";
+
 const BLOCK = 512;
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
@@ -20,32 +22,13 @@ interface Entry {
 }
 
 async function gunzip(tgz: Uint8Array, maxBytes: number): Promise<Uint8Array> {
-  const stream = new Blob([tgz]).stream().pipeThrough(new DecompressionStream("gzip"));
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    let step: ReadableStreamReadResult<Uint8Array>;
-    try {
-      step = await reader.read();
-    } catch {
-      throw new Error("the repository archive is not a gzip file");
-    }
-    if (step.done) break;
-    size += step.value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel();
-      throw new Error(`the repository archive unpacks to more than ${maxBytes} bytes`);
-    }
-    chunks.push(step.value);
+  const tooLarge = new Error(`the repository archive unpacks to more than ${maxBytes} bytes`);
+  try {
+    return await readLimited(new Blob([tgz]).stream().pipeThrough(new DecompressionStream("gzip")), maxBytes, () => tooLarge);
+  } catch (err) {
+    if (err === tooLarge) throw err;
+    throw new Error("the repository archive is not a gzip file");
   }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
 }
 
 const field = (b: Uint8Array, from: number, len: number) => {

@@ -5,9 +5,7 @@
  */
 import type { ParsedDelivery, VcsClient, VcsConnection, VcsFetch } from "../vcs.types";
 import { parseGitHubShaped } from "./github";
-import { bytes, call, cut, json, verifyHmacSha256 } from "./http";
-
-const repoPath = (repo: string) => repo.split("/").map(encodeURIComponent).join("/");
+import { bytes, call, cut, json, repoPath, verifyHmacSha256 } from "./http";
 
 export function client(conn: VcsConnection, fetch: VcsFetch): VcsClient {
   const api = conn.apiUrl.replace(/\/+$/, "");

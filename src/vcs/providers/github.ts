@@ -5,14 +5,12 @@
  * Gitea speaks a dialect of it (providers/gitea.ts reuses the delivery parsing).
  */
 import type { CommitInfo, ParsedDelivery, VcsClient, VcsConnection, VcsEvent, VcsFetch } from "../vcs.types";
-import { bytes, call, cut, json, nextLink, pushPaths, sha256Hex, verifyHmacSha256, ZERO_SHA } from "./http";
+import { bytes, call, cut, json, repoPath, nextLink, pushPaths, sha256Hex, verifyHmacSha256, ZERO_SHA } from "./http";
 
 /** The most files GitHub lists for a pull request (later ones are not listed at all). */
 const PR_FILES_MAX = 3000;
 /** The most files the compare API lists. */
 const COMPARE_FILES_MAX = 300;
-
-const repoPath = (repo: string) => repo.split("/").map(encodeURIComponent).join("/");
 
 export function client(conn: VcsConnection, fetch: VcsFetch): VcsClient {
   const api = conn.apiUrl.replace(/\/+$/, "");

@@ -83,3 +83,6 @@ export function nextLink(res: Response): string | null {
   const m = link && /<([^>]+)>;\s*rel="next"/.exec(link);
   return m ? m[1]! : null;
 }
+
+/** `owner/name` as path segments of a GitHub-style API (`/repos/{owner}/{name}`). */
+export const repoPath = (repo: string) => repo.split("/").map(encodeURIComponent).join("/");
