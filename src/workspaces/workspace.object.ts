@@ -26,7 +26,7 @@ import type { CreateInput, DataRetentionPolicy, Faults, Guard, LockHolder, Updat
 /**
  * One SQLite-backed Durable Object per workspace (named by its id): the single writer of that workspace. It hosts one
  * capability per resource it holds (`<resource>.object.ts`: the record, state versions, variables, configuration
- * versions, runs), each owning its tables and reaching the object through `WorkspaceHost` alone. Every mutation is
+ * versions, runs, the automatic destroy, the connected repository), each owning its tables and reaching the object through `WorkspaceHost` alone. Every mutation is
  * read-check-write with no await in between, commits together with an outbox row, then upserts the D1 index
  * (workspace.outbox.ts); the one alarm retries the outbox until D1 has it, and expires the runs' job leases.
  */
@@ -36,16 +36,10 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
   private readonly runs = new Runs(this, this.states, this.cvs);
   private readonly variables = new Variables(this);
   private readonly record = new WorkspaceRecords(this, this.states, this.runs);
-  private readonly autoDestroy = new AutoDestroy(
-    this,
-    (w, input) => this.runs.queueWithin(w, input),
-    (w) => inheritedExecution(this.env.DB, w.organizationId, w.projectId),
-  );
-  private readonly vcs: Vcs = new Vcs(this, this.runs, this.cvs, {
-    env: this.env,
-    defaults: (w) => inheritedExecution(this.env.DB, w.organizationId, w.projectId),
-    indexed: () => this.outbox.pending() === 0,
-  });
+  /** The execution defaults the workspace inherits from its project and organisation (the index's). */
+  private readonly inherited = (w: WorkspaceRecord) => inheritedExecution(this.env.DB, w.organizationId, w.projectId);
+  private readonly autoDestroy = new AutoDestroy(this, (w, input) => this.runs.queueWithin(w, input), this.inherited);
+  private readonly vcs: Vcs = new Vcs(this, this.runs, this.cvs, { env: this.env, defaults: this.inherited, indexed: () => this.outbox.pending() === 0 });
   /** What a commit writes to D1, in batch order: the workspace row (tags, project hold), the state-version and configuration-version maps, run rows. */
   private readonly outbox = new Outbox(
     { sql: this.sql, storage: this.ctx.storage, env: this.env, drained: () => this.arm(), deleted: (record) => this.erase(record) },
