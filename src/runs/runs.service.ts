@@ -117,8 +117,11 @@ function optionsOf(a: NonNullable<CreateRunBody["data"]["attributes"]>): Partial
 /** Why a run cannot be queued in a workspace whose (effective) execution mode is `local`. */
 export const LOCAL_EXECUTION = "The workspace uses local execution: Terraform runs where it is invoked and only stores its state here, so no run is queued";
 
-/** POST /runs: queues a run in the workspace (queue plans; destroy plans also need runs.destroy). */
-export async function createRun(caller: Caller, body: CreateRunBody): Promise<RunRead> {
+/**
+ * POST /runs: queues a run in the workspace (queue plans; destroy plans also need runs.destroy). `source`: `tfe-ui` for
+ * the web UI's "New run", as HCP's UI runs are.
+ */
+export async function createRun(caller: Caller, body: CreateRunBody, source: "tfe-api" | "tfe-ui" = "tfe-api"): Promise<RunRead> {
   const attributes = body.data.attributes ?? {};
   const workspaceId = body.data.relationships.workspace.data.id;
   const cvId = body.data.relationships["configuration-version"]?.data?.id ?? null;
@@ -136,7 +139,7 @@ export async function createRun(caller: Caller, body: CreateRunBody): Promise<Ru
       id,
       now: nowIso(),
       configurationVersionId: cvId,
-      options: optionsOf(attributes),
+      options: { ...optionsOf(attributes), source },
       creator: runActor(caller, r),
       agentPoolId: exec.agentPoolId,
       guard,

@@ -1221,7 +1221,7 @@ describe("UI runs: New run", () => {
       expect(res.status).toBe(303);
       const runId = /runs\/(run-[A-Za-z0-9]+)/.exec(res.headers.get("Location") ?? "")?.[1];
       const run = (await api("GET", `/runs/${runId}`)).body.data.attributes;
-      expect(run).toMatchObject({ ...expected, message: `a ${kind} run`, "target-addrs": ["terraform_data.a", "terraform_data.b"], source: "tfe-api" });
+      expect(run).toMatchObject({ ...expected, message: `a ${kind} run`, "target-addrs": ["terraform_data.a", "terraform_data.b"], source: "tfe-ui" });
       expect(run.variables).toEqual([{ key: "greeting", value: '"hi"' }]);
     }
   });

@@ -143,7 +143,7 @@ definePage(runsUi, "post", "/:organization/workspaces/:name/runs/new", "runs.que
   });
   if (!parsed.success) return runListPage(c, { values, errors: reasonsOf(validationError(parsed.error, "json")) });
   try {
-    const created = await createRun(caller, parsed.data);
+    const created = await createRun(caller, parsed.data, "tfe-ui");
     return c.redirect(runPath(readable.scope.access.organization.name, readable.record.name, created.run.id), 303);
   } catch (e) {
     if (refusesInput(e)) return runListPage(c, { values, errors: reasonsOf(e) });
