@@ -119,9 +119,20 @@ export async function outboundFetch(
   init: RequestInit & { self: string | null; timeoutMs: number },
 ): Promise<Response> {
   const { self, timeoutMs, ...rest } = init;
-  const signal = AbortSignal.timeout(timeoutMs);
+  // A timer cleared once the answer's headers are in (or the request failed): none is left pending behind a request
+  // that failed at once, which would outlive the alarm that made it.
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  try {
+    return await follow(env, url, { ...rest, redirect: "manual", signal: controller.signal }, self);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function follow(env: Pick<Bindings, "OUTBOUND_ALLOW_PRIVATE">, url: string, first: RequestInit, self: string | null): Promise<Response> {
   let at = url;
-  let request: RequestInit = { ...rest, redirect: "manual", signal };
+  let request: RequestInit = first;
   for (let hop = 0; hop <= 5; hop++) {
     const refused = outboundRefusal(env, at, self);
     if (refused) throw new OutboundError(`${new URL(at).host} is not requested: ${refused}`);
