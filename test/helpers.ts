@@ -23,6 +23,13 @@ export interface ApiResponse {
  * Sends a request to the Worker; bodies are JSON:API unless `raw`/`contentType` say otherwise. `edition`:
  * the Worker with EDITION set to it (the tests' wrangler.toml runs the self-hosted edition), same stores.
  */
+/**
+ * Workspaces a test connected to a repository (seen in the API's answers). Their objects keep retrying a host the test
+ * has no fake for (or no longer has) from their alarms; test/no-network.ts clears those alarms when the file ends, as
+ * an alarm firing after its file's storage is gone stalls the pool.
+ */
+export const CONNECTED_WORKSPACES = new Set<string>();
+
 export async function api(
   method: string,
   path: string,
@@ -55,6 +62,8 @@ export async function api(
     }
   }
   const out = { status: res.status, headers: res.headers, body: parsed, text };
+  const data = (parsed as { data?: { id?: unknown; type?: unknown; attributes?: Record<string, unknown> } } | null)?.data;
+  if (data?.type === "workspaces" && typeof data.id === "string" && data.attributes?.["vcs-repo"]) CONNECTED_WORKSPACES.add(data.id);
   // Every JSON:API response of every test is checked against the relaxed 1.0 schema.
   if ((res.headers.get("Content-Type") ?? "").startsWith("application/vnd.api+json")) {
     assertJsonApi(out);
