@@ -200,6 +200,10 @@ export function applySettings(current: WorkspaceSettings, n: NormalisedAttribute
   if (n.settings["project-remote-state"] === true && n.settings["global-remote-state"] === undefined && current["global-remote-state"]) {
     return fail("invalid_attribute", "Project remote state cannot be enabled when global remote state sharing is enabled", `${A}/project-remote-state`);
   }
+  // Patterns and prefixes are two ways of one filter: setting one (and not the other) replaces the other, as go-tfe's
+  // update test expects; both in one request is refused by checkSettings.
+  if (n.settings["trigger-patterns"]?.length && n.settings["trigger-prefixes"] === undefined) next["trigger-prefixes"] = [];
+  if (n.settings["trigger-prefixes"]?.length && n.settings["trigger-patterns"] === undefined) next["trigger-patterns"] = [];
   const vcs = mergeVcsRepo(current["vcs-repo"], n.vcsRepo);
   if (vcs && "ok" in vcs) return vcs;
   next["vcs-repo"] = vcs as VcsRepo | null;

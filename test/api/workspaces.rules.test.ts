@@ -230,6 +230,18 @@ describe("auto-destroy-activity-duration", () => {
   });
 });
 
+describe("trigger patterns and prefixes", () => {
+  it("setting one replaces the other; both in one request is a 422 naming trigger-patterns", async () => {
+    const org = await createOrg();
+    const res = await create(org, { name: uniqueName(), "trigger-prefixes": ["/modules"] });
+    expect(res.status).toBe(201);
+    const upd = await patch(res.body.data.id, { "trigger-patterns": ["/modules/**/*"] });
+    expect(upd.status).toBe(200);
+    expect(upd.body.data.attributes).toMatchObject({ "trigger-patterns": ["/modules/**/*"], "trigger-prefixes": [] });
+    expect422(await patch(res.body.data.id, { "trigger-patterns": ["/a/*"], "trigger-prefixes": ["/b"] }), "/data/attributes/trigger-patterns");
+  });
+});
+
 describe("vcs-repo", () => {
   it("needs oauth-token-id and identifier on create, modifies only given keys, and null removes it", async () => {
     const org = await createOrg();
