@@ -79,10 +79,9 @@ export class Vcs {
     return row?.value ?? null;
   }
 
-  /** When the alarm must next work for it (epoch ms), or null. */
-  due(): number | null {
-    const w = this.host.live();
-    const want = isFailure(w) ? null : wanted(w);
+  /** When the alarm must next work for it (epoch ms), or null. `w`: the live record, as the object read it (null: none). */
+  due(w: WorkspaceRecord | null): number | null {
+    const want = w ? wanted(w) : null;
     if (!this.made) return want ? Date.now() : null;
     const times: number[] = [];
     const link = store.getLink(this.host.sql);

@@ -332,7 +332,9 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
    */
   private arm(): void {
     if (this.outbox.pending() > 0) return;
-    const due = [this.runs.earliestLease(), this.autoDestroy.due(), this.vcs.due()].filter((t): t is number => t !== null);
+    const live = this.live(); // read once: each read parses the stored record
+    const w = isFailure(live) ? null : live;
+    const due = [this.runs.earliestLease(), this.autoDestroy.due(w), this.vcs.due(w)].filter((t): t is number => t !== null);
     if (due.length === 0) void this.ctx.storage.deleteAlarm();
     else void this.ctx.storage.setAlarm(Math.min(...due));
   }
