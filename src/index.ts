@@ -52,6 +52,7 @@ import { registryModules } from "./registry/registry-modules.routes";
 import { registryProviders } from "./registry/registry-providers.routes";
 import { registryApi } from "./registry/registry-protocol.routes";
 import { registryObjects } from "./registry/registry-objects.routes";
+import { runTriggers } from "./run-triggers/run-triggers.routes";
 
 export { WorkspaceObject } from "./workspaces/workspace.object";
 
@@ -78,6 +79,7 @@ const API_ROUTERS = [
   oauth,
   consumers,
   retention,
+  runTriggers,
   stateVersions,
   configurationVersions,
   admin,

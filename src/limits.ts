@@ -91,4 +91,7 @@ export const LIMITS = {
   agentNextJobCandidates: 20,
   /** Agents one pool (the default pool too) may have registered; an exited one makes room, one gone for a day is removed. */
   agentsPerPool: 100,
+  // ---- run triggers and notifications (src/run-triggers/, src/notifications/) ----
+  /** Source workspaces one workspace may have (HCP Terraform API docs: Run Triggers, "up to 20 source workspaces"). */
+  runTriggerSourcesMax: 20,
 } as const;

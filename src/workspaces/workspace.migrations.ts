@@ -11,7 +11,7 @@ import type { WorkspaceHost } from "./workspace.host";
 import { upgradeRecord } from "./workspace.record";
 import type { WorkspaceRecord } from "./workspace.types";
 
-export const SCHEMA_VERSION = 10;
+export const SCHEMA_VERSION = 11;
 
 export interface TableSet {
   /** The schema version that introduced it (the store's history: nothing runs for it at start). */
@@ -129,6 +129,21 @@ export const RUN_TABLES: TableSet = {
       run_id TEXT NOT NULL, kind TEXT NOT NULL, seq INTEGER NOT NULL, bytes BLOB NOT NULL, PRIMARY KEY (run_id, kind, seq))`);
     // Runs whose D1 rows (runs, run_jobs) trail the object: the next index flush upserts them.
     sql.exec("CREATE TABLE IF NOT EXISTS runs_unindexed (run_id TEXT PRIMARY KEY, version INTEGER NOT NULL)");
+  },
+};
+
+/**
+ * Run triggers (src/run-triggers/run-triggers.object.ts): as a source, the applies whose targets are still to be
+ * told (`next_at`: epoch ms of the next attempt); as a target, the source runs already acted on (a delivery repeated
+ * after a lost answer queues nothing twice).
+ */
+export const RUN_TRIGGER_TABLES: TableSet = {
+  since: 11,
+  tables: ["run_trigger_outbox", "run_trigger_received"],
+  create(sql) {
+    sql.exec(`CREATE TABLE IF NOT EXISTS run_trigger_outbox (
+      source_run_id TEXT PRIMARY KEY, message TEXT NOT NULL, created_at TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, next_at INTEGER NOT NULL)`);
+    sql.exec("CREATE TABLE IF NOT EXISTS run_trigger_received (source_run_id TEXT PRIMARY KEY, run_id TEXT, received_at TEXT NOT NULL)");
   },
 };
 

@@ -5,6 +5,7 @@ import { ConfigurationVersions } from "../configuration-versions/configuration-v
 import type { ConfigurationVersionRecord } from "../configuration-versions/configuration-versions.types";
 import type { CreateCvInput, CvBackingAction } from "../configuration-versions/configuration-versions.store";
 import { Runs, type AppendLogInput } from "../runs/runs.object";
+import { RunTriggers, type TriggerDelivery } from "../run-triggers/run-triggers.object";
 import type { Actor, ArtifactKind, CancelSignal, ClaimInput, CreateRunInput, FinishInput, Job, Phase } from "../runs/runs.types";
 import type { RunActionInput, RunComment, RunEvent, RunRecord, RunsRpc } from "../runs/runs.types";
 import { StateVersions } from "../state-versions/state-versions.object";
@@ -32,7 +33,9 @@ import type { CreateInput, DataRetentionPolicy, Faults, Guard, LockHolder, Updat
 export class WorkspaceObject extends DurableObject<Bindings> implements WorkspaceHost, RunsRpc {
   private readonly states = new StateVersions(this);
   private readonly cvs: ConfigurationVersions = new ConfigurationVersions(this, (w, cv, now) => this.runs.queueForUpload(w, cv, now));
-  private readonly runs = new Runs(this, this.states, this.cvs);
+  private readonly runs = new Runs(this, this.states, this.cvs, (w, run, from) => {
+    this.runTriggers.onRunStatus(w, run, from);
+  });
   private readonly variables = new Variables(this);
   private readonly record = new WorkspaceRecords(this, this.states, this.runs);
   private readonly autoDestroy = new AutoDestroy(
@@ -40,6 +43,7 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
     (w, input) => this.runs.queueWithin(w, input),
     (w) => inheritedExecution(this.env.DB, w.organizationId, w.projectId),
   );
+  private readonly runTriggers = new RunTriggers(this, this.env, (w, input) => this.runs.queueWithin(w, input));
   /** What a commit writes to D1, in batch order: the workspace row (tags, project hold), the state-version and configuration-version maps, run rows. */
   private readonly outbox = new Outbox(
     { sql: this.sql, storage: this.ctx.storage, env: this.env, drained: () => this.arm(), deleted: (record) => this.erase(record) },
@@ -284,6 +288,12 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
     return this.runs.finish(input);
   }
 
+  // ---- run triggers (run-triggers.object.ts) ----
+
+  async receiveRunTrigger(input: TriggerDelivery): Promise<Result<{ runId: string | null }>> {
+    return this.runTriggers.receive(input);
+  }
+
   // ---- test-only (src/platform/hops.ts `countedNamespace` calls these in place of a method) ----
 
   /** Fault injection (FAULT_INJECTION=1): makes RPC call `method(...args)` with `faults` applied to the index write it flushes. */
@@ -310,6 +320,7 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
     await this.outbox.flush(undefined);
     await this.runs.expireLeases();
     await this.autoDestroy.fire();
+    await this.runTriggers.deliver();
     if (!(await this.outbox.retryLeft())) this.arm();
   }
 
@@ -319,7 +330,7 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
    */
   private arm(): void {
     if (this.outbox.pending() > 0) return;
-    const due = [this.runs.earliestLease(), this.autoDestroy.due()].filter((t): t is number => t !== null);
+    const due = [this.runs.earliestLease(), this.autoDestroy.due(), this.runTriggers.due()].filter((t): t is number => t !== null);
     if (due.length === 0) void this.ctx.storage.deleteAlarm();
     else void this.ctx.storage.setAlarm(Math.min(...due));
   }
@@ -331,5 +342,6 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
     this.variables.erase();
     this.cvs.erase();
     this.runs.erase();
+    this.runTriggers.erase();
   }
 }
