@@ -9,7 +9,8 @@ import type { Gate, Hops } from "./platform/hops";
  * test-only fault hooks, never set in production; VARIABLES_ENCRYPTION_KEY: the secret the AES-GCM key
  * of stored variable values is derived from; AGENT_TOKEN: the operator's agent token (the default agent pool, which
  * runs every remote-mode workspace; unset, nothing runs remotely); ACCESS_LOG: "1" logs a line for every request, not
- * only for failures. Secrets may be unset locally, hence optional.
+ * only for failures; SMTP_URL: the relay e-mail notifications are sent through (`smtp://user:pass@host:port`, `smtps://`
+ * for TLS; unset, e-mail configurations are refused). Secrets may be unset locally, hence optional.
  */
 type UnsetLocally =
   | "ADMIN_TOKEN"
@@ -19,7 +20,8 @@ type UnsetLocally =
   | "FAULT_INJECTION"
   | "EXPOSE_HOPS"
   | "AGENT_TOKEN"
-  | "ACCESS_LOG";
+  | "ACCESS_LOG"
+  | "SMTP_URL";
 export type Bindings = Omit<Env, UnsetLocally> & Partial<Pick<Env, UnsetLocally>>;
 
 export interface Variables {

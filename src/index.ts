@@ -53,6 +53,7 @@ import { registryProviders } from "./registry/registry-providers.routes";
 import { registryApi } from "./registry/registry-protocol.routes";
 import { registryObjects } from "./registry/registry-objects.routes";
 import { runTriggers } from "./run-triggers/run-triggers.routes";
+import { notifications } from "./notifications/notifications.routes";
 
 export { WorkspaceObject } from "./workspaces/workspace.object";
 
@@ -80,6 +81,7 @@ const API_ROUTERS = [
   consumers,
   retention,
   runTriggers,
+  notifications,
   stateVersions,
   configurationVersions,
   admin,

@@ -94,4 +94,10 @@ export const LIMITS = {
   // ---- run triggers and notifications (src/run-triggers/, src/notifications/) ----
   /** Source workspaces one workspace may have (HCP Terraform API docs: Run Triggers, "up to 20 source workspaces"). */
   runTriggerSourcesMax: 20,
+  /** Notification configurations of one workspace (the API docs: "up to 20"). */
+  notificationConfigsPerWorkspace: 20,
+  /** Delivery responses a configuration keeps, the newest first. */
+  notificationResponsesKept: 10,
+  /** Attempts at one delivery (the first and its retries, 2 s × 4ⁿ apart, at most 10 min) before it is given up. */
+  notificationAttempts: 5,
 } as const;

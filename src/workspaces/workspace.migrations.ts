@@ -147,6 +147,20 @@ export const RUN_TRIGGER_TABLES: TableSet = {
   },
 };
 
+/**
+ * Notification configurations (src/notifications/notifications.object.ts) and the deliveries still to make: one row
+ * per configuration and run event, `next_at` the epoch ms of its next attempt.
+ */
+export const NOTIFICATION_TABLES: TableSet = {
+  since: 11,
+  tables: ["notification_configs", "notification_deliveries"],
+  create(sql) {
+    sql.exec("CREATE TABLE IF NOT EXISTS notification_configs (id TEXT PRIMARY KEY, seq INTEGER NOT NULL UNIQUE, record TEXT NOT NULL)");
+    sql.exec(`CREATE TABLE IF NOT EXISTS notification_deliveries (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT, config_id TEXT NOT NULL, event TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, next_at INTEGER NOT NULL)`);
+  },
+};
+
 // ---- the steps of stores written by earlier code ----
 
 /** What a step may use of the object. */

@@ -6,6 +6,8 @@ import type { ConfigurationVersionRecord } from "../configuration-versions/confi
 import type { CreateCvInput, CvBackingAction } from "../configuration-versions/configuration-versions.store";
 import { Runs, type AppendLogInput } from "../runs/runs.object";
 import { RunTriggers, type TriggerDelivery } from "../run-triggers/run-triggers.object";
+import { Notifications, type ConfigResult } from "../notifications/notifications.object";
+import type { DeliveryResponse, NotificationConfig } from "../notifications/notifications.types";
 import type { Actor, ArtifactKind, CancelSignal, ClaimInput, CreateRunInput, FinishInput, Job, Phase } from "../runs/runs.types";
 import type { RunActionInput, RunComment, RunEvent, RunRecord, RunsRpc } from "../runs/runs.types";
 import { StateVersions } from "../state-versions/state-versions.object";
@@ -35,6 +37,7 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
   private readonly cvs: ConfigurationVersions = new ConfigurationVersions(this, (w, cv, now) => this.runs.queueForUpload(w, cv, now));
   private readonly runs = new Runs(this, this.states, this.cvs, (w, run, from) => {
     this.runTriggers.onRunStatus(w, run, from);
+    this.notifications.onRunStatus(w, run, from);
   });
   private readonly variables = new Variables(this);
   private readonly record = new WorkspaceRecords(this, this.states, this.runs);
@@ -43,6 +46,7 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
     (w, input) => this.runs.queueWithin(w, input),
     (w) => inheritedExecution(this.env.DB, w.organizationId, w.projectId),
   );
+  private readonly notifications = new Notifications(this, this.env);
   private readonly runTriggers = new RunTriggers(this, this.env, (w, input) => this.runs.queueWithin(w, input));
   /** What a commit writes to D1, in batch order: the workspace row (tags, project hold), the state-version and configuration-version maps, run rows. */
   private readonly outbox = new Outbox(
@@ -294,6 +298,27 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
     return this.runTriggers.receive(input);
   }
 
+  // ---- notification configurations (notifications.object.ts) ----
+
+  async createNotification(input: { config: NotificationConfig; guard?: Guard }): Promise<ConfigResult> {
+    return this.notifications.create(input);
+  }
+  async getNotification(id: string): Promise<ConfigResult> {
+    return this.notifications.get(id);
+  }
+  async listNotifications(): Promise<Result<{ items: NotificationConfig[]; workspace: WorkspaceRecord }>> {
+    return this.notifications.list();
+  }
+  async updateNotification(input: { config: NotificationConfig; readAt: string; guard?: Guard }): Promise<ConfigResult> {
+    return this.notifications.update(input);
+  }
+  async deleteNotification(input: { id: string; guard?: Guard }): Promise<Result<null>> {
+    return this.notifications.delete(input);
+  }
+  async recordNotificationResponse(input: { id: string; response: DeliveryResponse }): Promise<ConfigResult> {
+    return this.notifications.record(input);
+  }
+
   // ---- test-only (src/platform/hops.ts `countedNamespace` calls these in place of a method) ----
 
   /** Fault injection (FAULT_INJECTION=1): makes RPC call `method(...args)` with `faults` applied to the index write it flushes. */
@@ -321,6 +346,7 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
     await this.runs.expireLeases();
     await this.autoDestroy.fire();
     await this.runTriggers.deliver();
+    await this.notifications.deliver();
     if (!(await this.outbox.retryLeft())) this.arm();
   }
 
@@ -330,7 +356,7 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
    */
   private arm(): void {
     if (this.outbox.pending() > 0) return;
-    const due = [this.runs.earliestLease(), this.autoDestroy.due(), this.runTriggers.due()].filter((t): t is number => t !== null);
+    const due = [this.runs.earliestLease(), this.autoDestroy.due(), this.runTriggers.due(), this.notifications.due()].filter((t): t is number => t !== null);
     if (due.length === 0) void this.ctx.storage.deleteAlarm();
     else void this.ctx.storage.setAlarm(Math.min(...due));
   }
@@ -343,5 +369,6 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
     this.cvs.erase();
     this.runs.erase();
     this.runTriggers.erase();
+    this.notifications.erase();
   }
 }

@@ -349,6 +349,15 @@ const runTrigger = async () => {
   return { target: target.id, source: source.id, id: (await adminPost(`/workspaces/${target.id}/run-triggers`, body)).id as string };
 };
 
+/** A disabled generic configuration: nothing is sent on create (verify sends one, which the test network refuses). */
+const ncBody = {
+  data: {
+    type: "notification-configurations",
+    attributes: { name: "n", "destination-type": "generic", enabled: false, url: "https://hooks.example.com/in", triggers: ["run:created"] },
+  },
+};
+const notification = async () => (await adminPost(`/workspaces/${(await workspace()).id}/notification-configurations`, ncBody)).id as string;
+
 /** Run triggers and notification configurations. */
 const NOTIFY_ROWS: Row[] = [
   {
@@ -371,6 +380,35 @@ const NOTIFY_ROWS: Row[] = [
   },
   { method: "GET", route: "/api/v2/run-triggers/:run_trigger_id", ok: 200, make: async () => ({ path: `/run-triggers/${(await runTrigger()).id}` }) },
   { method: "DELETE", route: "/api/v2/run-triggers/:run_trigger_id", ok: 204, make: async () => ({ path: `/run-triggers/${(await runTrigger()).id}` }) },
+  {
+    method: "POST",
+    route: "/api/v2/workspaces/:workspace_id/notification-configurations",
+    ok: 201,
+    make: async () => ({ path: `/workspaces/${(await workspace()).id}/notification-configurations`, body: ncBody }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/workspaces/:workspace_id/notification-configurations",
+    ok: 200,
+    make: async () => ({ path: `/workspaces/${(await workspace()).id}/notification-configurations` }),
+  },
+  ...(["GET", "PATCH", "DELETE"] as const).map(
+    (method): Row => ({
+      method,
+      route: "/api/v2/notification-configurations/:notification_configuration_id",
+      ok: method === "DELETE" ? 204 : 200,
+      make: async () => ({
+        path: `/notification-configurations/${await notification()}`,
+        body: method === "PATCH" ? { data: { type: "notification-configurations", attributes: { name: "renamed" } } } : undefined,
+      }),
+    }),
+  ),
+  {
+    method: "POST",
+    route: "/api/v2/notification-configurations/:notification_configuration_id/actions/verify",
+    ok: 200,
+    make: async () => ({ path: `/notification-configurations/${await notification()}/actions/verify` }),
+  },
 ];
 
 const REGISTRY_ROWS: Row[] = [
