@@ -61,7 +61,7 @@ const runUrl = (x: PayloadContext, runId: string) =>
   `${x.config.origin}/app/${encodeURIComponent(x.organizationName)}/workspaces/${encodeURIComponent(x.workspaceName)}/runs/${runId}`;
 
 /** The generic destination's JSON (payload version 1); `event` null for a verification. */
-export function genericPayload(x: PayloadContext, event: NotificationEvent | null, now: string): Record<string, unknown> {
+export function genericPayload(x: PayloadContext, event: NotificationEvent | null): Record<string, unknown> {
   return {
     payload_version: 1,
     notification_configuration_id: x.config.id,

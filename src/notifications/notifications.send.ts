@@ -30,11 +30,7 @@ export async function sendNotification(env: Bindings, x: PayloadContext, event: 
     return sendMail(relay, to, m.subject, m.text);
   }
   const payload =
-    c.destinationType === "slack"
-      ? slackPayload(x, event)
-      : c.destinationType === "microsoft-teams"
-        ? teamsPayload(x, event)
-        : genericPayload(x, event, new Date().toISOString());
+    c.destinationType === "slack" ? slackPayload(x, event) : c.destinationType === "microsoft-teams" ? teamsPayload(x, event) : genericPayload(x, event);
   const body = JSON.stringify(payload);
   const headers: Record<string, string> = { "Content-Type": "application/json" };
   if (c.destinationType === "generic" && c.sealedToken) {
