@@ -59,6 +59,8 @@ export function localVars(env = process.env) {
     // whether the Worker may reach a local releases server.
     TERRAFORM_RELEASES_URL: env.TERRAFORM_RELEASES_URL ?? "",
     ...(env.OUTBOUND_ALLOW_PRIVATE ? { OUTBOUND_ALLOW_PRIVATE: env.OUTBOUND_ALLOW_PRIVATE } : {}),
+    // The relay e-mail notifications go through (`smtp://user:pass@host:port`); unset, e-mail configurations are refused.
+    ...(env.SMTP_URL ? { SMTP_URL: env.SMTP_URL } : {}),
     ...(env.LATEST_ENGINE_VERSION ? { LATEST_ENGINE_VERSION: env.LATEST_ENGINE_VERSION } : {}),
   };
   return { run, generated };
