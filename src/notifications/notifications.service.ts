@@ -130,7 +130,8 @@ export async function updateNotification(caller: Caller, id: string, data: Notif
     url: email ? null : a.url !== undefined ? a.url : config.url,
     triggers: a.triggers ? [...new Set(a.triggers)] : config.triggers,
     emailAddresses: email ? (a["email-addresses"] ?? config.emailAddresses) : [],
-    emailUserIds: email ? (data.relationships?.users?.data.map((u) => u.id) ?? config.emailUserIds) : [],
+    // As the real API: an update names the users of an e-mail configuration whole, so one without them leaves none.
+    emailUserIds: email ? (data.relationships?.users?.data.map((u) => u.id) ?? []) : [],
     sealedToken: a.token !== undefined ? (a.token ? await sealValue(caller.env, id, a.token) : null) : config.sealedToken,
     updatedAt: nowIso(),
   };

@@ -127,6 +127,35 @@ describe("notification configurations API", () => {
     expect(over.body.errors[0].detail).toMatch(/at most 20/);
   });
 
+  it("refuses a change to a stored e-mail configuration while the operator has no SMTP relay", async () => {
+    const ws = await workspace();
+    const stub = env.WORKSPACES.getByName(ws.id);
+    const now = new Date().toISOString();
+    const id = `nc-AAAAAAAAAAAAAAAA${ws.id.slice(3)}`;
+    const config = {
+      id,
+      name: "mail",
+      destinationType: "email" as const,
+      enabled: false,
+      url: null,
+      triggers: [],
+      emailAddresses: ["ops@example.com"],
+      emailUserIds: ["user-doesnotmatter01"],
+      sealedToken: null,
+      origin: "http://localhost",
+      createdAt: now,
+      updatedAt: now,
+      deliveryResponses: [],
+    };
+    expect((await stub.createNotification({ config })).ok).toBe(true);
+    const patched = await api("PATCH", `/notification-configurations/${id}`, {
+      body: { data: { type: "notification-configurations", attributes: { name: "renamed" } } },
+    });
+    // No relay: the e-mail configuration cannot be changed into one that would be kept and never sent.
+    expect(patched.status).toBe(422);
+    expect(patched.body.errors[0].detail).toMatch(/SMTP_URL/);
+  });
+
   it("refuses e-mail configurations while the operator has no SMTP relay, saying why, and stores nothing", async () => {
     const ws = await workspace();
     const res = await create(ws.id, { "destination-type": "email", url: undefined, "email-addresses": ["ops@example.com"] });
