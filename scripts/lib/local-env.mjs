@@ -58,7 +58,8 @@ export function localVars(env = process.env) {
     // run lists nothing and takes LATEST_ENGINE_VERSION, which npm start sets to its local agent's Terraform), and
     // whether the Worker may reach a local releases server.
     TERRAFORM_RELEASES_URL: env.TERRAFORM_RELEASES_URL ?? "",
-    ...(env.OUTBOUND_ALLOW_PRIVATE ? { OUTBOUND_ALLOW_PRIVATE: env.OUTBOUND_ALLOW_PRIVATE } : {}),
+    // Local receivers (webhooks, notification destinations) are local: allowed unless the environment says otherwise.
+    OUTBOUND_ALLOW_PRIVATE: env.OUTBOUND_ALLOW_PRIVATE || "1",
     // The relay e-mail notifications go through (`smtp://user:pass@host:port`); unset, e-mail configurations are refused.
     ...(env.SMTP_URL ? { SMTP_URL: env.SMTP_URL } : {}),
     ...(env.LATEST_ENGINE_VERSION ? { LATEST_ENGINE_VERSION: env.LATEST_ENGINE_VERSION } : {}),
