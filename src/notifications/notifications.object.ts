@@ -146,6 +146,18 @@ export class Notifications {
       .bind(w.organizationId)
       .first<{ name: string }>()
       .catch(() => null);
+    // The payload names a run's creator by username, as the API shows users.
+    const creators = [...new Set(pending.map((p) => p.event.runCreatedBy).filter((id): id is string => !!id))];
+    const usernames = new Map(
+      creators.length
+        ? (
+            await this.env.DB.prepare("SELECT id, username FROM users WHERE id IN (SELECT value FROM json_each(?))")
+              .bind(JSON.stringify(creators))
+              .all<{ id: string; username: string }>()
+              .catch(() => ({ results: [] as { id: string; username: string }[] }))
+          ).results.map((u) => [u.id, u.username])
+        : [],
+    );
     for (const p of pending) {
       const config = getConfig(this.host.sql, p.configId);
       if (!config?.enabled) {
@@ -155,7 +167,7 @@ export class Notifications {
       const answer = await sendNotification(
         this.env,
         { config, workspaceId: w.id, workspaceName: w.name, organizationName: org?.name ?? w.organizationId },
-        p.event,
+        { ...p.event, runCreatedBy: p.event.runCreatedBy ? (usernames.get(p.event.runCreatedBy) ?? p.event.runCreatedBy) : null },
       );
       // Read again after the await: the configuration may have changed or gone meanwhile.
       const current = getConfig(this.host.sql, p.configId);

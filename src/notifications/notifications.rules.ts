@@ -36,6 +36,9 @@ export function triggerOf(run: RunRecord, from: RunStatus | null): { trigger: st
       return { trigger: "run:completed", message: run.status === "applied" ? "Run Applied" : "Run Planned and Finished" };
     case "errored":
       return { trigger: "run:errored", message: "Run Errored" };
+    case "canceled":
+      // The API docs' run:errored: "a run terminated early due to error or cancellation".
+      return { trigger: "run:errored", message: "Run Canceled" };
     default:
       return null;
   }

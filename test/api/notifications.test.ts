@@ -306,6 +306,18 @@ describe("run notifications", () => {
     expect(await runInDurableObject(stub, async (_o, state) => state.storage.sql.exec("SELECT count(*) AS n FROM notification_deliveries").one().n)).toBe(0);
   });
 
+  it("tells run:errored of a canceled run, as the API docs define it", async () => {
+    const got = receiver();
+    const ws = await workspace();
+    await create(ws.id, { enabled: true, triggers: ["run:errored"] });
+    got.splice(0);
+    const stub = env.WORKSPACES.getByName(ws.id);
+    const run = await createRun(stub, await seedCv(stub));
+    await action(stub, run.id, "cancel");
+    await runDurableObjectAlarm(stub);
+    expect(got.map((r) => JSON.parse(r.body).notifications[0])).toMatchObject([{ trigger: "run:errored", run_status: "canceled", message: "Run Canceled" }]);
+  });
+
   it("sends nothing for a disabled configuration or an untriggered change", async () => {
     const got = receiver();
     const ws = await workspace();
