@@ -9,7 +9,7 @@
 // Both clocks are this machine's. Results: bench/results/notify.md and .json, overwritten by each run; nothing is
 // asserted. Linux/macOS.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
