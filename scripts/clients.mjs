@@ -1547,6 +1547,42 @@ await step("remote: apply -destroy destroys every resource", async () => {
   check(Object.keys(res).length === 0, `the state still has [${Object.keys(res).join(", ")}] after the destroy`);
 });
 
+await step("remote: run trigger: an apply in rr-main queues a run in rr-target, which applies by itself (auto-apply-run-trigger)", async () => {
+  const target = (
+    await apiOk("POST", `/organizations/${REMOTE_ORG}/workspaces`, {
+      data: { type: "workspaces", attributes: { name: "rr-target", "execution-mode": "remote", "auto-apply-run-trigger": true } },
+    })
+  ).json.data;
+  const dir = fixture("remote/main", "remote-target");
+  writeFileSync(join(dir, "main.tf"), readFileSync(join(dir, "main.tf"), "utf8").replace('name = "rr-main"', 'name = "rr-target"'));
+  await tfOk(dir, ["init", "-input=false", "-no-color"], { env: remoteEnv });
+  await tfOk(dir, ["apply", "-auto-approve", "-input=false", "-no-color"], { env: remoteEnv });
+  const before = (await apiOk("GET", `/workspaces/${target.id}/runs`)).json.data.map((r) => r.id);
+  const trigger = (
+    await apiOk("POST", `/workspaces/${target.id}/run-triggers`, {
+      data: { type: "run-triggers", relationships: { sourceable: { data: { type: "workspaces", id: remote.ws.id } } } },
+    })
+  ).json.data;
+  const mark = proxy.mark();
+  const a = await tfOk(remote.dir, ["apply", "-auto-approve", "-input=false", "-no-color", "-var", "generation=6"], { env: remoteEnv });
+  const source = await finishedRun(a, mark, "applied");
+  let triggered = null;
+  await waitFor(
+    "a run in rr-target queued by the run trigger",
+    async () => {
+      triggered = (await apiOk("GET", `/workspaces/${target.id}/runs`)).json.data.find((r) => !before.includes(r.id)) ?? null;
+      return triggered;
+    },
+    60_000,
+  );
+  check(triggered.attributes.source === "tfe-run-trigger", `the triggered run's source is ${triggered.attributes.source}, expected tfe-run-trigger`);
+  check(triggered.attributes.message.includes(source.id), `the triggered run's message "${triggered.attributes.message}" does not name ${source.id}`);
+  await waitRunStatus(triggered.id, ["applied", "planned_and_finished"], 180_000);
+  const queuedMs = Date.parse(triggered.attributes["created-at"]) - at(source, "applied-at");
+  log(`run trigger: ${source.id} applied, ${triggered.id} queued ${queuedMs} ms later in rr-target, and it applied by itself`);
+  await apiOk("DELETE", `/run-triggers/${trigger.id}`);
+});
+
 // ---------------------------------------------------------------- remote runs on a pool's agent
 await step("agent: a pool, its token, a workspace in agent mode and an agent process of the pool", async () => {
   remote.pool = (

@@ -39,6 +39,7 @@ import { fileURLToPath } from "node:url";
 import { findTerraform, terraformVersionOf } from "./lib/agent.mjs";
 import { GO_TFE_TERRAFORM_VERSIONS, startReleasesServer, waitForVersions } from "./lib/releases.mjs";
 import { ensureNullProvider } from "./lib/binaries.mjs";
+import { startSmtpSink, startWebhookReceiver } from "./lib/receivers.mjs";
 // Process groups (the service and go test each run detached, so whole trees stop), shared with the client harness.
 import { groups, killGroup, sleep, stopGroup } from "./lib/service.mjs";
 
@@ -394,6 +395,14 @@ async function releasesIndex() {
   return { url: releases.indexUrl, versions: [...GO_TFE_TERRAFORM_VERSIONS, local] };
 }
 
+// A notification destination that answers every verification with 200 (go-tfe's TFC_RUN_TASK_URL), and an SMTP sink
+// as the services' relay (SMTP_URL), so e-mail configurations are accepted as with an operator's relay.
+let receivers = null;
+async function harnessReceivers() {
+  receivers ??= { webhook: await startWebhookReceiver(), smtp: await startSmtpSink() };
+  return receivers;
+}
+
 /** Starts the edition's service on a fresh store; resolves with its address, token and process. */
 async function startService(ed) {
   let port;
@@ -407,6 +416,7 @@ async function startService(ed) {
   log(`${ed.name}: starting the service (npm start, EDITION=${ed.service.EDITION}) on ${base}, store ${storeDir}; log: ${rel(serviceLog)}`);
   const logFd = openSync(serviceLog, "w");
   const index = await releasesIndex();
+  const { smtp } = await harnessReceivers();
   const service = spawn("npm", ["start"], {
     cwd: root,
     detached: true,
@@ -421,6 +431,7 @@ async function startService(ed) {
       AGENT_PLUGIN_MIRROR: nullMirror(),
       TERRAFORM_RELEASES_URL: index.url,
       OUTBOUND_ALLOW_PRIVATE: "1",
+      SMTP_URL: smtp.url,
       ...ed.service,
     },
   });
@@ -540,7 +551,9 @@ async function runEdition(ed) {
   const svc = await startService(ed);
   // Only our settings reach the tests: variables that would switch go-tfe tests on (GitHub, admin, HYOK…) are dropped.
   const testEnv = Object.fromEntries(Object.entries(goEnv).filter(([k]) => !/^(TFE_|TFC_|GITHUB_|OAUTH_|HYOK_|ENABLE_|SKIP_|TF_)/.test(k)));
+  const { webhook } = await harnessReceivers();
   const shownEnv = {
+    TFC_RUN_TASK_URL: webhook.url,
     TFE_ADDRESS: svc.base,
     TFE_TOKEN: "<site-admin token>",
     ...(ed.adminToken ? { TFE_ADMIN_PROVISION_LICENSES_TOKEN: "<site-admin token>" } : {}),
@@ -550,7 +563,7 @@ async function runEdition(ed) {
   };
   Object.assign(
     testEnv,
-    { TFE_ADDRESS: svc.base, TFE_TOKEN: svc.token, ENABLE_BETA: "1" },
+    { TFE_ADDRESS: svc.base, TFE_TOKEN: svc.token, ENABLE_BETA: "1", TFC_RUN_TASK_URL: webhook.url },
     ed.adminToken ? { TFE_ADMIN_PROVISION_LICENSES_TOKEN: svc.token } : {},
     ed.gates,
     PLACEHOLDERS,

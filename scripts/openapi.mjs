@@ -23,7 +23,10 @@ try {
     platform: "node",
     format: "esm",
     outfile: join(out, "doc.mjs"),
-    alias: { "cloudflare:workers": join(root, "scripts/stubs/cloudflare-workers.mjs") },
+    alias: {
+      "cloudflare:workers": join(root, "scripts/stubs/cloudflare-workers.mjs"),
+      "cloudflare:sockets": join(root, "scripts/stubs/cloudflare-sockets.mjs"),
+    },
     logLevel: "warning",
   });
   const { doc } = await import(pathToFileURL(join(out, "doc.mjs")).href);

@@ -9,8 +9,9 @@ import type { Gate, Hops } from "./platform/hops";
  * test-only fault hooks, never set in production; VARIABLES_ENCRYPTION_KEY: the secret the AES-GCM key
  * of stored variable values is derived from; AGENT_TOKEN: the operator's agent token (the default agent pool, which
  * runs every remote-mode workspace; unset, nothing runs remotely); ACCESS_LOG: "1" logs a line for every request, not
- * only for failures; OIDC_CLIENT_SECRET: this service's client secret at the single sign-on provider (src/sso/). Secrets
- * may be unset locally, hence optional.
+ * only for failures; OIDC_CLIENT_SECRET: this service's client secret at the single sign-on provider (src/sso/);
+ * SMTP_URL: the relay e-mail notifications are sent through (`smtp://user:pass@host:port`, `smtps://` for TLS; unset,
+ * e-mail configurations are refused). Secrets may be unset locally, hence optional.
  */
 type UnsetLocally =
   | "ADMIN_TOKEN"
@@ -21,7 +22,8 @@ type UnsetLocally =
   | "EXPOSE_HOPS"
   | "AGENT_TOKEN"
   | "ACCESS_LOG"
-  | "OIDC_CLIENT_SECRET";
+  | "OIDC_CLIENT_SECRET"
+  | "SMTP_URL";
 export type Bindings = Omit<Env, UnsetLocally> & Partial<Pick<Env, UnsetLocally>>;
 
 export interface Variables {

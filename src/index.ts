@@ -53,6 +53,8 @@ import { registryModules } from "./registry/registry-modules.routes";
 import { registryProviders } from "./registry/registry-providers.routes";
 import { registryApi } from "./registry/registry-protocol.routes";
 import { registryObjects } from "./registry/registry-objects.routes";
+import { runTriggers } from "./run-triggers/run-triggers.routes";
+import { notifications } from "./notifications/notifications.routes";
 
 export { WorkspaceObject } from "./workspaces/workspace.object";
 
@@ -79,6 +81,8 @@ const API_ROUTERS = [
   oauth,
   consumers,
   retention,
+  runTriggers,
+  notifications,
   stateVersions,
   configurationVersions,
   admin,

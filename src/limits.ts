@@ -92,4 +92,13 @@ export const LIMITS = {
   agentNextJobCandidates: 20,
   /** Agents one pool (the default pool too) may have registered; an exited one makes room, one gone for a day is removed. */
   agentsPerPool: 100,
+  // ---- run triggers and notifications (src/run-triggers/, src/notifications/) ----
+  /** Source workspaces one workspace may have (HCP Terraform API docs: Run Triggers, "up to 20 source workspaces"). */
+  runTriggerSourcesMax: 20,
+  /** Notification configurations of one workspace (the API docs: "up to 20"). */
+  notificationConfigsPerWorkspace: 20,
+  /** Delivery responses a configuration keeps, the newest first. */
+  notificationResponsesKept: 10,
+  /** Attempts at one delivery (the first and its retries, 2 s × 4ⁿ apart, at most 10 min) before it is given up. */
+  notificationAttempts: 5,
 } as const;

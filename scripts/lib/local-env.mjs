@@ -63,6 +63,8 @@ export function localVars(env = process.env) {
     OUTBOUND_ALLOW_PRIVATE: env.OUTBOUND_ALLOW_PRIVATE ?? "1",
     // Where VCS hosts deliver webhooks (docs/vcs.md); "" uses the origin the connecting request reached.
     ...(env.PUBLIC_URL ? { PUBLIC_URL: env.PUBLIC_URL } : {}),
+    // The relay e-mail notifications go through (`smtp://user:pass@host:port`); unset, e-mail configurations are refused.
+    ...(env.SMTP_URL ? { SMTP_URL: env.SMTP_URL } : {}),
     ...(env.LATEST_ENGINE_VERSION ? { LATEST_ENGINE_VERSION: env.LATEST_ENGINE_VERSION } : {}),
     // Single sign-on (docs/running.md): the operator's OpenID Connect provider, for this run.
     ...Object.fromEntries(

@@ -50,7 +50,7 @@ import {
   listEvents,
   listRuns,
   markIndexed,
-  saveRun,
+  saveRun as writeRun,
   setCurrentRun,
   toRun,
   unindexedRuns,
@@ -69,6 +69,7 @@ import type {
   RunComment,
   RunEvent,
   RunRecord,
+  RunStatus,
 } from "./runs.types";
 
 /** Whether the workspace's lock is the run's own. */
@@ -94,11 +95,18 @@ type Unindexed = ReturnType<typeof unindexedRuns>;
 /** An agent's piece of its phase's log, at `offset` of its own bytes. */
 export type AppendLogInput = { runId: string; phase: Phase; claimId: string; offset: number; bytes: Uint8Array; now: string };
 
+/**
+ * Told of every run created (`from` null) and of every status change, in the critical section that commits it, so
+ * what follows from it (run triggers, notifications) is recorded in the same commit.
+ */
+export type RunObserver = (w: WorkspaceRecord, run: RunRecord, from: RunStatus | null) => void;
+
 export class Runs {
   constructor(
     private readonly host: WorkspaceHost,
     private readonly states: Pick<StateVersions, "onUnlock">,
     private readonly cvs: Pick<ConfigurationVersions, "forRun" | "promoteProvisional">,
+    private readonly observe: RunObserver = () => {},
   ) {}
 
   private get sql(): SqlStorage {
@@ -276,6 +284,12 @@ export class Runs {
     return run ? read(run, w) : fail("not_found");
   }
 
+  /** Writes a changed run (runs.store.ts `saveRun`) and tells the observer when its status changed. */
+  private saveRun(w: WorkspaceRecord, run: RunRecord, active?: boolean): void {
+    const from = writeRun(this.sql, w, run, active);
+    if (from !== run.status) this.observe(w, run, from);
+  }
+
   // ---- the queue ----
 
   /**
@@ -299,13 +313,13 @@ export class Runs {
     if (isFailure(phase)) return;
     queueJob(sql, run.id, phase, head.pool_id, now);
     setCurrentRun(w, run);
-    saveRun(sql, w, run, true);
+    this.saveRun(w, run, true);
   }
 
   /** A run reached a final status: it frees the queue and its lock, and the next run starts, in the same commit. */
   private settle(w: WorkspaceRecord, run: RunRecord, now: string): void {
     const sql = this.sql;
-    saveRun(sql, w, run, false);
+    this.saveRun(w, run, false);
     const h = w.lock.holder;
     if (w.lock.locked && h?.type === "runs" && h.id === run.id) {
       w.lock = { locked: false, reason: null, holder: null, lockedAt: null };
@@ -334,14 +348,14 @@ export class Runs {
         actor: null,
         description: `Run ${appliedId} changed the state this plan was made against`,
       });
-      saveRun(this.sql, w, saved, false);
+      this.saveRun(w, saved, false);
     }
   }
 
   /** Saves a changed run, settling it if final. */
   private store(w: WorkspaceRecord, run: RunRecord, now: string): void {
     if (isFinal(run.status)) this.settle(w, run, now);
-    else saveRun(this.sql, w, run);
+    else this.saveRun(w, run);
   }
 
   // ---- creation and actions ----
@@ -360,11 +374,12 @@ export class Runs {
     if (isFailure(run)) return run;
     const poolId = input.agentPoolId !== undefined ? input.agentPoolId : workspacePool(w);
     insertRun(sql, run, { canAutoApply: input.creator.canApply, poolId });
+    this.observe(w, run, null);
     addEvent(sql, { runId: run.id, action: "queued", now: input.now, actor: input.creator.actor });
     if (bypassesQueue(run)) {
       queuePhase(run, input.now);
       queueJob(sql, run.id, "plan", poolId, input.now);
-      saveRun(sql, w, run);
+      this.saveRun(w, run);
     } else {
       this.advance(w, input.now);
     }
@@ -466,7 +481,7 @@ export class Runs {
     for (const row of waitingRuns(sql)) {
       if (row.seq >= targetSeq || row.status !== "pending") continue;
       const earlier = toRun(row);
-      if (discard(earlier, now) === null) saveRun(sql, w, earlier);
+      if (discard(earlier, now) === null) this.saveRun(w, earlier);
     }
     discard(blocker!, now);
     this.settle(w, blocker!, now);
@@ -477,7 +492,7 @@ export class Runs {
     const run = getRun(this.sql, input.runId);
     if (!run) return fail("not_found");
     const comment = insertComment(this.sql, run, input);
-    saveRun(this.sql, w, run);
+    this.saveRun(w, run);
     return comment;
   }
 
@@ -493,7 +508,7 @@ export class Runs {
     startPhase(run, input.phase, input.agent, input.now);
     const version = run.terraformVersion ?? w.settings["engine-version"] ?? "1";
     openLog(sql, run.id, input.phase, input.phase === "apply" ? applyPreamble(version) : null);
-    saveRun(sql, w, run);
+    this.saveRun(w, run);
     return { job, run };
   }
 

@@ -6,7 +6,7 @@
 import { randomBase62 } from "../ids";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
 import { bypassesQueue } from "./runs.rules";
-import type { Actor, RunComment, RunEvent, RunRecord } from "./runs.types";
+import type { Actor, RunComment, RunEvent, RunRecord, RunStatus } from "./runs.types";
 
 export type RunRow = {
   id: string;
@@ -94,9 +94,10 @@ export function insertRun(sql: SqlStorage, run: RunRecord, extra: { canAutoApply
 
 /**
  * Writes a changed run, marks it for the index, and keeps the workspace's `current-run` (the head of its queue)
- * showing its status. `active`: whether it now holds the queue (unchanged when omitted).
+ * showing its status. `active`: whether it now holds the queue (unchanged when omitted). Answers the status it had.
  */
-export function saveRun(sql: SqlStorage, w: WorkspaceRecord, run: RunRecord, active?: boolean): void {
+export function saveRun(sql: SqlStorage, w: WorkspaceRecord, run: RunRecord, active?: boolean): RunStatus {
+  const from = sql.exec<{ status: RunStatus }>("SELECT status FROM runs WHERE id = ?", run.id).one().status;
   const version = sql
     .exec<{ version: number }>(
       "UPDATE runs SET record = ?, status = ?, active = coalesce(?, active), version = version + 1 WHERE id = ? RETURNING version",
@@ -108,6 +109,7 @@ export function saveRun(sql: SqlStorage, w: WorkspaceRecord, run: RunRecord, act
     .one().version;
   sql.exec("INSERT OR REPLACE INTO runs_unindexed (run_id, version) VALUES (?, ?)", run.id, version);
   if (w.currentRun?.id === run.id) w.currentRun = { ...w.currentRun, status: run.status };
+  return from;
 }
 
 export function setCurrentRun(w: WorkspaceRecord, run: RunRecord): void {

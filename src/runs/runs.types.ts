@@ -22,7 +22,7 @@ export type RunStatus =
 
 export type PhaseStatus = "pending" | "queued" | "running" | "finished" | "errored" | "canceled" | "unreachable";
 export type Phase = "plan" | "apply";
-export type RunSource = "tfe-api" | "tfe-ui" | "tfe-configuration-version" | "terraform";
+export type RunSource = "tfe-api" | "tfe-ui" | "tfe-configuration-version" | "tfe-run-trigger" | "terraform";
 export type CancelSignal = null | "cancel" | "force-cancel";
 
 /** Who did something to a run (the `created-by`, `confirmed-by` and event `actor` relationships). */

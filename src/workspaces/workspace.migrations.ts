@@ -155,6 +155,35 @@ export const VCS_TABLES: TableSet = {
   },
 };
 
+/**
+ * Run triggers (src/run-triggers/run-triggers.object.ts): as a source, the applies whose targets are still to be
+ * told (`next_at`: epoch ms of the next attempt); as a target, the source runs already acted on (a delivery repeated
+ * after a lost answer queues nothing twice).
+ */
+export const RUN_TRIGGER_TABLES: TableSet = {
+  since: 11,
+  tables: ["run_trigger_outbox", "run_trigger_received"],
+  create(sql) {
+    sql.exec(`CREATE TABLE IF NOT EXISTS run_trigger_outbox (
+      source_run_id TEXT PRIMARY KEY, message TEXT NOT NULL, created_at TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, next_at INTEGER NOT NULL)`);
+    sql.exec("CREATE TABLE IF NOT EXISTS run_trigger_received (source_run_id TEXT PRIMARY KEY, run_id TEXT, received_at TEXT NOT NULL)");
+  },
+};
+
+/**
+ * Notification configurations (src/notifications/notifications.object.ts) and the deliveries still to make: one row
+ * per configuration and run event, `next_at` the epoch ms of its next attempt.
+ */
+export const NOTIFICATION_TABLES: TableSet = {
+  since: 11,
+  tables: ["notification_configs", "notification_deliveries"],
+  create(sql) {
+    sql.exec("CREATE TABLE IF NOT EXISTS notification_configs (id TEXT PRIMARY KEY, seq INTEGER NOT NULL UNIQUE, record TEXT NOT NULL)");
+    sql.exec(`CREATE TABLE IF NOT EXISTS notification_deliveries (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT, config_id TEXT NOT NULL, event TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, next_at INTEGER NOT NULL)`);
+  },
+};
+
 // ---- the steps of stores written by earlier code ----
 
 /** What a step may use of the object. */

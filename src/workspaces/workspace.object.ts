@@ -5,6 +5,9 @@ import { ConfigurationVersions } from "../configuration-versions/configuration-v
 import type { ConfigurationVersionRecord } from "../configuration-versions/configuration-versions.types";
 import type { CreateCvInput, CvBackingAction } from "../configuration-versions/configuration-versions.store";
 import { Runs, type AppendLogInput } from "../runs/runs.object";
+import { RunTriggers, type TriggerDelivery } from "../run-triggers/run-triggers.object";
+import { Notifications, type ConfigResult } from "../notifications/notifications.object";
+import type { DeliveryResponse, NotificationConfig } from "../notifications/notifications.types";
 import type { Actor, ArtifactKind, CancelSignal, ClaimInput, CreateRunInput, FinishInput, Job, Phase } from "../runs/runs.types";
 import type { RunActionInput, RunComment, RunEvent, RunRecord, RunsRpc } from "../runs/runs.types";
 import { StateVersions } from "../state-versions/state-versions.object";
@@ -26,20 +29,25 @@ import type { CreateInput, DataRetentionPolicy, Faults, Guard, LockHolder, Updat
 /**
  * One SQLite-backed Durable Object per workspace (named by its id): the single writer of that workspace. It hosts one
  * capability per resource it holds (`<resource>.object.ts`: the record, state versions, variables, configuration
- * versions, runs, the automatic destroy, the connected repository), each owning its tables and reaching the object through `WorkspaceHost` alone. Every mutation is
+ * versions, runs, the automatic destroy, the connected repository, run triggers, notifications), each owning its tables and reaching the object through `WorkspaceHost` alone. Every mutation is
  * read-check-write with no await in between, commits together with an outbox row, then upserts the D1 index
  * (workspace.outbox.ts); the one alarm retries the outbox until D1 has it, and expires the runs' job leases.
  */
 export class WorkspaceObject extends DurableObject<Bindings> implements WorkspaceHost, RunsRpc {
   private readonly states = new StateVersions(this);
   private readonly cvs: ConfigurationVersions = new ConfigurationVersions(this, (w, cv, now) => this.runs.queueForUpload(w, cv, now));
-  private readonly runs = new Runs(this, this.states, this.cvs);
+  private readonly runs = new Runs(this, this.states, this.cvs, (w, run, from) => {
+    this.runTriggers.onRunStatus(w, run, from);
+    this.notifications.onRunStatus(w, run, from);
+  });
   private readonly variables = new Variables(this);
   private readonly record = new WorkspaceRecords(this, this.states, this.runs);
   /** The execution defaults the workspace inherits from its project and organisation (the index's). */
   private readonly inherited = (w: WorkspaceRecord) => inheritedExecution(this.env.DB, w.organizationId, w.projectId);
   private readonly autoDestroy = new AutoDestroy(this, (w, input) => this.runs.queueWithin(w, input), this.inherited);
   private readonly vcs: Vcs = new Vcs(this, this.runs, this.cvs, { env: this.env, defaults: this.inherited, indexed: () => this.outbox.pending() === 0 });
+  private readonly notifications = new Notifications(this, this.env);
+  private readonly runTriggers = new RunTriggers(this, this.env, (w, input) => this.runs.queueWithin(w, input));
   /** What a commit writes to D1, in batch order: the workspace row (tags, project hold), the state-version and configuration-version maps, run rows. */
   private readonly outbox = new Outbox(
     { sql: this.sql, storage: this.ctx.storage, env: this.env, drained: () => this.arm(), deleted: (record) => this.erase(record) },
@@ -296,6 +304,33 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
     return r;
   }
 
+  // ---- run triggers (run-triggers.object.ts) ----
+
+  async receiveRunTrigger(input: TriggerDelivery): Promise<Result<{ runId: string | null }>> {
+    return this.runTriggers.receive(input);
+  }
+
+  // ---- notification configurations (notifications.object.ts) ----
+
+  async createNotification(input: { config: NotificationConfig; guard?: Guard }): Promise<ConfigResult> {
+    return this.notifications.create(input);
+  }
+  async getNotification(id: string): Promise<ConfigResult> {
+    return this.notifications.get(id);
+  }
+  async listNotifications(): Promise<Result<{ items: NotificationConfig[]; workspace: WorkspaceRecord }>> {
+    return this.notifications.list();
+  }
+  async updateNotification(input: { config: NotificationConfig; readAt: string; guard?: Guard }): Promise<ConfigResult> {
+    return this.notifications.update(input);
+  }
+  async deleteNotification(input: { id: string; guard?: Guard }): Promise<Result<null>> {
+    return this.notifications.delete(input);
+  }
+  async recordNotificationResponse(input: { id: string; response: DeliveryResponse }): Promise<ConfigResult> {
+    return this.notifications.record(input);
+  }
+
   // ---- test-only (src/platform/hops.ts `countedNamespace` calls these in place of a method) ----
 
   /** Fault injection (FAULT_INJECTION=1): makes RPC call `method(...args)` with `faults` applied to the index write it flushes. */
@@ -323,6 +358,8 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
     await this.runs.expireLeases();
     await this.autoDestroy.fire();
     await this.vcs.fire();
+    await this.runTriggers.deliver();
+    await this.notifications.deliver();
     if (!(await this.outbox.retryLeft())) this.arm();
   }
 
@@ -334,7 +371,9 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
     if (this.outbox.pending() > 0) return;
     const live = this.live(); // read once: each read parses the stored record
     const w = isFailure(live) ? null : live;
-    const due = [this.runs.earliestLease(), this.autoDestroy.due(w), this.vcs.due(w)].filter((t): t is number => t !== null);
+    const due = [this.runs.earliestLease(), this.autoDestroy.due(w), this.vcs.due(w), this.runTriggers.due(), this.notifications.due()].filter(
+      (t): t is number => t !== null,
+    );
     if (due.length === 0) void this.ctx.storage.deleteAlarm();
     else void this.ctx.storage.setAlarm(Math.min(...due));
   }
@@ -347,5 +386,7 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
     this.cvs.erase();
     this.runs.erase();
     this.vcs.erase();
+    this.runTriggers.erase();
+    this.notifications.erase();
   }
 }

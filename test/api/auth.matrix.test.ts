@@ -342,6 +342,75 @@ const regPublishedProvider = () => {
 const regBindings = {
   data: { type: "registry-modules", relationships: { "tag-bindings": { data: [{ type: "tag-bindings", attributes: { key: "env", value: "prod" } }] } } },
 };
+/** A run trigger between two fresh workspaces every team principal has its grants on. */
+const runTrigger = async () => {
+  const [target, source] = [await workspace(), await workspace()];
+  const body = { data: { type: "run-triggers", relationships: { sourceable: { data: { type: "workspaces", id: source.id } } } } };
+  return { target: target.id, source: source.id, id: (await adminPost(`/workspaces/${target.id}/run-triggers`, body)).id as string };
+};
+
+/** A disabled generic configuration: nothing is sent on create (verify sends one, which the test network refuses). */
+const ncBody = {
+  data: {
+    type: "notification-configurations",
+    attributes: { name: "n", "destination-type": "generic", enabled: false, url: "https://hooks.example.com/in", triggers: ["run:created"] },
+  },
+};
+const notification = async () => (await adminPost(`/workspaces/${(await workspace()).id}/notification-configurations`, ncBody)).id as string;
+
+/** Run triggers and notification configurations. */
+const NOTIFY_ROWS: Row[] = [
+  {
+    method: "POST",
+    route: "/api/v2/workspaces/:workspace_id/run-triggers",
+    ok: 201,
+    make: async () => {
+      const [target, source] = [await workspace(), await workspace()];
+      return {
+        path: `/workspaces/${target.id}/run-triggers`,
+        body: { data: { type: "run-triggers", relationships: { sourceable: { data: { type: "workspaces", id: source.id } } } } },
+      };
+    },
+  },
+  {
+    method: "GET",
+    route: "/api/v2/workspaces/:workspace_id/run-triggers",
+    ok: 200,
+    make: async () => ({ path: `/workspaces/${(await runTrigger()).target}/run-triggers?filter%5Brun-trigger%5D%5Btype%5D=inbound` }),
+  },
+  { method: "GET", route: "/api/v2/run-triggers/:run_trigger_id", ok: 200, make: async () => ({ path: `/run-triggers/${(await runTrigger()).id}` }) },
+  { method: "DELETE", route: "/api/v2/run-triggers/:run_trigger_id", ok: 204, make: async () => ({ path: `/run-triggers/${(await runTrigger()).id}` }) },
+  {
+    method: "POST",
+    route: "/api/v2/workspaces/:workspace_id/notification-configurations",
+    ok: 201,
+    make: async () => ({ path: `/workspaces/${(await workspace()).id}/notification-configurations`, body: ncBody }),
+  },
+  {
+    method: "GET",
+    route: "/api/v2/workspaces/:workspace_id/notification-configurations",
+    ok: 200,
+    make: async () => ({ path: `/workspaces/${(await workspace()).id}/notification-configurations` }),
+  },
+  ...(["GET", "PATCH", "DELETE"] as const).map(
+    (method): Row => ({
+      method,
+      route: "/api/v2/notification-configurations/:notification_configuration_id",
+      ok: method === "DELETE" ? 204 : 200,
+      make: async () => ({
+        path: `/notification-configurations/${await notification()}`,
+        body: method === "PATCH" ? { data: { type: "notification-configurations", attributes: { name: "renamed" } } } : undefined,
+      }),
+    }),
+  ),
+  {
+    method: "POST",
+    route: "/api/v2/notification-configurations/:notification_configuration_id/actions/verify",
+    ok: 200,
+    make: async () => ({ path: `/notification-configurations/${await notification()}/actions/verify` }),
+  },
+];
+
 const REGISTRY_ROWS: Row[] = [
   {
     method: "GET",
@@ -1819,6 +1888,7 @@ const ROWS: Row[] = [
   { method: "GET", route: "/api/v2/organizations/:organization_name/runs/queue", ok: 200, make: async () => ({ path: `/organizations/${org()}/runs/queue` }) },
   { method: "GET", route: "/api/v2/organizations/:organization_name/capacity", ok: 200, make: async () => ({ path: `/organizations/${org()}/capacity` }) },
   ...REGISTRY_ROWS,
+  ...NOTIFY_ROWS,
 ];
 
 /** A throwaway organisation where the fixture's owners user (and, with "all", its teams' kinds) are owners. */

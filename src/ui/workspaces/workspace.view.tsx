@@ -453,6 +453,21 @@ export function WorkspacePage(props: { principal: Principal; ws: WorkspaceView }
         </>
       ) : null}
 
+      <h2>Run triggers and notifications</h2>
+      <p>
+        <a id="run-triggers-page" href={`${base}/run-triggers`}>
+          Run triggers
+        </a>
+        {ws.flags["can-update"] ? (
+          <>
+            {" · "}
+            <a id="notifications-page" href={`${base}/notifications`}>
+              Notifications
+            </a>
+          </>
+        ) : null}
+      </p>
+
       {ws.stateVersions ? (
         <>
           <h2>State versions</h2>

@@ -1,0 +1,48 @@
+// Receivers for the harnesses (scripts/go-tfe.mjs): an HTTP endpoint that answers 200 to every request, as a
+// notification destination verified by the service answers, and an SMTP sink that accepts every message, as the relay
+// e-mail notifications go through. Both listen on 127.0.0.1 at a free port and never keep the process alive.
+import { createServer } from "node:http";
+import { SMTPServer } from "smtp-server";
+
+/** Resolves with `{ url, requests, close }`; `requests` counts what it answered. */
+export function startWebhookReceiver() {
+  const state = { requests: 0 };
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      state.requests++;
+      res.writeHead(200, { "Content-Type": "text/plain" }).end("ok");
+    });
+  });
+  return new Promise((resolve, reject) => {
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      server.unref();
+      resolve({ url: `http://127.0.0.1:${server.address().port}/`, state, close: () => new Promise((r) => server.close(() => r())) });
+    });
+  });
+}
+
+/** Resolves with `{ url, messages, close }`: an SMTP relay without authentication or TLS that keeps nothing but a count. */
+export function startSmtpSink() {
+  const state = { messages: 0 };
+  const smtp = new SMTPServer({
+    secure: false,
+    authOptional: true,
+    disabledCommands: ["STARTTLS", "AUTH"],
+    onData(stream, _session, callback) {
+      stream.resume();
+      stream.on("end", () => {
+        state.messages++;
+        callback();
+      });
+    },
+  });
+  return new Promise((resolve, reject) => {
+    smtp.on("error", reject);
+    smtp.listen(0, "127.0.0.1", () => {
+      smtp.server.unref();
+      resolve({ url: `smtp://127.0.0.1:${smtp.server.address().port}`, state, close: () => new Promise((r) => smtp.close(() => r())) });
+    });
+  });
+}
