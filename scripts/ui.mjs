@@ -14,14 +14,15 @@
 // Each step prints one line (PASS/FAIL, seconds, name); "N passed, M failed" closes the run; the exit status is
 // non-zero when any step failed. CHROMIUM: the browser binary (default: `chromium` on PATH, else /usr/bin/chromium).
 import { execFileSync } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, isAbsolute, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { chromium } from "playwright-core";
-import { killAllGroups, startService } from "./lib/service.mjs";
+import { freePort, killAllGroups, startService } from "./lib/service.mjs";
+import { startIdp } from "./lib/oidc-idp.mjs";
 import { chromiumPath } from "./lib/chromium.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -52,8 +53,17 @@ const work = mkdtempSync(join(tmpdir(), "ui-"));
 rmSync(shots, { recursive: true, force: true });
 mkdirSync(shots, { recursive: true });
 log(`starting the service (log: ${join(work, "service.log")})`);
-const service = await startService({ root, logFile: join(work, "service.log") });
+// Single sign-on through a real OpenID Connect provider on loopback (scripts/lib/oidc-idp.mjs, steps in
+// scripts/ui/17-sso.steps.mjs): its port is chosen first, since the service is configured with its issuer.
+const idpPort = await freePort();
+const sso = { clientId: "workspace-service", clientSecret: randomBytes(16).toString("hex") };
+const service = await startService({
+  root,
+  logFile: join(work, "service.log"),
+  env: { OIDC_ISSUER: `http://127.0.0.1:${idpPort}`, OIDC_CLIENT_ID: sso.clientId, OIDC_CLIENT_SECRET: sso.clientSecret, OUTBOUND_ALLOW_PRIVATE: "1" },
+});
 log(`service on ${service.base} after ${service.startSeconds.toFixed(1)} s`);
+const idp = await startIdp({ port: idpPort, ...sso, redirectUri: `${service.base}/app/sso/callback` });
 const browser = await chromium.launch({ executablePath: chromiumPath(), args: ["--no-sandbox"] });
 
 const results = [];
@@ -126,14 +136,14 @@ async function apiNames(query) {
 /** Submits a form by clicking `button`; waits for the POST's answer (a 303 or a refused page) and the page it leads to. */
 /**
  * `page.goto`, for a page that may be showing a run page that refreshes itself: its refresh can start a navigation
- * just as ours does, which Playwright reports as an interrupted navigation; ours is then made again.
+ * just as ours does, which Playwright reports as an interrupted or aborted navigation; ours is then made again.
  */
 async function gotoPage(page, url) {
   for (let attempt = 1; ; attempt++) {
     try {
       return await page.goto(url);
     } catch (err) {
-      if (attempt >= 3 || !/interrupted by another navigation/.test(String(err?.message))) throw err;
+      if (attempt >= 3 || !/interrupted by another navigation|net::ERR_ABORTED/.test(String(err?.message))) throw err;
     }
   }
 }
@@ -743,7 +753,7 @@ async function readerTokenFor(workspaceId, teamName) {
   });
   return (await api("POST", `/teams/${team.id}/authentication-token`, { data: { type: "authentication-token", attributes: {} } })).data.attributes.token;
 }
-const harness = { step, check, api, newPage, audit, gotoPage, submit, takeRefusalLog, signedIn, post, readerTokenFor, service, ORG, log, StepError };
+const harness = { step, check, api, newPage, audit, gotoPage, submit, takeRefusalLog, signedIn, post, readerTokenFor, service, idp, ORG, log, StepError };
 const stepDir = join(root, "scripts", "ui");
 if (existsSync(stepDir)) {
   for (const file of readdirSync(stepDir)
@@ -765,6 +775,7 @@ await step("sign out ends the session", async () => {
 });
 
 await browser.close();
+await idp.close();
 await service.stop();
 const passed = results.filter((r) => r.ok).length;
 const failed = results.length - passed;

@@ -3,14 +3,14 @@
 // fetch and one cookie jar per sign-in: the provider's login and consent forms, the callback, memberships following
 // the groups, and `terraform login`'s approval page reached through SSO.
 import { createHash, randomBytes } from "node:crypto";
-import type { Server } from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Provider from "oidc-provider";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain .mjs module shared with the client harnesses
 import { freePort, startService } from "../../scripts/lib/service.mjs";
+// @ts-expect-error: a plain .mjs module shared with the browser suite
+import { startIdp } from "../../scripts/lib/oidc-idp.mjs";
 
 type Service = { base: string; port: number; token: string; stop: () => Promise<void> };
 const root = join(import.meta.dirname, "..", "..");
@@ -18,11 +18,11 @@ const CLIENT_ID = "workspace-service";
 const CLIENT_SECRET = randomBytes(16).toString("hex");
 
 /** The provider's people: their groups may change between sign-ins. */
-const people: Record<string, { email: string; preferred_username?: string; groups?: string[] }> = {};
+let people: Record<string, { email: string; preferred_username?: string; groups?: string[] }> = {};
 
 let work: string;
 let service: Service;
-let idp: Server;
+let idp: { close: () => Promise<void> };
 let issuer: string;
 
 beforeAll(async () => {
@@ -42,24 +42,13 @@ beforeAll(async () => {
       OUTBOUND_ALLOW_PRIVATE: "1",
     },
   })) as Service;
-  const provider = new Provider(issuer, {
-    clients: [{ client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [`${service.base}/app/sso/callback`], grant_types: ["authorization_code"] }],
-    pkce: { required: () => true },
-    claims: { openid: ["sub"], email: ["email"], profile: ["preferred_username"], groups: ["groups"] },
-    // The scopes' claims go into the ID token itself (the service reads no userinfo).
-    conformIdTokenClaims: false,
-    cookies: { keys: [randomBytes(16).toString("hex")] },
-    async findAccount(_ctx, sub) {
-      const p = people[sub];
-      if (!p) return undefined;
-      return { accountId: sub, claims: () => ({ sub, ...p }) };
-    },
-  });
-  idp = provider.listen(idpPort, "127.0.0.1");
+  const started = await startIdp({ port: idpPort, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redirectUri: `${service.base}/app/sso/callback` });
+  idp = started;
+  people = started.people;
 }, 300_000);
 
 afterAll(async () => {
-  idp?.close();
+  await idp?.close();
   await service?.stop();
   if (work) rmSync(work, { recursive: true, force: true });
 }, 60_000);
