@@ -89,6 +89,16 @@ describe("planView", () => {
     ]);
   });
 
+  it("a page past the end shows the last page, and one before the start the first, never an empty list", () => {
+    const plan = { resource_changes: Array.from({ length: 5 }, (_, i) => change(`a.r${i}`, ["create"], { after: { n: i } })) };
+    const past = planView(bytes(plan), 9, 2)!;
+    expect([past.page, past.changes.map((c) => c.address)]).toEqual([3, ["a.r4"]]);
+    const before = planView(bytes(plan), 0, 2)!;
+    expect([before.page, before.changes.map((c) => c.address)]).toEqual([1, ["a.r0", "a.r1"]]);
+    const none = planView(bytes({ resource_changes: [] }), 4, 2)!;
+    expect([none.page, none.total, none.changes]).toEqual([1, 0, []]);
+  });
+
   it("is null for bytes that are not a JSON plan, and skips malformed entries", () => {
     expect(planView(bytes("not json"), 1, 10)).toBeNull();
     expect(planView(bytes({ resource_changes: "x" }), 1, 10)).toBeNull();

@@ -30,6 +30,8 @@ export interface OutputChange {
 }
 
 export interface PlanView {
+  /** The page shown (from 1): the one asked for, or the last one when that is past the end. */
+  page: number;
   /** This page's changes. */
   changes: ResourceChange[];
   /** Every changed resource of the plan. */
@@ -160,7 +162,7 @@ function outputChanges(plan: Record<string, unknown>): OutputChange[] {
 
 /**
  * The page `page` (from 1) of `size` changed resources of a JSON plan, every output change, and how many resources
- * change in all (null: the bytes are not a JSON plan).
+ * change in all (null: the bytes are not a JSON plan). A page past the end (an old link) gives the last page.
  */
 export function planView(bytes: Uint8Array, page: number, size: number): PlanView | null {
   let plan: unknown;
@@ -180,12 +182,13 @@ export function planView(bytes: Uint8Array, page: number, size: number): PlanVie
     const action = actionOf(change.actions, !!change.importing);
     if (action) changed.push({ address: rc.address, action, change });
   }
-  const from = (Math.max(page, 1) - 1) * size;
+  const shown = Math.min(Math.max(page, 1), Math.max(1, Math.ceil(changed.length / size)));
+  const from = (shown - 1) * size;
   const changes = changed.slice(from, from + size).map((c) => {
     const attributes = attributeChanges(c.change, c.action);
     const shown = attributes.slice(0, ATTRIBUTES_MAX);
     if (attributes.length > ATTRIBUTES_MAX) shown.push({ path: `… ${attributes.length - ATTRIBUTES_MAX} more attributes`, before: null, after: null });
     return { address: c.address, action: c.action, attributes: shown };
   });
-  return { changes, total: changed.length, outputs: outputChanges(plan) };
+  return { page: shown, changes, total: changed.length, outputs: outputChanges(plan) };
 }
