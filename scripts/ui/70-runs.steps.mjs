@@ -124,7 +124,7 @@ export default async function (h) {
     page.$$eval(
       `details.change-item[data-change="${address}"] tbody tr`,
       (trs, p) => {
-        const tr = trs.find((t) => t.cells[0]?.textContent.trim() === p);
+        const tr = trs.find((t) => t.cells[0]?.querySelector("code")?.textContent.trim() === p);
         return tr ? [tr.cells[1].textContent.trim(), tr.cells[2].textContent.trim()] : null;
       },
       path,
@@ -152,6 +152,7 @@ export default async function (h) {
     await rowIs(page, "terraform_data.created", "input.ports[1]", ["—", "443"]);
     await rowIs(page, "terraform_data.created", "id", ["—", "(known after apply)"]);
     await rowIs(page, "terraform_data.created", "input.policy", ["—", JSON.stringify(POLICY)]);
+    await rowIs(page, "terraform_data.created", "triggers_replace", null);
     // The update: what changes, the sensitive password in words, the unchanged left out.
     await rowIs(page, "aws_db_instance.main", "instance_class", ['"db.t3.small"', '"db.t3.large"']);
     await rowIs(page, "aws_db_instance.main", "password", ["(sensitive value)", "(sensitive value)"]);
@@ -160,6 +161,10 @@ export default async function (h) {
     await rowIs(page, "aws_db_instance.main", "id", null);
     // The replace and the destroy.
     await rowIs(page, "terraform_data.replaced", "triggers_replace", ['"v1"', '"v2"']);
+    const forcing = await page.$$eval('details.change-item[data-change="terraform_data.replaced"] tbody tr', (trs) =>
+      trs.filter((t) => t.cells[0].textContent.includes("forces replacement")).map((t) => t.cells[0].querySelector("code").textContent),
+    );
+    check(JSON.stringify(forcing) === '["triggers_replace"]', `attributes forcing the replacement: ${JSON.stringify(forcing)}`);
     await rowIs(page, "terraform_data.replaced", "id", ['"r-1"', "(known after apply)"]);
     await rowIs(page, "terraform_data.destroyed", "input", ['"bye"', "—"]);
     const outputs = await page.$$eval("#output-changes tbody tr", (trs) => trs.map((t) => [...t.cells].map((c) => c.textContent.trim())));

@@ -69,6 +69,30 @@ describe("planView", () => {
     expect(JSON.stringify(planView(bytes(plan), 1, 10))).not.toMatch(/old-secret|new-secret|\\"k\\"/);
   });
 
+  it("marks the attributes that force a replacement; a null attribute created or destroyed is no change", () => {
+    const plan = {
+      resource_changes: [
+        change("aws_instance.web", ["delete", "create"], {
+          before: { ami: "ami-1", id: "i-1", network: [{ subnet: "a", ip: "10.0.0.1" }], name: "web", note: null },
+          after: { ami: "ami-2", id: null, network: [{ subnet: "b", ip: "10.0.0.1" }], name: "web2", note: null },
+          after_unknown: { id: true },
+          replace_paths: [["ami"], ["network", 0, "subnet"]],
+        }),
+        change("terraform_data.new", ["create"], { before: null, after: { input: "x", triggers_replace: null } }),
+        change("terraform_data.old", ["delete"], { before: { input: "y", triggers_replace: null }, after: null }),
+      ],
+    };
+    const [web, created, deleted] = planView(bytes(plan), 1, 10)!.changes;
+    expect(web!.attributes).toEqual([
+      { path: "ami", before: '"ami-1"', after: '"ami-2"', forcesReplacement: true },
+      { path: "id", before: '"i-1"', after: "(known after apply)" },
+      { path: "name", before: '"web"', after: '"web2"' },
+      { path: "network[0].subnet", before: '"a"', after: '"b"', forcesReplacement: true },
+    ]);
+    expect(created!.attributes).toEqual([{ path: "input", before: null, after: '"x"' }]);
+    expect(deleted!.attributes).toEqual([{ path: "input", before: '"y"', after: null }]);
+  });
+
   it("pages the resources and counts them all; output changes with their sensitivity", () => {
     const plan = {
       resource_changes: Array.from({ length: 5 }, (_, i) => change(`a.r${i}`, ["create"], { after: { n: i } })),

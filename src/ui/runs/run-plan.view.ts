@@ -12,6 +12,8 @@ export interface AttributeChange {
   /** Rendered as HCL-like literals; null: absent on that side. */
   before: string | null;
   after: string | null;
+  /** A change here is why the resource is replaced (the plan's `replace_paths`). */
+  forcesReplacement?: true;
 }
 
 export interface ResourceChange {
@@ -116,6 +118,18 @@ function flatten(
   out.set(path, literal(value));
 }
 
+/** `["ingress", 0, "cidr"]` → `ingress[0].cidr`, the paths `flatten` writes; null: not a path. */
+function pathOf(steps: unknown): string | null {
+  if (!Array.isArray(steps)) return null;
+  let out = "";
+  for (const s of steps) {
+    if (typeof s === "number") out += `[${s}]`;
+    else if (typeof s === "string") out += out ? `.${s}` : s;
+    else return null;
+  }
+  return out;
+}
+
 function attributeChanges(change: Record<string, unknown>, action: string): AttributeChange[] {
   const before = new Map<string, string>();
   const after = new Map<string, string>();
@@ -128,6 +142,8 @@ function attributeChanges(change: Record<string, unknown>, action: string): Attr
     const masks = { sensitive: change.after_sensitive, unknown: change.after_unknown };
     flatten((change.after ?? undefined) as Json | undefined, masks, "", after, afterHidden);
   }
+  const replacing = (Array.isArray(change.replace_paths) ? change.replace_paths : []).map(pathOf).filter((p): p is string => p !== null);
+  const forces = (path: string) => replacing.some((r) => path === r || r === "" || path.startsWith(`${r}.`) || path.startsWith(`${r}[`));
   const paths = [...new Set([...before.keys(), ...after.keys()])].sort();
   const out: AttributeChange[] = [];
   for (const path of paths) {
@@ -135,7 +151,9 @@ function attributeChanges(change: Record<string, unknown>, action: string): Attr
     const a = after.get(path) ?? null;
     // An update shows what changes; a sensitive value only that it changed, as Terraform's plan does.
     if (b === a && (b !== SENSITIVE || beforeHidden.get(path) === afterHidden.get(path))) continue;
-    out.push({ path, before: b, after: a });
+    // A null attribute created or destroyed is no change, and Terraform's plan leaves it out too.
+    if ((b === null && a === "null") || (b === "null" && a === null)) continue;
+    out.push({ path, before: b, after: a, ...(forces(path) ? { forcesReplacement: true as const } : {}) });
   }
   return out;
 }

@@ -386,6 +386,7 @@ function PlanDiff(props: { run: RunView; diff: PlanView & { size: number } }) {
                   <tr>
                     <td>
                       <code>{a.path || "(value)"}</code>
+                      {a.forcesReplacement ? <span class="badge forces">forces replacement</span> : null}
                     </td>
                     <td>
                       <Value v={a.before} />
