@@ -12,7 +12,7 @@
 // Results: bench/results/ui-plan.md and .json (ui-plan-<N>.* for another N), rewritten by each run.
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -152,6 +152,9 @@ try {
   }
   const result = {
     date: new Date().toISOString(),
+    // The machine may be shared: its load says how far the times stand from a quiet one.
+    loadAverage1m: Number(loadavg()[0].toFixed(1)),
+    cores: cpus().length,
     resources: N,
     requestsPerPage: REQUESTS,
     pageSize: PAGE_SIZE,
@@ -167,7 +170,7 @@ try {
   const md = [
     "# The plan on the run page",
     "",
-    `\`npm run bench:ui-plan -- --resources ${N} --requests ${REQUESTS}\`, ${result.date}: a plan of ${N} resources (full JSON plan ${result.fullPlanBytes} bytes, redacted ${redactedBytes} bytes), ${PAGE_SIZE} resources a page, ${pages} pages; each page fetched ${REQUESTS} times at concurrency 1 after ${WARMUP} warm-ups.`,
+    `\`npm run bench:ui-plan -- --resources ${N} --requests ${REQUESTS}\`, ${result.date}: a plan of ${N} resources (full JSON plan ${result.fullPlanBytes} bytes, redacted ${redactedBytes} bytes), ${PAGE_SIZE} resources a page, ${pages} pages; each page fetched ${REQUESTS} times at concurrency 1 after ${WARMUP} warm-ups; load average ${result.loadAverage1m} on ${result.cores} cores at the end.`,
     "",
     "| Page | Resources | First byte p50 / p99 (ms) | Whole page p50 / p99 (ms) | HTML bytes | gzipped |",
     "|---:|---:|---:|---:|---:|---:|",
