@@ -85,6 +85,7 @@ details.edit { margin: .5rem 0; }
 details.change-item { margin: .3rem 0; border-bottom: 1px solid var(--line, #ddd); padding: .2rem 0; }
 details.change-item summary { cursor: pointer; overflow-wrap: anywhere; }
 details.change-item td code { overflow-wrap: anywhere; white-space: pre-wrap; }
+.badge.forces { margin-left: .3rem; white-space: normal; color: #6639ba; border-color: #6639ba; }
 details.edit summary { cursor: pointer; color: var(--accent); }
 h3 { font-size: 1rem; margin: 1.2rem 0 .4rem; }
 fieldset.checks { border: 1px solid var(--line); border-radius: .4rem; display: grid; grid-template-columns: repeat(auto-fill, minmax(15rem, 1fr)); gap: .3rem 1rem; }

@@ -69,6 +69,30 @@ describe("planView", () => {
     expect(JSON.stringify(planView(bytes(plan), 1, 10))).not.toMatch(/old-secret|new-secret|\\"k\\"/);
   });
 
+  it("marks the attributes that force a replacement; a null attribute created or destroyed is no change", () => {
+    const plan = {
+      resource_changes: [
+        change("aws_instance.web", ["delete", "create"], {
+          before: { ami: "ami-1", id: "i-1", network: [{ subnet: "a", ip: "10.0.0.1" }], name: "web", note: null },
+          after: { ami: "ami-2", id: null, network: [{ subnet: "b", ip: "10.0.0.1" }], name: "web2", note: null },
+          after_unknown: { id: true },
+          replace_paths: [["ami"], ["network", 0, "subnet"]],
+        }),
+        change("terraform_data.new", ["create"], { before: null, after: { input: "x", triggers_replace: null } }),
+        change("terraform_data.old", ["delete"], { before: { input: "y", triggers_replace: null }, after: null }),
+      ],
+    };
+    const [web, created, deleted] = planView(bytes(plan), 1, 10)!.changes;
+    expect(web!.attributes).toEqual([
+      { path: "ami", before: '"ami-1"', after: '"ami-2"', forcesReplacement: true },
+      { path: "id", before: '"i-1"', after: "(known after apply)" },
+      { path: "name", before: '"web"', after: '"web2"' },
+      { path: "network[0].subnet", before: '"a"', after: '"b"', forcesReplacement: true },
+    ]);
+    expect(created!.attributes).toEqual([{ path: "input", before: null, after: '"x"' }]);
+    expect(deleted!.attributes).toEqual([{ path: "input", before: '"y"', after: null }]);
+  });
+
   it("pages the resources and counts them all; output changes with their sensitivity", () => {
     const plan = {
       resource_changes: Array.from({ length: 5 }, (_, i) => change(`a.r${i}`, ["create"], { after: { n: i } })),
@@ -87,6 +111,16 @@ describe("planView", () => {
       { name: "token", action: "create", before: null, after: "(sensitive value)" },
       { name: "url", action: "update", before: '"http://a"', after: '"http://b"' },
     ]);
+  });
+
+  it("a page past the end shows the last page, and one before the start the first, never an empty list", () => {
+    const plan = { resource_changes: Array.from({ length: 5 }, (_, i) => change(`a.r${i}`, ["create"], { after: { n: i } })) };
+    const past = planView(bytes(plan), 9, 2)!;
+    expect([past.page, past.changes.map((c) => c.address)]).toEqual([3, ["a.r4"]]);
+    const before = planView(bytes(plan), 0, 2)!;
+    expect([before.page, before.changes.map((c) => c.address)]).toEqual([1, ["a.r0", "a.r1"]]);
+    const none = planView(bytes({ resource_changes: [] }), 4, 2)!;
+    expect([none.page, none.total, none.changes]).toEqual([1, 0, []]);
   });
 
   it("is null for bytes that are not a JSON plan, and skips malformed entries", () => {

@@ -12,6 +12,8 @@ export interface AttributeChange {
   /** Rendered as HCL-like literals; null: absent on that side. */
   before: string | null;
   after: string | null;
+  /** A change here is why the resource is replaced (the plan's `replace_paths`). */
+  forcesReplacement?: true;
 }
 
 export interface ResourceChange {
@@ -30,6 +32,8 @@ export interface OutputChange {
 }
 
 export interface PlanView {
+  /** The page shown (from 1): the one asked for, or the last one when that is past the end. */
+  page: number;
   /** This page's changes. */
   changes: ResourceChange[];
   /** Every changed resource of the plan. */
@@ -114,6 +118,18 @@ function flatten(
   out.set(path, literal(value));
 }
 
+/** `["ingress", 0, "cidr"]` → `ingress[0].cidr`, the paths `flatten` writes; null: not a path. */
+function pathOf(steps: unknown): string | null {
+  if (!Array.isArray(steps)) return null;
+  let out = "";
+  for (const s of steps) {
+    if (typeof s === "number") out += `[${s}]`;
+    else if (typeof s === "string") out += out ? `.${s}` : s;
+    else return null;
+  }
+  return out;
+}
+
 function attributeChanges(change: Record<string, unknown>, action: string): AttributeChange[] {
   const before = new Map<string, string>();
   const after = new Map<string, string>();
@@ -126,6 +142,8 @@ function attributeChanges(change: Record<string, unknown>, action: string): Attr
     const masks = { sensitive: change.after_sensitive, unknown: change.after_unknown };
     flatten((change.after ?? undefined) as Json | undefined, masks, "", after, afterHidden);
   }
+  const replacing = (Array.isArray(change.replace_paths) ? change.replace_paths : []).map(pathOf).filter((p): p is string => p !== null);
+  const forces = (path: string) => replacing.some((r) => path === r || r === "" || path.startsWith(`${r}.`) || path.startsWith(`${r}[`));
   const paths = [...new Set([...before.keys(), ...after.keys()])].sort();
   const out: AttributeChange[] = [];
   for (const path of paths) {
@@ -133,7 +151,9 @@ function attributeChanges(change: Record<string, unknown>, action: string): Attr
     const a = after.get(path) ?? null;
     // An update shows what changes; a sensitive value only that it changed, as Terraform's plan does.
     if (b === a && (b !== SENSITIVE || beforeHidden.get(path) === afterHidden.get(path))) continue;
-    out.push({ path, before: b, after: a });
+    // A null attribute created or destroyed is no change, and Terraform's plan leaves it out too.
+    if ((b === null && a === "null") || (b === "null" && a === null)) continue;
+    out.push({ path, before: b, after: a, ...(forces(path) ? { forcesReplacement: true as const } : {}) });
   }
   return out;
 }
@@ -160,7 +180,7 @@ function outputChanges(plan: Record<string, unknown>): OutputChange[] {
 
 /**
  * The page `page` (from 1) of `size` changed resources of a JSON plan, every output change, and how many resources
- * change in all (null: the bytes are not a JSON plan).
+ * change in all (null: the bytes are not a JSON plan). A page past the end (an old link) gives the last page.
  */
 export function planView(bytes: Uint8Array, page: number, size: number): PlanView | null {
   let plan: unknown;
@@ -180,12 +200,13 @@ export function planView(bytes: Uint8Array, page: number, size: number): PlanVie
     const action = actionOf(change.actions, !!change.importing);
     if (action) changed.push({ address: rc.address, action, change });
   }
-  const from = (Math.max(page, 1) - 1) * size;
+  const shown = Math.min(Math.max(page, 1), Math.max(1, Math.ceil(changed.length / size)));
+  const from = (shown - 1) * size;
   const changes = changed.slice(from, from + size).map((c) => {
     const attributes = attributeChanges(c.change, c.action);
     const shown = attributes.slice(0, ATTRIBUTES_MAX);
     if (attributes.length > ATTRIBUTES_MAX) shown.push({ path: `… ${attributes.length - ATTRIBUTES_MAX} more attributes`, before: null, after: null });
     return { address: c.address, action: c.action, attributes: shown };
   });
-  return { changes, total: changed.length, outputs: outputChanges(plan) };
+  return { page: shown, changes, total: changed.length, outputs: outputChanges(plan) };
 }

@@ -238,7 +238,7 @@ async function runPage(c: Ctx, refusal?: { value: RunRefusal; status: number }):
               pullRequestUrl: ia["pull-request-url"],
             }
           : null,
-        diff: plan ? { ...plan, page: changesPage, size: LIMITS.uiResourceChangesPage } : null,
+        diff: plan ? { ...plan, size: LIMITS.uiResourceChangesPage } : null,
         comments: comments.map((x) => ({ body: x.body, createdAt: x.createdAt })),
         // The same flags the API shows the caller: its `permissions` and the run's `actions`.
         offered: {

@@ -85,7 +85,7 @@ export interface RunView {
     pullRequestUrl: string | null;
   } | null;
   /** The plan's changes, a page of resources at a time (null: no JSON plan yet). */
-  diff: (PlanView & { page: number; size: number }) | null;
+  diff: (PlanView & { size: number }) | null;
   comments: Array<{ body: string; createdAt: string }>;
   offered: Record<RunForm, boolean>;
   refusal?: RunRefusal;
@@ -355,7 +355,7 @@ function Value(props: { v: string | null }) {
 }
 
 /** The plan's resources, each collapsed with its attribute diff, paged; then the outputs that change. */
-function PlanDiff(props: { run: RunView; diff: PlanView & { page: number; size: number } }) {
+function PlanDiff(props: { run: RunView; diff: PlanView & { size: number } }) {
   const { diff } = props;
   const from = (diff.page - 1) * diff.size;
   const base = runPath(props.run.organization, props.run.workspace, props.run.id);
@@ -386,6 +386,7 @@ function PlanDiff(props: { run: RunView; diff: PlanView & { page: number; size: 
                   <tr>
                     <td>
                       <code>{a.path || "(value)"}</code>
+                      {a.forcesReplacement ? <span class="badge forces">forces replacement</span> : null}
                     </td>
                     <td>
                       <Value v={a.before} />
