@@ -16,7 +16,7 @@ import {
   authenticateAgent,
   authenticateJob,
   finishJob,
-  getArtifact,
+  artifactResponse,
   heartbeat,
   jobConfiguration,
   nextJob,
@@ -130,17 +130,14 @@ agentProtocol.post("/jobs/:run/:phase/logs", limitBody(LIMITS.agentLogChunkBytes
   return c.json(await appendLog(job, Number(offset), await bytesOf(c)), 200);
 });
 
-agentProtocol.put("/jobs/:run/:phase/artifacts/:kind", limitBody(LIMITS.agentArtifactBytes, tooLarge(LIMITS.agentArtifactBytes)), async (c) => {
+// No body limit in front: the service streams the body in and refuses it past LIMITS.agentArtifactBytes.
+agentProtocol.put("/jobs/:run/:phase/artifacts/:kind", async (c) => {
   const job = await jobAuth(c);
-  await putArtifact(job, param(artifactKind, c.req.param("kind")), await bytesOf(c));
+  await putArtifact(job, param(artifactKind, c.req.param("kind")), c.req.raw.body, Number(c.req.header("Content-Length") ?? "0"));
   return c.body(null, 204);
 });
 
-agentProtocol.get("/jobs/:run/:phase/artifacts/:kind", async (c) => {
-  const job = await jobAuth(c);
-  const bytes = await getArtifact(job, param(artifactKind, c.req.param("kind")));
-  return c.body(new Uint8Array(bytes), 200, { "Content-Type": "application/octet-stream" });
-});
+agentProtocol.get("/jobs/:run/:phase/artifacts/:kind", async (c) => artifactResponse(await jobAuth(c), param(artifactKind, c.req.param("kind"))));
 
 agentProtocol.post("/jobs/:run/:phase/finish", jsonLimit, async (c) => {
   const job = await jobAuth(c);

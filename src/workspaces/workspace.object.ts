@@ -5,7 +5,7 @@ import { ConfigurationVersions } from "../configuration-versions/configuration-v
 import type { ConfigurationVersionRecord } from "../configuration-versions/configuration-versions.types";
 import type { CreateCvInput, CvBackingAction } from "../configuration-versions/configuration-versions.store";
 import { Runs, type AppendLogInput } from "../runs/runs.object";
-import type { Actor, ArtifactKind, CancelSignal, ClaimInput, CreateRunInput, FinishInput, Job, Phase } from "../runs/runs.types";
+import type { Actor, ArtifactKind, ArtifactUploadInput, CancelSignal, ClaimInput, CreateRunInput, FinishInput, Job, Phase } from "../runs/runs.types";
 import type { RunActionInput, RunComment, RunEvent, RunRecord, RunsRpc } from "../runs/runs.types";
 import { StateVersions } from "../state-versions/state-versions.object";
 import type { BackingAction, BlobKind, CreateVersionInput, RollbackInput, StateVersionView } from "../state-versions/state-versions.store";
@@ -281,8 +281,20 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
   async putArtifact(input: { runId: string; claimId: string; kind: ArtifactKind; bytes: Uint8Array }): Promise<Result<null>> {
     return this.runs.putArtifact(input);
   }
-  async getArtifact(input: { runId: string; kind: ArtifactKind }): Promise<Result<{ bytes: Uint8Array }>> {
+  async appendArtifact(input: ArtifactUploadInput): Promise<Result<null>> {
+    return this.runs.appendArtifact(input);
+  }
+  async abortArtifact(input: { runId: string; kind: ArtifactKind; upload: string }): Promise<Result<null>> {
+    return this.runs.abortArtifact(input);
+  }
+  async completeArtifact(input: ArtifactUploadInput): Promise<Result<null>> {
+    return this.runs.completeArtifact(input);
+  }
+  async getArtifact(input: { runId: string; kind: ArtifactKind; maxBytes?: number }): Promise<Result<{ bytes: Uint8Array | null; size: number }>> {
     return this.runs.getArtifact(input);
+  }
+  async readArtifactPart(input: { runId: string; kind: ArtifactKind; fromSeq: number }): Promise<Result<{ bytes: Uint8Array; next: number | null }>> {
+    return this.runs.readArtifactPart(input);
   }
   async finishJob(input: FinishInput): Promise<Result<{ run: RunRecord }>> {
     return this.runs.finish(input);
