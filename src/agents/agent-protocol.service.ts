@@ -260,26 +260,52 @@ export async function appendLog(job: JobAuth, offset: number, bytes: Uint8Array)
 
 const artifactTooLarge = () => ApiError.of("payload_too_large", { detail: `Artifacts are limited to ${LIMITS.agentArtifactBytes} bytes` });
 
+/** One request of an artifact sent in several: the upload it belongs to, where it begins, and whether it ends it. */
+export interface ArtifactPart {
+  upload: string;
+  offset: number;
+  final: boolean;
+}
+
 /**
- * Streams an artifact upload into the workspace's object in pieces staged for this request, then completes it: no
- * request or call holds the whole artifact. Each kind is stored by one phase (the plan's, or the apply's errored state).
+ * Streams an artifact upload into the workspace's object in pieces staged for this upload, then completes it: no
+ * request or call holds the whole artifact. The agent sends a large one in several requests (`part`), each staged
+ * after the ones before (a retried part replaces itself); the last completes it. Each kind is stored by one phase
+ * (the plan's, or the apply's errored state).
  */
-export async function putArtifact(job: JobAuth, kind: ArtifactKind, body: ReadableStream<Uint8Array> | null, contentLength: number): Promise<void> {
+export async function putArtifact(
+  job: JobAuth,
+  kind: ArtifactKind,
+  body: ReadableStream<Uint8Array> | null,
+  contentLength: number,
+  part: ArtifactPart | null,
+): Promise<void> {
   const { runId, phase, claimId } = job.claims;
   if (ARTIFACT_PHASE[kind] !== phase) throw ApiError.of("conflict", { detail: `Artifacts of kind ${kind} are stored by the ${ARTIFACT_PHASE[kind]} phase` });
-  if (contentLength > LIMITS.agentArtifactBytes) throw artifactTooLarge();
+  const room = LIMITS.agentArtifactBytes - (part?.offset ?? 0);
+  if (room < 0 || contentLength > room) throw artifactTooLarge();
   const stub = stubOf(job);
-  const upload = crypto.randomUUID();
+  // A single request's upload is its own; a part's is the agent's, namespaced apart from the random ones.
+  const upload = part ? `part-${part.upload}` : crypto.randomUUID();
   const target = { runId, phase, claimId, kind, upload };
+  // Only the request's first call carries its offset (what was staged from there on is replaced).
+  let at: number | undefined = part?.offset;
+  const first = () => {
+    const v = at;
+    at = undefined;
+    return v;
+  };
   const last = await stagePieces(
     body,
-    { size: ARTIFACT_UPLOAD_PIECE_BYTES, maxBytes: LIMITS.agentArtifactBytes, tooLarge: artifactTooLarge },
+    { size: ARTIFACT_UPLOAD_PIECE_BYTES, maxBytes: room, tooLarge: artifactTooLarge },
     {
-      append: async (bytes) => void unwrap(await stub.appendArtifact({ ...target, bytes })),
-      abort: () => stub.abortArtifact({ runId, kind, upload }),
+      append: async (bytes) => void unwrap(await stub.appendArtifact({ ...target, bytes, at: first() })),
+      // A part that failed is sent again (it replaces itself); a single request's upload is dropped.
+      abort: () => (part ? Promise.resolve() : stub.abortArtifact({ runId, kind, upload })),
     },
   );
-  unwrap(await stub.completeArtifact({ ...target, bytes: last }));
+  if (!part || part.final) unwrap(await stub.completeArtifact({ ...target, bytes: last, at: first() }));
+  else unwrap(await stub.appendArtifact({ ...target, bytes: last, at: first() }));
 }
 
 /** An artifact of the job's run as a streamed response, read from the workspace's object a few MiB per call. */

@@ -116,9 +116,20 @@ function appendRows(sql: SqlStorage, runId: string, kind: string, bytes: Uint8Ar
   }
 }
 
-/** One piece of an upload, in its staging area. */
-export function appendArtifactUpload(sql: SqlStorage, runId: string, kind: ArtifactKind, upload: string, bytes: Uint8Array): void {
-  appendRows(sql, runId, stagingKind(kind, upload), bytes);
+/**
+ * One piece of an upload, in its staging area. `at`: the upload's offset where a part request begins (an upload sent
+ * in several requests); what was staged from there on (a retried part) is replaced, and a gap before it is refused.
+ */
+export function appendArtifactUpload(sql: SqlStorage, runId: string, kind: ArtifactKind, upload: string, bytes: Uint8Array, at?: number): Failure | null {
+  const staged = stagingKind(kind, upload);
+  if (at !== undefined) {
+    if (at % PIECE_BYTES !== 0) return fail("bad_request", `A part of an artifact starts at a multiple of ${PIECE_BYTES} bytes`);
+    sql.exec("DELETE FROM run_artifacts WHERE run_id = ? AND kind = ? AND seq >= ?", runId, staged, at / PIECE_BYTES);
+    const size = sql.exec<{ n: number | null }>("SELECT sum(length(bytes)) AS n FROM run_artifacts WHERE run_id = ? AND kind = ?", runId, staged).one().n ?? 0;
+    if (size !== at) return fail("bad_request", `The upload has ${size} bytes; a part at offset ${at} would leave a gap`);
+  }
+  appendRows(sql, runId, staged, bytes);
+  return null;
 }
 
 /** Drops an upload that failed midway (too large, client gone). */
@@ -127,13 +138,15 @@ export function abortArtifactUpload(sql: SqlStorage, runId: string, kind: Artifa
 }
 
 /** The upload's last piece: the staged artifact replaces any stored one (an empty artifact keeps one empty row). */
-export function completeArtifactUpload(sql: SqlStorage, runId: string, kind: ArtifactKind, upload: string, bytes: Uint8Array): void {
+export function completeArtifactUpload(sql: SqlStorage, runId: string, kind: ArtifactKind, upload: string, bytes: Uint8Array, at?: number): Failure | null {
   const staged = stagingKind(kind, upload);
-  appendRows(sql, runId, staged, bytes);
+  const refused = appendArtifactUpload(sql, runId, kind, upload, bytes, at);
+  if (refused) return refused;
   sql.exec("DELETE FROM run_artifacts WHERE run_id = ? AND kind = ?", runId, kind);
   sql.exec("UPDATE run_artifacts SET kind = ? WHERE run_id = ? AND kind = ?", kind, runId, staged);
   const any = sql.exec<{ n: number }>("SELECT count(*) AS n FROM run_artifacts WHERE run_id = ? AND kind = ?", runId, kind).one().n;
   if (any === 0) sql.exec("INSERT INTO run_artifacts (run_id, kind, seq, bytes) VALUES (?, ?, 0, ?)", runId, kind, new Uint8Array());
+  return null;
 }
 
 /** Pieces one part read answers (a few MiB per call). */

@@ -198,8 +198,7 @@ export class Runs {
   appendArtifact(input: ArtifactUploadInput): Result<null> {
     const r = this.artifactJob(input);
     if (isFailure(r)) return r;
-    appendArtifactUpload(this.sql, input.runId, input.kind, input.upload, input.bytes);
-    return ok(null);
+    return appendArtifactUpload(this.sql, input.runId, input.kind, input.upload, input.bytes, input.at) ?? ok(null);
   }
 
   abortArtifact(input: Omit<ArtifactUploadInput, "bytes" | "claimId" | "phase">): Result<null> {
@@ -214,8 +213,7 @@ export class Runs {
       if (this.made) abortArtifactUpload(this.sql, input.runId, input.kind, input.upload);
       return r;
     }
-    completeArtifactUpload(this.sql, input.runId, input.kind, input.upload, input.bytes);
-    return ok(null);
+    return completeArtifactUpload(this.sql, input.runId, input.kind, input.upload, input.bytes, input.at) ?? ok(null);
   }
 
   /** A small artifact in one call (an RPC carries at most 32 MiB; the agent's uploads stream in pieces). */

@@ -199,6 +199,8 @@ export interface ArtifactUploadInput {
   kind: ArtifactKind;
   upload: string;
   bytes: Uint8Array;
+  /** Where a part request of an upload sent in several begins (its first piece only). */
+  at?: number;
 }
 
 /**

@@ -124,6 +124,33 @@ describe("artifacts larger than one request used to carry", () => {
     expect(await sha256(await served.arrayBuffer())).toBe(await sha256(planJson));
     expect(ws).toMatch(/^ws-/);
   });
+
+  it("arrive in several requests when the agent splits them: a retried part replaces itself, a gap is refused", async () => {
+    const { job } = await plannedJob();
+    const artifact = generated(5 * MiB + 777);
+    const part = (i: number) => artifact.subarray(i * 2 * MiB, (i + 1) * 2 * MiB);
+    const put = (offset: number, bytes: Uint8Array, final: 0 | 1, upload = "upload-0001") =>
+      agentCall("PUT", jobPath(job, `artifacts/plan-binary?upload=${upload}&offset=${offset}&final=${final}`), { token: job.token, bytes });
+    expect((await put(0, part(0), 0)).status).toBe(204);
+    // Nothing is stored until the final part.
+    expect((await agentCall("GET", jobPath(job, "artifacts/plan-binary"), { token: job.token })).status).toBe(404);
+    // The second part, cut short (a broken request), then sent again whole.
+    expect((await put(2 * MiB, part(1).subarray(0, MiB + 5), 0)).status).toBe(204);
+    expect((await put(2 * MiB, part(1), 0)).status).toBe(204);
+    // A part past the end of what is staged would leave a gap; one off a piece boundary is refused too.
+    const gap = await put(6 * MiB, part(2), 1);
+    expect(gap.status).toBe(400);
+    expect(((await gap.json()) as { errors: { detail: string }[] }).errors[0].detail).toContain("gap");
+    expect((await put(4 * MiB + 1, part(2), 1)).status).toBe(400);
+    expect((await put(0, part(0), 0, "no")).status).toBe(400);
+    expect((await put(4 * MiB, part(2), 1)).status).toBe(204);
+    const back = await (await agentCall("GET", jobPath(job, "artifacts/plan-binary"), { token: job.token })).arrayBuffer();
+    expect(back.byteLength).toBe(artifact.byteLength);
+    expect(await sha256(back)).toBe(await sha256(artifact));
+    // The total bound holds across parts.
+    const tooFar = await put(LIMITS.agentArtifactBytes, new Uint8Array(10), 1, "upload-0002");
+    expect(tooFar.status).toBe(413);
+  });
 });
 
 describe("a phase's log", () => {
