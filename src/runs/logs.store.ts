@@ -14,7 +14,7 @@ import type { ArtifactKind, Phase } from "./runs.types";
 export const STX = 0x02;
 export const ETX = 0x03;
 /** Rows stay well below the 2 MB row limit of the object's SQLite. */
-export const PIECE_BYTES = 512 * 1024;
+const PIECE_BYTES = 512 * 1024;
 
 const encoder = new TextEncoder();
 

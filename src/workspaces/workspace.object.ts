@@ -5,7 +5,7 @@ import { ConfigurationVersions } from "../configuration-versions/configuration-v
 import type { ConfigurationVersionRecord } from "../configuration-versions/configuration-versions.types";
 import type { CreateCvInput, CvBackingAction } from "../configuration-versions/configuration-versions.store";
 import { Runs, type AppendLogInput } from "../runs/runs.object";
-import type { Actor, ArtifactKind, ArtifactUploadInput, CancelSignal, ClaimInput, CreateRunInput, FinishInput, Job, Phase } from "../runs/runs.types";
+import type { Actor, ArtifactKind, CancelSignal, ClaimInput, CreateRunInput, FinishInput, Job, Phase } from "../runs/runs.types";
 import type { RunActionInput, RunComment, RunEvent, RunRecord, RunsRpc } from "../runs/runs.types";
 import { StateVersions } from "../state-versions/state-versions.object";
 import type { BackingAction, BlobKind, CreateVersionInput, RollbackInput, StateVersionView } from "../state-versions/state-versions.store";
@@ -21,6 +21,7 @@ import { AutoDestroy } from "./auto-destroy.object";
 import { inheritedExecution } from "./workspaces.d1";
 import { Vcs, type VcsDeliveryInput } from "../vcs/vcs.object";
 import { isFailure } from "./workspace.rules";
+import type { ArtifactUploadInput } from "../runs/runs.types";
 import type { CreateInput, DataRetentionPolicy, Faults, Guard, LockHolder, UpdateInput, WorkspaceRecord } from "./workspace.types";
 
 /**
