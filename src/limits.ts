@@ -2,15 +2,15 @@
 export const LIMITS = {
   /** API request bodies (JSON:API documents). Larger bodies get 413 before parsing. */
   apiBodyBytes: 1024 * 1024,
-  /** Raw and JSON state uploads through the signed URLs (streamed into the workspace's object in pieces). */
-  stateBodyBytes: 256 * 1024 * 1024,
+  /** Raw and JSON state uploads through the signed URLs (streamed into the workspace's object in pieces): a 100 MB state fits. */
+  stateBodyBytes: 128 * 1024 * 1024,
   /** Configuration archives (tar.gz) through their signed upload URLs: the request body limit of Cloudflare's plans. */
   configurationBodyBytes: 100 * 1024 * 1024,
   /**
    * A body answered before it was read (413, 401, 415…) is read and discarded up to this many bytes, so the client
    * receives the answer instead of a connection reset (src/platform/body.ts); past it the connection is closed.
    */
-  drainBodyBytes: 128 * 1024 * 1024,
+  drainBodyBytes: 256 * 1024 * 1024,
   pageSizeDefault: 20,
   pageSizeMax: 100,
   /** Bytes of each phase's log the web UI's run page shows (the rest through the log's own URL). */
