@@ -2,7 +2,11 @@
  * The agent's HTTP client for the private protocol under /api/agent/ (docs/runs.md). Idempotent calls are retried
  * on network errors and 5xx/429 answers; a 409 about a job means its claim is lost and is never retried.
  */
+import { randomUUID } from "node:crypto";
 import type { AgentStatus, ArtifactKind, Finish, Job, Registration, Signal } from "./protocol.ts";
+
+/** The most one artifact request carries (a multiple of the service's 512 KiB pieces, as parts must start on one). */
+export const ARTIFACT_PART_BYTES = 64 * 1024 * 1024;
 
 /** The claim on a job was lost (lease expired, force-cancel): stop the job and report nothing more. */
 export class JobLostError extends Error {
@@ -152,8 +156,29 @@ export class JobClient {
     }
   }
 
-  async putArtifact(kind: ArtifactKind, bytes: Uint8Array): Promise<void> {
-    await this.client.call({ method: "PUT", path: `${this.base}/artifacts/${kind}`, token: this.job.token, bytes, idempotent: true, job: true });
+  /**
+   * One request up to ARTIFACT_PART_BYTES; a larger artifact in parts of that size (each retried on its own: a part
+   * sent again replaces itself), so no request is near the body limits of the proxies in front of the service.
+   */
+  async putArtifact(kind: ArtifactKind, bytes: Uint8Array, partBytes = ARTIFACT_PART_BYTES): Promise<void> {
+    const path = `${this.base}/artifacts/${kind}`;
+    if (bytes.byteLength <= partBytes) {
+      await this.client.call({ method: "PUT", path, token: this.job.token, bytes, idempotent: true, job: true });
+      return;
+    }
+    const upload = randomUUID();
+    for (let offset = 0; offset < bytes.byteLength; offset += partBytes) {
+      const part = bytes.subarray(offset, offset + partBytes);
+      const final = offset + part.byteLength >= bytes.byteLength ? 1 : 0;
+      await this.client.call({
+        method: "PUT",
+        path: `${path}?upload=${upload}&offset=${offset}&final=${final}`,
+        token: this.job.token,
+        bytes: part,
+        idempotent: true,
+        job: true,
+      });
+    }
   }
 
   /** Appends at `offset` (the bytes this agent sent before); idempotent, so a retry of a landed chunk is harmless. */

@@ -363,11 +363,38 @@ async function apply(ctx: Ctx): Promise<Counts> {
   if (lock) await writeFile(join(p.cwd, ".terraform.lock.hcl"), lock);
   await terraform(ctx, p, ["init", "-input=false"]);
   const structured = ctx.job.workspace.structuredRunOutput === true;
-  await terraform(ctx, p, ["apply", "-input=false", "-lock=false", ...(structured ? ["-json"] : []), p.planFile]);
+  try {
+    await terraform(ctx, p, ["apply", "-input=false", "-lock=false", ...(structured ? ["-json"] : []), p.planFile]);
+  } catch (err) {
+    if (err instanceof JobFailed) await keepErroredState(ctx, p);
+    throw err;
+  }
   const counts = applyCounts(ctx.tail()) ?? NO_CHANGES;
   const total = counts.resourceAdditions + counts.resourceChanges + counts.resourceDestructions + counts.resourceImports;
   return { ...counts, hasChanges: total > 0 };
 }
+
+/**
+ * When the service refused the apply's new state (the run lost the lock, or another state version came first),
+ * Terraform wrote it to errored.tfstate in its working directory (internal/backend/local, backupStateForError). It
+ * is kept with the run for a workspace admin to recover, and the job fails saying how.
+ */
+async function keepErroredState(ctx: Ctx, p: Prepared): Promise<void> {
+  const state = await readJobFile(ctx.root, join(p.cwd, ERRORED_STATE));
+  if (!state) return;
+  try {
+    await timed(ctx, "put errored-state", () => ctx.client.putArtifact("errored-state", state));
+  } catch (err) {
+    if (err instanceof JobLostError) throw err;
+    throw new JobFailed(`Terraform could not save the new state, and keeping it with the run failed too (${message(err)}): the state is lost`);
+  }
+  throw new JobFailed(
+    `Terraform could not save the new state; it is kept with this run as its errored state. To recover it, a workspace admin downloads it from ${ctx.job.apiBase}runs/${ctx.job.run}/errored-state, locks the workspace and pushes it with \`terraform state push\`; another apply before that would fork the state`,
+  );
+}
+
+/** The file Terraform writes the state to when the backend refuses it. */
+const ERRORED_STATE = "errored.tfstate";
 
 function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);

@@ -5,7 +5,7 @@
 
 export type Phase = "plan" | "apply";
 export type Signal = null | "cancel" | "force-cancel";
-export type ArtifactKind = "plan-json" | "plan-json-redacted" | "plan-binary" | "lock-file";
+export type ArtifactKind = "plan-json" | "plan-json-redacted" | "plan-binary" | "lock-file" | "errored-state";
 export type AgentStatus = "idle" | "busy" | "exited";
 
 export interface JobVariable {

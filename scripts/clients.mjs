@@ -1659,6 +1659,27 @@ await step("agent: plan and apply -auto-approve run on the pool's agent", async 
   check(sameKeys(res, ["null_resource.foo"]), `the state has [${Object.keys(res).join(", ")}], expected [null_resource.foo]`);
 });
 
+// ---------------------------------------------------------------- large states: scripts/clients/large-states.mjs
+await import("./clients/large-states.mjs").then((m) =>
+  m.largeStateSteps({
+    step,
+    check,
+    tfOk,
+    apiOk,
+    fixture,
+    currentState,
+    md5,
+    finishedRun,
+    workspaceByName,
+    proxy,
+    remoteOrg: REMOTE_ORG,
+    remoteEnv,
+    terraformVersion: terraform.version,
+    // An API path followed through its redirect (a signed URL) with the admin token.
+    fetchApi: (path) => fetch(`${service.base}/api/v2${path}`, { headers: { Authorization: `Bearer ${service.token}` }, signal: AbortSignal.timeout(120_000) }),
+  }),
+);
+
 // ---------------------------------------------------------------- terraform login (login.v1): scripts/lib/login-e2e.mjs
 await loginSteps({
   step,

@@ -2,15 +2,15 @@
 export const LIMITS = {
   /** API request bodies (JSON:API documents). Larger bodies get 413 before parsing. */
   apiBodyBytes: 1024 * 1024,
-  /** Raw state uploads through the signed URLs. */
-  stateBodyBytes: 64 * 1024 * 1024,
+  /** Raw and JSON state uploads through the signed URLs (streamed into the workspace's object in pieces): a 100 MB state fits. */
+  stateBodyBytes: 128 * 1024 * 1024,
   /** Configuration archives (tar.gz) through their signed upload URLs: the request body limit of Cloudflare's plans. */
   configurationBodyBytes: 100 * 1024 * 1024,
   /**
    * A body answered before it was read (413, 401, 415…) is read and discarded up to this many bytes, so the client
    * receives the answer instead of a connection reset (src/platform/body.ts); past it the connection is closed.
    */
-  drainBodyBytes: 128 * 1024 * 1024,
+  drainBodyBytes: 256 * 1024 * 1024,
   pageSizeDefault: 20,
   pageSizeMax: 100,
   /** Bytes of each phase's log the web UI's run page shows (the rest through the log's own URL). */
@@ -63,6 +63,8 @@ export const LIMITS = {
   runListScanMax: 2_000,
   /** Saved plans one apply discards (they wait for confirmation; more than this is not a workspace's normal life). */
   savedPlansDiscardMax: 1_000,
+  /** A run artifact read whole (the web UI's list of a plan's changes); a larger JSON plan is not listed there. */
+  runArtifactReadBytes: 16 * 1024 * 1024,
   /** Bytes of a run log one read answers at most (the client's `limit` may ask for less). */
   runLogReadMax: 1024 * 1024,
   // ---- the private registry (src/registry/): uploads stream into R2 through their signed URLs, outside the API's body limit ----
@@ -83,8 +85,15 @@ export const LIMITS = {
   agentJsonBodyBytes: 64 * 1024,
   /** One log append. */
   agentLogChunkBytes: 1024 * 1024,
-  /** One artifact (a plan, its JSON, the lock file). */
-  agentArtifactBytes: 16 * 1024 * 1024,
+  /**
+   * One artifact (a plan, its JSON, the lock file, an apply's errored state). Uploads stream into the workspace's
+   * object in pieces and downloads stream out, so no request or call holds it whole; the bound leaves room for the
+   * JSON plan of a 100 MB state, which holds the state about four times (prior state, planned values, each change's
+   * before and after).
+   */
+  agentArtifactBytes: 512 * 1024 * 1024,
+  /** Bytes of the agent's output one phase's log keeps; past it the log ends with a "Log truncated" line. */
+  runLogPhaseBytes: 32 * 1024 * 1024,
   /** How long `jobs/next` waits for a job before answering 204, and how often it looks meanwhile. */
   agentNextJobWaitMs: 10_000,
   agentNextJobPollMs: 250,

@@ -16,13 +16,14 @@ import {
   authenticateAgent,
   authenticateJob,
   finishJob,
-  getArtifact,
+  artifactResponse,
   heartbeat,
   jobConfiguration,
   nextJob,
   putArtifact,
   registerAgent,
   reportStatus,
+  type ArtifactPart,
   type JobAuth,
 } from "./agent-protocol.service";
 import { agentIdParam, artifactKind, finishBody, jobParams, registerBody, statusBody } from "./agents.schemas";
@@ -130,17 +131,26 @@ agentProtocol.post("/jobs/:run/:phase/logs", limitBody(LIMITS.agentLogChunkBytes
   return c.json(await appendLog(job, Number(offset), await bytesOf(c)), 200);
 });
 
-agentProtocol.put("/jobs/:run/:phase/artifacts/:kind", limitBody(LIMITS.agentArtifactBytes, tooLarge(LIMITS.agentArtifactBytes)), async (c) => {
+/** `upload`, `offset` and `final` of a request that is one part of an artifact sent in several (null: the whole). */
+function artifactPart(c: Context<AppEnv>): ArtifactPart | null {
+  const { upload, offset, final } = c.req.query();
+  if (upload === undefined && offset === undefined && final === undefined) return null;
+  if (!upload || !/^[A-Za-z0-9-]{8,64}$/.test(upload))
+    throw ApiError.of("bad_request", { detail: "upload must name the artifact's upload", parameter: "upload" });
+  if (!offset || !/^\d{1,12}$/.test(offset)) throw ApiError.of("bad_request", { detail: "offset must be the part's offset in bytes", parameter: "offset" });
+  if (final !== "0" && final !== "1") throw ApiError.of("bad_request", { detail: "final must be 0 or 1", parameter: "final" });
+  return { upload, offset: Number(offset), final: final === "1" };
+}
+
+// No body limit in front: the service streams the body in and refuses it past LIMITS.agentArtifactBytes.
+agentProtocol.put("/jobs/:run/:phase/artifacts/:kind", async (c) => {
   const job = await jobAuth(c);
-  await putArtifact(job, param(artifactKind, c.req.param("kind")), await bytesOf(c));
+  const kind = param(artifactKind, c.req.param("kind"));
+  await putArtifact(job, kind, c.req.raw.body, Number(c.req.header("Content-Length") ?? "0"), artifactPart(c));
   return c.body(null, 204);
 });
 
-agentProtocol.get("/jobs/:run/:phase/artifacts/:kind", async (c) => {
-  const job = await jobAuth(c);
-  const bytes = await getArtifact(job, param(artifactKind, c.req.param("kind")));
-  return c.body(new Uint8Array(bytes), 200, { "Content-Type": "application/octet-stream" });
-});
+agentProtocol.get("/jobs/:run/:phase/artifacts/:kind", async (c) => artifactResponse(await jobAuth(c), param(artifactKind, c.req.param("kind"))));
 
 agentProtocol.post("/jobs/:run/:phase/finish", jsonLimit, async (c) => {
   const job = await jobAuth(c);

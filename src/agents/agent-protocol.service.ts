@@ -15,7 +15,8 @@ import { newId, nowIso, sha256Hex } from "../ids";
 import { LIMITS } from "../limits";
 import { findOrganization } from "../organizations/organizations.d1";
 import { queuedJobs, runIndexRow } from "../runs/runs.d1";
-import type { ArtifactKind, CancelSignal, Job, Phase } from "../runs/runs.types";
+import { ARTIFACT_PHASE, type ArtifactKind, type CancelSignal, type Job, type Phase } from "../runs/runs.types";
+import { piecesResponse, stagePieces } from "../platform/pieces";
 import { openValue } from "../variables/variables.crypto";
 import { effectiveVariables } from "../variables/variables.rules";
 import { varsetsReachingWorkspace } from "../varsets/varsets.d1";
@@ -31,6 +32,9 @@ export interface AgentAuth {
   db: Db;
   pool: { id: string; organizationId: string } | null;
 }
+
+/** Bytes per call while an artifact streams into the workspace's object (stored as rows of half a MiB). */
+const ARTIFACT_UPLOAD_PIECE_BYTES = 2 * 1024 * 1024;
 
 /** `last-used-at` of an agent token is refreshed at most this often. */
 const TOKEN_TOUCH_MS = 60_000;
@@ -254,14 +258,65 @@ export async function appendLog(job: JobAuth, offset: number, bytes: Uint8Array)
   return unwrap(await stubOf(job).appendLog({ runId, phase, claimId, offset, bytes, now: nowIso() })).value;
 }
 
-export async function putArtifact(job: JobAuth, kind: ArtifactKind, bytes: Uint8Array): Promise<void> {
-  if (job.claims.phase !== "plan") throw ApiError.of("conflict", { detail: "Artifacts are stored by the plan phase" });
-  unwrap(await stubOf(job).putArtifact({ runId: job.claims.runId, claimId: job.claims.claimId, kind, bytes }));
+const artifactTooLarge = () => ApiError.of("payload_too_large", { detail: `Artifacts are limited to ${LIMITS.agentArtifactBytes} bytes` });
+
+/** One request of an artifact sent in several: the upload it belongs to, where it begins, and whether it ends it. */
+export interface ArtifactPart {
+  upload: string;
+  offset: number;
+  final: boolean;
 }
 
-export async function getArtifact(job: JobAuth, kind: ArtifactKind): Promise<Uint8Array> {
+/**
+ * Streams an artifact upload into the workspace's object in pieces staged for this upload, then completes it: no
+ * request or call holds the whole artifact. The agent sends a large one in several requests (`part`), each staged
+ * after the ones before (a retried part replaces itself); the last completes it. Each kind is stored by one phase
+ * (the plan's, or the apply's errored state).
+ */
+export async function putArtifact(
+  job: JobAuth,
+  kind: ArtifactKind,
+  body: ReadableStream<Uint8Array> | null,
+  contentLength: number,
+  part: ArtifactPart | null,
+): Promise<void> {
+  const { runId, phase, claimId } = job.claims;
+  if (ARTIFACT_PHASE[kind] !== phase) throw ApiError.of("conflict", { detail: `Artifacts of kind ${kind} are stored by the ${ARTIFACT_PHASE[kind]} phase` });
+  const room = LIMITS.agentArtifactBytes - (part?.offset ?? 0);
+  if (room < 0 || contentLength > room) throw artifactTooLarge();
+  const stub = stubOf(job);
+  // A single request's upload is its own; a part's is the agent's, namespaced apart from the random ones.
+  const upload = part ? `part-${part.upload}` : crypto.randomUUID();
+  const target = { runId, phase, claimId, kind, upload };
+  // Only the request's first call carries its offset (what was staged from there on is replaced).
+  let at: number | undefined = part?.offset;
+  const first = () => {
+    const v = at;
+    at = undefined;
+    return v;
+  };
+  const last = await stagePieces(
+    body,
+    { size: ARTIFACT_UPLOAD_PIECE_BYTES, maxBytes: room, tooLarge: artifactTooLarge },
+    {
+      append: async (bytes) => void unwrap(await stub.appendArtifact({ ...target, bytes, at: first() })),
+      // A part that failed is sent again (it replaces itself); a single request's upload is dropped.
+      abort: () => (part ? Promise.resolve() : stub.abortArtifact({ runId, kind, upload })),
+    },
+  );
+  if (!part || part.final) unwrap(await stub.completeArtifact({ ...target, bytes: last, at: first() }));
+  else unwrap(await stub.appendArtifact({ ...target, bytes: last, at: first() }));
+}
+
+/** An artifact of the job's run as a streamed response, read from the workspace's object a few MiB per call. */
+export async function artifactResponse(job: JobAuth, kind: ArtifactKind): Promise<Response> {
   await requireLiveRun(job);
-  return unwrap(await stubOf(job).getArtifact({ runId: job.claims.runId, kind })).value.bytes;
+  const stub = stubOf(job);
+  return piecesResponse(
+    (fromSeq) => stub.readArtifactPart({ runId: job.claims.runId, kind, fromSeq }),
+    "application/octet-stream",
+    "artifact vanished while streaming",
+  );
 }
 
 export async function finishJob(job: JobAuth, body: FinishBody): Promise<void> {

@@ -39,4 +39,4 @@ export const jobParams = z.object({
   run: z.string().regex(/^run-[A-Za-z0-9]{1,64}$/),
   phase: z.enum(["plan", "apply"]),
 });
-export const artifactKind = z.enum(["plan-json", "plan-json-redacted", "plan-binary", "lock-file"]);
+export const artifactKind = z.enum(["plan-json", "plan-json-redacted", "plan-binary", "lock-file", "errored-state"]);

@@ -185,6 +185,10 @@ export const REQUIREMENTS = {
     holds: (_p, t) => !!caps(t)?.admin && !org(t)!.isOrgToken,
   },
   "runs.read-json-plan": { summary: "the unredacted JSON plan: workspace admin", holds: (_p, t) => !!caps(t)?.admin },
+  "runs.read-errored-state": {
+    summary: "the state an apply could not save: state versions: read and workspace admin",
+    holds: (_p, t) => (caps(t)?.stateVersions ?? 0) >= 2 && !!caps(t)?.admin,
+  },
   "variables.read": { summary: "variables: read", holds: (_p, t) => (caps(t)?.variables ?? 0) >= 1 },
   "variables.write": { summary: "variables: write", holds: (_p, t) => (caps(t)?.variables ?? 0) >= 2 },
   "state.read-outputs": { summary: "state versions: read-outputs", holds: (_p, t) => (caps(t)?.stateVersions ?? 0) >= 1 },

@@ -7,6 +7,7 @@
  * recognised whatever the service added around it; readers' offsets count every byte of the framed stream.
  */
 import { fail, type Failure } from "../errors";
+import { LIMITS } from "../limits";
 import { addAgentBytes, type JobRow } from "./jobs.store";
 import type { ArtifactKind, Phase } from "./runs.types";
 
@@ -57,10 +58,18 @@ export function appendAgentLog(sql: SqlStorage, job: JobRow, offset: number, byt
   if (offset > size) return fail("log_gap", `The log has ${size} bytes; an append at offset ${offset} would leave a gap`);
   const fresh = bytes.subarray(Math.min(bytes.byteLength, size - offset));
   if (fresh.byteLength === 0) return size;
-  write(sql, job.run_id, job.phase, fresh, true);
+  // Past the phase's bound the agent's bytes are counted (its offsets go on) but no longer kept; the line that says
+  // so is written once, where the bound is crossed.
+  const room = Math.max(0, LIMITS.runLogPhaseBytes - size);
+  if (room > 0) write(sql, job.run_id, job.phase, fresh.subarray(0, room), true);
+  if (fresh.byteLength > room && size <= LIMITS.runLogPhaseBytes) write(sql, job.run_id, job.phase, encoder.encode(truncatedLine()), false);
   addAgentBytes(sql, job, fresh.byteLength);
   return size + fresh.byteLength;
 }
+
+/** The last line of a log cut at its bound (the phase itself runs on). */
+export const truncatedLine = () =>
+  `\nLog truncated: this phase's log reached its limit of ${LIMITS.runLogPhaseBytes} bytes; the rest of Terraform's output was not kept.\n`;
 
 /** At most `limit` bytes of the framed stream from `offset` (empty before anything exists, or past the end). */
 export function readLog(sql: SqlStorage, runId: string, phase: Phase, offset: number, limit: number): Uint8Array {
@@ -94,13 +103,83 @@ export function readLog(sql: SqlStorage, runId: string, phase: Phase, offset: nu
 
 // ---- artifacts ----
 
-/** Stores (or replaces) an artifact of the run's plan. */
-export function putArtifact(sql: SqlStorage, runId: string, kind: ArtifactKind, bytes: Uint8Array): void {
-  sql.exec("DELETE FROM run_artifacts WHERE run_id = ? AND kind = ?", runId, kind);
-  let seq = 0;
-  for (let off = 0; off < bytes.byteLength || seq === 0; off += PIECE_BYTES) {
+/**
+ * Uploads arrive in pieces (the Worker streams the request body in), staged under their own key until complete, so
+ * two uploads of one artifact never mix and a broken one never replaces a stored artifact.
+ */
+const stagingKind = (kind: ArtifactKind, upload: string) => `${kind}@${upload}`;
+
+function appendRows(sql: SqlStorage, runId: string, kind: string, bytes: Uint8Array): void {
+  let seq = (sql.exec<{ n: number | null }>("SELECT max(seq) AS n FROM run_artifacts WHERE run_id = ? AND kind = ?", runId, kind).one().n ?? -1) + 1;
+  for (let off = 0; off < bytes.byteLength; off += PIECE_BYTES) {
     sql.exec("INSERT INTO run_artifacts (run_id, kind, seq, bytes) VALUES (?, ?, ?, ?)", runId, kind, seq++, bytes.subarray(off, off + PIECE_BYTES));
   }
+}
+
+/**
+ * One piece of an upload, in its staging area. `at`: the upload's offset where a part request begins (an upload sent
+ * in several requests); what was staged from there on (a retried part) is replaced, and a gap before it is refused.
+ */
+export function appendArtifactUpload(sql: SqlStorage, runId: string, kind: ArtifactKind, upload: string, bytes: Uint8Array, at?: number): Failure | null {
+  const staged = stagingKind(kind, upload);
+  if (at !== undefined) {
+    if (at % PIECE_BYTES !== 0) return fail("bad_request", `A part of an artifact starts at a multiple of ${PIECE_BYTES} bytes`);
+    sql.exec("DELETE FROM run_artifacts WHERE run_id = ? AND kind = ? AND seq >= ?", runId, staged, at / PIECE_BYTES);
+    const size = sql.exec<{ n: number | null }>("SELECT sum(length(bytes)) AS n FROM run_artifacts WHERE run_id = ? AND kind = ?", runId, staged).one().n ?? 0;
+    if (size !== at) return fail("bad_request", `The upload has ${size} bytes; a part at offset ${at} would leave a gap`);
+  }
+  appendRows(sql, runId, staged, bytes);
+  return null;
+}
+
+/** Drops an upload that failed midway (too large, client gone). */
+export function abortArtifactUpload(sql: SqlStorage, runId: string, kind: ArtifactKind, upload: string): void {
+  sql.exec("DELETE FROM run_artifacts WHERE run_id = ? AND kind = ?", runId, stagingKind(kind, upload));
+}
+
+/** The upload's last piece: the staged artifact replaces any stored one (an empty artifact keeps one empty row). */
+export function completeArtifactUpload(sql: SqlStorage, runId: string, kind: ArtifactKind, upload: string, bytes: Uint8Array, at?: number): Failure | null {
+  const staged = stagingKind(kind, upload);
+  const refused = appendArtifactUpload(sql, runId, kind, upload, bytes, at);
+  if (refused) return refused;
+  sql.exec("DELETE FROM run_artifacts WHERE run_id = ? AND kind = ?", runId, kind);
+  sql.exec("UPDATE run_artifacts SET kind = ? WHERE run_id = ? AND kind = ?", kind, runId, staged);
+  const any = sql.exec<{ n: number }>("SELECT count(*) AS n FROM run_artifacts WHERE run_id = ? AND kind = ?", runId, kind).one().n;
+  if (any === 0) sql.exec("INSERT INTO run_artifacts (run_id, kind, seq, bytes) VALUES (?, ?, 0, ?)", runId, kind, new Uint8Array());
+  return null;
+}
+
+/** Pieces one part read answers (a few MiB per call). */
+const PIECES_PER_PART = 8;
+
+/** Up to PIECES_PER_PART pieces of a stored artifact from `fromSeq`, and the seq to ask for next (null at the end). */
+export function readArtifactPart(sql: SqlStorage, runId: string, kind: ArtifactKind, fromSeq: number): { bytes: Uint8Array; next: number | null } | null {
+  const rows = sql
+    .exec<{ seq: number; bytes: ArrayBuffer }>(
+      "SELECT seq, bytes FROM run_artifacts WHERE run_id = ? AND kind = ? AND seq >= ? ORDER BY seq LIMIT ?",
+      runId,
+      kind,
+      fromSeq,
+      PIECES_PER_PART + 1,
+    )
+    .toArray();
+  if (rows.length === 0) return fromSeq === 0 ? null : { bytes: new Uint8Array(), next: null };
+  const part = rows.slice(0, PIECES_PER_PART);
+  const bytes = new Uint8Array(part.reduce((n, r) => n + r.bytes.byteLength, 0));
+  let at = 0;
+  for (const r of part) {
+    bytes.set(new Uint8Array(r.bytes), at);
+    at += r.bytes.byteLength;
+  }
+  return { bytes, next: rows.length > PIECES_PER_PART ? rows[PIECES_PER_PART].seq : null };
+}
+
+/** The stored artifact's size in bytes (null: none). */
+export function artifactSize(sql: SqlStorage, runId: string, kind: ArtifactKind): number | null {
+  const row = sql
+    .exec<{ n: number | null; c: number }>("SELECT sum(length(bytes)) AS n, count(*) AS c FROM run_artifacts WHERE run_id = ? AND kind = ?", runId, kind)
+    .one();
+  return row.c === 0 ? null : (row.n ?? 0);
 }
 
 export function getArtifact(sql: SqlStorage, runId: string, kind: ArtifactKind): Uint8Array | null {

@@ -18,7 +18,19 @@ import { lock } from "../workspaces/lock.rules";
 import { isFailure } from "../workspaces/workspace.rules";
 import type { Guard, WorkspaceRecord } from "../workspaces/workspace.types";
 import { claimRow, closeJob, earliestLease, expiredJobs, liveJob, queueJob, renewLease, type JobRow } from "./jobs.store";
-import { appendAgentLog, applyPreamble, closeLog, getArtifact, openLog, putArtifact, readLog } from "./logs.store";
+import {
+  abortArtifactUpload,
+  appendAgentLog,
+  appendArtifactUpload,
+  applyPreamble,
+  artifactSize,
+  closeLog,
+  completeArtifactUpload,
+  getArtifact,
+  openLog,
+  readArtifactPart,
+  readLog,
+} from "./logs.store";
 import { dropRunIndexStatements, runIndexStatements } from "./runs.d1";
 import {
   bypassesQueue,
@@ -56,9 +68,11 @@ import {
   unindexedRuns,
   waitingRuns,
 } from "./runs.store";
+import { ARTIFACT_PHASE } from "./runs.types";
 import type {
   Actor,
   ArtifactKind,
+  ArtifactUploadInput,
   CancelSignal,
   ClaimInput,
   CreateRunInput,
@@ -188,18 +202,53 @@ export class Runs {
     return isFailure(size) ? size : ok({ size, signal: touched.signal });
   }
 
-  putArtifact(input: { runId: string; claimId: string; kind: ArtifactKind; bytes: Uint8Array }): Result<null> {
-    if (this.host.load().kind !== "live" || !this.made) return fail("job_lost");
-    const r = this.touchJob({ runId: input.runId, phase: "plan", claimId: input.claimId, now: new Date().toISOString() });
+  /** One piece of an artifact upload (the job must still hold its claim; `phase` is the phase that stores the kind). */
+  appendArtifact(input: ArtifactUploadInput): Result<null> {
+    const r = this.artifactJob(input);
     if (isFailure(r)) return r;
-    putArtifact(this.sql, input.runId, input.kind, input.bytes);
+    return appendArtifactUpload(this.sql, input.runId, input.kind, input.upload, input.bytes, input.at) ?? ok(null);
+  }
+
+  abortArtifact(input: Omit<ArtifactUploadInput, "bytes" | "claimId" | "phase">): Result<null> {
+    if (this.made) abortArtifactUpload(this.sql, input.runId, input.kind, input.upload);
     return ok(null);
   }
 
-  getArtifact(input: { runId: string; kind: ArtifactKind }): Result<{ bytes: Uint8Array }> {
+  /** The upload's last piece: the artifact replaces any stored one of its kind. */
+  completeArtifact(input: ArtifactUploadInput): Result<null> {
+    const r = this.artifactJob(input);
+    if (isFailure(r)) {
+      if (this.made) abortArtifactUpload(this.sql, input.runId, input.kind, input.upload);
+      return r;
+    }
+    return completeArtifactUpload(this.sql, input.runId, input.kind, input.upload, input.bytes, input.at) ?? ok(null);
+  }
+
+  /** A small artifact in one call (an RPC carries at most 32 MiB; the agent's uploads stream in pieces). */
+  putArtifact(input: { runId: string; claimId: string; kind: ArtifactKind; bytes: Uint8Array }): Result<null> {
+    return this.completeArtifact({ ...input, phase: ARTIFACT_PHASE[input.kind], upload: crypto.randomUUID() });
+  }
+
+  private artifactJob(input: ArtifactUploadInput) {
+    if (this.host.load().kind !== "live" || !this.made) return fail("job_lost");
+    return this.touchJob({ runId: input.runId, phase: input.phase, claimId: input.claimId, now: new Date().toISOString() });
+  }
+
+  /** The whole artifact (for small readers: an RPC result is limited to 32 MiB), or `size` alone past `maxBytes`. */
+  getArtifact(input: { runId: string; kind: ArtifactKind; maxBytes?: number }): Result<{ bytes: Uint8Array | null; size: number }> {
+    return this.read<{ bytes: Uint8Array | null; size: number }>(input.runId, () => {
+      const size = artifactSize(this.sql, input.runId, input.kind);
+      if (size === null) return fail("not_found");
+      if (input.maxBytes !== undefined && size > input.maxBytes) return ok({ bytes: null, size });
+      return ok({ bytes: getArtifact(this.sql, input.runId, input.kind) ?? new Uint8Array(), size });
+    });
+  }
+
+  /** An artifact a few MiB per call, from `fromSeq` 0 until `next` is null. */
+  readArtifactPart(input: { runId: string; kind: ArtifactKind; fromSeq: number }): Result<{ bytes: Uint8Array; next: number | null }> {
     return this.read(input.runId, () => {
-      const bytes = getArtifact(this.sql, input.runId, input.kind);
-      return bytes ? ok({ bytes }) : fail("not_found");
+      const part = readArtifactPart(this.sql, input.runId, input.kind, input.fromSeq);
+      return part ? ok(part) : fail("not_found");
     });
   }
 

@@ -259,7 +259,7 @@ const jsonOutputResponses = {
 
 /** 204 until the plan finished and its JSON plan is stored, then a redirect to a signed URL of it. */
 async function jsonOutput(c: Context<AppEnv>, read: RunRead, kind: SignedArtifact = "plan-json") {
-  const stored = read.run.plan.status === "finished" && (await readArtifact(callerOf(c), read, kind)) !== null;
+  const stored = read.run.plan.status === "finished" && (await readArtifact(callerOf(c), read, kind, 0)) !== null;
   if (!stored) return c.body(null, 204);
   return c.redirect(await signedArtifactUrl(c.env, origin(c), read.run.workspaceId, read.run.id, kind), 307);
 }
@@ -288,6 +288,28 @@ runs.openapi(
     responses: jsonOutputResponses,
   }),
   async (c) => jsonOutput(c, await readRun(callerOf(c), c.req.valid("param").run_id, "runs.read-json-plan")),
+);
+
+runs.openapi(
+  defineRoute({
+    method: "get",
+    path: "/runs/{run_id}/errored-state",
+    action: "runs.read-errored-state",
+    tags: ["Runs"],
+    summary: "The state an apply could not save (Terraform's errored.tfstate), for recovery with a state version",
+    description:
+      "When an apply's state upload is refused (the lock was lost, or another state version came first), the agent keeps the state Terraform could not save with the run. A workspace admin who may read state downloads it here and, once the workspace is locked, pushes it back as a new state version (`terraform state push`). 204 when the run kept none.",
+    request: { params: runIdParam },
+    responses: {
+      204: { description: "The run kept no errored state" },
+      307: { description: "Redirect to a short-lived signed URL of the state" },
+    },
+  }),
+  async (c) => {
+    const read = await readRun(callerOf(c), c.req.valid("param").run_id, "runs.read-errored-state");
+    if ((await readArtifact(callerOf(c), read, "errored-state", 0)) === null) return c.body(null, 204);
+    return c.redirect(await signedArtifactUrl(c.env, origin(c), read.run.workspaceId, read.run.id, "errored-state"), 307);
+  },
 );
 
 runs.openapi(

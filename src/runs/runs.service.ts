@@ -26,6 +26,8 @@ import type { RunPermissions } from "./runs.serialize";
 import type { ArtifactKind, Phase, RunAction, RunComment, RunEvent, RunOptions, RunRecord, RunStatus } from "./runs.types";
 import { matchesFilters, parseRunFilters, RUN_OPERATIONS, type RunFilters } from "./runs.filters";
 import { workspaceObject } from "../workspaces/workspace.stub";
+import { piecesResponse } from "../platform/pieces";
+import type { SignedArtifact } from "./runs.urls";
 
 /** A run with the caller's standing on its workspace. */
 export interface RunRead {
@@ -317,14 +319,22 @@ export async function readPhase(caller: Caller, phaseId: string, action: Action 
   return { ...read, phase };
 }
 
-/** An artifact of the run's plan, or null while there is none yet. */
-export async function readArtifact(caller: Caller, read: RunRead, kind: ArtifactKind): Promise<Uint8Array | null> {
-  const res = await workspaceObject(caller.env, read.readable.record.id).getArtifact({ runId: read.run.id, kind });
+/**
+ * An artifact of the run, or null while there is none yet. Past `maxBytes` (default LIMITS.runArtifactReadBytes) only
+ * its size is answered: a large one is read through its signed URL, streamed.
+ */
+export async function readArtifact(
+  caller: Caller,
+  read: RunRead,
+  kind: ArtifactKind,
+  maxBytes: number = LIMITS.runArtifactReadBytes,
+): Promise<{ bytes: Uint8Array | null; size: number } | null> {
+  const res = await workspaceObject(caller.env, read.readable.record.id).getArtifact({ runId: read.run.id, kind, maxBytes });
   if (!res.ok) {
     if (res.code === "not_found") return null;
     unwrap(res);
   }
-  return res.ok ? res.value.bytes : null;
+  return res.ok ? res.value : null;
 }
 
 // ---- run events and comments ----
@@ -400,8 +410,9 @@ export async function signedLogRead(env: Bindings, workspaceId: string, runId: s
 }
 
 /** A plan artifact's bytes, for its signed URL (the caller verified the signature). */
-export async function signedArtifact(env: Bindings, workspaceId: string, runId: string, kind: "plan-json" | "plan-json-redacted"): Promise<Uint8Array> {
-  return unwrap(await workspaceObject(env, workspaceId).getArtifact({ runId, kind })).value.bytes;
+export function signedArtifact(env: Bindings, workspaceId: string, runId: string, kind: SignedArtifact): Promise<Response> {
+  const stub = workspaceObject(env, workspaceId);
+  return piecesResponse((fromSeq) => stub.readArtifactPart({ runId, kind, fromSeq }), "application/json", "artifact vanished while streaming");
 }
 
 /** The configuration version a run uses, once the caller may read the run. */

@@ -8,13 +8,14 @@ import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { signedArtifact, signedLogRead } from "./runs.service";
 import { LIMITS } from "../limits";
-import { verifyArtifactUrl, verifyLogUrl } from "./runs.urls";
+import { type SignedArtifact, verifyArtifactUrl, verifyLogUrl } from "./runs.urls";
 import type { Phase } from "./runs.types";
 
 export const runLogs = new Hono<AppEnv>();
 
 const WS = /^ws-[A-Za-z0-9]{1,64}$/;
 const RUN = /^run-[A-Za-z0-9]{1,64}$/;
+const SIGNED_KINDS: ReadonlySet<string> = new Set<SignedArtifact>(["plan-json", "plan-json-redacted", "errored-state"]);
 const badSignature = () => ApiError.of("forbidden", { detail: "The URL is not signed for this request, or it has expired" });
 
 /** A query integer: absent → `fallback`; anything but digits is a 400 naming the parameter. */
@@ -37,8 +38,10 @@ runLogs.get("/_logs/:ws/:run/:phase/:token", async (c) => {
 
 runLogs.get("/_artifacts/:ws/:run/:kind/:token", async (c) => {
   const { ws, run, kind, token } = c.req.param();
-  if (!WS.test(ws) || !RUN.test(run) || (kind !== "plan-json" && kind !== "plan-json-redacted")) throw ApiError.of("not_found");
-  if (!(await verifyArtifactUrl(c.env, ws, run, kind, token))) throw badSignature();
-  const bytes = await signedArtifact(c.env, ws, run, kind);
-  return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { "Content-Type": "application/json", "Cache-Control": "no-store" });
+  if (!WS.test(ws) || !RUN.test(run) || !SIGNED_KINDS.has(kind)) throw ApiError.of("not_found");
+  if (!(await verifyArtifactUrl(c.env, ws, run, kind as SignedArtifact, token))) throw badSignature();
+  // Streamed a few MiB per call from the workspace's object: a JSON plan may be hundreds of MiB.
+  const res = await signedArtifact(c.env, ws, run, kind as SignedArtifact);
+  res.headers.set("Cache-Control", "no-store");
+  return res;
 });

@@ -176,7 +176,32 @@ export interface FinishInput {
   terraformVersion?: string;
 }
 
-export type ArtifactKind = "plan-json" | "plan-json-redacted" | "plan-binary" | "lock-file";
+/**
+ * What a run keeps besides its logs: the plan phase's plan, JSON plans and lock file; `errored-state`, the state an
+ * apply could not save (Terraform's errored.tfstate), kept for a workspace admin to recover.
+ */
+export type ArtifactKind = "plan-json" | "plan-json-redacted" | "plan-binary" | "lock-file" | "errored-state";
+
+/** The phase that stores each kind of artifact. */
+export const ARTIFACT_PHASE: Record<ArtifactKind, Phase> = {
+  "plan-json": "plan",
+  "plan-json-redacted": "plan",
+  "plan-binary": "plan",
+  "lock-file": "plan",
+  "errored-state": "apply",
+};
+
+/** One piece of an artifact upload by a job (`upload` names the request's staging area). */
+export interface ArtifactUploadInput {
+  runId: string;
+  phase: Phase;
+  claimId: string;
+  kind: ArtifactKind;
+  upload: string;
+  bytes: Uint8Array;
+  /** Where a part request of an upload sent in several begins (its first piece only). */
+  at?: number;
+}
 
 /**
  * The RPC methods of the workspace's Durable Object for runs (src/workspaces/workspace.object.ts implements them;
@@ -203,7 +228,13 @@ export interface RunsRpc {
     bytes: Uint8Array;
     now: string;
   }): Promise<Result<{ size: number; signal: CancelSignal }>>;
+  /** A small artifact in one call. */
   putArtifact(input: { runId: string; claimId: string; kind: ArtifactKind; bytes: Uint8Array }): Promise<Result<null>>;
-  getArtifact(input: { runId: string; kind: ArtifactKind }): Promise<Result<{ bytes: Uint8Array }>>;
+  appendArtifact(input: ArtifactUploadInput): Promise<Result<null>>;
+  abortArtifact(input: { runId: string; kind: ArtifactKind; upload: string }): Promise<Result<null>>;
+  completeArtifact(input: ArtifactUploadInput): Promise<Result<null>>;
+  /** The whole artifact, or only its size when it is larger than `maxBytes`. */
+  getArtifact(input: { runId: string; kind: ArtifactKind; maxBytes?: number }): Promise<Result<{ bytes: Uint8Array | null; size: number }>>;
+  readArtifactPart(input: { runId: string; kind: ArtifactKind; fromSeq: number }): Promise<Result<{ bytes: Uint8Array; next: number | null }>>;
   finishJob(input: FinishInput): Promise<Result<{ run: RunRecord }>>;
 }

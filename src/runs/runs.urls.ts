@@ -16,7 +16,7 @@ const LOG_EXPIRY_STEP_SECONDS = 60 * 60;
 export const ARTIFACT_URL_TTL_SECONDS = 60;
 
 /** The artifacts a signed URL may serve. */
-export type SignedArtifact = "plan-json" | "plan-json-redacted";
+export type SignedArtifact = "plan-json" | "plan-json-redacted" | "errored-state";
 
 async function hmacHex(key: string, message: string): Promise<string> {
   const k = await crypto.subtle.importKey("raw", new TextEncoder().encode(key), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);

@@ -24,6 +24,7 @@ import { AutoDestroy } from "./auto-destroy.object";
 import { inheritedExecution } from "./workspaces.d1";
 import { Vcs, type VcsDeliveryInput } from "../vcs/vcs.object";
 import { isFailure } from "./workspace.rules";
+import type { ArtifactUploadInput } from "../runs/runs.types";
 import type { CreateInput, DataRetentionPolicy, Faults, Guard, LockHolder, UpdateInput, WorkspaceRecord } from "./workspace.types";
 
 /**
@@ -289,8 +290,20 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
   async putArtifact(input: { runId: string; claimId: string; kind: ArtifactKind; bytes: Uint8Array }): Promise<Result<null>> {
     return this.runs.putArtifact(input);
   }
-  async getArtifact(input: { runId: string; kind: ArtifactKind }): Promise<Result<{ bytes: Uint8Array }>> {
+  async appendArtifact(input: ArtifactUploadInput): Promise<Result<null>> {
+    return this.runs.appendArtifact(input);
+  }
+  async abortArtifact(input: { runId: string; kind: ArtifactKind; upload: string }): Promise<Result<null>> {
+    return this.runs.abortArtifact(input);
+  }
+  async completeArtifact(input: ArtifactUploadInput): Promise<Result<null>> {
+    return this.runs.completeArtifact(input);
+  }
+  async getArtifact(input: { runId: string; kind: ArtifactKind; maxBytes?: number }): Promise<Result<{ bytes: Uint8Array | null; size: number }>> {
     return this.runs.getArtifact(input);
+  }
+  async readArtifactPart(input: { runId: string; kind: ArtifactKind; fromSeq: number }): Promise<Result<{ bytes: Uint8Array; next: number | null }>> {
+    return this.runs.readArtifactPart(input);
   }
   async finishJob(input: FinishInput): Promise<Result<{ run: RunRecord }>> {
     return this.runs.finish(input);

@@ -100,6 +100,7 @@ const WHO = {
   "runs.destroy": ["admin", "projectMaintain", "owners", "siteAdmin", "manageWorkspaces"],
   "runs.force-cancel": ["admin", "projectMaintain", "owners", "siteAdmin", "manageWorkspaces"],
   "runs.read-json-plan": WS_ADMIN,
+  "runs.read-errored-state": WS_ADMIN,
 } satisfies Record<Action, P[]>;
 
 const needsOf = (row: { method: string; route: string; needs?: Action }): Action => {
@@ -1860,6 +1861,8 @@ const ROWS: Row[] = [
     ok: 204,
     make: async () => ({ path: `/plans/plan-${suffix((await matrixRun()).run)}/json-output` }),
   },
+  // 204: the run kept no errored state (runs.errored-state.test.ts follows the redirect when it has one).
+  { method: "GET", route: "/api/v2/runs/:run_id/errored-state", ok: 204, make: async () => ({ path: `/runs/${(await matrixRun()).run}/errored-state` }) },
   { method: "GET", route: "/api/v2/runs/:run_id/plan/json-output", ok: 204, make: async () => ({ path: `/runs/${(await matrixRun()).run}/plan/json-output` }) },
   {
     method: "GET",

@@ -1,4 +1,5 @@
 // State versions under the lock, signed upload URLs, outputs, unlock's 503, safe delete with resources.
+import { LIMITS } from "../../src/limits";
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import SparkMD5 from "spark-md5";
@@ -352,7 +353,7 @@ describe("signed blob URLs", () => {
     const res = await raw(sv.attributes["hosted-state-upload-url"], {
       method: "PUT",
       body: STATE,
-      headers: { "Content-Type": "application/octet-stream", "Content-Length": String(64 * 1024 * 1024 + 1) },
+      headers: { "Content-Type": "application/octet-stream", "Content-Length": String(LIMITS.stateBodyBytes + 1) },
     });
     expect(res.status).toBe(413);
   });

@@ -68,7 +68,7 @@ describe("a run from plan to apply", () => {
     // Status, has-changes, confirmable and the plan's status change together.
     expect(planned).toMatchObject({ status: "planned", hasChanges: true, plan: { status: "finished", hasChanges: true, resourceAdditions: 1 } });
     expect(runActions(planned, new Date().toISOString())).toMatchObject({ "is-confirmable": true, "is-discardable": true, "is-cancelable": false });
-    expect(text(value(await stub.getArtifact({ runId: r.id, kind: "plan-json" })).bytes)).toBe('{"planned_values":{}}');
+    expect(text(value(await stub.getArtifact({ runId: r.id, kind: "plan-json" })).bytes!)).toBe('{"planned_values":{}}');
     expectFailure(await stub.getArtifact({ runId: r.id, kind: "plan-binary" }), "not_found");
 
     const confirmed = value(await action(stub, r.id, "apply", { comment: "ship it" })).run;

@@ -278,6 +278,12 @@ if (cmd === "init") {
   out(JSON.stringify({ format_version: "1.0", provider_schemas: {} }));
 } else if (cmd === "apply") {
   record({ plan: readFileSync(args[args.length - 1], "utf8"), lock: readFileSync(".terraform.lock.hcl", "utf8") });
+  if (mode === "state-refused") {
+    // As Terraform does when the backend refuses the new state: the state goes to errored.tfstate, the apply fails.
+    writeFileSync("errored.tfstate", '{"version":4,"serial":7,"lineage":"l-1","resources":[]}\\n');
+    process.stderr.write("Error: Failed to save state\\n\\nError saving state: 409 Conflict\\n");
+    process.exit(1);
+  }
   out("a.new: Creating...\\n\\u001b[0m\\u001b[1m\\u001b[32m\\nApply complete! Resources: 1 imported, 2 added, 1 changed, 3 destroyed.\\n\\u001b[0m");
 } else {
   process.stderr.write("fake terraform: unknown command " + cmd + "\\n");

@@ -325,6 +325,19 @@ describe("an apply job", () => {
     });
   });
 
+  it("keeps the state Terraform could not save with the run, and errors saying how to recover it", async () => {
+    const j = job({ phase: "apply", variables: fakeEnv("state-refused") });
+    const state = svc.offer(j, CONFIG, { "plan-binary": Buffer.from("THE-PLAN"), "lock-file": Buffer.from("# locked\n") });
+    startAgent();
+    await finished(j);
+    expect(svc.sequence()).toContain(`PUT /api/agent/jobs/${j.run}/apply/artifacts/errored-state`);
+    expect(state.artifacts.get("errored-state")?.toString()).toBe('{"version":4,"serial":7,"lineage":"l-1","resources":[]}\n');
+    expect(state.finish).toMatchObject({ status: "errored", error: expect.stringContaining(`runs/${j.run}/errored-state`) });
+    const log = state.log.toString();
+    expect(log).toContain("Error saving state: 409 Conflict");
+    expect(log).toContain("it is kept with this run as its errored state");
+  });
+
   it("errors without a stored plan", async () => {
     const j = job({ phase: "apply", variables: fakeEnv() });
     const state = svc.offer(j, CONFIG);

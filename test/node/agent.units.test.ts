@@ -172,6 +172,30 @@ describe("AgentClient", () => {
     expect(seen).toHaveLength(1);
   });
 
+  it("sends an artifact larger than a part in parts of one upload, each retried on its own, the last one final", async () => {
+    const sent: { query: string; length: number }[] = [];
+    const statuses = [204, 503, 204, 204];
+    const fetchFn = (async (url: string, init: RequestInit) => {
+      const u = new URL(url);
+      sent.push({ query: u.search, length: (init.body as Uint8Array).byteLength });
+      return new Response(null, { status: statuses.shift() ?? 204 });
+    }) as unknown as typeof fetch;
+    const client = new AgentClient({ url: "http://svc/", token: "t", fetch: fetchFn, retryDelayMs: 0 });
+    await client.job(j).putArtifact("plan-json", new Uint8Array(25), 10);
+    const upload = new URLSearchParams(sent[0].query).get("upload");
+    expect(upload).toMatch(/^[0-9a-f-]{36}$/);
+    expect(sent).toEqual([
+      { query: `?upload=${upload}&offset=0&final=0`, length: 10 },
+      { query: `?upload=${upload}&offset=10&final=0`, length: 10 },
+      { query: `?upload=${upload}&offset=10&final=0`, length: 10 },
+      { query: `?upload=${upload}&offset=20&final=1`, length: 5 },
+    ]);
+    // One that fits a part goes whole, as before.
+    sent.length = 0;
+    await client.job(j).putArtifact("plan-json", new Uint8Array(10), 10);
+    expect(sent).toEqual([{ query: "", length: 10 }]);
+  });
+
   it("does not retry other 4xx answers", async () => {
     const { seen, client } = fake([422, 200]);
     await expect(

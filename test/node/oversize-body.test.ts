@@ -161,7 +161,7 @@ describe("a body the service answers before reading it", () => {
   }
 
   for (const chunked of [false, true]) {
-    it(`a state upload past 64 MiB through the signed URL (${chunked ? "chunked" : "Content-Length"}) gets the 413`, async () => {
+    it(`a state upload past 128 MiB through the signed URL (${chunked ? "chunked" : "Content-Length"}) gets the 413`, async () => {
       const headers = { Authorization: `Bearer ${svc.token}`, "Content-Type": "application/vnd.api+json" };
       const ws = await fetch(`${svc.base}/api/v2/organizations/bodies/workspaces`, {
         method: "POST",
@@ -177,14 +177,14 @@ describe("a body the service answers before reading it", () => {
       });
       expect(sv.status).toBe(201);
       const url = new URL(((await sv.json()) as { data: { attributes: Record<string, string> } }).data.attributes["hosted-state-upload-url"]);
-      // Fewer runs chunked: each stages 64 MiB in the workspace's object before the overflow shows.
-      for (let i = 0; i < (chunked ? 2 : 5); i++) {
+      // Fewer runs chunked: each stages 128 MiB in the workspace's object before the overflow shows.
+      for (let i = 0; i < (chunked ? 1 : 3); i++) {
         const path = url.pathname + url.search;
-        const outcome = await exchange({ method: "PUT", path, size: 65 * MiB, chunked, token: null, type: "application/octet-stream" });
+        const outcome = await exchange({ method: "PUT", path, size: 129 * MiB, chunked, token: null, type: "application/octet-stream" });
         expectError(outcome, 413, "payload too large");
-        expect(JSON.parse(outcome.first?.body ?? "").errors[0].detail).toContain(`limited to ${64 * MiB} bytes`);
+        expect(JSON.parse(outcome.first?.body ?? "").errors[0].detail).toContain(`limited to ${128 * MiB} bytes`);
       }
-    }, 60_000);
+    }, 180_000);
   }
 
   it("a 512 KiB PATCH without a token gets the 401 on a usable connection", async () => {

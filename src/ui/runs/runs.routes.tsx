@@ -199,7 +199,7 @@ async function runPage(c: Ctx, refusal?: { value: RunRefusal; status: number }):
     };
   };
   const changesPage = Math.max(1, Number.parseInt(c.req.query("changes-page") ?? "1", 10) || 1);
-  const plan = planJson ? planView(planJson, changesPage, LIMITS.uiResourceChangesPage) : null;
+  const plan = planJson?.bytes ? planView(planJson.bytes, changesPage, LIMITS.uiResourceChangesPage) : null;
   const perms = runPermissions(caller.principal, { access: readable.scope.access, caps: readable.caps });
   const acts = runActions(run, new Date().toISOString());
   const actor = (a: Actor | null) => (a ? (names.get(a.id) ?? a.id) : null);
