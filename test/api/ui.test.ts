@@ -1206,6 +1206,12 @@ describe("UI runs: New run", () => {
     const list = await ui("GET", base, { cookie });
     expect(list.text).toContain('id="new-run"');
     const form = (html: string) => /<details[^>]*id="new-run"[\s\S]*?<\/details>/.exec(html)?.[0] ?? "";
+    expect(form(list.text)).not.toMatch(/<details[^>]*\bopen/);
+    // The workspace page's "New run" leads to the form, open.
+    const wsPage = await ui("GET", base.replace(/\/runs$/, ""), { cookie });
+    const link = /href="([^"]+)" id="new-run-link"/.exec(wsPage.text)?.[1]?.replace(/&amp;/g, "&");
+    expect(link).toBe(`${base}?new-run#new-run`);
+    expect(form((await ui("GET", link!.replace(/#.*/, ""), { cookie })).text)).toMatch(/<details[^>]*\bopen/);
     expect(form(list.text)).toContain('value="destroy"');
     const kinds: Array<[string, Record<string, unknown>]> = [
       ["plan-only", { "plan-only": true }],
@@ -1251,6 +1257,7 @@ describe("UI runs: New run", () => {
     await grantWorkspace(reader.id, ws.id, "read");
     const readerCookie = await signIn(reader.token);
     expect((await ui("GET", base, { cookie: readerCookie })).text).not.toContain('id="new-run"');
+    expect((await ui("GET", base.replace(/\/runs$/, ""), { cookie: readerCookie })).text).not.toContain('id="new-run-link"');
     const forged = await ui("POST", `${base}/new`, {
       cookie: readerCookie,
       form: { kind: "apply", message: "", "target-addrs": "", "replace-addrs": "", variables: "" },

@@ -91,7 +91,11 @@ async function runListPage(c: Ctx, refusal?: { values: Record<string, string>; e
       total={total}
       page={pg}
       query={new URL(c.req.url).searchParams}
-      newRun={flagsOf(readable)["can-queue-run"] === true ? { destroy: flagsOf(readable)["can-queue-destroy"] === true, refusal } : null}
+      newRun={
+        flagsOf(readable)["can-queue-run"] === true
+          ? { destroy: flagsOf(readable)["can-queue-destroy"] === true, open: q["new-run"] !== undefined, refusal }
+          : null
+      }
     />,
     refusal ? 422 : 200,
   );

@@ -158,7 +158,7 @@ export function RunListPage(props: {
   page: { number: number; size: number };
   query: URLSearchParams;
   /** The "New run" form, for a caller who may queue runs (`destroy`: who may also queue destroy plans). */
-  newRun: { destroy: boolean; refusal?: { values: Record<string, string>; errors: string[] } } | null;
+  newRun: { destroy: boolean; open?: boolean; refusal?: { values: Record<string, string>; errors: string[] } } | null;
 }) {
   const q = props.query;
   const ws = wsPath(props.organization, props.workspace);
@@ -211,7 +211,7 @@ export function RunListPage(props: {
 }
 
 /** HCP's "New run": a run of the current configuration version, of the kind chosen. */
-function NewRunForm(props: { ws: string; newRun: { destroy: boolean; refusal?: { values: Record<string, string>; errors: string[] } } }) {
+function NewRunForm(props: { ws: string; newRun: { destroy: boolean; open?: boolean; refusal?: { values: Record<string, string>; errors: string[] } } }) {
   const sent = props.newRun.refusal?.values ?? { kind: "apply" };
   const kinds: Array<[string, string]> = [
     ["apply", "Plan and apply"],
@@ -220,7 +220,7 @@ function NewRunForm(props: { ws: string; newRun: { destroy: boolean; refusal?: {
     ...(props.newRun.destroy ? ([["destroy", "Destroy all resources"]] as Array<[string, string]>) : []),
   ];
   return (
-    <details class="edit" id="new-run" open={props.newRun.refusal ? true : undefined}>
+    <details class="edit" id="new-run" open={props.newRun.refusal || props.newRun.open ? true : undefined}>
       <summary>New run</summary>
       {props.newRun.refusal ? <Reasons id="new-run-errors" what="The run was not queued:" errors={props.newRun.refusal.errors} /> : null}
       <form class="settings" method="post" action={`${props.ws}/runs/new`}>

@@ -341,6 +341,14 @@ export function WorkspacePage(props: { principal: Principal; ws: WorkspaceView }
             <a href={`${base}/runs`} id="all-runs">
               All runs
             </a>
+            {ws.flags["can-queue-run"] ? (
+              <>
+                {" · "}
+                <a href={`${base}/runs?new-run#new-run`} id="new-run-link">
+                  New run
+                </a>
+              </>
+            ) : null}
           </p>
         </section>
       ) : null}
