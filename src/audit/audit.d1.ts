@@ -28,12 +28,15 @@ function toEvent(r: EventRow): AuditEvent {
   };
 }
 
-/** The insert of one event; a retried write of the same event (same id) inserts nothing. */
-export function insertAuditEventStatement(db: Db, e: AuditEvent): D1PreparedStatement {
+/**
+ * The insert of one event; a retried write of the same event (same id) inserts nothing. `ifChanged`: only when the
+ * batch's statement just before it changed a row (SQLite's `changes()`), so a delete of nothing records nothing.
+ */
+export function insertAuditEventStatement(db: Db, e: AuditEvent, ifChanged = false): D1PreparedStatement {
   return db
     .prepare(
       `INSERT OR IGNORE INTO audit_events (id, organization_id, timestamp, type, accessor_id, description, auth_type, impersonator_id,
-         request_id, resource_id, resource_type, action, meta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         request_id, resource_id, resource_type, action, meta) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?${ifChanged ? " WHERE changes() > 0" : ""}`,
     )
     .bind(
       e.id,
@@ -66,10 +69,10 @@ export function pruneAuditEventsStatement(db: Db, organizationId: string): D1Pre
     .bind(organizationId);
 }
 
-/** An event's statements: its insert and its organisation's retention. */
-export function auditStatements(db: Db, events: readonly AuditEvent[]): D1PreparedStatement[] {
+/** Events' statements: their inserts (see `insertAuditEventStatement` for `ifChanged`) and their organisations' retention. */
+export function auditStatements(db: Db, events: readonly AuditEvent[], ifChanged = false): D1PreparedStatement[] {
   const orgs = [...new Set(events.map((e) => e.organizationId))];
-  return [...events.map((e) => insertAuditEventStatement(db, e)), ...orgs.map((o) => pruneAuditEventsStatement(db, o))];
+  return [...events.map((e) => insertAuditEventStatement(db, e, ifChanged)), ...orgs.map((o) => pruneAuditEventsStatement(db, o))];
 }
 
 /**

@@ -20,9 +20,12 @@ export function audited(caller: Caller, guard: Guard, resource: AuditResource): 
   return { ...guard, audit: auditOf(caller, guard.organizationId, resource) };
 }
 
-/** The statements recording the caller's event, for the D1 batch that makes the change. */
-export function auditStatementsOf(caller: Caller, organizationId: string, resource: AuditResource): D1PreparedStatement[] {
-  return auditStatements(caller.db, [auditOf(caller, organizationId, resource)]);
+/**
+ * The statements recording the caller's event, for the D1 batch that makes the change, after its statement.
+ * `ifChanged`: recorded only if that statement changed a row (a delete or update of nothing records nothing).
+ */
+export function auditStatementsOf(caller: Caller, organizationId: string, resource: AuditResource, ifChanged = false): D1PreparedStatement[] {
+  return auditStatements(caller.db, [auditOf(caller, organizationId, resource)], ifChanged);
 }
 
 /** HCP's default and largest page (the docs: 1000 events per page when omitted). */
