@@ -1,5 +1,6 @@
 /** All SQL for the audit trail (D1 `audit_events`, migration 0036). Rows are only ever inserted, or pruned by retention. */
 import type { Db } from "../caller";
+import { nowIso } from "../ids";
 import { AUDIT_EVENT_TYPE, type AuditEvent } from "./audit.rules";
 
 interface EventRow {
@@ -76,34 +77,20 @@ export function auditStatements(db: Db, events: readonly AuditEvent[], ifChanged
 }
 
 /**
- * One user's sign-in, recorded once in each organisation the user belongs to (a sign-in is the user's, and each of
- * its organisations' owners see it). `event.organizationId` is ignored.
+ * A user's sign-in (`method`: password, sso, token, terraform_login), recorded once in each organisation the user is
+ * an active member of (a sign-in is the user's own; each of its organisations' owners see it). The user's name is
+ * read in the statement, so the batch that starts the session needs no read before it.
  */
-export function insertSignInStatements(db: Db, userId: string, event: Omit<AuditEvent, "organizationId">): D1PreparedStatement[] {
-  return [
-    db
-      .prepare(
-        `INSERT OR IGNORE INTO audit_events (id, organization_id, timestamp, type, accessor_id, description, auth_type, impersonator_id,
-           request_id, resource_id, resource_type, action, meta)
-         SELECT ?1 || '-' || o.external_id, o.external_id, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12
-         FROM organizations o WHERE o.name IN (SELECT organization_name FROM organization_memberships WHERE user_id = ?13 AND status = 'active')`,
-      )
-      .bind(
-        event.id,
-        event.timestamp,
-        AUDIT_EVENT_TYPE,
-        event.auth.accessorId,
-        event.auth.description,
-        event.auth.type,
-        event.auth.impersonatorId,
-        event.requestId,
-        event.resource.id,
-        event.resource.type,
-        event.resource.action,
-        event.resource.meta ? JSON.stringify(event.resource.meta) : null,
-        userId,
-      ),
-  ];
+export function signInStatement(db: Db, userId: string, method: string, requestId: string | undefined): D1PreparedStatement {
+  const eventId = crypto.randomUUID();
+  return db
+    .prepare(
+      `INSERT OR IGNORE INTO audit_events (id, organization_id, timestamp, type, accessor_id, description, auth_type, impersonator_id,
+         request_id, resource_id, resource_type, action, meta)
+       SELECT ?1 || '-' || m.organization_id, m.organization_id, ?2, ?3, ?4, coalesce(u.username, ?4), 'Client', NULL, ?5, ?4, 'user_session', 'create', ?6
+       FROM organization_memberships m LEFT JOIN users u ON u.id = ?4 WHERE m.user_id = ?4 AND m.status = 'active'`,
+    )
+    .bind(eventId, nowIso(), AUDIT_EVENT_TYPE, userId, requestId ?? crypto.randomUUID(), JSON.stringify({ method }));
 }
 
 /** A page of the organisation's events, oldest first, after `since` when given; with the count of all that match. */

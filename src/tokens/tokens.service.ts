@@ -107,11 +107,12 @@ async function mint(
   now: Date,
   fields: Omit<Token, "id" | "createdAt" | "lastUsedAt" | "createdBy">,
   replace?: D1PreparedStatement,
+  after: D1PreparedStatement[] = [],
 ): Promise<MintedToken> {
   const secret = newTokenSecret();
   const token: Token = { ...fields, id: newId("at"), createdAt: now.toISOString(), lastUsedAt: null, createdBy: creatorId(caller.principal) };
   // An organisation's token (its own, or a team's) is in its audit trail; a user's token belongs to no organisation.
-  const audit = token.organizationId ? auditStatementsOf(caller, token.organizationId, tokenResource(token, "create")) : [];
+  const audit = [...(token.organizationId ? auditStatementsOf(caller, token.organizationId, tokenResource(token, "create")) : []), ...after];
   if (!(await insertToken(caller.db, token, await sha256Hex(secret), replace, audit))) {
     throw ApiError.of("invalid_attributes", { detail: "Validation failed: Description has already been taken", pointer: "/data/attributes/description" });
   }
@@ -265,21 +266,33 @@ function requireSelf(caller: Caller, userId: string): void {
 }
 
 /** A user token: for the caller itself, or (site admins) for a user created under /admin/users, who has none yet. */
-export async function createUserToken(caller: Caller, userId: string, input: Result<{ attributes: TokenInput }>): Promise<MintedToken> {
+/** `after`: statements for the batch that inserts the token (`terraform login` records its sign-in there). */
+export async function createUserToken(
+  caller: Caller,
+  userId: string,
+  input: Result<{ attributes: TokenInput }>,
+  after: D1PreparedStatement[] = [],
+): Promise<MintedToken> {
   const p = caller.principal;
   authorize(caller, "user.self-or-site-admin", { userId });
   if (p.kind === "user" && p.isSiteAdmin && p.userId !== userId && !(await userExists(caller.db, userId))) throw ApiError.of("not_found");
   const now = new Date();
   const a = attributesOf(input, now);
-  return mint(caller, now, {
-    kind: "user",
-    userId,
-    teamId: null,
-    organizationId: null,
-    description: a.description,
-    legacy: false,
-    expiredAt: a.expiredAt,
-  });
+  return mint(
+    caller,
+    now,
+    {
+      kind: "user",
+      userId,
+      teamId: null,
+      organizationId: null,
+      description: a.description,
+      legacy: false,
+      expiredAt: a.expiredAt,
+    },
+    undefined,
+    after,
+  );
 }
 
 export async function listUserTokens(caller: Caller, userId: string, page: Page): Promise<{ tokens: Token[]; total: number }> {

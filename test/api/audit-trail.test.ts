@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { api, indexSettled } from "../helpers";
 import { createOrg, createWorkspace, makeOrgToken, makeTeam, makeUser, organizationId } from "../fixtures";
+import { signIn } from "../ui-client";
 
 type Event = {
   id: string;
@@ -145,5 +146,154 @@ describe("audit trail", () => {
     expect((await api("GET", `/organizations/${org}/authentication-token?token=audit-trails`, { token: owner.token })).body.data.id).toBe(audit.id);
     expect((await api("DELETE", `/organizations/${org}/authentication-token?token=audit-trails`, { token: owner.token })).status).toBe(204);
     expect((await trail(audit.token)).status).toBe(401);
+  });
+
+  it("records teams, memberships, team access and tokens in the batch of their change", async () => {
+    const org = await createOrg();
+    const owner = await makeUser({ ownerOf: org });
+    const member = await makeUser();
+    const orgToken = await makeOrgToken(org);
+    const ws = await createWorkspace(org, {}, owner.token);
+    const team = await api("POST", `/organizations/${org}/teams`, { token: owner.token, body: { data: { type: "teams", attributes: { name: "devs" } } } });
+    expect(team.status).toBeLessThan(300);
+    const teamId = team.body.data.id;
+    // A refused create (the name is taken) records nothing.
+    expect(
+      (await api("POST", `/organizations/${org}/teams`, { token: owner.token, body: { data: { type: "teams", attributes: { name: "devs" } } } })).status,
+    ).toBe(422);
+    expect((await api("PATCH", `/teams/${teamId}`, { token: owner.token, body: { data: { type: "teams", attributes: { name: "devs2" } } } })).status).toBe(200);
+    const users = { data: [{ type: "users", id: member.id }] };
+    expect((await api("POST", `/teams/${teamId}/relationships/users`, { token: owner.token, body: users })).status).toBe(204);
+    expect((await api("DELETE", `/teams/${teamId}/relationships/users`, { token: owner.token, body: users })).status).toBe(204);
+    const tws = await api("POST", "/team-workspaces", {
+      token: owner.token,
+      body: {
+        data: {
+          type: "team-workspaces",
+          attributes: { access: "read" },
+          relationships: { team: { data: { type: "teams", id: teamId } }, workspace: { data: { type: "workspaces", id: ws.id } } },
+        },
+      },
+    });
+    expect(tws.status).toBe(201);
+    expect(
+      (
+        await api("PATCH", `/team-workspaces/${tws.body.data.id}`, {
+          token: owner.token,
+          body: { data: { type: "team-workspaces", attributes: { access: "write" } } },
+        })
+      ).status,
+    ).toBe(200);
+    expect((await api("DELETE", `/team-workspaces/${tws.body.data.id}`, { token: owner.token })).status).toBe(204);
+    const tt = await api("POST", `/teams/${teamId}/authentication-token`, { token: owner.token });
+    expect(tt.status).toBe(201);
+    expect((await api("DELETE", `/teams/${teamId}/authentication-token`, { token: owner.token })).status).toBe(204);
+    // Deleting what is already gone records nothing.
+    expect((await api("DELETE", `/teams/${teamId}/authentication-token`, { token: owner.token })).status).toBe(404);
+    expect((await api("DELETE", `/teams/${teamId}`, { token: owner.token })).status).toBe(204);
+    await indexSettled(ws.id);
+
+    const t = await trail(orgToken.token);
+    expect(actions(t.data).filter((a) => !a.startsWith("workspace."))).toEqual([
+      "team.create",
+      "team.update",
+      "team_membership.add",
+      "team_membership.remove",
+      "team_access.create",
+      "team_access.update",
+      "team_access.destroy",
+      "authentication_token.create",
+      "authentication_token.destroy",
+      "team.destroy",
+    ]);
+    const tokenEvents = t.data.filter((e) => e.resource.type === "authentication_token");
+    expect(tokenEvents.map((e) => e.resource.id)).toEqual([tt.body.data.id, tt.body.data.id]);
+    expect(t.text).not.toContain(tt.body.data.attributes.token);
+    expect(t.data.find((e) => e.resource.type === "team_membership")?.resource).toMatchObject({ id: member.id, meta: { team_id: teamId } });
+  });
+
+  it("records variable sets and their variables, never the values", async () => {
+    const org = await createOrg();
+    const owner = await makeUser({ ownerOf: org });
+    const orgToken = await makeOrgToken(org);
+    const ws = await createWorkspace(org, {}, owner.token);
+    const set = await api("POST", `/organizations/${org}/varsets`, { token: owner.token, body: { data: { type: "varsets", attributes: { name: "shared" } } } });
+    expect(set.status).toBe(201);
+    const id = set.body.data.id;
+    expect((await api("PATCH", `/varsets/${id}`, { token: owner.token, body: { data: { type: "varsets", attributes: { description: "d" } } } })).status).toBe(
+      200,
+    );
+    const wsRel = { data: [{ type: "workspaces", id: ws.id }] };
+    expect((await api("POST", `/varsets/${id}/relationships/workspaces`, { token: owner.token, body: wsRel })).status).toBe(204);
+    const v = await api("POST", `/varsets/${id}/relationships/vars`, {
+      token: owner.token,
+      body: { data: { type: "vars", attributes: { key: "API_KEY", value: "varset-secret-9", category: "env", sensitive: true } } },
+    });
+    expect(v.status).toBe(201);
+    expect(
+      (
+        await api("PATCH", `/varsets/${id}/relationships/vars/${v.body.data.id}`, {
+          token: owner.token,
+          body: { data: { type: "vars", attributes: { value: "varset-secret-10" } } },
+        })
+      ).status,
+    ).toBe(200);
+    expect((await api("DELETE", `/varsets/${id}/relationships/vars/${v.body.data.id}`, { token: owner.token })).status).toBe(204);
+    expect((await api("DELETE", `/varsets/${id}/relationships/workspaces`, { token: owner.token, body: wsRel })).status).toBe(204);
+    expect((await api("DELETE", `/varsets/${id}`, { token: owner.token })).status).toBe(204);
+    const t = await trail(orgToken.token);
+    expect(actions(t.data).filter((a) => !a.startsWith("workspace."))).toEqual([
+      "varset.create",
+      "varset.update",
+      "varset.apply_workspaces",
+      "variable.create",
+      "variable.update",
+      "variable.destroy",
+      "varset.remove_workspaces",
+      "varset.destroy",
+    ]);
+    expect(t.data.find((e) => e.resource.action === "create" && e.resource.type === "variable")?.resource.meta).toMatchObject({
+      varset_id: id,
+      key: "API_KEY",
+      category: "env",
+    });
+    expect(t.text).not.toContain("varset-secret");
+  });
+
+  it("records sign-ins in each organisation of the user", async () => {
+    const org = await createOrg();
+    const owner = await makeUser({ ownerOf: org });
+    const orgToken = await makeOrgToken(org);
+    await signIn(owner.token);
+    const t = await trail(orgToken.token);
+    expect(t.data.filter((e) => e.resource.type === "user_session")).toEqual([
+      expect.objectContaining({
+        auth: expect.objectContaining({ accessor_id: owner.id }),
+        resource: { id: owner.id, type: "user_session", action: "create", meta: { method: "token" } },
+      }),
+    ]);
+    // Not in an organisation the user has no part in.
+    const other = await makeOrgToken(await createOrg());
+    expect((await trail(other.token)).data).toEqual([]);
+  });
+
+  it("records state versions and runs", async () => {
+    const org = await createOrg();
+    const owner = await makeUser({ ownerOf: org });
+    const orgToken = await makeOrgToken(org);
+    const ws = await createWorkspace(org, {}, owner.token);
+    await api("POST", `/workspaces/${ws.id}/actions/lock`, { token: owner.token });
+    const state = JSON.stringify({ version: 4, terraform_version: "1.11.4", serial: 1, lineage: "l-1", outputs: {}, resources: [] });
+    const bytes = new TextEncoder().encode(state);
+    const md5 = [...new Uint8Array(await crypto.subtle.digest("MD5", bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
+    const sv = await api("POST", `/workspaces/${ws.id}/state-versions`, {
+      token: owner.token,
+      body: { data: { type: "state-versions", attributes: { serial: 1, md5, lineage: "l-1", state: btoa(state) } } },
+    });
+    expect(sv.status).toBe(201);
+    await indexSettled(ws.id);
+    const t = await trail(orgToken.token);
+    expect(t.data.find((e) => e.resource.type === "state_version")?.resource).toMatchObject({ id: sv.body.data.id, action: "create", meta: { serial: 1 } });
+    expect(t.text).not.toContain(btoa(state));
   });
 });
