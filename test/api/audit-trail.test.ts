@@ -1,5 +1,6 @@
 // The organisation audit trail (HCP Terraform's GET /organization/audit-trail): what a client observes after each kind
 // of change, paging and `since`, which tokens may read it, and that no secret or sensitive value is ever in an event.
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { api, indexSettled } from "../helpers";
 import { createOrg, createWorkspace, makeOrgToken, makeTeam, makeUser, organizationId } from "../fixtures";
@@ -295,5 +296,31 @@ describe("audit trail", () => {
     const t = await trail(orgToken.token);
     expect(t.data.find((e) => e.resource.type === "state_version")?.resource).toMatchObject({ id: sv.body.data.id, action: "create", meta: { serial: 1 } });
     expect(t.text).not.toContain(btoa(state));
+  });
+
+  it("is pruned by the organisation's data retention policy, and no route edits or deletes it", async () => {
+    const org = await createOrg();
+    const owner = await makeUser({ ownerOf: org });
+    const orgToken = await makeOrgToken(org);
+    const orgId = await organizationId(org);
+    const old = new Date(Date.now() - 3 * 86_400_000).toISOString();
+    await env.DB.prepare(
+      `INSERT INTO audit_events (id, organization_id, timestamp, type, accessor_id, description, auth_type, request_id, resource_id, resource_type, action)
+       VALUES ('old-event', ?, ?, 'Resource', 'user-x', 'x', 'Client', 'r', 'ws-x', 'workspace', 'create')`,
+    )
+      .bind(orgId, old)
+      .run();
+    await createWorkspace(org, {}, owner.token);
+    expect((await trail(orgToken.token)).data.map((e) => e.id)).toContain("old-event");
+    const policy = { data: { type: "data-retention-policy-delete-olders", attributes: { "delete-older-than-n-days": 2 } } };
+    expect((await api("POST", `/organizations/${org}/relationships/data-retention-policy`, { token: owner.token, body: policy })).status).toBe(201);
+    // The next event's batch prunes what the policy no longer keeps.
+    await createWorkspace(org, {}, owner.token);
+    const after = await trail(orgToken.token);
+    expect(after.data.map((e) => e.id)).not.toContain("old-event");
+    expect(after.data.length).toBeGreaterThan(0);
+    for (const method of ["POST", "PATCH", "DELETE"]) {
+      expect((await api(method, "/organization/audit-trail", { token: orgToken.token })).status).toBe(404);
+    }
   });
 });
