@@ -93,12 +93,13 @@ export function signInStatement(db: Db, userId: string, method: string, requestI
     .bind(eventId, nowIso(), AUDIT_EVENT_TYPE, userId, requestId ?? crypto.randomUUID(), JSON.stringify({ method }));
 }
 
-/** A page of the organisation's events, oldest first, after `since` when given; with the count of all that match. */
+/** A page of the organisation's events, oldest first (`newestFirst`: the owners' page), after `since` when given; with the count of all that match. */
 export async function listAuditEvents(
   db: Db,
   organizationId: string,
-  q: { since: string | null; limit: number; offset: number },
+  q: { since: string | null; limit: number; offset: number; newestFirst?: boolean },
 ): Promise<{ events: AuditEvent[]; total: number }> {
+  const order = q.newestFirst ? "timestamp DESC, seq DESC" : "timestamp, seq";
   const where = q.since ? "organization_id = ?1 AND timestamp > ?2" : "organization_id = ?1";
   const binds = q.since ? [organizationId, q.since] : [organizationId];
   const n = binds.length;
@@ -106,7 +107,7 @@ export async function listAuditEvents(
     db
       .prepare(
         `SELECT id, organization_id, timestamp, accessor_id, description, auth_type, impersonator_id, request_id, resource_id, resource_type,
-           action, meta FROM audit_events WHERE ${where} ORDER BY timestamp, seq LIMIT ?${n + 1} OFFSET ?${n + 2}`,
+           action, meta FROM audit_events WHERE ${where} ORDER BY ${order} LIMIT ?${n + 1} OFFSET ?${n + 2}`,
       )
       .bind(...binds, q.limit, q.offset),
     db.prepare(`SELECT count(*) AS n FROM audit_events WHERE ${where}`).bind(...binds),

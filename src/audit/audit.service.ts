@@ -35,24 +35,35 @@ export interface AuditTrailQuery {
   since?: string;
   pageNumber: number;
   pageSize: number;
+  newestFirst?: boolean;
 }
 
-/** `since` as the stored timestamps compare (ISO 8601 in UTC, milliseconds), or a 400 naming the parameter. */
+/**
+ * `since` as the stored timestamps compare (ISO 8601 in UTC, milliseconds), or a 400 naming the parameter. A time
+ * given to the second (go-tfe sends RFC 3339 without fractions) names that whole second: events after it, as a
+ * service timing events to the second answers (an event later in the same second may precede the caller's instant).
+ */
 function sinceOf(since: string | undefined): string | null {
   if (since === undefined || since === "") return null;
   const t = Date.parse(since);
   if (Number.isNaN(t)) throw ApiError.of("bad_request", { detail: "since must be an ISO 8601 time", parameter: "since" });
-  return new Date(t).toISOString();
+  const wholeSecond = !/T\d{2}:\d{2}:\d{2}[.,]\d/.test(since);
+  return new Date(wholeSecond ? t + 999 : t).toISOString();
 }
 
-/** A page of the organisation's events (oldest first) and the count of all that match. */
+/** A page of the organisation's events (oldest first unless `newestFirst`) and the count of all that match. */
 export async function listAuditTrail(
   caller: Caller,
   organizationId: string,
   q: AuditTrailQuery,
 ): Promise<{ events: AuditEvent[]; total: number; page: { number: number; size: number } }> {
   const since = sinceOf(q.since);
-  const { events, total } = await listAuditEvents(caller.db, organizationId, { since, limit: q.pageSize, offset: (q.pageNumber - 1) * q.pageSize });
+  const { events, total } = await listAuditEvents(caller.db, organizationId, {
+    since,
+    limit: q.pageSize,
+    offset: (q.pageNumber - 1) * q.pageSize,
+    newestFirst: q.newestFirst,
+  });
   return { events, total, page: { number: q.pageNumber, size: q.pageSize } };
 }
 
@@ -64,9 +75,9 @@ export async function listTokenAuditTrail(caller: Caller, q: AuditTrailQuery) {
   return listAuditTrail(caller, access!.organization.externalId, q);
 }
 
-/** The owners' page: an organisation by name, for its owners. */
+/** The owners' page: an organisation by name, for its owners (users; not the organisation token). */
 export async function listOrganizationAuditTrail(caller: Caller, organization: string, q: AuditTrailQuery) {
   const access = await requireOrgAccess(caller, { name: organization }, { ownerSettings: true });
   authorize(caller, "organization.owner", { access });
-  return { ...(await listAuditTrail(caller, access.organization.externalId, q)), organization: access.organization.name };
+  return { ...(await listAuditTrail(caller, access.organization.externalId, q)), access };
 }

@@ -4,7 +4,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { api, indexSettled } from "../helpers";
 import { createOrg, createWorkspace, makeOrgToken, makeTeam, makeUser, organizationId } from "../fixtures";
-import { signIn } from "../ui-client";
+import { signIn, ui } from "../ui-client";
 
 type Event = {
   id: string;
@@ -118,6 +118,10 @@ describe("audit trail", () => {
     const later = await trail(orgToken.token, `?since=${encodeURIComponent(since)}`);
     expect(later.data.length).toBeGreaterThan(0);
     expect(later.data.every((e) => e.timestamp > since)).toBe(true);
+    // A time to the second (as go-tfe sends it) names that whole second: nothing from within it comes back.
+    const second = `${since.slice(0, 19)}Z`;
+    const afterSecond = await trail(orgToken.token, `?since=${encodeURIComponent(second)}`);
+    expect(afterSecond.data.every((e) => Date.parse(e.timestamp) >= Date.parse(second) + 1000)).toBe(true);
     expect((await trail(orgToken.token, "?since=yesterday")).status).toBe(400);
   });
 
@@ -322,5 +326,35 @@ describe("audit trail", () => {
     for (const method of ["POST", "PATCH", "DELETE"]) {
       expect((await api(method, "/organization/audit-trail", { token: orgToken.token })).status).toBe(404);
     }
+  });
+
+  it("shows owners the trail on a settings page, paged, and refuses everyone else", async () => {
+    const org = await createOrg();
+    const owner = await makeUser({ ownerOf: org });
+    const ws = await createWorkspace(org, {}, owner.token);
+    const v = await api("POST", `/workspaces/${ws.id}/vars`, {
+      token: owner.token,
+      body: { data: { type: "vars", attributes: { key: "ui_secret", value: "never-on-the-page", category: "env", sensitive: true } } },
+    });
+    expect(v.status).toBe(201);
+    await indexSettled(ws.id);
+    const cookie = await signIn(owner.token);
+    const settings = await ui("GET", `/app/${org}/settings`, { cookie });
+    expect(settings.text).toContain(`/app/${org}/settings/audit-trail`);
+    const page = await ui("GET", `/app/${org}/settings/audit-trail`, { cookie });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain("variable create");
+    expect(page.text).toContain("key: ui_secret");
+    expect(page.text).toContain("workspace create");
+    expect(page.text).not.toContain("never-on-the-page");
+    // Newest first: the sign-in that opened this page comes before the workspace's creation.
+    expect(page.text.indexOf("user_session create")).toBeLessThan(page.text.indexOf("workspace create"));
+    const paged = await ui("GET", `/app/${org}/settings/audit-trail?page%5Bsize%5D=1&page%5Bnumber%5D=2`, { cookie });
+    expect(paged.text).toContain("Page 2 of");
+    expect((paged.text.match(/<li>/g) ?? []).length).toBe(1);
+
+    const member = await makeUser({ teams: [(await makeTeam(org, { "manage-workspaces": true })).id] });
+    const memberCookie = await signIn(member.token);
+    expect((await ui("GET", `/app/${org}/settings/audit-trail`, { cookie: memberCookie })).status).toBe(404);
   });
 });
