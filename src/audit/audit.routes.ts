@@ -19,31 +19,34 @@ function pageParam(raw: string | undefined, fallback: number, max: number): numb
   return Math.min(Math.max(n, 1), max);
 }
 
-const eventSchema = z.object({
+const eventSchema = z.strictObject({
   id: z.string(),
   version: z.string(),
   type: z.string(),
   timestamp: z.string(),
-  auth: z.object({
+  auth: z.strictObject({
     accessor_id: z.string(),
     description: z.string(),
     type: z.string(),
     impersonator_id: z.string().nullable(),
     organization_id: z.string(),
   }),
-  request: z.object({ id: z.string() }),
-  resource: z.object({ id: z.string(), type: z.string(), action: z.string(), meta: z.record(z.string(), z.unknown()).nullable() }),
+  request: z.strictObject({ id: z.string() }),
+  resource: z.strictObject({ id: z.string(), type: z.string(), action: z.string(), meta: z.record(z.string(), z.unknown()).nullable() }),
 });
-const trailSchema = z.object({
-  data: z.array(eventSchema),
-  pagination: z.object({
-    current_page: z.number(),
-    prev_page: z.number().nullable(),
-    next_page: z.number().nullable(),
-    total_pages: z.number(),
-    total_count: z.number(),
-  }),
-});
+/** A component (a $ref in the path): HCP's audit trail document, closed. */
+const trailSchema = z
+  .strictObject({
+    data: z.array(eventSchema),
+    pagination: z.strictObject({
+      current_page: z.number(),
+      prev_page: z.number().nullable(),
+      next_page: z.number().nullable(),
+      total_pages: z.number(),
+      total_count: z.number(),
+    }),
+  })
+  .openapi("AuditTrail");
 
 auditTrail.openapi(
   defineRoute({
