@@ -27,7 +27,6 @@ export interface AuditResource {
 /** The resource types events name (HCP's snake-case singulars). */
 export type AuditResourceType =
   | "workspace"
-  | "workspace_lock"
   | "variable"
   | "varset"
   | "team"

@@ -147,6 +147,8 @@ describe("audit trail", () => {
     expect(
       (await api("POST", `/organizations/${org}/workspaces`, { token: audit.token, body: { data: { type: "workspaces", attributes: { name: "x" } } } })).status,
     ).toBe(401);
+    // Nor does it open a web session.
+    expect((await ui("POST", "/app/session", { form: { token: audit.token } })).headers.get("Set-Cookie") ?? "").not.toContain("ws_session=");
     // It is listed, and deleting it stops it at once.
     expect((await api("GET", `/organizations/${org}/authentication-token?token=audit-trails`, { token: owner.token })).body.data.id).toBe(audit.id);
     expect((await api("DELETE", `/organizations/${org}/authentication-token?token=audit-trails`, { token: owner.token })).status).toBe(204);

@@ -67,7 +67,8 @@ export function pageAfterSignIn(next: unknown): string {
 export async function signIn(env: Bindings, token: string): Promise<string | null> {
   if (token.length === 0 || token.length > 512) return null;
   const principal = await authenticate(env, token);
-  if (!principal) return null;
+  // An audit-trails token reads the audit trail's API and nothing else: no session stands for it.
+  if (!principal || (principal.kind === "organization" && principal.auditTrailsOnly)) return null;
   const id = randomBase62(43);
   const now = Date.now();
   const db = env.DB.withSession("first-primary");
