@@ -24,6 +24,8 @@ export interface Caller {
   defer?: (p: Promise<unknown>) => void;
   /** The service's own origin as this request reached it (outbound requests never go there). */
   origin?: string;
+  /** The request's id (`X-Request-Id`): audit events name it. */
+  requestId?: string;
   /** Test-only (FAULT_INJECTION=1): the request's X-Fault-* headers; `env.WORKSPACES` applies them to each RPC. */
   faults?: Faults;
 }

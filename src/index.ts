@@ -19,6 +19,7 @@ import { workspaces } from "./workspaces/workspaces.routes";
 import { workspaceActions } from "./workspaces/lock.routes";
 import { teams } from "./teams/teams.routes";
 import { tokens } from "./tokens/tokens.routes";
+import { auditTrail } from "./audit/audit.routes";
 import { tokenTtlPolicies } from "./tokens/token-ttl-policies.routes";
 import { teamAccess } from "./team-access/team-access.routes";
 import { users } from "./users/users.routes";
@@ -93,6 +94,7 @@ const API_ROUTERS = [
   runs,
   registryModules,
   registryProviders,
+  auditTrail,
 ];
 
 export const app = new OpenAPIHono<AppEnv>({ defaultHook, router: new SplitRouter() });

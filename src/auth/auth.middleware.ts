@@ -136,6 +136,17 @@ export function principalOfToken(token: AuthToken | null, defer?: (p: Promise<un
         serviceUserId: token.userId ?? `user-${token.id.slice(3)}`,
         tokenId: token.id,
       };
+    case "audit-trails":
+      // HCP's audit trail tokens authenticate integrations pulling the audit trail, and nothing else (requireAuth).
+      if (!token.organizationId || token.organizationName === null) return null;
+      return {
+        kind: "organization",
+        organizationId: token.organizationId,
+        organization: token.organizationName,
+        serviceUserId: `user-${token.id.slice(3)}`,
+        tokenId: token.id,
+        auditTrailsOnly: true,
+      };
   }
   return null;
 }
@@ -235,6 +246,10 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
   // Unauthenticated requests are counted per client IP, authenticated ones per user.
   limit(c, principal ? principalKey(principal) : clientKey(c));
   if (!principal) throw ApiError.of("unauthorized");
+  // An audit-trails token is valid for the audit trail alone; elsewhere it is no token at all.
+  if (principal.kind === "organization" && principal.auditTrailsOnly && ROUTE_ACTIONS[`${c.req.method} ${routePath(c, -1)}`] !== "organization.audit-trail") {
+    throw ApiError.of("unauthorized");
+  }
   // Keeps the replica clock moving while the service is in use, so fenced reads seldom fall back to the primary.
   const beat = raiseReplicaClock(c.env.DB);
   if (beat) waitUntil(c, beat);

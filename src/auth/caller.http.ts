@@ -30,6 +30,7 @@ export function callerOf(c: Context<AppEnv>): Caller {
     authorized: record.authorized,
     defer: deferOf(c),
     origin: new URL(c.req.url).origin,
+    requestId: c.get("requestId"),
     ...(faults ? { faults } : {}),
   };
 }

@@ -22,7 +22,15 @@ export type Principal =
       twoFactor?: boolean;
     }
   | { kind: "team"; teamId: string; organizationId: string; organization: string; serviceUserId: string; tokenId: string }
-  | { kind: "organization"; organizationId: string; organization: string; serviceUserId: string; tokenId: string }
+  | {
+      kind: "organization";
+      organizationId: string;
+      organization: string;
+      serviceUserId: string;
+      tokenId: string;
+      /** The organisation's audit-trails token: it reads the audit trail and nothing else (src/auth/auth.middleware.ts). */
+      auditTrailsOnly?: true;
+    }
   /**
    * The run token of one claimed job (src/auth/run-token.ts): its own workspace's state, variables and lock, and
    * its organisation's entitlements; nothing else. Resolved from the token's signature, never from a table.

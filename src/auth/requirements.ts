@@ -65,6 +65,10 @@ export const REQUIREMENTS = {
   // ---- the organisation ----
   "organization.read": { summary: "any standing in the organisation", holds: (_p, t) => !!org(t) },
   "organization.manage": { summary: "owners and the organisation token", holds: (_p, t) => ownerOrOrgToken(org(t)) },
+  "organization.audit-trail": {
+    summary: "the organisation token or its audit-trails token (HCP refuses user and team tokens)",
+    holds: (p, t) => p.kind === "organization" && !!org(t)?.isOrgToken,
+  },
   "organization.owner": { summary: "owners (users), not the organisation token", holds: (_p, t) => !!org(t)?.isOwner },
   // Checked by PATCH /organizations/:name (declared `organization.manage`) when the body changes the name.
   "organization.rename": {
@@ -216,8 +220,13 @@ const RUN_TOKEN_ACTIONS: ReadonlySet<Action> = new Set<Action>([
   "state.create",
 ]);
 
+/** All an audit-trails token may be granted: its organisation's standing, to read the organisation's audit trail. */
+const AUDIT_TRAILS_TOKEN_ACTIONS: ReadonlySet<Action> = new Set<Action>(["organization.read", "organization.audit-trail"]);
+
 const holds = (principal: Principal, action: Action, target: Target): boolean =>
-  (principal.kind !== "run" || RUN_TOKEN_ACTIONS.has(action)) && (REQUIREMENTS[action] as Requirement).holds(principal, target);
+  (principal.kind !== "run" || RUN_TOKEN_ACTIONS.has(action)) &&
+  (principal.kind !== "organization" || !principal.auditTrailsOnly || AUDIT_TRAILS_TOKEN_ACTIONS.has(action)) &&
+  (REQUIREMENTS[action] as Requirement).holds(principal, target);
 
 /** Whether the rule of `action` holds for the caller on the target. */
 export function allows(principal: Principal, action: Action, target: Target = {}): boolean {

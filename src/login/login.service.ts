@@ -2,6 +2,7 @@
  * `terraform login`: approving an authorization request (a one-time code for the signed-in user) and exchanging the
  * code for a new user API token, minted by the tokens service as `POST /users/:id/authentication-tokens` mints one.
  */
+import { signInStatement } from "../audit/audit.d1";
 import type { Principal } from "../auth/principal";
 import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
@@ -87,6 +88,7 @@ export async function exchangeLoginCode(env: Bindings, form: Record<string, stri
     authorized: new Set(),
   };
   const description = `terraform login on ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC`;
-  const minted = await createUserToken(caller, user.id, ok({ attributes: { description } }));
+  // The sign-in is in the user's organisations' audit trails, in the batch that mints the token.
+  const minted = await createUserToken(caller, user.id, ok({ attributes: { description } }), [signInStatement(db, user.id, "terraform_login", undefined)]);
   return { ok: true, token: minted.secret };
 }

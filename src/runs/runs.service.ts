@@ -2,6 +2,7 @@
  * Runs through the API (HCP Terraform API docs: Runs, Plans, Applies, Run Events, Comments): find the run's
  * workspace in the D1 index, authorise on it, then ask the workspace's Durable Object, which owns its runs.
  */
+import { audited } from "../audit/audit.service";
 import type { Capabilities, OrgAccess } from "../auth/permissions";
 import type { Principal } from "../auth/principal";
 import { allows, authorize, type Action } from "../auth/requirements";
@@ -144,7 +145,12 @@ export async function createRun(caller: Caller, body: CreateRunBody, source: "tf
       options: { ...optionsOf(attributes), source },
       creator: runActor(caller, r),
       agentPoolId: exec.agentPoolId,
-      guard,
+      guard: audited(caller, guard, {
+        id,
+        type: "run",
+        action: "create",
+        meta: { workspace_id: r.record.id, is_destroy: attributes["is-destroy"] === true, plan_only: attributes["plan-only"] === true },
+      }),
     });
   });
   const events = await workspaceObject(caller.env, readable.record.id).listRunEvents(value.run.id);
@@ -165,7 +171,14 @@ export async function runAction(caller: Caller, runId: string, action: RunAction
   const workspaceId = await workspaceOf(caller, runId);
   await mutateAs(caller, workspaceId, ACTION_REQUIREMENT[action], (r, guard) => {
     const comment = unwrap(body).value?.comment ?? null;
-    return workspaceObject(caller.env, r.record.id).runAction({ runId, action, comment, now: nowIso(), by: runActor(caller, r), guard });
+    return workspaceObject(caller.env, r.record.id).runAction({
+      runId,
+      action,
+      comment,
+      now: nowIso(),
+      by: runActor(caller, r),
+      guard: audited(caller, guard, { id: runId, type: "run", action: action.replace("-", "_"), meta: { workspace_id: r.record.id } }),
+    });
   });
 }
 

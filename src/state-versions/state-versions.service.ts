@@ -1,4 +1,5 @@
 /** State versions (HCP Terraform API docs: State Versions): authorise on the workspace, then ask its Durable Object. */
+import { audited } from "../audit/audit.service";
 import { actingUserId, lockHolderOf } from "../auth/principal";
 import type { Caller } from "../caller";
 import { edition } from "../env";
@@ -70,7 +71,7 @@ export async function createStateVersion(caller: Caller, workspaceId: string, a:
     jsonOutputs,
     now,
     createdBy: actingUserId(p),
-    guard: guardOf(record),
+    guard: audited(caller, guardOf(record), { id, type: "state_version", action: "create", meta: { workspace_id: workspaceId, serial: a.serial } }),
   });
   // The DO indexes the version (state_version_index) in the flush that follows its answer; its id names the workspace,
   // so reading it back needs no index.
@@ -84,13 +85,14 @@ export async function createStateVersion(caller: Caller, workspaceId: string, a:
 export async function rollbackStateVersion(caller: Caller, workspaceId: string, sourceId: string): Promise<StateVersionView> {
   const { record } = await readById(caller, workspaceId, "state.create");
   const p = caller.principal;
+  const id = newChildId("sv", workspaceId);
   const result = await workspaceObject(caller.env, workspaceId).rollbackStateVersion({
-    id: newChildId("sv", workspaceId),
+    id,
     sourceId,
     holder: lockHolderOf(p),
     now: nowIso(),
     createdBy: actingUserId(p),
-    guard: guardOf(record),
+    guard: audited(caller, guardOf(record), { id, type: "state_version", action: "rollback", meta: { workspace_id: workspaceId, source_id: sourceId } }),
   });
   return unwrap(result).value;
 }

@@ -48,11 +48,11 @@ function toTeamProject(row: TpRow): TeamProject {
 // ---- team-workspaces ----
 
 /** False when the team already has access to the workspace. */
-export async function insertTeamWorkspace(db: Db, tw: TeamWorkspace, createdAt: string): Promise<boolean> {
-  const res = await db
+export async function insertTeamWorkspace(db: Db, tw: TeamWorkspace, createdAt: string, after: D1PreparedStatement[] = []): Promise<boolean> {
+  const insert = db
     .prepare("INSERT INTO team_workspaces (id, team_id, workspace_id, access, perms, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
-    .bind(tw.id, tw.teamId, tw.workspaceId, tw.access, JSON.stringify(tw.perms), createdAt)
-    .run();
+    .bind(tw.id, tw.teamId, tw.workspaceId, tw.access, JSON.stringify(tw.perms), createdAt);
+  const [res] = await db.batch([insert, ...after]);
   return res.meta.changes === 1;
 }
 
@@ -66,12 +66,12 @@ export async function findTeamWorkspace(db: Db, id: string): Promise<TeamWorkspa
   return row ? toTeamWorkspace(row) : null;
 }
 
-export async function updateTeamWorkspace(db: Db, id: string, access: string, perms: Partial<WsCustom>): Promise<void> {
-  await db.prepare("UPDATE team_workspaces SET access = ?, perms = ? WHERE id = ?").bind(access, JSON.stringify(perms), id).run();
+export async function updateTeamWorkspace(db: Db, id: string, access: string, perms: Partial<WsCustom>, after: D1PreparedStatement[] = []): Promise<void> {
+  await db.batch([db.prepare("UPDATE team_workspaces SET access = ?, perms = ? WHERE id = ?").bind(access, JSON.stringify(perms), id), ...after]);
 }
 
-export async function deleteTeamWorkspace(db: Db, id: string): Promise<void> {
-  await db.prepare("DELETE FROM team_workspaces WHERE id = ?").bind(id).run();
+export async function deleteTeamWorkspace(db: Db, id: string, after: D1PreparedStatement[] = []): Promise<void> {
+  await db.batch([db.prepare("DELETE FROM team_workspaces WHERE id = ?").bind(id), ...after]);
 }
 
 // ---- team-projects ----
@@ -90,11 +90,11 @@ export async function projectGrants(db: Db, projectId: string, teamIds: string[]
 }
 
 /** False when the team already has access to the project. */
-export async function insertTeamProject(db: Db, tp: TeamProject, createdAt: string): Promise<boolean> {
-  const res = await db
+export async function insertTeamProject(db: Db, tp: TeamProject, createdAt: string, after: D1PreparedStatement[] = []): Promise<boolean> {
+  const insert = db
     .prepare("INSERT INTO team_projects (id, team_id, project_id, access, perms, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
-    .bind(tp.id, tp.teamId, tp.projectId, tp.access, JSON.stringify(tp.perms), createdAt)
-    .run();
+    .bind(tp.id, tp.teamId, tp.projectId, tp.access, JSON.stringify(tp.perms), createdAt);
+  const [res] = await db.batch([insert, ...after]);
   return res.meta.changes === 1;
 }
 
@@ -108,10 +108,10 @@ export async function findTeamProject(db: Db, id: string): Promise<TeamProject |
   return row ? toTeamProject(row) : null;
 }
 
-export async function updateTeamProject(db: Db, id: string, access: string, perms: PrjAccess): Promise<void> {
-  await db.prepare("UPDATE team_projects SET access = ?, perms = ? WHERE id = ?").bind(access, JSON.stringify(perms), id).run();
+export async function updateTeamProject(db: Db, id: string, access: string, perms: PrjAccess, after: D1PreparedStatement[] = []): Promise<void> {
+  await db.batch([db.prepare("UPDATE team_projects SET access = ?, perms = ? WHERE id = ?").bind(access, JSON.stringify(perms), id), ...after]);
 }
 
-export async function deleteTeamProject(db: Db, id: string): Promise<void> {
-  await db.prepare("DELETE FROM team_projects WHERE id = ?").bind(id).run();
+export async function deleteTeamProject(db: Db, id: string, after: D1PreparedStatement[] = []): Promise<void> {
+  await db.batch([db.prepare("DELETE FROM team_projects WHERE id = ?").bind(id), ...after]);
 }

@@ -3,6 +3,8 @@
  * organisation token, manage-projects teams and project admins manage a project's. The team must
  * belong to the same organisation.
  */
+import { auditStatementsOf } from "../audit/audit.service";
+import type { AuditResource } from "../audit/audit.rules";
 import { projectRights, requireOrgAccess } from "../auth/access";
 import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
@@ -62,12 +64,16 @@ async function adminOfWorkspace(caller: Caller, workspace: WorkspaceRef): Promis
 }
 
 /** A workspace access, after checking the caller may read (or, with `admin`, manage) its workspace. */
-async function loadTw(caller: Caller, id: string, admin: boolean): Promise<TeamWorkspace> {
+async function loadTw(caller: Caller, id: string, admin: boolean): Promise<TeamWorkspace & { organizationId: string }> {
   const tw = await findTeamWorkspace(caller.db, id);
   if (!tw) throw ApiError.of("not_found");
-  if (admin) await adminOfWorkspace(caller, tw.workspaceId);
-  else await readById(caller, tw.workspaceId);
-  return tw;
+  const record = admin ? await adminOfWorkspace(caller, tw.workspaceId) : (await readById(caller, tw.workspaceId)).record;
+  return { ...tw, organizationId: record.organizationId };
+}
+
+/** A team access as an audit event names it. */
+function accessResource(id: string, action: string, meta: Record<string, string>): AuditResource {
+  return { id, type: "team_access", action, meta };
 }
 
 export async function createTeamWorkspace(
@@ -79,7 +85,13 @@ export async function createTeamWorkspace(
   if (!team || team.organizationId !== ws.organizationId) throw teamNotFound();
   const perms = customPerms(input.access, input.given, WS_DEFAULT_CUSTOM, "/data/attributes");
   const tw: TeamWorkspace = { id: newId("tws"), teamId: team.id, workspaceId: ws.id, access: input.access, perms: perms ?? {} };
-  if (!(await insertTeamWorkspace(caller.db, tw, nowIso()))) {
+  const audit = auditStatementsOf(
+    caller,
+    ws.organizationId,
+    accessResource(tw.id, "create", { team_id: team.id, workspace_id: ws.id, access: tw.access }),
+    true,
+  );
+  if (!(await insertTeamWorkspace(caller.db, tw, nowIso(), audit))) {
     throw ApiError.of("invalid_attribute", { detail: "Team already has access to this workspace", pointer: "/data/relationships/team/data/id" });
   }
   return tw;
@@ -92,7 +104,8 @@ export async function workspaceTeamAccesses(caller: Caller, workspaceId: string)
 }
 
 export async function showTeamWorkspace(caller: Caller, id: string): Promise<TeamWorkspace> {
-  return loadTw(caller, id, false);
+  const { organizationId: _, ...tw } = await loadTw(caller, id, false);
+  return tw;
 }
 
 export async function changeTeamWorkspace(caller: Caller, id: string, input: { access?: WsLevel; given: Partial<WsCustom> }): Promise<TeamWorkspace> {
@@ -100,14 +113,25 @@ export async function changeTeamWorkspace(caller: Caller, id: string, input: { a
   const access = input.access ?? (tw.access as WsLevel);
   const base: WsCustom = access === "custom" && tw.access === "custom" ? { ...WS_DEFAULT_CUSTOM, ...tw.perms } : WS_DEFAULT_CUSTOM;
   const perms = customPerms(access, input.given, base, "/data/attributes");
-  const next: TeamWorkspace = { ...tw, access, perms: perms ?? {} };
-  await updateTeamWorkspace(caller.db, tw.id, next.access, next.perms);
+  const { organizationId, ...current } = tw;
+  const next: TeamWorkspace = { ...current, access, perms: perms ?? {} };
+  await updateTeamWorkspace(
+    caller.db,
+    tw.id,
+    next.access,
+    next.perms,
+    auditStatementsOf(caller, organizationId, accessResource(tw.id, "update", { team_id: tw.teamId, workspace_id: tw.workspaceId, access })),
+  );
   return next;
 }
 
 export async function removeTeamWorkspace(caller: Caller, id: string): Promise<void> {
   const tw = await loadTw(caller, id, true);
-  await deleteTeamWorkspace(caller.db, tw.id);
+  await deleteTeamWorkspace(
+    caller.db,
+    tw.id,
+    auditStatementsOf(caller, tw.organizationId, accessResource(tw.id, "destroy", { team_id: tw.teamId, workspace_id: tw.workspaceId }), true),
+  );
 }
 
 // ---- team-projects ----
@@ -147,11 +171,10 @@ async function projectManager(caller: Caller, projectId: string, manage: boolean
   return project.organization_id;
 }
 
-async function loadTp(caller: Caller, id: string, manage: boolean): Promise<TeamProject> {
+async function loadTp(caller: Caller, id: string, manage: boolean): Promise<TeamProject & { organizationId: string }> {
   const tp = await findTeamProject(caller.db, id);
   if (!tp) throw ApiError.of("not_found");
-  await projectManager(caller, tp.projectId, manage);
-  return tp;
+  return { ...tp, organizationId: await projectManager(caller, tp.projectId, manage) };
 }
 
 export async function createTeamProject(caller: Caller, input: { teamId: string; projectId: string; access: string; given: PrjGiven }): Promise<TeamProject> {
@@ -159,7 +182,13 @@ export async function createTeamProject(caller: Caller, input: { teamId: string;
   const team = await findTeam(caller.db, input.teamId);
   if (!team || team.organizationId !== organizationId) throw teamNotFound();
   const tp: TeamProject = { id: newId("tprj"), teamId: team.id, projectId: input.projectId, access: input.access, perms: tpPerms(input.access, input.given) };
-  if (!(await insertTeamProject(caller.db, tp, nowIso()))) {
+  const audit = auditStatementsOf(
+    caller,
+    organizationId,
+    accessResource(tp.id, "create", { team_id: team.id, project_id: tp.projectId, access: tp.access }),
+    true,
+  );
+  if (!(await insertTeamProject(caller.db, tp, nowIso(), audit))) {
     throw ApiError.of("invalid_attribute", { detail: "Team already has access to this project", pointer: "/data/relationships/team/data/id" });
   }
   return tp;
@@ -171,19 +200,31 @@ export async function projectTeamAccesses(caller: Caller, projectId: string): Pr
 }
 
 export async function showTeamProject(caller: Caller, id: string): Promise<TeamProject> {
-  return loadTp(caller, id, false);
+  const { organizationId: _, ...tp } = await loadTp(caller, id, false);
+  return tp;
 }
 
 export async function changeTeamProject(caller: Caller, id: string, input: { access?: string; given: PrjGiven }): Promise<TeamProject> {
   const tp = await loadTp(caller, id, true);
   const access = input.access ?? tp.access;
   const perms = tpPerms(access, input.given, access === "custom" && tp.access === "custom" ? tp.perms : undefined);
-  const next: TeamProject = { ...tp, access, perms };
-  await updateTeamProject(caller.db, tp.id, next.access, next.perms);
+  const { organizationId, ...current } = tp;
+  const next: TeamProject = { ...current, access, perms };
+  await updateTeamProject(
+    caller.db,
+    tp.id,
+    next.access,
+    next.perms,
+    auditStatementsOf(caller, organizationId, accessResource(tp.id, "update", { team_id: tp.teamId, project_id: tp.projectId, access })),
+  );
   return next;
 }
 
 export async function removeTeamProject(caller: Caller, id: string): Promise<void> {
   const tp = await loadTp(caller, id, true);
-  await deleteTeamProject(caller.db, tp.id);
+  await deleteTeamProject(
+    caller.db,
+    tp.id,
+    auditStatementsOf(caller, tp.organizationId, accessResource(tp.id, "destroy", { team_id: tp.teamId, project_id: tp.projectId }), true),
+  );
 }

@@ -87,8 +87,8 @@ export async function teamNames(db: Db, ids: string[]): Promise<Array<{ id: stri
 }
 
 /** False when the name is taken in the organisation. */
-export async function insertTeam(db: Db, t: Omit<Team, "isOwners">): Promise<boolean> {
-  const res = await db
+export async function insertTeam(db: Db, t: Omit<Team, "isOwners">, after: D1PreparedStatement[] = []): Promise<boolean> {
+  const insert = db
     .prepare(
       `INSERT INTO teams (id, organization_id, name, visibility, sso_team_id, organization_access, allow_member_token_management, service_user_id, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
@@ -103,8 +103,8 @@ export async function insertTeam(db: Db, t: Omit<Team, "isOwners">): Promise<boo
       t.allowMemberTokenManagement ? 1 : 0,
       t.serviceUserId,
       t.createdAt,
-    )
-    .run();
+    );
+  const [res] = await db.batch([insert, ...after]);
   return res.meta.changes === 1;
 }
 
@@ -112,12 +112,15 @@ export async function insertTeam(db: Db, t: Omit<Team, "isOwners">): Promise<boo
 export async function updateTeam(
   db: Db,
   t: Pick<Team, "id" | "name" | "visibility" | "ssoTeamId" | "organizationAccess" | "allowMemberTokenManagement">,
+  after: D1PreparedStatement[] = [],
 ): Promise<boolean> {
   try {
-    await db
-      .prepare("UPDATE teams SET name = ?, visibility = ?, sso_team_id = ?, organization_access = ?, allow_member_token_management = ? WHERE id = ?")
-      .bind(t.name, t.visibility, t.ssoTeamId, JSON.stringify(t.organizationAccess), t.allowMemberTokenManagement ? 1 : 0, t.id)
-      .run();
+    await db.batch([
+      db
+        .prepare("UPDATE teams SET name = ?, visibility = ?, sso_team_id = ?, organization_access = ?, allow_member_token_management = ? WHERE id = ?")
+        .bind(t.name, t.visibility, t.ssoTeamId, JSON.stringify(t.organizationAccess), t.allowMemberTokenManagement ? 1 : 0, t.id),
+      ...after,
+    ]);
   } catch (err) {
     if (String(err).includes("UNIQUE")) return false;
     throw err;
@@ -126,7 +129,7 @@ export async function updateTeam(
 }
 
 /** Deletes a team with its members, invitations, grants and tokens (which fail with 401 from the next request on). */
-export async function deleteTeam(db: Db, id: string): Promise<void> {
+export async function deleteTeam(db: Db, id: string, after: D1PreparedStatement[] = []): Promise<void> {
   await db.batch([
     db.prepare("DELETE FROM team_members WHERE team_id = ?").bind(id),
     db.prepare("DELETE FROM invitation_teams WHERE team_id = ?").bind(id),
@@ -134,6 +137,7 @@ export async function deleteTeam(db: Db, id: string): Promise<void> {
     db.prepare("DELETE FROM team_projects WHERE team_id = ?").bind(id),
     db.prepare("DELETE FROM tokens WHERE team_id = ?").bind(id),
     db.prepare("DELETE FROM teams WHERE id = ?").bind(id),
+    ...after,
   ]);
 }
 
@@ -150,7 +154,13 @@ export async function membersLeft(db: Db, teamId: string, leaving: string[]): Pr
  * Removes users from a team and from the team's pending invitations. With `keepOne` (the owners
  * team) the guard is repeated inside the delete, so that concurrent removals cannot empty it.
  */
-export async function removeMembers(db: Db, team: Pick<Team, "id" | "organizationId">, userIds: string[], keepOne: boolean): Promise<void> {
+export async function removeMembers(
+  db: Db,
+  team: Pick<Team, "id" | "organizationId">,
+  userIds: string[],
+  keepOne: boolean,
+  after: D1PreparedStatement[] = [],
+): Promise<void> {
   const ids = JSON.stringify(userIds);
   await db.batch([
     db
@@ -165,6 +175,7 @@ export async function removeMembers(db: Db, team: Pick<Team, "id" | "organizatio
          (SELECT id FROM organization_memberships WHERE organization_id = ? AND user_id IN (SELECT value FROM json_each(?)))`,
       )
       .bind(team.id, team.organizationId, ids),
+    ...after,
   ]);
 }
 
@@ -177,9 +188,10 @@ export async function addMembers(
   team: Pick<Team, "id" | "organizationId">,
   users: Array<{ userId: string; membershipId: string }>,
   createdAt: string,
+  after: D1PreparedStatement[] = [],
 ): Promise<void> {
-  await db.batch(
-    users.flatMap(({ userId, membershipId }) => [
+  await db.batch([
+    ...users.flatMap(({ userId, membershipId }) => [
       db
         .prepare("INSERT INTO organization_memberships (id, organization_id, user_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING")
         .bind(membershipId, team.organizationId, userId, createdAt),
@@ -195,7 +207,8 @@ export async function addMembers(
         )
         .bind(team.id, team.organizationId, userId),
     ]),
-  );
+    ...after,
+  ]);
 }
 
 /**

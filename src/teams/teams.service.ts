@@ -1,4 +1,6 @@
 /** Teams and their members: authorisation (teams.rules.ts) and orchestration of the repositories. */
+import { auditOf, auditStatementsOf } from "../audit/audit.service";
+import { auditStatements } from "../audit/audit.d1";
 import { authorize } from "../auth/requirements";
 import { requireOrgAccess, type OrgAccess } from "../auth/access";
 import { mayChangeMembers, mayManageTeamTokens, teamRights } from "../auth/team-rights";
@@ -105,17 +107,23 @@ export async function createTeam(caller: Caller, organization: string, a: TeamAt
   if (Object.values(given).some((v) => v === true)) authorize(caller, "teams.manage-organization-access", { access });
   const orgAccess = orgAccessOrFail({}, given);
   const id = newId("team");
-  const inserted = await insertTeam(db, {
-    id,
-    organizationId: access.organization.externalId,
-    name: a.name,
-    visibility: a.visibility ?? "secret",
-    ssoTeamId: a["sso-team-id"] ?? null,
-    organizationAccess: orgAccess,
-    allowMemberTokenManagement: a["allow-member-token-management"] !== false,
-    serviceUserId: newId("user"),
-    createdAt: nowIso(),
-  });
+  const orgId = access.organization.externalId;
+  const audit = auditStatementsOf(caller, orgId, { id, type: "team", action: "create", meta: { name: a.name } }, true);
+  const inserted = await insertTeam(
+    db,
+    {
+      id,
+      organizationId: access.organization.externalId,
+      name: a.name,
+      visibility: a.visibility ?? "secret",
+      ssoTeamId: a["sso-team-id"] ?? null,
+      organizationAccess: orgAccess,
+      allowMemberTokenManagement: a["allow-member-token-management"] !== false,
+      serviceUserId: newId("user"),
+      createdAt: nowIso(),
+    },
+    audit,
+  );
   if (!inserted) throw nameTaken();
   return view(db, (await findTeam(db, id))!, access);
 }
@@ -182,14 +190,23 @@ export async function updateTeam(caller: Caller, teamId: string, a: TeamAttribut
   if (a.name !== undefined && a.name.toLowerCase() === "owners" && !team.isOwners) throw nameTaken();
   const orgAccess = team.isOwners ? team.organizationAccess : orgAccessOrFail(team.organizationAccess, givenAccess ?? {});
   const db = caller.db;
-  const updated = await updateTeamRow(db, {
-    id: team.id,
-    name: a.name ?? team.name,
-    visibility: a.visibility ?? team.visibility,
-    ssoTeamId: a["sso-team-id"] !== undefined ? a["sso-team-id"] : team.ssoTeamId,
-    organizationAccess: orgAccess,
-    allowMemberTokenManagement: a["allow-member-token-management"] ?? team.allowMemberTokenManagement,
-  });
+  const updated = await updateTeamRow(
+    db,
+    {
+      id: team.id,
+      name: a.name ?? team.name,
+      visibility: a.visibility ?? team.visibility,
+      ssoTeamId: a["sso-team-id"] !== undefined ? a["sso-team-id"] : team.ssoTeamId,
+      organizationAccess: orgAccess,
+      allowMemberTokenManagement: a["allow-member-token-management"] ?? team.allowMemberTokenManagement,
+    },
+    auditStatementsOf(caller, team.organizationId, {
+      id: team.id,
+      type: "team",
+      action: "update",
+      meta: { name: a.name ?? team.name, ...(givenAccess !== undefined ? { organization_access_changed: true } : {}) },
+    }),
+  );
   if (!updated) throw nameTaken();
   return view(db, (await findTeam(db, team.id))!, access);
 }
@@ -198,7 +215,11 @@ export async function deleteTeam(caller: Caller, teamId: string): Promise<void> 
   const { team, access } = await loadTeam(caller, teamId);
   authorize(caller, "teams.manage", { access });
   if (team.isOwners) throw ApiError.of("invalid_attribute", { detail: "The owners team cannot be deleted", pointer: "/data" });
-  await deleteTeamRows(caller.db, team.id);
+  await deleteTeamRows(
+    caller.db,
+    team.id,
+    auditStatementsOf(caller, team.organizationId, { id: team.id, type: "team", action: "destroy", meta: { name: team.name } }),
+  );
 }
 
 async function teamForMembership(caller: Caller, teamId: string): Promise<Team> {
@@ -211,13 +232,25 @@ async function teamForMembership(caller: Caller, teamId: string): Promise<Team> 
  * Adds or removes members (by user id); the owners team keeps at least one member. A user whose
  * organisation membership is still an invitation joins the team when it accepts, not before.
  */
-async function changeMembers(db: Db, team: Team, userIds: string[], add: boolean): Promise<void> {
+async function changeMembers(caller: Caller, team: Team, userIds: string[], add: boolean): Promise<void> {
   if (userIds.length === 0) return;
+  const db = caller.db;
+  const audit = auditStatements(
+    db,
+    userIds.map((userId) =>
+      auditOf(caller, team.organizationId, {
+        id: userId,
+        type: "team_membership",
+        action: add ? "add" : "remove",
+        meta: { team_id: team.id, team_name: team.name },
+      }),
+    ),
+  );
   if (!add) {
     if (team.isOwners && (await membersLeft(db, team.id, userIds)) === 0) {
       throw ApiError.of("invalid_attribute", { detail: "The owners team must keep at least one member", pointer: "/data" });
     }
-    await removeMembers(db, team, userIds, team.isOwners);
+    await removeMembers(db, team, userIds, team.isOwners, audit);
     return;
   }
   const now = nowIso();
@@ -226,6 +259,7 @@ async function changeMembers(db: Db, team: Team, userIds: string[], add: boolean
     team,
     userIds.map((userId) => ({ userId, membershipId: newId("ou") })),
     now,
+    audit,
   );
 }
 
@@ -240,7 +274,7 @@ export async function changeUsers(caller: Caller, teamId: string, refs: string[]
   }
   const missing = refs.findIndex((ref) => !byRef.has(ref) && !byRef.has(ref.toLowerCase()));
   if (missing >= 0) throw ApiError.of("not_found", { detail: `User not found: ${refs[missing]}`, pointer: `/data/${missing}/id` });
-  await changeMembers(caller.db, team, [...new Set(refs.map((ref) => byRef.get(ref) ?? byRef.get(ref.toLowerCase())!))], add);
+  await changeMembers(caller, team, [...new Set(refs.map((ref) => byRef.get(ref) ?? byRef.get(ref.toLowerCase())!))], add);
 }
 
 /** Adds or removes members named by their organisation membership id. */
@@ -250,5 +284,5 @@ export async function changeMemberships(caller: Caller, teamId: string, ids: str
   const byId = new Map(memberships.filter((m) => m.organizationId === team.organizationId).map((m) => [m.id, m.userId]));
   const missing = ids.findIndex((id) => !byId.has(id));
   if (missing >= 0) throw ApiError.of("not_found", { detail: `Organization membership not found: ${ids[missing]}`, pointer: `/data/${missing}/id` });
-  await changeMembers(caller.db, team, [...new Set(ids.map((id) => byId.get(id)!))], add);
+  await changeMembers(caller, team, [...new Set(ids.map((id) => byId.get(id)!))], add);
 }

@@ -58,7 +58,7 @@ const tokenOrNull = (row: TokenRow | null): Token | null => (row ? toToken(row) 
  * Inserts a token, after `replace` in the same batch when given. False when a described token's
  * description is taken (the unique index of migration 0003 decides, so concurrent creates give one).
  */
-export async function insertToken(db: Db, token: Token, tokenHash: string, replace?: D1PreparedStatement): Promise<boolean> {
+export async function insertToken(db: Db, token: Token, tokenHash: string, replace?: D1PreparedStatement, after: D1PreparedStatement[] = []): Promise<boolean> {
   const insert = db
     .prepare(
       `INSERT INTO tokens (id, token_hash, kind, user_id, team_id, organization_id, description, legacy, created_by, created_at, expired_at)
@@ -78,7 +78,7 @@ export async function insertToken(db: Db, token: Token, tokenHash: string, repla
       token.expiredAt,
     );
   try {
-    await db.batch(replace ? [replace, insert] : [insert]);
+    await db.batch([...(replace ? [replace] : []), insert, ...after]);
   } catch (err) {
     if (String(err).includes("UNIQUE") && token.description !== null) return false;
     throw err;
@@ -96,9 +96,9 @@ export async function findLegacyTeamToken(db: Db, teamId: string): Promise<Token
   return tokenOrNull(await db.prepare("SELECT * FROM tokens WHERE team_id = ? AND legacy = 1").bind(teamId).first<TokenRow>());
 }
 
-/** False when the team had no legacy token. */
-export async function deleteLegacyTeamToken(db: Db, teamId: string): Promise<boolean> {
-  const res = await deleteLegacyTeamTokenStatement(db, teamId).run();
+/** False when the team had no legacy token. `after`: statements for the same batch (its audit event). */
+export async function deleteLegacyTeamToken(db: Db, teamId: string, after: D1PreparedStatement[] = []): Promise<boolean> {
+  const [res] = await db.batch([deleteLegacyTeamTokenStatement(db, teamId), ...after]);
   return res.meta.changes > 0;
 }
 
@@ -106,8 +106,8 @@ export async function teamTokens(db: Db, teamId: string): Promise<Token[]> {
   return (await db.prepare("SELECT * FROM tokens WHERE team_id = ? ORDER BY created_at, id").bind(teamId).all<TokenRow>()).results.map(toToken);
 }
 
-export async function deleteTeamTokens(db: Db, teamId: string): Promise<void> {
-  await db.prepare("DELETE FROM tokens WHERE team_id = ? AND kind = 'team'").bind(teamId).run();
+export async function deleteTeamTokens(db: Db, teamId: string, after: D1PreparedStatement[] = []): Promise<void> {
+  await db.batch([db.prepare("DELETE FROM tokens WHERE team_id = ? AND kind = 'team'").bind(teamId), ...after]);
 }
 
 const TEAM_TOKEN_SORTS: Record<string, string> = {
@@ -170,9 +170,14 @@ export async function findOrganizationToken(db: Db, organizationId: string, kind
   return tokenOrNull(await db.prepare("SELECT * FROM tokens WHERE organization_id = ? AND kind = ?").bind(organizationId, kind).first<TokenRow>());
 }
 
-/** False when the organisation had no token of that kind. */
-export async function deleteOrganizationToken(db: Db, organizationId: string, kind: OrganizationTokenKind): Promise<boolean> {
-  const res = await deleteOrganizationTokenStatement(db, organizationId, kind).run();
+/** False when the organisation had no token of that kind. `after`: statements for the same batch (its audit event). */
+export async function deleteOrganizationToken(
+  db: Db,
+  organizationId: string,
+  kind: OrganizationTokenKind,
+  after: D1PreparedStatement[] = [],
+): Promise<boolean> {
+  const [res] = await db.batch([deleteOrganizationTokenStatement(db, organizationId, kind), ...after]);
   return res.meta.changes > 0;
 }
 
@@ -188,6 +193,6 @@ export async function findToken(db: Db, id: string): Promise<Token | null> {
   return tokenOrNull(await db.prepare("SELECT * FROM tokens WHERE id = ?").bind(id).first<TokenRow>());
 }
 
-export async function deleteToken(db: Db, id: string): Promise<void> {
-  await db.prepare("DELETE FROM tokens WHERE id = ?").bind(id).run();
+export async function deleteToken(db: Db, id: string, after: D1PreparedStatement[] = []): Promise<void> {
+  await db.batch([db.prepare("DELETE FROM tokens WHERE id = ?").bind(id), ...after]);
 }

@@ -1,4 +1,6 @@
 /** API tokens: who may see and mint which token, and the token lifecycle over tokens.d1.ts. */
+import { auditStatementsOf } from "../audit/audit.service";
+import type { AuditResource } from "../audit/audit.rules";
 import { authorize } from "../auth/requirements";
 import { requireOrgAccess } from "../auth/access";
 import { actingUserId, type Principal } from "../auth/principal";
@@ -81,6 +83,21 @@ function attributesOf(
   return { description: a.description ?? null, expiredAt };
 }
 
+/** A token as an audit event names it: its id, kind and team, never its secret. */
+function tokenResource(token: Token, action: "create" | "destroy"): AuditResource {
+  return {
+    id: token.id,
+    type: "authentication_token",
+    action,
+    meta: { kind: token.kind, ...(token.teamId ? { team_id: token.teamId } : {}), ...(token.description ? { description: token.description } : {}) },
+  };
+}
+
+/** The statements recording a token's deletion, if the batch's delete removed it. */
+function tokenDeleted(caller: Caller, token: Token): D1PreparedStatement[] {
+  return token.organizationId ? auditStatementsOf(caller, token.organizationId, tokenResource(token, "destroy"), true) : [];
+}
+
 function creatorId(p: Principal): string | null {
   return actingUserId(p);
 }
@@ -90,10 +107,13 @@ async function mint(
   now: Date,
   fields: Omit<Token, "id" | "createdAt" | "lastUsedAt" | "createdBy">,
   replace?: D1PreparedStatement,
+  after: D1PreparedStatement[] = [],
 ): Promise<MintedToken> {
   const secret = newTokenSecret();
   const token: Token = { ...fields, id: newId("at"), createdAt: now.toISOString(), lastUsedAt: null, createdBy: creatorId(caller.principal) };
-  if (!(await insertToken(caller.db, token, await sha256Hex(secret), replace))) {
+  // An organisation's token (its own, or a team's) is in its audit trail; a user's token belongs to no organisation.
+  const audit = [...(token.organizationId ? auditStatementsOf(caller, token.organizationId, tokenResource(token, "create")) : []), ...after];
+  if (!(await insertToken(caller.db, token, await sha256Hex(secret), replace, audit))) {
     throw ApiError.of("invalid_attributes", { detail: "Validation failed: Description has already been taken", pointer: "/data/attributes/description" });
   }
   return { token, secret };
@@ -137,7 +157,8 @@ export async function showLegacyTeamToken(caller: Caller, teamId: string): Promi
 
 export async function deleteLegacyTeamTokenOf(caller: Caller, teamId: string): Promise<void> {
   const team = await teamForTokens(caller, teamId);
-  if (!(await deleteLegacyTeamToken(caller.db, team.id))) throw ApiError.of("not_found");
+  const token = await findLegacyTeamToken(caller.db, team.id);
+  if (!token || !(await deleteLegacyTeamToken(caller.db, team.id, tokenDeleted(caller, token)))) throw ApiError.of("not_found");
 }
 
 /** Creates a described team token; the description is unique per team (the index decides, see tokens.d1.ts). */
@@ -165,7 +186,11 @@ export async function listTeamTokens(caller: Caller, teamId: string, page: Page)
 /** Revokes every token of a team (legacy and described). */
 export async function revokeTeamTokens(caller: Caller, teamId: string): Promise<void> {
   const team = await teamForTokens(caller, teamId);
-  await deleteTeamTokens(caller.db, team.id);
+  await deleteTeamTokens(
+    caller.db,
+    team.id,
+    auditStatementsOf(caller, team.organizationId, { id: team.id, type: "team", action: "revoke_tokens", meta: { name: team.name } }, true),
+  );
 }
 
 /** The organisation's team tokens (`sort`: a key, `-` first for descending). */
@@ -229,7 +254,8 @@ export async function showOrganizationToken(caller: Caller, organization: string
 
 export async function deleteOrganizationTokenOf(caller: Caller, organization: string, kind: OrganizationTokenKind = "organization"): Promise<void> {
   const org = await organizationForToken(caller, organization, "organization.owner");
-  if (!(await deleteOrganizationToken(caller.db, org.externalId, kind))) throw ApiError.of("not_found");
+  const token = await findOrganizationToken(caller.db, org.externalId, kind);
+  if (!token || !(await deleteOrganizationToken(caller.db, org.externalId, kind, tokenDeleted(caller, token)))) throw ApiError.of("not_found");
 }
 
 // ---- user tokens ----
@@ -240,21 +266,33 @@ function requireSelf(caller: Caller, userId: string): void {
 }
 
 /** A user token: for the caller itself, or (site admins) for a user created under /admin/users, who has none yet. */
-export async function createUserToken(caller: Caller, userId: string, input: Result<{ attributes: TokenInput }>): Promise<MintedToken> {
+/** `after`: statements for the batch that inserts the token (`terraform login` records its sign-in there). */
+export async function createUserToken(
+  caller: Caller,
+  userId: string,
+  input: Result<{ attributes: TokenInput }>,
+  after: D1PreparedStatement[] = [],
+): Promise<MintedToken> {
   const p = caller.principal;
   authorize(caller, "user.self-or-site-admin", { userId });
   if (p.kind === "user" && p.isSiteAdmin && p.userId !== userId && !(await userExists(caller.db, userId))) throw ApiError.of("not_found");
   const now = new Date();
   const a = attributesOf(input, now);
-  return mint(caller, now, {
-    kind: "user",
-    userId,
-    teamId: null,
-    organizationId: null,
-    description: a.description,
-    legacy: false,
-    expiredAt: a.expiredAt,
-  });
+  return mint(
+    caller,
+    now,
+    {
+      kind: "user",
+      userId,
+      teamId: null,
+      organizationId: null,
+      description: a.description,
+      legacy: false,
+      expiredAt: a.expiredAt,
+    },
+    undefined,
+    after,
+  );
 }
 
 export async function listUserTokens(caller: Caller, userId: string, page: Page): Promise<{ tokens: Token[]; total: number }> {
@@ -296,5 +334,5 @@ export async function showToken(caller: Caller, id: string): Promise<TokenById> 
 export async function deleteToken(caller: Caller, id: string): Promise<void> {
   const shown = await showToken(caller, id);
   if (shown.kind === "agent") await deleteShownAgentToken(caller, shown.token);
-  else await deleteTokenRow(caller.db, shown.token.id);
+  else await deleteTokenRow(caller.db, shown.token.id, tokenDeleted(caller, shown.token));
 }

@@ -7,6 +7,7 @@
  * the session gate, the check of each page's declared action, error pages) and mounts each area's pages
  * (`src/ui/<area>/<area>.routes.tsx`), as src/index.ts mounts the API's routers.
  */
+import { auditUi } from "./audit/audit.routes";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { deleteCookie, getCookie } from "hono/cookie";
@@ -159,6 +160,7 @@ ui.route("/", usersUi);
 ui.route("/", varsetsUi);
 ui.route("/", teamsUi);
 ui.route("/", membersUi);
+ui.route("/", auditUi);
 ui.route("/", organizationsUi);
 ui.route("/", statesUi);
 ui.route("/", registryUi);

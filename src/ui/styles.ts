@@ -16,6 +16,7 @@ table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .45rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { font-size: .85rem; color: var(--muted); font-weight: 600; }
 .scroll { overflow-x: auto; }
+ol.audit-events { list-style: none; padding: 0; } ol.audit-events li { padding: .4rem 0; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; } ol.audit-events .muted { color: var(--muted); font-size: .9rem; }
 dl.attrs { display: grid; grid-template-columns: minmax(8rem, max-content) 1fr; gap: .3rem 1rem; margin: 0; }
 dl.attrs dt { color: var(--muted); }
 dl.attrs dd { margin: 0; word-break: break-word; }

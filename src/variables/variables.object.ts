@@ -26,8 +26,21 @@ export class Variables {
     return result.ok ? ok({ workspace: result.value, variable: input.variable }, result.bookmark) : result;
   }
 
-  /** Updates a variable; the workspace record (its list of variable ids) is unchanged, so nothing is indexed. */
-  update(input: { id: string; patch: VariablePatch; guard?: Guard }): VariableResult {
+  /**
+   * Updates a variable; the workspace record (its list of variable ids) is unchanged, so nothing is indexed, unless the
+   * update is audited: then it commits with the record, so its event goes out through the outbox with it.
+   */
+  async update(input: { id: string; patch: VariablePatch; guard?: Guard }): Promise<VariableResult> {
+    if (input.guard?.audit) {
+      let variable: StoredVariable | undefined;
+      const result = await this.host.mutate(input, (w) => {
+        const v = this.made ? updateVariable(this.host.sql, input.id, input.patch) : fail("not_found");
+        if (isFailure(v)) return v;
+        variable = v;
+        return w;
+      });
+      return result.ok ? ok({ workspace: result.value, variable: variable! }, result.bookmark) : result;
+    }
     const w = this.host.guarded(input.guard);
     if (isFailure(w)) return w;
     const variable = this.made ? updateVariable(this.host.sql, input.id, input.patch) : fail("not_found");

@@ -3,6 +3,8 @@
  * i.e. can-read-variable / can-update-variable), seal values here in the Worker, then ask the workspace's
  * Durable Object, the single writer of its variables. A reader without the capability gets 404.
  */
+import { audited } from "../audit/audit.service";
+import { guardOf } from "../workspaces/workspaces.service";
 import type { Caller } from "../caller";
 import type { Bindings } from "../env";
 import { unwrap } from "../errors";
@@ -54,6 +56,16 @@ export async function patchOf(env: Bindings, id: string, a: VariableUpdateAttrib
   return patch;
 }
 
+/** An update's event meta: the key and category when they change, and which attributes changed (never a value). */
+export function variableChangeMeta(workspaceId: string | null, a: VariableUpdateAttributes): Record<string, string> {
+  return {
+    ...(workspaceId ? { workspace_id: workspaceId } : {}),
+    ...(a.key !== undefined ? { key: a.key } : {}),
+    ...(a.category !== undefined ? { category: a.category } : {}),
+    changed: Object.keys(a).sort().join(","),
+  };
+}
+
 /** The workspace's record and its organisation's name, once the caller is authorised on its variables. */
 async function authorised(caller: Caller, workspaceId: string, need: 1 | 2): Promise<{ record: WorkspaceRecord; organization: string }> {
   const { record, scope } = await readById(caller, workspaceId, need === 1 ? "variables.read" : "variables.write");
@@ -77,21 +89,29 @@ export async function createWorkspaceVariable(
   workspaceId: string,
   a: VariableCreateAttributes,
 ): Promise<{ view: VariableView; bookmark?: string | null }> {
-  const { organization } = await authorised(caller, workspaceId, 2);
+  const { record, organization } = await authorised(caller, workspaceId, 2);
   const variable = await newVariable(caller.env, a);
-  const res = unwrap(await workspaceObject(caller.env, workspaceId).createVariable({ variable }));
+  const guard = audited(caller, guardOf(record), {
+    id: variable.id,
+    type: "variable",
+    action: "create",
+    meta: { workspace_id: workspaceId, key: variable.key, category: variable.category, sensitive: variable.sensitive },
+  });
+  const res = unwrap(await workspaceObject(caller.env, workspaceId).createVariable({ variable, guard }));
   return { view: await viewOf(caller.env, res.value.variable, ownerOf(res.value.workspace, organization)), bookmark: res.bookmark };
 }
 
 export async function updateWorkspaceVariable(caller: Caller, workspaceId: string, id: string, a: VariableUpdateAttributes): Promise<VariableView> {
-  const { organization } = await authorised(caller, workspaceId, 2);
-  const res = unwrap(await workspaceObject(caller.env, workspaceId).updateVariable({ id, patch: await patchOf(caller.env, id, a) }));
+  const { record, organization } = await authorised(caller, workspaceId, 2);
+  const guard = audited(caller, guardOf(record), { id, type: "variable", action: "update", meta: variableChangeMeta(workspaceId, a) });
+  const res = unwrap(await workspaceObject(caller.env, workspaceId).updateVariable({ id, patch: await patchOf(caller.env, id, a), guard }));
   return viewOf(caller.env, res.value.variable, ownerOf(res.value.workspace, organization));
 }
 
 export async function deleteWorkspaceVariable(caller: Caller, workspaceId: string, id: string): Promise<{ bookmark?: string | null }> {
-  await authorised(caller, workspaceId, 2);
-  return unwrap(await workspaceObject(caller.env, workspaceId).deleteVariable({ id }));
+  const { record } = await authorised(caller, workspaceId, 2);
+  const guard = audited(caller, guardOf(record), { id, type: "variable", action: "destroy", meta: { workspace_id: workspaceId } });
+  return unwrap(await workspaceObject(caller.env, workspaceId).deleteVariable({ id, guard }));
 }
 
 /**

@@ -157,15 +157,15 @@ export function isUniqueViolation(err: unknown): boolean {
 }
 
 /** Inserts a set; false when the name is taken in the organisation. */
-export async function insertVarset(db: Db, v: NewVarset): Promise<boolean> {
+export async function insertVarset(db: Db, v: NewVarset, after: D1PreparedStatement[] = []): Promise<boolean> {
   try {
-    await db
+    const insert = db
       .prepare(
         `INSERT INTO varsets (id, organization_id, name, description, global, priority, project_id, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .bind(v.id, v.organizationId, v.name, v.description, v.global ? 1 : 0, v.priority ? 1 : 0, v.projectId, v.now, v.now)
-      .run();
+      .bind(v.id, v.organizationId, v.name, v.description, v.global ? 1 : 0, v.priority ? 1 : 0, v.projectId, v.now, v.now);
+    await db.batch([insert, ...after]);
     return true;
   } catch (err) {
     if (isUniqueViolation(err)) return false;
@@ -186,7 +186,7 @@ export interface VarsetChanges {
  * Updates a set in one batch; false when the new name is taken. A set made global is no longer applied to
  * particular workspaces or projects (global reaches them all).
  */
-export async function updateVarset(db: Db, id: string, ch: VarsetChanges, now: string): Promise<boolean> {
+export async function updateVarset(db: Db, id: string, ch: VarsetChanges, now: string, after: D1PreparedStatement[] = []): Promise<boolean> {
   const sets: Array<[string, unknown]> = [["updated_at = ?", now]];
   if (ch.name !== undefined) sets.push(["name = ?", ch.name]);
   if (ch.description !== undefined) sets.push(["description = ?", ch.description]);
@@ -202,7 +202,7 @@ export async function updateVarset(db: Db, id: string, ch: VarsetChanges, now: s
     for (const ws of ch.workspaceIds) stmts.push(applyWorkspaceStatement(db, id, ws));
   }
   try {
-    await db.batch(stmts);
+    await db.batch([...stmts, ...after]);
     return true;
   } catch (err) {
     if (isUniqueViolation(err)) return false;
@@ -210,8 +210,8 @@ export async function updateVarset(db: Db, id: string, ch: VarsetChanges, now: s
   }
 }
 
-export async function deleteVarset(db: Db, id: string): Promise<boolean> {
-  const res = await db.prepare("DELETE FROM varsets WHERE id = ?").bind(id).run();
+export async function deleteVarset(db: Db, id: string, after: D1PreparedStatement[] = []): Promise<boolean> {
+  const [res] = await db.batch([db.prepare("DELETE FROM varsets WHERE id = ?").bind(id), ...after]);
   return res.meta.changes > 0;
 }
 
@@ -248,22 +248,22 @@ function applyWorkspaceStatement(db: Db, varsetId: string, workspaceId: string):
     .bind(varsetId, workspaceId, workspaceId, varsetId);
 }
 
-export async function applyToWorkspaces(db: Db, varsetId: string, workspaceIds: string[]): Promise<void> {
-  if (workspaceIds.length) await db.batch(workspaceIds.map((ws) => applyWorkspaceStatement(db, varsetId, ws)));
+export async function applyToWorkspaces(db: Db, varsetId: string, workspaceIds: string[], after: D1PreparedStatement[] = []): Promise<void> {
+  if (workspaceIds.length) await db.batch([...workspaceIds.map((ws) => applyWorkspaceStatement(db, varsetId, ws)), ...after]);
 }
 
-export async function removeFromWorkspaces(db: Db, varsetId: string, workspaceIds: string[]): Promise<void> {
+export async function removeFromWorkspaces(db: Db, varsetId: string, workspaceIds: string[], after: D1PreparedStatement[] = []): Promise<void> {
   if (workspaceIds.length === 0) return;
-  await db
-    .prepare(`DELETE FROM varset_workspaces WHERE varset_id = ? AND workspace_id IN ${placeholders(workspaceIds.length)}`)
-    .bind(varsetId, ...workspaceIds)
-    .run();
+  await db.batch([
+    db.prepare(`DELETE FROM varset_workspaces WHERE varset_id = ? AND workspace_id IN ${placeholders(workspaceIds.length)}`).bind(varsetId, ...workspaceIds),
+    ...after,
+  ]);
 }
 
-export async function applyToProjects(db: Db, varsetId: string, projectIds: string[]): Promise<void> {
+export async function applyToProjects(db: Db, varsetId: string, projectIds: string[], after: D1PreparedStatement[] = []): Promise<void> {
   if (projectIds.length === 0) return;
-  await db.batch(
-    projectIds.map((p) =>
+  await db.batch([
+    ...projectIds.map((p) =>
       db
         .prepare(
           `INSERT INTO varset_projects (varset_id, project_id)
@@ -272,15 +272,16 @@ export async function applyToProjects(db: Db, varsetId: string, projectIds: stri
         )
         .bind(varsetId, p, p, varsetId),
     ),
-  );
+    ...after,
+  ]);
 }
 
-export async function removeFromProjects(db: Db, varsetId: string, projectIds: string[]): Promise<void> {
+export async function removeFromProjects(db: Db, varsetId: string, projectIds: string[], after: D1PreparedStatement[] = []): Promise<void> {
   if (projectIds.length === 0) return;
-  await db
-    .prepare(`DELETE FROM varset_projects WHERE varset_id = ? AND project_id IN ${placeholders(projectIds.length)}`)
-    .bind(varsetId, ...projectIds)
-    .run();
+  await db.batch([
+    db.prepare(`DELETE FROM varset_projects WHERE varset_id = ? AND project_id IN ${placeholders(projectIds.length)}`).bind(varsetId, ...projectIds),
+    ...after,
+  ]);
 }
 
 // ---- the sets' variables ----
@@ -310,9 +311,14 @@ export async function getVarsetVariable(db: Db, varsetId: string, id: string): P
  * Inserts a variable in one statement that also checks the set still exists and is below its variable limit.
  * "taken": the key exists in the category; "full"/"gone": the limit, or a concurrent delete of the set.
  */
-export async function insertVarsetVariable(db: Db, varsetId: string, v: StoredVariable): Promise<"ok" | "taken" | "full" | "gone"> {
+export async function insertVarsetVariable(
+  db: Db,
+  varsetId: string,
+  v: StoredVariable,
+  after: D1PreparedStatement[] = [],
+): Promise<"ok" | "taken" | "full" | "gone"> {
   try {
-    const res = await db
+    const insert = db
       .prepare(
         `INSERT INTO varset_vars (id, varset_id, key, category, value, description, hcl, sensitive, version_id, created_at)
          SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
@@ -332,8 +338,8 @@ export async function insertVarsetVariable(db: Db, varsetId: string, v: StoredVa
         varsetId,
         varsetId,
         LIMITS.variablesPerVarset,
-      )
-      .run();
+      );
+    const [res] = await db.batch([insert, ...after]);
     if (res.meta.changes > 0) return "ok";
     return (await db.prepare("SELECT 1 FROM varsets WHERE id = ?").bind(varsetId).first()) ? "full" : "gone";
   } catch (err) {
@@ -346,15 +352,21 @@ export async function insertVarsetVariable(db: Db, varsetId: string, v: StoredVa
  * Writes a variable's new state only if nobody changed it since it was read (its version id): the caller
  * checked the rules against that version. "stale": re-read and retry; "taken": the key exists.
  */
-export async function updateVarsetVariable(db: Db, varsetId: string, expectedVersion: string, v: StoredVariable): Promise<"ok" | "stale" | "taken"> {
+export async function updateVarsetVariable(
+  db: Db,
+  varsetId: string,
+  expectedVersion: string,
+  v: StoredVariable,
+  after: D1PreparedStatement[] = [],
+): Promise<"ok" | "stale" | "taken"> {
   try {
-    const res = await db
+    const update = db
       .prepare(
         `UPDATE varset_vars SET key = ?, category = ?, value = ?, description = ?, hcl = ?, sensitive = ?, version_id = ?
          WHERE id = ? AND varset_id = ? AND version_id = ?`,
       )
-      .bind(v.key, v.category, v.sealedValue, v.description, v.hcl ? 1 : 0, v.sensitive ? 1 : 0, v.versionId, v.id, varsetId, expectedVersion)
-      .run();
+      .bind(v.key, v.category, v.sealedValue, v.description, v.hcl ? 1 : 0, v.sensitive ? 1 : 0, v.versionId, v.id, varsetId, expectedVersion);
+    const [res] = await db.batch([update, ...after]);
     return res.meta.changes > 0 ? "ok" : "stale";
   } catch (err) {
     if (isUniqueViolation(err)) return "taken";
@@ -362,7 +374,7 @@ export async function updateVarsetVariable(db: Db, varsetId: string, expectedVer
   }
 }
 
-export async function deleteVarsetVariable(db: Db, varsetId: string, id: string): Promise<boolean> {
-  const res = await db.prepare("DELETE FROM varset_vars WHERE varset_id = ? AND id = ?").bind(varsetId, id).run();
+export async function deleteVarsetVariable(db: Db, varsetId: string, id: string, after: D1PreparedStatement[] = []): Promise<boolean> {
+  const [res] = await db.batch([db.prepare("DELETE FROM varset_vars WHERE varset_id = ? AND id = ?").bind(varsetId, id), ...after]);
   return res.meta.changes > 0;
 }

@@ -7,6 +7,8 @@
  * implies it). Readers of a workspace's variables also see the sets reaching it (`/workspaces/:id/varsets`,
  * `all-vars`). Anyone else gets 404, as for another organisation's set.
  */
+import { auditStatementsOf } from "../audit/audit.service";
+import { variableChangeMeta } from "../variables/variables.service";
 import { loadGrants, projectRights, requireOrgAccess, type OrgAccess } from "../auth/access";
 import { allows, authorize, type Action } from "../auth/requirements";
 import type { ProjectRights } from "../auth/permissions";
@@ -160,16 +162,20 @@ export async function createVarset(caller: Caller, organization: string, data: V
   await checkWorkspaces(caller, shape, workspaceIds, "/data/relationships/workspaces/data");
   await checkProjects(caller, shape, projectIds, "/data/relationships/projects/data");
   const id = newId("varset");
-  const inserted = await repo.insertVarset(caller.db, {
-    id,
-    organizationId: orgId,
-    name: a.name,
-    description: a.description ?? "",
-    global: shape.global,
-    priority: a.priority ?? false,
-    projectId,
-    now: nowIso(),
-  });
+  const inserted = await repo.insertVarset(
+    caller.db,
+    {
+      id,
+      organizationId: orgId,
+      name: a.name,
+      description: a.description ?? "",
+      global: shape.global,
+      priority: a.priority ?? false,
+      projectId,
+      now: nowIso(),
+    },
+    auditStatementsOf(caller, orgId, { id, type: "varset", action: "create", meta: { name: a.name, global: shape.global } }),
+  );
   if (!inserted) throw ApiError.of("name_taken", { pointer: "/data/attributes/name" });
   await repo.applyToWorkspaces(caller.db, id, workspaceIds);
   await repo.applyToProjects(caller.db, id, projectIds);
@@ -194,29 +200,48 @@ export async function updateVarset(caller: Caller, id: string, data: VarsetUpdat
   if (a.global !== undefined) changes.global = a.global;
   if (a.priority !== undefined) changes.priority = a.priority;
   if (workspaceIds) changes.workspaceIds = workspaceIds;
-  if (!(await repo.updateVarset(caller.db, id, changes, nowIso()))) throw ApiError.of("name_taken", { pointer: "/data/attributes/name" });
+  const audit = auditStatementsOf(caller, varset.organizationId, {
+    id,
+    type: "varset",
+    action: "update",
+    meta: { name: a.name ?? varset.name, changed: [...Object.keys(a), ...(workspaceIds ? ["workspaces"] : [])].sort().join(",") },
+  });
+  if (!(await repo.updateVarset(caller.db, id, changes, nowIso(), audit))) throw ApiError.of("name_taken", { pointer: "/data/attributes/name" });
   const updated = await reload(caller, id);
   return { varset: updated, full: true, included: await includeForSets(caller, access, [updated], include, true) };
 }
 
 export async function deleteVarset(caller: Caller, id: string): Promise<void> {
-  await load(caller, id, true);
-  if (!(await repo.deleteVarset(caller.db, id))) throw ApiError.of("not_found");
+  const { varset } = await load(caller, id, true);
+  const audit = auditStatementsOf(caller, varset.organizationId, { id, type: "varset", action: "destroy", meta: { name: varset.name } }, true);
+  if (!(await repo.deleteVarset(caller.db, id, audit))) throw ApiError.of("not_found");
 }
 
 export async function changeWorkspaces(caller: Caller, id: string, op: "add" | "remove", ids: string[]): Promise<void> {
   const { varset } = await load(caller, id, true);
   // Removing is idempotent (a workspace deleted meanwhile has already left the set).
-  if (op === "remove") return repo.removeFromWorkspaces(caller.db, id, ids);
+  const audit = auditStatementsOf(caller, varset.organizationId, {
+    id,
+    type: "varset",
+    action: op === "add" ? "apply_workspaces" : "remove_workspaces",
+    meta: { workspace_ids: ids.join(",") },
+  });
+  if (op === "remove") return repo.removeFromWorkspaces(caller.db, id, ids, audit);
   await checkWorkspaces(caller, varset, ids, "/data");
-  await repo.applyToWorkspaces(caller.db, id, ids);
+  await repo.applyToWorkspaces(caller.db, id, ids, audit);
 }
 
 export async function changeProjects(caller: Caller, id: string, op: "add" | "remove", ids: string[]): Promise<void> {
   const { varset } = await load(caller, id, true);
-  if (op === "remove") return repo.removeFromProjects(caller.db, id, ids);
+  const audit = auditStatementsOf(caller, varset.organizationId, {
+    id,
+    type: "varset",
+    action: op === "add" ? "apply_projects" : "remove_projects",
+    meta: { project_ids: ids.join(",") },
+  });
+  if (op === "remove") return repo.removeFromProjects(caller.db, id, ids, audit);
   await checkProjects(caller, varset, ids, "/data");
-  await repo.applyToProjects(caller.db, id, ids);
+  await repo.applyToProjects(caller.db, id, ids, audit);
 }
 
 /** Sets reaching a workspace (applied to it, to its project, or global): needs read on its variables. */
@@ -255,11 +280,17 @@ export async function readVarsetVariable(caller: Caller, varsetId: string, id: s
 }
 
 export async function createVarsetVariable(caller: Caller, varsetId: string, a: VariableCreateAttributes): Promise<VariableView> {
-  await load(caller, varsetId, true);
+  const { varset } = await load(caller, varsetId, true);
   const bad = checkKey(a.key, a.category);
   if (bad) throw ApiError.of(bad.code, { detail: bad.detail, pointer: bad.pointer });
   const v = await newVariable(caller.env, a);
-  const res = await repo.insertVarsetVariable(caller.db, varsetId, v);
+  const audit = auditStatementsOf(
+    caller,
+    varset.organizationId,
+    { id: v.id, type: "variable", action: "create", meta: { varset_id: varsetId, key: v.key, category: v.category, sensitive: v.sensitive } },
+    true,
+  );
+  const res = await repo.insertVarsetVariable(caller.db, varsetId, v, audit);
   if (res === "taken") throw ApiError.of("key_taken", { pointer: "/data/attributes/key" });
   if (res === "full") throw invalid(`A variable set has at most ${LIMITS.variablesPerVarset} variables`, "/data");
   if (res === "gone") throw ApiError.of("not_found");
@@ -268,14 +299,20 @@ export async function createVarsetVariable(caller: Caller, varsetId: string, a: 
 
 /** Read, check the rules, write if unchanged since the read (retried when a concurrent update got there first). */
 export async function updateVarsetVariable(caller: Caller, varsetId: string, id: string, a: VariableUpdateAttributes): Promise<VariableView> {
-  await load(caller, varsetId, true);
+  const { varset } = await load(caller, varsetId, true);
   const patch = await patchOf(caller.env, id, a);
   for (let attempt = 0; attempt < 5; attempt++) {
     const current = await repo.getVarsetVariable(caller.db, varsetId, id);
     if (!current) throw ApiError.of("not_found");
     const next = applyPatch(current, patch);
     if (isFailure(next)) throw ApiError.of(next.code, { detail: next.detail, pointer: next.pointer });
-    const res = await repo.updateVarsetVariable(caller.db, varsetId, current.versionId, next);
+    const audit = auditStatementsOf(
+      caller,
+      varset.organizationId,
+      { id, type: "variable", action: "update", meta: { varset_id: varsetId, ...variableChangeMeta(null, a) } },
+      true,
+    );
+    const res = await repo.updateVarsetVariable(caller.db, varsetId, current.versionId, next, audit);
     if (res === "taken") throw ApiError.of("key_taken", { pointer: "/data/attributes/key" });
     if (res === "ok") return viewOf(caller.env, next, owner(varsetId));
   }
@@ -283,6 +320,7 @@ export async function updateVarsetVariable(caller: Caller, varsetId: string, id:
 }
 
 export async function deleteVarsetVariable(caller: Caller, varsetId: string, id: string): Promise<void> {
-  await load(caller, varsetId, true);
-  if (!(await repo.deleteVarsetVariable(caller.db, varsetId, id))) throw ApiError.of("not_found");
+  const { varset } = await load(caller, varsetId, true);
+  const audit = auditStatementsOf(caller, varset.organizationId, { id, type: "variable", action: "destroy", meta: { varset_id: varsetId } }, true);
+  if (!(await repo.deleteVarsetVariable(caller.db, varsetId, id, audit))) throw ApiError.of("not_found");
 }

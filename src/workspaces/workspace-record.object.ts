@@ -69,7 +69,7 @@ export class WorkspaceRecords {
     const fault = this.host.faults()?.failCreate;
     if (fault === "result") return fail("internal");
     if (fault === "throw") throw new Error("injected fault: create failed before its commit");
-    this.host.commit("live", record);
+    this.host.commit("live", record, input.audit);
     const bookmark = await this.host.index();
     if (fault === "throw-after-commit") throw new Error("injected fault: create failed after its commit");
     return ok(record, bookmark);
@@ -182,7 +182,7 @@ export class WorkspaceRecords {
       const refused = checkSafeDelete(current, blocks.pending, blocks.unknown);
       if (refused) return refused;
     }
-    this.host.commit("deleted", { ...current, version: current.version + 1 });
+    this.host.commit("deleted", { ...current, version: current.version + 1 }, opts.guard?.audit);
     return ok(null, await this.host.index());
   }
 

@@ -5,6 +5,7 @@
  * capabilities of `cloudflare/agents` (`packages/agents/src/capabilities/scheduler.ts`) reach their agent through a
  * narrow host; the object keeps the one alarm and the RPC methods (Workers RPC exposes class methods only).
  */
+import type { AuditEvent } from "../audit/audit.rules";
 import type { Failure, Result } from "../errors";
 import type { Faults, Guard, WorkspaceRecord } from "./workspace.types";
 
@@ -41,8 +42,8 @@ export interface WorkspaceHost {
    * carries no bookmark.
    */
   mutate(input: { guard?: Guard }, change: Change, index?: "before" | "after"): Promise<WorkspaceResult>;
-  /** Writes the record and its outbox entry, and arms the alarm that drains it, in one synchronous section. */
-  commit(kind: "live" | "deleted", record: WorkspaceRecord): void;
+  /** Writes the record, its outbox entry and the change's audit event, and arms the alarm that drains them, in one synchronous section. */
+  commit(kind: "live" | "deleted", record: WorkspaceRecord, audit?: AuditEvent): void;
   /** The D1 bookmark of this object's last index write (null: none since it started). */
   readonly bookmark: string | null;
   /** Writes what was committed to the index (with the call's test faults unless `callFaults` is false); its bookmark. */

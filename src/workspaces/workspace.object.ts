@@ -25,6 +25,8 @@ import { inheritedExecution } from "./workspaces.d1";
 import { Vcs, type VcsDeliveryInput } from "../vcs/vcs.object";
 import { isFailure } from "./workspace.rules";
 import type { ArtifactUploadInput } from "../runs/runs.types";
+import { AuditLog } from "../audit/audit.object";
+import type { AuditEvent } from "../audit/audit.rules";
 import type { CreateInput, DataRetentionPolicy, Faults, Guard, LockHolder, UpdateInput, WorkspaceRecord } from "./workspace.types";
 
 /**
@@ -49,10 +51,12 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
   private readonly vcs: Vcs = new Vcs(this, this.runs, this.cvs, { env: this.env, defaults: this.inherited, indexed: () => this.outbox.pending() === 0 });
   private readonly notifications = new Notifications(this, this.env);
   private readonly runTriggers = new RunTriggers(this, this.env, (w, input) => this.runs.queueWithin(w, input));
-  /** What a commit writes to D1, in batch order: the workspace row (tags, project hold), the state-version and configuration-version maps, run rows. */
+  /** The audit trail's events of committed changes, until D1 has them. */
+  private readonly audit = new AuditLog(this.sql);
+  /** What a commit writes to D1, in batch order: the workspace row (tags, project hold), the state-version and configuration-version maps, run rows, audit events. */
   private readonly outbox = new Outbox(
     { sql: this.sql, storage: this.ctx.storage, env: this.env, drained: () => this.arm(), deleted: (record) => this.erase(record) },
-    [this.record.indexer, this.states.indexer, this.cvs.indexer, this.runs.indexer],
+    [this.record.indexer, this.states.indexer, this.cvs.indexer, this.runs.indexer, this.audit.indexer],
   );
 
   constructor(ctx: DurableObjectState, env: Bindings) {
@@ -90,11 +94,12 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
     return current.projectId === guard.projectId && current.organizationId === guard.organizationId ? current : fail("stale_authorization");
   }
 
-  /** Writes the record and its outbox entry in one implicit transaction (no await in between). */
-  commit(kind: "live" | "deleted", record: WorkspaceRecord): void {
+  /** Writes the record, its outbox entry and the change's audit event in one implicit transaction (no await in between). */
+  commit(kind: "live" | "deleted", record: WorkspaceRecord, audit?: AuditEvent): void {
     const text = JSON.stringify(record);
     this.record.store(kind, text);
     this.outbox.add(kind === "deleted", record.version, text);
+    this.audit.add(audit);
   }
 
   async mutate(input: { guard?: Guard }, change: Change, index: "before" | "after" = "before"): Promise<WorkspaceResult> {
@@ -103,7 +108,7 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
     const next = change(structuredClone(current));
     if (isFailure(next)) return next;
     next.version = current.version + 1;
-    this.commit("live", next);
+    this.commit("live", next, input.guard?.audit);
     if (index === "after") {
       // The commit armed the alarm: should this write fail or the object stop, the alarm retries it.
       void this.outbox.flush(this.outbox.callFaults, false);

@@ -2,7 +2,7 @@
  * Types shared across the Durable Object boundary (both sides import them with `import type`).
  * A workspace record is the DO's truth and, as `doc`, the D1 index row's copy.
  */
-
+import type { AuditEvent } from "../audit/audit.rules";
 import type { ExecutionMode, VcsRepo, WorkspaceSettings } from "./workspace.fields";
 
 /** The settings are declared once, in the field table (workspace.fields.ts), keyed by their wire names. */
@@ -97,6 +97,8 @@ export interface CreateInput {
   now: string;
   /** The service's origin as the request reached it: a connected repository's webhook delivers there. */
   origin?: string;
+  /** The audit trail's event of the creation, committed with it (src/audit/audit.object.ts). */
+  audit?: AuditEvent;
 }
 
 /** A patch already validated against the request; the DO checks rules that need current state. */
@@ -123,6 +125,8 @@ export interface UpdateInput {
 export interface Guard {
   projectId: string;
   organizationId: string;
+  /** The audit trail's event of the change, committed with it (src/audit/audit.object.ts); none for unaudited changes. */
+  audit?: AuditEvent;
 }
 
 /**

@@ -1,4 +1,5 @@
 /** Create, update and force delete of workspaces: authorise, claim names and projects, then one DO call. */
+import { audited, auditOf } from "../audit/audit.service";
 import { buildOrgAccess, loadGrants, projectRights } from "../auth/access";
 import { createAccessRows } from "../auth/access.d1";
 import { allows, authorize } from "../auth/requirements";
@@ -159,7 +160,18 @@ export async function createWorkspace(caller: Caller, organizationName: string, 
     await releaseClaim(caller.env.DB, orgId, name, id);
     if (requestedProject) await releaseProject(caller.db, projectId, id);
   };
-  const input = { id, organizationId: orgId, projectId, name, settings, tags: tagSets.tags, tagBindings: tagSets.tagBindings, now, origin: caller.origin };
+  const input = {
+    id,
+    organizationId: orgId,
+    projectId,
+    name,
+    settings,
+    tags: tagSets.tags,
+    tagBindings: tagSets.tagBindings,
+    now,
+    origin: caller.origin,
+    audit: auditOf(caller, orgId, { id, type: "workspace", action: "create", meta: { name, project_id: projectId } }),
+  };
   const result = await workspaceObject(caller.env, id)
     .create(input)
     .catch(async (err: unknown) => {
@@ -267,7 +279,12 @@ export async function updateWorkspace(caller: Caller, ref: WorkspaceRef, body: (
     now,
     origin: caller.origin,
     // Should the workspace have moved since the index said where it is, the DO refuses (409, retry).
-    guard: guardOf(record),
+    guard: audited(caller, guardOf(record), {
+      id: record.id,
+      type: "workspace",
+      action: "update",
+      meta: { name: n.name ?? record.name, ...(renaming ? { previous_name: record.name } : {}), ...(projectId ? { project_id: projectId } : {}) },
+    }),
   });
   if (!result.ok) {
     await releaseName();
@@ -282,5 +299,9 @@ export async function updateWorkspace(caller: Caller, ref: WorkspaceRef, body: (
 
 /** Force delete: whatever the workspace holds; 403 for readers who may not. */
 export async function forceDeleteWorkspace(caller: Caller, ref: WorkspaceRef): Promise<void> {
-  await mutateAs(caller, ref, "workspace.force-delete", (r, guard) => workspaceObject(caller.env, r.record.id).remove({ guard }));
+  await mutateAs(caller, ref, "workspace.force-delete", (r, guard) =>
+    workspaceObject(caller.env, r.record.id).remove({
+      guard: audited(caller, guard, { id: r.record.id, type: "workspace", action: "destroy", meta: { name: r.record.name, force: true } }),
+    }),
+  );
 }

@@ -57,6 +57,7 @@ const WHO = {
   "token.manage": ["owners"],
   "organization.read": ORG_MEMBER,
   "organization.manage": ORG_WIDE,
+  "organization.audit-trail": ["orgToken"],
   "organization.owner": ["owners", "siteAdmin"],
   "organization.rename": ["owners", "siteAdmin"],
   "organization.token-policy": ["owners", "siteAdmin"],
@@ -1890,6 +1891,8 @@ const ROWS: Row[] = [
   { method: "GET", route: "/api/v2/organizations/:organization_name/runs", ok: 200, make: async () => ({ path: `/organizations/${org()}/runs` }) },
   { method: "GET", route: "/api/v2/organizations/:organization_name/runs/queue", ok: 200, make: async () => ({ path: `/organizations/${org()}/runs/queue` }) },
   { method: "GET", route: "/api/v2/organizations/:organization_name/capacity", ok: 200, make: async () => ({ path: `/organizations/${org()}/capacity` }) },
+  // The audit trail reads the token's own organisation: only its organisation token (HCP refuses user and team tokens).
+  { method: "GET", route: "/api/v2/organization/audit-trail", ok: 200, make: async () => ({ path: "/organization/audit-trail" }) },
   ...REGISTRY_ROWS,
   ...NOTIFY_ROWS,
 ];

@@ -86,6 +86,11 @@ export function SettingsPage(props: {
   );
   return (
     <OrgFrame access={props.access} current="settings" title="Settings">
+      {props.access.isOwner ? (
+        <p>
+          <a href={orgPage(props.access.organization.name, "settings", "audit-trail")}>Audit trail</a>: who changed what, and every sign-in.
+        </p>
+      ) : null}
       <Refused refusal={r} form="settings" what="The settings were not saved:" />
       <form class="settings" method="post" action={orgPage(props.access.organization.name, "settings")}>
         <Input id="o-name" name="name" label="Name (renaming changes every address)" value={v("name")} />

@@ -60,11 +60,14 @@ export async function insertSession(
   owner: { tokenHash: string; userId?: undefined } | { userId: string; tokenHash?: undefined; method: "password" | "sso" },
   createdAt: string,
   expiresAt: string,
+  after: D1PreparedStatement[] = [],
 ): Promise<void> {
-  await db
-    .prepare("INSERT INTO ui_sessions (id_hash, token_hash, user_id, created_at, expires_at, method) VALUES (?, ?, ?, ?, ?, ?)")
-    .bind(idHash, owner.tokenHash ?? null, owner.userId ?? null, createdAt, expiresAt, owner.userId ? owner.method : "token")
-    .run();
+  await db.batch([
+    db
+      .prepare("INSERT INTO ui_sessions (id_hash, token_hash, user_id, created_at, expires_at, method) VALUES (?, ?, ?, ?, ?, ?)")
+      .bind(idHash, owner.tokenHash ?? null, owner.userId ?? null, createdAt, expiresAt, owner.userId ? owner.method : "token"),
+    ...after,
+  ]);
 }
 
 /**

@@ -6,6 +6,7 @@
  * on their very next request. A password sign-in (src/passwords/) has no token: its session stores the user's id,
  * and the same one read joins the user, so a deleted user's sessions end on their next request too.
  */
+import { signInStatement } from "../../audit/audit.d1";
 import type { Principal } from "../../auth/principal";
 import { authenticate, principalOfToken, siteAdminPrincipal } from "../../auth/auth.middleware";
 import { cachedPrincipal, rememberPrincipal, TokenGate } from "../../auth/principal-cache";
@@ -66,12 +67,22 @@ export function pageAfterSignIn(next: unknown): string {
 export async function signIn(env: Bindings, token: string): Promise<string | null> {
   if (token.length === 0 || token.length > 512) return null;
   const principal = await authenticate(env, token);
-  if (!principal) return null;
+  // An audit-trails token reads the audit trail's API and nothing else: no session stands for it.
+  if (!principal || (principal.kind === "organization" && principal.auditTrailsOnly)) return null;
   const id = randomBase62(43);
   const now = Date.now();
   const db = env.DB.withSession("first-primary");
   await deleteExpiredSessions(db, new Date(now).toISOString());
-  await insertSession(db, await sha256Hex(id), { tokenHash: await sha256Hex(token) }, nowIso(), new Date(now + SESSION_TTL_SECONDS * 1000).toISOString());
+  // A user's sign-in with its token is in its organisations' audit trails, in the batch that starts the session.
+  const audit = principal.kind === "user" ? [signInStatement(db, principal.userId, "token", undefined)] : [];
+  await insertSession(
+    db,
+    await sha256Hex(id),
+    { tokenHash: await sha256Hex(token) },
+    nowIso(),
+    new Date(now + SESSION_TTL_SECONDS * 1000).toISOString(),
+    audit,
+  );
   return id;
 }
 
@@ -84,7 +95,9 @@ export async function signInAsUser(env: Bindings, userId: string, method: "passw
   const now = Date.now();
   const db = env.DB.withSession("first-primary");
   await deleteExpiredSessions(db, new Date(now).toISOString());
-  await insertSession(db, await sha256Hex(id), { userId, method }, nowIso(), new Date(now + SESSION_TTL_SECONDS * 1000).toISOString());
+  await insertSession(db, await sha256Hex(id), { userId, method }, nowIso(), new Date(now + SESSION_TTL_SECONDS * 1000).toISOString(), [
+    signInStatement(db, userId, method, undefined),
+  ]);
   return id;
 }
 
