@@ -200,7 +200,7 @@ export class RunTasks {
     if (!this.made) return false;
     const sql = this.host.sql;
     const s = stagesOfRun(sql, run.id).find((x) => x.stage === stage);
-    if (!s || s.status !== "pending") return false;
+    if (s?.status !== "pending") return false;
     s.status = "running";
     stamp(s, "running", now);
     saveStage(sql, s);
@@ -329,7 +329,7 @@ export class RunTasks {
       await this.host.mutate({}, (wr) => {
         // Read again after the awaits: a callback or a cancel may have settled it meanwhile.
         const current = getResult(this.host.sql, p.id);
-        if (!current || current.status !== "pending") return wr;
+        if (current?.status !== "pending") return wr;
         const now = new Date().toISOString();
         current.taskName = result.taskName;
         current.taskUrl = result.taskUrl;
@@ -373,7 +373,7 @@ export class RunTasks {
   /** When every result of a running stage is final: the stage passes or fails, and the run moves on or stops. */
   private settle(w: WorkspaceRecord, stageId: string, now: string): void {
     const s = getStage(this.host.sql, stageId);
-    if (!s || s.status !== "running") return;
+    if (s?.status !== "running") return;
     const outcome = stageOutcome(s.stage, resultsOf(this.host.sql, stageId));
     if (!outcome) return;
     s.status = outcome;
