@@ -110,9 +110,9 @@ const timestampLabel = (key: string) => key.replace(/-at$/, "").replace(/-/g, " 
 const label = (s: string) => s.replace(/_/g, " ");
 
 const statusClass = (s: string) =>
-  s === "errored" || s === "canceled" || s === "unreachable"
+  s === "errored" || s === "canceled" || s === "unreachable" || s === "failed"
     ? "badge bad"
-    : s === "applied" || s === "planned_and_finished" || s === "finished"
+    : s === "applied" || s === "planned_and_finished" || s === "finished" || s === "passed"
       ? "badge good"
       : s === "discarded" || s === "pending"
         ? "badge"
