@@ -215,7 +215,7 @@ app.route("/", vcsWebhooks);
 // The OpenAPI document is public like discovery; registered before the authenticated API.
 app.get("/api/v2/openapi.json", (c) => c.json(openApiDocument(app)));
 // Run task integrations: their callback and the JSON plan, with the access token of the task request (no API token).
-app.use("/api/v2/task-results/*", limitByClient);
+app.on("PATCH", "/api/v2/task-results/:id/callback", limitByClient);
 app.route("/", taskIntegration);
 app.route("/api/v2", api);
 // The registry protocols and GPG keys (src/registry/registry-protocol.routes.ts), authenticated as /api/v2 is.

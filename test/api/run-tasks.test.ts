@@ -334,6 +334,32 @@ describe("run tasks in runs", () => {
     expect((await readRun(t.stub, r.id)).status).toBe("planned");
   });
 
+  it("follows no redirect of a task request to a metadata address", async () => {
+    const got = receiver((_r, n) =>
+      n === 1 ? new Response("ok") : new Response(null, { status: 307, headers: { location: "http://169.254.169.254/latest/meta-data" } }),
+    );
+    const t = await attached("advisory");
+    const r = await createRun(t.stub, await seedCv(t.stub));
+    await plan(t.stub, r.id);
+    await runDurableObjectAlarm(t.stub);
+    await dueNow(t.stub, "send_at");
+    await dueNow(t.stub, "send_at");
+    expect(got.every((x) => new URL(x.url).host === HOST)).toBe(true);
+    const { results } = await stageOf(r.id);
+    expect(results[0].attributes.status).toBe("errored");
+    expect(results[0].attributes.message).toMatch(/link-local or metadata/);
+    expect((await readRun(t.stub, r.id)).status).toBe("planned");
+  });
+
+  it("goes when its organisation is deleted", async () => {
+    receiver();
+    const t = await attached("advisory");
+    expect((await api("DELETE", `/organizations/${t.org}`)).status).toBe(204);
+    expect((await api("GET", `/tasks/${t.task.id}`)).status).toBe(404);
+    const left = await env.DB.prepare("SELECT count(*) AS n FROM run_tasks WHERE id = ?").bind(t.task.id).first<{ n: number }>();
+    expect(left?.n).toBe(0);
+  });
+
   it("cancels the waiting stage with its run", async () => {
     receiver();
     const t = await attached("mandatory", ["pre_plan"]);
