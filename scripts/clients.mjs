@@ -30,6 +30,7 @@ import { ensureNullProvider, ensureProvider, ensureTerraform, ensureTofu } from 
 import { loginSteps } from "./lib/login-e2e.mjs";
 import { registrySteps } from "./clients/registry.mjs";
 import { startRecordingProxy } from "./lib/proxy.mjs";
+import { startRunTaskReceiver } from "./lib/receivers.mjs";
 import { groups, killAllGroups, killGroup, sleep, startService, stopGroup, tail } from "./lib/service.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -1581,6 +1582,51 @@ await step("remote: run trigger: an apply in rr-main queues a run in rr-target, 
   const queuedMs = Date.parse(triggered.attributes["created-at"]) - at(source, "applied-at");
   log(`run trigger: ${source.id} applied, ${triggered.id} queued ${queuedMs} ms later in rr-target, and it applied by itself`);
   await apiOk("DELETE", `/run-triggers/${trigger.id}`);
+});
+
+await step("remote: run task: a mandatory post-plan task that fails stops the apply with its message; an advisory one lets it go on", async () => {
+  const receiver = await startRunTaskReceiver();
+  try {
+    const task = (
+      await apiOk("POST", `/organizations/${REMOTE_ORG}/tasks`, {
+        data: { type: "tasks", attributes: { name: "clients-gate", url: receiver.url, category: "task", "hmac-key": "clients-key" } },
+      })
+    ).json.data;
+    const attached = (
+      await apiOk("POST", `/workspaces/${remote.ws.id}/tasks`, {
+        data: {
+          type: "workspace-tasks",
+          attributes: { "enforcement-level": "mandatory", stages: ["post_plan"] },
+          relationships: { task: { data: { type: "tasks", id: task.id } } },
+        },
+      })
+    ).json.data;
+    receiver.state.verdict = { status: "failed", message: "clients-gate found 1 policy violation" };
+    let mark = proxy.mark();
+    const stopped = await tf(remote.dir, ["apply", "-auto-approve", "-input=false", "-no-color", "-var", "generation=7"], { env: remoteEnv });
+    check(stopped.code !== 0, "terraform apply succeeded although a mandatory post-plan run task failed", stopped);
+    check(stopped.out.includes("clients-gate found 1 policy violation"), "terraform did not print the run task's message", stopped);
+    const failed = await finishedRun(stopped, mark, "errored");
+    check(failed.apply.status === "unreachable", `${runSummary(failed)}: the apply ran although the mandatory task failed`, stopped);
+    check(
+      receiver.state.requests.some((r) => r.payload?.stage === "post_plan" && r.signature),
+      "the run task request was not signed",
+      stopped,
+    );
+
+    await apiOk("PATCH", `/workspaces/${remote.ws.id}/tasks/${attached.id}`, {
+      data: { type: "workspace-tasks", attributes: { "enforcement-level": "advisory" } },
+    });
+    receiver.state.verdict = { status: "failed", message: "clients-gate advises a review" };
+    mark = proxy.mark();
+    const went = await tfOk(remote.dir, ["apply", "-auto-approve", "-input=false", "-no-color", "-var", "generation=7"], { env: remoteEnv });
+    check(went.out.includes("clients-gate advises a review"), "terraform did not print the advisory run task's message", went);
+    await finishedRun(went, mark, "applied");
+    await apiOk("DELETE", `/workspaces/${remote.ws.id}/tasks/${attached.id}`);
+    await apiOk("DELETE", `/tasks/${task.id}`);
+  } finally {
+    await receiver.close();
+  }
 });
 
 // ---------------------------------------------------------------- remote runs on a pool's agent

@@ -56,6 +56,8 @@ import { registryApi } from "./registry/registry-protocol.routes";
 import { registryObjects } from "./registry/registry-objects.routes";
 import { runTriggers } from "./run-triggers/run-triggers.routes";
 import { notifications } from "./notifications/notifications.routes";
+import { runTasks } from "./run-tasks/run-tasks.routes";
+import { taskIntegration } from "./run-tasks/run-tasks.signed.routes";
 
 export { WorkspaceObject } from "./workspaces/workspace.object";
 
@@ -84,6 +86,7 @@ const API_ROUTERS = [
   retention,
   runTriggers,
   notifications,
+  runTasks,
   stateVersions,
   configurationVersions,
   admin,
@@ -213,6 +216,9 @@ app.route("/", slugs);
 app.route("/", vcsWebhooks);
 // The OpenAPI document is public like discovery; registered before the authenticated API.
 app.get("/api/v2/openapi.json", (c) => c.json(openApiDocument(app)));
+// Run task integrations: their callback and the JSON plan, with the access token of the task request (no API token).
+app.on("PATCH", "/api/v2/task-results/:id/callback", limitByClient);
+app.route("/", taskIntegration);
 app.route("/api/v2", api);
 // The registry protocols and GPG keys (src/registry/registry-protocol.routes.ts), authenticated as /api/v2 is.
 const registry = authenticatedRouter();

@@ -110,4 +110,11 @@ export const LIMITS = {
   notificationResponsesKept: 10,
   /** Attempts at one delivery (the first and its retries, 2 s × 4ⁿ apart, at most 10 min) before it is given up. */
   notificationAttempts: 5,
+  // ---- run tasks (src/run-tasks/) ----
+  /** How long a run waits for a task's callback once its request was accepted (HCP Terraform: 10 minutes). */
+  runTaskTimeoutMs: 10 * 60_000,
+  /** Attempts at one task request (the first and its retries, 2 s × 4ⁿ apart) before its result is errored. */
+  runTaskAttempts: 3,
+  /** Run tasks one workspace may attach. */
+  runTasksPerWorkspace: 10,
 } as const;

@@ -46,3 +46,45 @@ export function startSmtpSink() {
     });
   });
 }
+
+/**
+ * Resolves with `{ url, state, close }`: a run task integration (HCP Terraform API docs: Run Tasks Integration). It
+ * answers every request 200, as a real integration does (the verification sent on create included); for a run's
+ * request it then calls back with `state.verdict` ({ status, message }), authenticated with the request's access token.
+ */
+export function startRunTaskReceiver() {
+  const state = { requests: [], verdict: { status: "passed", message: "all good" } };
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => (body += d));
+    req.on("end", () => {
+      res.writeHead(200, { "Content-Type": "text/plain" }).end("ok");
+      let payload = null;
+      try {
+        payload = JSON.parse(body);
+      } catch {
+        return;
+      }
+      state.requests.push({ payload, signature: req.headers["x-tfc-task-signature"] ?? null });
+      if (payload.stage === "test" || !payload.task_result_callback_url) return;
+      const { status, message } = state.verdict;
+      setTimeout(() => {
+        fetch(payload.task_result_callback_url, {
+          method: "PATCH",
+          headers: { Authorization: `Bearer ${payload.access_token}`, "Content-Type": "application/vnd.api+json" },
+          body: JSON.stringify({ data: { type: "task-results", attributes: { status, message } } }),
+        }).then(
+          (r) => state.requests.push({ callback: r.status }),
+          (e) => state.requests.push({ callback: String(e) }),
+        );
+      }, 500);
+    });
+  });
+  return new Promise((resolve, reject) => {
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      server.unref();
+      resolve({ url: `http://127.0.0.1:${server.address().port}/`, state, close: () => new Promise((r) => server.close(() => r())) });
+    });
+  });
+}

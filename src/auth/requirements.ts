@@ -128,6 +128,14 @@ export const REQUIREMENTS = {
     summary: "owners, the organisation token, manage-agent-pools",
     holds: (_p, t) => orgPermission(org(t), "manage-agent-pools"),
   },
+  "run-tasks.manage": {
+    summary: "owners, the organisation token, manage-run-tasks",
+    holds: (_p, t) => orgPermission(org(t), "manage-run-tasks"),
+  },
+  "run-tasks.read": {
+    summary: "owners, the organisation token, manage-run-tasks, manage-workspaces (who attach tasks to workspaces)",
+    holds: (_p, t) => orgPermission(org(t), "manage-run-tasks") || orgPermission(org(t), "manage-workspaces"),
+  },
 
   // `project`: the rights on the project owning the set acted on (a project-owned set), or on the parent of one created.
   "varsets.read": {

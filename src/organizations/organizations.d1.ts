@@ -205,6 +205,8 @@ export async function deleteOrganization(db: Db, ref: { id: string; name: string
     cascade("DELETE FROM projects WHERE organization_id = ?1"),
     cascade("DELETE FROM organization_memberships WHERE organization_id = ?1"),
     cascade("DELETE FROM agent_pools WHERE organization_id = ?1"),
+    cascade("DELETE FROM workspace_run_tasks WHERE task_id IN (SELECT id FROM run_tasks WHERE organization_id = ?1)"),
+    cascade("DELETE FROM run_tasks WHERE organization_id = ?1"),
     cascade("DELETE FROM oauth_tokens WHERE organization_id = ?1"),
     cascade("DELETE FROM oauth_clients WHERE organization_id = ?1"),
     cascade("DELETE FROM ssh_keys WHERE organization_id = ?1"),

@@ -1,7 +1,7 @@
 /**
  * `include` on run reads (HCP Terraform API docs: Runs, "Available Related Resources"). Terraform asks for
  * `task_stages` and `tf_policy_evaluations` and gives up on a 400, so every value is accepted and those this service
- * has nothing for (cost estimates, task stages, policy evaluations, ingress attributes) include nothing.
+ * has nothing for (cost estimates, policy evaluations) include nothing. `task_stages` includes the run's task stages.
  */
 import type { Caller } from "../caller";
 import { serializeConfigurationVersion, serializeIngressAttributes } from "../configuration-versions/configuration-versions.serialize";
@@ -15,6 +15,7 @@ import { serializeApply, serializePlan, serializeRun } from "./runs.serialize";
 import { runPermissions, type RunRead } from "./runs.service";
 import type { Actor } from "./runs.types";
 import { workspaceObject } from "../workspaces/workspace.stub";
+import { serializeTaskStage } from "../run-tasks/run-tasks.serialize";
 
 export function parseRunInclude(raw: string | undefined): Set<string> {
   return new Set(
@@ -71,6 +72,12 @@ export async function includeForRuns(caller: Caller, origin: string, reads: RunR
       included.add(serializeConfigurationVersion(res.value.cv));
       if (values.has("configuration_version.ingress_attributes") && res.value.cv.ingress) included.add(serializeIngressAttributes(res.value.cv.ingress));
     }
+  }
+  if (values.has("task_stages")) {
+    const got = await Promise.all(
+      reads.filter(({ run }) => run.taskStages?.length).map(({ run }) => workspaceObject(caller.env, run.workspaceId).listTaskStages(run.id)),
+    );
+    for (const res of got) if (res.ok) for (const s of res.value.stages) included.add(serializeTaskStage(s));
   }
   return included.items.length ? included.items : undefined;
 }

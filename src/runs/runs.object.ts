@@ -38,16 +38,20 @@ import {
   checkForceExecute,
   confirm,
   discard,
+  concludePlan,
   finishApply,
-  finishPlan,
   forceCancel,
   isFinal,
   losePhase,
   metrics,
   newRun,
   queuePhase,
+  recordPlan,
+  setStatus,
   startPhase,
+  stopForTasks,
 } from "./runs.rules";
+import type { TaskStageName } from "../run-tasks/run-tasks.types";
 import {
   activeRun,
   addEvent,
@@ -115,12 +119,23 @@ export type AppendLogInput = { runId: string; phase: Phase; claimId: string; off
  */
 export type RunObserver = (w: WorkspaceRecord, run: RunRecord, from: RunStatus | null) => void;
 
+/** Where a run may wait on other systems: its run tasks (src/run-tasks/run-tasks.object.ts). */
+export interface RunGate {
+  /** At creation: the run's task stages, made for the stages with attached tasks. */
+  plan(run: RunRecord, now: string): NonNullable<RunRecord["taskStages"]>;
+  /** The run reached `stage`: true when it waits there (its status set to `<stage>_running`), false to go on. */
+  enter(run: RunRecord, stage: TaskStageName, now: string): boolean;
+}
+
+const NO_GATE: RunGate = { plan: () => [], enter: () => false };
+
 export class Runs {
   constructor(
     private readonly host: WorkspaceHost,
     private readonly states: Pick<StateVersions, "onUnlock">,
     private readonly cvs: Pick<ConfigurationVersions, "forRun" | "promoteProvisional">,
     private readonly observe: RunObserver = () => {},
+    private readonly gate: RunGate = NO_GATE,
   ) {}
 
   private get sql(): SqlStorage {
@@ -356,11 +371,11 @@ export class Runs {
       if (w.lock.holder?.type !== "runs" && run.status === "pending") setCurrentRun(w, run);
       return;
     }
+    if (run.status !== "pending" && run.status !== "confirmed") return;
     const locked = lock(w, { type: "runs", id: run.id }, "", now);
     if (isFailure(locked)) return;
-    const phase = queuePhase(run, now);
-    if (isFailure(phase)) return;
-    queueJob(sql, run.id, phase, head.pool_id, now);
+    if (run.status === "pending") this.startPlan(run, head.pool_id, now);
+    else this.startApply(run, head.pool_id, now);
     setCurrentRun(w, run);
     this.saveRun(w, run, true);
   }
@@ -422,12 +437,13 @@ export class Runs {
     });
     if (isFailure(run)) return run;
     const poolId = input.agentPoolId !== undefined ? input.agentPoolId : workspacePool(w);
+    const stages = this.gate.plan(run, input.now);
+    if (stages.length > 0) run.taskStages = stages;
     insertRun(sql, run, { canAutoApply: input.creator.canApply, poolId });
     this.observe(w, run, null);
     addEvent(sql, { runId: run.id, action: "queued", now: input.now, actor: input.creator.actor });
     if (bypassesQueue(run)) {
-      queuePhase(run, input.now);
-      queueJob(sql, run.id, "plan", poolId, input.now);
+      this.startPlan(run, poolId, input.now);
       this.saveRun(w, run);
     } else {
       this.advance(w, input.now);
@@ -490,10 +506,7 @@ export class Runs {
         const refused = confirm(run, input.by.actor, now);
         if (refused) return refused;
         // The run holding the queue applies at once; a confirmed saved plan waits for the lock (`advance`).
-        if (active) {
-          queuePhase(run, now);
-          queueJob(sql, run.id, "apply", getRunRow(sql, run.id)!.pool_id, now);
-        }
+        if (active) this.startApply(run, getRunRow(sql, run.id)!.pool_id, now);
         return null;
       }
       case "discard":
@@ -588,20 +601,77 @@ export class Runs {
     closeLog(sql, run.id, input.phase, input.status === "errored" && input.error ? `\nError: ${input.error}\n` : undefined);
     if (input.phase === "apply") {
       finishApply(run, { status: input.status, counts }, input.now);
-      this.store(w, run, input.now);
+      // Post-apply tasks run once the apply is done; the run holds the queue until they end.
+      if (run.status === "applied" && this.gate.enter(run, "post_apply", input.now)) this.saveRun(w, run);
+      else this.store(w, run, input.now);
       return getRun(sql, run.id)!;
     }
-    const { queueApply } = finishPlan(
-      run,
-      { status: input.status, hasChanges: input.hasChanges ?? false, counts, autoApplies: run.autoApply && row.can_auto_apply === 1 },
-      input.now,
-    );
-    if (queueApply && row.active === 1 && holdsLock(w, run.id)) {
-      queuePhase(run, input.now);
-      queueJob(sql, run.id, "apply", row.pool_id, input.now);
+    const autoApplies = run.autoApply && row.can_auto_apply === 1;
+    const planned = recordPlan(run, { status: input.status, hasChanges: input.hasChanges ?? false, counts, autoApplies }, input.now);
+    if (planned && this.gate.enter(run, "post_plan", input.now)) {
+      this.saveRun(w, run);
+      return getRun(sql, run.id)!;
     }
+    if (planned) this.conclude(w, run, row, input.now);
     this.store(w, run, input.now);
     return getRun(sql, run.id)!;
+  }
+
+  /** A finished plan's next status; an apply that follows at once is queued (or waits on its pre-apply tasks). */
+  private conclude(w: WorkspaceRecord, run: RunRecord, row: { active: number; pool_id: string | null; can_auto_apply: number }, now: string): void {
+    const { queueApply } = concludePlan(run, run.autoApply && row.can_auto_apply === 1, now);
+    if (queueApply && row.active === 1 && holdsLock(w, run.id)) this.startApply(run, row.pool_id, now);
+  }
+
+  /** The plan is due: queued for an agent, unless pre-plan tasks hold the run first. The caller saves the run. */
+  private startPlan(run: RunRecord, poolId: string | null, now: string): void {
+    if (this.gate.enter(run, "pre_plan", now)) return;
+    queuePhase(run, now);
+    queueJob(this.sql, run.id, "plan", poolId, now);
+  }
+
+  /** The apply is due: queued for an agent, unless pre-apply tasks hold the run first. The caller saves the run. */
+  private startApply(run: RunRecord, poolId: string | null, now: string): void {
+    if (this.gate.enter(run, "pre_apply", now)) return;
+    queuePhase(run, now);
+    queueJob(this.sql, run.id, "apply", poolId, now);
+  }
+
+  /**
+   * The run tasks of `stage` are over (inside the run tasks' commit): the run goes on from where it waited, or, when
+   * a mandatory task failed, ends errored before the next phase. A run no longer waiting there (canceled) stays as it is.
+   */
+  afterStage(w: WorkspaceRecord, runId: string, stage: TaskStageName, passed: boolean, now: string): void {
+    if (!this.made) return;
+    const row = getRunRow(this.sql, runId);
+    if (!row) return;
+    const run = toRun(row);
+    if (run.status !== `${stage}_running`) return;
+    if (stage === "post_apply") {
+      setStatus(run, "post_apply_completed", now);
+      setStatus(run, "applied", now);
+      this.settle(w, run, now);
+      return;
+    }
+    if (!passed) {
+      stopForTasks(run, now);
+      this.settle(w, run, now);
+      return;
+    }
+    setStatus(run, `${stage}_completed` as RunStatus, now);
+    if (stage === "pre_plan") {
+      queuePhase(run, now);
+      queueJob(this.sql, run.id, "plan", row.pool_id, now);
+    } else if (stage === "pre_apply") {
+      queuePhase(run, now);
+      queueJob(this.sql, run.id, "apply", row.pool_id, now);
+    } else this.conclude(w, run, row, now);
+    this.store(w, run, now);
+  }
+
+  /** A run of this workspace, as stored (the run tasks read it). */
+  peek(runId: string): RunRecord | null {
+    return this.made ? getRun(this.sql, runId) : null;
   }
 
   /** Jobs whose lease ran out: the phase and the run end `errored`, and the queue moves on. */

@@ -15,7 +15,19 @@ export const FINAL_STATUSES: ReadonlySet<RunStatus> = new Set(["applied", "plann
 const CONFIRMABLE: ReadonlySet<RunStatus> = new Set(["planned", "planned_and_saved"]);
 const DISCARDABLE: ReadonlySet<RunStatus> = new Set(["pending", "planned", "planned_and_saved"]);
 /** Canceled at once: nothing is executing. */
-const CANCEL_AT_ONCE: ReadonlySet<RunStatus> = new Set(["pending", "plan_queued", "confirmed", "apply_queued"]);
+const CANCEL_AT_ONCE: ReadonlySet<RunStatus> = new Set([
+  "pending",
+  "plan_queued",
+  "confirmed",
+  "apply_queued",
+  // Waiting on run tasks: no agent holds the run.
+  "pre_plan_running",
+  "pre_plan_completed",
+  "post_plan_running",
+  "post_plan_completed",
+  "pre_apply_running",
+  "pre_apply_completed",
+]);
 /** Canceled by signalling the agent, which stops Terraform and reports. */
 const RUNNING: ReadonlySet<RunStatus> = new Set(["planning", "applying"]);
 /** The phase statuses the log reader treats as the end of the stream. */
@@ -149,12 +161,12 @@ export function newRun(input: CreateRunInput, ctx: NewRunContext): RunRecord | F
 
 /** `pending` (or a confirmed saved plan) → its phase is queued for an agent. */
 export function queuePhase(run: RunRecord, now: string): "plan" | "apply" | Failure {
-  if (run.status === "pending") {
+  if (run.status === "pending" || run.status === "pre_plan_completed") {
     setStatus(run, "plan_queued", now);
     setPhase(run.plan, "queued", now);
     return "plan";
   }
-  if (run.status === "confirmed") {
+  if (run.status === "confirmed" || run.status === "pre_apply_completed") {
     setStatus(run, "apply_queued", now);
     setPhase(run.apply, "queued", now);
     return "apply";
@@ -189,6 +201,14 @@ function setCounts(phase: PhaseRecord, c: PlanOutcome["counts"]): void {
  * apply is to be queued now (auto-apply).
  */
 export function finishPlan(run: RunRecord, o: PlanOutcome, now: string): { queueApply: boolean } {
+  return recordPlan(run, o, now) ? concludePlan(run, o.autoApplies, now) : { queueApply: false };
+}
+
+/**
+ * The plan phase's own end: on a failure or cancel the run ends (false); on success the plan's counts and
+ * `has-changes` are recorded (true), the run's next status left to `concludePlan` (post-plan run tasks come between).
+ */
+export function recordPlan(run: RunRecord, o: PlanOutcome, now: string): boolean {
   // A plan that finished after a cancel was asked for ends canceled: nothing may apply it.
   const status = o.status === "finished" && run.signal !== null ? "canceled" : o.status;
   if (status !== "finished") {
@@ -197,13 +217,18 @@ export function finishPlan(run: RunRecord, o: PlanOutcome, now: string): { queue
     setStatus(run, status === "errored" ? "errored" : "canceled", now);
     if (status === "canceled" && run.canceledAt === null) run.canceledAt = now;
     run.signal = null;
-    return { queueApply: false };
+    return false;
   }
   setCounts(run.plan, o.counts);
   run.plan.hasChanges = o.hasChanges;
   run.hasChanges = o.hasChanges;
   setPhase(run.plan, "finished", now);
-  if (run.planOnly || (!o.hasChanges && !run.allowEmptyApply)) {
+  return true;
+}
+
+/** After a finished plan (and its post-plan tasks): the run's status, and whether its apply is to be queued now. */
+export function concludePlan(run: RunRecord, autoApplies: boolean, now: string): { queueApply: boolean } {
+  if (run.planOnly || (!run.hasChanges && !run.allowEmptyApply)) {
     setPhase(run.apply, "unreachable", now);
     setStatus(run, "planned_and_finished", now);
     return { queueApply: false };
@@ -213,9 +238,16 @@ export function finishPlan(run: RunRecord, o: PlanOutcome, now: string): { queue
     return { queueApply: false };
   }
   setStatus(run, "planned", now);
-  if (!o.autoApplies) return { queueApply: false };
+  if (!autoApplies) return { queueApply: false };
   setStatus(run, "confirmed", now);
   return { queueApply: true };
+}
+
+/** A mandatory run task failed at a stage: the run ends errored, what had not run unreachable. */
+export function stopForTasks(run: RunRecord, now: string): void {
+  closePhases(run, now, "unreachable");
+  setStatus(run, "errored", now);
+  run.signal = null;
 }
 
 /** The apply phase ended. */

@@ -72,7 +72,7 @@ export function serializeRun(run: RunRecord, ctx: RunContext): Resource {
       "cost-estimate": { data: null },
       "input-state-version": { data: null },
       "policy-checks": { data: [] },
-      "task-stages": { data: [] },
+      "task-stages": { data: (run.taskStages ?? []).map((t) => ({ id: t.id, type: "task-stages" })) },
       "tf-policy-evaluations": { data: [] },
       "workspace-run-alerts": { data: [] },
       "run-events": {

@@ -18,7 +18,16 @@ export type RunStatus =
   | "applied"
   | "discarded"
   | "errored"
-  | "canceled";
+  | "canceled"
+  // Waiting on, or done with, the run tasks of a stage (src/run-tasks/run-tasks.object.ts).
+  | "pre_plan_running"
+  | "pre_plan_completed"
+  | "post_plan_running"
+  | "post_plan_completed"
+  | "pre_apply_running"
+  | "pre_apply_completed"
+  | "post_apply_running"
+  | "post_apply_completed";
 
 export type PhaseStatus = "pending" | "queued" | "running" | "finished" | "errored" | "canceled" | "unreachable";
 export type Phase = "plan" | "apply";
@@ -89,6 +98,8 @@ export interface RunRecord extends RunOptions {
   apply: PhaseRecord;
   /** Ids of the run's comments, oldest first. */
   commentIds: string[];
+  /** The run's task stages (`ts-…`), made at creation for the stages with attached run tasks; absent in older runs. */
+  taskStages?: Array<{ id: string; stage: "pre_plan" | "post_plan" | "pre_apply" | "post_apply" }>;
 }
 
 export interface RunEvent {

@@ -11,7 +11,7 @@ import type { WorkspaceHost } from "./workspace.host";
 import { upgradeRecord } from "./workspace.record";
 import type { WorkspaceRecord } from "./workspace.types";
 
-export const SCHEMA_VERSION = 11;
+export const SCHEMA_VERSION = 12;
 
 export interface TableSet {
   /** The schema version that introduced it (the store's history: nothing runs for it at start). */
@@ -184,6 +184,24 @@ export const NOTIFICATION_TABLES: TableSet = {
   },
 };
 
+/**
+ * Run tasks (src/run-tasks/run-tasks.object.ts): the workspace's attachments of its organisation's tasks, and each
+ * run's task stages and results. `send_at`: epoch ms the result's request is due (null once sent or given up);
+ * `deadline`: epoch ms the integration's callback must come by while the result runs.
+ */
+export const RUN_TASK_TABLES: TableSet = {
+  since: 12,
+  tables: ["workspace_tasks", "task_stages", "task_results"],
+  create(sql) {
+    sql.exec("CREATE TABLE IF NOT EXISTS workspace_tasks (id TEXT PRIMARY KEY, seq INTEGER NOT NULL UNIQUE, record TEXT NOT NULL)");
+    sql.exec("CREATE TABLE IF NOT EXISTS task_stages (id TEXT PRIMARY KEY, run_id TEXT NOT NULL, seq INTEGER NOT NULL, record TEXT NOT NULL)");
+    sql.exec("CREATE INDEX IF NOT EXISTS task_stages_run ON task_stages (run_id, seq)");
+    sql.exec(`CREATE TABLE IF NOT EXISTS task_results (
+      id TEXT PRIMARY KEY, stage_id TEXT NOT NULL, record TEXT NOT NULL, send_at INTEGER, attempts INTEGER NOT NULL DEFAULT 0, deadline INTEGER)`);
+    sql.exec("CREATE INDEX IF NOT EXISTS task_results_stage ON task_results (stage_id)");
+  },
+};
+
 // ---- the steps of stores written by earlier code ----
 
 /** What a step may use of the object. */
@@ -262,7 +280,7 @@ const reparseStates: Step = (m) => {
   return true;
 };
 
-/** Each step at the version that introduced it (versions 1, 2, 4, 9 and 11 only added table sets). */
+/** Each step at the version that introduced it (versions 1, 2, 4, 9, 11 and 12 only added table sets). */
 const STEPS: Array<[version: number, step: Step]> = [
   [3, splitTagSets],
   [5, addColumn(STATE_VERSION_TABLES, "state_versions", "backing", "TEXT NOT NULL DEFAULT 'present'")],

@@ -8,6 +8,8 @@ import { Runs, type AppendLogInput } from "../runs/runs.object";
 import { RunTriggers, type TriggerDelivery } from "../run-triggers/run-triggers.object";
 import { Notifications, type ConfigResult } from "../notifications/notifications.object";
 import type { DeliveryResponse, NotificationConfig } from "../notifications/notifications.types";
+import { RunTasks, type WorkspaceTaskResult } from "../run-tasks/run-tasks.object";
+import type { TaskCallback, TaskResult, TaskStage, TaskStageName, WorkspaceTask } from "../run-tasks/run-tasks.types";
 import type { Actor, ArtifactKind, CancelSignal, ClaimInput, CreateRunInput, FinishInput, Job, Phase } from "../runs/runs.types";
 import type { RunActionInput, RunComment, RunEvent, RunRecord, RunsRpc } from "../runs/runs.types";
 import { StateVersions } from "../state-versions/state-versions.object";
@@ -32,17 +34,24 @@ import type { CreateInput, DataRetentionPolicy, Faults, Guard, LockHolder, Updat
 /**
  * One SQLite-backed Durable Object per workspace (named by its id): the single writer of that workspace. It hosts one
  * capability per resource it holds (`<resource>.object.ts`: the record, state versions, variables, configuration
- * versions, runs, the automatic destroy, the connected repository, run triggers, notifications), each owning its tables and reaching the object through `WorkspaceHost` alone. Every mutation is
+ * versions, runs, the automatic destroy, the connected repository, run triggers, notifications, run tasks), each owning its tables and reaching the object through `WorkspaceHost` alone. Every mutation is
  * read-check-write with no await in between, commits together with an outbox row, then upserts the D1 index
  * (workspace.outbox.ts); the one alarm retries the outbox until D1 has it, and expires the runs' job leases.
  */
 export class WorkspaceObject extends DurableObject<Bindings> implements WorkspaceHost, RunsRpc {
   private readonly states = new StateVersions(this);
   private readonly cvs: ConfigurationVersions = new ConfigurationVersions(this, (w, cv, now) => this.runs.queueForUpload(w, cv, now));
-  private readonly runs = new Runs(this, this.states, this.cvs, (w, run, from) => {
-    this.runTriggers.onRunStatus(w, run, from);
-    this.notifications.onRunStatus(w, run, from);
-  });
+  private readonly runs: Runs = new Runs(
+    this,
+    this.states,
+    this.cvs,
+    (w, run, from) => {
+      this.runTriggers.onRunStatus(w, run, from);
+      this.notifications.onRunStatus(w, run, from);
+      this.runTasks.onRunStatus(w, run);
+    },
+    { plan: (run, now) => this.runTasks.plan(run, now), enter: (run, stage, now) => this.runTasks.enter(run, stage, now) },
+  );
   private readonly variables = new Variables(this);
   private readonly record = new WorkspaceRecords(this, this.states, this.runs);
   /** The execution defaults the workspace inherits from its project and organisation (the index's). */
@@ -50,6 +59,10 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
   private readonly autoDestroy = new AutoDestroy(this, (w, input) => this.runs.queueWithin(w, input), this.inherited);
   private readonly vcs: Vcs = new Vcs(this, this.runs, this.cvs, { env: this.env, defaults: this.inherited, indexed: () => this.outbox.pending() === 0 });
   private readonly notifications = new Notifications(this, this.env);
+  private readonly runTasks: RunTasks = new RunTasks(this, this.env, {
+    proceed: (w, runId, stage, passed, now) => this.runs.afterStage(w, runId, stage, passed, now),
+    run: (runId) => this.runs.peek(runId),
+  });
   private readonly runTriggers = new RunTriggers(this, this.env, (w, input) => this.runs.queueWithin(w, input));
   /** The audit trail's events of committed changes, until D1 has them. */
   private readonly audit = new AuditLog(this.sql);
@@ -349,6 +362,41 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
     return this.notifications.record(input);
   }
 
+  // ---- run tasks (run-tasks.object.ts) ----
+
+  async createWorkspaceTask(input: { task: WorkspaceTask; guard?: Guard }): Promise<WorkspaceTaskResult> {
+    return this.runTasks.create(input);
+  }
+  async getWorkspaceTask(id: string): Promise<WorkspaceTaskResult> {
+    return this.runTasks.get(id);
+  }
+  async listWorkspaceTasks(): Promise<Result<{ items: WorkspaceTask[]; workspace: WorkspaceRecord }>> {
+    return this.runTasks.list();
+  }
+  async updateWorkspaceTask(input: {
+    id: string;
+    enforcementLevel?: WorkspaceTask["enforcementLevel"];
+    stages?: TaskStageName[];
+    guard?: Guard;
+  }): Promise<WorkspaceTaskResult> {
+    return this.runTasks.update(input);
+  }
+  async deleteWorkspaceTask(input: { id: string; guard?: Guard }): Promise<Result<null>> {
+    return this.runTasks.delete(input);
+  }
+  async listTaskStages(runId: string): Promise<Result<{ stages: TaskStage[]; results: TaskResult[] }>> {
+    return this.runTasks.stages(runId);
+  }
+  async getTaskStage(id: string): Promise<Result<{ stage: TaskStage; results: TaskResult[]; run: RunRecord }>> {
+    return this.runTasks.stage(id);
+  }
+  async getTaskResult(id: string): Promise<Result<{ result: TaskResult; run: RunRecord }>> {
+    return this.runTasks.result(id);
+  }
+  async taskCallback(input: TaskCallback): Promise<Result<{ result: TaskResult }>> {
+    return this.runTasks.callback(input);
+  }
+
   // ---- test-only (src/platform/hops.ts `countedNamespace` calls these in place of a method) ----
 
   /** Fault injection (FAULT_INJECTION=1): makes RPC call `method(...args)` with `faults` applied to the index write it flushes. */
@@ -378,6 +426,7 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
     await this.vcs.fire();
     await this.runTriggers.deliver();
     await this.notifications.deliver();
+    await this.runTasks.deliver();
     if (!(await this.outbox.retryLeft())) this.arm();
   }
 
@@ -389,9 +438,14 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
     if (this.outbox.pending() > 0) return;
     const live = this.live(); // read once: each read parses the stored record
     const w = isFailure(live) ? null : live;
-    const due = [this.runs.earliestLease(), this.autoDestroy.due(w), this.vcs.due(w), this.runTriggers.due(), this.notifications.due()].filter(
-      (t): t is number => t !== null,
-    );
+    const due = [
+      this.runs.earliestLease(),
+      this.autoDestroy.due(w),
+      this.vcs.due(w),
+      this.runTriggers.due(),
+      this.notifications.due(),
+      this.runTasks.due(),
+    ].filter((t): t is number => t !== null);
     if (due.length === 0) void this.ctx.storage.deleteAlarm();
     else void this.ctx.storage.setAlarm(Math.min(...due));
   }
@@ -406,5 +460,6 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
     this.vcs.erase();
     this.runTriggers.erase();
     this.notifications.erase();
+    this.runTasks.erase();
   }
 }

@@ -14,6 +14,7 @@ import { api, uniqueName } from "../helpers";
 import { claim, plan, seedCv } from "../do/runs.helpers";
 import { createMessage, generateKey, readPrivateKey, sign } from "openpgp";
 import { MODULE_FILES, tarGz } from "../registry/archives";
+import { installFakeFetch } from "../vcs/outbound";
 
 const PRINCIPALS = [
   "none",
@@ -72,6 +73,8 @@ const WHO = {
   "vcs.manage": ORG_WIDE,
   "ssh-keys.create": ["owners", "siteAdmin"],
   "agent-pools.manage": ORG_WIDE,
+  "run-tasks.manage": ORG_WIDE,
+  "run-tasks.read": [...ORG_WIDE, "manageWorkspaces"],
   "registry-modules.manage": ORG_WIDE,
   "registry-providers.manage": ORG_WIDE,
   "project.read": ORG_MEMBER,
@@ -411,6 +414,71 @@ const NOTIFY_ROWS: Row[] = [
     ok: 200,
     make: async () => ({ path: `/notification-configurations/${await notification()}/actions/verify` }),
   },
+];
+
+/** A run task of the fixture's organisation (its verification answered by the fake receiver installed below). */
+const taskBody = () => ({ data: { type: "tasks", attributes: { name: uniqueName("task"), url: "https://tasks.example.com/hook", category: "task" } } });
+const runTask = async () => (await adminPost(`/organizations/${fx.org}/tasks`, taskBody())).id as string;
+const wsTaskBody = (task: string) => ({
+  data: { type: "workspace-tasks", attributes: { "enforcement-level": "advisory" }, relationships: { task: { data: { type: "tasks", id: task } } } },
+});
+const workspaceTask = async () => {
+  const ws = await workspace();
+  return { ws: ws.id as string, id: (await adminPost(`/workspaces/${ws.id}/tasks`, wsTaskBody(await runTask()))).id as string };
+};
+/** A run of a workspace with a run task attached: it has a task stage and a task result. */
+const taskRun = async () => {
+  const { ws } = await workspaceTask();
+  await seedCv(env.WORKSPACES.getByName(ws));
+  const run = (await adminPost("/runs", { data: { type: "runs", relationships: { workspace: { data: { type: "workspaces", id: ws } } } } })).id as string;
+  const stage = (await api("GET", `/runs/${run}/task-stages`)).body.data[0];
+  return { run, stage: stage.id as string, result: stage.relationships["task-results"].data[0].id as string };
+};
+
+/** Organisation run tasks, workspace run tasks, task stages and results. */
+const RUN_TASK_ROWS: Row[] = [
+  {
+    method: "POST",
+    route: "/api/v2/organizations/:organization_name/tasks",
+    ok: 201,
+    make: async () => ({ path: `/organizations/${org()}/tasks`, body: taskBody() }),
+  },
+  { method: "GET", route: "/api/v2/organizations/:organization_name/tasks", ok: 200, make: async () => ({ path: `/organizations/${org()}/tasks` }) },
+  ...(["GET", "PATCH", "DELETE"] as const).map(
+    (method): Row => ({
+      method,
+      route: "/api/v2/tasks/:task_id",
+      ok: method === "DELETE" ? 204 : 200,
+      make: async () => ({
+        path: `/tasks/${await runTask()}`,
+        body: method === "PATCH" ? { data: { type: "tasks", attributes: { description: "changed" } } } : undefined,
+      }),
+    }),
+  ),
+  {
+    method: "POST",
+    route: "/api/v2/workspaces/:workspace_id/tasks",
+    ok: 201,
+    make: async () => ({ path: `/workspaces/${(await workspace()).id}/tasks`, body: wsTaskBody(await runTask()) }),
+  },
+  { method: "GET", route: "/api/v2/workspaces/:workspace_id/tasks", ok: 200, make: async () => ({ path: `/workspaces/${(await workspaceTask()).ws}/tasks` }) },
+  ...(["GET", "PATCH", "DELETE"] as const).map(
+    (method): Row => ({
+      method,
+      route: "/api/v2/workspaces/:workspace_id/tasks/:workspace_task_id",
+      ok: method === "DELETE" ? 204 : 200,
+      make: async () => {
+        const t = await workspaceTask();
+        return {
+          path: `/workspaces/${t.ws}/tasks/${t.id}`,
+          body: method === "PATCH" ? { data: { type: "workspace-tasks", attributes: { "enforcement-level": "mandatory" } } } : undefined,
+        };
+      },
+    }),
+  ),
+  { method: "GET", route: "/api/v2/runs/:run_id/task-stages", ok: 200, make: async () => ({ path: `/runs/${(await taskRun()).run}/task-stages` }) },
+  { method: "GET", route: "/api/v2/task-stages/:task_stage_id", ok: 200, make: async () => ({ path: `/task-stages/${(await taskRun()).stage}` }) },
+  { method: "GET", route: "/api/v2/task-results/:task_result_id", ok: 200, make: async () => ({ path: `/task-results/${(await taskRun()).result}` }) },
 ];
 
 const REGISTRY_ROWS: Row[] = [
@@ -1895,6 +1963,7 @@ const ROWS: Row[] = [
   { method: "GET", route: "/api/v2/organization/audit-trail", ok: 200, make: async () => ({ path: "/organization/audit-trail" }) },
   ...REGISTRY_ROWS,
   ...NOTIFY_ROWS,
+  ...RUN_TASK_ROWS,
 ];
 
 /** A throwaway organisation where the fixture's owners user (and, with "all", its teams' kinds) are owners. */
@@ -1923,6 +1992,8 @@ function expected(row: Row, who: P, path: string): number {
 }
 
 beforeAll(async () => {
+  // Run tasks are verified on create: a receiver that answers 200 (left in place for the whole file).
+  installFakeFetch({ "tasks.example.com": { fetch: async () => new Response("ok") } });
   const name = await createOrg();
   const owner = await makeUser({ ownerOf: name });
   const teams: Record<string, { id: string; token: string }> = {};
@@ -1970,7 +2041,9 @@ describe("authorisation matrix", () => {
           (r.path.startsWith("/api/v2/") || r.path.startsWith("/api/registry/")) &&
           !r.path.endsWith("*") &&
           r.method !== "ALL" &&
-          r.path !== "/api/v2/openapi.json",
+          r.path !== "/api/v2/openapi.json" &&
+          // A run task integration's callback takes its task request's access token, no API token (run-tasks.test.ts).
+          r.path !== "/api/v2/task-results/:id/callback",
       )
       .map((r) => `${r.method} ${r.path}`);
     const rows = new Set(ROWS.map((r) => `${r.method} ${r.route}`));

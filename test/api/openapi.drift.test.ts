@@ -19,6 +19,8 @@ const UNDOCUMENTED = new Set([
   "GET /_slugs/:ws/:cv",
   // VCS deliveries (src/vcs/): the host's own payloads, signed with the hook's secret, no token.
   "POST /webhooks/vcs/:hookId",
+  // A run task integration's callback (src/run-tasks/run-tasks.signed.routes.ts): the task request's access token, no API token.
+  "PATCH /api/v2/task-results/:id/callback",
   // Signed run-log and plan-artifact URLs, likewise: handed out in plans and applies and by the JSON plan redirects.
   "GET /_logs/:ws/:run/:phase/:token",
   "GET /_artifacts/:ws/:run/:kind/:token",

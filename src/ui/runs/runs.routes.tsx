@@ -5,6 +5,7 @@
  * reads do, and each action form calls `runAction` as `POST /runs/:id/actions/*` does. Terraform prints
  * `https://<host>/app/<org>/<workspace>/runs/<run>` for every run it starts; that address leads here.
  */
+import { listRunTaskStages } from "../../run-tasks/run-tasks.service";
 import { Hono } from "hono";
 import type { Action } from "../../auth/requirements";
 import type { Caller } from "../../caller";
@@ -177,7 +178,7 @@ async function runPage(c: Ctx, refusal?: { value: RunRefusal; status: number }):
     // One byte more than shown tells whether there is more.
     return readLog(caller, workspaceId, run.id, phase, 0, LIMITS.uiRunLogBytes + 1);
   };
-  const [planLog, applyLog, planJson, comments, names, planUrl, applyUrl, cv] = await Promise.all([
+  const [planLog, applyLog, planJson, comments, names, planUrl, applyUrl, cv, stages] = await Promise.all([
     logOf("plan"),
     run.planOnly ? null : logOf("apply"),
     // The redacted plan, as `json-output-redacted` gives any reader of the run: the full one is for workspace admins.
@@ -187,6 +188,7 @@ async function runPage(c: Ctx, refusal?: { value: RunRefusal; status: number }):
     signedLogUrl(c.env, origin, workspaceId, run.id, "plan"),
     signedLogUrl(c.env, origin, workspaceId, run.id, "apply"),
     runConfigurationVersion(caller, run.id).catch(() => null),
+    run.taskStages?.length ? listRunTaskStages(caller, run.id) : [],
   ]);
   const ia = cv?.ingress;
   const phaseView = (phase: Phase, bytes: Uint8Array | null, rawUrl: string): PhaseView => {
@@ -244,6 +246,19 @@ async function runPage(c: Ctx, refusal?: { value: RunRefusal; status: number }):
           : null,
         diff: plan ? { ...plan, size: LIMITS.uiResourceChangesPage } : null,
         comments: comments.map((x) => ({ body: x.body, createdAt: x.createdAt })),
+        taskStages: stages.map((s) => ({
+          stage: s.stage.stage,
+          status: s.stage.status,
+          results: s.results.map((t) => ({
+            name: t.taskName,
+            enforcement: t.enforcementLevel,
+            status: t.status,
+            message: t.message,
+            // The integration's link, shown only as a web address.
+            url: /^https?:\/\//i.test(t.url) ? t.url : "",
+            outcomes: t.outcomes.length,
+          })),
+        })),
         // The same flags the API shows the caller: its `permissions` and the run's `actions`.
         offered: {
           apply: perms["can-apply"] && acts["is-confirmable"],

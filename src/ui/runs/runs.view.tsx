@@ -73,6 +73,12 @@ export interface RunView {
   live: boolean;
   plan: PhaseView;
   apply: PhaseView;
+  /** The run's task stages and their results (run tasks). */
+  taskStages: Array<{
+    stage: string;
+    status: string;
+    results: Array<{ name: string; enforcement: string; status: string; message: string; url: string; outcomes: number }>;
+  }>;
   /** The commit a run from a repository plans (its configuration version's ingress attributes). */
   commit: {
     sha: string;
@@ -104,9 +110,9 @@ const timestampLabel = (key: string) => key.replace(/-at$/, "").replace(/-/g, " 
 const label = (s: string) => s.replace(/_/g, " ");
 
 const statusClass = (s: string) =>
-  s === "errored" || s === "canceled" || s === "unreachable"
+  s === "errored" || s === "canceled" || s === "unreachable" || s === "failed"
     ? "badge bad"
-    : s === "applied" || s === "planned_and_finished" || s === "finished"
+    : s === "applied" || s === "planned_and_finished" || s === "finished" || s === "passed"
       ? "badge good"
       : s === "discarded" || s === "pending"
         ? "badge"
@@ -527,6 +533,40 @@ export function RunPage(props: { principal: Principal; run: RunView }) {
             </li>
           ))}
       </ol>
+
+      {r.taskStages.length ? (
+        <section aria-labelledby="task-stages-h">
+          <h2 id="task-stages-h">Run tasks</h2>
+          <Table id="task-stages" columns={["Stage", "Task", "Enforcement", "Status", "Message"]}>
+            {r.taskStages.flatMap((s) =>
+              s.results.map((t) => (
+                <tr data-stage={s.stage}>
+                  <td>
+                    {s.stage.replace("_", "-")} <Status status={s.status} />
+                  </td>
+                  <td>{t.name}</td>
+                  <td>{t.enforcement}</td>
+                  <td>
+                    <Status status={t.status} />
+                  </td>
+                  <td>
+                    {t.message}
+                    {t.url ? (
+                      <>
+                        {" "}
+                        <a href={t.url} rel="noopener noreferrer">
+                          details
+                        </a>
+                      </>
+                    ) : null}
+                    {t.outcomes ? <span class="muted"> ({t.outcomes} outcomes)</span> : null}
+                  </td>
+                </tr>
+              )),
+            )}
+          </Table>
+        </section>
+      ) : null}
 
       <PhaseSection name="Plan" phase={r.plan} />
 

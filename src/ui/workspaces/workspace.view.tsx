@@ -461,10 +461,14 @@ export function WorkspacePage(props: { principal: Principal; ws: WorkspaceView }
         </>
       ) : null}
 
-      <h2>Run triggers and notifications</h2>
+      <h2>Run triggers, run tasks and notifications</h2>
       <p>
         <a id="run-triggers-page" href={`${base}/run-triggers`}>
           Run triggers
+        </a>
+        {" · "}
+        <a id="run-tasks-page" href={`${base}/run-tasks`}>
+          Run tasks
         </a>
         {ws.flags["can-update"] ? (
           <>
