@@ -98,7 +98,8 @@ export default async function (h) {
     // Terraform's own listener receives the code on one of the ports its OAuth client names (10000-10010).
     let landed = null;
     const listener = createServer((req, res) => {
-      landed = new URL(req.url ?? "/", "http://localhost");
+      const url = new URL(req.url ?? "/", "http://localhost");
+      if (url.pathname === "/login") landed = url; // not the browser's favicon request that follows
       res.end("Terraform has the code.");
     });
     let port = 10000;
