@@ -5,8 +5,11 @@
  * apply the three-line preamble Terraform skips, the agent's bytes, and ETX (0x03) in the commit that makes the phase
  * terminal. The agent's `offset` counts only its own bytes (it never sees the framing), so a retried append is
  * recognised whatever the service added around it; readers' offsets count every byte of the framed stream.
+ *
+ * Both are sealed at rest (src/platform/seal.ts): `start` and sizes count the plain bytes.
  */
 import { fail, type Failure } from "../errors";
+import { openRow, plainLength, resealTable, seal } from "../platform/seal";
 import { addAgentBytes, type JobRow } from "./jobs.store";
 import type { ArtifactKind, Phase } from "./runs.types";
 
@@ -22,15 +25,19 @@ export function applyPreamble(terraformVersion: string): Uint8Array {
   return encoder.encode(`Terraform v${terraformVersion}\n\nInitializing plugins and modules...\n`);
 }
 
+const logAad = (runId: string, phase: string, start: number) => `run_logs/${runId}/${phase}/${start}`;
+const artifactAad = (runId: string, kind: string, seq: number) => `run_artifacts/${runId}/${kind}/${seq}`;
+
 export function logSize(sql: SqlStorage, runId: string, phase: Phase): number {
-  return sql.exec<{ n: number | null }>("SELECT sum(length(bytes)) AS n FROM run_logs WHERE run_id = ? AND phase = ?", runId, phase).one().n ?? 0;
+  return sql.exec<{ n: number | null }>(`SELECT sum(${plainLength("bytes")}) AS n FROM run_logs WHERE run_id = ? AND phase = ?`, runId, phase).one().n ?? 0;
 }
 
 function write(sql: SqlStorage, runId: string, phase: Phase, bytes: Uint8Array, agent: boolean): void {
   let start = logSize(sql, runId, phase);
   for (let off = 0; off < bytes.byteLength; off += PIECE_BYTES) {
     const piece = bytes.subarray(off, Math.min(bytes.byteLength, off + PIECE_BYTES));
-    sql.exec("INSERT INTO run_logs (run_id, phase, start, bytes, agent) VALUES (?, ?, ?, ?, ?)", runId, phase, start, piece, agent ? 1 : 0);
+    const sealed = seal(sql, piece, logAad(runId, phase, start));
+    sql.exec("INSERT INTO run_logs (run_id, phase, start, bytes, agent, sealed) VALUES (?, ?, ?, ?, ?, 1)", runId, phase, start, sealed, agent ? 1 : 0);
     start += piece.byteLength;
   }
 }
@@ -65,8 +72,8 @@ export function appendAgentLog(sql: SqlStorage, job: JobRow, offset: number, byt
 /** At most `limit` bytes of the framed stream from `offset` (empty before anything exists, or past the end). */
 export function readLog(sql: SqlStorage, runId: string, phase: Phase, offset: number, limit: number): Uint8Array {
   const rows = sql
-    .exec<{ start: number; bytes: ArrayBuffer }>(
-      "SELECT start, bytes FROM run_logs WHERE run_id = ? AND phase = ? AND start + length(bytes) > ? AND start < ? ORDER BY start",
+    .exec<{ start: number; bytes: ArrayBuffer; sealed: number }>(
+      `SELECT start, bytes, sealed FROM run_logs WHERE run_id = ? AND phase = ? AND start + ${plainLength("bytes")} > ? AND start < ? ORDER BY start`,
       runId,
       phase,
       offset,
@@ -76,7 +83,7 @@ export function readLog(sql: SqlStorage, runId: string, phase: Phase, offset: nu
   const out: Uint8Array[] = [];
   let total = 0;
   for (const row of rows) {
-    const bytes = new Uint8Array(row.bytes);
+    const bytes = openRow(sql, row.bytes, row.sealed, logAad(runId, phase, row.start));
     const from = Math.max(0, offset - row.start);
     const piece = bytes.subarray(from, Math.min(bytes.byteLength, from + (limit - total)));
     out.push(piece);
@@ -99,18 +106,34 @@ export function putArtifact(sql: SqlStorage, runId: string, kind: ArtifactKind, 
   sql.exec("DELETE FROM run_artifacts WHERE run_id = ? AND kind = ?", runId, kind);
   let seq = 0;
   for (let off = 0; off < bytes.byteLength || seq === 0; off += PIECE_BYTES) {
-    sql.exec("INSERT INTO run_artifacts (run_id, kind, seq, bytes) VALUES (?, ?, ?, ?)", runId, kind, seq++, bytes.subarray(off, off + PIECE_BYTES));
+    const sealed = seal(sql, bytes.subarray(off, off + PIECE_BYTES), artifactAad(runId, kind, seq));
+    sql.exec("INSERT INTO run_artifacts (run_id, kind, seq, bytes, sealed) VALUES (?, ?, ?, ?, 1)", runId, kind, seq++, sealed);
   }
 }
 
 export function getArtifact(sql: SqlStorage, runId: string, kind: ArtifactKind): Uint8Array | null {
-  const rows = sql.exec<{ bytes: ArrayBuffer }>("SELECT bytes FROM run_artifacts WHERE run_id = ? AND kind = ? ORDER BY seq", runId, kind).toArray();
+  const rows = sql
+    .exec<{ seq: number; bytes: ArrayBuffer; sealed: number }>(
+      "SELECT seq, bytes, sealed FROM run_artifacts WHERE run_id = ? AND kind = ? ORDER BY seq",
+      runId,
+      kind,
+    )
+    .toArray()
+    .map((r) => openRow(sql, r.bytes, r.sealed, artifactAad(runId, kind, r.seq)));
   if (rows.length === 0) return null;
-  const result = new Uint8Array(rows.reduce((n, r) => n + r.bytes.byteLength, 0));
+  const result = new Uint8Array(rows.reduce((n, r) => n + r.byteLength, 0));
   let at = 0;
   for (const r of rows) {
-    result.set(new Uint8Array(r.bytes), at);
-    at += r.bytes.byteLength;
+    result.set(r, at);
+    at += r.byteLength;
   }
   return result;
+}
+
+/** Upgrade and rotation: logs and artifacts not sealed under the current key are sealed under it. */
+export function resealRunBlobs(sql: SqlStorage): number {
+  return (
+    resealTable(sql, "run_logs", ["run_id", "phase", "start"], "bytes", (k) => logAad(String(k.run_id), String(k.phase), Number(k.start))) +
+    resealTable(sql, "run_artifacts", ["run_id", "kind", "seq"], "bytes", (k) => artifactAad(String(k.run_id), String(k.kind), Number(k.seq)))
+  );
 }

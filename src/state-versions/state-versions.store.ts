@@ -3,9 +3,14 @@
  * src/workspaces/workspace.migrations.ts): metadata rows and the state bodies in chunks below the 2 MB row limit.
  * Synchronous helpers its capability (state-versions.object.ts) calls in its critical sections: none of them awaits,
  * so each runs inside one serialised read-check-write of the workspace.
+ *
+ * Sealed at rest (src/platform/seal.ts): every chunk, and `parsed` (what was read of the state: resources, outputs and
+ * their values). The rows' metadata (serial, lineage, md5, sizes, status) stays clear for the queries that need it.
+ * Readers here get plaintext; a row stored in clear by earlier code reads as it is until the object reseals it.
  */
 import SparkMD5 from "spark-md5";
 import { fail, type Failure } from "../errors";
+import { openRow, openText, resealTable, sealText, seal } from "../platform/seal";
 import type { LockHolder, WorkspaceRecord } from "../workspaces/workspace.types";
 import { deriveState, fromClient, resourcesUnknown, type ParsedState } from "./state.parse";
 
@@ -41,7 +46,7 @@ export interface StateVersionView extends Omit<StateVersionRow, "parsed"> {
 }
 
 /**
- * Schema 7: versions parsed before it are read again. The parser used to take any raw state it could not read
+ * Schema 7: versions parsed before it are read again (in clear: the store predates sealing). The parser used to take any raw state it could not read
  * (OpenTofu's encrypted envelope, anything not JSON) for an empty one, so a version that showed no resources
  * may in truth hold some. Only those (a count of 0) are re-read, now with the client's JSON state beside them;
  * one whose blobs are gone can no longer be read at all and is unknown. The caller then brings the record in
@@ -55,10 +60,17 @@ export function migrateReparse(sql: SqlStorage): void {
     const old = JSON.parse(row.parsed) as ParsedState;
     if (old.source !== undefined || old.resourceCount > 0) continue;
     const hasState = sql.exec<{ n: number }>("SELECT count(*) AS n FROM state_chunks WHERE sv_id = ? AND kind = 'state'", row.id).one().n > 0;
-    const json = row.json_present === 1 ? textOfChunks(sql, row.id, "json") : null;
-    const next = hasState ? deriveState(textOfChunks(sql, row.id, "state"), json, null) : fromClient(json, null);
+    const json = row.json_present === 1 ? clearText(sql, row.id, "json") : null;
+    const next = hasState ? deriveState(clearText(sql, row.id, "state"), json, null) : fromClient(json, null);
     sql.exec("UPDATE state_versions SET parsed = ? WHERE id = ?", JSON.stringify(next), row.id);
   }
+}
+
+/** A blob of a store older than sealing (schema 7 runs before the chunks have their `sealed` flag): all in clear. */
+function clearText(sql: SqlStorage, svId: string, kind: string): string {
+  const decoder = new TextDecoder();
+  const rows = sql.exec<{ data: ArrayBuffer }>("SELECT data FROM state_chunks WHERE sv_id = ? AND kind = ? ORDER BY seq", svId, kind);
+  return [...rows].map((r) => decoder.decode(r.data, { stream: true })).join("") + decoder.decode();
 }
 
 export type BackingAction = "soft_delete_backing_data" | "restore_backing_data" | "permanently_delete_backing_data";
@@ -95,6 +107,24 @@ export function unindexedVersions(sql: SqlStorage, afterSeq: number): Array<{ id
     .toArray();
 }
 
+/** Where `parsed` sits, for its associated data (not the version's id: a rollback copies the sealed value as it is). */
+const PARSED_AAD = "state_versions.parsed";
+
+/** A stored row as readers see it: `parsed` opened. */
+function rowOf(sql: SqlStorage, stored: StateVersionRow): StateVersionRow {
+  const parsed = stored.parsed as string | ArrayBuffer | null;
+  return parsed === null || typeof parsed === "string" ? stored : { ...stored, parsed: openText(sql, parsed, PARSED_AAD) };
+}
+
+const sealParsed = (sql: SqlStorage, parsed: ParsedState | null) => (parsed ? sealText(sql, JSON.stringify(parsed), PARSED_AAD) : null);
+
+function rows(sql: SqlStorage, query: string, ...binds: SqlStorageValue[]): StateVersionRow[] {
+  return sql
+    .exec<StateVersionRow>(query, ...binds)
+    .toArray()
+    .map((r) => rowOf(sql, r));
+}
+
 export function view(row: StateVersionRow): StateVersionView {
   return { ...row, parsed: row.parsed ? (JSON.parse(row.parsed) as ParsedState) : null };
 }
@@ -104,20 +134,17 @@ export function listVersions(sql: SqlStorage, input: { offset: number; limit: nu
   const where = input.status ? "WHERE status = ?" : "";
   const binds = input.status ? [input.status] : [];
   const total = sql.exec<{ n: number }>(`SELECT count(*) AS n FROM state_versions ${where}`, ...binds).one().n;
-  const items = sql
-    .exec<StateVersionRow>(`SELECT * FROM state_versions ${where} ORDER BY seq DESC LIMIT ? OFFSET ?`, ...binds, input.limit, input.offset)
-    .toArray()
-    .map(view);
+  const items = rows(sql, `SELECT * FROM state_versions ${where} ORDER BY seq DESC LIMIT ? OFFSET ?`, ...binds, input.limit, input.offset).map(view);
   return { items, total };
 }
 
 export function getRow(sql: SqlStorage, id: string): StateVersionRow | null {
-  return sql.exec<StateVersionRow>("SELECT * FROM state_versions WHERE id = ?", id).toArray()[0] ?? null;
+  return rows(sql, "SELECT * FROM state_versions WHERE id = ?", id)[0] ?? null;
 }
 
 /** The newest state version that was not superseded before its upload. */
 export function latestRow(sql: SqlStorage): StateVersionRow | null {
-  return sql.exec<StateVersionRow>("SELECT * FROM state_versions WHERE status <> 'discarded' ORDER BY seq DESC LIMIT 1").toArray()[0] ?? null;
+  return rows(sql, "SELECT * FROM state_versions WHERE status <> 'discarded' ORDER BY seq DESC LIMIT 1")[0] ?? null;
 }
 
 function nextSeq(sql: SqlStorage): number {
@@ -128,21 +155,47 @@ function nextSeq(sql: SqlStorage): number {
 
 const staging = (kind: BlobKind, upload: string) => `${kind}~${upload}`;
 
-/** Appends bytes after the chunks already stored under (svId, kind), in rows of at most CHUNK_BYTES. */
+/**
+ * A chunk's associated data: its blob's kind (an upload's staging kind is renamed to it when complete) and its place in
+ * the blob. Not the version's id: a rollback copies the sealed chunks as they are.
+ */
+const chunkAad = (kind: string, seq: number) => `state_chunks/${kind.split("~")[0]}/${seq}`;
+
+/** Appends bytes after the chunks already stored under (svId, kind), in rows of at most CHUNK_BYTES, sealed. */
 function appendChunks(sql: SqlStorage, svId: string, kind: string, bytes: Uint8Array): void {
   let seq = (sql.exec<{ n: number | null }>("SELECT max(seq) AS n FROM state_chunks WHERE sv_id = ? AND kind = ?", svId, kind).one().n ?? -1) + 1;
   for (let off = 0; off < bytes.byteLength; off += CHUNK_BYTES) {
-    sql.exec("INSERT INTO state_chunks (sv_id, kind, seq, data) VALUES (?, ?, ?, ?)", svId, kind, seq++, bytes.subarray(off, off + CHUNK_BYTES));
+    const data = seal(sql, bytes.subarray(off, off + CHUNK_BYTES), chunkAad(kind, seq));
+    sql.exec("INSERT INTO state_chunks (sv_id, kind, seq, data, sealed) VALUES (?, ?, ?, ?, 1)", svId, kind, seq++, data);
   }
 }
 
-function chunks(sql: SqlStorage, svId: string, kind: string): Iterable<ArrayBuffer> {
-  const cursor = sql.exec<{ data: ArrayBuffer }>("SELECT data FROM state_chunks WHERE sv_id = ? AND kind = ? ORDER BY seq", svId, kind);
+/** The blob's chunks in order, opened. */
+function chunks(sql: SqlStorage, svId: string, kind: string): Iterable<Uint8Array> {
+  const cursor = sql.exec<{ seq: number; data: ArrayBuffer; sealed: number }>(
+    "SELECT seq, data, sealed FROM state_chunks WHERE sv_id = ? AND kind = ? ORDER BY seq",
+    svId,
+    kind,
+  );
   return {
     *[Symbol.iterator]() {
-      for (const row of cursor) yield row.data;
+      for (const row of cursor) yield openRow(sql, row.data, row.sealed, chunkAad(kind, row.seq));
     },
   };
+}
+
+/** Upgrade and rotation: every chunk and every `parsed` not sealed under the current key is sealed under it. */
+export function resealStateVersions(sql: SqlStorage, keyId: Uint8Array): number {
+  let n = resealTable(sql, "state_chunks", ["sv_id", "kind", "seq"], "data", (k) => chunkAad(String(k.kind), Number(k.seq)));
+  const stale = sql
+    .exec<{ id: string }>("SELECT id FROM state_versions WHERE parsed IS NOT NULL AND (typeof(parsed) = 'text' OR substr(parsed, 1, 4) <> ?)", keyId)
+    .toArray();
+  for (const { id } of stale) {
+    const row = getRow(sql, id)!;
+    sql.exec("UPDATE state_versions SET parsed = ? WHERE id = ?", sealText(sql, row.parsed!, PARSED_AAD), id);
+  }
+  n += stale.length;
+  return n;
 }
 
 function clearChunks(sql: SqlStorage, svId: string, kind: string): void {
@@ -158,8 +211,8 @@ function clearStaging(sql: SqlStorage, svId: string, kind?: BlobKind): void {
 /** Up to READ_PARTS_PER_CALL chunks from `fromSeq`, and the seq to ask for next (null at the end). */
 export function readParts(sql: SqlStorage, svId: string, kind: BlobKind, fromSeq: number): { bytes: Uint8Array; next: number | null } | null {
   const rows = sql
-    .exec<{ seq: number; data: ArrayBuffer }>(
-      "SELECT seq, data FROM state_chunks WHERE sv_id = ? AND kind = ? AND seq >= ? ORDER BY seq LIMIT ?",
+    .exec<{ seq: number; data: ArrayBuffer; sealed: number }>(
+      "SELECT seq, data, sealed FROM state_chunks WHERE sv_id = ? AND kind = ? AND seq >= ? ORDER BY seq LIMIT ?",
       svId,
       kind,
       fromSeq,
@@ -167,12 +220,12 @@ export function readParts(sql: SqlStorage, svId: string, kind: BlobKind, fromSeq
     )
     .toArray();
   if (rows.length === 0 && fromSeq === 0) return null;
-  const parts = rows.slice(0, READ_PARTS_PER_CALL);
-  const bytes = new Uint8Array(parts.reduce((n, p) => n + p.data.byteLength, 0));
+  const parts = rows.slice(0, READ_PARTS_PER_CALL).map((p) => openRow(sql, p.data, p.sealed, chunkAad(kind, p.seq)));
+  const bytes = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
   let off = 0;
   for (const p of parts) {
-    bytes.set(new Uint8Array(p.data), off);
-    off += p.data.byteLength;
+    bytes.set(p, off);
+    off += p.byteLength;
   }
   return { bytes, next: rows.length > READ_PARTS_PER_CALL ? rows[READ_PARTS_PER_CALL].seq : null };
 }
@@ -181,7 +234,7 @@ function md5OfChunks(sql: SqlStorage, svId: string, kind: string): { md5: string
   const hash = new SparkMD5.ArrayBuffer();
   let size = 0;
   for (const data of chunks(sql, svId, kind)) {
-    hash.append(data);
+    hash.append(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) as ArrayBuffer);
     size += data.byteLength;
   }
   return { md5: hash.end(), size };
@@ -286,7 +339,7 @@ export function createVersion(sql: SqlStorage, w: WorkspaceRecord, input: Create
     input.intermediate ? 1 : 0,
     input.now,
     input.state?.byteLength ?? 0,
-    parsed ? JSON.stringify(parsed) : null,
+    sealParsed(sql, parsed),
     input.jsonState ? 1 : 0,
     input.createdBy,
     // A run's token holds the lock as the run: the version belongs to that run.
@@ -338,14 +391,14 @@ export function rollbackVersion(sql: SqlStorage, w: WorkspaceRecord, input: Roll
     src.lineage,
     input.now,
     src.size,
-    src.parsed,
+    sql.exec<{ parsed: SqlStorageValue }>("SELECT parsed FROM state_versions WHERE id = ?", src.id).one().parsed,
     src.json_present,
     input.createdBy,
     src.id,
   );
   // Complete blobs only (an unfinished upload's staging rows hold a `~`).
   sql.exec(
-    "INSERT INTO state_chunks (sv_id, kind, seq, data) SELECT ?, kind, seq, data FROM state_chunks WHERE sv_id = ? AND kind NOT LIKE '%~%'",
+    "INSERT INTO state_chunks (sv_id, kind, seq, data, sealed) SELECT ?, kind, seq, data, sealed FROM state_chunks WHERE sv_id = ? AND kind NOT LIKE '%~%'",
     input.id,
     src.id,
   );
@@ -412,13 +465,14 @@ export function completeUpload(
     }
     const json = row.json_present === 1 ? textOfChunks(sql, svId, "json") : null;
     const parsed = deriveState(textOfChunks(sql, svId, from), json, blobText(sql, svId, OUTPUTS));
-    sql.exec("UPDATE state_versions SET status = 'finalized', size = ?, parsed = ? WHERE id = ?", size, JSON.stringify(parsed), svId);
+    sql.exec("UPDATE state_versions SET status = 'finalized', size = ?, parsed = ? WHERE id = ?", size, sealParsed(sql, parsed), svId);
   } else {
     const parsed = row.parsed ? (JSON.parse(row.parsed) as ParsedState) : null;
     // The raw state came first and could not be read: its resources are the JSON state's.
     reread = resourcesUnknown(parsed);
-    const next = reread ? JSON.stringify(fromClient(textOfChunks(sql, svId, from), blobText(sql, svId, OUTPUTS))) : row.parsed;
-    sql.exec("UPDATE state_versions SET json_present = 1, parsed = ? WHERE id = ?", next, svId);
+    const next = reread ? sealParsed(sql, fromClient(textOfChunks(sql, svId, from), blobText(sql, svId, OUTPUTS))) : null;
+    if (next) sql.exec("UPDATE state_versions SET json_present = 1, parsed = ? WHERE id = ?", next, svId);
+    else sql.exec("UPDATE state_versions SET json_present = 1 WHERE id = ?", svId);
   }
   clearChunks(sql, svId, kind);
   sql.exec("UPDATE state_chunks SET kind = ? WHERE sv_id = ? AND kind = ?", kind, svId, from);
@@ -441,9 +495,11 @@ export function onUnlock(sql: SqlStorage, w: WorkspaceRecord, now: string, opts:
   const latest = latestRow(sql);
   if (!opts.force && latest?.status === "pending") return fail("state_pending");
   const currentSeq = w.currentStateVersionId ? (getRow(sql, w.currentStateVersionId)?.seq ?? 0) : 0;
-  const candidate = sql
-    .exec<StateVersionRow>("SELECT * FROM state_versions WHERE status = 'finalized' AND intermediate = 1 AND seq > ? ORDER BY seq DESC LIMIT 1", currentSeq)
-    .toArray()[0];
+  const candidate = rows(
+    sql,
+    "SELECT * FROM state_versions WHERE status = 'finalized' AND intermediate = 1 AND seq > ? ORDER BY seq DESC LIMIT 1",
+    currentSeq,
+  )[0];
   if (candidate) promote(sql, w, candidate, now);
   return w;
 }

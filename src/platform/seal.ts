@@ -1,0 +1,150 @@
+/**
+ * The workspace object's bytes at rest: state blobs, what was read of them, run logs and artifacts, configuration
+ * archives. AES-256-GCM under a key of the workspace's own, derived (HKDF-SHA-256 through Web Crypto, as the
+ * variables' key is) from the operator's `STATE_ENCRYPTION_KEY` and the object's id, once per start of the object.
+ *
+ * The cipher itself is synchronous (@noble/ciphers): the stores seal and open inside their read-check-write sections,
+ * which never await (src/workspaces/workspace.object.ts), so Web Crypto's promises cannot be used there.
+ *
+ * A sealed value is `key id (4 bytes) ‖ IV (12) ‖ ciphertext ‖ tag (16)`: the key id names the operator secret it was
+ * sealed under, so a rotation knows what to reseal (docs/operations.md) and a value under a secret the deployment no
+ * longer has fails with a clear error instead of reading as nothing. The associated data names the value's place
+ * (table, kind, position), so a sealed chunk moved to another place does not open.
+ */
+import { gcm } from "@noble/ciphers/aes.js";
+import type { Bindings } from "../env";
+
+/** What sealing adds to a value's length (key id, IV, tag): size queries on sealed rows subtract it. */
+export const SEAL_OVERHEAD = 32;
+const KEY_ID_BYTES = 4;
+const IV_BYTES = 12;
+
+interface SealKey {
+  /** Hex of the 4 key-id bytes (the same for every workspace under one operator secret). */
+  id: string;
+  idBytes: Uint8Array;
+  key: Uint8Array;
+}
+
+export interface Sealer {
+  /** Null when STATE_ENCRYPTION_KEY is unset: reading clear rows works, sealing and opening fail. */
+  current: SealKey | null;
+  /** STATE_ENCRYPTION_KEY_PREVIOUS during a rotation: still opens what it sealed. */
+  previous: SealKey | null;
+}
+
+/** Thrown when a sealed value cannot be opened: never read as empty. */
+export class SealError extends Error {
+  override name = "SealError";
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const hex = (b: Uint8Array) => Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+
+async function derive(secret: string, scope: string): Promise<SealKey> {
+  const material = await crypto.subtle.importKey("raw", encoder.encode(secret), "HKDF", false, ["deriveBits"]);
+  const salt = encoder.encode("workspace-service/sealed-stores");
+  const bits = async (info: string, n: number) =>
+    new Uint8Array(await crypto.subtle.deriveBits({ name: "HKDF", hash: "SHA-256", salt, info: encoder.encode(info) }, material, n * 8));
+  const idBytes = await bits("key-id/v1", KEY_ID_BYTES);
+  return { id: hex(idBytes), idBytes, key: await bits(`aes-256-gcm/v1/${scope}`, 32) };
+}
+
+/** The keys of one workspace object (`scope`: its Durable Object id). */
+export async function deriveSealer(env: Pick<Bindings, "STATE_ENCRYPTION_KEY" | "STATE_ENCRYPTION_KEY_PREVIOUS">, scope: string): Promise<Sealer> {
+  return {
+    current: env.STATE_ENCRYPTION_KEY ? await derive(env.STATE_ENCRYPTION_KEY, scope) : null,
+    previous: env.STATE_ENCRYPTION_KEY_PREVIOUS ? await derive(env.STATE_ENCRYPTION_KEY_PREVIOUS, scope) : null,
+  };
+}
+
+/** Per object (its SQL handle): the keys its stores seal with, set when the object starts. */
+const sealers = new WeakMap<SqlStorage, Sealer>();
+
+export function useSealer(sql: SqlStorage, sealer: Sealer): void {
+  sealers.set(sql, sealer);
+}
+
+function currentKey(sql: SqlStorage): SealKey {
+  const key = sealers.get(sql)?.current;
+  // A deployment without the secret must fail loudly rather than store state it could not protect.
+  if (!key) throw new SealError("STATE_ENCRYPTION_KEY is not set: the workspace's state cannot be sealed or opened");
+  return key;
+}
+
+/** The id of the key values are sealed under now (null without the secret). */
+export function currentKeyId(sql: SqlStorage): string | null {
+  return sealers.get(sql)?.current?.id ?? null;
+}
+
+/** Seals `plain` for the place `aad` names. */
+export function seal(sql: SqlStorage, plain: Uint8Array, aad: string): Uint8Array {
+  const key = currentKey(sql);
+  const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
+  const body = gcm(key.key, iv, encoder.encode(aad)).encrypt(plain);
+  const out = new Uint8Array(KEY_ID_BYTES + IV_BYTES + body.byteLength);
+  out.set(key.idBytes, 0);
+  out.set(iv, KEY_ID_BYTES);
+  out.set(body, KEY_ID_BYTES + IV_BYTES);
+  return out;
+}
+
+/** Opens a value `seal` made for the same place, under the current secret or the previous one. */
+export function open(sql: SqlStorage, sealed: Uint8Array, aad: string): Uint8Array {
+  if (sealed.byteLength < SEAL_OVERHEAD) throw new SealError(`a sealed value of ${aad} is truncated`);
+  const id = hex(sealed.subarray(0, KEY_ID_BYTES));
+  const sealer = sealers.get(sql);
+  const key = [sealer?.current, sealer?.previous].find((k) => k?.id === id);
+  if (!key) {
+    throw new SealError(`${aad} is sealed under key ${id}, which neither STATE_ENCRYPTION_KEY nor STATE_ENCRYPTION_KEY_PREVIOUS is (docs/operations.md)`);
+  }
+  try {
+    return gcm(key.key, sealed.subarray(KEY_ID_BYTES, KEY_ID_BYTES + IV_BYTES), encoder.encode(aad)).decrypt(sealed.subarray(KEY_ID_BYTES + IV_BYTES));
+  } catch {
+    throw new SealError(`${aad} does not open under key ${id}: the stored value was altered or belongs elsewhere`);
+  }
+}
+
+/** A stored blob column: sealed bytes when `sealed` is 1, else bytes stored in clear by earlier code. */
+export function openRow(sql: SqlStorage, data: ArrayBuffer, sealed: number, aad: string): Uint8Array {
+  return sealed === 1 ? open(sql, new Uint8Array(data), aad) : new Uint8Array(data);
+}
+
+/** A text column: sealed bytes (a BLOB) or, as earlier code stored it, the text itself. */
+export function sealText(sql: SqlStorage, text: string, aad: string): Uint8Array {
+  return seal(sql, encoder.encode(text), aad);
+}
+
+export function openText(sql: SqlStorage, stored: string | ArrayBuffer, aad: string): string {
+  return typeof stored === "string" ? stored : decoder.decode(open(sql, new Uint8Array(stored), aad));
+}
+
+/** The length of the plain value of a sealed blob column `column` whose flag is `flag`, as SQL. */
+export const plainLength = (column: string, flag = "sealed") => `(length(${column}) - ${SEAL_OVERHEAD} * ${flag})`;
+
+/**
+ * Reseals every row of one blob table that is clear or under another key than the current one (an upgrade from a store
+ * written in clear, or a rotation). One row at a time, so a large store never sits in memory whole.
+ */
+export function resealTable(
+  sql: SqlStorage,
+  table: string,
+  keyColumns: readonly string[],
+  column: string,
+  aadOf: (row: Record<string, SqlStorageValue>) => string,
+): number {
+  const key = currentKey(sql);
+  const keys = keyColumns.join(", ");
+  const stale = sql
+    .exec<Record<string, SqlStorageValue>>(`SELECT ${keys} FROM ${table} WHERE sealed = 0 OR substr(${column}, 1, ${KEY_ID_BYTES}) <> ?`, key.idBytes)
+    .toArray();
+  const where = keyColumns.map((c) => `${c} = ?`).join(" AND ");
+  for (const k of stale) {
+    const binds = keyColumns.map((c) => k[c]);
+    const row = sql.exec<{ data: ArrayBuffer; sealed: number }>(`SELECT ${column} AS data, sealed FROM ${table} WHERE ${where}`, ...binds).one();
+    const aad = aadOf(k);
+    sql.exec(`UPDATE ${table} SET ${column} = ?, sealed = 1 WHERE ${where}`, seal(sql, openRow(sql, row.data, row.sealed, aad), aad), ...binds);
+  }
+  return stale.length;
+}
