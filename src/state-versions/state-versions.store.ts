@@ -66,8 +66,15 @@ export function migrateReparse(sql: SqlStorage): void {
   }
 }
 
-/** A blob of a store older than sealing (schema 7 runs before the chunks have their `sealed` flag): all in clear. */
+/** A blob read by the schema 7 step: a store older than sealing has no `sealed` flag yet, its chunks are all clear. */
 function clearText(sql: SqlStorage, svId: string, kind: string): string {
+  if (
+    sql
+      .exec<{ name: string }>("PRAGMA table_info(state_chunks)")
+      .toArray()
+      .some((c) => c.name === "sealed")
+  )
+    return textOfChunks(sql, svId, kind);
   const decoder = new TextDecoder();
   const rows = sql.exec<{ data: ArrayBuffer }>("SELECT data FROM state_chunks WHERE sv_id = ? AND kind = ? ORDER BY seq", svId, kind);
   return [...rows].map((r) => decoder.decode(r.data, { stream: true })).join("") + decoder.decode();
