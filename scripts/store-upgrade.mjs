@@ -179,6 +179,9 @@ try {
     };
   });
 
+  // What the upgrade must change (and what shows the search below finds what is there): the previous code's clear state.
+  check(filesHolding(store, OUTPUT_SECRET).length > 0, "previous: the store holds the state's output in clear");
+
   await withRuntimeOf(root, "upgraded", async (api, log) => {
     check(/applied 0016_organization_ids\.sql/.test(log()), "upgraded: applies migration 0016 to the previous code's store");
     const shownAlpha = await api("GET", `/workspaces/${alpha}`);
@@ -233,7 +236,7 @@ try {
     ["an output", OUTPUT_SECRET],
   ]) {
     const holding = filesHolding(store, secret);
-    check(holding.length === 0, `upgraded: no file of the store holds the state's ${what} in clear${holding.length ? ` (${holding.join(", ")})` : ""}`);
+    check(holding.length === 0, `upgraded: no file of the store holds ${what} of the state in clear${holding.length ? ` (${holding.join(", ")})` : ""}`);
   }
 } catch (err) {
   console.error(err.stack ?? err);
