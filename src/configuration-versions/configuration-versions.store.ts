@@ -175,7 +175,7 @@ export function completeCvUpload(
 const partAad = (cvId: string, seq: number) => `cv_parts/${cvId}/${seq}`;
 
 /** Upgrade and rotation: archive parts not sealed under the current key are sealed under it. */
-export function resealCvParts(sql: SqlStorage): number {
+export function resealCvParts(sql: SqlStorage): { resealed: number; failed: number } {
   return resealTable(sql, "cv_parts", ["cv_id", "upload", "seq"], "data", (k) => partAad(String(k.cv_id), Number(k.seq)));
 }
 

@@ -125,7 +125,8 @@ export const plainLength = (column: string, flag = "sealed") => `(length(${colum
 
 /**
  * Reseals every row of one blob table that is clear or under another key than the current one (an upgrade from a store
- * written in clear, or a rotation). One row at a time, so a large store never sits in memory whole.
+ * written in clear, or a rotation). One row at a time, so a large store never sits in memory whole. A row that does not
+ * open stays as it is (its reads fail) and is counted in `failed`, so the object tries again on its next start.
  */
 export function resealTable(
   sql: SqlStorage,
@@ -133,18 +134,32 @@ export function resealTable(
   keyColumns: readonly string[],
   column: string,
   aadOf: (row: Record<string, SqlStorageValue>) => string,
-): number {
+): { resealed: number; failed: number } {
   const key = currentKey(sql);
   const keys = keyColumns.join(", ");
   const stale = sql
     .exec<Record<string, SqlStorageValue>>(`SELECT ${keys} FROM ${table} WHERE sealed = 0 OR substr(${column}, 1, ${KEY_ID_BYTES}) <> ?`, key.idBytes)
     .toArray();
   const where = keyColumns.map((c) => `${c} = ?`).join(" AND ");
+  let failed = 0;
   for (const k of stale) {
     const binds = keyColumns.map((c) => k[c]);
     const row = sql.exec<{ data: ArrayBuffer; sealed: number }>(`SELECT ${column} AS data, sealed FROM ${table} WHERE ${where}`, ...binds).one();
     const aad = aadOf(k);
-    sql.exec(`UPDATE ${table} SET ${column} = ?, sealed = 1 WHERE ${where}`, seal(sql, openRow(sql, row.data, row.sealed, aad), aad), ...binds);
+    const plain = tryOpen(() => openRow(sql, row.data, row.sealed, aad));
+    if (plain) sql.exec(`UPDATE ${table} SET ${column} = ?, sealed = 1 WHERE ${where}`, seal(sql, plain, aad), ...binds);
+    else failed++;
   }
-  return stale.length;
+  return { resealed: stale.length - failed, failed };
+}
+
+/** The opened value, or null (logged) when it does not open: a reseal leaves such a row alone. */
+export function tryOpen<T>(read: () => T): T | null {
+  try {
+    return read();
+  } catch (err) {
+    if (!(err instanceof SealError)) throw err;
+    console.error(JSON.stringify({ level: "error", event: "reseal", error: err.message }));
+    return null;
+  }
 }

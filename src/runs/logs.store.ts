@@ -131,9 +131,8 @@ export function getArtifact(sql: SqlStorage, runId: string, kind: ArtifactKind):
 }
 
 /** Upgrade and rotation: logs and artifacts not sealed under the current key are sealed under it. */
-export function resealRunBlobs(sql: SqlStorage): number {
-  return (
-    resealTable(sql, "run_logs", ["run_id", "phase", "start"], "bytes", (k) => logAad(String(k.run_id), String(k.phase), Number(k.start))) +
-    resealTable(sql, "run_artifacts", ["run_id", "kind", "seq"], "bytes", (k) => artifactAad(String(k.run_id), String(k.kind), Number(k.seq)))
-  );
+export function resealRunBlobs(sql: SqlStorage): { resealed: number; failed: number } {
+  const logs = resealTable(sql, "run_logs", ["run_id", "phase", "start"], "bytes", (k) => logAad(String(k.run_id), String(k.phase), Number(k.start)));
+  const artifacts = resealTable(sql, "run_artifacts", ["run_id", "kind", "seq"], "bytes", (k) => artifactAad(String(k.run_id), String(k.kind), Number(k.seq)));
+  return { resealed: logs.resealed + artifacts.resealed, failed: logs.failed + artifacts.failed };
 }

@@ -10,7 +10,7 @@
  */
 import SparkMD5 from "spark-md5";
 import { fail, type Failure } from "../errors";
-import { openRow, openText, resealTable, sealText, seal } from "../platform/seal";
+import { openRow, openText, resealTable, sealText, seal, tryOpen } from "../platform/seal";
 import type { LockHolder, WorkspaceRecord } from "../workspaces/workspace.types";
 import { deriveState, fromClient, resourcesUnknown, type ParsedState } from "./state.parse";
 
@@ -192,17 +192,20 @@ function chunks(sql: SqlStorage, svId: string, kind: string): Iterable<Uint8Arra
 }
 
 /** Upgrade and rotation: every chunk and every `parsed` not sealed under the current key is sealed under it. */
-export function resealStateVersions(sql: SqlStorage, keyId: Uint8Array): number {
-  let n = resealTable(sql, "state_chunks", ["sv_id", "kind", "seq"], "data", (k) => chunkAad(String(k.kind), Number(k.seq)));
+export function resealStateVersions(sql: SqlStorage, keyId: Uint8Array): { resealed: number; failed: number } {
+  const done = resealTable(sql, "state_chunks", ["sv_id", "kind", "seq"], "data", (k) => chunkAad(String(k.kind), Number(k.seq)));
   const stale = sql
     .exec<{ id: string }>("SELECT id FROM state_versions WHERE parsed IS NOT NULL AND (typeof(parsed) = 'text' OR substr(parsed, 1, 4) <> ?)", keyId)
     .toArray();
   for (const { id } of stale) {
-    const row = getRow(sql, id)!;
-    sql.exec("UPDATE state_versions SET parsed = ? WHERE id = ?", sealText(sql, row.parsed!, PARSED_AAD), id);
+    const parsed = tryOpen(() => getRow(sql, id)!.parsed!);
+    if (parsed === null) done.failed++;
+    else {
+      sql.exec("UPDATE state_versions SET parsed = ? WHERE id = ?", sealText(sql, parsed, PARSED_AAD), id);
+      done.resealed++;
+    }
   }
-  n += stale.length;
-  return n;
+  return done;
 }
 
 function clearChunks(sql: SqlStorage, svId: string, kind: string): void {

@@ -280,14 +280,18 @@ export function migrate(m: MigrationHost): boolean {
  * Seals what is not sealed under the current key: rows an earlier version stored in clear, and after a rotation of
  * STATE_ENCRYPTION_KEY those sealed under STATE_ENCRYPTION_KEY_PREVIOUS. `meta.sealed_with` names the key the whole store
  * is sealed under, so a start with nothing to do costs one read. Without the secret nothing is sealed (and writes fail).
+ * Every start of an object runs it, so a deploy (which restarts every object) and a visit of each workspace (the
+ * consistency check, docs/operations.md) complete a rotation.
  */
 export function resealAll(sql: SqlStorage): void {
   const id = currentKeyId(sql);
   if (!id || !present(sql, RECORD_TABLES)) return;
   if (sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'sealed_with'").toArray()[0]?.value === id) return;
   const keyId = Uint8Array.from(id.match(/../g)!, (h) => Number.parseInt(h, 16));
-  if (present(sql, STATE_VERSION_TABLES)) resealStateVersions(sql, keyId);
-  if (present(sql, CONFIGURATION_VERSION_TABLES)) resealCvParts(sql);
-  if (present(sql, RUN_TABLES)) resealRunBlobs(sql);
-  sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('sealed_with', ?)", id);
+  let failed = 0;
+  if (present(sql, STATE_VERSION_TABLES)) failed += resealStateVersions(sql, keyId).failed;
+  if (present(sql, CONFIGURATION_VERSION_TABLES)) failed += resealCvParts(sql).failed;
+  if (present(sql, RUN_TABLES)) failed += resealRunBlobs(sql).failed;
+  // A row that did not open (each is logged) keeps the store unmarked: the next start tries it again.
+  if (failed === 0) sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('sealed_with', ?)", id);
 }
