@@ -5,12 +5,13 @@
 // extracted with `git archive` into a temporary directory and run with `npm start` on a fresh PERSIST_DIR; it writes an
 // organisation with workspaces, tags, a lock, a state version, a variable, teams and tokens. Then this checkout's
 // `npm start` runs on the same store: it must apply migration 0016, show everything as it was, rename the organisation
-// and find nothing inconsistent. The previous code stored the state version in clear: after the upgrade no file of the
-// store holds its secret values (the workspace object seals it on its first start), and it is served as it was.
-// Prints PASS/FAIL per check; exit code 1 on any failure. Node built-ins, git and tar.
+// and find nothing inconsistent. The previous code stored the state version in clear: after the upgrade the store's
+// SQLite files hold none of its secret values (the workspace object seals them on its first start), and it is served as
+// it was. Prints PASS/FAIL per check; exit code 1 on any failure. Node built-ins (node:sqlite), git and tar.
 import { spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { DatabaseSync } from "node:sqlite";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { root } from "./lib/local-env.mjs";
@@ -105,15 +106,24 @@ const STATE = JSON.stringify({
   ],
   outputs: { o: { value: OUTPUT_SECRET, type: "string" } },
 });
-/** The files of the store (SQLite databases and their journals) that hold `text`. */
-function filesHolding(dir, text) {
-  const needle = Buffer.from(text);
+/**
+ * The store's SQLite databases that hold `text`, as SQLite writes them once it checkpoints. The runtime is stopped
+ * without closing them, so each database is still its header and a write-ahead log, which keeps every page version it
+ * ever wrote until SQLite reuses it; a copy is opened (the log applied to it) and closed, and its files are searched.
+ */
+function databasesHolding(dir, text) {
+  const copy = join(work, `copy-${randomBytes(4).toString("hex")}`);
+  cpSync(dir, copy, { recursive: true });
   const found = [];
-  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue;
+  for (const entry of readdirSync(copy, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !entry.name.endsWith(".sqlite")) continue;
     const path = join(entry.parentPath ?? entry.path, entry.name);
-    if (readFileSync(path).includes(needle)) found.push(path.slice(dir.length + 1));
+    const db = new DatabaseSync(path);
+    db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    db.close();
+    if (readFileSync(path).includes(Buffer.from(text))) found.push(path.slice(copy.length + 1));
   }
+  rmSync(copy, { recursive: true, force: true });
   return found;
 }
 const ids = (res) => res.body.data.map((x) => x.id).sort();
@@ -180,7 +190,7 @@ try {
   });
 
   // What the upgrade must change (and what shows the search below finds what is there): the previous code's clear state.
-  check(filesHolding(store, OUTPUT_SECRET).length > 0, "previous: the store holds the state's output in clear");
+  check(databasesHolding(store, OUTPUT_SECRET).length > 0, "previous: the store holds the state's output in clear");
 
   await withRuntimeOf(root, "upgraded", async (api, log) => {
     check(/applied 0016_organization_ids\.sql/.test(log()), "upgraded: applies migration 0016 to the previous code's store");
@@ -235,14 +245,16 @@ try {
     ["a resource attribute", ATTRIBUTE_SECRET],
     ["an output", OUTPUT_SECRET],
   ]) {
-    const holding = filesHolding(store, secret);
-    check(holding.length === 0, `upgraded: no file of the store holds ${what} of the state in clear${holding.length ? ` (${holding.join(", ")})` : ""}`);
+    const holding = databasesHolding(store, secret);
+    check(holding.length === 0, `upgraded: no database of the store holds ${what} of the state in clear${holding.length ? ` (${holding.join(", ")})` : ""}`);
   }
 } catch (err) {
   console.error(err.stack ?? err);
   failures++;
 } finally {
-  rmSync(work, { recursive: true, force: true });
+  // `--keep`: leave the store for a look (its path is printed).
+  if (argv.includes("--keep")) console.log(`store-upgrade: kept ${work}`);
+  else rmSync(work, { recursive: true, force: true });
 }
 console.log(failures ? `store-upgrade: ${failures} failure(s)` : "store-upgrade: the previous code's store works after the upgrade");
 process.exit(failures ? 1 : 0);
