@@ -5,7 +5,7 @@
  * the run engine call in their critical sections: none of them awaits.
  */
 import { fail, type Failure } from "../errors";
-import { openRow, plainLength, resealTable, seal } from "../platform/seal";
+import { openRowAsync, plainLength, resealTable, seal } from "../platform/seal";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
 import type { RunActor } from "../runs/runs.types";
 import type { ConfigurationVersionRecord, IngressAttributes } from "./configuration-versions.types";
@@ -188,7 +188,7 @@ function appendParts(sql: SqlStorage, cvId: string, upload: string, bytes: Uint8
 }
 
 /** Up to CV_PARTS_PER_READ pieces of an uploaded archive from `fromSeq`, and the seq to ask for next (null at the end). */
-export function readCvParts(sql: SqlStorage, cvId: string, fromSeq: number): { bytes: Uint8Array; next: number | null } | Failure {
+export async function readCvParts(sql: SqlStorage, cvId: string, fromSeq: number): Promise<{ bytes: Uint8Array; next: number | null } | Failure> {
   if (!hasArchive(getCv(sql, cvId))) return fail("not_found");
   const rows = sql
     .exec<{ seq: number; data: ArrayBuffer; sealed: number }>(
@@ -198,7 +198,8 @@ export function readCvParts(sql: SqlStorage, cvId: string, fromSeq: number): { b
       CV_PARTS_PER_READ + 1,
     )
     .toArray();
-  const parts = rows.slice(0, CV_PARTS_PER_READ).map((p) => openRow(sql, p.data, p.sealed, partAad(cvId, p.seq)));
+  // Read in one synchronous step, opened after it through Web Crypto.
+  const parts = await Promise.all(rows.slice(0, CV_PARTS_PER_READ).map((p) => openRowAsync(sql, p.data, p.sealed, partAad(cvId, p.seq))));
   const bytes = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
   let off = 0;
   for (const p of parts) {

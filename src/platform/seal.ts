@@ -3,8 +3,9 @@
  * archives. AES-256-GCM under a key of the workspace's own, derived (HKDF-SHA-256 through Web Crypto, as the
  * variables' key is) from the operator's `STATE_ENCRYPTION_KEY` and the object's id, once per start of the object.
  *
- * The cipher itself is synchronous (@noble/ciphers): the stores seal and open inside their read-check-write sections,
- * which never await (src/workspaces/workspace.object.ts), so Web Crypto's promises cannot be used there.
+ * Inside the stores' read-check-write sections, which never await (src/workspaces/workspace.object.ts), the cipher is
+ * synchronous (@noble/ciphers); the bulk paths (a blob's download and upload) seal and open through Web Crypto outside
+ * them (`sealAsync`, `openRowAsync`), some sixty times faster in workerd. Both write the same bytes.
  *
  * A sealed value is `key id (4 bytes) ‖ IV (12) ‖ ciphertext ‖ tag (16)`: the key id names the operator secret it was
  * sealed under, so a rotation knows what to reseal (docs/operations.md) and a value under a secret the deployment no
@@ -24,6 +25,8 @@ interface SealKey {
   id: string;
   idBytes: Uint8Array;
   key: Uint8Array;
+  /** The same key for Web Crypto. */
+  webKey: CryptoKey;
 }
 
 export interface Sealer {
@@ -48,7 +51,9 @@ async function derive(secret: string, scope: string): Promise<SealKey> {
   const bits = async (info: string, n: number) =>
     new Uint8Array(await crypto.subtle.deriveBits({ name: "HKDF", hash: "SHA-256", salt, info: encoder.encode(info) }, material, n * 8));
   const idBytes = await bits("key-id/v1", KEY_ID_BYTES);
-  return { id: hex(idBytes), idBytes, key: await bits(`aes-256-gcm/v1/${scope}`, 32) };
+  const key = await bits(`aes-256-gcm/v1/${scope}`, 32);
+  const webKey = await crypto.subtle.importKey("raw", key, "AES-GCM", false, ["encrypt", "decrypt"]);
+  return { id: hex(idBytes), idBytes, key, webKey };
 }
 
 /** The keys of one workspace object (`scope`: its Durable Object id). */
@@ -90,8 +95,20 @@ export function seal(sql: SqlStorage, plain: Uint8Array, aad: string): Uint8Arra
   return out;
 }
 
-/** Opens a value `seal` made for the same place, under the current secret or the previous one. */
-export function open(sql: SqlStorage, sealed: Uint8Array, aad: string): Uint8Array {
+/** `seal` through Web Crypto (outside a critical section). */
+export async function sealAsync(sql: SqlStorage, plain: Uint8Array, aad: string): Promise<Uint8Array> {
+  const key = currentKey(sql);
+  const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
+  const body = new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: encoder.encode(aad) }, key.webKey, plain));
+  const out = new Uint8Array(KEY_ID_BYTES + IV_BYTES + body.byteLength);
+  out.set(key.idBytes, 0);
+  out.set(iv, KEY_ID_BYTES);
+  out.set(body, KEY_ID_BYTES + IV_BYTES);
+  return out;
+}
+
+/** The key a sealed value names: the current secret's or the previous one's. */
+function keyOf(sql: SqlStorage, sealed: Uint8Array, aad: string): SealKey {
   if (sealed.byteLength < SEAL_OVERHEAD) throw new SealError(`a sealed value of ${aad} is truncated`);
   const id = hex(sealed.subarray(0, KEY_ID_BYTES));
   const sealer = sealers.get(sql);
@@ -99,6 +116,26 @@ export function open(sql: SqlStorage, sealed: Uint8Array, aad: string): Uint8Arr
   if (!key) {
     throw new SealError(`${aad} is sealed under key ${id}, which neither STATE_ENCRYPTION_KEY nor STATE_ENCRYPTION_KEY_PREVIOUS is (docs/operations.md)`);
   }
+  return key;
+}
+
+/** `openRow` through Web Crypto (outside a critical section). */
+export async function openRowAsync(sql: SqlStorage, data: ArrayBuffer, sealed: number, aad: string): Promise<Uint8Array> {
+  if (sealed !== 1) return new Uint8Array(data);
+  const bytes = new Uint8Array(data);
+  const key = keyOf(sql, bytes, aad);
+  try {
+    const params = { name: "AES-GCM", iv: bytes.subarray(KEY_ID_BYTES, KEY_ID_BYTES + IV_BYTES), additionalData: encoder.encode(aad) };
+    return new Uint8Array(await crypto.subtle.decrypt(params, key.webKey, bytes.subarray(KEY_ID_BYTES + IV_BYTES)));
+  } catch {
+    throw new SealError(`${aad} does not open under key ${key.id}: the stored value was altered or belongs elsewhere`);
+  }
+}
+
+/** Opens a value `seal` made for the same place, under the current secret or the previous one. */
+export function open(sql: SqlStorage, sealed: Uint8Array, aad: string): Uint8Array {
+  const key = keyOf(sql, sealed, aad);
+  const id = key.id;
   try {
     return gcm(key.key, sealed.subarray(KEY_ID_BYTES, KEY_ID_BYTES + IV_BYTES), encoder.encode(aad)).decrypt(sealed.subarray(KEY_ID_BYTES + IV_BYTES));
   } catch {

@@ -10,7 +10,7 @@
  */
 import SparkMD5 from "spark-md5";
 import { fail, type Failure } from "../errors";
-import { openRow, openText, resealTable, sealText, seal, tryOpen } from "../platform/seal";
+import { openRow, openRowAsync, openText, resealTable, sealAsync, sealText, seal, tryOpen } from "../platform/seal";
 import type { LockHolder, WorkspaceRecord } from "../workspaces/workspace.types";
 import { deriveState, fromClient, resourcesUnknown, type ParsedState } from "./state.parse";
 
@@ -218,8 +218,11 @@ function clearStaging(sql: SqlStorage, svId: string, kind?: BlobKind): void {
   else sql.exec("DELETE FROM state_chunks WHERE sv_id = ? AND kind LIKE '%~%'", svId);
 }
 
-/** Up to READ_PARTS_PER_CALL chunks from `fromSeq`, and the seq to ask for next (null at the end). */
-export function readParts(sql: SqlStorage, svId: string, kind: BlobKind, fromSeq: number): { bytes: Uint8Array; next: number | null } | null {
+/**
+ * Up to READ_PARTS_PER_CALL chunks from `fromSeq`, and the seq to ask for next (null at the end). The rows are read in
+ * one synchronous step and opened after it, through Web Crypto.
+ */
+export async function readParts(sql: SqlStorage, svId: string, kind: BlobKind, fromSeq: number): Promise<{ bytes: Uint8Array; next: number | null } | null> {
   const rows = sql
     .exec<{ seq: number; data: ArrayBuffer; sealed: number }>(
       "SELECT seq, data, sealed FROM state_chunks WHERE sv_id = ? AND kind = ? AND seq >= ? ORDER BY seq LIMIT ?",
@@ -230,7 +233,7 @@ export function readParts(sql: SqlStorage, svId: string, kind: BlobKind, fromSeq
     )
     .toArray();
   if (rows.length === 0 && fromSeq === 0) return null;
-  const parts = rows.slice(0, READ_PARTS_PER_CALL).map((p) => openRow(sql, p.data, p.sealed, chunkAad(kind, p.seq)));
+  const parts = await Promise.all(rows.slice(0, READ_PARTS_PER_CALL).map((p) => openRowAsync(sql, p.data, p.sealed, chunkAad(kind, p.seq))));
   const bytes = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
   let off = 0;
   for (const p of parts) {
@@ -238,16 +241,6 @@ export function readParts(sql: SqlStorage, svId: string, kind: BlobKind, fromSeq
     off += p.byteLength;
   }
   return { bytes, next: rows.length > READ_PARTS_PER_CALL ? rows[READ_PARTS_PER_CALL].seq : null };
-}
-
-function md5OfChunks(sql: SqlStorage, svId: string, kind: string): { md5: string; size: number } {
-  const hash = new SparkMD5.ArrayBuffer();
-  let size = 0;
-  for (const data of chunks(sql, svId, kind)) {
-    hash.append(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) as ArrayBuffer);
-    size += data.byteLength;
-  }
-  return { md5: hash.end(), size };
 }
 
 function textOfChunks(sql: SqlStorage, svId: string, kind: string): string {
@@ -427,12 +420,80 @@ export function checkUploadable(row: StateVersionRow | null, kind: BlobKind): Fa
   return null;
 }
 
+/** An upload's piece sealed ahead of its critical section: the rows from seq `first` of its staging area. */
+export interface SealedPiece {
+  first: number;
+  rows: Uint8Array[];
+}
+
+const nextChunkSeq = (sql: SqlStorage, svId: string, kind: string) =>
+  (sql.exec<{ n: number | null }>("SELECT max(seq) AS n FROM state_chunks WHERE sv_id = ? AND kind = ?", svId, kind).one().n ?? -1) + 1;
+
+/** Seals an upload's piece through Web Crypto as the rows after those its staging area holds (before the critical section). */
+export async function sealPiece(sql: SqlStorage, svId: string, kind: BlobKind, upload: string, bytes: Uint8Array): Promise<SealedPiece> {
+  const from = staging(kind, upload);
+  const first = nextChunkSeq(sql, svId, from);
+  const rows: Uint8Array[] = [];
+  for (let off = 0; off < bytes.byteLength; off += CHUNK_BYTES) {
+    rows.push(await sealAsync(sql, bytes.subarray(off, off + CHUNK_BYTES), chunkAad(from, first + rows.length)));
+  }
+  return { first, rows };
+}
+
+/** Stores a sealed piece, unless the staging area changed since it was sealed (false). */
+function insertPiece(sql: SqlStorage, svId: string, kind: string, piece: SealedPiece): boolean {
+  if (nextChunkSeq(sql, svId, kind) !== piece.first) return false;
+  piece.rows.forEach((data, i) => {
+    sql.exec("INSERT INTO state_chunks (sv_id, kind, seq, data, sealed) VALUES (?, ?, ?, ?, 1)", svId, kind, piece.first + i, data);
+  });
+  return true;
+}
+
+const uploadMoved = () => fail("conflict", "The upload changed while this piece was being stored");
+
 /** Stores one piece of an upload in its own staging area (concurrent uploads never mix). */
-export function appendUpload(sql: SqlStorage, svId: string, kind: BlobKind, upload: string, bytes: Uint8Array): Failure | null {
+export function appendUpload(sql: SqlStorage, svId: string, kind: BlobKind, upload: string, piece: SealedPiece): Failure | null {
   const refused = checkUploadable(getRow(sql, svId), kind);
   if (refused) return refused;
-  appendChunks(sql, svId, staging(kind, upload), bytes);
-  return null;
+  return insertPiece(sql, svId, staging(kind, upload), piece) ? null : uploadMoved();
+}
+
+/** What a complete upload holds: its MD5, size and text, read through Web Crypto before the critical section. */
+export interface UploadDigest {
+  md5: string;
+  size: number;
+  text: string;
+}
+
+/** The staged rows before `piece` (opened one at a time) and the last piece's bytes, digested in one pass. */
+export async function digestUpload(
+  sql: SqlStorage,
+  svId: string,
+  kind: BlobKind,
+  upload: string,
+  piece: SealedPiece,
+  last: Uint8Array,
+): Promise<UploadDigest | null> {
+  const from = staging(kind, upload);
+  const hash = new SparkMD5.ArrayBuffer();
+  const decoder = new TextDecoder();
+  const parts: string[] = [];
+  let size = 0;
+  const add = (b: Uint8Array) => {
+    hash.append(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer);
+    size += b.byteLength;
+    parts.push(decoder.decode(b, { stream: true }));
+  };
+  for (let seq = 0; seq < piece.first; seq++) {
+    const row = sql
+      .exec<{ data: ArrayBuffer; sealed: number }>("SELECT data, sealed FROM state_chunks WHERE sv_id = ? AND kind = ? AND seq = ?", svId, from, seq)
+      .toArray()[0];
+    if (!row) return null;
+    add(await openRowAsync(sql, row.data, row.sealed, chunkAad(from, seq)));
+  }
+  add(last);
+  parts.push(decoder.decode());
+  return { md5: hash.end(), size, text: parts.join("") };
 }
 
 /** Drops the staged pieces of an upload that failed midway (too large, client gone). */
@@ -459,28 +520,29 @@ export function completeUpload(
   svId: string,
   kind: BlobKind,
   upload: string,
-  last: Uint8Array,
+  last: SealedPiece,
+  digest: UploadDigest | null,
 ): { promote: StateVersionRow | null; reread: boolean } | Failure {
   const row = getRow(sql, svId);
   const refused = checkUploadable(row, kind);
   if (refused || !row) return refused ?? fail("not_found");
   const from = staging(kind, upload);
-  appendChunks(sql, svId, from, last);
+  if (!digest || !insertPiece(sql, svId, from, last)) return uploadMoved();
   let reread = false;
   if (kind === "state") {
-    const { md5, size } = md5OfChunks(sql, svId, from);
+    const { md5, size } = digest;
     if (md5 !== row.md5) {
       clearChunks(sql, svId, from);
       return fail("invalid_attribute", "md5 does not match the uploaded state", "/md5");
     }
     const json = row.json_present === 1 ? textOfChunks(sql, svId, "json") : null;
-    const parsed = deriveState(textOfChunks(sql, svId, from), json, blobText(sql, svId, OUTPUTS));
+    const parsed = deriveState(digest.text, json, blobText(sql, svId, OUTPUTS));
     sql.exec("UPDATE state_versions SET status = 'finalized', size = ?, parsed = ? WHERE id = ?", size, sealParsed(sql, parsed), svId);
   } else {
     const parsed = row.parsed ? (JSON.parse(row.parsed) as ParsedState) : null;
     // The raw state came first and could not be read: its resources are the JSON state's.
     reread = resourcesUnknown(parsed);
-    const next = reread ? sealParsed(sql, fromClient(textOfChunks(sql, svId, from), blobText(sql, svId, OUTPUTS))) : null;
+    const next = reread ? sealParsed(sql, fromClient(digest.text, blobText(sql, svId, OUTPUTS))) : null;
     if (next) sql.exec("UPDATE state_versions SET json_present = 1, parsed = ? WHERE id = ?", next, svId);
     else sql.exec("UPDATE state_versions SET json_present = 1 WHERE id = ?", svId);
   }
