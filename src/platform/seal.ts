@@ -153,8 +153,33 @@ export function sealText(sql: SqlStorage, text: string, aad: string): Uint8Array
   return seal(sql, encoder.encode(text), aad);
 }
 
+/**
+ * Texts opened lately, by the key id, IV and tag of their sealed value (an IV is drawn anew for every seal, so a
+ * rewritten value never hits an old entry; the tag authenticates the rest): a state version's `parsed` is read on every
+ * show, list and promotion, and the synchronous cipher is slow on a large one. Bounded by total length.
+ */
+const opened = new Map<string, string>();
+const OPENED_CHARS = 16 * 1024 * 1024;
+let openedChars = 0;
+
 export function openText(sql: SqlStorage, stored: string | ArrayBuffer, aad: string): string {
-  return typeof stored === "string" ? stored : decoder.decode(open(sql, new Uint8Array(stored), aad));
+  if (typeof stored === "string") return stored;
+  const bytes = new Uint8Array(stored);
+  const tag = `${aad}:${bytes.byteLength}:${hex(bytes.subarray(0, KEY_ID_BYTES + IV_BYTES))}:${hex(bytes.subarray(bytes.byteLength - 16))}`;
+  const hit = opened.get(tag);
+  // The key must still be one this deployment has (a rotation that dropped it fails as an uncached read does).
+  if (hit !== undefined && keyOf(sql, bytes, aad)) return hit;
+  const text = decoder.decode(open(sql, bytes, aad));
+  if (text.length <= OPENED_CHARS / 4) {
+    opened.set(tag, text);
+    openedChars += text.length;
+    for (const [k, v] of opened) {
+      if (openedChars <= OPENED_CHARS) break;
+      opened.delete(k);
+      openedChars -= v.length;
+    }
+  }
+  return text;
 }
 
 /** The length of the plain value of a sealed blob column `column` whose flag is `flag`, as SQL. */
