@@ -9,7 +9,7 @@
  * Both are sealed at rest (src/platform/seal.ts): `start` and sizes count the plain bytes.
  */
 import { fail, type Failure } from "../errors";
-import { openRow, plainLength, resealTable, seal } from "../platform/seal";
+import { openRow, openRowAsync, plainLength, resealTable, seal, sealAsync } from "../platform/seal";
 import { addAgentBytes, type JobRow } from "./jobs.store";
 import type { ArtifactKind, Phase } from "./runs.types";
 
@@ -101,25 +101,33 @@ export function readLog(sql: SqlStorage, runId: string, phase: Phase, offset: nu
 
 // ---- artifacts ----
 
-/** Stores (or replaces) an artifact of the run's plan. */
-export function putArtifact(sql: SqlStorage, runId: string, kind: ArtifactKind, bytes: Uint8Array): void {
-  sql.exec("DELETE FROM run_artifacts WHERE run_id = ? AND kind = ?", runId, kind);
-  let seq = 0;
-  for (let off = 0; off < bytes.byteLength || seq === 0; off += PIECE_BYTES) {
-    const sealed = seal(sql, bytes.subarray(off, off + PIECE_BYTES), artifactAad(runId, kind, seq));
-    sql.exec("INSERT INTO run_artifacts (run_id, kind, seq, bytes, sealed) VALUES (?, ?, ?, ?, 1)", runId, kind, seq++, sealed);
+/** An artifact's rows, sealed through Web Crypto before the critical section that stores them (their places are fixed). */
+export async function sealArtifact(sql: SqlStorage, runId: string, kind: ArtifactKind, bytes: Uint8Array): Promise<Uint8Array[]> {
+  const rows: Uint8Array[] = [];
+  for (let off = 0; off < bytes.byteLength || rows.length === 0; off += PIECE_BYTES) {
+    rows.push(await sealAsync(sql, bytes.subarray(off, off + PIECE_BYTES), artifactAad(runId, kind, rows.length)));
   }
+  return rows;
 }
 
-export function getArtifact(sql: SqlStorage, runId: string, kind: ArtifactKind): Uint8Array | null {
-  const rows = sql
+/** Stores (or replaces) an artifact of the run's plan, its rows sealed by `sealArtifact`. */
+export function putArtifact(sql: SqlStorage, runId: string, kind: ArtifactKind, rows: Uint8Array[]): void {
+  sql.exec("DELETE FROM run_artifacts WHERE run_id = ? AND kind = ?", runId, kind);
+  rows.forEach((sealed, seq) => {
+    sql.exec("INSERT INTO run_artifacts (run_id, kind, seq, bytes, sealed) VALUES (?, ?, ?, ?, 1)", runId, kind, seq, sealed);
+  });
+}
+
+/** An artifact's bytes: its rows read in one synchronous step, opened after it through Web Crypto. */
+export async function getArtifact(sql: SqlStorage, runId: string, kind: ArtifactKind): Promise<Uint8Array | null> {
+  const stored = sql
     .exec<{ seq: number; bytes: ArrayBuffer; sealed: number }>(
       "SELECT seq, bytes, sealed FROM run_artifacts WHERE run_id = ? AND kind = ? ORDER BY seq",
       runId,
       kind,
     )
-    .toArray()
-    .map((r) => openRow(sql, r.bytes, r.sealed, artifactAad(runId, kind, r.seq)));
+    .toArray();
+  const rows = await Promise.all(stored.map((r) => openRowAsync(sql, r.bytes, r.sealed, artifactAad(runId, kind, r.seq))));
   if (rows.length === 0) return null;
   const result = new Uint8Array(rows.reduce((n, r) => n + r.byteLength, 0));
   let at = 0;

@@ -18,7 +18,7 @@ import { lock } from "../workspaces/lock.rules";
 import { isFailure } from "../workspaces/workspace.rules";
 import type { Guard, WorkspaceRecord } from "../workspaces/workspace.types";
 import { claimRow, closeJob, earliestLease, expiredJobs, liveJob, queueJob, renewLease, type JobRow } from "./jobs.store";
-import { appendAgentLog, applyPreamble, closeLog, getArtifact, openLog, putArtifact, readLog } from "./logs.store";
+import { appendAgentLog, applyPreamble, closeLog, getArtifact, openLog, putArtifact, readLog, sealArtifact } from "./logs.store";
 import { dropRunIndexStatements, runIndexStatements } from "./runs.d1";
 import {
   bypassesQueue,
@@ -180,19 +180,22 @@ export class Runs {
     return isFailure(size) ? size : ok({ size, signal: touched.signal });
   }
 
-  putArtifact(input: { runId: string; claimId: string; kind: ArtifactKind; bytes: Uint8Array }): Result<null> {
+  async putArtifact(input: { runId: string; claimId: string; kind: ArtifactKind; bytes: Uint8Array }): Promise<Result<null>> {
     if (this.host.load().kind !== "live" || !this.made) return fail("job_lost");
+    // Sealed first (Web Crypto awaits); the job's check and the write then run in one synchronous step.
+    const rows = await sealArtifact(this.sql, input.runId, input.kind, input.bytes);
+    if (this.host.load().kind !== "live") return fail("job_lost");
     const r = this.touchJob({ runId: input.runId, phase: "plan", claimId: input.claimId, now: new Date().toISOString() });
     if (isFailure(r)) return r;
-    putArtifact(this.sql, input.runId, input.kind, input.bytes);
+    putArtifact(this.sql, input.runId, input.kind, rows);
     return ok(null);
   }
 
-  getArtifact(input: { runId: string; kind: ArtifactKind }): Result<{ bytes: Uint8Array }> {
-    return this.read(input.runId, () => {
-      const bytes = getArtifact(this.sql, input.runId, input.kind);
-      return bytes ? ok({ bytes }) : fail("not_found");
-    });
+  async getArtifact(input: { runId: string; kind: ArtifactKind }): Promise<Result<{ bytes: Uint8Array }>> {
+    const found = this.read(input.runId, () => ok(null));
+    if (!found.ok) return found;
+    const bytes = await getArtifact(this.sql, input.runId, input.kind);
+    return bytes ? ok({ bytes }) : fail("not_found");
   }
 
   async finish(input: FinishInput): Promise<Result<{ run: RunRecord }>> {
