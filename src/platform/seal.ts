@@ -4,7 +4,7 @@
  * variables' key is) from the operator's `STATE_ENCRYPTION_KEY` and the object's id, once per start of the object.
  *
  * Inside the stores' read-check-write sections, which never await (src/workspaces/workspace.object.ts), the cipher is
- * synchronous (@noble/ciphers); the bulk paths (a blob's download and upload) seal and open through Web Crypto outside
+ * synchronous (@noble/ciphers); the bulk paths (a state's upload and download, an archive's download, a run's artifacts) seal and open through Web Crypto outside
  * them (`sealAsync`, `openRowAsync`), some sixty times faster in workerd. Both write the same bytes.
  *
  * A sealed value is `key id (4 bytes) ‖ IV (12) ‖ ciphertext ‖ tag (16)`: the key id names the operator secret it was
