@@ -20,6 +20,7 @@ export default defineConfig(async () => ({
                 ADMIN_TOKEN: "test-admin-token",
                 BLOB_SIGNING_KEY: "test-blob-signing-key",
                 VARIABLES_ENCRYPTION_KEY: "test-variables-encryption-key",
+                STATE_ENCRYPTION_KEY: "test-state-encryption-key",
                 RATE_LIMIT: "0",
                 FAULT_INJECTION: "1",
                 EXPOSE_HOPS: "1",

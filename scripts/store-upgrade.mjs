@@ -5,10 +5,13 @@
 // extracted with `git archive` into a temporary directory and run with `npm start` on a fresh PERSIST_DIR; it writes an
 // organisation with workspaces, tags, a lock, a state version, a variable, teams and tokens. Then this checkout's
 // `npm start` runs on the same store: it must apply migration 0016, show everything as it was, rename the organisation
-// and find nothing inconsistent. Prints PASS/FAIL per check; exit code 1 on any failure. Node built-ins, git and tar.
+// and find nothing inconsistent. The previous code stored the state version in clear: after the upgrade the store's
+// SQLite files hold none of its secret values (the workspace object seals them on its first start), and it is served as
+// it was. Prints PASS/FAIL per check; exit code 1 on any failure. Node built-ins (node:sqlite), git and tar.
 import { spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { DatabaseSync } from "node:sqlite";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { root } from "./lib/local-env.mjs";
@@ -43,7 +46,13 @@ symlinkSync(join(root, "node_modules"), join(oldRoot, "node_modules"), "dir");
 
 const token = newAdminToken();
 // The same secrets for both runs: the variables' values are sealed with a key derived from VARIABLES_ENCRYPTION_KEY.
-const secrets = { ADMIN_TOKEN: token, BLOB_SIGNING_KEY: randomBytes(16).toString("hex"), VARIABLES_ENCRYPTION_KEY: randomBytes(32).toString("hex") };
+// The state's secret values are sealed with a key derived from STATE_ENCRYPTION_KEY (the previous code ignores it).
+const secrets = {
+  ADMIN_TOKEN: token,
+  BLOB_SIGNING_KEY: randomBytes(16).toString("hex"),
+  VARIABLES_ENCRYPTION_KEY: randomBytes(32).toString("hex"),
+  STATE_ENCRYPTION_KEY: randomBytes(32).toString("hex"),
+};
 let failures = 0;
 const check = (ok, what) => {
   console.log(`${ok ? "PASS" : "FAIL"} ${what}`);
@@ -78,9 +87,47 @@ const withRuntimeOf = (dir, label, fn) =>
 const ORG = "upgrade-org";
 const RENAMED = "upgrade-renamed";
 const doc = (type, attributes, relationships) => ({ data: { type, attributes, ...(relationships ? { relationships } : {}) } });
-const STATE = JSON.stringify({ version: 4, serial: 1, lineage: "upgrade", resources: [], outputs: { o: { value: "v", type: "string" } } });
+/** Values only the state holds: after the upgrade no file of the store may contain them. */
+const ATTRIBUTE_SECRET = `attr-${randomBytes(12).toString("hex")}`;
+const OUTPUT_SECRET = `out-${randomBytes(12).toString("hex")}`;
+const STATE = JSON.stringify({
+  version: 4,
+  terraform_version: "1.11.4",
+  serial: 1,
+  lineage: "upgrade",
+  resources: [
+    {
+      mode: "managed",
+      type: "random_password",
+      name: "db",
+      provider: 'provider["registry.terraform.io/hashicorp/random"]',
+      instances: [{ schema_version: 3, attributes: { id: "none", result: ATTRIBUTE_SECRET } }],
+    },
+  ],
+  outputs: { o: { value: OUTPUT_SECRET, type: "string" } },
+});
+/**
+ * The store's SQLite databases that hold `text`, as SQLite writes them once it checkpoints. The runtime is stopped
+ * without closing them, so each database is still its header and a write-ahead log, which keeps every page version it
+ * ever wrote until SQLite reuses it; a copy is opened (the log applied to it) and closed, and its files are searched.
+ */
+function databasesHolding(dir, text) {
+  const copy = join(work, `copy-${randomBytes(4).toString("hex")}`);
+  cpSync(dir, copy, { recursive: true });
+  const found = [];
+  for (const entry of readdirSync(copy, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !entry.name.endsWith(".sqlite")) continue;
+    const path = join(entry.parentPath ?? entry.path, entry.name);
+    const db = new DatabaseSync(path);
+    db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    db.close();
+    if (readFileSync(path).includes(Buffer.from(text))) found.push(path.slice(copy.length + 1));
+  }
+  rmSync(copy, { recursive: true, force: true });
+  return found;
+}
 const ids = (res) => res.body.data.map((x) => x.id).sort();
-let alpha, beta, teamToken, orgToken, before;
+let alpha, beta, teamToken, orgToken, before, outputsBefore;
 
 try {
   console.log(`store-upgrade: previous code from ${ref} (${git("rev-parse", "--short", ref).stdout.trim()})`);
@@ -118,6 +165,7 @@ try {
       },
     });
     check(sv.status === 201, "previous: state version");
+    outputsBefore = (await api("GET", `/state-versions/${sv.body.data.id}/outputs`)).body?.data?.map((o) => o.attributes.value);
     const team = await api("POST", `/organizations/${ORG}/teams`, doc("teams", { name: "devs" }));
     await api("POST", "/team-workspaces", {
       data: {
@@ -141,6 +189,9 @@ try {
     };
   });
 
+  // What the upgrade must change (and what shows the search below finds what is there): the previous code's clear state.
+  check(databasesHolding(store, OUTPUT_SECRET).length > 0, "previous: the store holds the state's output in clear");
+
   await withRuntimeOf(root, "upgraded", async (api, log) => {
     check(/applied 0016_organization_ids\.sql/.test(log()), "upgraded: applies migration 0016 to the previous code's store");
     const shownAlpha = await api("GET", `/workspaces/${alpha}`);
@@ -158,7 +209,12 @@ try {
     const tags = await api("GET", `/organizations/${ORG}/tags`);
     check(tags.body?.data?.[0]?.attributes?.["instance-count"] === 1, "upgraded: organisation tags");
     check((await api("GET", `/workspaces/${alpha}/vars`)).body?.data?.[0]?.attributes?.value === "v", "upgraded: variable (DO)");
-    check((await api("GET", `/workspaces/${beta}/current-state-version`)).status === 200, "upgraded: current state version (DO)");
+    const current = await api("GET", `/workspaces/${beta}/current-state-version`);
+    check(current.status === 200, "upgraded: current state version (DO)");
+    const outputs = (await api("GET", `/state-versions/${current.body?.data?.id}/outputs`)).body?.data?.map((o) => o.attributes.value);
+    check(JSON.stringify(outputs) === JSON.stringify(outputsBefore) && outputs?.[0] === OUTPUT_SECRET, "upgraded: the state's outputs read as before");
+    const download = await fetch(current.body?.data?.attributes?.["hosted-state-download-url"]);
+    check(download.status === 200 && (await download.text()) === STATE, "upgraded: the state downloads byte for byte");
     check((await api("GET", `/workspaces/${beta}`, undefined, teamToken)).status === 200, "upgraded: the previous team token reads its workspace");
     check((await api("GET", `/organizations/${ORG}`, undefined, orgToken)).status === 200, "upgraded: the previous organisation token");
     check((await api("GET", `/organizations/${ORG}/relationships/data-retention-policy`)).status === 200, "upgraded: organisation retention policy");
@@ -184,11 +240,21 @@ try {
     const again = await api("GET", "/admin/consistency?page%5Bsize%5D=100");
     check(again.status === 200 && again.body.data.length === 0, "upgraded: still consistent after the rename");
   });
+  // The object sealed the previous code's rows on its first start above; the runtime is stopped, its files complete.
+  for (const [what, secret] of [
+    ["a resource attribute", ATTRIBUTE_SECRET],
+    ["an output", OUTPUT_SECRET],
+  ]) {
+    const holding = databasesHolding(store, secret);
+    check(holding.length === 0, `upgraded: no database of the store holds ${what} of the state in clear${holding.length ? ` (${holding.join(", ")})` : ""}`);
+  }
 } catch (err) {
   console.error(err.stack ?? err);
   failures++;
 } finally {
-  rmSync(work, { recursive: true, force: true });
+  // `--keep`: leave the store for a look (its path is printed).
+  if (argv.includes("--keep")) console.log(`store-upgrade: kept ${work}`);
+  else rmSync(work, { recursive: true, force: true });
 }
 console.log(failures ? `store-upgrade: ${failures} failure(s)` : "store-upgrade: the previous code's store works after the upgrade");
 process.exit(failures ? 1 : 0);

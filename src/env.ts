@@ -7,7 +7,8 @@ import type { Gate, Hops } from "./platform/hops";
  * ADMIN_TOKEN: the site-admin token; BLOB_SIGNING_KEY: the HMAC key of signed state-blob URLs;
  * RATE_LIMIT: requests per second per user ("0" disables); FAULT_INJECTION: "1" enables the
  * test-only fault hooks, never set in production; VARIABLES_ENCRYPTION_KEY: the secret the AES-GCM key
- * of stored variable values is derived from; AGENT_TOKEN: the operator's agent token (the default agent pool, which
+ * of stored variable values is derived from; STATE_ENCRYPTION_KEY (and, during a rotation, STATE_ENCRYPTION_KEY_PREVIOUS): the
+ * secret the workspace objects' per-workspace keys are derived from (src/platform/seal.ts); AGENT_TOKEN: the operator's agent token (the default agent pool, which
  * runs every remote-mode workspace; unset, nothing runs remotely); ACCESS_LOG: "1" logs a line for every request, not
  * only for failures; OIDC_CLIENT_SECRET: this service's client secret at the single sign-on provider (src/sso/);
  * SMTP_URL: the relay e-mail notifications are sent through (`smtp://user:pass@host:port`, `smtps://` for TLS; unset,
@@ -17,6 +18,8 @@ type UnsetLocally =
   | "ADMIN_TOKEN"
   | "BLOB_SIGNING_KEY"
   | "VARIABLES_ENCRYPTION_KEY"
+  | "STATE_ENCRYPTION_KEY"
+  | "STATE_ENCRYPTION_KEY_PREVIOUS"
   | "RATE_LIMIT"
   | "FAULT_INJECTION"
   | "EXPOSE_HOPS"

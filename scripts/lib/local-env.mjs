@@ -30,6 +30,8 @@ export function localVars(env = process.env) {
   if (!vars.BLOB_SIGNING_KEY) vars.BLOB_SIGNING_KEY = randomBytes(32).toString("hex");
   // The secret the variables' AES-GCM key is derived from; production: `wrangler secret put`.
   if (!vars.VARIABLES_ENCRYPTION_KEY) vars.VARIABLES_ENCRYPTION_KEY = randomBytes(32).toString("hex");
+  // The secret the workspace objects' keys (state, run logs and plans at rest) are derived from.
+  if (!vars.STATE_ENCRYPTION_KEY) vars.STATE_ENCRYPTION_KEY = randomBytes(32).toString("hex");
   if (!vars.EDITION) vars.EDITION = "self-hosted";
   // The default agent pool's token: `npm start` hands it to its local agent (scripts/lib/agent.mjs).
   if (!vars.AGENT_TOKEN) vars.AGENT_TOKEN = `agent.${randomBytes(32).toString("hex")}`;
@@ -46,6 +48,9 @@ export function localVars(env = process.env) {
     EDITION: pick("EDITION"),
     BLOB_SIGNING_KEY: pick("BLOB_SIGNING_KEY"),
     VARIABLES_ENCRYPTION_KEY: pick("VARIABLES_ENCRYPTION_KEY"),
+    STATE_ENCRYPTION_KEY: pick("STATE_ENCRYPTION_KEY"),
+    // Only while a rotation is under way (docs/operations.md).
+    ...(pick("STATE_ENCRYPTION_KEY_PREVIOUS") ? { STATE_ENCRYPTION_KEY_PREVIOUS: pick("STATE_ENCRYPTION_KEY_PREVIOUS") } : {}),
     AGENT_TOKEN: pick("AGENT_TOKEN"),
     ...(pick("RATE_LIMIT") ? { RATE_LIMIT: pick("RATE_LIMIT") } : {}),
     // Test harnesses only (the crash test delays index writes to kill the process inside the window).

@@ -111,9 +111,9 @@ export class ConfigurationVersions {
   }
 
   /** An uploaded archive in parts of a few MiB (an RPC result is limited to 32 MiB; archives may be larger). */
-  readPart(input: { id: string; fromSeq: number }): Result<{ bytes: Uint8Array; next: number | null }> {
+  async readPart(input: { id: string; fromSeq: number }): Promise<Result<{ bytes: Uint8Array; next: number | null }>> {
     if (this.host.load().kind !== "live" || !this.made) return fail("not_found");
-    const part = readCvParts(this.host.sql, input.id, input.fromSeq);
+    const part = await readCvParts(this.host.sql, input.id, input.fromSeq);
     return isFailure(part) ? part : ok(part);
   }
 

@@ -5,6 +5,7 @@
  * the run engine call in their critical sections: none of them awaits.
  */
 import { fail, type Failure } from "../errors";
+import { openRowAsync, plainLength, resealTable, seal } from "../platform/seal";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
 import type { RunActor } from "../runs/runs.types";
 import type { ConfigurationVersionRecord, IngressAttributes } from "./configuration-versions.types";
@@ -155,7 +156,7 @@ export function completeCvUpload(
   }
   appendParts(sql, input.id, input.upload, input.bytes);
   const size =
-    sql.exec<{ n: number | null }>("SELECT sum(length(data)) AS n FROM cv_parts WHERE cv_id = ? AND upload = ?", input.id, input.upload).one().n ?? 0;
+    sql.exec<{ n: number | null }>(`SELECT sum(${plainLength("data")}) AS n FROM cv_parts WHERE cv_id = ? AND upload = ?`, input.id, input.upload).one().n ?? 0;
   const first = cv.status === "pending";
   sql.exec("DELETE FROM cv_parts WHERE cv_id = ? AND upload = ''", input.id);
   sql.exec("UPDATE cv_parts SET upload = '' WHERE cv_id = ? AND upload = ?", input.id, input.upload);
@@ -170,30 +171,40 @@ export function completeCvUpload(
   return { cv: next, first };
 }
 
+/** A part's associated data: its archive and place (not the upload: a complete one is renamed to ''). */
+const partAad = (cvId: string, seq: number) => `cv_parts/${cvId}/${seq}`;
+
+/** Upgrade and rotation: archive parts not sealed under the current key are sealed under it. */
+export function resealCvParts(sql: SqlStorage): { resealed: number; failed: number } {
+  return resealTable(sql, "cv_parts", ["cv_id", "upload", "seq"], "data", (k) => partAad(String(k.cv_id), Number(k.seq)));
+}
+
 function appendParts(sql: SqlStorage, cvId: string, upload: string, bytes: Uint8Array): void {
   let seq = (sql.exec<{ n: number | null }>("SELECT max(seq) AS n FROM cv_parts WHERE cv_id = ? AND upload = ?", cvId, upload).one().n ?? -1) + 1;
   for (let off = 0; off < bytes.byteLength; off += CV_PART_BYTES) {
-    sql.exec("INSERT INTO cv_parts (cv_id, upload, seq, data) VALUES (?, ?, ?, ?)", cvId, upload, seq++, bytes.subarray(off, off + CV_PART_BYTES));
+    const sealed = seal(sql, bytes.subarray(off, off + CV_PART_BYTES), partAad(cvId, seq));
+    sql.exec("INSERT INTO cv_parts (cv_id, upload, seq, data, sealed) VALUES (?, ?, ?, ?, 1)", cvId, upload, seq++, sealed);
   }
 }
 
 /** Up to CV_PARTS_PER_READ pieces of an uploaded archive from `fromSeq`, and the seq to ask for next (null at the end). */
-export function readCvParts(sql: SqlStorage, cvId: string, fromSeq: number): { bytes: Uint8Array; next: number | null } | Failure {
+export async function readCvParts(sql: SqlStorage, cvId: string, fromSeq: number): Promise<{ bytes: Uint8Array; next: number | null } | Failure> {
   if (!hasArchive(getCv(sql, cvId))) return fail("not_found");
   const rows = sql
-    .exec<{ seq: number; data: ArrayBuffer }>(
-      "SELECT seq, data FROM cv_parts WHERE cv_id = ? AND upload = '' AND seq >= ? ORDER BY seq LIMIT ?",
+    .exec<{ seq: number; data: ArrayBuffer; sealed: number }>(
+      "SELECT seq, data, sealed FROM cv_parts WHERE cv_id = ? AND upload = '' AND seq >= ? ORDER BY seq LIMIT ?",
       cvId,
       fromSeq,
       CV_PARTS_PER_READ + 1,
     )
     .toArray();
-  const parts = rows.slice(0, CV_PARTS_PER_READ);
-  const bytes = new Uint8Array(parts.reduce((n, p) => n + p.data.byteLength, 0));
+  // Read in one synchronous step, opened after it through Web Crypto.
+  const parts = await Promise.all(rows.slice(0, CV_PARTS_PER_READ).map((p) => openRowAsync(sql, p.data, p.sealed, partAad(cvId, p.seq))));
+  const bytes = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
   let off = 0;
   for (const p of parts) {
-    bytes.set(new Uint8Array(p.data), off);
-    off += p.data.byteLength;
+    bytes.set(p, off);
+    off += p.byteLength;
   }
   return { bytes, next: rows.length > CV_PARTS_PER_READ ? rows[CV_PARTS_PER_READ]!.seq : null };
 }

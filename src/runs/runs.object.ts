@@ -30,6 +30,7 @@ import {
   openLog,
   readArtifactPart,
   readLog,
+  sealArtifactPiece,
 } from "./logs.store";
 import { dropRunIndexStatements, runIndexStatements } from "./runs.d1";
 import {
@@ -217,11 +218,16 @@ export class Runs {
     return isFailure(size) ? size : ok({ size, signal: touched.signal });
   }
 
-  /** One piece of an artifact upload (the job must still hold its claim; `phase` is the phase that stores the kind). */
-  appendArtifact(input: ArtifactUploadInput): Result<null> {
+  /**
+   * One piece of an artifact upload (the job must still hold its claim; `phase` is the phase that stores the kind).
+   * Sealed first (Web Crypto awaits); the job's check and the write then run in one synchronous step.
+   */
+  async appendArtifact(input: ArtifactUploadInput): Promise<Result<null>> {
+    if (!this.made) return fail("job_lost");
+    const piece = await sealArtifactPiece(this.sql, input.runId, input.kind, input.upload, input.bytes, input.at);
     const r = this.artifactJob(input);
     if (isFailure(r)) return r;
-    return appendArtifactUpload(this.sql, input.runId, input.kind, input.upload, input.bytes, input.at) ?? ok(null);
+    return appendArtifactUpload(this.sql, input.runId, input.kind, input.upload, piece, input.at) ?? ok(null);
   }
 
   abortArtifact(input: Omit<ArtifactUploadInput, "bytes" | "claimId" | "phase">): Result<null> {
@@ -230,17 +236,19 @@ export class Runs {
   }
 
   /** The upload's last piece: the artifact replaces any stored one of its kind. */
-  completeArtifact(input: ArtifactUploadInput): Result<null> {
+  async completeArtifact(input: ArtifactUploadInput): Promise<Result<null>> {
+    if (!this.made) return fail("job_lost");
+    const piece = await sealArtifactPiece(this.sql, input.runId, input.kind, input.upload, input.bytes, input.at);
     const r = this.artifactJob(input);
     if (isFailure(r)) {
       if (this.made) abortArtifactUpload(this.sql, input.runId, input.kind, input.upload);
       return r;
     }
-    return completeArtifactUpload(this.sql, input.runId, input.kind, input.upload, input.bytes, input.at) ?? ok(null);
+    return completeArtifactUpload(this.sql, input.runId, input.kind, input.upload, piece, input.at) ?? ok(null);
   }
 
   /** A small artifact in one call (an RPC carries at most 32 MiB; the agent's uploads stream in pieces). */
-  putArtifact(input: { runId: string; claimId: string; kind: ArtifactKind; bytes: Uint8Array }): Result<null> {
+  putArtifact(input: { runId: string; claimId: string; kind: ArtifactKind; bytes: Uint8Array }): Promise<Result<null>> {
     return this.completeArtifact({ ...input, phase: ARTIFACT_PHASE[input.kind], upload: crypto.randomUUID() });
   }
 
@@ -250,21 +258,23 @@ export class Runs {
   }
 
   /** The whole artifact (for small readers: an RPC result is limited to 32 MiB), or `size` alone past `maxBytes`. */
-  getArtifact(input: { runId: string; kind: ArtifactKind; maxBytes?: number }): Result<{ bytes: Uint8Array | null; size: number }> {
-    return this.read<{ bytes: Uint8Array | null; size: number }>(input.runId, () => {
+  async getArtifact(input: { runId: string; kind: ArtifactKind; maxBytes?: number }): Promise<Result<{ bytes: Uint8Array | null; size: number }>> {
+    const found = this.read<number>(input.runId, () => {
       const size = artifactSize(this.sql, input.runId, input.kind);
-      if (size === null) return fail("not_found");
-      if (input.maxBytes !== undefined && size > input.maxBytes) return ok({ bytes: null, size });
-      return ok({ bytes: getArtifact(this.sql, input.runId, input.kind) ?? new Uint8Array(), size });
+      return size === null ? fail("not_found") : ok(size);
     });
+    if (!found.ok) return found;
+    const size = found.value;
+    if (input.maxBytes !== undefined && size > input.maxBytes) return ok({ bytes: null, size });
+    return ok({ bytes: (await getArtifact(this.sql, input.runId, input.kind)) ?? new Uint8Array(), size });
   }
 
   /** An artifact a few MiB per call, from `fromSeq` 0 until `next` is null. */
-  readArtifactPart(input: { runId: string; kind: ArtifactKind; fromSeq: number }): Result<{ bytes: Uint8Array; next: number | null }> {
-    return this.read(input.runId, () => {
-      const part = readArtifactPart(this.sql, input.runId, input.kind, input.fromSeq);
-      return part ? ok(part) : fail("not_found");
-    });
+  async readArtifactPart(input: { runId: string; kind: ArtifactKind; fromSeq: number }): Promise<Result<{ bytes: Uint8Array; next: number | null }>> {
+    const found = this.read(input.runId, () => ok(null));
+    if (!found.ok) return found;
+    const part = await readArtifactPart(this.sql, input.runId, input.kind, input.fromSeq);
+    return part ? ok(part) : fail("not_found");
   }
 
   async finish(input: FinishInput): Promise<Result<{ run: RunRecord }>> {

@@ -15,6 +15,7 @@ import {
   appendUpload,
   backingPresent,
   completeUpload,
+  digestUpload,
   createVersion,
   currentResourcesUnknown,
   eraseAll,
@@ -27,6 +28,7 @@ import {
   readParts,
   recount,
   rollbackVersion,
+  sealPiece,
   unindexedVersions,
   view,
   type BackingAction,
@@ -66,9 +68,11 @@ export class StateVersions {
   }
 
   /** Stores one piece of an upload through a signed URL (pieces of one upload arrive in order). */
-  appendBlob(input: { id: string; kind: BlobKind; upload: string; bytes: Uint8Array }): Result<null> {
+  async appendBlob(input: { id: string; kind: BlobKind; upload: string; bytes: Uint8Array }): Promise<Result<null>> {
     if (this.host.load().kind !== "live" || !this.made) return fail("not_found");
-    return appendUpload(this.host.sql, input.id, input.kind, input.upload, input.bytes) ?? ok(null);
+    // Sealed before the critical section (Web Crypto awaits); `appendUpload` checks nothing moved meanwhile.
+    const piece = await sealPiece(this.host.sql, input.id, input.kind, input.upload, input.bytes);
+    return appendUpload(this.host.sql, input.id, input.kind, input.upload, piece) ?? ok(null);
   }
 
   abortBlob(input: { id: string; kind: BlobKind; upload: string }): Result<null> {
@@ -80,7 +84,10 @@ export class StateVersions {
   async completeBlob(input: { id: string; kind: BlobKind; upload: string; bytes: Uint8Array; now: string; guard?: Guard }): Promise<Result<null>> {
     const sql = this.host.sql;
     if (this.host.load().kind !== "live" || !this.made) return fail("not_found");
-    const done = completeUpload(sql, input.id, input.kind, input.upload, input.bytes);
+    // The last piece sealed and the whole upload read (MD5, text) before the critical section, through Web Crypto.
+    const last = await sealPiece(sql, input.id, input.kind, input.upload, input.bytes);
+    const digest = await digestUpload(sql, input.id, input.kind, input.upload, last, input.bytes);
+    const done = completeUpload(sql, input.id, input.kind, input.upload, last, digest);
     if (isFailure(done)) return done;
     const row = done.promote;
     if (row) {
@@ -114,9 +121,9 @@ export class StateVersions {
   }
 
   /** A blob in pieces of a few MiB (an RPC result is limited to 32 MiB; states may be larger). */
-  readBlobPart(input: { id: string; kind: BlobKind; fromSeq: number }): Result<{ bytes: Uint8Array; next: number | null }> {
+  async readBlobPart(input: { id: string; kind: BlobKind; fromSeq: number }): Promise<Result<{ bytes: Uint8Array; next: number | null }>> {
     if (this.host.load().kind !== "live" || !this.made || !backingPresent(this.host.sql, input.id)) return fail("not_found");
-    const part = readParts(this.host.sql, input.id, input.kind, input.fromSeq);
+    const part = await readParts(this.host.sql, input.id, input.kind, input.fromSeq);
     return part ? ok(part) : fail("not_found");
   }
 

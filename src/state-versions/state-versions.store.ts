@@ -3,9 +3,14 @@
  * src/workspaces/workspace.migrations.ts): metadata rows and the state bodies in chunks below the 2 MB row limit.
  * Synchronous helpers its capability (state-versions.object.ts) calls in its critical sections: none of them awaits,
  * so each runs inside one serialised read-check-write of the workspace.
+ *
+ * Sealed at rest (src/platform/seal.ts): every chunk, and `parsed` (what was read of the state: resources, outputs and
+ * their values). The rows' metadata (serial, lineage, md5, sizes, status) stays clear for the queries that need it.
+ * Readers here get plaintext; a row stored in clear by earlier code reads as it is until the object reseals it.
  */
 import SparkMD5 from "spark-md5";
 import { fail, type Failure } from "../errors";
+import { openRow, openRowAsync, openText, resealTable, sealAsync, sealText, seal, tryOpen } from "../platform/seal";
 import type { LockHolder, WorkspaceRecord } from "../workspaces/workspace.types";
 import { deriveState, fromClient, resourcesUnknown, type ParsedState } from "./state.parse";
 
@@ -41,7 +46,7 @@ export interface StateVersionView extends Omit<StateVersionRow, "parsed"> {
 }
 
 /**
- * Schema 7: versions parsed before it are read again. The parser used to take any raw state it could not read
+ * Schema 7: versions parsed before it are read again (in clear: the store predates sealing). The parser used to take any raw state it could not read
  * (OpenTofu's encrypted envelope, anything not JSON) for an empty one, so a version that showed no resources
  * may in truth hold some. Only those (a count of 0) are re-read, now with the client's JSON state beside them;
  * one whose blobs are gone can no longer be read at all and is unknown. The caller then brings the record in
@@ -55,10 +60,24 @@ export function migrateReparse(sql: SqlStorage): void {
     const old = JSON.parse(row.parsed) as ParsedState;
     if (old.source !== undefined || old.resourceCount > 0) continue;
     const hasState = sql.exec<{ n: number }>("SELECT count(*) AS n FROM state_chunks WHERE sv_id = ? AND kind = 'state'", row.id).one().n > 0;
-    const json = row.json_present === 1 ? textOfChunks(sql, row.id, "json") : null;
-    const next = hasState ? deriveState(textOfChunks(sql, row.id, "state"), json, null) : fromClient(json, null);
+    const json = row.json_present === 1 ? clearText(sql, row.id, "json") : null;
+    const next = hasState ? deriveState(clearText(sql, row.id, "state"), json, null) : fromClient(json, null);
     sql.exec("UPDATE state_versions SET parsed = ? WHERE id = ?", JSON.stringify(next), row.id);
   }
+}
+
+/** A blob read by the schema 7 step: a store older than sealing has no `sealed` flag yet, its chunks are all clear. */
+function clearText(sql: SqlStorage, svId: string, kind: string): string {
+  if (
+    sql
+      .exec<{ name: string }>("PRAGMA table_info(state_chunks)")
+      .toArray()
+      .some((c) => c.name === "sealed")
+  )
+    return textOfChunks(sql, svId, kind);
+  const decoder = new TextDecoder();
+  const rows = sql.exec<{ data: ArrayBuffer }>("SELECT data FROM state_chunks WHERE sv_id = ? AND kind = ? ORDER BY seq", svId, kind);
+  return [...rows].map((r) => decoder.decode(r.data, { stream: true })).join("") + decoder.decode();
 }
 
 export type BackingAction = "soft_delete_backing_data" | "restore_backing_data" | "permanently_delete_backing_data";
@@ -95,6 +114,24 @@ export function unindexedVersions(sql: SqlStorage, afterSeq: number): Array<{ id
     .toArray();
 }
 
+/** Where `parsed` sits, for its associated data (not the version's id: a rollback copies the sealed value as it is). */
+const PARSED_AAD = "state_versions.parsed";
+
+/** A stored row as readers see it: `parsed` opened. */
+function rowOf(sql: SqlStorage, stored: StateVersionRow): StateVersionRow {
+  const parsed = stored.parsed as string | ArrayBuffer | null;
+  return parsed === null || typeof parsed === "string" ? stored : { ...stored, parsed: openText(sql, parsed, PARSED_AAD) };
+}
+
+const sealParsed = (sql: SqlStorage, parsed: ParsedState | null) => (parsed ? sealText(sql, JSON.stringify(parsed), PARSED_AAD) : null);
+
+function rows(sql: SqlStorage, query: string, ...binds: SqlStorageValue[]): StateVersionRow[] {
+  return sql
+    .exec<StateVersionRow>(query, ...binds)
+    .toArray()
+    .map((r) => rowOf(sql, r));
+}
+
 export function view(row: StateVersionRow): StateVersionView {
   return { ...row, parsed: row.parsed ? (JSON.parse(row.parsed) as ParsedState) : null };
 }
@@ -104,20 +141,17 @@ export function listVersions(sql: SqlStorage, input: { offset: number; limit: nu
   const where = input.status ? "WHERE status = ?" : "";
   const binds = input.status ? [input.status] : [];
   const total = sql.exec<{ n: number }>(`SELECT count(*) AS n FROM state_versions ${where}`, ...binds).one().n;
-  const items = sql
-    .exec<StateVersionRow>(`SELECT * FROM state_versions ${where} ORDER BY seq DESC LIMIT ? OFFSET ?`, ...binds, input.limit, input.offset)
-    .toArray()
-    .map(view);
+  const items = rows(sql, `SELECT * FROM state_versions ${where} ORDER BY seq DESC LIMIT ? OFFSET ?`, ...binds, input.limit, input.offset).map(view);
   return { items, total };
 }
 
 export function getRow(sql: SqlStorage, id: string): StateVersionRow | null {
-  return sql.exec<StateVersionRow>("SELECT * FROM state_versions WHERE id = ?", id).toArray()[0] ?? null;
+  return rows(sql, "SELECT * FROM state_versions WHERE id = ?", id)[0] ?? null;
 }
 
 /** The newest state version that was not superseded before its upload. */
 export function latestRow(sql: SqlStorage): StateVersionRow | null {
-  return sql.exec<StateVersionRow>("SELECT * FROM state_versions WHERE status <> 'discarded' ORDER BY seq DESC LIMIT 1").toArray()[0] ?? null;
+  return rows(sql, "SELECT * FROM state_versions WHERE status <> 'discarded' ORDER BY seq DESC LIMIT 1")[0] ?? null;
 }
 
 function nextSeq(sql: SqlStorage): number {
@@ -128,21 +162,50 @@ function nextSeq(sql: SqlStorage): number {
 
 const staging = (kind: BlobKind, upload: string) => `${kind}~${upload}`;
 
-/** Appends bytes after the chunks already stored under (svId, kind), in rows of at most CHUNK_BYTES. */
+/**
+ * A chunk's associated data: its blob's kind (an upload's staging kind is renamed to it when complete) and its place in
+ * the blob. Not the version's id: a rollback copies the sealed chunks as they are.
+ */
+const chunkAad = (kind: string, seq: number) => `state_chunks/${kind.split("~")[0]}/${seq}`;
+
+/** Appends bytes after the chunks already stored under (svId, kind), in rows of at most CHUNK_BYTES, sealed. */
 function appendChunks(sql: SqlStorage, svId: string, kind: string, bytes: Uint8Array): void {
   let seq = (sql.exec<{ n: number | null }>("SELECT max(seq) AS n FROM state_chunks WHERE sv_id = ? AND kind = ?", svId, kind).one().n ?? -1) + 1;
   for (let off = 0; off < bytes.byteLength; off += CHUNK_BYTES) {
-    sql.exec("INSERT INTO state_chunks (sv_id, kind, seq, data) VALUES (?, ?, ?, ?)", svId, kind, seq++, bytes.subarray(off, off + CHUNK_BYTES));
+    const data = seal(sql, bytes.subarray(off, off + CHUNK_BYTES), chunkAad(kind, seq));
+    sql.exec("INSERT INTO state_chunks (sv_id, kind, seq, data, sealed) VALUES (?, ?, ?, ?, 1)", svId, kind, seq++, data);
   }
 }
 
-function chunks(sql: SqlStorage, svId: string, kind: string): Iterable<ArrayBuffer> {
-  const cursor = sql.exec<{ data: ArrayBuffer }>("SELECT data FROM state_chunks WHERE sv_id = ? AND kind = ? ORDER BY seq", svId, kind);
+/** The blob's chunks in order, opened. */
+function chunks(sql: SqlStorage, svId: string, kind: string): Iterable<Uint8Array> {
+  const cursor = sql.exec<{ seq: number; data: ArrayBuffer; sealed: number }>(
+    "SELECT seq, data, sealed FROM state_chunks WHERE sv_id = ? AND kind = ? ORDER BY seq",
+    svId,
+    kind,
+  );
   return {
     *[Symbol.iterator]() {
-      for (const row of cursor) yield row.data;
+      for (const row of cursor) yield openRow(sql, row.data, row.sealed, chunkAad(kind, row.seq));
     },
   };
+}
+
+/** Upgrade and rotation: every chunk and every `parsed` not sealed under the current key is sealed under it. */
+export function resealStateVersions(sql: SqlStorage, keyId: Uint8Array): { resealed: number; failed: number } {
+  const done = resealTable(sql, "state_chunks", ["sv_id", "kind", "seq"], "data", (k) => chunkAad(String(k.kind), Number(k.seq)));
+  const stale = sql
+    .exec<{ id: string }>("SELECT id FROM state_versions WHERE parsed IS NOT NULL AND (typeof(parsed) = 'text' OR substr(parsed, 1, 4) <> ?)", keyId)
+    .toArray();
+  for (const { id } of stale) {
+    const parsed = tryOpen(() => getRow(sql, id)!.parsed!);
+    if (parsed === null) done.failed++;
+    else {
+      sql.exec("UPDATE state_versions SET parsed = ? WHERE id = ?", sealText(sql, parsed, PARSED_AAD), id);
+      done.resealed++;
+    }
+  }
+  return done;
 }
 
 function clearChunks(sql: SqlStorage, svId: string, kind: string): void {
@@ -155,11 +218,14 @@ function clearStaging(sql: SqlStorage, svId: string, kind?: BlobKind): void {
   else sql.exec("DELETE FROM state_chunks WHERE sv_id = ? AND kind LIKE '%~%'", svId);
 }
 
-/** Up to READ_PARTS_PER_CALL chunks from `fromSeq`, and the seq to ask for next (null at the end). */
-export function readParts(sql: SqlStorage, svId: string, kind: BlobKind, fromSeq: number): { bytes: Uint8Array; next: number | null } | null {
+/**
+ * Up to READ_PARTS_PER_CALL chunks from `fromSeq`, and the seq to ask for next (null at the end). The rows are read in
+ * one synchronous step and opened after it, through Web Crypto.
+ */
+export async function readParts(sql: SqlStorage, svId: string, kind: BlobKind, fromSeq: number): Promise<{ bytes: Uint8Array; next: number | null } | null> {
   const rows = sql
-    .exec<{ seq: number; data: ArrayBuffer }>(
-      "SELECT seq, data FROM state_chunks WHERE sv_id = ? AND kind = ? AND seq >= ? ORDER BY seq LIMIT ?",
+    .exec<{ seq: number; data: ArrayBuffer; sealed: number }>(
+      "SELECT seq, data, sealed FROM state_chunks WHERE sv_id = ? AND kind = ? AND seq >= ? ORDER BY seq LIMIT ?",
       svId,
       kind,
       fromSeq,
@@ -167,24 +233,14 @@ export function readParts(sql: SqlStorage, svId: string, kind: BlobKind, fromSeq
     )
     .toArray();
   if (rows.length === 0 && fromSeq === 0) return null;
-  const parts = rows.slice(0, READ_PARTS_PER_CALL);
-  const bytes = new Uint8Array(parts.reduce((n, p) => n + p.data.byteLength, 0));
+  const parts = await Promise.all(rows.slice(0, READ_PARTS_PER_CALL).map((p) => openRowAsync(sql, p.data, p.sealed, chunkAad(kind, p.seq))));
+  const bytes = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
   let off = 0;
   for (const p of parts) {
-    bytes.set(new Uint8Array(p.data), off);
-    off += p.data.byteLength;
+    bytes.set(p, off);
+    off += p.byteLength;
   }
   return { bytes, next: rows.length > READ_PARTS_PER_CALL ? rows[READ_PARTS_PER_CALL].seq : null };
-}
-
-function md5OfChunks(sql: SqlStorage, svId: string, kind: string): { md5: string; size: number } {
-  const hash = new SparkMD5.ArrayBuffer();
-  let size = 0;
-  for (const data of chunks(sql, svId, kind)) {
-    hash.append(data);
-    size += data.byteLength;
-  }
-  return { md5: hash.end(), size };
 }
 
 function textOfChunks(sql: SqlStorage, svId: string, kind: string): string {
@@ -286,7 +342,7 @@ export function createVersion(sql: SqlStorage, w: WorkspaceRecord, input: Create
     input.intermediate ? 1 : 0,
     input.now,
     input.state?.byteLength ?? 0,
-    parsed ? JSON.stringify(parsed) : null,
+    sealParsed(sql, parsed),
     input.jsonState ? 1 : 0,
     input.createdBy,
     // A run's token holds the lock as the run: the version belongs to that run.
@@ -338,14 +394,14 @@ export function rollbackVersion(sql: SqlStorage, w: WorkspaceRecord, input: Roll
     src.lineage,
     input.now,
     src.size,
-    src.parsed,
+    sql.exec<{ parsed: SqlStorageValue }>("SELECT parsed FROM state_versions WHERE id = ?", src.id).one().parsed,
     src.json_present,
     input.createdBy,
     src.id,
   );
   // Complete blobs only (an unfinished upload's staging rows hold a `~`).
   sql.exec(
-    "INSERT INTO state_chunks (sv_id, kind, seq, data) SELECT ?, kind, seq, data FROM state_chunks WHERE sv_id = ? AND kind NOT LIKE '%~%'",
+    "INSERT INTO state_chunks (sv_id, kind, seq, data, sealed) SELECT ?, kind, seq, data, sealed FROM state_chunks WHERE sv_id = ? AND kind NOT LIKE '%~%'",
     input.id,
     src.id,
   );
@@ -364,12 +420,80 @@ export function checkUploadable(row: StateVersionRow | null, kind: BlobKind): Fa
   return null;
 }
 
+/** An upload's piece sealed ahead of its critical section: the rows from seq `first` of its staging area. */
+export interface SealedPiece {
+  first: number;
+  rows: Uint8Array[];
+}
+
+const nextChunkSeq = (sql: SqlStorage, svId: string, kind: string) =>
+  (sql.exec<{ n: number | null }>("SELECT max(seq) AS n FROM state_chunks WHERE sv_id = ? AND kind = ?", svId, kind).one().n ?? -1) + 1;
+
+/** Seals an upload's piece through Web Crypto as the rows after those its staging area holds (before the critical section). */
+export async function sealPiece(sql: SqlStorage, svId: string, kind: BlobKind, upload: string, bytes: Uint8Array): Promise<SealedPiece> {
+  const from = staging(kind, upload);
+  const first = nextChunkSeq(sql, svId, from);
+  const rows: Uint8Array[] = [];
+  for (let off = 0; off < bytes.byteLength; off += CHUNK_BYTES) {
+    rows.push(await sealAsync(sql, bytes.subarray(off, off + CHUNK_BYTES), chunkAad(from, first + rows.length)));
+  }
+  return { first, rows };
+}
+
+/** Stores a sealed piece, unless the staging area changed since it was sealed (false). */
+function insertPiece(sql: SqlStorage, svId: string, kind: string, piece: SealedPiece): boolean {
+  if (nextChunkSeq(sql, svId, kind) !== piece.first) return false;
+  piece.rows.forEach((data, i) => {
+    sql.exec("INSERT INTO state_chunks (sv_id, kind, seq, data, sealed) VALUES (?, ?, ?, ?, 1)", svId, kind, piece.first + i, data);
+  });
+  return true;
+}
+
+const uploadMoved = () => fail("conflict", "The upload changed while this piece was being stored");
+
 /** Stores one piece of an upload in its own staging area (concurrent uploads never mix). */
-export function appendUpload(sql: SqlStorage, svId: string, kind: BlobKind, upload: string, bytes: Uint8Array): Failure | null {
+export function appendUpload(sql: SqlStorage, svId: string, kind: BlobKind, upload: string, piece: SealedPiece): Failure | null {
   const refused = checkUploadable(getRow(sql, svId), kind);
   if (refused) return refused;
-  appendChunks(sql, svId, staging(kind, upload), bytes);
-  return null;
+  return insertPiece(sql, svId, staging(kind, upload), piece) ? null : uploadMoved();
+}
+
+/** What a complete upload holds: its MD5, size and text, read through Web Crypto before the critical section. */
+export interface UploadDigest {
+  md5: string;
+  size: number;
+  text: string;
+}
+
+/** The staged rows before `piece` (opened one at a time) and the last piece's bytes, digested in one pass. */
+export async function digestUpload(
+  sql: SqlStorage,
+  svId: string,
+  kind: BlobKind,
+  upload: string,
+  piece: SealedPiece,
+  last: Uint8Array,
+): Promise<UploadDigest | null> {
+  const from = staging(kind, upload);
+  const hash = new SparkMD5.ArrayBuffer();
+  const decoder = new TextDecoder();
+  const parts: string[] = [];
+  let size = 0;
+  const add = (b: Uint8Array) => {
+    hash.append(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer);
+    size += b.byteLength;
+    parts.push(decoder.decode(b, { stream: true }));
+  };
+  for (let seq = 0; seq < piece.first; seq++) {
+    const row = sql
+      .exec<{ data: ArrayBuffer; sealed: number }>("SELECT data, sealed FROM state_chunks WHERE sv_id = ? AND kind = ? AND seq = ?", svId, from, seq)
+      .toArray()[0];
+    if (!row) return null;
+    add(await openRowAsync(sql, row.data, row.sealed, chunkAad(from, seq)));
+  }
+  add(last);
+  parts.push(decoder.decode());
+  return { md5: hash.end(), size, text: parts.join("") };
 }
 
 /** Drops the staged pieces of an upload that failed midway (too large, client gone). */
@@ -396,29 +520,31 @@ export function completeUpload(
   svId: string,
   kind: BlobKind,
   upload: string,
-  last: Uint8Array,
+  last: SealedPiece,
+  digest: UploadDigest | null,
 ): { promote: StateVersionRow | null; reread: boolean } | Failure {
   const row = getRow(sql, svId);
   const refused = checkUploadable(row, kind);
   if (refused || !row) return refused ?? fail("not_found");
   const from = staging(kind, upload);
-  appendChunks(sql, svId, from, last);
+  if (!digest || !insertPiece(sql, svId, from, last)) return uploadMoved();
   let reread = false;
   if (kind === "state") {
-    const { md5, size } = md5OfChunks(sql, svId, from);
+    const { md5, size } = digest;
     if (md5 !== row.md5) {
       clearChunks(sql, svId, from);
       return fail("invalid_attribute", "md5 does not match the uploaded state", "/md5");
     }
     const json = row.json_present === 1 ? textOfChunks(sql, svId, "json") : null;
-    const parsed = deriveState(textOfChunks(sql, svId, from), json, blobText(sql, svId, OUTPUTS));
-    sql.exec("UPDATE state_versions SET status = 'finalized', size = ?, parsed = ? WHERE id = ?", size, JSON.stringify(parsed), svId);
+    const parsed = deriveState(digest.text, json, blobText(sql, svId, OUTPUTS));
+    sql.exec("UPDATE state_versions SET status = 'finalized', size = ?, parsed = ? WHERE id = ?", size, sealParsed(sql, parsed), svId);
   } else {
     const parsed = row.parsed ? (JSON.parse(row.parsed) as ParsedState) : null;
     // The raw state came first and could not be read: its resources are the JSON state's.
     reread = resourcesUnknown(parsed);
-    const next = reread ? JSON.stringify(fromClient(textOfChunks(sql, svId, from), blobText(sql, svId, OUTPUTS))) : row.parsed;
-    sql.exec("UPDATE state_versions SET json_present = 1, parsed = ? WHERE id = ?", next, svId);
+    const next = reread ? sealParsed(sql, fromClient(digest.text, blobText(sql, svId, OUTPUTS))) : null;
+    if (next) sql.exec("UPDATE state_versions SET json_present = 1, parsed = ? WHERE id = ?", next, svId);
+    else sql.exec("UPDATE state_versions SET json_present = 1 WHERE id = ?", svId);
   }
   clearChunks(sql, svId, kind);
   sql.exec("UPDATE state_chunks SET kind = ? WHERE sv_id = ? AND kind = ?", kind, svId, from);
@@ -441,9 +567,11 @@ export function onUnlock(sql: SqlStorage, w: WorkspaceRecord, now: string, opts:
   const latest = latestRow(sql);
   if (!opts.force && latest?.status === "pending") return fail("state_pending");
   const currentSeq = w.currentStateVersionId ? (getRow(sql, w.currentStateVersionId)?.seq ?? 0) : 0;
-  const candidate = sql
-    .exec<StateVersionRow>("SELECT * FROM state_versions WHERE status = 'finalized' AND intermediate = 1 AND seq > ? ORDER BY seq DESC LIMIT 1", currentSeq)
-    .toArray()[0];
+  const candidate = rows(
+    sql,
+    "SELECT * FROM state_versions WHERE status = 'finalized' AND intermediate = 1 AND seq > ? ORDER BY seq DESC LIMIT 1",
+    currentSeq,
+  )[0];
   if (candidate) promote(sql, w, candidate, now);
   return w;
 }

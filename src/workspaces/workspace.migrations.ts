@@ -6,12 +6,15 @@
  * `blockConcurrencyWhile`): a change to a table such a store already holds, or to the data in it. A table set names the
  * version that introduced it; it needs no step, since a store without it makes it on first use.
  */
-import { migrateReparse, recount } from "../state-versions/state-versions.store";
+import { resealCvParts } from "../configuration-versions/configuration-versions.store";
+import { currentKeyId } from "../platform/seal";
+import { resealRunBlobs } from "../runs/logs.store";
+import { migrateReparse, recount, resealStateVersions } from "../state-versions/state-versions.store";
 import type { WorkspaceHost } from "./workspace.host";
 import { upgradeRecord } from "./workspace.record";
 import type { WorkspaceRecord } from "./workspace.types";
 
-export const SCHEMA_VERSION = 12;
+export const SCHEMA_VERSION = 13;
 
 export interface TableSet {
   /** The schema version that introduced it (the store's history: nothing runs for it at start). */
@@ -74,7 +77,8 @@ export const STATE_VERSION_TABLES: TableSet = {
       backing TEXT NOT NULL DEFAULT 'present', rollback_of TEXT, run_id TEXT)`);
     // kind: "state" | "json" | "outputs" once complete; "<kind>~<upload id>" while an upload is being received.
     sql.exec(`CREATE TABLE IF NOT EXISTS state_chunks (
-      sv_id TEXT NOT NULL, kind TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (sv_id, kind, seq))`);
+      sv_id TEXT NOT NULL, kind TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL, sealed INTEGER NOT NULL DEFAULT 0,
+      PRIMARY KEY (sv_id, kind, seq))`);
   },
 };
 
@@ -97,7 +101,8 @@ export const CONFIGURATION_VERSION_TABLES: TableSet = {
   create(sql) {
     sql.exec("CREATE TABLE IF NOT EXISTS configuration_versions (id TEXT PRIMARY KEY, seq INTEGER NOT NULL UNIQUE, record TEXT NOT NULL)");
     sql.exec(`CREATE TABLE IF NOT EXISTS cv_parts (
-      cv_id TEXT NOT NULL, upload TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (cv_id, upload, seq))`);
+      cv_id TEXT NOT NULL, upload TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL, sealed INTEGER NOT NULL DEFAULT 0,
+      PRIMARY KEY (cv_id, upload, seq))`);
   },
 };
 
@@ -124,9 +129,10 @@ export const RUN_TABLES: TableSet = {
     // agent: 1 for the agent's bytes, 0 for the framing the service adds (STX, the apply preamble, ETX).
     sql.exec(`CREATE TABLE IF NOT EXISTS run_logs (
       run_id TEXT NOT NULL, phase TEXT NOT NULL, start INTEGER NOT NULL, bytes BLOB NOT NULL, agent INTEGER NOT NULL,
-      PRIMARY KEY (run_id, phase, start))`);
+      sealed INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (run_id, phase, start))`);
     sql.exec(`CREATE TABLE IF NOT EXISTS run_artifacts (
-      run_id TEXT NOT NULL, kind TEXT NOT NULL, seq INTEGER NOT NULL, bytes BLOB NOT NULL, PRIMARY KEY (run_id, kind, seq))`);
+      run_id TEXT NOT NULL, kind TEXT NOT NULL, seq INTEGER NOT NULL, bytes BLOB NOT NULL, sealed INTEGER NOT NULL DEFAULT 0,
+      PRIMARY KEY (run_id, kind, seq))`);
     // Runs whose D1 rows (runs, run_jobs) trail the object: the next index flush upserts them.
     sql.exec("CREATE TABLE IF NOT EXISTS runs_unindexed (run_id TEXT PRIMARY KEY, version INTEGER NOT NULL)");
   },
@@ -280,6 +286,17 @@ const reparseStates: Step = (m) => {
   return true;
 };
 
+/**
+ * Schema 13: blob rows say whether they are sealed (src/platform/seal.ts); those written in clear before are sealed by
+ * the object's start (`resealAll` in workspace.object.ts), which also reseals after a rotation of the secret.
+ */
+const sealedFlags: Step[] = [
+  addColumn(STATE_VERSION_TABLES, "state_chunks", "sealed", "INTEGER NOT NULL DEFAULT 0"),
+  addColumn(CONFIGURATION_VERSION_TABLES, "cv_parts", "sealed", "INTEGER NOT NULL DEFAULT 0"),
+  addColumn(RUN_TABLES, "run_logs", "sealed", "INTEGER NOT NULL DEFAULT 0"),
+  addColumn(RUN_TABLES, "run_artifacts", "sealed", "INTEGER NOT NULL DEFAULT 0"),
+];
+
 /** Each step at the version that introduced it (versions 1, 2, 4, 9, 11 and 12 only added table sets). */
 const STEPS: Array<[version: number, step: Step]> = [
   [3, splitTagSets],
@@ -288,6 +305,7 @@ const STEPS: Array<[version: number, step: Step]> = [
   [7, reparseStates],
   [8, addColumn(STATE_VERSION_TABLES, "state_versions", "rollback_of", "TEXT")],
   [10, addColumn(STATE_VERSION_TABLES, "state_versions", "run_id", "TEXT")],
+  ...sealedFlags.map((step): [number, Step] => [13, step]),
 ];
 
 /**
@@ -303,4 +321,24 @@ export function migrate(m: MigrationHost): boolean {
   for (const [version, step] of STEPS) if (current < version) committed = step(m) || committed;
   m.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", String(SCHEMA_VERSION));
   return committed;
+}
+
+/**
+ * Seals what is not sealed under the current key: rows an earlier version stored in clear, and after a rotation of
+ * STATE_ENCRYPTION_KEY those sealed under STATE_ENCRYPTION_KEY_PREVIOUS. `meta.sealed_with` names the key the whole store
+ * is sealed under, so a start with nothing to do costs one read. Without the secret nothing is sealed (and writes fail).
+ * Every start of an object runs it, so a deploy (which restarts every object) and a visit of each workspace (the
+ * consistency check, docs/operations.md) complete a rotation.
+ */
+export function resealAll(sql: SqlStorage): void {
+  const id = currentKeyId(sql);
+  if (!id || !present(sql, RECORD_TABLES)) return;
+  if (sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'sealed_with'").toArray()[0]?.value === id) return;
+  const keyId = Uint8Array.from(id.match(/../g)!, (h) => Number.parseInt(h, 16));
+  let failed = 0;
+  if (present(sql, STATE_VERSION_TABLES)) failed += resealStateVersions(sql, keyId).failed;
+  if (present(sql, CONFIGURATION_VERSION_TABLES)) failed += resealCvParts(sql).failed;
+  if (present(sql, RUN_TABLES)) failed += resealRunBlobs(sql).failed;
+  // A row that did not open (each is logged) keeps the store unmarked: the next start tries it again.
+  if (failed === 0) sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('sealed_with', ?)", id);
 }

@@ -19,7 +19,8 @@ import { Variables, type VariableResult } from "../variables/variables.object";
 import type { StoredVariable, VariablePatch } from "../variables/variables.types";
 import type { ConsumerChange } from "./consumers.rules";
 import type { Change, Stored, WorkspaceHost, WorkspaceResult } from "./workspace.host";
-import { migrate } from "./workspace.migrations";
+import { migrate, resealAll } from "./workspace.migrations";
+import { deriveSealer, useSealer } from "../platform/seal";
 import { Outbox } from "./workspace.outbox";
 import { WorkspaceRecords } from "./workspace-record.object";
 import { AutoDestroy } from "./auto-destroy.object";
@@ -74,12 +75,19 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
 
   constructor(ctx: DurableObjectState, env: Bindings) {
     super(ctx, env);
-    void ctx.blockConcurrencyWhile(async () => this.migrate());
+    void ctx.blockConcurrencyWhile(async () => {
+      useSealer(this.sql, await deriveSealer(env, ctx.id.toString()));
+      this.migrate();
+    });
   }
 
-  /** The schema steps of a store written by earlier code (none for a new object: its tables are made on first use). */
+  /**
+   * The schema steps of a store written by earlier code (none for a new object: its tables are made on first use), then
+   * the sealing of whatever is not sealed under the current key (`resealAll`).
+   */
   private migrate(): void {
     if (migrate(this)) void this.ctx.storage.setAlarm(Date.now());
+    resealAll(this.sql);
   }
 
   // ---- the host (workspace.host.ts) ----
