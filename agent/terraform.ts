@@ -48,6 +48,8 @@ export class JobControl {
    */
   private sandboxGroup: number | null | undefined = undefined;
   private interrupted = false;
+  /** A signal delivery to try again (see `deliver`). */
+  private retry: ReturnType<typeof setTimeout> | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
   private readonly opts: JobControlOptions;
 
@@ -91,8 +93,8 @@ export class JobControl {
 
   /** A signal from a heartbeat or a log append; signals only escalate. */
   onSignal(signal: Signal): void {
-    if (signal === null || signal === this.signalSeen || this.signalSeen === "force-cancel") return;
-    this.signalSeen = signal;
+    if (signal !== null && signal !== this.signalSeen && this.signalSeen !== "force-cancel") this.signalSeen = signal;
+    // Every report delivers again what has not landed yet (see `deliver`).
     this.deliver();
   }
 
@@ -160,6 +162,14 @@ export class JobControl {
     else if (this.signalSeen === "cancel" && !this.interrupted) {
       // Once: a second SIGINT makes Terraform abandon its graceful stop.
       if (this.kill("SIGINT")) this.interrupted = true;
+      // A sandbox that bwrap has reported but whose session is not made yet has no process group to signal (ESRCH):
+      // tried again shortly, and at every later report, until it lands or the command ends.
+      else if (this.current && !this.retry) {
+        this.retry = setTimeout(() => {
+          this.retry = null;
+          this.deliver();
+        }, 200);
+      }
     }
   }
 
