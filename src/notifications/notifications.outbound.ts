@@ -1,17 +1,16 @@
 /**
- * The requests a notification makes: an HTTP POST to its destination (each hop of a redirect checked by
- * src/platform/outbound.ts `outboundRefusal`, time bounded, the answer recorded), and an e-mail through the operator's
- * SMTP relay (`SMTP_URL`, `smtp://user:pass@host:port` or `smtps://…`) over a Workers TCP socket (worker-mailer).
- * `notificationFetch` is the general POST with redirect checks: another module's outbound POST may share it.
+ * The requests a notification makes: an HTTP POST to its destination (through src/platform/outbound.ts, the answer
+ * recorded), and an e-mail through the operator's SMTP relay (`SMTP_URL`, `smtp://user:pass@host:port` or
+ * `smtps://…`) over a Workers TCP socket (worker-mailer).
+ * `notificationFetch` records a POST's answer as a delivery response: run tasks share it.
  */
 import { WorkerMailer } from "worker-mailer";
 import type { Bindings } from "../env";
-import { outboundRefusal } from "../platform/outbound";
+import { outboundFetch } from "../platform/outbound";
 import type { DeliveryResponse } from "./notifications.types";
 
 const TIMEOUT_MS = 10_000;
 const BODY_KEPT = 4_096;
-const REDIRECTS_MAX = 5;
 
 const response = (url: string, code: string, body: string, headers: Record<string, string[]>, ok: boolean): DeliveryResponse => ({
   url,
@@ -23,8 +22,8 @@ const response = (url: string, code: string, body: string, headers: Record<strin
 });
 
 /**
- * POSTs `body` to `url` and records the answer: 2xx is a success; a refused address, a failure to connect, a time out
- * or any other status is not. A 307/308 redirect is followed with the same request, 301–303 with a GET, each checked.
+ * POSTs `body` to `url` through src/platform/outbound.ts `outboundFetch` (each redirect hop checked, time bounded) and
+ * records the answer: 2xx is a success; a refused address, a failure to connect, a time out or any other status is not.
  */
 export async function notificationFetch(
   env: Pick<Bindings, "OUTBOUND_ALLOW_PRIVATE">,
@@ -33,44 +32,23 @@ export async function notificationFetch(
   headers: Record<string, string>,
   self: string | null,
 ): Promise<DeliveryResponse> {
-  const signal = AbortSignal.timeout(TIMEOUT_MS);
-  let at = url;
-  let method = "POST";
-  for (let hop = 0; hop <= REDIRECTS_MAX; hop++) {
-    const refused = outboundRefusal(env, at, self);
-    if (refused) return response(at, "", `not requested: ${refused}`, {}, false);
-    let res: Response;
-    try {
-      res = await fetch(at, {
-        method,
-        redirect: "manual",
-        signal,
-        headers: { "User-Agent": "workspace-service", ...(method === "POST" ? headers : {}) },
-        body: method === "POST" ? body : undefined,
-      });
-    } catch (err) {
-      return response(at, "", `not delivered: ${err instanceof Error ? err.message : String(err)}`, {}, false);
-    }
-    const location = res.headers.get("location");
-    if (res.status >= 300 && res.status < 400 && location) {
-      await res.body?.cancel();
-      at = new URL(location, at).toString();
-      if (res.status !== 307 && res.status !== 308) method = "GET";
-      continue;
-    }
-    const answered: Record<string, string[]> = {};
-    res.headers.forEach((value, key) => {
-      answered[key] = [...(answered[key] ?? []), value];
-    });
-    let text = "";
-    try {
-      text = await res.text();
-    } catch {
-      // The status is what counts; a body cut off is recorded as empty.
-    }
-    return response(at, String(res.status), text, answered, res.status >= 200 && res.status < 300);
+  let res: Response;
+  try {
+    res = await outboundFetch(env, url, { method: "POST", headers: { "User-Agent": "workspace-service", ...headers }, body, self, timeoutMs: TIMEOUT_MS });
+  } catch (err) {
+    return response(url, "", `not delivered: ${err instanceof Error ? err.message : String(err)}`, {}, false);
   }
-  return response(url, "", `not delivered: more than ${REDIRECTS_MAX} redirects`, {}, false);
+  const answered: Record<string, string[]> = {};
+  res.headers.forEach((value, key) => {
+    answered[key] = [...(answered[key] ?? []), value];
+  });
+  let text = "";
+  try {
+    text = await res.text();
+  } catch {
+    // The status is what counts; a body cut off is recorded as empty.
+  }
+  return response(res.url || url, String(res.status), text, answered, res.status >= 200 && res.status < 300);
 }
 
 /** The `X-TFE-Notification-Signature`: HMAC-SHA512 of the body with the configuration's token, hex. */
