@@ -117,9 +117,8 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
 
   /** Writes the record, its outbox entry and the change's audit event in one implicit transaction (no await in between). */
   commit(kind: "live" | "deleted", record: WorkspaceRecord, audit?: AuditEvent): void {
-    const text = JSON.stringify(record);
-    this.record.store(kind, text);
-    this.outbox.add(kind === "deleted", record.version, text);
+    this.record.store(kind, JSON.stringify(record));
+    this.outbox.add(kind === "deleted");
     this.audit.add(audit);
   }
 
