@@ -6,7 +6,7 @@
 import { fail, ok, type Failure, type Result } from "../errors";
 import type { Indexer } from "../workspaces/workspace.outbox";
 import type { WorkspaceHost } from "../workspaces/workspace.host";
-import { CONFIGURATION_VERSION_TABLES, ensure, present } from "../workspaces/workspace.migrations";
+import { CONFIGURATION_VERSION_TABLES, ensure, metaValue, present, setMeta } from "../workspaces/workspace.migrations";
 import { isFailure } from "../workspaces/workspace.rules";
 import type { Guard, WorkspaceRecord } from "../workspaces/workspace.types";
 import { cvIndexStatement, dropCvIndexStatement } from "./configuration-versions.d1";
@@ -145,12 +145,12 @@ export class ConfigurationVersions {
     indexed: (_entry, cvs) => {
       if (!cvs?.length) return;
       this.indexedSeq = cvs[cvs.length - 1]!.seq;
-      this.host.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('cv_indexed_seq', ?)", String(this.indexedSeq));
+      setMeta(this.host.sql, "cv_indexed_seq", String(this.indexedSeq));
     },
   };
 
   private seq(): number {
-    this.indexedSeq ??= Number(this.host.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'cv_indexed_seq'").toArray()[0]?.value ?? 0);
+    this.indexedSeq ??= Number(metaValue(this.host.sql, "cv_indexed_seq") ?? 0);
     return this.indexedSeq;
   }
 }

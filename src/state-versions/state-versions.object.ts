@@ -6,7 +6,7 @@
 import { fail, ok, type Failure, type Result } from "../errors";
 import type { Indexer } from "../workspaces/workspace.outbox";
 import type { WorkspaceHost } from "../workspaces/workspace.host";
-import { ensure, present, STATE_VERSION_TABLES } from "../workspaces/workspace.migrations";
+import { ensure, metaValue, present, setMeta, STATE_VERSION_TABLES } from "../workspaces/workspace.migrations";
 import { isFailure } from "../workspaces/workspace.rules";
 import type { Guard, WorkspaceRecord } from "../workspaces/workspace.types";
 import { dropStateVersionIndexStatement, stateVersionIndexStatement } from "./state-versions.d1";
@@ -166,12 +166,12 @@ export class StateVersions {
     indexed: (_entry, versions) => {
       if (!versions?.length) return;
       this.indexedSeq = versions[versions.length - 1]!.seq;
-      this.host.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('sv_indexed_seq', ?)", String(this.indexedSeq));
+      setMeta(this.host.sql, "sv_indexed_seq", String(this.indexedSeq));
     },
   };
 
   private seq(): number {
-    this.indexedSeq ??= Number(this.host.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'sv_indexed_seq'").toArray()[0]?.value ?? 0);
+    this.indexedSeq ??= Number(metaValue(this.host.sql, "sv_indexed_seq") ?? 0);
     return this.indexedSeq;
   }
 }

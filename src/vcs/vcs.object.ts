@@ -14,7 +14,7 @@ import { LIMITS } from "../limits";
 import { findOrganization } from "../organizations/organizations.d1";
 import type { Runs } from "../runs/runs.object";
 import type { WorkspaceHost } from "../workspaces/workspace.host";
-import { ensure, present, VCS_TABLES } from "../workspaces/workspace.migrations";
+import { ensure, metaValue, present, setMeta, VCS_TABLES } from "../workspaces/workspace.migrations";
 import { effectiveExecution, isFailure, type Defaults } from "../workspaces/workspace.rules";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
 import { repackArchive } from "./archive";
@@ -69,14 +69,13 @@ export class Vcs {
   noteOrigin(origin: string | undefined): void {
     if (!origin) return;
     ensure(this.host.sql, VCS_TABLES);
-    this.host.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('vcs_origin', ?)", origin);
+    setMeta(this.host.sql, "vcs_origin", origin);
   }
 
   private origin(): string | null {
     const configured = this.deps.env.PUBLIC_URL;
     if (configured) return configured.replace(/\/+$/, "");
-    const row = this.host.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'vcs_origin'").toArray()[0];
-    return row?.value ?? null;
+    return metaValue(this.host.sql, "vcs_origin");
   }
 
   /** When the alarm must next work for it (epoch ms), or null. `w`: the live record, as the object read it (null: none). */

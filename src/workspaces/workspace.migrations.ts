@@ -1,10 +1,11 @@
 /**
  * The schema of the workspace's object. Each capability makes its own tables on first use, in their latest shape (a
  * `TableSet`, made by `ensure` in the synchronous section of its first write): a new workspace writes only its record's
- * tables, and one that never had a run never holds the run tables. A store written by earlier code keeps its version in
- * `meta`; the steps below bring it up to SCHEMA_VERSION on the first start after an upgrade (in the constructor, under
- * `blockConcurrencyWhile`): a change to a table such a store already holds, or to the data in it. A table set names the
- * version that introduced it; it needs no step, since a store without it makes it on first use.
+ * table, and one that never had a run never holds the run tables. A store keeps its schema version in the record's row
+ * (in `meta` before schema 14); the steps below bring a store written by earlier code up to SCHEMA_VERSION on the first
+ * start after an upgrade (in the constructor, under `blockConcurrencyWhile`): a change to a table such a store already
+ * holds, or to the data in it. A table set names the version that introduced it; it needs no step, since a store
+ * without it makes it on first use.
  */
 import { resealCvParts } from "../configuration-versions/configuration-versions.store";
 import { currentKeyId } from "../platform/seal";
@@ -14,7 +15,7 @@ import type { WorkspaceHost } from "./workspace.host";
 import { upgradeRecord } from "./workspace.record";
 import type { WorkspaceRecord } from "./workspace.types";
 
-export const SCHEMA_VERSION = 13;
+export const SCHEMA_VERSION = 14;
 
 export interface TableSet {
   /** The schema version that introduced it (the store's history: nothing runs for it at start). */
@@ -51,19 +52,41 @@ export function ensure(sql: SqlStorage, set: TableSet): SqlStorage {
 
 // ---- the table sets, each owned by one capability ----
 
-/** The record, its outbox and the object's own keys (schema version, what the index has): made by the first commit. */
+/**
+ * The record's one row, made by the first commit (or name lease): the record, the name claims it settles, the schema
+ * version of the store, and its outbox — `outbox` says what D1 lacks of the record ('upsert' or 'delete'; null once
+ * D1 has it), `audit` the events of committed changes not yet in D1 (a JSON array). A commit rewrites only this row, so
+ * a new workspace writes one table (before schema 14 the outbox and its events were tables of their own).
+ */
 export const RECORD_TABLES: TableSet = {
   since: 1,
-  tables: ["workspace", "outbox", "meta"],
+  tables: ["workspace"],
   create(sql) {
-    sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
     sql.exec(`CREATE TABLE IF NOT EXISTS workspace (
-      singleton INTEGER PRIMARY KEY CHECK (singleton = 1), kind TEXT NOT NULL, record TEXT, disowned TEXT NOT NULL DEFAULT '{}')`);
-    sql.exec(`CREATE TABLE IF NOT EXISTS outbox (
-      seq INTEGER PRIMARY KEY AUTOINCREMENT, version INTEGER NOT NULL, op TEXT NOT NULL, record TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0)`);
-    sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", String(SCHEMA_VERSION));
+      singleton INTEGER PRIMARY KEY CHECK (singleton = 1), kind TEXT NOT NULL, record TEXT, disowned TEXT NOT NULL DEFAULT '{}',
+      schema INTEGER NOT NULL DEFAULT ${SCHEMA_VERSION}, outbox TEXT, attempts INTEGER NOT NULL DEFAULT 0, audit TEXT)`);
   },
 };
+
+/** The object's own keys (what the index has of the state versions, the key the store is sealed under): made by the first that writes one. */
+export const META_TABLES: TableSet = {
+  since: 1,
+  tables: ["meta"],
+  create(sql) {
+    sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+  },
+};
+
+/** A key of `meta`, or null. */
+export function metaValue(sql: SqlStorage, key: string): string | null {
+  if (!present(sql, META_TABLES)) return null;
+  return sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = ?", key).toArray()[0]?.value ?? null;
+}
+
+/** Sets a key of `meta` (in the caller's synchronous section). */
+export function setMeta(sql: SqlStorage, key: string, value: string): void {
+  ensure(sql, META_TABLES).exec("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", key, value);
+}
 
 /** State versions (src/state-versions/state-versions.object.ts) and their blobs in chunks below the 2 MB row limit. */
 export const STATE_VERSION_TABLES: TableSet = {
@@ -249,23 +272,16 @@ const splitTagSets: Step = (m) => {
 
 /**
  * Schema 6: the record names its organisation by its immutable id (`organizationId`) alone, so an organisation rename
- * never has to visit it; the name it also kept is dropped from the stored record and from pending outbox entries.
- * Nothing else changes, so no new version is committed: D1 migration 0016 drops the name from the index documents in
- * the same way, and readers ignore it wherever it is left (`upgradeRecord`).
+ * never has to visit it; the name it also kept is dropped from the stored record (whose row is also its outbox entry
+ * once `foldOutbox` ran). Nothing else changes, so no new version is committed: D1 migration 0016 drops the name from
+ * the index documents in the same way, and readers ignore it wherever it is left (`upgradeRecord`).
  */
 const dropOrganizationName: Step = ({ sql }) => {
-  const upgraded = (text: string): string | null => {
-    const stored = JSON.parse(text) as WorkspaceRecord;
-    const next = upgradeRecord(stored);
-    return next === stored ? null : JSON.stringify(next);
-  };
   const row = sql.exec<{ record: string | null }>("SELECT record FROM workspace WHERE singleton = 1").toArray()[0];
-  const record = row?.record ? upgraded(row.record) : null;
-  if (record !== null) sql.exec("UPDATE workspace SET record = ? WHERE singleton = 1", record);
-  for (const entry of sql.exec<{ seq: number; record: string }>("SELECT seq, record FROM outbox").toArray()) {
-    const next = upgraded(entry.record);
-    if (next !== null) sql.exec("UPDATE outbox SET record = ? WHERE seq = ?", next, entry.seq);
-  }
+  if (!row?.record) return false;
+  const stored = JSON.parse(row.record) as WorkspaceRecord;
+  const next = upgradeRecord(stored);
+  if (next !== stored) sql.exec("UPDATE workspace SET record = ? WHERE singleton = 1", JSON.stringify(next));
   return false;
 };
 
@@ -297,7 +313,7 @@ const sealedFlags: Step[] = [
   addColumn(RUN_TABLES, "run_artifacts", "sealed", "INTEGER NOT NULL DEFAULT 0"),
 ];
 
-/** Each step at the version that introduced it (versions 1, 2, 4, 9, 11 and 12 only added table sets). */
+/** Each step at the version that introduced it (versions 1, 2, 4, 9, 11 and 12 only added table sets; 14 is `foldOutbox`). */
 const STEPS: Array<[version: number, step: Step]> = [
   [3, splitTagSets],
   [5, addColumn(STATE_VERSION_TABLES, "state_versions", "backing", "TEXT NOT NULL DEFAULT 'present'")],
@@ -309,17 +325,53 @@ const STEPS: Array<[version: number, step: Step]> = [
 ];
 
 /**
+ * Schema 14: the outbox and the audit events waiting for D1 move from tables of their own into the record's row
+ * (RECORD_TABLES). It runs before the other steps, since those commit through today's `commit`. Every commit wrote the
+ * record and its outbox entry together, so the newest entry is the stored record: its op and attempts are what is kept.
+ * True when an entry is left pending.
+ */
+function foldOutbox(sql: SqlStorage): boolean {
+  const columns = sql.exec<{ name: string }>("PRAGMA table_info(workspace)").toArray();
+  if (columns.some((c) => c.name === "schema")) return false;
+  sql.exec("ALTER TABLE workspace ADD COLUMN schema INTEGER NOT NULL DEFAULT 0");
+  sql.exec("ALTER TABLE workspace ADD COLUMN outbox TEXT");
+  sql.exec("ALTER TABLE workspace ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0");
+  sql.exec("ALTER TABLE workspace ADD COLUMN audit TEXT");
+  const has = (table: string) => sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", table).toArray().length > 0;
+  if (has("outbox")) {
+    const latest = sql.exec<{ op: string; attempts: number }>("SELECT op, attempts FROM outbox ORDER BY seq DESC LIMIT 1").toArray()[0];
+    if (latest) sql.exec("UPDATE workspace SET outbox = ?, attempts = ? WHERE singleton = 1", latest.op, latest.attempts);
+    sql.exec("DROP TABLE outbox");
+  }
+  if (has("audit_outbox")) {
+    const events = sql.exec<{ event: string }>("SELECT event FROM audit_outbox ORDER BY seq").toArray();
+    // Events wait for the flush of an outbox entry: with none left, one more (idempotent) index write carries them.
+    if (events.length > 0)
+      sql.exec("UPDATE workspace SET audit = ?, outbox = coalesce(outbox, 'upsert') WHERE singleton = 1", `[${events.map((e) => e.event).join(",")}]`);
+    sql.exec("DROP TABLE audit_outbox");
+  }
+  // Whatever it left pending is flushed at once (a store may hold no alarm for it).
+  return sql.exec<{ n: number }>("SELECT count(*) AS n FROM workspace WHERE outbox IS NOT NULL").one().n > 0;
+}
+
+/** The store's schema version: the record row's since schema 14, `meta`'s before. */
+function storedVersion(sql: SqlStorage): number {
+  const row = sql.exec<{ schema?: number }>("SELECT * FROM workspace WHERE singleton = 1").toArray()[0];
+  return row?.schema ?? Number(metaValue(sql, "schema_version") ?? 0);
+}
+
+/**
  * Brings the store up to SCHEMA_VERSION; true when a step committed a record for the index. Every start of the object
  * runs this: a new object costs one read, a current store two, and neither writes.
  */
 export function migrate(m: MigrationHost): boolean {
   if (!present(m.sql, RECORD_TABLES)) return false;
-  const row = m.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'schema_version'").toArray()[0];
-  const current = row ? Number(row.value) : 0;
+  const current = storedVersion(m.sql);
   if (current >= SCHEMA_VERSION) return false;
-  let committed = false;
+  let committed = foldOutbox(m.sql);
   for (const [version, step] of STEPS) if (current < version) committed = step(m) || committed;
-  m.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", String(SCHEMA_VERSION));
+  m.sql.exec("UPDATE workspace SET schema = ? WHERE singleton = 1", SCHEMA_VERSION);
+  if (present(m.sql, META_TABLES)) m.sql.exec("DELETE FROM meta WHERE key = 'schema_version'");
   return committed;
 }
 
@@ -333,12 +385,12 @@ export function migrate(m: MigrationHost): boolean {
 export function resealAll(sql: SqlStorage): void {
   const id = currentKeyId(sql);
   if (!id || !present(sql, RECORD_TABLES)) return;
-  if (sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'sealed_with'").toArray()[0]?.value === id) return;
+  if (metaValue(sql, "sealed_with") === id) return;
   const keyId = Uint8Array.from(id.match(/../g)!, (h) => Number.parseInt(h, 16));
   let failed = 0;
   if (present(sql, STATE_VERSION_TABLES)) failed += resealStateVersions(sql, keyId).failed;
   if (present(sql, CONFIGURATION_VERSION_TABLES)) failed += resealCvParts(sql).failed;
   if (present(sql, RUN_TABLES)) failed += resealRunBlobs(sql).failed;
   // A row that did not open (each is logged) keeps the store unmarked: the next start tries it again.
-  if (failed === 0) sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('sealed_with', ?)", id);
+  if (failed === 0) setMeta(sql, "sealed_with", id);
 }

@@ -2,22 +2,13 @@ import { DurableObject } from "cloudflare:workers";
 import type { Bindings } from "../env";
 import { fail, ok, type Failure, type Result } from "../errors";
 import { ConfigurationVersions } from "../configuration-versions/configuration-versions.object";
-import type { ConfigurationVersionRecord } from "../configuration-versions/configuration-versions.types";
-import type { CreateCvInput, CvBackingAction } from "../configuration-versions/configuration-versions.store";
-import { Runs, type AppendLogInput } from "../runs/runs.object";
-import { RunTriggers, type TriggerDelivery } from "../run-triggers/run-triggers.object";
-import { Notifications, type ConfigResult } from "../notifications/notifications.object";
-import type { DeliveryResponse, NotificationConfig } from "../notifications/notifications.types";
-import { RunTasks, type WorkspaceTaskResult } from "../run-tasks/run-tasks.object";
-import type { TaskCallback, TaskResult, TaskStage, TaskStageName, WorkspaceTask } from "../run-tasks/run-tasks.types";
-import type { Actor, ArtifactKind, CancelSignal, ClaimInput, CreateRunInput, FinishInput, Job, Phase } from "../runs/runs.types";
-import type { RunActionInput, RunComment, RunEvent, RunRecord, RunsRpc } from "../runs/runs.types";
+import { Runs } from "../runs/runs.object";
+import { RunTriggers } from "../run-triggers/run-triggers.object";
+import { Notifications } from "../notifications/notifications.object";
+import { RunTasks } from "../run-tasks/run-tasks.object";
+import type { RunsRpc } from "../runs/runs.types";
 import { StateVersions } from "../state-versions/state-versions.object";
-import type { BackingAction, BlobKind, CreateVersionInput, RollbackInput, StateVersionView } from "../state-versions/state-versions.store";
-import type { TagChange } from "../tags/workspace-tags.rules";
-import { Variables, type VariableResult } from "../variables/variables.object";
-import type { StoredVariable, VariablePatch } from "../variables/variables.types";
-import type { ConsumerChange } from "./consumers.rules";
+import { Variables } from "../variables/variables.object";
 import type { Change, Stored, WorkspaceHost, WorkspaceResult } from "./workspace.host";
 import { migrate, resealAll } from "./workspace.migrations";
 import { deriveSealer, useSealer } from "../platform/seal";
@@ -27,18 +18,19 @@ import { AutoDestroy } from "./auto-destroy.object";
 import { inheritedExecution } from "./workspaces.d1";
 import { Vcs, type VcsDeliveryInput } from "../vcs/vcs.object";
 import { isFailure } from "./workspace.rules";
-import type { ArtifactUploadInput } from "../runs/runs.types";
 import { AuditLog } from "../audit/audit.object";
 import type { AuditEvent } from "../audit/audit.rules";
-import type { CreateInput, DataRetentionPolicy, Faults, Guard, LockHolder, UpdateInput, WorkspaceRecord } from "./workspace.types";
+import type { CreateInput, Faults, Guard, LockHolder, UpdateInput, WorkspaceRecord } from "./workspace.types";
 
 /**
  * One SQLite-backed Durable Object per workspace (named by its id): the single writer of that workspace. It hosts one
  * capability per resource it holds (`<resource>.object.ts`: the record, state versions, variables, configuration
- * versions, runs, the automatic destroy, the connected repository, run triggers, notifications, run tasks), each owning its tables and reaching the object through `WorkspaceHost` alone. Every mutation is
- * read-check-write with no await in between, commits together with an outbox row, then upserts the D1 index
- * (workspace.outbox.ts); the one alarm retries the outbox until D1 has it, and expires the runs' job leases.
+ * versions, runs, the automatic destroy, the connected repository, run triggers, notifications, run tasks), each
+ * owning its tables and reaching the object through `WorkspaceHost` alone. Every mutation is read-check-write with no
+ * await in between, commits the record's row as its outbox entry, then upserts the D1 index (workspace.outbox.ts); the
+ * one alarm retries the outbox until D1 has it, then serves each capability's due work.
  */
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the merged interface's methods (DELEGATED) are defined on the prototype below.
 export class WorkspaceObject extends DurableObject<Bindings> implements WorkspaceHost, RunsRpc {
   private readonly states = new StateVersions(this);
   private readonly cvs: ConfigurationVersions = new ConfigurationVersions(this, (w, cv, now) => this.runs.queueForUpload(w, cv, now));
@@ -117,9 +109,8 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
 
   /** Writes the record, its outbox entry and the change's audit event in one implicit transaction (no await in between). */
   commit(kind: "live" | "deleted", record: WorkspaceRecord, audit?: AuditEvent): void {
-    const text = JSON.stringify(record);
-    this.record.store(kind, text);
-    this.outbox.add(kind === "deleted", record.version, text);
+    this.record.store(kind, JSON.stringify(record));
+    this.outbox.add(kind === "deleted");
     this.audit.add(audit);
   }
 
@@ -153,35 +144,17 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
     return this.outbox.flushing;
   }
 
-  // ---- RPC methods: the workspace record (workspace-record.object.ts) ----
+  // ---- RPC methods with more than a delegation (the others: DELEGATED, below the class) ----
 
   async create(input: CreateInput): Promise<WorkspaceResult> {
     const created = await this.record.create(input);
     if (created.ok && created.value.settings["vcs-repo"]) this.vcs.noteOrigin(input.origin);
     return created;
   }
-  async get(): Promise<WorkspaceResult> {
-    return this.record.get();
-  }
   async update(input: UpdateInput): Promise<WorkspaceResult> {
     const updated = await this.record.update(input);
     if (updated.ok && input.attributes.vcsRepo) this.vcs.noteOrigin(input.origin);
     return updated;
-  }
-  async changeTags(input: { change: TagChange; purge?: string[]; now: string; guard?: Guard }): Promise<WorkspaceResult> {
-    return this.record.changeTags(input);
-  }
-  async changeConsumers(input: { change: ConsumerChange; now: string; guard?: Guard }): Promise<WorkspaceResult> {
-    return this.record.changeConsumers(input);
-  }
-  async setSshKey(input: { keyId: string | null; now: string; guard?: Guard }): Promise<WorkspaceResult> {
-    return this.record.setSshKey(input);
-  }
-  async setRetention(input: { policy: DataRetentionPolicy | null; guard?: Guard }): Promise<WorkspaceResult> {
-    return this.record.setRetention(input);
-  }
-  async lock(input: { holder: LockHolder; reason: string; now: string; guard?: Guard }): Promise<WorkspaceResult> {
-    return this.record.lock(input);
   }
   async unlock(input: { holder: LockHolder; now?: string; guard?: Guard }): Promise<WorkspaceResult> {
     return this.record.unlock(input, false);
@@ -189,220 +162,15 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
   async forceUnlock(input: { now?: string; guard?: Guard } = {}): Promise<WorkspaceResult> {
     return this.record.unlock(input, true);
   }
-  async remove(opts: { safe?: boolean; guard?: Guard } = {}): Promise<Result<null>> {
-    return this.record.remove(opts);
-  }
-  async releaseName(name: string, now: number): Promise<Result<{ released: boolean }>> {
-    return this.record.releaseName(name, now);
-  }
   /** The record as the index should hold it (for the consistency checker). */
   async indexState(): Promise<Result<{ kind: Stored["kind"]; record: WorkspaceRecord | null; pending: number; armed: boolean }>> {
     return ok(await this.outbox.state(this.load()));
   }
-
-  // ---- variables (variables.object.ts): values arrive sealed ----
-
-  async createVariable(input: { variable: StoredVariable; guard?: Guard }): Promise<VariableResult> {
-    return this.variables.create(input);
-  }
-  async updateVariable(input: { id: string; patch: VariablePatch; guard?: Guard }): Promise<VariableResult> {
-    return this.variables.update(input);
-  }
-  async deleteVariable(input: { id: string; guard?: Guard }): Promise<WorkspaceResult> {
-    return this.variables.delete(input);
-  }
-  async listVariables(): Promise<Result<{ workspace: WorkspaceRecord; variables: StoredVariable[] }>> {
-    return this.variables.list();
-  }
-  async getVariable(id: string): Promise<VariableResult> {
-    return this.variables.get(id);
-  }
-
-  // ---- state versions (state-versions.object.ts) ----
-
-  async createStateVersion(input: CreateVersionInput & { guard?: Guard }): Promise<Result<StateVersionView>> {
-    return this.states.create(input);
-  }
-  async rollbackStateVersion(input: RollbackInput & { guard?: Guard }): Promise<Result<StateVersionView>> {
-    return this.states.rollback(input);
-  }
-  async appendBlob(input: { id: string; kind: BlobKind; upload: string; bytes: Uint8Array }): Promise<Result<null>> {
-    return this.states.appendBlob(input);
-  }
-  async abortBlob(input: { id: string; kind: BlobKind; upload: string }): Promise<Result<null>> {
-    return this.states.abortBlob(input);
-  }
-  async completeBlob(input: { id: string; kind: BlobKind; upload: string; bytes: Uint8Array; now: string; guard?: Guard }): Promise<Result<null>> {
-    return this.states.completeBlob(input);
-  }
-  async getStateVersion(id: string): Promise<Result<{ stateVersion: StateVersionView; workspace: WorkspaceRecord }>> {
-    return this.states.get(id);
-  }
-  async listStateVersions(input: { offset: number; limit: number; status?: string }): Promise<Result<{ items: StateVersionView[]; total: number }>> {
-    return this.states.list(input);
-  }
-  async readBlobPart(input: { id: string; kind: BlobKind; fromSeq: number }): Promise<Result<{ bytes: Uint8Array; next: number | null }>> {
-    return this.states.readBlobPart(input);
-  }
-  async manageBackingData(input: { id: string; action: BackingAction; guard?: Guard }): Promise<Result<null>> {
-    return this.states.manageBackingData(input);
-  }
-
-  // ---- configuration versions (configuration-versions.object.ts) ----
-
-  async createConfigurationVersion(input: CreateCvInput & { guard?: Guard }): Promise<Result<{ cv: ConfigurationVersionRecord; workspace: WorkspaceRecord }>> {
-    return this.cvs.create(input);
-  }
-  async getConfigurationVersion(id: string): Promise<Result<{ cv: ConfigurationVersionRecord; workspace: WorkspaceRecord }>> {
-    return this.cvs.get(id);
-  }
-  async listConfigurationVersions(input: { offset: number; limit: number }): Promise<Result<{ items: ConfigurationVersionRecord[]; total: number }>> {
-    return this.cvs.list(input);
-  }
-  async archiveConfigurationVersion(input: { id: string; now: string; guard?: Guard }): Promise<Result<ConfigurationVersionRecord>> {
-    return this.cvs.archive(input);
-  }
-  async manageCvBackingData(input: { id: string; action: CvBackingAction; guard?: Guard }): Promise<Result<null>> {
-    return this.cvs.manageBackingData(input);
-  }
-  async appendCvUpload(input: { id: string; upload: string; bytes: Uint8Array }): Promise<Result<null>> {
-    return this.cvs.appendUpload(input);
-  }
-  async abortCvUpload(input: { id: string; upload: string }): Promise<Result<null>> {
-    return this.cvs.abortUpload(input);
-  }
-  async completeCvUpload(input: { id: string; upload: string; bytes: Uint8Array; sha256: string; now: string }): Promise<Result<ConfigurationVersionRecord>> {
-    return this.cvs.completeUpload(input);
-  }
-  async readCvPart(input: { id: string; fromSeq: number }): Promise<Result<{ bytes: Uint8Array; next: number | null }>> {
-    return this.cvs.readPart(input);
-  }
-
-  // ---- runs (runs.object.ts; the contract is RunsRpc in src/runs/runs.types.ts) ----
-
-  async createRun(input: CreateRunInput): Promise<Result<{ run: RunRecord; workspace: WorkspaceRecord }>> {
-    return this.runs.create(input);
-  }
-  async getRun(runId: string): Promise<Result<{ run: RunRecord; workspace: WorkspaceRecord }>> {
-    return this.runs.get(runId);
-  }
-  async listRuns(input: { offset: number; limit: number; includePlanOnly: boolean }): Promise<Result<{ items: RunRecord[]; total: number }>> {
-    return this.runs.list(input);
-  }
-  async runAction(input: RunActionInput): Promise<Result<{ run: RunRecord }>> {
-    return this.runs.action(input);
-  }
-  async listRunEvents(runId: string): Promise<Result<RunEvent[]>> {
-    return this.runs.events(runId);
-  }
-  async getComment(id: string): Promise<Result<RunComment>> {
-    return this.runs.comment(id);
-  }
-  async addComment(input: { runId: string; id: string; body: string; now: string; actor: Actor | null }): Promise<Result<RunComment>> {
-    return this.runs.addComment(input);
-  }
-  async readLog(input: { runId: string; phase: Phase; offset: number; limit: number }): Promise<Result<{ bytes: Uint8Array }>> {
-    return this.runs.readLog(input);
-  }
-  async claimJob(input: ClaimInput): Promise<Result<Job>> {
-    return this.runs.claim(input);
-  }
-  async heartbeat(input: { runId: string; phase: Phase; claimId: string; now: string }): Promise<Result<{ signal: CancelSignal }>> {
-    return this.runs.heartbeat(input);
-  }
-  async appendLog(input: AppendLogInput): Promise<Result<{ size: number; signal: CancelSignal }>> {
-    return this.runs.appendLog(input);
-  }
-  async putArtifact(input: { runId: string; claimId: string; kind: ArtifactKind; bytes: Uint8Array }): Promise<Result<null>> {
-    return this.runs.putArtifact(input);
-  }
-  async appendArtifact(input: ArtifactUploadInput): Promise<Result<null>> {
-    return this.runs.appendArtifact(input);
-  }
-  async abortArtifact(input: { runId: string; kind: ArtifactKind; upload: string }): Promise<Result<null>> {
-    return this.runs.abortArtifact(input);
-  }
-  async completeArtifact(input: ArtifactUploadInput): Promise<Result<null>> {
-    return this.runs.completeArtifact(input);
-  }
-  async getArtifact(input: { runId: string; kind: ArtifactKind; maxBytes?: number }): Promise<Result<{ bytes: Uint8Array | null; size: number }>> {
-    return this.runs.getArtifact(input);
-  }
-  async readArtifactPart(input: { runId: string; kind: ArtifactKind; fromSeq: number }): Promise<Result<{ bytes: Uint8Array; next: number | null }>> {
-    return this.runs.readArtifactPart(input);
-  }
-  async finishJob(input: FinishInput): Promise<Result<{ run: RunRecord }>> {
-    return this.runs.finish(input);
-  }
-
-  // ---- the connected repository (src/vcs/vcs.object.ts) ----
-
+  /** A repository event for the connected workspace (src/vcs/vcs.object.ts): stored, then worked from the alarm. */
   async vcsDelivery(input: VcsDeliveryInput): Promise<Result<{ queued: boolean }>> {
     const r = this.vcs.receive(input);
     this.arm();
     return r;
-  }
-
-  // ---- run triggers (run-triggers.object.ts) ----
-
-  async receiveRunTrigger(input: TriggerDelivery): Promise<Result<{ runId: string | null }>> {
-    return this.runTriggers.receive(input);
-  }
-
-  // ---- notification configurations (notifications.object.ts) ----
-
-  async createNotification(input: { config: NotificationConfig; guard?: Guard }): Promise<ConfigResult> {
-    return this.notifications.create(input);
-  }
-  async getNotification(id: string): Promise<ConfigResult> {
-    return this.notifications.get(id);
-  }
-  async listNotifications(): Promise<Result<{ items: NotificationConfig[]; workspace: WorkspaceRecord }>> {
-    return this.notifications.list();
-  }
-  async updateNotification(input: { config: NotificationConfig; readAt: string; guard?: Guard }): Promise<ConfigResult> {
-    return this.notifications.update(input);
-  }
-  async deleteNotification(input: { id: string; guard?: Guard }): Promise<Result<null>> {
-    return this.notifications.delete(input);
-  }
-  async recordNotificationResponse(input: { id: string; response: DeliveryResponse }): Promise<ConfigResult> {
-    return this.notifications.record(input);
-  }
-
-  // ---- run tasks (run-tasks.object.ts) ----
-
-  async createWorkspaceTask(input: { task: WorkspaceTask; guard?: Guard }): Promise<WorkspaceTaskResult> {
-    return this.runTasks.create(input);
-  }
-  async getWorkspaceTask(id: string): Promise<WorkspaceTaskResult> {
-    return this.runTasks.get(id);
-  }
-  async listWorkspaceTasks(): Promise<Result<{ items: WorkspaceTask[]; workspace: WorkspaceRecord }>> {
-    return this.runTasks.list();
-  }
-  async updateWorkspaceTask(input: {
-    id: string;
-    enforcementLevel?: WorkspaceTask["enforcementLevel"];
-    stages?: TaskStageName[];
-    guard?: Guard;
-  }): Promise<WorkspaceTaskResult> {
-    return this.runTasks.update(input);
-  }
-  async deleteWorkspaceTask(input: { id: string; guard?: Guard }): Promise<Result<null>> {
-    return this.runTasks.delete(input);
-  }
-  async listTaskStages(runId: string): Promise<Result<{ stages: TaskStage[]; results: TaskResult[] }>> {
-    return this.runTasks.stages(runId);
-  }
-  async getTaskStage(id: string): Promise<Result<{ stage: TaskStage; results: TaskResult[]; run: RunRecord }>> {
-    return this.runTasks.stage(id);
-  }
-  async getTaskResult(id: string): Promise<Result<{ result: TaskResult; run: RunRecord }>> {
-    return this.runTasks.result(id);
-  }
-  async taskCallback(input: TaskCallback): Promise<Result<{ result: TaskResult }>> {
-    return this.runTasks.callback(input);
   }
 
   // ---- test-only (src/platform/hops.ts `countedNamespace` calls these in place of a method) ----
@@ -446,14 +214,8 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
     if (this.outbox.pending() > 0) return;
     const live = this.live(); // read once: each read parses the stored record
     const w = isFailure(live) ? null : live;
-    const due = [
-      this.runs.earliestLease(),
-      this.autoDestroy.due(w),
-      this.vcs.due(w),
-      this.runTriggers.due(),
-      this.notifications.due(),
-      this.runTasks.due(),
-    ].filter((t): t is number => t !== null);
+    const times = [this.runs.earliestLease(), this.autoDestroy.due(w), this.vcs.due(w), this.runTriggers.due(), this.notifications.due(), this.runTasks.due()];
+    const due = times.filter((t): t is number => t !== null);
     if (due.length === 0) void this.ctx.storage.deleteAlarm();
     else void this.ctx.storage.setAlarm(Math.min(...due));
   }
@@ -461,13 +223,119 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
   /** D1 has the workspace's delete: every capability drops what it held; the record keeps only its tombstone. */
   private erase(record: WorkspaceRecord): void {
     this.record.erase(record);
-    this.states.erase();
-    this.variables.erase();
-    this.cvs.erase();
-    this.runs.erase();
-    this.vcs.erase();
-    this.runTriggers.erase();
-    this.notifications.erase();
-    this.runTasks.erase();
+    for (const held of [this.states, this.variables, this.cvs, this.runs, this.vcs, this.runTriggers, this.notifications, this.runTasks]) held.erase();
   }
+}
+
+/**
+ * The RPC methods that hand the call to one capability as it is: method → [capability, its method]. Workers RPC
+ * exposes methods of the class's prototype (not instance fields), so each is defined there below; callers see the
+ * capability method's own signature (`Delegated`).
+ */
+const DELEGATED = {
+  get: ["record", "get"],
+  changeTags: ["record", "changeTags"],
+  changeConsumers: ["record", "changeConsumers"],
+  setSshKey: ["record", "setSshKey"],
+  setRetention: ["record", "setRetention"],
+  lock: ["record", "lock"],
+  remove: ["record", "remove"],
+  releaseName: ["record", "releaseName"],
+  // variables (variables.object.ts): values arrive sealed
+  createVariable: ["variables", "create"],
+  updateVariable: ["variables", "update"],
+  deleteVariable: ["variables", "delete"],
+  listVariables: ["variables", "list"],
+  getVariable: ["variables", "get"],
+  // state versions (state-versions.object.ts)
+  createStateVersion: ["states", "create"],
+  rollbackStateVersion: ["states", "rollback"],
+  appendBlob: ["states", "appendBlob"],
+  abortBlob: ["states", "abortBlob"],
+  completeBlob: ["states", "completeBlob"],
+  getStateVersion: ["states", "get"],
+  listStateVersions: ["states", "list"],
+  readBlobPart: ["states", "readBlobPart"],
+  manageBackingData: ["states", "manageBackingData"],
+  // configuration versions (configuration-versions.object.ts)
+  createConfigurationVersion: ["cvs", "create"],
+  getConfigurationVersion: ["cvs", "get"],
+  listConfigurationVersions: ["cvs", "list"],
+  archiveConfigurationVersion: ["cvs", "archive"],
+  manageCvBackingData: ["cvs", "manageBackingData"],
+  appendCvUpload: ["cvs", "appendUpload"],
+  abortCvUpload: ["cvs", "abortUpload"],
+  completeCvUpload: ["cvs", "completeUpload"],
+  readCvPart: ["cvs", "readPart"],
+  // runs (runs.object.ts; the contract is RunsRpc in src/runs/runs.types.ts)
+  createRun: ["runs", "create"],
+  getRun: ["runs", "get"],
+  listRuns: ["runs", "list"],
+  runAction: ["runs", "action"],
+  listRunEvents: ["runs", "events"],
+  getComment: ["runs", "comment"],
+  addComment: ["runs", "addComment"],
+  readLog: ["runs", "readLog"],
+  claimJob: ["runs", "claim"],
+  heartbeat: ["runs", "heartbeat"],
+  appendLog: ["runs", "appendLog"],
+  putArtifact: ["runs", "putArtifact"],
+  appendArtifact: ["runs", "appendArtifact"],
+  abortArtifact: ["runs", "abortArtifact"],
+  completeArtifact: ["runs", "completeArtifact"],
+  getArtifact: ["runs", "getArtifact"],
+  readArtifactPart: ["runs", "readArtifactPart"],
+  finishJob: ["runs", "finish"],
+  // run triggers (run-triggers.object.ts)
+  receiveRunTrigger: ["runTriggers", "receive"],
+  // notification configurations (notifications.object.ts)
+  createNotification: ["notifications", "create"],
+  getNotification: ["notifications", "get"],
+  listNotifications: ["notifications", "list"],
+  updateNotification: ["notifications", "update"],
+  deleteNotification: ["notifications", "delete"],
+  recordNotificationResponse: ["notifications", "record"],
+  // run tasks (run-tasks.object.ts)
+  createWorkspaceTask: ["runTasks", "create"],
+  getWorkspaceTask: ["runTasks", "get"],
+  listWorkspaceTasks: ["runTasks", "list"],
+  updateWorkspaceTask: ["runTasks", "update"],
+  deleteWorkspaceTask: ["runTasks", "delete"],
+  listTaskStages: ["runTasks", "stages"],
+  getTaskStage: ["runTasks", "stage"],
+  getTaskResult: ["runTasks", "result"],
+  taskCallback: ["runTasks", "callback"],
+} as const satisfies Record<string, readonly [keyof Capabilities, string]>;
+
+/** The capabilities a DELEGATED method may name (the object's fields of those names). */
+interface Capabilities {
+  record: WorkspaceRecords;
+  variables: Variables;
+  states: StateVersions;
+  cvs: ConfigurationVersions;
+  runs: Runs;
+  runTriggers: RunTriggers;
+  notifications: Notifications;
+  runTasks: RunTasks;
+}
+
+type Method<C extends keyof Capabilities, M> = M extends keyof Capabilities[C] ? Capabilities[C][M] : never;
+/** Each delegated method as callers see it: the capability's parameters, its result as a promise (an RPC's). */
+type Delegated = {
+  [K in keyof typeof DELEGATED]: Method<(typeof DELEGATED)[K][0], (typeof DELEGATED)[K][1]> extends (...args: infer A) => infer R
+    ? (...args: A) => Promise<Awaited<R>>
+    : never;
+};
+
+// Declaration merging: the class's instances have the delegated methods, defined on its prototype here.
+export interface WorkspaceObject extends Delegated {}
+for (const [name, [capability, method]] of Object.entries(DELEGATED)) {
+  Object.defineProperty(WorkspaceObject.prototype, name, {
+    configurable: true,
+    writable: true,
+    async value(this: WorkspaceObject, ...args: unknown[]) {
+      const target = (this as unknown as Record<string, Record<string, (...a: unknown[]) => unknown>>)[capability]!;
+      return target[method]!.apply(target, args);
+    },
+  });
 }

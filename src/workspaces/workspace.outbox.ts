@@ -1,7 +1,7 @@
 /**
- * The index follows the workspace's object through an outbox (docs/consistency.md). Every commit writes an outbox row
- * holding the record and arms the alarm in the same synchronous section; the flush then writes the newest entry to
- * D1 in one batch, whose statements come from a declared list of indexers (one per resource D1 mirrors, each living
+ * The index follows the workspace's object through an outbox (docs/consistency.md). Every commit marks the record's
+ * row as its outbox entry (`outbox`: what D1 lacks of it) and arms the alarm in the same synchronous section; the flush
+ * then writes the record to D1 in one batch, whose statements come from a declared list of indexers (one per resource D1 mirrors, each living
  * with its resource), guarded by the record's version so an older write never lands over a newer one. A write that
  * fails is retried from the alarm with backoff until D1 has it.
  */
@@ -67,19 +67,19 @@ export class Outbox {
     return this.lastBookmark;
   }
 
-  /** The entry for a commit, with the alarm that drains it (same synchronous section as the commit's other writes). */
-  add(deleted: boolean, version: number, text: string): void {
-    this.host.sql.exec("INSERT INTO outbox (version, op, record) VALUES (?, ?, ?)", version, deleted ? "delete" : "upsert", text);
+  /** The record's row is the entry for a commit, with the alarm that drains it (same synchronous section as the commit's other writes). */
+  add(deleted: boolean): void {
+    this.host.sql.exec("UPDATE workspace SET outbox = ?, attempts = 0 WHERE singleton = 1", deleted ? "delete" : "upsert");
     // Set with no await since the writes above, so it commits atomically with them: a kill before the flush reaches
     // D1 still leaves an alarm that will. A successful flush clears it again.
     void this.host.storage.setAlarm(Date.now() + CRASH_RETRY_MS);
   }
 
-  /** Entries not in D1 yet. */
+  /** Entries not in D1 yet: 1 or 0. */
   pending(): number {
-    // An object that never committed (a name lease only, or never created) has no outbox table yet.
+    // An object that never committed (never created) has no record table yet.
     if (!present(this.host.sql, RECORD_TABLES)) return 0;
-    return this.host.sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n;
+    return this.host.sql.exec<{ n: number }>("SELECT count(*) AS n FROM workspace WHERE outbox IS NOT NULL").one().n;
   }
 
   /**
@@ -109,9 +109,9 @@ export class Outbox {
     const sql = this.host.sql;
     if (!present(sql, RECORD_TABLES)) return;
     const latest = sql
-      .exec<{ seq: number; op: string; record: string; attempts: number }>("SELECT seq, op, record, attempts FROM outbox ORDER BY seq DESC LIMIT 1")
+      .exec<{ op: string | null; record: string; attempts: number }>("SELECT outbox AS op, record, attempts FROM workspace WHERE singleton = 1")
       .toArray()[0];
-    if (!latest) return;
+    if (!latest?.op) return;
     const entry: IndexEntry = { record: JSON.parse(latest.record) as WorkspaceRecord, deleted: latest.op === "delete" };
     const session = this.host.env.DB.withSession("first-primary");
     const pending = this.indexers.map((indexer) => (entry.deleted ? null : indexer.pending()));
@@ -124,13 +124,14 @@ export class Outbox {
       await session.batch(statements);
       this.lastBookmark = session.getBookmark();
     } catch (err) {
-      sql.exec("UPDATE outbox SET attempts = attempts + 1 WHERE seq = ?", latest.seq);
+      sql.exec("UPDATE workspace SET attempts = attempts + 1 WHERE singleton = 1");
       const delay = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** Math.min(latest.attempts, 6));
       await this.host.storage.setAlarm(Date.now() + delay);
       console.log(JSON.stringify({ level: "warn", msg: "index write failed; alarm will retry", workspace: entry.record.id, error: String(err) }));
       return;
     }
-    sql.exec("DELETE FROM outbox WHERE seq <= ?", latest.seq);
+    // A commit made while D1 was written is a newer entry, which the next flush writes: this one is done only if it is still the newest.
+    sql.exec("UPDATE workspace SET outbox = NULL, attempts = 0 WHERE singleton = 1 AND json_extract(record, '$.version') = ?", entry.record.version);
     for (const [i, indexer] of this.indexers.entries()) indexer.indexed(entry, pending[i]);
     // Nothing left to drain: the alarm armed by the commit is moot (same synchronous section as the check).
     this.host.drained();

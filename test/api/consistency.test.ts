@@ -191,7 +191,9 @@ describe("the index write that follows the answer", () => {
     // What a crash now would leave: the committed lock, its outbox entry and the alarm, all in the object's storage
     // (a restarted object runs the alarm; \`npm run test:restart\` kills the process in that window).
     const durable = await runInDurableObject(stub, async (_object, state) => ({
-      outbox: state.storage.sql.exec<{ version: number }>("SELECT version FROM outbox ORDER BY seq DESC LIMIT 1").toArray()[0]?.version,
+      outbox: state.storage.sql
+        .exec<{ version: number }>("SELECT json_extract(record, '$.version') AS version FROM workspace WHERE outbox IS NOT NULL")
+        .toArray()[0]?.version,
       alarm: await state.storage.getAlarm(),
     }));
     expect(durable.outbox).toBe(before! + 1);

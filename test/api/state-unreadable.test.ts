@@ -7,6 +7,7 @@ import SparkMD5 from "spark-md5";
 import { describe, expect, it } from "vitest";
 import { api } from "../helpers";
 import { createOrg, createWorkspace } from "../fixtures";
+import { asStoreOfSchema } from "../old-store";
 
 /** What OpenTofu 1.10 uploads as the raw state with `encryption { state { method = aes_gcm } }` (pbkdf2 key provider). */
 const ENVELOPE = JSON.stringify({
@@ -226,7 +227,7 @@ describe("state versions stored before unreadable states were told apart", () =>
       const empty = { terraformVersion: null, resources: [], resourceCount: 0, outputs: [], providers: {}, modules: {} };
       sql.exec("UPDATE state_versions SET parsed = ? WHERE id = ?", JSON.stringify(empty), svId);
       sql.exec("ALTER TABLE state_versions DROP COLUMN rollback_of");
-      sql.exec("UPDATE meta SET value = '6' WHERE key = 'schema_version'");
+      asStoreOfSchema(sql, 6);
     });
     return stub;
   }

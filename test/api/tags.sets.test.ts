@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { WorkspaceRecord } from "../../src/workspaces/workspace.types";
 import { createOrg, createWorkspace } from "../fixtures";
 import { api, expectConsistent } from "../helpers";
+import { asStoreOfSchema } from "../old-store";
 
 type Pair = [string, string];
 const kv = (pairs: Array<[string, string?]>) =>
@@ -344,8 +345,8 @@ describe("migration from one tag set per workspace", () => {
     await runInDurableObject(stub, (_instance, state) => {
       const sql = state.storage.sql;
       sql.exec("UPDATE workspace SET record = ? WHERE singleton = 1", JSON.stringify(old));
+      asStoreOfSchema(sql, 2);
       sql.exec("DELETE FROM outbox");
-      sql.exec("UPDATE meta SET value = '2' WHERE key = 'schema_version'");
     });
 
     // D1 as the previous code left it (workspace_tags of migrations 0001-0007, rows written by the old
