@@ -9,7 +9,7 @@ import { LIMITS } from "../limits";
 import { isFailure } from "../workspaces/workspace.rules";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
 import { applyPatch, checkKey } from "./variables.rules";
-import { variableFromRow, type StoredVariable, type VariablePatch, type VariableRow } from "./variables.types";
+import { variableColumns, variableFromRow, type StoredVariable, type VariablePatch, type VariableRow } from "./variables.types";
 
 type Row = VariableRow;
 
@@ -47,13 +47,7 @@ export function insertVariable(sql: SqlStorage, w: WorkspaceRecord, v: StoredVar
     "INSERT INTO variables (id, seq, key, category, value, description, hcl, sensitive, version_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     v.id,
     seq,
-    v.key,
-    v.category,
-    v.sealedValue,
-    v.description,
-    v.hcl ? 1 : 0,
-    v.sensitive ? 1 : 0,
-    v.versionId,
+    ...variableColumns(v),
     v.createdAt,
   );
   w.varIds = ids(sql);
@@ -69,13 +63,7 @@ export function updateVariable(sql: SqlStorage, id: string, patch: VariablePatch
   if (keyTaken(sql, next)) return fail("key_taken", undefined, "/data/attributes/key");
   sql.exec(
     "UPDATE variables SET key = ?, category = ?, value = ?, description = ?, hcl = ?, sensitive = ?, version_id = ? WHERE id = ?",
-    next.key,
-    next.category,
-    next.sealedValue,
-    next.description,
-    next.hcl ? 1 : 0,
-    next.sensitive ? 1 : 0,
-    next.versionId,
+    ...variableColumns(next),
     id,
   );
   return next;
