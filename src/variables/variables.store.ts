@@ -4,6 +4,7 @@
  * uniqueness check and the write of one request run with no other request in between, and N racing creates of one key
  * end as some serial order would. Values arrive sealed.
  */
+import { nextSeq } from "../platform/sql-records";
 import { fail, type Failure } from "../errors";
 import { LIMITS } from "../limits";
 import { isFailure } from "../workspaces/workspace.rules";
@@ -42,7 +43,7 @@ export function insertVariable(sql: SqlStorage, w: WorkspaceRecord, v: StoredVar
   if (keyTaken(sql, v)) return fail("key_taken", undefined, "/data/attributes/key");
   const count = sql.exec<{ n: number }>("SELECT count(*) AS n FROM variables").one().n;
   if (count >= LIMITS.variablesPerWorkspace) return fail("invalid_attribute", `A workspace has at most ${LIMITS.variablesPerWorkspace} variables`, "/data");
-  const seq = (sql.exec<{ n: number | null }>("SELECT max(seq) AS n FROM variables").one().n ?? 0) + 1;
+  const seq = nextSeq(sql, "variables");
   sql.exec(
     "INSERT INTO variables (id, seq, key, category, value, description, hcl, sensitive, version_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     v.id,
