@@ -2,18 +2,11 @@
 import type { Db } from "../caller";
 import { appendTo, textMatchSql } from "../platform/text-match";
 import type { ModuleDetails } from "./module-config.parse";
+import { type RegistryEntry, type RegistryEntryRow, storedNamespace, toEntry } from "./registry.d1";
 import { compareVersions, type RegistryName } from "./registry.rules";
 
-interface ModuleRow {
-  id: string;
-  organization_id: string;
-  organization_name: string;
-  registry_name: string;
-  namespace: string;
-  name: string;
+interface ModuleRow extends RegistryEntryRow {
   provider: string;
-  created_at: string;
-  updated_at: string;
   version_statuses: string;
 }
 
@@ -23,35 +16,15 @@ export interface VersionStatus {
   error: string | null;
 }
 
-export interface RegistryModule {
-  id: string;
-  organizationId: string;
-  organizationName: string;
-  registryName: RegistryName;
-  /** The organisation's name for a private module. */
-  namespace: string;
-  name: string;
+export interface RegistryModule extends RegistryEntry {
   provider: string;
-  createdAt: string;
-  updatedAt: string;
   /** Newest first. */
   versions: VersionStatus[];
 }
 
 function toModule(row: ModuleRow): RegistryModule {
   const versions = (JSON.parse(row.version_statuses ?? "[]") as VersionStatus[]).sort((a, b) => compareVersions(b.version, a.version));
-  return {
-    id: row.id,
-    organizationId: row.organization_id,
-    organizationName: row.organization_name,
-    registryName: row.registry_name as RegistryName,
-    namespace: row.registry_name === "private" ? row.organization_name : row.namespace,
-    name: row.name,
-    provider: row.provider,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    versions,
-  };
+  return { ...toEntry(row), provider: row.provider, versions };
 }
 
 const MODULE_SELECT = `SELECT m.*, o.name AS organization_name,
@@ -67,8 +40,6 @@ export interface ModuleKey {
   name: string;
   provider: string;
 }
-
-const storedNamespace = (k: { registryName: RegistryName; namespace: string }) => (k.registryName === "private" ? "" : k.namespace);
 
 export async function findModule(db: Db, k: ModuleKey): Promise<RegistryModule | null> {
   const row = await db

@@ -18,7 +18,6 @@ import {
   moduleCreateBody,
   moduleIdParam,
   moduleListQuery,
-  moduleNameParams,
   moduleParams,
   moduleUpdateBody,
   moduleVersionCreateBody,
@@ -27,6 +26,7 @@ import {
   registryModuleResource,
   registryModuleVersionResource,
 } from "./registry-modules.schemas";
+import { registryEntryParams } from "./registry.schemas";
 import { serializeModule, serializeModuleVersion, serializeRegistryTagBinding } from "./registry-modules.serialize";
 import {
   createModule,
@@ -118,7 +118,7 @@ registryModules.openapi(
     path: "/organizations/{organization_name}/registry-modules",
     action: "organization.read",
     summary: "List the organisation's registry modules (q searches names, namespaces and providers)",
-    request: { params: moduleNameParams.pick({ organization_name: true }), query: moduleListQuery },
+    request: { params: registryEntryParams.pick({ organization_name: true }), query: moduleListQuery },
     responses: ok("A page of modules", listDocument(registryModuleResource)),
   }),
   async (c) => {
@@ -152,7 +152,7 @@ registryModules.openapi(
     path: "/organizations/{organization_name}/registry-modules",
     action: "registry-modules.manage",
     summary: "Create a module without a VCS connection (private: versions are uploaded; public: a curated reference)",
-    request: { params: moduleNameParams.pick({ organization_name: true }), body: jsonBody(moduleCreateBody) },
+    request: { params: registryEntryParams.pick({ organization_name: true }), body: jsonBody(moduleCreateBody) },
     responses: ok("The module", resourceDocument(registryModuleResource), 201),
   }),
   async (c) => {
@@ -225,7 +225,7 @@ registryModules.openapi(
     path: "/organizations/{organization_name}/registry-modules/{registry_name}/{namespace}/{name}",
     action: "registry-modules.manage",
     summary: "Delete a module: every provider and version of the name",
-    request: { params: moduleNameParams },
+    request: { params: registryEntryParams },
     responses: { ...noContentResponse },
   }),
   async (c) => {
