@@ -1,4 +1,5 @@
 /** Run tasks, workspace run tasks, task stages and task results (HCP Terraform API docs). */
+import type { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
@@ -47,6 +48,22 @@ function includes(raw: string | undefined, allowed: string[]): Set<string> {
 
 const agentPoolOf = (r: { "agent-pool"?: { data: { id: string } | null } } | undefined) => (r?.["agent-pool"] ? (r["agent-pool"].data?.id ?? null) : undefined);
 
+type TaskAttributes = NonNullable<z.infer<typeof taskUpdateBody>["data"]["attributes"]>;
+
+/** A create or update document's attributes and relationships as the service's input. */
+function taskInput<A extends TaskAttributes>(a: A, relationships: Parameters<typeof agentPoolOf>[0]): service.TaskInput & Pick<A, "name" | "url"> {
+  return {
+    name: a.name,
+    url: a.url,
+    description: a.description,
+    category: a.category,
+    hmacKey: a["hmac-key"],
+    enabled: a.enabled,
+    global: a["global-configuration"],
+    agentPoolId: agentPoolOf(relationships),
+  };
+}
+
 // ---- organisation run tasks ----
 
 runTasks.openapi(
@@ -60,21 +77,7 @@ runTasks.openapi(
   }),
   async (c) => {
     const { attributes: a, relationships } = c.req.valid("json").data;
-    const v = await service.createRunTask(
-      callerOf(c),
-      c.req.valid("param").organization_name,
-      {
-        name: a.name,
-        url: a.url,
-        description: a.description,
-        category: a.category,
-        hmacKey: a["hmac-key"],
-        enabled: a.enabled,
-        global: a["global-configuration"],
-        agentPoolId: agentPoolOf(relationships),
-      },
-      origin(c),
-    );
+    const v = await service.createRunTask(callerOf(c), c.req.valid("param").organization_name, taskInput(a, relationships), origin(c));
     return jsonapi(c, { data: serializeRunTask(v) }, 201);
   },
 );
@@ -126,21 +129,7 @@ runTasks.openapi(
   }),
   async (c) => {
     const { attributes: a = {}, relationships } = c.req.valid("json").data;
-    const v = await service.updateRunTask(
-      callerOf(c),
-      c.req.valid("param").task_id,
-      {
-        name: a.name,
-        url: a.url,
-        description: a.description,
-        category: a.category,
-        hmacKey: a["hmac-key"],
-        enabled: a.enabled,
-        global: a["global-configuration"],
-        agentPoolId: agentPoolOf(relationships),
-      },
-      origin(c),
-    );
+    const v = await service.updateRunTask(callerOf(c), c.req.valid("param").task_id, taskInput(a, relationships), origin(c));
     return jsonapi(c, { data: serializeRunTask(v) });
   },
 );
