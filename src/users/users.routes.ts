@@ -16,6 +16,7 @@ import { membershipResource, userResource as userSchema } from "./users.schemas"
 import { adminDisableTwoFactor } from "../two-factor/two-factor.service";
 
 const defineRoute = defineRoutes({ tags: ["Users"] });
+const userParam = z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) });
 export const users = router();
 
 const userBody = z
@@ -45,7 +46,7 @@ users.openapi(
     path: "/users/{user_id}",
     action: "authenticated",
     summary: "Show a user",
-    request: { params: z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) }) },
+    request: { params: userParam },
     responses: ok("The user", resourceDocument(userSchema)),
   }),
   async (c) => jsonapi(c, { data: serializeStoredUser(await showUser(callerOf(c), c.req.valid("param").user_id)) }),
@@ -80,7 +81,7 @@ users.openapi(
     path: "/admin/users/{user_id}/actions/confirm-email",
     action: "site-admin",
     summary: "Confirm a user's email change (site admins; the local stand-in for the confirmation email)",
-    request: { params: z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) }) },
+    request: { params: userParam },
     responses: ok("The user", resourceDocument(userSchema)),
   }),
   async (c) => jsonapi(c, { data: serializeStoredUser(await confirmEmailChange(callerOf(c), c.req.valid("param").user_id)) }),
@@ -96,7 +97,7 @@ for (const [action, admin] of [
       path: `/admin/users/{user_id}/actions/${action}`,
       action: "site-admin",
       summary: admin ? "Make a user a site admin (site admins)" : "Revoke a user's site admin rights (site admins; not their own, not the bootstrap admin)",
-      request: { params: z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) }) },
+      request: { params: userParam },
       responses: ok("The user", resourceDocument(userSchema)),
     }),
     async (c) => jsonapi(c, { data: serializeStoredUser(await changeSiteAdmin(callerOf(c), c.req.valid("param").user_id, admin)) }),
@@ -109,7 +110,7 @@ users.openapi(
     path: "/admin/users/{user_id}/actions/disable_two_factor",
     action: "site-admin",
     summary: "Turn off a user's two-factor authentication (site admins: the user lost its authenticator and recovery codes)",
-    request: { params: z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) }) },
+    request: { params: userParam },
     responses: ok("The user", resourceDocument(userSchema)),
   }),
   async (c) => {

@@ -13,7 +13,6 @@ import {
   createVarsetBody,
   listQuery,
   pageIncludeQuery,
-  projectIdParam,
   projectRefsBody,
   updateVarsetBody,
   varsetResource,
@@ -21,6 +20,7 @@ import {
   varsetVarParams,
   workspaceRefsBody,
 } from "./varsets.schemas";
+import { projectParam } from "../projects/projects.schemas";
 import { serializeVarset } from "./varsets.serialize";
 import * as service from "./varsets.service";
 import { defineRoutes } from "../jsonapi/define-route";
@@ -179,7 +179,7 @@ varsets.openapi(
     path: "/projects/{project_id}/varsets",
     action: "project.read-variables",
     summary: "Variable sets applied to a project",
-    request: { params: projectIdParam, query: pageIncludeQuery },
+    request: { params: projectParam, query: pageIncludeQuery },
     responses: ok("A page of variable sets", listOf(varsetResource)),
   }),
   async (c) => {
