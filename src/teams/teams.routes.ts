@@ -8,12 +8,10 @@ import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { serializeTeamView, serializeTeamWithIncludes } from "./teams.serialize";
 import { changeMemberships, changeUsers, createTeam, deleteTeam, listTeams, showTeam, updateTeam } from "./teams.service";
 import { defineRoutes } from "../jsonapi/define-route";
-import { teamAttributesInput, teamResource } from "./teams.schemas";
+import { teamAttributesInput, teamParam, teamResource } from "./teams.schemas";
 
 const defineRoute = defineRoutes({ tags: ["Teams"] });
 export const teams = router();
-
-const teamParam = z.object({ team_id: z.string().regex(/^team-[A-Za-z0-9]{1,64}$/) });
 
 const teamCreateBody = z
   .object({ data: z.object({ type: z.literal("teams"), attributes: teamAttributesInput.extend({ name: z.string().max(LIMITS.teamNameMax) }) }) })

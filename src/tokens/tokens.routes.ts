@@ -30,6 +30,8 @@ import {
 } from "./tokens.service";
 import { defineRoutes } from "../jsonapi/define-route";
 import { authenticationTokenResource, tokenAttributesInput } from "./tokens.schemas";
+import { teamParam } from "../teams/teams.schemas";
+import { userParam } from "../users/users.schemas";
 
 const defineRoute = defineRoutes({ tags: ["Tokens"] });
 export const tokens = router();
@@ -58,8 +60,6 @@ const listed = (c: Context, page: Page, p: { tokens: Token[]; total: number }) =
   );
 
 // ---- team tokens ----
-
-const teamParam = z.object({ team_id: z.string().regex(/^team-[A-Za-z0-9]{1,64}$/) });
 
 tokens.openapi(
   defineRoute({
@@ -217,8 +217,6 @@ tokens.openapi(
 );
 
 // ---- user tokens ----
-
-const userParam = z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) });
 
 tokens.openapi(
   defineRoute({

@@ -12,11 +12,10 @@ import { acceptInvitation, inviteMember, listMemberships, removeMembership, show
 import { serializeStoredUser } from "./users.serialize";
 import { changeSiteAdmin, confirmEmailChange, createUser, showUser, updateAccount } from "./users.service";
 import { defineRoutes } from "../jsonapi/define-route";
-import { membershipResource, userResource as userSchema } from "./users.schemas";
+import { membershipResource, userParam, userResource as userSchema } from "./users.schemas";
 import { adminDisableTwoFactor } from "../two-factor/two-factor.service";
 
 const defineRoute = defineRoutes({ tags: ["Users"] });
-const userParam = z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) });
 export const users = router();
 
 const userBody = z
