@@ -1,5 +1,6 @@
 /** D1 statements of registry modules, their versions and the tag bindings of modules and providers (migration 0032). */
 import type { Db } from "../caller";
+import { offsetOf, pageWithTotal } from "../platform/paging";
 import { appendTo, textMatchSql } from "../platform/text-match";
 import type { ModuleDetails } from "./module-config.parse";
 import { type RegistryEntry, type RegistryEntryRow, storedNamespace, toEntry } from "./registry.d1";
@@ -95,13 +96,14 @@ export async function listModules(db: Db, organizationId: string, f: ModuleFilte
     );
   }
   const cond = where.join(" AND ");
-  const [rows, count] = await db.batch([
+  const { rows, total } = await pageWithTotal<ModuleRow>(
+    db,
     db
       .prepare(`${MODULE_SELECT} WHERE ${cond} ORDER BY m.name, m.provider, m.registry_name, m.namespace LIMIT ? OFFSET ?`)
-      .bind(...binds, page.size, (page.number - 1) * page.size),
+      .bind(...binds, page.size, offsetOf(page)),
     db.prepare(`SELECT count(*) AS n FROM registry_modules m JOIN organizations o ON o.external_id = m.organization_id WHERE ${cond}`).bind(...binds),
-  ]);
-  return { items: (rows.results as ModuleRow[]).map(toModule), total: (count.results[0] as { n: number }).n };
+  );
+  return { items: rows.map(toModule), total };
 }
 
 /** Inserts the module; false when one of that name and provider exists in the registry already. */

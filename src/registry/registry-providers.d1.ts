@@ -1,5 +1,6 @@
 /** D1 statements of registry providers, their versions and platforms (migration 0032). */
 import type { Db } from "../caller";
+import { offsetOf, pageWithTotal } from "../platform/paging";
 import { appendTo, textMatchSql } from "../platform/text-match";
 import { type RegistryEntry, type RegistryEntryRow, storedNamespace, toEntry } from "./registry.d1";
 import { compareVersions, type RegistryName } from "./registry.rules";
@@ -54,13 +55,12 @@ export async function listProviders(
   }
   if (f.q) where.push(textMatchSql("p.name", f.q, "contains", appendTo(binds)));
   const cond = where.join(" AND ");
-  const [rows, count] = await db.batch([
-    db
-      .prepare(`${PROVIDER_SELECT} WHERE ${cond} ORDER BY p.name, p.registry_name, p.namespace LIMIT ? OFFSET ?`)
-      .bind(...binds, page.size, (page.number - 1) * page.size),
+  const { rows, total } = await pageWithTotal<ProviderRow>(
+    db,
+    db.prepare(`${PROVIDER_SELECT} WHERE ${cond} ORDER BY p.name, p.registry_name, p.namespace LIMIT ? OFFSET ?`).bind(...binds, page.size, offsetOf(page)),
     db.prepare(`SELECT count(*) AS n FROM registry_providers p WHERE ${cond}`).bind(...binds),
-  ]);
-  return { items: (rows.results as ProviderRow[]).map(toProvider), total: (count.results[0] as { n: number }).n };
+  );
+  return { items: rows.map(toProvider), total };
 }
 
 export async function insertProvider(db: Db, p: Omit<RegistryProvider, "organizationName" | "versionIds">): Promise<boolean> {

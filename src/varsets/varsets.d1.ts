@@ -4,6 +4,7 @@
  * leave the sets' lists through the migration's triggers.
  */
 import type { Db } from "../caller";
+import { pageWithTotal } from "../platform/paging";
 import { LIMITS } from "../limits";
 import type { ScopedSetVariables } from "../variables/variables.rules";
 import { variableColumns, variableFromRow, type StoredVariable, type VariableRow } from "../variables/variables.types";
@@ -95,11 +96,12 @@ export interface VarsetPage {
 }
 
 async function page(db: Db, where: string, binds: unknown[], p: VarsetPage): Promise<{ items: Varset[]; total: number }> {
-  const [rows, count] = await db.batch<VarsetRow | { n: number }>([
+  const { rows, total } = await pageWithTotal<VarsetRow>(
+    db,
     db.prepare(`${SELECT_SETS} WHERE ${where} ORDER BY name, id LIMIT ? OFFSET ?`).bind(...binds, p.limit, p.offset),
     db.prepare(`SELECT count(*) AS n FROM varsets WHERE ${where}`).bind(...binds),
-  ]);
-  return { items: await withRelations(db, rows.results as VarsetRow[]), total: (count.results[0] as { n: number }).n };
+  );
+  return { items: await withRelations(db, rows), total };
 }
 
 /** The organisation's sets; `q` matches part of the name (case-insensitive). */
