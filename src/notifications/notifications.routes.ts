@@ -2,7 +2,7 @@
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import { defineRoutes } from "../jsonapi/define-route";
-import { jsonapi, noContent, paginated } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, pageSlice } from "../jsonapi/document";
 import { listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
@@ -46,7 +46,7 @@ notifications.openapi(
     // As the real API: without page parameters, the whole list and no pagination.
     if (q["page[number]"] === undefined && q["page[size]"] === undefined) return jsonapi(c, { data: data(views) });
     const page = pageOf(q);
-    return jsonapi(c, paginated(c, data(views.slice((page.number - 1) * page.size, page.number * page.size)), page, views.length));
+    return jsonapi(c, paginated(c, data(pageSlice(views, page)), page, views.length));
   },
 );
 

@@ -8,7 +8,7 @@ import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { defineRoutes } from "../jsonapi/define-route";
-import { Included, jsonapi, noContent } from "../jsonapi/document";
+import { Included, jsonapi, noContent, pageSlice } from "../jsonapi/document";
 import { registryPage } from "./registry.document";
 import { listDocument, pageOf, resourceDocument } from "../jsonapi/schemas";
 import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
@@ -246,7 +246,7 @@ registryProviders.openapi(
   async (c) => {
     const page = pageOf(c.req.valid("query"));
     const view = await providerVersions(callerOf(c), ref(c.req.valid("param")));
-    const slice = view.versions.slice((page.number - 1) * page.size, page.number * page.size);
+    const slice = pageSlice(view.versions, page);
     const data = [];
     for (const v of slice) data.push(serializeProviderVersion(v, view.provider, view.canManage, await versionLinks(c, v, view.canManage)));
     return jsonapi(c, registryPage(c, data, page, view.versions.length));
@@ -317,7 +317,7 @@ registryProviders.openapi(
     const page = pageOf(c.req.valid("query"));
     const view = await versionPlatforms(callerOf(c), ref(p), p.version);
     const data = [];
-    for (const pl of view.platforms.slice((page.number - 1) * page.size, page.number * page.size)) {
+    for (const pl of pageSlice(view.platforms, page)) {
       data.push(serializePlatform(pl, view.canManage, await platformLinks(c, pl, view.canManage)));
     }
     return jsonapi(c, registryPage(c, data, page, view.platforms.length));

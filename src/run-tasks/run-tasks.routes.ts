@@ -5,7 +5,7 @@ import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { defineRoutes } from "../jsonapi/define-route";
-import { jsonapi, noContent, paginated, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, paginatedList, type Resource, pageSlice } from "../jsonapi/document";
 import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { runIdParam } from "../runs/runs.schemas";
@@ -96,8 +96,7 @@ runTasks.openapi(
     includes(q.include, ["workspace_tasks"]);
     const all = await service.listOrgRunTasks(callerOf(c), c.req.valid("param").organization_name);
     const page = pageOf(q);
-    const items = all.slice((page.number - 1) * page.size, page.number * page.size);
-    return jsonapi(c, paginated(c, items.map(serializeRunTask), page, all.length));
+    return jsonapi(c, paginatedList(c, all, page, serializeRunTask));
   },
 );
 
@@ -184,8 +183,7 @@ runTasks.openapi(
   async (c) => {
     const all = await service.listWorkspaceTasks(callerOf(c), c.req.valid("param").workspace_id);
     const page = pageOf(c.req.valid("query"));
-    const items = all.slice((page.number - 1) * page.size, page.number * page.size);
-    return jsonapi(c, paginated(c, items.map(serializeWorkspaceTask), page, all.length));
+    return jsonapi(c, paginatedList(c, all, page, serializeWorkspaceTask));
   },
 );
 
@@ -258,7 +256,7 @@ runTasks.openapi(
     const wanted = includes(q.include, STAGE_INCLUDES);
     const all = await service.listRunTaskStages(callerOf(c), c.req.valid("param").run_id);
     const page = pageOf(q);
-    const items = all.slice((page.number - 1) * page.size, page.number * page.size);
+    const items = pageSlice(all, page);
     const included = wanted.has("task_results") ? items.flatMap((s) => s.results.map(serializeTaskResult)) : [];
     return jsonapi(
       c,
