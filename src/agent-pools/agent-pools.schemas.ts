@@ -1,4 +1,4 @@
-/** Response schema of agent pools (src/agent-pools/agent-pools.routes.ts). */
+/** The agent pool's path parameter and response schema (src/agent-pools/agent-pools.routes.ts, agent-tokens.routes.ts, src/agents/agents.routes.ts). */
 import { z } from "@hono/zod-openapi";
 import { attr, resourceSchema } from "../jsonapi/schemas";
 

@@ -48,6 +48,7 @@ import { signedObjectUrl } from "./registry-urls";
 
 const defineRoute = defineRoutes({ tags: ["Registry modules"] });
 export const registryModules = router();
+const moduleResponse = ok("The module", resourceDocument(registryModuleResource));
 
 const origin = (c: Context<AppEnv>) => new URL(c.req.url).origin;
 const ref = (p: { organization_name: string; registry_name: "private" | "public"; namespace: string; name: string; provider: string }): ModuleRef => ({
@@ -175,7 +176,7 @@ registryModules.openapi(
     action: "organization.read",
     summary: "Show a module",
     request: { params: moduleParams },
-    responses: ok("The module", resourceDocument(registryModuleResource)),
+    responses: moduleResponse,
   }),
   async (c) => {
     const view = await showModule(callerOf(c), ref(c.req.valid("param")));
@@ -190,7 +191,7 @@ registryModules.openapi(
     action: "registry-modules.manage",
     summary: "Update a module: its tag bindings (no-code, tests and VCS settings are refused)",
     request: { params: moduleParams, body: jsonBody(moduleUpdateBody) },
-    responses: ok("The module", resourceDocument(registryModuleResource)),
+    responses: moduleResponse,
   }),
   async (c) => {
     const d = c.req.valid("json").data;
@@ -295,7 +296,7 @@ registryModules.openapi(
     action: "organization.read",
     summary: "Show a module by id",
     request: { params: moduleIdParam },
-    responses: ok("The module", resourceDocument(registryModuleResource)),
+    responses: moduleResponse,
   }),
   async (c) => {
     const view = await showModuleById(callerOf(c), c.req.valid("param").module_id);

@@ -53,6 +53,7 @@ import { signedObjectUrl } from "./registry-urls";
 
 const defineRoute = defineRoutes({ tags: ["Registry providers"] });
 export const registryProviders = router();
+const providerResponse = ok("The provider", resourceDocument(registryProviderResource));
 
 const origin = (c: Context<AppEnv>) => new URL(c.req.url).origin;
 const ref = (p: { organization_name: string; registry_name: "private" | "public"; namespace: string; name: string }): ProviderRef => ({
@@ -149,7 +150,7 @@ registryProviders.openapi(
     action: "organization.read",
     summary: "Show a provider",
     request: { params: providerParams, query: providerReadQuery },
-    responses: ok("The provider", resourceDocument(registryProviderResource)),
+    responses: providerResponse,
   }),
   async (c) => {
     const withVersions = wantsVersions(c.req.valid("query").include);
@@ -164,7 +165,7 @@ registryProviders.openapi(
     action: "registry-providers.manage",
     summary: "Update a provider's tag bindings",
     request: { params: providerParams, body: jsonBody(providerUpdateBody) },
-    responses: ok("The provider", resourceDocument(registryProviderResource)),
+    responses: providerResponse,
   }),
   async (c) => {
     const bindings = c.req.valid("json").data.relationships?.["tag-bindings"]?.data.map((b) => b.attributes);
@@ -194,7 +195,7 @@ registryProviders.openapi(
     action: "organization.read",
     summary: "Show a provider by id",
     request: { params: providerIdParam, query: providerReadQuery },
-    responses: ok("The provider", resourceDocument(registryProviderResource)),
+    responses: providerResponse,
   }),
   async (c) => {
     const withVersions = wantsVersions(c.req.valid("query").include);

@@ -12,6 +12,7 @@ import { teamAttributesInput, teamParam, teamResource } from "./teams.schemas";
 
 const defineRoute = defineRoutes({ tags: ["Teams"] });
 export const teams = router();
+const teamResponse = ok("The team", resourceDocument(teamResource));
 
 const teamCreateBody = z
   .object({ data: z.object({ type: z.literal("teams"), attributes: teamAttributesInput.extend({ name: z.string().max(LIMITS.teamNameMax) }) }) })
@@ -29,7 +30,7 @@ teams.openapi(
     action: "teams.manage",
     summary: "Create a team (200, as the real service documents)",
     request: { params: orgParam, body: jsonBody(teamCreateBody) },
-    responses: ok("The team", resourceDocument(teamResource)),
+    responses: teamResponse,
   }),
   async (c) => {
     const team = await createTeam(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data.attributes);
@@ -65,7 +66,7 @@ teams.openapi(
     action: "organization.read",
     summary: "Show a team (include: users, organization-memberships)",
     request: { params: teamParam, query: includeQuery },
-    responses: ok("The team", resourceDocument(teamResource)),
+    responses: teamResponse,
   }),
   async (c) => {
     const { team, users, memberships } = await showTeam(callerOf(c), c.req.valid("param").team_id, c.req.valid("query").include);
@@ -80,7 +81,7 @@ teams.openapi(
     action: "teams.manage",
     summary: "Update a team",
     request: { params: teamParam, body: jsonBody(teamUpdateBody) },
-    responses: ok("The team", resourceDocument(teamResource)),
+    responses: teamResponse,
   }),
   async (c) => {
     const team = await updateTeam(callerOf(c), c.req.valid("param").team_id, c.req.valid("json").data.attributes ?? {});

@@ -17,6 +17,7 @@ import { adminDisableTwoFactor } from "../two-factor/two-factor.service";
 
 const defineRoute = defineRoutes({ tags: ["Users"] });
 export const users = router();
+const userResponse = ok("The user", resourceDocument(userSchema));
 
 const userBody = z
   .object({
@@ -46,7 +47,7 @@ users.openapi(
     action: "authenticated",
     summary: "Show a user",
     request: { params: userParam },
-    responses: ok("The user", resourceDocument(userSchema)),
+    responses: userResponse,
   }),
   async (c) => jsonapi(c, { data: serializeStoredUser(await showUser(callerOf(c), c.req.valid("param").user_id)) }),
 );
@@ -81,7 +82,7 @@ users.openapi(
     action: "site-admin",
     summary: "Confirm a user's email change (site admins; the local stand-in for the confirmation email)",
     request: { params: userParam },
-    responses: ok("The user", resourceDocument(userSchema)),
+    responses: userResponse,
   }),
   async (c) => jsonapi(c, { data: serializeStoredUser(await confirmEmailChange(callerOf(c), c.req.valid("param").user_id)) }),
 );
@@ -97,7 +98,7 @@ for (const [action, admin] of [
       action: "site-admin",
       summary: admin ? "Make a user a site admin (site admins)" : "Revoke a user's site admin rights (site admins; not their own, not the bootstrap admin)",
       request: { params: userParam },
-      responses: ok("The user", resourceDocument(userSchema)),
+      responses: userResponse,
     }),
     async (c) => jsonapi(c, { data: serializeStoredUser(await changeSiteAdmin(callerOf(c), c.req.valid("param").user_id, admin)) }),
   );
@@ -110,7 +111,7 @@ users.openapi(
     action: "site-admin",
     summary: "Turn off a user's two-factor authentication (site admins: the user lost its authenticator and recovery codes)",
     request: { params: userParam },
-    responses: ok("The user", resourceDocument(userSchema)),
+    responses: userResponse,
   }),
   async (c) => {
     const caller = callerOf(c);

@@ -27,6 +27,7 @@ import { defineRoutes } from "../jsonapi/define-route";
 
 const defineRoute = defineRoutes({ tags: ["Variable sets"] });
 export const varsets = router();
+const varsetPageResponse = ok("A page of variable sets", listOf(varsetResource));
 
 const include = (query: { include?: string }) => service.parseVarsetInclude(query.include);
 
@@ -48,7 +49,7 @@ varsets.openapi(
     action: "varsets.read",
     summary: "List the organisation's variable sets",
     request: { params: orgParam, query: listQuery },
-    responses: ok("A page of variable sets", listOf(varsetResource)),
+    responses: varsetPageResponse,
   }),
   async (c) => {
     const query = c.req.valid("query");
@@ -164,7 +165,7 @@ varsets.openapi(
     action: "variables.read",
     summary: "Variable sets reaching a workspace (applied to it, to its project, or global)",
     request: { params: workspaceIdParam, query: pageIncludeQuery },
-    responses: ok("A page of variable sets", listOf(varsetResource)),
+    responses: varsetPageResponse,
   }),
   async (c) => {
     const query = c.req.valid("query");
@@ -180,7 +181,7 @@ varsets.openapi(
     action: "project.read-variables",
     summary: "Variable sets applied to a project",
     request: { params: projectParam, query: pageIncludeQuery },
-    responses: ok("A page of variable sets", listOf(varsetResource)),
+    responses: varsetPageResponse,
   }),
   async (c) => {
     const query = c.req.valid("query");
