@@ -100,7 +100,7 @@ for (const { path, params, summary } of deleteActions) {
       action: "registry-modules.manage",
       summary,
       request: { params },
-      responses: { ...noContentResponse },
+      responses: noContentResponse,
     }),
     async (c) => {
       const p = c.req.valid("param") as { organization_name: string; name: string; provider?: string; version?: string };
@@ -212,7 +212,7 @@ registryModules.openapi(
     action: "registry-modules.manage",
     summary: "Delete a module's provider with all its versions",
     request: { params: moduleParams },
-    responses: { ...noContentResponse },
+    responses: noContentResponse,
   }),
   async (c) => {
     await deleteModuleProvider(callerOf(c), ref(c.req.valid("param")));
@@ -227,7 +227,7 @@ registryModules.openapi(
     action: "registry-modules.manage",
     summary: "Delete a module: every provider and version of the name",
     request: { params: registryEntryParams },
-    responses: { ...noContentResponse },
+    responses: noContentResponse,
   }),
   async (c) => {
     const p = c.req.valid("param");
@@ -243,7 +243,7 @@ registryModules.openapi(
     action: "registry-modules.manage",
     summary: "Delete a module version (the provider goes with its last version)",
     request: { params: moduleVersionParams },
-    responses: { ...noContentResponse },
+    responses: noContentResponse,
   }),
   async (c) => {
     const p = c.req.valid("param");

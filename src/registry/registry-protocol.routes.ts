@@ -262,7 +262,7 @@ registryApi.openapi(
     tags: gpgTags,
     summary: "Delete a GPG key",
     request: { params: gpgKeyParams },
-    responses: { ...noContentResponse },
+    responses: noContentResponse,
   }),
   async (c) => {
     const p = c.req.valid("param");

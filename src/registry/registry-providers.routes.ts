@@ -180,7 +180,7 @@ registryProviders.openapi(
     action: "registry-providers.manage",
     summary: "Delete a provider with its versions and platforms",
     request: { params: providerParams },
-    responses: { ...noContentResponse },
+    responses: noContentResponse,
   }),
   async (c) => {
     await removeProvider(callerOf(c), ref(c.req.valid("param")));
@@ -276,7 +276,7 @@ registryProviders.openapi(
     action: "registry-providers.manage",
     summary: "Delete a private provider version with its platforms",
     request: { params: providerVersionParams },
-    responses: { ...noContentResponse },
+    responses: noContentResponse,
   }),
   async (c) => {
     await removeProviderVersion(callerOf(c), ref(c.req.valid("param")), c.req.valid("param").version);
@@ -348,7 +348,7 @@ registryProviders.openapi(
     action: "registry-providers.manage",
     summary: "Delete a platform with its binary",
     request: { params: platformParams },
-    responses: { ...noContentResponse },
+    responses: noContentResponse,
   }),
   async (c) => {
     const p = c.req.valid("param");
