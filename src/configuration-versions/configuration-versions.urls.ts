@@ -5,7 +5,7 @@
  * one kind is never valid for the other.
  */
 import type { Bindings } from "../env";
-import { sign, verifySignature } from "../platform/signature";
+import { sign, verifySignature, type SignedQuery } from "../platform/signature";
 
 /** An upload URL lives as long as a state upload URL (25 hours); a download URL only for the redirect to be followed. */
 export const SLUG_UPLOAD_TTL_SECONDS = 25 * 60 * 60;
@@ -30,12 +30,6 @@ export async function signedSlugUrl(
 }
 
 /** Checks a request's signature and expiry in constant time. */
-export async function verifySlugUrl(
-  env: Bindings,
-  method: SlugMethod,
-  workspaceId: string,
-  cvId: string,
-  signed: { method: string | undefined; exp: string | undefined; sig: string | undefined },
-): Promise<boolean> {
+export async function verifySlugUrl(env: Bindings, method: SlugMethod, workspaceId: string, cvId: string, signed: SignedQuery): Promise<boolean> {
   return signed.method === method && verifySignature(env, signed.exp, signed.sig, (exp) => message(method, workspaceId, cvId, exp));
 }

@@ -3,7 +3,17 @@
  * artifacts): HMAC-SHA256 with BLOB_SIGNING_KEY over a message each kind of URL starts with its own prefix, so no
  * signature of one kind is valid for another, and an expiry in seconds since the epoch.
  */
+import type { Context } from "hono";
 import type { Bindings } from "../env";
+
+/** What a signed URL's query carries: the method it was signed for, its expiry and its signature. */
+export interface SignedQuery {
+  method: string | undefined;
+  exp: string | undefined;
+  sig: string | undefined;
+}
+
+export const signedQuery = (c: Context): SignedQuery => ({ method: c.req.query("method"), exp: c.req.query("exp"), sig: c.req.query("sig") });
 
 function signingKey(env: Bindings): string {
   if (!env.BLOB_SIGNING_KEY) throw new Error("BLOB_SIGNING_KEY is not configured");

@@ -6,7 +6,7 @@
  * path holds `/object/`, as the real service's upload links do (go-tfe's tests check it).
  */
 import type { Bindings } from "../env";
-import { sign, verifySignature } from "../platform/signature";
+import { sign, verifySignature, type SignedQuery } from "../platform/signature";
 
 /** An upload link lives as long as a state upload URL (25 hours); a download location only for Terraform to follow it. */
 export const REGISTRY_UPLOAD_TTL_SECONDS = 25 * 60 * 60;
@@ -34,12 +34,6 @@ export async function signedObjectUrl(
 }
 
 /** Checks a request's signature and expiry in constant time. */
-export async function verifyObjectUrl(
-  env: Bindings,
-  method: ObjectMethod,
-  kind: ObjectKind,
-  id: string,
-  signed: { method: string | undefined; exp: string | undefined; sig: string | undefined },
-): Promise<boolean> {
+export async function verifyObjectUrl(env: Bindings, method: ObjectMethod, kind: ObjectKind, id: string, signed: SignedQuery): Promise<boolean> {
   return signed.method === method && verifySignature(env, signed.exp, signed.sig, (exp) => message(method, kind, id, exp));
 }
