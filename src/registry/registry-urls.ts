@@ -1,7 +1,7 @@
 /**
  * Signed registry object URLs (`/_registry/object/<kind>/<id>`): `links.upload` and the download locations the
  * registry protocols hand to Terraform, which sends no token to them. Each carries an HMAC-SHA256 signature and an
- * expiry, with the state blobs' key (BLOB_SIGNING_KEY, src/blobs/blobs.urls.ts); every message starts with
+ * expiry, with the state blobs' key (BLOB_SIGNING_KEY, src/platform/signature.ts); every message starts with
  * `registry`, which no other kind of signed URL's does, so a signature of one kind is never valid for another. The
  * path holds `/object/`, as the real service's upload links do (go-tfe's tests check it).
  */
