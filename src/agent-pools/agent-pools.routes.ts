@@ -7,12 +7,11 @@ import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { serializeAgentPool } from "./agent-pools.serialize";
 import { createPool, listOrgPools, removePool, showPool, updatePool } from "./agent-pools.service";
 import { defineRoutes } from "../jsonapi/define-route";
-import { agentPoolResource } from "./agent-pools.schemas";
+import { agentPoolResource, poolIdParam } from "./agent-pools.schemas";
 
 const defineRoute = defineRoutes({ tags: ["Agent pools"] });
 export const agentPools = router();
 
-const poolParam = z.object({ pool_id: z.string().regex(/^apool-[A-Za-z0-9]{1,64}$/) });
 const refs = (type: string) => z.object({ data: z.array(z.object({ type: z.literal(type), id: z.string().max(64) })).max(1000) }).optional();
 const relationships = z
   .object({ "allowed-workspaces": refs("workspaces"), "allowed-projects": refs("projects"), "excluded-workspaces": refs("workspaces") })
@@ -88,7 +87,7 @@ agentPools.openapi(
     path: "/agent-pools/{pool_id}",
     action: "organization.read",
     summary: "Show an agent pool",
-    request: { params: poolParam },
+    request: { params: poolIdParam },
     responses: ok("The pool", resourceDocument(agentPoolResource)),
   }),
   async (c) => jsonapi(c, { data: serializeAgentPool(await showPool(callerOf(c), c.req.valid("param").pool_id)) }),
@@ -100,7 +99,7 @@ agentPools.openapi(
     path: "/agent-pools/{pool_id}",
     action: "agent-pools.manage",
     summary: "Update an agent pool",
-    request: { params: poolParam, body: jsonBody(updateBody) },
+    request: { params: poolIdParam, body: jsonBody(updateBody) },
     responses: ok("The pool", resourceDocument(agentPoolResource)),
   }),
   async (c) => {
@@ -120,7 +119,7 @@ agentPools.openapi(
     path: "/agent-pools/{pool_id}",
     action: "agent-pools.manage",
     summary: "Delete an unused agent pool",
-    request: { params: poolParam },
+    request: { params: poolIdParam },
     responses: noContentResponse,
   }),
   async (c) => {

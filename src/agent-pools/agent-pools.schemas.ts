@@ -1,5 +1,8 @@
-/** Response schema of agent pools (src/agent-pools/agent-pools.routes.ts). */
+/** The agent pool's path parameter and response schema (src/agent-pools/agent-pools.routes.ts, agent-tokens.routes.ts, src/agents/agents.routes.ts). */
+import { z } from "@hono/zod-openapi";
 import { attr, resourceSchema } from "../jsonapi/schemas";
+
+export const poolIdParam = z.object({ pool_id: z.string().regex(/^apool-[A-Za-z0-9]{1,64}$/) });
 
 export const agentPoolResource = resourceSchema("AgentPool", "agent-pools", {
   name: attr.string,

@@ -1,4 +1,5 @@
 /** Agent pools (HCP Terraform API docs: Agent Pools): members read them; manage-agent-pools manages them. */
+import { pageSlice } from "../jsonapi/document";
 import { authorize } from "../auth/requirements";
 import { loadOwned, requireOrgAccess, type OrgAccess } from "../auth/access";
 import type { Caller } from "../caller";
@@ -124,7 +125,7 @@ export async function listOrgPools(caller: Caller, organization: string, query: 
   const prjId = await usable(query.allowedProjectName, "projects");
   const allows = (p: AgentPool, id: string | null, list: string[]) => id === null || p.organizationScoped || list.includes(id);
   const matching = pools.filter((p) => (!q || containsText(p.name, q)) && allows(p, wsId, p.allowedWorkspaces) && allows(p, prjId, p.allowedProjects));
-  const slice = matching.slice((page.number - 1) * page.size, page.number * page.size);
+  const slice = pageSlice(matching, page);
   const using = await workspacesUsing(
     caller.db,
     org,

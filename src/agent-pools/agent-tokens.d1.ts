@@ -1,5 +1,6 @@
 /** All SQL for agent tokens (D1 `agent_tokens`, migration 0019): only the SHA-256 of a secret is stored. */
 import type { Db } from "../caller";
+import { offsetOf, pageWithTotal } from "../platform/paging";
 import type { Page } from "../jsonapi/document";
 
 interface AgentTokenRow {
@@ -60,13 +61,14 @@ export async function insertAgentToken(db: Db, token: AgentToken, tokenHash: str
 
 /** One page of a pool's tokens (oldest first unless sorted otherwise) and how many it has. */
 export async function poolTokens(db: Db, poolId: string, sort: AgentTokenSort | null, page: Page): Promise<{ tokens: AgentToken[]; total: number }> {
-  const [total, rows] = await db.batch([
-    db.prepare("SELECT count(*) AS n FROM agent_tokens WHERE agent_pool_id = ?").bind(poolId),
+  const { rows, total } = await pageWithTotal<AgentTokenRow>(
+    db,
     db
       .prepare(`SELECT ${COLUMNS} FROM agent_tokens WHERE agent_pool_id = ? ORDER BY ${ORDERS[sort ?? "created-at"]} LIMIT ? OFFSET ?`)
-      .bind(poolId, page.size, (page.number - 1) * page.size),
-  ]);
-  return { tokens: ((rows?.results ?? []) as AgentTokenRow[]).map(toAgentToken), total: ((total?.results?.[0] ?? { n: 0 }) as { n: number }).n };
+      .bind(poolId, page.size, offsetOf(page)),
+    db.prepare("SELECT count(*) AS n FROM agent_tokens WHERE agent_pool_id = ?").bind(poolId),
+  );
+  return { tokens: rows.map(toAgentToken), total };
 }
 
 export async function findAgentToken(db: Db, id: string): Promise<AgentToken | null> {

@@ -9,6 +9,7 @@ import { listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/sc
 import { jsonBody, ok, router } from "../jsonapi/validation";
 import { LIMITS } from "../limits";
 import { serializeAuthenticationToken } from "../tokens/tokens.serialize";
+import { poolIdParam } from "./agent-pools.schemas";
 import { createPoolToken, listPoolTokens } from "./agent-tokens.service";
 import { defineRoutes } from "../jsonapi/define-route";
 import { authenticationTokenResource } from "../tokens/tokens.schemas";
@@ -16,7 +17,6 @@ import { authenticationTokenResource } from "../tokens/tokens.schemas";
 const defineRoute = defineRoutes({ tags: ["Agent tokens"] });
 export const agentTokens = router();
 
-const poolParam = z.object({ pool_id: z.string().regex(/^apool-[A-Za-z0-9]{1,64}$/) });
 // The docs say `authentication-tokens`; go-tfe sends `agent-tokens`.
 const createBody = z
   .object({
@@ -35,7 +35,7 @@ agentTokens.openapi(
     action: "agent-pools.manage",
     summary: "List an agent pool's tokens (sort: created-at or -created-at); no secrets",
     request: {
-      params: poolParam,
+      params: poolIdParam,
       query: pageQuery.extend({ sort: z.string().max(32).optional() }).passthrough(),
     },
     responses: ok("A page of agent tokens", listDocument(authenticationTokenResource)),
@@ -62,7 +62,7 @@ agentTokens.openapi(
     path: "/agent-pools/{pool_id}/authentication-tokens",
     action: "agent-pools.manage",
     summary: "Create an agent token (its secret is shown only in this response; it never authenticates API requests)",
-    request: { params: poolParam, body: jsonBody(createBody) },
+    request: { params: poolIdParam, body: jsonBody(createBody) },
     responses: ok("The token, with its secret", resourceDocument(authenticationTokenResource), 201),
   }),
   async (c) => {

@@ -5,7 +5,8 @@ import { jsonapi, paginated } from "../jsonapi/document";
 import { defineRoutes } from "../jsonapi/define-route";
 import { listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { ok, router } from "../jsonapi/validation";
-import { agentIdParam, agentResource, poolIdParam } from "./agents.schemas";
+import { poolIdParam } from "../agent-pools/agent-pools.schemas";
+import { agentIdParam, agentResource } from "./agents.schemas";
 import { serializeAgent } from "./agents.serialize";
 import { listAllAgents, listPoolAgents, showAgent } from "./agents.service";
 

@@ -10,7 +10,6 @@ export const agentResource = resourceSchema("Agent", "agents", {
 });
 
 export const agentIdParam = z.object({ agent_id: z.string().regex(/^agent-[A-Za-z0-9]{1,64}$/) });
-export const poolIdParam = z.object({ pool_id: z.string().regex(/^apool-[A-Za-z0-9]{1,64}$/) });
 
 // ---- the private agent protocol ----
 

@@ -3,6 +3,7 @@
  * names it (`OrgRef`). Authorisation reads it on every request (src/auth/access.d1.ts); the organisations service
  * writes it (src/organizations/organizations.d1.ts).
  */
+import type { Db } from "../caller";
 import { LIMITS } from "../limits";
 
 /** An organisation's subscription: the plan assigned to it and the contract's terms. */
@@ -99,4 +100,9 @@ export function orgIdSql(ref: OrgRef): { sql: string; binds: unknown[] } {
 /** The WHERE condition that selects the organisations row of `ref`. */
 export function orgWhere(ref: OrgRef): { sql: string; binds: unknown[] } {
   return "id" in ref ? { sql: "external_id = ?", binds: [ref.id] } : { sql: "name = ?", binds: [ref.name] };
+}
+
+/** The organisation's name by its id; null when it is gone. */
+export async function organizationName(db: Db, id: string): Promise<string | null> {
+  return (await db.prepare("SELECT name FROM organizations WHERE external_id = ?").bind(id).first<{ name: string }>())?.name ?? null;
 }

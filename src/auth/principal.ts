@@ -35,16 +35,19 @@ export type Principal =
    * The run token of one claimed job (src/auth/run-token.ts): its own workspace's state, variables and lock, and
    * its organisation's entitlements; nothing else. Resolved from the token's signature, never from a table.
    */
-  | {
-      kind: "run";
-      runId: string;
-      workspaceId: string;
-      organizationId: string;
-      phase: "plan" | "apply";
-      claimId: string;
-      /** The run's workspace's project when its phase was claimed (project remote state sharing); absent in older tokens. */
-      projectId?: string;
-    };
+  | ({ kind: "run" } & RunClaim);
+
+/** What a run token names: one claimed job of one run (src/auth/run-token.ts). */
+export interface RunClaim {
+  runId: string;
+  workspaceId: string;
+  organizationId: string;
+  /** The run phase the token was minted for (a run's `plan` or `apply` job). */
+  phase: "plan" | "apply";
+  claimId: string;
+  /** The run's workspace's project when its phase was claimed (project remote state sharing); absent in older tokens. */
+  projectId?: string;
+}
 
 /** How a web UI session was started. */
 export type SessionMethod = "token" | "password" | "sso";

@@ -6,7 +6,7 @@
  * or unknown run refuses it), and the job calls of the agent protocol check the claim in the workspace's object.
  */
 import type { Bindings } from "../env";
-import type { Principal } from "./principal";
+import type { Principal, RunClaim } from "./principal";
 import type { RunStandingRow } from "./principal.d1";
 
 export type RunPrincipal = Extract<Principal, { kind: "run" }>;
@@ -59,21 +59,13 @@ function fromHex(hex: string): Uint8Array<ArrayBuffer> | null {
   return out;
 }
 
-export interface RunTokenClaims {
-  runId: string;
-  workspaceId: string;
-  organizationId: string;
-  /** The run phase the token was minted for (a run's `plan` or `apply` job). */
-  phase: "plan" | "apply";
-  claimId: string;
-  /** The workspace's project when the phase was claimed (project remote state sharing reads it); absent in older tokens. */
-  projectId?: string;
+export interface RunTokenClaims extends RunClaim {
   /** Expiry, seconds since the epoch. */
   expiresAt: number;
 }
 
 /** Mints the token of one claimed job (at claim time). */
-export async function mintRunToken(env: Bindings, claims: Omit<RunTokenClaims, "expiresAt">, nowSeconds = Math.floor(Date.now() / 1000)): Promise<string> {
+export async function mintRunToken(env: Bindings, claims: RunClaim, nowSeconds = Math.floor(Date.now() / 1000)): Promise<string> {
   const payload = base64url(
     JSON.stringify({
       r: claims.runId,

@@ -1,4 +1,5 @@
 /** The signed state-blob URLs' work: authorise by signature and the target's liveness (no principal), then stream in or out. */
+import type { SignedQuery } from "../platform/signature";
 import type { Bindings } from "../env";
 import { ApiError, unwrap } from "../errors";
 import { nowIso } from "../ids";
@@ -16,13 +17,7 @@ export interface BlobTarget {
 }
 
 /** The URL's signature parameters as sent (`method`, `exp`, `sig`). */
-export interface BlobSignature {
-  method: string | undefined;
-  exp: string | undefined;
-  sig: string | undefined;
-}
-
-export async function authoriseBlob(env: Bindings, method: "GET" | "PUT", t: BlobTarget, signed: BlobSignature): Promise<void> {
+export async function authoriseBlob(env: Bindings, method: "GET" | "PUT", t: BlobTarget, signed: SignedQuery): Promise<void> {
   const ok = signed.method === method && (await verifyBlobUrl(env, method, t.ws, t.sv, t.kind, signed.exp, signed.sig));
   if (!ok) throw ApiError.of("forbidden", { detail: "The URL is not signed for this request, or it has expired" });
   // A signature outlives nothing it names: the workspace must still be live and its

@@ -3,6 +3,7 @@
  * size limit). Uploads stream into the workspace's Durable Object in 1 MiB pieces, staged per
  * upload; downloads stream back out in pieces, so no single RPC carries a whole large state.
  */
+import { signedQuery } from "../platform/signature";
 import { Hono, type Context } from "hono";
 import type { AppEnv } from "../env";
 import type { BlobKind } from "./blobs.urls";
@@ -21,7 +22,7 @@ function target(c: Context<AppEnv>): { ws: string; sv: string; kind: BlobKind } 
 
 async function authorise(c: Context<AppEnv>, method: "GET" | "PUT") {
   const t = target(c);
-  await authoriseBlob(c.env, method, t, { method: c.req.query("method"), exp: c.req.query("exp"), sig: c.req.query("sig") });
+  await authoriseBlob(c.env, method, t, signedQuery(c));
   return t;
 }
 

@@ -2,6 +2,7 @@
  * The signed configuration-archive URLs (outside /api/v2: no bearer token, raw tar.gz bodies, their own size limit).
  * The service streams uploads into the workspace's Durable Object in 1 MiB pieces and downloads back out in parts.
  */
+import { signedQuery } from "../platform/signature";
 import { Hono, type Context } from "hono";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
@@ -19,7 +20,7 @@ function target(c: Context<AppEnv>): { ws: string; cv: string } {
 
 async function authorise(c: Context<AppEnv>, method: SlugMethod): Promise<{ ws: string; cv: string }> {
   const t = target(c);
-  await authoriseSlug(c.env, method, t, { method: c.req.query("method"), exp: c.req.query("exp"), sig: c.req.query("sig") });
+  await authoriseSlug(c.env, method, t, signedQuery(c));
   return t;
 }
 

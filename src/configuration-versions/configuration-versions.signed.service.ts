@@ -3,6 +3,7 @@
  * stream the archive into the workspace's Durable Object in 1 MiB pieces staged per upload, or back out in parts, so
  * no single RPC carries a whole archive.
  */
+import type { SignedQuery } from "../platform/signature";
 import { organizationIsLive } from "../blobs/blobs.d1";
 import type { Bindings } from "../env";
 import { ApiError, unwrap } from "../errors";
@@ -19,12 +20,7 @@ export interface SlugTarget {
 }
 
 /** The URL's target is usable once its signature holds and the workspace and its organisation still exist. */
-export async function authoriseSlug(
-  env: Bindings,
-  method: SlugMethod,
-  t: SlugTarget,
-  signed: { method: string | undefined; exp: string | undefined; sig: string | undefined },
-): Promise<void> {
+export async function authoriseSlug(env: Bindings, method: SlugMethod, t: SlugTarget, signed: SignedQuery): Promise<void> {
   if (!(await verifySlugUrl(env, method, t.ws, t.cv, signed))) {
     throw ApiError.of("forbidden", { detail: "The URL is not signed for this request, or it has expired" });
   }

@@ -4,6 +4,7 @@
  * tar.gz in pieces below the 2 MB row limit. Synchronous helpers its capability (configuration-versions.object.ts) and
  * the run engine call in their critical sections: none of them awaits.
  */
+import { nextSeq } from "../platform/sql-records";
 import { fail, type Failure } from "../errors";
 import { openRowAsync, plainLength, resealTable, seal } from "../platform/seal";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
@@ -80,7 +81,7 @@ export function createCv(sql: SqlStorage, w: WorkspaceRecord, input: CreateCvInp
     ...(input.agentPoolId !== undefined ? { agentPoolId: input.agentPoolId } : {}),
     ...(input.ingress ? { ingress: input.ingress } : {}),
   };
-  const seq = (sql.exec<{ n: number | null }>("SELECT max(seq) AS n FROM configuration_versions").one().n ?? 0) + 1;
+  const seq = nextSeq(sql, "configuration_versions");
   sql.exec("INSERT INTO configuration_versions (id, seq, record) VALUES (?, ?, ?)", cv.id, seq, JSON.stringify(cv));
   if (!input.provisional) w.currentConfigurationVersionId = cv.id;
   return w;

@@ -4,8 +4,8 @@
  * blobs' (BLOB_SIGNING_KEY); every message starts with `slug`, which no state-blob message does, so a signature of
  * one kind is never valid for the other.
  */
-import { hmacHex, sameHex, signingKey } from "../blobs/blobs.urls";
 import type { Bindings } from "../env";
+import { sign, verifySignature, type SignedQuery } from "../platform/signature";
 
 /** An upload URL lives as long as a state upload URL (25 hours); a download URL only for the redirect to be followed. */
 export const SLUG_UPLOAD_TTL_SECONDS = 25 * 60 * 60;
@@ -25,20 +25,11 @@ export async function signedSlugUrl(
   nowSeconds = Math.floor(Date.now() / 1000),
 ): Promise<string> {
   const exp = nowSeconds + (method === "PUT" ? SLUG_UPLOAD_TTL_SECONDS : SLUG_DOWNLOAD_TTL_SECONDS);
-  const sig = await hmacHex(signingKey(env), message(method, workspaceId, cvId, exp));
+  const sig = await sign(env, message(method, workspaceId, cvId, exp));
   return `${origin}/_slugs/${workspaceId}/${cvId}?method=${method}&exp=${exp}&sig=${sig}`;
 }
 
 /** Checks a request's signature and expiry in constant time. */
-export async function verifySlugUrl(
-  env: Bindings,
-  method: SlugMethod,
-  workspaceId: string,
-  cvId: string,
-  signed: { method: string | undefined; exp: string | undefined; sig: string | undefined },
-): Promise<boolean> {
-  const { exp, sig } = signed;
-  if (signed.method !== method || !exp || !sig || !/^\d{1,12}$/.test(exp) || !/^[0-9a-f]{64}$/.test(sig)) return false;
-  if (Number(exp) < Math.floor(Date.now() / 1000)) return false;
-  return sameHex(await hmacHex(signingKey(env), message(method, workspaceId, cvId, Number(exp))), sig);
+export async function verifySlugUrl(env: Bindings, method: SlugMethod, workspaceId: string, cvId: string, signed: SignedQuery): Promise<boolean> {
+  return signed.method === method && verifySignature(env, signed.exp, signed.sig, (exp) => message(method, workspaceId, cvId, exp));
 }

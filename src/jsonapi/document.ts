@@ -34,6 +34,16 @@ export interface Page {
   size: number;
 }
 
+/** The page's items of a list read whole. */
+export function pageSlice<T>(all: readonly T[], page: Page): T[] {
+  return all.slice((page.number - 1) * page.size, page.number * page.size);
+}
+
+/** The pagination envelope of a list read whole: the page's items serialised, the whole list counted. */
+export function paginatedList<T>(c: Context, all: readonly T[], page: Page, serialize: (item: T) => Resource): Document {
+  return paginated(c, pageSlice(all, page).map(serialize), page, all.length);
+}
+
 /** The pagination envelope: absolute links and meta.pagination (HCP Terraform API docs: Pagination). */
 export function paginated(
   c: Context,

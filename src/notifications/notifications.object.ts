@@ -4,14 +4,17 @@
  * then sends them (notifications.send.ts), out of any critical section, recording each answer on its configuration
  * and retrying a failed one with backoff up to LIMITS.notificationAttempts times. A delivery never holds up a run.
  */
+import { organizationName } from "../auth/organization.d1";
 import type { Bindings } from "../env";
 import { fail, ok, type Result } from "../errors";
 import { LIMITS } from "../limits";
 import type { RunRecord, RunStatus } from "../runs/runs.types";
+import { usernames } from "../users/users.d1";
 import type { WorkspaceHost } from "../workspaces/workspace.host";
 import { ensure, NOTIFICATION_TABLES, present } from "../workspaces/workspace.migrations";
 import { isFailure } from "../workspaces/workspace.rules";
 import type { Guard, WorkspaceRecord } from "../workspaces/workspace.types";
+import { retryAt, SENDS_PER_ALARM } from "./notifications.outbound";
 import { triggerOf } from "./notifications.rules";
 import { sendNotification } from "./notifications.send";
 import {
@@ -29,11 +32,6 @@ import {
   saveConfig,
 } from "./notifications.store";
 import type { DeliveryResponse, NotificationConfig } from "./notifications.types";
-
-const RETRY_BASE_MS = 2_000;
-const RETRY_MAX_MS = 10 * 60_000;
-/** Deliveries one alarm sends; more wait for the next, which is due at once. */
-const PER_ALARM = 25;
 
 export type ConfigResult = Result<{ config: NotificationConfig; workspace: WorkspaceRecord }>;
 
@@ -138,26 +136,15 @@ export class Notifications {
   /** The alarm's step: the due deliveries sent, each answer recorded; a failure retried later, up to the bound. */
   async deliver(): Promise<void> {
     if (!this.made) return;
-    const pending = dueDeliveries(this.host.sql, Date.now(), PER_ALARM);
+    const pending = dueDeliveries(this.host.sql, Date.now(), SENDS_PER_ALARM);
     if (pending.length === 0) return;
     const w = this.host.live();
     if (isFailure(w)) return;
-    const org = await this.env.DB.prepare("SELECT name FROM organizations WHERE external_id = ?")
-      .bind(w.organizationId)
-      .first<{ name: string }>()
-      .catch(() => null);
+    const organization = await organizationName(this.env.DB, w.organizationId).catch(() => null);
     // The payload names a run's creator by username, as the API shows users.
     const creators = [...new Set(pending.map((p) => p.event.runCreatedBy).filter((id): id is string => !!id))];
-    const usernames = new Map(
-      creators.length
-        ? (
-            await this.env.DB.prepare("SELECT id, username FROM users WHERE id IN (SELECT value FROM json_each(?))")
-              .bind(JSON.stringify(creators))
-              .all<{ id: string; username: string }>()
-              .catch(() => ({ results: [] as { id: string; username: string }[] }))
-          ).results.map((u) => [u.id, u.username])
-        : [],
-    );
+    const names = creators.length ? await usernames(this.env.DB, creators).catch(() => []) : [];
+    const byId = new Map(names.map((u) => [u.id, u.username]));
     for (const p of pending) {
       const config = getConfig(this.host.sql, p.configId);
       if (!config?.enabled) {
@@ -166,14 +153,14 @@ export class Notifications {
       }
       const answer = await sendNotification(
         this.env,
-        { config, workspaceId: w.id, workspaceName: w.name, organizationName: org?.name ?? w.organizationId },
-        { ...p.event, runCreatedBy: p.event.runCreatedBy ? (usernames.get(p.event.runCreatedBy) ?? p.event.runCreatedBy) : null },
+        { config, workspaceId: w.id, workspaceName: w.name, organizationName: organization ?? w.organizationId },
+        { ...p.event, runCreatedBy: p.event.runCreatedBy ? (byId.get(p.event.runCreatedBy) ?? p.event.runCreatedBy) : null },
       );
       // Read again after the await: the configuration may have changed or gone meanwhile.
       const current = getConfig(this.host.sql, p.configId);
       if (current) saveConfig(this.host.sql, withResponse(current, answer));
       if (answer.successful === "true" || p.attempts + 1 >= LIMITS.notificationAttempts || !current) dropDelivery(this.host.sql, p.seq);
-      else retryDelivery(this.host.sql, p.seq, Date.now() + Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 4 ** p.attempts));
+      else retryDelivery(this.host.sql, p.seq, retryAt(p.attempts));
     }
   }
 

@@ -2,7 +2,7 @@
  * The requests a notification makes: an HTTP POST to its destination (through src/platform/outbound.ts, the answer
  * recorded), and an e-mail through the operator's SMTP relay (`SMTP_URL`, `smtp://user:pass@host:port` or
  * `smtps://…`) over a Workers TCP socket (worker-mailer).
- * `notificationFetch` records a POST's answer as a delivery response: run tasks share it.
+ * `notificationFetch` records a POST's answer as a delivery response: run tasks share it, and its retry schedule.
  */
 import { WorkerMailer } from "worker-mailer";
 import type { Bindings } from "../env";
@@ -11,6 +11,14 @@ import type { DeliveryResponse } from "./notifications.types";
 
 const TIMEOUT_MS = 10_000;
 const BODY_KEPT = 4_096;
+const RETRY_BASE_MS = 2_000;
+const RETRY_MAX_MS = 10 * 60_000;
+
+/** Requests one alarm sends (notification deliveries, run task requests); more wait for the next, which is due at once. */
+export const SENDS_PER_ALARM = 25;
+
+/** When a failed request is tried again: 2 seconds after the first attempt, four times longer after each next, 10 minutes at most. */
+export const retryAt = (attempts: number, nowMs = Date.now()): number => nowMs + Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 4 ** attempts);
 
 const response = (url: string, code: string, body: string, headers: Record<string, string[]>, ok: boolean): DeliveryResponse => ({
   url,

@@ -2,7 +2,7 @@
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import { defineRoutes } from "../jsonapi/define-route";
-import { jsonapi, noContent, paginated } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, pageSlice } from "../jsonapi/document";
 import { listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
@@ -12,6 +12,7 @@ import * as service from "./notifications.service";
 
 const defineRoute = defineRoutes({ tags: ["Notification configurations"] });
 export const notifications = router();
+const notificationResponse = ok("The notification configuration", resourceDocument(notificationResource));
 
 const one = (c: Context, v: service.NotificationView, status: 200 | 201 = 200) => jsonapi(c, { data: serializeNotification(v.config, v.workspaceId) }, status);
 
@@ -46,7 +47,7 @@ notifications.openapi(
     // As the real API: without page parameters, the whole list and no pagination.
     if (q["page[number]"] === undefined && q["page[size]"] === undefined) return jsonapi(c, { data: data(views) });
     const page = pageOf(q);
-    return jsonapi(c, paginated(c, data(views.slice((page.number - 1) * page.size, page.number * page.size)), page, views.length));
+    return jsonapi(c, paginated(c, data(pageSlice(views, page)), page, views.length));
   },
 );
 
@@ -57,7 +58,7 @@ notifications.openapi(
     action: "workspace.update",
     summary: "Show a notification configuration (workspace admin)",
     request: { params: notificationParam },
-    responses: ok("The notification configuration", resourceDocument(notificationResource)),
+    responses: notificationResponse,
   }),
   async (c) => one(c, await service.showNotification(callerOf(c), c.req.valid("param").notification_configuration_id)),
 );
@@ -69,7 +70,7 @@ notifications.openapi(
     action: "workspace.update",
     summary: "Update a notification configuration (workspace admin); enabling it, or changing where it goes, verifies it first",
     request: { params: notificationParam, body: jsonBody(notificationUpdateBody) },
-    responses: ok("The notification configuration", resourceDocument(notificationResource)),
+    responses: notificationResponse,
   }),
   async (c) => one(c, await service.updateNotification(callerOf(c), c.req.valid("param").notification_configuration_id, c.req.valid("json").data)),
 );
@@ -81,7 +82,7 @@ notifications.openapi(
     action: "workspace.update",
     summary: "Send a verification now and record its answer in delivery-responses",
     request: { params: notificationParam },
-    responses: ok("The notification configuration", resourceDocument(notificationResource)),
+    responses: notificationResponse,
   }),
   async (c) => one(c, await service.verifyNotification(callerOf(c), c.req.valid("param").notification_configuration_id)),
 );

@@ -1,16 +1,13 @@
 /** The SQL of the notification tables in the workspace's object (NOTIFICATION_TABLES in workspace.migrations.ts). */
+import { nextSeq, record, records } from "../platform/sql-records";
 import type { NotificationConfig, NotificationEvent } from "./notifications.types";
 
 export function listConfigs(sql: SqlStorage): NotificationConfig[] {
-  return sql
-    .exec<{ record: string }>("SELECT record FROM notification_configs ORDER BY seq")
-    .toArray()
-    .map((r) => JSON.parse(r.record) as NotificationConfig);
+  return records<NotificationConfig>(sql, "SELECT record FROM notification_configs ORDER BY seq");
 }
 
 export function getConfig(sql: SqlStorage, id: string): NotificationConfig | null {
-  const row = sql.exec<{ record: string }>("SELECT record FROM notification_configs WHERE id = ?", id).toArray()[0];
-  return row ? (JSON.parse(row.record) as NotificationConfig) : null;
+  return record<NotificationConfig>(sql, "SELECT record FROM notification_configs WHERE id = ?", id);
 }
 
 export function countConfigs(sql: SqlStorage): number {
@@ -18,7 +15,7 @@ export function countConfigs(sql: SqlStorage): number {
 }
 
 export function insertConfig(sql: SqlStorage, c: NotificationConfig): void {
-  const seq = (sql.exec<{ n: number | null }>("SELECT max(seq) AS n FROM notification_configs").one().n ?? 0) + 1;
+  const seq = nextSeq(sql, "notification_configs");
   sql.exec("INSERT INTO notification_configs (id, seq, record) VALUES (?, ?, ?)", c.id, seq, JSON.stringify(c));
 }
 

@@ -5,7 +5,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, noContent, paginated } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, paginatedList } from "../jsonapi/document";
 import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { OAUTH_PROVIDERS, PUBLIC_ATTRS, serializeClient, serializeToken } from "./oauth.serialize";
@@ -199,7 +199,7 @@ oauth.openapi(
   async (c) => {
     const rows = await listClientTokens(callerOf(c), c.req.valid("param").oauth_client_id);
     const page = pageOf(c.req.valid("query"));
-    return jsonapi(c, paginated(c, rows.slice((page.number - 1) * page.size, page.number * page.size).map(serializeToken), page, rows.length));
+    return jsonapi(c, paginatedList(c, rows, page, serializeToken));
   },
 );
 
@@ -215,7 +215,7 @@ oauth.openapi(
   async (c) => {
     const rows = await listOrgOAuthTokens(callerOf(c), c.req.valid("param").organization_name);
     const page = pageOf(c.req.valid("query"));
-    return jsonapi(c, paginated(c, rows.slice((page.number - 1) * page.size, page.number * page.size).map(serializeToken), page, rows.length));
+    return jsonapi(c, paginatedList(c, rows, page, serializeToken));
   },
 );
 

@@ -1,4 +1,5 @@
 /** OAuth clients and tokens (HCP Terraform API docs: OAuth Clients, OAuth Tokens): members read them; manage-vcs-settings manages clients. */
+import { pageSlice } from "../jsonapi/document";
 import { authorize } from "../auth/requirements";
 import { loadOwned, requireOrgAccess, type OrgAccess } from "../auth/access";
 import type { Caller } from "../caller";
@@ -116,7 +117,7 @@ export async function createClient(
 export async function listOrgClients(caller: Caller, organization: string, page: Page): Promise<{ clients: ClientWithTokens[]; total: number }> {
   const access = await requireOrgAccess(caller, { name: organization });
   const all = await listClients(caller.db, access.organization.externalId);
-  const slice = all.slice((page.number - 1) * page.size, page.number * page.size);
+  const slice = pageSlice(all, page);
   return { clients: await withRelations(caller, slice, access), total: all.length };
 }
 

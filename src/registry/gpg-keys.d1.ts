@@ -1,5 +1,6 @@
 /** D1 statements of the registry's GPG keys (migration 0032). */
 import type { Db } from "../caller";
+import { offsetOf, pageWithTotal } from "../platform/paging";
 
 interface KeyRow {
   id: string;
@@ -40,13 +41,12 @@ export async function findGpgKey(db: Db, organizationId: string, keyId: string):
 }
 
 export async function listGpgKeys(db: Db, organizationId: string, page: { number: number; size: number }): Promise<{ items: GpgKey[]; total: number }> {
-  const [rows, count] = await db.batch([
-    db
-      .prepare(`${SELECT} WHERE k.organization_id = ? ORDER BY k.created_at, k.id LIMIT ? OFFSET ?`)
-      .bind(organizationId, page.size, (page.number - 1) * page.size),
+  const { rows, total } = await pageWithTotal<KeyRow>(
+    db,
+    db.prepare(`${SELECT} WHERE k.organization_id = ? ORDER BY k.created_at, k.id LIMIT ? OFFSET ?`).bind(organizationId, page.size, offsetOf(page)),
     db.prepare("SELECT count(*) AS n FROM registry_gpg_keys WHERE organization_id = ?").bind(organizationId),
-  ]);
-  return { items: (rows.results as KeyRow[]).map(toKey), total: (count.results[0] as { n: number }).n };
+  );
+  return { items: rows.map(toKey), total };
 }
 
 /** Inserts the key; false when the organisation has a key of that id already. */

@@ -1,19 +1,13 @@
 /** D1 statements of registry modules, their versions and the tag bindings of modules and providers (migration 0032). */
 import type { Db } from "../caller";
+import { offsetOf, pageWithTotal } from "../platform/paging";
 import { appendTo, textMatchSql } from "../platform/text-match";
 import type { ModuleDetails } from "./module-config.parse";
+import { type RegistryEntry, type RegistryEntryRow, storedNamespace, toEntry } from "./registry.d1";
 import { compareVersions, type RegistryName } from "./registry.rules";
 
-interface ModuleRow {
-  id: string;
-  organization_id: string;
-  organization_name: string;
-  registry_name: string;
-  namespace: string;
-  name: string;
+interface ModuleRow extends RegistryEntryRow {
   provider: string;
-  created_at: string;
-  updated_at: string;
   version_statuses: string;
 }
 
@@ -23,35 +17,15 @@ export interface VersionStatus {
   error: string | null;
 }
 
-export interface RegistryModule {
-  id: string;
-  organizationId: string;
-  organizationName: string;
-  registryName: RegistryName;
-  /** The organisation's name for a private module. */
-  namespace: string;
-  name: string;
+export interface RegistryModule extends RegistryEntry {
   provider: string;
-  createdAt: string;
-  updatedAt: string;
   /** Newest first. */
   versions: VersionStatus[];
 }
 
 function toModule(row: ModuleRow): RegistryModule {
   const versions = (JSON.parse(row.version_statuses ?? "[]") as VersionStatus[]).sort((a, b) => compareVersions(b.version, a.version));
-  return {
-    id: row.id,
-    organizationId: row.organization_id,
-    organizationName: row.organization_name,
-    registryName: row.registry_name as RegistryName,
-    namespace: row.registry_name === "private" ? row.organization_name : row.namespace,
-    name: row.name,
-    provider: row.provider,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    versions,
-  };
+  return { ...toEntry(row), provider: row.provider, versions };
 }
 
 const MODULE_SELECT = `SELECT m.*, o.name AS organization_name,
@@ -67,8 +41,6 @@ export interface ModuleKey {
   name: string;
   provider: string;
 }
-
-const storedNamespace = (k: { registryName: RegistryName; namespace: string }) => (k.registryName === "private" ? "" : k.namespace);
 
 export async function findModule(db: Db, k: ModuleKey): Promise<RegistryModule | null> {
   const row = await db
@@ -124,13 +96,14 @@ export async function listModules(db: Db, organizationId: string, f: ModuleFilte
     );
   }
   const cond = where.join(" AND ");
-  const [rows, count] = await db.batch([
+  const { rows, total } = await pageWithTotal<ModuleRow>(
+    db,
     db
       .prepare(`${MODULE_SELECT} WHERE ${cond} ORDER BY m.name, m.provider, m.registry_name, m.namespace LIMIT ? OFFSET ?`)
-      .bind(...binds, page.size, (page.number - 1) * page.size),
+      .bind(...binds, page.size, offsetOf(page)),
     db.prepare(`SELECT count(*) AS n FROM registry_modules m JOIN organizations o ON o.external_id = m.organization_id WHERE ${cond}`).bind(...binds),
-  ]);
-  return { items: (rows.results as ModuleRow[]).map(toModule), total: (count.results[0] as { n: number }).n };
+  );
+  return { items: rows.map(toModule), total };
 }
 
 /** Inserts the module; false when one of that name and provider exists in the registry already. */

@@ -18,7 +18,6 @@ import {
   moduleCreateBody,
   moduleIdParam,
   moduleListQuery,
-  moduleNameParams,
   moduleParams,
   moduleUpdateBody,
   moduleVersionCreateBody,
@@ -27,6 +26,7 @@ import {
   registryModuleResource,
   registryModuleVersionResource,
 } from "./registry-modules.schemas";
+import { registryEntryParams } from "./registry.schemas";
 import { serializeModule, serializeModuleVersion, serializeRegistryTagBinding } from "./registry-modules.serialize";
 import {
   createModule,
@@ -48,6 +48,7 @@ import { signedObjectUrl } from "./registry-urls";
 
 const defineRoute = defineRoutes({ tags: ["Registry modules"] });
 export const registryModules = router();
+const moduleResponse = ok("The module", resourceDocument(registryModuleResource));
 
 const origin = (c: Context<AppEnv>) => new URL(c.req.url).origin;
 const ref = (p: { organization_name: string; registry_name: "private" | "public"; namespace: string; name: string; provider: string }): ModuleRef => ({
@@ -99,7 +100,7 @@ for (const { path, params, summary } of deleteActions) {
       action: "registry-modules.manage",
       summary,
       request: { params },
-      responses: { ...noContentResponse },
+      responses: noContentResponse,
     }),
     async (c) => {
       const p = c.req.valid("param") as { organization_name: string; name: string; provider?: string; version?: string };
@@ -118,7 +119,7 @@ registryModules.openapi(
     path: "/organizations/{organization_name}/registry-modules",
     action: "organization.read",
     summary: "List the organisation's registry modules (q searches names, namespaces and providers)",
-    request: { params: moduleNameParams.pick({ organization_name: true }), query: moduleListQuery },
+    request: { params: registryEntryParams.pick({ organization_name: true }), query: moduleListQuery },
     responses: ok("A page of modules", listDocument(registryModuleResource)),
   }),
   async (c) => {
@@ -152,7 +153,7 @@ registryModules.openapi(
     path: "/organizations/{organization_name}/registry-modules",
     action: "registry-modules.manage",
     summary: "Create a module without a VCS connection (private: versions are uploaded; public: a curated reference)",
-    request: { params: moduleNameParams.pick({ organization_name: true }), body: jsonBody(moduleCreateBody) },
+    request: { params: registryEntryParams.pick({ organization_name: true }), body: jsonBody(moduleCreateBody) },
     responses: ok("The module", resourceDocument(registryModuleResource), 201),
   }),
   async (c) => {
@@ -175,7 +176,7 @@ registryModules.openapi(
     action: "organization.read",
     summary: "Show a module",
     request: { params: moduleParams },
-    responses: ok("The module", resourceDocument(registryModuleResource)),
+    responses: moduleResponse,
   }),
   async (c) => {
     const view = await showModule(callerOf(c), ref(c.req.valid("param")));
@@ -190,7 +191,7 @@ registryModules.openapi(
     action: "registry-modules.manage",
     summary: "Update a module: its tag bindings (no-code, tests and VCS settings are refused)",
     request: { params: moduleParams, body: jsonBody(moduleUpdateBody) },
-    responses: ok("The module", resourceDocument(registryModuleResource)),
+    responses: moduleResponse,
   }),
   async (c) => {
     const d = c.req.valid("json").data;
@@ -211,7 +212,7 @@ registryModules.openapi(
     action: "registry-modules.manage",
     summary: "Delete a module's provider with all its versions",
     request: { params: moduleParams },
-    responses: { ...noContentResponse },
+    responses: noContentResponse,
   }),
   async (c) => {
     await deleteModuleProvider(callerOf(c), ref(c.req.valid("param")));
@@ -225,8 +226,8 @@ registryModules.openapi(
     path: "/organizations/{organization_name}/registry-modules/{registry_name}/{namespace}/{name}",
     action: "registry-modules.manage",
     summary: "Delete a module: every provider and version of the name",
-    request: { params: moduleNameParams },
-    responses: { ...noContentResponse },
+    request: { params: registryEntryParams },
+    responses: noContentResponse,
   }),
   async (c) => {
     const p = c.req.valid("param");
@@ -242,7 +243,7 @@ registryModules.openapi(
     action: "registry-modules.manage",
     summary: "Delete a module version (the provider goes with its last version)",
     request: { params: moduleVersionParams },
-    responses: { ...noContentResponse },
+    responses: noContentResponse,
   }),
   async (c) => {
     const p = c.req.valid("param");
@@ -295,7 +296,7 @@ registryModules.openapi(
     action: "organization.read",
     summary: "Show a module by id",
     request: { params: moduleIdParam },
-    responses: ok("The module", resourceDocument(registryModuleResource)),
+    responses: moduleResponse,
   }),
   async (c) => {
     const view = await showModuleById(callerOf(c), c.req.valid("param").module_id);

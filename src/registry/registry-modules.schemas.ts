@@ -4,11 +4,9 @@
  */
 import { z } from "@hono/zod-openapi";
 import { attr, orgParam, pageQuery, resourceSchema } from "../jsonapi/schemas";
+import { registryEntryParams, segment, tagBindingInput } from "./registry.schemas";
 
-const segment = z.string().min(1).max(128);
-/** `/organizations/{organization_name}/registry-modules/{registry_name}/{namespace}/{name}` */
-export const moduleNameParams = orgParam.extend({ registry_name: z.enum(["private", "public"]), namespace: segment, name: segment });
-export const moduleParams = moduleNameParams.extend({ provider: segment });
+export const moduleParams = registryEntryParams.extend({ provider: segment });
 export const moduleVersionParams = moduleParams.extend({ version: segment });
 /** The deprecated `/registry-modules/…` paths, which name the organisation (the namespace of its private modules). */
 export const legacyModuleParams = orgParam.extend({ name: segment, provider: segment });
@@ -21,8 +19,6 @@ export const moduleListQuery = pageQuery.extend({
   "filter[organization_name]": z.string().max(255).optional(),
   include: z.string().max(200).optional(),
 });
-
-const bindingInput = z.object({ type: z.literal("tag-bindings"), attributes: z.object({ key: z.string(), value: z.string().nullable().optional() }) });
 
 export const moduleCreateBody = z
   .object({
@@ -50,7 +46,7 @@ export const moduleUpdateBody = z
           "vcs-repo": z.unknown().optional(),
         })
         .optional(),
-      relationships: z.object({ "tag-bindings": z.object({ data: z.array(bindingInput).max(100) }).optional() }).optional(),
+      relationships: z.object({ "tag-bindings": z.object({ data: z.array(tagBindingInput).max(100) }).optional() }).optional(),
     }),
   })
   .openapi("RegistryModuleUpdate");

@@ -3,6 +3,7 @@
  * and the other upload links of modules and providers, and the download locations the registry protocols give
  * Terraform. Uploads stream into R2; downloads stream out of it.
  */
+import { signedQuery } from "../platform/signature";
 import { Hono, type Context } from "hono";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
@@ -15,7 +16,7 @@ async function target(c: Context<AppEnv>, method: ObjectMethod) {
   const kind = c.req.param("kind") as ObjectKind;
   const id = c.req.param("id") ?? "";
   if (!OBJECT_KINDS.includes(kind) || !/^[a-z]+-[A-Za-z0-9]{1,64}$/.test(id)) throw ApiError.of("not_found");
-  return authoriseObject(c.env, method, kind, id, { method: c.req.query("method"), exp: c.req.query("exp"), sig: c.req.query("sig") });
+  return authoriseObject(c.env, method, kind, id, signedQuery(c));
 }
 
 registryObjects.put("/_registry/object/:kind/:id", async (c) => {

@@ -3,6 +3,7 @@
  * provider checksums and signatures, and provider binaries (their SHA-256 computed on the way and compared with the
  * platform's shasum); downloads for Terraform. No principal: the signature and the target's existence authorise.
  */
+import type { SignedQuery } from "../platform/signature";
 import { pieces } from "../platform/pieces";
 import type { Bindings } from "../env";
 import { ApiError } from "../errors";
@@ -33,13 +34,7 @@ type Target =
   | { kind: "binary"; platform: ProviderPlatform; version: ProviderVersion; provider: RegistryProvider };
 
 /** The object a signed URL names, once its signature holds and what it names still exists (its organisation too). */
-export async function authoriseObject(
-  env: Bindings,
-  method: ObjectMethod,
-  kind: ObjectKind,
-  id: string,
-  signed: { method: string | undefined; exp: string | undefined; sig: string | undefined },
-): Promise<Target> {
+export async function authoriseObject(env: Bindings, method: ObjectMethod, kind: ObjectKind, id: string, signed: SignedQuery): Promise<Target> {
   if (!(await verifyObjectUrl(env, method, kind, id, signed))) {
     throw ApiError.of("forbidden", { detail: "The URL is not signed for this request, or it has expired" });
   }

@@ -18,11 +18,11 @@ import { addKey, listKeys, removeKey, showKey, updateKey } from "./gpg-keys.serv
 import { moduleDownloadLocation, moduleVersionDetails, moduleVersionList, providerDownload, providerVersionList } from "./registry-protocol.service";
 import { gpgKeyCreateBody, gpgKeyParams, gpgKeyResource, gpgKeyUpdateBody, gpgListQuery, gpgRegistryParam } from "./registry-providers.schemas";
 import { serializeGpgKey } from "./registry-providers.serialize";
+import { segment } from "./registry.schemas";
 
 export const registryApi = router();
 const prefix = REGISTRY_PREFIX;
 const origin = (c: Context<AppEnv>) => new URL(c.req.url).origin;
-const segment = z.string().min(1).max(128);
 /** A plain JSON response of a registry protocol (Terraform's documents, not JSON:API). */
 const json = (description: string, schema: z.ZodType) => ({ 200: { description, content: { "application/json": { schema } } } });
 
@@ -262,7 +262,7 @@ registryApi.openapi(
     tags: gpgTags,
     summary: "Delete a GPG key",
     request: { params: gpgKeyParams },
-    responses: { ...noContentResponse },
+    responses: noContentResponse,
   }),
   async (c) => {
     const p = c.req.valid("param");

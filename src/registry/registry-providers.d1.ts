@@ -1,45 +1,20 @@
 /** D1 statements of registry providers, their versions and platforms (migration 0032). */
 import type { Db } from "../caller";
+import { offsetOf, pageWithTotal } from "../platform/paging";
 import { appendTo, textMatchSql } from "../platform/text-match";
+import { type RegistryEntry, type RegistryEntryRow, storedNamespace, toEntry } from "./registry.d1";
 import { compareVersions, type RegistryName } from "./registry.rules";
 
-interface ProviderRow {
-  id: string;
-  organization_id: string;
-  organization_name: string;
-  registry_name: string;
-  namespace: string;
-  name: string;
-  created_at: string;
-  updated_at: string;
+interface ProviderRow extends RegistryEntryRow {
   version_ids: string;
 }
 
-export interface RegistryProvider {
-  id: string;
-  organizationId: string;
-  organizationName: string;
-  registryName: RegistryName;
-  /** The organisation's name for a private provider. */
-  namespace: string;
-  name: string;
-  createdAt: string;
-  updatedAt: string;
+export interface RegistryProvider extends RegistryEntry {
   versionIds: string[];
 }
 
 function toProvider(row: ProviderRow): RegistryProvider {
-  return {
-    id: row.id,
-    organizationId: row.organization_id,
-    organizationName: row.organization_name,
-    registryName: row.registry_name as RegistryName,
-    namespace: row.registry_name === "private" ? row.organization_name : row.namespace,
-    name: row.name,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    versionIds: JSON.parse(row.version_ids ?? "[]") as string[],
-  };
+  return { ...toEntry(row), versionIds: JSON.parse(row.version_ids ?? "[]") as string[] };
 }
 
 const PROVIDER_SELECT = `SELECT p.*, o.name AS organization_name,
@@ -52,8 +27,6 @@ export interface ProviderKey {
   namespace: string;
   name: string;
 }
-
-const storedNamespace = (k: { registryName: RegistryName; namespace: string }) => (k.registryName === "private" ? "" : k.namespace);
 
 export async function findProvider(db: Db, k: ProviderKey): Promise<RegistryProvider | null> {
   const row = await db
@@ -82,13 +55,12 @@ export async function listProviders(
   }
   if (f.q) where.push(textMatchSql("p.name", f.q, "contains", appendTo(binds)));
   const cond = where.join(" AND ");
-  const [rows, count] = await db.batch([
-    db
-      .prepare(`${PROVIDER_SELECT} WHERE ${cond} ORDER BY p.name, p.registry_name, p.namespace LIMIT ? OFFSET ?`)
-      .bind(...binds, page.size, (page.number - 1) * page.size),
+  const { rows, total } = await pageWithTotal<ProviderRow>(
+    db,
+    db.prepare(`${PROVIDER_SELECT} WHERE ${cond} ORDER BY p.name, p.registry_name, p.namespace LIMIT ? OFFSET ?`).bind(...binds, page.size, offsetOf(page)),
     db.prepare(`SELECT count(*) AS n FROM registry_providers p WHERE ${cond}`).bind(...binds),
-  ]);
-  return { items: (rows.results as ProviderRow[]).map(toProvider), total: (count.results[0] as { n: number }).n };
+  );
+  return { items: rows.map(toProvider), total };
 }
 
 export async function insertProvider(db: Db, p: Omit<RegistryProvider, "organizationName" | "versionIds">): Promise<boolean> {

@@ -8,7 +8,7 @@ import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { defineRoutes } from "../jsonapi/define-route";
-import { Included, jsonapi, noContent } from "../jsonapi/document";
+import { Included, jsonapi, noContent, pageSlice } from "../jsonapi/document";
 import { registryPage } from "./registry.document";
 import { listDocument, pageOf, resourceDocument } from "../jsonapi/schemas";
 import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
@@ -53,6 +53,7 @@ import { signedObjectUrl } from "./registry-urls";
 
 const defineRoute = defineRoutes({ tags: ["Registry providers"] });
 export const registryProviders = router();
+const providerResponse = ok("The provider", resourceDocument(registryProviderResource));
 
 const origin = (c: Context<AppEnv>) => new URL(c.req.url).origin;
 const ref = (p: { organization_name: string; registry_name: "private" | "public"; namespace: string; name: string }): ProviderRef => ({
@@ -149,7 +150,7 @@ registryProviders.openapi(
     action: "organization.read",
     summary: "Show a provider",
     request: { params: providerParams, query: providerReadQuery },
-    responses: ok("The provider", resourceDocument(registryProviderResource)),
+    responses: providerResponse,
   }),
   async (c) => {
     const withVersions = wantsVersions(c.req.valid("query").include);
@@ -164,7 +165,7 @@ registryProviders.openapi(
     action: "registry-providers.manage",
     summary: "Update a provider's tag bindings",
     request: { params: providerParams, body: jsonBody(providerUpdateBody) },
-    responses: ok("The provider", resourceDocument(registryProviderResource)),
+    responses: providerResponse,
   }),
   async (c) => {
     const bindings = c.req.valid("json").data.relationships?.["tag-bindings"]?.data.map((b) => b.attributes);
@@ -179,7 +180,7 @@ registryProviders.openapi(
     action: "registry-providers.manage",
     summary: "Delete a provider with its versions and platforms",
     request: { params: providerParams },
-    responses: { ...noContentResponse },
+    responses: noContentResponse,
   }),
   async (c) => {
     await removeProvider(callerOf(c), ref(c.req.valid("param")));
@@ -194,7 +195,7 @@ registryProviders.openapi(
     action: "organization.read",
     summary: "Show a provider by id",
     request: { params: providerIdParam, query: providerReadQuery },
-    responses: ok("The provider", resourceDocument(registryProviderResource)),
+    responses: providerResponse,
   }),
   async (c) => {
     const withVersions = wantsVersions(c.req.valid("query").include);
@@ -246,7 +247,7 @@ registryProviders.openapi(
   async (c) => {
     const page = pageOf(c.req.valid("query"));
     const view = await providerVersions(callerOf(c), ref(c.req.valid("param")));
-    const slice = view.versions.slice((page.number - 1) * page.size, page.number * page.size);
+    const slice = pageSlice(view.versions, page);
     const data = [];
     for (const v of slice) data.push(serializeProviderVersion(v, view.provider, view.canManage, await versionLinks(c, v, view.canManage)));
     return jsonapi(c, registryPage(c, data, page, view.versions.length));
@@ -275,7 +276,7 @@ registryProviders.openapi(
     action: "registry-providers.manage",
     summary: "Delete a private provider version with its platforms",
     request: { params: providerVersionParams },
-    responses: { ...noContentResponse },
+    responses: noContentResponse,
   }),
   async (c) => {
     await removeProviderVersion(callerOf(c), ref(c.req.valid("param")), c.req.valid("param").version);
@@ -317,7 +318,7 @@ registryProviders.openapi(
     const page = pageOf(c.req.valid("query"));
     const view = await versionPlatforms(callerOf(c), ref(p), p.version);
     const data = [];
-    for (const pl of view.platforms.slice((page.number - 1) * page.size, page.number * page.size)) {
+    for (const pl of pageSlice(view.platforms, page)) {
       data.push(serializePlatform(pl, view.canManage, await platformLinks(c, pl, view.canManage)));
     }
     return jsonapi(c, registryPage(c, data, page, view.platforms.length));
@@ -347,7 +348,7 @@ registryProviders.openapi(
     action: "registry-providers.manage",
     summary: "Delete a platform with its binary",
     request: { params: platformParams },
-    responses: { ...noContentResponse },
+    responses: noContentResponse,
   }),
   async (c) => {
     const p = c.req.valid("param");

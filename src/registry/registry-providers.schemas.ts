@@ -4,10 +4,11 @@
  * for the real texts and pointers. go-tfe sends version and platform documents without a `type`.
  */
 import { z } from "@hono/zod-openapi";
-import { attr, orgParam, pageQuery, resourceSchema } from "../jsonapi/schemas";
+import { attr, pageQuery, resourceSchema } from "../jsonapi/schemas";
+import { registryEntryParams, segment, tagBindingInput } from "./registry.schemas";
 
-const segment = z.string().min(1).max(128);
-export const providerParams = orgParam.extend({ registry_name: z.enum(["private", "public"]), namespace: segment, name: segment });
+/** A provider is named by its entry's path alone. */
+export const providerParams = registryEntryParams;
 export const providerVersionParams = providerParams.extend({ version: segment });
 export const platformParams = providerVersionParams.extend({ os: segment, arch: segment });
 export const providerIdParam = z.object({ provider_id: z.string().regex(/^prov-[A-Za-z0-9]{1,64}$/) });
@@ -19,8 +20,6 @@ export const providerListQuery = pageQuery.extend({
   include: z.string().max(200).optional(),
 });
 export const providerReadQuery = z.object({ include: z.string().max(200).optional() });
-
-const bindingInput = z.object({ type: z.literal("tag-bindings"), attributes: z.object({ key: z.string(), value: z.string().nullable().optional() }) });
 
 const untyped = (type: string) => z.union([z.literal(type), z.literal("")]).optional();
 
@@ -37,7 +36,7 @@ export const providerUpdateBody = z
   .object({
     data: z.object({
       type: untyped("registry-providers"),
-      relationships: z.object({ "tag-bindings": z.object({ data: z.array(bindingInput).max(100) }).optional() }).optional(),
+      relationships: z.object({ "tag-bindings": z.object({ data: z.array(tagBindingInput).max(100) }).optional() }).optional(),
     }),
   })
   .openapi("RegistryProviderUpdate");

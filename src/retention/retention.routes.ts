@@ -57,6 +57,12 @@ retention.openapi(
   },
 );
 
+const setPolicyRequest = { params: workspaceIdParam, body: jsonBody(policyBody) };
+const setPolicyResponses = {
+  ...ok("The replaced policy", resourceDocument(retentionPolicyResource)),
+  ...ok("The created policy", resourceDocument(retentionPolicyResource), 201),
+};
+
 /** POST and the deprecated PATCH: the deprecated request type is answered in kind. */
 async function setPolicy(c: Context<AppEnv>, workspaceId: string, request: PolicyRequest): Promise<Response> {
   const set = await setWorkspacePolicy(callerOf(c), workspaceId, request);
@@ -71,11 +77,8 @@ retention.openapi(
     path: wsPath,
     action: "workspace.update",
     summary: "Create (201) or replace (200) the workspace's policy",
-    request: { params: workspaceIdParam, body: jsonBody(policyBody) },
-    responses: {
-      ...ok("The replaced policy", resourceDocument(retentionPolicyResource)),
-      ...ok("The created policy", resourceDocument(retentionPolicyResource), 201),
-    },
+    request: setPolicyRequest,
+    responses: setPolicyResponses,
   }),
   async (c) => setPolicy(c, c.req.valid("param").workspace_id, c.req.valid("json").data),
 );
@@ -86,11 +89,8 @@ retention.openapi(
     path: wsPath,
     action: "workspace.update",
     summary: "Set the workspace's policy (deprecated form)",
-    request: { params: workspaceIdParam, body: jsonBody(policyBody) },
-    responses: {
-      ...ok("The replaced policy", resourceDocument(retentionPolicyResource)),
-      ...ok("The created policy", resourceDocument(retentionPolicyResource), 201),
-    },
+    request: setPolicyRequest,
+    responses: setPolicyResponses,
   }),
   async (c) => setPolicy(c, c.req.valid("param").workspace_id, c.req.valid("json").data),
 );

@@ -10,17 +10,20 @@
  * passes or fails (a mandatory task failed or errored) and the runs capability moves the run on or stops it
  * (`proceed`). Nothing waits in a request or an agent meanwhile: only rows and the object's alarm.
  */
+import { organizationName } from "../auth/organization.d1";
 import type { Bindings } from "../env";
 import { fail, ok, type Result } from "../errors";
 import { newChildId } from "../ids";
 import { LIMITS } from "../limits";
 import { isFinal, setStatus } from "../runs/runs.rules";
 import type { RunRecord, RunStatus } from "../runs/runs.types";
+import { usernames } from "../users/users.d1";
 import { openValue } from "../variables/variables.crypto";
 import type { WorkspaceHost } from "../workspaces/workspace.host";
 import { ensure, present, RUN_TASK_TABLES } from "../workspaces/workspace.migrations";
 import { isFailure } from "../workspaces/workspace.rules";
 import type { Guard, WorkspaceRecord } from "../workspaces/workspace.types";
+import { retryAt, SENDS_PER_ALARM } from "../notifications/notifications.outbound";
 import { FINAL_RESULT, stageOutcome, taskPayload } from "./run-tasks.rules";
 import { sendTaskRequest } from "./run-tasks.send";
 import {
@@ -44,10 +47,6 @@ import {
 } from "./run-tasks.store";
 import { mintTaskToken } from "./run-tasks.token";
 import { TASK_STAGES, type TaskCallback, type TaskResult, type TaskStage, type TaskStageName, type WorkspaceTask } from "./run-tasks.types";
-
-const RETRY_BASE_MS = 2_000;
-/** Requests one alarm sends; more wait for the next, which is due at once. */
-const PER_ALARM = 25;
 
 export type WorkspaceTaskResult = Result<{ task: WorkspaceTask; workspace: WorkspaceRecord }>;
 
@@ -271,14 +270,11 @@ export class RunTasks {
         return w;
       });
     }
-    const pending = dueSends(this.host.sql, nowMs, PER_ALARM);
+    const pending = dueSends(this.host.sql, nowMs, SENDS_PER_ALARM);
     if (pending.length === 0) return;
     const w = this.host.live();
     if (isFailure(w)) return;
-    const org = await this.env.DB.prepare("SELECT name FROM organizations WHERE external_id = ?")
-      .bind(w.organizationId)
-      .first<{ name: string }>()
-      .catch(() => null);
+    const organization = await organizationName(this.env.DB, w.organizationId).catch(() => null);
     for (const p of pending) {
       const result = getResult(this.host.sql, p.id);
       if (!result) continue;
@@ -300,7 +296,7 @@ export class RunTasks {
           accessToken: token,
           stage: result.stage,
           origin: attachment.origin,
-          organizationName: org?.name ?? w.organizationId,
+          organizationName: organization ?? w.organizationId,
           workspaceId: w.id,
           workspaceName: w.name,
           workingDirectory: w.settings["working-directory"] ?? "",
@@ -339,7 +335,7 @@ export class RunTasks {
           stamp(current, "running", now);
           saveResult(this.host.sql, current, { sendAt: null, deadline: Date.now() + LIMITS.runTaskTimeoutMs });
         } else if (p.attempts + 1 >= LIMITS.runTaskAttempts) this.finish(wr, current, "errored", `The run task request failed: ${answer.note}`, now);
-        else saveResult(this.host.sql, current, { sendAt: Date.now() + RETRY_BASE_MS * 4 ** p.attempts, deadline: null, attempts: p.attempts + 1 });
+        else saveResult(this.host.sql, current, { sendAt: retryAt(p.attempts), deadline: null, attempts: p.attempts + 1 });
         return wr;
       });
     }
@@ -354,10 +350,7 @@ export class RunTasks {
 
   private async username(id: string | null): Promise<string | null> {
     if (!id) return null;
-    const u = await this.env.DB.prepare("SELECT username FROM users WHERE id = ?")
-      .bind(id)
-      .first<{ username: string }>()
-      .catch(() => null);
+    const [u] = await usernames(this.env.DB, [id]).catch(() => []);
     return u?.username ?? null;
   }
 

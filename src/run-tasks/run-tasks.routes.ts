@@ -1,10 +1,11 @@
 /** Run tasks, workspace run tasks, task stages and task results (HCP Terraform API docs). */
+import type { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { defineRoutes } from "../jsonapi/define-route";
-import { jsonapi, noContent, paginated, type Resource } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, paginatedList, type Resource, pageSlice } from "../jsonapi/document";
 import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { runIdParam } from "../runs/runs.schemas";
@@ -47,6 +48,22 @@ function includes(raw: string | undefined, allowed: string[]): Set<string> {
 
 const agentPoolOf = (r: { "agent-pool"?: { data: { id: string } | null } } | undefined) => (r?.["agent-pool"] ? (r["agent-pool"].data?.id ?? null) : undefined);
 
+type TaskAttributes = NonNullable<z.infer<typeof taskUpdateBody>["data"]["attributes"]>;
+
+/** A create or update document's attributes and relationships as the service's input. */
+function taskInput<A extends TaskAttributes>(a: A, relationships: Parameters<typeof agentPoolOf>[0]): service.TaskInput & Pick<A, "name" | "url"> {
+  return {
+    name: a.name,
+    url: a.url,
+    description: a.description,
+    category: a.category,
+    hmacKey: a["hmac-key"],
+    enabled: a.enabled,
+    global: a["global-configuration"],
+    agentPoolId: agentPoolOf(relationships),
+  };
+}
+
 // ---- organisation run tasks ----
 
 runTasks.openapi(
@@ -60,21 +77,7 @@ runTasks.openapi(
   }),
   async (c) => {
     const { attributes: a, relationships } = c.req.valid("json").data;
-    const v = await service.createRunTask(
-      callerOf(c),
-      c.req.valid("param").organization_name,
-      {
-        name: a.name,
-        url: a.url,
-        description: a.description,
-        category: a.category,
-        hmacKey: a["hmac-key"],
-        enabled: a.enabled,
-        global: a["global-configuration"],
-        agentPoolId: agentPoolOf(relationships),
-      },
-      origin(c),
-    );
+    const v = await service.createRunTask(callerOf(c), c.req.valid("param").organization_name, taskInput(a, relationships), origin(c));
     return jsonapi(c, { data: serializeRunTask(v) }, 201);
   },
 );
@@ -93,8 +96,7 @@ runTasks.openapi(
     includes(q.include, ["workspace_tasks"]);
     const all = await service.listOrgRunTasks(callerOf(c), c.req.valid("param").organization_name);
     const page = pageOf(q);
-    const items = all.slice((page.number - 1) * page.size, page.number * page.size);
-    return jsonapi(c, paginated(c, items.map(serializeRunTask), page, all.length));
+    return jsonapi(c, paginatedList(c, all, page, serializeRunTask));
   },
 );
 
@@ -126,21 +128,7 @@ runTasks.openapi(
   }),
   async (c) => {
     const { attributes: a = {}, relationships } = c.req.valid("json").data;
-    const v = await service.updateRunTask(
-      callerOf(c),
-      c.req.valid("param").task_id,
-      {
-        name: a.name,
-        url: a.url,
-        description: a.description,
-        category: a.category,
-        hmacKey: a["hmac-key"],
-        enabled: a.enabled,
-        global: a["global-configuration"],
-        agentPoolId: agentPoolOf(relationships),
-      },
-      origin(c),
-    );
+    const v = await service.updateRunTask(callerOf(c), c.req.valid("param").task_id, taskInput(a, relationships), origin(c));
     return jsonapi(c, { data: serializeRunTask(v) });
   },
 );
@@ -195,8 +183,7 @@ runTasks.openapi(
   async (c) => {
     const all = await service.listWorkspaceTasks(callerOf(c), c.req.valid("param").workspace_id);
     const page = pageOf(c.req.valid("query"));
-    const items = all.slice((page.number - 1) * page.size, page.number * page.size);
-    return jsonapi(c, paginated(c, items.map(serializeWorkspaceTask), page, all.length));
+    return jsonapi(c, paginatedList(c, all, page, serializeWorkspaceTask));
   },
 );
 
@@ -269,7 +256,7 @@ runTasks.openapi(
     const wanted = includes(q.include, STAGE_INCLUDES);
     const all = await service.listRunTaskStages(callerOf(c), c.req.valid("param").run_id);
     const page = pageOf(q);
-    const items = all.slice((page.number - 1) * page.size, page.number * page.size);
+    const items = pageSlice(all, page);
     const included = wanted.has("task_results") ? items.flatMap((s) => s.results.map(serializeTaskResult)) : [];
     return jsonapi(
       c,

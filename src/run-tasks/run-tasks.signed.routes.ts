@@ -6,13 +6,12 @@
  */
 import { Hono } from "hono";
 import type { AppEnv } from "../env";
-import { ApiError, unwrap } from "../errors";
+import { ApiError } from "../errors";
 import { jsonapi } from "../jsonapi/document";
 import { readLimited } from "../platform/body";
-import { signedArtifactUrl } from "../runs/runs.urls";
-import { workspaceObject } from "../workspaces/workspace.stub";
 import { taskCallbackBody } from "./run-tasks.schemas";
 import { serializeTaskResult } from "./run-tasks.serialize";
+import { recordTaskCallback, taskPlanJsonUrl } from "./run-tasks.signed.service";
 import { bearerTaskToken, verifyTaskToken } from "./run-tasks.token";
 
 export const taskIntegration = new Hono<AppEnv>();
@@ -42,16 +41,14 @@ taskIntegration.patch("/api/v2/task-results/:id/callback", async (c) => {
     throw ApiError.of("invalid_attribute", { detail: issue.message, pointer: `/${issue.path.join("/")}` });
   }
   const { attributes: a, relationships } = parsed.data.data;
-  const done = unwrap(
-    await workspaceObject(c.env, claims.workspaceId).taskCallback({
-      resultId: id,
-      status: a.status,
-      message: a.message ?? null,
-      url: a.url ?? null,
-      outcomes: relationships?.outcomes?.data ?? null,
-    }),
-  );
-  return jsonapi(c, { data: serializeTaskResult(done.value.result) });
+  const result = await recordTaskCallback(c.env, claims, {
+    resultId: id,
+    status: a.status,
+    message: a.message ?? null,
+    url: a.url ?? null,
+    outcomes: relationships?.outcomes?.data ?? null,
+  });
+  return jsonapi(c, { data: serializeTaskResult(result) });
 });
 
 taskIntegration.get("/api/v2/plans/:plan_id/json-output", async (c, next) => {
@@ -59,7 +56,6 @@ taskIntegration.get("/api/v2/plans/:plan_id/json-output", async (c, next) => {
   if (!token) return next();
   const claims = await verifyTaskToken(c.env, token);
   if (!claims || claims.planId !== c.req.param("plan_id")) throw refused();
-  const got = await workspaceObject(c.env, claims.workspaceId).getArtifact({ runId: claims.runId, kind: "plan-json" });
-  if (!got.ok) return c.body(null, 204);
-  return c.redirect(await signedArtifactUrl(c.env, new URL(c.req.url).origin, claims.workspaceId, claims.runId, "plan-json"), 307);
+  const url = await taskPlanJsonUrl(c.env, new URL(c.req.url).origin, claims);
+  return url ? c.redirect(url, 307) : c.body(null, 204);
 });

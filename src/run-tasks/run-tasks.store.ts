@@ -1,20 +1,17 @@
 /** The SQL of the run task tables in the workspace's object (RUN_TASK_TABLES in workspace.migrations.ts). */
+import { nextSeq, record, records } from "../platform/sql-records";
 import type { TaskResult, TaskStage, WorkspaceTask } from "./run-tasks.types";
 
 export function listWorkspaceTasks(sql: SqlStorage): WorkspaceTask[] {
-  return sql
-    .exec<{ record: string }>("SELECT record FROM workspace_tasks ORDER BY seq")
-    .toArray()
-    .map((r) => JSON.parse(r.record) as WorkspaceTask);
+  return records<WorkspaceTask>(sql, "SELECT record FROM workspace_tasks ORDER BY seq");
 }
 
 export function getWorkspaceTask(sql: SqlStorage, id: string): WorkspaceTask | null {
-  const row = sql.exec<{ record: string }>("SELECT record FROM workspace_tasks WHERE id = ?", id).toArray()[0];
-  return row ? (JSON.parse(row.record) as WorkspaceTask) : null;
+  return record<WorkspaceTask>(sql, "SELECT record FROM workspace_tasks WHERE id = ?", id);
 }
 
 export function insertWorkspaceTask(sql: SqlStorage, t: WorkspaceTask): void {
-  const seq = (sql.exec<{ n: number | null }>("SELECT max(seq) AS n FROM workspace_tasks").one().n ?? 0) + 1;
+  const seq = nextSeq(sql, "workspace_tasks");
   sql.exec("INSERT INTO workspace_tasks (id, seq, record) VALUES (?, ?, ?)", t.id, seq, JSON.stringify(t));
 }
 
@@ -35,15 +32,11 @@ export function saveStage(sql: SqlStorage, s: TaskStage): void {
 }
 
 export function getStage(sql: SqlStorage, id: string): TaskStage | null {
-  const row = sql.exec<{ record: string }>("SELECT record FROM task_stages WHERE id = ?", id).toArray()[0];
-  return row ? (JSON.parse(row.record) as TaskStage) : null;
+  return record<TaskStage>(sql, "SELECT record FROM task_stages WHERE id = ?", id);
 }
 
 export function stagesOfRun(sql: SqlStorage, runId: string): TaskStage[] {
-  return sql
-    .exec<{ record: string }>("SELECT record FROM task_stages WHERE run_id = ? ORDER BY seq", runId)
-    .toArray()
-    .map((r) => JSON.parse(r.record) as TaskStage);
+  return records<TaskStage>(sql, "SELECT record FROM task_stages WHERE run_id = ? ORDER BY seq", runId);
 }
 
 export function insertResult(sql: SqlStorage, r: TaskResult): void {
@@ -51,15 +44,11 @@ export function insertResult(sql: SqlStorage, r: TaskResult): void {
 }
 
 export function getResult(sql: SqlStorage, id: string): TaskResult | null {
-  const row = sql.exec<{ record: string }>("SELECT record FROM task_results WHERE id = ?", id).toArray()[0];
-  return row ? (JSON.parse(row.record) as TaskResult) : null;
+  return record<TaskResult>(sql, "SELECT record FROM task_results WHERE id = ?", id);
 }
 
 export function resultsOf(sql: SqlStorage, stageId: string): TaskResult[] {
-  return sql
-    .exec<{ record: string }>("SELECT record FROM task_results WHERE stage_id = ? ORDER BY rowid", stageId)
-    .toArray()
-    .map((r) => JSON.parse(r.record) as TaskResult);
+  return records<TaskResult>(sql, "SELECT record FROM task_results WHERE stage_id = ? ORDER BY rowid", stageId);
 }
 
 /** Writes a result; `sendAt` and `deadline` (epoch ms, null: none) are its engine state. */

@@ -1,7 +1,7 @@
 /** Run triggers (HCP Terraform API docs: Run Triggers). */
 import { callerOf } from "../auth/caller.http";
 import { defineRoutes } from "../jsonapi/define-route";
-import { jsonapi, noContent, paginated } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, pageSlice } from "../jsonapi/document";
 import { includeQuery, listDocument, pageOf, resourceDocument } from "../jsonapi/schemas";
 import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
@@ -44,7 +44,7 @@ runTriggers.openapi(
       include: q.include,
     });
     const page = pageOf(q);
-    const items = triggers.slice((page.number - 1) * page.size, page.number * page.size);
+    const items = pageSlice(triggers, page);
     return jsonapi(c, paginated(c, items.map(serializeRunTrigger), page, triggers.length, { included: await included(items) }));
   },
 );

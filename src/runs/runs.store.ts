@@ -3,6 +3,7 @@
  * docs/runs.md): their rows, events and comments. Synchronous helpers for the object's critical sections; the
  * transitions with their effects on the queue, the lock and the jobs are the runs capability's (runs.object.ts).
  */
+import { nextSeq, record, records } from "../platform/sql-records";
 import { randomBase62 } from "../ids";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
 import { bypassesQueue } from "./runs.rules";
@@ -76,7 +77,7 @@ function withPosition(sql: SqlStorage, run: RunRecord): RunRecord {
 }
 
 export function insertRun(sql: SqlStorage, run: RunRecord, extra: { canAutoApply: boolean; poolId: string | null }): void {
-  const seq = (sql.exec<{ n: number | null }>("SELECT max(seq) AS n FROM runs").one().n ?? 0) + 1;
+  const seq = nextSeq(sql, "runs");
   sql.exec(
     `INSERT INTO runs (id, seq, record, status, bypass, plan_only, active, can_auto_apply, pool_id, version)
      VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, 1)`,
@@ -161,26 +162,21 @@ export function addEvent(
     actor: input.actor,
     commentId: input.commentId ?? null,
   };
-  const seq = (sql.exec<{ n: number | null }>("SELECT max(seq) AS n FROM run_events").one().n ?? 0) + 1;
+  const seq = nextSeq(sql, "run_events");
   sql.exec("INSERT INTO run_events (id, run_id, seq, record) VALUES (?, ?, ?, ?)", event.id, event.runId, seq, JSON.stringify(event));
   return event;
 }
 
 export function listEvents(sql: SqlStorage, runId: string): RunEvent[] {
-  return sql
-    .exec<{ record: string }>("SELECT record FROM run_events WHERE run_id = ? ORDER BY seq", runId)
-    .toArray()
-    .map((r) => JSON.parse(r.record) as RunEvent);
+  return records<RunEvent>(sql, "SELECT record FROM run_events WHERE run_id = ? ORDER BY seq", runId);
 }
 
 export function getEvent(sql: SqlStorage, id: string): RunEvent | null {
-  const row = sql.exec<{ record: string }>("SELECT record FROM run_events WHERE id = ?", id).toArray()[0];
-  return row ? (JSON.parse(row.record) as RunEvent) : null;
+  return record<RunEvent>(sql, "SELECT record FROM run_events WHERE id = ?", id);
 }
 
 export function getComment(sql: SqlStorage, id: string): RunComment | null {
-  const row = sql.exec<{ record: string }>("SELECT record FROM run_comments WHERE id = ?", id).toArray()[0];
-  return row ? (JSON.parse(row.record) as RunComment) : null;
+  return record<RunComment>(sql, "SELECT record FROM run_comments WHERE id = ?", id);
 }
 
 /** A comment and its `commented` event; the run lists the comment (the caller saves the run). */

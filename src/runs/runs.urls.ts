@@ -6,6 +6,7 @@
  * naming its kind of URL, so no signature of one kind (or of a state blob) passes for another.
  */
 import type { Bindings } from "../env";
+import { sign, verifySignature } from "../platform/signature";
 import type { Phase } from "./runs.types";
 
 /** At least as long as signed state URLs: a run, its queue wait included, reads each log with one URL. */
@@ -17,17 +18,6 @@ export const ARTIFACT_URL_TTL_SECONDS = 60;
 
 /** The artifacts a signed URL may serve. */
 export type SignedArtifact = "plan-json" | "plan-json-redacted" | "errored-state";
-
-async function hmacHex(key: string, message: string): Promise<string> {
-  const k = await crypto.subtle.importKey("raw", new TextEncoder().encode(key), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  const sig = await crypto.subtle.sign("HMAC", k, new TextEncoder().encode(message));
-  return [...new Uint8Array(sig)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-function signingKey(env: Bindings): string {
-  if (!env.BLOB_SIGNING_KEY) throw new Error("BLOB_SIGNING_KEY is not configured");
-  return env.BLOB_SIGNING_KEY;
-}
 
 const message = (domain: "run-log" | "run-artifact", workspaceId: string, runId: string, what: string, exp: number) =>
   `${domain}\n${workspaceId}\n${runId}\n${what}\n${exp}`;
@@ -42,7 +32,7 @@ export async function signedLogUrl(
   nowSeconds = Math.floor(Date.now() / 1000),
 ) {
   const exp = Math.ceil((nowSeconds + LOG_URL_TTL_SECONDS) / LOG_EXPIRY_STEP_SECONDS) * LOG_EXPIRY_STEP_SECONDS;
-  const sig = await hmacHex(signingKey(env), message("run-log", workspaceId, runId, phase, exp));
+  const sig = await sign(env, message("run-log", workspaceId, runId, phase, exp));
   return `${origin}/_logs/${workspaceId}/${runId}/${phase}/${exp}.${sig}`;
 }
 
@@ -56,19 +46,14 @@ export async function signedArtifactUrl(
   nowSeconds = Math.floor(Date.now() / 1000),
 ) {
   const exp = nowSeconds + ARTIFACT_URL_TTL_SECONDS;
-  const sig = await hmacHex(signingKey(env), message("run-artifact", workspaceId, runId, kind, exp));
+  const sig = await sign(env, message("run-artifact", workspaceId, runId, kind, exp));
   return `${origin}/_artifacts/${workspaceId}/${runId}/${kind}/${exp}.${sig}`;
 }
 
 async function verify(env: Bindings, domain: "run-log" | "run-artifact", workspaceId: string, runId: string, what: string, token: string): Promise<boolean> {
   const m = /^(\d{1,12})\.([0-9a-f]{64})$/.exec(token);
   if (!m) return false;
-  const exp = Number(m[1]);
-  if (exp < Math.floor(Date.now() / 1000)) return false;
-  const expected = await hmacHex(signingKey(env), message(domain, workspaceId, runId, what, exp));
-  let diff = 0;
-  for (let i = 0; i < 64; i++) diff |= expected.charCodeAt(i) ^ m[2].charCodeAt(i);
-  return diff === 0;
+  return verifySignature(env, m[1], m[2], (exp) => message(domain, workspaceId, runId, what, exp));
 }
 
 /** Checks a log URL's `<expiry>.<signature>` (constant time) and expiry. */

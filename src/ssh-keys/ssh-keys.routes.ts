@@ -1,7 +1,7 @@
 /** SSH keys (HCP Terraform API docs: SSH Keys). The key value is write-only: nothing of it is stored or returned. */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, noContent, paginated } from "../jsonapi/document";
+import { jsonapi, noContent, paginatedList } from "../jsonapi/document";
 import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { serializeSshKey } from "./ssh-keys.serialize";
@@ -52,7 +52,7 @@ sshKeys.openapi(
   async (c) => {
     const keys = await listOrgSshKeys(callerOf(c), c.req.valid("param").organization_name);
     const page = pageOf(c.req.valid("query"));
-    return jsonapi(c, paginated(c, keys.slice((page.number - 1) * page.size, page.number * page.size).map(serializeSshKey), page, keys.length));
+    return jsonapi(c, paginatedList(c, keys, page, serializeSshKey));
   },
 );
 

@@ -4,7 +4,7 @@ import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
-import { jsonapi, noContent, paginated } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, pageSlice } from "../jsonapi/document";
 import { includeQuery, listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
@@ -138,7 +138,7 @@ stateVersions.openapi(
     const { sv, canReadState } = await readStateVersion(callerOf(c), c.req.valid("param").state_version_id, 1);
     const page = pageOf(c.req.valid("query"));
     const all = serializeOutputs(sv, "state-version-outputs", canReadState);
-    return jsonapi(c, paginated(c, all.slice((page.number - 1) * page.size, page.number * page.size), page, all.length));
+    return jsonapi(c, paginated(c, pageSlice(all, page), page, all.length));
   },
 );
 
@@ -175,7 +175,7 @@ stateVersions.openapi(
     const page = pageOf(c.req.valid("query"));
     // As the real service does, this endpoint never shows sensitive values (go-tfe's tests rely on it).
     const all = serializeOutputs(sv, "state-version-outputs", false);
-    return jsonapi(c, paginated(c, all.slice((page.number - 1) * page.size, page.number * page.size), page, all.length));
+    return jsonapi(c, paginated(c, pageSlice(all, page), page, all.length));
   },
 );
 
@@ -192,7 +192,7 @@ stateVersions.openapi(
     const { workspace_id } = c.req.valid("param");
     const all = serializeResources(workspace_id, await resourcesState(callerOf(c), workspace_id));
     const page = pageOf(c.req.valid("query"));
-    return jsonapi(c, paginated(c, all.slice((page.number - 1) * page.size, page.number * page.size), page, all.length));
+    return jsonapi(c, paginated(c, pageSlice(all, page), page, all.length));
   },
 );
 

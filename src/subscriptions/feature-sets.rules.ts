@@ -99,7 +99,14 @@ const CORE: Feature[] = [
 const STANDARD: Feature[] = [...CORE, "teams", "agents", "audit-logging", "assessments", "global-run-tasks", "module-tests-generation", "no-code-modules"];
 const PREMIUM: Feature[] = [...STANDARD, "private-run-tasks", "private-vcs", "private-policy-agents"];
 
-const plan = (p: Omit<FeatureSet, "features" | "limits"> & { features: Feature[]; limits?: Partial<Limits> }): FeatureSet => ({
+/** What a plan says unless it says otherwise: free of list price, offered today, ten concurrent runs and agents. */
+const PLAN_DEFAULTS = { cost: 0, isCurrent: true, isFreeTier: false, defaultRunsCeiling: 10, defaultAgentsCeiling: 10, userLimit: null };
+
+type PlanInput = Omit<FeatureSet, "features" | "limits" | keyof typeof PLAN_DEFAULTS> &
+  Partial<Pick<FeatureSet, keyof typeof PLAN_DEFAULTS>> & { features: Feature[]; limits?: Partial<Limits> };
+
+const plan = (p: PlanInput): FeatureSet => ({
+  ...PLAN_DEFAULTS,
   ...p,
   features: new Set(p.features),
   limits: { ...UNLIMITED, ...p.limits },
@@ -112,12 +119,9 @@ export const FEATURE_SETS: readonly FeatureSet[] = [
     name: "Free",
     identifier: "free_standard",
     description: "Free up to 500 managed resources: state, runs, VCS, private registry, policies and run tasks within limits",
-    cost: 0,
-    isCurrent: true,
     isFreeTier: true,
     defaultRunsCeiling: 1,
     defaultAgentsCeiling: 0,
-    userLimit: null,
     features: [...CORE, "self-serve-billing"],
     limits: {
       "policy-limit": 5,
@@ -134,12 +138,7 @@ export const FEATURE_SETS: readonly FeatureSet[] = [
     name: "Essentials",
     identifier: "essentials",
     description: "Automated infrastructure provisioning at any scale, with team management; billed per managed resource",
-    cost: 0,
-    isCurrent: true,
-    isFreeTier: false,
-    defaultRunsCeiling: 10,
     defaultAgentsCeiling: 0,
-    userLimit: null,
     features: [...CORE, "teams", "self-serve-billing"],
   }),
   plan({
@@ -147,12 +146,6 @@ export const FEATURE_SETS: readonly FeatureSet[] = [
     name: "Standard",
     identifier: "standard",
     description: "Automated infrastructure provisioning and management at any scale: agents, audit trails, health assessments, no-code modules",
-    cost: 0,
-    isCurrent: true,
-    isFreeTier: false,
-    defaultRunsCeiling: 10,
-    defaultAgentsCeiling: 10,
-    userLimit: null,
     features: [...STANDARD, "self-serve-billing"],
   }),
   plan({
@@ -160,12 +153,6 @@ export const FEATURE_SETS: readonly FeatureSet[] = [
     name: "Premium",
     identifier: "premium",
     description: "Standard plus private run tasks, private VCS and private policy agents; by contract",
-    cost: 0,
-    isCurrent: true,
-    isFreeTier: false,
-    defaultRunsCeiling: 10,
-    defaultAgentsCeiling: 10,
-    userLimit: null,
     features: PREMIUM,
   }),
   plan({
@@ -173,12 +160,6 @@ export const FEATURE_SETS: readonly FeatureSet[] = [
     name: "Standard (entitlement)",
     identifier: "standard_entitlement",
     description: "Standard by contract (managed-resource entitlement), with Waypoint templates and add-ons and Infragraph",
-    cost: 0,
-    isCurrent: true,
-    isFreeTier: false,
-    defaultRunsCeiling: 10,
-    defaultAgentsCeiling: 10,
-    userLimit: null,
     features: [...STANDARD, "waypoint-templates-and-addons", "infragraph"],
   }),
   plan({
@@ -186,12 +167,7 @@ export const FEATURE_SETS: readonly FeatureSet[] = [
     name: "Business",
     identifier: "business",
     description: "Full access to HCP Terraform's enterprise features (legacy plan, assigned by HashiCorp)",
-    cost: 0,
     isCurrent: false,
-    isFreeTier: false,
-    defaultRunsCeiling: 10,
-    defaultAgentsCeiling: 10,
-    userLimit: null,
     features: [...PREMIUM, "configuration-designer", "usage-reporting", "waypoint-templates-and-addons", "infragraph"],
   }),
 ];

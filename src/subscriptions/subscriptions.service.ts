@@ -3,6 +3,7 @@
  * 404): site admins list the feature sets and assign one to an organisation, whose entitlement set and
  * permissions then follow it (src/subscriptions/feature-sets.rules.ts).
  */
+import { pageSlice } from "../jsonapi/document";
 import { requireOrgAccess } from "../auth/access";
 import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
@@ -40,7 +41,7 @@ export function listFeatureSets(caller: Caller, q: string, page: Page): { items:
   requireHosted(caller);
   authorize(caller, "site-admin");
   const all = searchFeatureSets(q);
-  return { items: all.slice((page.number - 1) * page.size, page.number * page.size), total: all.length };
+  return { items: pageSlice(all, page), total: all.length };
 }
 
 /** Assigns the plan to the organisation, replacing its subscription; its entitlements change at once. */

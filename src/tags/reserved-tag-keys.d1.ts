@@ -1,5 +1,6 @@
 /** D1 statements for reserved tag keys (migration 0017), and the one query that enforces `disable-overrides`. */
 import type { Db } from "../caller";
+import { pageWithTotal } from "../platform/paging";
 
 interface ReservedTagKeyRow {
   id: string;
@@ -45,13 +46,12 @@ export async function findReservedTagKey(db: Db, id: string): Promise<ReservedTa
 
 /** One page of the organisation's reserved keys in the order they were added (rowid), and how many it has (one batch). */
 export async function listReservedTagKeys(db: Db, organizationId: string, limit: number, offset: number): Promise<{ keys: ReservedTagKey[]; total: number }> {
-  const [page, count] = await db.batch([
+  const { rows, total } = await pageWithTotal<ReservedTagKeyRow>(
+    db,
     db.prepare("SELECT * FROM reserved_tag_keys WHERE organization_id = ? ORDER BY rowid LIMIT ? OFFSET ?").bind(organizationId, limit, offset),
     db.prepare("SELECT count(*) AS n FROM reserved_tag_keys WHERE organization_id = ?").bind(organizationId),
-  ]);
-  const keys = ((page?.results ?? []) as ReservedTagKeyRow[]).map(toReservedTagKey);
-  const total = (count?.results[0] as { n: number } | undefined)?.n ?? 0;
-  return { keys, total };
+  );
+  return { keys: rows.map(toReservedTagKey), total };
 }
 
 /** Inserts the row; throws D1's UNIQUE error when the organisation already reserves the key. */

@@ -10,6 +10,7 @@ import { jsonBody, ok, router } from "../jsonapi/validation";
 import { LIMITS } from "../limits";
 import { tagBindingInput, workspaceIdParam } from "../workspaces/workspaces.schemas";
 import { acknowledge } from "../workspaces/workspaces.http";
+import { projectParam } from "../projects/projects.schemas";
 import { effectiveBindings, projectEffectiveBindings, serializeBinding, serializeProjectBinding } from "./tags.serialize";
 import { projectTagBindings, upsertProjectTagBindings, upsertWorkspaceTagBindings, workspaceEffectiveTagBindings, workspaceTagBindings } from "./tags.service";
 import { defineRoutes } from "../jsonapi/define-route";
@@ -20,7 +21,6 @@ const defineRoute = defineRoutes({ tags: ["Tag bindings"] });
 export const tagBindings = router();
 
 export const tagBindingsBody = z.object({ data: z.array(tagBindingInput).max(LIMITS.tagRefsPerRequest) }).openapi("TagBindings");
-const projectIdParam = z.object({ project_id: z.string().regex(/^prj-[A-Za-z0-9]{1,64}$/) });
 const API = "/api/v2";
 
 // ---- workspaces ----
@@ -80,7 +80,7 @@ tagBindings.openapi(
     path: "/projects/{project_id}/tag-bindings",
     action: "project.read",
     summary: "List a project's tag bindings",
-    request: { params: projectIdParam },
+    request: { params: projectParam },
     responses: ok("The project's tag bindings", listDocument(tagBindingResource)),
   }),
   async (c) => {
@@ -96,7 +96,7 @@ tagBindings.openapi(
     path: "/projects/{project_id}/tag-bindings",
     action: "project.admin",
     summary: "Add or update a project's tag bindings by key (never removes); at most 10 per project",
-    request: { params: projectIdParam, body: jsonBody(tagBindingsBody) },
+    request: { params: projectParam, body: jsonBody(tagBindingsBody) },
     responses: ok("The bindings sent", listDocument(tagBindingResource)),
   }),
   async (c) => {
@@ -115,7 +115,7 @@ tagBindings.openapi(
     path: "/projects/{project_id}/effective-tag-bindings",
     action: "project.read",
     summary: "List a project's effective tag bindings (its own; projects inherit nothing)",
-    request: { params: projectIdParam },
+    request: { params: projectParam },
     responses: ok("The project's effective tag bindings", listDocument(effectiveTagBindingResource)),
   }),
   async (c) => {

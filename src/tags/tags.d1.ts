@@ -15,6 +15,7 @@
  * added again later gets a new id.
  */
 import type { Db } from "../caller";
+import { pageWithTotal } from "../platform/paging";
 import { ApiError } from "../errors";
 import { newId } from "../ids";
 import { appendTo, textMatchSql } from "../platform/text-match";
@@ -146,11 +147,11 @@ async function organizationTagRows(
       AND ${named}
       AND (? IS NULL OR t.id NOT IN (SELECT tag_id FROM workspace_tags WHERE workspace_id = ? AND tag_id IS NOT NULL))
     GROUP BY t.id`;
-  const [page, count] = await db.batch([
+  return pageWithTotal<TagRow>(
+    db,
     db.prepare(`${grouped} ORDER BY t.name LIMIT ? OFFSET ?`).bind(...binds, opts.limit, opts.offset),
     db.prepare(`SELECT count(*) AS n FROM (${grouped})`).bind(...binds),
-  ]);
-  return { rows: (page?.results ?? []) as TagRow[], total: ((count?.results?.[0] ?? { n: 0 }) as { n: number }).n };
+  );
 }
 
 export function tagNotFound(pointer: string, id: string): ApiError {

@@ -1,7 +1,7 @@
 /** Flat tags of a workspace: GET / POST / DELETE /workspaces/:id/relationships/tags. */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, noContent, paginated } from "../jsonapi/document";
+import { jsonapi, noContent, paginated, pageSlice } from "../jsonapi/document";
 import { listDocument, pageOf, pageQuery } from "../jsonapi/schemas";
 import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { LIMITS } from "../limits";
@@ -45,7 +45,7 @@ workspaceTags.openapi(
     const query = c.req.valid("query");
     const { tags, organization } = await workspaceFlatTags(callerOf(c), c.req.valid("param").workspace_id, query.name);
     const page = pageOf(query);
-    const slice = tags.slice((page.number - 1) * page.size, page.number * page.size);
+    const slice = pageSlice(tags, page);
     return jsonapi(
       c,
       paginated(

@@ -1,7 +1,7 @@
 /** Team access to workspaces (`team-workspaces`) and projects (`team-projects`), per the real role tables. */
 import { z } from "@hono/zod-openapi";
 import { callerOf } from "../auth/caller.http";
-import { jsonapi, noContent, paginated } from "../jsonapi/document";
+import { jsonapi, noContent, paginatedList } from "../jsonapi/document";
 import { listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
 import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { PRJ_LEVELS, WS_LEVELS } from "./team-access.rules";
@@ -76,7 +76,7 @@ teamAccess.openapi(
     const query = c.req.valid("query");
     const accesses = await workspaceTeamAccesses(callerOf(c), query["filter[workspace][id]"]);
     const page = pageOf(query);
-    return jsonapi(c, paginated(c, accesses.slice((page.number - 1) * page.size, page.number * page.size).map(serializeTw), page, accesses.length));
+    return jsonapi(c, paginatedList(c, accesses, page, serializeTw));
   },
 );
 
@@ -205,7 +205,7 @@ teamAccess.openapi(
     const query = c.req.valid("query");
     const accesses = await projectTeamAccesses(callerOf(c), query["filter[project][id]"]);
     const page = pageOf(query);
-    return jsonapi(c, paginated(c, accesses.slice((page.number - 1) * page.size, page.number * page.size).map(serializeTp), page, accesses.length));
+    return jsonapi(c, paginatedList(c, accesses, page, serializeTp));
   },
 );
 

@@ -8,12 +8,11 @@ import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
 import { serializeTeamView, serializeTeamWithIncludes } from "./teams.serialize";
 import { changeMemberships, changeUsers, createTeam, deleteTeam, listTeams, showTeam, updateTeam } from "./teams.service";
 import { defineRoutes } from "../jsonapi/define-route";
-import { teamAttributesInput, teamResource } from "./teams.schemas";
+import { teamAttributesInput, teamParam, teamResource } from "./teams.schemas";
 
 const defineRoute = defineRoutes({ tags: ["Teams"] });
 export const teams = router();
-
-const teamParam = z.object({ team_id: z.string().regex(/^team-[A-Za-z0-9]{1,64}$/) });
+const teamResponse = ok("The team", resourceDocument(teamResource));
 
 const teamCreateBody = z
   .object({ data: z.object({ type: z.literal("teams"), attributes: teamAttributesInput.extend({ name: z.string().max(LIMITS.teamNameMax) }) }) })
@@ -31,7 +30,7 @@ teams.openapi(
     action: "teams.manage",
     summary: "Create a team (200, as the real service documents)",
     request: { params: orgParam, body: jsonBody(teamCreateBody) },
-    responses: ok("The team", resourceDocument(teamResource)),
+    responses: teamResponse,
   }),
   async (c) => {
     const team = await createTeam(callerOf(c), c.req.valid("param").organization_name, c.req.valid("json").data.attributes);
@@ -67,7 +66,7 @@ teams.openapi(
     action: "organization.read",
     summary: "Show a team (include: users, organization-memberships)",
     request: { params: teamParam, query: includeQuery },
-    responses: ok("The team", resourceDocument(teamResource)),
+    responses: teamResponse,
   }),
   async (c) => {
     const { team, users, memberships } = await showTeam(callerOf(c), c.req.valid("param").team_id, c.req.valid("query").include);
@@ -82,7 +81,7 @@ teams.openapi(
     action: "teams.manage",
     summary: "Update a team",
     request: { params: teamParam, body: jsonBody(teamUpdateBody) },
-    responses: ok("The team", resourceDocument(teamResource)),
+    responses: teamResponse,
   }),
   async (c) => {
     const team = await updateTeam(callerOf(c), c.req.valid("param").team_id, c.req.valid("json").data.attributes ?? {});

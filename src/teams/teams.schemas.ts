@@ -4,6 +4,8 @@ import { attr, resourceSchema } from "../jsonapi/schemas";
 import { LIMITS } from "../limits";
 import { ORG_ACCESS_KEYS } from "./teams.rules";
 
+export const teamParam = z.object({ team_id: z.string().regex(/^team-[A-Za-z0-9]{1,64}$/) });
+
 export const teamResource = resourceSchema("Team", "teams", {
   name: attr.string,
   "is-unified": attr.boolean,

@@ -1,4 +1,5 @@
 /** Teams and their members: authorisation (teams.rules.ts) and orchestration of the repositories. */
+import { pageSlice } from "../jsonapi/document";
 import { auditOf, auditStatementsOf } from "../audit/audit.service";
 import { auditStatements } from "../audit/audit.d1";
 import { authorize } from "../auth/requirements";
@@ -141,7 +142,7 @@ export async function listTeams(
   const all = await organizationTeams(db, access.organization.externalId);
   const names = filter.names ? new Set(filter.names.split(",").map((s) => foldAscii(s.trim()))) : null;
   const visible = all.filter((t) => canSee(access, t) && (!q || containsText(t.name, q)) && (!names || names.has(foldAscii(t.name))));
-  const slice = visible.slice((page.number - 1) * page.size, page.number * page.size);
+  const slice = pageSlice(visible, page);
   return { teams: await views(db, slice, access), total: visible.length };
 }
 

@@ -4,6 +4,7 @@
  * organisation token read them; only owners change them (they bound the organisation token's own lifetime). They take effect while the organisation's `max-ttl-enabled` is on
  * (the tfe provider's `tfe_org_max_token_ttl_policy` docs): see `tokenLifetimeCap` and the token services.
  */
+import { pageSlice } from "../jsonapi/document";
 import { requireOrgAccess } from "../auth/access";
 import { authorize } from "../auth/requirements";
 import type { Caller } from "../caller";
@@ -29,7 +30,7 @@ async function organizationFor(caller: Caller, organization: string, action: "or
 export async function listPolicies(caller: Caller, organization: string, page: Page): Promise<{ policies: TokenTtlPolicy[]; total: number }> {
   const org = await organizationFor(caller, organization, "organization.manage");
   const all = await listTokenTtlPolicies(caller.db, org.externalId, nowIso());
-  return { policies: all.slice((page.number - 1) * page.size, page.number * page.size), total: all.length };
+  return { policies: pageSlice(all, page), total: all.length };
 }
 
 /** Sets the given token types' maximums; the others keep theirs. Answers every policy, as the real service does. */

@@ -1,5 +1,6 @@
 /** All SQL for API tokens (D1 `tokens`): secrets are never stored, only their SHA-256. */
 import type { Db } from "../caller";
+import { offsetOf, pageWithTotal } from "../platform/paging";
 import type { Page } from "../jsonapi/document";
 
 interface TokenRow {
@@ -138,11 +139,12 @@ export async function organizationTeamTokens(
   const ownersClause = opts.withOwners ? "" : " AND t.is_owners = 0";
   const where = `FROM tokens k JOIN teams t ON t.id = k.team_id WHERE k.kind = 'team' AND t.organization_id = ? AND (? IS NULL OR instr(lower(t.name), lower(?)) > 0)${ownersClause}`;
   const binds = [organizationId, q, q];
-  const [total, rows] = await db.batch([
+  const { rows, total } = await pageWithTotal<TokenRow>(
+    db,
+    db.prepare(`SELECT k.* ${where} ORDER BY ${order} LIMIT ? OFFSET ?`).bind(...binds, page.size, offsetOf(page)),
     db.prepare(`SELECT count(*) AS n ${where}`).bind(...binds),
-    db.prepare(`SELECT k.* ${where} ORDER BY ${order} LIMIT ? OFFSET ?`).bind(...binds, page.size, (page.number - 1) * page.size),
-  ]);
-  return { tokens: ((rows?.results ?? []) as TokenRow[]).map(toToken), total: ((total?.results?.[0] ?? { n: 0 }) as { n: number }).n };
+  );
+  return { tokens: rows.map(toToken), total };
 }
 
 // ---- the organisation token ----

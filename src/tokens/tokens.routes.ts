@@ -30,9 +30,13 @@ import {
 } from "./tokens.service";
 import { defineRoutes } from "../jsonapi/define-route";
 import { authenticationTokenResource, tokenAttributesInput } from "./tokens.schemas";
+import { teamParam } from "../teams/teams.schemas";
+import { userParam } from "../users/users.schemas";
 
 const defineRoute = defineRoutes({ tags: ["Tokens"] });
 export const tokens = router();
+const tokenResponse = ok("The token (no secret)", resourceDocument(authenticationTokenResource));
+const createdTokenResponse = ok("The token, with its secret", resourceDocument(authenticationTokenResource), 201);
 
 /**
  * An optional create body (go-tfe sends none, or `expired-at` / `description`). A bad body is not thrown: the
@@ -59,8 +63,6 @@ const listed = (c: Context, page: Page, p: { tokens: Token[]; total: number }) =
 
 // ---- team tokens ----
 
-const teamParam = z.object({ team_id: z.string().regex(/^team-[A-Za-z0-9]{1,64}$/) });
-
 tokens.openapi(
   defineRoute({
     method: "post",
@@ -69,7 +71,7 @@ tokens.openapi(
     summary: "Create (replace) the team's legacy token",
     request: { params: teamParam },
     description: TOKEN_BODY_DOC,
-    responses: ok("The token, with its secret", resourceDocument(authenticationTokenResource), 201),
+    responses: createdTokenResponse,
   }),
   async (c) => created(c, await createLegacyTeamToken(callerOf(c), c.req.valid("param").team_id, await optionalJsonBody(c, tokenBody))),
 );
@@ -81,7 +83,7 @@ tokens.openapi(
     action: "teams.manage-tokens",
     summary: "Show the team's legacy token",
     request: { params: teamParam },
-    responses: ok("The token (no secret)", resourceDocument(authenticationTokenResource)),
+    responses: tokenResponse,
   }),
   async (c) => jsonapi(c, { data: serializeAuthenticationToken(await showLegacyTeamToken(callerOf(c), c.req.valid("param").team_id)) }),
 );
@@ -109,7 +111,7 @@ tokens.openapi(
     summary: "Create a described team token",
     request: { params: teamParam },
     description: TOKEN_BODY_DOC,
-    responses: ok("The token, with its secret", resourceDocument(authenticationTokenResource), 201),
+    responses: createdTokenResponse,
   }),
   async (c) => created(c, await createTeamToken(callerOf(c), c.req.valid("param").team_id, await optionalJsonBody(c, tokenBody))),
 );
@@ -177,7 +179,7 @@ tokens.openapi(
     summary: "Create (replace) the organisation token",
     request: { params: orgParam, query: orgTokenQuery },
     description: TOKEN_BODY_DOC,
-    responses: ok("The token, with its secret", resourceDocument(authenticationTokenResource), 201),
+    responses: createdTokenResponse,
   }),
   async (c) =>
     created(
@@ -193,7 +195,7 @@ tokens.openapi(
     action: "organization.owner",
     summary: "Show the organisation token",
     request: { params: orgParam, query: orgTokenQuery },
-    responses: ok("The token (no secret)", resourceDocument(authenticationTokenResource)),
+    responses: tokenResponse,
   }),
   async (c) =>
     jsonapi(c, {
@@ -218,8 +220,6 @@ tokens.openapi(
 
 // ---- user tokens ----
 
-const userParam = z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) });
-
 tokens.openapi(
   defineRoute({
     method: "post",
@@ -228,7 +228,7 @@ tokens.openapi(
     summary: "Create a user token: for yourself, or (site admins) a user's first token",
     request: { params: userParam },
     description: TOKEN_BODY_DOC,
-    responses: ok("The token, with its secret", resourceDocument(authenticationTokenResource), 201),
+    responses: createdTokenResponse,
   }),
   async (c) => created(c, await createUserToken(callerOf(c), c.req.valid("param").user_id, await optionalJsonBody(c, tokenBody))),
 );
@@ -257,7 +257,7 @@ tokens.openapi(
     action: "token.manage",
     summary: "Show a token (an API token, or an agent pool's agent token); no secret",
     request: { params: tokenParam },
-    responses: ok("The token (no secret)", resourceDocument(authenticationTokenResource)),
+    responses: tokenResponse,
   }),
   async (c) => {
     const shown = await showToken(callerOf(c), c.req.valid("param").token_id);

@@ -1,4 +1,5 @@
 /** API tokens: who may see and mint which token, and the token lifecycle over tokens.d1.ts. */
+import { pageSlice } from "../jsonapi/document";
 import { auditStatementsOf } from "../audit/audit.service";
 import type { AuditResource } from "../audit/audit.rules";
 import { authorize } from "../auth/requirements";
@@ -180,7 +181,7 @@ export async function createTeamToken(caller: Caller, teamId: string, input: Res
 export async function listTeamTokens(caller: Caller, teamId: string, page: Page): Promise<{ tokens: Token[]; total: number }> {
   const team = await teamForTokens(caller, teamId);
   const all = await teamTokens(caller.db, team.id);
-  return { tokens: all.slice((page.number - 1) * page.size, page.number * page.size), total: all.length };
+  return { tokens: pageSlice(all, page), total: all.length };
 }
 
 /** Revokes every token of a team (legacy and described). */
@@ -298,7 +299,7 @@ export async function createUserToken(
 export async function listUserTokens(caller: Caller, userId: string, page: Page): Promise<{ tokens: Token[]; total: number }> {
   requireSelf(caller, userId);
   const all = await userTokens(caller.db, userId);
-  return { tokens: all.slice((page.number - 1) * page.size, page.number * page.size), total: all.length };
+  return { tokens: pageSlice(all, page), total: all.length };
 }
 
 // ---- tokens by id ----

@@ -1,5 +1,6 @@
 /** All SQL for organisation memberships (D1 `organization_memberships`, `invitation_teams`). */
 import type { Db } from "../caller";
+import { offsetOf, pageWithTotal } from "../platform/paging";
 import type { Page } from "../jsonapi/document";
 import { emailProvenSql } from "./users.d1";
 
@@ -118,16 +119,17 @@ export async function organizationMemberships(
   const { status, q } = filter;
   const emailJson = filter.emails ? JSON.stringify(filter.emails) : null;
   const binds = [organizationId, status, status, emailJson, emailJson, q, q, q];
-  const [total, rows] = await db.batch([
-    db.prepare(`SELECT count(*) AS n ${where}`).bind(...binds),
+  const { rows, total } = await pageWithTotal<MembershipRow>(
+    db,
     db
       .prepare(
         `SELECT m.id, m.organization_id, o.name AS organization_name, m.user_id, m.status, ${MEMBERSHIP_EMAIL} AS email, u.username ${where}
          ORDER BY m.created_at, m.id LIMIT ? OFFSET ?`,
       )
-      .bind(...binds, page.size, (page.number - 1) * page.size),
-  ]);
-  return { memberships: ((rows?.results ?? []) as MembershipRow[]).map(toMembership), total: ((total?.results?.[0] ?? { n: 0 }) as { n: number }).n };
+      .bind(...binds, page.size, offsetOf(page)),
+    db.prepare(`SELECT count(*) AS n ${where}`).bind(...binds),
+  );
+  return { memberships: rows.map(toMembership), total };
 }
 
 /**

@@ -1,5 +1,6 @@
 /** All SQL for users (D1 `users`). */
 import type { Db } from "../caller";
+import { offsetOf, pageWithTotal } from "../platform/paging";
 import { appendTo, textMatchSql } from "../platform/text-match";
 import { twoFactorEnrolledSql, twoFactorSql } from "../two-factor/two-factor.d1";
 
@@ -193,13 +194,14 @@ export async function usersPage(db: Db, page: { number: number; size: number }, 
   const where = ["is_service_account = 0"];
   if (q) where.push(`(${textMatchSql("username", q, "contains", appendTo(binds))} OR ${textMatchSql("coalesce(email, '')", q, "contains", appendTo(binds))})`);
   const filter = where.join(" AND ");
-  const [rows, count] = await db.batch([
+  const { rows, total } = await pageWithTotal<ListedUserRow>(
+    db,
     db
       .prepare(`SELECT ${LISTED_COLUMNS} FROM users WHERE ${filter} ORDER BY username COLLATE NOCASE, id LIMIT ? OFFSET ?`)
-      .bind(...binds, page.size, (page.number - 1) * page.size),
+      .bind(...binds, page.size, offsetOf(page)),
     db.prepare(`SELECT count(*) AS n FROM users WHERE ${filter}`).bind(...binds),
-  ]);
-  return { users: (rows.results as unknown as ListedUserRow[]).map(toListedUser), total: (count.results[0] as { n: number }).n };
+  );
+  return { users: rows.map(toListedUser), total };
 }
 
 /** One person (not a service user) as the site admin's pages show it, with its unconfirmed e-mail. */

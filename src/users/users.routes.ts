@@ -12,11 +12,12 @@ import { acceptInvitation, inviteMember, listMemberships, removeMembership, show
 import { serializeStoredUser } from "./users.serialize";
 import { changeSiteAdmin, confirmEmailChange, createUser, showUser, updateAccount } from "./users.service";
 import { defineRoutes } from "../jsonapi/define-route";
-import { membershipResource, userResource as userSchema } from "./users.schemas";
+import { membershipResource, userParam, userResource as userSchema } from "./users.schemas";
 import { adminDisableTwoFactor } from "../two-factor/two-factor.service";
 
 const defineRoute = defineRoutes({ tags: ["Users"] });
 export const users = router();
+const userResponse = ok("The user", resourceDocument(userSchema));
 
 const userBody = z
   .object({
@@ -45,8 +46,8 @@ users.openapi(
     path: "/users/{user_id}",
     action: "authenticated",
     summary: "Show a user",
-    request: { params: z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) }) },
-    responses: ok("The user", resourceDocument(userSchema)),
+    request: { params: userParam },
+    responses: userResponse,
   }),
   async (c) => jsonapi(c, { data: serializeStoredUser(await showUser(callerOf(c), c.req.valid("param").user_id)) }),
 );
@@ -80,8 +81,8 @@ users.openapi(
     path: "/admin/users/{user_id}/actions/confirm-email",
     action: "site-admin",
     summary: "Confirm a user's email change (site admins; the local stand-in for the confirmation email)",
-    request: { params: z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) }) },
-    responses: ok("The user", resourceDocument(userSchema)),
+    request: { params: userParam },
+    responses: userResponse,
   }),
   async (c) => jsonapi(c, { data: serializeStoredUser(await confirmEmailChange(callerOf(c), c.req.valid("param").user_id)) }),
 );
@@ -96,8 +97,8 @@ for (const [action, admin] of [
       path: `/admin/users/{user_id}/actions/${action}`,
       action: "site-admin",
       summary: admin ? "Make a user a site admin (site admins)" : "Revoke a user's site admin rights (site admins; not their own, not the bootstrap admin)",
-      request: { params: z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) }) },
-      responses: ok("The user", resourceDocument(userSchema)),
+      request: { params: userParam },
+      responses: userResponse,
     }),
     async (c) => jsonapi(c, { data: serializeStoredUser(await changeSiteAdmin(callerOf(c), c.req.valid("param").user_id, admin)) }),
   );
@@ -109,8 +110,8 @@ users.openapi(
     path: "/admin/users/{user_id}/actions/disable_two_factor",
     action: "site-admin",
     summary: "Turn off a user's two-factor authentication (site admins: the user lost its authenticator and recovery codes)",
-    request: { params: z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) }) },
-    responses: ok("The user", resourceDocument(userSchema)),
+    request: { params: userParam },
+    responses: userResponse,
   }),
   async (c) => {
     const caller = callerOf(c);

@@ -2,6 +2,8 @@
 import { z } from "@hono/zod-openapi";
 import { attr, resourceSchema } from "../jsonapi/schemas";
 
+export const userParam = z.object({ user_id: z.string().regex(/^user-[A-Za-z0-9]{1,64}$/) });
+
 export const userResource = resourceSchema("User", "users", {
   username: attr.string,
   "is-service-account": attr.boolean,

@@ -4,12 +4,13 @@
  * uniqueness check and the write of one request run with no other request in between, and N racing creates of one key
  * end as some serial order would. Values arrive sealed.
  */
+import { nextSeq } from "../platform/sql-records";
 import { fail, type Failure } from "../errors";
 import { LIMITS } from "../limits";
 import { isFailure } from "../workspaces/workspace.rules";
 import type { WorkspaceRecord } from "../workspaces/workspace.types";
 import { applyPatch, checkKey } from "./variables.rules";
-import { variableFromRow, type StoredVariable, type VariablePatch, type VariableRow } from "./variables.types";
+import { variableColumns, variableFromRow, type StoredVariable, type VariablePatch, type VariableRow } from "./variables.types";
 
 type Row = VariableRow;
 
@@ -42,18 +43,12 @@ export function insertVariable(sql: SqlStorage, w: WorkspaceRecord, v: StoredVar
   if (keyTaken(sql, v)) return fail("key_taken", undefined, "/data/attributes/key");
   const count = sql.exec<{ n: number }>("SELECT count(*) AS n FROM variables").one().n;
   if (count >= LIMITS.variablesPerWorkspace) return fail("invalid_attribute", `A workspace has at most ${LIMITS.variablesPerWorkspace} variables`, "/data");
-  const seq = (sql.exec<{ n: number | null }>("SELECT max(seq) AS n FROM variables").one().n ?? 0) + 1;
+  const seq = nextSeq(sql, "variables");
   sql.exec(
     "INSERT INTO variables (id, seq, key, category, value, description, hcl, sensitive, version_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     v.id,
     seq,
-    v.key,
-    v.category,
-    v.sealedValue,
-    v.description,
-    v.hcl ? 1 : 0,
-    v.sensitive ? 1 : 0,
-    v.versionId,
+    ...variableColumns(v),
     v.createdAt,
   );
   w.varIds = ids(sql);
@@ -69,13 +64,7 @@ export function updateVariable(sql: SqlStorage, id: string, patch: VariablePatch
   if (keyTaken(sql, next)) return fail("key_taken", undefined, "/data/attributes/key");
   sql.exec(
     "UPDATE variables SET key = ?, category = ?, value = ?, description = ?, hcl = ?, sensitive = ?, version_id = ? WHERE id = ?",
-    next.key,
-    next.category,
-    next.sealedValue,
-    next.description,
-    next.hcl ? 1 : 0,
-    next.sensitive ? 1 : 0,
-    next.versionId,
+    ...variableColumns(next),
     id,
   );
   return next;

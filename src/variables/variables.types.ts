@@ -67,3 +67,8 @@ export function variableFromRow(r: VariableRow): StoredVariable {
     createdAt: r.created_at,
   };
 }
+
+/** The columns a write sets, in both stores' order: key, category, value, description, hcl, sensitive, version_id. */
+export function variableColumns(v: StoredVariable): [string, Category, string, string | null, number, number, string] {
+  return [v.key, v.category, v.sealedValue, v.description, v.hcl ? 1 : 0, v.sensitive ? 1 : 0, v.versionId];
+}

@@ -4,9 +4,10 @@
  * leave the sets' lists through the migration's triggers.
  */
 import type { Db } from "../caller";
+import { pageWithTotal } from "../platform/paging";
 import { LIMITS } from "../limits";
 import type { ScopedSetVariables } from "../variables/variables.rules";
-import { variableFromRow, type StoredVariable, type VariableRow } from "../variables/variables.types";
+import { variableColumns, variableFromRow, type StoredVariable, type VariableRow } from "../variables/variables.types";
 
 interface VarsetRow {
   id: string;
@@ -95,11 +96,12 @@ export interface VarsetPage {
 }
 
 async function page(db: Db, where: string, binds: unknown[], p: VarsetPage): Promise<{ items: Varset[]; total: number }> {
-  const [rows, count] = await db.batch<VarsetRow | { n: number }>([
+  const { rows, total } = await pageWithTotal<VarsetRow>(
+    db,
     db.prepare(`${SELECT_SETS} WHERE ${where} ORDER BY name, id LIMIT ? OFFSET ?`).bind(...binds, p.limit, p.offset),
     db.prepare(`SELECT count(*) AS n FROM varsets WHERE ${where}`).bind(...binds),
-  ]);
-  return { items: await withRelations(db, rows.results as VarsetRow[]), total: (count.results[0] as { n: number }).n };
+  );
+  return { items: await withRelations(db, rows), total };
 }
 
 /** The organisation's sets; `q` matches part of the name (case-insensitive). */
@@ -324,21 +326,7 @@ export async function insertVarsetVariable(
          SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
          WHERE EXISTS (SELECT 1 FROM varsets WHERE id = ?) AND (SELECT count(*) FROM varset_vars WHERE varset_id = ?) < ?`,
       )
-      .bind(
-        v.id,
-        varsetId,
-        v.key,
-        v.category,
-        v.sealedValue,
-        v.description,
-        v.hcl ? 1 : 0,
-        v.sensitive ? 1 : 0,
-        v.versionId,
-        v.createdAt,
-        varsetId,
-        varsetId,
-        LIMITS.variablesPerVarset,
-      );
+      .bind(v.id, varsetId, ...variableColumns(v), v.createdAt, varsetId, varsetId, LIMITS.variablesPerVarset);
     const [res] = await db.batch([insert, ...after]);
     if (res.meta.changes > 0) return "ok";
     return (await db.prepare("SELECT 1 FROM varsets WHERE id = ?").bind(varsetId).first()) ? "full" : "gone";
@@ -365,7 +353,7 @@ export async function updateVarsetVariable(
         `UPDATE varset_vars SET key = ?, category = ?, value = ?, description = ?, hcl = ?, sensitive = ?, version_id = ?
          WHERE id = ? AND varset_id = ? AND version_id = ?`,
       )
-      .bind(v.key, v.category, v.sealedValue, v.description, v.hcl ? 1 : 0, v.sensitive ? 1 : 0, v.versionId, v.id, varsetId, expectedVersion);
+      .bind(...variableColumns(v), v.id, varsetId, expectedVersion);
     const [res] = await db.batch([update, ...after]);
     return res.meta.changes > 0 ? "ok" : "stale";
   } catch (err) {

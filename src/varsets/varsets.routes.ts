@@ -13,7 +13,6 @@ import {
   createVarsetBody,
   listQuery,
   pageIncludeQuery,
-  projectIdParam,
   projectRefsBody,
   updateVarsetBody,
   varsetResource,
@@ -21,12 +20,14 @@ import {
   varsetVarParams,
   workspaceRefsBody,
 } from "./varsets.schemas";
+import { projectParam } from "../projects/projects.schemas";
 import { serializeVarset } from "./varsets.serialize";
 import * as service from "./varsets.service";
 import { defineRoutes } from "../jsonapi/define-route";
 
 const defineRoute = defineRoutes({ tags: ["Variable sets"] });
 export const varsets = router();
+const varsetPageResponse = ok("A page of variable sets", listOf(varsetResource));
 
 const include = (query: { include?: string }) => service.parseVarsetInclude(query.include);
 
@@ -48,7 +49,7 @@ varsets.openapi(
     action: "varsets.read",
     summary: "List the organisation's variable sets",
     request: { params: orgParam, query: listQuery },
-    responses: ok("A page of variable sets", listOf(varsetResource)),
+    responses: varsetPageResponse,
   }),
   async (c) => {
     const query = c.req.valid("query");
@@ -164,7 +165,7 @@ varsets.openapi(
     action: "variables.read",
     summary: "Variable sets reaching a workspace (applied to it, to its project, or global)",
     request: { params: workspaceIdParam, query: pageIncludeQuery },
-    responses: ok("A page of variable sets", listOf(varsetResource)),
+    responses: varsetPageResponse,
   }),
   async (c) => {
     const query = c.req.valid("query");
@@ -179,8 +180,8 @@ varsets.openapi(
     path: "/projects/{project_id}/varsets",
     action: "project.read-variables",
     summary: "Variable sets applied to a project",
-    request: { params: projectIdParam, query: pageIncludeQuery },
-    responses: ok("A page of variable sets", listOf(varsetResource)),
+    request: { params: projectParam, query: pageIncludeQuery },
+    responses: varsetPageResponse,
   }),
   async (c) => {
     const query = c.req.valid("query");

@@ -5,7 +5,6 @@ import { attr, includeQuery, pageQuery, resourceSchema } from "../jsonapi/schema
 
 export const varsetIdParam = z.object({ varset_id: z.string().regex(/^varset-[A-Za-z0-9]{1,64}$/) });
 export const varsetVarParams = z.object({ varset_id: varsetIdParam.shape.varset_id, var_id: z.string().regex(/^var-[A-Za-z0-9]{1,64}$/) });
-export const projectIdParam = z.object({ project_id: z.string().regex(/^prj-[A-Za-z0-9]{1,64}$/) });
 
 /** go-tfe sends whole workspace / project objects: only `type` and `id` are used. */
 const ref = (type: string) => z.object({ type: z.literal(type), id: z.string().max(64) }).passthrough();

@@ -1,4 +1,5 @@
 /** Remote-state consumers and SSH key assignment (HCP Terraform API docs, Workspaces). */
+import { pageSlice } from "../jsonapi/document";
 import { allows, authorize } from "../auth/requirements";
 import type { Caller, Db } from "../caller";
 import { ApiError, unwrap } from "../errors";
@@ -35,7 +36,7 @@ export async function listConsumers(
   const seen = await loadScope(caller, record.organizationId, candidates);
   if (!seen) throw ApiError.of("not_found");
   const readable = candidates.filter((w) => allows(caller.principal, "workspace.read", { access: seen.access, caps: seen.capsOf(w) }));
-  const records = readable.slice((page.number - 1) * page.size, page.number * page.size);
+  const records = pageSlice(readable, page);
   return { records, scope: seen, total: readable.length };
 }
 

@@ -16,6 +16,7 @@ import {
 } from "../auth/access.d1";
 import type { Principal } from "../auth/principal";
 import type { Db } from "../caller";
+import { pageWithTotal } from "../platform/paging";
 import { JOINED_ORGANIZATION_COLUMNS, orgIdSql, toOrganization, type Organization, type OrganizationRow, type OrgRef } from "../auth/organization.d1";
 import { upgradeRecord } from "./workspace.record";
 import type { Defaults } from "./workspace.rules";
@@ -247,11 +248,12 @@ export function consumerScope(record: WorkspaceRecord): ConsumerScope {
 
 /** One page of consumers and their count, in one batch. */
 export async function consumerPage(db: Db, where: ConsumerScope, limit: number, offset: number): Promise<{ docs: Array<{ doc: string }>; total: number }> {
-  const [count, pageRows] = await db.batch([
-    db.prepare(`SELECT count(*) AS n FROM workspaces w WHERE ${where.sql}`).bind(...where.binds),
+  const { rows, total } = await pageWithTotal<{ doc: string }>(
+    db,
     db.prepare(`SELECT w.doc FROM workspaces w WHERE ${where.sql} ORDER BY w.created_at, w.id LIMIT ? OFFSET ?`).bind(...where.binds, limit, offset),
-  ]);
-  return { docs: (pageRows?.results ?? []) as Array<{ doc: string }>, total: (count?.results?.[0] as { n: number } | undefined)?.n ?? 0 };
+    db.prepare(`SELECT count(*) AS n FROM workspaces w WHERE ${where.sql}`).bind(...where.binds),
+  );
+  return { docs: rows, total };
 }
 
 /** Every consumer, in list order (for callers whose visibility is decided per workspace). */
