@@ -1,6 +1,7 @@
 // The web UI as a browser reaches it, for HTTP tests: form posts from the page's origin, cookies by hand.
 import { exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import { createOrg, createWorkspace, grantWorkspace, makeTeam, makeUser } from "./fixtures";
 
 export const ORIGIN = "http://localhost";
 
@@ -24,4 +25,18 @@ export async function signIn(token: string): Promise<string> {
   const m = /ws_session=([^;]+)/.exec(res.headers.get("Set-Cookie") ?? "");
   if (!m) throw new Error("no session cookie");
   return `ws_session=${m[1]}`;
+}
+
+/**
+ * A workspace of a new owner's organisation and a team that may only read it, signed in: the reader's cookie and the
+ * path of the workspace's page `tab`.
+ */
+export async function workspaceReaderPage(tab: string) {
+  const owner = await makeUser();
+  const org = await createOrg(owner.token);
+  const ws = await createWorkspace(org, {}, owner.token);
+  const reader = await makeTeam(org);
+  await grantWorkspace(reader.id, ws.id, "read");
+  const cookie = await signIn(reader.token);
+  return { org, ws, cookie, path: `/app/${org}/workspaces/${ws.attributes.name}/${tab}` };
 }
