@@ -8,6 +8,7 @@ import { REQUIREMENTS } from "../../src/auth/requirements";
 import { createOrg, createWorkspace, grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser } from "../fixtures";
 import { ADMIN, api, uniqueName, indexSettled } from "../helpers";
 import { signIn, ui } from "../ui-client";
+import { nullResource, stateDoc, urlAndSecret } from "../state-docs";
 
 const hopsOf = (res: { headers: Headers }) => res.headers.get("X-Hops");
 const flatTags = (...names: string[]) => ({ tags: { data: names.map((name) => ({ type: "tags", attributes: { name } })) } });
@@ -238,14 +239,7 @@ describe("UI pages", () => {
   });
 });
 
-const STATE = JSON.stringify({
-  version: 4,
-  terraform_version: "1.9.0",
-  serial: 7,
-  lineage: "ui",
-  outputs: { url: { value: "https://ui.example", type: "string" }, secret: { value: "hunter2-output", type: "string", sensitive: true } },
-  resources: [{ mode: "managed", type: "null_resource", name: "a", provider: 'provider["registry.terraform.io/hashicorp/null"]', instances: [{}, {}, {}] }],
-});
+const STATE = stateDoc({ serial: 7, lineage: "ui", outputs: urlAndSecret("https://ui.example", "hunter2-output"), resources: [nullResource([{}, {}, {}])] });
 const unescapeHtml = (s: string) =>
   s
     .replace(/&amp;/g, "&")
