@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { serializeWorkspace } from "../../src/workspaces/workspaces.serialize";
 import { defaultSettings } from "../../src/workspaces/workspace.rules";
+import { initialRecord } from "../../src/workspaces/workspace.record";
 import { createOrg, createWorkspace, makeTeam } from "../fixtures";
 import { api } from "../helpers";
 
@@ -111,26 +112,15 @@ describe("agent pools and OAuth", () => {
 
 describe("editions", () => {
   it("the hosted edition returns assessments-enabled and no retention relationship; self-hosted the reverse", () => {
-    const record = {
+    const record = initialRecord({
       id: "ws-x",
       organizationId: "org-x",
       projectId: "prj-x",
       name: "n",
-      createdAt: "2026-01-01T00:00:00.000Z",
-      updatedAt: "2026-01-01T00:00:00.000Z",
-      latestChangeAt: "2026-01-01T00:00:00.000Z",
-      version: 1,
+      now: "2026-01-01T00:00:00.000Z",
       settings: defaultSettings("1.0.0"),
-      lock: { locked: false, reason: null, holder: null, lockedAt: null },
-      sshKeyId: null,
       tags: [],
-      remoteStateConsumers: [],
-      dataRetentionPolicy: null,
-      resourceCount: 0,
-      currentStateVersionId: null,
-      currentRun: null,
-      source: "tfe-api",
-    };
+    });
     const ctx = { organization: "o", flags: {}, defaults: { executionMode: "remote" as const, agentPoolId: null } };
     const hosted = serializeWorkspace(record, { ...ctx, edition: "hosted" });
     const self = serializeWorkspace(record, { ...ctx, edition: "self-hosted" });
