@@ -4,45 +4,18 @@
 // recorded in delivery-responses, failures retried, and addresses the service may not request refused.
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createOrg, createWorkspace } from "../fixtures";
 import { api } from "../helpers";
-import { installFakeFetch } from "../vcs/outbound";
+import { hmacSha512Hex, receiversAt } from "../vcs/outbound";
 import { claim, createRun, finish, plan, seedCv, action } from "../do/runs.helpers";
 
 const HOST = "hooks.example.com";
 const TOKEN = "s3cret-token";
 
-interface Received {
-  url: string;
-  body: string;
-  headers: Headers;
-}
-
 /** A receiver at https://hooks.example.com: every request kept; `answer` decides each status (200 by default). */
-function receiver(answer: (r: Received, n: number) => Response = () => new Response("ok")) {
-  const got: Received[] = [];
-  const restore = installFakeFetch({
-    [HOST]: {
-      async fetch(request: Request) {
-        const r = { url: request.url, body: await request.text(), headers: request.headers };
-        got.push(r);
-        return answer(r, got.length);
-      },
-    },
-  });
-  restores.push(restore);
-  return got;
-}
-const restores: Array<() => void> = [];
-afterEach(() => {
-  for (const r of restores.splice(0)) r();
-});
-
-async function hmac(token: string, body: string): Promise<string> {
-  const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(token), { name: "HMAC", hash: "SHA-512" }, false, ["sign"]);
-  return Array.from(new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(body))), (b) => b.toString(16).padStart(2, "0")).join("");
-}
+const receiver = receiversAt(HOST);
+const hmac = hmacSha512Hex;
 
 const body = (attributes: Record<string, unknown>, relationships?: unknown) => ({
   data: {

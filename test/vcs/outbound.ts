@@ -4,6 +4,7 @@
 // Inside vitest's workerd pool the main Worker (its Durable Objects included) runs in the same isolate as the tests,
 // so replacing `globalThis.fetch` there also answers the Worker's own calls; see README.md for the experiment and the
 // other options that were weighed.
+import { afterEach } from "vitest";
 
 export interface FetchHandler {
   fetch(request: Request): Promise<Response>;
@@ -58,4 +59,51 @@ export function installFakeFetch(routes: Record<string, FetchHandler>, options: 
   return () => {
     globalThis.fetch = original;
   };
+}
+
+/** A request a receiver kept: its URL, body and headers. */
+export interface Received {
+  url: string;
+  body: string;
+  headers: Headers;
+}
+
+/**
+ * A receiver at https://`host`: every request kept in `got`; `answer` decides each status (200 by default). `restore`
+ * takes the fake away again.
+ */
+export function installReceiver(host: string, answer: (r: Received, n: number) => Response = () => new Response("ok")) {
+  const got: Received[] = [];
+  const restore = installFakeFetch({
+    [host]: {
+      async fetch(request: Request) {
+        const r = { url: request.url, body: await request.text(), headers: request.headers };
+        got.push(r);
+        return answer(r, got.length);
+      },
+    },
+  });
+  return { got, restore };
+}
+
+/**
+ * Makes receivers at https://`host` for a test file (each as `installReceiver`'s, its requests returned), every one
+ * taken away after the test that made it.
+ */
+export function receiversAt(host: string): (answer?: (r: Received, n: number) => Response) => Received[] {
+  const restores: Array<() => void> = [];
+  afterEach(() => {
+    for (const r of restores.splice(0)) r();
+  });
+  return (answer) => {
+    const { got, restore } = installReceiver(host, answer);
+    restores.push(restore);
+    return got;
+  };
+}
+
+/** HMAC-SHA512 of `body` under `key`, as hex: the signature notification and run task deliveries carry. */
+export async function hmacSha512Hex(key: string, body: string): Promise<string> {
+  const k = await crypto.subtle.importKey("raw", new TextEncoder().encode(key), { name: "HMAC", hash: "SHA-512" }, false, ["sign"]);
+  return Array.from(new Uint8Array(await crypto.subtle.sign("HMAC", k, new TextEncoder().encode(body))), (b) => b.toString(16).padStart(2, "0")).join("");
 }
