@@ -35,6 +35,11 @@ export async function createWorkspace(org: string, attributes: Record<string, un
   return res.body.data as { id: string; attributes: Record<string, any>; relationships: Record<string, any> };
 }
 
+/** POST /organizations/:org/oauth-clients with these attributes, as the admin unless a token is given. */
+export function postOAuthClient(org: string, attributes: Record<string, unknown>, token: string = ADMIN) {
+  return api("POST", `/organizations/${org}/oauth-clients`, { token, body: { data: { type: "oauth-clients", attributes } } });
+}
+
 // ---- principals and grants, through the repositories ----
 
 export interface TestPrincipal {

@@ -7,7 +7,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createOrg, createWorkspace } from "../fixtures";
 import { api } from "../helpers";
-import { hmacSha512Hex, receiversAt } from "../vcs/outbound";
+import { NON_PUBLIC_URLS, hmacSha512Hex, receiversAt } from "../vcs/outbound";
 import { claim, createRun, finish, plan, seedCv, action } from "../do/runs.helpers";
 
 const HOST = "hooks.example.com";
@@ -139,13 +139,7 @@ describe("notification configurations API", () => {
 
   it("refuses URLs on loopback, private, link-local and metadata addresses", async () => {
     const ws = await workspace();
-    for (const url of [
-      "http://127.0.0.1:8080/",
-      "http://10.0.0.7/",
-      "http://169.254.169.254/latest/meta-data",
-      "http://[fd00:ec2::254]/",
-      "http://metadata.google.internal/",
-    ]) {
+    for (const url of [...NON_PUBLIC_URLS, "http://metadata.google.internal/"]) {
       const res = await create(ws.id, { url });
       expect(res.status, url).toBe(422);
       expect(res.body.errors[0].source.pointer).toBe("/data/attributes/url");

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { serializeWorkspace } from "../../src/workspaces/workspaces.serialize";
 import { defaultSettings } from "../../src/workspaces/workspace.rules";
 import { initialRecord } from "../../src/workspaces/workspace.record";
-import { createOrg, createWorkspace, makeTeam } from "../fixtures";
+import { createOrg, createWorkspace, makeTeam, postOAuthClient } from "../fixtures";
 import { api } from "../helpers";
 
 const project = (org: string, attributes: Record<string, unknown>, relationships?: unknown, token?: string) =>
@@ -85,19 +85,12 @@ describe("agent pools and OAuth", () => {
 
   it("creates an OAuth client with its token; secrets are never returned", async () => {
     const org = await createOrg();
-    const res = await api("POST", `/organizations/${org}/oauth-clients`, {
-      body: {
-        data: {
-          type: "oauth-clients",
-          attributes: {
-            "service-provider": "github",
-            "http-url": "https://github.com",
-            "api-url": "https://api.github.com",
-            "oauth-token-string": "secret-token",
-            secret: "s",
-          },
-        },
-      },
+    const res = await postOAuthClient(org, {
+      "service-provider": "github",
+      "http-url": "https://github.com",
+      "api-url": "https://api.github.com",
+      "oauth-token-string": "secret-token",
+      secret: "s",
     });
     expect(res.status).toBe(201);
     expect(res.text).not.toContain("secret-token");

@@ -61,6 +61,17 @@ export function installFakeFetch(routes: Record<string, FetchHandler>, options: 
   };
 }
 
+/** `installFakeFetch` for a test file: the fakes one test installs are taken away after that test, last first. */
+export function fakeFetchPerTest(): (routes: Record<string, FetchHandler>, options?: FakeFetchOptions) => void {
+  const restores: Array<() => void> = [];
+  afterEach(() => {
+    for (const r of restores.splice(0).reverse()) r();
+  });
+  return (routes, options) => {
+    restores.push(installFakeFetch(routes, options));
+  };
+}
+
 /** A request a receiver kept: its URL, body and headers. */
 export interface Received {
   url: string;
@@ -69,38 +80,28 @@ export interface Received {
 }
 
 /**
- * A receiver at https://`host`: every request kept in `got`; `answer` decides each status (200 by default). `restore`
- * takes the fake away again.
- */
-export function installReceiver(host: string, answer: (r: Received, n: number) => Response = () => new Response("ok")) {
-  const got: Received[] = [];
-  const restore = installFakeFetch({
-    [host]: {
-      async fetch(request: Request) {
-        const r = { url: request.url, body: await request.text(), headers: request.headers };
-        got.push(r);
-        return answer(r, got.length);
-      },
-    },
-  });
-  return { got, restore };
-}
-
-/**
- * Makes receivers at https://`host` for a test file (each as `installReceiver`'s, its requests returned), every one
- * taken away after the test that made it.
+ * Makes receivers at https://`host` for a test file: each keeps every request it gets (returned), `answer` decides
+ * each status (200 by default); each is taken away after the test that made it.
  */
 export function receiversAt(host: string): (answer?: (r: Received, n: number) => Response) => Received[] {
-  const restores: Array<() => void> = [];
-  afterEach(() => {
-    for (const r of restores.splice(0)) r();
-  });
-  return (answer) => {
-    const { got, restore } = installReceiver(host, answer);
-    restores.push(restore);
+  const install = fakeFetchPerTest();
+  return (answer = () => new Response("ok")) => {
+    const got: Received[] = [];
+    install({
+      [host]: {
+        async fetch(request: Request) {
+          const r = { url: request.url, body: await request.text(), headers: request.headers };
+          got.push(r);
+          return answer(r, got.length);
+        },
+      },
+    });
     return got;
   };
 }
+
+/** Addresses every outbound request refuses (loopback, private, link-local/metadata, IPv6 unique local). */
+export const NON_PUBLIC_URLS = ["http://127.0.0.1:8080/", "http://10.0.0.7/", "http://169.254.169.254/latest/meta-data", "http://[fd00:ec2::254]/"];
 
 /** HMAC-SHA512 of `body` under `key`, as hex: the signature notification and run task deliveries carry. */
 export async function hmacSha512Hex(key: string, body: string): Promise<string> {
