@@ -128,6 +128,15 @@ export async function grantProject(teamId: string, projectId: string, access: st
   await insertTeamProject(env.DB, { id: newId("tprj"), teamId, projectId, access, perms: perms as never }, nowIso());
 }
 
+/** A workspace of a new organisation, and a new team granted `access` on it. */
+export async function workspaceWithTeam(access: string) {
+  const org = await createOrg();
+  const ws = await createWorkspace(org);
+  const team = await makeTeam(org);
+  await grantWorkspace(team.id, ws.id, access);
+  return { org, ws, team };
+}
+
 /** A team token with the given organisation access and workspace and project grants (id → access). */
 export async function teamToken(
   org: string,
