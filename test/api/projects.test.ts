@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { insertProjectStatement } from "../../src/projects/projects.d1";
 import { createOrg, createWorkspace, grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser, organizationId } from "../fixtures";
-import { api, uniqueName } from "../helpers";
+import { api, uniqueName, createdResource } from "../helpers";
 
 type Attrs = Record<string, unknown>;
 const create = (org: string, attributes: Attrs, relationships?: unknown, token?: string) =>
@@ -38,10 +38,7 @@ describe("project create / show / update", () => {
   it("creates a project with the real service's shape; show returns the same document", async () => {
     const org = await createOrg();
     const res = await create(org, { name: "Platform Team", description: "infra" });
-    expect(res.status).toBe(201);
-    const p = res.body.data;
-    expect(p.id).toMatch(/^prj-[A-Za-z0-9]{16,}$/);
-    expect(p.type).toBe("projects");
+    const p = createdResource(res, "projects", "prj");
     expect(p.attributes).toMatchObject({
       name: "Platform Team",
       description: "infra",

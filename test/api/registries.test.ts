@@ -2,7 +2,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createOrg, createWorkspace, makeOrgToken, makeTeam, makeUser } from "../fixtures";
-import { api, uniqueName } from "../helpers";
+import { api, uniqueName, createdResource } from "../helpers";
 
 type Rel = Record<string, unknown>;
 const createPool = (org: string, attributes: Record<string, unknown>, relationships?: Rel, token?: string) =>
@@ -26,10 +26,7 @@ describe("agent pools", () => {
   it("creates a pool (201) with the real shape; show equals create", async () => {
     const org = await createOrg();
     const res = await createPool(org, { name: "pool-1" });
-    expect(res.status).toBe(201);
-    const p = res.body.data;
-    expect(p.id).toMatch(/^apool-[A-Za-z0-9]{16,}$/);
-    expect(p.type).toBe("agent-pools");
+    const p = createdResource(res, "agent-pools", "apool");
     expect(p.attributes).toMatchObject({ name: "pool-1", "organization-scoped": true, "agent-count": 0 });
     expect(p.attributes["created-at"]).toMatch(/Z$/);
     expect(p.relationships).toMatchObject({
@@ -229,10 +226,7 @@ describe("OAuth clients and tokens", () => {
       "private-key": "pk-material-abc",
       key: "client-id",
     });
-    expect(res.status).toBe(201);
-    const oc = res.body.data;
-    expect(oc.id).toMatch(/^oc-[A-Za-z0-9]{16,}$/);
-    expect(oc.type).toBe("oauth-clients");
+    const oc = createdResource(res, "oauth-clients", "oc");
     expect(oc.attributes).toMatchObject({
       name: "GH",
       "service-provider": "github",
