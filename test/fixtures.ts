@@ -115,6 +115,13 @@ export async function makeTeam(org: string, organizationAccess: Record<string, b
   return { token, id };
 }
 
+/** New teams of `org`, one for each organisation access given, in that order. */
+export async function makeTeams(org: string, ...accesses: Array<Record<string, boolean>>): Promise<TestPrincipal[]> {
+  const teams: TestPrincipal[] = [];
+  for (const access of accesses) teams.push(await makeTeam(org, access));
+  return teams;
+}
+
 /** Another token of an existing team (descriptive team tokens: a team may have several). */
 export async function addTeamToken(teamId: string, org: string): Promise<string> {
   return (await seedToken({ kind: "team", userId: null, teamId, organizationId: await organizationId(org) })).token;

@@ -2,7 +2,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { insertProjectStatement } from "../../src/projects/projects.d1";
-import { createOrg, createWorkspace, grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser, organizationId } from "../fixtures";
+import { createOrg, createWorkspace, grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser, organizationId, makeTeams } from "../fixtures";
 import { api, uniqueName, createdResource } from "../helpers";
 
 type Attrs = Record<string, unknown>;
@@ -334,9 +334,7 @@ describe("project list", () => {
 describe("project permissions", () => {
   it("create, update and delete need owners, the org token or manage-projects; others get 404", async () => {
     const org = await createOrg();
-    const plain = await makeTeam(org);
-    const reader = await makeTeam(org, { "read-projects": true });
-    const manager = await makeTeam(org, { "manage-projects": true });
+    const [plain, reader, manager] = await makeTeams(org, {}, { "read-projects": true }, { "manage-projects": true });
     const orgToken = await makeOrgToken(org);
     const owner = await makeUser({ ownerOf: org });
     for (const t of [plain, reader]) expect((await create(org, { name: "Nope" }, undefined, t.token)).status).toBe(404);

@@ -1,7 +1,7 @@
 // Registries workspaces refer to — agent pools, OAuth clients/tokens, SSH keys (HCP Terraform API docs for each).
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createOrg, createWorkspace, makeOrgToken, makeTeam, makeUser } from "../fixtures";
+import { createOrg, createWorkspace, makeOrgToken, makeTeam, makeUser, makeTeams } from "../fixtures";
 import { api, uniqueName, createdResource } from "../helpers";
 
 type Rel = Record<string, unknown>;
@@ -147,9 +147,7 @@ describe("agent pools", () => {
 
   it("writes need owners, the org token or manage-agent-pools; any member reads; other organisations get 404", async () => {
     const org = await createOrg();
-    const plain = await makeTeam(org);
-    const vcs = await makeTeam(org, { "manage-vcs-settings": true });
-    const manager = await makeTeam(org, { "manage-agent-pools": true });
+    const [plain, vcs, manager] = await makeTeams(org, {}, { "manage-vcs-settings": true }, { "manage-agent-pools": true });
     const orgToken = await makeOrgToken(org);
     for (const t of [plain, vcs]) expect((await createPool(org, { name: uniqueName("p") }, undefined, t.token)).status).toBe(404);
     expect((await createPool(org, { name: "by-manager" }, undefined, manager.token)).status).toBe(201);
