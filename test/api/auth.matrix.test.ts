@@ -1482,26 +1482,10 @@ const ROWS: Row[] = [
     ok: 200,
     make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/remote-state-consumers` }),
   },
-  ...(["POST", "DELETE"] as const).map(
-    (method): Row => ({
-      method,
-      route: "/api/v2/workspaces/:workspace_id/relationships/remote-state-consumers",
-      ok: 204,
-      make: async () => ({
-        path: `/workspaces/${(await workspace()).id}/relationships/remote-state-consumers`,
-        body: { data: [{ type: "workspaces", id: (await workspace()).id }] },
-      }),
-    }),
-  ),
-  {
-    method: "PATCH",
-    route: "/api/v2/workspaces/:workspace_id/relationships/remote-state-consumers",
-    ok: 204,
-    make: async () => ({
-      path: `/workspaces/${(await workspace()).id}/relationships/remote-state-consumers`,
-      body: { data: [{ type: "workspaces", id: (await workspace()).id }] },
-    }),
-  },
+  ...sameTarget("/api/v2/workspaces/:workspace_id/relationships/remote-state-consumers", { POST: 204, DELETE: 204, PATCH: 204 }, async () => ({
+    path: `/workspaces/${(await workspace()).id}/relationships/remote-state-consumers`,
+    body: { data: [{ type: "workspaces", id: (await workspace()).id }] },
+  })),
   {
     method: "PATCH",
     route: "/api/v2/workspaces/:workspace_id/relationships/ssh-key",
