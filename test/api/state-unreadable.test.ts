@@ -4,12 +4,12 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import SparkMD5 from "spark-md5";
+import { tofuEnvelope } from "../state-docs";
 import { describe, expect, it } from "vitest";
 import { api } from "../helpers";
 import { createOrg, createWorkspace } from "../fixtures";
-import { tofuEnvelope } from "../state-docs";
 
-/** What OpenTofu 1.10 uploads as the raw state with its state encrypted. */
+/** What OpenTofu 1.10 uploads as the raw state with `encryption { state { method = aes_gcm } }` (pbkdf2 key provider). */
 const ENVELOPE = tofuEnvelope({
   serial: 3,
   lineage: "6a1c7f4e-1b2d-4c3e-9f8a-0d1e2f3a4b5c",
