@@ -35,6 +35,11 @@ export async function createWorkspace(org: string, attributes: Record<string, un
   return res.body.data as { id: string; attributes: Record<string, any>; relationships: Record<string, any> };
 }
 
+/** POST /organizations/:org/oauth-clients with these attributes, as the admin unless a token is given. */
+export function postOAuthClient(org: string, attributes: Record<string, unknown>, token: string = ADMIN) {
+  return api("POST", `/organizations/${org}/oauth-clients`, { token, body: { data: { type: "oauth-clients", attributes } } });
+}
+
 // ---- principals and grants, through the repositories ----
 
 export interface TestPrincipal {
@@ -110,6 +115,13 @@ export async function makeTeam(org: string, organizationAccess: Record<string, b
   return { token, id };
 }
 
+/** New teams of `org`, one for each organisation access given, in that order. */
+export async function makeTeams(org: string, ...accesses: Array<Record<string, boolean>>): Promise<TestPrincipal[]> {
+  const teams: TestPrincipal[] = [];
+  for (const access of accesses) teams.push(await makeTeam(org, access));
+  return teams;
+}
+
 /** Another token of an existing team (descriptive team tokens: a team may have several). */
 export async function addTeamToken(teamId: string, org: string): Promise<string> {
   return (await seedToken({ kind: "team", userId: null, teamId, organizationId: await organizationId(org) })).token;
@@ -121,6 +133,15 @@ export async function grantWorkspace(teamId: string, workspaceId: string, access
 
 export async function grantProject(teamId: string, projectId: string, access: string, perms: Record<string, unknown> = {}): Promise<void> {
   await insertTeamProject(env.DB, { id: newId("tprj"), teamId, projectId, access, perms: perms as never }, nowIso());
+}
+
+/** A workspace of a new organisation, and a new team granted `access` on it. */
+export async function workspaceWithTeam(access: string) {
+  const org = await createOrg();
+  const ws = await createWorkspace(org);
+  const team = await makeTeam(org);
+  await grantWorkspace(team.id, ws.id, access);
+  return { org, ws, team };
 }
 
 /** A team token with the given organisation access and workspace and project grants (id → access). */

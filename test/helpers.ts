@@ -82,6 +82,15 @@ export function assertJsonApi(res: ApiResponse): void {
   }
 }
 
+/** The resource a create answered with: a 201, its id the prefix and at least 16 letters and digits, of `type`. */
+export function createdResource(res: ApiResponse, type: string, idPrefix: string) {
+  expect(res.status).toBe(201);
+  const data = res.body.data;
+  expect(data.id).toMatch(new RegExp(`^${idPrefix}-[A-Za-z0-9]{16,}$`));
+  expect(data.type).toBe(type);
+  return data;
+}
+
 let counter = 0;
 export function uniqueName(prefix = "t"): string {
   counter++;

@@ -7,53 +7,7 @@ import type { Job as AgentJob } from "../../agent/protocol";
 import { createOrg, createWorkspace, makeAgentPool, organizationId } from "../fixtures";
 import { api, uniqueName } from "../helpers";
 import { action, createRun, run, seedCv, value, type Stub } from "../do/runs.helpers";
-
-const OPERATOR = "test-agent-token";
-const BASE = "http://localhost/api/agent";
-
-interface Answer {
-  status: number;
-  body: any;
-  bytes: Uint8Array;
-}
-
-async function call(method: string, path: string, opts: { token?: string | null; json?: unknown; bytes?: Uint8Array } = {}): Promise<Answer> {
-  const headers: Record<string, string> = {};
-  const token = opts.token === undefined ? OPERATOR : opts.token;
-  if (token !== null) headers.Authorization = `Bearer ${token}`;
-  let body: BodyInit | undefined;
-  if (opts.json !== undefined) {
-    body = JSON.stringify(opts.json);
-    headers["Content-Type"] = "application/json";
-  } else if (opts.bytes) {
-    body = opts.bytes;
-    headers["Content-Type"] = "application/octet-stream";
-  }
-  const res = await exports.default.fetch(new Request(`${BASE}${path}`, { method, headers, body }));
-  const bytes = new Uint8Array(await res.arrayBuffer());
-  const text = new TextDecoder().decode(bytes);
-  let parsed: unknown = null;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    parsed = null;
-  }
-  return { status: res.status, body: parsed, bytes };
-}
-
-async function register(token = OPERATOR, name = uniqueName("agent")): Promise<string> {
-  const res = await call("POST", "/register", { token, json: { name, version: "0.1.0" } });
-  expect(res.status).toBe(201);
-  return res.body.id;
-}
-
-/** A job for the agent, or null on 204 (never waiting: `wait=0`). */
-async function next(agent: string, token = OPERATOR): Promise<AgentJob | null> {
-  const res = await call("POST", `/agents/${agent}/jobs/next?wait=0`, { token, json: {} });
-  if (res.status === 204) return null;
-  expect(res.status).toBe(200);
-  return res.body as AgentJob;
-}
+import { OPERATOR, agentCall as call, nextJob as next, registerAgent as register } from "../agent-client";
 
 async function poolToken(poolId: string): Promise<string> {
   const res = await api("POST", `/agent-pools/${poolId}/authentication-tokens`, {

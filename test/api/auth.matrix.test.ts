@@ -142,6 +142,10 @@ interface Row {
 
 let fx: Fixture;
 
+/** Rows of one route whose methods act on the same kind of target; `ok` gives each method's success status. */
+const sameTarget = (route: string, ok: Record<string, number>, make: Row["make"]): Row[] =>
+  Object.entries(ok).map(([method, status]) => ({ method, route, ok: status, make }));
+
 /** A fresh workspace every team principal has its workspace-level grant on. */
 async function workspace(attrs: Record<string, unknown> = {}): Promise<{ id: string; name: string }> {
   const ws = await createWorkspace(fx.org, attrs);
@@ -383,8 +387,7 @@ const NOTIFY_ROWS: Row[] = [
     ok: 200,
     make: async () => ({ path: `/workspaces/${(await runTrigger()).target}/run-triggers?filter%5Brun-trigger%5D%5Btype%5D=inbound` }),
   },
-  { method: "GET", route: "/api/v2/run-triggers/:run_trigger_id", ok: 200, make: async () => ({ path: `/run-triggers/${(await runTrigger()).id}` }) },
-  { method: "DELETE", route: "/api/v2/run-triggers/:run_trigger_id", ok: 204, make: async () => ({ path: `/run-triggers/${(await runTrigger()).id}` }) },
+  ...sameTarget("/api/v2/run-triggers/:run_trigger_id", { GET: 200, DELETE: 204 }, async () => ({ path: `/run-triggers/${(await runTrigger()).id}` })),
   {
     method: "POST",
     route: "/api/v2/workspaces/:workspace_id/notification-configurations",
@@ -497,23 +500,14 @@ const REGISTRY_ROWS: Row[] = [
       body: { data: { type: "registry-modules", attributes: { name: regName(), provider: "aws" } } },
     }),
   },
-  {
-    method: "GET",
-    route: "/api/v2/organizations/:organization_name/registry-modules/:registry_name/:namespace/:name/:provider",
-    ok: 200,
-    make: async () => ({ path: (await regModule()).path }),
-  },
+  ...sameTarget("/api/v2/organizations/:organization_name/registry-modules/:registry_name/:namespace/:name/:provider", { GET: 200, DELETE: 204 }, async () => ({
+    path: (await regModule()).path,
+  })),
   {
     method: "PATCH",
     route: "/api/v2/organizations/:organization_name/registry-modules/:registry_name/:namespace/:name/:provider",
     ok: 200,
     make: async () => ({ path: (await regModule()).path, body: regBindings }),
-  },
-  {
-    method: "DELETE",
-    route: "/api/v2/organizations/:organization_name/registry-modules/:registry_name/:namespace/:name/:provider",
-    ok: 204,
-    make: async () => ({ path: (await regModule()).path }),
   },
   {
     method: "DELETE",
@@ -590,23 +584,14 @@ const REGISTRY_ROWS: Row[] = [
       body: { data: { type: "registry-providers", attributes: { name: regName(), namespace: org(), "registry-name": "private" } } },
     }),
   },
-  {
-    method: "GET",
-    route: "/api/v2/organizations/:organization_name/registry-providers/:registry_name/:namespace/:name",
-    ok: 200,
-    make: async () => ({ path: (await regProvider()).path }),
-  },
+  ...sameTarget("/api/v2/organizations/:organization_name/registry-providers/:registry_name/:namespace/:name", { GET: 200, DELETE: 204 }, async () => ({
+    path: (await regProvider()).path,
+  })),
   {
     method: "PATCH",
     route: "/api/v2/organizations/:organization_name/registry-providers/:registry_name/:namespace/:name",
     ok: 200,
     make: async () => ({ path: (await regProvider()).path, body: { data: { ...regBindings.data, type: "registry-providers" } } }),
-  },
-  {
-    method: "DELETE",
-    route: "/api/v2/organizations/:organization_name/registry-providers/:registry_name/:namespace/:name",
-    ok: 204,
-    make: async () => ({ path: (await regProvider()).path }),
   },
   {
     method: "GET",
@@ -632,18 +617,11 @@ const REGISTRY_ROWS: Row[] = [
     ok: 200,
     make: async () => ({ path: `${(await regProviderVersion()).path}/versions` }),
   },
-  {
-    method: "GET",
-    route: "/api/v2/organizations/:organization_name/registry-providers/:registry_name/:namespace/:name/versions/:version",
-    ok: 200,
-    make: async () => ({ path: (await regProviderVersion()).version }),
-  },
-  {
-    method: "DELETE",
-    route: "/api/v2/organizations/:organization_name/registry-providers/:registry_name/:namespace/:name/versions/:version",
-    ok: 204,
-    make: async () => ({ path: (await regProviderVersion()).version }),
-  },
+  ...sameTarget(
+    "/api/v2/organizations/:organization_name/registry-providers/:registry_name/:namespace/:name/versions/:version",
+    { GET: 200, DELETE: 204 },
+    async () => ({ path: (await regProviderVersion()).version }),
+  ),
   {
     method: "POST",
     route: "/api/v2/organizations/:organization_name/registry-providers/:registry_name/:namespace/:name/versions/:version/platforms",
@@ -656,18 +634,11 @@ const REGISTRY_ROWS: Row[] = [
     ok: 200,
     make: async () => ({ path: `${(await regPlatform()).version}/platforms` }),
   },
-  {
-    method: "GET",
-    route: "/api/v2/organizations/:organization_name/registry-providers/:registry_name/:namespace/:name/versions/:version/platforms/:os/:arch",
-    ok: 200,
-    make: async () => ({ path: (await regPlatform()).platform }),
-  },
-  {
-    method: "DELETE",
-    route: "/api/v2/organizations/:organization_name/registry-providers/:registry_name/:namespace/:name/versions/:version/platforms/:os/:arch",
-    ok: 204,
-    make: async () => ({ path: (await regPlatform()).platform }),
-  },
+  ...sameTarget(
+    "/api/v2/organizations/:organization_name/registry-providers/:registry_name/:namespace/:name/versions/:version/platforms/:os/:arch",
+    { GET: 200, DELETE: 204 },
+    async () => ({ path: (await regPlatform()).platform }),
+  ),
   {
     method: "GET",
     route: "/api/registry/v1/modules/:namespace/:name/:provider/versions",
@@ -713,12 +684,9 @@ const REGISTRY_ROWS: Row[] = [
       return { path: `${REGISTRY}/private/v2/gpg-keys`, body: { data: { type: "gpg-keys", attributes: { namespace: org(), "ascii-armor": k.publicKey } } } };
     },
   },
-  {
-    method: "GET",
-    route: "/api/registry/:registry_name/v2/gpg-keys/:namespace/:key_id",
-    ok: 200,
-    make: async () => ({ path: `${REGISTRY}/private/v2/gpg-keys/${org()}/${(await regGpgKey()).keyId}` }),
-  },
+  ...sameTarget("/api/registry/:registry_name/v2/gpg-keys/:namespace/:key_id", { GET: 200, DELETE: 204 }, async () => ({
+    path: `${REGISTRY}/private/v2/gpg-keys/${org()}/${(await regGpgKey()).keyId}`,
+  })),
   {
     method: "PATCH",
     route: "/api/registry/:registry_name/v2/gpg-keys/:namespace/:key_id",
@@ -727,12 +695,6 @@ const REGISTRY_ROWS: Row[] = [
       path: `${REGISTRY}/private/v2/gpg-keys/${org()}/${(await regGpgKey()).keyId}`,
       body: { data: { type: "gpg-keys", attributes: { namespace: org() } } },
     }),
-  },
-  {
-    method: "DELETE",
-    route: "/api/registry/:registry_name/v2/gpg-keys/:namespace/:key_id",
-    ok: 204,
-    make: async () => ({ path: `${REGISTRY}/private/v2/gpg-keys/${org()}/${(await regGpgKey()).keyId}` }),
   },
 ];
 
@@ -789,15 +751,10 @@ const ROWS: Row[] = [
     ok: 201,
     make: async () => ({ path: `/workspaces/${(await workspace()).id}/vars`, body: varBody() }),
   },
-  {
-    method: "GET",
-    route: "/api/v2/workspaces/:workspace_id/vars/:var_id",
-    ok: 200,
-    make: async () => {
-      const x = await wsVar();
-      return { path: `/workspaces/${x.ws}/vars/${x.v}` };
-    },
-  },
+  ...sameTarget("/api/v2/workspaces/:workspace_id/vars/:var_id", { GET: 200, DELETE: 204 }, async () => {
+    const x = await wsVar();
+    return { path: `/workspaces/${x.ws}/vars/${x.v}` };
+  }),
   {
     method: "PATCH",
     route: "/api/v2/workspaces/:workspace_id/vars/:var_id",
@@ -805,15 +762,6 @@ const ROWS: Row[] = [
     make: async () => {
       const x = await wsVar();
       return { path: `/workspaces/${x.ws}/vars/${x.v}`, body: { data: { type: "vars", attributes: { value: "w" } } } };
-    },
-  },
-  {
-    method: "DELETE",
-    route: "/api/v2/workspaces/:workspace_id/vars/:var_id",
-    ok: 204,
-    make: async () => {
-      const x = await wsVar();
-      return { path: `/workspaces/${x.ws}/vars/${x.v}` };
     },
   },
   {
@@ -846,14 +794,13 @@ const ROWS: Row[] = [
     ok: 201,
     make: async () => ({ path: `/organizations/${org()}/varsets`, body: { data: { type: "varsets", attributes: { name: uniqueName("vs"), global: false } } } }),
   },
-  { method: "GET", route: "/api/v2/varsets/:varset_id", ok: 200, make: async () => ({ path: `/varsets/${(await varset()).id}` }) },
+  ...sameTarget("/api/v2/varsets/:varset_id", { GET: 200, DELETE: 204 }, async () => ({ path: `/varsets/${(await varset()).id}` })),
   {
     method: "PATCH",
     route: "/api/v2/varsets/:varset_id",
     ok: 200,
     make: async () => ({ path: `/varsets/${(await varset()).id}`, body: { data: { type: "varsets", attributes: { description: "d" } } } }),
   },
-  { method: "DELETE", route: "/api/v2/varsets/:varset_id", ok: 204, make: async () => ({ path: `/varsets/${(await varset()).id}` }) },
   ...(["POST", "DELETE"] as const).flatMap((method): Row[] => [
     {
       method,
@@ -883,15 +830,10 @@ const ROWS: Row[] = [
     ok: 201,
     make: async () => ({ path: `/varsets/${(await varset()).id}/relationships/vars`, body: varBody() }),
   },
-  {
-    method: "GET",
-    route: "/api/v2/varsets/:varset_id/relationships/vars/:var_id",
-    ok: 200,
-    make: async () => {
-      const x = await varsetVar();
-      return { path: `/varsets/${x.set}/relationships/vars/${x.v}` };
-    },
-  },
+  ...sameTarget("/api/v2/varsets/:varset_id/relationships/vars/:var_id", { GET: 200, DELETE: 204 }, async () => {
+    const x = await varsetVar();
+    return { path: `/varsets/${x.set}/relationships/vars/${x.v}` };
+  }),
   {
     method: "PATCH",
     route: "/api/v2/varsets/:varset_id/relationships/vars/:var_id",
@@ -899,15 +841,6 @@ const ROWS: Row[] = [
     make: async () => {
       const x = await varsetVar();
       return { path: `/varsets/${x.set}/relationships/vars/${x.v}`, body: { data: { type: "vars", attributes: { value: "w" } } } };
-    },
-  },
-  {
-    method: "DELETE",
-    route: "/api/v2/varsets/:varset_id/relationships/vars/:var_id",
-    ok: 204,
-    make: async () => {
-      const x = await varsetVar();
-      return { path: `/varsets/${x.set}/relationships/vars/${x.v}` };
     },
   },
   {
@@ -967,18 +900,10 @@ const ROWS: Row[] = [
     ok: 200,
     make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/tags` }),
   },
-  {
-    method: "POST",
-    route: "/api/v2/workspaces/:workspace_id/relationships/tags",
-    ok: 204,
-    make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/tags`, body: flat }),
-  },
-  {
-    method: "DELETE",
-    route: "/api/v2/workspaces/:workspace_id/relationships/tags",
-    ok: 204,
-    make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/tags`, body: flat }),
-  },
+  ...sameTarget("/api/v2/workspaces/:workspace_id/relationships/tags", { POST: 204, DELETE: 204 }, async () => ({
+    path: `/workspaces/${(await workspace()).id}/relationships/tags`,
+    body: flat,
+  })),
   {
     method: "GET",
     route: "/api/v2/workspaces/:workspace_id/tag-bindings",
@@ -1110,26 +1035,17 @@ const ROWS: Row[] = [
     make: async () => ({ path: `/organizations/${org()}/teams`, body: { data: { type: "teams", attributes: { name: uniqueName("t") } } } }),
   },
   { method: "GET", route: "/api/v2/organizations/:organization_name/teams", ok: 200, make: async () => ({ path: `/organizations/${org()}/teams` }) },
-  { method: "GET", route: "/api/v2/teams/:team_id", ok: 200, make: async () => ({ path: `/teams/${(await team()).id}` }) },
+  ...sameTarget("/api/v2/teams/:team_id", { GET: 200, DELETE: 204 }, async () => ({ path: `/teams/${(await team()).id}` })),
   {
     method: "PATCH",
     route: "/api/v2/teams/:team_id",
     ok: 200,
     make: async () => ({ path: `/teams/${(await team()).id}`, body: { data: { type: "teams", attributes: { visibility: "organization" } } } }),
   },
-  { method: "DELETE", route: "/api/v2/teams/:team_id", ok: 204, make: async () => ({ path: `/teams/${(await team()).id}` }) },
-  {
-    method: "POST",
-    route: "/api/v2/teams/:team_id/relationships/users",
-    ok: 204,
-    make: async () => ({ path: `/teams/${(await team()).id}/relationships/users`, body: { data: [{ type: "users", id: fx.ids.ownerUser }] } }),
-  },
-  {
-    method: "DELETE",
-    route: "/api/v2/teams/:team_id/relationships/users",
-    ok: 204,
-    make: async () => ({ path: `/teams/${(await team()).id}/relationships/users`, body: { data: [{ type: "users", id: fx.ids.ownerUser }] } }),
-  },
+  ...sameTarget("/api/v2/teams/:team_id/relationships/users", { POST: 204, DELETE: 204 }, async () => ({
+    path: `/teams/${(await team()).id}/relationships/users`,
+    body: { data: [{ type: "users", id: fx.ids.ownerUser }] },
+  })),
   ...(["POST", "DELETE"] as const).map(
     (method): Row => ({
       method,
@@ -1161,38 +1077,14 @@ const ROWS: Row[] = [
     ok: 201,
     make: async () => ({ path: `/teams/${(await team()).id}/authentication-token` }),
   },
-  {
-    method: "GET",
-    route: "/api/v2/teams/:team_id/authentication-token",
-    ok: 200,
-    make: async () => {
-      const t = await team();
-      await api("POST", `/teams/${t.id}/authentication-token`);
-      return { path: `/teams/${t.id}/authentication-token` };
-    },
-  },
-  {
-    method: "DELETE",
-    route: "/api/v2/teams/:team_id/authentication-token",
-    ok: 204,
-    make: async () => {
-      const t = await team();
-      await api("POST", `/teams/${t.id}/authentication-token`);
-      return { path: `/teams/${t.id}/authentication-token` };
-    },
-  },
-  {
-    method: "POST",
-    route: "/api/v2/teams/:team_id/authentication-tokens",
-    ok: 201,
-    make: async () => ({ path: `/teams/${(await team()).id}/authentication-tokens` }),
-  },
-  {
-    method: "GET",
-    route: "/api/v2/teams/:team_id/authentication-tokens",
-    ok: 200,
-    make: async () => ({ path: `/teams/${(await team()).id}/authentication-tokens` }),
-  },
+  ...sameTarget("/api/v2/teams/:team_id/authentication-token", { GET: 200, DELETE: 204 }, async () => {
+    const t = await team();
+    await api("POST", `/teams/${t.id}/authentication-token`);
+    return { path: `/teams/${t.id}/authentication-token` };
+  }),
+  ...sameTarget("/api/v2/teams/:team_id/authentication-tokens", { POST: 201, GET: 200 }, async () => ({
+    path: `/teams/${(await team()).id}/authentication-tokens`,
+  })),
   {
     method: "DELETE",
     route: "/api/v2/teams/:team_id/authentication-tokens",
@@ -1209,26 +1101,11 @@ const ROWS: Row[] = [
     ok: 201,
     make: async () => ({ path: `/organizations/${await createOrgFor("owners")}/authentication-token` }),
   },
-  {
-    method: "GET",
-    route: "/api/v2/organizations/:organization_name/authentication-token",
-    ok: 200,
-    make: async () => {
-      const name = await createOrgFor("owners");
-      await api("POST", `/organizations/${name}/authentication-token`);
-      return { path: `/organizations/${name}/authentication-token` };
-    },
-  },
-  {
-    method: "DELETE",
-    route: "/api/v2/organizations/:organization_name/authentication-token",
-    ok: 204,
-    make: async () => {
-      const name = await createOrgFor("owners");
-      await api("POST", `/organizations/${name}/authentication-token`);
-      return { path: `/organizations/${name}/authentication-token` };
-    },
-  },
+  ...sameTarget("/api/v2/organizations/:organization_name/authentication-token", { GET: 200, DELETE: 204 }, async () => {
+    const name = await createOrgFor("owners");
+    await api("POST", `/organizations/${name}/authentication-token`);
+    return { path: `/organizations/${name}/authentication-token` };
+  }),
   // Token TTL policies, on the fixture's organisation (its organisation token is a caller there).
   {
     method: "GET",
@@ -1247,34 +1124,12 @@ const ROWS: Row[] = [
       body: { data: { type: "organization-token-ttl-policies", attributes: { "token-ttl-policies": [{ "token-type": "team", "max-ttl-ms": 86_400_000 }] } } },
     }),
   },
-  {
-    method: "POST",
-    route: "/api/v2/users/:user_id/authentication-tokens",
-    ok: 201,
-    make: async () => ({ path: `/users/${fx.ids.ownerUser}/authentication-tokens` }),
-  },
-  {
-    method: "GET",
-    route: "/api/v2/users/:user_id/authentication-tokens",
-    ok: 200,
-    make: async () => ({ path: `/users/${fx.ids.ownerUser}/authentication-tokens` }),
-  },
-  {
-    method: "GET",
-    route: "/api/v2/authentication-tokens/:token_id",
-    ok: 200,
-    make: async () => ({
-      path: `/authentication-tokens/${(await api("POST", `/users/${fx.ids.ownerUser}/authentication-tokens`, { token: fx.tokens.owners })).body.data.id}`,
-    }),
-  },
-  {
-    method: "DELETE",
-    route: "/api/v2/authentication-tokens/:token_id",
-    ok: 204,
-    make: async () => ({
-      path: `/authentication-tokens/${(await api("POST", `/users/${fx.ids.ownerUser}/authentication-tokens`, { token: fx.tokens.owners })).body.data.id}`,
-    }),
-  },
+  ...sameTarget("/api/v2/users/:user_id/authentication-tokens", { POST: 201, GET: 200 }, async () => ({
+    path: `/users/${fx.ids.ownerUser}/authentication-tokens`,
+  })),
+  ...sameTarget("/api/v2/authentication-tokens/:token_id", { GET: 200, DELETE: 204 }, async () => ({
+    path: `/authentication-tokens/${(await api("POST", `/users/${fx.ids.ownerUser}/authentication-tokens`, { token: fx.tokens.owners })).body.data.id}`,
+  })),
   {
     method: "POST",
     route: "/api/v2/team-workspaces",
@@ -1495,14 +1350,13 @@ const ROWS: Row[] = [
     make: async () => ({ path: `/organizations/${org()}/ssh-keys`, body: { data: { type: "ssh-keys", attributes: { name: "k", value: "v" } } } }),
   },
   { method: "GET", route: "/api/v2/organizations/:organization_name/ssh-keys", ok: 200, make: async () => ({ path: `/organizations/${org()}/ssh-keys` }) },
-  { method: "GET", route: "/api/v2/ssh-keys/:ssh_key_id", ok: 200, make: async () => ({ path: `/ssh-keys/${(await sshKey()).id}` }) },
+  ...sameTarget("/api/v2/ssh-keys/:ssh_key_id", { GET: 200, DELETE: 204 }, async () => ({ path: `/ssh-keys/${(await sshKey()).id}` })),
   {
     method: "PATCH",
     route: "/api/v2/ssh-keys/:ssh_key_id",
     ok: 200,
     make: async () => ({ path: `/ssh-keys/${(await sshKey()).id}`, body: { data: { type: "ssh-keys", attributes: { name: "n" } } } }),
   },
-  { method: "DELETE", route: "/api/v2/ssh-keys/:ssh_key_id", ok: 204, make: async () => ({ path: `/ssh-keys/${(await sshKey()).id}` }) },
   {
     method: "POST",
     route: "/api/v2/organizations/:organization_name/agent-pools",
@@ -1515,14 +1369,13 @@ const ROWS: Row[] = [
     ok: 200,
     make: async () => ({ path: `/organizations/${org()}/agent-pools` }),
   },
-  { method: "GET", route: "/api/v2/agent-pools/:pool_id", ok: 200, make: async () => ({ path: `/agent-pools/${(await pool()).id}` }) },
+  ...sameTarget("/api/v2/agent-pools/:pool_id", { GET: 200, DELETE: 204 }, async () => ({ path: `/agent-pools/${(await pool()).id}` })),
   {
     method: "PATCH",
     route: "/api/v2/agent-pools/:pool_id",
     ok: 200,
     make: async () => ({ path: `/agent-pools/${(await pool()).id}`, body: { data: { type: "agent-pools", attributes: { "organization-scoped": false } } } }),
   },
-  { method: "DELETE", route: "/api/v2/agent-pools/:pool_id", ok: 204, make: async () => ({ path: `/agent-pools/${(await pool()).id}` }) },
   {
     method: "GET",
     route: "/api/v2/agent-pools/:pool_id/authentication-tokens",
@@ -1575,14 +1428,13 @@ const ROWS: Row[] = [
     ok: 200,
     make: async () => ({ path: `/organizations/${org()}/oauth-clients` }),
   },
-  { method: "GET", route: "/api/v2/oauth-clients/:oauth_client_id", ok: 200, make: async () => ({ path: `/oauth-clients/${(await oauthClient()).id}` }) },
+  ...sameTarget("/api/v2/oauth-clients/:oauth_client_id", { GET: 200, DELETE: 204 }, async () => ({ path: `/oauth-clients/${(await oauthClient()).id}` })),
   {
     method: "PATCH",
     route: "/api/v2/oauth-clients/:oauth_client_id",
     ok: 200,
     make: async () => ({ path: `/oauth-clients/${(await oauthClient()).id}`, body: { data: { type: "oauth-clients", attributes: { name: "n" } } } }),
   },
-  { method: "DELETE", route: "/api/v2/oauth-clients/:oauth_client_id", ok: 204, make: async () => ({ path: `/oauth-clients/${(await oauthClient()).id}` }) },
   {
     method: "POST",
     route: "/api/v2/oauth-clients/:oauth_client_id/relationships/projects",
@@ -1615,12 +1467,9 @@ const ROWS: Row[] = [
     ok: 200,
     make: async () => ({ path: `/organizations/${org()}/oauth-tokens` }),
   },
-  {
-    method: "GET",
-    route: "/api/v2/oauth-tokens/:oauth_token_id",
-    ok: 200,
-    make: async () => ({ path: `/oauth-tokens/${(await oauthClient()).relationships["oauth-tokens"].data[0].id}` }),
-  },
+  ...sameTarget("/api/v2/oauth-tokens/:oauth_token_id", { GET: 200, DELETE: 204 }, async () => ({
+    path: `/oauth-tokens/${(await oauthClient()).relationships["oauth-tokens"].data[0].id}`,
+  })),
   {
     method: "PATCH",
     route: "/api/v2/oauth-tokens/:oauth_token_id",
@@ -1628,37 +1477,15 @@ const ROWS: Row[] = [
     make: async () => ({ path: `/oauth-tokens/${(await oauthClient()).relationships["oauth-tokens"].data[0].id}`, body: { data: { type: "oauth-tokens" } } }),
   },
   {
-    method: "DELETE",
-    route: "/api/v2/oauth-tokens/:oauth_token_id",
-    ok: 204,
-    make: async () => ({ path: `/oauth-tokens/${(await oauthClient()).relationships["oauth-tokens"].data[0].id}` }),
-  },
-  {
     method: "GET",
     route: "/api/v2/workspaces/:workspace_id/relationships/remote-state-consumers",
     ok: 200,
     make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/remote-state-consumers` }),
   },
-  ...(["POST", "DELETE"] as const).map(
-    (method): Row => ({
-      method,
-      route: "/api/v2/workspaces/:workspace_id/relationships/remote-state-consumers",
-      ok: 204,
-      make: async () => ({
-        path: `/workspaces/${(await workspace()).id}/relationships/remote-state-consumers`,
-        body: { data: [{ type: "workspaces", id: (await workspace()).id }] },
-      }),
-    }),
-  ),
-  {
-    method: "PATCH",
-    route: "/api/v2/workspaces/:workspace_id/relationships/remote-state-consumers",
-    ok: 204,
-    make: async () => ({
-      path: `/workspaces/${(await workspace()).id}/relationships/remote-state-consumers`,
-      body: { data: [{ type: "workspaces", id: (await workspace()).id }] },
-    }),
-  },
+  ...sameTarget("/api/v2/workspaces/:workspace_id/relationships/remote-state-consumers", { POST: 204, DELETE: 204, PATCH: 204 }, async () => ({
+    path: `/workspaces/${(await workspace()).id}/relationships/remote-state-consumers`,
+    body: { data: [{ type: "workspaces", id: (await workspace()).id }] },
+  })),
   {
     method: "PATCH",
     route: "/api/v2/workspaces/:workspace_id/relationships/ssh-key",
@@ -1678,49 +1505,26 @@ const ROWS: Row[] = [
       return { path: `/workspaces/${ws.id}/relationships/data-retention-policy` };
     },
   },
-  {
-    method: "POST",
-    route: "/api/v2/workspaces/:workspace_id/relationships/data-retention-policy",
-    ok: 201,
-    make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/data-retention-policy`, body: drp }),
-  },
-  {
-    method: "PATCH",
-    route: "/api/v2/workspaces/:workspace_id/relationships/data-retention-policy",
-    ok: 201,
-    make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/data-retention-policy`, body: drp }),
-  },
+  ...sameTarget("/api/v2/workspaces/:workspace_id/relationships/data-retention-policy", { POST: 201, PATCH: 201 }, async () => ({
+    path: `/workspaces/${(await workspace()).id}/relationships/data-retention-policy`,
+    body: drp,
+  })),
   {
     method: "DELETE",
     route: "/api/v2/workspaces/:workspace_id/relationships/data-retention-policy",
     ok: 204,
     make: async () => ({ path: `/workspaces/${(await workspace()).id}/relationships/data-retention-policy` }),
   },
-  {
-    method: "GET",
-    route: "/api/v2/organizations/:organization_name/relationships/data-retention-policy",
-    ok: 200,
-    make: async () => {
-      const name = await createOrgFor("all");
-      await api("POST", `/organizations/${name}/relationships/data-retention-policy`, { body: drp });
-      return { path: `/organizations/${name}/relationships/data-retention-policy` };
-    },
-  },
+  ...sameTarget("/api/v2/organizations/:organization_name/relationships/data-retention-policy", { GET: 200, DELETE: 204 }, async () => {
+    const name = await createOrgFor("all");
+    await api("POST", `/organizations/${name}/relationships/data-retention-policy`, { body: drp });
+    return { path: `/organizations/${name}/relationships/data-retention-policy` };
+  }),
   {
     method: "POST",
     route: "/api/v2/organizations/:organization_name/relationships/data-retention-policy",
     ok: 201,
     make: async () => ({ path: `/organizations/${await createOrgFor("all")}/relationships/data-retention-policy`, body: drp }),
-  },
-  {
-    method: "DELETE",
-    route: "/api/v2/organizations/:organization_name/relationships/data-retention-policy",
-    ok: 204,
-    make: async () => {
-      const name = await createOrgFor("all");
-      await api("POST", `/organizations/${name}/relationships/data-retention-policy`, { body: drp });
-      return { path: `/organizations/${name}/relationships/data-retention-policy` };
-    },
   },
   {
     method: "POST",

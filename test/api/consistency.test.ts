@@ -30,12 +30,18 @@ beforeAll(async () => {
   replica = laggingD1(env.DB, env.REPLICA_DB);
 });
 
+/** An organisation's owner and a workspace of it (named with `prefix`), the replica caught up with both. */
+async function ownersWorkspace(prefix: string) {
+  const org = await createOrg();
+  const { token } = await makeUser({ ownerOf: org });
+  const ws = await createWorkspace(org, { name: uniqueName(prefix) });
+  await replica.sync();
+  return { org, token, ws };
+}
+
 describe("read-your-writes under replica lag", () => {
   it("a client's read-back by id and by name sees its own acknowledged write", async () => {
-    const org = await createOrg();
-    const { token } = await makeUser({ ownerOf: org });
-    const ws = await createWorkspace(org, { name: uniqueName("ryw") });
-    await replica.sync();
+    const { org, token, ws } = await ownersWorkspace("ryw");
     const before = replica.replicaReads;
 
     const patched = await viaReplica("PATCH", `/workspaces/${ws.id}`, token, update({ description: "after" }));
@@ -76,10 +82,7 @@ describe("read-your-writes under replica lag", () => {
 
 describe("lists under replica lag", () => {
   it("may trail an acknowledged write until the replica has it, and never show one that was not acknowledged", async () => {
-    const org = await createOrg();
-    const { token } = await makeUser({ ownerOf: org });
-    const ws = await createWorkspace(org, { name: uniqueName("lst") });
-    await replica.sync();
+    const { org, token, ws } = await ownersWorkspace("lst");
     expect((await viaReplica("PATCH", `/workspaces/${ws.id}`, token, update({ description: "new" }))).status).toBe(200);
     // A create whose object refuses answers an error: nothing of it reaches the index, primary or replica.
     const refused = uniqueName("lst");

@@ -90,6 +90,11 @@ async function expectMatches(org: string, query: string, expected: string[], tok
   expect(sorted(await plansAgree(org, query, token)), query).toEqual(sorted(expected));
 }
 
+/** expectMatches for each query, in order (query → the names it matches). */
+async function expectEachMatches(org: string, cases: Record<string, string[]>): Promise<void> {
+  for (const [query, expected] of Object.entries(cases)) await expectMatches(org, query, expected);
+}
+
 describe("pagination", () => {
   it("pages with absolute links, a last page, a page beyond the end echoing its number, and clamped sizes", async () => {
     const org = await createOrg();
@@ -265,21 +270,23 @@ describe("tags: search[tags], search[exclude-tags], filter[tagged]", () => {
   it("search[tags] needs every tag, search[exclude-tags] drops any, combined with other filters", async () => {
     const org = await createOrg();
     await seed(org, [{ name: "a", tags: ["red", "blue"] }, { name: "b", tags: ["red"] }, { name: "c", tags: ["blue"] }, { name: "d" }]);
-    await expectMatches(org, "search[tags]=red", ["a", "b"]);
-    await expectMatches(org, "search[tags]=red,blue", ["a"]);
-    await expectMatches(org, "search[tags]=red, blue,red", ["a"]);
-    await expectMatches(org, "search[exclude-tags]=red", ["c", "d"]);
-    await expectMatches(org, "search[exclude-tags]=red,blue", ["d"]);
-    await expectMatches(org, "search[tags]=blue&search[exclude-tags]=red", ["c"]);
-    await expectMatches(org, "search[tags]=red&search[name]=b", ["b"]);
-    await expectMatches(org, "search[tags]=green", []);
-    await expectMatches(org, "search[exclude-tags]=green", ["a", "b", "c", "d"]);
-    // No tag contains NUL: such an exclusion excludes nothing (it used to exclude everything).
-    await expectMatches(org, "search[exclude-tags]=%00", ["a", "b", "c", "d"]);
-    await expectMatches(org, "search[exclude-tags]=red%00", ["a", "b", "c", "d"]);
-    await expectMatches(org, "search[exclude-tags]=red,x%00y", ["c", "d"]);
-    // A NUL in search[tags] still matches nothing.
-    await expectMatches(org, "search[tags]=red%00", []);
+    await expectEachMatches(org, {
+      "search[tags]=red": ["a", "b"],
+      "search[tags]=red,blue": ["a"],
+      "search[tags]=red, blue,red": ["a"],
+      "search[exclude-tags]=red": ["c", "d"],
+      "search[exclude-tags]=red,blue": ["d"],
+      "search[tags]=blue&search[exclude-tags]=red": ["c"],
+      "search[tags]=red&search[name]=b": ["b"],
+      "search[tags]=green": [],
+      "search[exclude-tags]=green": ["a", "b", "c", "d"],
+      // No tag contains NUL: such an exclusion excludes nothing (it used to exclude everything).
+      "search[exclude-tags]=%00": ["a", "b", "c", "d"],
+      "search[exclude-tags]=red%00": ["a", "b", "c", "d"],
+      "search[exclude-tags]=red,x%00y": ["c", "d"],
+      // A NUL in search[tags] still matches nothing.
+      "search[tags]=red%00": [],
+    });
   });
 
   it("filter[tagged] matches direct and project-inherited bindings (the workspace's own wins); AND across indices", async () => {

@@ -1,6 +1,6 @@
 // Every transition of the lock (lock, unlock, force-unlock; 409 and 503 included), with the texts go-tfe classifies.
 import { describe, expect, it } from "vitest";
-import { addTeamToken, createOrg, createWorkspace, grantWorkspace, makeOrgToken, makeTeam, makeUser } from "../fixtures";
+import { addTeamToken, createOrg, createWorkspace, grantWorkspace, makeOrgToken, makeTeam, makeUser, workspaceWithTeam } from "../fixtures";
 import { api } from "../helpers";
 
 const lock = (id: string, token?: string, body?: unknown) => api("POST", `/workspaces/${id}/actions/lock`, { token, body });
@@ -103,10 +103,7 @@ describe("unlock", () => {
   });
 
   it("refuses to unlock a workspace locked by a team, naming the team as go-tfe expects", async () => {
-    const org = await createOrg();
-    const ws = await createWorkspace(org);
-    const team = await makeTeam(org);
-    await grantWorkspace(team.id, ws.id, "write");
+    const { ws, team } = await workspaceWithTeam("write");
     const locked = await lock(ws.id, team.token);
     expect(locked.status).toBe(200);
     expect(locked.body.data.relationships["locked-by"].data).toEqual({ id: team.id, type: "teams" });
@@ -131,10 +128,7 @@ describe("unlock", () => {
   });
 
   it("another token of the same holder may unlock (the lock belongs to the user or team, not the token)", async () => {
-    const org = await createOrg();
-    const ws = await createWorkspace(org);
-    const team = await makeTeam(org);
-    await grantWorkspace(team.id, ws.id, "write");
+    const { org, ws, team } = await workspaceWithTeam("write");
     const secondToken = await addTeamToken(team.id, org);
     expect((await lock(ws.id, team.token)).status).toBe(200);
     expect((await unlock(ws.id, secondToken)).status).toBe(200);
@@ -163,10 +157,7 @@ describe("force-unlock", () => {
   });
 
   it("needs admin; lock needs the lock permission (404 otherwise)", async () => {
-    const org = await createOrg();
-    const ws = await createWorkspace(org);
-    const reader = await makeTeam(org);
-    await grantWorkspace(reader.id, ws.id, "read");
+    const { org, ws, team: reader } = await workspaceWithTeam("read");
     expect((await lock(ws.id, reader.token)).status).toBe(404);
     const writer = await makeTeam(org);
     await grantWorkspace(writer.id, ws.id, "write");

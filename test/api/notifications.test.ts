@@ -4,45 +4,18 @@
 // recorded in delivery-responses, failures retried, and addresses the service may not request refused.
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createOrg, createWorkspace } from "../fixtures";
 import { api } from "../helpers";
-import { installFakeFetch } from "../vcs/outbound";
+import { NON_PUBLIC_URLS, hmacSha512Hex, receiversAt } from "../vcs/outbound";
 import { claim, createRun, finish, plan, seedCv, action } from "../do/runs.helpers";
 
 const HOST = "hooks.example.com";
 const TOKEN = "s3cret-token";
 
-interface Received {
-  url: string;
-  body: string;
-  headers: Headers;
-}
-
 /** A receiver at https://hooks.example.com: every request kept; `answer` decides each status (200 by default). */
-function receiver(answer: (r: Received, n: number) => Response = () => new Response("ok")) {
-  const got: Received[] = [];
-  const restore = installFakeFetch({
-    [HOST]: {
-      async fetch(request: Request) {
-        const r = { url: request.url, body: await request.text(), headers: request.headers };
-        got.push(r);
-        return answer(r, got.length);
-      },
-    },
-  });
-  restores.push(restore);
-  return got;
-}
-const restores: Array<() => void> = [];
-afterEach(() => {
-  for (const r of restores.splice(0)) r();
-});
-
-async function hmac(token: string, body: string): Promise<string> {
-  const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(token), { name: "HMAC", hash: "SHA-512" }, false, ["sign"]);
-  return Array.from(new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(body))), (b) => b.toString(16).padStart(2, "0")).join("");
-}
+const receiver = receiversAt(HOST);
+const hmac = hmacSha512Hex;
 
 const body = (attributes: Record<string, unknown>, relationships?: unknown) => ({
   data: {
@@ -166,13 +139,7 @@ describe("notification configurations API", () => {
 
   it("refuses URLs on loopback, private, link-local and metadata addresses", async () => {
     const ws = await workspace();
-    for (const url of [
-      "http://127.0.0.1:8080/",
-      "http://10.0.0.7/",
-      "http://169.254.169.254/latest/meta-data",
-      "http://[fd00:ec2::254]/",
-      "http://metadata.google.internal/",
-    ]) {
+    for (const url of [...NON_PUBLIC_URLS, "http://metadata.google.internal/"]) {
       const res = await create(ws.id, { url });
       expect(res.status, url).toBe(422);
       expect(res.body.errors[0].source.pointer).toBe("/data/attributes/url");

@@ -187,12 +187,16 @@ describe("renaming an organisation", () => {
 });
 
 describe("renaming under concurrent writes", () => {
+  /** An organisation with a workspace, and the name it is to take. */
+  const orgToRename = async () => {
+    const before = orgName();
+    await createOrg(ADMIN, before);
+    return { before, after: orgName(), ws: await createWorkspace(before) };
+  };
+
   it("creates, updates and locks racing a rename end as some serial order would", async () => {
     for (let round = 0; round < 3; round++) {
-      const before = orgName();
-      await createOrg(ADMIN, before);
-      const ws = await createWorkspace(before);
-      const after = orgName();
+      const { before, after, ws } = await orgToRename();
       const body = (name: string) => ({ data: { type: "workspaces", attributes: { name } } });
       const [renamed, viaOld, viaNew, sameNameOld, sameNameNew, patched, locked] = await Promise.all([
         rename(before, after),
@@ -257,10 +261,7 @@ describe("renaming under concurrent writes", () => {
 
   it("a rename racing a delete of the organisation: one of them, never both", async () => {
     for (let round = 0; round < 4; round++) {
-      const before = orgName();
-      await createOrg(ADMIN, before);
-      const ws = await createWorkspace(before);
-      const after = orgName();
+      const { before, after, ws } = await orgToRename();
       const [renamed, deleted] = await Promise.all([rename(before, after), api("DELETE", `/organizations/${before}`)]);
       const outcome = [renamed.status, deleted.status];
       expect([

@@ -2,7 +2,8 @@
 import { describe, expect, it } from "vitest";
 import { serializeWorkspace } from "../../src/workspaces/workspaces.serialize";
 import { defaultSettings } from "../../src/workspaces/workspace.rules";
-import { createOrg, createWorkspace, makeTeam } from "../fixtures";
+import { initialRecord } from "../../src/workspaces/workspace.record";
+import { createOrg, createWorkspace, makeTeam, postOAuthClient } from "../fixtures";
 import { api } from "../helpers";
 
 const project = (org: string, attributes: Record<string, unknown>, relationships?: unknown, token?: string) =>
@@ -84,19 +85,12 @@ describe("agent pools and OAuth", () => {
 
   it("creates an OAuth client with its token; secrets are never returned", async () => {
     const org = await createOrg();
-    const res = await api("POST", `/organizations/${org}/oauth-clients`, {
-      body: {
-        data: {
-          type: "oauth-clients",
-          attributes: {
-            "service-provider": "github",
-            "http-url": "https://github.com",
-            "api-url": "https://api.github.com",
-            "oauth-token-string": "secret-token",
-            secret: "s",
-          },
-        },
-      },
+    const res = await postOAuthClient(org, {
+      "service-provider": "github",
+      "http-url": "https://github.com",
+      "api-url": "https://api.github.com",
+      "oauth-token-string": "secret-token",
+      secret: "s",
     });
     expect(res.status).toBe(201);
     expect(res.text).not.toContain("secret-token");
@@ -111,26 +105,15 @@ describe("agent pools and OAuth", () => {
 
 describe("editions", () => {
   it("the hosted edition returns assessments-enabled and no retention relationship; self-hosted the reverse", () => {
-    const record = {
+    const record = initialRecord({
       id: "ws-x",
       organizationId: "org-x",
       projectId: "prj-x",
       name: "n",
-      createdAt: "2026-01-01T00:00:00.000Z",
-      updatedAt: "2026-01-01T00:00:00.000Z",
-      latestChangeAt: "2026-01-01T00:00:00.000Z",
-      version: 1,
+      now: "2026-01-01T00:00:00.000Z",
       settings: defaultSettings("1.0.0"),
-      lock: { locked: false, reason: null, holder: null, lockedAt: null },
-      sshKeyId: null,
       tags: [],
-      remoteStateConsumers: [],
-      dataRetentionPolicy: null,
-      resourceCount: 0,
-      currentStateVersionId: null,
-      currentRun: null,
-      source: "tfe-api",
-    };
+    });
     const ctx = { organization: "o", flags: {}, defaults: { executionMode: "remote" as const, agentPoolId: null } };
     const hosted = serializeWorkspace(record, { ...ctx, edition: "hosted" });
     const self = serializeWorkspace(record, { ...ctx, edition: "self-hosted" });

@@ -2,8 +2,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { insertProjectStatement } from "../../src/projects/projects.d1";
-import { createOrg, createWorkspace, grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser, organizationId } from "../fixtures";
-import { api, uniqueName } from "../helpers";
+import { createOrg, createWorkspace, grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser, organizationId, makeTeams } from "../fixtures";
+import { api, uniqueName, createdResource } from "../helpers";
 
 type Attrs = Record<string, unknown>;
 const create = (org: string, attributes: Attrs, relationships?: unknown, token?: string) =>
@@ -38,10 +38,7 @@ describe("project create / show / update", () => {
   it("creates a project with the real service's shape; show returns the same document", async () => {
     const org = await createOrg();
     const res = await create(org, { name: "Platform Team", description: "infra" });
-    expect(res.status).toBe(201);
-    const p = res.body.data;
-    expect(p.id).toMatch(/^prj-[A-Za-z0-9]{16,}$/);
-    expect(p.type).toBe("projects");
+    const p = createdResource(res, "projects", "prj");
     expect(p.attributes).toMatchObject({
       name: "Platform Team",
       description: "infra",
@@ -337,9 +334,7 @@ describe("project list", () => {
 describe("project permissions", () => {
   it("create, update and delete need owners, the org token or manage-projects; others get 404", async () => {
     const org = await createOrg();
-    const plain = await makeTeam(org);
-    const reader = await makeTeam(org, { "read-projects": true });
-    const manager = await makeTeam(org, { "manage-projects": true });
+    const [plain, reader, manager] = await makeTeams(org, {}, { "read-projects": true }, { "manage-projects": true });
     const orgToken = await makeOrgToken(org);
     const owner = await makeUser({ ownerOf: org });
     for (const t of [plain, reader]) expect((await create(org, { name: "Nope" }, undefined, t.token)).status).toBe(404);

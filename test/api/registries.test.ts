@@ -1,8 +1,8 @@
 // Registries workspaces refer to — agent pools, OAuth clients/tokens, SSH keys (HCP Terraform API docs for each).
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createOrg, createWorkspace, makeOrgToken, makeTeam, makeUser } from "../fixtures";
-import { api, uniqueName } from "../helpers";
+import { createOrg, createWorkspace, makeOrgToken, makeTeam, makeUser, makeTeams } from "../fixtures";
+import { api, uniqueName, createdResource } from "../helpers";
 
 type Rel = Record<string, unknown>;
 const createPool = (org: string, attributes: Record<string, unknown>, relationships?: Rel, token?: string) =>
@@ -26,10 +26,7 @@ describe("agent pools", () => {
   it("creates a pool (201) with the real shape; show equals create", async () => {
     const org = await createOrg();
     const res = await createPool(org, { name: "pool-1" });
-    expect(res.status).toBe(201);
-    const p = res.body.data;
-    expect(p.id).toMatch(/^apool-[A-Za-z0-9]{16,}$/);
-    expect(p.type).toBe("agent-pools");
+    const p = createdResource(res, "agent-pools", "apool");
     expect(p.attributes).toMatchObject({ name: "pool-1", "organization-scoped": true, "agent-count": 0 });
     expect(p.attributes["created-at"]).toMatch(/Z$/);
     expect(p.relationships).toMatchObject({
@@ -150,9 +147,7 @@ describe("agent pools", () => {
 
   it("writes need owners, the org token or manage-agent-pools; any member reads; other organisations get 404", async () => {
     const org = await createOrg();
-    const plain = await makeTeam(org);
-    const vcs = await makeTeam(org, { "manage-vcs-settings": true });
-    const manager = await makeTeam(org, { "manage-agent-pools": true });
+    const [plain, vcs, manager] = await makeTeams(org, {}, { "manage-vcs-settings": true }, { "manage-agent-pools": true });
     const orgToken = await makeOrgToken(org);
     for (const t of [plain, vcs]) expect((await createPool(org, { name: uniqueName("p") }, undefined, t.token)).status).toBe(404);
     expect((await createPool(org, { name: "by-manager" }, undefined, manager.token)).status).toBe(201);
@@ -229,10 +224,7 @@ describe("OAuth clients and tokens", () => {
       "private-key": "pk-material-abc",
       key: "client-id",
     });
-    expect(res.status).toBe(201);
-    const oc = res.body.data;
-    expect(oc.id).toMatch(/^oc-[A-Za-z0-9]{16,}$/);
-    expect(oc.type).toBe("oauth-clients");
+    const oc = createdResource(res, "oauth-clients", "oc");
     expect(oc.attributes).toMatchObject({
       name: "GH",
       "service-provider": "github",

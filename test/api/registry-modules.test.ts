@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { signedObjectUrl } from "../../src/registry/registry-urls";
 import { createOrg, makeTeam, makeUser } from "../fixtures";
 import { api, uniqueName } from "../helpers";
-import { gzip, MODULE_FILES, tar, tarGz } from "../registry/archives";
+import { gzip, MODULE_FILES, type TarEntry, tar, tarGz } from "../registry/archives";
 
 const REG = "http://localhost/api/registry/v1/modules";
 
@@ -111,57 +111,19 @@ describe("registry modules", () => {
   });
 
   describe("archive validation", () => {
+    /** A module archive of an empty main.tf and `entry`. */
+    const besideMain = (entry: TarEntry) => tarGz([{ name: "main.tf", data: "" }, entry]);
     const cases: Array<[string, () => Promise<Uint8Array>, RegExp]> = [
       ["not gzip", async () => new TextEncoder().encode("just some text, not an archive"), /not a gzip-compressed tar archive/],
       ["gzip, not tar", async () => gzip(new TextEncoder().encode("x".repeat(2000))), /not a tar archive/],
-      [
-        "path traversal",
-        async () =>
-          tarGz([
-            { name: "main.tf", data: "" },
-            { name: "../evil.tf", data: "x" },
-          ]),
-        /leaves the module directory/,
-      ],
+      ["path traversal", async () => besideMain({ name: "../evil.tf", data: "x" }), /leaves the module directory/],
       ["absolute path", async () => tarGz([{ name: "/etc/passwd.tf", data: "x" }]), /absolute/],
-      [
-        "symlink",
-        async () =>
-          tarGz([
-            { name: "main.tf", data: "" },
-            { name: "link.tf", type: "2", linkname: "/etc/passwd" },
-          ]),
-        /symbolic link/,
-      ],
-      [
-        "hard link",
-        async () =>
-          tarGz([
-            { name: "main.tf", data: "" },
-            { name: "h.tf", type: "1", linkname: "main.tf" },
-          ]),
-        /hard link/,
-      ],
-      [
-        "device file",
-        async () =>
-          tarGz([
-            { name: "main.tf", data: "" },
-            { name: "dev", type: "3" },
-          ]),
-        /not a file or directory/,
-      ],
+      ["symlink", async () => besideMain({ name: "link.tf", type: "2", linkname: "/etc/passwd" }), /symbolic link/],
+      ["hard link", async () => besideMain({ name: "h.tf", type: "1", linkname: "main.tf" }), /hard link/],
+      ["device file", async () => besideMain({ name: "dev", type: "3" }), /not a file or directory/],
       ["truncated", async () => gzip(tar([{ name: "main.tf", data: "x".repeat(600) }], { end: false }).subarray(0, 700)), /truncated/],
       ["no configuration", async () => tarGz([{ name: "README.md", data: "# nothing" }]), /no Terraform configuration/],
-      [
-        "unpacks past the limit",
-        async () =>
-          tarGz([
-            { name: "main.tf", data: "" },
-            { name: "big.bin", size: 600 * 1024 * 1024 },
-          ]),
-        /unpacks to more than/,
-      ],
+      ["unpacks past the limit", async () => besideMain({ name: "big.bin", size: 600 * 1024 * 1024 }), /unpacks to more than/],
     ];
     for (const [what, make, reason] of cases) {
       it(`refuses ${what}: 422 with the reason, the version errored with it, nothing served`, async () => {

@@ -5,47 +5,18 @@
 // one does not, a task that never answers or a receiver that keeps failing errors its result.
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createOrg, createWorkspace } from "../fixtures";
 import { api } from "../helpers";
-import { installFakeFetch } from "../vcs/outbound";
+import { NON_PUBLIC_URLS, hmacSha512Hex, receiversAt } from "../vcs/outbound";
 import { action, claim, createRun, finish, plan, run as readRun, seedCv } from "../do/runs.helpers";
 
 const HOST = "tasks.example.com";
 const KEY = "task-hmac-key";
 
-interface Received {
-  url: string;
-  body: string;
-  headers: Headers;
-}
-
-const restores: Array<() => void> = [];
-afterEach(() => {
-  for (const r of restores.splice(0)) r();
-});
-
 /** A receiver at https://tasks.example.com: every request kept; `answer` decides each status (200 by default). */
-function receiver(answer: (r: Received, n: number) => Response = () => new Response("ok")) {
-  const got: Received[] = [];
-  restores.push(
-    installFakeFetch({
-      [HOST]: {
-        async fetch(request: Request) {
-          const r = { url: request.url, body: await request.text(), headers: request.headers };
-          got.push(r);
-          return answer(r, got.length);
-        },
-      },
-    }),
-  );
-  return got;
-}
-
-async function hmac(key: string, body: string): Promise<string> {
-  const k = await crypto.subtle.importKey("raw", new TextEncoder().encode(key), { name: "HMAC", hash: "SHA-512" }, false, ["sign"]);
-  return Array.from(new Uint8Array(await crypto.subtle.sign("HMAC", k, new TextEncoder().encode(body))), (b) => b.toString(16).padStart(2, "0")).join("");
-}
+const receiver = receiversAt(HOST);
+const hmac = hmacSha512Hex;
 
 const taskBody = (attributes: Record<string, unknown> = {}) => ({
   data: { type: "tasks", attributes: { name: "scanner", url: `https://${HOST}/hook`, category: "task", "hmac-key": KEY, ...attributes } },
@@ -169,13 +140,7 @@ describe("run tasks API", () => {
 
   it("refuses task URLs on loopback, private, link-local and metadata addresses", async () => {
     const org = await createOrg();
-    for (const url of [
-      "http://127.0.0.1:8080/",
-      "http://10.0.0.7/",
-      "http://169.254.169.254/latest/meta-data",
-      "http://[fd00:ec2::254]/",
-      "http://localhost/api/v2",
-    ]) {
+    for (const url of [...NON_PUBLIC_URLS, "http://localhost/api/v2"]) {
       const res = await api("POST", `/organizations/${org}/tasks`, { body: taskBody({ url }) });
       expect(res.status, url).toBe(422);
       expect(res.body.errors[0].source.pointer).toBe("/data/attributes/url");

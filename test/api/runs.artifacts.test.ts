@@ -3,41 +3,14 @@
 // save is kept with the run for a workspace admin to recover.
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { Job as AgentJob } from "../../agent/protocol";
 import { LIMITS } from "../../src/limits";
 import { truncatedLine } from "../../src/runs/logs.store";
 import { createOrg, createWorkspace, teamToken } from "../fixtures";
-import { api, uniqueName } from "../helpers";
+import { api } from "../helpers";
 import { createRun, run, seedCv, value } from "../do/runs.helpers";
+import { agentFetch as agentCall, jobPath, nextJob as next, registerAgent as register } from "../agent-client";
 
-const OPERATOR = "test-agent-token";
 const MiB = 1024 * 1024;
-
-async function agentCall(method: string, path: string, opts: { token?: string; json?: unknown; bytes?: Uint8Array } = {}): Promise<Response> {
-  const headers: Record<string, string> = { Authorization: `Bearer ${opts.token ?? OPERATOR}` };
-  let body: BodyInit | undefined;
-  if (opts.json !== undefined) {
-    body = JSON.stringify(opts.json);
-    headers["Content-Type"] = "application/json";
-  } else if (opts.bytes) {
-    body = opts.bytes;
-    headers["Content-Type"] = "application/octet-stream";
-  }
-  return exports.default.fetch(new Request(`http://localhost/api/agent${path}`, { method, headers, body }));
-}
-
-async function register(): Promise<string> {
-  const res = await agentCall("POST", "/register", { json: { name: uniqueName("agent"), version: "0.1.0" } });
-  expect(res.status).toBe(201);
-  return ((await res.json()) as { id: string }).id;
-}
-
-async function next(agent: string): Promise<AgentJob | null> {
-  const res = await agentCall("POST", `/agents/${agent}/jobs/next?wait=0`, { json: {} });
-  if (res.status === 204) return null;
-  expect(res.status).toBe(200);
-  return (await res.json()) as AgentJob;
-}
 
 /** A remote workspace's queued run, its plan claimed by an agent of the default pool (earlier leftovers drained). */
 async function plannedJob(org?: string) {
@@ -51,8 +24,6 @@ async function plannedJob(org?: string) {
   expect(job?.run).toBe(r.id);
   return { org: o, ws: ws.id, stub, agent, job: job! };
 }
-
-const jobPath = (job: AgentJob, rest: string) => `/jobs/${job.run}/${job.phase}/${rest}`;
 
 /** Bytes that are not text and not a repeat of one piece, so a misplaced or lost piece changes them. */
 function generated(size: number): Uint8Array {

@@ -230,6 +230,15 @@ function clip(s: string, max: number): string {
 }
 
 /** Terms up to `max`: slices of seeded values (which match, in either case), random text, and long runs of one metacharacter. */
+/**
+ * Lists of up to six terms for `param`, comma-joined: each one of `known` (its case swapped when `swap`) or a term
+ * of up to `max` characters near them.
+ */
+function listOf(param: string, known: string[], max: number, swap: boolean): fc.Arbitrary<Record<string, string>> {
+  const exact = fc.constantFrom(...known);
+  return fc.array(fc.oneof(swap ? exact.map(swapCase) : exact, termOf(known, max)), { maxLength: 6 }).map((terms) => ({ [param]: terms.join(",") }));
+}
+
 function termOf(seeded: string[], max: number): fc.Arbitrary<string> {
   const pool = seeded.length > 0 ? seeded : ["x"];
   return fc.oneof(
@@ -419,6 +428,13 @@ describe("property: free-text query parameters", () => {
       matching: (term: string) => items.filter((t) => term === "" || fields(t).some((f) => contains(f, term))).map(id),
     });
     type Corpus = ReturnType<typeof corpus>;
+    /** A corpus of records: the string fields a filter reads, and the field that identifies one. */
+    const corpusOf = <T, K extends keyof T>(items: T[], fields: K[], id: K) =>
+      corpus(
+        items,
+        (t) => fields.map((f) => String(t[f])),
+        (t) => String(t[id]),
+      );
     /** One free-text parameter, matched as a substring (`trim`: of the trimmed term). */
     const substring = (
       label: string,
@@ -442,27 +458,11 @@ describe("property: free-text query parameters", () => {
 
     const self = (n: string) => [n];
     const byName = (n: string) => n;
-    const orgC = corpus(
-      orgs,
-      (o) => [o.name, o.email],
-      (o) => o.name,
-    );
+    const orgC = corpusOf(orgs, ["name", "email"], "name");
     const wsC = corpus(wsAll, self, byName);
-    const projectC = corpus(
-      projects,
-      (p) => [p.name],
-      (p) => p.id,
-    );
-    const teamC = corpus(
-      teams,
-      (t) => [t.name],
-      (t) => t.id,
-    );
-    const memberC = corpus(
-      members,
-      (m) => [m.email, m.username],
-      (m) => m.id,
-    );
+    const projectC = corpusOf(projects, ["name"], "id");
+    const teamC = corpusOf(teams, ["name"], "id");
+    const memberC = corpusOf(members, ["email", "username"], "id");
     const UI_WS = /<tr data-workspace="([^"]+)"/g;
     const o = `/organizations/${org}`;
     const wsPath = `${o}/workspaces`;
@@ -475,31 +475,10 @@ describe("property: free-text query parameters", () => {
     substring("organization tags q", `${o}/tags`, "q", 255, corpus(orgTags, self, byName));
     substring("workspace flat tags name", `/workspaces/${ws[0].id}/relationships/tags`, "name", 255, corpus(flatOfFirst, self, byName));
     substring("teams q", `${o}/teams`, "q", 255, teamC, { actual: ids });
-    substring(
-      "team-tokens q",
-      `${o}/team-tokens`,
-      "q",
-      255,
-      corpus(
-        tokens,
-        (k) => [k.team],
-        (k) => k.id,
-      ),
-      { actual: ids },
-    );
+    substring("team-tokens q", `${o}/team-tokens`, "q", 255, corpusOf(tokens, ["team"], "id"), { actual: ids });
     substring("memberships q", `${o}/organization-memberships`, "q", 255, memberC, { trim: true, actual: ids });
     substring("varsets q", `${o}/varsets`, "q", 255, corpus(varsets, self, byName));
-    substring(
-      "agent-pools q",
-      `${o}/agent-pools`,
-      "q",
-      255,
-      corpus(
-        pools,
-        (p) => [p.name],
-        (p) => p.name,
-      ),
-    );
+    substring("agent-pools q", `${o}/agent-pools`, "q", 255, corpusOf(pools, ["name"], "name"));
     substring("feature-sets q", "/admin/feature-sets", "q", 255, corpus(plans, self, byName), { trim: true, edition: "hosted" });
 
     // search[wildcard-name]: `*` at either end (ends with, starts with, contains), else the exact name; literal otherwise.
@@ -662,68 +641,32 @@ describe("property: free-text query parameters", () => {
       label: "projects filter[names]",
       path: `/organizations/${org}/projects`,
       actual: ids,
-      arb: fc
-        .array(
-          fc.oneof(
-            fc.constantFrom(...projects.map((p) => p.name)),
-            termOf(
-              projects.map((p) => p.name),
-              200,
-            ),
-          ),
-          { maxLength: 6 },
-        )
-        .map((ns) => ({ "filter[names]": ns.join(",") })),
+      arb: listOf(
+        "filter[names]",
+        projects.map((p) => p.name),
+        200,
+        false,
+      ),
       examples: [{ "filter[names]": projects.map((p) => p.name).join(",") }],
       expected: (p) => {
         const wanted = csv(p["filter[names]"]);
         return { status: 200, items: projects.filter((x) => wanted.includes(x.name)).map((x) => x.id) };
       },
     });
-    targets.push({
-      label: "teams filter[names]",
-      path: `/organizations/${org}/teams`,
+    // Lists of exact values that ignore ASCII case: the items whose value is one of the terms (all when none).
+    const foldedList = <T extends { id: string }>(label: string, path: string, param: string, items: T[], value: (t: T) => string): Target => ({
+      label,
+      path,
       actual: ids,
-      arb: fc
-        .array(
-          fc.oneof(
-            fc.constantFrom(...teams.map((t) => t.name)).map(swapCase),
-            termOf(
-              teams.map((t) => t.name),
-              300,
-            ),
-          ),
-          { maxLength: 6 },
-        )
-        .map((ns) => ({ "filter[names]": ns.join(",") })),
-      examples: [{ "filter[names]": teams.map((t) => swapCase(t.name)).join(",") }],
+      arb: listOf(param, items.map(value), 300, true),
+      examples: [{ [param]: items.map((t) => swapCase(value(t))).join(",") }],
       expected: (p) => {
-        const wanted = p["filter[names]"] ? p["filter[names]"].split(",").map((s) => fold(s.trim())) : null;
-        return { status: 200, items: teams.filter((t) => !wanted || wanted.includes(fold(t.name))).map((t) => t.id) };
+        const wanted = p[param] ? csv(p[param]).map(fold) : null;
+        return { status: 200, items: items.filter((t) => !wanted || wanted.includes(fold(value(t)))).map((t) => t.id) };
       },
     });
-    targets.push({
-      label: "memberships filter[email]",
-      path: `/organizations/${org}/organization-memberships`,
-      actual: ids,
-      arb: fc
-        .array(
-          fc.oneof(
-            fc.constantFrom(...members.map((m) => m.email)).map(swapCase),
-            termOf(
-              members.map((m) => m.email),
-              300,
-            ),
-          ),
-          { maxLength: 6 },
-        )
-        .map((es) => ({ "filter[email]": es.join(",") })),
-      examples: [{ "filter[email]": members.map((m) => swapCase(m.email)).join(",") }],
-      expected: (p) => {
-        const wanted = p["filter[email]"] ? csv(p["filter[email]"]).map(fold) : null;
-        return { status: 200, items: members.filter((m) => !wanted || wanted.includes(fold(m.email))).map((m) => m.id) };
-      },
-    });
+    targets.push(foldedList("teams filter[names]", `/organizations/${org}/teams`, "filter[names]", teams, (t) => t.name));
+    targets.push(foldedList("memberships filter[email]", `/organizations/${org}/organization-memberships`, "filter[email]", members, (m) => m.email));
     // Agent pools a named workspace may use: the organisation-scoped ones, and those that allow that (exactly named) workspace.
     targets.push({
       label: "agent-pools filter[allowed_workspaces][name]",

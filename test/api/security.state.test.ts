@@ -6,15 +6,9 @@ import SparkMD5 from "spark-md5";
 import { describe, expect, it } from "vitest";
 import { claimWorkspaceName, createOrg, createWorkspace, grantWorkspace, makeTeam } from "../fixtures";
 import { api, uniqueName } from "../helpers";
+import { stateDoc, urlAndSecret } from "../state-docs";
 
-const STATE = JSON.stringify({
-  version: 4,
-  terraform_version: "1.9.0",
-  serial: 1,
-  lineage: "abc",
-  outputs: { url: { value: "https://x", type: "string" }, secret: { value: "hunter2", type: "string", sensitive: true } },
-  resources: [],
-});
+const STATE = stateDoc({ outputs: urlAndSecret("https://x", "hunter2") });
 const md5 = (s: string) => SparkMD5.hash(s);
 const svBody = (attrs: Record<string, unknown>) => ({ data: { type: "state-versions", attributes: { serial: 1, lineage: "abc", ...attrs } } });
 const raw = (url: string, init: RequestInit = {}) => exports.default.fetch(new Request(url, init));

@@ -9,6 +9,7 @@ import { createOrg, createWorkspace, makeAgentPool, makeOwner, makeProject, make
 import { api, sha256, uniqueName } from "../helpers";
 import { signIn, ui } from "../ui-client";
 import { createRun, seedCv } from "../do/runs.helpers";
+import { nullResource, stateDoc } from "../state-docs";
 
 const runBody = (workspaceId: string, attributes: Record<string, unknown> = {}) => ({
   data: { type: "runs", attributes, relationships: { workspace: { data: { type: "workspaces", id: workspaceId } } } },
@@ -294,22 +295,7 @@ describe("execution mode: a run executes where the workspace's mode says, inheri
 });
 
 describe("auto-destroy-at: the workspace's object queues a destroy run when it falls due", () => {
-  const STATE = JSON.stringify({
-    version: 4,
-    terraform_version: "1.11.4",
-    serial: 1,
-    lineage: "l-ad",
-    outputs: {},
-    resources: [
-      {
-        mode: "managed",
-        type: "null_resource",
-        name: "a",
-        provider: 'provider["registry.terraform.io/hashicorp/null"]',
-        instances: [{ attributes: { id: "1" } }],
-      },
-    ],
-  });
+  const STATE = stateDoc({ terraformVersion: "1.11.4", lineage: "l-ad", resources: [nullResource([{ attributes: { id: "1" } }])] });
   /** A workspace with a configuration version and a state managing one resource. */
   async function managed(attributes: Record<string, unknown> = {}): Promise<string> {
     const org = await createOrg();

@@ -9,24 +9,16 @@ import { deriveSealer, useSealer } from "../../src/platform/seal";
 import { api } from "../helpers";
 import { createOrg, createWorkspace } from "../fixtures";
 import { claim, finish, setup } from "../do/runs.helpers";
+import { stateDoc } from "../state-docs";
 
 const ATTRIBUTE_SECRET = "attr-secret-5f3a9c1e";
 const OUTPUT_SECRET = "output-secret-7b2d4e60";
-const STATE = JSON.stringify({
-  version: 4,
-  terraform_version: "1.11.4",
-  serial: 1,
+const PASSWORD = { mode: "managed", type: "random_password", name: "db", provider: 'provider["registry.terraform.io/hashicorp/random"]' };
+const STATE = stateDoc({
+  terraformVersion: "1.11.4",
   lineage: "lineage-sealed",
   outputs: { token: { value: OUTPUT_SECRET, type: "string" } },
-  resources: [
-    {
-      mode: "managed",
-      type: "random_password",
-      name: "db",
-      provider: 'provider["registry.terraform.io/hashicorp/random"]',
-      instances: [{ schema_version: 3, attributes: { id: "none", result: ATTRIBUTE_SECRET } }],
-    },
-  ],
+  resources: [{ ...PASSWORD, instances: [{ schema_version: 3, attributes: { id: "none", result: ATTRIBUTE_SECRET } }] }],
 });
 const JSON_STATE = JSON.stringify({
   format_version: "1.0",

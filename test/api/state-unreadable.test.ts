@@ -4,18 +4,18 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import SparkMD5 from "spark-md5";
+import { tofuEnvelope } from "../state-docs";
 import { describe, expect, it } from "vitest";
 import { api } from "../helpers";
 import { createOrg, createWorkspace } from "../fixtures";
 import { asStoreOfSchema } from "../old-store";
 
 /** What OpenTofu 1.10 uploads as the raw state with `encryption { state { method = aes_gcm } }` (pbkdf2 key provider). */
-const ENVELOPE = JSON.stringify({
+const ENVELOPE = tofuEnvelope({
   serial: 3,
   lineage: "6a1c7f4e-1b2d-4c3e-9f8a-0d1e2f3a4b5c",
-  meta: { "key_provider.pbkdf2.k": "eyJzYWx0IjoiQUFBQSIsIml0ZXJhdGlvbnMiOjYwMDAwMH0=" },
-  encrypted_data: "q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJ",
-  encryption_version: "v0",
+  key: "eyJzYWx0IjoiQUFBQSIsIml0ZXJhdGlvbnMiOjYwMDAwMH0=",
+  data: "q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJ",
 });
 
 const provider = (p: string) => `registry.opentofu.org/hashicorp/${p}`;

@@ -6,17 +6,11 @@ import SparkMD5 from "spark-md5";
 import { describe, expect, it } from "vitest";
 import { createOrg, createWorkspace, grantWorkspace, makeTeam } from "../fixtures";
 import { api, indexSettled } from "../helpers";
+import { nullResource, stateDoc, urlAndSecret } from "../state-docs";
 
-const STATE = JSON.stringify({
-  version: 4,
-  terraform_version: "1.9.0",
-  serial: 1,
-  lineage: "abc",
-  outputs: { url: { value: "https://x", type: "string" }, secret: { value: "hunter2", type: "string", sensitive: true } },
-  resources: [
-    { mode: "managed", type: "null_resource", name: "a", provider: 'provider["registry.terraform.io/hashicorp/null"]', instances: [{}, {}] },
-    { mode: "data", type: "null_data_source", name: "d", provider: "p", instances: [{}] },
-  ],
+const STATE = stateDoc({
+  outputs: urlAndSecret("https://x", "hunter2"),
+  resources: [nullResource([{}, {}]), { mode: "data", type: "null_data_source", name: "d", provider: "p", instances: [{}] }],
 });
 const md5 = (s: string) => SparkMD5.hash(s);
 const b64 = (s: string) => btoa(s);
@@ -390,12 +384,9 @@ describe("the state-version index is the workspace DO's to write", () => {
 });
 
 describe("workspace resources (GET /workspaces/:id/resources)", () => {
-  const MODULE_STATE = JSON.stringify({
-    version: 4,
-    terraform_version: "1.11.4",
-    serial: 1,
+  const MODULE_STATE = stateDoc({
+    terraformVersion: "1.11.4",
     lineage: "res",
-    outputs: {},
     resources: [
       {
         module: "module.media_bucket",

@@ -12,7 +12,7 @@ type Binding = {
   relationships?: Record<string, any>;
 };
 
-const kv = (pairs: Array<[string, string?]>) =>
+const kv = (...pairs: Array<[string, string?]>) =>
   pairs.map(([key, value]) => ({ type: "tag-bindings", attributes: value === undefined ? { key } : { key, value } }));
 const patch = (ws: string, data: unknown[], token?: string) => api("PATCH", `/workspaces/${ws}/tag-bindings`, { body: { data }, token });
 const bindings = async (ws: string) => (await api("GET", `/workspaces/${ws}/tag-bindings`)).body.data as Binding[];
@@ -33,13 +33,7 @@ describe("workspace tag bindings", () => {
   it("PATCH adds in the order sent, updates by key and never removes", async () => {
     const org = await createOrg();
     const ws = await createWorkspace(org);
-    const res = await patch(
-      ws.id,
-      kv([
-        ["foo", "bar"],
-        ["baz", "qux"],
-      ]),
-    );
+    const res = await patch(ws.id, kv(["foo", "bar"], ["baz", "qux"]));
     expect(res.status).toBe(200);
     expect(pairsOf(res.body.data)).toEqual([
       ["foo", "bar"],
@@ -47,7 +41,7 @@ describe("workspace tag bindings", () => {
     ]);
     expect(res.body.data[0].id).toMatch(/^tb-/);
     expect(res.body.data[0].type).toBe("tag-bindings");
-    const again = await patch(ws.id, kv([["baz", "new"]]));
+    const again = await patch(ws.id, kv(["baz", "new"]));
     expect(pairsOf(again.body.data)).toEqual([["baz", "new"]]);
     expect(again.body.data[0].id).toBe(res.body.data[1].id);
     const list = await api("GET", `/workspaces/${ws.id}/tag-bindings`);
@@ -60,13 +54,7 @@ describe("workspace tag bindings", () => {
     expect(list.body.data[0].attributes["created-at"]).toMatch(/Z$/);
     expect(list.body.meta).toBeUndefined(); // not paginated
     // A key sent twice is set once, the later value winning.
-    const dup = await patch(
-      ws.id,
-      kv([
-        ["d", "1"],
-        ["d", "2"],
-      ]),
-    );
+    const dup = await patch(ws.id, kv(["d", "1"], ["d", "2"]));
     expect(pairsOf(dup.body.data)).toEqual([["d", "2"]]);
     // Bindings are not flat tags.
     expect(await tagNames(ws.id)).toEqual([]);
@@ -76,7 +64,7 @@ describe("workspace tag bindings", () => {
     const org = await createOrg();
     const ws = await createWorkspace(org);
     await api("POST", `/workspaces/${ws.id}/relationships/tags`, { body: { data: [{ type: "tags", attributes: { name: "flat" } }] } });
-    await patch(ws.id, kv([["env", "prod"], ["keyonly"], ["empty", ""]]));
+    await patch(ws.id, kv(["env", "prod"], ["keyonly"], ["empty", ""]));
     expect(await tagNames(ws.id)).toEqual(["flat"]);
     expect(pairsOf(await bindings(ws.id))).toEqual([
       ["env", "prod"],
@@ -89,7 +77,7 @@ describe("workspace tag bindings", () => {
     expect(orgTags).toEqual(["flat"]);
     // One key in both sets: each write changes its own set only.
     await api("POST", `/workspaces/${ws.id}/relationships/tags`, { body: { data: [{ type: "tags", attributes: { name: "env" } }] } });
-    await patch(ws.id, kv([["flat", "v"]]));
+    await patch(ws.id, kv(["flat", "v"]));
     expect(await tagNames(ws.id)).toEqual(["flat", "env"]);
     expect(pairsOf(await bindings(ws.id))).toEqual([
       ["env", "prod"],
@@ -124,10 +112,7 @@ describe("workspace tag bindings", () => {
         ],
       },
       "tag-bindings": {
-        data: kv([
-          ["k1", "v1"],
-          ["shared", "x"],
-        ]),
+        data: kv(["k1", "v1"], ["shared", "x"]),
       },
     });
     expect(ws.attributes["tag-names"]).toEqual(["f1", "shared"]);
@@ -137,13 +122,7 @@ describe("workspace tag bindings", () => {
     ]);
     const k1Id = (await bindings(ws.id))[0]!.id;
 
-    const upd = await updateBindings(
-      ws.id,
-      kv([
-        ["k1", "v2"],
-        ["foo", "bar"],
-      ]),
-    );
+    const upd = await updateBindings(ws.id, kv(["k1", "v2"], ["foo", "bar"]));
     expect(upd.status).toBe(200);
     expect(upd.body.data.attributes["tag-names"]).toEqual(["f1", "shared"]);
     const after = await bindings(ws.id);
@@ -174,20 +153,14 @@ describe("workspace tag bindings", () => {
     const org = await createOrg();
     const ws = await createWorkspace(org);
     const cases: Array<[unknown[], string]> = [
-      [
-        kv([
-          ["ok", "1"],
-          ["k".repeat(129), "v"],
-        ]),
-        "/data/1/attributes/key",
-      ],
-      [kv([["ok", "v".repeat(257)]]), "/data/0/attributes/value"],
-      [kv([["has space", "v"]]), "/data/0/attributes/key"],
-      [kv([["k", "a/b"]]), "/data/0/attributes/value"],
-      [kv([["hc:thing", "v"]]), "/data/0/attributes/key"],
-      [kv([["hcp:thing", "v"]]), "/data/0/attributes/key"],
-      [kv([["HCP:thing", "v"]]), "/data/0/attributes/key"],
-      [kv([["", "v"]]), "/data/0/attributes/key"],
+      [kv(["ok", "1"], ["k".repeat(129), "v"]), "/data/1/attributes/key"],
+      [kv(["ok", "v".repeat(257)]), "/data/0/attributes/value"],
+      [kv(["has space", "v"]), "/data/0/attributes/key"],
+      [kv(["k", "a/b"]), "/data/0/attributes/value"],
+      [kv(["hc:thing", "v"]), "/data/0/attributes/key"],
+      [kv(["hcp:thing", "v"]), "/data/0/attributes/key"],
+      [kv(["HCP:thing", "v"]), "/data/0/attributes/key"],
+      [kv(["", "v"]), "/data/0/attributes/key"],
       [[{ type: "tag-bindings", attributes: { value: "v" } }], "/data/0/attributes/key"],
       [[{ attributes: { key: "k" } }], "/data/0/type"],
       [[{ type: "tags", attributes: { key: "k" } }], "/data/0/type"],
@@ -199,29 +172,16 @@ describe("workspace tag bindings", () => {
       expect(res.body.errors[0].source.pointer).toBe(pointer);
     }
     // The edges are allowed: 128/256 characters and every allowed symbol.
-    const edge = await patch(
-      ws.id,
-      kv([
-        ["k".repeat(128), "v".repeat(256)],
-        ["a_.=+-@:Z9", "b_.=+-@:Z9"],
-        ["hcx:ok", "hc:value-is-fine"],
-      ]),
-    );
+    const edge = await patch(ws.id, kv(["k".repeat(128), "v".repeat(256)], ["a_.=+-@:Z9", "b_.=+-@:Z9"], ["hcx:ok", "hc:value-is-fine"]));
     expect(edge.status).toBe(200);
     expect(await bindings(ws.id)).toHaveLength(3);
     // Create and update point into relationships.
     const create = await api("POST", `/organizations/${org}/workspaces`, {
-      body: { data: { type: "workspaces", attributes: { name: uniqueName("ws") }, relationships: { "tag-bindings": { data: kv([["hc:x", "1"]]) } } } },
+      body: { data: { type: "workspaces", attributes: { name: uniqueName("ws") }, relationships: { "tag-bindings": { data: kv(["hc:x", "1"]) } } } },
     });
     expect(create.status).toBe(422);
     expect(create.body.errors[0].source.pointer).toBe("/data/relationships/tag-bindings/data/0/attributes/key");
-    const upd = await updateBindings(
-      ws.id,
-      kv([
-        ["ok", "1"],
-        ["bad key", "1"],
-      ]),
-    );
+    const upd = await updateBindings(ws.id, kv(["ok", "1"], ["bad key", "1"]));
     expect(upd.status).toBe(422);
     expect(upd.body.errors[0].source.pointer).toBe("/data/relationships/tag-bindings/data/1/attributes/key");
     expect(await bindings(ws.id)).toHaveLength(3);
@@ -231,38 +191,19 @@ describe("workspace tag bindings", () => {
     const org = await createOrg();
     const ws = await createWorkspace(org);
     const ten = Array.from({ length: 10 }, (_, i) => [`k${i}`, `v${i}`] as [string, string]);
-    const eleven = await patch(ws.id, kv([...ten, ["k10", "v10"]]));
+    const eleven = await patch(ws.id, kv(...ten, ["k10", "v10"]));
     expect(eleven.status).toBe(422);
     expect(eleven.body.errors[0].detail).toContain("10");
     expect(eleven.body.errors[0].source.pointer).toBe("/data/10");
     expect(await bindings(ws.id)).toEqual([]);
-    expect((await patch(ws.id, kv(ten.slice(0, 8)))).status).toBe(200);
-    const over = await patch(
-      ws.id,
-      kv([
-        ["k0", "changed"],
-        ["n1", "1"],
-        ["n2", "2"],
-        ["n3", "3"],
-      ]),
-    );
+    expect((await patch(ws.id, kv(...ten.slice(0, 8)))).status).toBe(200);
+    const over = await patch(ws.id, kv(["k0", "changed"], ["n1", "1"], ["n2", "2"], ["n3", "3"]));
     expect(over.status).toBe(422);
     expect(over.body.errors[0].source.pointer).toBe("/data/3");
-    expect(
-      (
-        await patch(
-          ws.id,
-          kv([
-            ["k0", "changed"],
-            ["n1", "1"],
-            ["n2", "2"],
-          ]),
-        )
-      ).status,
-    ).toBe(200);
+    expect((await patch(ws.id, kv(["k0", "changed"], ["n1", "1"], ["n2", "2"]))).status).toBe(200);
     expect(await bindings(ws.id)).toHaveLength(10);
     // Full: a new key-only binding is refused too...
-    const keyOnly = await patch(ws.id, kv([["extra"]]));
+    const keyOnly = await patch(ws.id, kv(["extra"]));
     expect(keyOnly.status).toBe(422);
     expect(keyOnly.body.errors[0].source.pointer).toBe("/data/0");
     // ...but flat tags are not bindings: the tags endpoint still adds them.
@@ -301,19 +242,19 @@ describe("workspace tag bindings", () => {
       "yankee",
       "zulu",
     ];
-    const many = await patch(fresh.id, kv(nato.map((k) => [k])));
+    const many = await patch(fresh.id, kv(...nato.map((k): [string] => [k])));
     expect(many.status).toBe(422);
     expect(many.body.errors[0].source.pointer).toBe("/data/10");
     // Create and update are binding writes too.
     const create = await api("POST", `/organizations/${org}/workspaces`, {
-      body: { data: { type: "workspaces", attributes: { name: uniqueName("ws") }, relationships: { "tag-bindings": { data: kv([...ten, ["x", "y"]]) } } } },
+      body: { data: { type: "workspaces", attributes: { name: uniqueName("ws") }, relationships: { "tag-bindings": { data: kv(...ten, ["x", "y"]) } } } },
     });
     expect(create.status).toBe(422);
     expect(create.body.errors[0].source.pointer).toBe("/data/relationships/tag-bindings/data/10");
-    const upd = await updateBindings(fresh.id, kv([...ten, ["x", "y"]]));
+    const upd = await updateBindings(fresh.id, kv(...ten, ["x", "y"]));
     expect(upd.status).toBe(422);
     expect(upd.body.errors[0].source.pointer).toBe("/data/relationships/tag-bindings/data/10");
-    expect((await updateBindings(fresh.id, kv(ten))).status).toBe(200);
+    expect((await updateBindings(fresh.id, kv(...ten))).status).toBe(200);
   });
 
   it("keeps Terraform's set-of-tags strategy working with ten tags (key-only bindings count)", async () => {
@@ -324,13 +265,13 @@ describe("workspace tag bindings", () => {
     expect(ws.attributes["tag-names"]).toEqual(names);
     // ...the tag check finds no binding keys, so it PATCHes every tag as a key-only binding.
     expect(await bindings(ws.id)).toEqual([]);
-    const res = await patch(ws.id, kv(names.map((k) => [k])));
+    const res = await patch(ws.id, kv(...names.map((k): [string] => [k])));
     expect(res.status).toBe(200);
     expect(res.body.data).toHaveLength(10);
     expect(await tagNames(ws.id)).toEqual(names);
     expect(pairsOf(await bindings(ws.id))).toEqual(names.map((k) => [k, ""]));
     // An eleventh tag would need an eleventh binding: the documented limit (docs/behaviour.md).
-    const over = await patch(ws.id, kv([...names, "app-10"].map((k) => [k])));
+    const over = await patch(ws.id, kv(...[...names, "app-10"].map((k): [string] => [k])));
     expect(over.status).toBe(422);
     expect(over.body.errors[0].detail).toBe("Tag bindings cannot exceed 10 per resource");
   });
@@ -350,14 +291,14 @@ describe("workspace tag bindings", () => {
 
     // 15 racing writers of distinct valued keys: exactly 10 land, the rest get 422.
     const other = await createWorkspace(org);
-    const valued = await Promise.all(Array.from({ length: 15 }, (_, i) => patch(other.id, kv([[`v${i}`, `x${i}`]]))));
+    const valued = await Promise.all(Array.from({ length: 15 }, (_, i) => patch(other.id, kv([`v${i}`, `x${i}`]))));
     const landed = valued.flatMap((r, i) => (r.status === 200 ? [`v${i}`] : []));
     expect(landed).toHaveLength(10);
     expect(valued.filter((r) => r.status === 422)).toHaveLength(5);
     expect((await bindings(other.id)).map((b) => b.attributes.key).sort()).toEqual(landed.sort());
 
     // 20 writers of one key: all succeed, one entry remains, holding one of their values.
-    const same = await Promise.all(Array.from({ length: 20 }, (_, i) => patch(ws.id, kv([["shared", `w${i}`]]))));
+    const same = await Promise.all(Array.from({ length: 20 }, (_, i) => patch(ws.id, kv(["shared", `w${i}`]))));
     expect(same.map((r) => r.status)).toEqual(Array(20).fill(200));
     const shared = (await bindings(ws.id)).filter((b) => b.attributes.key === "shared");
     expect(shared).toHaveLength(1);
@@ -371,12 +312,12 @@ describe("workspace tag bindings", () => {
     const admin = await teamToken(org, { workspaces: { [ws.id]: "admin" } });
     expect((await api("GET", `/workspaces/${ws.id}/tag-bindings`, { token: reader })).status).toBe(200);
     expect((await api("GET", `/workspaces/${ws.id}/effective-tag-bindings`, { token: reader })).status).toBe(200);
-    expect((await patch(ws.id, kv([["a", "b"]]), reader)).status).toBe(404);
-    expect((await patch(ws.id, kv([["a", "b"]]), admin)).status).toBe(200);
+    expect((await patch(ws.id, kv(["a", "b"]), reader)).status).toBe(404);
+    expect((await patch(ws.id, kv(["a", "b"]), admin)).status).toBe(200);
     const stranger = await teamToken(org);
     expect((await api("GET", `/workspaces/${ws.id}/tag-bindings`, { token: stranger })).status).toBe(404);
     // go-tfe's project test sends a project id to the workspace endpoint: 404.
-    expect((await patch("prj-notaworkspace1", kv([["a", "b"]]))).status).toBe(404);
+    expect((await patch("prj-notaworkspace1", kv(["a", "b"]))).status).toBe(404);
   });
 });
 
@@ -384,19 +325,13 @@ describe("project tag bindings and inheritance", () => {
   it("PATCH /projects/:id/tag-bindings adds and updates; GET and effective list them", async () => {
     const org = await createOrg();
     const prj = await makeProject(org);
-    const res = await patchProject(
-      prj,
-      kv([
-        ["foo", "bar"],
-        ["baz", "qux"],
-      ]),
-    );
+    const res = await patchProject(prj, kv(["foo", "bar"], ["baz", "qux"]));
     expect(res.status).toBe(200);
     expect(pairsOf(res.body.data)).toEqual([
       ["foo", "bar"],
       ["baz", "qux"],
     ]);
-    expect(pairsOf((await patchProject(prj, kv([["foo", "new"]]))).body.data)).toEqual([["foo", "new"]]);
+    expect(pairsOf((await patchProject(prj, kv(["foo", "new"]))).body.data)).toEqual([["foo", "new"]]);
     const list = await api("GET", `/projects/${prj}/tag-bindings`);
     expect(list.status).toBe(200);
     expect(pairsOf(list.body.data)).toEqual([
@@ -412,13 +347,7 @@ describe("project tag bindings and inheritance", () => {
     expect(eff.body.data[0].type).toBe("effective-tag-bindings");
     expect("links" in eff.body.data[0]).toBe(false);
     expect((await api("GET", "/projects/prj-doesnotexist123/tag-bindings")).status).toBe(404);
-    const bad = await patchProject(
-      prj,
-      kv([
-        ["ok", "1"],
-        ["hcp:no", "1"],
-      ]),
-    );
+    const bad = await patchProject(prj, kv(["ok", "1"], ["hcp:no", "1"]));
     expect(bad.status).toBe(422);
     expect(bad.body.errors[0].source.pointer).toBe("/data/1/attributes/key");
   });
@@ -426,11 +355,11 @@ describe("project tag bindings and inheritance", () => {
   it("limits a project to 10 bindings, also under concurrent PATCHes", async () => {
     const org = await createOrg();
     const prj = await makeProject(org);
-    const eleven = await patchProject(prj, kv(Array.from({ length: 11 }, (_, i) => [`k${i}`, "v"] as [string, string])));
+    const eleven = await patchProject(prj, kv(...Array.from({ length: 11 }, (_, i) => [`k${i}`, "v"] as [string, string])));
     expect(eleven.status).toBe(422);
     expect(eleven.body.errors[0].source.pointer).toBe("/data/10");
     expect((await api("GET", `/projects/${prj}/tag-bindings`)).body.data).toEqual([]);
-    const racing = await Promise.all(Array.from({ length: 15 }, (_, i) => patchProject(prj, kv([[`r${i}`, "v"]]))));
+    const racing = await Promise.all(Array.from({ length: 15 }, (_, i) => patchProject(prj, kv([`r${i}`, "v"]))));
     const landed = racing.flatMap((r, i) => (r.status === 200 ? [`r${i}`] : []));
     expect(landed).toHaveLength(10);
     for (const r of racing.filter((r) => r.status !== 200)) {
@@ -440,29 +369,17 @@ describe("project tag bindings and inheritance", () => {
     const keys = (await api("GET", `/projects/${prj}/tag-bindings`)).body.data.map((b: Binding) => b.attributes.key);
     expect(keys.sort()).toEqual(landed.sort());
     // Updating existing keys of a full project is fine.
-    expect((await patchProject(prj, kv([[landed[0]!, "changed"]]))).status).toBe(200);
+    expect((await patchProject(prj, kv([landed[0]!, "changed"]))).status).toBe(200);
   });
 
   it("project bindings show at once in workspace effective bindings, with inherited-from links; direct wins", async () => {
     const org = await createOrg();
     const prj = await makeProject(org);
     const ws = await createWorkspace(org, { name: "mycoolworkspace" }, undefined, inProject(prj));
-    await patch(
-      ws.id,
-      kv([
-        ["a", "1"],
-        ["b", "2"],
-      ]),
-    );
+    await patch(ws.id, kv(["a", "1"], ["b", "2"]));
     for (const b of await effective(ws.id)) expect("links" in b).toBe(false);
 
-    await patchProject(
-      prj,
-      kv([
-        ["inherited", "foo"],
-        ["a", "project-a"],
-      ]),
-    );
+    await patchProject(prj, kv(["inherited", "foo"], ["a", "project-a"]));
     const eff = await effective(ws.id);
     expect(pairsOf(eff)).toEqual([
       ["a", "1"],
@@ -481,8 +398,8 @@ describe("project tag bindings and inheritance", () => {
     ]);
 
     // Removing the direct "a" uncovers the project's value; a project change is visible at once.
-    await updateBindings(ws.id, kv([["b", "2"]]));
-    await patchProject(prj, kv([["inherited", "bar"]]));
+    await updateBindings(ws.id, kv(["b", "2"]));
+    await patchProject(prj, kv(["inherited", "bar"]));
     expect(pairsOf(await effective(ws.id))).toEqual([
       ["b", "2"],
       ["inherited", "bar"],
@@ -491,7 +408,7 @@ describe("project tag bindings and inheritance", () => {
 
     // Moving the workspace to another project changes what it inherits.
     const other = await makeProject(org);
-    await patchProject(other, kv([["team", "blue"]]));
+    await patchProject(other, kv(["team", "blue"]));
     const moved = await api("PATCH", `/workspaces/${ws.id}`, { body: { data: { type: "workspaces", relationships: inProject(other) } } });
     expect(moved.status).toBe(200);
     expect(pairsOf(await effective(ws.id))).toEqual([
@@ -511,11 +428,11 @@ describe("project tag bindings and inheritance", () => {
     expect((await api("GET", `/projects/${prj}/tag-bindings`, { token: reader })).status).toBe(200);
     expect((await api("GET", `/projects/${prj}/effective-tag-bindings`, { token: reader })).status).toBe(200);
     expect((await api("GET", `/projects/${prj}/tag-bindings`, { token: stranger })).status).toBe(404);
-    expect((await patchProject(prj, kv([["a", "1"]]), reader)).status).toBe(404);
-    expect((await patchProject(prj, kv([["a", "1"]]), maintainer)).status).toBe(404);
-    expect((await patchProject(prj, kv([["a", "1"]]), stranger)).status).toBe(404);
-    expect((await patchProject(prj, kv([["a", "1"]]), admin)).status).toBe(200);
-    expect((await patchProject(prj, kv([["b", "2"]]), manager)).status).toBe(200);
+    expect((await patchProject(prj, kv(["a", "1"]), reader)).status).toBe(404);
+    expect((await patchProject(prj, kv(["a", "1"]), maintainer)).status).toBe(404);
+    expect((await patchProject(prj, kv(["a", "1"]), stranger)).status).toBe(404);
+    expect((await patchProject(prj, kv(["a", "1"]), admin)).status).toBe(200);
+    expect((await patchProject(prj, kv(["b", "2"]), manager)).status).toBe(200);
     expect(pairsOf((await api("GET", `/projects/${prj}/tag-bindings`)).body.data)).toEqual([
       ["a", "1"],
       ["b", "2"],
@@ -540,22 +457,16 @@ describe("list filters over both tag sets and project inheritance", () => {
     const prj = await makeProject(org);
     await createWorkspace(org, { name: "w1" }, undefined, {
       "tag-bindings": {
-        data: kv([
-          ["key1", "value1"],
-          ["key2", "value2a"],
-        ]),
+        data: kv(["key1", "value1"], ["key2", "value2a"]),
       },
     });
     await createWorkspace(org, { name: "w2" }, undefined, {
       "tag-bindings": {
-        data: kv([
-          ["key2", "value2b"],
-          ["key3", "value3"],
-        ]),
+        data: kv(["key2", "value2b"], ["key3", "value3"]),
       },
     });
     await createWorkspace(org, { name: "w3" }, undefined, { ...inProject(prj), tags: { data: [{ type: "tags", attributes: { name: "flat" } }] } });
-    await createWorkspace(org, { name: "w4" }, undefined, { ...inProject(prj), "tag-bindings": { data: kv([["env", "dev"]]) } });
+    await createWorkspace(org, { name: "w4" }, undefined, { ...inProject(prj), "tag-bindings": { data: kv(["env", "dev"]) } });
 
     expect(await matching(org, tagged(["key1", ""]))).toEqual(["w1"]);
     expect(await matching(org, tagged(["key2", ""]))).toEqual(["w1", "w2"]);
@@ -567,7 +478,7 @@ describe("list filters over both tag sets and project inheritance", () => {
     expect(await matching(org, tagged(["env", ""]))).toEqual(["w4"]);
 
     // A project change shows at once: w3 and w4 inherit env=prod, but w4's direct env=dev wins.
-    await patchProject(prj, kv([["env", "prod"]]));
+    await patchProject(prj, kv(["env", "prod"]));
     expect(await matching(org, tagged(["env", "prod"]))).toEqual(["w3"]);
     expect(await matching(org, tagged(["env", "dev"]))).toEqual(["w4"]);
     expect(await matching(org, tagged(["env", ""]))).toEqual(["w3", "w4"]);

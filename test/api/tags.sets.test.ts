@@ -10,7 +10,7 @@ import { api, expectConsistent } from "../helpers";
 import { asStoreOfSchema } from "../old-store";
 
 type Pair = [string, string];
-const kv = (pairs: Array<[string, string?]>) =>
+const kv = (...pairs: Array<[string, string?]>) =>
   pairs.map(([key, value]) => ({ type: "tag-bindings", attributes: value === undefined ? { key } : { key, value } }));
 const byName = (...names: string[]) => names.map((name) => ({ type: "tags", attributes: { name } }));
 const pairs = (data: Array<{ attributes: { key: string; value: string } }>): Pair[] => data.map((b) => [b.attributes.key, b.attributes.value]);
@@ -35,7 +35,7 @@ async function tagState(ws: string) {
 }
 
 /** tag-names, flat tags, bindings, effective and included effective bindings are exactly these. */
-async function expectTags(ws: string, flat: string[], bindings: Pair[]) {
+async function expectTags(ws: string, flat: string[], ...bindings: Pair[]) {
   expect(await tagState(ws)).toEqual({ tagNames: flat, flat, bindings, effective: bindings, included: bindings });
 }
 
@@ -59,111 +59,61 @@ const removeFlat = (ws: string, ...names: string[]) => api("DELETE", `/workspace
 const patchBindings = (ws: string, data: unknown[]) => api("PATCH", `/workspaces/${ws}/tag-bindings`, { body: { data } });
 
 describe("the tfe provider's request sequences (tag_names and tags)", () => {
+  /** What the provider creates for tag_names [rc, alpha] and tags {env = dev, owner = rc}. */
+  const providerCreated = (org: string) =>
+    createWorkspace(org, {}, undefined, { tags: { data: byName("rc", "alpha") }, "tag-bindings": { data: kv(["env", "dev"], ["owner", "rc"]) } });
+
   it("sequence 1: create with tag_names [rc, alpha] and tags {env = dev, owner = rc} reads back exactly that", async () => {
     const org = await createOrg();
-    const ws = await createWorkspace(org, {}, undefined, {
-      tags: { data: byName("rc", "alpha") },
-      "tag-bindings": {
-        data: kv([
-          ["env", "dev"],
-          ["owner", "rc"],
-        ]),
-      },
-    });
+    const ws = await providerCreated(org);
     // The create response already carries flat tags only (in the order sent).
     expect(ws.attributes["tag-names"]).toEqual(["rc", "alpha"]);
-    await expectTags(
-      ws.id,
-      ["rc", "alpha"],
-      [
-        ["env", "dev"],
-        ["owner", "rc"],
-      ],
-    );
+    await expectTags(ws.id, ["rc", "alpha"], ["env", "dev"], ["owner", "rc"]);
     // Only flat tags are organisation tags.
     expect(await orgTags(org)).toEqual({ alpha: 1, rc: 1 });
   });
 
   it("sequence 2: the update the provider sends once reads are right, then its old bad DELETE, leave each set exact", async () => {
     const org = await createOrg();
-    const ws = await createWorkspace(org, {}, undefined, {
-      tags: { data: byName("rc", "alpha") },
-      "tag-bindings": {
-        data: kv([
-          ["env", "dev"],
-          ["owner", "rc"],
-        ]),
-      },
-    });
+    const ws = await providerCreated(org);
 
     // tags = { env = "prod", owner = "rc" }: the whole binding set, replaced; flat tags untouched.
     const upd = await updateWs(ws.id, {
       "tag-bindings": {
-        data: kv([
-          ["owner", "rc"],
-          ["env", "prod"],
-        ]),
+        data: kv(["owner", "rc"], ["env", "prod"]),
       },
     });
     expect(upd.status).toBe(200);
     expect(upd.body.data.attributes["tag-names"]).toEqual(["rc", "alpha"]);
-    await expectTags(
-      ws.id,
-      ["rc", "alpha"],
-      [
-        ["owner", "rc"],
-        ["env", "prod"],
-      ],
-    );
+    await expectTags(ws.id, ["rc", "alpha"], ["owner", "rc"], ["env", "prod"]);
 
     // tag_names = ["beta", "rc"]: add beta, remove alpha; bindings untouched.
     expect((await addFlat(ws.id, "beta")).status).toBe(204);
-    await expectTags(
-      ws.id,
-      ["rc", "alpha", "beta"],
-      [
-        ["owner", "rc"],
-        ["env", "prod"],
-      ],
-    );
+    await expectTags(ws.id, ["rc", "alpha", "beta"], ["owner", "rc"], ["env", "prod"]);
     expect((await removeFlat(ws.id, "alpha")).status).toBe(204);
-    await expectTags(
-      ws.id,
-      ["rc", "beta"],
-      [
-        ["owner", "rc"],
-        ["env", "prod"],
-      ],
-    );
+    await expectTags(ws.id, ["rc", "beta"], ["owner", "rc"], ["env", "prod"]);
 
     // The DELETE the provider sent while it read binding keys as flat tags: only flat tags named
     // that are removed (none left), the bindings env and owner stay.
     expect((await removeFlat(ws.id, "env", "alpha", "owner")).status).toBe(204);
-    await expectTags(
-      ws.id,
-      ["rc", "beta"],
-      [
-        ["owner", "rc"],
-        ["env", "prod"],
-      ],
-    );
+    await expectTags(ws.id, ["rc", "beta"], ["owner", "rc"], ["env", "prod"]);
     expect(await orgTags(org)).toEqual({ beta: 1, rc: 1 });
   });
 
   it("a workspace update's relationships.tags replaces the flat tags only", async () => {
     const org = await createOrg();
-    const ws = await createWorkspace(org, {}, undefined, { tags: { data: byName("a", "b") }, "tag-bindings": { data: kv([["a", "1"]]) } });
+    const ws = await createWorkspace(org, {}, undefined, { tags: { data: byName("a", "b") }, "tag-bindings": { data: kv(["a", "1"]) } });
     expect((await updateWs(ws.id, { tags: { data: byName("b", "c") } })).status).toBe(200);
-    await expectTags(ws.id, ["b", "c"], [["a", "1"]]);
+    await expectTags(ws.id, ["b", "c"], ["a", "1"]);
     expect((await updateWs(ws.id, { tags: { data: [] } })).status).toBe(200);
-    await expectTags(ws.id, [], [["a", "1"]]);
+    await expectTags(ws.id, [], ["a", "1"]);
     // A name whose organisation tag was deleted is a new tag when set again (not the dead entry).
     expect((await updateWs(ws.id, { tags: { data: byName("x") } })).status).toBe(200);
     const dead = (await api("GET", `/organizations/${org}/tags?q=x`)).body.data[0].id;
     expect((await api("DELETE", `/organizations/${org}/tags`, { body: { data: [{ type: "tags", id: dead }] } })).status).toBe(204);
-    await expectTags(ws.id, [], [["a", "1"]]);
+    await expectTags(ws.id, [], ["a", "1"]);
     expect((await updateWs(ws.id, { tags: { data: byName("x") } })).status).toBe(200);
-    await expectTags(ws.id, ["x"], [["a", "1"]]);
+    await expectTags(ws.id, ["x"], ["a", "1"]);
     expect(await orgTags(org)).toEqual({ x: 1 });
   });
 });
@@ -176,22 +126,15 @@ describe("Terraform's cloud block", () => {
     // terraform init creates the workspace with flat tags...
     const ws = await createWorkspace(org, { name: "app" }, undefined, { tags: { data: byName("a", "b") } });
     // ...then checks each tag is in tag-names and among the binding keys: the bindings lack them,
-    await expectTags(ws.id, ["a", "b"], []);
+    await expectTags(ws.id, ["a", "b"]);
     // ...so it adds every tag as a key-only binding.
-    const add = await patchBindings(ws.id, kv([["a"], ["b"]]));
+    const add = await patchBindings(ws.id, kv(["a"], ["b"]));
     expect(add.status).toBe(200);
     expect(pairs(add.body.data)).toEqual([
       ["a", ""],
       ["b", ""],
     ]);
-    await expectTags(
-      ws.id,
-      ["a", "b"],
-      [
-        ["a", ""],
-        ["b", ""],
-      ],
-    );
+    await expectTags(ws.id, ["a", "b"], ["a", ""], ["b", ""]);
     // The next init finds nothing to add; both list queries find the workspace.
     expect(await listNames(org, "search%5Btags%5D=a,b")).toEqual(["app"]);
     expect(await listNames(org, "filter%5Btagged%5D%5B0%5D%5Bkey%5D=a")).toEqual(["app"]);
@@ -200,15 +143,8 @@ describe("Terraform's cloud block", () => {
     expect(other.attributes["tag-names"]).toEqual(["a"]);
     expect(await listNames(org, "filter%5Btagged%5D%5B0%5D%5Bkey%5D=a&filter%5Btagged%5D%5B0%5D%5Bvalue%5D=")).toEqual(["app"]);
     // Adding the same key-only bindings again changes nothing.
-    expect((await patchBindings(ws.id, kv([["a"], ["b"]]))).status).toBe(200);
-    await expectTags(
-      ws.id,
-      ["a", "b"],
-      [
-        ["a", ""],
-        ["b", ""],
-      ],
-    );
+    expect((await patchBindings(ws.id, kv(["a"], ["b"]))).status).toBe(200);
+    await expectTags(ws.id, ["a", "b"], ["a", ""], ["b", ""]);
   });
 
   it('map strategy (tags = { env = "prod", team = "x" }): create with bindings, tag check, both list queries', async () => {
@@ -218,44 +154,17 @@ describe("Terraform's cloud block", () => {
     expect(await listNames(org, query)).toEqual([]);
     const ws = await createWorkspace(org, { name: "svc" }, undefined, {
       "tag-bindings": {
-        data: kv([
-          ["env", "prod"],
-          ["team", "x"],
-        ]),
+        data: kv(["env", "prod"], ["team", "x"]),
       },
     });
-    await expectTags(
-      ws.id,
-      [],
-      [
-        ["env", "prod"],
-        ["team", "x"],
-      ],
-    );
+    await expectTags(ws.id, [], ["env", "prod"], ["team", "x"]);
     // Its search[tags] part and its filter[tagged] part give the same answer.
     expect(await listNames(org, query)).toEqual(["svc"]);
     expect(await listNames(org, "search%5Btags%5D=env,team")).toEqual(["svc"]);
     expect(await listNames(org, "filter%5Btagged%5D%5B0%5D%5Bkey%5D=env&filter%5Btagged%5D%5B0%5D%5Bvalue%5D=prod")).toEqual(["svc"]);
     // A changed value in the configuration: the tag check PATCHes the whole map.
-    expect(
-      (
-        await patchBindings(
-          ws.id,
-          kv([
-            ["env", "staging"],
-            ["team", "x"],
-          ]),
-        )
-      ).status,
-    ).toBe(200);
-    await expectTags(
-      ws.id,
-      [],
-      [
-        ["env", "staging"],
-        ["team", "x"],
-      ],
-    );
+    expect((await patchBindings(ws.id, kv(["env", "staging"], ["team", "x"]))).status).toBe(200);
+    await expectTags(ws.id, [], ["env", "staging"], ["team", "x"]);
     expect(await listNames(org, query)).toEqual([]);
   });
 });
@@ -263,13 +172,13 @@ describe("Terraform's cloud block", () => {
 describe("concurrent writes to both sets", () => {
   it("flat-tag adds and removes racing binding PATCHes on one workspace: every acknowledged write is there", async () => {
     const org = await createOrg();
-    const ws = await createWorkspace(org, {}, undefined, { tags: { data: byName("old0", "old1", "old2") }, "tag-bindings": { data: kv([["keep", "1"]]) } });
+    const ws = await createWorkspace(org, {}, undefined, { tags: { data: byName("old0", "old1", "old2") }, "tag-bindings": { data: kv(["keep", "1"]) } });
     const writes: Array<Promise<{ status: number }>> = [];
     for (let i = 0; i < 8; i++) writes.push(addFlat(ws.id, `f${i}`));
     for (let i = 0; i < 3; i++) writes.push(removeFlat(ws.id, `old${i}`));
-    for (let i = 0; i < 5; i++) writes.push(patchBindings(ws.id, kv([[`b${i}`, `v${i}`]])));
+    for (let i = 0; i < 5; i++) writes.push(patchBindings(ws.id, kv([`b${i}`, `v${i}`])));
     // Same keys in the other set: never interfere with the flat adds of f0..f3.
-    for (let i = 0; i < 4; i++) writes.push(patchBindings(ws.id, kv([[`f${i}`]])));
+    for (let i = 0; i < 4; i++) writes.push(patchBindings(ws.id, kv([`f${i}`])));
     const results = await Promise.all(writes);
     expect(results.map((r) => r.status)).toEqual([...Array(8).fill(204), ...Array(3).fill(204), ...Array(9).fill(200)]);
     const state = await tagState(ws.id);
@@ -413,14 +322,7 @@ describe("migration from one tag set per workspace", () => {
       { key: "env", value: "prod", id: "tb-old2", createdAt: at },
       { key: "owner", value: "rc", id: "tb-old4", createdAt: at },
     ]);
-    await expectTags(
-      ws.id,
-      ["f1", "keyonly"],
-      [
-        ["env", "prod"],
-        ["owner", "rc"],
-      ],
-    );
+    await expectTags(ws.id, ["f1", "keyonly"], ["env", "prod"], ["owner", "rc"]);
     const binding = await api("GET", `/workspaces/${ws.id}/tag-bindings`);
     expect(binding.body.data.map((b: { id: string }) => b.id)).toEqual(["tb-old2", "tb-old4"]);
     expect(await orgTags(org)).toEqual({ f1: 1, keyonly: 1 });
@@ -433,16 +335,8 @@ describe("migration from one tag set per workspace", () => {
     await runInDurableObject(stub, (instance) => (instance as unknown as { migrate(): void }).migrate());
     expect(((await stub.get()) as { value: WorkspaceRecord }).value.version).toBe(migrated.version);
     expect((await addFlat(ws.id, "env")).status).toBe(204);
-    expect((await patchBindings(ws.id, kv([["keyonly"]]))).status).toBe(200);
-    await expectTags(
-      ws.id,
-      ["f1", "keyonly", "env"],
-      [
-        ["env", "prod"],
-        ["owner", "rc"],
-        ["keyonly", ""],
-      ],
-    );
+    expect((await patchBindings(ws.id, kv(["keyonly"]))).status).toBe(200);
+    await expectTags(ws.id, ["f1", "keyonly", "env"], ["env", "prod"], ["owner", "rc"], ["keyonly", ""]);
     await expectConsistent();
   });
 });

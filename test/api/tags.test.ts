@@ -21,6 +21,9 @@ async function orgTag(org: string, name: string): Promise<{ id: string; attribut
   return res.body.data.find((t: { attributes: { name: string } }) => t.attributes.name === name);
 }
 
+/** A relationship body naming these workspaces. */
+const workspacesRef = (...ids: string[]) => ({ data: ids.map((id) => ({ type: "workspaces", id })) });
+
 describe("flat tags on a workspace", () => {
   it("adds by name in insertion order and lists tags resources", async () => {
     const org = await createOrg();
@@ -236,12 +239,7 @@ describe("organisation tags", () => {
     await addTags(a.id, byName("shared"));
     const tag = (await orgTag(org, "shared"))!;
     const res = await api("POST", `/tags/${tag.id}/relationships/workspaces`, {
-      body: {
-        data: [
-          { type: "workspaces", id: b.id },
-          { type: "workspaces", id: c.id },
-        ],
-      },
+      body: workspacesRef(b.id, c.id),
     });
     expect(res.status).toBe(204);
     for (const ws of [b, c]) expect((await tagsOf(ws.id)).body.data[0].id).toBe(tag.id);
@@ -250,12 +248,7 @@ describe("organisation tags", () => {
     const foreign = await createWorkspace(await createOrg());
     const d = await createWorkspace(org);
     const bad = await api("POST", `/tags/${tag.id}/relationships/workspaces`, {
-      body: {
-        data: [
-          { type: "workspaces", id: d.id },
-          { type: "workspaces", id: foreign.id },
-        ],
-      },
+      body: workspacesRef(d.id, foreign.id),
     });
     expect(bad.status).toBe(404);
     expect(await tagNames(d.id)).toEqual([]);

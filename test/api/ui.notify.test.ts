@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createOrg, createWorkspace, grantWorkspace, makeTeam, makeUser } from "../fixtures";
 import { api } from "../helpers";
-import { signIn, ui } from "../ui-client";
+import { signIn, ui, workspaceReaderPage } from "../ui-client";
 import { installFakeFetch } from "../vcs/outbound";
 
 const restores: Array<() => void> = [];
@@ -41,13 +41,7 @@ describe("run triggers page", () => {
   });
 
   it("shows readers the triggers without the forms, and refuses their posts", async () => {
-    const owner = await makeUser();
-    const org = await createOrg(owner.token);
-    const ws = await createWorkspace(org, {}, owner.token);
-    const reader = await makeTeam(org);
-    await grantWorkspace(reader.id, ws.id, "read");
-    const cookie = await signIn(reader.token);
-    const path = `/app/${org}/workspaces/${ws.attributes.name}/run-triggers`;
+    const { cookie, path } = await workspaceReaderPage("run-triggers");
     const page = await ui("GET", path, { cookie });
     expect(page.status).toBe(200);
     expect(page.text).not.toContain("Add a source workspace");

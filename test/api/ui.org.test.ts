@@ -1,43 +1,21 @@
-// The organisation's pages of the web UI: variable sets, teams, members and invitations, settings. Each form's
-// effect is read back through the API; refusals carry the API's own reasons; callers without the permission see no
-// form and their forged POSTs change nothing.
-import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createOrg, createWorkspace, makeProject, makeTeam, makeUser } from "../fixtures";
 import { ADMIN, api, uniqueName } from "../helpers";
-
-const ORIGIN = "http://localhost";
-
-async function ui(method: string, path: string, opts: { cookie?: string; form?: Record<string, string | string[]>; origin?: string } = {}) {
-  const headers: Record<string, string> = {};
-  if (opts.cookie) headers.Cookie = opts.cookie;
-  let body: string | undefined;
-  if (opts.form) {
-    const params = new URLSearchParams();
-    for (const [k, v] of Object.entries(opts.form)) for (const one of [v].flat()) params.append(k, one);
-    body = params.toString();
-    headers["Content-Type"] = "application/x-www-form-urlencoded";
-  }
-  if (method !== "GET") headers.Origin = opts.origin ?? ORIGIN;
-  const res = await exports.default.fetch(new Request(`${ORIGIN}${path}`, { method, headers, body, redirect: "manual" }));
-  return { status: res.status, location: res.headers.get("Location"), cookie: res.headers.get("Set-Cookie") ?? "", text: await res.text() };
-}
-
-async function signIn(token: string): Promise<string> {
-  const res = await ui("POST", "/app/session", { form: { token } });
-  expect(res.status).toBe(303);
-  const m = /ws_session=([^;]+)/.exec(res.cookie);
-  if (!m) throw new Error(`no session cookie: ${res.cookie}`);
-  return `ws_session=${m[1]}`;
-}
-
-const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
+import { escapeHtml, refusedAsTheApi, signIn, ui } from "../ui-client";
 
 /** A user who is a member of a new team with the given organisation permissions, signed in. */
 async function member(org: string, orgAccess: Record<string, boolean> = {}) {
   const team = await makeTeam(org, orgAccess);
   const user = await makeUser({ teams: [team.id] });
   return { ...user, team: team.id, cookie: await signIn(user.token) };
+}
+
+/** The page at `base` saves `form` (303) and the API then shows `attributes` at `apiPath`; its delete form deletes it. */
+async function savedThenDeleted(cookie: string, base: string, form: Record<string, string>, apiPath: string, attributes: Record<string, unknown>) {
+  expect((await ui("POST", base, { cookie, form })).status).toBe(303);
+  expect((await api("GET", apiPath)).body.data.attributes).toMatchObject(attributes);
+  expect((await ui("POST", `${base}/delete`, { cookie })).status).toBe(303);
+  expect((await api("GET", apiPath)).status).toBe(404);
 }
 
 const varsetsOf = async (org: string) =>
@@ -104,11 +82,7 @@ describe("UI variable sets", () => {
     const apiRefusal = await api("POST", `/varsets/${set.id}/relationships/vars`, {
       body: { data: { type: "vars", attributes: { key: "region", value: "x", category: "terraform" } } },
     });
-    expect(apiRefusal.status).toBe(422);
-    const refused = await ui("POST", `${base}/vars`, { cookie, form: { ...plainVar, value: "x" } });
-    expect(refused.status).toBe(422);
-    expect(refused.text).toContain('id="add-var-errors"');
-    expect(refused.text).toContain(escapeHtml(apiRefusal.body.errors[0].detail));
+    await refusedAsTheApi(cookie, apiRefusal, `${base}/vars`, { ...plainVar, value: "x" }, "add-var-errors");
 
     expect((await ui("POST", `${base}/vars/${token.id}/delete`, { cookie })).status).toBe(303);
     expect((await api("GET", `/varsets/${set.id}/relationships/vars`)).body.data.map((v: { id: string }) => v.id)).toEqual([region.id]);
@@ -133,29 +107,23 @@ describe("UI variable sets", () => {
     expect(shown.projects.data).toEqual([]);
 
     // Settings, then delete.
-    expect((await ui("POST", base, { cookie, form: { name: "shared-2", description: "", global: "on" } })).status).toBe(303);
-    expect((await api("GET", `/varsets/${set.id}`)).body.data.attributes).toMatchObject({ name: "shared-2", global: true, priority: false });
-    expect((await ui("POST", `${base}/delete`, { cookie })).status).toBe(303);
-    expect((await api("GET", `/varsets/${set.id}`)).status).toBe(404);
+    await savedThenDeleted(cookie, base, { name: "shared-2", description: "", global: "on" }, `/varsets/${set.id}`, {
+      name: "shared-2",
+      global: true,
+      priority: false,
+    });
   });
 
   it("refusals come from the API's rules, shown next to the form", async () => {
     const org = await createOrg();
     const cookie = await signIn(ADMIN);
     const blank = await api("POST", `/organizations/${org}/varsets`, { body: { data: { type: "varsets", attributes: { name: " " } } } });
-    expect(blank.status).toBe(422);
-    const refused = await ui("POST", `/app/${org}/varsets`, { cookie, form: { name: " ", description: "kept" } });
-    expect(refused.status).toBe(422);
-    expect(refused.text).toContain('id="create-errors"');
-    expect(refused.text).toContain(escapeHtml(blank.body.errors[0].detail));
+    const refused = await refusedAsTheApi(cookie, blank, `/app/${org}/varsets`, { name: " ", description: "kept" }, "create-errors");
     expect(refused.text).toContain('value="kept"');
     // The API's schema: a name longer than it allows.
     const long = "n".repeat(500);
     const tooLong = await api("POST", `/organizations/${org}/varsets`, { body: { data: { type: "varsets", attributes: { name: long } } } });
-    expect(tooLong.status).toBe(422);
-    const refusedLong = await ui("POST", `/app/${org}/varsets`, { cookie, form: { name: long } });
-    expect(refusedLong.status).toBe(422);
-    expect(refusedLong.text).toContain(escapeHtml(tooLong.body.errors[0].detail));
+    await refusedAsTheApi(cookie, tooLong, `/app/${org}/varsets`, { name: long });
     expect(await varsetsOf(org)).toEqual([]);
   });
 
@@ -227,21 +195,14 @@ describe("UI teams", () => {
     expect((await api("GET", `/teams/${team.id}`)).body.data.relationships.users.data).toEqual([]);
 
     const renamed = uniqueName("ops");
-    expect((await ui("POST", base, { cookie, form: { name: renamed, visibility: "secret" } })).status).toBe(303);
-    expect((await api("GET", `/teams/${team.id}`)).body.data.attributes).toMatchObject({ name: renamed, visibility: "secret" });
-    expect((await ui("POST", `${base}/delete`, { cookie })).status).toBe(303);
-    expect((await api("GET", `/teams/${team.id}`)).status).toBe(404);
+    await savedThenDeleted(cookie, base, { name: renamed, visibility: "secret" }, `/teams/${team.id}`, { name: renamed, visibility: "secret" });
   });
 
   it("refusals come from the API's rules: a bad name, a permission missing what it needs, an unknown user", async () => {
     const org = await createOrg();
     const cookie = await signIn(ADMIN);
     const apiName = await api("POST", `/organizations/${org}/teams`, { body: { data: { type: "teams", attributes: { name: "bad name!" } } } });
-    expect(apiName.status).toBe(422);
-    const badName = await ui("POST", `/app/${org}/teams`, { cookie, form: { name: "bad name!", visibility: "secret" } });
-    expect(badName.status).toBe(422);
-    expect(badName.text).toContain('id="create-errors"');
-    expect(badName.text).toContain(escapeHtml(apiName.body.errors[0].detail));
+    await refusedAsTheApi(cookie, apiName, `/app/${org}/teams`, { name: "bad name!", visibility: "secret" }, "create-errors");
     const badVisibility = await ui("POST", `/app/${org}/teams`, { cookie, form: { name: "fine", visibility: "public" } });
     expect(badVisibility.status).toBe(422);
     expect(badVisibility.text).toContain("visibility:");
@@ -251,11 +212,7 @@ describe("UI teams", () => {
     const apiAccess = await api("PATCH", `/teams/${team.id}`, {
       body: { data: { type: "teams", attributes: { "organization-access": { "manage-teams": true, "manage-membership": false } } } },
     });
-    expect(apiAccess.status).toBe(422);
-    const refusedAccess = await ui("POST", `${base}/access`, { cookie, form: { "manage-teams": "on" } });
-    expect(refusedAccess.status).toBe(422);
-    expect(refusedAccess.text).toContain('id="access-errors"');
-    expect(refusedAccess.text).toContain(escapeHtml(apiAccess.body.errors[0].detail));
+    await refusedAsTheApi(cookie, apiAccess, `${base}/access`, { "manage-teams": "on" }, "access-errors");
     expect((await api("GET", `/teams/${team.id}`)).body.data.attributes["organization-access"]["manage-teams"]).toBe(false);
 
     const unknown = await ui("POST", `${base}/members`, { cookie, form: { username: "nobody-here" } });

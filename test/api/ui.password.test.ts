@@ -74,6 +74,10 @@ async function personWithPassword(password: string, opts: { ownerOf?: string } =
 const storedHash = async (userId: string) =>
   (await env.DB.prepare("SELECT password_hash FROM users WHERE id = ?").bind(userId).first<{ password_hash: string | null }>())?.password_hash ?? null;
 
+/** `count` failed sign-ins of `key` (`user:<id>` or `ip:<address>`) recorded `minutes` ago. */
+const failedAgo = (key: string, count: number, minutes: number) =>
+  recordFailure(env.DB, Array(count).fill(key), new Date(Date.now() - minutes * 60_000).toISOString(), "2000-01-01T00:00:00.000Z");
+
 describe("password sign-in", () => {
   it("signs in by username and by e-mail in any case, as the user itself", async () => {
     const org = await createOrg();
@@ -169,8 +173,7 @@ describe("failed sign-ins", () => {
 
   it("lets an account in again once the wait has passed, and a success forgets its failures", async () => {
     const p = await personWithPassword("patient password");
-    const tenMinutesAgo = new Date(Date.now() - 10 * 60_000).toISOString();
-    await recordFailure(env.DB, Array(5).fill(`user:${p.id}`), tenMinutesAgo, "2000-01-01T00:00:00.000Z");
+    await failedAgo(`user:${p.id}`, 5, 10);
     expect((await passwordSignIn(p.username, "patient password")).status).toBe(303);
     // Forgotten: the next failures count from zero (four more do not lock it).
     for (let i = 0; i < 4; i++) expect((await passwordSignIn(p.username, "wrong")).status).toBe(401);
@@ -179,16 +182,14 @@ describe("failed sign-ins", () => {
 
   it("lets failures older than the window go", async () => {
     const p = await personWithPassword("ancient password");
-    const old = new Date(Date.now() - 16 * 60_000).toISOString();
-    await recordFailure(env.DB, Array(12).fill(`user:${p.id}`), old, "2000-01-01T00:00:00.000Z");
+    await failedAgo(`user:${p.id}`, 12, 16);
     expect((await passwordSignIn(p.username, "ancient password")).status).toBe(303);
   });
 
   it("makes an address wait after twenty failures, whichever accounts they named", async () => {
     const p = await personWithPassword("crowded password");
     const ip = newAddress();
-    const minuteAgo = new Date(Date.now() - 60_000).toISOString();
-    await recordFailure(env.DB, Array(19).fill(`ip:${ip}`), minuteAgo, "2000-01-01T00:00:00.000Z");
+    await failedAgo(`ip:${ip}`, 19, 1);
     expect((await passwordSignIn(`someone-${uniqueName("x")}`, "wrong", ip)).status).toBe(401);
     const refused = await passwordSignIn(p.username, "crowded password", ip);
     expect(refused.status).toBe(429);

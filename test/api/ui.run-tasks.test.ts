@@ -2,9 +2,9 @@
 // attachments (attached, detached; readers see them without the forms), and the run page's task stages.
 import { afterEach, describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
-import { createOrg, createWorkspace, grantWorkspace, makeTeam, makeUser } from "../fixtures";
+import { createOrg, createWorkspace, makeUser } from "../fixtures";
 import { api } from "../helpers";
-import { signIn, ui } from "../ui-client";
+import { signIn, ui, workspaceReaderPage } from "../ui-client";
 import { installFakeFetch } from "../vcs/outbound";
 import { createRun, seedCv } from "../do/runs.helpers";
 
@@ -57,13 +57,7 @@ describe("run task pages", () => {
   });
 
   it("shows a workspace's readers its tasks without the forms, and refuses their posts", async () => {
-    const owner = await makeUser();
-    const org = await createOrg(owner.token);
-    const ws = await createWorkspace(org, {}, owner.token);
-    const reader = await makeTeam(org);
-    await grantWorkspace(reader.id, ws.id, "read");
-    const cookie = await signIn(reader.token);
-    const path = `/app/${org}/workspaces/${ws.attributes.name}/run-tasks`;
+    const { org, cookie, path } = await workspaceReaderPage("run-tasks");
     const page = await ui("GET", path, { cookie });
     expect(page.status).toBe(200);
     expect(page.text).not.toContain("Attach a run task");

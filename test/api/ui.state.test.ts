@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { createOrg, createWorkspace, grantWorkspace, makeTeam, makeUser } from "../fixtures";
 import { api } from "../helpers";
 import { signIn, ui } from "../ui-client";
+import { tofuEnvelope } from "../state-docs";
 
 const unescapeHtml = (s: string) =>
   s
@@ -29,13 +30,7 @@ const stateOf = (serial: number, count: number, tag: string) =>
   });
 
 /** OpenTofu's encrypted state envelope: not a state the service can read. */
-const ENVELOPE = JSON.stringify({
-  serial: 9,
-  lineage: "ui-state",
-  meta: { "key_provider.pbkdf2.k": "eyJ9" },
-  encrypted_data: "q83vEjRWeJ",
-  encryption_version: "v0",
-});
+const ENVELOPE = tofuEnvelope({ serial: 9, lineage: "ui-state", key: "eyJ9", data: "q83vEjRWeJ" });
 
 async function upload(wsId: string, serial: number, state: string, token?: string) {
   const res = await api("POST", `/workspaces/${wsId}/state-versions`, {

@@ -7,7 +7,8 @@ import { UI_ROUTE_ACTIONS } from "../../src/ui/define-page";
 import { REQUIREMENTS } from "../../src/auth/requirements";
 import { createOrg, createWorkspace, grantProject, grantWorkspace, makeOrgToken, makeTeam, makeUser } from "../fixtures";
 import { ADMIN, api, uniqueName, indexSettled } from "../helpers";
-import { signIn, ui } from "../ui-client";
+import { memberCookie, signIn, ui } from "../ui-client";
+import { nullResource, stateDoc, urlAndSecret } from "../state-docs";
 
 const hopsOf = (res: { headers: Headers }) => res.headers.get("X-Hops");
 const flatTags = (...names: string[]) => ({ tags: { data: names.map((name) => ({ type: "tags", attributes: { name } })) } });
@@ -147,9 +148,7 @@ describe("UI pages", () => {
     const page = await ui("GET", `/app/${org}/workspaces/${ws.attributes.name}`, { cookie });
     expect(page.status).toBe(200);
     expect(page.text).toContain("eu-west-9");
-    expect(page.text).toContain("password");
-    expect(page.text).toContain("(sensitive)");
-    expect(page.text).not.toContain("hunter2-secret");
+    expectMasked(page.text, "password", "hunter2-secret");
   });
 
   it("lock and unlock through the UI change what the API shows", async () => {
@@ -175,10 +174,7 @@ describe("UI pages", () => {
   it("a read-only user sees no lock button, and a forged lock POST is refused", async () => {
     const org = await createOrg();
     const ws = await createWorkspace(org);
-    const team = await makeTeam(org);
-    await grantWorkspace(team.id, ws.id, "read");
-    const reader = await makeUser({ teams: [team.id] });
-    const cookie = await signIn(reader.token);
+    const cookie = await memberCookie(org, { [ws.id]: "read" });
     const base = `/app/${org}/workspaces/${ws.attributes.name}`;
     const page = await ui("GET", base, { cookie });
     expect(page.status).toBe(200);
@@ -238,14 +234,13 @@ describe("UI pages", () => {
   });
 });
 
-const STATE = JSON.stringify({
-  version: 4,
-  terraform_version: "1.9.0",
-  serial: 7,
-  lineage: "ui",
-  outputs: { url: { value: "https://ui.example", type: "string" }, secret: { value: "hunter2-output", type: "string", sensitive: true } },
-  resources: [{ mode: "managed", type: "null_resource", name: "a", provider: 'provider["registry.terraform.io/hashicorp/null"]', instances: [{}, {}, {}] }],
-});
+const STATE = stateDoc({ serial: 7, lineage: "ui", outputs: urlAndSecret("https://ui.example", "hunter2-output"), resources: [nullResource([{}, {}, {}])] });
+/** The page names the sensitive value `name` and marks it so, but never shows its value `secret`. */
+function expectMasked(text: string, name: string, secret: string): void {
+  expect(text).toContain(name);
+  expect(text).toContain("(sensitive)");
+  expect(text).not.toContain(secret);
+}
 const unescapeHtml = (s: string) =>
   s
     .replace(/&amp;/g, "&")
@@ -343,10 +338,7 @@ describe("UI workspace details", () => {
   it("a state reader sees serial, resources, the API's download link and outputs with sensitive values masked", async () => {
     const org = await createOrg();
     const { ws, sv } = await withState(org);
-    const team = await makeTeam(org);
-    await grantWorkspace(team.id, ws.id, "read");
-    const reader = await makeUser({ teams: [team.id] });
-    const cookie = await signIn(reader.token);
+    const cookie = await memberCookie(org, { [ws.id]: "read" });
     const page = await ui("GET", `/app/${org}/workspaces/${ws.attributes.name}`, { cookie });
     expect(page.status).toBe(200);
     const row = new RegExp(`<tr data-state-version="${sv.id}">([\\s\\S]*?)</tr>`).exec(page.text)?.[1] ?? "";
@@ -359,9 +351,7 @@ describe("UI workspace details", () => {
     expect(download.status).toBe(200);
     expect(await download.text()).toBe(STATE);
     expect(page.text).toContain("https://ui.example");
-    expect(page.text).toContain("secret");
-    expect(page.text).toContain("(sensitive)");
-    expect(page.text).not.toContain("hunter2-output");
+    expectMasked(page.text, "secret", "hunter2-output");
   });
 
   it("a caller without state read sees no state versions or download link; outputs only with read-outputs", async () => {
@@ -735,11 +725,7 @@ describe("UI remote-state consumers", () => {
     expect(
       (await api("POST", `/workspaces/${ws.id}/relationships/remote-state-consumers`, { body: { data: [{ type: "workspaces", id: consumer.id }] } })).status,
     ).toBe(204);
-    const team = await makeTeam(org);
-    await grantWorkspace(team.id, ws.id, "write");
-    await grantWorkspace(team.id, consumer.id, "write");
-    const writer = await makeUser({ teams: [team.id] });
-    const cookie = await signIn(writer.token);
+    const cookie = await memberCookie(org, { [ws.id]: "write", [consumer.id]: "write" });
     const base = `/app/${org}/workspaces/${ws.attributes.name}`;
     const page = await ui("GET", base, { cookie });
     expect(page.status).toBe(200);
@@ -895,6 +881,14 @@ async function queueRun(wsId: string, message = "from the UI tests", token = ADM
 
 const runOf = async (id: string) => (await api("GET", `/runs/${id}`)).body.data;
 
+/** A runnable workspace of `org` with one run, its plan finished with `log`. */
+async function plannedRun(org: string, log: string) {
+  const ws = await runnable(org);
+  const runId = await queueRun(ws.id);
+  await planRun(ws.id, runId, log);
+  return { ws, runId };
+}
+
 /**
  * The plan phase as an agent would run it, through the workspace object's job methods (no agent process here).
  * `json`: the redacted JSON plan; `fullJson`: the unredacted one.
@@ -1027,9 +1021,7 @@ describe("UI runs: the run page", () => {
 
   it("confirm through the page applies as the API's action does, with its comment; a second confirm is refused next to the form", async () => {
     const org = await createOrg();
-    const ws = await runnable(org);
-    const runId = await queueRun(ws.id);
-    await planRun(ws.id, runId, "plan output\n");
+    const { ws, runId } = await plannedRun(org, "plan output\n");
     const cookie = await signIn(ADMIN);
     const page = `/app/${org}/workspaces/${ws.attributes.name}/runs/${runId}`;
     const confirmed = await ui("POST", `${page}/apply`, { cookie, form: { comment: "ship it <now>" } });
@@ -1123,9 +1115,7 @@ describe("UI runs: the run page", () => {
 
   it("a reader sees no action forms; forged action POSTs get the API's answer and change nothing", async () => {
     const org = await createOrg();
-    const ws = await runnable(org);
-    const runId = await queueRun(ws.id);
-    await planRun(ws.id, runId, "plan\n");
+    const { ws, runId } = await plannedRun(org, "plan\n");
     const team = await makeTeam(org);
     await grantWorkspace(team.id, ws.id, "read");
     const reader = await makeUser({ teams: [team.id] });

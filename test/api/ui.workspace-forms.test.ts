@@ -3,12 +3,20 @@
 // nothing, and sensitive values never appear in any page.
 import { describe, expect, it } from "vitest";
 import { createOrg, createWorkspace, grantWorkspace, makeProject, makeTeam, makeUser } from "../fixtures";
-import { api, uniqueName } from "../helpers";
-import { signIn, ui } from "../ui-client";
+import { type ApiResponse, api, uniqueName } from "../helpers";
+import { escapeHtml, signIn, ui } from "../ui-client";
 
-const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
 /** The reasons shown next to a refused form. */
 const reasonsOf = (html: string, form: string) => new RegExp(`<div class="error" role="alert" id="${form}-errors">([\\s\\S]*?)</div>`).exec(html)?.[1] ?? "";
+
+/** The API refused (`fromApi`, 422), and the page refuses `form` posted to `path` too, the API's reason in the box of `box`. */
+async function refusedWithTheApisReason(cookie: string, fromApi: ApiResponse, path: string, form: Record<string, string>, box: string) {
+  expect(fromApi.status).toBe(422);
+  const page = await ui("POST", path, { cookie, form });
+  expect(page.status).toBe(422);
+  expect(reasonsOf(page.text, box)).toContain(escapeHtml(fromApi.body.errors[0].detail));
+  return page;
+}
 
 /** An organisation, its owner (signed in), a workspace, and a reader: a team token with read access to it. */
 async function setup() {
@@ -66,10 +74,13 @@ describe("UI: a new workspace", () => {
     const { org, ws, cookie } = await setup();
     for (const name of [ws.attributes.name as string, "bad name!"]) {
       const fromApi = await api("POST", `/organizations/${org}/workspaces`, { body: { data: { type: "workspaces", attributes: { name } } } });
-      expect(fromApi.status).toBe(422);
-      const refused = await ui("POST", `/app/${org}/workspaces/new`, { cookie, form: { name, project: "", description: "kept" } });
-      expect(refused.status).toBe(422);
-      expect(reasonsOf(refused.text, "new-workspace")).toContain(escapeHtml(fromApi.body.errors[0].detail));
+      const refused = await refusedWithTheApisReason(
+        cookie,
+        fromApi,
+        `/app/${org}/workspaces/new`,
+        { name, project: "", description: "kept" },
+        "new-workspace",
+      );
       expect(refused.text).toContain('value="kept"');
     }
     const total = (await api("GET", `/organizations/${org}/workspaces`)).body.meta.pagination["total-count"];
@@ -146,25 +157,28 @@ describe("UI: variables", () => {
     const sensitive = await api("POST", `/workspaces/${ws.id}/vars`, body({ key: "hidden", value: secret, category: "terraform", sensitive: true }));
 
     const dupApi = await api("POST", `/workspaces/${ws.id}/vars`, body({ key: "dup", value: "2", category: "terraform" }));
-    expect(dupApi.status).toBe(422);
-    const dup = await ui("POST", `${base}/variables`, { cookie, form: { key: "dup", value: "2", category: "terraform" } });
-    expect(dup.status).toBe(422);
-    expect(reasonsOf(dup.text, "add-variable")).toContain(escapeHtml(dupApi.body.errors[0].detail));
+    const _dup = await refusedWithTheApisReason(cookie, dupApi, `${base}/variables`, { key: "dup", value: "2", category: "terraform" }, "add-variable");
 
     // A refused sensitive value is not sent back to the browser.
     const blankApi = await api("POST", `/workspaces/${ws.id}/vars`, body({ key: "", value: secret, category: "env", sensitive: true }));
-    expect(blankApi.status).toBe(422);
-    const blank = await ui("POST", `${base}/variables`, { cookie, form: { key: "", value: secret, category: "env", sensitive: "on" } });
-    expect(blank.status).toBe(422);
-    expect(reasonsOf(blank.text, "add-variable")).toContain(escapeHtml(blankApi.body.errors[0].detail));
+    const blank = await refusedWithTheApisReason(
+      cookie,
+      blankApi,
+      `${base}/variables`,
+      { key: "", value: secret, category: "env", sensitive: "on" },
+      "add-variable",
+    );
     expect(blank.text).not.toContain(secret);
 
     const id = sensitive.body.data.id;
     const unsensitiveApi = await api("PATCH", `/workspaces/${ws.id}/vars/${id}`, { body: { data: { type: "vars", attributes: { sensitive: false } } } });
-    expect(unsensitiveApi.status).toBe(422);
-    const unsensitive = await ui("POST", `${base}/variables/${id}`, { cookie, form: { key: "hidden", value: "", category: "terraform" } });
-    expect(unsensitive.status).toBe(422);
-    expect(reasonsOf(unsensitive.text, "edit-variable")).toContain(escapeHtml(unsensitiveApi.body.errors[0].detail));
+    const _unsensitive = await refusedWithTheApisReason(
+      cookie,
+      unsensitiveApi,
+      `${base}/variables/${id}`,
+      { key: "hidden", value: "", category: "terraform" },
+      "edit-variable",
+    );
     expect((await vars(ws.id)).map((v) => [v.attributes.key, v.attributes.value])).toEqual([
       ["dup", "1"],
       ["hidden", null],
@@ -256,18 +270,12 @@ describe("UI: tags and tag bindings", () => {
   it("refusals carry the API's own reasons: a reserved prefix, a bad tag name, the binding limit", async () => {
     const { ws, base, cookie } = await setup();
     const tagsApi = await api("POST", `/workspaces/${ws.id}/relationships/tags`, { body: { data: [{ type: "tags", attributes: { name: "hc:x" } }] } });
-    expect(tagsApi.status).toBe(422);
-    const tag = await ui("POST", `${base}/tags`, { cookie, form: { name: "hc:x" } });
-    expect(tag.status).toBe(422);
-    expect(reasonsOf(tag.text, "flat-tags")).toContain(escapeHtml(tagsApi.body.errors[0].detail));
+    const _tag = await refusedWithTheApisReason(cookie, tagsApi, `${base}/tags`, { name: "hc:x" }, "flat-tags");
 
     const keyApi = await api("PATCH", `/workspaces/${ws.id}/tag-bindings`, {
       body: { data: [{ type: "tag-bindings", attributes: { key: "hcp:x", value: "v" } }] },
     });
-    expect(keyApi.status).toBe(422);
-    const key = await ui("POST", `${base}/tags/bindings`, { cookie, form: { key: "hcp:x", value: "v" } });
-    expect(key.status).toBe(422);
-    expect(reasonsOf(key.text, "tag-bindings")).toContain(escapeHtml(keyApi.body.errors[0].detail));
+    const key = await refusedWithTheApisReason(cookie, keyApi, `${base}/tags/bindings`, { key: "hcp:x", value: "v" }, "tag-bindings");
     expect(key.text).toContain('value="hcp:x"');
 
     const ten = Array.from({ length: 10 }, (_, i) => ({ type: "tag-bindings", attributes: { key: `k${i}`, value: "v" } }));
@@ -275,10 +283,7 @@ describe("UI: tags and tag bindings", () => {
     const limitApi = await api("PATCH", `/workspaces/${ws.id}/tag-bindings`, {
       body: { data: [{ type: "tag-bindings", attributes: { key: "k10", value: "v" } }] },
     });
-    expect(limitApi.status).toBe(422);
-    const limit = await ui("POST", `${base}/tags/bindings`, { cookie, form: { key: "k10", value: "v" } });
-    expect(limit.status).toBe(422);
-    expect(reasonsOf(limit.text, "tag-bindings")).toContain(escapeHtml(limitApi.body.errors[0].detail));
+    const _limit = await refusedWithTheApisReason(cookie, limitApi, `${base}/tags/bindings`, { key: "k10", value: "v" }, "tag-bindings");
     expect((await bindings(ws.id)).length).toBe(10);
     expect(await flatTags(ws.id)).toEqual([]);
   });
@@ -317,10 +322,7 @@ describe("UI: the settings form's name, project and options", () => {
     const form = { options: "1", description: "", "execution-mode": "remote", "working-directory": "" };
 
     const badApi = await api("PATCH", `/workspaces/${ws.id}`, { body: { data: { type: "workspaces", attributes: { name: "bad name!" } } } });
-    expect(badApi.status).toBe(422);
-    const bad = await ui("POST", `${base}/settings`, { cookie, form: { ...form, name: "bad name!" } });
-    expect(bad.status).toBe(422);
-    expect(reasonsOf(bad.text, "settings")).toContain(escapeHtml(badApi.body.errors[0].detail));
+    const _bad = await refusedWithTheApisReason(cookie, badApi, `${base}/settings`, { ...form, name: "bad name!" }, "settings");
 
     const name = uniqueName("renamed");
     const saved = await ui("POST", `${base}/settings`, {

@@ -2,21 +2,17 @@
 // its pipeline status, a merge request's speculative plan, a wrong token refused, a redelivery ignored.
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
-import { afterEach, describe, expect, it } from "vitest";
-import { createOrg } from "../fixtures";
+import { describe, expect, it } from "vitest";
+import { createOrg, postOAuthClient } from "../fixtures";
 import { api, uniqueName } from "../helpers";
 import { gitlabDelivery } from "../vcs/deliveries";
 import { createFakeGitLab, type FakeGitLab } from "../vcs/fake-vcs";
-import { installFakeFetch } from "../vcs/outbound";
+import { fakeFetchPerTest } from "../vcs/outbound";
 import { gitlabMergeRequestPayload, gitlabPushPayload } from "../vcs/payloads";
 
 const HOST = "gitlab.example.com";
 const TOKEN = "glpat-vcs-test";
-let restore: (() => void) | null = null;
-afterEach(() => {
-  restore?.();
-  restore = null;
-});
+const installFake = fakeFetchPerTest();
 const deliver = (req: Request) => exports.default.fetch(req);
 
 async function settle(workspaceId: string): Promise<void> {
@@ -32,20 +28,13 @@ async function setup() {
   const project = `acme/platform/i${Math.random().toString(36).slice(2, 8)}`;
   const gl: FakeGitLab = createFakeGitLab({ token: TOKEN });
   gl.createRepo(project, { files: { "main.tf": 'resource "terraform_data" "x" {}\n' } });
-  restore = installFakeFetch({ [HOST]: gl });
+  installFake({ [HOST]: gl });
   const org = await createOrg();
-  const oc = await api("POST", `/organizations/${org}/oauth-clients`, {
-    body: {
-      data: {
-        type: "oauth-clients",
-        attributes: {
-          "service-provider": "gitlab_enterprise_edition",
-          "http-url": `https://${HOST}`,
-          "api-url": `https://${HOST}/api/v4`,
-          "oauth-token-string": TOKEN,
-        },
-      },
-    },
+  const oc = await postOAuthClient(org, {
+    "service-provider": "gitlab_enterprise_edition",
+    "http-url": `https://${HOST}`,
+    "api-url": `https://${HOST}/api/v4`,
+    "oauth-token-string": TOKEN,
   });
   expect(oc.status).toBe(201);
   const tokenId = oc.body.data.relationships["oauth-tokens"].data[0].id;

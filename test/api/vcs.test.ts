@@ -3,14 +3,14 @@
 // Worker and its objects reach through the outbound fetch seam (test/vcs/README.md).
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
-import { afterEach, describe, expect, it } from "vitest";
-import { createOrg } from "../fixtures";
+import { describe, expect, it } from "vitest";
+import { createOrg, postOAuthClient } from "../fixtures";
 import { ADMIN, api, uniqueName } from "../helpers";
 import { signIn, ui } from "../ui-client";
 import { claim, finish } from "../do/runs.helpers";
 import { githubDelivery } from "../vcs/deliveries";
 import { createFakeGitHub, type FakeGitHub, type FakePush, type FakeRepo } from "../vcs/fake-vcs";
-import { installFakeFetch } from "../vcs/outbound";
+import { fakeFetchPerTest } from "../vcs/outbound";
 import { githubPullRequestPayload, githubPushPayload } from "../vcs/payloads";
 
 const HOST = "ghe.example.com";
@@ -19,11 +19,7 @@ const TOKEN = "ghp_vcs_test_token";
 let REPO = "acme/infra";
 const MAIN_TF = 'resource "terraform_data" "x" {}\n';
 
-let restore: (() => void) | null = null;
-afterEach(() => {
-  restore?.();
-  restore = null;
-});
+const installFake = fakeFetchPerTest();
 
 /** A branch's tip in the fake (its repository model is the fake's own). */
 const tip = (gh: FakeGitHub, branch: string): string => (gh as unknown as { repo(n: string): FakeRepo }).repo(REPO).branches.get(branch)!;
@@ -35,24 +31,17 @@ function fake(): FakeGitHub {
   REPO = uniqueName("acme/infra");
   const gh = createFakeGitHub({ token: TOKEN });
   gh.createRepo(REPO, { files: { "main.tf": MAIN_TF, "docs/README.md": "docs" } });
-  restore = installFakeFetch({ [HOST]: gh });
+  installFake({ [HOST]: gh });
   return gh;
 }
 
 async function oauthClient(org: string, attributes: Record<string, unknown> = {}): Promise<string> {
-  const res = await api("POST", `/organizations/${org}/oauth-clients`, {
-    body: {
-      data: {
-        type: "oauth-clients",
-        attributes: {
-          "service-provider": "github_enterprise",
-          "http-url": `https://${HOST}`,
-          "api-url": `https://${HOST}/api/v3`,
-          "oauth-token-string": TOKEN,
-          ...attributes,
-        },
-      },
-    },
+  const res = await postOAuthClient(org, {
+    "service-provider": "github_enterprise",
+    "http-url": `https://${HOST}`,
+    "api-url": `https://${HOST}/api/v3`,
+    "oauth-token-string": TOKEN,
+    ...attributes,
   });
   expect(res.status).toBe(201);
   expect(JSON.stringify(res.body)).not.toContain(TOKEN);

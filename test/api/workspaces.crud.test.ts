@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createOrg, createWorkspace } from "../fixtures";
-import { api, assertJsonApi, uniqueName } from "../helpers";
+import { api, assertJsonApi, uniqueName, createdResource } from "../helpers";
 
 describe("workspace create/show", () => {
   it("creates a workspace with defaults and shows it by id and by name", async () => {
@@ -10,10 +10,7 @@ describe("workspace create/show", () => {
       body: { data: { type: "workspaces", attributes: { name } } },
     });
     assertJsonApi(res);
-    expect(res.status).toBe(201);
-    const ws = res.body.data;
-    expect(ws.id).toMatch(/^ws-[A-Za-z0-9]{16,}$/);
-    expect(ws.type).toBe("workspaces");
+    const ws = createdResource(res, "workspaces", "ws");
     expect(ws.attributes.name).toBe(name);
     expect(ws.attributes["execution-mode"]).toBe("remote");
     expect(ws.attributes["setting-overwrites"]).toEqual({ "execution-mode": false, "agent-pool": false });

@@ -45,8 +45,7 @@ describe("creating a run", () => {
 
   it("echoes the options sent; an empty message takes the default", async () => {
     const { stub, cv } = await setup();
-    const r = await createRun(stub, cv, {
-      message: "",
+    const options = {
       refresh: false,
       isDestroy: true,
       targetAddrs: ["null_resource.a"],
@@ -54,17 +53,9 @@ describe("creating a run", () => {
       variables: [{ key: "greeting", value: "Hello, World!" }],
       terraformVersion: "1.9.0",
       autoApply: true,
-    });
-    expect(r).toMatchObject({
-      message: DEFAULT_MESSAGE,
-      refresh: false,
-      isDestroy: true,
-      targetAddrs: ["null_resource.a"],
-      replaceAddrs: [],
-      variables: [{ key: "greeting", value: "Hello, World!" }],
-      terraformVersion: "1.9.0",
-      autoApply: true,
-    });
+    };
+    const r = await createRun(stub, cv, { message: "", ...options });
+    expect(r).toMatchObject({ message: DEFAULT_MESSAGE, ...options });
   });
 
   it("without a configuration version uses the workspace's latest; a speculative one makes the run plan-only", async () => {

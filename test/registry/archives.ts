@@ -1,6 +1,8 @@
 // Test archives for the registry: a minimal ustar writer and gzip through CompressionStream, so a test can build any
 // module archive, including the malformed ones the registry must refuse.
 
+import { concat } from "../vcs/tar";
+
 export interface TarEntry {
   name: string;
   data?: string | Uint8Array;
@@ -43,13 +45,7 @@ export function tar(entries: TarEntry[], opts: { end?: boolean } = {}): Uint8Arr
     parts.push(h, data, new Uint8Array((512 - (data.length % 512)) % 512));
   }
   if (opts.end !== false) parts.push(new Uint8Array(1024));
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let off = 0;
-  for (const p of parts) {
-    out.set(p, off);
-    off += p.length;
-  }
-  return out;
+  return concat(parts);
 }
 
 export async function gzip(bytes: Uint8Array): Promise<Uint8Array> {

@@ -7,8 +7,7 @@ import { compareVersions, moduleStatus, parseShasums, parseVersion } from "../..
 
 describe("versions", () => {
   it("orders by Semantic Versioning precedence, build metadata ignored", () => {
-    const sorted = [
-      "1.0.0",
+    const ordered = [
       "1.0.0-alpha",
       "1.0.0-alpha.1",
       "1.0.0-alpha.beta",
@@ -16,23 +15,15 @@ describe("versions", () => {
       "1.0.0-beta.2",
       "1.0.0-beta.11",
       "1.0.0-rc.1",
-      "2.0.0",
-      "1.10.0",
+      "1.0.0",
       "1.2.0+b",
+      "1.10.0",
+      "2.0.0",
     ];
-    expect([...sorted].sort(compareVersions)).toEqual([
-      "1.0.0-alpha",
-      "1.0.0-alpha.1",
-      "1.0.0-alpha.beta",
-      "1.0.0-beta",
-      "1.0.0-beta.2",
-      "1.0.0-beta.11",
-      "1.0.0-rc.1",
-      "1.0.0",
-      "1.2.0+b",
-      "1.10.0",
-      "2.0.0",
-    ]);
+    // The release ahead of its pre-releases, and the last three reversed.
+    const shuffled = ["1.0.0", ...ordered.slice(0, 7), ...ordered.slice(8).reverse()];
+    expect(shuffled).toHaveLength(ordered.length);
+    expect(shuffled.sort(compareVersions)).toEqual(ordered);
     expect(compareVersions("1.2.3+a", "1.2.3+b")).toBe(0);
   });
   it("accepts Semantic Versioning 2.0.0 only", () => {

@@ -4,6 +4,7 @@
 // Inside vitest's workerd pool the main Worker (its Durable Objects included) runs in the same isolate as the tests,
 // so replacing `globalThis.fetch` there also answers the Worker's own calls; see README.md for the experiment and the
 // other options that were weighed.
+import { afterEach } from "vitest";
 
 export interface FetchHandler {
   fetch(request: Request): Promise<Response>;
@@ -58,4 +59,52 @@ export function installFakeFetch(routes: Record<string, FetchHandler>, options: 
   return () => {
     globalThis.fetch = original;
   };
+}
+
+/** `installFakeFetch` for a test file: the fakes one test installs are taken away after that test, last first. */
+export function fakeFetchPerTest(): (routes: Record<string, FetchHandler>, options?: FakeFetchOptions) => void {
+  const restores: Array<() => void> = [];
+  afterEach(() => {
+    for (const r of restores.splice(0).reverse()) r();
+  });
+  return (routes, options) => {
+    restores.push(installFakeFetch(routes, options));
+  };
+}
+
+/** A request a receiver kept: its URL, body and headers. */
+export interface Received {
+  url: string;
+  body: string;
+  headers: Headers;
+}
+
+/**
+ * Makes receivers at https://`host` for a test file: each keeps every request it gets (returned), `answer` decides
+ * each status (200 by default); each is taken away after the test that made it.
+ */
+export function receiversAt(host: string): (answer?: (r: Received, n: number) => Response) => Received[] {
+  const install = fakeFetchPerTest();
+  return (answer = () => new Response("ok")) => {
+    const got: Received[] = [];
+    install({
+      [host]: {
+        async fetch(request: Request) {
+          const r = { url: request.url, body: await request.text(), headers: request.headers };
+          got.push(r);
+          return answer(r, got.length);
+        },
+      },
+    });
+    return got;
+  };
+}
+
+/** Addresses every outbound request refuses (loopback, private, link-local/metadata, IPv6 unique local). */
+export const NON_PUBLIC_URLS = ["http://127.0.0.1:8080/", "http://10.0.0.7/", "http://169.254.169.254/latest/meta-data", "http://[fd00:ec2::254]/"];
+
+/** HMAC-SHA512 of `body` under `key`, as hex: the signature notification and run task deliveries carry. */
+export async function hmacSha512Hex(key: string, body: string): Promise<string> {
+  const k = await crypto.subtle.importKey("raw", new TextEncoder().encode(key), { name: "HMAC", hash: "SHA-512" }, false, ["sign"]);
+  return Array.from(new Uint8Array(await crypto.subtle.sign("HMAC", k, new TextEncoder().encode(body))), (b) => b.toString(16).padStart(2, "0")).join("");
 }
