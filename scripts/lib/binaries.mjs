@@ -39,7 +39,9 @@ function goAvailable() {
 }
 
 // `go mod download -json module@version` outside any module: fetches into the module cache, returns { Dir, Sum }.
-function download(module, version) {
+// Also scripts/go-tfe.mjs's download of go-tfe.
+/** @param {string} module @param {string} version @returns {{ Dir: string, Sum: string, Version: string }} */
+export function download(module, version) {
   const tmp = mkdtempSync(join(tmpdir(), "clients-dl-"));
   const dl = run("go", ["mod", "download", "-json", `${module}@${version}`], { cwd: tmp, env: { ...process.env, GOFLAGS: "-mod=mod" } });
   rmSync(tmp, { recursive: true, force: true });
