@@ -100,6 +100,7 @@ const { server, adminToken, base } = startBenchServer({
   env: { EXPOSE_HOPS: "1" },
 });
 groups.add(server.pid);
+/** @type {Awaited<ReturnType<typeof startRecordingProxy>> | null} */
 let proxy = null;
 process.on("exit", () => {
   killAllGroups();
