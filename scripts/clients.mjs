@@ -27,7 +27,7 @@ import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { clientContext } from "./clients/context.mjs";
 import { ensureNullProvider, ensureProvider, ensureTerraform, ensureTofu } from "./lib/binaries.mjs";
-import { printTable } from "./lib/harness.mjs";
+import { onExit, printTable } from "./lib/harness.mjs";
 import { startRecordingProxy } from "./lib/proxy.mjs";
 import { groups, killAllGroups, startService, stopGroup } from "./lib/service.mjs";
 
@@ -62,23 +62,15 @@ const log = (msg) => console.log(`clients: ${msg}`);
 let work;
 /** @type {Awaited<ReturnType<typeof startService>>} */
 let service;
-process.on("exit", () => {
-  if (!opts.keep) killAllGroups();
-});
-/** @type {[NodeJS.Signals, number][]} */
-const signals = [
-  ["SIGINT", 130],
-  ["SIGTERM", 143],
-  ["SIGHUP", 129],
-];
-for (const [sig, code] of signals) {
-  process.on(sig, () => {
+// On exit the processes stop (unless --keep); on a signal (exit status 128 + its number) the store goes too.
+onExit(() => opts.keep || killAllGroups(), {
+  signals: ["SIGINT", "SIGTERM", "SIGHUP"],
+  onSignal: (sig) => {
     console.error(`clients: ${sig}: stopping`);
     killAllGroups();
     if (service) rmSync(service.storeDir, { recursive: true, force: true });
-    process.exit(code);
-  });
-}
+  },
+});
 
 function fatal(msg) {
   console.error(`clients: ERROR: ${msg}`);

@@ -25,6 +25,7 @@ import { GO_TFE_TERRAFORM_VERSIONS, startReleasesServer, waitForVersions } from 
 import { download, ensureNullProvider } from "./lib/binaries.mjs";
 import { startSmtpSink, startWebhookReceiver } from "./lib/receivers.mjs";
 // Process groups (the service and go test each run detached, so whole trees stop), shared with the client harness.
+import { onExit } from "./lib/harness.mjs";
 import { groups, killGroup, startService, stopGroup, tail } from "./lib/service.mjs";
 
 const MODULE = "github.com/hashicorp/go-tfe";
@@ -104,21 +105,14 @@ function cleanup() {
   storeDirs.clear();
 }
 
-process.on("exit", cleanup);
-/** @type {[NodeJS.Signals, number][]} */
-const signals = [
-  ["SIGINT", 130],
-  ["SIGTERM", 143],
-  ["SIGHUP", 129],
-];
-for (const [sig, code] of signals) {
-  process.on(sig, () => {
+// A signal stops everything, --keep's services too (exit status 128 + its number).
+onExit(cleanup, {
+  signals: ["SIGINT", "SIGTERM", "SIGHUP"],
+  onSignal: (sig) => {
     console.error(`go-tfe: ${sig}: stopping`);
     keptServices.clear();
-    cleanup();
-    process.exit(code);
-  });
-}
+  },
+});
 const overall = setTimeout(() => {
   console.error(`go-tfe: ERROR: overall time limit (${OVERALL_TIMEOUT_MS / 60000} min) reached; stopping everything`);
   keptServices.clear();

@@ -137,6 +137,22 @@ async function takeRefusalLog(page) {
   page.errors = page.errors.filter((e) => !expected.includes(e));
 }
 
+/** A page answered with `status` logs a console error: expected, so taken off the page's errors (at least one). */
+async function takeStatusLog(page, status) {
+  for (let i = 0; i < 50 && !page.errors.some((e) => e.includes(`status of ${status}`)); i++) await page.waitForTimeout(100);
+  const expected = page.errors.filter((e) => e.includes(`status of ${status}`));
+  check(expected.length >= 1, `no ${status} logged; console: ${page.errors.join("\n")}`);
+  page.errors = page.errors.filter((e) => !expected.includes(e));
+}
+
+/** Signs in through the password form (`login`: a username or an e-mail address). */
+async function passwordSignIn(page, login, password) {
+  await page.goto(`${service.base}/app/session/new`);
+  await page.fill("#username", login);
+  await page.fill("#password", password);
+  await submit(page, "#password-sign-in", "/app/session/password");
+}
+
 /** A new browser context signed in with `token`. */
 async function signedIn(token, viewport) {
   const page = await newPage(viewport);
@@ -730,7 +746,26 @@ async function readerTokenFor(workspaceId, teamName) {
   });
   return (await api("POST", `/teams/${team.id}/authentication-token`, { data: { type: "authentication-token", attributes: {} } })).data.attributes.token;
 }
-const harness = { step, check, api, newPage, audit, gotoPage, submit, takeRefusalLog, signedIn, post, readerTokenFor, service, idp, ORG, log, StepError };
+const harness = {
+  step,
+  check,
+  api,
+  newPage,
+  audit,
+  gotoPage,
+  submit,
+  takeRefusalLog,
+  takeStatusLog,
+  passwordSignIn,
+  signedIn,
+  post,
+  readerTokenFor,
+  service,
+  idp,
+  ORG,
+  log,
+  StepError,
+};
 const stepDir = join(root, "scripts", "ui");
 if (existsSync(stepDir)) {
   for (const file of readdirSync(stepDir)

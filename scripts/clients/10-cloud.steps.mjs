@@ -8,27 +8,8 @@ import { md5, planProblem, sameSet, workspaceList } from "./context.mjs";
 
 /** @param {import("./context.mjs").ClientContext} ctx */
 export default async function (ctx) {
-  const {
-    fixtures,
-    ORG,
-    OTHER_ORG,
-    service,
-    proxy,
-    TF,
-    tf,
-    tfOk,
-    api,
-    apiOk,
-    workspaceByName,
-    createWorkspace,
-    currentState,
-    fixture,
-    planChanges,
-    step,
-    lockContention,
-    killThenForceUnlock,
-    main,
-  } = ctx;
+  const { fixtures, ORG, OTHER_ORG, service, proxy, TF, tf, tfOk, api, apiOk, workspaceByName, createWorkspace, currentState, fixture } = ctx;
+  const { planChanges, step, lockContention, killThenForceUnlock, main } = ctx;
   await step("setup: organisations and decoy workspaces (through the API)", async () => {
     // The CLI configuration's host block stands in for discovery; the document itself must map the same services.
     const disco = await fetch(`${service.base}/.well-known/terraform.json`).then((r) => r.json());

@@ -7,33 +7,8 @@ import { killGroup } from "../lib/service.mjs";
 
 /** @param {import("./context.mjs").ClientContext} ctx */
 export default async function (ctx) {
-  const {
-    log,
-    proxy,
-    tf,
-    tfOk,
-    api,
-    apiOk,
-    fixture,
-    step,
-    REMOTE_ORG,
-    remoteEnv,
-    remote,
-    tfTerminal,
-    waitOutput,
-    PROMPT,
-    runIdOf,
-    runIdFrom,
-    readRun,
-    runStatus,
-    waitRunStatus,
-    runSummary,
-    at,
-    finishedRun,
-    remoteState,
-    sameKeys,
-    clientCalled,
-  } = ctx;
+  const { log, proxy, tf, tfOk, api, apiOk, fixture, step, REMOTE_ORG, remoteEnv, remote, tfTerminal, waitOutput, PROMPT, runIdOf, runIdFrom } = ctx;
+  const { readRun, runStatus, waitRunStatus, runSummary, at, finishedRun, remoteState, sameKeys, clientCalled } = ctx;
   // ---------------------------------------------------------------- remote runs
   // Terraform's `cloud` block with remote operations. Workspaces in `remote` execution mode are run by the service's
   // own agent (started by `npm start`, given the stand-in's mirror in AGENT_PLUGIN_MIRROR); a workspace in `agent`

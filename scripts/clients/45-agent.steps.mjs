@@ -7,25 +7,8 @@ import { groups, tail } from "../lib/service.mjs";
 
 /** @param {import("./context.mjs").ClientContext} ctx */
 export default async function (ctx) {
-  const {
-    work,
-    service,
-    proxy,
-    terraform,
-    nullProvider,
-    tfOk,
-    api,
-    apiOk,
-    fixture,
-    step,
-    REMOTE_ORG,
-    remoteEnv,
-    remote,
-    serviceRoot,
-    finishedRun,
-    remoteState,
-    sameKeys,
-  } = ctx;
+  const { work, service, proxy, terraform, nullProvider, tfOk, api, apiOk, fixture, step, REMOTE_ORG, remoteEnv, remote, serviceRoot } = ctx;
+  const { finishedRun, remoteState, sameKeys } = ctx;
   // ---------------------------------------------------------------- remote runs on a pool's agent
   await step("agent: a pool, its token, a workspace in agent mode and an agent process of the pool", async () => {
     remote.pool = (

@@ -5,7 +5,7 @@ import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { check, StepError, stepRunner, waitFor } from "../lib/harness.mjs";
+import { check, jsonApi, StepError, stepRunner, waitFor } from "../lib/harness.mjs";
 import { groups, killGroup, sleep } from "../lib/service.mjs";
 
 // JSON with object keys sorted, for order-insensitive comparison of maps.
@@ -87,20 +87,8 @@ export function clientContext(env) {
     return r;
   }
 
-  async function api(method, path, body) {
-    const res = await fetch(`${service.base}/api/v2${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${service.token}`, "Content-Type": "application/vnd.api+json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(30_000),
-    });
-    const text = await res.text();
-    let json = null;
-    try {
-      json = text ? JSON.parse(text) : null;
-    } catch {}
-    return { status: res.status, json, text };
-  }
+  /** The site admin's API call straight to the service (not through the proxy): { status, json, text }. */
+  const api = jsonApi(`${service.base}/api/v2`, service.token);
   async function apiOk(method, path, body, want = [200, 201, 204]) {
     const r = await api(method, path, body);
     check(want.includes(r.status), `harness API call ${method} /api/v2${path} answered ${r.status}: ${r.text.slice(0, 400)}`);
@@ -445,46 +433,12 @@ export function clientContext(env) {
   /** The `cloud` block's main workspace: its directory and workspace, shared by 10-cloud and 25-cloud-destroy. */
   const main = { dir: "", ws: null };
 
-  return {
-    ...env,
-    step,
-    results,
-    passed,
-    failed,
-    main,
-    tf,
-    tfOk,
-    api,
-    apiOk,
-    workspaceByName,
-    createWorkspace,
-    currentState,
-    fixture,
-    planChanges,
-    stateResources,
-    gen,
-    lockContention,
-    killThenForceUnlock,
-    REMOTE_ORG,
-    remoteEnv,
-    remote,
-    serviceRoot,
-    shq,
-    tfTerminal,
-    waitOutput,
-    PROMPT,
-    runIdOf,
-    runIdFrom,
-    readRun,
-    runStatus,
-    waitRunStatus,
-    runSummary,
-    at,
-    finishedRun,
-    remoteState,
-    sameKeys,
-    clientCalled,
-  };
+  const steps = { step, results, passed, failed, main };
+  const commands = { tf, tfOk, api, apiOk, workspaceByName, createWorkspace, currentState, fixture, planChanges, stateResources };
+  const cloud = { gen, lockContention, killThenForceUnlock };
+  const remoteOrg = { REMOTE_ORG, remoteEnv, remote, serviceRoot, shq, tfTerminal, waitOutput, PROMPT };
+  const runs = { runIdOf, runIdFrom, readRun, runStatus, waitRunStatus, runSummary, at, finishedRun, remoteState, sameKeys, clientCalled };
+  return { ...env, ...steps, ...commands, ...cloud, ...remoteOrg, ...runs };
 }
 
 /** @typedef {{ name: string, path: string, env: Record<string, string> }} Client */

@@ -32,6 +32,13 @@ function run(cmd, args, opts = {}) {
   return spawnSync(cmd, args, { encoding: "utf8", maxBuffer: 64 << 20, ...opts });
 }
 
+/** A Terraform or OpenTofu binary `out` and the version it reports: { path, version, built }. */
+function reported(/** @type {string} */ out, /** @type {boolean} */ built) {
+  const v = run(out, ["version", "-json"]);
+  if (v.status !== 0) throw new Error(`${out} does not run: ${v.stderr || v.error?.message}`);
+  return { path: out, version: JSON.parse(v.stdout).terraform_version, built };
+}
+
 function goAvailable() {
   const v = run("go", ["version"]);
   if (v.error || v.status !== 0) throw new Error("the Go toolchain (`go`) is required to build the clients but was not found on PATH");
@@ -151,9 +158,7 @@ export function ensureTerraformVersion(version, log) {
     rmSync(src, { recursive: true, force: true });
     built = true;
   }
-  const v = run(out, ["version", "-json"]);
-  if (v.status !== 0) throw new Error(`${out} does not run: ${v.stderr || v.error?.message}`);
-  return { path: out, version: JSON.parse(v.stdout).terraform_version, built };
+  return reported(out, built);
 }
 
 // Resolves { path, version, source }.
@@ -222,9 +227,7 @@ export function ensureTofu(log) {
     rmSync(src, { recursive: true, force: true });
     built = true;
   }
-  const v = run(out, ["version", "-json"]);
-  if (v.status !== 0) throw new Error(`${out} does not run: ${v.stderr || v.error?.message}`);
-  return { path: out, version: JSON.parse(v.stdout).terraform_version, built };
+  return reported(out, built);
 }
 
 // Resolves { mirror, path, version, built }: `mirror` is a directory for a CLI configuration's

@@ -155,7 +155,7 @@ export function jsonApi(base, token, { timeoutMs = 30_000 } = {}) {
   return async (method, path, body, as = token) => {
     const res = await fetch(path.startsWith("http") ? path : `${base}${path}`, {
       method,
-      headers: { ...(as ? { Authorization: `Bearer ${as}` } : {}), "Content-Type": "application/vnd.api+json" },
+      headers: { ...(as ? { Authorization: `Bearer ${as}` } : {}), "Content-Type": "application/vnd.api+json", Accept: "application/vnd.api+json" },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(timeoutMs),
     });
