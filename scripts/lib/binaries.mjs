@@ -142,7 +142,7 @@ const atLeast = (v, min) => {
 };
 
 // Terraform `version` (e.g. "v1.10.5") built from source once and cached: { path, version, built }. For a second
-// Terraform beside the one on PATH (scripts/clients/terraform-versions.mjs serves both as releases).
+// Terraform beside the one on PATH (scripts/clients/70-terraform-versions.steps.mjs serves both as releases).
 export function ensureTerraformVersion(version, log) {
   const out = join(cacheDir(), `terraform_${version}`, "terraform");
   let built = false;
