@@ -23,7 +23,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { ensureNullProvider, ensureTerraform } from "../scripts/lib/binaries.mjs";
-import { agentCall as agentCall_, cpuCount, startBenchServer } from "../scripts/lib/bench-server.mjs";
+import { agentCall as agentCall_, cpuCount, generationConfig, startBenchServer } from "../scripts/lib/bench-server.mjs";
 import { waitFor as pollUntil } from "../scripts/lib/harness.mjs";
 import { cliEnvironment } from "../scripts/lib/cli-config.mjs";
 import { startRecordingProxy } from "../scripts/lib/proxy.mjs";
@@ -101,17 +101,7 @@ const median = (xs) => {
 const stats = (xs) => ({ n: xs.length, p50: quantile(xs, 0.5), p99: quantile(xs, 0.99), min: Math.min(...xs), max: Math.max(...xs) });
 
 // ---------------------------------------------------------------- the configuration
-const MAIN_TF = `variable "generation" {
-  type    = string
-  default = "0"
-}
-
-resource "null_resource" "bench" {
-  triggers = {
-    generation = var.generation
-  }
-}
-`;
+const MAIN_TF = generationConfig("bench");
 function tarGz(dir) {
   const r = spawnSync("tar", ["-czf", "-", "-C", dir, "."], { maxBuffer: 64 << 20 });
   if (r.status !== 0) throw new Error(`tar failed: ${r.stderr}`);

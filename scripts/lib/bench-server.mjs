@@ -48,6 +48,19 @@ export async function agentCall(base, path, bearer, { json, bytes } = {}) {
   return text ? JSON.parse(text) : null;
 }
 
+/** A configuration of one `null_resource` `name` that a new `generation` variable replaces: each run has a change. */
+export const generationConfig = (/** @type {string} */ name) => `variable "generation" {
+  type    = string
+  default = "0"
+}
+
+resource "null_resource" "${name}" {
+  triggers = {
+    generation = var.generation
+  }
+}
+`;
+
 export function cpuCount() {
   try {
     return readFileSync("/proc/cpuinfo", "utf8")

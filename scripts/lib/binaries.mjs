@@ -149,11 +149,14 @@ export function ensureTerraformVersion(version, log) {
   if (!existsSync(out)) {
     log?.(`building terraform ${version} from source (${goAvailable()}); cached in ${out}`);
     const info = download("github.com/hashicorp/terraform", version);
+    // A writable copy of the module: its go.mod may name `godebug` settings a newer Go no longer knows
+    // (v1.11.4: "tlskyber", removed in Go 1.24+), which stops the build; those lines are dropped.
     const src = join(cacheDir(), `terraform_${version}-src`);
     rmSync(src, { recursive: true, force: true });
     cpSync(info.Dir, src, { recursive: true });
     makeWritable(src);
     addNestedModules(src, info, log, version);
+    // As release builds do: without version.dev=no the binary calls itself "1.11.4-dev".
     buildCopy(src, out, log, ["-ldflags", "-X github.com/hashicorp/terraform/version.dev=no"]);
     rmSync(src, { recursive: true, force: true });
     built = true;
@@ -178,24 +181,8 @@ export function ensureTerraform(log) {
     }
     log?.(`terraform ${version || "(unknown version)"} on PATH is older than ${TERRAFORM_MIN.join(".")}; building ${TERRAFORM_VERSION}`);
   }
-  const out = join(cacheDir(), `terraform_${TERRAFORM_VERSION}`, "terraform");
-  if (!existsSync(out)) {
-    log?.(`building terraform ${TERRAFORM_VERSION} from source (${goAvailable()}); cached in ${out}`);
-    const info = download("github.com/hashicorp/terraform", TERRAFORM_VERSION);
-    // A writable copy of the module: its go.mod may name `godebug` settings a newer Go no longer knows
-    // (v1.11.4: "tlskyber", removed in Go 1.24+), which stops the build; those lines are dropped.
-    const src = join(cacheDir(), `terraform_${TERRAFORM_VERSION}-src`);
-    rmSync(src, { recursive: true, force: true });
-    cpSync(info.Dir, src, { recursive: true });
-    makeWritable(src);
-    addNestedModules(src, info, log);
-    // As release builds do: without version.dev=no the binary calls itself "1.11.4-dev".
-    buildCopy(src, out, log, ["-ldflags", "-X github.com/hashicorp/terraform/version.dev=no"]);
-    rmSync(src, { recursive: true, force: true });
-  }
-  const v = run(out, ["version", "-json"]);
-  if (v.status !== 0) throw new Error(`${out} does not run: ${v.stderr || v.error?.message}`);
-  return { path: out, version: JSON.parse(v.stdout).terraform_version, source: "built" };
+  const { path, version } = ensureTerraformVersion(TERRAFORM_VERSION, log);
+  return { path, version, source: "built" };
 }
 
 // Resolves { dir, path, version, built } where dir holds terraform-provider-tfe (the dev_overrides directory).
