@@ -26,7 +26,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { ensureNullProvider, ensureTerraform } from "../scripts/lib/binaries.mjs";
-import { startBenchServer } from "../scripts/lib/bench-server.mjs";
+import { generationConfig, startBenchServer } from "../scripts/lib/bench-server.mjs";
 import { cliEnvironment } from "../scripts/lib/cli-config.mjs";
 import { startRecordingProxy } from "../scripts/lib/proxy.mjs";
 import { freePort, groups, killAllGroups, sleep, stopGroup, tail } from "../scripts/lib/service.mjs";
@@ -100,6 +100,7 @@ const { server, adminToken, base } = startBenchServer({
   env: { EXPOSE_HOPS: "1" },
 });
 groups.add(server.pid);
+/** @type {Awaited<ReturnType<typeof startRecordingProxy>> | null} */
 let proxy = null;
 process.on("exit", () => {
   killAllGroups();
@@ -169,17 +170,7 @@ async function shapeTraces(org) {
 
 const SIGNED = /^\/_(blobs|slugs|logs|artifacts)\//;
 
-const MAIN_TF = `variable "generation" {
-  type    = string
-  default = "0"
-}
-
-resource "null_resource" "edge" {
-  triggers = {
-    generation = var.generation
-  }
-}
-`;
+const MAIN_TF = generationConfig("edge");
 
 function terraformRun(dir, args, env) {
   return new Promise((resolve) => {

@@ -15,8 +15,9 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { cpuCount, startBenchServer } from "../scripts/lib/bench-server.mjs";
-import { freePort, groups, killAllGroups, sleep, tail } from "../scripts/lib/service.mjs";
+import { agentCall as agentCall_, cpuCount, startBenchServer } from "../scripts/lib/bench-server.mjs";
+import { listen, waitFor as pollUntil } from "../scripts/lib/harness.mjs";
+import { freePort, groups, killAllGroups, tail } from "../scripts/lib/service.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { values: opt } = parseArgs({ options: { runs: { type: "string", default: "20" } } });
@@ -46,26 +47,11 @@ async function api(method, path, body) {
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
   return text ? JSON.parse(text) : null;
 }
-async function agentCall(path, token, json = {}) {
-  const res = await fetch(`${base}/api/agent${path}`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
-    body: JSON.stringify(json),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`POST /api/agent${path}: ${res.status} ${text.slice(0, 300)}`);
-  return text ? JSON.parse(text) : null;
-}
-async function waitFor(what, fn, timeoutMs = 60_000, everyMs = 20) {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    if (serverExit) throw new Error(`${serverExit} while waiting for ${what}; ${tail(logFile)}`);
-    const v = await fn().catch(() => null);
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
+/** @param {string} path @param {string} token @param {unknown} [json] */
+const agentCall = (path, token, json = {}) => agentCall_(base, path, token, { json });
+/** @template T @param {string} what @param {() => Promise<T> | T} fn */
+const waitFor = (what, fn, timeoutMs = 60_000, everyMs = 20) =>
+  pollUntil(what, fn, { timeoutMs, everyMs, ignoreErrors: true, abort: () => serverExit && `${serverExit} (${tail(logFile)})` });
 const quantile = (xs, q) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))];
@@ -86,8 +72,7 @@ const receiver = createServer((req, res) => {
     res.writeHead(200).end("ok");
   });
 });
-await new Promise((r) => receiver.listen(0, "127.0.0.1", r));
-const receiverUrl = `http://127.0.0.1:${receiver.address().port}/hook`;
+const receiverUrl = `http://127.0.0.1:${await listen(receiver)}/hook`;
 
 // ---------------------------------------------------------------- setup
 await waitFor("the server", async () => (await fetch(`${base}/api/v2/ping`)).status < 500, 120_000, 200);

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { processesOf } from "../scripts/lib/harness.mjs";
 import { freePort, groups, killAllGroups, sleep } from "../scripts/lib/service.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -64,19 +65,10 @@ async function call(base, method, path, body) {
 }
 
 /** workerd processes of a process group. */
-function workerds(pgid) {
-  const pids = [];
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-      const close = stat.lastIndexOf(")");
-      const f = stat.slice(close + 2).split(" ");
-      if (Number(f[2]) === pgid && stat.slice(stat.indexOf("(") + 1, close).startsWith("workerd")) pids.push(Number(d));
-    } catch {}
-  }
-  return pids;
-}
+const workerds = (/** @type {number} */ pgid) =>
+  processesOf([pgid])
+    .filter((p) => p.comm.startsWith("workerd"))
+    .map((p) => p.pid);
 
 /** Runs `creates` under strace of the group's workerd; answers per-file-kind totals. */
 async function traced(pgid, creates) {
@@ -121,9 +113,9 @@ const createFloor = (i) => call(floor.base, "POST", `/create/ws-${i}`);
 for (let i = 0; i < 5; i++) await Promise.all([createService(`warm-${i}`), createFloor(`warm-${i}`)]);
 
 const result = {};
-for (const [name, target, create] of [
-  ["service", service, createService],
-  ["floor", floor, createFloor],
+for (const { name, target, create } of [
+  { name: "service", target: service, create: createService },
+  { name: "floor", target: floor, create: createFloor },
 ]) {
   const totals = await traced(target.pgid, async () => {
     for (let i = 0; i < N; i++) await create(i);

@@ -19,11 +19,12 @@
 import { spawn } from "node:child_process";
 import { cpuCount } from "../scripts/lib/bench-server.mjs";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { CLK_TCK, processesOf } from "../scripts/lib/harness.mjs";
 import { freePort, groups, killAllGroups, sleep, stopGroup, tail } from "../scripts/lib/service.mjs";
 import { measureUiList } from "./ui-list.mjs";
 
@@ -50,7 +51,6 @@ const MIN_REQUESTS = 30;
 const CONCURRENCY = [1, 8];
 const POPULATE_CONCURRENCY = 8;
 const TARGETS = { rssRestMb: 300, rssLoadMb: 400, populationPerSecond: 150, floorRatio: 1.3 };
-const CLK_TCK = 100; // Linux USER_HZ
 
 // ---------------------------------------------------------------- the server and its processes
 let base, token, pgid, storeDir, logFile;
@@ -98,23 +98,8 @@ const cleanup = () => {
 process.on("exit", cleanup);
 for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => process.exit(130));
 
-/** Processes of the server's process group (or `group`'s): [{ pid, comm, rssKb, cpuTicks }]. */
-function processes(group = pgid) {
-  if (!group || !existsSync("/proc")) return [];
-  const out = [];
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-      const close = stat.lastIndexOf(")");
-      const comm = stat.slice(stat.indexOf("(") + 1, close);
-      const f = stat.slice(close + 2).split(" "); // f[0] is field 3 (state)
-      if (Number(f[2]) !== group) continue; // field 5: process group
-      out.push({ pid: Number(d), comm, cpuTicks: Number(f[11]) + Number(f[12]), rssKb: Number(f[21]) * 4 }); // utime, stime; rss pages
-    } catch {}
-  }
-  return out;
-}
+/** Processes of the server's process group (or `group`'s), with their descendants: [{ pid, comm, rssKb, cpuTicks }]. */
+const processes = (group = pgid) => (group ? processesOf([group]) : []);
 const rssMb = (group = pgid) => {
   const p = processes(group);
   return p.length ? p.reduce((s, x) => s + x.rssKb, 0) / 1024 : null;
@@ -270,9 +255,11 @@ const populateFloor = (from, to) =>
 const pick = (i) => Math.abs(Math.imul(i + 7, 2654435761)) % ids.length; // spread over the dataset, deterministic
 let createSeq = 0;
 const lockIds = [];
+/** @typedef {(w: number, i: number) => Promise<unknown>} Op one operation of a shape, by worker `w`, the `i`th */
 /**
  * [name, op, isList, key, floorOp]: each shape's floor makes the round trips the service's X-Hops and its Durable
  * Object's index write show for it (test/api/hops.test.ts), and nothing else (bench/floor/index.mjs).
+ * @param {number} size @returns {[string, Op, boolean, string | undefined, Op][]}
  */
 function shapes(size) {
   const deepPage = Math.max(1, Math.floor(size / 20 / 2));

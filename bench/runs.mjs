@@ -23,7 +23,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { ensureNullProvider, ensureTerraform } from "../scripts/lib/binaries.mjs";
-import { cpuCount, startBenchServer } from "../scripts/lib/bench-server.mjs";
+import { agentCall as agentCall_, cpuCount, generationConfig, startBenchServer } from "../scripts/lib/bench-server.mjs";
+import { waitFor as pollUntil } from "../scripts/lib/harness.mjs";
 import { cliEnvironment } from "../scripts/lib/cli-config.mjs";
 import { startRecordingProxy } from "../scripts/lib/proxy.mjs";
 import { freePort, groups, killAllGroups, sleep, stopGroup, tail } from "../scripts/lib/service.mjs";
@@ -57,6 +58,7 @@ const { server, adminToken, base } = startBenchServer({ root, port, store: store
 groups.add(server.pid);
 let serverExit = null;
 server.on("exit", (code, signal) => (serverExit = `the server exited (${signal ?? code})`));
+/** @type {Awaited<ReturnType<typeof startRecordingProxy>> | null} */
 let proxy = null;
 const cleanup = () => {
   killAllGroups();
@@ -78,26 +80,10 @@ async function api(method, path, body, okStatuses = [200, 201, 202, 204]) {
   if (!okStatuses.includes(res.status)) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
   return text ? JSON.parse(text) : null;
 }
-async function agentCall(path, agentToken, { json, bytes } = {}) {
-  const res = await fetch(`${base}/api/agent${path}`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${agentToken}`, "Content-Type": bytes ? "application/octet-stream" : "application/json" },
-    body: bytes ?? JSON.stringify(json ?? {}),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`POST /api/agent${path}: ${res.status} ${text.slice(0, 300)}`);
-  return text ? JSON.parse(text) : null;
-}
-async function waitFor(what, fn, timeoutMs = 120_000, everyMs = 100) {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    if (serverExit) throw new Error(`${serverExit} while waiting for ${what}`);
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
+/** @param {string} path @param {string} agentToken @param {{ json?: unknown, bytes?: Uint8Array }} [body] */
+const agentCall = (path, agentToken, body) => agentCall_(base, path, agentToken, body);
+/** @template T @param {string} what @param {() => Promise<T> | T} fn */
+const waitFor = (what, fn, timeoutMs = 120_000, everyMs = 100) => pollUntil(what, fn, { timeoutMs, everyMs, abort: () => serverExit });
 const runOf = async (id) => (await api("GET", `/runs/${id}`)).data;
 const FINAL = ["applied", "planned_and_finished", "discarded", "errored", "canceled"];
 
@@ -115,17 +101,7 @@ const median = (xs) => {
 const stats = (xs) => ({ n: xs.length, p50: quantile(xs, 0.5), p99: quantile(xs, 0.99), min: Math.min(...xs), max: Math.max(...xs) });
 
 // ---------------------------------------------------------------- the configuration
-const MAIN_TF = `variable "generation" {
-  type    = string
-  default = "0"
-}
-
-resource "null_resource" "bench" {
-  triggers = {
-    generation = var.generation
-  }
-}
-`;
+const MAIN_TF = generationConfig("bench");
 function tarGz(dir) {
   const r = spawnSync("tar", ["-czf", "-", "-C", dir, "."], { maxBuffer: 64 << 20 });
   if (r.status !== 0) throw new Error(`tar failed: ${r.stderr}`);

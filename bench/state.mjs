@@ -8,6 +8,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { root as here } from "../scripts/lib/local-env.mjs";
+import { readJson } from "../scripts/lib/harness.mjs";
 import { killAllGroups, startService } from "../scripts/lib/service.mjs";
 
 const argv = process.argv.slice(2);
@@ -43,7 +44,7 @@ const api = async (method, path, body) => {
     headers: { Authorization: `Bearer ${service.token}`, "Content-Type": "application/vnd.api+json" },
     body: body ? JSON.stringify(body) : undefined,
   });
-  return { status: res.status, body: res.status === 204 ? null : await res.json() };
+  return { status: res.status, body: res.status === 204 ? null : await readJson(res) };
 };
 try {
   const org = `bench-${randomBytes(3).toString("hex")}`;

@@ -57,6 +57,10 @@ async function signIn(base, token) {
   return `ws_session=${m[1]}`;
 }
 
+/**
+ * @param {{ base: string, token: string, cookie?: string, organization: string, query?: string, seconds?: number, minRequests?: number,
+ *   warmup?: number }} options
+ */
 export async function measureUiList({ base, token, cookie, organization, query = "", seconds = 2, minRequests = 30, warmup = 3 }) {
   base = base.replace(/\/$/, "");
   const q = query.replace(/^\?/, "");

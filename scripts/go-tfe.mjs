@@ -16,32 +16,17 @@
 //
 // Node built-ins only. Needs `go` on PATH (the Go module proxy is the only network access it uses).
 import { spawn, spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import {
-  chmodSync,
-  cpSync,
-  createWriteStream,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { chmodSync, cpSync, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 // The hashicorp/null stand-in that the run tests' fixture (`resource "null_resource" "foo" {}`) needs, in a mirror.
 import { findTerraform, terraformVersionOf } from "./lib/agent.mjs";
 import { GO_TFE_TERRAFORM_VERSIONS, startReleasesServer, waitForVersions } from "./lib/releases.mjs";
-import { ensureNullProvider } from "./lib/binaries.mjs";
+import { download, ensureNullProvider } from "./lib/binaries.mjs";
 import { startSmtpSink, startWebhookReceiver } from "./lib/receivers.mjs";
 // Process groups (the service and go test each run detached, so whole trees stop), shared with the client harness.
-import { groups, killGroup, sleep, stopGroup } from "./lib/service.mjs";
+import { onExit } from "./lib/harness.mjs";
+import { groups, killGroup, startService, stopGroup, tail } from "./lib/service.mjs";
 
 const MODULE = "github.com/hashicorp/go-tfe";
 const VERSION = "v1.109.0";
@@ -120,19 +105,14 @@ function cleanup() {
   storeDirs.clear();
 }
 
-process.on("exit", cleanup);
-for (const [sig, code] of [
-  ["SIGINT", 130],
-  ["SIGTERM", 143],
-  ["SIGHUP", 129],
-]) {
-  process.on(sig, () => {
+// A signal stops everything, --keep's services too (exit status 128 + its number).
+onExit(cleanup, {
+  signals: ["SIGINT", "SIGTERM", "SIGHUP"],
+  onSignal: (sig) => {
     console.error(`go-tfe: ${sig}: stopping`);
     keptServices.clear();
-    cleanup();
-    process.exit(code);
-  });
-}
+  },
+});
 const overall = setTimeout(() => {
   console.error(`go-tfe: ERROR: overall time limit (${OVERALL_TIMEOUT_MS / 60000} min) reached; stopping everything`);
   keptServices.clear();
@@ -158,16 +138,11 @@ const marker = join(modDir, ".harness-ready");
 if (!existsSync(marker)) {
   log(`downloading ${MODULE}@${VERSION} through the Go module proxy`);
   mkdirSync(work, { recursive: true });
-  const tmp = mkdtempSync(join(tmpdir(), "go-tfe-dl-"));
-  // Outside any module, `go mod download mod@version` fetches into the module cache and reports its dir.
-  const dl = go(["mod", "download", "-json", `${MODULE}@${VERSION}`], tmp);
-  rmSync(tmp, { recursive: true, force: true });
-  let info = null;
+  let info;
   try {
-    info = JSON.parse(dl.stdout);
-  } catch {}
-  if (dl.status !== 0 || !info?.Dir || info.Error) {
-    fail(`go mod download ${MODULE}@${VERSION} failed: ${info?.Error ?? (dl.stderr || dl.stdout || dl.error?.message)}`);
+    info = download(MODULE, VERSION);
+  } catch (e) {
+    fail(e.message);
   }
   // The module cache is read-only: work on a writable copy.
   rmSync(modDir, { recursive: true, force: true });
@@ -365,16 +340,6 @@ const PLACEHOLDERS = {
 };
 
 // ---------------------------------------------------------------- one edition's run
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 let nullMirrorDir = null;
 function nullMirror() {
@@ -403,68 +368,28 @@ async function harnessReceivers() {
   return receivers;
 }
 
-/** Starts the edition's service on a fresh store; resolves with its address, token and process. */
-async function startService(ed) {
-  let port;
-  do port = await freePort();
-  while (port === 8787);
-  const token = `${randomBytes(7).toString("hex")}.atlasv1.${randomBytes(32).toString("hex")}`;
-  const storeDir = mkdtempSync(join(tmpdir(), `go-tfe-store-${ed.name}-`));
-  storeDirs.add(storeDir);
+/** Starts the edition's service on a fresh store (scripts/lib/service.mjs); resolves with its address, token and process group. */
+async function startEdition(ed) {
   const serviceLog = join(work, `service-${ed.name}.log`);
-  const base = `http://127.0.0.1:${port}`;
-  log(`${ed.name}: starting the service (npm start, EDITION=${ed.service.EDITION}) on ${base}, store ${storeDir}; log: ${rel(serviceLog)}`);
-  const logFd = openSync(serviceLog, "w");
+  log(`${ed.name}: starting the service (npm start, EDITION=${ed.service.EDITION}); log: ${rel(serviceLog)}`);
   const index = await releasesIndex();
   const { smtp } = await harnessReceivers();
-  const service = spawn("npm", ["start"], {
-    cwd: root,
-    detached: true,
-    stdio: ["ignore", logFd, logFd],
-    // The service's local agent runs the tests' runs; it installs hashicorp/null from the stand-in's mirror.
-    env: {
-      ...process.env,
-      PORT: String(port),
-      ADMIN_TOKEN: token,
-      PERSIST_DIR: storeDir,
-      RATE_LIMIT: "0",
-      AGENT_PLUGIN_MIRROR: nullMirror(),
-      TERRAFORM_RELEASES_URL: index.url,
-      OUTBOUND_ALLOW_PRIVATE: "1",
-      SMTP_URL: smtp.url,
-      ...ed.service,
-    },
-  });
-  let serviceExit = null;
-  service.on("error", (e) => (serviceExit = `could not run npm start: ${e.message}`));
-  service.on("exit", (code, sig) => (serviceExit = `npm start exited (${sig ?? `code ${code}`})`));
-  if (service.pid) groups.add(service.pid);
-  const started = Date.now();
-  for (;;) {
-    if (serviceExit) fail(`the service did not start: ${serviceExit}; last lines of ${rel(serviceLog)}:\n${tail(serviceLog)}`);
-    try {
-      const r = await fetch(`${base}/api/v2/ping`, { signal: AbortSignal.timeout(5000) });
-      if (r.status < 500) break;
-    } catch {}
-    if (Date.now() - started > START_TIMEOUT_MS) {
-      fail(`the service did not answer GET /api/v2/ping within ${START_TIMEOUT_MS / 1000} s; last lines of ${rel(serviceLog)}:\n${tail(serviceLog)}`);
-    }
-    await sleep(500);
-  }
-  log(`${ed.name}: service up after ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  // Every test authenticates with the site-admin token: check it is the one the service took.
-  let status = 0;
+  let svc;
   try {
-    status = (await fetch(`${base}/api/v2/organizations`, { headers: { Authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(10_000) })).status;
+    svc = await startService({
+      root,
+      logFile: serviceLog,
+      timeoutMs: START_TIMEOUT_MS,
+      storePrefix: `go-tfe-store-${ed.name}-`,
+      // The service's local agent runs the tests' runs; it installs hashicorp/null from the stand-in's mirror.
+      env: { AGENT_PLUGIN_MIRROR: nullMirror(), TERRAFORM_RELEASES_URL: index.url, OUTBOUND_ALLOW_PRIVATE: "1", SMTP_URL: smtp.url, ...ed.service },
+    });
   } catch (e) {
-    status = e.message;
+    fail(`${ed.name}: ${e.message}`);
   }
-  if (status === 401 || status === 403) {
-    fail(
-      `the service answers ${status} to the site-admin token given in ADMIN_TOKEN. npm start keeps the token in the ` +
-        "checkout's .dev.vars: another npm start from this checkout at the same moment (a restart test, a dev server) may have rewritten it; run again",
-    );
-  }
+  storeDirs.add(svc.storeDir);
+  const { base, token, storeDir, pid, exited } = svc;
+  log(`${ed.name}: service up on ${base} after ${svc.startSeconds.toFixed(1)} s (store ${storeDir})`);
   // The edition the service runs is the one asked for: HCP Terraform's ping names no "Terraform Enterprise".
   const app = (await fetch(`${base}/api/v2/ping`, { headers: { Authorization: `Bearer ${token}` } })).headers.get("TFP-AppName") ?? "";
   if ((ed.service.EDITION === "hosted") === /Enterprise/.test(app)) fail(`${ed.name}: the service answers as "${app}", not the ${ed.name} edition`);
@@ -473,7 +398,7 @@ async function startService(ed) {
   } catch (e) {
     fail(`${ed.name}: ${e.message}; last lines of ${rel(serviceLog)}:\n${tail(serviceLog)}`);
   }
-  return { base, token, storeDir, serviceLog, service, exited: () => serviceExit };
+  return { base, token, storeDir, serviceLog, pid, exited };
 }
 
 // One `go test -json` run; resolves with its events and exit status.
@@ -548,7 +473,7 @@ const clean = (l) => l.replace(/\s+/g, " ").trim();
 async function runEdition(ed) {
   const { selected: runTests, leftOut } = plan[ed.name];
   const commandLine = commandOf(runTests);
-  const svc = await startService(ed);
+  const svc = await startEdition(ed);
   // Only our settings reach the tests: variables that would switch go-tfe tests on (GitHub, admin, HYOK…) are dropped.
   const testEnv = Object.fromEntries(Object.entries(goEnv).filter(([k]) => !/^(TFE_|TFC_|GITHUB_|OAUTH_|HYOK_|ENABLE_|SKIP_|TF_)/.test(k)));
   const { webhook } = await harnessReceivers();
@@ -630,12 +555,12 @@ async function runEdition(ed) {
   if (restarts.length) warnings.push(`${ed.name}: the service's runtime exited ${restarts.length} time(s) and was restarted:\n${restarts.join("\n---\n")}`);
 
   if (opts.keep) {
-    keptServices.add(svc.service.pid);
+    keptServices.add(svc.pid);
     storeDirs.delete(svc.storeDir);
-    log(`${ed.name}: --keep: service left running on ${svc.base} (process group ${svc.service.pid}; stop it with: kill -- -${svc.service.pid})`);
+    log(`${ed.name}: --keep: service left running on ${svc.base} (process group ${svc.pid}; stop it with: kill -- -${svc.pid})`);
     log(`        TFE_ADDRESS=${svc.base} TFE_TOKEN=${svc.token}  store: ${svc.storeDir}`);
   } else {
-    await stopGroup(svc.service.pid);
+    await stopGroup(svc.pid);
     rmSync(svc.storeDir, { recursive: true, force: true });
     storeDirs.delete(svc.storeDir);
   }
@@ -840,11 +765,4 @@ process.exit(ok ? 0 : 1);
 
 function rel(p) {
   return p.startsWith(`${root}/`) ? p.slice(root.length + 1) : p;
-}
-function tail(file, n = 30) {
-  try {
-    return readFileSync(file, "utf8").split("\n").slice(-n).join("\n");
-  } catch {
-    return "(no log)";
-  }
 }

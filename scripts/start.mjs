@@ -18,6 +18,7 @@ import { join, resolve } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { findTerraform, startLocalAgent, terraformVersionOf } from "./lib/agent.mjs";
+import { listen } from "./lib/harness.mjs";
 import { localVars, persistDir, root } from "./lib/local-env.mjs";
 
 const started = Date.now();
@@ -88,7 +89,7 @@ const loopback = createServer((req, res) => {
     } else res.writeHead(404).end();
   });
 });
-await new Promise((resolve) => loopback.listen(0, "127.0.0.1", resolve));
+const loopbackPort = await listen(loopback);
 loopback.unref();
 
 // 4. workerd, as Miniflare starts it (binary configuration on stdin, the entry socket and loopback given here), with
@@ -129,7 +130,7 @@ function startWorkerd() {
       "--binary",
       "--experimental",
       `--socket-addr=entry=127.0.0.1:${port}`,
-      `--external-addr=loopback=127.0.0.1:${loopback.address().port}`,
+      `--external-addr=loopback=127.0.0.1:${loopbackPort}`,
       "--control-fd=3",
       // Opt-in only (the lean runtime has no inspector): PROFILE_INSPECTOR=127.0.0.1:9229 for CPU profiles over CDP.
       ...(process.env.PROFILE_INSPECTOR ? [`--inspector-addr=${process.env.PROFILE_INSPECTOR}`] : []),

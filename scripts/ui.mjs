@@ -21,6 +21,7 @@ import { tmpdir } from "node:os";
 import { delimiter, dirname, isAbsolute, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { chromium } from "playwright-core";
+import { check, jsonApi, onExit, readJson, StepError, stepRunner } from "./lib/harness.mjs";
 import { freePort, killAllGroups, startService } from "./lib/service.mjs";
 import { startIdp } from "./lib/oidc-idp.mjs";
 import { chromiumPath } from "./lib/chromium.mjs";
@@ -32,21 +33,7 @@ const axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
 const ORG = "ui-org";
 const log = (msg) => console.log(`ui: ${msg}`);
 
-class StepError extends Error {}
-function check(cond, message) {
-  if (!cond) throw new StepError(message);
-}
-
-process.on("exit", () => killAllGroups());
-for (const [sig, code] of [
-  ["SIGINT", 130],
-  ["SIGTERM", 143],
-]) {
-  process.on(sig, () => {
-    killAllGroups();
-    process.exit(code);
-  });
-}
+onExit(killAllGroups);
 
 const t0 = Date.now();
 const work = mkdtempSync(join(tmpdir(), "ui-"));
@@ -66,40 +53,23 @@ log(`service on ${service.base} after ${service.startSeconds.toFixed(1)} s`);
 const idp = await startIdp({ port: idpPort, ...sso, redirectUri: `${service.base}/app/sso/callback` });
 const browser = await chromium.launch({ executablePath: chromiumPath(), args: ["--no-sandbox"] });
 
-const results = [];
-async function step(name, fn) {
-  const started = Date.now();
-  let ok = true;
-  let detail = "";
-  try {
-    await fn();
-  } catch (e) {
-    ok = false;
-    detail = e instanceof StepError ? e.message : `harness error: ${e.stack ?? e}`;
-  }
-  const seconds = (Date.now() - started) / 1000;
-  results.push({ name, ok, seconds });
-  console.log(`${ok ? "PASS" : "FAIL"}  ${seconds.toFixed(1).padStart(6)} s  ${name}`);
-  if (detail) for (const l of detail.split("\n")) console.log(`        ${l}`);
+const { step, results, passed: countPassed, failed: countFailed } = stepRunner();
+
+const callApi = jsonApi(`${service.base}/api/v2`, service.token);
+/** The admin's (or `token`'s) API call; its parsed body, or a failed step unless it answered 2xx. */
+async function api(method, path, body, token = service.token) {
+  const r = await callApi(method, path, body, token);
+  if (r.status >= 300) throw new StepError(`harness API call ${method} ${path} answered ${r.status}: ${r.text.slice(0, 400)}`);
+  return r.json;
 }
 
-async function api(method, path, body, token = service.token) {
-  const res = await fetch(`${service.base}/api/v2${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(30_000),
-  });
-  const text = await res.text();
-  const json = text ? JSON.parse(text) : null;
-  if (res.status >= 300) throw new StepError(`harness API call ${method} ${path} answered ${res.status}: ${text.slice(0, 400)}`);
-  return json;
-}
+/** @typedef {import("playwright-core").Page & { errors: string[] }} AuditedPage a page that records its console errors */
+/** @typedef {{ impact: string, id: string, help: string, nodes: { target: string[] }[] }} AxeViolation */
 
 /** A browser context (its own cookies) whose pages record console errors and page errors. */
 async function newPage(viewport = { width: 1280, height: 900 }) {
   const context = await browser.newContext({ viewport });
-  const page = await context.newPage();
+  const page = /** @type {AuditedPage} */ (await context.newPage());
   page.setDefaultTimeout(10_000);
   page.errors = [];
   page.on("console", (m) => {
@@ -110,10 +80,15 @@ async function newPage(viewport = { width: 1280, height: 900 }) {
 }
 
 let shotCount = 0;
-/** axe-core on the current page (no serious or critical violation), no console errors so far, a screenshot. */
+/**
+ * axe-core on the current page (no serious or critical violation), no console errors so far, a screenshot. The
+ * expressions evaluated in the page are strings: they run in the browser, not here.
+ * @param {AuditedPage} page @param {string} label
+ */
 async function audit(page, label) {
   await page.evaluate(axeSource);
-  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
+  /** @type {{ violations: AxeViolation[] }} */
+  const result = await page.evaluate('axe.run(document, { resultTypes: ["violations"] })');
   const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
   check(
     bad.length === 0,
@@ -121,7 +96,8 @@ async function audit(page, label) {
   );
   check(page.errors.length === 0, `console errors on ${label}:\n${page.errors.join("\n")}`);
   const width = page.viewportSize().width;
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth);
+  /** @type {number} */
+  const overflow = await page.evaluate("document.documentElement.scrollWidth");
   check(overflow <= width, `${label} is ${overflow} px wide in a ${width} px viewport`);
   shotCount++;
   await page.screenshot({ path: join(shots, `${String(shotCount).padStart(2, "0")}-${label}-${width}.png`), fullPage: true });
@@ -161,6 +137,22 @@ async function takeRefusalLog(page) {
   page.errors = page.errors.filter((e) => !expected.includes(e));
 }
 
+/** A page answered with `status` logs a console error: expected, so taken off the page's errors (at least one). */
+async function takeStatusLog(page, status) {
+  for (let i = 0; i < 50 && !page.errors.some((e) => e.includes(`status of ${status}`)); i++) await page.waitForTimeout(100);
+  const expected = page.errors.filter((e) => e.includes(`status of ${status}`));
+  check(expected.length >= 1, `no ${status} logged; console: ${page.errors.join("\n")}`);
+  page.errors = page.errors.filter((e) => !expected.includes(e));
+}
+
+/** Signs in through the password form (`login`: a username or an e-mail address). */
+async function passwordSignIn(page, login, password) {
+  await page.goto(`${service.base}/app/session/new`);
+  await page.fill("#username", login);
+  await page.fill("#password", password);
+  await submit(page, "#password-sign-in", "/app/session/password");
+}
+
 /** A new browser context signed in with `token`. */
 async function signedIn(token, viewport) {
   const page = await newPage(viewport);
@@ -180,6 +172,7 @@ const consumerIds = async (id) => (await api("GET", `/workspaces/${id}/relations
 const teamAccesses = async (id) =>
   (await api("GET", `/team-workspaces?filter[workspace][id]=${id}`)).data.map((d) => ({ team: d.relationships.team.data.id, access: d.attributes.access }));
 
+/** @type {AuditedPage} */
 let admin;
 let firstWs;
 let readOnlyToken;
@@ -517,7 +510,7 @@ await step("settings form: the agent pool, validated by the API's rules", async 
     headers: { Authorization: `Bearer ${service.token}`, "Content-Type": "application/vnd.api+json" },
     body: JSON.stringify({ data: { type: "workspaces", attributes: { "execution-mode": "agent", "agent-pool-id": null } } }),
   });
-  const detail = (await fromApi.json()).errors[0].detail;
+  const detail = (await readJson(fromApi)).errors[0].detail;
   check(fromApi.status === 422, `the API answered ${fromApi.status}`);
   await admin.selectOption("#s-mode", "agent");
   await admin.selectOption("#s-pool", "");
@@ -753,7 +746,26 @@ async function readerTokenFor(workspaceId, teamName) {
   });
   return (await api("POST", `/teams/${team.id}/authentication-token`, { data: { type: "authentication-token", attributes: {} } })).data.attributes.token;
 }
-const harness = { step, check, api, newPage, audit, gotoPage, submit, takeRefusalLog, signedIn, post, readerTokenFor, service, idp, ORG, log, StepError };
+const harness = {
+  step,
+  check,
+  api,
+  newPage,
+  audit,
+  gotoPage,
+  submit,
+  takeRefusalLog,
+  takeStatusLog,
+  passwordSignIn,
+  signedIn,
+  post,
+  readerTokenFor,
+  service,
+  idp,
+  ORG,
+  log,
+  StepError,
+};
 const stepDir = join(root, "scripts", "ui");
 if (existsSync(stepDir)) {
   for (const file of readdirSync(stepDir)
@@ -777,8 +789,8 @@ await step("sign out ends the session", async () => {
 await browser.close();
 await idp.close();
 await service.stop();
-const passed = results.filter((r) => r.ok).length;
-const failed = results.length - passed;
+const passed = countPassed();
+const failed = countFailed();
 if (failed === 0) rmSync(work, { recursive: true, force: true });
 else log(`service log kept: ${join(work, "service.log")}`);
 log(`screenshots in ${shots}; total ${((Date.now() - t0) / 1000).toFixed(0)} s`);

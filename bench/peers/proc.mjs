@@ -1,42 +1,10 @@
 // Memory and CPU of a server's processes, from /proc (Linux only; elsewhere every reading is null).
 // A server is one or more process groups with their descendants (OTF: otfd, and PostgreSQL's postmaster with its
 // backends).
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import { CLK_TCK, processesOf } from "../../scripts/lib/harness.mjs";
 
-export const CLK_TCK = 100; // Linux USER_HZ
-
-/**
- * Processes of the process groups `pgids` and all their descendants (PostgreSQL's postmaster puts each child in a
- * session of its own): [{ pid, pgid (the group it descends from), comm, rssKb, cpuTicks }].
- */
-export function processesOf(pgids) {
-  if (!existsSync("/proc")) return [];
-  const all = [];
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-      const close = stat.lastIndexOf(")");
-      const comm = stat.slice(stat.indexOf("(") + 1, close);
-      const f = stat.slice(close + 2).split(" "); // f[0] is field 3 (state)
-      // field 4: parent, field 5: process group; utime+stime; rss pages
-      all.push({ pid: Number(d), ppid: Number(f[1]), ownPgid: Number(f[2]), comm, cpuTicks: Number(f[11]) + Number(f[12]), rssKb: Number(f[21]) * 4 });
-    } catch {}
-  }
-  const groupOf = new Map(); // pid -> the wanted group it belongs to
-  const want = new Set(pgids);
-  for (const p of all) if (want.has(p.ownPgid)) groupOf.set(p.pid, p.ownPgid);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const p of all) {
-      if (!groupOf.has(p.pid) && groupOf.has(p.ppid)) {
-        groupOf.set(p.pid, groupOf.get(p.ppid));
-        grew = true;
-      }
-    }
-  }
-  return all.filter((p) => groupOf.has(p.pid)).map(({ pid, comm, cpuTicks, rssKb }) => ({ pid, pgid: groupOf.get(pid), comm, cpuTicks, rssKb }));
-}
+export { CLK_TCK };
 
 /** Proportional set size (kB) of one process: shared pages (PostgreSQL's shared buffers) divided among their users. */
 function pssKb(pid) {

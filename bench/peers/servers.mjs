@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 import { chownSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { jsonApi } from "../../scripts/lib/harness.mjs";
 import { freePort, groups, newAdminToken, sleep, stopGroup, tail } from "../../scripts/lib/service.mjs";
 
 export const OTF_MODULE = "github.com/leg100/otf/cmd/otfd";
@@ -25,24 +26,40 @@ const firstLines = (text, n = 4) =>
     .join(" | ");
 
 // ---------------------------------------------------------------- HTTP helpers for setup
-async function http(base, token, method, path, body) {
-  const res = await fetch(`${base}/api/v2${path}`, {
-    method,
-    headers: {
-      ...(token ? { Authorization: `Bearer ${token}` } : {}),
-      "Content-Type": "application/vnd.api+json",
-      Accept: "application/vnd.api+json",
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(30_000),
-  });
-  const text = await res.text();
-  let json = null;
-  try {
-    json = text ? JSON.parse(text) : null;
-  } catch {}
-  return { status: res.status, json, text };
-}
+/** @param {string} base @param {string | null} token @param {string} method @param {string} path @param {unknown} [body] */
+const http = (base, token, method, path, body) => jsonApi(`${base}/api/v2`, token ?? "")(method, path, body);
+
+/**
+ * A server of the comparison (the fields the header lists); what a run measures is kept on it too.
+ * @typedef {{ key: string, label: string, version: string | null, notes: string[], skip: string | null, pingStatuses: number[],
+ *   parts: { name: string, pgid: number }[], logFiles: string[], dirs: string[], base?: string, token?: string, startSeconds?: number,
+ *   prepare?: () => string | null, start?: () => Promise<void>, stop?: () => Promise<void>, createBody?: (name: string, tagged: boolean) => object,
+ *   setup?: (options: { concurrency: number }) => Promise<void>, populateOne?: (i: number, name: string) => Promise<unknown>,
+ *   opsFor?: (options: { wsName: (i: number) => string, pick: (i: number) => number, deepOffset: number }) => Record<string, Function>,
+ *   createSeq?: number, lockIds?: string[], shapeOps?: Record<string, Function> | null, pgBin?: string | null,
+ *   pgUser?: { uid: number, gid: number }, bun?: string, loadPeakMb?: number, restEmpty?: Memory, restPopulated?: Memory, restEnd?: Memory }} Server
+ * @typedef {ReturnType<typeof import("./proc.mjs").memoryOf>} Memory
+
+ */
+/** The fields every server starts with; `fields` adds to them or replaces them. @returns {Server} */
+const server = (/** @type {Partial<Server> & { key: string, label: string }} */ fields) => ({
+  version: null,
+  notes: [],
+  skip: null,
+  pingStatuses: [204],
+  parts: [],
+  logFiles: [],
+  dirs: [],
+  ...fields,
+});
+/** A workspace create with the tag as a `tags` relationship (names), as the TFE API documents. */
+const tagsRelationshipBody = (/** @type {string} */ name, /** @type {boolean} */ tagged) => ({
+  data: {
+    type: "workspaces",
+    attributes: { name },
+    ...(tagged ? { relationships: { tags: { data: [{ type: "tags", attributes: { name: "critical" } }] } } } : {}),
+  },
+});
 
 async function waitFor(what, logFile, isUp, exited, timeoutMs = 180_000) {
   const until = Date.now() + timeoutMs;
@@ -90,27 +107,15 @@ async function startLean(s, root, prefix, env) {
 
 // ---------------------------------------------------------------- ours: `npm start` (node scripts/start.mjs)
 export function ours(root) {
-  const s = {
+  const s = server({
     key: "ours",
     label: "workspace-service",
-    version: null,
     notes: [
       "`npm start` (scripts/start.mjs: the built Worker on workerd through Miniflare), fresh PERSIST_DIR, EXPOSE_HOPS=1, RATE_LIMIT=0, NO_AGENT=1 (no local agent process)",
       "API token: an ordinary user's (created with POST /admin/users, its first token issued by the site admin), who creates the organisations and so owns them",
     ],
-    skip: null,
-    pingStatuses: [204],
-    parts: [],
-    logFiles: [],
-    dirs: [],
-    createBody: (name, tagged) => ({
-      data: {
-        type: "workspaces",
-        attributes: { name },
-        ...(tagged ? { relationships: { tags: { data: [{ type: "tags", attributes: { name: "critical" } }] } } } : {}),
-      },
-    }),
-  };
+    createBody: tagsRelationshipBody,
+  });
   const sha = run("git", ["-C", root, "rev-parse", "--short", "HEAD"]).stdout?.trim();
   const dirty = run("git", ["-C", root, "status", "--porcelain", "--untracked-files=no"]).stdout?.trim();
   s.version = `${sha || "unknown commit"}${dirty ? " + uncommitted changes" : ""} (node ${process.versions.node})`;
@@ -149,18 +154,14 @@ export function ours(root) {
  * objects. It speaks no API, so `ops` replaces each shape's requests (a 2xx is its only check).
  */
 export function floor(root) {
-  const s = {
+  const s = server({
     key: "floor",
     label: "runtime floor",
     version: "bench/floor (no service logic)",
     notes: [
       "the same runtime as `npm start` (scripts/start.mjs with WORKER_CONFIG=bench/floor/wrangler.toml), fresh store: per shape one D1 read, one Durable Object read or write and one D1 index write, as bench/README.md says; populated through its create (a new object per workspace)",
     ],
-    skip: null,
-    parts: [],
-    logFiles: [],
-    dirs: [],
-  };
+  });
   const call = async (method, path) => {
     const res = await fetch(`${s.base}${path}`, { method, signal: AbortSignal.timeout(30_000) });
     const text = await res.text();
@@ -204,25 +205,7 @@ function pgBinDir() {
 export function otf(root) {
   const peersDir = join(root, ".peers");
   const bin = process.env.OTF_BIN || join(peersDir, "bin", "otfd");
-  const s = {
-    key: "otf",
-    label: "OTF",
-    version: null,
-    notes: [],
-    skip: null,
-    pingStatuses: [204],
-    parts: [],
-    logFiles: [],
-    dirs: [],
-    // OTF takes tags as a `tags` relationship (names), as the TFE API documents.
-    createBody: (name, tagged) => ({
-      data: {
-        type: "workspaces",
-        attributes: { name },
-        ...(tagged ? { relationships: { tags: { data: [{ type: "tags", attributes: { name: "critical" } }] } } } : {}),
-      },
-    }),
-  };
+  const s = server({ key: "otf", label: "OTF", createBody: tagsRelationshipBody });
   s.prepare = () => {
     if (!existsSync(bin)) {
       if (process.env.OTF_BIN) return `OTF_BIN=${bin} does not exist`;
@@ -356,18 +339,12 @@ function ensureBun(peersDir) {
 export function terrence(root) {
   const peersDir = join(root, ".peers");
   const dir = process.env.TERRENCE_DIR || join(peersDir, "terrence", "backend");
-  const s = {
+  const s = server({
     key: "terrence",
     label: "Terrence",
-    version: null,
-    notes: [],
-    skip: null,
     // Terrence's GET /api/v2/ping answers 200 with a JSON body, and is public: a bad token is not refused there (its
     // auth derive still looks the token up on every request).
     pingStatuses: [200],
-    parts: [],
-    logFiles: [],
-    dirs: [],
     // Terrence's workspace create reads tags only from `tag-bindings`; a binding with a key and no value is its flat
     // tag, which `search[tags]` matches by key.
     createBody: (name, tagged) => ({
@@ -377,7 +354,7 @@ export function terrence(root) {
         ...(tagged ? { relationships: { "tag-bindings": { data: [{ type: "tag-bindings", attributes: { key: "critical" } }] } } } : {}),
       },
     }),
-  };
+  });
   s.prepare = () => {
     if (!existsSync(join(dir, "index.ts")) || !existsSync(join(dir, "node_modules", "elysia"))) {
       // Terrence is not published on npm; say what the registry answers, in case that changes.

@@ -57,10 +57,12 @@ export function startLocalAgent({ root, port, token, env = process.env }) {
     env: { ...env, AGENT_TOKEN: token, TERRAFORM: terraform, AGENT_LIFELINE: "stdin" },
     stdio: ["pipe", "pipe", "pipe"],
   });
-  for (const [from, to] of [
+  /** @type {[import("node:stream").Readable, NodeJS.WriteStream][]} */
+  const streams = [
     [child.stdout, process.stdout],
     [child.stderr, process.stderr],
-  ]) {
+  ];
+  for (const [from, to] of streams) {
     let pending = "";
     from.on("data", (chunk) => {
       const lines = (pending + chunk).split("\n");

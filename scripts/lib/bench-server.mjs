@@ -32,6 +32,35 @@ export function startBenchServer({ root, port, store, logFile, terraform = null,
   return { server, adminToken, base: `http://127.0.0.1:${port}` };
 }
 
+/**
+ * An agent protocol POST to `base`/api/agent`path` with `bearer`: `json` as JSON, or `bytes` as an octet stream. Its
+ * JSON answer (null when empty); throws on a status other than 2xx.
+ * @param {string} base @param {string} path @param {string} bearer @param {{ json?: unknown, bytes?: Uint8Array }} [body]
+ */
+export async function agentCall(base, path, bearer, { json, bytes } = {}) {
+  const res = await fetch(`${base}/api/agent${path}`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${bearer}`, "Content-Type": bytes ? "application/octet-stream" : "application/json" },
+    body: bytes ?? JSON.stringify(json ?? {}),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`POST /api/agent${path}: ${res.status} ${text.slice(0, 300)}`);
+  return text ? JSON.parse(text) : null;
+}
+
+/** A configuration of one `null_resource` `name` that a new `generation` variable replaces: each run has a change. */
+export const generationConfig = (/** @type {string} */ name) => `variable "generation" {
+  type    = string
+  default = "0"
+}
+
+resource "null_resource" "${name}" {
+  triggers = {
+    generation = var.generation
+  }
+}
+`;
+
 export function cpuCount() {
   try {
     return readFileSync("/proc/cpuinfo", "utf8")

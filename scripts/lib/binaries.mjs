@@ -32,6 +32,13 @@ function run(cmd, args, opts = {}) {
   return spawnSync(cmd, args, { encoding: "utf8", maxBuffer: 64 << 20, ...opts });
 }
 
+/** A Terraform or OpenTofu binary `out` and the version it reports: { path, version, built }. */
+function reported(/** @type {string} */ out, /** @type {boolean} */ built) {
+  const v = run(out, ["version", "-json"]);
+  if (v.status !== 0) throw new Error(`${out} does not run: ${v.stderr || v.error?.message}`);
+  return { path: out, version: JSON.parse(v.stdout).terraform_version, built };
+}
+
 function goAvailable() {
   const v = run("go", ["version"]);
   if (v.error || v.status !== 0) throw new Error("the Go toolchain (`go`) is required to build the clients but was not found on PATH");
@@ -39,7 +46,9 @@ function goAvailable() {
 }
 
 // `go mod download -json module@version` outside any module: fetches into the module cache, returns { Dir, Sum }.
-function download(module, version) {
+// Also scripts/go-tfe.mjs's download of go-tfe.
+/** @param {string} module @param {string} version @returns {{ Dir: string, Sum: string, Version: string }} */
+export function download(module, version) {
   const tmp = mkdtempSync(join(tmpdir(), "clients-dl-"));
   const dl = run("go", ["mod", "download", "-json", `${module}@${version}`], { cwd: tmp, env: { ...process.env, GOFLAGS: "-mod=mod" } });
   rmSync(tmp, { recursive: true, force: true });
@@ -133,25 +142,26 @@ const atLeast = (v, min) => {
 };
 
 // Terraform `version` (e.g. "v1.10.5") built from source once and cached: { path, version, built }. For a second
-// Terraform beside the one on PATH (scripts/clients/terraform-versions.mjs serves both as releases).
+// Terraform beside the one on PATH (scripts/clients/70-terraform-versions.steps.mjs serves both as releases).
 export function ensureTerraformVersion(version, log) {
   const out = join(cacheDir(), `terraform_${version}`, "terraform");
   let built = false;
   if (!existsSync(out)) {
     log?.(`building terraform ${version} from source (${goAvailable()}); cached in ${out}`);
     const info = download("github.com/hashicorp/terraform", version);
+    // A writable copy of the module: its go.mod may name `godebug` settings a newer Go no longer knows
+    // (v1.11.4: "tlskyber", removed in Go 1.24+), which stops the build; those lines are dropped.
     const src = join(cacheDir(), `terraform_${version}-src`);
     rmSync(src, { recursive: true, force: true });
     cpSync(info.Dir, src, { recursive: true });
     makeWritable(src);
     addNestedModules(src, info, log, version);
+    // As release builds do: without version.dev=no the binary calls itself "1.11.4-dev".
     buildCopy(src, out, log, ["-ldflags", "-X github.com/hashicorp/terraform/version.dev=no"]);
     rmSync(src, { recursive: true, force: true });
     built = true;
   }
-  const v = run(out, ["version", "-json"]);
-  if (v.status !== 0) throw new Error(`${out} does not run: ${v.stderr || v.error?.message}`);
-  return { path: out, version: JSON.parse(v.stdout).terraform_version, built };
+  return reported(out, built);
 }
 
 // Resolves { path, version, source }.
@@ -171,24 +181,8 @@ export function ensureTerraform(log) {
     }
     log?.(`terraform ${version || "(unknown version)"} on PATH is older than ${TERRAFORM_MIN.join(".")}; building ${TERRAFORM_VERSION}`);
   }
-  const out = join(cacheDir(), `terraform_${TERRAFORM_VERSION}`, "terraform");
-  if (!existsSync(out)) {
-    log?.(`building terraform ${TERRAFORM_VERSION} from source (${goAvailable()}); cached in ${out}`);
-    const info = download("github.com/hashicorp/terraform", TERRAFORM_VERSION);
-    // A writable copy of the module: its go.mod may name `godebug` settings a newer Go no longer knows
-    // (v1.11.4: "tlskyber", removed in Go 1.24+), which stops the build; those lines are dropped.
-    const src = join(cacheDir(), `terraform_${TERRAFORM_VERSION}-src`);
-    rmSync(src, { recursive: true, force: true });
-    cpSync(info.Dir, src, { recursive: true });
-    makeWritable(src);
-    addNestedModules(src, info, log);
-    // As release builds do: without version.dev=no the binary calls itself "1.11.4-dev".
-    buildCopy(src, out, log, ["-ldflags", "-X github.com/hashicorp/terraform/version.dev=no"]);
-    rmSync(src, { recursive: true, force: true });
-  }
-  const v = run(out, ["version", "-json"]);
-  if (v.status !== 0) throw new Error(`${out} does not run: ${v.stderr || v.error?.message}`);
-  return { path: out, version: JSON.parse(v.stdout).terraform_version, source: "built" };
+  const { path, version } = ensureTerraformVersion(TERRAFORM_VERSION, log);
+  return { path, version, source: "built" };
 }
 
 // Resolves { dir, path, version, built } where dir holds terraform-provider-tfe (the dev_overrides directory).
@@ -220,9 +214,7 @@ export function ensureTofu(log) {
     rmSync(src, { recursive: true, force: true });
     built = true;
   }
-  const v = run(out, ["version", "-json"]);
-  if (v.status !== 0) throw new Error(`${out} does not run: ${v.stderr || v.error?.message}`);
-  return { path: out, version: JSON.parse(v.stdout).terraform_version, built };
+  return reported(out, built);
 }
 
 // Resolves { mirror, path, version, built }: `mirror` is a directory for a CLI configuration's

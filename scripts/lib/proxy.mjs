@@ -4,6 +4,7 @@
 // request that made a step fail. Node built-ins only.
 import { createServer, request } from "node:http";
 import { brotliDecompressSync, constants, gunzipSync, inflateSync } from "node:zlib";
+import { listen } from "./harness.mjs";
 
 const KEEP = 64 * 1024; // bytes of each body kept in a record
 const KEEP_COMPRESSED = 256 * 1024; // compressed response bytes kept to decode the first KEEP bytes
@@ -79,11 +80,7 @@ export async function startRecordingProxy({ target, maxRecords = 5_000 }) {
     req.pipe(up);
   });
   server.keepAliveTimeout = 30_000;
-  await new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", resolve);
-  });
-  const { port } = server.address();
+  const port = await listen(server);
   return {
     port,
     base: `http://127.0.0.1:${port}`,

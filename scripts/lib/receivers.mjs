@@ -3,9 +3,20 @@
 // e-mail notifications go through. Both listen on 127.0.0.1 at a free port and never keep the process alive.
 import { createServer } from "node:http";
 import { SMTPServer } from "smtp-server";
+import { listen } from "./harness.mjs";
+
+/**
+ * `server` listening on a free loopback port, keeping no process alive: its port and close().
+ * @param {import("node:net").Server} server
+ */
+async function serve(server) {
+  const port = await listen(server);
+  server.unref();
+  return { port, close: () => new Promise((r) => server.close(() => r(undefined))) };
+}
 
 /** Resolves with `{ url, requests, close }`; `requests` counts what it answered. */
-export function startWebhookReceiver() {
+export async function startWebhookReceiver() {
   const state = { requests: 0 };
   const server = createServer((req, res) => {
     req.resume();
@@ -14,17 +25,12 @@ export function startWebhookReceiver() {
       res.writeHead(200, { "Content-Type": "text/plain" }).end("ok");
     });
   });
-  return new Promise((resolve, reject) => {
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      server.unref();
-      resolve({ url: `http://127.0.0.1:${server.address().port}/`, state, close: () => new Promise((r) => server.close(() => r())) });
-    });
-  });
+  const { port, close } = await serve(server);
+  return { url: `http://127.0.0.1:${port}/`, state, close };
 }
 
 /** Resolves with `{ url, messages, close }`: an SMTP relay without authentication or TLS that keeps nothing but a count. */
-export function startSmtpSink() {
+export async function startSmtpSink() {
   const state = { messages: 0 };
   const smtp = new SMTPServer({
     secure: false,
@@ -38,13 +44,8 @@ export function startSmtpSink() {
       });
     },
   });
-  return new Promise((resolve, reject) => {
-    smtp.on("error", reject);
-    smtp.listen(0, "127.0.0.1", () => {
-      smtp.server.unref();
-      resolve({ url: `smtp://127.0.0.1:${smtp.server.address().port}`, state, close: () => new Promise((r) => smtp.close(() => r())) });
-    });
-  });
+  const { port } = await serve(smtp.server);
+  return { url: `smtp://127.0.0.1:${port}`, state, close: () => new Promise((r) => smtp.close(() => r(undefined))) };
 }
 
 /**
@@ -52,7 +53,7 @@ export function startSmtpSink() {
  * answers every request 200, as a real integration does (the verification sent on create included); for a run's
  * request it then calls back with `state.verdict` ({ status, message }), authenticated with the request's access token.
  */
-export function startRunTaskReceiver() {
+export async function startRunTaskReceiver() {
   const state = { requests: [], verdict: { status: "passed", message: "all good" } };
   const server = createServer((req, res) => {
     let body = "";
@@ -80,11 +81,6 @@ export function startRunTaskReceiver() {
       }, 500);
     });
   });
-  return new Promise((resolve, reject) => {
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      server.unref();
-      resolve({ url: `http://127.0.0.1:${server.address().port}/`, state, close: () => new Promise((r) => server.close(() => r())) });
-    });
-  });
+  const { port, close } = await serve(server);
+  return { url: `http://127.0.0.1:${port}/`, state, close };
 }

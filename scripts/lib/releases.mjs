@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "
 import { createServer } from "node:http";
 import { join } from "node:path";
 import { cacheDir } from "./binaries.mjs";
+import { listen, readJson } from "./harness.mjs";
 
 const sha256 = (b) => createHash("sha256").update(b).digest("hex");
 
@@ -56,7 +57,8 @@ export function signingKey(home) {
  * Serves `releases` ([{ version, binary? }]) on 127.0.0.1: answers { base, indexUrl, served (paths requested),
  * close() }. `key` (from signingKey) signs every SHA256SUMS; `workDir` holds the files.
  */
-export async function startReleasesServer({ releases, key = null, workDir, log }) {
+/** @param {{ releases: { version: string, binary?: string }[], key?: any, workDir: string, log?: (msg: string) => void }} options */
+export async function startReleasesServer({ releases, key = null, workDir, log = () => {} }) {
   mkdirSync(workDir, { recursive: true });
   const files = new Map();
   const served = [];
@@ -67,10 +69,10 @@ export async function startReleasesServer({ releases, key = null, workDir, log }
     if (!body) return res.writeHead(404).end();
     res.writeHead(200, { "Content-Length": body.length }).end(body);
   });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = await listen(server);
   // It lives as long as the harness that started it, and keeps no harness from ending.
   server.unref();
-  const base = `http://127.0.0.1:${server.address().port}/terraform`;
+  const base = `http://127.0.0.1:${port}/terraform`;
   const versions = {};
   for (const r of releases) {
     const v = r.version;
@@ -123,7 +125,7 @@ export async function waitForVersions(base, token, versions, timeoutMs = 60_000)
         headers: { Authorization: `Bearer ${token}` },
         signal: AbortSignal.timeout(10_000),
       });
-      if (r.ok) listed = (await r.json()).data.map((v) => v.attributes.version);
+      if (r.ok) listed = (await readJson(r)).data.map((v) => v.attributes.version);
     } catch {}
     if (versions.every((v) => listed.includes(v))) return listed;
     if (Date.now() - started > timeoutMs) {

@@ -4,6 +4,7 @@
 // redacted plan is made by the agent's own redactor (agent/redact.ts), as a real job's is. Needs Node 24 (npm's
 // `node`, which `npm run` puts first on PATH) to import the agent's TypeScript.
 import { jobPatterns, redactedPlan } from "../../agent/redact.ts";
+import { readJson } from "./harness.mjs";
 
 /**
  * `base`: the service's origin; `api(method, path, body)`: a site-admin API call answering its JSON; `organization`;
@@ -14,15 +15,20 @@ export async function scriptedAgent({ base, api, organization, name }) {
   const token = (
     await api("POST", `/agent-pools/${pool.id}/authentication-tokens`, { data: { type: "authentication-tokens", attributes: { description: name } } })
   ).data.attributes.token;
+  /**
+   * An agent protocol call with `bearer`: its answer's JSON, or null when it has none.
+   * @param {string} method @param {string} path @param {string} bearer @param {unknown} [body] @param {string} [type]
+   * @returns {Promise<import("./harness.mjs").JsonDoc | null>}
+   */
   const call = async (method, path, bearer, body, type = "application/json") => {
     const res = await fetch(`${base}${path}`, {
       method,
       headers: { Authorization: `Bearer ${bearer}`, ...(body === undefined ? {} : { "Content-Type": type }) },
-      body: body === undefined ? undefined : type === "application/json" ? JSON.stringify(body) : body,
+      body: body === undefined ? undefined : type === "application/json" ? JSON.stringify(body) : /** @type {RequestInit["body"]} */ (body),
       signal: AbortSignal.timeout(30_000),
     });
     if (res.status >= 300) throw new Error(`scripted agent: ${method} ${path} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
-    return res.status === 204 ? null : res.headers.get("content-type")?.includes("json") ? res.json() : res.text();
+    return res.status !== 204 && res.headers.get("content-type")?.includes("json") ? readJson(res) : null;
   };
   const agent = await call("POST", "/api/agent/register", token, { name, version: "0.2.0" });
 
@@ -40,9 +46,12 @@ export async function scriptedAgent({ base, api, organization, name }) {
    * first is an error: the caller keeps the pool's queue to the run it means.
    */
   const plan = async (runId, full, log = "Terraform planned the changes.\n") => {
+    /** @type {import("../../agent/protocol.ts").Job | null} */
     let job = null;
     for (let i = 0; i < 20 && !job; i++) {
-      job = await call("POST", `/api/agent/agents/${encodeURIComponent(agent.id)}/jobs/next?wait=2`, token, {});
+      job = /** @type {import("../../agent/protocol.ts").Job | null} */ (
+        await call("POST", `/api/agent/agents/${encodeURIComponent(agent.id)}/jobs/next?wait=2`, token, {})
+      );
       if (job && (job.run !== runId || job.phase !== "plan")) throw new Error(`scripted agent: claimed ${job.run} ${job.phase}, not the plan of ${runId}`);
     }
     if (!job) throw new Error(`scripted agent: the plan of ${runId} was never handed out`);

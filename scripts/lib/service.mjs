@@ -7,8 +7,9 @@ import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { listen, sleep } from "./harness.mjs";
 
-export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+export { sleep };
 
 // ---------------------------------------------------------------- process groups
 // Every child that may spawn children runs detached (its own process group), so the whole tree can be stopped.
@@ -44,15 +45,12 @@ export function killAllGroups() {
 }
 
 export function freePort(avoid = [8787]) {
-  const one = () =>
-    new Promise((resolve, reject) => {
-      const srv = createServer();
-      srv.on("error", reject);
-      srv.listen(0, "127.0.0.1", () => {
-        const { port } = srv.address();
-        srv.close(() => resolve(port));
-      });
-    });
+  const one = async () => {
+    const srv = createServer();
+    const port = await listen(srv);
+    await new Promise((resolve) => srv.close(resolve));
+    return port;
+  };
   return (async () => {
     let port;
     do port = await one();
@@ -73,10 +71,10 @@ export const newAdminToken = () => `${randomBytes(7).toString("hex")}.atlasv1.${
 
 // Start `npm start` on a fresh store. Resolves { base, port, token, storeDir, pid, stop() } once /api/v2/ping answers
 // and the site-admin token is accepted; rejects with a message (and the log's tail) otherwise.
-export async function startService({ root, logFile, timeoutMs = 120_000, env = {} }) {
+export async function startService({ root, logFile, timeoutMs = 120_000, env = {}, storePrefix = "clients-store-" }) {
   const port = await freePort();
   const token = newAdminToken();
-  const storeDir = mkdtempSync(join(tmpdir(), "clients-store-"));
+  const storeDir = mkdtempSync(join(tmpdir(), storePrefix));
   const base = `http://127.0.0.1:${port}`;
   const logFd = openSync(logFile, "w");
   const child = spawn("npm", ["start"], {

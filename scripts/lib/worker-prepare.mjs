@@ -132,7 +132,7 @@ const mf = new Miniflare(
     rootPath: projectRoot,
     modulesRoot: outdir,
     modules,
-    bindings: { ...workerOptions.bindings, ...JSON.parse(process.env.WORKER_RUN_VARS ?? "{}") },
+    bindings: { .../** @type {Record<string, unknown>} */ (workerOptions.bindings), ...JSON.parse(process.env.WORKER_RUN_VARS ?? "{}") },
   }),
 );
 // The stand-in exits once it has the configuration, so Miniflare reports a runtime that did not start: expected.

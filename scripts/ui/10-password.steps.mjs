@@ -5,23 +5,8 @@
 const PASSWORD = "invited pw 0001";
 
 export default async function (h) {
-  const { step, check, api, newPage, audit, submit, takeRefusalLog, signedIn, post, service, ORG } = h;
+  const { step, check, api, newPage, audit, submit, takeRefusalLog, takeStatusLog, passwordSignIn, signedIn, post, service, ORG } = h;
   const base = service.base;
-
-  /** A page answered with `status` logs one console error: expected, so taken off the page's errors. */
-  async function takeStatusLog(page, status) {
-    for (let i = 0; i < 50 && !page.errors.some((e) => e.includes(`status of ${status}`)); i++) await page.waitForTimeout(100);
-    const expected = page.errors.filter((e) => e.includes(`status of ${status}`));
-    check(expected.length >= 1, `no ${status} logged; console: ${page.errors.join("\n")}`);
-    page.errors = page.errors.filter((e) => !expected.includes(e));
-  }
-
-  async function passwordSignIn(page, login, password) {
-    await page.goto(`${base}/app/session/new`);
-    await page.fill("#username", login);
-    await page.fill("#password", password);
-    await submit(page, "#password-sign-in", "/app/session/password");
-  }
 
   let invitation;
   let invitee;

@@ -7,24 +7,9 @@ import { Secret, TOTP } from "otpauth";
 const PASSWORD = "two factor pw 0001";
 
 export default async function (h) {
-  const { step, check, api, newPage, audit, submit, takeRefusalLog, signedIn, service } = h;
+  const { step, check, api, newPage, audit, submit, takeRefusalLog, takeStatusLog, passwordSignIn, signedIn, service } = h;
   const base = service.base;
   const codeAt = (secret, ms) => new TOTP({ secret: Secret.fromBase32(secret) }).generate({ timestamp: ms });
-
-  /** A page answered with `status` logs one console error: expected, so taken off the page's errors. */
-  async function takeStatusLog(page, status) {
-    for (let i = 0; i < 50 && !page.errors.some((e) => e.includes(`status of ${status}`)); i++) await page.waitForTimeout(100);
-    const expected = page.errors.filter((e) => e.includes(`status of ${status}`));
-    check(expected.length >= 1, `no ${status} logged; console: ${page.errors.join("\n")}`);
-    page.errors = page.errors.filter((e) => !expected.includes(e));
-  }
-
-  async function passwordSignIn(page, login, password) {
-    await page.goto(`${base}/app/session/new`);
-    await page.fill("#username", login);
-    await page.fill("#password", password);
-    await submit(page, "#password-sign-in", "/app/session/password");
-  }
 
   const username = `tf-${Date.now()}`;
   let user;

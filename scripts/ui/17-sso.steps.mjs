@@ -5,6 +5,7 @@
 // are audited at 1280 and 360 px (the provider's own pages are not ours to audit).
 import { createHash, randomBytes } from "node:crypto";
 import { createServer } from "node:http";
+import { readJson } from "../lib/harness.mjs";
 
 export default async function (h) {
   const { step, check, api, newPage, audit, service, idp, ORG } = h;
@@ -96,6 +97,7 @@ export default async function (h) {
       code_challenge_method: "S256",
     });
     // Terraform's own listener receives the code on one of the ports its OAuth client names (10000-10010).
+    /** @type {URL | null} */
     let landed = null;
     const listener = createServer((req, res) => {
       const url = new URL(req.url ?? "/", "http://localhost");
@@ -130,7 +132,7 @@ export default async function (h) {
         redirect_uri: redirectUri,
         code_verifier: verifier,
       }).toString(),
-    }).then((r) => r.json());
+    }).then(readJson);
     check(typeof token.access_token === "string", `the token exchange answered ${JSON.stringify(token).slice(0, 200)}`);
     const me = await api("GET", "/account/details", undefined, token.access_token);
     check(me.data.attributes.username === dave, `Terraform's token belongs to ${me.data.attributes.username}, not ${dave}`);

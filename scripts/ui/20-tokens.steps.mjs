@@ -2,6 +2,7 @@
 // (/app/oauth/authorize): create a token and see its secret once, revoke it, a refused expiry, approve and deny.
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { createServer } from "node:http";
+import { listen, readJson } from "../lib/harness.mjs";
 
 const b64url = (buf) => buf.toString("base64").replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 
@@ -91,6 +92,7 @@ export default async function (h) {
     await Promise.all([fresh.waitForURL((u) => u.pathname === "/app/oauth/authorize"), fresh.press("#token", "Enter")]);
     await audit(fresh, "login-authorize");
     // A stand-in for Terraform's listener on the callback port (a redirect's target is not something a page route sees).
+    /** @type {URL | null} */
     let callback = null;
     const listener = createServer((req, res) => {
       // Only the callback counts: the browser may ask this origin for /favicon.ico right after it.
@@ -98,7 +100,7 @@ export default async function (h) {
       if (url.pathname === "/login") callback = url;
       res.writeHead(200, { "Content-Type": "text/html" }).end("<!doctype html><html lang=en><title>ok</title><p>ok</p></html>");
     });
-    await new Promise((resolve, reject) => listener.once("error", reject).listen(10007, "127.0.0.1", resolve));
+    await listen(listener, 10007);
     await Promise.all([fresh.waitForURL((u) => u.port === "10007"), fresh.click("#approve")]);
     check(callback?.searchParams.get("state") === state, `the callback's state is ${callback?.searchParams.get("state")}`);
     const code = callback.searchParams.get("code");
@@ -108,7 +110,7 @@ export default async function (h) {
       headers: { "Content-Type": "application/x-www-form-urlencoded" },
       body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: redirect, client_id: "terraform-cli", code_verifier: verifier }),
     });
-    const body = await res.json();
+    const body = await readJson(res);
     check(res.status === 200 && body.access_token, `the exchange answered ${res.status}: ${JSON.stringify(body)}`);
     check((await api("GET", "/account/details", undefined, body.access_token)).data.id === user.id, "the minted token does not act as the user");
     // Deny.

@@ -1,7 +1,7 @@
 // Browser steps for the private registry's pages: a module published through the API in two versions (one with a
 // README, inputs, outputs, a submodule and an example), a provider with a version and a platform; the registry tab,
 // the module's page (inputs, outputs, usage snippet, another version) and the provider's page, each audited.
-import { tarGz } from "../clients/registry.mjs";
+import { tarGz } from "../lib/archives.mjs";
 
 const MODULE_FILES = {
   "main.tf": `variable "name" {\n  type        = string\n  description = "What to call it"\n}\n\nvariable "size" {\n  type    = number\n  default = 2\n}\n\noutput "id" {\n  description = "The id"\n  value       = var.name\n}\n`,

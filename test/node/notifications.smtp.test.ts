@@ -7,7 +7,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-// @ts-expect-error: a plain .mjs module shared with the client harnesses
 import { startService } from "../../scripts/lib/service.mjs";
 
 type Service = { base: string; token: string; stop: () => Promise<void> };

@@ -8,7 +8,6 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-// @ts-expect-error: a plain .mjs module shared with the client harnesses
 import { startService } from "../../scripts/lib/service.mjs";
 
 const RUNS = 10;
@@ -81,7 +80,7 @@ function exchange(opts: { method?: string; path: string; size: number; chunked: 
   return new Promise((resolve) => {
     const out: Outcome = { first: null, next: null, error: null };
     const socket = connect({ port: svc.port, host: "127.0.0.1", allowHalfOpen: true });
-    let received = Buffer.alloc(0);
+    let received: Buffer = Buffer.alloc(0);
     let bodyWritten = false;
     let fin = false;
     let pingSent = false;

@@ -7,9 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-// @ts-expect-error: a plain .mjs module shared with the client harnesses
 import { freePort, startService } from "../../scripts/lib/service.mjs";
-// @ts-expect-error: a plain .mjs module shared with the browser suite
 import { startIdp } from "../../scripts/lib/oidc-idp.mjs";
 
 type Service = { base: string; port: number; token: string; stop: () => Promise<void> };

@@ -9,11 +9,12 @@
 // A write in flight at the kill was not acknowledged: either outcome is accepted for it.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
+import { mkdtempSync, openSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { readJson } from "../../scripts/lib/harness.mjs";
+import { freePort, tail } from "../../scripts/lib/service.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const KILLS = 2;
@@ -30,18 +31,13 @@ const ORG = "crash";
 const store = mkdtempSync(join(tmpdir(), "restart-store-"));
 const token = `${randomBytes(7).toString("hex")}.atlasv1.${randomBytes(24).toString("hex")}`;
 const started = Date.now();
+/** @type {{ pid: number, exited: boolean } | null} */
 let server = null;
 let logFile = "";
 
 // ---- the server, in its own process group; always killed on the way out ----
 
-const port = await new Promise((resolve) => {
-  const s = createServer();
-  s.listen(0, "127.0.0.1", () => {
-    const p = s.address().port;
-    s.close(() => resolve(p));
-  });
-});
+const port = await freePort();
 const base = `http://127.0.0.1:${port}/api/v2`;
 
 function start() {
@@ -61,9 +57,9 @@ function start() {
       FAULT_INJECTION: "1",
     },
   });
-  child.exited = false;
-  child.once("exit", () => (child.exited = true));
-  server = child;
+  const s = { pid: child.pid ?? 0, exited: false };
+  child.once("exit", () => (s.exited = true));
+  server = s;
 }
 function killHard() {
   if (!server) return;
@@ -89,21 +85,14 @@ const watchdog = setTimeout(() => {
 }, TOTAL_MS);
 watchdog.unref();
 
-const tail = () => {
-  try {
-    return readFileSync(logFile, "utf8").split("\n").slice(-20).join("\n");
-  } catch {
-    return "";
-  }
-};
 async function waitUp() {
   for (;;) {
     try {
       const res = await fetch(`${base}/ping`, { headers: { Authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(2000) });
       if (res.status === 204) return;
     } catch {}
-    if (server.exited) throw new Error(`the server exited while starting:\n${tail()}`);
-    if (Date.now() - started > TOTAL_MS - 30_000) throw new Error(`the server did not start:\n${tail()}`);
+    if (server.exited) throw new Error(`the server exited while starting:\n${tail(logFile, 20)}`);
+    if (Date.now() - started > TOTAL_MS - 30_000) throw new Error(`the server did not start:\n${tail(logFile, 20)}`);
     await new Promise((r) => setTimeout(r, 250));
   }
 }
@@ -132,7 +121,7 @@ async function load(worker, phase, slow = false) {
       step = { create: name };
       const res = await req("POST", `/organizations/${ORG}/workspaces`, { data: { type: "workspaces", attributes: { name } } }, h);
       if (res.status !== 201) throw new Error(`create ${res.status}`);
-      const data = (await res.json()).data;
+      const data = (await readJson(res)).data;
       const id = data.id;
       const w = { name, description: data.attributes.description ?? null, tag: null, deleted: false, maybe: null };
       acked.set(id, w);
@@ -191,8 +180,8 @@ async function observed(id) {
   const res = await req("GET", `/workspaces/${id}`);
   if (res.status === 404) return { deleted: true, name: null, description: null, tag: null };
   if (res.status !== 200) throw new Error(`GET /workspaces/${id}: ${res.status}`);
-  const a = (await res.json()).data.attributes;
-  const tb = await (await req("GET", `/workspaces/${id}/tag-bindings`)).json();
+  const a = (await readJson(res)).data.attributes;
+  const tb = await readJson(await req("GET", `/workspaces/${id}/tag-bindings`));
   const k = tb.data.find((b) => b.attributes.key === "k");
   return { deleted: false, name: a.name, description: a.description ?? null, tag: k ? k.attributes.value : null };
 }
@@ -200,7 +189,7 @@ async function observed(id) {
 async function listAll() {
   const out = new Map();
   for (let page = 1; page < 1000; page++) {
-    const body = await (await req("GET", `/organizations/${ORG}/workspaces?page%5Bsize%5D=100&page%5Bnumber%5D=${page}`)).json();
+    const body = await readJson(await req("GET", `/organizations/${ORG}/workspaces?page%5Bsize%5D=100&page%5Bnumber%5D=${page}`));
     for (const w of body.data) out.set(w.id, { name: w.attributes.name, description: w.attributes.description ?? null });
     if (!body.meta.pagination["next-page"]) break;
   }
@@ -221,7 +210,7 @@ async function disagreements(states) {
     }
     if (!got.deleted) {
       const byName = await req("GET", `/organizations/${ORG}/workspaces/${got.name}`);
-      if (byName.status !== 200 || (await byName.json()).data.id !== id) out.push(`name lookup: ${got.name} does not find ${id}`);
+      if (byName.status !== 200 || (await readJson(byName)).data.id !== id) out.push(`name lookup: ${got.name} does not find ${id}`);
     }
   }
   for (const [id, row] of listed) if (!states.has(id) && !uncertainNames.has(row.name)) out.push(`list: ${id} (${row.name}) was never written`);
@@ -232,7 +221,7 @@ async function differences() {
   const out = [];
   let cursor = "";
   for (let n = 0; n < 1000; n++) {
-    const page = await (await req("GET", `/admin/consistency?page%5Bsize%5D=100&cursor=${encodeURIComponent(cursor)}`)).json();
+    const page = await readJson(await req("GET", `/admin/consistency?page%5Bsize%5D=100&cursor=${encodeURIComponent(cursor)}`));
     out.push(...page.data.map((d) => d.attributes));
     if (!page.meta["next-cursor"]) break;
     cursor = page.meta["next-cursor"];

@@ -11,6 +11,7 @@ import { randomBytes } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, openSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ensureTerraformVersion } from "../lib/binaries.mjs";
+import { check, jsonApi, readJson } from "../lib/harness.mjs";
 import { signingKey, startReleasesServer, waitForVersions } from "../lib/releases.mjs";
 import { groups, killGroup, sleep, startService, stopGroup, tail } from "../lib/service.mjs";
 
@@ -21,10 +22,11 @@ const UNINSTALLABLE = "1.6.6";
 const ORG = "tfv";
 
 /**
- * Runs the steps with the harness's `step(name, fn)` and `check(cond, message, result?)`; `terraform` is the client
- * ({ path, version }), `work` the harness's work directory. Cleans up after itself.
+ * Runs the steps on a service of its own (from `serviceRoot`); `terraform` is the client ({ path, version }), `work` the
+ * harness's work directory. Cleans up after itself.
+ * @param {import("./context.mjs").ClientContext} h
  */
-export async function terraformVersionSteps({ step, check, log, root, work, terraform }) {
+export default async function ({ step, log, serviceRoot: root, work, terraform }) {
   const dir = join(work, "terraform-versions");
   mkdirSync(join(dir, "logs"), { recursive: true });
   const ctx = { service: null, agent: null, releases: null, versions: null, cliEnv: null, ws: {}, key: null };
@@ -32,20 +34,11 @@ export async function terraformVersionSteps({ step, check, log, root, work, terr
   const agentToken = `agent.${randomBytes(32).toString("hex")}`;
   let cmdSeq = 0;
 
+  /** @param {string} method @param {string} path @param {unknown} [body] */
   const api = async (method, path, body) => {
-    const res = await fetch(`${ctx.service.base}/api/v2${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${ctx.service.token}`, "Content-Type": "application/vnd.api+json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(30_000),
-    });
-    const text = await res.text();
-    let json = null;
-    try {
-      json = text ? JSON.parse(text) : null;
-    } catch {}
-    check(res.status < 300, `API ${method} ${path} answered ${res.status}: ${text.slice(0, 400)}`);
-    return json;
+    const r = await jsonApi(`${ctx.service.base}/api/v2`, ctx.service.token)(method, path, body);
+    check(r.status < 300, `API ${method} ${path} answered ${r.status}: ${r.text.slice(0, 400)}`);
+    return r.json;
   };
   // A terraform command in `cwd`, its output kept in logs/; resolves { code, out, cmd }.
   const tf = (cwd, args, timeoutMs = 240_000) =>
@@ -221,7 +214,7 @@ credentials "localhost:${ctx.service.port}" {
           headers: { Authorization: `Bearer ${ctx.service.token}` },
           signal: AbortSignal.timeout(30_000),
         });
-        const planJson = await plan.json();
+        const planJson = await readJson(plan);
         check(planJson.terraform_version === version, `${name}: the JSON plan was made by Terraform ${planJson.terraform_version}, not ${version}`);
         log(`terraform versions: ${name} ran Terraform ${version} (run ${run.id}: terraform-version, apply log header and JSON plan agree)`);
       }

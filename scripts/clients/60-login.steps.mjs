@@ -9,14 +9,17 @@
 // directory, so the credentials file is `$HOME/.terraform.d/credentials.tfrc.json`.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { chromiumPath } from "./chromium.mjs";
+import { chromiumPath } from "../lib/chromium.mjs";
+import { check, readJson, waitFor } from "../lib/harness.mjs";
+import { killGroup } from "../lib/service.mjs";
 
-/**
- * `h`: { step, check, tf, tfOk, apiOk, waitFor, killGroup, work, host, base (the URL the clients use), apiURL, org (created
- * here), adminToken (the site admin's, to make the user's password reset link) }.
- */
-export async function loginSteps(h) {
-  const { step, check, tf, tfOk, apiOk, waitFor, killGroup, work, host, base, apiURL, org, adminToken } = h;
+const org = "clients-login"; // created here
+
+/** @param {import("./context.mjs").ClientContext} h */
+export default async function (h) {
+  const { step, tf, tfOk, apiOk, work, HOST: host, apiURL } = h;
+  const base = h.proxy.base; // the URL the clients use
+  const adminToken = h.service.token; // the site admin's, to make the user's password reset link
   const config = `host ${JSON.stringify(host)} {
   services = {
     "tfe.v2"   = ${JSON.stringify(apiURL)}
@@ -41,6 +44,7 @@ export async function loginSteps(h) {
   const credentialsFile = (home) => join(home, ".terraform.d", "credentials.tfrc.json");
   const user = { id: null, username: `login-${Date.now().toString(36)}`, password: `correct horse ${Date.now()}` };
   const workspace = "login-cloud";
+  /** @type {import("playwright-core").Browser | null} */
   let browser = null;
   let home = null;
 
@@ -115,9 +119,9 @@ export async function loginSteps(h) {
     const saved = JSON.parse(readFileSync(credentialsFile(home), "utf8")).credentials?.[host]?.token;
     check(typeof saved === "string" && saved.length > 0, `the credentials file has no token for ${host}`);
     const me = await fetch(`${apiURL}account/details`, { headers: { Authorization: `Bearer ${saved}` } });
-    const body = await me.json();
+    const body = await readJson(me);
     check(me.status === 200 && body.data.id === user.id, `the saved token's /account/details answered ${me.status} for ${body?.data?.id}`);
-    const listed = await fetch(`${apiURL}users/${user.id}/authentication-tokens`, { headers: { Authorization: `Bearer ${saved}` } }).then((x) => x.json());
+    const listed = await fetch(`${apiURL}users/${user.id}/authentication-tokens`, { headers: { Authorization: `Bearer ${saved}` } }).then(readJson);
     check(
       listed.data.some((t) => /^terraform login on /.test(t.attributes.description ?? "")),
       "the user's tokens do not include one named after terraform login",

@@ -10,6 +10,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { build } from "esbuild";
+import { check, waitFor } from "../lib/harness.mjs";
 
 const CONFIG = (v) => `resource "terraform_data" "app" {\n  input = "${v}"\n}\n\noutput "version" {\n  value = terraform_data.app.output\n}\n`;
 
@@ -19,10 +20,10 @@ const pct = (xs, p) => {
 };
 
 /**
- * `org`: an organisation whose workspaces run remotely on the service's agent; `apiOk(method, path, body)` the
- * harness's admin API call; `waitFor(what, fn, ms)` its poll. Answers the measured times (ms) for the summary.
+ * In the remote-run organisation (its workspaces run remotely on the service's agent). Answers the measured times (ms).
+ * @param {import("./context.mjs").ClientContext} h
  */
-export async function vcsSteps({ step, check, log, work, root, org, apiOk, waitFor }) {
+export default async function ({ step, log, work, serviceRoot: root, REMOTE_ORG: org, apiOk }) {
   const dir = join(work, "vcs");
   mkdirSync(dir, { recursive: true });
   const ctx = { gitea: null, repo: null, tokenId: null, ws: null, pushTimes: [], prTimes: [] };

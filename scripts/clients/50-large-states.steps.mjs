@@ -4,29 +4,31 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { check } from "../lib/harness.mjs";
+import { md5 } from "./context.mjs";
 
 const MiB = 1024 * 1024;
 /** What one agent artifact request used to be limited to: the 5 MB state's JSON plan is past it. */
 const OLD_ARTIFACT_LIMIT = 16 * MiB;
 
-/**
- * `h`: the harness's helpers (step, check, tfOk, apiOk, fixture, currentState, md5, runIdOf, readRun, proxy), the
- * remote organisation and its environment, and the Terraform version for the written state.
- */
-export async function largeStateSteps(h) {
-  const { step, check, tfOk, apiOk, fixture, currentState, md5 } = h;
+/** @param {import("./context.mjs").ClientContext} h */
+export default async function (h) {
+  const { step, tfOk, apiOk, fixture, currentState, service } = h;
+  // An API path followed through its redirect (a signed URL) with the admin token.
+  const fetchApi = (/** @type {string} */ path) =>
+    fetch(`${service.base}/api/v2${path}`, { headers: { Authorization: `Bearer ${service.token}` }, signal: AbortSignal.timeout(120_000) });
   const big = { dir: null, ws: null };
 
   // The JSON plan of a run through the API's redirect to its signed URL: its size.
   const jsonPlanBytes = async (id, path, collection = "runs") => {
-    const res = await h.fetchApi(`/${collection}/${id}/${path}`);
+    const res = await fetchApi(`/${collection}/${id}/${path}`);
     check(res.status === 200, `GET /${collection}/${id}/${path} (followed to its signed URL) answered ${res.status}`);
     return (await res.arrayBuffer()).byteLength;
   };
 
   await step("remote: a ~5 MB state applied, planned with no changes (its ~20 MB JSON plan past the old 16 MiB limit) and applied again", async () => {
     big.ws = (
-      await apiOk("POST", `/organizations/${h.remoteOrg}/workspaces`, {
+      await apiOk("POST", `/organizations/${h.REMOTE_ORG}/workspaces`, {
         data: { type: "workspaces", attributes: { name: "rr-big", "execution-mode": "remote" } },
       })
     ).json.data;
@@ -86,7 +88,7 @@ export async function largeStateSteps(h) {
         ],
       });
     }
-    const pushed = `${JSON.stringify({ version: 4, terraform_version: h.terraformVersion, serial: 1, lineage: randomUUID(), outputs: {}, resources }, null, 2)}\n`;
+    const pushed = `${JSON.stringify({ version: 4, terraform_version: h.terraform.version, serial: 1, lineage: randomUUID(), outputs: {}, resources }, null, 2)}\n`;
     check(pushed.length > 100 * MiB, `the generated state is ${pushed.length} bytes, expected more than 100 MiB`);
     writeFileSync(join(dir, "huge.tfstate"), pushed);
     await tfOk(dir, ["state", "push", "huge.tfstate"]);
