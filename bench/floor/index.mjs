@@ -12,6 +12,9 @@
 //   POST /create/:name          one D1 read, one D1 write (the name claim), then one DO call: a SQLite write, then a
 //                               D1 index write; `?id=` names the object (the bench populates the floor this way, as
 //                               the service is populated: one new object per row)
+//                               `?alarm=1` also arms an alarm in the object's write and clears it after the D1 write,
+//                               as the service's outbox does so that a crash in between still reaches D1
+//                               (bench:page-writes measures that variant beside the plain floor)
 //   POST /seed                  creates the floor's tables
 import { DurableObject } from "cloudflare:workers";
 
@@ -25,13 +28,16 @@ export class FloorObject extends DurableObject {
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS record (singleton INTEGER PRIMARY KEY, version INTEGER NOT NULL, doc TEXT NOT NULL)");
   }
 
+  /** The crash-retry alarm of `?alarm=1` (cleared once D1 has the write, so it fires only after a crash). */
+  async alarm() {}
+
   /** The record, as a show reads it from the workspace's object. */
   async read() {
     return this.ctx.storage.sql.exec("SELECT doc FROM record WHERE singleton = 1").toArray()[0]?.doc ?? null;
   }
 
-  /** One SQLite write, then the D1 index write; answers the new version. */
-  async write(id, name, docBytes) {
+  /** One SQLite write, then the D1 index write; answers the new version. `alarm`: with the crash-retry alarm. */
+  async write(id, name, docBytes, alarm = false) {
     const sql = this.ctx.storage.sql;
     const row = sql.exec("SELECT version FROM record WHERE singleton = 1").toArray()[0];
     const version = (row?.version ?? 0) + 1;
@@ -41,11 +47,13 @@ export class FloorObject extends DurableObject {
       version,
       text,
     );
+    if (alarm) void this.ctx.storage.setAlarm(Date.now() + 5000);
     await this.env.DB.prepare(
       "INSERT INTO floor_index (id, org, name, version, doc) VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET version = excluded.version, doc = excluded.doc",
     )
       .bind(id, ORG, name, version, text)
       .run();
+    if (alarm) void this.ctx.storage.deleteAlarm();
     return version;
   }
 }
@@ -89,7 +97,7 @@ export default {
         await db.prepare("SELECT version FROM floor_index WHERE id = ?").bind("f-0").first();
         const id = url.searchParams.get("id") ?? `c-${crypto.randomUUID()}`;
         await db.prepare("INSERT INTO floor_names (org, name, id) VALUES (?, ?, ?)").bind(ORG, arg, id).run();
-        const version = await env.FLOOR.getByName(id).write(id, arg, docBytes);
+        const version = await env.FLOOR.getByName(id).write(id, arg, docBytes, url.searchParams.get("alarm") === "1");
         return text(doc(id, arg, version, docBytes), 201);
       }
       case "POST seed": {
