@@ -3,7 +3,8 @@
 // store of its own with workerd's V8 inspector on (scripts/start.mjs: PROFILE_INSPECTOR); a few workspaces are
 // populated through the API with an ordinary user's token (as `npm run bench` does) and the floor seeded the same way;
 // after a warm-up, a CPU profile is recorded over the DevTools protocol (Profiler.*, sampling every --interval µs)
-// in each Worker's isolate and in the D1 simulator's while N operations of the shape run one at a time. The report
+// in each Worker's isolate and in the D1 simulator's while N operations of the shape run one at a time on each,
+// alternating the service and the floor as `npm run bench` does (so both see the same machine). The report
 // gives the sampled self time per operation by kind (our code under src/, each library, the runtime), by source file
 // and by function (top 25), the floor's beside, and the workerd CPU per operation from /proc (profiler on).
 //
@@ -127,6 +128,7 @@ const floor = {
   inspector: floorInspector,
   pgid: start("floor", floorPort, floorInspector, { WORKER_CONFIG: join("bench", "floor", "wrangler.toml") }),
 };
+const SERVERS = [service, floor];
 
 // ---------------------------------------------------------------- HTTP
 const headers = { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" };
@@ -338,7 +340,7 @@ function perfRecord(pids) {
                         : /^workerd::/.test(sym)
                           ? "workerd (its APIs, actors, I/O)"
                           : dso === "workerd"
-                            ? "workerd's other code (BoringSSL, zlib, …)"
+                            ? "other native code in workerd (C libraries: SQLite's VFS, BoringSSL, zlib, …)"
                             : `${dso}`;
         groups.set(group, (groups.get(group) ?? 0) + ms);
         symbols.push({ sym: sym.trim().slice(0, 120), dso, group, ms });
@@ -380,28 +382,46 @@ const OPS = {
 };
 for (const s of SHAPES) if (!OPS[s]) throw new Error(`unknown shape "${s}" (one of: ${Object.keys(OPS).join(", ")})`);
 
-/** Profiles `op` run `n` times one at a time on `server`; answers per isolate its attribution, and the CPU. */
-async function profiled(server, op, n) {
-  for (let i = 0; i < 30; i++) await op(-1 - i); // warm-up: JIT, caches, the objects' first use
-  const targets = (await isolates(server.inspector)).filter((t) => t.startsWith("core:user:") || t === "d1:db");
-  const sessions = [];
-  for (const t of targets) {
-    const s = await session(server.inspector, t);
-    sessions.push([t, s]);
-    await s.send("Profiler.enable");
-    await s.send("Profiler.setSamplingInterval", { interval: Number(opt.interval) });
+/**
+ * Runs `ops[server]` n times for each server, one operation at a time, alternating the service and the floor as
+ * `npm run bench` does (which goes first alternates too), so both see the same machine; answers, per server, the
+ * operations' wall time and workerd CPU (/proc) per operation.
+ */
+async function interleaved(shape, n, from) {
+  const before = Object.fromEntries(SERVERS.map((x) => [x.name, workerds(x.pgid)]));
+  const wall = { service: 0, floor: 0 };
+  for (let i = from; i < from + n; i++) {
+    for (const x of i % 2 ? [floor, service] : [service, floor]) {
+      const t = performance.now();
+      await OPS[shape][x.name](i);
+      wall[x.name] += performance.now() - t;
+    }
   }
-  await Promise.all(sessions.map(([, s]) => s.send("Profiler.start")));
-  const before = workerds(server.pgid);
-  const t0 = performance.now();
-  for (let i = 0; i < n; i++) await op(i);
-  const wallMs = performance.now() - t0;
-  const after = workerds(server.pgid);
-  const ms = (k) => ((after[k] - before[k]) * (1000 / CLK_TCK)) / n;
-  const cpuMs = ms("user") + ms("sys");
-  const sysMs = ms("sys");
-  const out = [];
-  for (const [t, s] of sessions) {
+  const out = {};
+  for (const x of SERVERS) {
+    const after = workerds(x.pgid);
+    const ms = (k) => ((after[k] - before[x.name][k]) * (1000 / CLK_TCK)) / n;
+    out[x.name] = { cpuMs: ms("user") + ms("sys"), sysMs: ms("sys"), wallMs: wall[x.name] / n };
+  }
+  return out;
+}
+
+/** Profiles `shape` on both servers at once (interleaved); answers per server its isolates' attributions and CPU. */
+async function profiled(shape, n) {
+  for (let i = 0; i < 30; i++) for (const x of SERVERS) await OPS[shape][x.name](-1 - i); // warm-up: JIT, caches
+  const sessions = [];
+  for (const x of SERVERS) {
+    for (const t of (await isolates(x.inspector)).filter((id) => id.startsWith("core:user:") || id === "d1:db")) {
+      const s = await session(x.inspector, t);
+      sessions.push({ server: x, t, s });
+      await s.send("Profiler.enable");
+      await s.send("Profiler.setSamplingInterval", { interval: Number(opt.interval) });
+    }
+  }
+  await Promise.all(sessions.map(({ s }) => s.send("Profiler.start")));
+  const measured = await interleaved(shape, n, 0);
+  const result = Object.fromEntries(SERVERS.map((x) => [x.name, { isolates: [], ...measured[x.name], native: null }]));
+  for (const { server, t, s } of sessions) {
     const { profile } = await s.send("Profiler.stop");
     await s.send("Profiler.disable");
     // Scripts, for the bundle's source and the runtime's module names.
@@ -415,20 +435,19 @@ async function profiled(server, op, n) {
     else if (main) locators.set(main.scriptId, { how: "floor", at: (line) => ({ file: "bench/floor/index.mjs", line: line + 1 }) });
     await s.send("Debugger.disable");
     s.close();
-    out.push({ target: t, how: [...locators.values()][0]?.how ?? null, ...(await attribute(profile, scriptsById, locators)) });
+    result[server.name].isolates.push({ target: t, how: [...locators.values()][0]?.how ?? null, ...(await attribute(profile, scriptsById, locators)) });
   }
   // The native pass runs after the V8 profile, not during it: the V8 sampler's signals would be in it.
-  let native = null;
   if (opt.perf) {
-    const perf = perfRecord(workerds(server.pgid).pids);
+    const perfs = SERVERS.map((x) => perfRecord(workerds(x.pgid).pids));
     await sleep(500);
-    const ticks = workerds(server.pgid);
-    for (let i = 0; i < n; i++) await op(n + i);
-    const now = workerds(server.pgid);
-    native = await perf.stop(n);
-    native.cpuMs = ((now.user + now.sys - ticks.user - ticks.sys) * (1000 / CLK_TCK)) / n;
+    const pass = await interleaved(shape, n, n);
+    for (const [i, x] of SERVERS.entries()) {
+      result[x.name].native = await perfs[i].stop(n);
+      result[x.name].native.cpuMs = pass[x.name].cpuMs;
+    }
   }
-  return { isolates: out, cpuMs, sysMs, wallMs: wallMs / n, native };
+  return result;
 }
 
 // ---------------------------------------------------------------- run
@@ -460,10 +479,8 @@ try {
 
   for (const shape of SHAPES) {
     const result = { shape, n: N, date: new Date().toISOString() };
-    for (const server of [service, floor]) {
-      result[server.name] = await profiled(server, OPS[shape][server.name], N);
-      console.log(`profile: ${shape}: ${server.name} profiled (${N} operations)`);
-    }
+    Object.assign(result, await profiled(shape, N));
+    console.log(`profile: ${shape}: profiled (${N} operations each, interleaved with the floor)`);
     const md = report(result);
     const file = resolve(root, opt.out, `profile-${shape.replace(/[^a-z0-9]+/gi, "-").toLowerCase()}.md`);
     writeFileSync(file, md);
@@ -488,7 +505,7 @@ function report(r) {
   const lines = [
     `# Profile: ${r.shape} (${r.n} operations at concurrency 1, ${r.date.slice(0, 10)})`,
     "",
-    `\`npm run bench:profile -- --shape "${r.shape}" --count ${r.n}${opt.perf ? " --perf" : ""}${opt["no-hops"] ? " --no-hops" : ""}\` (the service ${opt["no-hops"] ? "without" : "with"} EXPOSE_HOPS=1): V8's sampling profiler (every ${opt.interval} µs) in the Worker's isolate (the Worker and its Durable Objects) and in the local D1's isolate, ${SIZE} workspaces, ${cpus().length} cores, load average ${loadavg()[0].toFixed(1)} at the end. Self time in ms per operation${r.shape === "lock + unlock" ? " (a lock and an unlock)" : ""}, attributed through the bundle's ${s.how}. The profiler itself slows the isolate; the shares are what to read.`,
+    `\`npm run bench:profile -- --shape "${r.shape}" --count ${r.n}${opt.perf ? " --perf" : ""}${opt["no-hops"] ? " --no-hops" : ""}\` (the service ${opt["no-hops"] ? "without" : "with"} EXPOSE_HOPS=1): service and floor operations interleaved (as \`npm run bench\` runs them), V8's sampling profiler (every ${opt.interval} µs) in each Worker's isolate (the Worker and its Durable Objects) and in the local D1's isolate, ${SIZE} workspaces, ${cpus().length} cores, load average ${loadavg()[0].toFixed(1)} at the end. Self time in ms per operation${r.shape === "lock + unlock" ? " (a lock and an unlock)" : ""}, attributed through the bundle's ${s.how}. The profiler itself slows the isolate; the shares are what to read.`,
     "",
     "| | service | floor | service − floor |",
     "|---|---:|---:|---:|",
@@ -499,7 +516,7 @@ function report(r) {
     `| the local D1's isolate, sampled | ${f(per(sum(d1(r.service).byKind)))} | ${f(per(sum(d1(r.floor).byKind)))} | ${f(per(sum(d1(r.service).byKind) - sum(d1(r.floor).byKind)))} |`,
     `| samples (sampler period, µs): the Worker's isolate, D1's | ${s.samples} (${s.period}), ${d1(r.service).samples} (${d1(r.service).period}) | ${fl.samples} (${fl.period}), ${d1(r.floor).samples} (${d1(r.floor).period}) | |`,
     "",
-    "Sampled time is time inside an isolate (a sample counts for one sampler period). The rest of workerd's CPU is outside the isolates: its HTTP server and client, the RPC between the isolates, the structured log, the event loop.",
+    "Sampled time is time inside an isolate (a sample counts for one sampler period). The rest of workerd's CPU is outside the isolates: its HTTP server and client, the RPC between the isolates, the structured log, the event loop. A frame that calls into the runtime synchronously holds that work as its own self time: the frame that calls a Durable Object stub (the RPC proxy of `src/platform/hops.ts`, the floor's `fetch`) holds the call's start, for a create the new object's start (its SQLite files opened).",
     "",
     ...nativeSection(r, f),
     "The service's isolate by kind (self time, ms per operation; the floor's isolate for comparison):",
@@ -577,7 +594,7 @@ function nativeSection(r, f) {
   const groups = [...new Set([...s.groups.keys(), ...fl.groups.keys()])].sort((a, b) => (s.groups.get(b) ?? 0) - (s.groups.get(a) ?? 0));
   const total = (g) => [...g.values()].reduce((a, b) => a + b, 0);
   return [
-    `All of workerd's CPU by where \`perf record\` (cpu-clock at 2,000 Hz, every workerd thread; a second pass of ${r.n} operations without the V8 profiler, workerd CPU from /proc in it: service ${f(s.cpuMs)}, floor ${f(fl.cpuMs)} ms/op) found it, ms per operation:`,
+    `All of workerd's CPU by where \`perf record\` (cpu-clock at 2,000 Hz, every workerd thread; a second interleaved pass of ${r.n} operations without the V8 profiler, workerd CPU from /proc in it: service ${f(s.cpuMs)}, floor ${f(fl.cpuMs)} ms/op) found it, ms per operation:`,
     "",
     "| where | service | floor | service − floor |",
     "|---|---:|---:|---:|",
