@@ -179,7 +179,11 @@ async function session(port, target) {
     });
   return { send, scripts, close: () => ws.close() };
 }
-const isolates = async (port) => (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()).map((t) => t.id);
+/** @returns {Promise<string[]>} the inspector's targets (one per isolate) */
+const isolates = async (port) => {
+  const targets = /** @type {{ id: string }[]} */ (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json());
+  return targets.map((t) => t.id);
+};
 
 // ---------------------------------------------------------------- attribution
 /** Where a bundled position comes from: the source map when it matches the loaded script, else the module markers. */
@@ -210,8 +214,8 @@ async function bundleLocator(script) {
     return {
       how: "source map",
       at(line, column) {
-        const e = map.findEntry(line, column);
-        if (!e?.originalSource) return byMarker(line);
+        const e = /** @type {Partial<import("node:module").SourceMapping>} */ (map.findEntry(line, column));
+        if (!e?.originalSource || e.originalLine === undefined) return byMarker(line);
         const abs = e.originalSource.startsWith("file://") ? fileURLToPath(e.originalSource) : resolve(bundleDir, e.originalSource);
         return { file: relative(root, abs), line: e.originalLine + 1 };
       },
