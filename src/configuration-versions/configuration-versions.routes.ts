@@ -2,11 +2,10 @@
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
-import { ApiError } from "../errors";
 import { defineRoutes } from "../jsonapi/define-route";
 import { jsonapi, noContent, paginated } from "../jsonapi/document";
 import { includeQuery, listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
-import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { jsonBody, noContentResponse, ok, router, includesOf } from "../jsonapi/validation";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
 import { z } from "@hono/zod-openapi";
 import { configurationVersionResource, cvCreateBody, cvIdParam, ingressAttributesResource } from "./configuration-versions.schemas";
@@ -30,11 +29,7 @@ const origin = (c: Context<AppEnv>) => new URL(c.req.url).origin;
  * `run` (runs are queued from an upload by the run engine); neither adds anything for versions from the API or CLI.
  */
 function checkInclude(raw: string | undefined): void {
-  for (const v of (raw ?? "").split(",").map((s) => s.trim())) {
-    if (v !== "" && v !== "ingress_attributes" && v !== "run") {
-      throw ApiError.of("invalid_include", { detail: `Invalid include parameter: ${v}`, parameter: "include" });
-    }
-  }
+  includesOf(raw, ["ingress_attributes", "run"]);
 }
 
 configurationVersions.openapi(

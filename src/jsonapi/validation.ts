@@ -10,6 +10,24 @@ function pointerOf(path: ReadonlyArray<PropertyKey>): string {
   return `/${path.map((p) => String(p).replace(/~/g, "~0").replace(/\//g, "~1")).join("/")}`;
 }
 
+/**
+ * The values of an `include` query parameter (comma-separated, blanks ignored), each once in the order given; a value
+ * not in `allowed` is the 400 clients match (`Invalid include parameter: <value>`, go-tfe's ErrInvalidIncludeValue).
+ */
+export function includesOf(raw: string | undefined, allowed: Iterable<string>): string[] {
+  const known = new Set(allowed);
+  const values = [
+    ...new Set(
+      (raw ?? "")
+        .split(",")
+        .map((v) => v.trim())
+        .filter(Boolean),
+    ),
+  ];
+  for (const v of values) if (!known.has(v)) throw ApiError.of("invalid_include", { detail: `Invalid include parameter: ${v}`, parameter: "include" });
+  return values;
+}
+
 /** Turns a zod failure into a JSON:API error document: pointers for bodies, parameters for queries. */
 export function validationError(error: ZodError, target: string): ApiError {
   if (target === "param") return ApiError.of("not_found");

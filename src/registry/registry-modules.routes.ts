@@ -6,12 +6,11 @@
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
-import { ApiError } from "../errors";
 import { defineRoutes } from "../jsonapi/define-route";
 import { jsonapi, noContent } from "../jsonapi/document";
 import { registryPage } from "./registry.document";
 import { listDocument, pageOf, resourceDocument } from "../jsonapi/schemas";
-import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { jsonBody, noContentResponse, ok, router, includesOf } from "../jsonapi/validation";
 import { tagBindingResource } from "../tags/tags.schemas";
 import {
   legacyModuleParams,
@@ -125,9 +124,7 @@ registryModules.openapi(
   async (c) => {
     const q = c.req.valid("query");
     // There are no no-code modules to include (no-code provisioning is not offered): the include is answered as asked.
-    for (const name of (q.include ?? "").split(",").filter(Boolean)) {
-      if (name !== "no-code-modules") throw ApiError.of("invalid_include", { detail: `Invalid include parameter: ${name}`, parameter: "include" });
-    }
+    includesOf(q.include, ["no-code-modules"]);
     const page = pageOf(q);
     const list = await listOrgModules(
       callerOf(c),

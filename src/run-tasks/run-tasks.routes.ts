@@ -3,11 +3,10 @@ import type { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { callerOf } from "../auth/caller.http";
 import type { AppEnv } from "../env";
-import { ApiError } from "../errors";
 import { defineRoutes } from "../jsonapi/define-route";
 import { jsonapi, noContent, paginated, paginatedList, type Resource, pageSlice } from "../jsonapi/document";
 import { listDocument, orgParam, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
-import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { jsonBody, noContentResponse, ok, router, includesOf } from "../jsonapi/validation";
 import { runIdParam } from "../runs/runs.schemas";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
 import {
@@ -35,16 +34,7 @@ export const runTasks = router();
 const origin = (c: Context<AppEnv>) => new URL(c.req.url).origin;
 
 /** The include values a request names, each one of `allowed` (a 400 naming the parameter otherwise). */
-function includes(raw: string | undefined, allowed: string[]): Set<string> {
-  const wanted = new Set(
-    (raw ?? "")
-      .split(",")
-      .map((v) => v.trim())
-      .filter(Boolean),
-  );
-  for (const v of wanted) if (!allowed.includes(v)) throw ApiError.of("invalid_include", { detail: `Invalid include parameter: ${v}`, parameter: "include" });
-  return wanted;
-}
+const includes = (raw: string | undefined, allowed: string[]): Set<string> => new Set(includesOf(raw, allowed));
 
 const agentPoolOf = (r: { "agent-pool"?: { data: { id: string } | null } } | undefined) => (r?.["agent-pool"] ? (r["agent-pool"].data?.id ?? null) : undefined);
 

@@ -4,6 +4,7 @@
  * workspace has at most LIMITS.runTriggerSourcesMax of them. Reading needs read access to the workspace that gets
  * the runs. The runs themselves are the objects' (run-triggers.object.ts).
  */
+import { includesOf } from "../jsonapi/validation";
 import type { Caller } from "../caller";
 import { ApiError } from "../errors";
 import { newId, nowIso } from "../ids";
@@ -41,14 +42,7 @@ export async function createRunTrigger(caller: Caller, workspaceId: string, sour
 
 /** What a list or read includes: `workspace` and `sourceable`, each only where the caller may read that workspace. */
 async function included(caller: Caller, triggers: RunTrigger[], include: string | undefined): Promise<Resource[]> {
-  const wanted = new Set(
-    (include ?? "")
-      .split(",")
-      .map((v) => v.trim())
-      .filter(Boolean),
-  );
-  for (const v of wanted)
-    if (v !== "workspace" && v !== "sourceable") throw ApiError.of("invalid_include", { detail: `Invalid include parameter: ${v}`, parameter: "include" });
+  const wanted = new Set(includesOf(include, ["workspace", "sourceable"]));
   const ids = new Set<string>();
   for (const t of triggers) {
     if (wanted.has("workspace")) ids.add(t.workspaceId);

@@ -6,7 +6,7 @@ import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { jsonapi, noContent, paginated, pageSlice } from "../jsonapi/document";
 import { includeQuery, listDocument, pageOf, pageQuery, resourceDocument } from "../jsonapi/schemas";
-import { jsonBody, noContentResponse, ok, router } from "../jsonapi/validation";
+import { jsonBody, noContentResponse, ok, router, includesOf } from "../jsonapi/validation";
 import { workspaceIdParam } from "../workspaces/workspaces.schemas";
 import { serializeOutputs, serializeResources, serializeStateVersion } from "./state-versions.serialize";
 import {
@@ -97,13 +97,7 @@ const svParam = z.object({ state_version_id: z.string().regex(/^sv-[A-Za-z0-9]{1
 
 /** `include=outputs` on state-version reads (go-tfe's ReadCurrentWithOptions). */
 function withOutputs(include: string | undefined, sv: Parameters<typeof serializeOutputs>[0], canReadState: boolean) {
-  const values = (include ?? "")
-    .split(",")
-    .map((v) => v.trim())
-    .filter(Boolean);
-  for (const v of values)
-    if (v !== "outputs" && v !== "run" && v !== "created_by")
-      throw ApiError.of("invalid_include", { detail: `Invalid include parameter: ${v}`, parameter: "include" });
+  const values = includesOf(include, ["outputs", "run", "created_by"]);
   return values.includes("outputs") ? { included: serializeOutputs(sv, "state-version-outputs", canReadState) } : {};
 }
 

@@ -1,4 +1,5 @@
 /** Teams and their members: authorisation (teams.rules.ts) and orchestration of the repositories. */
+import { includesOf } from "../jsonapi/validation";
 import { pageSlice } from "../jsonapi/document";
 import { auditOf, auditStatementsOf } from "../audit/audit.service";
 import { auditStatements } from "../audit/audit.d1";
@@ -155,14 +156,7 @@ export async function showTeam(
   includeParam: string | undefined,
 ): Promise<{ team: TeamView; users: Array<{ id: string; username: string }> | null; memberships: Membership[] | null }> {
   const { team, access } = await loadTeam(caller, teamId);
-  const include = (includeParam ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean);
-  for (const v of include) {
-    if (!(TEAM_INCLUDES as readonly string[]).includes(v))
-      throw ApiError.of("invalid_include", { detail: `Invalid include parameter: ${v}`, parameter: "include" });
-  }
+  const include = includesOf(includeParam, TEAM_INCLUDES);
   const db = caller.db;
   const v = await view(db, team, access);
   const users = include.includes("users") ? await usernames(db, v.members) : null;

@@ -1,4 +1,5 @@
 /** Organisation memberships: invitations, their acceptance and removal, and who sees what of them. */
+import { includesOf } from "../jsonapi/validation";
 import { allows, authorize } from "../auth/requirements";
 import { requireOrgAccess, type OrgAccess } from "../auth/access";
 import { seesMemberEmails } from "../auth/team-rights";
@@ -35,15 +36,7 @@ const MEMBERSHIP_INCLUDES = ["user", "teams"] as const;
 
 /** `include` of membership reads: `user` and `teams` (anything else is the 400 go-tfe maps to ErrInvalidIncludeValue). */
 function readIncludes(raw: string | undefined): Set<string> {
-  const values = (raw ?? "")
-    .split(",")
-    .map((v) => v.trim())
-    .filter(Boolean);
-  for (const v of values) {
-    if (!(MEMBERSHIP_INCLUDES as readonly string[]).includes(v))
-      throw ApiError.of("invalid_include", { detail: `Invalid include parameter: ${v}`, parameter: "include" });
-  }
-  return new Set(values);
+  return new Set(includesOf(raw, MEMBERSHIP_INCLUDES));
 }
 
 /** Memberships with their teams, plus the included teams asked for. */

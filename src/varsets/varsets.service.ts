@@ -7,6 +7,7 @@
  * implies it). Readers of a workspace's variables also see the sets reaching it (`/workspaces/:id/varsets`,
  * `all-vars`). Anyone else gets 404, as for another organisation's set.
  */
+import { includesOf } from "../jsonapi/validation";
 import { auditStatementsOf } from "../audit/audit.service";
 import { variableChangeMeta } from "../variables/variables.service";
 import { loadGrants, projectRights, requireOrgAccess, type OrgAccess } from "../auth/access";
@@ -43,16 +44,7 @@ export interface VarsetRead {
 const INCLUDES = new Set(["vars", "workspaces", "projects", "stacks"]);
 
 export function parseVarsetInclude(raw: string | undefined): string[] {
-  const values = [
-    ...new Set(
-      (raw ?? "")
-        .split(",")
-        .map((v) => v.trim())
-        .filter(Boolean),
-    ),
-  ];
-  for (const v of values) if (!INCLUDES.has(v)) throw ApiError.of("invalid_include", { detail: `Invalid include parameter: ${v}`, parameter: "include" });
-  return values;
+  return includesOf(raw, INCLUDES);
 }
 
 const toPage = (p: Page) => ({ offset: (p.number - 1) * p.size, limit: p.size });

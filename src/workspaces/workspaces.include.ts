@@ -1,6 +1,6 @@
 /** `include` on workspace reads (HCP Terraform API docs, Workspaces: Available Related Resources): related resources in a top-level `included`, each once. */
+import { includesOf } from "../jsonapi/validation";
 import type { Caller } from "../caller";
-import { ApiError } from "../errors";
 import { Included, type Resource } from "../jsonapi/document";
 import { serializeOrganization } from "../organizations/organizations.serialize";
 import { serializeProject } from "../projects/projects.serialize";
@@ -53,21 +53,7 @@ export const INCLUDE_VALUES = new Set([
 ]);
 
 export function parseInclude(raw: string | undefined): string[] {
-  if (!raw) return [];
-  const values = [
-    ...new Set(
-      raw
-        .split(",")
-        .map((v) => v.trim())
-        .filter((v) => v.length > 0),
-    ),
-  ];
-  for (const v of values) {
-    if (!INCLUDE_VALUES.has(v)) {
-      throw ApiError.of("invalid_include", { detail: `Invalid include parameter: ${v}`, parameter: "include" });
-    }
-  }
-  return values;
+  return includesOf(raw, INCLUDE_VALUES);
 }
 
 const unique = <T>(xs: T[]) => [...new Set(xs)];
