@@ -16,7 +16,8 @@ export async function recordTaskCallback(env: Bindings, claims: TaskTokenClaims,
 
 /** A signed URL of the token's run's JSON plan; null while the run has none. */
 export async function taskPlanJsonUrl(env: Bindings, origin: string, claims: TaskTokenClaims): Promise<string | null> {
-  const got = await workspaceObject(env, claims.workspaceId).getArtifact({ runId: claims.runId, kind: "plan-json" });
+  // Only whether it exists: the integration downloads the bytes through the signed URL, streamed.
+  const got = await workspaceObject(env, claims.workspaceId).getArtifact({ runId: claims.runId, kind: "plan-json", maxBytes: 0 });
   if (!got.ok) return null;
   return signedArtifactUrl(env, origin, claims.workspaceId, claims.runId, "plan-json");
 }
