@@ -5,6 +5,7 @@
  * configuration needs the operator's SMTP relay. A configuration enabled (on create, or by an update) is verified
  * first: the verification request must be answered with a 2xx, else the change is refused with the answer.
  */
+import { usernames } from "../users/users.d1";
 import type { Caller } from "../caller";
 import { ApiError, unwrap } from "../errors";
 import { newChildId, nowIso, parentOfId } from "../ids";
@@ -41,11 +42,7 @@ async function check(caller: Caller, c: NotificationConfig): Promise<void> {
     if (refused) throw ApiError.of("invalid_attribute", { detail: `URL is not requested: ${refused}`, pointer: `${A}/url` });
   }
   if (c.emailUserIds.length > 0) {
-    const found = await caller.db
-      .prepare("SELECT id FROM users WHERE id IN (SELECT value FROM json_each(?))")
-      .bind(JSON.stringify(c.emailUserIds))
-      .all<{ id: string }>();
-    const known = new Set(found.results.map((r) => r.id));
+    const known = new Set((await usernames(caller.db, c.emailUserIds)).map((u) => u.id));
     const missing = c.emailUserIds.find((id) => !known.has(id));
     if (missing) throw ApiError.of("invalid_attribute", { detail: `User ${missing} was not found`, pointer: "/data/relationships/users" });
   }

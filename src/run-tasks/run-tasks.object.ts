@@ -45,6 +45,7 @@ import {
   saveWorkspaceTask,
   stagesOfRun,
 } from "./run-tasks.store";
+import { findRunTask } from "./run-tasks.d1";
 import { mintTaskToken } from "./run-tasks.token";
 import { TASK_STAGES, type TaskCallback, type TaskResult, type TaskStage, type TaskStageName, type WorkspaceTask } from "./run-tasks.types";
 
@@ -280,13 +281,10 @@ export class RunTasks {
       if (!result) continue;
       const run = this.deps.run(result.runId);
       const attachment = getWorkspaceTask(this.host.sql, result.workspaceTaskId);
-      const task = await this.env.DB.prepare("SELECT name, url, hmac_key, enabled FROM run_tasks WHERE id = ?")
-        .bind(result.taskId)
-        .first<{ name: string; url: string; hmac_key: string | null; enabled: number }>()
-        .catch(() => null);
+      const task = await findRunTask(this.env.DB, result.taskId).catch(() => null);
       let answer: { accepted: boolean; note: string };
       if (!run || !task || !attachment) answer = { accepted: false, note: "skip:The run task no longer exists" };
-      else if (task.enabled !== 1) answer = { accepted: false, note: "skip:The run task is disabled" };
+      else if (!task.enabled) answer = { accepted: false, note: "skip:The run task is disabled" };
       else {
         result.taskName = task.name;
         result.taskUrl = task.url;
@@ -313,11 +311,11 @@ export class RunTasks {
         });
         let key: string | null = null;
         try {
-          key = task.hmac_key ? await openValue(this.env, result.taskId, task.hmac_key) : null;
+          key = task.sealedHmacKey ? await openValue(this.env, result.taskId, task.sealedHmacKey) : null;
         } catch {
           key = null;
         }
-        const sent = task.hmac_key && key === null ? null : await sendTaskRequest(this.env, task.url, payload, key, attachment.origin);
+        const sent = task.sealedHmacKey && key === null ? null : await sendTaskRequest(this.env, task.url, payload, key, attachment.origin);
         answer = sent
           ? { accepted: sent.accepted, note: sent.accepted ? "" : `${sent.url} ${sent.code ? `answered ${sent.code}` : sent.body}` }
           : { accepted: false, note: "The run task's HMAC key cannot be read" };
