@@ -43,7 +43,7 @@ export class WorkspaceRecords {
     return row.kind === "deleted" ? { kind: "deleted", record } : { kind: "live", record };
   }
 
-  /** Writes the record (the host commits it with its outbox entry); its tables are made with the first. */
+  /** Writes the record (the host commits it with its outbox entry); its table is made with the first. */
   store(kind: "live" | "deleted", text: string): void {
     ensure(this.host.sql, RECORD_TABLES).exec(
       `INSERT INTO workspace (singleton, kind, record) VALUES (1, ?, ?)

@@ -145,7 +145,7 @@ export class Outbox {
     return true;
   }
 
-  /** The record as the index should hold it (for the consistency checker); outbox rows without an alarm get one. */
+  /** The record as the index should hold it (for the consistency checker); a pending entry without an alarm gets one. */
   async state(s: Stored): Promise<{ kind: Stored["kind"]; record: WorkspaceRecord | null; pending: number; armed: boolean }> {
     const pending = this.pending();
     let armed = false;
