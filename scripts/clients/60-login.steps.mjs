@@ -111,7 +111,13 @@ export default async function (h) {
     const { run, url } = await startLogin(home);
     const page = await (await browser.newContext()).newPage();
     await signInThere(page, url);
-    await Promise.all([page.waitForURL((u) => u.hostname === "localhost" && u.pathname === "/login"), page.click("#approve")]);
+    // The browser is sent to Terraform's listener with the code. Terraform closes that listener (server.Close in
+    // internal/command/login.go) as soon as the code arrives, racing its own response, so the page may load empty:
+    // what is observed is the request, then the command's outcome.
+    await Promise.all([
+      page.waitForRequest((r) => new URL(r.url()).hostname === "localhost" && new URL(r.url()).pathname === "/login"),
+      page.click("#approve"),
+    ]);
     const r = await run.done;
     check(r.code === 0, `terraform login exited with ${r.code ?? r.signal}`, r);
     check(r.out.includes("Success!"), "terraform login does not report success", r);
