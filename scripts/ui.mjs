@@ -69,6 +69,12 @@ async function api(method, path, body, token = service.token) {
 /** A browser context (its own cookies) whose pages record console errors and page errors. */
 async function newPage(viewport = { width: 1280, height: 900 }) {
   const context = await browser.newContext({ viewport });
+  // This machine has no network: a page's request for another host (the OIDC provider's login page imports a web
+  // font) is refused at once rather than left to time out, which held back its load event past the waits' timeout.
+  await context.route(
+    (url) => !["127.0.0.1", "localhost", "[::1]"].includes(url.hostname),
+    (route) => route.abort("internetdisconnected"),
+  );
   const page = /** @type {AuditedPage} */ (await context.newPage());
   page.setDefaultTimeout(10_000);
   page.errors = [];
