@@ -153,7 +153,7 @@ export class Notifications {
       }
       const answer = await sendNotification(
         this.env,
-        { config, workspaceId: w.id, workspaceName: w.name, organizationName: organization ?? w.organizationId },
+        { config, workspaceId: w.id, workspaceName: w.name, organizationId: w.organizationId, organizationName: organization ?? w.organizationId },
         { ...p.event, runCreatedBy: p.event.runCreatedBy ? (byId.get(p.event.runCreatedBy) ?? p.event.runCreatedBy) : null },
       );
       // Read again after the await: the configuration may have changed or gone meanwhile.

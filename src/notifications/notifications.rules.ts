@@ -57,6 +57,8 @@ export interface PayloadContext {
   config: NotificationConfig;
   workspaceId: string;
   workspaceName: string;
+  /** The organisation's id (its users' memberships) and name (the payload's). */
+  organizationId: string;
   organizationName: string;
 }
 

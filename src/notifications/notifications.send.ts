@@ -4,26 +4,22 @@
  * workspace object's alarm and by the Worker's verification; never throws.
  */
 import type { Bindings } from "../env";
+import { activeMembers } from "../users/memberships.d1";
 import { openValue } from "../variables/variables.crypto";
 import { notificationFetch, sendMail, signature, smtpRelay } from "./notifications.outbound";
 import { emailMessage, genericPayload, slackPayload, teamsPayload, type PayloadContext } from "./notifications.rules";
 import type { DeliveryResponse, NotificationEvent } from "./notifications.types";
 
-/** The users' addresses an e-mail configuration names, read from the index. */
-export async function userEmails(db: D1Database | D1DatabaseSession, ids: string[]): Promise<string[]> {
-  if (ids.length === 0) return [];
-  const rows = await db
-    .prepare("SELECT email FROM users WHERE id IN (SELECT value FROM json_each(?)) AND email IS NOT NULL AND email <> ''")
-    .bind(JSON.stringify(ids))
-    .all<{ email: string }>();
-  return rows.results.map((r) => r.email);
+/** The addresses of the users an e-mail configuration names who are still members of its organisation (read from the index). */
+async function userEmails(db: D1Database, organizationId: string, ids: string[]): Promise<string[]> {
+  return (await activeMembers(db, organizationId, ids)).map((u) => u.email).filter((e) => e !== "");
 }
 
 export async function sendNotification(env: Bindings, x: PayloadContext, event: NotificationEvent | null): Promise<DeliveryResponse> {
   const c = x.config;
   if (c.destinationType === "email") {
     const relay = smtpRelay(env);
-    const to = [...new Set([...c.emailAddresses, ...(await userEmails(env.DB, c.emailUserIds).catch(() => []))])];
+    const to = [...new Set([...c.emailAddresses, ...(await userEmails(env.DB, x.organizationId, c.emailUserIds).catch(() => []))])];
     if (!relay)
       return { url: "smtp:", code: "", body: "no SMTP relay is configured (SMTP_URL)", headers: {}, "sent-at": new Date().toISOString(), successful: "false" };
     const m = emailMessage(x, event);

@@ -5,7 +5,7 @@
  * configuration needs the operator's SMTP relay. A configuration enabled (on create, or by an update) is verified
  * first: the verification request must be answered with a 2xx, else the change is refused with the answer.
  */
-import { usernames } from "../users/users.d1";
+import { activeMembers } from "../users/memberships.d1";
 import type { Caller } from "../caller";
 import { ApiError, unwrap } from "../errors";
 import { newChildId, nowIso, parentOfId } from "../ids";
@@ -27,7 +27,7 @@ export interface NotificationView {
 }
 
 /** The refusals of a configuration as it would be stored (beyond the pure rules). */
-async function check(caller: Caller, c: NotificationConfig): Promise<void> {
+async function check(caller: Caller, c: NotificationConfig, organizationId: string): Promise<void> {
   const failure = checkConfig(c);
   if (failure) throw ApiError.of(failure.code, { detail: failure.detail, pointer: failure.pointer });
   if (c.destinationType === "email") {
@@ -42,7 +42,9 @@ async function check(caller: Caller, c: NotificationConfig): Promise<void> {
     if (refused) throw ApiError.of("invalid_attribute", { detail: `URL is not requested: ${refused}`, pointer: `${A}/url` });
   }
   if (c.emailUserIds.length > 0) {
-    const known = new Set((await usernames(caller.db, c.emailUserIds)).map((u) => u.id));
+    // Only the organisation's members may be named; anyone else answers as a user that does not exist, so the
+    // refusal tells nothing of other organisations' people.
+    const known = new Set((await activeMembers(caller.db, organizationId, c.emailUserIds)).map((u) => u.id));
     const missing = c.emailUserIds.find((id) => !known.has(id));
     if (missing) throw ApiError.of("invalid_attribute", { detail: `User ${missing} was not found`, pointer: "/data/relationships/users" });
   }
@@ -64,6 +66,7 @@ const context = (r: Readable, config: NotificationConfig) => ({
   config,
   workspaceId: r.record.id,
   workspaceName: r.record.name,
+  organizationId: r.record.organizationId,
   organizationName: r.scope.access.organization.name,
 });
 
@@ -88,7 +91,7 @@ export async function createNotification(caller: Caller, workspaceId: string, da
     updatedAt: now,
     deliveryResponses: [],
   };
-  await check(caller, config);
+  await check(caller, config, readable.record.organizationId);
   if (config.enabled && !email) config.deliveryResponses = [await verified(readable, config, caller)];
   const { value } = await mutateAs(caller, workspaceId, "workspace.update", (_r, guard) =>
     workspaceObject(caller.env, workspaceId).createNotification({ config, guard }),
@@ -132,7 +135,7 @@ export async function updateNotification(caller: Caller, id: string, data: Notif
     sealedToken: a.token !== undefined ? (a.token ? await sealValue(caller.env, id, a.token) : null) : config.sealedToken,
     updatedAt: nowIso(),
   };
-  await check(caller, next);
+  await check(caller, next, readable.record.organizationId);
   const reaches = !config.enabled || next.url !== config.url || a.token !== undefined;
   const verification = next.enabled && !email && reaches ? await verified(readable, next, caller) : null;
   const workspaceId = readable.record.id;

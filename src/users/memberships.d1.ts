@@ -56,6 +56,22 @@ export async function membershipById(db: Db, id: string): Promise<Membership | n
   return row ? toMembership(row) : null;
 }
 
+/**
+ * Of `userIds`, the users who are active members of the organisation, with their addresses (empty where a user has
+ * none): whom an e-mail notification configuration may name and reach. Another organisation's user is not one.
+ */
+export async function activeMembers(db: Db, organizationId: string, userIds: string[]): Promise<Array<{ id: string; email: string }>> {
+  if (userIds.length === 0) return [];
+  const rows = await db
+    .prepare(
+      `SELECT u.id, coalesce(u.email, '') AS email FROM organization_memberships m JOIN users u ON u.id = m.user_id
+       WHERE m.organization_id = ?1 AND m.status = 'active' AND m.user_id IN (SELECT value FROM json_each(?2))`,
+    )
+    .bind(organizationId, JSON.stringify(userIds))
+    .all<{ id: string; email: string }>();
+  return rows.results;
+}
+
 /** The memberships of the members of the given teams (a team's `organization-memberships`), per team. */
 export async function teamMemberships(db: Db, teamIds: string[]): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();

@@ -90,4 +90,58 @@ describe("e-mail notifications", () => {
     expect(mails[0].data).toMatch(/Subject: Verification of ops mail/);
     expect(mails[0].data).toMatch(/mailers\/mailed/);
   }, 60_000);
+
+  it("names only the organisation's members: they get the mail while members; another organisation's user is refused as not found", async () => {
+    const user = async (username: string) => {
+      const res = await api("POST", "/admin/users", { data: { type: "users", attributes: { username, email: `${username}@example.com` } } });
+      expect(res.status).toBe(201);
+      return res.body.data.id as string;
+    };
+    const joinOwners = async (org: string, userId: string) => {
+      const owners = (await api("GET", `/organizations/${org}/teams?filter[names]=owners`)).body.data[0];
+      expect((await api("POST", `/teams/${owners.id}/relationships/users`, { data: [{ type: "users", id: userId }] })).status).toBe(204);
+    };
+    const [alice, bob] = [await user("alice-mail"), await user("bob-mail")];
+    await joinOwners("mailers", alice);
+    expect((await api("POST", "/organizations", { data: { type: "organizations", attributes: { name: "elsewhere", email: "e@example.com" } } })).status).toBe(
+      201,
+    );
+    await joinOwners("elsewhere", bob);
+    const ws = (await api("GET", "/organizations/mailers/workspaces/mailed")).body.data.id as string;
+    const configs = async () => (await api("GET", `/workspaces/${ws}/notification-configurations`)).body.data.length as number;
+    const before = await configs();
+    const create = (users: string[]) =>
+      api("POST", `/workspaces/${ws}/notification-configurations`, {
+        data: {
+          type: "notification-configurations",
+          attributes: { name: "people", "destination-type": "email", enabled: true, triggers: ["run:completed"], "email-addresses": ["ops@example.com"] },
+          relationships: { users: { data: users.map((id) => ({ type: "users", id })) } },
+        },
+      });
+
+    // Bob exists, in another organisation; the second id exists nowhere: both answer alike, and nothing is stored.
+    for (const id of [bob, "user-NoSuchUser0000"]) {
+      const refused = await create([alice, id]);
+      expect(refused.status).toBe(422);
+      expect(refused.body.errors[0]).toMatchObject({ status: "422", detail: `User ${id} was not found`, source: { pointer: "/data/relationships/users" } });
+    }
+    expect(await configs()).toBe(before);
+
+    const created = await create([alice]);
+    expect(created.status).toBe(201);
+    expect(created.body.data.relationships.users.data).toEqual([{ type: "users", id: alice }]);
+    const verify = async () => {
+      const sent = mails.length;
+      expect((await api("POST", `/notification-configurations/${created.body.data.id}/actions/verify`)).status).toBe(200);
+      expect(mails).toHaveLength(sent + 1);
+      return [...mails[sent].to].sort();
+    };
+    expect(await verify()).toEqual(["alice-mail@example.com", "ops@example.com"]);
+
+    // Alice leaves the organisation: the configuration still names her, and she gets nothing more.
+    const memberships = (await api("GET", "/organizations/mailers/organization-memberships?q=alice-mail")).body.data as Array<{ id: string }>;
+    expect(memberships).toHaveLength(1);
+    expect((await api("DELETE", `/organization-memberships/${memberships[0].id}`)).status).toBe(204);
+    expect(await verify()).toEqual(["ops@example.com"]);
+  }, 60_000);
 });
