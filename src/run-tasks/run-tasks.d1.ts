@@ -99,16 +99,25 @@ export async function attachmentsOf(db: Db, taskId: string): Promise<IndexedWork
   }));
 }
 
-export async function indexAttachment(db: Db, workspaceId: string, t: WorkspaceTask): Promise<void> {
-  await db
-    .prepare(
-      `INSERT INTO workspace_run_tasks (id, task_id, workspace_id, enforcement_level, stages, created_at) VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT (id) DO UPDATE SET enforcement_level = excluded.enforcement_level, stages = excluded.stages`,
-    )
-    .bind(t.id, t.taskId, workspaceId, t.enforcementLevel, JSON.stringify(t.stages), t.createdAt)
-    .run();
+/**
+ * The workspace's attachments as the index holds them, rewritten whole by its object's outbox (a workspace has a few):
+ * those of a task deleted meanwhile are left out, as the task's deletion dropped its rows.
+ */
+export function attachmentStatements(db: Db, workspaceId: string, tasks: WorkspaceTask[]): D1PreparedStatement[] {
+  return [
+    dropAttachmentsStatement(db, workspaceId),
+    ...tasks.map((t) =>
+      db
+        .prepare(
+          `INSERT INTO workspace_run_tasks (id, task_id, workspace_id, enforcement_level, stages, created_at)
+           SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS (SELECT 1 FROM run_tasks WHERE id = ?2)`,
+        )
+        .bind(t.id, t.taskId, workspaceId, t.enforcementLevel, JSON.stringify(t.stages), t.createdAt),
+    ),
+  ];
 }
 
-export async function unindexAttachment(db: Db, id: string): Promise<void> {
-  await db.prepare("DELETE FROM workspace_run_tasks WHERE id = ?").bind(id).run();
+/** A workspace's attachments leave the index (before its rewrite, or with the workspace). */
+export function dropAttachmentsStatement(db: Db, workspaceId: string): D1PreparedStatement {
+  return db.prepare("DELETE FROM workspace_run_tasks WHERE workspace_id = ?").bind(workspaceId);
 }

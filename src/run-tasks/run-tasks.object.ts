@@ -20,7 +20,8 @@ import type { RunRecord, RunStatus } from "../runs/runs.types";
 import { usernames } from "../users/users.d1";
 import { openValue } from "../variables/variables.crypto";
 import type { WorkspaceHost } from "../workspaces/workspace.host";
-import { ensure, present, RUN_TASK_TABLES } from "../workspaces/workspace.migrations";
+import { ensure, metaValue, present, RUN_TASK_TABLES, setMeta } from "../workspaces/workspace.migrations";
+import type { Indexer } from "../workspaces/workspace.outbox";
 import { isFailure } from "../workspaces/workspace.rules";
 import type { Guard, WorkspaceRecord } from "../workspaces/workspace.types";
 import { retryAt, SENDS_PER_ALARM } from "../notifications/notifications.outbound";
@@ -45,11 +46,14 @@ import {
   saveWorkspaceTask,
   stagesOfRun,
 } from "./run-tasks.store";
-import { findRunTask } from "./run-tasks.d1";
+import { attachmentStatements, dropAttachmentsStatement, findRunTask } from "./run-tasks.d1";
 import { mintTaskToken } from "./run-tasks.token";
 import { TASK_STAGES, type TaskCallback, type TaskResult, type TaskStage, type TaskStageName, type WorkspaceTask } from "./run-tasks.types";
 
 export type WorkspaceTaskResult = Result<{ task: WorkspaceTask; workspace: WorkspaceRecord }>;
+
+/** The attachments D1 lacks: the change count they are as of, and all of them (none: D1 has the latest). */
+type UnindexedTasks = { version: number; tasks: WorkspaceTask[] } | null;
 
 /** What the run tasks need of the runs capability. */
 export interface RunTaskDeps {
@@ -76,16 +80,48 @@ export class RunTasks {
 
   // ---- the workspace's attachments (the RPC methods' logic) ----
 
-  create(input: { task: WorkspaceTask; guard?: Guard }): WorkspaceTaskResult {
-    const w = this.host.guarded(input.guard);
-    if (isFailure(w)) return w;
-    const sql = ensure(this.host.sql, RUN_TASK_TABLES);
-    const all = listWorkspaceTasks(sql);
-    if (all.some((t) => t.taskId === input.task.taskId))
-      return fail("invalid_attribute", "Task has already been attached to this workspace", "/data/relationships/task/data/id");
-    if (all.length >= LIMITS.runTasksPerWorkspace) return fail("invalid_attribute", `A workspace may have at most ${LIMITS.runTasksPerWorkspace} run tasks`);
-    insertWorkspaceTask(sql, input.task);
-    return ok({ task: input.task, workspace: w });
+  /**
+   * The attachments as D1 holds them for a task's `workspace_tasks`: each change counts in `tasks_version` in its
+   * commit, and the outbox rewrites the workspace's rows until `tasks_indexed` has caught up.
+   */
+  readonly indexer: Indexer<UnindexedTasks> = {
+    pending: () => {
+      // A workspace that never had an attachment has nothing to index (and its flush reads nothing more).
+      if (!this.made) return null;
+      const version = Number(metaValue(this.host.sql, "tasks_version") ?? 0);
+      if (version <= Number(metaValue(this.host.sql, "tasks_indexed") ?? 0)) return null;
+      return { version, tasks: listWorkspaceTasks(this.host.sql) };
+    },
+    statements: (session, { record, deleted }, pending) =>
+      deleted ? [dropAttachmentsStatement(session, record.id)] : pending ? attachmentStatements(session, record.id, pending.tasks) : [],
+    indexed: (_entry, pending) => {
+      if (pending) setMeta(this.host.sql, "tasks_indexed", String(pending.version));
+    },
+  };
+
+  /** Commits a change of the attachments (`write`, after its checks) with its outbox entry, and answers once D1 has it. */
+  private async attachments<T>(guard: Guard | undefined, write: (w: WorkspaceRecord) => Result<T>): Promise<Result<T & { workspace: WorkspaceRecord }>> {
+    let done: Result<T> | undefined;
+    const result = await this.host.mutate({ guard }, (w) => {
+      done = write(w);
+      if (!done.ok) return done;
+      setMeta(this.host.sql, "tasks_version", String(Number(metaValue(this.host.sql, "tasks_version") ?? 0) + 1));
+      return w;
+    });
+    if (!result.ok) return result;
+    return ok({ ...(done as { ok: true; value: T }).value, workspace: result.value }, result.bookmark);
+  }
+
+  create(input: { task: WorkspaceTask; guard?: Guard }): Promise<WorkspaceTaskResult> {
+    return this.attachments(input.guard, () => {
+      const sql = ensure(this.host.sql, RUN_TASK_TABLES);
+      const all = listWorkspaceTasks(sql);
+      if (all.some((t) => t.taskId === input.task.taskId))
+        return fail("invalid_attribute", "Task has already been attached to this workspace", "/data/relationships/task/data/id");
+      if (all.length >= LIMITS.runTasksPerWorkspace) return fail("invalid_attribute", `A workspace may have at most ${LIMITS.runTasksPerWorkspace} run tasks`);
+      insertWorkspaceTask(sql, input.task);
+      return ok({ task: input.task });
+    });
   }
 
   get(id: string): WorkspaceTaskResult {
@@ -101,26 +137,27 @@ export class RunTasks {
     return ok({ items: this.made ? listWorkspaceTasks(this.host.sql) : [], workspace: w });
   }
 
-  update(input: { id: string; enforcementLevel?: WorkspaceTask["enforcementLevel"]; stages?: TaskStageName[]; guard?: Guard }): WorkspaceTaskResult {
-    const w = this.host.guarded(input.guard);
-    if (isFailure(w)) return w;
-    const current = this.made ? getWorkspaceTask(this.host.sql, input.id) : null;
-    if (!current) return fail("not_found");
-    const next = {
-      ...current,
-      ...(input.enforcementLevel ? { enforcementLevel: input.enforcementLevel } : {}),
-      ...(input.stages ? { stages: input.stages } : {}),
-    };
-    saveWorkspaceTask(this.host.sql, next);
-    return ok({ task: next, workspace: w });
+  update(input: { id: string; enforcementLevel?: WorkspaceTask["enforcementLevel"]; stages?: TaskStageName[]; guard?: Guard }): Promise<WorkspaceTaskResult> {
+    return this.attachments(input.guard, () => {
+      const current = this.made ? getWorkspaceTask(this.host.sql, input.id) : null;
+      if (!current) return fail("not_found");
+      const next = {
+        ...current,
+        ...(input.enforcementLevel ? { enforcementLevel: input.enforcementLevel } : {}),
+        ...(input.stages ? { stages: input.stages } : {}),
+      };
+      saveWorkspaceTask(this.host.sql, next);
+      return ok({ task: next });
+    });
   }
 
-  delete(input: { id: string; guard?: Guard }): Result<null> {
-    const w = this.host.guarded(input.guard);
-    if (isFailure(w)) return w;
-    if (!this.made || !getWorkspaceTask(this.host.sql, input.id)) return fail("not_found");
-    deleteWorkspaceTask(this.host.sql, input.id);
-    return ok(null);
+  async delete(input: { id: string; guard?: Guard }): Promise<Result<null>> {
+    const done = await this.attachments(input.guard, () => {
+      if (!this.made || !getWorkspaceTask(this.host.sql, input.id)) return fail("not_found");
+      deleteWorkspaceTask(this.host.sql, input.id);
+      return ok({});
+    });
+    return done.ok ? ok(null, done.bookmark) : done;
   }
 
   // ---- a run's task stages and results (reads) ----

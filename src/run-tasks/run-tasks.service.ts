@@ -19,18 +19,7 @@ import { entitlementSet, planOf } from "../subscriptions/feature-sets.rules";
 import { sealValue } from "../variables/variables.crypto";
 import { workspaceObject } from "../workspaces/workspace.stub";
 import { mutateAs, readById } from "../workspaces/workspaces.service";
-import {
-  attachmentsOf,
-  deleteRunTask,
-  findRunTask,
-  indexAttachment,
-  insertRunTask,
-  listRunTasks,
-  saveRunTask,
-  unindexAttachment,
-  type IndexedWorkspaceTask,
-  type RunTask,
-} from "./run-tasks.d1";
+import { attachmentsOf, deleteRunTask, findRunTask, insertRunTask, listRunTasks, saveRunTask, type IndexedWorkspaceTask, type RunTask } from "./run-tasks.d1";
 import { taskPayload } from "./run-tasks.rules";
 import { sendTaskRequest } from "./run-tasks.send";
 import type { Enforcement, TaskResult, TaskStage, TaskStageName, WorkspaceTask } from "./run-tasks.types";
@@ -236,7 +225,6 @@ export async function createWorkspaceTask(
   const { value } = await mutateAs(caller, workspaceId, "workspace.update", (_r, guard) =>
     workspaceObject(caller.env, workspaceId).createWorkspaceTask({ task: attached, guard }),
   );
-  await indexAttachment(caller.db, workspaceId, value.task);
   return { task: value.task, workspaceId };
 }
 
@@ -267,14 +255,12 @@ export async function updateWorkspaceTask(
   const { value } = await mutateAs(caller, workspaceId, "workspace.update", (_r, guard) =>
     workspaceObject(caller.env, workspaceId).updateWorkspaceTask({ id, ...input, guard }),
   );
-  await indexAttachment(caller.db, workspaceId, value.task);
   return { task: value.task, workspaceId };
 }
 
 export async function removeWorkspaceTask(caller: Caller, workspaceId: string, id: string): Promise<void> {
   await attachment(caller, workspaceId, id, "workspace.update");
   await mutateAs(caller, workspaceId, "workspace.update", (_r, guard) => workspaceObject(caller.env, workspaceId).deleteWorkspaceTask({ id, guard }));
-  await unindexAttachment(caller.db, id);
 }
 
 // ---- a run's task stages and results ----

@@ -59,10 +59,10 @@ export class WorkspaceObject extends DurableObject<Bindings> implements Workspac
   private readonly runTriggers = new RunTriggers(this, this.env, (w, input) => this.runs.queueWithin(w, input));
   /** The audit trail's events of committed changes, until D1 has them. */
   private readonly audit = new AuditLog(this.sql);
-  /** What a commit writes to D1, in batch order: the workspace row (tags, project hold), the state-version and configuration-version maps, run rows, audit events. */
+  /** What a commit writes to D1, in batch order: the workspace row (tags, project hold), the state-version and configuration-version maps, run rows, audit events, run task attachments. */
   private readonly outbox = new Outbox(
     { sql: this.sql, storage: this.ctx.storage, env: this.env, drained: () => this.arm(), deleted: (record) => this.erase(record) },
-    [this.record.indexer, this.states.indexer, this.cvs.indexer, this.runs.indexer, this.audit.indexer],
+    [this.record.indexer, this.states.indexer, this.cvs.indexer, this.runs.indexer, this.audit.indexer, this.runTasks.indexer],
   );
 
   constructor(ctx: DurableObjectState, env: Bindings) {

@@ -123,6 +123,58 @@ describe("run tasks API", () => {
     expect((await api("GET", `/tasks/${task.id}`)).status).toBe(404);
   });
 
+  it("an attachment is acknowledged once its workspace's object has it: a failed index write is retried by the alarm", async () => {
+    receiver();
+    const org = await createOrg();
+    const ws = await createWorkspace(org);
+    const task = (await api("POST", `/organizations/${org}/tasks`, { body: taskBody() })).body.data;
+    const stub = env.WORKSPACES.getByName(ws.id);
+    const included = async () => ((await api("GET", `/tasks/${task.id}?include=workspace_tasks`)).body.included ?? []).map((r: { id: string }) => r.id);
+    const failOne = { "X-Fault-Fail-Index-Writes": "1" };
+    const wt = await api("POST", `/workspaces/${ws.id}/tasks`, {
+      headers: failOne,
+      body: {
+        data: { type: "workspace-tasks", attributes: { "enforcement-level": "advisory" }, relationships: { task: { data: { type: "tasks", id: task.id } } } },
+      },
+    });
+    expect(wt.status).toBe(201);
+    // The index lags until the alarm writes what the object committed.
+    expect(await included()).toEqual([]);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await included()).toEqual([wt.body.data.id]);
+    const changed = await api("PATCH", `/workspaces/${ws.id}/tasks/${wt.body.data.id}`, {
+      headers: failOne,
+      body: { data: { type: "workspace-tasks", attributes: { "enforcement-level": "mandatory" } } },
+    });
+    expect(changed.status).toBe(200);
+    const level = async () => (await api("GET", `/tasks/${task.id}?include=workspace_tasks`)).body.included[0].attributes["enforcement-level"];
+    expect(await level()).toBe("advisory");
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await level()).toBe("mandatory");
+    expect((await api("DELETE", `/workspaces/${ws.id}/tasks/${wt.body.data.id}`, { headers: failOne })).status).toBe(204);
+    expect(await included()).toEqual([wt.body.data.id]);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await included()).toEqual([]);
+    // Attached again, then the workspace deleted: its rows leave the index with it.
+    expect(
+      (
+        await api("POST", `/workspaces/${ws.id}/tasks`, {
+          body: {
+            data: {
+              type: "workspace-tasks",
+              attributes: { "enforcement-level": "advisory" },
+              relationships: { task: { data: { type: "tasks", id: task.id } } },
+            },
+          },
+        })
+      ).status,
+    ).toBe(201);
+    expect(await included()).toHaveLength(1);
+    expect((await api("DELETE", `/workspaces/${ws.id}`)).status).toBe(204);
+    const rows = await env.DB.prepare("SELECT count(*) AS n FROM workspace_run_tasks WHERE workspace_id = ?").bind(ws.id).first<number>("n");
+    expect(rows).toBe(0);
+  });
+
   it("refuses a task whose URL does not answer the verification with 200, a wrong category, and an unknown agent pool", async () => {
     receiver(() => new Response("no", { status: 500 }));
     const org = await createOrg();
