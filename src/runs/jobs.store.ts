@@ -68,9 +68,13 @@ export function renewLease(sql: SqlStorage, job: JobRow, nowMs: number): void {
   sql.exec("UPDATE run_jobs SET lease_until = ? WHERE run_id = ? AND phase = ?", nowMs + LEASE_MS, job.run_id, job.phase);
 }
 
-/** The job ended (finished, canceled, lost): no agent call about it succeeds any more. */
+/**
+ * The job ended (finished, canceled, lost): no agent call about it succeeds any more, so an artifact upload it left
+ * unfinished (staged as `<kind>@<upload>`, logs.store.ts) can never complete, and its pieces go with it.
+ */
 export function closeJob(sql: SqlStorage, runId: string, phase: Phase): void {
   sql.exec("UPDATE run_jobs SET status = 'done', lease_until = NULL WHERE run_id = ? AND phase = ?", runId, phase);
+  sql.exec("DELETE FROM run_artifacts WHERE run_id = ? AND kind LIKE '%@%'", runId);
 }
 
 export function addAgentBytes(sql: SqlStorage, job: JobRow, n: number): void {

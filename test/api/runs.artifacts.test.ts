@@ -1,6 +1,7 @@
 // A run's artifacts and logs at the sizes a large state brings: artifacts stream in and out in pieces past what one
 // request or call may carry, a phase's log stops at its bound with a line saying so, and the state an apply could not
 // save is kept with the run for a workspace admin to recover.
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../src/limits";
@@ -121,6 +122,33 @@ describe("artifacts larger than one request used to carry", () => {
     // The total bound holds across parts.
     const tooFar = await put(LIMITS.agentArtifactBytes, new Uint8Array(10), 1, "upload-0002");
     expect(tooFar.status).toBe(413);
+  });
+});
+
+describe("an upload the agent left unfinished", () => {
+  const staged = (stub: DurableObjectStub, runId: string) =>
+    runInDurableObject(
+      stub,
+      (_o, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM run_artifacts WHERE run_id = ? AND kind LIKE '%@%'", runId).one().n,
+    );
+  const firstPart = (job: { token: string }, path: string) => agentCall("PUT", path, { token: job.token, bytes: generated(2 * MiB) });
+
+  it("is dropped when its job ends, finished or lost", async () => {
+    const { stub, job } = await plannedJob();
+    expect((await firstPart(job, jobPath(job, "artifacts/plan-binary?upload=upload-0005&offset=0&final=0"))).status).toBe(204);
+    expect(await staged(stub, job.run)).toBeGreaterThan(0);
+    expect((await agentCall("POST", jobPath(job, "finish"), { token: job.token, json: finishBody("finished") })).status).toBe(200);
+    expect(await staged(stub, job.run)).toBe(0);
+
+    // A job whose agent stops answering: the alarm ends it at its lease, and its staged pieces go too.
+    const lost = await plannedJob();
+    expect((await firstPart(lost.job, jobPath(lost.job, "artifacts/plan-binary?upload=upload-0006&offset=0&final=0"))).status).toBe(204);
+    await runInDurableObject(lost.stub, (_o, state) =>
+      state.storage.sql.exec("UPDATE run_jobs SET lease_until = ? WHERE run_id = ?", Date.now() - 1, lost.job.run),
+    );
+    expect(await runDurableObjectAlarm(lost.stub)).toBe(true);
+    expect((await run(lost.stub, lost.job.run)).status).toBe("errored");
+    expect(await staged(lost.stub, lost.job.run)).toBe(0);
   });
 });
 
