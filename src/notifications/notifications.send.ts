@@ -4,15 +4,18 @@
  * workspace object's alarm and by the Worker's verification; never throws.
  */
 import type { Bindings } from "../env";
-import { activeMembers } from "../users/memberships.d1";
+import { organizationMembers } from "../users/memberships.d1";
 import { openValue } from "../variables/variables.crypto";
 import { notificationFetch, sendMail, signature, smtpRelay } from "./notifications.outbound";
 import { emailMessage, genericPayload, slackPayload, teamsPayload, type PayloadContext } from "./notifications.rules";
 import type { DeliveryResponse, NotificationEvent } from "./notifications.types";
 
-/** The addresses of the users an e-mail configuration names who are still members of its organisation (read from the index). */
+/**
+ * The addresses of the users an e-mail configuration names who are active members of its organisation when it is sent
+ * (read from the index): an invitation not accepted yet, or a member who left, gets nothing.
+ */
 async function userEmails(db: D1Database, organizationId: string, ids: string[]): Promise<string[]> {
-  return (await activeMembers(db, organizationId, ids)).map((u) => u.email).filter((e) => e !== "");
+  return (await organizationMembers(db, organizationId, ids)).filter((u) => u.active && u.email !== "").map((u) => u.email);
 }
 
 export async function sendNotification(env: Bindings, x: PayloadContext, event: NotificationEvent | null): Promise<DeliveryResponse> {

@@ -5,7 +5,7 @@
  * configuration needs the operator's SMTP relay. A configuration enabled (on create, or by an update) is verified
  * first: the verification request must be answered with a 2xx, else the change is refused with the answer.
  */
-import { activeMembers } from "../users/memberships.d1";
+import { organizationMembers } from "../users/memberships.d1";
 import type { Caller } from "../caller";
 import { ApiError, unwrap } from "../errors";
 import { newChildId, nowIso, parentOfId } from "../ids";
@@ -42,9 +42,9 @@ async function check(caller: Caller, c: NotificationConfig, organizationId: stri
     if (refused) throw ApiError.of("invalid_attribute", { detail: `URL is not requested: ${refused}`, pointer: `${A}/url` });
   }
   if (c.emailUserIds.length > 0) {
-    // Only the organisation's members may be named; anyone else answers as a user that does not exist, so the
-    // refusal tells nothing of other organisations' people.
-    const known = new Set((await activeMembers(caller.db, organizationId, c.emailUserIds)).map((u) => u.id));
+    // Only the organisation's members (invited or active) may be named; anyone else answers as a user that does not
+    // exist, so the refusal tells nothing of other organisations' people.
+    const known = new Set((await organizationMembers(caller.db, organizationId, c.emailUserIds)).map((u) => u.id));
     const missing = c.emailUserIds.find((id) => !known.has(id));
     if (missing) throw ApiError.of("invalid_attribute", { detail: `User ${missing} was not found`, pointer: "/data/relationships/users" });
   }

@@ -57,19 +57,20 @@ export async function membershipById(db: Db, id: string): Promise<Membership | n
 }
 
 /**
- * Of `userIds`, the users who are active members of the organisation, with their addresses (empty where a user has
- * none): whom an e-mail notification configuration may name and reach. Another organisation's user is not one.
+ * Of `userIds`, the users with a membership of the organisation, invited or active, with their own addresses (empty
+ * where a user has none): whom an e-mail notification configuration may name (invited members too, as go-tfe's
+ * `TestNotificationConfigurationCreate` names one) and, once active, reach. Another organisation's user is not one.
  */
-export async function activeMembers(db: Db, organizationId: string, userIds: string[]): Promise<Array<{ id: string; email: string }>> {
+export async function organizationMembers(db: Db, organizationId: string, userIds: string[]): Promise<Array<{ id: string; email: string; active: boolean }>> {
   if (userIds.length === 0) return [];
   const rows = await db
     .prepare(
-      `SELECT u.id, coalesce(u.email, '') AS email FROM organization_memberships m JOIN users u ON u.id = m.user_id
-       WHERE m.organization_id = ?1 AND m.status = 'active' AND m.user_id IN (SELECT value FROM json_each(?2))`,
+      `SELECT u.id, coalesce(u.email, '') AS email, m.status = 'active' AS active FROM organization_memberships m JOIN users u ON u.id = m.user_id
+       WHERE m.organization_id = ?1 AND m.user_id IN (SELECT value FROM json_each(?2))`,
     )
     .bind(organizationId, JSON.stringify(userIds))
-    .all<{ id: string; email: string }>();
-  return rows.results;
+    .all<{ id: string; email: string; active: number }>();
+  return rows.results.map((r) => ({ id: r.id, email: r.email, active: r.active === 1 }));
 }
 
 /** The memberships of the members of the given teams (a team's `organization-memberships`), per team. */

@@ -127,9 +127,18 @@ describe("e-mail notifications", () => {
     }
     expect(await configs()).toBe(before);
 
-    const created = await create([alice]);
+    // Carol is invited and has not accepted: she may be named (as go-tfe names an invited member), and gets nothing yet.
+    const invited = await api("POST", "/organizations/mailers/organization-memberships", {
+      data: { type: "organization-memberships", attributes: { email: "carol-mail@example.com" } },
+    });
+    expect(invited.status).toBe(201);
+    const carol = invited.body.data.relationships.user.data.id as string;
+    const created = await create([alice, carol]);
     expect(created.status).toBe(201);
-    expect(created.body.data.relationships.users.data).toEqual([{ type: "users", id: alice }]);
+    expect(created.body.data.relationships.users.data).toEqual([
+      { type: "users", id: alice },
+      { type: "users", id: carol },
+    ]);
     const verify = async () => {
       const sent = mails.length;
       expect((await api("POST", `/notification-configurations/${created.body.data.id}/actions/verify`)).status).toBe(200);
