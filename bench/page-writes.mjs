@@ -5,13 +5,13 @@
 // `npm run bench:page-writes [-- --count N]`. Needs strace and ptrace rights over one's own processes.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { processesOf } from "../scripts/lib/harness.mjs";
-import { freePort, groups, killAllGroups, sleep } from "../scripts/lib/service.mjs";
+import { freePort, killAllGroups, sleep, spawnStart } from "../scripts/lib/service.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { values: opt } = parseArgs({ options: { count: { type: "string", default: "40" } } });
@@ -26,18 +26,10 @@ process.on("exit", () => {
 });
 for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => process.exit(130));
 
-function start(name, env) {
+function start(name, port, env = {}) {
   const store = join(work, name);
   mkdirSync(store);
-  const fd = openSync(join(work, `${name}.log`), "a");
-  const child = spawn(process.execPath, [join(root, "scripts", "start.mjs")], {
-    cwd: root,
-    detached: true,
-    stdio: ["ignore", fd, fd],
-    env: { ...process.env, ADMIN_TOKEN: token, PERSIST_DIR: store, RATE_LIMIT: "0", EDITION: "self-hosted", NO_AGENT: "1", ...env },
-  });
-  groups.add(child.pid);
-  return child.pid;
+  return spawnStart({ root, store, token, logFile: join(work, `${name}.log`), port, env: { EDITION: "self-hosted", NO_AGENT: "1", ...env } }).pid;
 }
 
 async function waitUp(base, path) {
@@ -97,10 +89,10 @@ async function traced(pgid, creates) {
 }
 
 const [servicePort, floorPort] = [await freePort(), await freePort([8787])];
-const service = { base: `http://127.0.0.1:${servicePort}`, pgid: start("service", { PORT: String(servicePort) }) };
+const service = { base: `http://127.0.0.1:${servicePort}`, pgid: start("service", servicePort) };
 const floor = {
   base: `http://127.0.0.1:${floorPort}`,
-  pgid: start("floor", { PORT: String(floorPort), WORKER_CONFIG: join("bench", "floor", "wrangler.toml") }),
+  pgid: start("floor", floorPort, { WORKER_CONFIG: join("bench", "floor", "wrangler.toml") }),
 };
 await waitUp(service.base, "/api/v2/ping");
 await waitUp(floor.base, "/none"); // the floor answers 404 to what it does not serve

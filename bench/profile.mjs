@@ -16,13 +16,13 @@
 // Results: bench/results/profile-<shape>.md. Needs Node 22+ (its WebSocket) and Linux for the CPU column (/proc).
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { SourceMap } from "node:module";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { freePort, groups, killAllGroups, sleep, tail } from "../scripts/lib/service.mjs";
+import { freePort, killAllGroups, sleep, spawnStart, tail } from "../scripts/lib/service.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { values: opt } = parseArgs({
@@ -60,26 +60,20 @@ for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => process.exit(130)
 function start(name, port, inspector, env = {}) {
   const store = join(work, name);
   mkdirSync(store);
-  const fd = openSync(logFile, "a");
-  const child = spawn(process.execPath, [join(root, "scripts", "start.mjs")], {
-    cwd: root,
-    detached: true,
-    stdio: ["ignore", fd, fd],
+  return spawnStart({
+    root,
+    store,
+    token,
+    logFile,
+    port,
     env: {
-      ...process.env,
-      PORT: String(port),
-      ADMIN_TOKEN: token,
-      PERSIST_DIR: store,
-      RATE_LIMIT: "0",
       EDITION: "self-hosted",
       NO_AGENT: "1",
       EXPOSE_HOPS: name === "service" && !opt["no-hops"] ? "1" : undefined, // as \`npm run bench\` runs the service
       PROFILE_INSPECTOR: `127.0.0.1:${inspector}`,
       ...env,
     },
-  });
-  groups.add(child.pid);
-  return child.pid;
+  }).pid;
 }
 /** The group's workerd processes: their pids and CPU ticks, user and system. */
 function workerds(pgid) {
@@ -506,6 +500,14 @@ function report(r) {
   const [s, fl] = [user(r.service), user(r.floor)];
   const sorted = (m) => [...m.entries()].sort((a, b) => b[1].ms - a[1].ms);
   const kinds = sorted(s.byKind);
+  /** A table's header and its top rows: `name`'s ms per operation and share of the service's isolate. */
+  const topShares = (name, m, label) => [
+    `| ${name} | kind | ms/op | share |`,
+    "|---|---|---:|---:|",
+    ...sorted(m)
+      .slice(0, TOP)
+      .map(([k, e]) => `| ${label(k)} | ${e.kind} | ${f(per(e.ms), 3)} | ${f((100 * e.ms) / sum(s.byKind), 1)}% |`),
+  ];
   const lines = [
     `# Profile: ${r.shape} (${r.n} operations at concurrency 1, ${r.date.slice(0, 10)})`,
     "",
@@ -548,19 +550,11 @@ function report(r) {
     "",
     `The service's isolate by file (top ${TOP}):`,
     "",
-    "| file | kind | ms/op | share |",
-    "|---|---|---:|---:|",
-    ...sorted(s.byFile)
-      .slice(0, TOP)
-      .map(([k, e]) => `| ${k} | ${e.kind} | ${f(per(e.ms), 3)} | ${f((100 * e.ms) / sum(s.byKind), 1)}% |`),
+    ...topShares("file", s.byFile, (k) => k),
     "",
     `The service's isolate by function (top ${TOP}):`,
     "",
-    "| function | kind | ms/op | share |",
-    "|---|---|---:|---:|",
-    ...sorted(s.byFn)
-      .slice(0, TOP)
-      .map(([k, e]) => `| \`${k}\` | ${e.kind} | ${f(per(e.ms), 3)} | ${f((100 * e.ms) / sum(s.byKind), 1)}% |`),
+    ...topShares("function", s.byFn, (k) => `\`${k}\``),
     "",
     "Our code (src/) by function (top 15):",
     "",

@@ -69,6 +69,23 @@ export function tail(file, n = 30) {
 
 export const newAdminToken = () => `${randomBytes(7).toString("hex")}.atlasv1.${randomBytes(32).toString("hex")}`;
 
+/**
+ * `scripts/start.mjs` in a process group of its own (wrangler and its workerd stop together), on `store` with `token`
+ * as the site admin's, its output appended to `logFile`: for the runs that keep their own stores and tokens (the
+ * benches, the restart test). Answers the child, whose group `killAllGroups` stops.
+ */
+export function spawnStart({ root, store, token, logFile, port, env = {} }) {
+  const fd = openSync(logFile, "a");
+  const child = spawn(process.execPath, [join(root, "scripts", "start.mjs")], {
+    cwd: root,
+    detached: true,
+    stdio: ["ignore", fd, fd],
+    env: { ...process.env, PORT: String(port), ADMIN_TOKEN: token, PERSIST_DIR: store, RATE_LIMIT: "0", ...env },
+  });
+  if (child.pid) groups.add(child.pid);
+  return child;
+}
+
 // Start `npm start` on a fresh store. Resolves { base, port, token, storeDir, pid, stop() } once /api/v2/ping answers
 // and the site-admin token is accepted; rejects with a message (and the log's tail) otherwise.
 export async function startService({ root, logFile, timeoutMs = 120_000, env = {}, storePrefix = "clients-store-" }) {

@@ -7,14 +7,13 @@
 // two. Then every acknowledged write must be present (show by id, name lookup, list) and the
 // consistency checker must report no difference once the outbox alarms ran.
 // A write in flight at the kill was not acknowledged: either outcome is accepted for it.
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, openSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readJson } from "../../scripts/lib/harness.mjs";
-import { freePort, tail } from "../../scripts/lib/service.mjs";
+import { freePort, spawnStart, tail } from "../../scripts/lib/service.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const KILLS = 2;
@@ -42,21 +41,7 @@ const base = `http://127.0.0.1:${port}/api/v2`;
 
 function start() {
   logFile = join(store, `server-${Date.now()}.log`);
-  const log = openSync(logFile, "w");
-  const child = spawn(process.execPath, [join(root, "scripts", "start.mjs")], {
-    cwd: root,
-    detached: true, // its own process group: wrangler and its workerd die together
-    stdio: ["ignore", log, log],
-    env: {
-      ...process.env,
-      PORT: String(port),
-      ADMIN_TOKEN: token,
-      PERSIST_DIR: store,
-      RATE_LIMIT: "0",
-      BLOB_SIGNING_KEY: "restart-test",
-      FAULT_INJECTION: "1",
-    },
-  });
+  const child = spawnStart({ root, store, token, logFile, port, env: { BLOB_SIGNING_KEY: "restart-test", FAULT_INJECTION: "1" } });
   const s = { pid: child.pid ?? 0, exited: false };
   child.once("exit", () => (s.exited = true));
   server = s;
