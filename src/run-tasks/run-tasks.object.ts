@@ -100,10 +100,10 @@ export class RunTasks {
   };
 
   /** Commits a change of the attachments (`write`, after its checks) with its outbox entry, and answers once D1 has it. */
-  private async attachments<T>(guard: Guard | undefined, write: (w: WorkspaceRecord) => Result<T>): Promise<Result<T & { workspace: WorkspaceRecord }>> {
+  private async attachments<T>(guard: Guard | undefined, write: () => Result<T>): Promise<Result<T & { workspace: WorkspaceRecord }>> {
     let done: Result<T> | undefined;
     const result = await this.host.mutate({ guard }, (w) => {
-      done = write(w);
+      done = write();
       if (!done.ok) return done;
       setMeta(this.host.sql, "tasks_version", String(Number(metaValue(this.host.sql, "tasks_version") ?? 0) + 1));
       return w;
